@@ -1,0 +1,42 @@
+# FieldSheet — set-up, demo and tests. `make demo` and `make test` work on a fresh Debian machine with Swift.
+SWIFT ?= swift
+SWIFT_BUILD_FLAGS ?=
+BIN = .build/debug
+APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config tmux
+
+.PHONY: deps build demo test bench embed-schema check-schema clean
+
+# Installs the Debian packages the build and the tests need, when missing (root or sudo).
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
+
+build: deps
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+
+demo: build
+	@Client/demo.sh $(BIN)
+
+test: deps
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	python3 Tests/schema/check_forms.py
+	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+
+# Regenerates the copy of the form JSON Schema compiled into FormModel (a test keeps them equal).
+embed-schema:
+	@{ echo '// Generated from Schema/form-definition.schema.json by `make embed-schema`; do not edit.'; \
+	   echo ''; \
+	   echo '/// The form-definition JSON Schema, compiled in so the linter needs no file at run time.'; \
+	   echo 'enum FormDefinitionSchema {'; \
+	   echo '    static let json = #"""'; \
+	   sed 's/^/    /' Schema/form-definition.schema.json; \
+	   echo '    """#'; \
+	   echo '}'; } > Sources/FormModel/Loading/FormDefinitionSchema.swift
+
+clean:
+	rm -rf .build

@@ -1,0 +1,80 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "FieldSheet",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "FormModel", targets: ["FormModel"]),
+        .library(name: "SyncCore", targets: ["SyncCore"]),
+        .library(name: "TerminalUI", targets: ["TerminalUI"]),
+        .library(name: "ServerCore", targets: ["ServerCore"]),
+        .executable(name: "fieldsheet", targets: ["fieldsheet"]),
+        .executable(name: "fieldsheet-server", targets: ["fieldsheet-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    ],
+    targets: [
+        // The centre: form definitions, answers, validation, presentation and dismissal rules, the linter.
+        .target(name: "FormModel"),
+        // Shared by device and server: wire types, hybrid logical clock, field-level merge.
+        .target(name: "SyncCore", dependencies: ["FormModel"]),
+        // libcurl, for the device's HTTP transport; typed wrappers around the variadic setopt/getinfo.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Screen geometry and drawing for the terminal presentations.
+        .target(name: "TerminalUI", dependencies: ["FormModel"]),
+        // The sync server application (Hummingbird).
+        .target(
+            name: "ServerCore",
+            dependencies: [
+                "FormModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "fieldsheet",
+            dependencies: [
+                "FormModel",
+                "TerminalUI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Client"
+        ),
+        .executableTarget(
+            name: "fieldsheet-server",
+            dependencies: [
+                "ServerCore",
+                "FormModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Server"
+        ),
+        .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
+        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "FormModel"]),
+        .testTarget(
+            name: "ServerCoreTests",
+            dependencies: [
+                "ServerCore",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["FormModel"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

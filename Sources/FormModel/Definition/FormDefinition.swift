@@ -1,0 +1,116 @@
+import Foundation
+
+/// One step of a form; a multi-step form shows "Step 2 of 4" with Back and Next.
+public struct FormPage: Codable, Sendable, Hashable {
+    public var id: String
+    public var title: String?
+    public var fields: [FieldDefinition]
+
+    public init(id: String, title: String? = nil, fields: [FieldDefinition]) {
+        self.id = id
+        self.title = title
+        self.fields = fields
+    }
+}
+
+/// A form definition: what a sheet asks for and how it is presented, completed and merged.
+public struct FormDefinition: Codable, Sendable, Hashable {
+    /// Stable identifier (`follow-up-job`); versions of one form share it.
+    public var id: String
+    /// Increases with every published change.
+    public var version: Int
+    /// Names the task ("New Follow-up Job"); shown in the sheet's title bar.
+    public var title: String
+    /// Guidance shown under the title.
+    public var description: String?
+    public var presentation: PresentationStyle
+    /// The completion button, named for the task ("Create", "Add", "Submit").
+    public var completionLabel: String
+    /// The dismiss button at the left of the sheet.
+    public var cancelLabel: String
+    /// Nil means the style's default (`coverVertical`; `crossDissolve` for popovers).
+    public var transition: TransitionStyle?
+    /// Why this form's transition differs from the rest of the app, when it does.
+    public var transitionReason: String?
+    /// The control a popover points at (for example `filter` or `new`).
+    public var anchor: String?
+    /// The id of the form whose sheet or popover opens this one, when it is not opened from the home screen.
+    public var parent: String?
+    /// For `currentContext`: the pane of the split view the sheet covers (`list` or `detail`).
+    public var pane: String?
+    public var conflictPolicy: ConflictPolicy
+    /// Whether a submitted record of this form may be opened again for editing.
+    public var editableAfterSubmit: Bool
+    public var pages: [FormPage]
+
+    public init(
+        id: String, version: Int = 1, title: String, description: String? = nil,
+        presentation: PresentationStyle = .automatic, completionLabel: String, cancelLabel: String = "Cancel",
+        transition: TransitionStyle? = nil, transitionReason: String? = nil, anchor: String? = nil, parent: String? = nil, pane: String? = nil,
+        conflictPolicy: ConflictPolicy = .lastWriterWins, editableAfterSubmit: Bool = false, pages: [FormPage]
+    ) {
+        self.id = id
+        self.version = version
+        self.title = title
+        self.description = description
+        self.presentation = presentation
+        self.completionLabel = completionLabel
+        self.cancelLabel = cancelLabel
+        self.transition = transition
+        self.transitionReason = transitionReason
+        self.anchor = anchor
+        self.parent = parent
+        self.pane = pane
+        self.conflictPolicy = conflictPolicy
+        self.editableAfterSubmit = editableAfterSubmit
+        self.pages = pages
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, version, title, description, presentation, completionLabel, cancelLabel, transition
+        case transitionReason, anchor, parent, pane, conflictPolicy, editableAfterSubmit, pages
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        version = try container.decode(Int.self, forKey: .version)
+        title = try container.decode(String.self, forKey: .title)
+        description = try container.decodeIfPresent(String.self, forKey: .description)
+        presentation = try container.decodeIfPresent(PresentationStyle.self, forKey: .presentation) ?? .automatic
+        completionLabel = try container.decode(String.self, forKey: .completionLabel)
+        cancelLabel = try container.decodeIfPresent(String.self, forKey: .cancelLabel) ?? "Cancel"
+        transition = try container.decodeIfPresent(TransitionStyle.self, forKey: .transition)
+        transitionReason = try container.decodeIfPresent(String.self, forKey: .transitionReason)
+        anchor = try container.decodeIfPresent(String.self, forKey: .anchor)
+        parent = try container.decodeIfPresent(String.self, forKey: .parent)
+        pane = try container.decodeIfPresent(String.self, forKey: .pane)
+        conflictPolicy = try container.decodeIfPresent(ConflictPolicy.self, forKey: .conflictPolicy) ?? .lastWriterWins
+        editableAfterSubmit = try container.decodeIfPresent(Bool.self, forKey: .editableAfterSubmit) ?? false
+        pages = try container.decode([FormPage].self, forKey: .pages)
+    }
+
+    /// The transition actually used: the named one or the style's default.
+    public var effectiveTransition: TransitionStyle { transition ?? presentation.defaultTransition }
+
+    /// Every field in page order.
+    public var allFields: [FieldDefinition] { pages.flatMap(\.fields) }
+
+    /// The field with `id`, if the form has one.
+    public func field(_ id: String) -> FieldDefinition? {
+        for page in pages {
+            if let field = page.fields.first(where: { $0.id == id }) { return field }
+        }
+        return nil
+    }
+
+    /// The policy that decides conflicts on `fieldID`: the field's own, else the form's.
+    public func conflictPolicy(for fieldID: String) -> ConflictPolicy {
+        field(fieldID)?.conflictPolicy ?? conflictPolicy
+    }
+
+    /// The index of the page holding `fieldID`.
+    public func pageIndex(of fieldID: String) -> Int? {
+        pages.firstIndex { page in page.fields.contains { $0.id == fieldID } }
+    }
+}

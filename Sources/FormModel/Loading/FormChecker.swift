@@ -1,0 +1,100 @@
+/// The rules of a sound form that a JSON Schema cannot express.
+enum FormChecker {
+    static func check(_ loaded: LoadedForm) -> [Finding] {
+        var findings: [Finding] = []
+        let form = loaded.form
+        func error(_ rule: String, _ path: JSONPath, _ message: String, fix: String) {
+            findings.append(Finding(.error, rule: rule, file: loaded.file, path: path, location: loaded.location(of: path), message: message, fix: fix))
+        }
+
+        var pageIDs: [String: Int] = [:]
+        var fieldPaths: [String: JSONPath] = [:]
+        for (pageIndex, page) in form.pages.enumerated() {
+            let pagePath = JSONPath.root.appending("pages").appending(pageIndex)
+            if let earlier = pageIDs[page.id] {
+                error("duplicate-page-id", pagePath.appending("id"), "The page id \"\(page.id)\" is already used by page \(earlier).", fix: "Give every page its own id.")
+            }
+            pageIDs[page.id] = pageIndex
+            for (fieldIndex, field) in page.fields.enumerated() {
+                let path = pagePath.appending("fields").appending(fieldIndex)
+                if let earlier = fieldPaths[field.id] {
+                    error("duplicate-field-id", path.appending("id"), "The field id \"\(field.id)\" is already used at \(earlier).", fix: "Give every field of the form its own id; answers are stored by id.")
+                } else {
+                    fieldPaths[field.id] = path
+                }
+                checkOptions(field, at: path, error)
+                if field.defaultValue == nil, loaded.document.value(at: path.appending("default")) != nil {
+                    error("default-invalid", path.appending("default"), "The default is not \(FieldValidator.expectation(field.kind)), which a \(field.kind.rawValue) field holds.", fix: "Write the default in the field's plain JSON form, like \"high\", 3 or true.")
+                }
+            }
+        }
+
+        var conditions: [String: RelevanceExpression] = [:]
+        for field in form.allFields {
+            guard let source = field.relevant, let path = fieldPaths[field.id] else { continue }
+            let relevantPath = path.appending("relevant")
+            do {
+                let expression = try RelevanceExpression.parse(source)
+                conditions[field.id] = expression
+                for name in expression.referencedFields {
+                    guard let target = form.field(name) else {
+                        error("relevance-unknown-field", relevantPath, "The condition \"\(source)\" names \"\(name)\", which is not a field of this form.", fix: "Use the id of a field of this form; known ids: \(form.allFields.map(\.id).joined(separator: ", ")).")
+                        continue
+                    }
+                    if target.kind == .note {
+                        error("relevance-note-field", relevantPath, "The condition \"\(source)\" reads \"\(name)\", a note, which never has an answer.", fix: "Refer to a field that takes an answer.")
+                    }
+                }
+            } catch {
+                findings.append(Finding(.error, rule: "relevance-syntax", file: loaded.file, path: relevantPath, location: loaded.location(of: relevantPath),
+                                        message: "The condition \"\(source)\" does not parse: \(error.message) at column \(error.column) of the condition.",
+                                        fix: "Write a condition like priority == 'high' or count > 3 and needs_parts."))
+            }
+        }
+        if let cycle = RelevanceGraph(conditions: conditions, fieldOrder: form.allFields.map(\.id)).firstCycle(), let first = cycle.first, let path = fieldPaths[first] {
+            error("relevance-cycle", path.appending("relevant"), "The relevance conditions form a cycle: \(cycle.joined(separator: " → ")).", fix: "A field's condition may only read fields whose own conditions do not depend on it.")
+        }
+        return findings
+    }
+
+    private static func checkOptions(_ field: FieldDefinition, at path: JSONPath, _ error: (String, JSONPath, String, String) -> Void) {
+        func fail(_ rule: String, _ key: String, _ message: String, fix: String) { error(rule, path.appending(key), message, fix) }
+        let kind = field.kind
+        if !kind.hasChoices, field.choices != nil {
+            fail("option-not-for-kind", "choices", "\"choices\" applies only to singleChoice and multipleChoice fields, not to \(kind.rawValue).", fix: "Remove \"choices\" or change the kind.")
+        }
+        if !kind.hasNumericRange {
+            if field.min != nil { fail("option-not-for-kind", "min", "\"min\" applies only to integer and decimal fields, not to \(kind.rawValue).", fix: "Remove \"min\" or change the kind.") }
+            if field.max != nil { fail("option-not-for-kind", "max", "\"max\" applies only to integer and decimal fields, not to \(kind.rawValue).", fix: "Remove \"max\" or change the kind.") }
+        }
+        if !kind.hasTextConstraints {
+            for (key, present) in [("minLength", field.minLength != nil), ("maxLength", field.maxLength != nil), ("pattern", field.pattern != nil)] where present {
+                fail("option-not-for-kind", key, "\"\(key)\" applies only to text and multilineText fields, not to \(kind.rawValue).", fix: "Remove \"\(key)\" or change the kind.")
+            }
+        }
+        if kind == .note, field.required || field.defaultValue != nil {
+            fail("option-not-for-kind", field.required ? "required" : "default", "A note is read-only text; it cannot be required or have a default.", fix: "Remove the option, or use a text field.")
+        }
+        if let low = field.min, let high = field.max, low > high {
+            fail("range-inverted", "min", "\"min\" (\(AnswerValue.format(low))) is greater than \"max\" (\(AnswerValue.format(high))).", fix: "Swap them or correct one.")
+        }
+        if let low = field.minLength, let high = field.maxLength, low > high {
+            fail("range-inverted", "minLength", "\"minLength\" (\(low)) is greater than \"maxLength\" (\(high)).", fix: "Swap them or correct one.")
+        }
+        if let pattern = field.pattern, !PatternMatcher.isValid(pattern) {
+            fail("pattern-invalid", "pattern", "\"\(pattern)\" is not a valid regular expression.", fix: "Correct the regular expression.")
+        }
+        if let choices = field.choices {
+            var seen = Set<String>()
+            for (index, choice) in choices.enumerated() where !seen.insert(choice.value).inserted {
+                error("duplicate-choice", path.appending("choices").appending(index).appending("value"), "The choice value \"\(choice.value)\" appears twice.", "Give every choice its own value.")
+            }
+        }
+        if let value = field.defaultValue {
+            let issues = FieldValidator.issues(for: field, answer: value)
+            if let first = issues.first {
+                fail("default-invalid", "default", "The default does not fit the field: \(first.message)", fix: "Give a default the field accepts, or remove it.")
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// One reason an answer cannot be accepted, in words a field worker understands.
+public struct FieldIssue: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// A stable code for programs (`required`, `outOfRange`, …).
+    public enum Code: String, Sendable, Hashable, Codable {
+        case required
+        case wrongType
+        case notANumber
+        case notAWholeNumber
+        case outOfRange
+        case tooShort
+        case tooLong
+        case patternMismatch
+        case notAChoice
+        case invalidDate
+        case invalidTime
+        case invalidDateTime
+        case invalidLocation
+        case notYesOrNo
+        case unknownField
+        case readOnly
+    }
+
+    public var fieldID: String
+    public var code: Code
+    /// What to do, addressed to the person filling the form ("Enter a number between 1 and 5.").
+    public var message: String
+
+    public init(fieldID: String, code: Code, message: String) {
+        self.fieldID = fieldID
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(fieldID): \(message)" }
+}
+
+/// The outcome of validating a whole form: every issue, keyed by field, in the form's order.
+public struct ValidationReport: Sendable, Hashable, Codable {
+    /// Issues in the order the fields appear in the form.
+    public var issues: [FieldIssue]
+
+    public init(issues: [FieldIssue] = []) {
+        self.issues = issues
+    }
+
+    /// Whether nothing stands in the way of completion.
+    public var isValid: Bool { issues.isEmpty }
+
+    /// The issues of one field.
+    public func issues(for fieldID: String) -> [FieldIssue] {
+        issues.filter { $0.fieldID == fieldID }
+    }
+
+    /// The first field with an issue, where focus goes when completion fails.
+    public var firstInvalidField: String? { issues.first?.fieldID }
+
+    /// Issues grouped by field id.
+    public var byField: [String: [FieldIssue]] { Dictionary(grouping: issues, by: \.fieldID) }
+}

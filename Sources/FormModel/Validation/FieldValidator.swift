@@ -1,0 +1,157 @@
+import Foundation
+
+/// Checks one answer against its field's kind and constraints.
+public enum FieldValidator {
+    /// Issues for `answer` (nil = unanswered) in `field`; empty when the answer is acceptable.
+    public static func issues(for field: FieldDefinition, answer: AnswerValue?) -> [FieldIssue] {
+        func issue(_ code: FieldIssue.Code, _ message: String) -> [FieldIssue] {
+            [FieldIssue(fieldID: field.id, code: code, message: message)]
+        }
+        guard field.kind.takesAnswer else {
+            return answer == nil ? [] : issue(.readOnly, "This is a note; it takes no answer.")
+        }
+        guard let answer, !answer.isBlank else {
+            guard field.required else { return [] }
+            return issue(.required, field.kind.hasChoices ? "Required: choose an option." : "Required: enter a value.")
+        }
+        if case .raw = answer {
+            return issue(rawCode(field.kind), formatMessage(for: field))
+        }
+        guard answer.fits(field.kind) else {
+            return issue(.wrongType, "This answer is a \(answer.tag), but the field expects \(expectation(field.kind)).")
+        }
+        switch answer {
+        case .integer(let value):
+            return rangeIssues(field, Double(value))
+        case .decimal(let value):
+            return rangeIssues(field, NSDecimalNumber(decimal: value).doubleValue)
+        case .text(let text):
+            var found: [FieldIssue] = []
+            let length = text.count
+            if let minimum = field.minLength, length < minimum {
+                found += issue(.tooShort, lengthMessage(field, tooShort: true))
+            }
+            if let maximum = field.maxLength, length > maximum {
+                found += issue(.tooLong, lengthMessage(field, tooShort: false))
+            }
+            if let pattern = field.pattern, !PatternMatcher.matchesWhole(text, pattern: pattern) {
+                found += issue(.patternMismatch, field.patternMessage ?? "Use the expected format (\(pattern)).")
+            }
+            return found
+        case .date(let text):
+            return LocalDateTime.isDate(text) ? [] : issue(.invalidDate, formatMessage(for: field))
+        case .time(let text):
+            return LocalDateTime.normalizedTime(text) == text ? [] : issue(.invalidTime, formatMessage(for: field))
+        case .dateTime(let text):
+            return LocalDateTime.normalizedDateTime(text) == text ? [] : issue(.invalidDateTime, formatMessage(for: field))
+        case .choice(let value):
+            return isChoice(value, of: field) ? [] : issue(.notAChoice, choiceMessage(field))
+        case .choices(let values):
+            return values.allSatisfy { isChoice($0, of: field) } ? [] : issue(.notAChoice, choiceMessage(field))
+        case .location(let location):
+            return location.isOnEarth ? [] : issue(.invalidLocation, formatMessage(for: field))
+        case .boolean, .raw:
+            return []
+        }
+    }
+
+    /// What to type for a field of this kind, as a sentence.
+    public static func formatMessage(for field: FieldDefinition) -> String {
+        switch field.kind {
+        case .integer: return rangeSentence(field, noun: "a whole number") ?? "Enter a whole number, like 3."
+        case .decimal: return rangeSentence(field, noun: "a number") ?? "Enter a number, like 2.5."
+        case .boolean: return "Answer yes or no."
+        case .date: return "Enter a date as YYYY-MM-DD, like 2026-11-22."
+        case .time: return "Enter a time as HH:MM, like 14:30."
+        case .dateTime: return "Enter a date and time as YYYY-MM-DD HH:MM, like 2026-11-22 14:30."
+        case .singleChoice, .multipleChoice: return choiceMessage(field)
+        case .location: return "Enter a location as latitude, longitude and optionally accuracy in metres, like 52.52, 13.40, 5."
+        case .text, .multilineText: return "Enter text."
+        case .note: return "This is a note; it takes no answer."
+        }
+    }
+
+    static func rawCode(_ kind: FieldKind) -> FieldIssue.Code {
+        switch kind {
+        case .integer: return .notAWholeNumber
+        case .decimal: return .notANumber
+        case .boolean: return .notYesOrNo
+        case .date: return .invalidDate
+        case .time: return .invalidTime
+        case .dateTime: return .invalidDateTime
+        case .singleChoice, .multipleChoice: return .notAChoice
+        case .location: return .invalidLocation
+        case .text, .multilineText, .note: return .wrongType
+        }
+    }
+
+    static func expectation(_ kind: FieldKind) -> String {
+        switch kind {
+        case .text, .multilineText: return "text"
+        case .integer: return "a whole number"
+        case .decimal: return "a number"
+        case .boolean: return "yes or no"
+        case .date: return "a date"
+        case .time: return "a time"
+        case .dateTime: return "a date and time"
+        case .singleChoice: return "one choice"
+        case .multipleChoice: return "a list of choices"
+        case .location: return "a location"
+        case .note: return "no answer"
+        }
+    }
+
+    static func rangeIssues(_ field: FieldDefinition, _ value: Double) -> [FieldIssue] {
+        let belowMinimum = field.min.map { value < $0 } ?? false
+        let aboveMaximum = field.max.map { value > $0 } ?? false
+        guard belowMinimum || aboveMaximum else { return [] }
+        let noun = field.kind == .integer ? "a whole number" : "a number"
+        return [FieldIssue(fieldID: field.id, code: .outOfRange, message: rangeSentence(field, noun: noun) ?? "Enter \(noun).")]
+    }
+
+    static func rangeSentence(_ field: FieldDefinition, noun: String) -> String? {
+        let format = AnswerValue.format
+        switch (field.min, field.max) {
+        case (let low?, let high?): return "Enter \(noun) between \(format(low)) and \(format(high))."
+        case (let low?, nil): return "Enter \(noun) of at least \(format(low))."
+        case (nil, let high?): return "Enter \(noun) of at most \(format(high))."
+        case (nil, nil): return nil
+        }
+    }
+
+    static func lengthMessage(_ field: FieldDefinition, tooShort: Bool) -> String {
+        switch (field.minLength, field.maxLength) {
+        case (let low?, let high?): return "Use between \(low) and \(high) characters."
+        case (let low?, nil): return "Use at least \(low) characters."
+        case (nil, let high?): return "Use at most \(high) characters."
+        case (nil, nil): return tooShort ? "Too short." : "Too long."
+        }
+    }
+
+    static func isChoice(_ value: String, of field: FieldDefinition) -> Bool {
+        field.choices?.contains { $0.value == value } ?? false
+    }
+
+    static func choiceMessage(_ field: FieldDefinition) -> String {
+        let labels = (field.choices ?? []).map(\.label)
+        return field.kind == .multipleChoice
+            ? "Choose from: \(labels.joined(separator: ", "))."
+            : "Choose one of: \(labels.joined(separator: ", "))."
+    }
+}
+
+/// Whole-string regular expression matching for `pattern` constraints.
+public enum PatternMatcher {
+    /// Whether `pattern` compiles as a regular expression.
+    public static func isValid(_ pattern: String) -> Bool {
+        (try? NSRegularExpression(pattern: pattern)) != nil
+    }
+
+    /// Whether all of `text` matches `pattern`; an invalid pattern matches nothing.
+    public static func matchesWhole(_ text: String, pattern: String) -> Bool {
+        guard let expression = try? NSRegularExpression(pattern: pattern) else { return false }
+        let range = NSRange(text.startIndex..., in: text)
+        guard let match = expression.firstMatch(in: text, options: [.anchored], range: range) else { return false }
+        return match.range == range
+    }
+}

@@ -1,0 +1,5 @@
+import Hummingbird
+import Logging
+import GRDB
+
+public func buildPlaceholder() -> Int { 1 }
