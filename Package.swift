@@ -48,7 +48,8 @@ let package = Package(
                 "TerminalUI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Client"
+            path: "Client",
+            exclude: ["demo.sh"]
         ),
         .executableTarget(
             name: "fieldsheet-server",

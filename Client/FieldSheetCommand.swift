@@ -10,6 +10,6 @@ struct FieldSheetCommand: AsyncParsableCommand {
             Forms open as modal sheets; everything typed is saved on the device at once.
             Only an explicit Cancel (confirmed) throws anything away.
             """,
-        subcommands: [Lint.self]
+        subcommands: [Lint.self, Preview.self]
     )
 }

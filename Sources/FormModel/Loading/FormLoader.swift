@@ -57,8 +57,7 @@ public struct FormLoader: Sendable {
         if !violations.isEmpty {
             let findings = violations.map { violation in
                 Finding(.error, rule: "schema", file: file, path: violation.path, location: document.nearestLocation(of: violation.path),
-                        message: "\(Self.subject(violation.path)) \(violation.message).",
-                        fix: "Follow Schema/form-definition.schema.json for this property.")
+                        message: "\(Self.subject(violation.path)) \(violation.message).", fix: violation.fix)
             }
             return FormLoadResult(loaded: nil, findings: findings)
         }

@@ -110,9 +110,10 @@ private struct Reader {
     }
 
     mutating func expectWord(_ word: String) throws(JSONSyntaxError) {
+        let start = location
         for expected in word.utf8 {
             guard !atEnd, bytes[index] == expected else {
-                throw error("Expected '\(word)' but found \(describeNext())")
+                throw JSONSyntaxError(message: "Expected '\(word)' but found \(describeNext())", location: start)
             }
             advance()
         }

@@ -3,7 +3,10 @@ import Foundation
 /// One place where a document breaks its JSON Schema.
 public struct SchemaViolation: Sendable, Hashable {
     public var path: JSONPath
+    /// What is wrong, completing a sentence whose subject is the value at `path`.
     public var message: String
+    /// How to fix it.
+    public var fix: String
 }
 
 /// A JSON Schema (draft 2020-12) validator for the keywords FieldSheet's contracts use:
@@ -71,9 +74,9 @@ public struct SchemaValidator: Sendable {
     }
 
     private func check(_ value: JSONValue, against schema: JSONValue, at path: JSONPath, into violations: inout [SchemaViolation]) {
-        func fail(_ message: String) { violations.append(SchemaViolation(path: path, message: message)) }
+        func fail(_ message: String, fix: String) { violations.append(SchemaViolation(path: path, message: message, fix: fix)) }
         if case .bool(let allowed) = schema {
-            if !allowed { fail("is not allowed here") }
+            if !allowed { fail("is not allowed here", fix: "Remove it.") }
             return
         }
         guard case .object = schema else { return }
@@ -82,29 +85,29 @@ public struct SchemaValidator: Sendable {
             check(value, against: target, at: path, into: &violations)
         }
         if let expected = schema["type"]?.value, !Self.matchesType(value, expected) {
-            fail("must be \(Self.describeType(expected)), not \(Self.article(value.typeName))")
+            fail("must be \(Self.describeType(expected)), not \(Self.article(value.typeName))", fix: "Write \(Self.describeType(expected)) here\(Self.describing(schema)).")
             return
         }
         if case .array(let options)? = schema["enum"]?.value, !options.contains(where: { Self.equal($0.value, value) }) {
             let listed = options.map { Self.render($0.value) }.joined(separator: ", ")
-            fail("\(Self.render(value)) is not one of the allowed values: \(listed)")
+            fail("is \(Self.render(value)), which is not one of the allowed values", fix: "Use one of: \(listed).")
         }
         if let constant = schema["const"]?.value, !Self.equal(constant, value) {
-            fail("must be \(Self.render(constant))")
+            fail("must be \(Self.render(constant))", fix: "Write \(Self.render(constant)).")
         }
         switch value {
         case .object(let members):
             checkObject(members, schema: schema, path: path, into: &violations)
         case .array(let items):
             if case .number(let minimum, _)? = schema["minItems"]?.value, Double(items.count) < minimum {
-                fail(minimum == 1 ? "must not be empty" : "must have at least \(Int(minimum)) items")
+                fail(minimum == 1 ? "must not be empty" : "must have at least \(Int(minimum)) items", fix: "Add at least \(Int(minimum)) item\(minimum == 1 ? "" : "s")\(Self.describing(schema)).")
             }
             if case .number(let maximum, _)? = schema["maxItems"]?.value, Double(items.count) > maximum {
-                fail("must have at most \(Int(maximum)) items")
+                fail("must have at most \(Int(maximum)) items", fix: "Remove items until at most \(Int(maximum)) remain.")
             }
             if case .bool(true)? = schema["uniqueItems"]?.value {
                 for (index, item) in items.enumerated() where items[..<index].contains(where: { Self.equal($0.value, item.value) }) {
-                    fail("item \(index) repeats an earlier item")
+                    fail("item \(index) repeats an earlier item", fix: "Remove the repeated item.")
                 }
             }
             if let itemSchema = schema["items"]?.value {
@@ -114,23 +117,23 @@ public struct SchemaValidator: Sendable {
             }
         case .string(let text):
             if case .number(let minimum, _)? = schema["minLength"]?.value, Double(text.count) < minimum {
-                fail(minimum == 1 ? "must not be empty" : "must be at least \(Int(minimum)) characters long")
+                fail(minimum == 1 ? "must not be empty" : "must be at least \(Int(minimum)) characters long", fix: "Write at least \(Int(minimum)) character\(minimum == 1 ? "" : "s")\(Self.describing(schema)).")
             }
             if case .number(let maximum, _)? = schema["maxLength"]?.value, Double(text.count) > maximum {
-                fail("must be at most \(Int(maximum)) characters long")
+                fail("must be at most \(Int(maximum)) characters long", fix: "Shorten it to \(Int(maximum)) characters.")
             }
             if case .string(let pattern)? = schema["pattern"]?.value,
                 let expression = try? NSRegularExpression(pattern: pattern),
                 expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) == nil
             {
-                fail("\(Self.render(value)) does not match the pattern \(pattern)")
+                fail("is \(Self.render(value)), which does not match the pattern \(pattern)", fix: "Write a value matching \(pattern)\(Self.describing(schema)).")
             }
         case .number(let number, _):
             if case .number(let minimum, _)? = schema["minimum"]?.value, number < minimum {
-                fail("must be at least \(AnswerValue.format(minimum))")
+                fail("must be at least \(AnswerValue.format(minimum))", fix: "Use \(AnswerValue.format(minimum)) or more.")
             }
             if case .number(let maximum, _)? = schema["maximum"]?.value, number > maximum {
-                fail("must be at most \(AnswerValue.format(maximum))")
+                fail("must be at most \(AnswerValue.format(maximum))", fix: "Use \(AnswerValue.format(maximum)) or less.")
             }
         default:
             break
@@ -142,7 +145,8 @@ public struct SchemaValidator: Sendable {
         let keys = Set(members.map(\.key))
         if case .array(let required)? = schema["required"]?.value {
             for case .string(let key) in required.map(\.value) where !keys.contains(key) {
-                violations.append(SchemaViolation(path: path, message: "is missing the required property \"\(key)\""))
+                let described = Self.propertySchema(schema, key).map { Self.describing($0) } ?? ""
+                violations.append(SchemaViolation(path: path, message: "is missing the required property \"\(key)\"", fix: "Add \"\(key)\"\(described)."))
             }
         }
         let properties: [JSONValue.Member]
@@ -154,7 +158,7 @@ public struct SchemaValidator: Sendable {
             } else if let additional = schema["additionalProperties"]?.value {
                 if case .bool(false) = additional {
                     let allowed = properties.map(\.key).filter { $0 != "$schema" }.joined(separator: ", ")
-                    violations.append(SchemaViolation(path: memberPath, message: "is not a known property; allowed here: \(allowed)"))
+                    violations.append(SchemaViolation(path: memberPath, message: "is not a known property", fix: "Remove it or correct its spelling; allowed here: \(allowed)."))
                 } else {
                     check(member.value.value, against: additional, at: memberPath, into: &violations)
                 }
@@ -168,16 +172,16 @@ public struct SchemaValidator: Sendable {
         }
         if case .array(let any)? = schema["anyOf"]?.value {
             let passing = any.filter { conforms(value, to: $0.value, at: path) }
-            if passing.isEmpty { violations.append(SchemaViolation(path: path, message: "matches none of the allowed shapes")) }
+            if passing.isEmpty { violations.append(SchemaViolation(path: path, message: "matches none of the allowed shapes", fix: "Follow the schema for this property.")) }
         }
         if case .array(let one)? = schema["oneOf"]?.value {
             let passing = one.filter { conforms(value, to: $0.value, at: path) }.count
             if passing != 1 {
-                violations.append(SchemaViolation(path: path, message: passing == 0 ? "matches none of the allowed shapes" : "matches more than one of the exclusive shapes"))
+                violations.append(SchemaViolation(path: path, message: passing == 0 ? "matches none of the allowed shapes" : "matches more than one of the exclusive shapes", fix: "Follow the schema for this property."))
             }
         }
         if let negated = schema["not"]?.value, conforms(value, to: negated, at: path) {
-            violations.append(SchemaViolation(path: path, message: "has a shape that is not allowed here"))
+            violations.append(SchemaViolation(path: path, message: "has a shape that is not allowed here", fix: "Follow the schema for this property."))
         }
         if let condition = schema["if"]?.value {
             if conforms(value, to: condition, at: path) {
@@ -192,6 +196,16 @@ public struct SchemaValidator: Sendable {
         var scratch: [SchemaViolation] = []
         check(value, against: schema, at: path, into: &scratch)
         return scratch.isEmpty
+    }
+
+    /// ": <description>" from a schema's `description`, or nothing.
+    static func describing(_ schema: JSONValue) -> String {
+        if case .string(let text)? = schema["description"]?.value { return " (\(text.hasSuffix(".") ? String(text.dropLast()) : text))" }
+        return ""
+    }
+
+    private static func propertySchema(_ schema: JSONValue, _ key: String) -> JSONValue? {
+        schema["properties"]?.value[key]?.value
     }
 
     static func matchesType(_ value: JSONValue, _ expected: JSONValue) -> Bool {
