@@ -64,7 +64,7 @@ let package = Package(
         ),
         .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
-        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "FormModel"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "FormModel"], exclude: ["Golden"]),
         .testTarget(
             name: "ServerCoreTests",
             dependencies: [

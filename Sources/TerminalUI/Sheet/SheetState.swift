@@ -1,0 +1,180 @@
+import FormModel
+
+/// What can hold the keyboard focus in a sheet.
+public enum SheetFocus: Sendable, Hashable {
+    case field(String)
+    case back
+    case next
+    case cancel
+    case complete
+}
+
+/// What a sheet asks its owner to do; the owner carries it out through `FormSession`
+/// (every `set` is made durable before the next key is handled).
+public enum SheetIntent: Sendable, Hashable {
+    case set(field: String, value: AnswerValue?)
+    case complete
+    case cancel
+    case dismiss(DismissalTrigger)
+    case confirm(ConfirmationChoice)
+}
+
+/// The state of one presented form sheet: answers as shown, the step, the focus, inline errors and
+/// the discard confirmation. Pure: keys go in, intents come out, nothing is stored here.
+public struct SheetState: Sendable {
+    public let form: FormDefinition
+    public let relevance: Relevance
+    public private(set) var answers: [String: AnswerValue]
+    /// Text as typed into text-like fields, so raw input is shown exactly as typed.
+    public private(set) var typed: [String: String] = [:]
+    public private(set) var page = 0
+    public private(set) var focus: SheetFocus
+    /// The choice under the cursor in a multiple-choice field.
+    public internal(set) var choiceCursor: [String: Int] = [:]
+    /// Inline errors by field, shown after a completion attempt and updated as fields change.
+    public private(set) var errors: [String: String] = [:]
+    /// The discard confirmation when it is up, with the selected choice.
+    public private(set) var confirmation: DiscardConfirmation?
+    public private(set) var confirmationSelection = 0
+    /// A short notice ("Draft saved").
+    public var notice: String?
+
+    public init(form: FormDefinition, answers: [String: AnswerValue]) {
+        self.form = form
+        self.relevance = Relevance(form: form)
+        self.answers = answers
+        self.focus = .complete
+        self.focus = focusOrder.first ?? .complete
+    }
+
+    /// The fields shown on the current step.
+    public var visibleFields: [FieldDefinition] {
+        let relevant = relevance.relevantFields(for: answers)
+        return form.pages[page].fields.filter { relevant.contains($0.id) }
+    }
+
+    /// Tab order: the step's answerable fields, then Back, Next, the completion button and Cancel.
+    public var focusOrder: [SheetFocus] {
+        var order = visibleFields.filter { $0.kind.takesAnswer }.map { SheetFocus.field($0.id) }
+        if page > 0 { order.append(.back) }
+        if page < form.pages.count - 1 { order.append(.next) }
+        order += [.complete, .cancel]
+        return order
+    }
+
+    /// The text shown in a field's value slot.
+    public func text(of field: FieldDefinition) -> String {
+        typed[field.id] ?? answers[field.id]?.display(for: field) ?? ""
+    }
+
+    /// Handles one input event.
+    public mutating func handle(_ event: InputEvent) -> [SheetIntent] {
+        notice = nil
+        if confirmation != nil { return handleConfirmation(event) }
+        switch event {
+        case .escape: return [.dismiss(.escape)]
+        case .control("c"): return [.dismiss(.interrupt)]
+        case .tab, .down: moveFocus(by: 1)
+        case .backTab, .up: moveFocus(by: -1)
+        case .enter: return activate()
+        default:
+            if case .field(let id) = focus, let field = form.field(id) {
+                return edit(field, with: event)
+            }
+            if event == .character(" ") { return activate() }
+        }
+        return []
+    }
+
+    /// Moves the focus to `target` (a click, or the first error after a failed completion).
+    public mutating func focus(on target: SheetFocus) {
+        if case .field(let id) = target, let index = form.pageIndex(of: id) { page = index }
+        if focusOrder.contains(target) { focus = target }
+    }
+
+    /// Shows a failed completion: each error at its field, focus on the first (on its step).
+    public mutating func show(_ report: ValidationReport) {
+        errors = Dictionary(report.issues.map { ($0.fieldID, $0.message) }, uniquingKeysWith: { first, _ in first })
+        if let first = report.firstInvalidField { focus(on: .field(first)) }
+    }
+
+    /// Puts the discard confirmation up.
+    public mutating func ask(_ confirmation: DiscardConfirmation) {
+        self.confirmation = confirmation
+        confirmationSelection = 0
+    }
+
+    /// Takes the confirmation down (after Keep Editing).
+    public mutating func dismissConfirmation() {
+        confirmation = nil
+    }
+
+    /// Replaces the answers (after the session reverted or merged them), keeping the focus where it can.
+    public mutating func reload(_ answers: [String: AnswerValue]) {
+        self.answers = answers
+        typed = [:]
+        if !focusOrder.contains(focus) { focus = focusOrder.first ?? .complete }
+    }
+
+    mutating func moveFocus(by step: Int) {
+        let order = focusOrder
+        guard let index = order.firstIndex(of: focus) else {
+            focus = order.first ?? .complete
+            return
+        }
+        focus = order[(index + step + order.count) % order.count]
+    }
+
+    mutating func turnPage(by step: Int) {
+        let target = page + step
+        guard form.pages.indices.contains(target) else { return }
+        page = target
+        focus = focusOrder.first ?? .complete
+    }
+
+    mutating func activate() -> [SheetIntent] {
+        switch focus {
+        case .field:
+            let order = focusOrder
+            if let index = order.firstIndex(of: focus), case .field = order[index + 1] {
+                focus = order[index + 1]
+            } else if page < form.pages.count - 1 {
+                turnPage(by: 1)
+            } else {
+                focus = .complete
+            }
+            return []
+        case .next:
+            turnPage(by: 1)
+            return []
+        case .back:
+            turnPage(by: -1)
+            return []
+        case .complete: return [.complete]
+        case .cancel: return [.cancel]
+        }
+    }
+
+    mutating func handleConfirmation(_ event: InputEvent) -> [SheetIntent] {
+        guard let choices = confirmation?.choices else { return [] }
+        switch event {
+        case .down, .tab, .right: confirmationSelection = (confirmationSelection + 1) % choices.count
+        case .up, .backTab, .left: confirmationSelection = (confirmationSelection - 1 + choices.count) % choices.count
+        case .enter, .character(" "): return [.confirm(choices[confirmationSelection])]
+        case .escape: return [.confirm(.keepEditing)]
+        case .control("c"): return [.confirm(.saveDraft), .dismiss(.interrupt)]
+        default: break
+        }
+        return []
+    }
+
+    /// Records a value locally and asks for it to be saved.
+    mutating func set(_ field: FieldDefinition, _ value: AnswerValue?, typedText: String? = nil) -> [SheetIntent] {
+        answers[field.id] = value
+        typed[field.id] = typedText
+        if errors[field.id] != nil {
+            errors[field.id] = FieldValidator.issues(for: field, answer: value).first?.message
+        }
+        return [.set(field: field.id, value: value)]
+    }
+}
