@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // The centre: form definitions, answers, validation, presentation and dismissal rules, the linter.
@@ -29,6 +30,8 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // The device's sync engine and its HTTP transport on libcurl.
+        .target(name: "SyncClient", dependencies: ["SyncCore", "CCurl"]),
         // Screen geometry and drawing for the terminal presentations.
         .target(name: "TerminalUI", dependencies: ["FormModel"]),
         // The sync server application (Hummingbird).
@@ -64,6 +67,14 @@ let package = Package(
         ),
         .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
+        .testTarget(
+            name: "SyncClientTests",
+            dependencies: [
+                "SyncClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "FormModel"], exclude: ["Golden"]),
         .testTarget(
             name: "ServerCoreTests",

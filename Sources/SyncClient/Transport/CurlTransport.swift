@@ -1,0 +1,155 @@
+import CCurl
+import Foundation
+
+/// Options of the libcurl transport.
+public struct CurlTransportOptions: Sendable, Hashable {
+    /// Longest wait for a connection.
+    public var connectTimeout: TimeInterval = 10
+    /// A transfer slower than one byte per second for this long counts as stalled.
+    public var stallTimeout: TimeInterval = 30
+    /// Verify the server's TLS certificate (on unless explicitly turned off for a test server).
+    public var verifyTLS = true
+    /// A PEM file of certificate authorities to trust instead of the system's (a private CA).
+    public var caFile: String?
+    public var userAgent = "fieldsheet/1"
+
+    public init() {}
+}
+
+/// HTTP over libcurl: one easy handle reused for every request of this transport, so a sync keeps
+/// its connection open; compressed responses accepted and decoded; the proxy environment variables
+/// (`http_proxy`, `https_proxy`, `no_proxy`) honoured as libcurl does by default.
+public final class CurlTransport: HTTPTransport, @unchecked Sendable {
+    private let options: CurlTransportOptions
+    private let queue = DispatchQueue(label: "fieldsheet.curl")
+    // Only touched on `queue`.
+    private var handle: UnsafeMutableRawPointer?
+    private var opened = 0
+
+    /// How many connections this transport has opened so far (1 for a whole sync when reuse works).
+    public var connectionsOpened: Int { queue.sync { opened } }
+
+    private static let globalInit: Void = {
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    }()
+
+    public init(options: CurlTransportOptions = CurlTransportOptions()) {
+        _ = Self.globalInit
+        self.options = options
+    }
+
+    deinit {
+        if let handle { curl_easy_cleanup(handle) }
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try self.perform(request) })
+            }
+        }
+    }
+
+    /// Runs one request on the transport's queue.
+    private func perform(_ request: TransportRequest) throws -> TransportResponse {
+        if handle == nil { handle = curl_easy_init() }
+        guard let curl = handle else { throw TransportError(kind: .other, detail: "libcurl could not start") }
+        curl_easy_reset(curl)  // keeps live connections and caches, clears options
+
+        let sink = ResponseSink()
+        let unmanaged = Unmanaged.passRetained(sink)
+        defer { unmanaged.release() }
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+
+        _ = fs_curl_setopt_string(curl, CURLOPT_URL, request.url)
+        _ = fs_curl_setopt_string(curl, CURLOPT_CUSTOMREQUEST, request.method)
+        if request.method == "HEAD" { _ = fs_curl_setopt_long(curl, CURLOPT_NOBODY, 1) }
+        if let body = request.body {
+            _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            body.withUnsafeBytes { bytes in
+                _ = fs_curl_setopt_pointer(curl, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
+        }
+        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+        // An empty Expect header stops libcurl waiting for "100 Continue" before large bodies.
+        headerList = curl_slist_append(headerList, "Expect:")
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList))
+        _ = fs_curl_setopt_string(curl, CURLOPT_ACCEPT_ENCODING, "")  // every encoding libcurl can decode
+        _ = fs_curl_setopt_string(curl, CURLOPT_USERAGENT, options.userAgent)
+        _ = fs_curl_setopt_long(curl, CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000))
+        _ = fs_curl_setopt_long(curl, CURLOPT_LOW_SPEED_LIMIT, 1)
+        _ = fs_curl_setopt_long(curl, CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout.rounded(.up))))
+        _ = fs_curl_setopt_long(curl, CURLOPT_NOSIGNAL, 1)
+        _ = fs_curl_setopt_long(curl, CURLOPT_TCP_KEEPALIVE, 1)
+        _ = fs_curl_setopt_long(curl, CURLOPT_SSL_VERIFYPEER, options.verifyTLS ? 1 : 0)
+        _ = fs_curl_setopt_long(curl, CURLOPT_SSL_VERIFYHOST, options.verifyTLS ? 2 : 0)
+        if let caFile = options.caFile { _ = fs_curl_setopt_string(curl, CURLOPT_CAINFO, caFile) }
+        _ = fs_curl_setopt_data_callback(curl, CURLOPT_WRITEFUNCTION, { buffer, size, count, context in
+            let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
+            let length = size * count
+            if let buffer { sink.body.append(UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: length) }
+            return length
+        })
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_WRITEDATA, unmanaged.toOpaque())
+        _ = fs_curl_setopt_data_callback(curl, CURLOPT_HEADERFUNCTION, { buffer, size, count, context in
+            let sink = Unmanaged<ResponseSink>.fromOpaque(context!).takeUnretainedValue()
+            let length = size * count
+            if let buffer {
+                let line = String(decoding: UnsafeRawBufferPointer(start: buffer, count: length), as: UTF8.self)
+                sink.header(line)
+            }
+            return length
+        })
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_HEADERDATA, unmanaged.toOpaque())
+
+        let code = errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
+            _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, buffer.baseAddress)
+            let code = curl_easy_perform(curl)
+            _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, nil)
+            return code
+        }
+        guard code == CURLE_OK else {
+            let message = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+            throw TransportError(kind: Self.kind(of: code), detail: detail)
+        }
+        var status = 0
+        _ = fs_curl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
+        var connects = 0
+        _ = fs_curl_getinfo_long(curl, CURLINFO_NUM_CONNECTS, &connects)
+        opened += connects
+        return TransportResponse(status: status, headers: sink.headers, body: sink.body)
+    }
+
+    static func kind(of code: CURLcode) -> TransportError.Kind {
+        switch code {
+        case CURLE_COULDNT_CONNECT: return .cannotConnect
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .cannotResolve
+        case CURLE_OPERATION_TIMEDOUT: return .stalled
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE: return .tls
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: return .connectionLost
+        default: return .other
+        }
+    }
+}
+
+/// Collects a response's headers and body from libcurl's callbacks.
+private final class ResponseSink {
+    var body = Data()
+    var headers: [String: String] = [:]
+
+    func header(_ line: String) {
+        if line.hasPrefix("HTTP/") {
+            headers = [:]  // a new response (after a redirect or 100 Continue) starts over
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        headers[name] = value
+    }
+}
