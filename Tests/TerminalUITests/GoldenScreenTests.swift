@@ -19,10 +19,10 @@ struct GoldenScreenTests {
     }
 
     static let home = HomeState(records: [
-        RecordSummary(id: "1", formTitle: "New Follow-up Job", headline: "Boiler room, Depot A", state: .draft,
+        RecordListItem(id: "1", formTitle: "New Follow-up Job", headline: "Boiler room, Depot A", state: .draft,
                       details: [("Site", "Boiler room, Depot A"), ("Priority", "High")]),
-        RecordSummary(id: "2", formTitle: "Site Inspection", headline: "North Yard", state: .queued),
-        RecordSummary(id: "3", formTitle: "New Follow-up Job", headline: "Pump 4", state: .conflict),
+        RecordListItem(id: "2", formTitle: "Site Inspection", headline: "North Yard", state: .queued),
+        RecordListItem(id: "3", formTitle: "New Follow-up Job", headline: "Pump 4", state: .conflict),
     ], status: "Offline · 3 changes queued")
 
     func check(_ name: String, _ screen: Screen) throws {

@@ -1,5 +1,5 @@
 /// One record as the home screen lists it.
-public struct RecordSummary: Sendable, Hashable {
+public struct RecordListItem: Sendable, Hashable {
     /// Where a record stands, as the list shows it.
     public enum State: String, Sendable, Hashable {
         case draft = "Draft"
@@ -34,7 +34,7 @@ public struct RecordSummary: Sendable, Hashable {
         self.details = details
     }
 
-    public static func == (lhs: RecordSummary, rhs: RecordSummary) -> Bool {
+    public static func == (lhs: RecordListItem, rhs: RecordListItem) -> Bool {
         lhs.id == rhs.id && lhs.formTitle == rhs.formTitle && lhs.headline == rhs.headline && lhs.state == rhs.state
             && lhs.details.map(\.label) == rhs.details.map(\.label) && lhs.details.map(\.value) == rhs.details.map(\.value)
     }
@@ -47,14 +47,14 @@ public struct RecordSummary: Sendable, Hashable {
 
 /// The home screen: the records, the selection, and the status line.
 public struct HomeState: Sendable, Hashable {
-    public var records: [RecordSummary]
+    public var records: [RecordListItem]
     public var selection: Int
     /// The status line ("Offline · 3 changes queued").
     public var status: String
     /// States shown by the filter; all when empty.
-    public var shownStates: Set<RecordSummary.State>
+    public var shownStates: Set<RecordListItem.State>
 
-    public init(records: [RecordSummary] = [], selection: Int = 0, status: String = "Offline · nothing queued", shownStates: Set<RecordSummary.State> = []) {
+    public init(records: [RecordListItem] = [], selection: Int = 0, status: String = "Offline · nothing queued", shownStates: Set<RecordListItem.State> = []) {
         self.records = records
         self.selection = selection
         self.status = status
@@ -62,12 +62,12 @@ public struct HomeState: Sendable, Hashable {
     }
 
     /// The records the filter lets through.
-    public var visibleRecords: [RecordSummary] {
+    public var visibleRecords: [RecordListItem] {
         shownStates.isEmpty ? records : records.filter { shownStates.contains($0.state) }
     }
 
     /// The selected record, if any.
-    public var selected: RecordSummary? {
+    public var selected: RecordListItem? {
         let visible = visibleRecords
         return visible.indices.contains(selection) ? visible[selection] : nil
     }
