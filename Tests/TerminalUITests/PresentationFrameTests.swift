@@ -97,3 +97,32 @@ struct PresentationPreviewTests {
         #expect(!preview.render().plainText().contains("Jobs"), "nothing of the home screen shows")
     }
 }
+
+struct TransitionTests {
+    static let form = FormDefinition(id: "f", title: "New Job", presentation: .formSheet, completionLabel: "Create",
+                                     pages: [FormPage(id: "p", fields: [FieldDefinition(id: "a", kind: .text, label: "A")])])
+
+    @Test func aSheetSlidesUpFromTheBottom() {
+        let size = TerminalSize(columns: 120, rows: 40)
+        let sheet = SheetState(form: Self.form, answers: [:])
+        let start = AppScreen.render(home: HomeState(), sheet: sheet, size: size, appearance: 0.2).sheet!.frame.rect
+        let middle = AppScreen.render(home: HomeState(), sheet: sheet, size: size, appearance: 0.6).sheet!.frame.rect
+        let end = AppScreen.render(home: HomeState(), sheet: sheet, size: size, appearance: 1).sheet!.frame.rect
+        #expect(start.y > middle.y && middle.y > end.y)
+        #expect(end == AppScreen.frame(for: Self.form, size: size).rect)
+    }
+
+    @Test func aPopoverFadesIn() {
+        var form = Self.form
+        form.presentation = .popover
+        form.anchor = "filter"
+        let size = TerminalSize(columns: 120, rows: 40)
+        let sheet = SheetState(form: form, answers: [:])
+        let fading = AppScreen.render(home: HomeState(), sheet: sheet, size: size, appearance: 0.5)
+        let rect = fading.sheet!.frame.rect
+        #expect(fading.screen[rect.x + 2, rect.y + 1].style.contains(.dim))
+        #expect(rect == AppScreen.frame(for: form, size: size).rect, "a fade does not move the popover")
+        let shown = AppScreen.render(home: HomeState(), sheet: sheet, size: size, appearance: 1)
+        #expect(!shown.screen[rect.x + 2, rect.y + 1].style.contains(.dim))
+    }
+}

@@ -14,15 +14,25 @@ public enum AppScreen {
     }
 
     /// Draws the home screen and, when one is presented, the sheet; returns the sheet's view for hit-testing.
-    public static func render(home: HomeState, sheet: SheetState?, size: TerminalSize) -> (screen: Screen, sheet: SheetView?) {
+    /// - Parameter appearance: how far the sheet's transition has come, 0 to 1: a sliding sheet rises
+    ///   from the bottom edge, a fading popover is drawn dim until it arrives.
+    public static func render(home: HomeState, sheet: SheetState?, size: TerminalSize, appearance: Double = 1) -> (screen: Screen, sheet: SheetView?) {
         let layout = HomeLayout(size: size)
         var screen = Screen(size: size)
         HomeView.draw(home, layout: layout, on: &screen)
         guard let sheet else { return (screen, nil) }
-        let frame = frame(for: sheet.form, page: sheet.page, size: size)
+        var frame = frame(for: sheet.form, page: sheet.page, size: size)
         for rect in frame.dimmed { screen.apply(.dim, to: rect) }
+        let progress = min(max(appearance, 0), 1)
+        let presentation = ResolvedPresentation(form: sheet.form, sizeClass: layout.sizeClass)
+        if progress < 1, presentation.transition == .coverVertical {
+            let drop = Int((Double(size.rows - frame.rect.y) * (1 - progress)).rounded())
+            frame.rect.y += drop
+            frame.rect.height = max(0, min(frame.rect.height, size.rows - frame.rect.y))
+        }
         var view = SheetView(state: sheet, frame: frame)
-        view.draw(on: &screen)
+        if frame.rect.height >= 4 { view.draw(on: &screen) }
+        if progress < 1, presentation.transition == .crossDissolve { screen.apply(.dim, to: frame.rect) }
         return (screen, view)
     }
 }
