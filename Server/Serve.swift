@@ -52,8 +52,8 @@ extension FieldSheetServerCommand {
                 let app: FieldSheetApplication
                 do {
                     app = try await buildApplication(configuration, logger: logger) { host, port in
-                        print("listening on http://\(host):\(port)")
-                        fflush(stdout)
+                        // Written unbuffered so a script waiting for this line sees it at once.
+                        FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
                     }
                 } catch {
                     throw CommandFailure("Cannot start: \(error)")

@@ -1,7 +1,8 @@
 import Foundation
 import FormModel
+import HTTPTypes
 import HummingbirdTesting
-import ServerCore
+@testable import ServerCore
 import SyncCore
 import Testing
 
@@ -140,9 +141,12 @@ struct AuthMatrixTests {
             let token = try await server.member("ana", project: "alpha", role: .collector)
             try await server.app.test(.router) { client in
                 let device = Device(clientId: "d", token: token)
-                #expect(try await device.get(client, "/v1/projects/alpha/forms").status == .ok)
-                #expect(try await server.storage.revokeTokens(userName: "ana") == 1)
-                #expect(try await device.get(client, "/v1/projects/alpha/forms").status == .unauthorized)
+                let before = try await device.get(client, "/v1/projects/alpha/forms")
+                #expect(before.status == .ok)
+                let revoked = try await server.storage.revokeTokens(userName: "ana")
+                #expect(revoked == 1)
+                let after = try await device.get(client, "/v1/projects/alpha/forms")
+                #expect(after.status == .unauthorized)
             }
         }
     }

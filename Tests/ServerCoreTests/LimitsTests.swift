@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import ServerCore
+@testable import ServerCore
 import SyncCore
 import Testing
 

@@ -1,8 +1,9 @@
 import Foundation
 import FormModel
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import ServerCore
+@testable import ServerCore
 import SyncCore
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import ServerCore
+@testable import ServerCore
 import Testing
 
 /// The contracts in Schema/ hold: the migrated database equals server-sqlite.sql, every route is in

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 
 /// Sends the server's clock on every response (`X-FieldSheet-Clock`, a packed hybrid timestamp).

@@ -3,7 +3,7 @@ import FormModel
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import ServerCore
+@testable import ServerCore
 import SyncCore
 
 /// A fresh server for one test: its own temporary data directory, storage, services and application.
