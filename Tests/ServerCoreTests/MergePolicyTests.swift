@@ -100,7 +100,7 @@ struct MergePolicyTests {
 
     @Test func concurrentPushesFromManyDevicesToOneRecordLoseNothing() async throws {
         try await TestServer.with { server in
-            try await server.publish(TestForms.wide(fields: 40), project: "alpha")
+            try await server.publish(TestForms.wide(fields: 41), project: "alpha")
             let token = try await server.member("ana", project: "alpha", role: .collector)
             let record = UUID()
             let creator = Device(clientId: "creator", token: token)
@@ -108,7 +108,7 @@ struct MergePolicyTests {
                 _ = try await creator.push(client, [creator.mutation(record, state: .draft, form: "wide", ["f1": creator.change(.text("start"))])])
                 // 40 devices, each writing its own field and the shared field f1, all from base 1, at once.
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    for index in 1...40 {
+                    for index in 2...41 {
                         group.addTask {
                             let device = Device(clientId: "device-\(index)", token: token)
                             let (response, push) = try await device.push(client, [device.mutation(record, state: .draft, form: "wide", [
@@ -123,14 +123,14 @@ struct MergePolicyTests {
                 }
                 let page = try await creator.pull(client)
                 let stored = try #require(page.changes.first)
-                for index in 2...40 { #expect(stored.fields["f\(index)"]?.value == .text("mine \(index)")) }
-                #expect(stored.fields["f1"]?.value == .text("shared 40"), "last writer by clock wins the shared field")
+                for index in 2...41 { #expect(stored.fields["f\(index)"]?.value == .text("mine \(index)")) }
+                #expect(stored.fields["f1"]?.value == .text("shared 41"), "last writer by clock wins the shared field")
                 let project = try #require(try await server.storage.project(named: "alpha"))
                 let log = try await server.storage.conflicts(projectId: project.id, recordId: record)
                 // The first device to commit applied cleanly; each later one met a conflict on f1, and
                 // every value that lost is in the log exactly once.
                 #expect(log.count == 39)
-                #expect(Set(log.compactMap { $0.entry.losingValue }) == Set((1...39).map { AnswerValue.text("shared \($0)") }))
+                #expect(Set(log.compactMap { $0.entry.losingValue }) == Set((2...40).map { AnswerValue.text("shared \($0)") }))
             }
         }
     }
