@@ -26,6 +26,7 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 Tests/schema/check_forms.py
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	Tests/schemathesis/run.sh $(BIN)/fieldsheet-server
 
 # Regenerates the copy of the form JSON Schema compiled into FormModel (a test keeps them equal).
 embed-schema:

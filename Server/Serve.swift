@@ -31,6 +31,9 @@ extension FieldSheetServerCommand {
         @Option(name: .customLong("max-batch"), help: "Most mutations in one push.")
         var maxBatch = ServerLimits().maxBatchSize
 
+        @Option(name: .customLong("auth-failure-limit"), help: "Failed authentications from one address per minute before it gets 429.")
+        var authFailureLimit = ServerLimits().authFailureLimit
+
         func validate() throws {
             guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
@@ -47,6 +50,7 @@ extension FieldSheetServerCommand {
             var limits = ServerLimits()
             limits.maxBodyBytes = maxBodyBytes
             limits.maxBatchSize = maxBatch
+            limits.authFailureLimit = authFailureLimit
             let configuration = ServerConfiguration(host: host, port: port, dataDirectory: data.data, limits: limits)
             try await reportingFailures {
                 let app: FieldSheetApplication

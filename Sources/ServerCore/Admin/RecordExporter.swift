@@ -39,7 +39,7 @@ public struct RecordExporter: Sendable {
             try write((["recordId", "formVersion", "state", "author", "revision"] + columns).map(Self.csvField).joined(separator: ",") + "\r\n")
         }
         let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var after: UUID?
         var count = 0
         while true {

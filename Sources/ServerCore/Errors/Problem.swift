@@ -41,7 +41,7 @@ public struct Problem: Error, HTTPResponseError, Sendable, CustomStringConvertib
     /// The problem as an HTTP response.
     public func response() -> Response {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = (try? encoder.encode(details)) ?? Data()
         var headers = self.headers
         headers[.contentType] = "application/problem+json"
