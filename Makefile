@@ -39,5 +39,11 @@ embed-schema:
 	   echo '    """#'; \
 	   echo '}'; } > Sources/FormModel/Loading/FormDefinitionSchema.swift
 
+# Server load: push, pull and 200 devices at once against a release fieldsheet-server (see BENCHMARKS.md).
+bench: deps
+	$(SWIFT) build -c release --product fieldsheet-server
+	$(SWIFT) build -c release --product fieldsheet-loadgen
+	Tests/LoadGenerator/bench.sh .build/release
+
 clean:
 	rm -rf .build
