@@ -25,6 +25,7 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 Tests/schema/check_forms.py
+	Tests/schemathesis/run.sh $(BIN)/fieldsheet-server
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
 # Regenerates the copy of the form JSON Schema compiled into FormModel (a test keeps them equal).
@@ -37,6 +38,12 @@ embed-schema:
 	   sed 's/^/    /' Schema/form-definition.schema.json; \
 	   echo '    """#'; \
 	   echo '}'; } > Sources/FormModel/Loading/FormDefinitionSchema.swift
+
+# Server load: push, pull and 200 devices at once against a release fieldsheet-server (see BENCHMARKS.md).
+bench: deps
+	$(SWIFT) build -c release --product fieldsheet-server
+	$(SWIFT) build -c release --product fieldsheet-loadgen
+	Tests/LoadGenerator/bench.sh .build/release
 
 clean:
 	rm -rf .build

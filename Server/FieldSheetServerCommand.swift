@@ -7,6 +7,13 @@ struct FieldSheetServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fieldsheet-server",
         abstract: "The FieldSheet sync server.",
-        subcommands: []
+        discussion: """
+            Run `serve` to accept devices; the other commands administer the same data directory \
+            (they may run while the server does).
+
+            Exit status: 0 success; 1 the request was refused or failed (the reason is on stderr); \
+            64 the command line was wrong.
+            """,
+        subcommands: [Serve.self, Project.self, User.self, Token.self, Form.self, Export.self]
     )
 }

@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import ServerCore
+
+extension Role: ExpressibleByArgument {}
+
+extension FieldSheetServerCommand {
+    /// `project create NAME`.
+    struct Project: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Manage projects.", subcommands: [Create.self])
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Create a project.")
+            @OptionGroup var data: DataOptions
+            @Argument(help: "Project name (letters, digits, - and _).") var name: String
+
+            func validate() throws {
+                guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+                    throw ValidationError("A project name is 1 to 64 letters, digits, - or _ (it appears in URLs).")
+                }
+            }
+
+            func run() async throws {
+                try await reportingFailures {
+                    let project = try await data.openStorage().createProject(name: name)
+                    print("created project \(project.name)")
+                }
+            }
+        }
+    }
+
+    /// `user add NAME --project P --role R`.
+    struct User: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self])
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Add a user to a project and print a new access token.",
+                discussion: "The token is printed once, on stdout, and stored only as a hash: hand it over now. An existing user keeps their other tokens and memberships; their role in this project is set to --role.")
+            @OptionGroup var data: DataOptions
+            @Argument(help: "User name.") var name: String
+            @Option(help: "Project the user joins.") var project: String
+            @Option(help: "collector, reviewer or admin.") var role: Role
+
+            func validate() throws {
+                guard !name.isEmpty, name.count <= 64, !name.contains(where: \.isNewline) else { throw ValidationError("A user name is 1 to 64 characters on one line.") }
+            }
+
+            func run() async throws {
+                try await reportingFailures {
+                    let storage = try await data.openStorage()
+                    let project = try await data.project(project, in: storage)
+                    let token = AccessToken.generate()
+                    try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
+                    FileHandle.standardError.write(Data("added \(name) to \(project.name) as \(role.rawValue); the token below is shown only once:\n".utf8))
+                    print(token)
+                }
+            }
+        }
+    }
+
+    /// `token revoke NAME`.
+    struct Token: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Manage access tokens.", subcommands: [Revoke.self])
+
+        struct Revoke: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Revoke every token of a user (effective at once, also on a running server).")
+            @OptionGroup var data: DataOptions
+            @Argument(help: "User name.") var name: String
+
+            func run() async throws {
+                try await reportingFailures {
+                    let count = try await data.openStorage().revokeTokens(userName: name)
+                    print("revoked \(count) token\(count == 1 ? "" : "s") of \(name)")
+                }
+            }
+        }
+    }
+}

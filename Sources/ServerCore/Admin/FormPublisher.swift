@@ -1,0 +1,96 @@
+import Crypto
+import Foundation
+import FormModel
+
+/// Why a form was not published.
+public struct FormPublishError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// The file does not load or has lint errors.
+        case invalid
+        /// The new version would break records already stored.
+        case breaking
+    }
+
+    public var code: Code
+    /// One sentence per reason (lint findings or breaking changes).
+    public var reasons: [String]
+
+    public var description: String { reasons.joined(separator: "\n") }
+
+    var problem: Problem {
+        switch code {
+        case .invalid:
+            return Problem(.unprocessableContent, "invalid-form", title: "Invalid form definition", detail: reasons.joined(separator: " "))
+        case .breaking:
+            return Problem(.conflict, "breaking-form-change", title: "Form change would break stored records", detail: reasons.joined(separator: " "))
+        }
+    }
+}
+
+/// Publishes form definitions: lint and load, then compare with the latest version — unchanged forms
+/// keep their version, changed ones get the next, and changes that would break stored records
+/// (removing a field records hold values for, changing such a field's kind) are refused.
+public struct FormPublisher: Sendable {
+    public struct Result: Sendable {
+        public var form: PublishedForm
+        /// Whether a new version was stored (false: identical to the latest).
+        public var isNew: Bool
+        public var warnings: [Finding]
+    }
+
+    let storage: any ServerStorage
+
+    public init(storage: any ServerStorage) {
+        self.storage = storage
+    }
+
+    public func publish(_ data: Data, file: String, projectId: Int64) async throws -> Result {
+        let loaded = FormLoader().load(data, file: file)
+        guard let form = loaded.loaded else {
+            throw FormPublishError(code: .invalid, reasons: loaded.findings.map(\.description))
+        }
+        let findings = loaded.findings + FormLinter().lint([form])
+        if findings.hasErrors {
+            throw FormPublishError(code: .invalid, reasons: findings.filter { $0.severity == .error }.map(\.description))
+        }
+        let warnings = findings.filter { $0.severity == .warning }
+        var definition = form.form
+        let digest = try Self.digest(of: definition)
+        let versions = try await storage.forms(projectId: projectId).filter { $0.formId == definition.id }
+        if let latest = versions.last, latest.digest == digest {
+            return Result(form: latest, isNew: false, warnings: warnings)
+        }
+        let inUse = try await storage.fieldsInUse(projectId: projectId, formId: definition.id)
+        let reasons = Self.breakingChanges(from: versions.map(\.definition), to: definition, fieldsInUse: inUse)
+        guard reasons.isEmpty else { throw FormPublishError(code: .breaking, reasons: reasons) }
+        definition.version = (versions.last?.version ?? 0) + 1
+        let published = PublishedForm(projectId: projectId, definition: definition, digest: digest, publishedAt: Date())
+        try await storage.insertForm(published)
+        return Result(form: published, isNew: true, warnings: warnings)
+    }
+
+    /// SHA-256 of the definition's canonical JSON with the version left out.
+    static func digest(of definition: FormDefinition) throws -> String {
+        var unversioned = definition
+        unversioned.version = 0
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return SHA256.hash(data: try encoder.encode(unversioned)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Reasons the new definition would break stored records, in field order.
+    static func breakingChanges(from versions: [FormDefinition], to new: FormDefinition, fieldsInUse: Set<String>) -> [String] {
+        var reasons: [String] = []
+        for fieldId in fieldsInUse.sorted() {
+            guard let old = versions.reversed().lazy.compactMap({ $0.field(fieldId) }).first else { continue }
+            guard let replacement = new.field(fieldId) else {
+                reasons.append("The field \"\(fieldId)\" is removed, but stored records hold values for it. Keep the field (hide it with \"relevant\") or export and clear those values first.")
+                continue
+            }
+            if replacement.kind != old.kind {
+                reasons.append("The field \"\(fieldId)\" changes from \(old.kind.rawValue) to \(replacement.kind.rawValue), but stored records hold \(old.kind.rawValue) values for it. Add a new field with a new id instead.")
+            }
+        }
+        return reasons
+    }
+}

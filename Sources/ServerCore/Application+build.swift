@@ -1,5 +1,0 @@
-import Hummingbird
-import Logging
-import GRDB
-
-public func buildPlaceholder() -> Int { 1 }

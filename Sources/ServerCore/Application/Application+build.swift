@@ -1,0 +1,47 @@
+import Hummingbird
+import Logging
+
+/// The application type the server runs.
+public typealias FieldSheetApplication = Application<RouterResponder<AppRequestContext>>
+
+/// Opens the SQLite storage under `configuration.dataDirectory`, migrates it (before any listener
+/// opens) and builds the application.
+/// - Parameter onServerRunning: called with the bound host and port once the server listens.
+public func buildApplication(
+    _ configuration: ServerConfiguration, logger: Logger,
+    onServerRunning: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
+) async throws -> FieldSheetApplication {
+    let storage = try SQLiteStorage(directory: configuration.dataDirectory)
+    try await storage.migrate()
+    return buildApplication(configuration, services: ServerServices(storage: storage, limits: configuration.limits), logger: logger, onServerRunning: onServerRunning)
+}
+
+/// Builds the application on the given services (tests pass their own storage).
+public func buildApplication(
+    _ configuration: ServerConfiguration, services: ServerServices, logger: Logger,
+    onServerRunning: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
+) -> FieldSheetApplication {
+    let host = configuration.host
+    return Application(
+        router: buildRouter(services),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "fieldsheet-server"),
+        onServerRunning: { channel in await onServerRunning(host, channel.localAddress?.port ?? configuration.port) },
+        logger: logger)
+}
+
+/// The routes: `/v1/health`, `/metrics`, and the project routes behind authentication.
+public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext> {
+    let router = Router(context: AppRequestContext.self)
+    // Outermost first; middleware applies to routes added after it.
+    router.add(middleware: RequestIdMiddleware())
+    router.add(middleware: ServerClockMiddleware(clock: services.clock))
+    router.add(middleware: MetricsMiddleware(metrics: services.metrics))
+    router.add(middleware: ProblemMiddleware())
+    MetricsController(services: services).addRoutes(to: router)
+    let v1 = router.group("v1")
+    HealthController(services: services).addRoutes(to: v1)
+    let project = v1.group("projects/:project").add(middleware: AuthMiddleware(storage: services.storage, throttle: services.throttle))
+    FormsController(services: services).addRoutes(to: project)
+    SyncController(services: services).addRoutes(to: project)
+    return router
+}

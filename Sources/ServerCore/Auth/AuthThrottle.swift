@@ -1,0 +1,47 @@
+import Foundation
+import Synchronization
+
+/// Slows down guessing of tokens: after `limit` failed authentications from one address within
+/// `window`, further requests from it are refused (429) until the window has passed.
+public final class AuthThrottle: Sendable {
+    struct Entry {
+        var failures: Int
+        var windowStart: ContinuousClock.Instant
+    }
+
+    let limit: Int
+    let window: Duration
+    private let entries = Mutex<[String: Entry]>([:])
+
+    public init(limit: Int, window: Duration) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// How long the caller must wait before trying again, or nil when it may try now.
+    public func retryAfter(for address: String, now: ContinuousClock.Instant = .now) -> Duration? {
+        entries.withLock { entries in
+            guard let entry = entries[address] else { return nil }
+            let elapsed = entry.windowStart.duration(to: now)
+            if elapsed >= window {
+                entries[address] = nil
+                return nil
+            }
+            return entry.failures >= limit ? window - elapsed : nil
+        }
+    }
+
+    /// Records a failed authentication from `address`.
+    public func recordFailure(from address: String, now: ContinuousClock.Instant = .now) {
+        entries.withLock { entries in
+            if entries.count > 100_000 {
+                // Forget stale entries so a flood of addresses cannot grow the table without bound.
+                entries = entries.filter { $0.value.windowStart.duration(to: now) < window }
+            }
+            var entry = entries[address] ?? Entry(failures: 0, windowStart: now)
+            if entry.windowStart.duration(to: now) >= window { entry = Entry(failures: 0, windowStart: now) }
+            entry.failures += 1
+            entries[address] = entry
+        }
+    }
+}

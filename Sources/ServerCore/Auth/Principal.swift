@@ -1,0 +1,26 @@
+/// The authenticated user of a request and the projects they belong to.
+public struct Principal: Sendable, Hashable {
+    /// A project the user is a member of, with their role in it.
+    public struct Membership: Sendable, Hashable {
+        public var projectId: Int64
+        public var projectName: String
+        public var role: Role
+
+        public init(projectId: Int64, projectName: String, role: Role) {
+            self.projectId = projectId
+            self.projectName = projectName
+            self.role = role
+        }
+    }
+
+    public var userId: Int64
+    public var userName: String
+    /// Memberships keyed by project name.
+    public var memberships: [String: Membership]
+
+    public init(userId: Int64, userName: String, memberships: [String: Membership]) {
+        self.userId = userId
+        self.userName = userName
+        self.memberships = memberships
+    }
+}

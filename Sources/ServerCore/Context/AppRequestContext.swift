@@ -1,0 +1,18 @@
+import Hummingbird
+import Logging
+
+/// The per-request context: the caller's address, the request id and, once authenticated, the principal.
+public struct AppRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The peer's IP address (`local` when there is none, as in in-process tests).
+    public let remoteAddress: String
+    /// Set by ``AuthMiddleware``.
+    public var principal: Principal?
+    /// Set by ``RequestIdMiddleware``.
+    public var requestId: String = ""
+
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.remoteAddress = source.channel.remoteAddress?.ipAddress ?? "local"
+    }
+}

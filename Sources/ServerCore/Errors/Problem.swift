@@ -1,0 +1,88 @@
+import Foundation
+import Hummingbird
+import SyncCore
+
+/// An error a remote caller may see, sent as `application/problem+json` (RFC 9457).
+///
+/// `type` is stable (`https://fieldsheet.dev/problems/<slug>`); `detail` says what happened and what to
+/// do; `field` names the offending field or request property. Never carries a stack trace or SQL.
+public struct Problem: Error, HTTPResponseError, Sendable, CustomStringConvertible {
+    public static let typeBase = "https://fieldsheet.dev/problems/"
+
+    public var status: HTTPResponse.Status
+    /// The last path component of `type`, like `validation` or `not-found`.
+    public var slug: String
+    public var title: String
+    public var detail: String
+    public var field: String?
+    public var headers: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, _ slug: String, title: String, detail: String, field: String? = nil, headers: HTTPFields = [:]) {
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+        self.field = field
+        self.headers = headers
+    }
+
+    public var type: String { Self.typeBase + slug }
+
+    public var details: ProblemDetails {
+        ProblemDetails(type: type, title: title, status: status.code, detail: detail, field: field)
+    }
+
+    public var description: String { "\(status.code) \(slug): \(detail)" }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        response()
+    }
+
+    /// The problem as an HTTP response.
+    public func response() -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = (try? encoder.encode(details)) ?? Data()
+        var headers = self.headers
+        headers[.contentType] = "application/problem+json"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+extension Problem {
+    /// The one answer for a project, record or route that does not exist or that the caller may not see.
+    public static func notFound(_ what: String) -> Problem {
+        Problem(.notFound, "not-found", title: "Not found", detail: "There is no \(what) here, or you may not see it. Check the address and your project membership.")
+    }
+
+    public static func unauthorized(_ detail: String) -> Problem {
+        Problem(.unauthorized, "unauthorized", title: "Authentication required", detail: detail, headers: [.wwwAuthenticate: "Bearer"])
+    }
+
+    public static func forbidden(_ detail: String, field: String? = nil) -> Problem {
+        Problem(.forbidden, "forbidden", title: "Not allowed", detail: detail, field: field)
+    }
+
+    public static func badRequest(_ detail: String, field: String? = nil) -> Problem {
+        Problem(.badRequest, "bad-request", title: "Malformed request", detail: detail, field: field)
+    }
+
+    public static func validation(_ detail: String, field: String?) -> Problem {
+        Problem(.unprocessableContent, "validation", title: "Invalid record", detail: detail, field: field)
+    }
+
+    public static func tooLarge(_ detail: String, slug: String = "too-large", field: String? = nil) -> Problem {
+        Problem(.contentTooLarge, slug, title: "Request too large", detail: detail, field: field)
+    }
+
+    public static func tooManyAttempts(retryAfter seconds: Int) -> Problem {
+        Problem(
+            .tooManyRequests, "too-many-failed-authentications", title: "Too many failed authentications",
+            detail: "Too many requests with a missing or wrong token came from your address. Wait \(seconds) seconds and try again with a valid token.",
+            headers: [.retryAfter: String(seconds)])
+    }
+
+    public static let internalError = Problem(
+        .internalServerError, "internal", title: "Internal server error",
+        detail: "The server failed to handle the request. Nothing was acknowledged; retry later, and report the X-Request-Id if it persists.")
+}

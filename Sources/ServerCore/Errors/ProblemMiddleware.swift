@@ -1,0 +1,58 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// Turns every error that reaches it into an `application/problem+json` response.
+///
+/// Errors the server did not anticipate become a bare 500 problem; what went wrong is logged with the
+/// request id, never sent.
+public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    public init() {}
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let problem as Problem {
+            return problem.response()
+        } catch let error as HTTPError {
+            return Self.problem(for: error).response()
+        } catch let error as DecodingError {
+            return Self.problem(for: error).response()
+        } catch {
+            context.logger.error("Request failed", metadata: ["error.type": "\(String(reflecting: type(of: error)))"])
+            return Problem.internalError.response()
+        }
+    }
+
+    static func problem(for error: HTTPError) -> Problem {
+        switch error.status {
+        case .notFound: return .notFound("such resource")
+        case .contentTooLarge: return .tooLarge("The request body is larger than the server accepts. Send smaller batches.")
+        case .methodNotAllowed:
+            return Problem(.methodNotAllowed, "method-not-allowed", title: "Method not allowed", detail: "This resource does not accept \(error.status.reasonPhrase) requests of that method. See Schema/openapi.yaml.")
+        default:
+            let status = error.status
+            return Problem(status, "http-\(status.code)", title: status.reasonPhrase, detail: error.body ?? status.reasonPhrase)
+        }
+    }
+
+    static func problem(for error: DecodingError) -> Problem {
+        func path(_ context: DecodingError.Context) -> String? {
+            let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return path.isEmpty ? nil : path
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let parent = path(context).map { $0 + "." } ?? ""
+            return .badRequest("The property \"\(key.stringValue)\" is missing.", field: parent + key.stringValue)
+        case .typeMismatch(let type, let context):
+            return .badRequest("Expected \(type) here. \(context.debugDescription)", field: path(context))
+        case .valueNotFound(let type, let context):
+            return .badRequest("Expected \(type) here but found null.", field: path(context))
+        case .dataCorrupted(let context):
+            return .badRequest("The body is not valid: \(context.debugDescription)", field: path(context))
+        @unknown default:
+            return .badRequest("The body could not be read.")
+        }
+    }
+}

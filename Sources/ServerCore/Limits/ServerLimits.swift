@@ -1,0 +1,19 @@
+/// Limits on what one request may ask of the server.
+public struct ServerLimits: Sendable, Hashable {
+    /// Largest request body accepted (413 beyond).
+    public var maxBodyBytes = 8 * 1024 * 1024
+    /// Most mutations in one push (413 beyond).
+    public var maxBatchSize = 1_000
+    /// Deepest nesting of arrays and objects in a request body (400 beyond).
+    public var maxJSONDepth = 32
+    /// Largest pull page; the default when none is asked for.
+    public var maxPageSize = 1_000
+    public var defaultPageSize = 500
+    /// Failed authentications from one address within `authFailureWindow` before it gets 429.
+    public var authFailureLimit = 20
+    public var authFailureWindow: Duration = .seconds(60)
+    /// How far ahead of the server's wall clock a device clock may be before it is clamped.
+    public var maxClockDriftMillis: Int64 = 5 * 60 * 1000
+
+    public init() {}
+}

@@ -1,0 +1,44 @@
+import Prometheus
+
+/// The server's Prometheus metrics, in a registry of its own (nothing global is bootstrapped).
+public struct ServerMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    let mutationsApplied: Counter
+    let mutationsRejected: Counter
+    let conflicts: Counter
+    let clampedClocks: Counter
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        mutationsApplied = registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "mutations_applied", unitName: "total", helpText: "Mutations that changed a record."))
+        mutationsRejected = registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "mutations_rejected", unitName: "total", helpText: "Mutations refused (validation, access, unknown form)."))
+        conflicts = registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "conflicts", unitName: "total", helpText: "Conflict log entries written."))
+        clampedClocks = registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "clamped_clocks", unitName: "total", helpText: "Push batches with a device clock too far ahead."))
+    }
+
+    static let latencyBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+    ]
+
+    /// Counts one request and its latency under its route pattern (not the raw path, to bound labels).
+    func recordRequest(method: String, route: String, status: Int, duration: Duration) {
+        let labels = [("method", method), ("route", route), ("status", String(status))]
+        registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "http_requests", unitName: "total", helpText: "HTTP requests handled."), labels: labels).increment()
+        registry.makeDurationHistogram(
+            descriptor: .init(namespace: "fieldsheet", metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency."),
+            labels: [("method", method), ("route", route)], buckets: Self.latencyBuckets
+        ).record(duration)
+    }
+
+    func recordPush(applied: Int, rejected: Int, conflicts: Int) {
+        if applied > 0 { mutationsApplied.increment(by: Int64(applied)) }
+        if rejected > 0 { mutationsRejected.increment(by: Int64(rejected)) }
+        if conflicts > 0 { self.conflicts.increment(by: Int64(conflicts)) }
+    }
+
+    func recordClampedClock() { clampedClocks.increment() }
+
+    /// The registry in Prometheus text format.
+    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import FormModel
+import Hummingbird
+
+/// `GET /v1/projects/{project}/forms` (every version, any member) and `POST` (publish, admins).
+struct FormsController {
+    struct FormVersion: Codable, Sendable {
+        var formId: String
+        var version: Int
+        var digest: String
+        var publishedAt: String
+        var definition: FormDefinition
+    }
+
+    struct FormList: Codable, Sendable {
+        var forms: [FormVersion]
+    }
+
+    struct PublishResponse: Codable, Sendable {
+        var formId: String
+        var version: Int
+        /// `published` (a new version) or `unchanged` (identical to the latest version).
+        var status: String
+        var warnings: [String]
+    }
+
+    let services: ServerServices
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("forms", use: list)
+        group.post("forms", use: publish)
+    }
+
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let membership = try context.membership()
+        let forms = try await services.storage.forms(projectId: membership.projectId)
+        return try .json(FormList(forms: forms.map(Self.wire)))
+    }
+
+    @Sendable func publish(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let membership = try context.membership()
+        guard membership.role.publishesForms else {
+            throw Problem.forbidden("Only a project admin may publish forms; your role is \(membership.role.rawValue).")
+        }
+        var request = request
+        let data = try await request.boundedBody(limits: services.limits)
+        if JSONDepthLimit.depth(of: data, stoppingAfter: services.limits.maxJSONDepth) > services.limits.maxJSONDepth {
+            throw Problem(.badRequest, "too-deep", title: "JSON nested too deeply", detail: "The form nests deeper than \(services.limits.maxJSONDepth) levels.")
+        }
+        let publisher = FormPublisher(storage: services.storage)
+        do {
+            let result = try await publisher.publish(data, file: "request body", projectId: membership.projectId)
+            let form = result.form
+            context.logger.info("Form published", metadata: ["form": .string(form.formId), "version": .stringConvertible(form.version), "changed": .stringConvertible(result.isNew)])
+            return try .json(
+                PublishResponse(formId: form.formId, version: form.version, status: result.isNew ? "published" : "unchanged", warnings: result.warnings.map(\.description)),
+                status: result.isNew ? .created : .ok)
+        } catch let error as FormPublishError {
+            throw error.problem
+        }
+    }
+
+    static func wire(_ form: PublishedForm) -> FormVersion {
+        FormVersion(formId: form.formId, version: form.version, digest: form.digest, publishedAt: ISO8601DateFormatter().string(from: form.publishedAt), definition: form.definition)
+    }
+}

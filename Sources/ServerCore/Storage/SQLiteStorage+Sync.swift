@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+import SyncCore
+
+extension SQLiteStorage {
+    static let recordColumns = """
+        r.id, r.form_id, r.form_version, r.state, r.author_id, u.name AS author_name, r.shared, r.revision, r.sequence, r.fields
+        """
+
+    public func push(
+        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
+        plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
+    ) async throws -> PushPlan {
+        try await pool.write { db in
+            let snapshot = PushSnapshot(
+                storedOutcomes: try Self.storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
+                records: try Self.records(db, projectId: projectId, ids: recordIds))
+            var decided = try plan(snapshot)
+            let encoder = JSONEncoder()
+            let now = Date().timeIntervalSince1970
+            if !decided.records.isEmpty {
+                // The serialized commit step: numbers are taken inside the writing transaction, so they
+                // become visible in the order they were assigned (see ServerStorage).
+                let count = Int64(decided.records.count)
+                let last = try Int64.fetchOne(
+                    db, sql: "UPDATE projects SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence",
+                    arguments: [count, projectId]) ?? count
+                var sequence = last - count + 1
+                let upsert = try db.cachedStatement(sql: """
+                    INSERT INTO records (project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (project_id, id) DO UPDATE SET
+                        form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
+                        revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at
+                    """)
+                for index in decided.records.indices {
+                    decided.records[index].sequence = sequence
+                    let record = decided.records[index]
+                    let fields = String(decoding: try encoder.encode(record.fields), as: UTF8.self)
+                    try upsert.execute(arguments: [
+                        projectId, record.id.uuidString, record.formId, record.formVersion, record.state.rawValue,
+                        record.authorId, record.shared, record.revision, sequence, fields, now,
+                    ])
+                    sequence += 1
+                }
+            }
+            let insertOutcome = try db.cachedStatement(sql: """
+                INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            for stored in decided.newOutcomes {
+                let outcome = String(decoding: try encoder.encode(stored.outcome), as: UTF8.self)
+                try insertOutcome.execute(arguments: [projectId, clientId, stored.mutationId, stored.userId, stored.digest, outcome, now])
+            }
+            let insertConflict = try db.cachedStatement(sql: """
+                INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            for conflict in decided.conflicts {
+                let entry = String(decoding: try encoder.encode(conflict.entry), as: UTF8.self)
+                try insertConflict.execute(arguments: [
+                    projectId, conflict.recordId.uuidString, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
+                ])
+            }
+            return decided
+        }
+    }
+
+    public func changes(projectId: Int64, after: Int64, limit: Int, visibility: RecordVisibility) async throws -> [StoredRecord] {
+        try await pool.read { db in
+            let (userId, shared): (Int64, Bool) = switch visibility {
+            case .authoredBy(let id): (id, false)
+            case .authoredByOrShared(let id): (id, true)
+            }
+            let decoder = JSONDecoder()
+            return try Row.fetchAll(db, sql: """
+                SELECT \(Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
+                WHERE r.project_id = ? AND r.sequence > ? AND (r.author_id = ? OR (? AND r.shared))
+                ORDER BY r.sequence LIMIT ?
+                """, arguments: [projectId, after, userId, shared, limit]).map { try Self.storedRecord($0, decoder: decoder) }
+        }
+    }
+
+    public func record(projectId: Int64, id: UUID) async throws -> StoredRecord? {
+        try await pool.read { db in try Self.records(db, projectId: projectId, ids: [id])[id] }
+    }
+
+    public func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
+        try await pool.read { db in
+            let decoder = JSONDecoder()
+            return try Row.fetchAll(db, sql: """
+                SELECT \(Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
+                WHERE r.project_id = ? AND r.form_id = ? AND r.id > ? ORDER BY r.id LIMIT ?
+                """, arguments: [projectId, formId, after?.uuidString ?? "", limit]).map { try Self.storedRecord($0, decoder: decoder) }
+        }
+    }
+
+    public func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict] {
+        try await pool.read { db in
+            let decoder = JSONDecoder()
+            return try Row.fetchAll(db, sql: """
+                SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = ? AND record_id = ? ORDER BY id
+                """, arguments: [projectId, recordId.uuidString]).map { row in
+                let entry: String = row["entry"]
+                return LoggedConflict(
+                    recordId: recordId, mutationId: row["mutation_id"], clientId: row["client_id"],
+                    entry: try decoder.decode(ConflictEntry.self, from: Data(entry.utf8)))
+            }
+        }
+    }
+
+    // MARK: Rows
+
+    static func storedOutcomes(_ db: Database, projectId: Int64, clientId: String, mutationIds: [String]) throws -> [String: StoredOutcome] {
+        guard !mutationIds.isEmpty else { return [:] }
+        let decoder = JSONDecoder()
+        var result: [String: StoredOutcome] = [:]
+        let placeholders = Array(repeating: "?", count: mutationIds.count).joined(separator: ",")
+        let arguments = StatementArguments([projectId, clientId] as [any DatabaseValueConvertible]) + StatementArguments(mutationIds)
+        for row in try Row.fetchAll(db, sql: """
+            SELECT mutation_id, user_id, digest, outcome FROM mutations WHERE project_id = ? AND client_id = ? AND mutation_id IN (\(placeholders))
+            """, arguments: arguments) {
+            let outcome: String = row["outcome"]
+            let stored = StoredOutcome(
+                mutationId: row["mutation_id"], userId: row["user_id"], digest: row["digest"],
+                outcome: try decoder.decode(MutationOutcome.self, from: Data(outcome.utf8)))
+            result[stored.mutationId] = stored
+        }
+        return result
+    }
+
+    static func records(_ db: Database, projectId: Int64, ids: [UUID]) throws -> [UUID: StoredRecord] {
+        guard !ids.isEmpty else { return [:] }
+        let decoder = JSONDecoder()
+        var result: [UUID: StoredRecord] = [:]
+        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ",")
+        let arguments = StatementArguments([projectId]) + StatementArguments(ids.map(\.uuidString))
+        for row in try Row.fetchAll(db, sql: """
+            SELECT \(recordColumns) FROM records r JOIN users u ON u.id = r.author_id
+            WHERE r.project_id = ? AND r.id IN (\(placeholders))
+            """, arguments: arguments) {
+            let record = try storedRecord(row, decoder: decoder)
+            result[record.id] = record
+        }
+        return result
+    }
+
+    static func storedRecord(_ row: Row, decoder: JSONDecoder) throws -> StoredRecord {
+        let id: String = row["id"]
+        let fields: String = row["fields"]
+        return StoredRecord(
+            id: UUID(uuidString: id) ?? UUID(),
+            formId: row["form_id"], formVersion: row["form_version"],
+            state: RecordState(rawValue: row["state"]) ?? .draft,
+            authorId: row["author_id"], authorName: row["author_name"], shared: row["shared"],
+            revision: row["revision"], sequence: row["sequence"],
+            fields: try decoder.decode([String: FieldState].self, from: Data(fields.utf8)))
+    }
+}

@@ -1,0 +1,78 @@
+// Generated from Schema/server-sqlite.sql; a test keeps them equal. Migrations never change once shipped.
+
+/// The SQL of each schema migration, in order.
+enum ServerSchema {
+    /// v1: projects, users, tokens, forms, records (one row each, fields as JSON), mutations, conflicts.
+    static let v1 = #"""
+    CREATE TABLE projects (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        last_sequence INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE users (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE memberships (
+        user_id INTEGER NOT NULL REFERENCES users (id),
+        project_id INTEGER NOT NULL REFERENCES projects (id),
+        role TEXT NOT NULL CHECK (role IN ('collector', 'reviewer', 'admin')),
+        PRIMARY KEY (user_id, project_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE tokens (
+        id INTEGER PRIMARY KEY,
+        user_id INTEGER NOT NULL REFERENCES users (id),
+        token_hash BLOB NOT NULL UNIQUE,
+        created_at REAL NOT NULL,
+        revoked_at REAL
+    );
+    CREATE TABLE forms (
+        project_id INTEGER NOT NULL REFERENCES projects (id),
+        form_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        definition TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        published_at REAL NOT NULL,
+        PRIMARY KEY (project_id, form_id, version)
+    ) WITHOUT ROWID;
+    CREATE TABLE records (
+        project_id INTEGER NOT NULL REFERENCES projects (id),
+        id TEXT NOT NULL,
+        form_id TEXT NOT NULL,
+        form_version INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('draft', 'submitted', 'deleted')),
+        author_id INTEGER NOT NULL REFERENCES users (id),
+        shared INTEGER NOT NULL,
+        revision INTEGER NOT NULL,
+        sequence INTEGER NOT NULL,
+        fields TEXT NOT NULL,
+        updated_at REAL NOT NULL,
+        UNIQUE (project_id, id)
+    );
+    CREATE UNIQUE INDEX records_by_sequence ON records (project_id, sequence);
+    CREATE INDEX records_by_form ON records (project_id, form_id, id);
+    CREATE TABLE mutations (
+        project_id INTEGER NOT NULL REFERENCES projects (id),
+        client_id TEXT NOT NULL,
+        mutation_id TEXT NOT NULL,
+        user_id INTEGER NOT NULL REFERENCES users (id),
+        digest BLOB NOT NULL,
+        outcome TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (project_id, client_id, mutation_id)
+    );
+    CREATE TABLE conflicts (
+        id INTEGER PRIMARY KEY,
+        project_id INTEGER NOT NULL REFERENCES projects (id),
+        record_id TEXT NOT NULL,
+        mutation_id TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        entry TEXT NOT NULL,
+        open INTEGER NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX conflicts_by_record ON conflicts (project_id, record_id);
+    """#
+}

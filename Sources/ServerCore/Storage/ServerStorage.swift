@@ -1,0 +1,79 @@
+import Foundation
+import FormModel
+import SyncCore
+
+/// Everything the server keeps, behind intent-level methods. Nothing above this protocol knows which
+/// database holds the data: SQLite (``SQLiteStorage``) now, PostgreSQL later.
+///
+/// Rules for implementations:
+/// - `push` runs its whole batch in one transaction and returns only after it is durable
+///   (on SQLite: WAL with `synchronous=FULL`).
+/// - Change-feed sequence numbers are assigned inside the same serialized commit step, so that they
+///   become visible in commit order and a reader paging by `sequence` never skips one. On SQLite the
+///   single writer gives this for free; on PostgreSQL take the project's counter row with
+///   `UPDATE projects SET last_sequence = last_sequence + n … RETURNING` inside the transaction: the row
+///   lock is held until commit, so a later writer cannot take (let alone commit) higher numbers first.
+public protocol ServerStorage: Sendable {
+    /// Creates or upgrades the schema; run before the server accepts requests.
+    func migrate() async throws
+
+    // MARK: Projects, users and tokens
+
+    func createProject(name: String) async throws -> ProjectInfo
+    func project(named name: String) async throws -> ProjectInfo?
+    func projects() async throws -> [ProjectInfo]
+    /// Adds the user (created when new) to the project with `role` and stores a new token hash for them.
+    func addMember(userName: String, projectId: Int64, role: Role, tokenHash: Data) async throws
+    /// Revokes every token of the user; returns how many were active.
+    func revokeTokens(userName: String) async throws -> Int
+    /// The user owning an active token with this SHA-256 hash, with their memberships.
+    func principal(tokenHash: Data) async throws -> Principal?
+
+    // MARK: Forms
+
+    /// Every published version of every form of the project, by form id then version.
+    func forms(projectId: Int64) async throws -> [PublishedForm]
+    func form(projectId: Int64, formId: String, version: Int) async throws -> PublishedForm?
+    /// Ids of the fields that some record of the form holds a value for.
+    func fieldsInUse(projectId: Int64, formId: String) async throws -> Set<String>
+    /// Stores a new version; throws ``StorageError/versionTaken`` when that version exists.
+    func insertForm(_ form: PublishedForm) async throws
+
+    // MARK: Sync
+
+    /// Runs one push batch in one transaction: reads what `plan` needs, lets it decide, writes its
+    /// decision with sequence numbers in commit order, and commits. A throwing `plan` writes nothing.
+    func push(
+        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
+        plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
+    ) async throws -> PushPlan
+    /// Records changed after `after`, ordered by sequence, at most `limit`.
+    func changes(projectId: Int64, after: Int64, limit: Int, visibility: RecordVisibility) async throws -> [StoredRecord]
+    func record(projectId: Int64, id: UUID) async throws -> StoredRecord?
+    /// A page of one form's records ordered by id, after `after` (for exports that stream).
+    func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord]
+    /// The conflict log of one record, oldest first.
+    func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict]
+}
+
+/// A storage failure a caller can act on. Database errors themselves never leave the server.
+public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case projectExists
+        case unknownProject
+        case unknownUser
+        case versionTaken
+    }
+
+    public var code: Code
+    public var detail: String
+
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public static func == (lhs: StorageError, rhs: StorageError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    public var description: String { detail }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import FormModel
+import SyncCore
+
+/// A project: the unit of membership, forms and records.
+public struct ProjectInfo: Sendable, Hashable, Codable {
+    public var id: Int64
+    public var name: String
+
+    public init(id: Int64, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// One published version of a form.
+public struct PublishedForm: Sendable, Hashable {
+    public var projectId: Int64
+    public var definition: FormDefinition
+    /// SHA-256 (hex) of the definition with its version set to 0: equal digests mean an unchanged form.
+    public var digest: String
+    public var publishedAt: Date
+
+    public var formId: String { definition.id }
+    public var version: Int { definition.version }
+
+    public init(projectId: Int64, definition: FormDefinition, digest: String, publishedAt: Date) {
+        self.projectId = projectId
+        self.definition = definition
+        self.digest = digest
+        self.publishedAt = publishedAt
+    }
+}
+
+/// A record as stored: one row per record, every field with its metadata together.
+public struct StoredRecord: Sendable, Hashable {
+    public var id: UUID
+    public var formId: String
+    public var formVersion: Int
+    public var state: RecordState
+    public var authorId: Int64
+    public var authorName: String
+    /// Whether the record was ever submitted: shared records are visible to reviewers, also as tombstones.
+    public var shared: Bool
+    public var revision: Int64
+    /// Assigned by the storage when the change commits; 0 for a record not yet written.
+    public var sequence: Int64
+    public var fields: [String: FieldState]
+
+    public init(
+        id: UUID, formId: String, formVersion: Int, state: RecordState, authorId: Int64, authorName: String,
+        shared: Bool, revision: Int64, sequence: Int64, fields: [String: FieldState]
+    ) {
+        self.id = id
+        self.formId = formId
+        self.formVersion = formVersion
+        self.state = state
+        self.authorId = authorId
+        self.authorName = authorName
+        self.shared = shared
+        self.revision = revision
+        self.sequence = sequence
+        self.fields = fields
+    }
+
+    /// The record as sent to devices.
+    public var snapshot: RecordSnapshot {
+        RecordSnapshot(recordId: id, formId: formId, formVersion: formVersion, state: state, revision: revision, sequence: sequence, author: authorName, fields: fields)
+    }
+}
+
+/// Which records a reader may see in the change feed.
+public enum RecordVisibility: Sendable, Hashable {
+    /// Only the records the user created (collectors).
+    case authoredBy(Int64)
+    /// The user's own records and every shared (once submitted) record (reviewers, admins).
+    case authoredByOrShared(Int64)
+}
+
+/// The stored outcome of one mutation, kept so a retry gets the same answer.
+public struct StoredOutcome: Sendable, Hashable {
+    public var mutationId: String
+    public var userId: Int64
+    /// SHA-256 of the mutation as first sent; a different payload under the same id is refused.
+    public var digest: Data
+    public var outcome: MutationOutcome
+
+    public init(mutationId: String, userId: Int64, digest: Data, outcome: MutationOutcome) {
+        self.mutationId = mutationId
+        self.userId = userId
+        self.digest = digest
+        self.outcome = outcome
+    }
+}
+
+/// What the storage reads inside the push transaction and hands to the push planner.
+public struct PushSnapshot: Sendable {
+    /// Outcomes already stored for mutation ids of this batch (same project and client).
+    public var storedOutcomes: [String: StoredOutcome]
+    /// The project's current records named by the batch.
+    public var records: [UUID: StoredRecord]
+
+    public init(storedOutcomes: [String: StoredOutcome], records: [UUID: StoredRecord]) {
+        self.storedOutcomes = storedOutcomes
+        self.records = records
+    }
+}
+
+/// A conflict log entry with where it came from.
+public struct LoggedConflict: Sendable, Hashable {
+    public var recordId: UUID
+    public var mutationId: String
+    public var clientId: String
+    public var entry: ConflictEntry
+
+    public init(recordId: UUID, mutationId: String, clientId: String, entry: ConflictEntry) {
+        self.recordId = recordId
+        self.mutationId = mutationId
+        self.clientId = clientId
+        self.entry = entry
+    }
+}
+
+/// What the push planner decided: the storage writes all of it in the same transaction, or nothing.
+public struct PushPlan: Sendable {
+    /// One outcome per mutation of the batch, in order (returned to the device).
+    public var outcomes: [MutationOutcome]
+    /// Outcomes not stored before (first attempts).
+    public var newOutcomes: [StoredOutcome]
+    /// Records to insert or replace, each once, in the order their changes were made.
+    public var records: [StoredRecord]
+    public var conflicts: [LoggedConflict]
+    /// Number of mutations that changed a record.
+    public var appliedCount: Int
+
+    public init(outcomes: [MutationOutcome] = [], newOutcomes: [StoredOutcome] = [], records: [StoredRecord] = [], conflicts: [LoggedConflict] = [], appliedCount: Int = 0) {
+        self.outcomes = outcomes
+        self.newOutcomes = newOutcomes
+        self.records = records
+        self.conflicts = conflicts
+        self.appliedCount = appliedCount
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import FormModel
+import SyncCore
+
+/// A form version named by a mutation.
+public struct FormKey: Hashable, Sendable {
+    public var id: String
+    public var version: Int
+
+    public init(id: String, version: Int) {
+        self.id = id
+        self.version = version
+    }
+}
+
+/// A mutation as the planner gets it: clock clamped, with the digest of what the device sent.
+struct PreparedMutation: Sendable {
+    var mutation: Mutation
+    /// SHA-256 of the mutation as sent (before clamping), to recognise a retry.
+    var digest: Data
+}
+
+/// Decides a push batch inside the storage's transaction: replays stored outcomes, checks access,
+/// merges field by field, validates, and lists what to write. Pure: no I/O, no database.
+struct PushPlanner: Sendable {
+    let userId: Int64
+    let userName: String
+    let role: Role
+    let clientId: String
+    let forms: [FormKey: FormDefinition]
+    let validators: [FormKey: FormValidator]
+    let mutations: [PreparedMutation]
+
+    init(principal: Principal, role: Role, clientId: String, forms: [FormKey: FormDefinition], mutations: [PreparedMutation]) {
+        self.userId = principal.userId
+        self.userName = principal.userName
+        self.role = role
+        self.clientId = clientId
+        self.forms = forms
+        self.validators = forms.mapValues { FormValidator(form: $0) }
+        self.mutations = mutations
+    }
+
+    func plan(_ snapshot: PushSnapshot) throws -> PushPlan {
+        var plan = PushPlan()
+        var working = snapshot.records
+        var writtenIndex: [UUID: Int] = [:]
+        var seen = snapshot.storedOutcomes
+        for (index, prepared) in mutations.enumerated() {
+            let mutation = prepared.mutation
+            if let stored = seen[mutation.mutationId] {
+                guard stored.digest == prepared.digest, stored.userId == userId else {
+                    throw Problem(
+                        .conflict, "mutation-id-reused", title: "Mutation id reused",
+                        detail: "The mutation id \"\(mutation.mutationId)\" was already used by this client for a different change. Give every new mutation a new id (a UUID); resend a mutation only unchanged. Nothing of this batch was applied.",
+                        field: "mutations[\(index)].mutationId")
+                }
+                plan.outcomes.append(stored.outcome)
+                continue
+            }
+            let outcome = apply(mutation, working: &working, plan: &plan, writtenIndex: &writtenIndex)
+            plan.outcomes.append(outcome)
+            let stored = StoredOutcome(mutationId: mutation.mutationId, userId: userId, digest: prepared.digest, outcome: outcome)
+            plan.newOutcomes.append(stored)
+            seen[mutation.mutationId] = stored
+        }
+        return plan
+    }
+
+    private func reject(_ mutation: Mutation, _ problem: Problem) -> MutationOutcome {
+        MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: .rejected, problem: problem.details)
+    }
+
+    private func apply(_ mutation: Mutation, working: inout [UUID: StoredRecord], plan: inout PushPlan, writtenIndex: inout [UUID: Int]) -> MutationOutcome {
+        let key = FormKey(id: mutation.formId, version: mutation.formVersion)
+        guard let form = forms[key], let validator = validators[key] else {
+            return reject(mutation, Problem(
+                .unprocessableContent, "unknown-form", title: "Unknown form version",
+                detail: "This project has no form \"\(mutation.formId)\" version \(mutation.formVersion). Fetch the project's forms and start records on a published version.",
+                field: "formId"))
+        }
+        let current = working[mutation.recordId]
+        if let current {
+            if let problem = RecordAccess.writeProblem(current, userId: userId, role: role, newState: mutation.state) {
+                return reject(mutation, problem)
+            }
+            if current.formId != mutation.formId {
+                return reject(mutation, Problem(
+                    .conflict, "form-mismatch", title: "Record belongs to another form",
+                    detail: "Record \(mutation.recordId) is a \"\(current.formId)\" record; it cannot be changed as \"\(mutation.formId)\".",
+                    field: "formId"))
+            }
+        }
+        let merged = RecordMerge.merge(
+            current: current.map { MergeableRecord(state: $0.state, revision: $0.revision, fields: $0.fields) },
+            mutation: mutation, clientId: clientId, recordPolicy: form.conflictPolicy, policy: form.conflictPolicy(for:))
+        if let problem = validate(merged.record, mutation: mutation, form: form, validator: validator) {
+            return reject(mutation, problem)
+        }
+        for entry in merged.conflicts {
+            plan.conflicts.append(LoggedConflict(recordId: mutation.recordId, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
+        }
+        var revision = current?.revision ?? 0
+        if merged.changed {
+            let record = StoredRecord(
+                id: mutation.recordId, formId: mutation.formId, formVersion: mutation.formVersion, state: merged.record.state,
+                authorId: current?.authorId ?? userId, authorName: current?.authorName ?? userName,
+                shared: (current?.shared ?? false) || merged.record.state == .submitted,
+                revision: merged.record.revision, sequence: 0, fields: merged.record.fields)
+            working[record.id] = record
+            if let index = writtenIndex[record.id] {
+                plan.records[index] = record
+            } else {
+                writtenIndex[record.id] = plan.records.count
+                plan.records.append(record)
+            }
+            plan.appliedCount += 1
+            revision = record.revision
+        }
+        let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
+        return MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts)
+    }
+
+    /// Submitted records must pass the form's validation; drafts only need values of the right kind
+    /// (raw input allowed) for fields the form has.
+    private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator) -> Problem? {
+        switch record.state {
+        case .submitted:
+            let report = validator.validate(record.fields.compactMapValues(\.value))
+            guard let first = report.issues.first else { return nil }
+            let detail = report.issues.map(\.description).joined(separator: " ")
+            return .validation("The record cannot be submitted: \(detail)", field: first.fieldID)
+        case .draft:
+            for fieldId in mutation.changes.keys.sorted() {
+                guard let field = form.field(fieldId), field.kind.takesAnswer else {
+                    return .validation("The form \(form.id) has no field \"\(fieldId)\" that takes an answer.", field: fieldId)
+                }
+                if let value = mutation.changes[fieldId]?.value, !value.fits(field.kind) {
+                    return .validation("This answer is a \(value.tag), but the field \"\(fieldId)\" is \(field.kind.rawValue); send it as raw input or in the field's type.", field: fieldId)
+                }
+            }
+            return nil
+        case .deleted:
+            return nil
+        }
+    }
+}

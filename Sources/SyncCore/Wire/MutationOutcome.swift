@@ -1,0 +1,51 @@
+import Foundation
+
+/// What became of one mutation. Stored with the mutation, so a retry gets exactly this back.
+public struct MutationOutcome: Codable, Sendable, Hashable {
+    public enum Status: String, Codable, Sendable, CaseIterable {
+        /// Every change was applied (or there was nothing to change).
+        case applied
+        /// Applied, but at least one field was decided against the device or left in an open conflict;
+        /// `conflicts` says which.
+        case merged
+        /// Nothing was applied; `problem` says why. Sending it again gives the same answer.
+        case rejected
+    }
+
+    public var mutationId: String
+    public var recordId: UUID
+    public var status: Status
+    /// The record's revision after this mutation (absent when rejected).
+    public var revision: Int64?
+    /// Every field where both sides had written since the device's base, and how it was decided.
+    public var conflicts: [ConflictEntry]
+    /// Why the mutation was rejected.
+    public var problem: ProblemDetails?
+
+    public init(mutationId: String, recordId: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil) {
+        self.mutationId = mutationId
+        self.recordId = recordId
+        self.status = status
+        self.revision = revision
+        self.conflicts = conflicts
+        self.problem = problem
+    }
+}
+
+/// An RFC 9457 problem: a stable `type`, a human `title` and `detail`, and the offending field.
+public struct ProblemDetails: Codable, Sendable, Hashable {
+    public var type: String
+    public var title: String
+    public var status: Int
+    public var detail: String
+    /// The field (id or request property) the problem is about, where it applies.
+    public var field: String?
+
+    public init(type: String, title: String, status: Int, detail: String, field: String? = nil) {
+        self.type = type
+        self.title = title
+        self.status = status
+        self.detail = detail
+        self.field = field
+    }
+}

@@ -1,0 +1,53 @@
+import AsyncHTTPClient
+import Foundation
+import FormModel
+import NIOCore
+import SyncCore
+
+/// `fieldsheet-loadgen`: plays devices against a live fieldsheet-server over HTTP and prints throughput,
+/// p50/p99 latency and the server's RSS as Markdown. Bounded in count and time; loopback only.
+///
+///     fieldsheet-loadgen URL TOKEN SERVER_PID [push-records] [pull-records] [devices]
+///
+/// The project is `bench` with a published form `wide` of 20 text fields `f1`…`f20`.
+@main
+struct LoadGenerator {
+    static func main() async throws {
+        let arguments = CommandLine.arguments
+        guard arguments.count >= 4 else {
+            FileHandle.standardError.write(Data("usage: fieldsheet-loadgen URL TOKEN SERVER_PID [push-records] [pull-records] [devices]\n".utf8))
+            exit(64)
+        }
+        let setup = Setup(
+            url: arguments[1], token: arguments[2], serverPid: Int(arguments[3]) ?? 0,
+            pushRecords: arguments.count > 4 ? Int(arguments[4]) ?? 10_000 : 10_000,
+            pullRecords: arguments.count > 5 ? Int(arguments[5]) ?? 100_000 : 100_000,
+            devices: arguments.count > 6 ? Int(arguments[6]) ?? 200 : 200)
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: setup.devices + 8)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            let runner = Runner(setup: setup, client: client)
+            print("| scenario | requests | throughput | p50 | p99 | errors | server RSS (peak) |")
+            print("|---|---|---|---|---|---|---|")
+            try await runner.push()
+            try await runner.fill()
+            try await runner.pull()
+            try await runner.devicesAtOnce()
+        } catch {
+            FileHandle.standardError.write(Data("load generator failed: \(error)\n".utf8))
+            try await client.shutdown()
+            exit(1)
+        }
+        try await client.shutdown()
+    }
+}
+
+struct Setup: Sendable {
+    var url: String
+    var token: String
+    var serverPid: Int
+    var pushRecords: Int
+    var pullRecords: Int
+    var devices: Int
+}

@@ -1,0 +1,140 @@
+import AsyncHTTPClient
+import Foundation
+import FormModel
+import NIOCore
+import NIOHTTP1
+import SyncCore
+
+/// The scenarios. Request bodies are encoded before the clock starts, so the figures are the server's.
+struct Runner: Sendable {
+    let setup: Setup
+    let client: HTTPClient
+    static let batchSize = 500
+    static let fields = 20
+
+    /// One push body of `count` new submitted records from `clientId`.
+    func pushBody(clientId: String, count: Int) throws -> ByteBuffer {
+        let hlc = HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0)
+        var changes: [String: FieldChange] = [:]
+        for field in 1...Self.fields { changes["f\(field)"] = FieldChange(value: .text("value of field \(field) typed in the basement"), baseRevision: 0, hlc: hlc) }
+        let mutations = (0..<count).map { _ in
+            Mutation(mutationId: UUID().uuidString, recordId: UUID(), formId: "wide", formVersion: 1, state: .submitted, changes: changes)
+        }
+        return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientId: clientId, mutations: mutations)))
+    }
+
+    /// Sends one request; returns its latency, or throws when the status is not 200.
+    func send(_ method: HTTPMethod, _ path: String, body: ByteBuffer? = nil) async throws -> (Duration, ByteBuffer) {
+        var request = HTTPClientRequest(url: setup.url + path)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(setup.token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let body { request.body = .bytes(body) }
+        let start = ContinuousClock.now
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        let elapsed = start.duration(to: .now)
+        guard response.status == .ok else { throw LoadError("\(method) \(path) answered \(response.status): \(String(buffer: bytes).prefix(300))") }
+        return (elapsed, bytes)
+    }
+
+    /// Push `pushRecords` records of 20 fields from one device, `batchSize` per request, one after another.
+    func push() async throws {
+        let bodies = try (0..<(setup.pushRecords / Self.batchSize)).map { _ in try pushBody(clientId: "bench-push", count: Self.batchSize) }
+        var latencies: [Duration] = []
+        let start = ContinuousClock.now
+        for body in bodies { latencies.append(try await send(.POST, "/v1/projects/bench/push", body: body).0) }
+        let total = start.duration(to: .now)
+        report("push \(setup.pushRecords) records × 20 fields (batches of \(Self.batchSize), 1 device)", latencies, total: total, units: setup.pushRecords, unit: "records/s")
+    }
+
+    /// Tops the project up to `pullRecords` records for the pull scenario (not measured).
+    func fill() async throws {
+        let missing = setup.pullRecords - setup.pushRecords
+        guard missing > 0 else { return }
+        for _ in 0..<(missing / Self.batchSize) {
+            _ = try await send(.POST, "/v1/projects/bench/push", body: try pushBody(clientId: "bench-fill", count: Self.batchSize))
+        }
+    }
+
+    /// Pull every record into an empty device, 1,000 per page.
+    func pull() async throws {
+        var latencies: [Duration] = []
+        var cursor: Int64 = 0
+        var received = 0
+        let decoder = JSONDecoder()
+        let start = ContinuousClock.now
+        while true {
+            let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=1000")
+            latencies.append(elapsed)
+            let page = try decoder.decode(PullPage.self, from: Data(bytes.readableBytesView))
+            received += page.changes.count
+            cursor = page.cursor
+            if !page.hasMore { break }
+        }
+        let total = start.duration(to: .now)
+        report("pull \(received) records (pages of 1,000, decoded by the client)", latencies, total: total, units: received, unit: "records/s")
+    }
+
+    /// `devices` devices at once, each: push 10 records, pull one page of 100, three rounds.
+    func devicesAtOnce() async throws {
+        let rounds = 3
+        let bodies = try (0..<setup.devices).map { device in try (0..<rounds).map { _ in try pushBody(clientId: "bench-device-\(device)", count: 10) } }
+        let start = ContinuousClock.now
+        let results = await withTaskGroup(of: ([Duration], Int).self) { group in
+            for device in 0..<setup.devices {
+                group.addTask {
+                    var latencies: [Duration] = []
+                    var errors = 0
+                    var cursor: Int64 = 0
+                    for round in 0..<rounds {
+                        do {
+                            latencies.append(try await send(.POST, "/v1/projects/bench/push", body: bodies[device][round]).0)
+                            let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=100")
+                            latencies.append(elapsed)
+                            cursor = (try? JSONDecoder().decode(PullPage.self, from: Data(bytes.readableBytesView)).cursor) ?? cursor
+                        } catch {
+                            errors += 1
+                            FileHandle.standardError.write(Data("device \(device): \(error)\n".utf8))
+                        }
+                    }
+                    return (latencies, errors)
+                }
+            }
+            var all: [([Duration], Int)] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        let total = start.duration(to: .now)
+        let latencies = results.flatMap(\.0)
+        report("\(setup.devices) devices at once (3 × push 10 + pull 100 each)", latencies, total: total, units: latencies.count, unit: "requests/s", errors: results.map(\.1).reduce(0, +))
+    }
+
+    func report(_ name: String, _ latencies: [Duration], total: Duration, units: Int, unit: String, errors: Int = 0) {
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> String {
+            guard !sorted.isEmpty else { return "-" }
+            let value = sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+            return String(format: "%.1f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
+        }
+        let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
+        print("| \(name) | \(latencies.count) | \(Int(Double(units) / seconds)) \(unit) | \(percentile(0.5)) | \(percentile(0.99)) | \(errors) | \(rss()) |")
+    }
+
+    /// The server's resident set now and at its peak, from /proc.
+    func rss() -> String {
+        guard let status = try? String(contentsOfFile: "/proc/\(setup.serverPid)/status", encoding: .utf8) else { return "?" }
+        func value(_ key: String) -> String {
+            status.split(separator: "\n").first { $0.hasPrefix(key) }.map { line in
+                let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+                return "\(kb / 1024) MB"
+            } ?? "?"
+        }
+        return "\(value("VmRSS:")) (\(value("VmHWM:")))"
+    }
+}
+
+struct LoadError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

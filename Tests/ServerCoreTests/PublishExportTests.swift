@@ -1,0 +1,88 @@
+import Foundation
+import FormModel
+import HummingbirdTesting
+@testable import ServerCore
+import SyncCore
+import Testing
+
+struct PublishExportTests {
+    @Test func anUnchangedFormKeepsItsVersionAndAChangedOneGetsTheNext() async throws {
+        try await TestServer.with { server in
+            let first = try await server.publish(TestForms.job(), project: "alpha")
+            #expect(first.isNew && first.form.version == 1)
+            let again = try await server.publish(TestForms.job(), project: "alpha")
+            #expect(!again.isNew && again.form.version == 1)
+            let changed = try await server.publish(TestForms.job(extraField: true), project: "alpha")
+            #expect(changed.isNew && changed.form.version == 2)
+            let project = try await server.project("alpha")
+            #expect(try await server.storage.forms(projectId: project.id).map(\.version) == [1, 2])
+        }
+    }
+
+    @Test func aChangeThatWouldBreakStoredRecordsIsRefusedWithTheReason() async throws {
+        try await TestServer.with { server in
+            try await server.publish(TestForms.job(extraField: true), project: "alpha")
+            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            try await server.app.test(.router) { client in
+                _ = try await device.push(client, [device.mutation(UUID(), state: .draft, ["site": device.change(.text("north")), "count": device.change(.integer(2))])])
+            }
+            await #expect(throws: FormPublishError.self) { try await server.publish(TestForms.job(), project: "alpha") }
+            do {
+                try await server.publish(TestForms.job(), project: "alpha")
+            } catch let error as FormPublishError {
+                #expect(error.code == .breaking)
+                #expect(error.description.contains("\"site\" is removed"))
+            }
+            var retyped = TestForms.job(extraField: true)
+            retyped.pages[0].fields[2].kind = .decimal
+            do {
+                try await server.publish(retyped, project: "alpha")
+                Issue.record("a kind change of a field in use was published")
+            } catch let error as FormPublishError {
+                #expect(error.description.contains("\"count\" changes from integer to decimal"))
+            }
+            // Removing a field nobody has a value for is fine.
+            var trimmed = TestForms.job(extraField: true)
+            trimmed.pages[0].fields.removeAll { $0.id == "notes" }
+            #expect(try await server.publish(trimmed, project: "alpha").form.version == 2)
+        }
+    }
+
+    @Test func anInvalidFormIsRefusedWithItsFindings() async throws {
+        try await TestServer.with { server in
+            let project = try await server.project("alpha")
+            do {
+                _ = try await FormPublisher(storage: server.storage).publish(Data("{\"id\": \"x\"}".utf8), file: "x.json", projectId: project.id)
+                Issue.record("an invalid form was published")
+            } catch let error as FormPublishError {
+                #expect(error.code == .invalid)
+                #expect(!error.reasons.isEmpty)
+            }
+        }
+    }
+
+    @Test func exportStreamsCSVAndJSONLines() async throws {
+        try await TestServer.with { server in
+            try await server.publish(TestForms.job(), project: "alpha")
+            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            try await server.app.test(.router) { client in
+                _ = try await device.push(client, (0..<7).map { index in
+                    device.mutation(UUID(), ["title": device.change(.text(index == 0 ? "Pump, \"big\"" : "Job \(index)")), "priority": device.change(.choice("high"))])
+                })
+            }
+            let project = try await server.project("alpha")
+            var csv: [String] = []
+            let exporter = RecordExporter(storage: server.storage, pageSize: 3)
+            let count = try await exporter.export(projectId: project.id, formId: "job", format: .csv) { csv.append($0) }
+            #expect(count == 7)
+            #expect(csv.count == 8)
+            #expect(csv[0] == "recordId,formVersion,state,author,revision,title,priority,count,notes\r\n")
+            #expect(csv.contains { $0.contains(",\"Pump, \"\"big\"\"\",high,,") })
+            var jsonl: [String] = []
+            try await exporter.export(projectId: project.id, formId: "job", format: .jsonl) { jsonl.append($0) }
+            #expect(jsonl.count == 7)
+            #expect(jsonl.allSatisfy { $0.hasSuffix("\n") && $0.contains("\"priority\":{\"choice\":\"high\"}") })
+            #expect(RecordExporter.csvField("=SUM(A1)") == "'=SUM(A1)")
+        }
+    }
+}

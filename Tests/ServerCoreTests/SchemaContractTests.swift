@@ -1,0 +1,53 @@
+import Foundation
+import Hummingbird
+@testable import ServerCore
+import Testing
+
+/// The contracts in Schema/ hold: the migrated database equals server-sqlite.sql, every route is in
+/// openapi.yaml and every path there is a route.
+struct SchemaContractTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func statements(_ sql: String) -> [String] {
+        sql.split(separator: ";").map { $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") }.filter { !$0.isEmpty }
+    }
+
+    @Test func theMigratedSchemaEqualsTheSQLFile() async throws {
+        let file = try String(contentsOf: Self.root.appendingPathComponent("Schema/server-sqlite.sql"), encoding: .utf8)
+        try await TestServer.with { server in
+            let migrated = try await server.storage.schemaSQL()
+            #expect(migrated.map { Self.statements($0).joined() } == Self.statements(file))
+        }
+    }
+
+    /// `(METHOD, /path/{param})` pairs from the `paths:` section of openapi.yaml.
+    static func openAPIRoutes() throws -> Set<String> {
+        let text = try String(contentsOf: root.appendingPathComponent("Schema/openapi.yaml"), encoding: .utf8)
+        var routes = Set<String>()
+        var inPaths = false
+        var path: String?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if !line.hasPrefix(" ") && !line.isEmpty { inPaths = line.hasPrefix("paths:") ; continue }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), line.hasSuffix(":"), !line.hasPrefix("   ") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
+                let method = line.trimmingCharacters(in: .whitespaces).dropLast().uppercased()
+                if ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) { routes.insert("\(method) \(path)") }
+            }
+        }
+        return routes
+    }
+
+    @Test func everyRouteIsInTheOpenAPIFileAndNoOtherPath() throws {
+        let router = buildRouter(ServerServices(storage: try SQLiteStorage(directory: FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID())").path)))
+        let registered = Set(router.routes.map { route in
+            let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+            return "\(route.method.rawValue) /\(path)"
+        })
+        let documented = try Self.openAPIRoutes()
+        #expect(!documented.isEmpty)
+        #expect(registered.subtracting(documented).isEmpty, "routes missing from openapi.yaml: \(registered.subtracting(documented).sorted())")
+        #expect(documented.subtracting(registered).isEmpty, "paths in openapi.yaml without a route: \(documented.subtracting(registered).sorted())")
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import FormModel
+import Testing
+@testable import SyncCore
+
+struct WireTypesTests {
+    @Test func aPushRequestRoundTripsThroughJSON() throws {
+        let request = PushRequest(clientId: "device-1", clock: HybridTimestamp(millis: 7, counter: 1), mutations: [
+            Mutation(mutationId: "m1", recordId: UUID(), formId: "job", formVersion: 2, state: .submitted, changes: [
+                "notes": FieldChange(value: .text("hi"), baseRevision: 0, hlc: HybridTimestamp(millis: 7, counter: 0)),
+                "cleared": FieldChange(value: nil, baseRevision: 3, hlc: HybridTimestamp(millis: 7, counter: 1)),
+            ])
+        ])
+        let data = try JSONEncoder().encode(request)
+        #expect(String(decoding: data, as: UTF8.self).contains("\"value\":null"))
+        #expect(try JSONDecoder().decode(PushRequest.self, from: data) == request)
+    }
+
+    @Test func aPullPageRoundTripsThroughJSON() throws {
+        let page = PullPage(changes: [
+            RecordSnapshot(recordId: UUID(), formId: "job", formVersion: 1, state: .draft, revision: 2, sequence: 9, author: "ana",
+                           fields: ["n": FieldState(value: .integer(3), revision: 2, hlc: HybridTimestamp(millis: 1, counter: 0), clientId: "d")])
+        ], cursor: 9, hasMore: false, serverClock: HybridTimestamp(millis: 10, counter: 0))
+        let data = try JSONEncoder().encode(page)
+        #expect(try JSONDecoder().decode(PullPage.self, from: data) == page)
+    }
+}
