@@ -33,9 +33,9 @@ struct CurlTransportTests {
         let port = PortBox()
         var quiet = Logger(label: "transport-test-server")
         quiet.logLevel = .critical  // stopping the server mid-stall is expected, not worth a log line
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: quiet, onServerRunning: { channel in
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), onServerRunning: { channel in
             port.set(channel.localAddress?.port ?? 0)
-        })
+        }, logger: quiet)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.run() }
             let bound = try await port.wait()
