@@ -1,0 +1,102 @@
+import Foundation
+import FormModel
+import GRDB
+
+extension DraftStore {
+    /// Opens a sheet for a brand-new record of `formID` (its newest version unless `version` is given).
+    /// The record (with the form's defaults), its outbox entry and the presentation's snapshot are
+    /// written in one transaction before this returns.
+    public func newRecord(formID: String, version: Int? = nil) async throws -> FormSession {
+        let form = try await form(id: formID, version: version)
+        let recordID = UUID()
+        let presentationID = UUID()
+        let defaults = FormValidator(form: form).defaults
+        let (record, presentation) = (recordID.uuidString.lowercased(), presentationID.uuidString.lowercased())
+        try await write(doing: "creating a record of form \(form.id)") { db in
+            let (clock, device) = try Self.tick(db)
+            let now = Self.nowMillis()
+            let fields = defaults.mapValues { FieldEntry(value: $0, clock: clock, device: device) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let fieldsJSON = String(decoding: try encoder.encode(fields), as: UTF8.self)
+            let answersJSON = String(decoding: try encoder.encode(defaults), as: UTF8.self)
+            try db.execute(sql: """
+                INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields)
+                VALUES (?, ?, ?, 'draft', ?, ?, ?)
+                """, arguments: [record, form.id, form.version, now, now, fieldsJSON])
+            try db.execute(sql: """
+                INSERT INTO outbox (record_id, presentation_id, kind, form_id, form_version, value, base_revision, hlc, created_at)
+                VALUES (?, ?, 'create', ?, ?, ?, 0, ?, ?)
+                """, arguments: [record, presentation, form.id, form.version, answersJSON, clock.rawValue, now])
+            try Self.insertPresentation(db, presentation, record: record, kind: "new", now: now)
+        }
+        return FormSession(store: self, form: form, recordID: recordID, presentationID: presentationID, mode: .newRecord, answers: defaults)
+    }
+
+    /// Opens a sheet on an existing draft. Cancel with Discard returns it to how it is now.
+    /// - Throws: `unknownRecord`, `notADraft` (a submitted record opens with `editSubmitted`), `recordInUse`.
+    public func resumeDraft(_ id: UUID) async throws -> FormSession {
+        try await openExisting(id, mode: .resumeDraft)
+    }
+
+    /// Opens a sheet on a submitted record, when its form allows editing after submission.
+    /// Cancel with Discard returns it to how it is now.
+    /// - Throws: `unknownRecord`, `notEditable`, `recordInUse`; `notADraft`'s opposite for drafts (use `resumeDraft`).
+    public func editSubmitted(_ id: UUID) async throws -> FormSession {
+        try await openExisting(id, mode: .editSubmitted)
+    }
+
+    private func openExisting(_ id: UUID, mode: FormSession.Mode) async throws -> FormSession {
+        let key = id.uuidString.lowercased()
+        guard let stored = try await record(id), stored.state != .deleted else {
+            throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List records with `fieldsheet records`.")
+        }
+        let form = try await self.form(id: stored.formID, version: stored.formVersion)
+        switch (mode, stored.state) {
+        case (.resumeDraft, .submitted):
+            throw DraftStoreError(.notADraft,
+                "Record \(key) was already submitted; it is not a draft. \(form.editableAfterSubmit ? "Open it with `fieldsheet edit \(key)`." : "Its form (\(form.id)) does not allow editing after submission.")")
+        case (.editSubmitted, .draft):
+            throw DraftStoreError(.notEditable, "Record \(key) is a draft, not a submitted record; resume it with `fieldsheet resume \(key)`.")
+        case (.editSubmitted, .submitted) where !form.editableAfterSubmit:
+            throw DraftStoreError(.notEditable, "Record \(key) was submitted and its form \(form.id) does not allow editing after submission.")
+        default:
+            break
+        }
+        let presentationID = UUID()
+        let presentation = presentationID.uuidString.lowercased()
+        let expected = stored.state.rawValue
+        let answers = try await write(doing: "opening record \(key)") { db -> [String: AnswerValue] in
+            if let owner = try String.fetchOne(db, sql: "SELECT owner FROM presentations WHERE record_id = ?", arguments: [key]) {
+                guard !ProcessIdentity.isAlive(owner) else {
+                    throw DraftStoreError(.recordInUse,
+                        "Record \(key) is open in another FieldSheet session (process \(owner.prefix { $0 != ":" })). Close it there first.")
+                }
+                // Left open by a process that died: a non-cancel dismissal, everything kept.
+                try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
+            }
+            // Re-read inside the transaction: the snapshot must be exactly what the record is now.
+            guard let current = try Self.fetchRecord(db, id: id), current.state.rawValue == expected else {
+                throw DraftStoreError(.unknownRecord, "Record \(key) changed while it was being opened; try again.")
+            }
+            try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis())
+            return current.answers
+        }
+        return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers)
+    }
+
+    /// Writes a presentation's snapshot: the record as it is at this moment.
+    static func insertPresentation(_ db: Database, _ presentation: String, record: String, kind: String, now: Int64) throws {
+        try db.execute(sql: """
+            INSERT INTO presentations (id, record_id, kind, owner, opened_at, snapshot_state, snapshot_updated_at, snapshot_fields)
+            SELECT ?, id, ?, ?, ?, state, updated_at, fields FROM records WHERE id = ?
+            """, arguments: [presentation, kind, ProcessIdentity.current, now, record])
+    }
+
+    /// Presentations now open on this database (by this or other processes), by record.
+    public func openPresentations() async throws -> [UUID] {
+        try await read(doing: "listing open sheets") { db in
+            try String.fetchAll(db, sql: "SELECT record_id FROM presentations ORDER BY opened_at").compactMap(UUID.init(uuidString:))
+        }
+    }
+}
