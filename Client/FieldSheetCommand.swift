@@ -16,4 +16,7 @@ struct FieldSheetCommand: AsyncParsableCommand {
             """,
         subcommands: [Forms.self, Fill.self, Resume.self, Edit.self, Records.self, Show.self, DeleteDraft.self, Lint.self]
     )
+
+    /// `--home DIR` given before the subcommand (`fieldsheet --home DIR records`).
+    @OptionGroup var home: HomeOptions
 }

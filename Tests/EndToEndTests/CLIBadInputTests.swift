@@ -123,8 +123,8 @@ struct CLIBadInputTests {
         let cli = CLIHome()
         try cli.importFollowUpJob()
         let id = try #require(CLIHome.recordID(try cli.run("fill", "follow-up-job", "--set", "site=Saved before", "--dismiss")))
-        let big = String(repeating: "x", count: 200_000)
-        let script = "trap '' XFSZ; ulimit -f 256; exec \"$0\" \"$@\""
+        let big = String(repeating: "x", count: 120_000)
+        let script = "trap '' XFSZ; ulimit -f 200; exec \"$0\" \"$@\""
         let result = try Subprocess.run("/bin/sh", ["-c", script, CLIHome.binary, "--home", cli.home, "resume", id, "--set", "notes=\(big)", "--dismiss"])
         #expect(result.status == 1, "\(result.output)")
         #expect(result.stderr.contains("\"notes\""))
