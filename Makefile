@@ -27,6 +27,11 @@ test: deps
 	python3 Tests/schema/check_forms.py
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
+# Builds the benchmark in release mode and runs it (edit durability, opening a large draft, listing drafts, memory).
+bench: deps
+	$(SWIFT) build -c release --product fieldsheet-bench $(SWIFT_BUILD_FLAGS)
+	.build/release/fieldsheet-bench
+
 # Regenerates the copy of the form JSON Schema compiled into FormModel (a test keeps them equal).
 embed-schema:
 	@{ echo '// Generated from Schema/form-definition.schema.json by `make embed-schema`; do not edit.'; \

@@ -63,7 +63,8 @@ let package = Package(
                 "FillFlow",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Client"
+            path: "Client",
+            exclude: ["demo.sh"]
         ),
         .executableTarget(
             name: "fieldsheet-server",

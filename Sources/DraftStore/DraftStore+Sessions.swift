@@ -48,25 +48,29 @@ extension DraftStore {
 
     private func openExisting(_ id: UUID, mode: FormSession.Mode) async throws -> FormSession {
         let key = id.uuidString.lowercased()
-        guard let stored = try await record(id), stored.state != .deleted else {
-            throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List records with `fieldsheet records`.")
-        }
-        let form = try await self.form(id: stored.formID, version: stored.formVersion)
-        switch (mode, stored.state) {
-        case (.resumeDraft, .submitted):
-            throw DraftStoreError(.notADraft,
-                "Record \(key) was already submitted; it is not a draft. \(form.editableAfterSubmit ? "Open it with `fieldsheet edit \(key)`." : "Its form (\(form.id)) does not allow editing after submission.")")
-        case (.editSubmitted, .draft):
-            throw DraftStoreError(.notEditable, "Record \(key) is a draft, not a submitted record; resume it with `fieldsheet resume \(key)`.")
-        case (.editSubmitted, .submitted) where !form.editableAfterSubmit:
-            throw DraftStoreError(.notEditable, "Record \(key) was submitted and its form \(form.id) does not allow editing after submission.")
-        default:
-            break
-        }
         let presentationID = UUID()
         let presentation = presentationID.uuidString.lowercased()
-        let expected = stored.state.rawValue
-        let answers = try await write(doing: "opening record \(key)") { db -> [String: AnswerValue] in
+        let cache = formCache
+        // One transaction: check the record and its form, take over a presentation left by a dead
+        // process, and write the snapshot of exactly what the record is now.
+        let (form, fieldsJSON) = try await write(doing: "opening record \(key)") { db -> (FormDefinition, String) in
+            guard let row = try Row.fetchOne(db, sql: "SELECT form_id, form_version, state, fields FROM records WHERE id = ?", arguments: [key]),
+                let state = RecordState(rawValue: row["state"]), state != .deleted
+            else {
+                throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List records with `fieldsheet records`.")
+            }
+            let form = try Self.loadForm(db, id: row["form_id"], version: row["form_version"], cache: cache)
+            switch (mode, state) {
+            case (.resumeDraft, .submitted):
+                throw DraftStoreError(.notADraft,
+                    "Record \(key) was already submitted; it is not a draft. \(form.editableAfterSubmit ? "Open it with `fieldsheet edit \(key)`." : "Its form (\(form.id)) does not allow editing after submission.")")
+            case (.editSubmitted, .draft):
+                throw DraftStoreError(.notEditable, "Record \(key) is a draft, not a submitted record; resume it with `fieldsheet resume \(key)`.")
+            case (.editSubmitted, .submitted) where !form.editableAfterSubmit:
+                throw DraftStoreError(.notEditable, "Record \(key) was submitted and its form \(form.id) does not allow editing after submission.")
+            default:
+                break
+            }
             if let owner = try String.fetchOne(db, sql: "SELECT owner FROM presentations WHERE record_id = ?", arguments: [key]) {
                 guard !ProcessIdentity.isAlive(owner) else {
                     throw DraftStoreError(.recordInUse,
@@ -75,14 +79,27 @@ extension DraftStore {
                 // Left open by a process that died: a non-cancel dismissal, everything kept.
                 try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
             }
-            // Re-read inside the transaction: the snapshot must be exactly what the record is now.
-            guard let current = try Self.fetchRecord(db, id: id), current.state.rawValue == expected else {
-                throw DraftStoreError(.unknownRecord, "Record \(key) changed while it was being opened; try again.")
-            }
             try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis())
-            return current.answers
+            return (form, row["fields"])
         }
+        let answers = try Self.decodeFields(fieldsJSON, record: key).compactMapValues(\.value)
         return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers)
+    }
+
+    /// A stored form version, from the cache or decoded from the database inside the caller's transaction.
+    static func loadForm(_ db: Database, id: String, version: Int, cache: FormCache) throws -> FormDefinition {
+        if let cached = cache.form(id: id, version: version) { return cached }
+        guard let json = try String.fetchOne(db, sql: "SELECT definition FROM forms WHERE id = ? AND version = ?", arguments: [id, version]) else {
+            throw DraftStoreError(.unknownForm, "The form \(id) version \(version) is not on this device. Import it with `fieldsheet forms import FILE`.")
+        }
+        do {
+            let form = try JSONDecoder().decode(FormDefinition.self, from: Data(json.utf8))
+            cache.insert(form)
+            return form
+        } catch {
+            throw DraftStoreError(.databaseDamaged,
+                "The stored definition of form \(id) cannot be read (\(error)). Import the form again with `fieldsheet forms import FILE`.")
+        }
     }
 
     /// Writes a presentation's snapshot: the record as it is at this moment.
