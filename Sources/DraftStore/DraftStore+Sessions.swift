@@ -12,7 +12,7 @@ extension DraftStore {
         let presentationID = UUID()
         let defaults = FormValidator(form: form).defaults
         let (record, presentation) = (recordID.uuidString.lowercased(), presentationID.uuidString.lowercased())
-        try await write(doing: "creating a record of form \(form.id)") { db in
+        try await openingWrite(doing: "creating a record of form \(form.id)") { db in
             let (clock, device) = try Self.tick(db)
             let now = Self.nowMillis()
             let fields = defaults.mapValues { FieldEntry(value: $0, clock: clock, device: device) }
@@ -53,8 +53,8 @@ extension DraftStore {
         let cache = formCache
         // One transaction: check the record and its form, take over a presentation left by a dead
         // process, and write the snapshot of exactly what the record is now.
-        let (form, fieldsJSON) = try await write(doing: "opening record \(key)") { db -> (FormDefinition, String) in
-            guard let row = try Row.fetchOne(db, sql: "SELECT form_id, form_version, state, fields FROM records WHERE id = ?", arguments: [key]),
+        let (form, answers) = try await openingWrite(doing: "opening record \(key)") { db -> (FormDefinition, [String: AnswerValue]) in
+            guard let row = try Row.fetchOne(db, sql: "SELECT form_id, form_version, state FROM records WHERE id = ?", arguments: [key]),
                 let state = RecordState(rawValue: row["state"]), state != .deleted
             else {
                 throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List records with `fieldsheet records`.")
@@ -80,9 +80,8 @@ extension DraftStore {
                 try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
             }
             try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis())
-            return (form, row["fields"])
+            return (form, try Self.fetchAnswers(db, record: key))
         }
-        let answers = try Self.decodeFields(fieldsJSON, record: key).compactMapValues(\.value)
         return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers)
     }
 
@@ -99,6 +98,29 @@ extension DraftStore {
         } catch {
             throw DraftStoreError(.databaseDamaged,
                 "The stored definition of form \(id) cannot be read (\(error)). Import the form again with `fieldsheet forms import FILE`.")
+        }
+    }
+
+    /// A transaction that opens a presentation, committed without waiting for the disk.
+    ///
+    /// Safe because what it writes needs no durability of its own: a snapshot (and a brand-new record
+    /// holding only defaults) lost to a power cut leaves no presentation to recover and nothing typed to
+    /// lose, and the first edit's synchronous=FULL commit syncs the WAL up to and including these frames.
+    /// Not waiting for the disk keeps opening a sheet well inside its 2 ms budget.
+    func openingWrite<T: Sendable>(doing: String, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                var result: T?
+                try db.inTransaction {
+                    result = try updates(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch {
+            throw DraftStoreError.wrap(error, doing: doing, path: path)
         }
     }
 

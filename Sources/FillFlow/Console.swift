@@ -24,7 +24,12 @@ public struct Console: Sendable {
         say: { text in
             FileHandle.standardError.write(Data(text.utf8))
         },
-        readLine: { Swift.readLine(strippingNewline: true) }
+        readLine: {
+            let line = Swift.readLine(strippingNewline: true)
+            // Piped answers are not echoed by a terminal: echo them, so the transcript reads as typed.
+            if let line, isatty(0) == 0 { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            return line
+        }
     )
 
     /// Writes a whole line for the person.

@@ -7,6 +7,7 @@ import DraftStore
 import FieldSheetTesting
 import Foundation
 import FormModel
+import GRDB
 
 func nanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
@@ -48,6 +49,24 @@ print("database: \(directory.path)")
 
 let store = try DraftStore(home: directory)
 try await store.importForms([SampleForms.wideForm(id: "wide-20", fieldCount: 20), SampleForms.wideForm(id: "wide-200", fieldCount: 200)])
+
+// 0. Baseline: the disk's own cost of a durable commit (one-row UPDATE, WAL, synchronous=FULL), same directory.
+do {
+    var configuration = Configuration()
+    configuration.label = "baseline"
+    let pool = try DatabasePool(path: directory.appendingPathComponent("baseline.sqlite").path, configuration: configuration)
+    try pool.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA synchronous = FULL")
+        try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, '')")
+    }
+    var samples: [UInt64] = []
+    for index in 0..<10_000 {
+        let start = nanos()
+        try await pool.write { db in try db.execute(sql: "UPDATE t SET v = ? WHERE id = 1", arguments: ["value \(index)"]) }
+        samples.append(nanos() - start)
+    }
+    report("baseline: one-row commit, WAL + synchronous=FULL", samples, target: "the disk's floor")
+}
 
 // 1. One edit made durable.
 do {
