@@ -31,7 +31,8 @@ CREATE TABLE records (
     FOREIGN KEY (form_id, form_version) REFERENCES forms (id, version)
 );
 
-CREATE INDEX records_by_state ON records (state, updated_at);
+-- Covers listings (newest first, by state) without reading the records' field values.
+CREATE INDEX records_by_state ON records (state, updated_at, id, form_id, form_version, created_at);
 
 -- The snapshot of each open presentation, so Cancel reverts only that presentation's edits.
 -- Written when a sheet opens, removed when it ends; one left behind by a killed process is a

@@ -52,7 +52,7 @@ enum DeviceMigrations {
             FOREIGN KEY (form_id, form_version) REFERENCES forms (id, version)
         )
         """,
-        "CREATE INDEX records_by_state ON records (state, updated_at)",
+        "CREATE INDEX records_by_state ON records (state, updated_at, id, form_id, form_version, created_at)",
         """
         CREATE TABLE presentations (
             id TEXT PRIMARY KEY NOT NULL,

@@ -108,18 +108,26 @@ extension DraftStore {
     }
 
     static func eachSummary(_ db: Database, state: RecordState?, _ body: (RecordSummary) throws -> Void) throws {
-        let filter = state == nil ? "r.state != 'deleted'" : "r.state = ?"
+        // Titles first (a handful of rows), so the listing itself reads only the covering index
+        // records_by_state and never the records' field values.
+        var titles: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, version, title FROM forms") {
+            titles["\(row[0] as String) \(row[1] as Int)"] = row[2]
+        }
+        let filter = state == nil ? "state IN ('draft', 'submitted')" : "state = ?"
         let arguments: StatementArguments = state.map { [$0.rawValue] } ?? []
         let rows = try Row.fetchCursor(db, sql: """
-            SELECT r.id, r.form_id, r.form_version, f.title, r.state, r.created_at, r.updated_at
-            FROM records r JOIN forms f ON f.id = r.form_id AND f.version = r.form_version
-            WHERE \(filter) ORDER BY r.updated_at DESC, r.id
+            SELECT id, form_id, form_version, state, created_at, updated_at
+            FROM records INDEXED BY records_by_state
+            WHERE \(filter) ORDER BY updated_at DESC, id DESC
             """, arguments: arguments)
         while let row = try rows.next() {
-            guard let id = UUID(uuidString: row[0]), let state = RecordState(rawValue: row[4]) else { continue }
+            guard let id = UUID(uuidString: row[0]), let state = RecordState(rawValue: row[3]) else { continue }
+            let formID: String = row[1]
+            let version: Int = row[2]
             try body(RecordSummary(
-                id: id, formID: row[1], formVersion: row[2], formTitle: row[3], state: state,
-                createdAt: date(row[5]), updatedAt: date(row[6])))
+                id: id, formID: formID, formVersion: version, formTitle: titles["\(formID) \(version)"] ?? formID, state: state,
+                createdAt: date(row[4]), updatedAt: date(row[5])))
         }
     }
 
