@@ -41,6 +41,11 @@ func report(_ name: String, _ samples: [UInt64], target: String) {
     print("\(name): p50 \(milliseconds(p50)), p99 \(milliseconds(p99)), max \(milliseconds(maximum)) over \(samples.count)  (target: \(target))")
 }
 
+/// One durable one-row commit through GRDB's async write, as FormSession.set uses it.
+func baselineCommit(_ pool: DatabasePool, _ value: String) async throws {
+    let _: Void = try await pool.write { db in try db.execute(sql: "UPDATE t SET v = ? WHERE id = 1", arguments: [value]) }
+}
+
 let base = CommandLine.arguments.count > 1 ? URL(fileURLWithPath: CommandLine.arguments[1]) : FileManager.default.temporaryDirectory
 let directory = base.appendingPathComponent("fieldsheet-bench-\(UUID().uuidString.prefix(8))")
 defer { try? FileManager.default.removeItem(at: directory) }
@@ -62,7 +67,7 @@ do {
     var samples: [UInt64] = []
     for index in 0..<10_000 {
         let start = nanos()
-        try await pool.write { db in try db.execute(sql: "UPDATE t SET v = ? WHERE id = 1", arguments: ["value \(index)"]) }
+        try await baselineCommit(pool, "value \(index)")
         samples.append(nanos() - start)
     }
     report("baseline: one-row commit, WAL + synchronous=FULL", samples, target: "the disk's floor")
