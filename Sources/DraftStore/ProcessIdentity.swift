@@ -25,18 +25,24 @@ enum ProcessIdentity {
         let parts = owner.split(separator: ":")
         guard parts.count == 2, let pid = Int32(parts[0]), pid > 0, let start = UInt64(parts[1]) else { return false }
         guard kill(pid, 0) == 0 || errno == EPERM else { return false }
-        guard let actual = startTime(of: pid) else { return start == 0 }
-        return actual == start
+        guard let stat = stat(of: pid) else { return start == 0 }
+        // A zombie (killed, not yet reaped by its parent) is as dead as it gets.
+        return stat.start == start && stat.state != "Z" && stat.state != "X"
     }
 
-    /// Field 22 of `/proc/PID/stat` (clock ticks since boot), or nil where it cannot be read.
     static func startTime(of pid: Int32) -> UInt64? {
+        stat(of: pid)?.start
+    }
+
+    /// The state letter (field 3) and start time (field 22, clock ticks since boot) from
+    /// `/proc/PID/stat`, or nil where it cannot be read.
+    static func stat(of pid: Int32) -> (state: Substring, start: UInt64)? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return nil }
         // After the command name in parentheses come fields 3, 4, …; field 22 is the 20th of them.
         let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 19 else { return nil }
-        return UInt64(fields[19])
+        guard fields.count > 19, let start = UInt64(fields[19]) else { return nil }
+        return (fields[0], start)
     }
 }

@@ -191,3 +191,27 @@ struct DraftStoreTests {
         #expect(error?.message.contains(path) == true)
     }
 }
+
+/// Telling a presentation's owner that is still running from one that is gone.
+struct ProcessIdentityTests {
+    @Test func thisProcessIsAliveAndAMadeUpOneIsNot() {
+        #expect(ProcessIdentity.isAlive(ProcessIdentity.current))
+        #expect(!ProcessIdentity.isAlive("0:0"))
+        #expect(!ProcessIdentity.isAlive("garbage"))
+        // Our own pid with another start time is a previous process that had the same id.
+        #expect(!ProcessIdentity.isAlive("\(getpid()):1"))
+    }
+
+    @Test func aKilledButUnreapedChildCountsAsGone() throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        child.arguments = ["30"]
+        try child.run()
+        let owner = ProcessIdentity.owner(of: child.processIdentifier)
+        #expect(ProcessIdentity.isAlive(owner))
+        kill(child.processIdentifier, SIGKILL)
+        #expect(Polling.until(timeout: 10) { !ProcessIdentity.isAlive(owner) })
+        child.waitUntilExit()
+        #expect(!ProcessIdentity.isAlive(owner))
+    }
+}
