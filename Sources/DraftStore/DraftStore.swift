@@ -30,6 +30,7 @@ public struct DraftStore: Sendable {
 
     let pool: DatabasePool
     let formCache = FormCache()
+    let checkpointer: Checkpointer
     /// The database file.
     public let path: String
     /// This device's id, made when the database was created; stamped on every change.
@@ -84,7 +85,10 @@ public struct DraftStore: Sendable {
             // WAL (set by DatabasePool, which also sets NORMAL on its writer) + FULL: the WAL is synced at
             // every commit, so an acknowledged edit survives a power cut, not only a crash of the process.
             // The writer connection lives as long as the pool, so this holds for every write.
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Checkpointer.writerBackstopPages)")
+            }
             let applied = try pool.read { db in try DeviceMigrations.migrator.appliedIdentifiers(db) }
             let unknown = applied.subtracting(DeviceMigrations.identifiers)
             guard unknown.isEmpty else {
@@ -96,6 +100,7 @@ public struct DraftStore: Sendable {
                 try String.fetchOne(db, sql: "SELECT device_id FROM sync_state WHERE id = 1") ?? "unknown-device"
             }
             self.pool = pool
+            self.checkpointer = Checkpointer(path: path)
             self.recovered = try Self.recoverAbandonedPresentations(in: pool)
         } catch {
             throw DraftStoreError.wrap(error, doing: "opening the device database", path: path)

@@ -158,6 +158,7 @@ extension DraftStore {
                 VALUES (?, ?, 'set', ?, ?, ?, ?, ?)
                 """).execute(arguments: [record, presentation, field, json, baseRevision, clock.rawValue, now])
         }
+        checkpointer.noteCommit()
     }
 
     /// Ends a presentation keeping everything (a non-cancel dismissal).
