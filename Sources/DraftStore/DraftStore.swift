@@ -53,7 +53,7 @@ public struct DraftStore: Sendable {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
                 throw DraftStoreError(.homeNotUsable,
-                    "Could not create the FieldSheet home \(directory) (\(Self.reason(error))). Choose a writable directory with --home or FIELDSHEET_HOME.")
+                    "Could not create the FieldSheet home \(directory) (\(Self.reason(error, creating: directory))). Choose a writable directory with --home or FIELDSHEET_HOME.")
             }
         }
         guard access(directory, W_OK | X_OK) == 0 else {
@@ -152,10 +152,18 @@ public struct DraftStore: Sendable {
         }
     }
 
-    static func reason(_ error: any Error) -> String {
-        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-        if let underlying, underlying.domain == NSPOSIXErrorDomain, let code = POSIXErrorCode(rawValue: Int32(underlying.code)) {
-            return String(cString: strerror(code.rawValue))
+    /// Why creating `path` failed, in plain words: the nearest existing parent is a file, or not writable.
+    static func reason(_ error: any Error, creating path: String) -> String {
+        var ancestor = (path as NSString).deletingLastPathComponent
+        while !ancestor.isEmpty, ancestor != "/", !FileManager.default.fileExists(atPath: ancestor) {
+            ancestor = (ancestor as NSString).deletingLastPathComponent
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: ancestor, isDirectory: &isDirectory), !isDirectory.boolValue {
+            return "\(ancestor) is a file, not a directory"
+        }
+        if access(ancestor, W_OK) != 0 {
+            return "\(ancestor) is not writable"
         }
         return (error as NSError).localizedDescription
     }

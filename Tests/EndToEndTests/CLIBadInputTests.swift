@@ -68,6 +68,15 @@ struct CLIBadInputTests {
         #expect(result.stderr.contains("\(file) is a file, not a directory"))
     }
 
+    @Test func aHomeThatCannotBeCreatedIsRefused() throws {
+        let cli = CLIHome()
+        let file = cli.directory.write("plain-file", "x")
+        let result = try Subprocess.run(CLIHome.binary, ["--home", file + "/home", "forms"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Could not create the FieldSheet home \(file)/home"))
+        #expect(result.stderr.contains("--home or FIELDSHEET_HOME"))
+    }
+
     @Test func theHomeComesFromTheEnvironmentWhenNotGiven() throws {
         let cli = CLIHome()
         try cli.importFollowUpJob()
