@@ -39,10 +39,13 @@ embed-schema:
 	   echo '    """#'; \
 	   echo '}'; } > Sources/FormModel/Loading/FormDefinitionSchema.swift
 
-# Server load: push, pull and 200 devices at once against a release fieldsheet-server (see BENCHMARKS.md).
+# Benchmarks (figures and targets in BENCHMARKS.md): the device database (edit durability, opening a
+# large draft, listing drafts, memory), then server load (push, pull, 200 devices at once).
 bench: deps
-	$(SWIFT) build -c release --product fieldsheet-server
-	$(SWIFT) build -c release --product fieldsheet-loadgen
+	$(SWIFT) build -c release --product fieldsheet-bench $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --product fieldsheet-server $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --product fieldsheet-loadgen $(SWIFT_BUILD_FLAGS)
+	.build/release/fieldsheet-bench
 	Tests/LoadGenerator/bench.sh .build/release
 
 clean:

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "FormModel", targets: ["FormModel"]),
         .library(name: "SyncCore", targets: ["SyncCore"]),
+        .library(name: "DraftStore", targets: ["DraftStore"]),
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
         .library(name: "ServerCore", targets: ["ServerCore"]),
         .executable(name: "fieldsheet", targets: ["fieldsheet"]),
@@ -29,6 +30,18 @@ let package = Package(
         .target(name: "FormModel"),
         // Shared by device and server: wire types, hybrid logical clock, field-level merge.
         .target(name: "SyncCore", dependencies: ["FormModel"]),
+        // The device database (GRDB over libsqlite3): forms, records with per-field values and their sync base,
+        // presentation snapshots, outbox, conflicts, sync state; and FormSession, the integrator's API.
+        .target(
+            name: "DraftStore",
+            dependencies: [
+                "FormModel",
+                "SyncCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The terminal client's fill flows (scripted and line mode) and record printing, kept out of the executable.
+        .target(name: "FillFlow", dependencies: ["FormModel", "DraftStore"]),
         // libcurl, for the device's HTTP transport; typed wrappers around the variadic setopt/getinfo.
         .systemLibrary(
             name: "CCurl",
@@ -59,6 +72,8 @@ let package = Package(
             dependencies: [
                 "FormModel",
                 "TerminalUI",
+                "DraftStore",
+                "FillFlow",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Client",
@@ -88,7 +103,31 @@ let package = Package(
             ],
             path: "Tests/LoadGenerator"
         ),
+        // Fixtures shared by the test targets: temporary directories, sample forms, subprocesses, polling.
+        .target(name: "FieldSheetTesting", dependencies: ["FormModel", "DraftStore"], path: "Tests/FieldSheetTesting"),
+        // A child process for the crash-safety test: types edits into a record and reports each one made durable.
+        .executableTarget(
+            name: "fieldsheet-crashdriver",
+            dependencies: ["DraftStore", "FormModel", "FieldSheetTesting"],
+            path: "Tests/CrashDriver"
+        ),
+        // `make bench`: edit durability latency, opening a large draft, listing drafts, memory.
+        .executableTarget(
+            name: "fieldsheet-bench",
+            dependencies: ["DraftStore", "FormModel", "FieldSheetTesting", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/Bench"
+        ),
         .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
+        .testTarget(
+            name: "DraftStoreTests",
+            dependencies: [
+                "DraftStore",
+                "FormModel",
+                "SyncCore",
+                "FieldSheetTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
         .testTarget(
             name: "SyncClientTests",
@@ -114,7 +153,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FormModel"]
+            dependencies: ["FormModel", "DraftStore", "FieldSheetTesting", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

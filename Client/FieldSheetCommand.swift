@@ -9,7 +9,14 @@ struct FieldSheetCommand: AsyncParsableCommand {
         discussion: """
             Forms open as modal sheets; everything typed is saved on the device at once.
             Only an explicit Cancel (confirmed) throws anything away.
+            Every command takes --home DIR (default $FIELDSHEET_HOME, else ~/.fieldsheet).
+
+            Exit status of fill, resume and edit: 0 submitted; 1 error (nothing saved was damaged); \
+            2 --complete refused by validation (draft kept); 3 kept as a draft; 4 discarded.
             """,
-        subcommands: [Lint.self, Preview.self]
+        subcommands: [Forms.self, Fill.self, Resume.self, Edit.self, Records.self, Show.self, DeleteDraft.self, Lint.self, Preview.self]
     )
+
+    /// `--home DIR` given before the subcommand (`fieldsheet --home DIR records`).
+    @OptionGroup var home: HomeOptions
 }

@@ -1,0 +1,48 @@
+import ArgumentParser
+import FillFlow
+import Foundation
+
+/// The options `fill`, `resume` and `edit` share: values to set and how the sheet ends.
+struct FillOptions: ParsableArguments {
+    @Option(name: .customLong("set"), help: ArgumentHelp("Answer a field, e.g. --set site=\"B2 basement\" (repeatable). Choices by value, label or number.", valueName: "field=value"))
+    var assignments: [String] = []
+
+    @Flag(help: "Press the completion button: submit when valid (exit 0), else list every field error and keep the draft (exit 2).")
+    var complete = false
+
+    @Flag(help: "Dismiss the sheet (Esc): keep everything as a draft (exit 3).")
+    var dismiss = false
+
+    @Flag(help: "Press Cancel: closes when nothing was typed (exit 4); after typing it needs --discard, otherwise the draft is kept (exit 3).")
+    var cancel = false
+
+    @Flag(help: "With --cancel: confirm Discard Changes, reverting what this sheet changed (exit 4).")
+    var discard = false
+
+    func validate() throws {
+        if [complete, dismiss, cancel].filter({ $0 }).count > 1 {
+            throw ValidationError("Give only one of --complete, --dismiss and --cancel.")
+        }
+        if discard && !cancel {
+            throw ValidationError("--discard confirms a Cancel; use it together with --cancel.")
+        }
+        _ = try fieldAssignments()
+    }
+
+    func fieldAssignments() throws -> [FieldAssignment] {
+        try assignments.map { argument in
+            guard let assignment = FieldAssignment(argument: argument) else {
+                throw ValidationError("--set takes FIELD=VALUE, like --set site=\"B2 basement\"; got \"\(argument)\".")
+            }
+            return assignment
+        }
+    }
+
+    /// The action asked for; line mode when none.
+    var action: FillAction {
+        if complete { return .complete }
+        if dismiss { return .dismiss }
+        if cancel { return .cancel(discard: discard) }
+        return .lineMode
+    }
+}

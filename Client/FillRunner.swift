@@ -1,0 +1,48 @@
+import ArgumentParser
+import DraftStore
+import FillFlow
+import FormModel
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The glue `fill`, `resume` and `edit` share: print the record id, fill, end, exit with the outcome.
+enum FillRunner {
+    /// Signal sources kept alive while a sheet is open.
+    nonisolated(unsafe) static var signalSources: [any DispatchSourceSignal] = []
+
+    static func run(_ session: FormSession, options: FillOptions) async throws -> Never {
+        let assignments = try options.fieldAssignments()
+        do {
+            try FieldAssignment.check(assignments, against: session.form)
+        } catch {
+            try? await session.dismiss(reason: .endOfInput)
+            throw error
+        }
+        // Unbuffered, so a script has the id even if the process is stopped mid-fill.
+        FileHandle.standardOutput.write(Data((session.recordID.uuidString.lowercased() + "\n").utf8))
+        dismissOnSignals(session)
+        let outcome = try await ScriptedFill().run(session, assignments: assignments, action: options.action)
+        throw ExitCode(outcome.rawValue)
+    }
+
+    /// Ctrl-C, SIGTERM and SIGHUP are non-cancel dismissals: everything is kept as a draft, exit 3.
+    static func dismissOnSignals(_ session: FormSession) {
+        let triggers: [(Int32, DismissalTrigger)] = [(SIGINT, .interrupt), (SIGTERM, .terminate), (SIGHUP, .hangup)]
+        for (number, trigger) in triggers {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                Task {
+                    try? await session.dismiss(reason: trigger)
+                    warn("\nStopped by \(trigger.phrase): everything typed was kept. Resume it with `fieldsheet resume \(session.recordID.uuidString.lowercased())`.")
+                    exit(FillOutcome.kept.rawValue)
+                }
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+}

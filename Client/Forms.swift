@@ -1,0 +1,69 @@
+import ArgumentParser
+import DraftStore
+import FormModel
+import Foundation
+
+extension FieldSheetCommand {
+    /// `fieldsheet forms`: the forms stored on this device; `forms import FILE…` adds some.
+    struct Forms: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the forms on this device, or import form definitions.",
+            subcommands: [List.self, Import.self],
+            defaultSubcommand: List.self
+        )
+
+        /// `fieldsheet forms list`: id, newest version, title; tab-separated.
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List stored forms: id, newest version, title (tab-separated).")
+
+            @OptionGroup var home: HomeOptions
+
+            func run() async throws {
+                try await reportingErrors {
+                    let forms = try await home.openStore().forms()
+                    if forms.isEmpty { warn("No forms on this device yet; import one with `fieldsheet forms import FILE`.") }
+                    for form in forms {
+                        print("\(form.id)\tv\(form.version)\t\(form.title)")
+                    }
+                }
+            }
+        }
+
+        /// `fieldsheet forms import FILE…`: all or nothing.
+        struct Import: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Import form definitions (.json); all or nothing.",
+                discussion: "Each file is checked as `fieldsheet lint` does; when any has an error, every finding is printed and nothing is imported (exit 1)."
+            )
+
+            @OptionGroup var home: HomeOptions
+
+            @Argument(help: "Form definition files.", completion: .file(extensions: ["json"]))
+            var files: [String]
+
+            func run() async throws {
+                let loader = FormLoader()
+                var forms: [FormDefinition] = []
+                var errors: [Finding] = []
+                for file in files {
+                    let result = loader.load(contentsOf: file)
+                    errors += result.findings.filter { $0.severity == .error }
+                    if let form = result.loaded?.form { forms.append(form) }
+                }
+                if !errors.isEmpty {
+                    errors.forEach { warn($0.description) }
+                    warn("Nothing was imported: fix the \(errors.count == 1 ? "error" : "\(errors.count) errors") above and import again.")
+                    throw ExitCode(1)
+                }
+                try await reportingErrors {
+                    for outcome in try await home.openStore().importForms(forms) {
+                        switch outcome {
+                        case .imported(let id, let version): print("imported\t\(id)\tv\(version)")
+                        case .unchanged(let id, let version): print("unchanged\t\(id)\tv\(version)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import DraftStore
+import Foundation
+
+/// `--home DIR`, shared by every command: where the device database lives.
+struct HomeOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The directory holding the device database (default: $FIELDSHEET_HOME, else ~/.fieldsheet).",
+        valueName: "dir"))
+    var home: String?
+
+    /// The home directory in force.
+    var directory: URL {
+        if let home { return URL(fileURLWithPath: (home as NSString).expandingTildeInPath) }
+        if let environment = ProcessInfo.processInfo.environment["FIELDSHEET_HOME"], !environment.isEmpty {
+            return URL(fileURLWithPath: (environment as NSString).expandingTildeInPath)
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".fieldsheet")
+    }
+
+    /// Opens the device database, telling the person about sheets a killed process had left open.
+    func openStore() throws -> DraftStore {
+        let store = try DraftStore(home: directory)
+        for recovered in store.recovered {
+            warn("A sheet for record \(recovered.recordID.uuidString.lowercased()) (\(recovered.formID)) was left open when FieldSheet stopped; everything typed was kept (\(recovered.state.rawValue)).")
+        }
+        return store
+    }
+}
+
+/// Writes a line for the person on standard error.
+func warn(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Runs a command body, turning store errors into their message on standard error and exit status 1.
+func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as DraftStoreError {
+        warn("error: \(error.message)")
+        throw ExitCode(1)
+    }
+}
+
+/// Parses a record id argument.
+func recordID(_ text: String) throws -> UUID {
+    guard let id = UUID(uuidString: text) else {
+        throw ValidationError("\"\(text)\" is not a record id (a UUID such as 3f0c…-…). List records with `fieldsheet records`.")
+    }
+    return id
+}

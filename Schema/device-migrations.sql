@@ -1,0 +1,95 @@
+-- The device database (DraftStore), as its migrations leave it: the contract.
+-- Migrations are append-only: a shipped one is never edited; a change is a new migration appended below.
+-- Each "-- migration: ID" line names a GRDB migration in registration order; the statements under it are
+-- exactly what it creates. DraftStoreTests migrates a fresh database and holds `sqlite_master` to this file.
+
+-- migration: v1-device-schema
+
+-- Every version of every form ever imported or pulled; a record names the version it was started on.
+CREATE TABLE forms (
+    id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    imported_at INTEGER NOT NULL,
+    PRIMARY KEY (id, version)
+) WITHOUT ROWID;
+
+-- One row per record. `fields` is a JSON object keyed by field id; each entry holds the current value
+-- and its sync base and metadata: {"v": answer, "b": base answer, "r": base revision, "h": HLC, "d": device}.
+-- One row per record (not one per field) keeps a record a single B-tree write: about ten times the
+-- throughput of a row per field when syncing, and an edit is one json_set on one row.
+CREATE TABLE records (
+    id TEXT PRIMARY KEY NOT NULL,
+    form_id TEXT NOT NULL,
+    form_version INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('draft', 'submitted', 'deleted')),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    server_revision INTEGER NOT NULL DEFAULT 0,
+    fields TEXT NOT NULL DEFAULT '{}',
+    FOREIGN KEY (form_id, form_version) REFERENCES forms (id, version)
+);
+
+-- Covers listings (newest first, by state) without reading the records' field values.
+CREATE INDEX records_by_state ON records (state, updated_at, id, form_id, form_version, created_at);
+
+-- The snapshot of each open presentation, so Cancel reverts only that presentation's edits.
+-- Written when a sheet opens, removed when it ends; one left behind by a killed process is a
+-- non-cancel dismissal (everything kept), resolved on the next open.
+CREATE TABLE presentations (
+    id TEXT PRIMARY KEY NOT NULL,
+    record_id TEXT NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('new', 'resume', 'edit')),
+    owner TEXT NOT NULL,
+    opened_at INTEGER NOT NULL,
+    snapshot_state TEXT NOT NULL,
+    snapshot_updated_at INTEGER NOT NULL,
+    snapshot_fields TEXT NOT NULL
+);
+
+CREATE UNIQUE INDEX presentations_by_record ON presentations (record_id);
+
+-- Changes not yet acknowledged by the server, written in the same transaction as the change itself.
+CREATE TABLE outbox (
+    mutation_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    record_id TEXT NOT NULL,
+    presentation_id TEXT,
+    kind TEXT NOT NULL CHECK (kind IN ('create', 'set', 'submit', 'delete')),
+    form_id TEXT,
+    form_version INTEGER,
+    field_id TEXT,
+    value TEXT,
+    base_revision INTEGER NOT NULL,
+    hlc INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+);
+
+CREATE INDEX outbox_by_record ON outbox (record_id);
+
+-- Values that lost a merge, with both sides, whatever the policy; `manual` ones wait for a person.
+CREATE TABLE conflicts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    record_id TEXT NOT NULL,
+    field_id TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    local_value TEXT,
+    local_hlc INTEGER,
+    local_device TEXT,
+    remote_value TEXT,
+    remote_hlc INTEGER,
+    remote_device TEXT,
+    detected_at INTEGER NOT NULL,
+    resolved_at INTEGER
+);
+
+CREATE INDEX conflicts_by_record ON conflicts (record_id);
+
+-- One row: this device's id, the pull cursor and the hybrid logical clock's last reading.
+CREATE TABLE sync_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    device_id TEXT NOT NULL,
+    cursor TEXT,
+    clock INTEGER NOT NULL DEFAULT 0,
+    last_sync_at INTEGER
+);

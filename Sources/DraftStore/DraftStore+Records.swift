@@ -1,0 +1,145 @@
+import Foundation
+import FormModel
+import GRDB
+import SyncCore
+
+extension DraftStore {
+    /// The record with `id`, with every field's value and metadata; nil when there is none.
+    public func record(_ id: UUID) async throws -> StoredRecord? {
+        try await read(doing: "reading record \(id.uuidString.lowercased())") { db in
+            try Self.fetchRecord(db, id: id)
+        }
+    }
+
+    /// Records of any state but `deleted` (or only those in `state`), most recently changed first.
+    public func records(state: RecordState? = nil) async throws -> [RecordSummary] {
+        try await read(doing: "listing records") { db in
+            var summaries: [RecordSummary] = []
+            try Self.eachSummary(db, state: state) { summaries.append($0) }
+            return summaries
+        }
+    }
+
+    /// Calls `body` with each record summary in turn (same order as `records(state:)`) without holding
+    /// them all in memory, for listings whose size must not grow with the number of records.
+    public func forEachRecord(state: RecordState? = nil, _ body: @escaping @Sendable (RecordSummary) throws -> Void) async throws {
+        try await read(doing: "listing records") { db in
+            try Self.eachSummary(db, state: state, body)
+        }
+    }
+
+    /// Deletes a draft: its own explicit action, never a side effect of dismissing a sheet.
+    ///
+    /// A draft the server has never seen disappears with its unsent changes; one the server knows
+    /// becomes a tombstone and a deletion is queued for sync.
+    /// - Throws: `unknownRecord`, `notADraft` (submitted records are not deleted this way) or
+    ///   `recordInUse` when a running process has it open.
+    public func deleteDraft(_ id: UUID) async throws {
+        let key = id.uuidString.lowercased()
+        try await write(doing: "deleting draft \(key)") { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT state, server_revision FROM records WHERE id = ?", arguments: [key]),
+                let state = RecordState(rawValue: row["state"]), state != .deleted
+            else {
+                throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List records with `fieldsheet records`.")
+            }
+            guard state == .draft else {
+                throw DraftStoreError(.notADraft, "Record \(key) is \(state.rawValue), not a draft; only drafts can be deleted.")
+            }
+            if let owner = try String.fetchOne(db, sql: "SELECT owner FROM presentations WHERE record_id = ?", arguments: [key]) {
+                guard !ProcessIdentity.isAlive(owner) else {
+                    throw DraftStoreError(.recordInUse, "Draft \(key) is open in another FieldSheet session (process \(owner.prefix { $0 != ":" })). Close it there first.")
+                }
+            }
+            let serverRevision: Int64 = row["server_revision"]
+            if serverRevision == 0 {
+                try db.execute(sql: "DELETE FROM outbox WHERE record_id = ?", arguments: [key])
+                try db.execute(sql: "DELETE FROM conflicts WHERE record_id = ?", arguments: [key])
+                try db.execute(sql: "DELETE FROM records WHERE id = ?", arguments: [key])
+            } else {
+                let now = Self.nowMillis()
+                let (clock, _) = try Self.tick(db)
+                try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
+                try db.execute(sql: "UPDATE records SET state = 'deleted', fields = '{}', updated_at = ? WHERE id = ?", arguments: [now, key])
+                try db.execute(
+                    sql: "INSERT INTO outbox (record_id, kind, base_revision, hlc, created_at) VALUES (?, 'delete', ?, ?, ?)",
+                    arguments: [key, serverRevision, clock.rawValue, now])
+            }
+        }
+    }
+
+    /// How many unsent changes the outbox holds (for all records, or for one).
+    public func outboxCount(record: UUID? = nil) async throws -> Int {
+        try await read(doing: "counting unsent changes") { db in
+            if let record {
+                return try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE record_id = ?", arguments: [record.uuidString.lowercased()]) ?? 0
+            }
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0
+        }
+    }
+
+    // MARK: - Rows
+
+    static func fetchRecord(_ db: Database, id: UUID) throws -> StoredRecord? {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT id, form_id, form_version, state, created_at, updated_at, server_revision, fields
+            FROM records WHERE id = ?
+            """, arguments: [id.uuidString.lowercased()])
+        else { return nil }
+        return try record(from: row)
+    }
+
+    static func record(from row: Row) throws -> StoredRecord {
+        let key: String = row["id"]
+        guard let id = UUID(uuidString: key), let state = RecordState(rawValue: row["state"]) else {
+            throw DraftStoreError(.databaseDamaged, "The stored record \(key) cannot be read (bad id or state).")
+        }
+        return StoredRecord(
+            id: id, formID: row["form_id"], formVersion: row["form_version"], state: state,
+            createdAt: date(row["created_at"]), updatedAt: date(row["updated_at"]),
+            serverRevision: row["server_revision"], fields: try decodeFields(row["fields"], record: key))
+    }
+
+    static func decodeFields(_ json: String, record: String) throws -> [String: FieldEntry] {
+        do {
+            return try JSONDecoder().decode([String: FieldEntry].self, from: Data(json.utf8))
+        } catch {
+            throw DraftStoreError(.databaseDamaged, "The stored fields of record \(record) cannot be read (\(error)).")
+        }
+    }
+
+    static func eachSummary(_ db: Database, state: RecordState?, _ body: (RecordSummary) throws -> Void) throws {
+        // Titles first (a handful of rows), so the listing itself reads only the covering index
+        // records_by_state and never the records' field values.
+        var titles: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, version, title FROM forms") {
+            titles["\(row[0] as String) \(row[1] as Int)"] = row[2]
+        }
+        let filter = state == nil ? "state IN ('draft', 'submitted')" : "state = ?"
+        let arguments: StatementArguments = state.map { [$0.rawValue] } ?? []
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT id, form_id, form_version, state, created_at, updated_at
+            FROM records INDEXED BY records_by_state
+            WHERE \(filter) ORDER BY updated_at DESC, id DESC
+            """, arguments: arguments)
+        while let row = try rows.next() {
+            guard let id = UUID(uuidString: row[0]), let state = RecordState(rawValue: row[3]) else { continue }
+            let formID: String = row[1]
+            let version: Int = row[2]
+            try body(RecordSummary(
+                id: id, formID: formID, formVersion: version, formTitle: titles["\(formID) \(version)"] ?? formID, state: state,
+                createdAt: date(row[4]), updatedAt: date(row[5])))
+        }
+    }
+
+    /// Reads this database's hybrid logical clock, ticks it and stores the new reading, inside the
+    /// caller's transaction (so concurrent processes never hand out the same reading).
+    static func tick(_ db: Database) throws -> (HybridTimestamp, String) {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT clock, device_id FROM sync_state WHERE id = 1")) else {
+            throw DraftStoreError(.databaseDamaged, "The device database has no sync state row.")
+        }
+        var clock = HybridLogicalClock(last: HybridTimestamp(rawValue: row[0]))
+        let reading = clock.tick()
+        try db.cachedStatement(sql: "UPDATE sync_state SET clock = ? WHERE id = 1").execute(arguments: [reading.rawValue])
+        return (reading, row[1])
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import FormModel
+import GRDB
+
+extension DraftStore {
+    /// Opens a sheet for a brand-new record of `formID` (its newest version unless `version` is given).
+    /// The record (with the form's defaults), its outbox entry and the presentation's snapshot are
+    /// written in one transaction before this returns.
+    public func newRecord(formID: String, version: Int? = nil) async throws -> FormSession {
+        let form = try await form(id: formID, version: version)
+        let recordID = UUID()
+        let presentationID = UUID()
+        let defaults = FormValidator(form: form).defaults
+        let (record, presentation) = (recordID.uuidString.lowercased(), presentationID.uuidString.lowercased())
+        try await openingWrite(doing: "creating a record of form \(form.id)") { db in
+            let (clock, device) = try Self.tick(db)
+            let now = Self.nowMillis()
+            let fields = defaults.mapValues { FieldEntry(value: $0, clock: clock, device: device) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let fieldsJSON = String(decoding: try encoder.encode(fields), as: UTF8.self)
+            let answersJSON = String(decoding: try encoder.encode(defaults), as: UTF8.self)
+            try db.execute(sql: """
+                INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields)
+                VALUES (?, ?, ?, 'draft', ?, ?, ?)
+                """, arguments: [record, form.id, form.version, now, now, fieldsJSON])
+            try db.execute(sql: """
+                INSERT INTO outbox (record_id, presentation_id, kind, form_id, form_version, value, base_revision, hlc, created_at)
+                VALUES (?, ?, 'create', ?, ?, ?, 0, ?, ?)
+                """, arguments: [record, presentation, form.id, form.version, answersJSON, clock.rawValue, now])
+            try Self.insertPresentation(db, presentation, record: record, kind: "new", now: now)
+        }
+        return FormSession(store: self, form: form, recordID: recordID, presentationID: presentationID, mode: .newRecord, answers: defaults)
+    }
+
+    /// Opens a sheet on an existing draft. Cancel with Discard returns it to how it is now.
+    /// - Throws: `unknownRecord`, `notADraft` (a submitted record opens with `editSubmitted`), `recordInUse`.
+    public func resumeDraft(_ id: UUID) async throws -> FormSession {
+        try await openExisting(id, mode: .resumeDraft)
+    }
+
+    /// Opens a sheet on a submitted record, when its form allows editing after submission.
+    /// Cancel with Discard returns it to how it is now.
+    /// - Throws: `unknownRecord`, `notEditable`, `recordInUse`; `notADraft`'s opposite for drafts (use `resumeDraft`).
+    public func editSubmitted(_ id: UUID) async throws -> FormSession {
+        try await openExisting(id, mode: .editSubmitted)
+    }
+
+    private func openExisting(_ id: UUID, mode: FormSession.Mode) async throws -> FormSession {
+        let key = id.uuidString.lowercased()
+        let presentationID = UUID()
+        let presentation = presentationID.uuidString.lowercased()
+        let cache = formCache
+        // One transaction: check the record and its form, take over a presentation left by a dead
+        // process, and write the snapshot of exactly what the record is now.
+        let (form, answers) = try await openingWrite(doing: "opening record \(key)") { db -> (FormDefinition, [String: AnswerValue]) in
+            guard let row = try Row.fetchOne(db, sql: "SELECT form_id, form_version, state FROM records WHERE id = ?", arguments: [key]),
+                let state = RecordState(rawValue: row["state"]), state != .deleted
+            else {
+                throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List records with `fieldsheet records`.")
+            }
+            let form = try Self.loadForm(db, id: row["form_id"], version: row["form_version"], cache: cache)
+            switch (mode, state) {
+            case (.resumeDraft, .submitted):
+                throw DraftStoreError(.notADraft,
+                    "Record \(key) was already submitted; it is not a draft. \(form.editableAfterSubmit ? "Open it with `fieldsheet edit \(key)`." : "Its form (\(form.id)) does not allow editing after submission.")")
+            case (.editSubmitted, .draft):
+                throw DraftStoreError(.notEditable, "Record \(key) is a draft, not a submitted record; resume it with `fieldsheet resume \(key)`.")
+            case (.editSubmitted, .submitted) where !form.editableAfterSubmit:
+                throw DraftStoreError(.notEditable, "Record \(key) was submitted and its form \(form.id) does not allow editing after submission.")
+            default:
+                break
+            }
+            if let owner = try String.fetchOne(db, sql: "SELECT owner FROM presentations WHERE record_id = ?", arguments: [key]) {
+                guard !ProcessIdentity.isAlive(owner) else {
+                    throw DraftStoreError(.recordInUse,
+                        "Record \(key) is open in another FieldSheet session (process \(owner.prefix { $0 != ":" })). Close it there first.")
+                }
+                // Left open by a process that died: a non-cancel dismissal, everything kept.
+                try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
+            }
+            try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis())
+            return (form, try Self.fetchAnswers(db, record: key))
+        }
+        return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers)
+    }
+
+    /// A stored form version, from the cache or decoded from the database inside the caller's transaction.
+    static func loadForm(_ db: Database, id: String, version: Int, cache: FormCache) throws -> FormDefinition {
+        if let cached = cache.form(id: id, version: version) { return cached }
+        guard let json = try String.fetchOne(db, sql: "SELECT definition FROM forms WHERE id = ? AND version = ?", arguments: [id, version]) else {
+            throw DraftStoreError(.unknownForm, "The form \(id) version \(version) is not on this device. Import it with `fieldsheet forms import FILE`.")
+        }
+        do {
+            let form = try JSONDecoder().decode(FormDefinition.self, from: Data(json.utf8))
+            cache.insert(form)
+            return form
+        } catch {
+            throw DraftStoreError(.databaseDamaged,
+                "The stored definition of form \(id) cannot be read (\(error)). Import the form again with `fieldsheet forms import FILE`.")
+        }
+    }
+
+    /// A transaction that opens a presentation, committed without waiting for the disk.
+    ///
+    /// Safe because what it writes needs no durability of its own: a snapshot (and a brand-new record
+    /// holding only defaults) lost to a power cut leaves no presentation to recover and nothing typed to
+    /// lose, and the first edit's synchronous=FULL commit syncs the WAL up to and including these frames.
+    /// Not waiting for the disk keeps opening a sheet well inside its 2 ms budget.
+    func openingWrite<T: Sendable>(doing: String, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                var result: T?
+                try db.inTransaction {
+                    result = try updates(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch {
+            throw DraftStoreError.wrap(error, doing: doing, path: path)
+        }
+    }
+
+    /// Writes a presentation's snapshot: the record as it is at this moment.
+    static func insertPresentation(_ db: Database, _ presentation: String, record: String, kind: String, now: Int64) throws {
+        try db.execute(sql: """
+            INSERT INTO presentations (id, record_id, kind, owner, opened_at, snapshot_state, snapshot_updated_at, snapshot_fields)
+            SELECT ?, id, ?, ?, ?, state, updated_at, fields FROM records WHERE id = ?
+            """, arguments: [presentation, kind, ProcessIdentity.current, now, record])
+    }
+
+    /// Presentations now open on this database (by this or other processes), by record.
+    public func openPresentations() async throws -> [UUID] {
+        try await read(doing: "listing open sheets") { db in
+            try String.fetchAll(db, sql: "SELECT record_id FROM presentations ORDER BY opened_at").compactMap(UUID.init(uuidString:))
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import FormModel
+import GRDB
+
+/// The device database: forms, records with per-field values and their sync base, the snapshots of
+/// open presentations, the outbox, conflicts and sync state.
+///
+/// One `DatabasePool` (WAL, `synchronous=FULL`, so a committed edit survives a power cut) per file for
+/// the life of the store; every rule about data runs inside one `write { db in … }` transaction.
+/// Several processes may open the same file; SQLite's locks serialise their writes.
+///
+/// ```swift
+/// let store = try DraftStore(home: URL(fileURLWithPath: "/var/lib/app/fieldsheet"))
+/// let session = try await store.newRecord(formID: "follow-up-job")
+/// ```
+public struct DraftStore: Sendable {
+    /// The database file's name inside the home directory.
+    public static let databaseFileName = "device.sqlite"
+
+    /// Knobs for tests and special deployments.
+    public struct Options: Sendable {
+        /// Caps the database at this many pages (SQLite's `max_page_count`); a write past it fails as a
+        /// full disk would. Nil (the default) leaves the file free to grow.
+        public var maximumPageCount: Int?
+
+        public init(maximumPageCount: Int? = nil) {
+            self.maximumPageCount = maximumPageCount
+        }
+    }
+
+    let pool: DatabasePool
+    let formCache = FormCache()
+    let checkpointer: Checkpointer
+    /// The database file.
+    public let path: String
+    /// This device's id, made when the database was created; stamped on every change.
+    public let deviceID: String
+    /// Presentations a killed process had left open, closed by this open as non-cancel dismissals.
+    public let recovered: [RecoveredPresentation]
+
+    /// Opens (creating when needed) the database in `home`, a directory created if missing.
+    /// - Throws: `DraftStoreError` naming the directory or file and what to do.
+    public init(home: URL, options: Options = Options()) throws {
+        let directory = home.standardizedFileURL.path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw DraftStoreError(.homeNotUsable,
+                    "The FieldSheet home \(directory) is a file, not a directory. Give a directory with --home or FIELDSHEET_HOME.")
+            }
+        } else {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw DraftStoreError(.homeNotUsable,
+                    "Could not create the FieldSheet home \(directory) (\(Self.reason(error, creating: directory))). Choose a writable directory with --home or FIELDSHEET_HOME.")
+            }
+        }
+        guard access(directory, W_OK | X_OK) == 0 else {
+            throw DraftStoreError(.homeNotUsable,
+                "The FieldSheet home \(directory) is not writable. Fix its permissions or choose another directory with --home or FIELDSHEET_HOME.")
+        }
+        try self.init(path: (directory as NSString).appendingPathComponent(Self.databaseFileName), options: options)
+    }
+
+    /// Opens (creating when needed) the database file at `path`.
+    public init(path: String, options: Options = Options()) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.label = "DraftStore"
+        let maximumPageCount = options.maximumPageCount
+        configuration.prepareDatabase { db in
+            if let maximumPageCount {
+                try db.execute(sql: "PRAGMA max_page_count = \(maximumPageCount)")
+            }
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw DraftStoreError.wrap(error, doing: "opening the device database", path: path)
+        }
+        do {
+            // WAL (set by DatabasePool, which also sets NORMAL on its writer) + FULL: the WAL is synced at
+            // every commit, so an acknowledged edit survives a power cut, not only a crash of the process.
+            // The writer connection lives as long as the pool, so this holds for every write.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Checkpointer.writerBackstopPages)")
+            }
+            let applied = try pool.read { db in try DeviceMigrations.migrator.appliedIdentifiers(db) }
+            let unknown = applied.subtracting(DeviceMigrations.identifiers)
+            guard unknown.isEmpty else {
+                throw DraftStoreError(.newerDatabase,
+                    "The device database \(path) was written by a newer version of FieldSheet (it has \(unknown.sorted().joined(separator: ", ")), which this version does not know). It was left untouched. Update fieldsheet, or use another home with --home.")
+            }
+            try DeviceMigrations.migrator.migrate(pool)
+            self.deviceID = try pool.read { db in
+                try String.fetchOne(db, sql: "SELECT device_id FROM sync_state WHERE id = 1") ?? "unknown-device"
+            }
+            self.pool = pool
+            self.checkpointer = Checkpointer(path: path)
+            self.recovered = try Self.recoverAbandonedPresentations(in: pool)
+        } catch {
+            throw DraftStoreError.wrap(error, doing: "opening the device database", path: path)
+        }
+    }
+
+    /// Closes every presentation whose process is gone as a non-cancel dismissal: the snapshot is
+    /// dropped and the record keeps everything typed.
+    static func recoverAbandonedPresentations(in pool: DatabasePool) throws -> [RecoveredPresentation] {
+        try pool.write { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT p.id, p.owner, r.id AS record_id, r.form_id, r.state
+                FROM presentations p JOIN records r ON r.id = p.record_id
+                """)
+            var recovered: [RecoveredPresentation] = []
+            for row in rows where !ProcessIdentity.isAlive(row["owner"]) {
+                try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [row["id"] as String])
+                recovered.append(RecoveredPresentation(
+                    recordID: UUID(uuidString: row["record_id"]) ?? UUID(),
+                    formID: row["form_id"],
+                    state: RecordState(rawValue: row["state"]) ?? .draft))
+            }
+            return recovered
+        }
+    }
+
+    /// Runs SQLite's own check of the file; "ok" when it is sound.
+    public func integrityCheck() async throws -> String {
+        try await read(doing: "checking the device database") { db in
+            try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "\n")
+        }
+    }
+
+    // MARK: - Access with readable errors
+
+    func write<T: Sendable>(doing: String, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(updates)
+        } catch {
+            throw DraftStoreError.wrap(error, doing: doing, path: path)
+        }
+    }
+
+    func read<T: Sendable>(doing: String, _ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read(value)
+        } catch {
+            throw DraftStoreError.wrap(error, doing: doing, path: path)
+        }
+    }
+
+    /// Why creating `path` failed, in plain words: the nearest existing parent is a file, or not writable.
+    static func reason(_ error: any Error, creating path: String) -> String {
+        var ancestor = (path as NSString).deletingLastPathComponent
+        while !ancestor.isEmpty, ancestor != "/", !FileManager.default.fileExists(atPath: ancestor) {
+            ancestor = (ancestor as NSString).deletingLastPathComponent
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: ancestor, isDirectory: &isDirectory), !isDirectory.boolValue {
+            return "\(ancestor) is a file, not a directory"
+        }
+        if access(ancestor, W_OK) != 0 {
+            return "\(ancestor) is not writable"
+        }
+        return (error as NSError).localizedDescription
+    }
+
+    static func nowMillis() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    static func date(_ millis: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(millis) / 1000)
+    }
+}

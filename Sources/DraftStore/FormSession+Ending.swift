@@ -1,0 +1,171 @@
+import Foundation
+import FormModel
+import GRDB
+
+extension FormSession {
+    /// The completion button ("Create", "Add", "Submit"): validates the whole form as stored; when
+    /// valid the record becomes submitted and is queued for sync, all in one transaction, and the
+    /// presentation ends. When not, nothing changes and the presentation stays open.
+    public func complete() async throws -> CompletionResult {
+        try requireOpen()
+        let (validator, record, presentation, title) = (validator, recordKey, presentationKey, form.title)
+        let opened = openedAnswers
+        let (result, stored) = try await store.write(doing: "completing record \(record)") { db -> (CompletionResult, [String: AnswerValue]) in
+            try DraftStore.requirePresentation(db, presentation, record: record)
+            guard let current = try DraftStore.fetchRecord(db, id: UUID(uuidString: record)!) else {
+                throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device.")
+            }
+            let answers = current.answers
+            let changes = PresentationChanges(formTitle: title, opened: opened, current: answers)
+            switch DismissalPolicy.decide(.complete, changes: changes, validation: validator.validate(answers)) {
+            case .stay(let report):
+                return (.invalid(report), answers)
+            default:
+                let (clock, _) = try DraftStore.tick(db)
+                let now = DraftStore.nowMillis()
+                try db.execute(sql: "UPDATE records SET state = 'submitted', updated_at = ? WHERE id = ?", arguments: [now, record])
+                try db.execute(
+                    sql: "INSERT INTO outbox (record_id, presentation_id, kind, base_revision, hlc, created_at) VALUES (?, ?, 'submit', ?, ?, ?)",
+                    arguments: [record, presentation, current.serverRevision, clock.rawValue, now])
+                try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
+                return (.submitted, answers)
+            }
+        }
+        answers = stored
+        if result == .submitted { isOpen = false }
+        return result
+    }
+
+    /// The Cancel button. With nothing typed in this presentation the sheet closes at once (`.closed`;
+    /// a new record that was never typed into disappears). With content typed, nothing is thrown away
+    /// yet: show the returned confirmation and call `discardChanges()`, `dismiss(reason: .cancel)` or
+    /// carry on editing, or pass the person's choice to `resolve(_:)`.
+    public func cancel() async throws -> CancelResult {
+        try requireOpen()
+        switch DismissalPolicy.decide(.cancel, changes: changes, validation: ValidationReport()) {
+        case .confirm(let confirmation):
+            return .needsConfirmation(confirmation)
+        default:
+            _ = try await revert()
+            return .closed
+        }
+    }
+
+    /// Discard Changes (destructive): reverts the edits of this presentation only. A brand-new record
+    /// disappears; a resumed draft or an edited submission returns to what it was when the sheet opened.
+    /// The presentation ends.
+    @discardableResult
+    public func discardChanges() async throws -> DiscardResult {
+        try requireOpen()
+        return try await revert()
+    }
+
+    /// Every way out but the completion button and a confirmed discard — Esc, a click outside, another
+    /// popover, Ctrl-C, SIGTERM, SIGHUP, end of input, or Save Draft (`.cancel`): keeps everything; the
+    /// record stays a draft (or keeps its edits), ready to resume. The presentation ends.
+    /// - Throws: `invalidDismissal` for `.complete` (use `complete()`).
+    public func dismiss(reason: DismissalTrigger) async throws {
+        try requireOpen()
+        if reason == .complete {
+            throw DraftStoreError(.invalidDismissal, "Completing a form is not a dismissal; call complete(), which validates the form first.")
+        }
+        // DismissalPolicy keeps everything for every trigger but completion and cancel; Cancel reaching
+        // here is the confirmation's Save Draft, which keeps everything too.
+        try await store.endPresentation(presentationKey)
+        isOpen = false
+    }
+
+    /// Applies the person's answer to the discard confirmation: Discard Changes, Save Draft, or
+    /// Keep Editing (returns nil, the presentation stays open).
+    public func resolve(_ choice: ConfirmationChoice) async throws -> DismissalOutcome? {
+        let outcome = DismissalPolicy.resolve(choice)
+        switch outcome {
+        case .discard?: try await discardChanges()
+        case .keep(let trigger)?: try await dismiss(reason: trigger)
+        default: break
+        }
+        return outcome
+    }
+
+    private func revert() async throws -> DiscardResult {
+        let (record, presentation) = (recordKey, presentationKey)
+        let result = try await store.write(doing: "discarding the changes to record \(record)") { db in
+            try DraftStore.revertPresentation(db, presentation, record: record)
+        }
+        answers = openedAnswers
+        isOpen = false
+        return result
+    }
+}
+
+extension DraftStore {
+    static func requirePresentation(_ db: Database, _ presentation: String, record: String) throws {
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM presentations WHERE id = ?", arguments: [presentation]) == true else {
+            throw DraftStoreError(.presentationEnded, "The sheet for record \(record) was already closed; open the record again to go on.")
+        }
+    }
+
+    /// Reverts one presentation from its snapshot, in the caller's transaction.
+    static func revertPresentation(_ db: Database, _ presentation: String, record: String) throws -> DiscardResult {
+        guard let snapshot = try Row.fetchOne(db, sql: """
+            SELECT kind, snapshot_state, snapshot_updated_at, snapshot_fields FROM presentations WHERE id = ?
+            """, arguments: [presentation])
+        else {
+            throw DraftStoreError(.presentationEnded, "The sheet for record \(record) was already closed; nothing was discarded.")
+        }
+        guard let current = try fetchRecord(db, id: UUID(uuidString: record)!) else {
+            throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device.")
+        }
+        let kind: String = snapshot["kind"]
+        if kind == "new" {
+            if current.serverRevision == 0 {
+                // Never seen by the server: the record and its unsent changes simply disappear.
+                try db.execute(sql: "DELETE FROM outbox WHERE record_id = ?", arguments: [record])
+                try db.execute(sql: "DELETE FROM conflicts WHERE record_id = ?", arguments: [record])
+                try db.execute(sql: "DELETE FROM records WHERE id = ?", arguments: [record])
+            } else {
+                let (clock, _) = try tick(db)
+                let now = nowMillis()
+                try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
+                try db.execute(sql: "UPDATE records SET state = 'deleted', fields = '{}', updated_at = ? WHERE id = ?", arguments: [now, record])
+                try db.execute(
+                    sql: "INSERT INTO outbox (record_id, kind, base_revision, hlc, created_at) VALUES (?, 'delete', ?, ?, ?)",
+                    arguments: [record, current.serverRevision, clock.rawValue, now])
+            }
+            return .removedNewRecord
+        }
+        let opened = try decodeFields(snapshot["snapshot_fields"], record: record)
+        var fields = current.fields
+        var reverted = Set<String>()
+        let (clock, device) = try tick(db)
+        let now = nowMillis()
+        for id in Set(opened.keys).union(current.fields.keys) where opened[id]?.value != current.fields[id]?.value {
+            reverted.insert(id)
+            // The value goes back; the sync base stays as the latest pull left it.
+            var entry = current.fields[id] ?? FieldEntry(value: nil)
+            entry.value = opened[id]?.value
+            entry.clock = clock
+            entry.device = device
+            fields[id] = entry
+        }
+        // This presentation's unsent edits are dropped; a record the server already knows also gets
+        // the reverted values queued, in case some of those edits had reached it.
+        try db.execute(sql: "DELETE FROM outbox WHERE presentation_id = ? AND kind = 'set'", arguments: [presentation])
+        if current.serverRevision > 0 {
+            let encoder = JSONEncoder()
+            for id in reverted.sorted() {
+                let json = try fields[id]?.value.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+                try db.execute(sql: """
+                    INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at)
+                    VALUES (?, 'set', ?, ?, ?, ?, ?)
+                    """, arguments: [record, id, json, current.serverRevision, clock.rawValue, now])
+            }
+        }
+        let encoded = String(decoding: try JSONEncoder().encode(fields), as: UTF8.self)
+        try db.execute(sql: "UPDATE records SET fields = ?, state = ?, updated_at = ? WHERE id = ?", arguments: [
+            encoded, snapshot["snapshot_state"] as String, snapshot["snapshot_updated_at"] as Int64, record,
+        ])
+        try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
+        return .reverted(fields: reverted)
+    }
+}

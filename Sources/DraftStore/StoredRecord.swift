@@ -1,0 +1,71 @@
+import Foundation
+import FormModel
+
+/// Where a record is in its life.
+public enum RecordState: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Being filled; private to its author until submitted.
+    case draft
+    /// Completed and valid; shared with the project.
+    case submitted
+    /// A tombstone kept so the deletion reaches the server.
+    case deleted
+}
+
+/// A record as stored on the device, with every field's value and sync metadata.
+public struct StoredRecord: Sendable, Hashable {
+    public var id: UUID
+    public var formID: String
+    /// The version of the form the record was started on.
+    public var formVersion: Int
+    public var state: RecordState
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// The server's revision of the record this device last saw; 0 when never synced.
+    public var serverRevision: Int64
+    /// Field entries by field id.
+    public var fields: [String: FieldEntry]
+
+    /// The current answers, by field id (unanswered fields absent).
+    public var answers: [String: AnswerValue] {
+        fields.compactMapValues(\.value)
+    }
+}
+
+/// One line of a record listing: no field values, so listing thousands stays cheap.
+public struct RecordSummary: Sendable, Hashable {
+    public var id: UUID
+    public var formID: String
+    public var formVersion: Int
+    /// The form's title ("New Follow-up Job").
+    public var formTitle: String
+    public var state: RecordState
+    public var createdAt: Date
+    public var updatedAt: Date
+}
+
+/// A stored form version, as listed.
+public struct FormSummary: Sendable, Hashable {
+    public var id: String
+    /// The newest stored version.
+    public var version: Int
+    public var title: String
+    /// Every stored version, oldest first.
+    public var versions: [Int]
+}
+
+/// What `DraftStore.importForms` did with each form.
+public enum FormImportOutcome: Sendable, Hashable {
+    /// The form version was new and is now stored.
+    case imported(id: String, version: Int)
+    /// The same version with the same definition was already stored.
+    case unchanged(id: String, version: Int)
+}
+
+/// A presentation that was still open when its process stopped, closed on the next open as a
+/// non-cancel dismissal (`processKilled`): everything typed was kept.
+public struct RecoveredPresentation: Sendable, Hashable {
+    public var recordID: UUID
+    public var formID: String
+    /// The record's state after recovery (unchanged by it).
+    public var state: RecordState
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+/// Where a fill flow talks: results (the record id) on standard output, prompts and messages on
+/// standard error, answers from standard input. Tests and other front ends supply their own.
+public struct Console: Sendable {
+    /// Writes a line of result (what a script captures).
+    public var result: @Sendable (String) -> Void
+    /// Writes text for the person (no newline is added).
+    public var say: @Sendable (String) -> Void
+    /// Reads one line of input without its newline; nil at end of input.
+    public var readLine: @Sendable () -> String?
+
+    public init(result: @escaping @Sendable (String) -> Void, say: @escaping @Sendable (String) -> Void, readLine: @escaping @Sendable () -> String?) {
+        self.result = result
+        self.say = say
+        self.readLine = readLine
+    }
+
+    /// Standard output, standard error and standard input.
+    public static let standard = Console(
+        result: { line in
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        },
+        say: { text in
+            FileHandle.standardError.write(Data(text.utf8))
+        },
+        readLine: {
+            let line = Swift.readLine(strippingNewline: true)
+            // Piped answers are not echoed by a terminal: echo them, so the transcript reads as typed.
+            if let line, isatty(0) == 0 { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            return line
+        }
+    )
+
+    /// Writes a whole line for the person.
+    public func line(_ text: String = "") { say(text + "\n") }
+}

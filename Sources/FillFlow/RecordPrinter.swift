@@ -1,0 +1,61 @@
+import DraftStore
+import Foundation
+import FormModel
+
+/// Renders records for `fieldsheet records` and `fieldsheet show`.
+public enum RecordPrinter {
+    /// One listing line: id, state, form id and version, last change (UTC), title; tab-separated.
+    public static func line(_ summary: RecordSummary) -> String {
+        [summary.id.uuidString.lowercased(), summary.state.rawValue, "\(summary.formID) v\(summary.formVersion)",
+         timestamp(summary.updatedAt), summary.formTitle].joined(separator: "\t")
+    }
+
+    /// A record as a person reads it: each relevant field with its answer and any problem.
+    public static func text(_ record: StoredRecord, form: FormDefinition) -> String {
+        let validator = FormValidator(form: form)
+        let answers = record.answers
+        let relevant = validator.relevance.relevantFields(for: answers)
+        let report = validator.validate(answers)
+        var lines = [
+            "Record \(record.id.uuidString.lowercased())",
+            "Form:    \(form.title) (\(form.id) v\(form.version))",
+            "State:   \(record.state.rawValue)",
+            "Created: \(timestamp(record.createdAt))",
+            "Updated: \(timestamp(record.updatedAt))",
+        ]
+        for field in form.allFields where field.kind.takesAnswer && relevant.contains(field.id) {
+            let value = answers[field.id].map { $0.display(for: field) } ?? "—"
+            let problems = report.issues(for: field.id).map(\.message).joined(separator: " ")
+            lines.append("  \(field.label): \(value)\(problems.isEmpty ? "" : "   ! \(problems)")")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A record as JSON: answers in their tagged form (`{"integer": 3}`, raw input as `{"raw": "…"}`)
+    /// and the issues that would stop completion.
+    public static func json(_ record: StoredRecord, form: FormDefinition) throws -> String {
+        struct Output: Encodable {
+            var id: String
+            var formId: String
+            var formVersion: Int
+            var state: String
+            var createdAt: String
+            var updatedAt: String
+            var answers: [String: AnswerValue]
+            var issues: [FieldIssue]
+        }
+        let output = Output(
+            id: record.id.uuidString.lowercased(), formId: record.formID, formVersion: record.formVersion,
+            state: record.state.rawValue, createdAt: timestamp(record.createdAt), updatedAt: timestamp(record.updatedAt),
+            answers: record.answers, issues: FormValidator(form: form).validate(record.answers).issues)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(output), as: UTF8.self)
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,134 @@
+// fieldsheet-bench [DIR]: the device database's speed and memory (see BENCHMARKS.md; run with `make bench`).
+//
+// Figures: one edit made durable (FormSession.set: WAL commit with synchronous=FULL) p50/p99/max over
+// 10,000 edits; opening a draft of a 200-field form; listing 10,000 drafts; RSS as the record count grows.
+// DIR (default: the system temporary directory) should be on the disk the device would use: fsync is the cost.
+import DraftStore
+import FieldSheetTesting
+import Foundation
+import FormModel
+import GRDB
+
+func nanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+func milliseconds(_ ns: UInt64) -> String { String(format: "%.3f ms", Double(ns) / 1_000_000) }
+
+func percentiles(_ samples: [UInt64]) -> (p50: UInt64, p99: UInt64, max: UInt64) {
+    let sorted = samples.sorted()
+    func at(_ fraction: Double) -> UInt64 { sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))] }
+    return (at(0.50), at(0.99), sorted.last ?? 0)
+}
+
+/// Resident set size in MiB, from /proc/self/status.
+func residentMiB() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kib = Double(line.split(separator: " ")[1])
+    else { return 0 }
+    return kib / 1024
+}
+
+func machine() -> String {
+    let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        .split(separator: "\n").first { $0.hasPrefix("model name") }?
+        .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+    let memory = ProcessInfo.processInfo.physicalMemory / 1_048_576
+    return "\(ProcessInfo.processInfo.activeProcessorCount) cores (nproc), \(cpu), \(memory) MiB memory"
+}
+
+func report(_ name: String, _ samples: [UInt64], target: String) {
+    let (p50, p99, maximum) = percentiles(samples)
+    print("\(name): p50 \(milliseconds(p50)), p99 \(milliseconds(p99)), max \(milliseconds(maximum)) over \(samples.count)  (target: \(target))")
+}
+
+/// One durable one-row commit through GRDB's async write, as FormSession.set uses it.
+func baselineCommit(_ pool: DatabasePool, _ value: String) async throws {
+    let _: Void = try await pool.write { db in try db.execute(sql: "UPDATE t SET v = ? WHERE id = 1", arguments: [value]) }
+}
+
+let base = CommandLine.arguments.count > 1 ? URL(fileURLWithPath: CommandLine.arguments[1]) : FileManager.default.temporaryDirectory
+let directory = base.appendingPathComponent("fieldsheet-bench-\(UUID().uuidString.prefix(8))")
+defer { try? FileManager.default.removeItem(at: directory) }
+print("machine: \(machine())")
+print("database: \(directory.path)")
+
+let store = try DraftStore(home: directory)
+try await store.importForms([SampleForms.wideForm(id: "wide-20", fieldCount: 20), SampleForms.wideForm(id: "wide-200", fieldCount: 200)])
+
+// 0. Baseline: the disk's own cost of a durable commit (one-row UPDATE, WAL, synchronous=FULL), same directory.
+do {
+    var configuration = Configuration()
+    configuration.label = "baseline"
+    let pool = try DatabasePool(path: directory.appendingPathComponent("baseline.sqlite").path, configuration: configuration)
+    try pool.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA synchronous = FULL")
+        try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, '')")
+    }
+    var samples: [UInt64] = []
+    for index in 0..<10_000 {
+        let start = nanos()
+        try await baselineCommit(pool, "value \(index)")
+        samples.append(nanos() - start)
+    }
+    report("baseline: one-row commit, WAL + synchronous=FULL", samples, target: "the disk's floor")
+}
+
+// 1. One edit made durable.
+do {
+    let session = try await store.newRecord(formID: "wide-20")
+    for warmup in 0..<200 { try await session.set("f\(warmup % 20)", to: .text("warm \(warmup)")) }
+    var samples: [UInt64] = []
+    samples.reserveCapacity(10_000)
+    for index in 0..<10_000 {
+        let start = nanos()
+        try await session.set("f\(index % 20)", to: .text("value \(index)"))
+        samples.append(nanos() - start)
+    }
+    try await session.dismiss(reason: .escape)
+    report("edit made durable (FormSession.set)", samples, target: "p99 <= 0.5 ms")
+}
+
+// 2. Opening a draft of a 200-field form (every field answered).
+do {
+    let session = try await store.newRecord(formID: "wide-200")
+    for index in 0..<200 { try await session.set("f\(index)", to: .text("answer number \(index) with some typical length")) }
+    try await session.dismiss(reason: .escape)
+    var samples: [UInt64] = []
+    for _ in 0..<500 {
+        let start = nanos()
+        let opened = try await store.resumeDraft(session.recordID)
+        samples.append(nanos() - start)
+        try await opened.dismiss(reason: .escape)
+    }
+    report("open a draft of a 200-field form (resumeDraft)", samples, target: "<= 2 ms")
+}
+
+// 3 and 4. Listing drafts, and memory as the number of records grows.
+do {
+    var created = 0
+    var memory: [(Int, Double)] = []
+    for level in [1_000, 2_500, 5_000, 10_000] {
+        while created < level {
+            let session = try await store.newRecord(formID: "wide-20")
+            try await session.set("f0", to: .text("draft \(created)"))
+            try await session.dismiss(reason: .escape)
+            created += 1
+        }
+        try await store.forEachRecord(state: .draft) { _ in }
+        memory.append((level, residentMiB()))
+    }
+    var streamed: [UInt64] = []
+    var collected: [UInt64] = []
+    for _ in 0..<20 {
+        var start = nanos()
+        let drafts = try await store.records(state: .draft)
+        collected.append(nanos() - start)
+        precondition(drafts.count >= 10_000)
+        start = nanos()
+        try await store.forEachRecord(state: .draft) { _ in }
+        streamed.append(nanos() - start)
+    }
+    report("list \(created + 2) drafts into an array (records(state:))", collected, target: "<= 50 ms")
+    report("list \(created + 2) drafts streamed (forEachRecord)", streamed, target: "<= 50 ms")
+    print("RSS after creating and listing N drafts: " + memory.map { "\($0.0): \(String(format: "%.1f", $0.1)) MiB" }.joined(separator: ", "))
+}

@@ -1,0 +1,112 @@
+import FieldSheetTesting
+import Foundation
+import Testing
+
+/// `fieldsheet fill FORM` with answers on standard input (not a terminal): line mode.
+struct LineModeTests {
+    @Test func answeringEveryPromptCompletesTheForm() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        // site, priority (by number: 3 = High, which makes notes relevant), count, notes.
+        let fill = try cli.run(["fill", "follow-up-job"], stdin: "B2 basement\n3\n2\nBring a ladder\n")
+        #expect(fill.status == 0, "\(fill.output)")
+        #expect(fill.stderr.contains("[1/3] Site (required)"))
+        #expect(fill.stderr.contains("Building and room, e.g. B2 basement"))
+        #expect(fill.stderr.contains("  3) High"))
+        #expect(fill.stderr.contains("Priority [Normal]: "))
+        #expect(fill.stderr.contains("[4/4] Notes"))
+        let id = try #require(CLIHome.recordID(fill))
+        #expect(try cli.run("show", id).stdout.contains("Notes: Bring a ladder"))
+    }
+
+    @Test func invalidInputIsPromptedAgainAndAnEmptyAnswerKeepsTheDefault() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        // Required site left empty first, then a count that is not a number, then out of range.
+        let fill = try cli.run(["fill", "follow-up-job"], stdin: "\nLobby\n\nmany\n7\n4\n")
+        #expect(fill.status == 0, "\(fill.output)")
+        #expect(fill.stderr.contains("! Required: enter a value."))
+        #expect(fill.stderr.contains("! Enter a whole number between 1 and 5."))
+        let shown = try cli.run("show", try #require(CLIHome.recordID(fill))).stdout
+        #expect(shown.contains("Priority: Normal"))
+        #expect(shown.contains("Technicians needed: 4"))
+    }
+
+    @Test func backGoesToThePreviousField() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        let fill = try cli.run(["fill", "follow-up-job"], stdin: "Lobby\n:back\nRoof\n\n\n")
+        #expect(fill.status == 0, "\(fill.output)")
+        #expect(try cli.run("show", try #require(CLIHome.recordID(fill))).stdout.contains("Site: Roof"))
+    }
+
+    // End of input is a non-cancel dismissal: the draft is kept.
+    @Test func endOfInputKeepsTheDraft() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        let fill = try cli.run(["fill", "follow-up-job"], stdin: "B2 basement\n")
+        #expect(fill.status == 3, "\(fill.output)")
+        let id = try #require(CLIHome.recordID(fill))
+        #expect(fill.stderr.contains("fieldsheet resume \(id)"))
+        #expect(try cli.run("records", "--state", "draft").stdout.hasPrefix(id))
+        // Resuming in line mode shows the kept answer in brackets and completes.
+        let resume = try cli.run(["resume", id], stdin: "\n\n2\n")
+        #expect(resume.status == 0, "\(resume.output)")
+        #expect(resume.stderr.contains("Site [B2 basement]: "))
+    }
+
+    @Test func cancelWithNothingTypedClosesWithoutAsking() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        let fill = try cli.run(["fill", "follow-up-job"], stdin: ":cancel\n")
+        #expect(fill.status == 4, "\(fill.output)")
+        #expect(!fill.stderr.contains("Discard Changes"))
+        #expect(try cli.run("records").stdout.isEmpty)
+    }
+
+    @Test func cancelAfterTypingAsksAndDiscardThrowsTheNewRecordAway() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        let fill = try cli.run(["fill", "follow-up-job"], stdin: "B2\n:cancel\n1\n")
+        #expect(fill.status == 4, "\(fill.output)")
+        #expect(fill.stderr.contains("Discard changes to New Follow-up Job?"))
+        #expect(fill.stderr.contains("1) Discard Changes"))
+        #expect(fill.stderr.contains("2) Save Draft"))
+        #expect(fill.stderr.contains("3) Keep Editing"))
+        #expect(try cli.run("records").stdout.isEmpty)
+    }
+
+    @Test func cancelAfterTypingThenSaveDraftKeepsIt() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        let fill = try cli.run(["fill", "follow-up-job"], stdin: "B2\n:cancel\n2\n")
+        #expect(fill.status == 3, "\(fill.output)")
+        #expect(try cli.run("records", "--state", "draft").stdout.hasPrefix(try #require(CLIHome.recordID(fill))))
+    }
+
+    @Test func cancelThenKeepEditingGoesOn() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        let fill = try cli.run(["fill", "follow-up-job"], stdin: "B2\n:cancel\n3\n\n1\n")
+        #expect(fill.status == 0, "\(fill.output)")
+    }
+
+    // End of input at the confirmation is a non-cancel dismissal too.
+    @Test func endOfInputAtTheConfirmationKeepsTheDraft() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        let fill = try cli.run(["fill", "follow-up-job"], stdin: "B2\n:cancel\n")
+        #expect(fill.status == 3, "\(fill.output)")
+        #expect(try cli.run("records").stdout.hasPrefix(try #require(CLIHome.recordID(fill))))
+    }
+
+    // Discarding in a resumed draft reverts only this presentation.
+    @Test func discardInAResumedDraftRevertsOnlyThisSheet() throws {
+        let cli = CLIHome()
+        try cli.importFollowUpJob()
+        let id = try #require(CLIHome.recordID(try cli.run(["fill", "follow-up-job"], stdin: "B2\n")))
+        let resume = try cli.run(["resume", id], stdin: "Roof\n:cancel\n1\n")
+        #expect(resume.status == 4, "\(resume.output)")
+        #expect(try cli.run("show", id).stdout.contains("Site: B2"))
+    }
+}
