@@ -52,6 +52,8 @@ let package = Package(
         .target(name: "SyncClient", dependencies: ["SyncCore", "CCurl"]),
         // Screen geometry and drawing for the terminal presentations.
         .target(name: "TerminalUI", dependencies: ["FormModel"]),
+        // The full-screen terminal app: the home screen and form sheets over the device database.
+        .target(name: "TerminalApp", dependencies: ["TerminalUI", "DraftStore", "FormModel"]),
         // The sync server application (Hummingbird).
         .target(
             name: "ServerCore",
@@ -72,6 +74,7 @@ let package = Package(
             dependencies: [
                 "FormModel",
                 "TerminalUI",
+                "TerminalApp",
                 "DraftStore",
                 "FillFlow",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -138,6 +141,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "TerminalAppTests", dependencies: ["TerminalApp", "TerminalUI", "DraftStore", "FormModel", "FieldSheetTesting"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "FormModel"], exclude: ["Golden"]),
         .testTarget(
             name: "ServerCoreTests",

@@ -19,4 +19,19 @@ struct FieldSheetCommand: AsyncParsableCommand {
 
     /// `--home DIR` given before the subcommand (`fieldsheet --home DIR records`).
     @OptionGroup var home: HomeOptions
+
+    @OptionGroup var interface: InterfaceOptions
+
+    /// No subcommand: the full-screen app on a terminal.
+    func run() async throws {
+        guard interface.fullScreen else {
+            print(Self.helpMessage())
+            warn("\nThe full-screen app needs a terminal (and TERM other than dumb). Use the commands above, e.g. `fieldsheet fill FORM` for line mode.")
+            throw ExitCode(64)
+        }
+        try await reportingErrors {
+            let status = try await interface.runApp(store: home.openStore())
+            throw ExitCode(status)
+        }
+    }
 }

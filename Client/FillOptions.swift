@@ -19,6 +19,8 @@ struct FillOptions: ParsableArguments {
     @Flag(help: "With --cancel: confirm Discard Changes, reverting what this sheet changed (exit 4).")
     var discard = false
 
+    @OptionGroup var interface: InterfaceOptions
+
     func validate() throws {
         if [complete, dismiss, cancel].filter({ $0 }).count > 1 {
             throw ValidationError("Give only one of --complete, --dismiss and --cancel.")

@@ -21,6 +21,12 @@ enum FillRunner {
             try? await session.dismiss(reason: .endOfInput)
             throw error
         }
+        if options.action == .lineMode, assignments.isEmpty, options.interface.fullScreen {
+            // On a terminal with nothing scripted: the sheet, full screen; it ends the run when it closes.
+            let status = try await options.interface.runApp(store: session.store, session: session)
+            print(session.recordID.uuidString.lowercased())
+            throw ExitCode(status)
+        }
         // Unbuffered, so a script has the id even if the process is stopped mid-fill.
         FileHandle.standardOutput.write(Data((session.recordID.uuidString.lowercased() + "\n").utf8))
         dismissOnSignals(session)

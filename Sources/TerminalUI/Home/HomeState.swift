@@ -54,7 +54,7 @@ public struct HomeState: Sendable, Hashable {
     /// States shown by the filter; all when empty.
     public var shownStates: Set<RecordListItem.State>
 
-    public init(records: [RecordListItem] = [], selection: Int = 0, status: String = "Offline · nothing queued", shownStates: Set<RecordListItem.State> = []) {
+    public init(records: [RecordListItem] = [], selection: Int = 0, status: String = "Offline · nothing waiting to sync", shownStates: Set<RecordListItem.State> = []) {
         self.records = records
         self.selection = selection
         self.status = status

@@ -13,9 +13,15 @@ public struct SheetView: Sendable {
         self.frame = frame
     }
 
-    /// Rows a popover needs for a page: three per field (label, value, space) and the key-hint row.
+    /// Rows a popover needs for a page: per field its label, value (a line per choice when they do not
+    /// fit side by side in a popover) and a space, and the key-hint row.
     public static func contentRows(of page: FormPage?) -> Int {
-        (page?.fields.count ?? 0) * 3 + 2
+        let fields = page?.fields ?? []
+        return fields.reduce(2) { rows, field in
+            let choices = field.choices ?? []
+            let sideBySide = choices.map { $0.label.count + 6 }.reduce(0, +) <= PresentationFrame.popoverColumns - 4
+            return rows + 2 + (choices.isEmpty || sideBySide ? 1 : choices.count)
+        }
     }
 
     /// The control under a cell, if any.
@@ -79,7 +85,7 @@ public struct SheetView: Sendable {
     mutating func drawFields(from top: Int, to bottom: Int, left: Int, width: Int, on screen: inout Screen) {
         let fields = state.visibleFields
         let heights = fields.map { field in
-            (field.kind == .note ? 1 : 2) + (state.errors[field.id] == nil ? 0 : 1) + 1
+            (field.kind == .note ? 1 : 1 + valueLines(field, width: width).count) + (state.errors[field.id] == nil ? 0 : 1) + 1
         }
         let available = max(0, bottom - top + 1)
         var offset = 0
@@ -96,6 +102,33 @@ public struct SheetView: Sendable {
         if offset > 0 { screen.write("↑ more", column: left + width - 6, row: top, style: .bold) }
     }
 
+    /// The value slot's lines: one for most fields; choices side by side when they fit, else one per line.
+    func valueLines(_ field: FieldDefinition, width: Int) -> [String] {
+        let focused = state.focus == .field(field.id) && state.confirmation == nil
+        let items: [String]
+        switch field.kind {
+        case .boolean:
+            if case .boolean(let on)? = state.answers[field.id] { return [on ? "[✓] Yes" : "[ ] No"] }
+            return ["[ ] —"]
+        case .singleChoice:
+            let chosen: String? = { if case .choice(let value)? = state.answers[field.id] { return value } else { return nil } }()
+            items = (field.choices ?? []).map { (($0.value == chosen) ? "(•) " : "( ) ") + $0.label }
+        case .multipleChoice:
+            let chosen: [String] = { if case .choices(let values)? = state.answers[field.id] { return values } else { return [] } }()
+            let cursor = state.choiceCursor[field.id] ?? 0
+            items = (field.choices ?? []).enumerated().map { index, choice in
+                (focused && index == cursor ? "›" : "") + (chosen.contains(choice.value) ? "[x] " : "[ ] ") + choice.label
+            }
+        default:
+            let text = state.text(of: field).replacingOccurrences(of: "\n", with: "⏎")
+            let room = max(3, min(width, 40)) - 2
+            let shown = text.count >= room ? "…" + String(text.suffix(room - 2)) : text
+            return ["[" + shown.padding(toLength: room - 1, withPad: " ", startingAt: 0) + (focused ? "▏" : " ") + "]"]
+        }
+        let joined = items.joined(separator: "  ")
+        return joined.count <= width ? [joined] : items.enumerated().map { "\($0.offset + 1) \($0.element)" }
+    }
+
     mutating func drawField(_ field: FieldDefinition, row: Int, left: Int, width: Int, on screen: inout Screen) {
         if field.kind == .note {
             screen.write("ℹ " + field.label, column: left, row: row, limit: width)
@@ -105,32 +138,13 @@ public struct SheetView: Sendable {
         if let hint = field.hint { label += " — \(hint)" }
         screen.write(label, column: left, row: row, limit: width)
         let focused = state.focus == .field(field.id) && state.confirmation == nil
-        let valueRow = row + 1
-        let slot: String
-        switch field.kind {
-        case .boolean:
-            if case .boolean(let on)? = state.answers[field.id] { slot = on ? "[✓] Yes" : "[ ] No" } else { slot = "[ ] —" }
-        case .singleChoice:
-            let chosen: String? = { if case .choice(let value)? = state.answers[field.id] { return value } else { return nil } }()
-            slot = (field.choices ?? []).enumerated().map { index, choice in
-                (choice.value == chosen ? "(•) " : "( ) ") + choice.label
-            }.joined(separator: "  ")
-        case .multipleChoice:
-            let chosen: [String] = { if case .choices(let values)? = state.answers[field.id] { return values } else { return [] } }()
-            let cursor = state.choiceCursor[field.id] ?? 0
-            slot = (field.choices ?? []).enumerated().map { index, choice in
-                (focused && index == cursor ? "›" : "") + (chosen.contains(choice.value) ? "[x] " : "[ ] ") + choice.label
-            }.joined(separator: "  ")
-        default:
-            let text = state.text(of: field).replacingOccurrences(of: "\n", with: "⏎")
-            let room = max(3, min(width, 40)) - 2
-            let shown = text.count >= room ? "…" + String(text.suffix(room - 2)) : text
-            slot = "[" + shown.padding(toLength: room - 1, withPad: " ", startingAt: 0) + (focused ? "▏" : " ") + "]"
+        let lines = valueLines(field, width: width)
+        for (offset, line) in lines.enumerated() {
+            screen.write(line, column: left, row: row + 1 + offset, style: focused ? .reverse : .underline, limit: width)
         }
-        screen.write(slot, column: left, row: valueRow, style: focused ? .reverse : .underline, limit: width)
-        regions.append((Rect(x: left, y: row, width: width, height: 2), .field(field.id)))
+        regions.append((Rect(x: left, y: row, width: width, height: 1 + lines.count), .field(field.id)))
         if let error = state.errors[field.id] {
-            screen.write("⚠ " + error, column: left, row: row + 2, style: [.bold, .destructive], limit: width)
+            screen.write("⚠ " + error, column: left, row: row + 1 + lines.count, style: [.bold, .destructive], limit: width)
         }
     }
 

@@ -1,0 +1,132 @@
+import DraftStore
+import Foundation
+import FormModel
+import TerminalUI
+
+extension AppModel {
+    func handleHome(_ event: InputEvent) async -> AppStep {
+        switch event {
+        case .character("q"), .character("Q"): return .exit(0)
+        case .control("c"): return .exit(130)
+        case .up, .character("k"): home.moveSelection(by: -1)
+        case .down, .character("j"): home.moveSelection(by: 1)
+        case .character("n"), .character("N"): await openNewPopover()
+        case .character("f"), .character("F"): openFilterPopover()
+        case .enter: await openSelected()
+        case .character("d"), .character("D"):
+            if let index = selectedIndex, home.visibleRecords[home.selection].state == .draft {
+                pendingDelete = (recordIDs[index], 1)
+            } else {
+                home.status = "Only drafts can be deleted."
+            }
+        case .mouse(let mouse) where mouse.action == .press:
+            let layout = HomeLayout(size: size)
+            if layout.newControl.contains(column: mouse.column, row: mouse.row) {
+                await openNewPopover()
+            } else if layout.filterControl.contains(column: mouse.column, row: mouse.row) {
+                openFilterPopover()
+            } else if layout.listPane.contains(column: mouse.column, row: mouse.row), mouse.row >= layout.listPane.y + 3 {
+                let row = mouse.row - (layout.listPane.y + 3)
+                if row < home.visibleRecords.count { home.selection = row }
+            }
+        default:
+            break
+        }
+        return .redraw
+    }
+
+    /// The index into `recordIDs` of the selected list item.
+    var selectedIndex: Int? {
+        guard let item = home.selected else { return nil }
+        return home.records.firstIndex { $0.id == item.id }
+    }
+
+    func openNewPopover() async {
+        let forms = (try? await store.forms()) ?? []
+        let definition = BuiltInSheets.new(forms: forms.map { ($0.id, $0.title) })
+        present(.utility(SheetState(form: definition, answers: [:])), id: BuiltInSheets.newID)
+    }
+
+    func openFilterPopover() {
+        let shown = home.shownStates.isEmpty
+            ? ["draft", "queued", "submitted", "conflict"]
+            : ["draft", "queued", "submitted", "conflict"].filter { home.shownStates.contains(Self.state(named: $0)) }
+        present(.utility(SheetState(form: BuiltInSheets.filter, answers: ["show": .choices(shown)])), id: BuiltInSheets.filterID)
+    }
+
+    static func state(named name: String) -> RecordListItem.State {
+        switch name {
+        case "draft": return .draft
+        case "queued": return .queued
+        case "conflict": return .conflict
+        default: return .submitted
+        }
+    }
+
+    /// Resumes the selected draft, or opens the selected submission for editing when its form allows.
+    func openSelected() async {
+        guard let index = selectedIndex else { return }
+        let id = recordIDs[index]
+        do {
+            let record = try await store.record(id)
+            let session = record?.state == .draft ? try await store.resumeDraft(id) : try await store.editSubmitted(id)
+            open(session)
+        } catch {
+            home.status = "\(error)"
+        }
+    }
+
+    /// Starts a new record of `formID` in its sheet.
+    public func startNew(formID: String) async throws {
+        open(try await store.newRecord(formID: formID))
+    }
+
+    /// Opens an existing record: a draft resumes, a submission is edited.
+    public func openRecord(_ id: UUID) async throws {
+        let record = try await store.record(id)
+        open(record?.state == .submitted ? try await store.editSubmitted(id) : try await store.resumeDraft(id))
+    }
+
+    /// Presents the sheet of an already opened session (`fieldsheet fill FORM` on a terminal).
+    public func present(session: FormSession) {
+        open(session)
+    }
+
+    func open(_ session: FormSession) {
+        let sheet = SheetState(form: session.form, answers: session.openedAnswers)
+        present(.record(session, sheet), id: session.recordID.uuidString)
+    }
+
+    /// Presents through the stack, so a modal opened from a popover closes the popover first and a
+    /// second popover replaces the first (its choices already applied).
+    func present(_ item: Presented, id: String) {
+        let presentation = ResolvedPresentation(form: item.sheet.form, sizeClass: SizeClass.forTerminal(columns: size.columns))
+        // Whatever the stack closed on the way was a popover of the app's own, whose choices already apply.
+        if (try? stack.present(PresentedItem(id: id, presentation: presentation))) != nil {
+            presented = item
+            presentations += 1
+        }
+    }
+
+    func handleDeleteAlert(_ event: InputEvent) async -> AppStep {
+        guard let pending = pendingDelete else { return .redraw }
+        switch event {
+        case .left, .right, .tab, .backTab: pendingDelete = (pending.id, 1 - pending.selection)
+        case .escape: pendingDelete = nil
+        case .enter, .character(" "):
+            pendingDelete = nil
+            if pending.selection == 0 {
+                do {
+                    try await store.deleteDraft(pending.id)
+                    home.status = "Draft deleted."
+                } catch {
+                    home.status = "\(error)"
+                }
+                await reload()
+            }
+        case .control("c"): return .exit(130)
+        default: break
+        }
+        return .redraw
+    }
+}

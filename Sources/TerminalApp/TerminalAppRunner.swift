@@ -1,0 +1,117 @@
+import Foundation
+import FormModel
+import TerminalUI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the full-screen app on the controlling terminal: raw mode and the alternate screen, keys and
+/// mouse in, only changed cells out, and the terminal given back on every way out (a normal exit,
+/// Ctrl-C, SIGTERM, SIGHUP, a crash signal).
+public enum TerminalAppRunner {
+    /// How the app looks and moves.
+    public struct Options: Sendable {
+        /// No transitions (`--reduce-motion`, `FIELDSHEET_REDUCE_MOTION=1`).
+        public var reduceMotion: Bool
+        /// Colour allowed (`NO_COLOR` unset); dimming, bold and reverse are kept without it.
+        public var colour: Bool
+
+        public init(reduceMotion: Bool, colour: Bool) {
+            self.reduceMotion = reduceMotion
+            self.colour = colour
+        }
+    }
+
+    enum Event: Sendable {
+        case bytes([UInt8])
+        case flush
+        case resize
+        case signal(DismissalTrigger, Int32)
+        case endOfInput
+    }
+
+    /// Runs until the person quits (or the single sheet ends); returns the exit status.
+    public static func run(_ model: AppModel, options: Options) async throws -> Int32 {
+        try TerminalDevice.take()
+        defer { TerminalDevice.restore() }
+        let (events, continuation) = AsyncStream.makeStream(of: Event.self)
+        startReadingInput(into: continuation)
+        let sources = watchSignals(into: continuation)
+        defer { sources.forEach { $0.cancel() } }
+
+        var decoder = InputDecoder()
+        var shown: Screen?
+        var presentations = await model.presentations
+        func draw(appearance: Double = 1) async {
+            let screen = await model.render(appearance: appearance)
+            TerminalDevice.write(ScreenDiff(from: shown, to: screen, colour: options.colour).output)
+            shown = screen
+        }
+        await draw()
+        for await event in events {
+            var steps: [AppStep] = []
+            switch event {
+            case .bytes(let bytes):
+                for input in decoder.feed(bytes) { steps.append(await model.handle(input)) }
+                if decoder.hasPending {
+                    Task {
+                        try? await Task.sleep(for: .milliseconds(40))
+                        continuation.yield(.flush)
+                    }
+                }
+            case .flush:
+                for input in decoder.flush() { steps.append(await model.handle(input)) }
+            case .resize:
+                if let size = TerminalDevice.size() { await model.resize(size) }
+                shown = nil
+            case .signal(let trigger, let status):
+                steps.append(await model.stop(trigger, status: status))
+            case .endOfInput:
+                steps.append(await model.stop(.hangup, status: 129))
+            }
+            for case .exit(let status) in steps { return status }
+            let now = await model.presentations
+            if now != presentations, !options.reduceMotion, await model.presentedTransition != nil {
+                for step in 1...4 {
+                    await draw(appearance: Double(step) / 5)
+                    try? await Task.sleep(for: .milliseconds(25))
+                }
+            }
+            presentations = now
+            await draw()
+        }
+        return 0
+    }
+
+    /// Reads standard input on its own thread, byte batches into the event stream.
+    static func startReadingInput(into continuation: AsyncStream<Event>.Continuation) {
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(STDIN_FILENO, &buffer, buffer.count)
+                if count > 0 {
+                    continuation.yield(.bytes(Array(buffer[0..<count])))
+                } else if count == 0 || errno != EINTR {
+                    continuation.yield(.endOfInput)
+                    return
+                }
+            }
+        }
+        thread.start()
+    }
+
+    /// SIGWINCH redraws; SIGTERM, SIGHUP and SIGINT dismiss keeping everything, then exit 143, 129, 130.
+    static func watchSignals(into continuation: AsyncStream<Event>.Continuation) -> [any DispatchSourceSignal] {
+        let handled: [(Int32, Event)] = [
+            (SIGWINCH, .resize), (SIGTERM, .signal(.terminate, 143)), (SIGHUP, .signal(.hangup, 129)), (SIGINT, .signal(.interrupt, 130)),
+        ]
+        return handled.map { number, event in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(event) }
+            source.resume()
+            return source
+        }
+    }
+}
