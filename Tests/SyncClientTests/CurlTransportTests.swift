@@ -78,7 +78,7 @@ struct CurlTransportTests {
             } throws: { error in
                 (error as? TransportError)?.kind == .stalled
             }
-            #expect(Date().timeIntervalSince(started) < 10)
+            #expect(Date().timeIntervalSince(started) < 25, "far sooner than the 30 s the server would keep it open")
         }
     }
 
@@ -116,7 +116,7 @@ final class PortBox: @unchecked Sendable {
     }
 
     /// Polls for the port with a deadline.
-    func wait(timeout: TimeInterval = 10) async throws -> Int {
+    func wait(timeout: TimeInterval = 60) async throws -> Int {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let port = lock.withLock({ port }) { return port }
