@@ -117,7 +117,7 @@ let package = Package(
         // `make bench`: edit durability latency, opening a large draft, listing drafts, memory.
         .executableTarget(
             name: "fieldsheet-bench",
-            dependencies: ["DraftStore", "FormModel", "FieldSheetTesting", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["DraftStore", "FormModel", "FieldSheetTesting", "TerminalApp", "TerminalUI", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/Bench"
         ),
         .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
