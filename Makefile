@@ -26,6 +26,10 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 Tests/schema/check_forms.py
 	Tests/schemathesis/run.sh $(BIN)/fieldsheet-server
+	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
+		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
+		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \
+	else echo "PostgreSQL backend tests against $$FIELDSHEET_TEST_POSTGRES_URL"; fi
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
 # Regenerates the copy of the form JSON Schema compiled into FormModel (a test keeps them equal).
