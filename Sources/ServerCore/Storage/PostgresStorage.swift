@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 import ServiceLifecycle
@@ -59,23 +60,27 @@ public struct PostgresStorage: ServerStorage {
     // MARK: Calls with a deadline
 
     /// Runs `body` with the deadline, turning connection failures and timeouts into ``StorageError/unavailable(_:)``.
+    ///
+    /// The caller gets its answer when the deadline passes even if `body` does not react to cancellation
+    /// at once (a connection request queued in a pool that cannot reach the server): `body` runs in a task
+    /// of its own, is cancelled, and finishes in the background.
     func perform<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = configuration.statementTimeout
-        do {
-            return try await withThrowingTaskGroup(of: DeadlineOutcome<T>.self) { group in
-                group.addTask { .value(try await body()) }
-                group.addTask {
+        let race = DeadlineRace<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                race.start(continuation)
+                let work = Task {
+                    do { race.finish(.success(try await body())) } catch { race.finish(.failure(Self.storageError(error))) }
+                }
+                let timer = Task {
                     try await Task.sleep(for: timeout)
-                    return .timedOut
+                    if race.finish(.failure(StorageError.unavailable("The database did not answer within \(timeout)."))) { work.cancel() }
                 }
-                defer { group.cancelAll() }
-                guard case .value(let value) = try await group.next() else {
-                    throw StorageError.unavailable("The database did not answer within \(timeout).")
-                }
-                return value
+                race.onFinish { timer.cancel() }
             }
-        } catch {
-            throw Self.storageError(error)
+        } onCancel: {
+            race.finish(.failure(CancellationError()))
         }
     }
 
@@ -220,10 +225,46 @@ public struct PostgresStorage: ServerStorage {
     }
 }
 
-/// Which finished first: the call or its deadline.
-enum DeadlineOutcome<T: Sendable>: Sendable {
-    case value(T)
-    case timedOut
+/// The call and its deadline racing to answer one continuation: the first `finish` wins.
+final class DeadlineRace<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var result: Result<T, any Error>?
+        var onFinish: (@Sendable () -> Void)?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    func start(_ continuation: CheckedContinuation<T, any Error>) {
+        let early = state.withLockedValue { state -> Result<T, any Error>? in
+            if state.result == nil { state.continuation = continuation }
+            return state.result
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    /// Answers the caller unless someone already did; returns whether this call did.
+    @discardableResult
+    func finish(_ result: Result<T, any Error>) -> Bool {
+        let (continuation, onFinish, won) = state.withLockedValue { state -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?, Bool) in
+            guard state.result == nil else { return (nil, nil, false) }
+            state.result = result
+            defer { state.continuation = nil; state.onFinish = nil }
+            return (state.continuation, state.onFinish, true)
+        }
+        continuation?.resume(with: result)
+        onFinish?()
+        return won
+    }
+
+    /// Runs `action` when the race is decided (at once if it is).
+    func onFinish(_ action: @escaping @Sendable () -> Void) {
+        let decided = state.withLockedValue { state -> Bool in
+            if state.result == nil { state.onFinish = action }
+            return state.result != nil
+        }
+        if decided { action() }
+    }
 }
 
 extension Logger {

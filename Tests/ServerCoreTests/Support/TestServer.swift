@@ -41,7 +41,7 @@ struct TestServer: Sendable {
 
     static var quietLogger: Logger {
         var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        logger.logLevel = ProcessInfo.processInfo.environment["FIELDSHEET_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
         return logger
     }
 
