@@ -43,7 +43,8 @@ embed-schema:
 	   echo '    """#'; \
 	   echo '}'; } > Sources/FormModel/Loading/FormDefinitionSchema.swift
 
-# Server load: push, pull and 200 devices at once against a release fieldsheet-server (see BENCHMARKS.md).
+# Server load: push, pull and 200 devices at once against one and two release fieldsheet-server instances,
+# on SQLite and on PostgreSQL (a throwaway cluster; see BENCHMARKS.md).
 bench: deps
 	$(SWIFT) build -c release --product fieldsheet-server
 	$(SWIFT) build -c release --product fieldsheet-loadgen
