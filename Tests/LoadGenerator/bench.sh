@@ -13,7 +13,7 @@ PULL=${3:-20000}
 DEVICES=${4:-200}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d)
-PG_DIR="$WORK/pg"
+PG_DIR=$(mktemp -u /tmp/fieldsheet-bench-pg.XXXXXX)  # outside WORK: the postgres user must reach it
 PG_PORT=${BENCH_PG_PORT:-54339}
 PIDS=()
 stop_servers() {
