@@ -26,6 +26,10 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 Tests/schema/check_forms.py
 	Tests/schemathesis/run.sh $(BIN)/fieldsheet-server
+	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
+		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
+		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \
+	else echo "PostgreSQL backend tests against $$FIELDSHEET_TEST_POSTGRES_URL"; fi
 	@# A hung test fails the run after 20 minutes instead of holding CI for its whole budget.
 	timeout --signal=INT --kill-after=30 1200 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
@@ -41,7 +45,8 @@ embed-schema:
 	   echo '}'; } > Sources/FormModel/Loading/FormDefinitionSchema.swift
 
 # Benchmarks (figures and targets in BENCHMARKS.md): the device database (edit durability, opening a
-# large draft, listing drafts, memory), then server load (push, pull, 200 devices at once).
+# large draft, listing drafts, memory, a keystroke in the app), then server load (push, pull, 200 devices
+# at once) against one and two release fieldsheet-server instances on SQLite and on PostgreSQL.
 bench: deps
 	$(SWIFT) build -c release --product fieldsheet-bench $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product fieldsheet-server $(SWIFT_BUILD_FLAGS)

@@ -22,7 +22,7 @@ extension FieldSheetServerCommand {
 
             func run() async throws {
                 try await reportingFailures {
-                    let project = try await data.openStorage().createProject(name: name)
+                    let project = try await data.withStorage { try await $0.createProject(name: name) }
                     print("created project \(project.name)")
                 }
             }
@@ -48,12 +48,13 @@ extension FieldSheetServerCommand {
 
             func run() async throws {
                 try await reportingFailures {
-                    let storage = try await data.openStorage()
-                    let project = try await data.project(project, in: storage)
-                    let token = AccessToken.generate()
-                    try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
-                    FileHandle.standardError.write(Data("added \(name) to \(project.name) as \(role.rawValue); the token below is shown only once:\n".utf8))
-                    print(token)
+                    try await data.withStorage { storage in
+                        let project = try await data.project(project, in: storage)
+                        let token = AccessToken.generate()
+                        try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
+                        FileHandle.standardError.write(Data("added \(name) to \(project.name) as \(role.rawValue); the token below is shown only once:\n".utf8))
+                        print(token)
+                    }
                 }
             }
         }
@@ -70,7 +71,7 @@ extension FieldSheetServerCommand {
 
             func run() async throws {
                 try await reportingFailures {
-                    let count = try await data.openStorage().revokeTokens(userName: name)
+                    let count = try await data.withStorage { try await $0.revokeTokens(userName: name) }
                     print("revoked \(count) token\(count == 1 ? "" : "s") of \(name)")
                 }
             }

@@ -8,7 +8,7 @@ struct FieldSheetServerCommand: AsyncParsableCommand {
         commandName: "fieldsheet-server",
         abstract: "The FieldSheet sync server.",
         discussion: """
-            Run `serve` to accept devices; the other commands administer the same data directory \
+            Run `serve` to accept devices; the other commands administer the same data directory or database \
             (they may run while the server does).
 
             Exit status: 0 success; 1 the request was refused or failed (the reason is on stderr); \

@@ -24,16 +24,17 @@ extension FieldSheetServerCommand {
                     guard let contents = FileManager.default.contents(atPath: file) else {
                         throw CommandFailure("Cannot read \(file): it does not exist or is not readable.")
                     }
-                    let storage = try await data.openStorage()
-                    let project = try await data.project(project, in: storage)
-                    do {
-                        let result = try await FormPublisher(storage: storage).publish(contents, file: file, projectId: project.id)
-                        for warning in result.warnings { FileHandle.standardError.write(Data("\(warning)\n".utf8)) }
-                        print(result.isNew
-                              ? "published \(result.form.formId) version \(result.form.version) to \(project.name)"
-                              : "unchanged: \(result.form.formId) version \(result.form.version) is already published in \(project.name)")
-                    } catch let error as FormPublishError {
-                        throw CommandFailure("not published:\n" + error.reasons.joined(separator: "\n"))
+                    try await data.withStorage { storage in
+                        let project = try await data.project(project, in: storage)
+                        do {
+                            let result = try await FormPublisher(storage: storage).publish(contents, file: file, projectId: project.id)
+                            for warning in result.warnings { FileHandle.standardError.write(Data("\(warning)\n".utf8)) }
+                            print(result.isNew
+                                  ? "published \(result.form.formId) version \(result.form.version) to \(project.name)"
+                                  : "unchanged: \(result.form.formId) version \(result.form.version) is already published in \(project.name)")
+                        } catch let error as FormPublishError {
+                            throw CommandFailure("not published:\n" + error.reasons.joined(separator: "\n"))
+                        }
                     }
                 }
             }
@@ -46,11 +47,12 @@ extension FieldSheetServerCommand {
 
             func run() async throws {
                 try await reportingFailures {
-                    let storage = try await data.openStorage()
-                    let project = try await data.project(project, in: storage)
-                    let formatter = ISO8601DateFormatter()
-                    for form in try await storage.forms(projectId: project.id) {
-                        print("\(form.formId)\t\(form.version)\t\(formatter.string(from: form.publishedAt))\t\(form.definition.title)")
+                    try await data.withStorage { storage in
+                        let project = try await data.project(project, in: storage)
+                        let formatter = ISO8601DateFormatter()
+                        for form in try await storage.forms(projectId: project.id) {
+                            print("\(form.formId)\t\(form.version)\t\(formatter.string(from: form.publishedAt))\t\(form.definition.title)")
+                        }
                     }
                 }
             }
@@ -69,13 +71,14 @@ extension FieldSheetServerCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let storage = try await data.openStorage()
-                let project = try await data.project(project, in: storage)
-                let out = FileHandle.standardOutput
-                let count = try await RecordExporter(storage: storage).export(projectId: project.id, formId: form, format: format) { line in
-                    out.write(Data(line.utf8))
+                try await data.withStorage { storage in
+                    let project = try await data.project(project, in: storage)
+                    let out = FileHandle.standardOutput
+                    let count = try await RecordExporter(storage: storage).export(projectId: project.id, formId: form, format: format) { line in
+                        out.write(Data(line.utf8))
+                    }
+                    FileHandle.standardError.write(Data("exported \(count) record\(count == 1 ? "" : "s")\n".utf8))
                 }
-                FileHandle.standardError.write(Data("exported \(count) record\(count == 1 ? "" : "s")\n".utf8))
             }
         }
     }

@@ -9,6 +9,8 @@ extension FieldSheetServerCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the sync server.",
             discussion: """
+                Stores data in SQLite under --data, or in PostgreSQL with --database postgres://USER@HOST:PORT/DB \
+                (run as many instances on one PostgreSQL database as needed, behind any HTTP load balancer). \
                 Migrates the database before listening, prints "listening on http://HOST:PORT" on stdout once \
                 ready, and shuts down gracefully on SIGTERM or SIGINT. Logs go to stderr.
                 """
@@ -51,7 +53,7 @@ extension FieldSheetServerCommand {
             limits.maxBodyBytes = maxBodyBytes
             limits.maxBatchSize = maxBatch
             limits.authFailureLimit = authFailureLimit
-            let configuration = ServerConfiguration(host: host, port: port, dataDirectory: data.data, limits: limits)
+            let configuration = ServerConfiguration(host: host, port: port, dataDirectory: data.data, storageLocation: try data.location(), limits: limits)
             try await reportingFailures {
                 let app: FieldSheetApplication
                 do {
@@ -62,7 +64,11 @@ extension FieldSheetServerCommand {
                 } catch {
                     throw CommandFailure("Cannot start: \(error)")
                 }
-                try await app.runService()
+                do {
+                    try await app.runService()
+                } catch let error as StorageError where error.code == .unavailable {
+                    throw CommandFailure("Cannot start: \(configuration.storage.displayName) is unreachable (\(error.detail)).")
+                }
             }
         }
     }

@@ -7,7 +7,10 @@ import SyncCore
 /// `fieldsheet-loadgen`: plays devices against a live fieldsheet-server over HTTP and prints throughput,
 /// p50/p99 latency and the server's RSS as Markdown. Bounded in count and time; loopback only.
 ///
-///     fieldsheet-loadgen URL TOKEN SERVER_PID [push-records] [pull-records] [devices]
+///     fieldsheet-loadgen URL[,URL…] TOKEN SERVER_PID[,PID…] [push-records] [pull-records] [devices]
+///
+/// With several URLs (server instances on one database) requests go round-robin: push batches and pull
+/// pages alternate instances, and device `i` talks to instance `i mod n`. RSS is that of the first PID.
 ///
 /// The project is `bench` with a published form `wide` of 20 text fields `f1`…`f20`.
 @main
@@ -19,7 +22,8 @@ struct LoadGenerator {
             exit(64)
         }
         let setup = Setup(
-            url: arguments[1], token: arguments[2], serverPid: Int(arguments[3]) ?? 0,
+            urls: arguments[1].split(separator: ",").map(String.init), token: arguments[2],
+            serverPid: Int(arguments[3].split(separator: ",").first ?? "") ?? 0,
             pushRecords: arguments.count > 4 ? Int(arguments[4]) ?? 10_000 : 10_000,
             pullRecords: arguments.count > 5 ? Int(arguments[5]) ?? 100_000 : 100_000,
             devices: arguments.count > 6 ? Int(arguments[6]) ?? 200 : 200)
@@ -44,7 +48,7 @@ struct LoadGenerator {
 }
 
 struct Setup: Sendable {
-    var url: String
+    var urls: [String]
     var token: String
     var serverPid: Int
     var pushRecords: Int

@@ -24,8 +24,8 @@ struct Runner: Sendable {
     }
 
     /// Sends one request; returns its latency, or throws when the status is not 200.
-    func send(_ method: HTTPMethod, _ path: String, body: ByteBuffer? = nil) async throws -> (Duration, ByteBuffer) {
-        var request = HTTPClientRequest(url: setup.url + path)
+    func send(_ method: HTTPMethod, _ path: String, body: ByteBuffer? = nil, instance: Int = 0) async throws -> (Duration, ByteBuffer) {
+        var request = HTTPClientRequest(url: setup.urls[instance % setup.urls.count] + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(setup.token)")
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -43,7 +43,7 @@ struct Runner: Sendable {
         let bodies = try (0..<(setup.pushRecords / Self.batchSize)).map { _ in try pushBody(clientId: "bench-push", count: Self.batchSize) }
         var latencies: [Duration] = []
         let start = ContinuousClock.now
-        for body in bodies { latencies.append(try await send(.POST, "/v1/projects/bench/push", body: body).0) }
+        for (index, body) in bodies.enumerated() { latencies.append(try await send(.POST, "/v1/projects/bench/push", body: body, instance: index).0) }
         let total = start.duration(to: .now)
         report("push \(setup.pushRecords) records × 20 fields (batches of \(Self.batchSize), 1 device)", latencies, total: total, units: setup.pushRecords, unit: "records/s")
     }
@@ -52,8 +52,8 @@ struct Runner: Sendable {
     func fill() async throws {
         let missing = setup.pullRecords - setup.pushRecords
         guard missing > 0 else { return }
-        for _ in 0..<(missing / Self.batchSize) {
-            _ = try await send(.POST, "/v1/projects/bench/push", body: try pushBody(clientId: "bench-fill", count: Self.batchSize))
+        for index in 0..<(missing / Self.batchSize) {
+            _ = try await send(.POST, "/v1/projects/bench/push", body: try pushBody(clientId: "bench-fill", count: Self.batchSize), instance: index)
         }
     }
 
@@ -65,7 +65,7 @@ struct Runner: Sendable {
         let decoder = JSONDecoder()
         let start = ContinuousClock.now
         while true {
-            let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=1000")
+            let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=1000", instance: latencies.count)
             latencies.append(elapsed)
             let page = try decoder.decode(PullPage.self, from: Data(bytes.readableBytesView))
             received += page.changes.count
@@ -89,8 +89,8 @@ struct Runner: Sendable {
                     var cursor: Int64 = 0
                     for round in 0..<rounds {
                         do {
-                            latencies.append(try await send(.POST, "/v1/projects/bench/push", body: bodies[device][round]).0)
-                            let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=100")
+                            latencies.append(try await send(.POST, "/v1/projects/bench/push", body: bodies[device][round], instance: device).0)
+                            let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=100", instance: device)
                             latencies.append(elapsed)
                             cursor = (try? JSONDecoder().decode(PullPage.self, from: Data(bytes.readableBytesView)).cursor) ?? cursor
                         } catch {

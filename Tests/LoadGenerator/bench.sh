@@ -1,29 +1,79 @@
 #!/usr/bin/env bash
-# Server benchmark for `make bench`: starts a release fieldsheet-server on loopback with a fresh data
-# directory, plays devices against it with fieldsheet-loadgen, prints a Markdown table, stops the server.
+# Server benchmark for `make bench`: for SQLite and PostgreSQL, with one and with two fieldsheet-server
+# instances on the same database, starts release servers on loopback over fresh data, plays devices
+# against them with fieldsheet-loadgen (round-robin over the instances), prints a Markdown table per
+# configuration, and stops everything.
 #   Tests/LoadGenerator/bench.sh [BIN_DIR] [push-records] [pull-records] [devices]
+# PostgreSQL runs in a throwaway cluster (Tests/postgres/cluster.sh) on port $BENCH_PG_PORT (54339);
+# the PostgreSQL rows are left out, with a note, when its server binaries are missing.
 set -euo pipefail
 BIN=${1:-.build/release}
-DATA=$(mktemp -d)
-OUT="$DATA/server.out"
+PUSH=${2:-10000}
+PULL=${3:-20000}
+DEVICES=${4:-200}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+WORK=$(mktemp -d)
+PG_DIR=$(mktemp -u /tmp/fieldsheet-bench-pg.XXXXXX)  # outside WORK: the postgres user must reach it
+PG_PORT=${BENCH_PG_PORT:-54339}
+PIDS=()
+stop_servers() {
+    for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+    PIDS=()
+}
 cleanup() {
-    [ -n "${PID:-}" ] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
-    rm -rf "$DATA"
+    stop_servers
+    "$ROOT/Tests/postgres/cluster.sh" destroy "$PG_DIR" >/dev/null 2>&1 || true
+    rm -rf "$WORK"
 }
 trap cleanup EXIT
 
 FIELDS=""
 for i in $(seq 1 20); do FIELDS="$FIELDS${FIELDS:+,}{\"id\":\"f$i\",\"kind\":\"text\",\"label\":\"Field $i\"}"; done
-echo "{\"id\":\"wide\",\"version\":1,\"title\":\"Wide Record\",\"completionLabel\":\"Create\",\"pages\":[{\"id\":\"main\",\"fields\":[$FIELDS]}]}" > "$DATA/wide.json"
+echo "{\"id\":\"wide\",\"version\":1,\"title\":\"Wide Record\",\"completionLabel\":\"Create\",\"pages\":[{\"id\":\"main\",\"fields\":[$FIELDS]}]}" > "$WORK/wide.json"
 
-"$BIN/fieldsheet-server" project create bench --data "$DATA" >/dev/null
-TOKEN=$("$BIN/fieldsheet-server" user add bench --project bench --role reviewer --data "$DATA" 2>/dev/null)
-"$BIN/fieldsheet-server" form publish "$DATA/wide.json" --project bench --data "$DATA" >/dev/null
-"$BIN/fieldsheet-server" serve --data "$DATA" --port 0 --log-level warning >"$OUT" &
-PID=$!
-for _ in $(seq 100); do grep -q '^listening on ' "$OUT" 2>/dev/null && break; sleep 0.1; done
-URL=$(sed -n 's/^listening on //p' "$OUT")
-[ -n "$URL" ] || { echo "fieldsheet-server did not start" >&2; exit 1; }
+# run NAME INSTANCES STORAGE-OPTION…: fresh data, admin set-up, N servers, the load generator.
+run() {
+    local name=$1 instances=$2
+    shift 2
+    "$BIN/fieldsheet-server" project create bench "$@" >/dev/null
+    local token
+    token=$("$BIN/fieldsheet-server" user add bench --project bench --role reviewer "$@" 2>/dev/null)
+    "$BIN/fieldsheet-server" form publish "$WORK/wide.json" --project bench "$@" >/dev/null
+    local urls="" pids=""
+    for n in $(seq 1 "$instances"); do
+        local out="$WORK/server-$name-$n.out"
+        "$BIN/fieldsheet-server" serve "$@" --port 0 --log-level warning >"$out" 2>&1 &
+        PIDS+=($!)
+        pids="$pids${pids:+,}$!"
+        for _ in $(seq 100); do grep -q '^listening on ' "$out" 2>/dev/null && break; sleep 0.1; done
+        local url
+        url=$(sed -n 's/^listening on //p' "$out")
+        [ -n "$url" ] || { echo "fieldsheet-server did not start:" >&2; cat "$out" >&2; exit 1; }
+        urls="$urls${urls:+,}$url"
+    done
+    echo
+    echo "### $name"
+    echo
+    timeout 900 "$BIN/fieldsheet-loadgen" "$urls" "$token" "$pids" "$PUSH" "$PULL" "$DEVICES"
+    stop_servers
+}
 
-echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(sqlite3 --version 2>/dev/null | cut -d' ' -f1 || echo sqlite ?)"
-timeout 900 "$BIN/fieldsheet-loadgen" "$URL" "$TOKEN" "$PID" "${2:-10000}" "${3:-100000}" "${4:-200}"
+echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(sqlite3 --version 2>/dev/null | cut -d' ' -f1 || echo sqlite ?); server instances, load generator and database share the cores."
+
+mkdir -p "$WORK/sqlite-1" "$WORK/sqlite-2"
+run "SQLite, 1 instance" 1 --data "$WORK/sqlite-1"
+run "SQLite, 2 instances on one data directory" 2 --data "$WORK/sqlite-2"
+
+if "$ROOT/Tests/postgres/cluster.sh" start "$PG_DIR" "$PG_PORT" >/dev/null 2>"$WORK/pg.err"; then
+    BASE=$("$ROOT/Tests/postgres/cluster.sh" url "$PG_DIR" "$PG_PORT")
+    psql_admin() { psql "$BASE" -qAt -c "$1" >/dev/null; }
+    echo
+    echo "PostgreSQL $(psql "$BASE" -qAt -c 'SHOW server_version' | cut -d' ' -f1), default settings (fsync on, synchronous_commit on), pool 16 per instance."
+    psql_admin "CREATE DATABASE bench1"
+    psql_admin "CREATE DATABASE bench2"
+    run "PostgreSQL, 1 instance" 1 --database "${BASE%/*}/bench1"
+    run "PostgreSQL, 2 instances on one database" 2 --database "${BASE%/*}/bench2"
+else
+    echo
+    echo "PostgreSQL rows SKIPPED: could not start a cluster ($(tr '\n' ' ' <"$WORK/pg.err"))."
+fi

@@ -6,10 +6,11 @@ import SyncCore
 import Testing
 
 struct LimitsTests {
-    @Test func aBodyOverTheLimitGets413() async throws {
+    @Test(arguments: Backend.available)
+    func aBodyOverTheLimitGets413(backend: Backend) async throws {
         var limits = ServerLimits()
         limits.maxBodyBytes = 64 * 1024
-        try await TestServer.with(limits: limits) { server in
+        try await TestServer.with(backend, limits: limits) { server in
             let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             let body = ByteBuffer(string: "{\"clientId\":\"d\",\"mutations\":[],\"pad\":\"" + String(repeating: "x", count: 100 * 1024) + "\"}")
             for setup in [TestingSetup.router, .live] {
@@ -22,10 +23,11 @@ struct LimitsTests {
         }
     }
 
-    @Test func aBatchOverTheLimitGets413() async throws {
+    @Test(arguments: Backend.available)
+    func aBatchOverTheLimitGets413(backend: Backend) async throws {
         var limits = ServerLimits()
         limits.maxBatchSize = 10
-        try await TestServer.with(limits: limits) { server in
+        try await TestServer.with(backend, limits: limits) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
@@ -38,8 +40,9 @@ struct LimitsTests {
         }
     }
 
-    @Test func deeplyNestedJSONIsRefusedBeforeDecoding() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func deeplyNestedJSONIsRefusedBeforeDecoding(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let body = ByteBuffer(string: "{\"clientId\":\"d\",\"mutations\":" + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "}")
@@ -51,8 +54,9 @@ struct LimitsTests {
         #expect(JSONDepthLimit.depth(of: Array("{\"a\":[1,{\"b\":\"[[[\"}]}".utf8), stoppingAfter: 10) == 3)
     }
 
-    @Test func malformedJSONIsABadRequestProblem() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func malformedJSONIsABadRequestProblem(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 for body in ["{", "{\"clientId\":\"d\"}", "{\"clientId\":5,\"mutations\":[]}", "[]"] {
@@ -70,10 +74,11 @@ struct LimitsTests {
         }
     }
 
-    @Test func repeatedFailedAuthenticationIsThrottled() async throws {
+    @Test(arguments: Backend.available)
+    func repeatedFailedAuthenticationIsThrottled(backend: Backend) async throws {
         var limits = ServerLimits()
         limits.authFailureLimit = 3
-        try await TestServer.with(limits: limits) { server in
+        try await TestServer.with(backend, limits: limits) { server in
             let token = try await server.member("ana", project: "alpha", role: .collector)
             try await server.app.test(.live) { client in
                 for _ in 0..<3 {

@@ -7,8 +7,9 @@ import Testing
 
 /// The same application over a real socket.
 struct LiveServerTests {
-    @Test func pushAndPullOverARealSocket() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func pushAndPullOverARealSocket(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in

@@ -9,8 +9,8 @@ import Testing
 struct MergePolicyTests {
     /// Device A creates the record (revision 1), then A and B both change `notes` from base 1:
     /// A first at `aMillis`, then B at `bMillis`. Returns B's outcome, the stored record and the conflict log.
-    func race(policy: ConflictPolicy, aMillis: Int64, bMillis: Int64) async throws -> (MutationOutcome, RecordSnapshot, [LoggedConflict]) {
-        try await TestServer.with { server in
+    func race(_ backend: Backend, policy: ConflictPolicy, aMillis: Int64, bMillis: Int64) async throws -> (MutationOutcome, RecordSnapshot, [LoggedConflict]) {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: policy), project: "alpha")
             let reviewerToken = try await server.member("rita", project: "alpha", role: .reviewer)
             let a = Device(clientId: "device-a", token: try await server.member("ana", project: "alpha", role: .collector))
@@ -27,20 +27,22 @@ struct MergePolicyTests {
         }
     }
 
-    @Test func lastWriterWinsKeepsTheLaterEdit() async throws {
-        let (outcome, record, log) = try await race(policy: .lastWriterWins, aMillis: 2_000, bMillis: 3_000)
+    @Test(arguments: Backend.available)
+    func lastWriterWinsKeepsTheLaterEdit(backend: Backend) async throws {
+        let (outcome, record, log) = try await race(backend, policy: .lastWriterWins, aMillis: 2_000, bMillis: 3_000)
         #expect(outcome.status == .applied)
         #expect(record.fields["notes"]?.value == .text("from B"))
         #expect(log.map(\.entry.losingValue) == [.text("from A")])
 
-        let (earlier, kept, log2) = try await race(policy: .lastWriterWins, aMillis: 3_000, bMillis: 2_000)
+        let (earlier, kept, log2) = try await race(backend, policy: .lastWriterWins, aMillis: 3_000, bMillis: 2_000)
         #expect(earlier.status == .merged)
         #expect(kept.fields["notes"]?.value == .text("from A"))
         #expect(log2.map(\.entry.losingValue) == [.text("from B")])
     }
 
-    @Test func serverWinsKeepsTheFirstCommittedEdit() async throws {
-        let (outcome, record, log) = try await race(policy: .serverWins, aMillis: 2_000, bMillis: 3_000)
+    @Test(arguments: Backend.available)
+    func serverWinsKeepsTheFirstCommittedEdit(backend: Backend) async throws {
+        let (outcome, record, log) = try await race(backend, policy: .serverWins, aMillis: 2_000, bMillis: 3_000)
         #expect(outcome.status == .merged)
         #expect(record.fields["notes"]?.value == .text("from A"))
         #expect(record.fields["count"]?.value == .integer(7), "a field only B touched is applied")
@@ -49,23 +51,26 @@ struct MergePolicyTests {
         #expect(log.first?.entry.client?.value == .text("from B"))
     }
 
-    @Test func clientWinsTakesTheIncomingEdit() async throws {
-        let (outcome, record, log) = try await race(policy: .clientWins, aMillis: 3_000, bMillis: 2_000)
+    @Test(arguments: Backend.available)
+    func clientWinsTakesTheIncomingEdit(backend: Backend) async throws {
+        let (outcome, record, log) = try await race(backend, policy: .clientWins, aMillis: 3_000, bMillis: 2_000)
         #expect(outcome.status == .applied)
         #expect(record.fields["notes"]?.value == .text("from B"))
         #expect(log.first?.entry.losingValue == .text("from A"))
     }
 
-    @Test func manualKeepsTheServerValueAndOpensAConflict() async throws {
-        let (outcome, record, log) = try await race(policy: .manual, aMillis: 2_000, bMillis: 3_000)
+    @Test(arguments: Backend.available)
+    func manualKeepsTheServerValueAndOpensAConflict(backend: Backend) async throws {
+        let (outcome, record, log) = try await race(backend, policy: .manual, aMillis: 2_000, bMillis: 3_000)
         #expect(outcome.status == .merged)
         #expect(outcome.conflicts.first?.open == true)
         #expect(record.fields["notes"]?.value == .text("from A"))
         #expect(log.first?.entry.open == true)
     }
 
-    @Test func aFieldPolicyOverridesTheFormPolicy() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func aFieldPolicyOverridesTheFormPolicy(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: .serverWins, notesPolicy: .clientWins), project: "alpha")
             let a = Device(clientId: "a", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
@@ -80,8 +85,9 @@ struct MergePolicyTests {
         }
     }
 
-    @Test func anEditAfterDeleteRestoresTheRecordAndLogsIt() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func anEditAfterDeleteRestoresTheRecordAndLogsIt(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let a = Device(clientId: "a", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
@@ -98,8 +104,9 @@ struct MergePolicyTests {
         }
     }
 
-    @Test func concurrentPushesFromManyDevicesToOneRecordLoseNothing() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func concurrentPushesFromManyDevicesToOneRecordLoseNothing(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.wide(fields: 41), project: "alpha")
             let token = try await server.member("ana", project: "alpha", role: .collector)
             let record = UUID()

@@ -6,8 +6,9 @@ import SyncCore
 import Testing
 
 struct PublishExportTests {
-    @Test func anUnchangedFormKeepsItsVersionAndAChangedOneGetsTheNext() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func anUnchangedFormKeepsItsVersionAndAChangedOneGetsTheNext(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             let first = try await server.publish(TestForms.job(), project: "alpha")
             #expect(first.isNew && first.form.version == 1)
             let again = try await server.publish(TestForms.job(), project: "alpha")
@@ -19,8 +20,9 @@ struct PublishExportTests {
         }
     }
 
-    @Test func aChangeThatWouldBreakStoredRecordsIsRefusedWithTheReason() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func aChangeThatWouldBreakStoredRecordsIsRefusedWithTheReason(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(extraField: true), project: "alpha")
             let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
@@ -48,8 +50,9 @@ struct PublishExportTests {
         }
     }
 
-    @Test func anInvalidFormIsRefusedWithItsFindings() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func anInvalidFormIsRefusedWithItsFindings(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             let project = try await server.project("alpha")
             do {
                 _ = try await FormPublisher(storage: server.storage).publish(Data("{\"id\": \"x\"}".utf8), file: "x.json", projectId: project.id)
@@ -61,8 +64,9 @@ struct PublishExportTests {
         }
     }
 
-    @Test func exportStreamsCSVAndJSONLines() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func exportStreamsCSVAndJSONLines(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in

@@ -8,8 +8,9 @@ import SyncCore
 import Testing
 
 struct PushPullTests {
-    @Test func aPushedRecordComesBackInThePullAndByItsId() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func aPushedRecordComesBackInThePullAndByItsId(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
@@ -36,8 +37,9 @@ struct PushPullTests {
         }
     }
 
-    @Test func aRetriedBatchReturnsTheSameOutcomesAndAppliesNothingTwice() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func aRetriedBatchReturnsTheSameOutcomesAndAppliesNothingTwice(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
@@ -60,8 +62,9 @@ struct PushPullTests {
         }
     }
 
-    @Test func aReusedMutationIdWithADifferentPayloadIsRefusedAndNothingApplied() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func aReusedMutationIdWithADifferentPayloadIsRefusedAndNothingApplied(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
@@ -82,8 +85,9 @@ struct PushPullTests {
         }
     }
 
-    @Test func submittedRecordsAreValidatedAndDraftsOnlyTypeChecked() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func submittedRecordsAreValidatedAndDraftsOnlyTypeChecked(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
@@ -105,8 +109,9 @@ struct PushPullTests {
         }
     }
 
-    @Test func pullPagesFollowTheCursorWithoutGapsOrRepeats() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func pullPagesFollowTheCursorWithoutGapsOrRepeats(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
@@ -130,8 +135,9 @@ struct PushPullTests {
         }
     }
 
-    @Test func aDeviceClockFarAheadIsClamped() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func aDeviceClockFarAheadIsClamped(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
@@ -147,8 +153,9 @@ struct PushPullTests {
         }
     }
 
-    @Test func healthAndMetricsAnswerWithoutAToken() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func healthAndMetricsAnswerWithoutAToken(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.app.test(.router) { client in
                 let health = try await client.execute(uri: "/v1/health", method: .get)
                 #expect(health.status == .ok)
@@ -161,8 +168,9 @@ struct PushPullTests {
         }
     }
 
-    @Test func unknownRoutesAnswerWithAProblem() async throws {
-        try await TestServer.with { server in
+    @Test(arguments: Backend.available)
+    func unknownRoutesAnswerWithAProblem(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
             try await server.app.test(.router) { client in
                 let response = try await client.execute(uri: "/v2/nothing", method: .get)
                 #expect(response.status == .notFound)

@@ -12,11 +12,37 @@ struct SchemaContractTests {
         sql.split(separator: ";").map { $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") }.filter { !$0.isEmpty }
     }
 
-    @Test func theMigratedSchemaEqualsTheSQLFile() async throws {
+    @Test func theMigratedSQLiteSchemaEqualsTheSQLFile() async throws {
         let file = try String(contentsOf: Self.root.appendingPathComponent("Schema/server-sqlite.sql"), encoding: .utf8)
-        try await TestServer.with { server in
-            let migrated = try await server.storage.schemaSQL()
+        try await TestServer.with(.sqlite) { server in
+            let migrated = try await (try #require(server.storage as? SQLiteStorage)).schemaSQL()
             #expect(migrated.map { Self.statements($0).joined() } == Self.statements(file))
+        }
+    }
+
+    @Test func theCompiledPostgreSQLMigrationEqualsTheSQLFile() throws {
+        let file = try String(contentsOf: Self.root.appendingPathComponent("Schema/server-postgres.sql"), encoding: .utf8)
+        #expect(Self.statements(PostgresSchema.v1) == Self.statements(file))
+    }
+
+    /// The catalog of a migrated database (tables, columns, types, defaults, constraints, indexes) equals
+    /// that of a database that ran `Schema/server-postgres.sql` itself; migrating again changes nothing.
+    @Test(.enabled(if: Backend.postgresReachable, Comment(rawValue: Backend.skipNote)))
+    func theMigratedPostgreSQLSchemaEqualsTheSQLFile() async throws {
+        let file = try String(contentsOf: Self.root.appendingPathComponent("Schema/server-postgres.sql"), encoding: .utf8)
+        try await TestServer.with(.postgres) { migrated in
+            let storage = try #require(migrated.storage as? PostgresStorage)
+            try await storage.migrate()
+            #expect(try await storage.appliedMigrations() == [1])
+            let catalog = try await storage.catalog()
+            #expect(catalog.contains { $0.hasPrefix("column records.sequence bigint nullable=NO") })
+            try await TestServer.withStorage(.postgres) { handle in
+                try await handle.withRunning(migrating: false) { storage in
+                    let plain = try #require(storage as? PostgresStorage)
+                    try await plain.execute(script: file)
+                    #expect(try await plain.catalog() == catalog)
+                }
+            }
         }
     }
 

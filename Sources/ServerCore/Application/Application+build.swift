@@ -4,16 +4,25 @@ import Logging
 /// The application type the server runs.
 public typealias FieldSheetApplication = Application<RouterResponder<AppRequestContext>>
 
-/// Opens the SQLite storage under `configuration.dataDirectory`, migrates it (before any listener
-/// opens) and builds the application.
+/// Opens the configured storage and builds the application. SQLite is migrated here, before any listener
+/// opens; PostgreSQL's connection pool runs as a service beside the HTTP server, and the migration runs
+/// once it is up, still before the server listens (``PostgresStorage/migrate()`` is safe when several
+/// instances start at once).
 /// - Parameter onServerRunning: called with the bound host and port once the server listens.
 public func buildApplication(
     _ configuration: ServerConfiguration, logger: Logger,
     onServerRunning: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
 ) async throws -> FieldSheetApplication {
-    let storage = try SQLiteStorage(directory: configuration.dataDirectory)
-    try await storage.migrate()
-    return buildApplication(configuration, services: ServerServices(storage: storage, limits: configuration.limits), logger: logger, onServerRunning: onServerRunning)
+    let handle = try configuration.storage.open(logger: logger)
+    let storage = handle.storage
+    var app = buildApplication(configuration, services: ServerServices(storage: storage, limits: configuration.limits), logger: logger, onServerRunning: onServerRunning)
+    if let service = handle.service {
+        app.addServices(service)
+        app.beforeServerStarts { try await storage.migrate() }
+    } else {
+        try await storage.migrate()
+    }
+    return app
 }
 
 /// Builds the application on the given services (tests pass their own storage).

@@ -4,14 +4,23 @@ public struct ServerConfiguration: Sendable {
     /// 0 picks a free port (the listening address is reported once the server runs).
     public var port: Int
     public var dataDirectory: String
+    /// Where the data lives; nil: SQLite in ``dataDirectory``.
+    public var storageLocation: StorageLocation?
     public var limits: ServerLimits
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./fieldsheet-data", limits: ServerLimits = ServerLimits()) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./fieldsheet-data", storageLocation: StorageLocation? = nil,
+        limits: ServerLimits = ServerLimits()
+    ) {
         self.host = host
         self.port = port
         self.dataDirectory = dataDirectory
+        self.storageLocation = storageLocation
         self.limits = limits
     }
+
+    /// The storage the server opens.
+    public var storage: StorageLocation { storageLocation ?? .sqlite(directory: dataDirectory) }
 }
 
 /// What the controllers share: storage, clock, metrics, throttling, the form cache and the limits.

@@ -82,6 +82,15 @@ extension Problem {
             headers: [.retryAfter: String(seconds)])
     }
 
+    /// The database is down, unreachable or too slow. Nothing of the request was acknowledged; a push
+    /// retried with the same mutation ids is applied once.
+    public static func databaseUnavailable(retryAfter seconds: Int = 2) -> Problem {
+        Problem(
+            .serviceUnavailable, "database-unavailable", title: "Database unavailable",
+            detail: "The server cannot reach its database right now. Nothing was acknowledged: retry after \(seconds) seconds with the same request (pushes are idempotent by mutation id).",
+            headers: [.retryAfter: String(seconds)])
+    }
+
     public static let internalError = Problem(
         .internalServerError, "internal", title: "Internal server error",
         detail: "The server failed to handle the request. Nothing was acknowledged; retry later, and report the X-Request-Id if it persists.")

@@ -18,6 +18,9 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return Self.problem(for: error).response()
         } catch let error as DecodingError {
             return Self.problem(for: error).response()
+        } catch let error as StorageError where error.code == .unavailable {
+            context.logger.warning("Database unavailable", metadata: ["error": "\(error.detail)"])
+            return Problem.databaseUnavailable().response()
         } catch {
             context.logger.error("Request failed", metadata: ["error.type": "\(String(reflecting: type(of: error)))"])
             return Problem.internalError.response()

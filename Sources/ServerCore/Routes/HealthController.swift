@@ -1,10 +1,12 @@
 import Hummingbird
 import SyncCore
 
-/// `GET /v1/health`: whether the server is up, with its clock. Needs no token.
+/// `GET /v1/health`: whether the server is up and reaches its database, with its clock. Needs no token.
+/// A load balancer takes an instance that answers 503 (`database-unavailable`) out of rotation.
 struct HealthController {
     struct Health: Codable, Sendable {
         var status: String
+        var database: String
         var serverClock: HybridTimestamp
     }
 
@@ -12,7 +14,8 @@ struct HealthController {
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.get("health") { _, _ in
-            try Response.json(Health(status: "ok", serverClock: services.clock.now()))
+            try await services.storage.ping()
+            return try Response.json(Health(status: "ok", database: "ok", serverClock: services.clock.now()))
         }
     }
 }

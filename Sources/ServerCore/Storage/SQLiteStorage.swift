@@ -32,6 +32,10 @@ public struct SQLiteStorage: ServerStorage {
         try Self.migrator.migrate(pool)
     }
 
+    public func ping() async throws {
+        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
     /// The schema as SQLite reports it, for the test that holds it to `Schema/server-sqlite.sql`.
     public func schemaSQL() async throws -> [String] {
         try await pool.read { db in

@@ -3,7 +3,7 @@ import FormModel
 import SyncCore
 
 /// Everything the server keeps, behind intent-level methods. Nothing above this protocol knows which
-/// database holds the data: SQLite (``SQLiteStorage``) now, PostgreSQL later.
+/// database holds the data: embedded SQLite (``SQLiteStorage``) or PostgreSQL (``PostgresStorage``).
 ///
 /// Rules for implementations:
 /// - `push` runs its whole batch in one transaction and returns only after it is durable
@@ -16,6 +16,8 @@ import SyncCore
 public protocol ServerStorage: Sendable {
     /// Creates or upgrades the schema; run before the server accepts requests.
     func migrate() async throws
+    /// Succeeds when the database answers a trivial query; throws ``StorageError/Code/unavailable`` when not.
+    func ping() async throws
 
     // MARK: Projects, users and tokens
 
@@ -63,6 +65,8 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         case unknownProject
         case unknownUser
         case versionTaken
+        /// The database cannot be reached or did not answer in time; nothing was written. Retry later.
+        case unavailable
     }
 
     public var code: Code
@@ -71,6 +75,12 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
     public init(_ code: Code, _ detail: String) {
         self.code = code
         self.detail = detail
+    }
+
+    /// The database is down, unreachable or too slow; the operation had no effect (or its effect is
+    /// idempotent, as a push retried by mutation id is).
+    public static func unavailable(_ detail: String = "The database cannot be reached.") -> StorageError {
+        StorageError(.unavailable, detail)
     }
 
     public static func == (lhs: StorageError, rhs: StorageError) -> Bool { lhs.code == rhs.code }

@@ -6,24 +6,64 @@ import Logging
 @testable import ServerCore
 import SyncCore
 
-/// A fresh server for one test: its own temporary data directory, storage, services and application.
+/// A fresh server for one test on one backend: its own temporary SQLite directory or PostgreSQL
+/// database, storage, services and application.
 struct TestServer: Sendable {
-    let directory: String
-    let storage: SQLiteStorage
+    let backend: Backend
+    let location: StorageLocation
+    let storage: any ServerStorage
     let services: ServerServices
     let app: FieldSheetApplication
 
-    /// Runs `body` with a new server and removes its data directory afterwards.
-    static func with<T: Sendable>(limits: ServerLimits = ServerLimits(), _ body: (TestServer) async throws -> T) async throws -> T {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fieldsheet-server-tests-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let storage = try SQLiteStorage(directory: directory)
-        try await storage.migrate()
-        let services = ServerServices(storage: storage, limits: limits)
+    /// Runs `body` with a new server on `backend` and removes its data afterwards.
+    static func with<T: Sendable>(_ backend: Backend, limits: ServerLimits = ServerLimits(), _ body: (TestServer) async throws -> T) async throws -> T {
+        try await withStorage(backend) { handle in
+            try await handle.withRunning { storage in
+                try await body(TestServer(backend: backend, location: handle.location, storage: storage, limits: limits))
+            }
+        }
+    }
+
+    /// A storage of `backend` over fresh data (not running, not migrated), removed after `body`.
+    static func withStorage<T: Sendable>(_ backend: Backend, _ body: (LocatedStorage) async throws -> T) async throws -> T {
+        switch backend {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fieldsheet-server-tests-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            return try await body(try LocatedStorage(.sqlite(directory: directory)))
+        case .postgres:
+            guard let server = Backend.postgresServer else { throw TestFailure(Backend.skipNote) }
+            return try await TestDatabase.with(server) { database in
+                try await body(try LocatedStorage(.postgres(database)))
+            }
+        }
+    }
+
+    static var quietLogger: Logger {
         var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        let app = buildApplication(ServerConfiguration(host: "127.0.0.1", port: 0, dataDirectory: directory, limits: limits), services: services, logger: logger)
-        return try await body(TestServer(directory: directory, storage: storage, services: services, app: app))
+        logger.logLevel = ProcessInfo.processInfo.environment["FIELDSHEET_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        return logger
+    }
+
+    /// Another application (server instance) on the same storage.
+    init(backend: Backend, location: StorageLocation, storage: any ServerStorage, limits: ServerLimits = ServerLimits()) {
+        self.backend = backend
+        self.location = location
+        self.storage = storage
+        self.services = ServerServices(storage: storage, limits: limits)
+        self.app = buildApplication(ServerConfiguration(host: "127.0.0.1", port: 0, limits: limits), services: services, logger: Self.quietLogger)
+    }
+
+    /// Every byte the database holds about users and tokens, as text (to check what is stored).
+    func storedText() async throws -> String {
+        switch location {
+        case .sqlite(let directory):
+            let database = try String(contentsOfFile: directory + "/fieldsheet.sqlite", encoding: .isoLatin1)
+            let wal = (try? String(contentsOfFile: directory + "/fieldsheet.sqlite-wal", encoding: .isoLatin1)) ?? ""
+            return database + wal
+        case .postgres(let database):
+            return try await TestDatabase.text(database, "SELECT t::text FROM tokens t UNION ALL SELECT u::text FROM users u")
+        }
     }
 
     func project(_ name: String) async throws -> ProjectInfo {
@@ -43,6 +83,21 @@ struct TestServer: Sendable {
     func publish(_ form: FormDefinition, project: String) async throws -> FormPublisher.Result {
         let project = try await self.project(project)
         return try await FormPublisher(storage: storage).publish(try JSONEncoder().encode(form), file: "\(form.id).json", projectId: project.id)
+    }
+}
+
+/// A storage opened at a known location (tests look behind the storage at its files or database).
+struct LocatedStorage: Sendable {
+    let location: StorageLocation
+    let handle: StorageHandle
+
+    init(_ location: StorageLocation) throws {
+        self.location = location
+        self.handle = try location.open(logger: TestServer.quietLogger)
+    }
+
+    func withRunning<T: Sendable>(migrating: Bool = true, _ body: (any ServerStorage) async throws -> T) async throws -> T {
+        try await handle.withRunning(migrating: migrating, body)
     }
 }
 

@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresStorage {
+    /// Key of the advisory lock that serializes migrations across every instance starting at once.
+    static let migrationLockKey: Int64 = 0x4669_656C_6453_6801  // "FieldSh" + 1
+
+    /// Applies the migrations of ``PostgresSchema`` that the database lacks, once, even when several
+    /// instances start at the same moment: all of it runs in one transaction that first takes a
+    /// transaction-scoped advisory lock, so a second instance waits, then finds every version recorded in
+    /// `schema_migrations` and applies nothing. A failed migration rolls back whole.
+    public func migrate() async throws {
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: .quiet).collect()
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)
+                """, logger: .quiet)
+            var applied = Set<Int>()
+            for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: .quiet).decode(Int.self) {
+                applied.insert(version)
+            }
+            for (version, sql) in PostgresSchema.migrations where !applied.contains(version) {
+                for statement in Self.statements(sql) {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: .quiet)
+                }
+                let now = Date().timeIntervalSince1970
+                try await connection.query("INSERT INTO schema_migrations (version, applied_at) VALUES (\(version), \(now))", logger: .quiet)
+            }
+        }
+    }
+
+    /// The statements of a migration (they hold no `;` inside literals).
+    static func statements(_ sql: String) -> [String] {
+        sql.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+    }
+
+    /// The versions recorded in `schema_migrations`, ascending.
+    public func appliedMigrations() async throws -> [Int] {
+        let client = client
+        return try await perform {
+            var versions: [Int] = []
+            for try await version in try await client.query("SELECT version FROM schema_migrations ORDER BY version").decode(Int.self) {
+                versions.append(version)
+            }
+            return versions
+        }
+    }
+
+    /// The public schema as the catalog reports it: one line per column (table, column, type, nullability,
+    /// default), constraint and index, sorted; `schema_migrations` left out. The contract test compares
+    /// a migrated database with one that ran `Schema/server-postgres.sql` itself.
+    public func catalog() async throws -> [String] {
+        let client = client
+        return try await perform {
+            var lines: [String] = []
+            for try await (table, column, type, nullable, defaultValue) in try await client.query("""
+                SELECT table_name::text, column_name::text, data_type::text, is_nullable::text, COALESCE(column_default, '')::text
+                FROM information_schema.columns WHERE table_schema = 'public' AND table_name <> 'schema_migrations'
+                """).decode((String, String, String, String, String).self) {
+                lines.append("column \(table).\(column) \(type) nullable=\(nullable) default=\(defaultValue)")
+            }
+            for try await (table, definition) in try await client.query("""
+                SELECT conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint
+                WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> 'schema_migrations'
+                """).decode((String, String).self) {
+                lines.append("constraint \(table) \(definition)")
+            }
+            for try await definition in try await client.query("""
+                SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename <> 'schema_migrations'
+                """).decode(String.self) {
+                lines.append("index \(definition)")
+            }
+            return lines.sorted()
+        }
+    }
+
+    /// Runs SQL text as it is, statement by statement, in one transaction (the contract test applies the
+    /// schema file with it). Never called with input from a request.
+    public func execute(script: String) async throws {
+        try await transaction { connection in
+            for statement in Self.statements(script) {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: .quiet)
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import SyncCore
+
+extension PostgresStorage {
+    static let recordColumns = """
+        r.id, r.form_id, r.form_version, r.state, r.author_id, u.name, r.shared, r.revision, r.sequence, r.fields
+        """
+
+    /// One push batch in one transaction; see the type's documentation for why the feed stays gap-free.
+    ///
+    /// 1. Advisory locks, in ascending key order (so two batches never wait on each other in a cycle), on
+    ///    the device and on every record of the batch: a concurrent batch on another instance that touches
+    ///    the same record, or a retry of the same batch, waits here until this one commits.
+    /// 2. Read the stored outcomes and the records (READ COMMITTED: each read sees every earlier commit).
+    /// 3. Let `plan` decide, in Swift, holding no lock on the project.
+    /// 4. Take the sequence numbers from the project's counter row (its lock is held until COMMIT) and
+    ///    write records, outcomes and conflicts, each with one statement over arrays.
+    public func push(
+        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
+        plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
+    ) async throws -> PushPlan {
+        try await transaction { connection in
+            let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIds.map { Self.lockKey("\(projectId)/record/\($0.uuidString)") }).sorted()
+            try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
+            let snapshot = PushSnapshot(
+                storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
+                records: try await Self.records(connection, projectId: projectId, ids: recordIds))
+            var decided = try plan(snapshot)
+            let encoder = JSONEncoder()
+            let now = Date().timeIntervalSince1970
+            if !decided.records.isEmpty {
+                let count = Int64(decided.records.count)
+                // The serialized commit step (see PostgresStorage): this row lock is held until COMMIT.
+                let rows = try await connection.query(
+                    "UPDATE projects SET last_sequence = last_sequence + \(count) WHERE id = \(projectId) RETURNING last_sequence",
+                    logger: .quiet).collect()
+                guard let last = try rows.first?.decode(Int64.self) else {
+                    throw StorageError(.unknownProject, "There is no project with id \(projectId).")
+                }
+                for index in decided.records.indices { decided.records[index].sequence = last - count + 1 + Int64(index) }
+                let records = decided.records
+                let fields = try records.map { String(decoding: try encoder.encode($0.fields), as: UTF8.self) }
+                try await connection.query("""
+                    INSERT INTO records (project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at)
+                    SELECT \(projectId), * , \(now) FROM unnest(
+                        \(records.map(\.id))::uuid[], \(records.map(\.formId))::text[], \(records.map { Int64($0.formVersion) })::int8[],
+                        \(records.map(\.state.rawValue))::text[], \(records.map(\.authorId))::int8[], \(records.map(\.shared))::bool[],
+                        \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[])
+                    ON CONFLICT (project_id, id) DO UPDATE SET
+                        form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
+                        revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at
+                    """, logger: .quiet)
+            }
+            if !decided.newOutcomes.isEmpty {
+                let outcomes = decided.newOutcomes
+                let encoded = try outcomes.map { String(decoding: try encoder.encode($0.outcome), as: UTF8.self) }
+                try await connection.query("""
+                    INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at)
+                    SELECT \(projectId), \(clientId), *, \(now) FROM unnest(
+                        \(outcomes.map(\.mutationId))::text[], \(outcomes.map(\.userId))::int8[],
+                        \(outcomes.map { ByteBuffer(bytes: $0.digest) })::bytea[], \(encoded)::text[])
+                    """, logger: .quiet)
+            }
+            if !decided.conflicts.isEmpty {
+                let conflicts = decided.conflicts
+                let entries = try conflicts.map { String(decoding: try encoder.encode($0.entry), as: UTF8.self) }
+                // WITH ORDINALITY keeps the log in the batch's order (ids are assigned in insertion order).
+                try await connection.query("""
+                    INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at)
+                    SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now) FROM unnest(
+                        \(conflicts.map(\.recordId))::uuid[], \(conflicts.map(\.mutationId))::text[], \(conflicts.map(\.clientId))::text[],
+                        \(entries)::text[], \(conflicts.map(\.entry.open))::bool[]
+                    ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, n) ORDER BY c.n
+                    """, logger: .quiet)
+            }
+            return decided
+        }
+    }
+
+    public func changes(projectId: Int64, after: Int64, limit: Int, visibility: RecordVisibility) async throws -> [StoredRecord] {
+        let (userId, shared): (Int64, Bool) = switch visibility {
+        case .authoredBy(let id): (id, false)
+        case .authoredByOrShared(let id): (id, true)
+        }
+        let client = client
+        return try await perform {
+            try await Self.storedRecords(try await client.query("""
+                SELECT \(unescaped: Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
+                WHERE r.project_id = \(projectId) AND r.sequence > \(after) AND (r.author_id = \(userId) OR (\(shared) AND r.shared))
+                ORDER BY r.sequence LIMIT \(Int64(limit))
+                """))
+        }
+    }
+
+    public func record(projectId: Int64, id: UUID) async throws -> StoredRecord? {
+        let client = client
+        return try await perform {
+            try await client.withConnection { connection in try await Self.records(connection, projectId: projectId, ids: [id])[id] }
+        }
+    }
+
+    public func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
+        let client = client
+        return try await perform {
+            try await Self.storedRecords(try await client.query("""
+                SELECT \(unescaped: Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
+                WHERE r.project_id = \(projectId) AND r.form_id = \(formId) AND (\(after)::uuid IS NULL OR r.id > \(after)::uuid)
+                ORDER BY r.id LIMIT \(Int64(limit))
+                """))
+        }
+    }
+
+    public func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict] {
+        let client = client
+        return try await perform {
+            let decoder = JSONDecoder()
+            var result: [LoggedConflict] = []
+            for try await (mutationId, clientId, entry) in try await client.query("""
+                SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = \(projectId) AND record_id = \(recordId) ORDER BY id
+                """).decode((String, String, String).self) {
+                result.append(LoggedConflict(
+                    recordId: recordId, mutationId: mutationId, clientId: clientId,
+                    entry: try decoder.decode(ConflictEntry.self, from: Data(entry.utf8))))
+            }
+            return result
+        }
+    }
+
+    // MARK: Rows
+
+    /// A 64-bit advisory-lock key for `name`, the same in every process (FNV-1a; Swift's `Hasher` is seeded
+    /// per process). A collision only makes two unrelated batches wait for each other.
+    static func lockKey(_ name: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+
+    static func storedOutcomes(_ connection: PostgresConnection, projectId: Int64, clientId: String, mutationIds: [String]) async throws -> [String: StoredOutcome] {
+        guard !mutationIds.isEmpty else { return [:] }
+        let decoder = JSONDecoder()
+        var result: [String: StoredOutcome] = [:]
+        for try await (mutationId, userId, digest, outcome) in try await connection.query("""
+            SELECT mutation_id, user_id, digest, outcome FROM mutations
+            WHERE project_id = \(projectId) AND client_id = \(clientId) AND mutation_id = ANY(\(mutationIds)::text[])
+            """, logger: .quiet).decode((String, Int64, ByteBuffer, String).self) {
+            result[mutationId] = StoredOutcome(
+                mutationId: mutationId, userId: userId, digest: Data(digest.readableBytesView),
+                outcome: try decoder.decode(MutationOutcome.self, from: Data(outcome.utf8)))
+        }
+        return result
+    }
+
+    static func records(_ connection: PostgresConnection, projectId: Int64, ids: [UUID]) async throws -> [UUID: StoredRecord] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await connection.query("""
+            SELECT \(unescaped: recordColumns) FROM records r JOIN users u ON u.id = r.author_id
+            WHERE r.project_id = \(projectId) AND r.id = ANY(\(ids)::uuid[])
+            """, logger: .quiet)
+        return Dictionary(uniqueKeysWithValues: try await storedRecords(rows).map { ($0.id, $0) })
+    }
+
+    static func storedRecords(_ rows: PostgresRowSequence) async throws -> [StoredRecord] {
+        let decoder = JSONDecoder()
+        var result: [StoredRecord] = []
+        for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields) in rows.decode(
+            (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String).self) {
+            result.append(StoredRecord(
+                id: id, formId: formId, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
+                authorId: authorId, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
+                fields: try decoder.decode([String: FieldState].self, from: Data(fields.utf8))))
+        }
+        return result
+    }
+}
