@@ -44,9 +44,7 @@ extension FieldSheetCommand {
             try await reportingErrors {
                 let store = try home.openStore()
                 let key = try recordID(id)
-                guard let record = try await store.record(key), record.state != .deleted else {
-                    throw DraftStoreError(.unknownRecord, "There is no record \(id) on this device. List records with `fieldsheet records`.")
-                }
+                let record = try await existingRecord(key, in: store)
                 let form = try await store.form(id: record.formID, version: record.formVersion)
                 print(json ? try RecordPrinter.json(record, form: form) : RecordPrinter.text(record, form: form))
             }
@@ -73,9 +71,7 @@ extension FieldSheetCommand {
             try await reportingErrors {
                 let store = try home.openStore()
                 let key = try recordID(id)
-                guard let record = try await store.record(key), record.state != .deleted else {
-                    throw DraftStoreError(.unknownRecord, "There is no record \(id) on this device. List records with `fieldsheet records`.")
-                }
+                let record = try await existingRecord(key, in: store)
                 guard record.state == .draft else {
                     throw DraftStoreError(.notADraft, "Record \(id) is \(record.state.rawValue), not a draft; only drafts can be deleted.")
                 }
@@ -93,4 +89,12 @@ extension FieldSheetCommand {
             }
         }
     }
+}
+
+/// The record with `id` on this device, or an error saying how to list the ones there are.
+func existingRecord(_ id: UUID, in store: DraftStore) async throws -> StoredRecord {
+    guard let record = try await store.record(id), record.state != .deleted else {
+        throw DraftStoreError(.unknownRecord, "There is no record \(id.uuidString.lowercased()) on this device. List records with `fieldsheet records`.")
+    }
+    return record
 }
