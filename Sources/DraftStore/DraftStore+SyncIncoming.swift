@@ -126,7 +126,9 @@ extension DraftStore {
                 fields[field] = FieldEntry(value: remote.value, baseValue: remote.value, baseRevision: snapshot.revision, clock: remote.hlc, device: remote.clientId)
             }
         }
-        let newState = pendingState ? local.state : state
+        // An unsent submit or delete keeps the local state; so does an unsent edit of a record deleted
+        // elsewhere: the edit's push restores it (and the server logs the restoration).
+        let newState = pendingState || (state == .deleted && !pending.isEmpty) ? local.state : state
         try db.cachedStatement(sql: """
             UPDATE records SET form_version = ?, state = ?, server_revision = ?, fields = ?, updated_at = ? WHERE id = ?
             """).execute(arguments: [

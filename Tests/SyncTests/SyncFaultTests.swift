@@ -41,7 +41,7 @@ struct SyncFaultTests {
         let summary = try await device.sync()
         #expect(proxy.faultsUsed == 6)
         #expect(summary.pushed == 30)
-        #expect(summary.retries >= 6)
+        #expect(summary.retries >= 3)  // libcurl resends once itself when a reused connection dies before any answer
         let control = try fixture.device(token: token)
         try await control.sync()
         try await Convergence.check([device, control], server: fixture, token: token)
@@ -55,9 +55,12 @@ struct SyncFaultTests {
         let device = try fixture.device(token: token, url: proxy.url, retry: RetryPolicy(maxAttempts: 2, initialDelay: 0.01, maxDelay: 0.05, deadline: 5))
         try await device.sync()
         let id = try await device.fill("job", ["title": .text("Gutter")], submit: true)
-        // Every attempt of this sync loses its answer: the sync fails, the mutation stays frozen.
-        proxy.enqueue([.loseResponse, .loseResponse])
+        // Every attempt of this sync loses its answer (libcurl itself resends once on a reused connection):
+        // the sync fails, the mutation stays frozen.
+        proxy.enqueue([.loseResponse, .loseResponse, .loseResponse, .loseResponse])
         await #expect(throws: SyncError.self) { try await device.sync() }
+        #expect(proxy.faultsUsed >= 2)
+        proxy.clearFaults()
         #expect(try await device.store.outboxCount() > 0)
         // Edited again before the next sync: the frozen mutation goes first, unchanged, then the new edit.
         try await device.edit(id, ["notes": .text("after the lost answer")])

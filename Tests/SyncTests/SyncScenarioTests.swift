@@ -136,7 +136,7 @@ struct SyncScenarioTests {
         for round in 1...9 {
             for id in ids { try await offline.edit(id, ["count": .integer(round)]) }
         }
-        #expect(try await offline.store.outboxCount() == 1_000)
+        #expect(try await offline.store.outboxCount() == 1_100)  // 100 creations and 1,000 edits
         let summary = try await offline.sync()
         #expect(summary.pushed == 100)
         try await other.sync()

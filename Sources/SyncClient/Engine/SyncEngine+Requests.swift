@@ -29,13 +29,17 @@ extension SyncEngine {
                     do {
                         return try JSONDecoder().decode(T.self, from: response.body)
                     } catch {
-                        throw SyncError(.serverError, "The server's answer while \(doing) could not be read (\(error)). Is \(configuration.serverURL) a FieldSheet server? Your changes stay queued.")
+                        // A body cut short on a connection without length framing looks complete to
+                        // libcurl; every request here is safe to repeat, so it is retried like a lost one.
+                        failure = "unreadable answer (\(response.body.count) bytes)"
+                        finalError = SyncError(.serverError, "The server's answer while \(doing) could not be read (\(error)). Is \(configuration.serverURL) a FieldSheet server? Your changes stay queued.")
                     }
+                } else {
+                    let problem = try? JSONDecoder().decode(ProblemDetails.self, from: response.body)
+                    finalError = SyncError.from(status: response.status, problem: problem, doing: doing)
+                    guard [408, 429, 500, 502, 503, 504].contains(response.status) else { throw finalError }
+                    failure = "HTTP \(response.status)"
                 }
-                let problem = try? JSONDecoder().decode(ProblemDetails.self, from: response.body)
-                finalError = SyncError.from(status: response.status, problem: problem, doing: doing)
-                guard [408, 429, 500, 502, 503, 504].contains(response.status) else { throw finalError }
-                failure = "HTTP \(response.status)"
             } catch let error as TransportError {
                 failure = error.description
                 finalError = SyncError(.unreachable, "Could not reach the server at \(configuration.serverURL) while \(doing), after \(attempt) attempt\(attempt == 1 ? "" : "s"): \(error.description) Your changes stay queued; run `fieldsheet sync` again when the server can be reached.")

@@ -49,6 +49,9 @@ final class FaultProxy: @unchecked Sendable {
     /// Faults for the next pushes, in order; pushes after them pass untouched.
     func enqueue(_ faults: [Fault]) { lock.withLock { pending.append(contentsOf: faults) } }
 
+    /// Drops the faults not used yet.
+    func clearFaults() { lock.withLock { pending.removeAll() } }
+
     /// How many faults have been used.
     var faultsUsed: Int { lock.withLock { used } }
 
