@@ -27,7 +27,7 @@ extension FieldSheetCommand {
                     if let record = try await store.record(conflict.recordID), let form = try? await store.form(id: record.formID, version: record.formVersion) {
                         field = form.field(conflict.fieldID)
                     }
-                    let state = conflict.isOpen ? "open" : "decided (\(conflict.policy))"
+                    let state = conflict.isOpen ? "open" : conflict.policy == "manual" ? "resolved" : "decided by \(conflict.policy)"
                     print("\(conflict.recordID.uuidString.lowercased())  \(conflict.fieldID)\(field.map { " (\($0.label))" } ?? "")  \(state)")
                     print("  mine:   \(Self.show(conflict.mine, field))  — written on \(conflict.mineDevice ?? "this device")")
                     print("  theirs: \(Self.show(conflict.theirs, field))  — written on \(conflict.theirsDevice ?? "the server")")

@@ -152,6 +152,12 @@ extension DraftStore {
             }
             stored.fields[field] = entry.value == nil && entry.baseValue == nil && !newer.contains(field) ? nil : entry
         }
+        // A field edited again meanwhile was edited against what the server now holds at `revision`
+        // (this mutation's value, or the server's that won): that is its base, not a conflict with itself.
+        for field in mutation.changes.keys where newer.contains(field) {
+            try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
+                .execute(arguments: [revision, record, field])
+        }
         for entry in outcome.conflicts where entry.kind == .field {
             guard let field = entry.fieldId else { continue }
             try logConflict(db, record: record, field: field, policy: entry.policy.rawValue, local: entry.client, remote: entry.server, open: entry.open, now: now)

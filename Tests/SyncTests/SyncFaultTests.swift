@@ -49,7 +49,7 @@ struct SyncFaultTests {
     }
 
     @Test func aResponseLostAfterTheServerCommittedIsAnsweredFromTheStoredOutcome() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
+        let fixture = try SyncFixture(forms: [SyncForms.job(policy: .manual)])
         let token = try fixture.user("alice")
         let proxy = try FaultProxy(targetPort: fixture.server.port)
         let device = try fixture.device(token: token, url: proxy.url, retry: RetryPolicy(maxAttempts: 2, initialDelay: 0.01, maxDelay: 0.05, deadline: 5))
@@ -63,11 +63,14 @@ struct SyncFaultTests {
         proxy.clearFaults()
         #expect(try await device.store.outboxCount() > 0)
         // Edited again before the next sync: the frozen mutation goes first, unchanged, then the new edit.
-        try await device.edit(id, ["notes": .text("after the lost answer")])
-        try await device.sync()
+        // The same field too: edited against the device's own pushed value, which is no conflict.
+        try await device.edit(id, ["notes": .text("after the lost answer"), "title": .text("Gutter, north side")])
+        let summary = try await device.sync()
+        #expect(summary.conflicts == 0)
         let record = try await Convergence.serverRecord(id, server: fixture, token: token)
         #expect(record?.revision == 2)
         #expect(record?.fields["notes"]?.value == .text("after the lost answer"))
+        #expect(record?.fields["title"]?.value == .text("Gutter, north side"))
         #expect(try ServerDatabase.count(fixture.server, "SELECT count(*) FROM mutations") == 2)
         #expect(try await device.store.outboxCount() == 0)
     }
