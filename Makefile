@@ -46,13 +46,16 @@ embed-schema:
 
 # Benchmarks (figures and targets in BENCHMARKS.md): the device database (edit durability, opening a
 # large draft, listing drafts, memory, a keystroke in the app), then server load (push, pull, 200 devices
-# at once) against one and two release fieldsheet-server instances on SQLite and on PostgreSQL.
+# at once) against one and two release fieldsheet-server instances on SQLite and on PostgreSQL, then device
+# sync (push 10,000 and pull 100,000 records device ↔ server on loopback, records/s and the device's peak RSS).
 bench: deps
 	$(SWIFT) build -c release --product fieldsheet-bench $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product fieldsheet-server $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product fieldsheet-loadgen $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --product fieldsheet-syncbench $(SWIFT_BUILD_FLAGS)
 	.build/release/fieldsheet-bench
 	Tests/LoadGenerator/bench.sh .build/release
+	.build/release/fieldsheet-syncbench .build/release
 
 clean:
 	rm -rf .build

@@ -50,7 +50,10 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         // The device's sync engine and its HTTP transport on libcurl.
-        .target(name: "SyncClient", dependencies: ["SyncCore", "CCurl"]),
+        .target(
+            name: "SyncClient",
+            dependencies: ["SyncCore", "DraftStore", "FormModel", "CCurl", .product(name: "Logging", package: "swift-log")]
+        ),
         // Screen geometry and drawing for the terminal presentations.
         .target(name: "TerminalUI", dependencies: ["FormModel"]),
         // The full-screen terminal app: the home screen and form sheets over the device database.
@@ -82,7 +85,10 @@ let package = Package(
                 "TerminalApp",
                 "DraftStore",
                 "FillFlow",
+                "SyncClient",
+                "SyncCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Client",
             exclude: ["demo.sh"]
@@ -119,11 +125,26 @@ let package = Package(
             dependencies: ["DraftStore", "FormModel", "FieldSheetTesting"],
             path: "Tests/CrashDriver"
         ),
+        // A child process for the sync crash test: pulls in small pages and reports each one applied.
+        .executableTarget(
+            name: "fieldsheet-sync-crashdriver",
+            dependencies: ["DraftStore", "SyncClient", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/SyncCrashDriver"
+        ),
         // `make bench`: edit durability latency, opening a large draft, listing drafts, memory.
         .executableTarget(
             name: "fieldsheet-bench",
             dependencies: ["DraftStore", "FormModel", "FieldSheetTesting", "TerminalApp", "TerminalUI", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/Bench"
+        ),
+        // `make bench`, device sync: push and pull on loopback against the release fieldsheet-server.
+        .executableTarget(
+            name: "fieldsheet-syncbench",
+            dependencies: [
+                "DraftStore", "SyncClient", "SyncCore", "FormModel", "FieldSheetTesting",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SyncBench"
         ),
         .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
         .testTarget(
@@ -158,6 +179,19 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Device ↔ server on loopback: the real fieldsheet-server binary, CurlTransport and several device homes.
+        .testTarget(
+            name: "SyncTests",
+            dependencies: [
+                "SyncClient",
+                "SyncCore",
+                "DraftStore",
+                "FormModel",
+                "FieldSheetTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -13,8 +13,13 @@ struct FieldSheetCommand: AsyncParsableCommand {
 
             Exit status of fill, resume and edit: 0 submitted; 1 error (nothing saved was damaged); \
             2 --complete refused by validation (draft kept); 3 kept as a draft; 4 discarded.
+
+            Syncing: `login URL --project P` once, then `sync` whenever there is a network. Exit status of sync: \
+            0 synced; 1 device database error; 2 not logged in; 3 server unreachable (everything stays queued); \
+            4 token or project refused; 5 the server refused or failed. `status` shows what is queued, \
+            `conflicts` what waits for you, `resolve` settles it.
             """,
-        subcommands: [Forms.self, Fill.self, Resume.self, Edit.self, Records.self, Show.self, DeleteDraft.self, Lint.self, Preview.self]
+        subcommands: [Forms.self, Fill.self, Resume.self, Edit.self, Records.self, Show.self, DeleteDraft.self, Lint.self, Preview.self, Login.self, Sync.self, Status.self, Conflicts.self, Resolve.self]
     )
 
     /// `--home DIR` given before the subcommand (`fieldsheet --home DIR records`).

@@ -4,7 +4,12 @@ set -uo pipefail
 BIN=${1:-.build/debug}
 FS="$BIN/fieldsheet"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fieldsheet-demo.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+SERVER_PID=""
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
 HOME_DIR="$WORK/device"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -41,3 +46,60 @@ echo "exit $? — 0 means submitted"
 
 step "fieldsheet show $ID"
 "$FS" --home "$HOME_DIR" show "$ID"
+
+# ---- Sync: a local server, two devices, one record edited on both --------------------------------------
+SRV="$BIN/fieldsheet-server"
+DATA="$WORK/server-data"
+PHONE="$WORK/phone"
+TABLET="$WORK/tablet"
+
+step "fieldsheet-server: a project, a user with two devices, the example forms (embedded SQLite in $DATA)"
+"$SRV" project create demo --data "$DATA"
+TOKEN=$("$SRV" user add alice --project demo --role collector --data "$DATA" 2>/dev/null)
+echo "added alice (her token is kept out of this output)"
+for form in Schema/forms/*.json; do "$SRV" form publish "$form" --project demo --data "$DATA" 2>/dev/null; done
+
+step "fieldsheet-server serve --port 0   (stopped when this demo ends)"
+"$SRV" serve --data "$DATA" --port 0 --log-level warning > "$WORK/server.out" 2> "$WORK/server.log" &
+SERVER_PID=$!
+for _ in $(seq 1 300); do grep -q '^listening on ' "$WORK/server.out" 2>/dev/null && break; sleep 0.1; done
+URL=$(sed -n 's/^listening on //p' "$WORK/server.out" | head -n 1)
+[ -n "$URL" ] || { echo "the server did not start:"; cat "$WORK/server.log"; exit 1; }
+echo "server at $URL"
+
+step "fieldsheet login $URL --project demo   (on the phone and on the tablet; token from FIELDSHEET_TOKEN)"
+FIELDSHEET_TOKEN="$TOKEN" "$FS" --home "$PHONE" login "$URL" --project demo
+FIELDSHEET_TOKEN="$TOKEN" "$FS" --home "$TABLET" login "$URL" --project demo
+ls -l "$PHONE/login.json" | awk '{print "login.json mode: " $1}'
+
+step "On the phone: fill a follow-up job and submit it, then sync"
+JOB=$("$FS" --home "$PHONE" fill follow-up-job --set site="B2 basement" --set priority=normal --set technicians=2 --complete)
+echo "record $JOB"
+"$FS" --home "$PHONE" status
+"$FS" --home "$PHONE" sync
+
+step "On the tablet: sync, and the record is there"
+"$FS" --home "$TABLET" sync
+"$FS" --home "$TABLET" show "$JOB"
+
+step "Offline, both edit it: the phone sets priority Low and 3 technicians; the tablet priority High (with a reason) and 4"
+"$FS" --home "$PHONE" edit "$JOB" --set priority=low --set technicians=3 --complete >/dev/null
+"$FS" --home "$TABLET" edit "$JOB" --set priority=high --set reason="Water on the floor" --set technicians=4 --complete >/dev/null
+"$FS" --home "$TABLET" status
+
+step "Both sync: technicians is last-writer-wins (the tablet's later edit wins, the phone's 3 is logged); priority is manual"
+"$FS" --home "$PHONE" sync
+"$FS" --home "$TABLET" sync
+
+step "fieldsheet conflicts   (on the tablet: both values and who wrote them)"
+"$FS" --home "$TABLET" conflicts
+
+step "fieldsheet resolve $JOB priority --mine   (an ordinary edit), then sync both"
+"$FS" --home "$TABLET" resolve "$JOB" priority --mine
+"$FS" --home "$TABLET" sync
+"$FS" --home "$PHONE" sync
+
+step "Final state, the same on both devices"
+"$FS" --home "$PHONE" show "$JOB"
+"$FS" --home "$TABLET" show "$JOB"
+"$FS" --home "$TABLET" conflicts --all

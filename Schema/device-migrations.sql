@@ -93,3 +93,17 @@ CREATE TABLE sync_state (
     clock INTEGER NOT NULL DEFAULT 0,
     last_sync_at INTEGER
 );
+
+-- migration: v2-sync-in-flight
+
+-- The coalesced mutation of a record while it is being pushed: its id and exact body are committed before
+-- the request is sent, so a retry (after a crash, a cut connection or a lost response) sends the same id and
+-- content, and the server answers with its stored outcome instead of applying it twice. It covers the
+-- record's outbox rows up to `last_outbox_id`; edits made meanwhile wait for the next push.
+CREATE TABLE sent_mutations (
+    mutation_id TEXT PRIMARY KEY NOT NULL,
+    record_id TEXT NOT NULL UNIQUE,
+    last_outbox_id INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);

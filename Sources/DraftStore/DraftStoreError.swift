@@ -37,6 +37,8 @@ public struct DraftStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         case presentationEnded
         /// `dismiss(reason:)` was given `.complete`; use `complete()`.
         case invalidDismissal
+        /// `resolveConflict` named a field with no open conflict.
+        case noOpenConflict
     }
 
     public var code: Code

@@ -1,0 +1,60 @@
+import ArgumentParser
+import DraftStore
+import Foundation
+import SyncClient
+
+extension FieldSheetCommand {
+    /// `fieldsheet login URL --project P --token T` (or `FIELDSHEET_TOKEN`).
+    struct Login: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Connect this device to a FieldSheet server and fetch the project's forms.",
+            discussion: """
+                The token (from `fieldsheet-server user add`) is kept in the home directory in login.json, readable \
+                by you only (mode 0600), and never printed. Give it with --token or in FIELDSHEET_TOKEN (which keeps \
+                it out of the shell history). When the server cannot be reached the login is kept and checked at the \
+                next sync. Proxies: libcurl honours http_proxy, https_proxy and no_proxy.
+                """)
+
+        @OptionGroup var home: HomeOptions
+        @Argument(help: "The server's URL, e.g. https://sync.example.org.") var url: String
+        @Option(help: "The project to sync.") var project: String
+        @Option(help: "The access token (default: $FIELDSHEET_TOKEN).") var token: String?
+        @Option(name: .customLong("ca-file"), help: "A PEM file of certificate authorities, for a server with a private CA.") var caFile: String?
+
+        func validate() throws {
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw ValidationError("The server URL must start with http:// or https:// (got \"\(url)\").")
+            }
+        }
+
+        func run() async throws {
+            try await reportingSyncErrors {
+                guard let token = token ?? ProcessInfo.processInfo.environment["FIELDSHEET_TOKEN"], !token.isEmpty else {
+                    throw ValidationError("Give the access token with --token or in FIELDSHEET_TOKEN.")
+                }
+                let store = try home.openStore()
+                let login = DeviceLogin(serverURL: url, project: project, token: token, caFile: caFile)
+                let engine = SyncEngine(store: store, transport: CurlTransport(options: login.transportOptions), configuration: login.configuration, logger: syncLogger())
+                do {
+                    try await engine.checkLogin()
+                } catch let error as SyncError where error.code == .unreachable {
+                    try save(login)
+                    warn("warning: the server could not be reached; the login was kept and will be checked at the next sync. (\(error.message))")
+                    return
+                }
+                try save(login)
+                let forms = try await store.forms()
+                print("logged in to \(url) as a member of \(project); \(forms.count) form\(forms.count == 1 ? "" : "s") on this device")
+            }
+        }
+
+        func save(_ login: DeviceLogin) throws {
+            do {
+                try login.save(in: home.directory)
+            } catch let error as LoginError {
+                warn("error: \(error.description)")
+                throw ExitCode(1)
+            }
+        }
+    }
+}

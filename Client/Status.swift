@@ -1,0 +1,27 @@
+import ArgumentParser
+import DraftStore
+import Foundation
+import SyncClient
+
+extension FieldSheetCommand {
+    /// `fieldsheet status`.
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the server this device syncs with, queued changes, the last sync and open conflicts.")
+
+        @OptionGroup var home: HomeOptions
+
+        func run() async throws {
+            try await reportingSyncErrors {
+                let store = try home.openStore()
+                let status = try await store.syncStatus()
+                let login = try? DeviceLogin.load(from: home.directory)
+                print("server: \(login.map { "\($0.serverURL) (project \($0.project))" } ?? "not logged in")")
+                print("device: \(status.deviceID)")
+                print("queued: \(status.queuedChanges) change\(status.queuedChanges == 1 ? "" : "s") in \(status.queuedRecords) record\(status.queuedRecords == 1 ? "" : "s")")
+                let formatter = ISO8601DateFormatter()
+                print("last sync: \(status.lastSync.map(formatter.string(from:)) ?? "never")")
+                print("open conflicts: \(status.openConflicts)")
+            }
+        }
+    }
+}

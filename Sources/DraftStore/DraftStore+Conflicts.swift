@@ -1,0 +1,109 @@
+import Foundation
+import FormModel
+import GRDB
+import SyncCore
+
+/// One entry of the device's conflict log: both values of a field and who wrote them.
+public struct StoredConflict: Sendable, Hashable {
+    public var id: Int64
+    public var recordID: UUID
+    public var fieldID: String
+    /// The policy that decided (`lastWriterWins`, `serverWins`, `clientWins`, `manual`), or `rejected`
+    /// when the server refused the change.
+    public var policy: String
+    /// This device's value, its clock reading and device.
+    public var mine: AnswerValue?
+    public var mineClock: HybridTimestamp?
+    public var mineDevice: String?
+    /// The server's value (written by another device or person), its clock reading and device.
+    public var theirs: AnswerValue?
+    public var theirsClock: HybridTimestamp?
+    public var theirsDevice: String?
+    public var detectedAt: Date
+    /// Nil while a person still has to decide.
+    public var resolvedAt: Date?
+
+    public var isOpen: Bool { resolvedAt == nil }
+}
+
+/// How a person settles a conflict.
+public enum ConflictChoice: Sendable, Hashable {
+    case mine
+    case theirs
+    case value(AnswerValue?)
+}
+
+extension DraftStore {
+    /// The conflict log, oldest first; only conflicts waiting for a person when `openOnly`.
+    public func conflicts(openOnly: Bool = false, record: UUID? = nil) async throws -> [StoredConflict] {
+        try await read(doing: "listing conflicts") { db in
+            var sql = "SELECT * FROM conflicts WHERE 1 = 1"
+            var arguments: StatementArguments = []
+            if openOnly { sql += " AND resolved_at IS NULL" }
+            if let record {
+                sql += " AND record_id = ?"
+                arguments = [record.uuidString.lowercased()]
+            }
+            return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(Self.conflict(from:))
+        }
+    }
+
+    static func conflict(from row: Row) throws -> StoredConflict {
+        func value(_ json: String?) -> AnswerValue? {
+            json.flatMap { try? JSONDecoder().decode(AnswerValue.self, from: Data($0.utf8)) }
+        }
+        return StoredConflict(
+            id: row["id"], recordID: UUID(uuidString: row["record_id"]) ?? UUID(), fieldID: row["field_id"], policy: row["policy"],
+            mine: value(row["local_value"]), mineClock: (row["local_hlc"] as Int64?).map(HybridTimestamp.init(rawValue:)), mineDevice: row["local_device"],
+            theirs: value(row["remote_value"]), theirsClock: (row["remote_hlc"] as Int64?).map(HybridTimestamp.init(rawValue:)), theirsDevice: row["remote_device"],
+            detectedAt: date(row["detected_at"]), resolvedAt: (row["resolved_at"] as Int64?).map(date))
+    }
+
+    /// Settles the open conflict of `field` in `record`: the chosen value is written as an ordinary edit
+    /// (queued for sync like any other) and the conflict is marked resolved, in one transaction.
+    /// - Returns: the value the field now holds.
+    /// - Throws: `unknownRecord`, `unknownField`, `noOpenConflict`, `wrongType`.
+    @discardableResult
+    public func resolveConflict(record: UUID, field: String, choice: ConflictChoice) async throws -> AnswerValue? {
+        let key = record.uuidString.lowercased()
+        guard let stored = try await self.record(record), stored.state != .deleted else {
+            throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List conflicts with `fieldsheet conflicts`.")
+        }
+        let form = try await form(id: stored.formID, version: stored.formVersion)
+        guard let definition = form.field(field), definition.kind.takesAnswer else {
+            throw DraftStoreError(.unknownField, "The form \(form.id) has no field \"\(field)\" that takes an answer.")
+        }
+        let path = "$.\"\(field)\""
+        return try await write(doing: "resolving the conflict of \"\(field)\" in record \(key)") { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM conflicts WHERE record_id = ? AND field_id = ? AND resolved_at IS NULL ORDER BY id DESC LIMIT 1", arguments: [key, field]) else {
+                throw DraftStoreError(.noOpenConflict, "Record \(key) has no open conflict on \"\(field)\". List them with `fieldsheet conflicts`.")
+            }
+            let conflict = try Self.conflict(from: row)
+            let chosen: AnswerValue?
+            switch choice {
+            case .mine: chosen = conflict.mine
+            case .theirs: chosen = conflict.theirs
+            case .value(let value): chosen = value
+            }
+            if let chosen, !chosen.fits(definition.kind) {
+                throw DraftStoreError(.wrongType, "The field \"\(field)\" (\(definition.label)) cannot take a \(chosen.tag) answer (\"\(chosen.display())\"). \(FieldValidator.formatMessage(for: definition))")
+            }
+            let now = Self.nowMillis()
+            try db.execute(sql: "UPDATE conflicts SET resolved_at = ? WHERE record_id = ? AND field_id = ? AND resolved_at IS NULL", arguments: [now, key, field])
+            guard let current = try Self.fetchRecord(db, id: record), current.fields[field]?.value != chosen else { return chosen }
+            let (clock, device) = try Self.tick(db)
+            let json = try chosen.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+            guard let baseRevision = try Int64.fetchOne(db, sql: """
+                UPDATE records
+                SET fields = json_set(fields, ?, json_set(coalesce(json_extract(fields, ?), '{}'), '$.v', json(?), '$.h', ?, '$.d', ?)),
+                    updated_at = ?
+                WHERE id = ? RETURNING server_revision
+                """, arguments: [path, path, json, clock.rawValue, device, now, key])
+            else { return chosen }
+            try db.execute(sql: """
+                INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at) VALUES (?, 'set', ?, ?, ?, ?, ?)
+                """, arguments: [key, field, json, baseRevision, clock.rawValue, now])
+            return chosen
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import FormModel
+import GRDB
+import SyncCore
+
+/// A record's coalesced changes, frozen with their mutation id before being sent.
+public struct OutgoingMutation: Sendable, Hashable {
+    public var mutationId: String
+    public var recordId: UUID
+    /// The mutation as JSON, exactly as it is sent every time (same id, same content).
+    public var body: String
+}
+
+extension DraftStore {
+    /// The next mutations to push, at most `limit`: first those already frozen by an earlier attempt (a
+    /// crash or a lost response), then one new mutation per record with unsent edits. New ones are frozen
+    /// (id and body committed) in this call, before anything is sent.
+    ///
+    /// A record's pending edits become one mutation: every field it touched, with its current value, the
+    /// oldest base revision among those edits (so the server sees every change made since the device last
+    /// saw the field) and the newest clock reading.
+    public func prepareOutgoing(limit: Int) async throws -> [OutgoingMutation] {
+        try await write(doing: "preparing changes to send") { db in
+            var batch: [OutgoingMutation] = []
+            let frozen = try Row.fetchCursor(db, sql: "SELECT mutation_id, record_id, body FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
+            while let row = try frozen.next() {
+                batch.append(OutgoingMutation(mutationId: row[0], recordId: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
+            }
+            guard batch.count < limit else { return batch }
+            let candidates = try Row.fetchAll(db, sql: """
+                SELECT record_id, max(mutation_id) FROM outbox o
+                WHERE NOT EXISTS (SELECT 1 FROM sent_mutations s WHERE s.record_id = o.record_id)
+                GROUP BY record_id ORDER BY min(mutation_id) LIMIT ?
+                """, arguments: [limit - batch.count])
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let now = Self.nowMillis()
+            for candidate in candidates {
+                let record: String = candidate[0]
+                let lastRow: Int64 = candidate[1]
+                guard let mutation = try Self.coalesce(db, record: record, upTo: lastRow) else {
+                    // The record is gone (a never-synced draft deleted): nothing to send.
+                    try db.execute(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?", arguments: [record, lastRow])
+                    continue
+                }
+                let body = String(decoding: try encoder.encode(mutation), as: UTF8.self)
+                try db.cachedStatement(sql: """
+                    INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?, ?, ?, ?, ?)
+                    """).execute(arguments: [mutation.mutationId, record, lastRow, body, now])
+                batch.append(OutgoingMutation(mutationId: mutation.mutationId, recordId: mutation.recordId, body: body))
+            }
+            return batch
+        }
+    }
+
+    /// One mutation from a record's outbox rows up to `upTo`; nil when the record no longer exists.
+    static func coalesce(_ db: Database, record: String, upTo: Int64) throws -> Mutation? {
+        guard let id = UUID(uuidString: record), let stored = try fetchRecord(db, id: id) else { return nil }
+        var bases: [String: Int64] = [:]
+        var clocks: [String: Int64] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT kind, field_id, value, base_revision, hlc FROM outbox WHERE record_id = ? AND mutation_id <= ? ORDER BY mutation_id
+            """), arguments: [record, upTo])
+        func touch(_ field: String, base: Int64, hlc: Int64) {
+            bases[field] = min(bases[field] ?? base, base)
+            clocks[field] = max(clocks[field] ?? hlc, hlc)
+        }
+        while let row = try rows.next() {
+            let kind: String = row[0]
+            let base: Int64 = row[3]
+            let hlc: Int64 = row[4]
+            switch kind {
+            case "set":
+                if let field: String = row[1] { touch(field, base: base, hlc: hlc) }
+            case "create":
+                if let json: String = row[2], let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] {
+                    for field in object.keys { touch(field, base: base, hlc: hlc) }
+                }
+            default:
+                break
+            }
+        }
+        var changes: [String: FieldChange] = [:]
+        if stored.state != .deleted {
+            for (field, base) in bases {
+                let entry = stored.fields[field]
+                changes[field] = FieldChange(value: entry?.value, baseRevision: base, hlc: HybridTimestamp(rawValue: max(clocks[field] ?? 0, entry?.clock.rawValue ?? 0)))
+            }
+        }
+        return Mutation(
+            mutationId: UUID().uuidString.lowercased(), recordId: id, formId: stored.formID, formVersion: stored.formVersion,
+            state: SyncCore.RecordState(rawValue: stored.state.rawValue) ?? .draft, changes: changes)
+    }
+
+    /// Applies the server's outcomes of pushed mutations, all in one transaction: each record's revision
+    /// and the values that won, every conflict logged, the acknowledged outbox rows removed, the clock moved.
+    /// Outcomes of mutations this device no longer holds (already applied) are ignored.
+    /// - Returns: how many conflicts the outcomes reported.
+    @discardableResult
+    public func applyOutcomes(_ outcomes: [MutationOutcome], serverClock: HybridTimestamp) async throws -> Int {
+        try await write(doing: "applying the server's answer to a push") { db in
+            var conflicts = 0
+            let device = try String.fetchOne(db, sql: "SELECT device_id FROM sync_state WHERE id = 1") ?? "unknown-device"
+            for outcome in outcomes {
+                conflicts += try Self.applyOutcome(db, outcome, device: device)
+            }
+            try Self.observe(db, serverClock)
+            return conflicts
+        }
+    }
+
+    static func applyOutcome(_ db: Database, _ outcome: MutationOutcome, device: String) throws -> Int {
+        guard let sent = try Row.fetchOne(db.cachedStatement(sql: "SELECT record_id, last_outbox_id, body FROM sent_mutations WHERE mutation_id = ?"), arguments: [outcome.mutationId]) else {
+            return 0
+        }
+        let record: String = sent[0]
+        let lastRow: Int64 = sent[1]
+        let mutation = try JSONDecoder().decode(Mutation.self, from: Data((sent[2] as String).utf8))
+        try db.cachedStatement(sql: "DELETE FROM sent_mutations WHERE mutation_id = ?").execute(arguments: [outcome.mutationId])
+        try db.cachedStatement(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?").execute(arguments: [record, lastRow])
+        guard var stored = try fetchRecord(db, id: mutation.recordId) else { return 0 }
+        // Fields edited again since the mutation was frozen keep their newer local value.
+        let newer = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT field_id FROM outbox WHERE record_id = ? AND field_id IS NOT NULL"), arguments: [record]))
+        let now = nowMillis()
+        var logged = 0
+        if outcome.status == .rejected {
+            // Nothing was applied: the values go back to the server's, and what was typed is logged.
+            for (field, change) in mutation.changes where !newer.contains(field) {
+                let base = stored.fields[field]?.baseValue
+                try logConflict(db, record: record, field: field, policy: "rejected", local: FieldState(value: change.value, revision: change.baseRevision, hlc: change.hlc, clientId: device), remote: base.map { FieldState(value: $0, revision: stored.serverRevision, hlc: .zero, clientId: "server") }, open: false, now: now)
+                stored.fields[field]?.value = base
+                logged += 1
+            }
+            try saveFields(db, stored, now: now)
+            return logged
+        }
+        let revision = outcome.revision ?? stored.serverRevision
+        let lostFields = Dictionary(outcome.conflicts.compactMap { entry -> (String, ConflictEntry)? in
+            guard entry.kind == .field, let field = entry.fieldId else { return nil }
+            return (field, entry)
+        }, uniquingKeysWith: { first, _ in first })
+        for (field, change) in mutation.changes {
+            var winner = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientId: device)
+            if let entry = lostFields[field], entry.winner == .server, let server = entry.server { winner = server }
+            var entry = stored.fields[field] ?? FieldEntry(value: nil)
+            entry.baseValue = winner.value
+            entry.baseRevision = revision
+            if !newer.contains(field) {
+                entry.value = winner.value
+                entry.clock = winner.hlc
+                entry.device = winner.clientId
+            }
+            stored.fields[field] = entry.value == nil && entry.baseValue == nil && !newer.contains(field) ? nil : entry
+        }
+        // A field edited again meanwhile was edited against what the server now holds at `revision`
+        // (this mutation's value, or the server's that won): that is its base, not a conflict with itself.
+        for field in mutation.changes.keys where newer.contains(field) {
+            try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
+                .execute(arguments: [revision, record, field])
+        }
+        for entry in outcome.conflicts where entry.kind == .field {
+            guard let field = entry.fieldId else { continue }
+            try logConflict(db, record: record, field: field, policy: entry.policy.rawValue, local: entry.client, remote: entry.server, open: entry.open, now: now)
+            logged += 1
+        }
+        // Only when nothing else happened to the record in between does this revision describe what the
+        // device holds; otherwise the next pull brings the record and its revision.
+        if revision <= stored.serverRevision + 1 { stored.serverRevision = max(stored.serverRevision, revision) }
+        try saveFields(db, stored, now: now)
+        return logged
+    }
+
+    static func saveFields(_ db: Database, _ record: StoredRecord, now: Int64) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try db.cachedStatement(sql: "UPDATE records SET fields = ?, server_revision = ? WHERE id = ?").execute(arguments: [
+            String(decoding: try encoder.encode(record.fields), as: UTF8.self), record.serverRevision, record.id.uuidString.lowercased(),
+        ])
+    }
+
+    static func logConflict(_ db: Database, record: String, field: String, policy: String, local: FieldState?, remote: FieldState?, open: Bool, now: Int64) throws {
+        let encoder = JSONEncoder()
+        func json(_ value: AnswerValue?) throws -> String? { try value.map { String(decoding: try encoder.encode($0), as: UTF8.self) } }
+        try db.cachedStatement(sql: """
+            INSERT INTO conflicts (record_id, field_id, policy, local_value, local_hlc, local_device, remote_value, remote_hlc, remote_device, detected_at, resolved_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientId,
+                try json(remote?.value), remote?.hlc.rawValue, remote?.clientId, now, open ? nil : now,
+            ])
+    }
+
+    /// Moves the device's hybrid logical clock past the server's reading, in the caller's transaction.
+    static func observe(_ db: Database, _ remote: HybridTimestamp) throws {
+        let current = try Int64.fetchOne(db.cachedStatement(sql: "SELECT clock FROM sync_state WHERE id = 1")) ?? 0
+        var clock = HybridLogicalClock(last: HybridTimestamp(rawValue: current))
+        clock.observe(remote)
+        try db.cachedStatement(sql: "UPDATE sync_state SET clock = ? WHERE id = 1").execute(arguments: [clock.last.rawValue])
+    }
+}

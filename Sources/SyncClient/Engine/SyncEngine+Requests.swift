@@ -1,0 +1,65 @@
+import Foundation
+import SyncCore
+
+extension SyncEngine {
+    /// `GET …/v1/projects/{project}/{path}`, decoded.
+    func get<T: Decodable>(_ path: String, doing: String, _ progress: SyncProgressTracker) async throws -> T {
+        try await send(TransportRequest(method: "GET", url: configuration.url(path)), doing: doing, progress)
+    }
+
+    /// Sends a request until the server answers, retrying lost connections, timeouts, 429 and 5xx with
+    /// exponential backoff and jitter, within the retry policy's attempts and deadline. Every request the
+    /// engine sends is safe to repeat (pulls read; pushes carry frozen mutation ids).
+    func send<T: Decodable>(_ request: TransportRequest, doing: String, _ progress: SyncProgressTracker) async throws -> T {
+        var request = request
+        request.headers["Authorization"] = "Bearer \(configuration.token)"
+        request.headers["Accept"] = "application/json"
+        if request.body != nil { request.headers["Content-Type"] = "application/json" }
+        let policy = configuration.retry
+        let started = Date()
+        var attempt = 0
+        while true {
+            attempt += 1
+            try Task.checkCancellation()
+            var failure = ""
+            var finalError = SyncError(.unreachable, "")
+            do {
+                let response = try await transport.send(request)
+                if (200..<300).contains(response.status) {
+                    do {
+                        return try JSONDecoder().decode(T.self, from: response.body)
+                    } catch {
+                        // A body cut short on a connection without length framing looks complete to
+                        // libcurl; every request here is safe to repeat, so it is retried like a lost one.
+                        failure = "unreadable answer (\(response.body.count) bytes)"
+                        finalError = SyncError(.serverError, "The server's answer while \(doing) could not be read (\(error)). Is \(configuration.serverURL) a FieldSheet server? Your changes stay queued.")
+                    }
+                } else {
+                    let problem = try? JSONDecoder().decode(ProblemDetails.self, from: response.body)
+                    finalError = SyncError.from(status: response.status, problem: problem, doing: doing)
+                    guard [408, 429, 500, 502, 503, 504].contains(response.status) else { throw finalError }
+                    failure = "HTTP \(response.status)"
+                }
+            } catch let error as TransportError {
+                failure = error.description
+                finalError = SyncError(.unreachable, "Could not reach the server at \(configuration.serverURL) while \(doing), after \(attempt) attempt\(attempt == 1 ? "" : "s"): \(error.description) Your changes stay queued; run `fieldsheet sync` again when the server can be reached.")
+            }
+            let delay = policy.delay(beforeRetry: attempt)
+            guard attempt < policy.maxAttempts, Date().timeIntervalSince(started) + delay <= policy.deadline else {
+                logger.notice("Giving up", metadata: ["doing": "\(doing)", "attempts": "\(attempt)", "reason": "\(failure)"])
+                throw finalError
+            }
+            logger.info("Retrying", metadata: ["doing": "\(doing)", "attempt": "\(attempt)", "reason": "\(failure)", "delay": "\(delay)"])
+            progress.retrying("\(failure); retrying in \(String(format: "%.1f", delay)) s")
+            try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+        }
+    }
+}
+
+extension SyncEngine {
+    /// Checks the login against the server and stores the project's forms: the first thing a device
+    /// does after `fieldsheet login`. Throws `SyncError` (`unauthorized`, `unreachable`…).
+    public func checkLogin() async throws {
+        try await fetchForms(SyncProgressTracker { _ in })
+    }
+}

@@ -1,0 +1,204 @@
+import DraftStore
+import Foundation
+import FormModel
+import Logging
+import SyncCore
+
+/// Syncs one device database with the server: forms, then pull, push, and a final pull.
+///
+/// - Push: the outbox, one coalesced mutation per record, in batches. Each mutation's id and body are
+///   committed before it is sent, so a retry (after a crash, a cut connection or a lost response) is the
+///   same request and the server applies it once. Outcomes are applied and the acknowledged outbox rows
+///   removed in one local transaction.
+/// - Pull: pages since the stored cursor; each page and its cursor in one local transaction. Unsent local
+///   edits stay on top of pulled values.
+/// - Every response moves the device's hybrid logical clock past the server's.
+///
+/// ```swift
+/// let engine = SyncEngine(store: store, transport: CurlTransport(), configuration: config, logger: logger)
+/// for try await event in engine.events() { print(event.phase, event.pushed, event.pulled) }
+/// ```
+public struct SyncEngine: Sendable {
+    let store: DraftStore
+    let transport: any HTTPTransport
+    let configuration: SyncConfiguration
+    let logger: Logger
+
+    public init(store: DraftStore, transport: any HTTPTransport, configuration: SyncConfiguration, logger: Logger) {
+        self.store = store
+        self.transport = transport
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Runs a sync and reports its progress; the stream ends after the `.done` event, or throws a
+    /// `SyncError`. Cancelling the iteration cancels the sync (what was applied stays applied).
+    public func events() -> AsyncThrowingStream<SyncEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    _ = try await run { _ = continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Runs a sync to the end and returns what it did.
+    @discardableResult
+    public func sync(progress: @escaping @Sendable (SyncEvent) -> Void = { _ in }) async throws -> SyncSummary {
+        try await run(progress)
+    }
+
+    func run(_ report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+        let progress = SyncProgressTracker(report)
+        progress.update { $0.phase = .forms }
+        try await fetchForms(progress)
+        progress.update { $0.phase = .pulling }
+        try await pull(progress)
+        progress.update { $0.phase = .pushing }
+        let pushed = try await push(progress)
+        if pushed > 0 {
+            progress.update { $0.phase = .pulling }
+            try await pull(progress)
+        }
+        let status = try await storage("reading the sync status") { try await store.syncStatus() }
+        let clock = progress.serverClock
+        try await storage("recording the sync") { try await store.markSynced(serverClock: clock) }
+        progress.update { $0.phase = .done }
+        let event = progress.current
+        let summary = SyncSummary(pushed: event.pushed, pulled: event.pulled, conflicts: event.conflicts, openConflicts: status.openConflicts, retries: progress.retries)
+        logger.info("Sync finished", metadata: ["pushed": "\(summary.pushed)", "pulled": "\(summary.pulled)", "conflicts": "\(summary.conflicts)", "retries": "\(summary.retries)"])
+        return summary
+    }
+
+    /// Imports every form version the server publishes that the device lacks. A stored version whose
+    /// definition differs (imported locally by hand) is kept and logged, not overwritten.
+    func fetchForms(_ progress: SyncProgressTracker) async throws {
+        struct FormList: Decodable { var forms: [Entry] }
+        struct Entry: Decodable { var definition: FormDefinition }
+        let list: FormList = try await get("forms", doing: "fetching the project's forms", progress)
+        for entry in list.forms {
+            do {
+                try await store.importForms([entry.definition])
+            } catch let error as DraftStoreError where error.code == .formVersionClash {
+                logger.warning("A form version on this device differs from the server's; the device's is kept", metadata: ["form": "\(entry.definition.id)", "version": "\(entry.definition.version)"])
+            } catch {
+                throw SyncError(.storage, "Could not store the project's forms: \(error)")
+            }
+        }
+    }
+
+    /// Pulls pages until the feed has no more.
+    func pull(_ progress: SyncProgressTracker) async throws {
+        var cursor = try await storage("reading the sync cursor") { try await store.syncCursor() }
+        while true {
+            try Task.checkCancellation()
+            let page: PullPage = try await get("changes?after=\(cursor)&limit=\(configuration.pullPageSize)", doing: "pulling changes", progress)
+            progress.serverClock = max(progress.serverClock, page.serverClock)
+            let missing = try await storage("checking forms") { try await store.missingForms(page.changes) }
+            if !missing.isEmpty {
+                try await fetchForms(progress)
+            }
+            let applied = try await storage("applying pulled changes") { try await store.applyPullPage(page) }
+            cursor = page.cursor
+            progress.update { $0.pulled += applied }
+            if !page.hasMore || page.changes.isEmpty { break }
+        }
+    }
+
+    /// Pushes the outbox in batches; returns how many records were pushed.
+    func push(_ progress: SyncProgressTracker) async throws -> Int {
+        let total = try await storage("counting queued changes") { try await store.syncStatus().queuedRecords }
+        progress.update { $0.pushTotal = total }
+        var pushed = 0
+        while true {
+            try Task.checkCancellation()
+            let batch = try await storage("preparing changes to send") { try await store.prepareOutgoing(limit: configuration.pushBatchSize) }
+            if batch.isEmpty { break }
+            let response: PushResponse = try await send(
+                TransportRequest(method: "POST", url: configuration.url("push"), body: Self.pushBody(clientId: store.deviceID, batch)),
+                doing: "pushing \(batch.count) record\(batch.count == 1 ? "" : "s")", progress)
+            progress.serverClock = max(progress.serverClock, response.serverClock)
+            let conflicts = try await storage("applying the push's outcome") {
+                try await store.applyOutcomes(response.outcomes, serverClock: response.serverClock)
+            }
+            pushed += batch.count
+            progress.update {
+                $0.pushed += batch.count
+                $0.conflicts += conflicts
+                $0.pushTotal = max($0.pushTotal ?? 0, $0.pushed)
+            }
+        }
+        return pushed
+    }
+
+    /// The push request body, assembled from the frozen mutation bodies as they are.
+    static func pushBody(clientId: String, _ batch: [OutgoingMutation]) -> Data {
+        var body = "{\"clientId\":"
+        body += String(decoding: (try? JSONEncoder().encode(clientId)) ?? Data("\"\"".utf8), as: UTF8.self)
+        body += ",\"mutations\":["
+        for (index, mutation) in batch.enumerated() {
+            if index > 0 { body += "," }
+            body += mutation.body
+        }
+        body += "]}"
+        return Data(body.utf8)
+    }
+
+    /// Runs a device database step, turning its failure into a `SyncError`.
+    func storage<T: Sendable>(_ doing: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as SyncError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw SyncError(.storage, "The device database failed while \(doing): \(error)")
+        }
+    }
+}
+
+/// The running totals of one sync, reported after every change.
+final class SyncProgressTracker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var event = SyncEvent(phase: .forms)
+    private var clock = HybridTimestamp.zero
+    private var retryCount = 0
+    private let report: @Sendable (SyncEvent) -> Void
+
+    init(_ report: @escaping @Sendable (SyncEvent) -> Void) {
+        self.report = report
+    }
+
+    var current: SyncEvent { lock.withLock { event } }
+    var retries: Int { lock.withLock { retryCount } }
+
+    var serverClock: HybridTimestamp {
+        get { lock.withLock { clock } }
+        set { lock.withLock { clock = newValue } }
+    }
+
+    func update(_ change: (inout SyncEvent) -> Void) {
+        let snapshot = lock.withLock { () -> SyncEvent in
+            change(&event)
+            event.retrying = nil
+            return event
+        }
+        report(snapshot)
+    }
+
+    func retrying(_ reason: String) {
+        let snapshot = lock.withLock { () -> SyncEvent in
+            retryCount += 1
+            var copy = event
+            copy.retrying = reason
+            return copy
+        }
+        report(snapshot)
+    }
+}

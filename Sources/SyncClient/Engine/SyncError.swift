@@ -1,0 +1,41 @@
+import SyncCore
+
+/// Why a sync stopped. Whatever the reason, nothing queued on the device is lost: it is sent next time.
+public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        /// The server could not be reached or did not answer in time, after every retry.
+        case unreachable
+        /// The server refused the token (401) or the project (403, 404).
+        case unauthorized
+        /// The server refused a request as malformed or too large (4xx).
+        case refused
+        /// The server failed (5xx after every retry) or answered something this client cannot read.
+        case serverError
+        /// The device database failed.
+        case storage
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    static func from(status: Int, problem: ProblemDetails?, doing: String) -> SyncError {
+        let detail = problem.map { "\($0.title): \($0.detail)" } ?? "HTTP \(status)"
+        switch status {
+        case 401:
+            return SyncError(.unauthorized, "The server refused the token while \(doing) (\(detail)). Log in again with `fieldsheet login URL --project P --token T`. Your changes stay queued.")
+        case 403, 404:
+            return SyncError(.unauthorized, "The server refused access to the project while \(doing) (\(detail)). Check the project name and your role. Your changes stay queued.")
+        case 400..<500:
+            return SyncError(.refused, "The server refused the request while \(doing) (\(detail)). Your changes stay queued.")
+        default:
+            return SyncError(.serverError, "The server failed while \(doing) (\(detail)). Your changes stay queued; try again later.")
+        }
+    }
+}

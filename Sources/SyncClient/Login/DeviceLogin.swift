@@ -1,0 +1,73 @@
+import Foundation
+
+/// The server, project and token a device home syncs with, kept in `login.json` in the home directory
+/// with mode 0600 (only the owner may read it). The token is never printed.
+public struct DeviceLogin: Codable, Sendable, Hashable {
+    public static let fileName = "login.json"
+
+    public var serverURL: String
+    public var project: String
+    public var token: String
+    /// A PEM file of certificate authorities for a server with a private CA; nil for the system's.
+    public var caFile: String?
+
+    public init(serverURL: String, project: String, token: String, caFile: String? = nil) {
+        self.serverURL = serverURL
+        self.project = project
+        self.token = token
+        self.caFile = caFile
+    }
+
+    /// Transport options for this login (TLS verified, with the private CA file when one was given).
+    public var transportOptions: CurlTransportOptions {
+        var options = CurlTransportOptions()
+        options.caFile = caFile
+        return options
+    }
+
+    /// The sync configuration for this login.
+    public var configuration: SyncConfiguration {
+        SyncConfiguration(serverURL: serverURL, project: project, token: token)
+    }
+
+    /// Writes the login into `home`, readable by the owner only (created 0600, never wider).
+    public func save(in home: URL) throws {
+        let path = home.appendingPathComponent(Self.fileName).path
+        let temporary = path + ".tmp"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        let data = try encoder.encode(self)
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            throw LoginError("Could not write the login to \(path) (\(String(cString: strerror(errno)))). Check that the home directory is writable.")
+        }
+        defer { close(fd) }
+        _ = fchmod(fd, 0o600)
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == data.count, fsync(fd) == 0, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw LoginError("Could not write the login to \(path) (\(String(cString: strerror(errno)))).")
+        }
+    }
+
+    /// The login stored in `home`, or nil when the device has not logged in.
+    public static func load(from home: URL) throws -> DeviceLogin? {
+        let path = home.appendingPathComponent(fileName).path
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        do {
+            return try JSONDecoder().decode(DeviceLogin.self, from: data)
+        } catch {
+            throw LoginError("The login file \(path) cannot be read (\(error)). Log in again with `fieldsheet login URL --project P --token T`.")
+        }
+    }
+}
+
+/// A login that could not be stored or read.
+public struct LoginError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}

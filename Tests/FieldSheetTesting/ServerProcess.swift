@@ -1,0 +1,139 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `fieldsheet-server` binary on loopback, in its own temporary data directory: admin commands,
+/// start (port 0, or the previous port for a restart), SIGKILL and stop. Killed when released.
+public final class ServerProcess: @unchecked Sendable {
+    public let data = TemporaryDirectory("server")
+    public let binary: String
+    private let lock = NSLock()
+    private var process: Process?
+    private var currentPort = 0
+
+    /// `binary` defaults to the debug build's `fieldsheet-server`.
+    public init(binary: String = PackagePaths.debugProduct("fieldsheet-server")) {
+        self.binary = binary
+    }
+
+    deinit {
+        kill()
+    }
+
+    public var port: Int { lock.withLock { currentPort } }
+    public var url: String { "http://127.0.0.1:\(port)" }
+    public var dataDirectory: String { data.file("data") }
+
+    /// Runs an admin command against the data directory (`--data` appended).
+    @discardableResult
+    public func admin(_ arguments: [String]) throws -> ProcessResult {
+        let result = try Subprocess.run(binary, arguments + ["--data", dataDirectory], timeout: 60)
+        guard result.status == 0 else { throw FixtureError("fieldsheet-server \(arguments.joined(separator: " ")) failed: \(result.output)") }
+        return result
+    }
+
+    public func createProject(_ name: String) throws {
+        try admin(["project", "create", name])
+    }
+
+    /// Adds a user and returns their token.
+    public func addUser(_ name: String, project: String, role: String = "collector") throws -> String {
+        try admin(["user", "add", name, "--project", project, "--role", role]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Publishes a form given as JSON text.
+    public func publish(json: String, project: String) throws {
+        let file = data.write("form-\(UUID().uuidString.prefix(8)).json", json)
+        try admin(["form", "publish", file, "--project", project])
+    }
+
+    /// Starts the server and waits until it listens; `port` nil reuses the previous port (a restart).
+    public func start(port: Int? = nil, timeout: Double = 30) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        let chosen = port ?? self.port
+        process.arguments = ["serve", "--data", dataDirectory, "--port", String(chosen), "--log-level", "error"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        let buffer = LineBuffer()
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty { handle.readabilityHandler = nil } else { buffer.append(chunk) }
+        }
+        var lastError: (any Error)?
+        // A restart on the port just freed can race the old socket's release: try a few times.
+        for _ in 0..<50 {
+            do {
+                try process.run()
+                lastError = nil
+                break
+            } catch {
+                lastError = error
+                usleep(100_000)
+            }
+        }
+        if let lastError { throw lastError }
+        lock.withLock { self.process = process }
+        let ready = Polling.until(timeout: timeout) { buffer.text.contains("listening on http://") || !process.isRunning }
+        guard ready, process.isRunning, let line = buffer.text.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
+            let portText = line.split(separator: ":").last, let listening = Int(portText.trimmingCharacters(in: .whitespaces))
+        else {
+            kill()
+            throw FixtureError("fieldsheet-server did not start listening (port \(chosen)): \(buffer.text)")
+        }
+        lock.withLock { currentPort = listening }
+    }
+
+    /// Starts again on the same port, retrying while the port is still held by the killed process.
+    public func restart(timeout: Double = 30) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            do {
+                try start(port: port)
+                return
+            } catch {
+                if Date() > deadline { throw error }
+                usleep(50_000)
+            }
+        }
+    }
+
+    /// SIGKILL: no chance to finish anything in flight.
+    public func kill() {
+        guard let process = lock.withLock({ self.process }) else { return }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        lock.withLock { self.process = nil }
+    }
+
+    /// SIGTERM, then wait for the graceful shutdown.
+    public func stop() {
+        guard let process = lock.withLock({ self.process }) else { return }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        lock.withLock { self.process = nil }
+    }
+}
+
+/// A fixture that could not be set up.
+public struct FixtureError: Error, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
+
+private final class LineBuffer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    func append(_ chunk: Data) {
+        lock.withLock { data.append(chunk) }
+    }
+
+    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
+}

@@ -1,0 +1,71 @@
+import DraftStore
+import FieldSheetTesting
+import Foundation
+import FormModel
+import SyncClient
+import Testing
+
+/// The device process SIGKILLed while it applies pull pages: each page and its cursor commit together,
+/// so the next sync carries on from the last whole page and ends where an uninterrupted one would.
+struct SyncCrashTests {
+    @Test func theDeviceKilledWhileApplyingPullPagesEndsWithEverythingOnce() async throws {
+        let fixture = try SyncFixture(forms: [SyncForms.job()])
+        let token = try fixture.user("alice")
+        let source = try fixture.device(token: token)
+        source.configuration.pushBatchSize = 100
+        try await source.sync()
+        for index in 0..<400 {
+            _ = try await source.fill("job", ["title": .text("Job \(index)"), "notes": .text(String(repeating: "n", count: 200))], submit: true)
+        }
+        try await source.sync()
+
+        let target = TemporaryDirectory("crash-device")
+        var random = SplitMix64(seed: UInt64(Date().timeIntervalSince1970))
+        var kills = 0
+        for _ in 0..<5 {
+            let pages = Int(1 + random.next() % 4)
+            let output = try Self.runDriver(home: target.path, url: fixture.server.url, project: fixture.project, token: token, killAfterPages: pages)
+            if !output.contains("DONE") { kills += 1 }
+        }
+        #expect(kills >= 3)
+        let store = try DraftStore(home: target.url)
+        #expect(try await store.integrityCheck() == "ok")
+        #expect(try await store.syncCursor() > 0)
+        var configuration = SyncConfiguration(serverURL: fixture.server.url, project: fixture.project, token: token)
+        configuration.pullPageSize = 25
+        let device = try TestDevice(configuration: configuration, home: target)
+        let summary = try await device.sync()
+        #expect(summary.pulled <= 400)
+        #expect(try await device.store.records().count == 400)
+        try await Convergence.check([source, device], server: fixture, token: token)
+    }
+
+    /// Runs the crash driver and SIGKILLs it once it has reported `killAfterPages` applied pages.
+    static func runDriver(home: String, url: String, project: String, token: String, killAfterPages: Int) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: PackagePaths.debugProduct("fieldsheet-sync-crashdriver"))
+        process.arguments = [home, url, project, token, "25"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        let lines = Lines()
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { lines.append(data) }
+        }
+        try process.run()
+        _ = Polling.until(timeout: 60) { lines.pages >= killAfterPages || !process.isRunning }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return lines.text
+    }
+}
+
+private final class Lines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    func append(_ chunk: Data) { lock.withLock { data.append(chunk) } }
+    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
+    var pages: Int { text.split(separator: "\n").filter { $0.hasPrefix("PAGE") }.count }
+}
