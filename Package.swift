@@ -57,7 +57,7 @@ let package = Package(
         // Screen geometry and drawing for the terminal presentations.
         .target(name: "TerminalUI", dependencies: ["FormModel"]),
         // The full-screen terminal app: the home screen and form sheets over the device database.
-        .target(name: "TerminalApp", dependencies: ["TerminalUI", "DraftStore", "FormModel"]),
+        .target(name: "TerminalApp", dependencies: ["TerminalUI", "DraftStore", "FormModel", "SyncClient"]),
         // The sync server application (Hummingbird).
         .target(
             name: "ServerCore",
@@ -167,7 +167,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "TerminalAppTests", dependencies: ["TerminalApp", "TerminalUI", "DraftStore", "FormModel", "FieldSheetTesting"]),
+        .testTarget(
+            name: "TerminalAppTests",
+            dependencies: ["TerminalApp", "TerminalUI", "DraftStore", "FormModel", "SyncClient", "FieldSheetTesting", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "FormModel"], exclude: ["Golden"]),
         .testTarget(
             name: "ServerCoreTests",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SyncClient
 
 /// `fieldsheet`: the terminal client. Each subcommand lives in its own file as an extension.
 @main
@@ -35,7 +36,7 @@ struct FieldSheetCommand: AsyncParsableCommand {
             throw ExitCode(64)
         }
         try await reportingErrors {
-            let status = try await interface.runApp(store: home.openStore())
+            let status = try await interface.runApp(store: home.openStore(), login: try? DeviceLogin.load(from: home.directory))
             throw ExitCode(status)
         }
     }

@@ -2,6 +2,8 @@ import ArgumentParser
 import DraftStore
 import FillFlow
 import Foundation
+import Logging
+import SyncClient
 import TerminalApp
 import TerminalUI
 
@@ -27,8 +29,13 @@ struct InterfaceOptions: ParsableArguments {
     }
 
     /// Runs the full-screen app over `store`, optionally opened on one sheet; returns the exit status.
-    func runApp(store: DraftStore, session: FormSession? = nil) async throws -> Int32 {
+    func runApp(store: DraftStore, session: FormSession? = nil, login: DeviceLogin? = nil) async throws -> Int32 {
         let model = AppModel(store: store, size: TerminalDevice.size() ?? TerminalSize(columns: 80, rows: 24), singleSheet: session != nil)
+        if let login {
+            // Nothing may write to the terminal under the full-screen app: sync problems go to the status line.
+            let quiet = Logger(label: "fieldsheet.sync") { _ in SwiftLogNoOpLogHandler() }
+            await model.attach(SyncEngine(store: store, transport: CurlTransport(options: login.transportOptions), configuration: login.configuration, logger: quiet))
+        }
         await model.reload()
         if let session { await model.present(session: session) }
         return try await TerminalAppRunner.run(model, options: runnerOptions)

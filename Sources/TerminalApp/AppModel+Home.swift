@@ -12,6 +12,13 @@ extension AppModel {
         case .down, .character("j"): home.moveSelection(by: 1)
         case .character("n"), .character("N"): await openNewPopover()
         case .character("f"), .character("F"): openFilterPopover()
+        case .character("s"), .character("S"):
+            guard syncEngine != nil else {
+                home.status = "Not logged in: run `fieldsheet login URL --project P` first, then press s to sync."
+                return .redraw
+            }
+            return .sync
+        case .character("c"), .character("C"): await openConflicts()
         case .enter: await openSelected()
         case .character("d"), .character("D"):
             if let index = selectedIndex, home.visibleRecords[home.selection].state == .draft {

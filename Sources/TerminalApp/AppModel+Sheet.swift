@@ -118,6 +118,11 @@ extension AppModel {
                 }
                 pendingStart = formID
                 return .redraw
+            case .complete where sheet.form.id == BuiltInSheets.conflictsID:
+                pendingResolution = sheet
+                stack.dismissTop(.escape)
+                presented = nil
+                return .redraw
             case .complete, .cancel, .dismiss:
                 stack.dismissTop(.escape)
                 presented = nil

@@ -1,12 +1,15 @@
 import DraftStore
 import Foundation
 import FormModel
+import SyncClient
 import TerminalUI
 
 /// What the app does after handling an event.
 public enum AppStep: Sendable, Equatable {
     /// Keep going; redraw.
     case redraw
+    /// Start a sync in the background (the runner reports its progress).
+    case sync
     /// Quit with this exit status (the terminal is given back first).
     case exit(Int32)
 }
@@ -42,6 +45,12 @@ public actor AppModel {
     var lastOutcome: FillOutcomeCode = .kept
     /// A form chosen in the New popover, started once the popover has closed.
     var pendingStart: String?
+    /// The conflicts sheet's choices, carried out once it has closed.
+    var pendingResolution: SheetState?
+    /// The sync engine when the device is logged in.
+    var syncEngine: SyncEngine?
+    /// Whether a sync is running.
+    var syncing = false
     /// Counts presentations, so the runner knows when a new sheet should play its transition.
     public internal(set) var presentations = 0
 
@@ -94,10 +103,12 @@ public actor AppModel {
             var items: [RecordListItem] = []
             var ids: [UUID] = []
             var waiting = 0
+            let inConflict = Set(((try? await store.conflicts(openOnly: true)) ?? []).map(\.recordID))
             for summary in summaries {
                 let queued = try await store.outboxCount(record: summary.id) > 0
                 if queued { waiting += 1 }
-                let state: RecordListItem.State = summary.state == .draft ? .draft : (queued ? .queued : .submitted)
+                let state: RecordListItem.State = inConflict.contains(summary.id) ? .conflict
+                    : summary.state == .draft ? .draft : (queued ? .queued : .submitted)
                 var headline = ""
                 var details: [(label: String, value: String)] = []
                 if let record = try await store.record(summary.id), let form = try? await store.form(id: summary.formID, version: summary.formVersion) {
@@ -114,7 +125,8 @@ public actor AppModel {
             home.records = items
             recordIDs = ids
             home.moveSelection(by: 0)
-            home.status = "Offline · " + (waiting == 0 ? "nothing waiting to sync" : "\(waiting) record\(waiting == 1 ? "" : "s") waiting to sync")
+            home.status = (syncEngine == nil ? "Not logged in · " : "") + (waiting == 0 ? "nothing waiting to sync" : "\(waiting) record\(waiting == 1 ? "" : "s") waiting to sync")
+                + (inConflict.isEmpty ? "" : " · \(inConflict.count) in conflict (c to resolve)")
         } catch {
             home.status = "Cannot read the records: \(error)"
         }
@@ -129,6 +141,10 @@ public actor AppModel {
             step = await handleSheet(event)
         } else {
             step = await handleHome(event)
+        }
+        if let choices = pendingResolution {
+            pendingResolution = nil
+            await resolveConflicts(choices)
         }
         if let formID = pendingStart {
             // A modal opened from a popover: the stack closes the popover first.

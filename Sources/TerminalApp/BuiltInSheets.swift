@@ -6,6 +6,7 @@ import FormModel
 enum BuiltInSheets {
     static let newID = "fieldsheet.new"
     static let filterID = "fieldsheet.filter"
+    static let conflictsID = "fieldsheet.conflicts"
 
     /// "New Record": choose the form to start.
     static func new(forms: [(id: String, title: String)]) -> FormDefinition {

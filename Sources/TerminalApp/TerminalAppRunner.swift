@@ -1,5 +1,6 @@
 import Foundation
 import FormModel
+import SyncClient
 import TerminalUI
 
 #if canImport(Glibc)
@@ -29,6 +30,8 @@ public enum TerminalAppRunner {
         case resize
         case signal(DismissalTrigger, Int32)
         case endOfInput
+        case syncProgress(SyncEvent)
+        case syncFinished
     }
 
     /// Runs until the person quits (or the single sheet ends); returns the exit status.
@@ -69,6 +72,17 @@ public enum TerminalAppRunner {
                 steps.append(await model.stop(trigger, status: status))
             case .endOfInput:
                 steps.append(await model.stop(.hangup, status: 129))
+            case .syncProgress(let progress):
+                await model.show(progress)
+            case .syncFinished:
+                break
+            }
+            if steps.contains(.sync) {
+                // The sync runs beside the input loop: keys are still handled (and saved) while it waits on the network.
+                Task {
+                    await model.runSync { progress in continuation.yield(.syncProgress(progress)) }
+                    continuation.yield(.syncFinished)
+                }
             }
             for case .exit(let status) in steps { return status }
             let now = await model.presentations

@@ -1,7 +1,7 @@
 /// Draws the home screen: the list pane with New and Filter, the detail pane, the status line and the key hints.
 public enum HomeView {
     /// The key hints at the bottom of the home screen; Quit is always among them.
-    public static let keyHints = " n New  f Filter  ↑↓ Move  Enter Open  d Delete draft  q Quit"
+    public static let keyHints = " n New  f Filter  ↑↓ Move  Enter Open  d Delete draft  s Sync  c Conflicts  q Quit"
 
     public static func draw(_ state: HomeState, layout: HomeLayout, on screen: inout Screen) {
         let list = layout.listPane
