@@ -137,7 +137,6 @@ extension AppModel {
     func close(notice: String, outcome: FillOutcomeCode) async -> AppStep {
         stack.dismissTop(.escape)
         presented = nil
-        lastOutcome = outcome
         await reload()
         home.status = notice + " " + home.status
         return singleSheet ? .exit(outcome.rawValue) : .redraw

@@ -42,7 +42,6 @@ public actor AppModel {
     var recordIDs: [UUID] = []
     /// When the app was opened on one form (`fieldsheet fill FORM` on a terminal), it ends with that sheet.
     let singleSheet: Bool
-    var lastOutcome: FillOutcomeCode = .kept
     /// A form chosen in the New popover, started once the popover has closed.
     var pendingStart: String?
     /// The conflicts sheet's choices, carried out once it has closed.
@@ -74,8 +73,8 @@ public actor AppModel {
         return screen
     }
 
-    /// Moves the presented sheet's focus (tests, and clicks).
-    func focusForTest(_ target: SheetFocus) {
+    /// Moves the presented sheet's focus to `target` (as a click on it would).
+    func moveFocus(_ target: SheetFocus) {
         guard var sheet = presented?.sheet else { return }
         sheet.focus(on: target)
         switch presented {

@@ -49,7 +49,7 @@ struct AppModelTests {
     @Test func completingAValidFormSubmitsIt() async throws {
         try await startFollowUpJob()
         await type("Depot A")
-        await model.focusForTest(.complete)
+        await model.moveFocus(.complete)
         _ = await press(.enter)
         #expect(await model.presented == nil)
         #expect(try await onlyRecord()?.state == .submitted)
@@ -57,7 +57,7 @@ struct AppModelTests {
 
     @Test func completingAnInvalidFormStaysWithErrorsAndFocusOnTheFirst() async throws {
         try await startFollowUpJob()
-        await model.focusForTest(.complete)
+        await model.moveFocus(.complete)
         _ = await press(.enter)
         let sheet = try #require(await model.presented?.sheet)
         #expect(sheet.focus == .field("site"))
@@ -67,7 +67,7 @@ struct AppModelTests {
 
     @Test func cancelWithNothingTypedClosesAndLeavesNoRecord() async throws {
         try await startFollowUpJob()
-        await model.focusForTest(.cancel)
+        await model.moveFocus(.cancel)
         _ = await press(.enter)
         #expect(await model.presented == nil)
         #expect(try await store.records().isEmpty)
@@ -76,7 +76,7 @@ struct AppModelTests {
     @Test func cancelAfterTypingAsksAndDiscardRemovesTheNewRecord() async throws {
         try await startFollowUpJob()
         await type("Depot A")
-        await model.focusForTest(.cancel)
+        await model.moveFocus(.cancel)
         _ = await press(.enter)
         #expect(await model.presented?.sheet.confirmation != nil)
         #expect(await model.render().plainText().contains("Discard Changes"))
@@ -88,11 +88,11 @@ struct AppModelTests {
     @Test func saveDraftAndKeepEditingFromTheActionSheet() async throws {
         try await startFollowUpJob()
         await type("Depot A")
-        await model.focusForTest(.cancel)
+        await model.moveFocus(.cancel)
         _ = await press(.enter, .down, .down, .enter)  // Keep Editing
         #expect(await model.presented?.sheet.confirmation == nil)
         #expect(await model.presented != nil)
-        await model.focusForTest(.cancel)
+        await model.moveFocus(.cancel)
         _ = await press(.enter, .down, .enter)  // Save Draft
         #expect(await model.presented == nil)
         let record = try #require(try await onlyRecord())
@@ -106,7 +106,7 @@ struct AppModelTests {
         _ = await press(.escape)
         _ = await press(.enter)  // resume the draft
         await type(" North")
-        await model.focusForTest(.cancel)
+        await model.moveFocus(.cancel)
         _ = await press(.enter, .enter)
         #expect(try await onlyRecord()?.answers["site"] == .text("Depot A"))
     }

@@ -52,7 +52,7 @@ struct AppSyncTests {
         #expect(text.contains("Mine: High (this device)"))
         #expect(text.contains("Theirs: Low"))
         _ = await model.handle(.character("1"))
-        await model.focusForTest(.complete)
+        await model.moveFocus(.complete)
         _ = await model.handle(.enter)
         #expect(await model.presented == nil)
         #expect(await model.home.status.hasPrefix("Resolved 1 conflict"))
