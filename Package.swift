@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // The centre: form definitions, answers, validation, presentation and dismissal rules, the linter.
@@ -115,7 +116,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            path: "Tests/LoadGenerator"
+            path: "Tests/LoadGenerator",
+            exclude: ["bench.sh"]
         ),
         // Fixtures shared by the test targets: temporary directories, sample forms, subprocesses, polling.
         .target(name: "FieldSheetTesting", dependencies: ["FormModel", "DraftStore"], path: "Tests/FieldSheetTesting"),
@@ -157,7 +159,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
+        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(
             name: "SyncClientTests",
             dependencies: [

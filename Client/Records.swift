@@ -1,3 +1,4 @@
+import FormModel
 import ArgumentParser
 import DraftStore
 import FillFlow

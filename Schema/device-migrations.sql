@@ -107,3 +107,11 @@ CREATE TABLE sent_mutations (
     body TEXT NOT NULL,
     created_at INTEGER NOT NULL
 );
+
+-- migration: v3-record-fields
+
+-- Records keep the server's fields exactly as the server sends them (`fields`: the record representation
+-- shared by device, wire and server, see Schema/record-fields.schema.json) and, beside them, the edits made
+-- on this device that the server has not acknowledged yet (`local`: an object of answers, null for a
+-- cleared field). What a person sees is `fields.values` overlaid by `local`. Existing rows are converted.
+ALTER TABLE records ADD COLUMN local TEXT NOT NULL DEFAULT '{}';

@@ -26,8 +26,16 @@ enum DeviceMigrations {
                 try db.execute(sql: statement)
             }
         }
+        migrator.registerMigration("v3-record-fields") { db in
+            try db.execute(sql: v3)
+            try RecordFieldsConversion.convert(db)
+        }
         return migrator
     }()
+
+    // Records keep the server's fields as sent (`fields`, RecordFields) and, beside them, the unsent local
+    // edits (`local`); existing rows are converted by RecordFieldsConversion.
+    static let v3 = "ALTER TABLE records ADD COLUMN local TEXT NOT NULL DEFAULT '{}'"
 
     // A record's coalesced mutation is frozen here (id and exact body) in a transaction of its own before
     // it is sent, so a retry after a crash or a lost response sends the same id and content and the server
@@ -44,9 +52,9 @@ enum DeviceMigrations {
         """,
     ]
 
-    // Why one row per record: DESIGN.md measured 140–170k records/s written when a 20-field record is one
-    // row with its fields and per-field metadata in one JSON column, against 14–17k records/s with a row per
-    // field. Sync pushes and pulls whole records, so the record row carries every field's value, base value,
+    // Why one row per record: raw SQLite on a 2-core machine writes 140–170k records/s when a 20-field
+    // record is one row with its fields and per-field metadata in one JSON column, against 14–17k records/s
+    // with a row per field. Sync pushes and pulls whole records, so the record row carries every field's value, base value,
     // base revision, HLC and device inside `fields`; an edit rewrites one entry with SQLite's json_set.
     static let v1: [String] = [
         """

@@ -90,15 +90,13 @@ extension DraftStore {
             }
             let now = Self.nowMillis()
             try db.execute(sql: "UPDATE conflicts SET resolved_at = ? WHERE record_id = ? AND field_id = ? AND resolved_at IS NULL", arguments: [now, key, field])
-            guard let current = try Self.fetchRecord(db, id: record), current.fields[field]?.value != chosen else { return chosen }
-            let (clock, device) = try Self.tick(db)
-            let json = try chosen.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+            guard let current = try Self.fetchRecord(db, id: record), current.answers[field] != chosen else { return chosen }
+            let (clock, _) = try Self.tick(db)
+            let json = chosen.map { Self.answerJSON($0) }
             guard let baseRevision = try Int64.fetchOne(db, sql: """
-                UPDATE records
-                SET fields = json_set(fields, ?, json_set(coalesce(json_extract(fields, ?), '{}'), '$.v', json(?), '$.h', ?, '$.d', ?)),
-                    updated_at = ?
+                UPDATE records SET local = json_set(local, ?, json(?)), updated_at = ?
                 WHERE id = ? RETURNING server_revision
-                """, arguments: [path, path, json, clock.rawValue, device, now, key])
+                """, arguments: [path, json, now, key])
             else { return chosen }
             try db.execute(sql: """
                 INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at) VALUES (?, 'set', ?, ?, ?, ?, ?)

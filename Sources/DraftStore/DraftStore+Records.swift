@@ -59,7 +59,7 @@ extension DraftStore {
                 let now = Self.nowMillis()
                 let (clock, _) = try Self.tick(db)
                 try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
-                try db.execute(sql: "UPDATE records SET state = 'deleted', fields = '{}', updated_at = ? WHERE id = ?", arguments: [now, key])
+                try db.execute(sql: "UPDATE records SET state = 'deleted', local = '{}', updated_at = ? WHERE id = ?", arguments: [now, key])
                 try db.execute(
                     sql: "INSERT INTO outbox (record_id, kind, base_revision, hlc, created_at) VALUES (?, 'delete', ?, ?, ?)",
                     arguments: [key, serverRevision, clock.rawValue, now])
@@ -81,7 +81,7 @@ extension DraftStore {
 
     static func fetchRecord(_ db: Database, id: UUID) throws -> StoredRecord? {
         guard let row = try Row.fetchOne(db, sql: """
-            SELECT id, form_id, form_version, state, created_at, updated_at, server_revision, fields
+            SELECT id, form_id, form_version, state, created_at, updated_at, server_revision, fields, local
             FROM records WHERE id = ?
             """, arguments: [id.uuidString.lowercased()])
         else { return nil }
@@ -96,14 +96,23 @@ extension DraftStore {
         return StoredRecord(
             id: id, formID: row["form_id"], formVersion: row["form_version"], state: state,
             createdAt: date(row["created_at"]), updatedAt: date(row["updated_at"]),
-            serverRevision: row["server_revision"], fields: try decodeFields(row["fields"], record: key))
+            serverRevision: row["server_revision"],
+            synced: try decodeSynced(row["fields"], record: key), pending: try decodePending(row["local"], record: key))
     }
 
-    static func decodeFields(_ json: String, record: String) throws -> [String: FieldEntry] {
+    static func decodeSynced(_ json: String, record: String) throws -> RecordFields {
         do {
-            return try JSONDecoder().decode([String: FieldEntry].self, from: Data(json.utf8))
+            return try RecordFields(jsonBytes: Array(json.utf8))
         } catch {
             throw DraftStoreError(.databaseDamaged, "The stored fields of record \(record) cannot be read (\(error)).")
+        }
+    }
+
+    static func decodePending(_ json: String, record: String) throws -> FieldValues {
+        do {
+            return try fieldValues(json: json)
+        } catch {
+            throw DraftStoreError(.databaseDamaged, "The unsent edits of record \(record) cannot be read (\(error)).")
         }
     }
 

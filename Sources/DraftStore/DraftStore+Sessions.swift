@@ -1,6 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
+import SyncCore
 
 extension DraftStore {
     /// Opens a sheet for a brand-new record of `formID` (its newest version unless `version` is given).
@@ -13,17 +14,14 @@ extension DraftStore {
         let defaults = FormValidator(form: form).defaults
         let (record, presentation) = (recordID.uuidString.lowercased(), presentationID.uuidString.lowercased())
         try await openingWrite(doing: "creating a record of form \(form.id)") { db in
-            let (clock, device) = try Self.tick(db)
+            let (clock, _) = try Self.tick(db)
             let now = Self.nowMillis()
-            let fields = defaults.mapValues { FieldEntry(value: $0, clock: clock, device: device) }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            let fieldsJSON = String(decoding: try encoder.encode(fields), as: UTF8.self)
-            let answersJSON = String(decoding: try encoder.encode(defaults), as: UTF8.self)
+            // Nothing synced yet; the defaults are the record's first unsent edits.
+            let answersJSON = fieldValuesJSON(defaults.mapValues { .some($0) })
             try db.execute(sql: """
-                INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields)
-                VALUES (?, ?, ?, 'draft', ?, ?, ?)
-                """, arguments: [record, form.id, form.version, now, now, fieldsJSON])
+                INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields, local)
+                VALUES (?, ?, ?, 'draft', ?, ?, ?, ?)
+                """, arguments: [record, form.id, form.version, now, now, Self.emptyFields, answersJSON])
             try db.execute(sql: """
                 INSERT INTO outbox (record_id, presentation_id, kind, form_id, form_version, value, base_revision, hlc, created_at)
                 VALUES (?, ?, 'create', ?, ?, ?, 0, ?, ?)
@@ -124,12 +122,36 @@ extension DraftStore {
         }
     }
 
-    /// Writes a presentation's snapshot: the record as it is at this moment.
+    /// Stored fields of a record the server has never seen.
+    static let emptyFields = #"{"values":{},"writers":[]}"#
+
+    /// Writes a presentation's snapshot: the record as it is at this moment, its synced fields and its
+    /// unsent edits (`{"fields": …, "local": …}`).
     static func insertPresentation(_ db: Database, _ presentation: String, record: String, kind: String, now: Int64) throws {
         try db.execute(sql: """
             INSERT INTO presentations (id, record_id, kind, owner, opened_at, snapshot_state, snapshot_updated_at, snapshot_fields)
-            SELECT ?, id, ?, ?, ?, state, updated_at, fields FROM records WHERE id = ?
+            SELECT ?, id, ?, ?, ?, state, updated_at, json_object('fields', json(fields), 'local', json(local)) FROM records WHERE id = ?
             """, arguments: [presentation, kind, ProcessIdentity.current, now, record])
+    }
+
+    /// The answers a presentation opened with, from its snapshot.
+    static func snapshotAnswers(_ json: String, record: String) throws -> [String: AnswerValue] {
+        do {
+            var reader = JSONReader(Array(json.utf8))
+            var synced = RecordFields()
+            var local: FieldValues = [:]
+            try reader.beginObject()
+            while let key = try reader.nextKey() {
+                switch key {
+                case "fields": synced = try RecordFields(from: &reader)
+                case "local": local = try reader.fieldValues()
+                default: try reader.skipValue()
+                }
+            }
+            return DeviceSync.answers(synced: synced, local: local)
+        } catch {
+            throw DraftStoreError(.databaseDamaged, "The opening snapshot of record \(record) cannot be read (\(error)).")
+        }
     }
 
     /// Presentations now open on this database (by this or other processes), by record.

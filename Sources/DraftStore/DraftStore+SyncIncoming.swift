@@ -48,12 +48,11 @@ extension DraftStore {
         }
     }
 
-    /// The form versions named in `snapshots` that this device does not hold.
-    public func missingForms(_ snapshots: [RecordSnapshot]) async throws -> Set<FormVersionKey> {
-        let wanted = Set(snapshots.map { FormVersionKey(id: $0.formId, version: $0.formVersion) })
-        return try await read(doing: "checking stored forms") { db in
-            var missing = Set<FormVersionKey>()
-            for key in wanted {
+    /// The form versions among `keys` that this device does not hold.
+    public func missingForms(_ keys: Set<FormKey>) async throws -> Set<FormKey> {
+        try await read(doing: "checking stored forms") { db in
+            var missing = Set<FormKey>()
+            for key in keys {
                 let stored = try Bool.fetchOne(db, sql: "SELECT 1 FROM forms WHERE id = ? AND version = ?", arguments: [key.id, key.version]) ?? false
                 if !stored { missing.insert(key) }
             }
@@ -61,91 +60,47 @@ extension DraftStore {
         }
     }
 
-    /// Applies one pull page and stores its cursor in the same transaction.
+    /// Applies one pull page, as the server sent it, and stores its cursor in the same transaction.
     ///
-    /// A field with an unsent local edit keeps the local value on top: the pulled value becomes its base,
-    /// and the next push merges the edit. Other fields take the server's value. A record with an unsent
-    /// submit or delete keeps its local state. Records already seen at this revision are skipped.
-    /// - Returns: how many records changed on this device (new, or at a newer revision).
+    /// The page is read record by record (no model of the page is built) and each record's fields are
+    /// stored as the bytes the server sent: they become the record's synced fields. Unsent local edits
+    /// stay on top of them, and the next push merges them; a record with an unsent submit or delete keeps
+    /// its local state, and so does an unsent edit of a record deleted elsewhere (its push restores the
+    /// record, and the server logs the restoration). Records
+    /// already seen at this revision are skipped.
+    /// - Returns: how many records changed on this device (new, or at a newer revision), and the page's end.
     @discardableResult
-    public func applyPullPage(_ page: PullPage) async throws -> Int {
+    public func applyPullPage(_ bytes: [UInt8]) async throws -> (applied: Int, end: PullPageEnd) {
         try await write(doing: "applying pulled changes") { db in
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
             let now = Self.nowMillis()
             var applied = 0
-            for snapshot in page.changes {
-                if try Self.apply(db, snapshot, encoder: encoder, now: now) { applied += 1 }
-            }
-            try db.execute(sql: "UPDATE sync_state SET cursor = ? WHERE id = 1", arguments: [String(page.cursor)])
-            try Self.observe(db, page.serverClock)
-            return applied
-        }
-    }
-
-    /// Applies one record; false when the device already had it at this revision.
-    static func apply(_ db: Database, _ snapshot: RecordSnapshot, encoder: JSONEncoder, now: Int64) throws -> Bool {
-        let key = snapshot.recordId.uuidString.lowercased()
-        let state = RecordState(rawValue: snapshot.state.rawValue) ?? .draft
-        guard let local = try fetchRecord(db, id: snapshot.recordId) else {
-            let fields = snapshot.fields.mapValues {
-                FieldEntry(value: $0.value, baseValue: $0.value, baseRevision: snapshot.revision, clock: $0.hlc, device: $0.clientId)
-            }
-            try db.cachedStatement(sql: """
-                INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, server_revision, fields)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [
-                    key, snapshot.formId, snapshot.formVersion, state.rawValue, now, now, snapshot.revision,
-                    String(decoding: try encoder.encode(fields), as: UTF8.self),
+            let upsert = try db.cachedStatement(sql: """
+                INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, server_revision, fields, local)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, '{}')
+                ON CONFLICT (id) DO UPDATE SET
+                    form_version = CASE WHEN EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1) THEN records.form_version ELSE excluded.form_version END,
+                    state = CASE
+                        WHEN EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1 AND kind IN ('submit', 'delete')) THEN records.state
+                        WHEN excluded.state = 'deleted' AND EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1 AND kind IN ('set', 'create')) THEN records.state
+                        ELSE excluded.state END,
+                    server_revision = excluded.server_revision,
+                    fields = excluded.fields,
+                    local = CASE
+                        WHEN EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1) OR EXISTS (SELECT 1 FROM sent_mutations WHERE record_id = ?1) THEN records.local
+                        ELSE '{}' END,
+                    updated_at = excluded.updated_at
+                WHERE excluded.server_revision > records.server_revision
+                """)
+            let end = try PullPageReader.read(bytes) { record in
+                try upsert.execute(arguments: [
+                    record.recordId.lowercased, record.formId, record.formVersion, record.state.rawValue, now,
+                    record.revision, record.fieldsText,
                 ])
-            return true
-        }
-        guard snapshot.revision > local.serverRevision else { return false }
-        var pending = Set<String>()
-        var pendingState = false
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT kind, field_id, value FROM outbox WHERE record_id = ?"), arguments: [key])
-        while let row = try rows.next() {
-            switch row[0] as String {
-            case "set": if let field: String = row[1] { pending.insert(field) }
-            case "create":
-                if let json: String = row[2], let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] {
-                    pending.formUnion(object.keys)
-                }
-            default: pendingState = true
+                if db.changesCount > 0 { applied += 1 }
             }
+            try db.execute(sql: "UPDATE sync_state SET cursor = ? WHERE id = 1", arguments: [String(end.cursor)])
+            try Self.observe(db, end.serverClock)
+            return (applied, end)
         }
-        var fields: [String: FieldEntry] = [:]
-        for field in Set(snapshot.fields.keys).union(local.fields.keys) {
-            let remote = snapshot.fields[field]
-            if pending.contains(field) {
-                var entry = local.fields[field] ?? FieldEntry(value: nil)
-                entry.baseValue = remote?.value
-                entry.baseRevision = snapshot.revision
-                fields[field] = entry
-            } else if let remote {
-                fields[field] = FieldEntry(value: remote.value, baseValue: remote.value, baseRevision: snapshot.revision, clock: remote.hlc, device: remote.clientId)
-            }
-        }
-        // An unsent submit or delete keeps the local state; so does an unsent edit of a record deleted
-        // elsewhere: the edit's push restores it (and the server logs the restoration).
-        let newState = pendingState || (state == .deleted && !pending.isEmpty) ? local.state : state
-        try db.cachedStatement(sql: """
-            UPDATE records SET form_version = ?, state = ?, server_revision = ?, fields = ?, updated_at = ? WHERE id = ?
-            """).execute(arguments: [
-                pending.isEmpty && !pendingState ? snapshot.formVersion : local.formVersion, newState.rawValue, snapshot.revision,
-                String(decoding: try encoder.encode(fields), as: UTF8.self), now, key,
-            ])
-        return true
-    }
-}
-
-/// A form id and version.
-public struct FormVersionKey: Sendable, Hashable {
-    public var id: String
-    public var version: Int
-
-    public init(id: String, version: Int) {
-        self.id = id
-        self.version = version
     }
 }

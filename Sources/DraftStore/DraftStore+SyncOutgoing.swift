@@ -32,8 +32,6 @@ extension DraftStore {
                 WHERE NOT EXISTS (SELECT 1 FROM sent_mutations s WHERE s.record_id = o.record_id)
                 GROUP BY record_id ORDER BY min(mutation_id) LIMIT ?
                 """, arguments: [limit - batch.count])
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
             let now = Self.nowMillis()
             for candidate in candidates {
                 let record: String = candidate[0]
@@ -43,7 +41,7 @@ extension DraftStore {
                     try db.execute(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?", arguments: [record, lastRow])
                     continue
                 }
-                let body = String(decoding: try encoder.encode(mutation), as: UTF8.self)
+                let body = String(decoding: mutation.jsonBytes(), as: UTF8.self)
                 try db.cachedStatement(sql: """
                     INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?, ?, ?, ?, ?)
                     """).execute(arguments: [mutation.mutationId, record, lastRow, body, now])
@@ -53,43 +51,30 @@ extension DraftStore {
         }
     }
 
-    /// One mutation from a record's outbox rows up to `upTo`; nil when the record no longer exists.
+    /// One mutation from a record's outbox rows up to `upTo` (``DeviceSync/coalesce(_:answers:state:)``);
+    /// nil when the record no longer exists.
     static func coalesce(_ db: Database, record: String, upTo: Int64) throws -> Mutation? {
         guard let id = UUID(uuidString: record), let stored = try fetchRecord(db, id: id) else { return nil }
-        var bases: [String: Int64] = [:]
-        var clocks: [String: Int64] = [:]
+        var entries: [DeviceSync.OutboxEntry] = []
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT kind, field_id, value, base_revision, hlc FROM outbox WHERE record_id = ? AND mutation_id <= ? ORDER BY mutation_id
             """), arguments: [record, upTo])
-        func touch(_ field: String, base: Int64, hlc: Int64) {
-            bases[field] = min(bases[field] ?? base, base)
-            clocks[field] = max(clocks[field] ?? hlc, hlc)
-        }
         while let row = try rows.next() {
             let kind: String = row[0]
-            let base: Int64 = row[3]
-            let hlc: Int64 = row[4]
+            var fields: [String] = []
             switch kind {
             case "set":
-                if let field: String = row[1] { touch(field, base: base, hlc: hlc) }
+                if let field: String = row[1] { fields = [field] }
             case "create":
-                if let json: String = row[2], let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] {
-                    for field in object.keys { touch(field, base: base, hlc: hlc) }
-                }
+                if let json: String = row[2] { fields = Array(try fieldValues(json: json).keys) }
             default:
                 break
             }
-        }
-        var changes: [String: FieldChange] = [:]
-        if stored.state != .deleted {
-            for (field, base) in bases {
-                let entry = stored.fields[field]
-                changes[field] = FieldChange(value: entry?.value, baseRevision: base, hlc: HybridTimestamp(rawValue: max(clocks[field] ?? 0, entry?.clock.rawValue ?? 0)))
-            }
+            entries.append(DeviceSync.OutboxEntry(fields: fields, baseRevision: row[3], hlc: HybridTimestamp(rawValue: row[4])))
         }
         return Mutation(
             mutationId: UUID().uuidString.lowercased(), recordId: id, formId: stored.formID, formVersion: stored.formVersion,
-            state: SyncCore.RecordState(rawValue: stored.state.rawValue) ?? .draft, changes: changes)
+            state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state))
     }
 
     /// Applies the server's outcomes of pushed mutations, all in one transaction: each record's revision
@@ -115,72 +100,37 @@ extension DraftStore {
         }
         let record: String = sent[0]
         let lastRow: Int64 = sent[1]
-        let mutation = try JSONDecoder().decode(Mutation.self, from: Data((sent[2] as String).utf8))
+        var reader = JSONReader(Array((sent[2] as String).utf8))
+        let mutation = try Mutation.read(from: &reader)
         try db.cachedStatement(sql: "DELETE FROM sent_mutations WHERE mutation_id = ?").execute(arguments: [outcome.mutationId])
         try db.cachedStatement(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?").execute(arguments: [record, lastRow])
-        guard var stored = try fetchRecord(db, id: mutation.recordId) else { return 0 }
+        guard let stored = try fetchRecord(db, id: mutation.recordId) else { return 0 }
         // Fields edited again since the mutation was frozen keep their newer local value.
         let newer = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT field_id FROM outbox WHERE record_id = ? AND field_id IS NOT NULL"), arguments: [record]))
+        let result = DeviceSync.applyOutcome(
+            outcome, of: mutation, synced: stored.synced, local: stored.pending, serverRevision: stored.serverRevision,
+            editedSince: newer, device: device)
+        if outcome.status != .rejected {
+            // A field edited again meanwhile was edited against what the server now holds at this revision
+            // (this mutation's value, or the server's that won): that is its base, not a conflict with itself.
+            let revision = outcome.revision ?? stored.serverRevision
+            for field in mutation.changes.keys where newer.contains(field) {
+                try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
+                    .execute(arguments: [revision, record, field])
+            }
+        }
         let now = nowMillis()
-        var logged = 0
-        if outcome.status == .rejected {
-            // Nothing was applied: the values go back to the server's, and what was typed is logged.
-            for (field, change) in mutation.changes where !newer.contains(field) {
-                let base = stored.fields[field]?.baseValue
-                try logConflict(db, record: record, field: field, policy: "rejected", local: FieldState(value: change.value, revision: change.baseRevision, hlc: change.hlc, clientId: device), remote: base.map { FieldState(value: $0, revision: stored.serverRevision, hlc: .zero, clientId: "server") }, open: false, now: now)
-                stored.fields[field]?.value = base
-                logged += 1
-            }
-            try saveFields(db, stored, now: now)
-            return logged
+        for conflict in result.conflicts {
+            try logConflict(db, record: record, field: conflict.field, policy: conflict.policy, local: conflict.local, remote: conflict.remote, open: conflict.open, now: now)
         }
-        let revision = outcome.revision ?? stored.serverRevision
-        let lostFields = Dictionary(outcome.conflicts.compactMap { entry -> (String, ConflictEntry)? in
-            guard entry.kind == .field, let field = entry.fieldId else { return nil }
-            return (field, entry)
-        }, uniquingKeysWith: { first, _ in first })
-        for (field, change) in mutation.changes {
-            var winner = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientId: device)
-            if let entry = lostFields[field], entry.winner == .server, let server = entry.server { winner = server }
-            var entry = stored.fields[field] ?? FieldEntry(value: nil)
-            entry.baseValue = winner.value
-            entry.baseRevision = revision
-            if !newer.contains(field) {
-                entry.value = winner.value
-                entry.clock = winner.hlc
-                entry.device = winner.clientId
-            }
-            stored.fields[field] = entry.value == nil && entry.baseValue == nil && !newer.contains(field) ? nil : entry
-        }
-        // A field edited again meanwhile was edited against what the server now holds at `revision`
-        // (this mutation's value, or the server's that won): that is its base, not a conflict with itself.
-        for field in mutation.changes.keys where newer.contains(field) {
-            try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
-                .execute(arguments: [revision, record, field])
-        }
-        for entry in outcome.conflicts where entry.kind == .field {
-            guard let field = entry.fieldId else { continue }
-            try logConflict(db, record: record, field: field, policy: entry.policy.rawValue, local: entry.client, remote: entry.server, open: entry.open, now: now)
-            logged += 1
-        }
-        // Only when nothing else happened to the record in between does this revision describe what the
-        // device holds; otherwise the next pull brings the record and its revision.
-        if revision <= stored.serverRevision + 1 { stored.serverRevision = max(stored.serverRevision, revision) }
-        try saveFields(db, stored, now: now)
-        return logged
-    }
-
-    static func saveFields(_ db: Database, _ record: StoredRecord, now: Int64) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        try db.cachedStatement(sql: "UPDATE records SET fields = ?, server_revision = ? WHERE id = ?").execute(arguments: [
-            String(decoding: try encoder.encode(record.fields), as: UTF8.self), record.serverRevision, record.id.uuidString.lowercased(),
+        try db.cachedStatement(sql: "UPDATE records SET fields = ?, local = ?, server_revision = ? WHERE id = ?").execute(arguments: [
+            String(decoding: result.synced.jsonBytes(), as: UTF8.self), fieldValuesJSON(result.local), result.serverRevision, record,
         ])
+        return result.conflicts.count
     }
 
     static func logConflict(_ db: Database, record: String, field: String, policy: String, local: FieldState?, remote: FieldState?, open: Bool, now: Int64) throws {
-        let encoder = JSONEncoder()
-        func json(_ value: AnswerValue?) throws -> String? { try value.map { String(decoding: try encoder.encode($0), as: UTF8.self) } }
+        func json(_ value: AnswerValue?) throws -> String? { value.map { answerJSON($0) } }
         try db.cachedStatement(sql: """
             INSERT INTO conflicts (record_id, field_id, policy, local_value, local_hlc, local_device, remote_value, remote_hlc, remote_device, detected_at, resolved_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -1,6 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
+import SyncCore
 
 extension FormSession {
     /// The completion button ("Create", "Add", "Submit"): validates the whole form as stored; when
@@ -127,43 +128,38 @@ extension DraftStore {
                 let (clock, _) = try tick(db)
                 let now = nowMillis()
                 try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
-                try db.execute(sql: "UPDATE records SET state = 'deleted', fields = '{}', updated_at = ? WHERE id = ?", arguments: [now, record])
+                try db.execute(sql: "UPDATE records SET state = 'deleted', local = '{}', updated_at = ? WHERE id = ?", arguments: [now, record])
                 try db.execute(
                     sql: "INSERT INTO outbox (record_id, kind, base_revision, hlc, created_at) VALUES (?, 'delete', ?, ?, ?)",
                     arguments: [record, current.serverRevision, clock.rawValue, now])
             }
             return .removedNewRecord
         }
-        let opened = try decodeFields(snapshot["snapshot_fields"], record: record)
-        var fields = current.fields
+        let opened = try snapshotAnswers(snapshot["snapshot_fields"], record: record)
+        let answers = current.answers
+        var local = current.pending
         var reverted = Set<String>()
-        let (clock, device) = try tick(db)
+        let (clock, _) = try tick(db)
         let now = nowMillis()
-        for id in Set(opened.keys).union(current.fields.keys) where opened[id]?.value != current.fields[id]?.value {
+        for id in Set(opened.keys).union(answers.keys) where opened[id] != answers[id] {
             reverted.insert(id)
-            // The value goes back; the sync base stays as the latest pull left it.
-            var entry = current.fields[id] ?? FieldEntry(value: nil)
-            entry.value = opened[id]?.value
-            entry.clock = clock
-            entry.device = device
-            fields[id] = entry
+            // The value goes back as an edit on top; the synced fields stay as the latest pull left them.
+            local[id] = .some(opened[id])
         }
         // This presentation's unsent edits are dropped; a record the server already knows also gets
         // the reverted values queued, in case some of those edits had reached it.
         try db.execute(sql: "DELETE FROM outbox WHERE presentation_id = ? AND kind = 'set'", arguments: [presentation])
         if current.serverRevision > 0 {
-            let encoder = JSONEncoder()
             for id in reverted.sorted() {
-                let json = try fields[id]?.value.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+                let json = opened[id].map { answerJSON($0) }
                 try db.execute(sql: """
                     INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at)
                     VALUES (?, 'set', ?, ?, ?, ?, ?)
                     """, arguments: [record, id, json, current.serverRevision, clock.rawValue, now])
             }
         }
-        let encoded = String(decoding: try JSONEncoder().encode(fields), as: UTF8.self)
-        try db.execute(sql: "UPDATE records SET fields = ?, state = ?, updated_at = ? WHERE id = ?", arguments: [
-            encoded, snapshot["snapshot_state"] as String, snapshot["snapshot_updated_at"] as Int64, record,
+        try db.execute(sql: "UPDATE records SET local = ?, state = ?, updated_at = ? WHERE id = ?", arguments: [
+            fieldValuesJSON(local), snapshot["snapshot_state"] as String, snapshot["snapshot_updated_at"] as Int64, record,
         ])
         try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
         return .reverted(fields: reverted)

@@ -138,19 +138,18 @@ public actor FormSession {
 extension DraftStore {
     /// One edit and its outbox entry, in one transaction.
     func writeEdit(record: String, presentation: String, field: String, label: String, value: AnswerValue?) async throws {
-        let json = try value.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let json = value.map { Self.answerJSON($0) }
         let path = "$.\"\(field)\""
         try await write(doing: "saving the field \"\(field)\" (\(label)) of record \(record)") { db in
-            let (clock, device) = try Self.tick(db)
+            let (clock, _) = try Self.tick(db)
             let now = Self.nowMillis()
+            // The edit goes on top of the synced fields, as an unsent edit; the outbox row queues it.
             let update = try db.cachedStatement(sql: """
-                UPDATE records
-                SET fields = json_set(fields, ?, json_set(coalesce(json_extract(fields, ?), '{}'), '$.v', json(?), '$.h', ?, '$.d', ?)),
-                    updated_at = ?
+                UPDATE records SET local = json_set(local, ?, json(?)), updated_at = ?
                 WHERE id = ? AND state != 'deleted'
                 RETURNING server_revision
                 """)
-            guard let baseRevision = try Int64.fetchOne(update, arguments: [path, path, json, clock.rawValue, device, now, record]) else {
+            guard let baseRevision = try Int64.fetchOne(update, arguments: [path, json, now, record]) else {
                 throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device (deleted elsewhere); the edit to \"\(field)\" was not saved.")
             }
             try db.cachedStatement(sql: """
@@ -159,6 +158,13 @@ extension DraftStore {
                 """).execute(arguments: [record, presentation, field, json, baseRevision, clock.rawValue, now])
         }
         checkpointer.noteCommit()
+    }
+
+    /// An answer as stored and sent: its tagged JSON.
+    static func answerJSON(_ value: AnswerValue) -> String {
+        var writer = JSONWriter(capacity: 32)
+        value.write(to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     /// Ends a presentation keeping everything (a non-cancel dismissal).

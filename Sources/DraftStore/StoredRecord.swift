@@ -1,15 +1,6 @@
 import Foundation
 import FormModel
-
-/// Where a record is in its life.
-public enum RecordState: String, Codable, Sendable, Hashable, CaseIterable {
-    /// Being filled; private to its author until submitted.
-    case draft
-    /// Completed and valid; shared with the project.
-    case submitted
-    /// A tombstone kept so the deletion reaches the server.
-    case deleted
-}
+import SyncCore
 
 /// A record as stored on the device, with every field's value and sync metadata.
 public struct StoredRecord: Sendable, Hashable {
@@ -22,12 +13,16 @@ public struct StoredRecord: Sendable, Hashable {
     public var updatedAt: Date
     /// The server's revision of the record this device last saw; 0 when never synced.
     public var serverRevision: Int64
-    /// Field entries by field id.
-    public var fields: [String: FieldEntry]
+    /// The fields as the server last had them (the sync base), with their merge metadata: the record
+    /// representation shared by device, wire and server.
+    public var synced: RecordFields
+    /// Edits made on this device that the server has not acknowledged yet, on top of `synced`
+    /// (`nil`: cleared here).
+    public var pending: FieldValues
 
-    /// The current answers, by field id (unanswered fields absent).
+    /// The current answers, by field id (unanswered fields absent): `synced` overlaid by `pending`.
     public var answers: [String: AnswerValue] {
-        fields.compactMapValues(\.value)
+        DeviceSync.answers(synced: synced, local: pending)
     }
 }
 

@@ -62,18 +62,21 @@ struct Runner: Sendable {
         var latencies: [Duration] = []
         var cursor: Int64 = 0
         var received = 0
-        let decoder = JSONDecoder()
+        var wireBytes = 0
         let start = ContinuousClock.now
         while true {
             let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=1000", instance: latencies.count)
             latencies.append(elapsed)
-            let page = try decoder.decode(PullPage.self, from: Data(bytes.readableBytesView))
-            received += page.changes.count
-            cursor = page.cursor
-            if !page.hasMore { break }
+            wireBytes += bytes.readableBytes
+            // Read as a device does: every record's envelope, its fields kept as bytes.
+            let end = try PullPageReader.read(Array(bytes.readableBytesView)) { _ in }
+            received += end.count
+            cursor = end.cursor
+            if !end.hasMore { break }
         }
         let total = start.duration(to: .now)
-        report("pull \(received) records (pages of 1,000, decoded by the client)", latencies, total: total, units: received, unit: "records/s")
+        report("pull \(received) records (pages of 1,000, read by the client)", latencies, total: total, units: received, unit: "records/s")
+        print(String(format: "  bytes on the wire per pulled record: %.0f", Double(wireBytes) / Double(max(1, received))))
     }
 
     /// `devices` devices at once, each: push 10 records, pull one page of 100, three rounds.
@@ -92,7 +95,7 @@ struct Runner: Sendable {
                             latencies.append(try await send(.POST, "/v1/projects/bench/push", body: bodies[device][round], instance: device).0)
                             let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=100", instance: device)
                             latencies.append(elapsed)
-                            cursor = (try? JSONDecoder().decode(PullPage.self, from: Data(bytes.readableBytesView)).cursor) ?? cursor
+                            cursor = (try? PullPageReader.read(Array(bytes.readableBytesView)) { _ in }.cursor) ?? cursor
                         } catch {
                             errors += 1
                             FileHandle.standardError.write(Data("device \(device): \(error)\n".utf8))

@@ -60,16 +60,11 @@ func queueRecords(home: String, count: Int) async throws {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         for index in 0..<count {
             let id = UUID().uuidString.lowercased()
-            var fields: [String] = []
-            var answers: [String] = []
-            for field in 1...fieldCount {
-                fields.append(#""f\#(field)":{"h":\#(now << 16),"r":0,"v":{"text":"\#(value(index, field))"}}"#)
-                answers.append(#""f\#(field)":{"text":"\#(value(index, field))"}"#)
-            }
-            try db.execute(sql: "INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields) VALUES (?, 'wide', 1, 'submitted', ?, ?, ?)",
-                arguments: [id, now, now, "{" + fields.joined(separator: ",") + "}"])
+            let answers = (1...fieldCount).map { #""f\#($0)":{"text":"\#(value(index, $0))"}"# }.joined(separator: ",")
+            try db.execute(sql: "INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields, local) VALUES (?, 'wide', 1, 'submitted', ?, ?, ?, ?)",
+                arguments: [id, now, now, #"{"values":{},"writers":[]}"#, "{" + answers + "}"])
             try db.execute(sql: "INSERT INTO outbox (record_id, kind, form_id, form_version, value, base_revision, hlc, created_at) VALUES (?, 'create', 'wide', 1, ?, 0, ?, ?)",
-                arguments: [id, "{" + answers.joined(separator: ",") + "}", now << 16, now])
+                arguments: [id, "{" + answers + "}", now << 16, now])
         }
     }
 }
@@ -87,8 +82,9 @@ func seedServer(data: String, count: Int) throws {
             VALUES (?, ?, 'wide', 1, 'submitted', ?, 1, 1, ?, ?, ?)
             """)
         for index in 0..<count {
-            let fields = (1...fieldCount).map { #""f\#($0)":{"clientId":"seed","hlc":\#(hlc),"revision":1,"value":{"text":"\#(value(index, $0))"}}"# }
-            try statement.execute(arguments: [project, UUID().uuidString.lowercased(), author, start + Int64(index) + 1, "{" + fields.joined(separator: ",") + "}", Date().timeIntervalSince1970])
+            let values = (1...fieldCount).map { #""f\#($0)":{"text":"\#(value(index, $0))"}"# }.joined(separator: ",")
+            let fields = #"{"values":{\#(values)},"writers":["seed-device"],"stamp":{"revision":1,"clock":\#(hlc),"writer":0}}"#
+            try statement.execute(arguments: [project, UUID().uuidString.lowercased(), author, start + Int64(index) + 1, fields, Date().timeIntervalSince1970])
         }
         try db.execute(sql: "UPDATE projects SET last_sequence = ? WHERE id = ?", arguments: [start + Int64(count), project])
     }

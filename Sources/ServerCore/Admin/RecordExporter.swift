@@ -45,7 +45,7 @@ public struct RecordExporter: Sendable {
         while true {
             let page = try await storage.records(projectId: projectId, formId: formId, after: after, limit: pageSize)
             for record in page {
-                let values = record.fields.compactMapValues(\.value)
+                let values = record.fields.values
                 switch format {
                 case .csv:
                     let fixed = [record.id.uuidString, String(record.formVersion), record.state.rawValue, record.authorName, String(record.revision)]

@@ -15,6 +15,18 @@ extension Request {
         }
     }
 
+    /// The body as bytes, refused with 413 when it is larger than `limits.maxBodyBytes`.
+    mutating func boundedBodyBytes(limits: ServerLimits) async throws -> [UInt8] {
+        let tooLarge = Problem.tooLarge("The body is larger than \(limits.maxBodyBytes) bytes. Send fewer mutations per push.")
+        if let length = headers[.contentLength].flatMap(Int.init), length > limits.maxBodyBytes { throw tooLarge }
+        do {
+            var buffer = try await collectBody(upTo: limits.maxBodyBytes)
+            return buffer.readBytes(length: buffer.readableBytes) ?? []
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw tooLarge
+        }
+    }
+
     /// The body, refused with 413 when it is larger than `limits.maxBodyBytes`.
     mutating func boundedBody(limits: ServerLimits) async throws -> Data {
         let tooLarge = Problem.tooLarge("The body is larger than \(limits.maxBodyBytes) bytes. Send fewer mutations per push.")
@@ -29,6 +41,11 @@ extension Request {
 }
 
 extension Response {
+    /// A JSON response of bytes already written.
+    static func jsonBytes(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
     /// A JSON response of `value`.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         let encoder = JSONEncoder()

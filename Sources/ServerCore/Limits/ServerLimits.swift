@@ -9,6 +9,11 @@ public struct ServerLimits: Sendable, Hashable {
     /// Largest pull page; the default when none is asked for.
     public var maxPageSize = 1_000
     public var defaultPageSize = 500
+    /// A pull page stops adding records once their fields add up to this many bytes (a single larger
+    /// record still travels, alone on its page).
+    public var maxPageBytes = 4 * 1024 * 1024
+    /// Longest answer a field may hold, in UTF-8 bytes (text, raw input, each choice); 422 beyond.
+    public var maxValueBytes = 64 * 1024
     /// Failed authentications from one address within `authFailureWindow` before it gets 429.
     public var authFailureLimit = 20
     public var authFailureWindow: Duration = .seconds(60)

@@ -19,19 +19,28 @@ struct SyncController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         var request = request
-        let body = try await request.decodeJSON(PushRequest.self, limits: services.limits)
+        // The body is read once, by the byte-level reader: no Codable model of the request is built, and each
+        // mutation's digest is taken from the bytes the device sent.
+        let bytes = try await request.boundedBodyBytes(limits: services.limits)
+        let body: ReadPushRequest
+        do {
+            body = try ReadPushRequest(jsonBytes: bytes, maximumMutations: services.limits.maxBatchSize, maximumDepth: services.limits.maxJSONDepth)
+        } catch let error as JSONReadError {
+            if error.message.hasPrefix("A push may carry at most") {
+                throw Problem.tooLarge("A push may carry at most \(services.limits.maxBatchSize) mutations. Split the outbox into smaller batches.", slug: "batch-too-large", field: "mutations")
+            }
+            throw Problem.badRequest("The push body is not valid: \(error.message) (at byte \(error.offset)).", field: error.path)
+        }
         try check(body)
         if let clock = body.clock, services.clock.observe(clock).clamped {
             context.logger.warning("Device clock far ahead; clamped", metadata: ["client": .string(body.clientId), "clock": .stringConvertible(clock)])
             services.metrics.recordClampedClock()
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         var clampedChanges = 0
         var prepared: [PreparedMutation] = []
         prepared.reserveCapacity(body.mutations.count)
-        for mutation in body.mutations {
-            let digest = Data(SHA256.hash(data: try encoder.encode(mutation)))
+        for (mutation, sent) in zip(body.mutations, body.mutationBytes) {
+            let digest = Data(SHA256.hash(data: sent.withUnsafeBytes { $0 }))
             var clamped = mutation
             for (fieldId, change) in mutation.changes {
                 let (accepted, wasClamped) = services.clock.observe(change.hlc)
@@ -62,14 +71,11 @@ struct SyncController {
             "client": .string(body.clientId), "mutations": .stringConvertible(body.mutations.count),
             "applied": .stringConvertible(plan.appliedCount), "conflicts": .stringConvertible(plan.conflicts.count),
         ])
-        return try .json(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()))
+        return .jsonBytes(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()).jsonBytes())
     }
 
     /// Refuses batches that are too big or name ids no device would send.
-    func check(_ body: PushRequest) throws {
-        guard body.mutations.count <= services.limits.maxBatchSize else {
-            throw Problem.tooLarge("A push may carry at most \(services.limits.maxBatchSize) mutations; this one has \(body.mutations.count). Split the outbox into smaller batches.", slug: "batch-too-large", field: "mutations")
-        }
+    func check(_ body: ReadPushRequest) throws {
         guard !body.clientId.isEmpty, body.clientId.count <= 128 else {
             throw Problem.badRequest("clientId must be 1 to 128 characters.", field: "clientId")
         }
@@ -80,6 +86,11 @@ struct SyncController {
             guard mutation.changes.count <= 10_000 else {
                 throw Problem.tooLarge("A mutation may change at most 10000 fields.", field: "mutations[\(index)].changes")
             }
+            for (fieldId, change) in mutation.changes {
+                if let value = change.value, let longest = value.longestTextBytes, longest > services.limits.maxValueBytes {
+                    throw Problem.tooLarge("The answer to \"\(fieldId)\" is \(longest) bytes long; this server takes at most \(services.limits.maxValueBytes) per answer (serve --max-value-bytes).", slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldId)")
+                }
+            }
         }
     }
 
@@ -88,13 +99,18 @@ struct SyncController {
         let principal = try context.requirePrincipal()
         let after = try Self.integer(request, "after", default: 0, range: 0...Int64.max)
         let limit = Int(try Self.integer(request, "limit", default: Int64(services.limits.defaultPageSize), range: 1...Int64(services.limits.maxPageSize)))
-        let rows = try await services.storage.changes(
-            projectId: membership.projectId, after: after, limit: limit + 1,
+        let page = try await services.storage.changes(
+            projectId: membership.projectId, after: after, limit: limit, maxBytes: services.limits.maxPageBytes,
             visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
-        let page = rows.prefix(limit)
-        return try .json(PullPage(
-            changes: page.map(\.snapshot), cursor: page.last?.sequence ?? after,
-            hasMore: rows.count > limit, serverClock: services.clock.now()))
+        // Assembled from the stored bytes: each record's fields are copied into the page as they are.
+        var writer = PullPageWriter(capacity: page.records.reduce(256) { $0 + $1.fields.utf8.count + 200 })
+        for record in page.records {
+            writer.append(
+                recordId: record.id, formId: record.formId, formVersion: record.formVersion, state: record.state,
+                revision: record.revision, sequence: record.sequence, author: record.authorName, fields: record.fields.utf8)
+        }
+        let bytes = writer.finish(cursor: page.records.last?.sequence ?? after, hasMore: page.hasMore, serverClock: services.clock.now())
+        return .jsonBytes(bytes)
     }
 
     @Sendable func record(_ request: Request, context: AppRequestContext) async throws -> Response {

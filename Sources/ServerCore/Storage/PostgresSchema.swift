@@ -77,5 +77,5 @@ enum PostgresSchema {
     """#
 
     /// Every migration: version and SQL. A database records the versions it applied in `schema_migrations`.
-    static let migrations: [(version: Int, sql: String)] = [(1, v1)]
+    static let migrations: [(version: Int, sql: String)] = [(1, v1), (2, RecordFieldsMigration.postgres)]
 }

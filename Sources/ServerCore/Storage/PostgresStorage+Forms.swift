@@ -27,8 +27,8 @@ extension PostgresStorage {
         return try await perform {
             var result = Set<String>()
             for try await key in try await client.query("""
-                SELECT DISTINCT j.key FROM records r, jsonb_each(r.fields::jsonb) j
-                WHERE r.project_id = \(projectId) AND r.form_id = \(formId) AND COALESCE(j.value -> 'value', 'null'::jsonb) <> 'null'::jsonb
+                SELECT DISTINCT j.key FROM records r, jsonb_each(r.fields::jsonb -> 'values') j
+                WHERE r.project_id = \(projectId) AND r.form_id = \(formId) AND j.value <> 'null'::jsonb
                 """).decode(String.self) {
                 result.insert(key)
             }

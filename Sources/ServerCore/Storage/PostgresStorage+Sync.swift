@@ -23,13 +23,12 @@ extension PostgresStorage {
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         try await transaction { connection in
-            let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIds.map { Self.lockKey("\(projectId)/record/\($0.uuidString)") }).sorted()
+            let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIds.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }).sorted()
             try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
             let snapshot = PushSnapshot(
                 storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
                 records: try await Self.records(connection, projectId: projectId, ids: recordIds))
             var decided = try plan(snapshot)
-            let encoder = JSONEncoder()
             let now = Date().timeIntervalSince1970
             if !decided.records.isEmpty {
                 let count = Int64(decided.records.count)
@@ -42,7 +41,7 @@ extension PostgresStorage {
                 }
                 for index in decided.records.indices { decided.records[index].sequence = last - count + 1 + Int64(index) }
                 let records = decided.records
-                let fields = try records.map { String(decoding: try encoder.encode($0.fields), as: UTF8.self) }
+                let fields = records.map { String(decoding: $0.fields.jsonBytes(), as: UTF8.self) }
                 try await connection.query("""
                     INSERT INTO records (project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at)
                     SELECT \(projectId), * , \(now) FROM unnest(
@@ -56,7 +55,7 @@ extension PostgresStorage {
             }
             if !decided.newOutcomes.isEmpty {
                 let outcomes = decided.newOutcomes
-                let encoded = try outcomes.map { String(decoding: try encoder.encode($0.outcome), as: UTF8.self) }
+                let encoded = outcomes.map { String(decoding: $0.outcome.jsonBytes(), as: UTF8.self) }
                 try await connection.query("""
                     INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at)
                     SELECT \(projectId), \(clientId), *, \(now) FROM unnest(
@@ -66,7 +65,7 @@ extension PostgresStorage {
             }
             if !decided.conflicts.isEmpty {
                 let conflicts = decided.conflicts
-                let entries = try conflicts.map { String(decoding: try encoder.encode($0.entry), as: UTF8.self) }
+                let entries = conflicts.map { String(decoding: $0.entry.jsonBytes(), as: UTF8.self) }
                 // WITH ORDINALITY keeps the log in the batch's order (ids are assigned in insertion order).
                 try await connection.query("""
                     INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at)
@@ -80,18 +79,35 @@ extension PostgresStorage {
         }
     }
 
-    public func changes(projectId: Int64, after: Int64, limit: Int, visibility: RecordVisibility) async throws -> [StoredRecord] {
+    public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {
         let (userId, shared): (Int64, Bool) = switch visibility {
         case .authoredBy(let id): (id, false)
         case .authoredByOrShared(let id): (id, true)
         }
         let client = client
         return try await perform {
-            try await Self.storedRecords(try await client.query("""
-                SELECT \(unescaped: Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
+            let rows = try await client.query("""
+                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields
+                FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = \(projectId) AND r.sequence > \(after) AND (r.author_id = \(userId) OR (\(shared) AND r.shared))
-                ORDER BY r.sequence LIMIT \(Int64(limit))
-                """))
+                ORDER BY r.sequence LIMIT \(Int64(limit + 1))
+                """)
+            var records: [FeedRecord] = []
+            var bytes = 0
+            var hasMore = false
+            for try await (id, formId, formVersion, state, author, revision, sequence, fields) in rows.decode(
+                (UUID, String, Int, String, String, Int64, Int64, String).self) {
+                if hasMore { continue }
+                if records.count == limit || (!records.isEmpty && bytes + fields.utf8.count > maxBytes) {
+                    hasMore = true
+                    continue
+                }
+                bytes += fields.utf8.count
+                records.append(FeedRecord(
+                    id: id.lowercased, formId: formId, formVersion: formVersion, state: state, authorName: author,
+                    revision: revision, sequence: sequence, fields: fields))
+            }
+            return FeedPage(records: records, hasMore: hasMore)
         }
     }
 
@@ -116,14 +132,14 @@ extension PostgresStorage {
     public func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict] {
         let client = client
         return try await perform {
-            let decoder = JSONDecoder()
             var result: [LoggedConflict] = []
             for try await (mutationId, clientId, entry) in try await client.query("""
                 SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = \(projectId) AND record_id = \(recordId) ORDER BY id
                 """).decode((String, String, String).self) {
+                var reader = JSONReader(Array(entry.utf8))
                 result.append(LoggedConflict(
                     recordId: recordId, mutationId: mutationId, clientId: clientId,
-                    entry: try decoder.decode(ConflictEntry.self, from: Data(entry.utf8))))
+                    entry: try ConflictEntry.read(from: &reader)))
             }
             return result
         }
@@ -144,15 +160,15 @@ extension PostgresStorage {
 
     static func storedOutcomes(_ connection: PostgresConnection, projectId: Int64, clientId: String, mutationIds: [String]) async throws -> [String: StoredOutcome] {
         guard !mutationIds.isEmpty else { return [:] }
-        let decoder = JSONDecoder()
         var result: [String: StoredOutcome] = [:]
         for try await (mutationId, userId, digest, outcome) in try await connection.query("""
             SELECT mutation_id, user_id, digest, outcome FROM mutations
             WHERE project_id = \(projectId) AND client_id = \(clientId) AND mutation_id = ANY(\(mutationIds)::text[])
             """, logger: .quiet).decode((String, Int64, ByteBuffer, String).self) {
+            var reader = JSONReader(Array(outcome.utf8))
             result[mutationId] = StoredOutcome(
                 mutationId: mutationId, userId: userId, digest: Data(digest.readableBytesView),
-                outcome: try decoder.decode(MutationOutcome.self, from: Data(outcome.utf8)))
+                outcome: try MutationOutcome.read(from: &reader))
         }
         return result
     }
@@ -167,14 +183,13 @@ extension PostgresStorage {
     }
 
     static func storedRecords(_ rows: PostgresRowSequence) async throws -> [StoredRecord] {
-        let decoder = JSONDecoder()
         var result: [StoredRecord] = []
         for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields) in rows.decode(
             (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String).self) {
             result.append(StoredRecord(
                 id: id, formId: formId, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
                 authorId: authorId, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
-                fields: try decoder.decode([String: FieldState].self, from: Data(fields.utf8))))
+                fields: try RecordFields(jsonBytes: Array(fields.utf8))))
         }
         return result
     }

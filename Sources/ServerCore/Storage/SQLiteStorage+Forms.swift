@@ -20,8 +20,8 @@ extension SQLiteStorage {
     public func fieldsInUse(projectId: Int64, formId: String) async throws -> Set<String> {
         try await pool.read { db in
             Set(try String.fetchAll(db, sql: """
-                SELECT DISTINCT j.key FROM records r, json_each(r.fields) j
-                WHERE r.project_id = ? AND r.form_id = ? AND json_extract(j.value, '$.value') IS NOT NULL
+                SELECT DISTINCT j.key FROM records r, json_each(r.fields, '$.values') j
+                WHERE r.project_id = ? AND r.form_id = ? AND j.type != 'null'
                 """, arguments: [projectId, formId]))
         }
     }

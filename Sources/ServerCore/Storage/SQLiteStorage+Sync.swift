@@ -16,7 +16,6 @@ extension SQLiteStorage {
                 storedOutcomes: try Self.storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
                 records: try Self.records(db, projectId: projectId, ids: recordIds))
             var decided = try plan(snapshot)
-            let encoder = JSONEncoder()
             let now = Date().timeIntervalSince1970
             if !decided.records.isEmpty {
                 // The serialized commit step: numbers are taken inside the writing transaction, so they
@@ -36,9 +35,9 @@ extension SQLiteStorage {
                 for index in decided.records.indices {
                     decided.records[index].sequence = sequence
                     let record = decided.records[index]
-                    let fields = String(decoding: try encoder.encode(record.fields), as: UTF8.self)
+                    let fields = String(decoding: record.fields.jsonBytes(), as: UTF8.self)
                     try upsert.execute(arguments: [
-                        projectId, record.id.uuidString, record.formId, record.formVersion, record.state.rawValue,
+                        projectId, record.id.lowercased, record.formId, record.formVersion, record.state.rawValue,
                         record.authorId, record.shared, record.revision, sequence, fields, now,
                     ])
                     sequence += 1
@@ -48,34 +47,47 @@ extension SQLiteStorage {
                 INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             for stored in decided.newOutcomes {
-                let outcome = String(decoding: try encoder.encode(stored.outcome), as: UTF8.self)
+                let outcome = String(decoding: stored.outcome.jsonBytes(), as: UTF8.self)
                 try insertOutcome.execute(arguments: [projectId, clientId, stored.mutationId, stored.userId, stored.digest, outcome, now])
             }
             let insertConflict = try db.cachedStatement(sql: """
                 INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             for conflict in decided.conflicts {
-                let entry = String(decoding: try encoder.encode(conflict.entry), as: UTF8.self)
+                let entry = String(decoding: conflict.entry.jsonBytes(), as: UTF8.self)
                 try insertConflict.execute(arguments: [
-                    projectId, conflict.recordId.uuidString, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
+                    projectId, conflict.recordId.lowercased, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
                 ])
             }
             return decided
         }
     }
 
-    public func changes(projectId: Int64, after: Int64, limit: Int, visibility: RecordVisibility) async throws -> [StoredRecord] {
+    public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {
         try await pool.read { db in
             let (userId, shared): (Int64, Bool) = switch visibility {
             case .authoredBy(let id): (id, false)
             case .authoredByOrShared(let id): (id, true)
             }
-            let decoder = JSONDecoder()
-            return try Row.fetchAll(db, sql: """
-                SELECT \(Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields
+                FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.sequence > ? AND (r.author_id = ? OR (? AND r.shared))
                 ORDER BY r.sequence LIMIT ?
-                """, arguments: [projectId, after, userId, shared, limit]).map { try Self.storedRecord($0, decoder: decoder) }
+                """), arguments: [projectId, after, userId, shared, limit + 1])
+            var records: [FeedRecord] = []
+            var bytes = 0
+            while let row = try rows.next() {
+                let fields: String = row[7]
+                if records.count == limit || (!records.isEmpty && bytes + fields.utf8.count > maxBytes) {
+                    return FeedPage(records: records, hasMore: true)
+                }
+                bytes += fields.utf8.count
+                records.append(FeedRecord(
+                    id: row[0], formId: row[1], formVersion: row[2], state: row[3], authorName: row[4],
+                    revision: row[5], sequence: row[6], fields: fields))
+            }
+            return FeedPage(records: records, hasMore: false)
         }
     }
 
@@ -85,24 +97,23 @@ extension SQLiteStorage {
 
     public func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
         try await pool.read { db in
-            let decoder = JSONDecoder()
             return try Row.fetchAll(db, sql: """
                 SELECT \(Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.form_id = ? AND r.id > ? ORDER BY r.id LIMIT ?
-                """, arguments: [projectId, formId, after?.uuidString ?? "", limit]).map { try Self.storedRecord($0, decoder: decoder) }
+                """, arguments: [projectId, formId, after?.lowercased ?? "", limit]).map { try Self.storedRecord($0) }
         }
     }
 
     public func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict] {
         try await pool.read { db in
-            let decoder = JSONDecoder()
-            return try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db, sql: """
                 SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = ? AND record_id = ? ORDER BY id
-                """, arguments: [projectId, recordId.uuidString]).map { row in
+                """, arguments: [projectId, recordId.lowercased]).map { row in
                 let entry: String = row["entry"]
+                var reader = JSONReader(Array(entry.utf8))
                 return LoggedConflict(
                     recordId: recordId, mutationId: row["mutation_id"], clientId: row["client_id"],
-                    entry: try decoder.decode(ConflictEntry.self, from: Data(entry.utf8)))
+                    entry: try ConflictEntry.read(from: &reader))
             }
         }
     }
@@ -111,7 +122,6 @@ extension SQLiteStorage {
 
     static func storedOutcomes(_ db: Database, projectId: Int64, clientId: String, mutationIds: [String]) throws -> [String: StoredOutcome] {
         guard !mutationIds.isEmpty else { return [:] }
-        let decoder = JSONDecoder()
         var result: [String: StoredOutcome] = [:]
         let placeholders = Array(repeating: "?", count: mutationIds.count).joined(separator: ",")
         let arguments = StatementArguments([projectId, clientId] as [any DatabaseValueConvertible]) + StatementArguments(mutationIds)
@@ -119,9 +129,10 @@ extension SQLiteStorage {
             SELECT mutation_id, user_id, digest, outcome FROM mutations WHERE project_id = ? AND client_id = ? AND mutation_id IN (\(placeholders))
             """, arguments: arguments) {
             let outcome: String = row["outcome"]
+            var reader = JSONReader(Array(outcome.utf8))
             let stored = StoredOutcome(
                 mutationId: row["mutation_id"], userId: row["user_id"], digest: row["digest"],
-                outcome: try decoder.decode(MutationOutcome.self, from: Data(outcome.utf8)))
+                outcome: try MutationOutcome.read(from: &reader))
             result[stored.mutationId] = stored
         }
         return result
@@ -129,21 +140,20 @@ extension SQLiteStorage {
 
     static func records(_ db: Database, projectId: Int64, ids: [UUID]) throws -> [UUID: StoredRecord] {
         guard !ids.isEmpty else { return [:] }
-        let decoder = JSONDecoder()
         var result: [UUID: StoredRecord] = [:]
         let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ",")
-        let arguments = StatementArguments([projectId]) + StatementArguments(ids.map(\.uuidString))
+        let arguments = StatementArguments([projectId]) + StatementArguments(ids.map(\.lowercased))
         for row in try Row.fetchAll(db, sql: """
             SELECT \(recordColumns) FROM records r JOIN users u ON u.id = r.author_id
             WHERE r.project_id = ? AND r.id IN (\(placeholders))
             """, arguments: arguments) {
-            let record = try storedRecord(row, decoder: decoder)
+            let record = try storedRecord(row)
             result[record.id] = record
         }
         return result
     }
 
-    static func storedRecord(_ row: Row, decoder: JSONDecoder) throws -> StoredRecord {
+    static func storedRecord(_ row: Row) throws -> StoredRecord {
         let id: String = row["id"]
         let fields: String = row["fields"]
         return StoredRecord(
@@ -152,6 +162,6 @@ extension SQLiteStorage {
             state: RecordState(rawValue: row["state"]) ?? .draft,
             authorId: row["author_id"], authorName: row["author_name"], shared: row["shared"],
             revision: row["revision"], sequence: row["sequence"],
-            fields: try decoder.decode([String: FieldState].self, from: Data(fields.utf8)))
+            fields: try RecordFields(jsonBytes: Array(fields.utf8)))
     }
 }

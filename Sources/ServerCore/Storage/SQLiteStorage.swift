@@ -25,6 +25,9 @@ public struct SQLiteStorage: ServerStorage {
         migrator.registerMigration("v1") { db in
             try db.execute(sql: ServerSchema.v1)
         }
+        migrator.registerMigration("v2-record-fields") { db in
+            try RecordFieldsMigration.convertSQLite(db)
+        }
         return migrator
     }
 

@@ -49,8 +49,9 @@ public protocol ServerStorage: Sendable {
         projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan
-    /// Records changed after `after`, ordered by sequence, at most `limit`.
-    func changes(projectId: Int64, after: Int64, limit: Int, visibility: RecordVisibility) async throws -> [StoredRecord]
+    /// Records changed after `after`, ordered by sequence: at most `limit`, and no more once their fields
+    /// add up to `maxBytes` (a page always holds at least one record, however large). Fields stay as stored.
+    func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage
     func record(projectId: Int64, id: UUID) async throws -> StoredRecord?
     /// A page of one form's records ordered by id, after `after` (for exports that stream).
     func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord]

@@ -45,11 +45,11 @@ public struct StoredRecord: Sendable, Hashable {
     public var revision: Int64
     /// Assigned by the storage when the change commits; 0 for a record not yet written.
     public var sequence: Int64
-    public var fields: [String: FieldState]
+    public var fields: RecordFields
 
     public init(
         id: UUID, formId: String, formVersion: Int, state: RecordState, authorId: Int64, authorName: String,
-        shared: Bool, revision: Int64, sequence: Int64, fields: [String: FieldState]
+        shared: Bool, revision: Int64, sequence: Int64, fields: RecordFields
     ) {
         self.id = id
         self.formId = formId
@@ -66,6 +66,44 @@ public struct StoredRecord: Sendable, Hashable {
     /// The record as sent to devices.
     public var snapshot: RecordSnapshot {
         RecordSnapshot(recordId: id, formId: formId, formVersion: formVersion, state: state, revision: revision, sequence: sequence, author: authorName, fields: fields)
+    }
+}
+
+/// One record of the change feed as stored: its envelope, and its fields as the stored ``RecordFields``
+/// JSON, never decoded on the way to a pull page.
+public struct FeedRecord: Sendable, Hashable {
+    /// The record id as stored (lowercase).
+    public var id: String
+    public var formId: String
+    public var formVersion: Int
+    public var state: String
+    public var authorName: String
+    public var revision: Int64
+    public var sequence: Int64
+    /// The stored ``RecordFields`` JSON.
+    public var fields: String
+
+    public init(id: String, formId: String, formVersion: Int, state: String, authorName: String, revision: Int64, sequence: Int64, fields: String) {
+        self.id = id
+        self.formId = formId
+        self.formVersion = formVersion
+        self.state = state
+        self.authorName = authorName
+        self.revision = revision
+        self.sequence = sequence
+        self.fields = fields
+    }
+}
+
+/// A slice of the change feed, bounded in count and in bytes.
+public struct FeedPage: Sendable, Hashable {
+    public var records: [FeedRecord]
+    /// Whether more changes follow right away.
+    public var hasMore: Bool
+
+    public init(records: [FeedRecord], hasMore: Bool) {
+        self.records = records
+        self.hasMore = hasMore
     }
 }
 

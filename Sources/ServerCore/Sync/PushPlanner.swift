@@ -2,17 +2,6 @@ import Foundation
 import FormModel
 import SyncCore
 
-/// A form version named by a mutation.
-public struct FormKey: Hashable, Sendable {
-    public var id: String
-    public var version: Int
-
-    public init(id: String, version: Int) {
-        self.id = id
-        self.version = version
-    }
-}
-
 /// A mutation as the planner gets it: clock clamped, with the digest of what the device sent.
 struct PreparedMutation: Sendable {
     var mutation: Mutation
@@ -126,7 +115,7 @@ struct PushPlanner: Sendable {
     private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator) -> Problem? {
         switch record.state {
         case .submitted:
-            let report = validator.validate(record.fields.compactMapValues(\.value))
+            let report = validator.validate(record.fields.values)
             guard let first = report.issues.first else { return nil }
             let detail = report.issues.map(\.description).joined(separator: " ")
             return .validation("The record cannot be submitted: \(detail)", field: first.fieldID)

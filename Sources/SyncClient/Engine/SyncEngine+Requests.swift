@@ -11,6 +11,11 @@ extension SyncEngine {
     /// exponential backoff and jitter, within the retry policy's attempts and deadline. Every request the
     /// engine sends is safe to repeat (pulls read; pushes carry frozen mutation ids).
     func send<T: Decodable>(_ request: TransportRequest, doing: String, _ progress: SyncProgressTracker) async throws -> T {
+        try await send(request, doing: doing, progress) { try JSONDecoder().decode(T.self, from: $0) }
+    }
+
+    /// Sends a request as above and reads a 2xx body with `read` (an unreadable body is retried).
+    func send<T>(_ request: TransportRequest, doing: String, _ progress: SyncProgressTracker, read: (Data) throws -> T) async throws -> T {
         var request = request
         request.headers["Authorization"] = "Bearer \(configuration.token)"
         request.headers["Accept"] = "application/json"
@@ -27,7 +32,7 @@ extension SyncEngine {
                 let response = try await transport.send(request)
                 if (200..<300).contains(response.status) {
                     do {
-                        return try JSONDecoder().decode(T.self, from: response.body)
+                        return try read(response.body)
                     } catch {
                         // A body cut short on a connection without length framing looks complete to
                         // libcurl; every request here is safe to repeat, so it is retried like a lost one.

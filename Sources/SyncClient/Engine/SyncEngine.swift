@@ -92,21 +92,28 @@ public struct SyncEngine: Sendable {
         }
     }
 
-    /// Pulls pages until the feed has no more.
+    /// Pulls pages until the feed has no more. Each page is kept as the bytes the server sent: it is read
+    /// once to check it and find the forms it names, then applied record by record straight from the bytes.
     func pull(_ progress: SyncProgressTracker) async throws {
         var cursor = try await storage("reading the sync cursor") { try await store.syncCursor() }
         while true {
             try Task.checkCancellation()
-            let page: PullPage = try await get("changes?after=\(cursor)&limit=\(configuration.pullPageSize)", doing: "pulling changes", progress)
-            progress.serverClock = max(progress.serverClock, page.serverClock)
-            let missing = try await storage("checking forms") { try await store.missingForms(page.changes) }
+            let (page, forms) = try await send(
+                TransportRequest(method: "GET", url: configuration.url("changes?after=\(cursor)&limit=\(configuration.pullPageSize)")),
+                doing: "pulling changes", progress
+            ) { body -> ([UInt8], Set<FormKey>) in
+                let bytes = [UInt8](body)
+                return (bytes, try PullPageReader.formKeys(bytes))
+            }
+            let missing = try await storage("checking forms") { try await store.missingForms(forms) }
             if !missing.isEmpty {
                 try await fetchForms(progress)
             }
-            let applied = try await storage("applying pulled changes") { try await store.applyPullPage(page) }
-            cursor = page.cursor
+            let (applied, end) = try await storage("applying pulled changes") { try await store.applyPullPage(page) }
+            progress.serverClock = max(progress.serverClock, end.serverClock)
+            cursor = end.cursor
             progress.update { $0.pulled += applied }
-            if !page.hasMore || page.changes.isEmpty { break }
+            if !end.hasMore || end.count == 0 { break }
         }
     }
 
@@ -119,9 +126,10 @@ public struct SyncEngine: Sendable {
             try Task.checkCancellation()
             let batch = try await storage("preparing changes to send") { try await store.prepareOutgoing(limit: configuration.pushBatchSize) }
             if batch.isEmpty { break }
-            let response: PushResponse = try await send(
+            let response = try await send(
                 TransportRequest(method: "POST", url: configuration.url("push"), body: Self.pushBody(clientId: store.deviceID, batch)),
-                doing: "pushing \(batch.count) record\(batch.count == 1 ? "" : "s")", progress)
+                doing: "pushing \(batch.count) record\(batch.count == 1 ? "" : "s")", progress
+            ) { try PushResponse(jsonBytes: [UInt8]($0)) }
             progress.serverClock = max(progress.serverClock, response.serverClock)
             let conflicts = try await storage("applying the push's outcome") {
                 try await store.applyOutcomes(response.outcomes, serverClock: response.serverClock)
@@ -138,15 +146,19 @@ public struct SyncEngine: Sendable {
 
     /// The push request body, assembled from the frozen mutation bodies as they are.
     static func pushBody(clientId: String, _ batch: [OutgoingMutation]) -> Data {
-        var body = "{\"clientId\":"
-        body += String(decoding: (try? JSONEncoder().encode(clientId)) ?? Data("\"\"".utf8), as: UTF8.self)
-        body += ",\"mutations\":["
-        for (index, mutation) in batch.enumerated() {
-            if index > 0 { body += "," }
-            body += mutation.body
+        var writer = JSONWriter(capacity: 64 + batch.reduce(0) { $0 + $1.body.utf8.count + 1 })
+        writer.beginObject()
+        writer.key("clientId")
+        writer.string(clientId)
+        writer.key("mutations")
+        writer.beginArray()
+        for mutation in batch {
+            writer.element()
+            writer.raw(mutation.body)
         }
-        body += "]}"
-        return Data(body.utf8)
+        writer.endArray()
+        writer.endObject()
+        return Data(writer.bytes)
     }
 
     /// Runs a device database step, turning its failure into a `SyncError`.

@@ -4,9 +4,9 @@ import FormModel
 public struct MergeableRecord: Sendable, Hashable {
     public var state: RecordState
     public var revision: Int64
-    public var fields: [String: FieldState]
+    public var fields: RecordFields
 
-    public init(state: RecordState, revision: Int64, fields: [String: FieldState]) {
+    public init(state: RecordState, revision: Int64, fields: RecordFields) {
         self.state = state
         self.revision = revision
         self.fields = fields
@@ -34,7 +34,7 @@ public enum RecordMerge {
         current: MergeableRecord?, mutation: Mutation, clientId: String,
         recordPolicy: ConflictPolicy, policy: (String) -> ConflictPolicy
     ) -> Result {
-        let base = current ?? MergeableRecord(state: mutation.state, revision: 0, fields: [:])
+        let base = current ?? MergeableRecord(state: mutation.state, revision: 0, fields: RecordFields())
         let revision = base.revision + 1
         var record = base
         var changed = current == nil

@@ -1,3 +1,4 @@
+import FormModel
 import Foundation
 
 /// One change to one record made on a device, identified by `(clientId, mutationId)`.

@@ -1,3 +1,4 @@
+import FormModel
 import Foundation
 
 /// One record as the server holds it, as sent in a pull page and by `GET …/records/{id}`.
@@ -12,9 +13,10 @@ public struct RecordSnapshot: Codable, Sendable, Hashable {
     public var sequence: Int64
     /// The user who created the record.
     public var author: String
-    public var fields: [String: FieldState]
+    /// The record's fields with their merge metadata (``RecordFields``).
+    public var fields: RecordFields
 
-    public init(recordId: UUID, formId: String, formVersion: Int, state: RecordState, revision: Int64, sequence: Int64, author: String, fields: [String: FieldState]) {
+    public init(recordId: UUID, formId: String, formVersion: Int, state: RecordState, revision: Int64, sequence: Int64, author: String, fields: RecordFields) {
         self.recordId = recordId
         self.formId = formId
         self.formVersion = formVersion

@@ -1,3 +1,4 @@
+import FormModel
 /// `POST /v1/projects/{project}/push`: a batch of mutations from one device.
 public struct PushRequest: Codable, Sendable, Hashable {
     /// The device that made the mutations; outcomes are kept per `(clientId, mutationId)`.

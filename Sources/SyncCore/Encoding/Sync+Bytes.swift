@@ -1,0 +1,218 @@
+import Foundation
+import FormModel
+
+/// A push request as read from its body: each mutation with the byte range it took, so the server can
+/// recognise a retry by the bytes the device sent rather than by encoding the mutation again.
+public struct ReadPushRequest: Sendable {
+    public var clientId: String
+    public var clock: HybridTimestamp?
+    public var mutations: [Mutation]
+    /// The bytes of each mutation object in the body, in order.
+    public var mutationBytes: [ArraySlice<UInt8>]
+
+    /// Reads a push body in one pass.
+    /// - Parameter maximumMutations: more than this many is refused while reading, before decoding them.
+    public init(jsonBytes bytes: [UInt8], maximumMutations: Int, maximumDepth: Int = 32) throws {
+        var reader = JSONReader(bytes, maximumDepth: maximumDepth)
+        var clientId: String?
+        var clock: HybridTimestamp?
+        var mutations: [Mutation] = []
+        var ranges: [ArraySlice<UInt8>] = []
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "clientId":
+                do { clientId = try reader.readString() } catch var error as JSONReadError { error.path = "clientId"; throw error }
+            case "clock":
+                do {
+                    clock = try reader.readNull() ? nil : HybridTimestamp(rawValue: try reader.readInt64())
+                } catch var error as JSONReadError { error.path = "clock"; throw error }
+            case "mutations":
+                try reader.beginArray()
+                while try reader.nextElement() {
+                    let index = mutations.count
+                    guard index < maximumMutations else {
+                        throw JSONReadError(offset: reader.offset, message: "A push may carry at most \(maximumMutations) mutations", path: "mutations")
+                    }
+                    reader.skipWhitespaceForRange()
+                    let start = reader.offset
+                    do {
+                        mutations.append(try Mutation.read(from: &reader))
+                    } catch var error as JSONReadError {
+                        error.path = "mutations[\(index)]" + (error.path.map { ".\($0)" } ?? "")
+                        throw error
+                    }
+                    ranges.append(bytes[start..<reader.offset])
+                }
+            default:
+                try reader.skipValue()
+            }
+        }
+        try reader.finish()
+        guard let clientId else { throw JSONReadError(offset: reader.offset, message: "A push needs clientId", path: "clientId") }
+        self.clientId = clientId
+        self.clock = clock
+        self.mutations = mutations
+        self.mutationBytes = ranges
+    }
+}
+
+extension JSONReader {
+    /// Skips whitespace so that `offset` is where the next value starts.
+    public mutating func skipWhitespaceForRange() {
+        _ = peek()
+    }
+}
+
+/// Builds a pull page from stored record bytes: the envelope of each record is written, its fields are
+/// copied as stored, never decoded.
+public struct PullPageWriter: Sendable {
+    private var writer: JSONWriter
+
+    public init(capacity: Int = 64 * 1024) {
+        writer = JSONWriter(capacity: capacity)
+        writer.beginObject()
+        writer.key("changes")
+        writer.beginArray()
+    }
+
+    /// Bytes written so far.
+    public var byteCount: Int { writer.bytes.count }
+
+    /// Appends one record; `fields` must be stored ``RecordFields`` JSON.
+    public mutating func append(
+        recordId: String, formId: String, formVersion: Int, state: String, revision: Int64, sequence: Int64,
+        author: String, fields: some Sequence<UInt8>
+    ) {
+        writer.element()
+        writer.beginObject()
+        writer.key("recordId")
+        writer.string(recordId)
+        writer.key("formId")
+        writer.string(formId)
+        writer.key("formVersion")
+        writer.int(formVersion)
+        writer.key("state")
+        writer.string(state)
+        writer.key("revision")
+        writer.int(revision)
+        writer.key("sequence")
+        writer.int(sequence)
+        writer.key("author")
+        writer.string(author)
+        writer.key("fields")
+        writer.raw(fields)
+        writer.endObject()
+    }
+
+    /// Closes the page.
+    public consuming func finish(cursor: Int64, hasMore: Bool, serverClock: HybridTimestamp) -> [UInt8] {
+        writer.endArray()
+        writer.key("cursor")
+        writer.int(cursor)
+        writer.key("hasMore")
+        writer.bool(hasMore)
+        writer.key("serverClock")
+        writer.int(serverClock.rawValue)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+/// One record of a pull page as read by a device: the envelope decoded, the fields left as bytes.
+public struct PulledRecord: Sendable {
+    public var recordId: UUID
+    public var formId: String
+    public var formVersion: Int
+    public var state: RecordState
+    public var revision: Int64
+    public var sequence: Int64
+    public var author: String
+    /// The record's ``RecordFields`` JSON, exactly as the server stored it.
+    public var fields: ArraySlice<UInt8>
+
+    /// The fields JSON as text, for storing.
+    public var fieldsText: String { String(decoding: fields, as: UTF8.self) }
+}
+
+/// What a pull page says besides its records.
+public struct PullPageEnd: Sendable, Hashable {
+    public var cursor: Int64
+    public var hasMore: Bool
+    public var serverClock: HybridTimestamp
+    public var count: Int
+}
+
+public enum PullPageReader {
+    /// Reads a pull page record by record, handing each to `body` as it is read (no page model is built).
+    public static func read(_ bytes: [UInt8], _ body: (PulledRecord) throws -> Void) throws -> PullPageEnd {
+        var reader = JSONReader(bytes)
+        var cursor: Int64?
+        var hasMore = false
+        var clock: Int64 = 0
+        var count = 0
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "changes":
+                try reader.beginArray()
+                while try reader.nextElement() {
+                    do {
+                        try body(try record(&reader))
+                    } catch var error as JSONReadError {
+                        error.path = "changes[\(count)]" + (error.path.map { ".\($0)" } ?? "")
+                        throw error
+                    }
+                    count += 1
+                }
+            case "cursor": cursor = try reader.readInt64()
+            case "hasMore": hasMore = try reader.readBool()
+            case "serverClock": clock = try reader.readInt64()
+            default: try reader.skipValue()
+            }
+        }
+        try reader.finish()
+        guard let cursor else { throw reader.error("A pull page needs a cursor") }
+        return PullPageEnd(cursor: cursor, hasMore: hasMore, serverClock: HybridTimestamp(rawValue: clock), count: count)
+    }
+
+    static func record(_ reader: inout JSONReader) throws -> PulledRecord {
+        var recordId: UUID?
+        var formId: String?
+        var formVersion: Int64?
+        var state: RecordState?
+        var revision: Int64?
+        var sequence: Int64 = 0
+        var author = ""
+        var fields: ArraySlice<UInt8>?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "recordId": recordId = try UUID.read(from: &reader, "recordId")
+            case "formId": formId = try reader.readString()
+            case "formVersion": formVersion = try reader.readInt64()
+            case "state": state = try RecordState.read(from: &reader)
+            case "revision": revision = try reader.readInt64()
+            case "sequence": sequence = try reader.readInt64()
+            case "author": author = try reader.readString()
+            case "fields":
+                guard reader.peek() == UInt8(ascii: "{") else { throw reader.error("fields must be an object") }
+                fields = try reader.rawValue()
+            default: try reader.skipValue()
+            }
+        }
+        guard let recordId, let formId, let formVersion, let state, let revision, let fields,
+              let version = Int(exactly: formVersion)
+        else { throw reader.error("A pulled record needs recordId, formId, formVersion, state, revision and fields") }
+        return PulledRecord(recordId: recordId, formId: formId, formVersion: version, state: state, revision: revision, sequence: sequence, author: author, fields: fields)
+    }
+}
+
+extension PullPageReader {
+    /// The form versions a pull page's records name, read without keeping the records.
+    public static func formKeys(_ bytes: [UInt8]) throws -> Set<FormKey> {
+        var keys = Set<FormKey>()
+        _ = try read(bytes) { keys.insert(FormKey(id: $0.formId, version: $0.formVersion)) }
+        return keys
+    }
+}

@@ -1,0 +1,366 @@
+import Foundation
+import FormModel
+
+// Byte-level readers and writers of the wire shapes on the sync path. Each writes exactly what its
+// Codable conformance writes (same keys; property tests hold the two paths equal) and reads what it
+// reads, without Foundation's JSON coders.
+
+extension UUID {
+    /// Reads a UUID string.
+    static func read(from reader: inout JSONReader, _ what: String) throws -> UUID {
+        let text = try reader.readString()
+        guard let id = UUID(uuidString: text) else { throw reader.error("\(what) must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
+        return id
+    }
+
+    /// The lowercase form FieldSheet stores and sends.
+    public var lowercased: String { uuidString.lowercased() }
+}
+
+extension RecordState {
+    static func read(from reader: inout JSONReader) throws -> RecordState {
+        let text = try reader.readString()
+        guard let state = RecordState(rawValue: text) else { throw reader.error("state must be draft, submitted or deleted, not \"\(text)\"") }
+        return state
+    }
+}
+
+extension FieldChange {
+    public static func read(from reader: inout JSONReader) throws -> FieldChange {
+        var value: AnswerValue?
+        var baseRevision: Int64?
+        var hlc: Int64?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "value": value = try AnswerValue.readOptional(from: &reader)
+            case "baseRevision": baseRevision = try reader.readInt64()
+            case "hlc": hlc = try reader.readInt64()
+            default: try reader.skipValue()
+            }
+        }
+        guard let baseRevision else { throw reader.error("A field change needs baseRevision") }
+        guard let hlc else { throw reader.error("A field change needs hlc") }
+        return FieldChange(value: value, baseRevision: baseRevision, hlc: HybridTimestamp(rawValue: hlc))
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("baseRevision")
+        writer.int(baseRevision)
+        writer.key("hlc")
+        writer.int(hlc.rawValue)
+        writer.key("value")
+        value.write(to: &writer)
+        writer.endObject()
+    }
+}
+
+extension FieldState {
+    public static func read(from reader: inout JSONReader) throws -> FieldState {
+        var value: AnswerValue?
+        var revision: Int64?
+        var hlc: Int64?
+        var clientId: String?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "value": value = try AnswerValue.readOptional(from: &reader)
+            case "revision": revision = try reader.readInt64()
+            case "hlc": hlc = try reader.readInt64()
+            case "clientId": clientId = try reader.readString()
+            default: try reader.skipValue()
+            }
+        }
+        guard let revision, let hlc, let clientId else { throw reader.error("A field state needs revision, hlc and clientId") }
+        return FieldState(value: value, revision: revision, hlc: HybridTimestamp(rawValue: hlc), clientId: clientId)
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("clientId")
+        writer.string(clientId)
+        writer.key("hlc")
+        writer.int(hlc.rawValue)
+        writer.key("revision")
+        writer.int(revision)
+        writer.key("value")
+        value.write(to: &writer)
+        writer.endObject()
+    }
+}
+
+extension Mutation {
+    public static func read(from reader: inout JSONReader) throws -> Mutation {
+        var mutationId: String?
+        var recordId: UUID?
+        var formId: String?
+        var formVersion: Int64?
+        var state: RecordState?
+        var changes: [String: FieldChange]?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "mutationId": mutationId = try reader.readString()
+            case "recordId": recordId = try UUID.read(from: &reader, "recordId")
+            case "formId": formId = try reader.readString()
+            case "formVersion": formVersion = try reader.readInt64()
+            case "state": state = try RecordState.read(from: &reader)
+            case "changes":
+                var read: [String: FieldChange] = [:]
+                try reader.beginObject()
+                while let field = try reader.nextKey() {
+                    do {
+                        read[field] = try FieldChange.read(from: &reader)
+                    } catch var error as JSONReadError {
+                        error.path = "changes.\(field)"
+                        throw error
+                    }
+                }
+                changes = read
+            default: try reader.skipValue()
+            }
+        }
+        for (value, name) in [(mutationId as Any?, "mutationId"), (recordId, "recordId"), (formId, "formId"), (formVersion, "formVersion"), (state, "state"), (changes, "changes")] where value == nil {
+            throw JSONReadError(offset: reader.offset, message: "A mutation needs \(name)", path: name)
+        }
+        guard let formVersion = Int(exactly: formVersion!), formVersion >= 1 else {
+            throw JSONReadError(offset: reader.offset, message: "formVersion must be a whole number from 1", path: "formVersion")
+        }
+        return Mutation(mutationId: mutationId!, recordId: recordId!, formId: formId!, formVersion: formVersion, state: state!, changes: changes!)
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("changes")
+        writer.beginObject()
+        for field in changes.keys.sorted() {
+            writer.key(field)
+            changes[field]!.write(to: &writer)
+        }
+        writer.endObject()
+        writer.key("formId")
+        writer.string(formId)
+        writer.key("formVersion")
+        writer.int(formVersion)
+        writer.key("mutationId")
+        writer.string(mutationId)
+        writer.key("recordId")
+        writer.string(recordId.lowercased)
+        writer.key("state")
+        writer.string(state.rawValue)
+        writer.endObject()
+    }
+
+    /// The canonical JSON bytes of the mutation (sorted keys), as a device sends it.
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 128 + 64 * changes.count)
+        write(to: &writer)
+        return writer.bytes
+    }
+}
+
+extension ProblemDetails {
+    static func read(from reader: inout JSONReader) throws -> ProblemDetails {
+        var type = "about:blank", title = "", detail = ""
+        var status: Int64 = 0
+        var field: String?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "type": type = try reader.readString()
+            case "title": title = try reader.readString()
+            case "status": status = try reader.readInt64()
+            case "detail": detail = try reader.readString()
+            case "field": field = try reader.readNull() ? nil : try reader.readString()
+            default: try reader.skipValue()
+            }
+        }
+        return ProblemDetails(type: type, title: title, status: Int(clamping: status), detail: detail, field: field)
+    }
+
+    func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("detail")
+        writer.string(detail)
+        if let field {
+            writer.key("field")
+            writer.string(field)
+        }
+        writer.key("status")
+        writer.int(status)
+        writer.key("title")
+        writer.string(title)
+        writer.key("type")
+        writer.string(type)
+        writer.endObject()
+    }
+}
+
+extension ConflictEntry {
+    public static func read(from reader: inout JSONReader) throws -> ConflictEntry {
+        var kind = Kind.field
+        var fieldId: String?
+        var policy: ConflictPolicy?
+        var winner: Winner?
+        var open = false
+        var server: FieldState?
+        var client: FieldState?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "kind":
+                let text = try reader.readString()
+                guard let read = Kind(rawValue: text) else { throw reader.error("Unknown conflict kind \"\(text)\"") }
+                kind = read
+            case "fieldId": fieldId = try reader.readNull() ? nil : try reader.readString()
+            case "policy":
+                let text = try reader.readString()
+                guard let read = ConflictPolicy(rawValue: text) else { throw reader.error("Unknown conflict policy \"\(text)\"") }
+                policy = read
+            case "winner":
+                let text = try reader.readString()
+                guard let read = Winner(rawValue: text) else { throw reader.error("Unknown winner \"\(text)\"") }
+                winner = read
+            case "open": open = try reader.readBool()
+            case "server": server = try reader.readNull() ? nil : try FieldState.read(from: &reader)
+            case "client": client = try reader.readNull() ? nil : try FieldState.read(from: &reader)
+            default: try reader.skipValue()
+            }
+        }
+        guard let policy, let winner else { throw reader.error("A conflict entry needs policy and winner") }
+        return ConflictEntry(kind: kind, fieldId: fieldId, policy: policy, winner: winner, open: open, server: server, client: client)
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if let client {
+            writer.key("client")
+            client.write(to: &writer)
+        }
+        if let fieldId {
+            writer.key("fieldId")
+            writer.string(fieldId)
+        }
+        writer.key("kind")
+        writer.string(kind.rawValue)
+        writer.key("open")
+        writer.bool(open)
+        writer.key("policy")
+        writer.string(policy.rawValue)
+        if let server {
+            writer.key("server")
+            server.write(to: &writer)
+        }
+        writer.key("winner")
+        writer.string(winner.rawValue)
+        writer.endObject()
+    }
+
+    /// The canonical JSON bytes, as stored in a conflict log.
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        write(to: &writer)
+        return writer.bytes
+    }
+}
+
+extension MutationOutcome {
+    public static func read(from reader: inout JSONReader) throws -> MutationOutcome {
+        var mutationId: String?
+        var recordId: UUID?
+        var status: Status?
+        var revision: Int64?
+        var conflicts: [ConflictEntry] = []
+        var problem: ProblemDetails?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "mutationId": mutationId = try reader.readString()
+            case "recordId": recordId = try UUID.read(from: &reader, "recordId")
+            case "status":
+                let text = try reader.readString()
+                guard let read = Status(rawValue: text) else { throw reader.error("Unknown outcome status \"\(text)\"") }
+                status = read
+            case "revision": revision = try reader.readNull() ? nil : try reader.readInt64()
+            case "conflicts":
+                try reader.beginArray()
+                while try reader.nextElement() { conflicts.append(try ConflictEntry.read(from: &reader)) }
+            case "problem": problem = try reader.readNull() ? nil : try ProblemDetails.read(from: &reader)
+            default: try reader.skipValue()
+            }
+        }
+        guard let mutationId, let recordId, let status else { throw reader.error("An outcome needs mutationId, recordId and status") }
+        return MutationOutcome(mutationId: mutationId, recordId: recordId, status: status, revision: revision, conflicts: conflicts, problem: problem)
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("conflicts")
+        writer.beginArray()
+        for conflict in conflicts {
+            writer.element()
+            conflict.write(to: &writer)
+        }
+        writer.endArray()
+        writer.key("mutationId")
+        writer.string(mutationId)
+        if let problem {
+            writer.key("problem")
+            problem.write(to: &writer)
+        }
+        writer.key("recordId")
+        writer.string(recordId.lowercased)
+        if let revision {
+            writer.key("revision")
+            writer.int(revision)
+        }
+        writer.key("status")
+        writer.string(status.rawValue)
+        writer.endObject()
+    }
+
+    /// The canonical JSON bytes, as stored for a retry.
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 160)
+        write(to: &writer)
+        return writer.bytes
+    }
+}
+
+extension PushResponse {
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + 160 * outcomes.count)
+        writer.beginObject()
+        writer.key("outcomes")
+        writer.beginArray()
+        for outcome in outcomes {
+            writer.element()
+            outcome.write(to: &writer)
+        }
+        writer.endArray()
+        writer.key("serverClock")
+        writer.int(serverClock.rawValue)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    public init(jsonBytes bytes: [UInt8]) throws {
+        var reader = JSONReader(bytes)
+        var outcomes: [MutationOutcome] = []
+        var clock: Int64?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "outcomes":
+                try reader.beginArray()
+                while try reader.nextElement() { outcomes.append(try MutationOutcome.read(from: &reader)) }
+            case "serverClock": clock = try reader.readInt64()
+            default: try reader.skipValue()
+            }
+        }
+        try reader.finish()
+        guard let clock else { throw reader.error("A push response needs serverClock") }
+        self.init(outcomes: outcomes, serverClock: HybridTimestamp(rawValue: clock))
+    }
+}

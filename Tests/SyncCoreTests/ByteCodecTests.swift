@@ -1,0 +1,218 @@
+import Foundation
+import FormModel
+import PropertyBased
+import Testing
+@testable import SyncCore
+
+/// A small deterministic generator for building random wire shapes from one seed (the property check
+/// reports the seed of a failing case, so it can be replayed).
+struct Random {
+    var state: UInt64
+    init(_ seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
+    mutating func bool() -> Bool { next() & 1 == 1 }
+
+    /// Text with the characters that trip JSON writers: quotes, backslashes, control characters, non-ASCII.
+    mutating func text() -> String {
+        let pieces = ["a", "Z", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1B}[2J", "é", "日本", "🙂", "\u{7F}", "\u{2028}", "x y"]
+        return (0..<int(0...8)).map { _ in pieces[int(0...(pieces.count - 1))] }.joined()
+    }
+
+    mutating func answer() -> AnswerValue {
+        switch int(0...10) {
+        case 0: return .text(text())
+        case 1: return .integer(bool() ? int(-1000...1000) : Int(truncatingIfNeeded: next()))
+        case 2: return .decimal(Decimal(int(-100_000...100_000)) / 100)
+        case 3: return .boolean(bool())
+        case 4: return .date("2026-11-\(int(10...28))")
+        case 5: return .time("0\(int(0...9)):\(int(10...59))")
+        case 6: return .dateTime("2026-11-23T0\(int(0...9)):15")
+        case 7: return .choice(text())
+        case 8: return .choices((0..<int(0...3)).map { _ in text() })
+        case 9: return .location(Location(latitude: Double(int(-90_000...90_000)) / 1000, longitude: Double(int(-180_000...180_000)) / 997, accuracy: bool() ? Double(int(0...500)) / 10 : nil))
+        default: return .raw(text())
+        }
+    }
+
+    mutating func fields() -> RecordFields {
+        let writers = (0..<int(1...3)).map { "device-\($0)-\(text())" }
+        let shared = (revision: Int64(int(0...9)), clock: Int64(bitPattern: next() >> 2))
+        var states: [String: FieldState] = [:]
+        for index in 0..<int(0...12) {
+            let own = int(0...3) == 0
+            states["f\(index)\(index % 3 == 0 ? text() : "")"] = FieldState(
+                value: int(0...6) == 0 ? nil : answer(),
+                revision: own ? Int64(int(0...20)) : shared.revision,
+                hlc: HybridTimestamp(rawValue: own ? Int64(bitPattern: next() >> 2) : shared.clock),
+                clientId: writers[own ? int(0...(writers.count - 1)) : 0])
+        }
+        return RecordFields(states)
+    }
+
+    mutating func mutation() -> Mutation {
+        var changes: [String: FieldChange] = [:]
+        for index in 0..<int(0...6) {
+            changes["field \(index) \(text())"] = FieldChange(value: int(0...5) == 0 ? nil : answer(), baseRevision: Int64(int(0...9)), hlc: HybridTimestamp(rawValue: Int64(bitPattern: next() >> 1)))
+        }
+        return Mutation(mutationId: text(), recordId: UUID(), formId: "form-\(text())", formVersion: int(1...5), state: [.draft, .submitted, .deleted][int(0...2)], changes: changes)
+    }
+
+    mutating func outcome() -> MutationOutcome {
+        let state = { (random: inout Random) in FieldState(value: random.answer(), revision: Int64(random.int(0...9)), hlc: HybridTimestamp(rawValue: Int64(random.int(0...1_000_000))), clientId: random.text()) }
+        let conflicts = (0..<int(0...2)).map { _ in
+            ConflictEntry(kind: bool() ? .field : .restoredAfterDelete, fieldId: bool() ? text() : nil, policy: [.lastWriterWins, .serverWins, .clientWins, .manual][int(0...3)], winner: bool() ? .server : .client, open: bool(), server: bool() ? state(&self) : nil, client: bool() ? state(&self) : nil)
+        }
+        let problem = bool() ? nil : ProblemDetails(type: "https://fieldsheet.dev/problems/\(text())", title: text(), status: 422, detail: text(), field: bool() ? text() : nil)
+        return MutationOutcome(mutationId: text(), recordId: UUID(), status: [.applied, .merged, .rejected][int(0...2)], revision: bool() ? Int64(int(0...99)) : nil, conflicts: conflicts, problem: problem)
+    }
+}
+
+@Suite("Byte-level codec equals the Codable path")
+struct ByteCodecTests {
+    static let seeds = Gen.uint64(in: 0...UInt64.max)
+
+    @Test func recordFieldsRoundTripBothWays() async throws {
+        await propertyCheck(count: 400, input: Self.seeds) { (seed: UInt64) throws in
+            var random = Random(seed)
+            let fields = random.fields()
+            let bytes = fields.jsonBytes()
+            #expect(try JSONDecoder().decode(RecordFields.self, from: Data(bytes)) == fields, "seed \(seed)")
+            #expect(try RecordFields(jsonBytes: bytes) == fields, "seed \(seed)")
+            let codable = try JSONEncoder().encode(fields)
+            #expect(try RecordFields(jsonBytes: Array(codable)) == fields, "seed \(seed)")
+        }
+    }
+
+    @Test func mutationsAndPushBodiesRoundTrip() async throws {
+        await propertyCheck(count: 300, input: Self.seeds) { (seed: UInt64) throws in
+            var random = Random(seed)
+            let mutations = (0..<random.int(0...4)).map { _ in random.mutation() }
+            for mutation in mutations {
+                #expect(try JSONDecoder().decode(Mutation.self, from: Data(mutation.jsonBytes())) == mutation, "seed \(seed)")
+                var reader = JSONReader(Array(try JSONEncoder().encode(mutation)))
+                #expect(try Mutation.read(from: &reader) == mutation, "seed \(seed)")
+            }
+            let body = try JSONEncoder().encode(PushRequest(clientId: random.text(), clock: HybridTimestamp(rawValue: 42), mutations: mutations))
+            let read = try ReadPushRequest(jsonBytes: Array(body), maximumMutations: 10)
+            #expect(read.mutations == mutations, "seed \(seed)")
+            #expect(read.clock == HybridTimestamp(rawValue: 42))
+            // Each mutation's bytes are the object as sent: it reads back on its own.
+            for (slice, mutation) in zip(read.mutationBytes, mutations) {
+                var reader = JSONReader(Array(slice))
+                #expect(try Mutation.read(from: &reader) == mutation, "seed \(seed)")
+            }
+        }
+    }
+
+    @Test func outcomesAndPushResponsesRoundTrip() async throws {
+        await propertyCheck(count: 300, input: Self.seeds) { (seed: UInt64) throws in
+            var random = Random(seed)
+            let response = PushResponse(outcomes: (0..<random.int(0...3)).map { _ in random.outcome() }, serverClock: HybridTimestamp(rawValue: 7))
+            #expect(try JSONDecoder().decode(PushResponse.self, from: Data(response.jsonBytes())) == response, "seed \(seed)")
+            #expect(try PushResponse(jsonBytes: Array(try JSONEncoder().encode(response))) == response, "seed \(seed)")
+        }
+    }
+
+    @Test func pullPagesAssembledFromStoredBytesDecode() async throws {
+        await propertyCheck(count: 200, input: Self.seeds) { (seed: UInt64) throws in
+            var random = Random(seed)
+            let records = (0..<random.int(0...5)).map { index in
+                RecordSnapshot(recordId: UUID(), formId: random.text(), formVersion: random.int(1...3), state: .submitted, revision: Int64(index + 1), sequence: Int64(index + 10), author: random.text(), fields: random.fields())
+            }
+            var writer = PullPageWriter()
+            for record in records {
+                writer.append(recordId: record.recordId.lowercased, formId: record.formId, formVersion: record.formVersion, state: record.state.rawValue, revision: record.revision, sequence: record.sequence, author: record.author, fields: record.fields.jsonBytes())
+            }
+            let page = PullPage(changes: records, cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5))
+            let bytes = writer.finish(cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5))
+            #expect(try JSONDecoder().decode(PullPage.self, from: Data(bytes)) == page, "seed \(seed)")
+            var read: [RecordSnapshot] = []
+            let end = try PullPageReader.read(Array(try JSONEncoder().encode(page))) { pulled in
+                read.append(RecordSnapshot(recordId: pulled.recordId, formId: pulled.formId, formVersion: pulled.formVersion, state: pulled.state, revision: pulled.revision, sequence: pulled.sequence, author: pulled.author, fields: try RecordFields(jsonBytes: Array(pulled.fields))))
+            }
+            #expect(read == records, "seed \(seed)")
+            #expect(end == PullPageEnd(cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5), count: records.count))
+        }
+    }
+
+    @Test func oneWriterOneStampAndMetadataSaidOnce() throws {
+        let clock = HybridTimestamp(millis: 1_800_000_000_000, counter: 0)
+        var states: [String: FieldState] = [:]
+        var values: [String: AnswerValue] = [:]
+        for index in 1...20 {
+            values["f\(index)"] = .text("record 12345 field \(index) value")
+            states["f\(index)"] = FieldState(value: values["f\(index)"], revision: 1, hlc: clock, clientId: "4b0f7c1e-8d2a-4c55-9a51-1f3e0c9d2b77")
+        }
+        var fields = RecordFields(states)
+        let text = String(decoding: fields.jsonBytes(), as: UTF8.self)
+        #expect(!text.contains("\"stamps\""), "one write, one stamp: \(text)")
+        #expect(text.components(separatedBy: "4b0f7c1e").count == 2, "the device is named once")
+        let valuesAlone = try JSONEncoder().encode(values).count
+        #expect(Double(fields.jsonBytes().count) <= 1.15 * Double(valuesAlone))
+        // A later edit of one field by another device adds one exception, not a copy of every stamp.
+        fields["f3"] = FieldState(value: .text("edited"), revision: 2, hlc: HybridTimestamp(millis: 1_800_000_000_500, counter: 1), clientId: "other")
+        let edited = String(decoding: fields.jsonBytes(), as: UTF8.self)
+        #expect(edited.contains(#""stamps":{"f3":{"revision":2,"#))
+        #expect(try RecordFields(jsonBytes: Array(edited.utf8)) == fields)
+    }
+}
+
+@Suite("Byte-level reader on hostile input")
+struct ByteReaderHostileInputTests {
+    @Test func deepNestingIsAnErrorNotACrash() {
+        let deep = Array(String(repeating: "[", count: 100_000).utf8)
+        var reader = JSONReader(deep)
+        #expect(throws: JSONReadError.self) { try reader.skipValue() }
+        let body = Array(("{\"clientId\":\"a\",\"mutations\":[" + String(repeating: "{\"x\":", count: 5000)).utf8)
+        #expect(throws: JSONReadError.self) { try ReadPushRequest(jsonBytes: body, maximumMutations: 10) }
+    }
+
+    @Test func everyTruncationAndByteFlipOfAValidBodyFailsCleanlyOrReads() async throws {
+        await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { (seed: UInt64) throws in
+            var random = Random(seed)
+            let body = Array(try JSONEncoder().encode(PushRequest(clientId: "device", mutations: [random.mutation(), random.mutation()])))
+            for cut in stride(from: 0, to: body.count, by: max(1, body.count / 40)) {
+                #expect(throws: JSONReadError.self, "seed \(seed) cut \(cut)") { try ReadPushRequest(jsonBytes: Array(body[..<cut]), maximumMutations: 10) }
+            }
+            for _ in 0..<40 {
+                var flipped = body
+                flipped[random.int(0...(body.count - 1))] = UInt8(truncatingIfNeeded: random.next())
+                _ = try? ReadPushRequest(jsonBytes: flipped, maximumMutations: 10)
+                _ = try? RecordFields(jsonBytes: flipped)
+                _ = try? PullPageReader.read(flipped) { _ in }
+            }
+        }
+    }
+
+    @Test func errorsSayWhereAndWhat() throws {
+        let body = Array(#"{"clientId":"d","mutations":[{"mutationId":"m","recordId":"not-a-uuid"}]}"#.utf8)
+        let error = try #require(throws: JSONReadError.self) { try ReadPushRequest(jsonBytes: body, maximumMutations: 10) }
+        #expect(error.path == "mutations[0]")
+        #expect(error.message.contains("recordId must be a UUID"))
+        let tooMany = Array(#"{"clientId":"d","mutations":[{},{},{}]}"#.utf8)
+        let limit = try #require(throws: JSONReadError.self) { try ReadPushRequest(jsonBytes: tooMany, maximumMutations: 2) }
+        #expect(limit.message.contains("at most 2"))
+    }
+
+    @Test func stringsKeepEveryCharacterAndRefuseRawControlBytes() throws {
+        var writer = JSONWriter()
+        let text = "a\u{0}b\u{1B}]0;title\u{7}\"\\/é🙂\u{2028}"
+        writer.string(text)
+        var reader = JSONReader(writer.bytes)
+        #expect(try reader.readString() == text)
+        #expect(!writer.bytes.contains(0x00) && !writer.bytes.contains(0x1B), "control characters are escaped")
+        var raw = JSONReader(Array("\"a\u{1}b\"".utf8))
+        #expect(throws: JSONReadError.self) { try raw.readString() }
+        var surrogate = JSONReader(Array(#""\ud83d\ude42 \u00e9""#.utf8))
+        #expect(try surrogate.readString() == "🙂 é")
+        var lone = JSONReader(Array(#""\ud83d""#.utf8))
+        #expect(throws: JSONReadError.self) { try lone.readString() }
+    }
+}
