@@ -70,13 +70,9 @@ struct SyncController {
         guard body.mutations.count <= services.limits.maxBatchSize else {
             throw Problem.tooLarge("A push may carry at most \(services.limits.maxBatchSize) mutations; this one has \(body.mutations.count). Split the outbox into smaller batches.", slug: "batch-too-large", field: "mutations")
         }
-        guard !body.clientId.isEmpty, body.clientId.count <= 128 else {
-            throw Problem.badRequest("clientId must be 1 to 128 characters.", field: "clientId")
-        }
+        if let problem = Identifier.problem(body.clientId, field: "clientId") { throw problem }
         for (index, mutation) in body.mutations.enumerated() {
-            guard !mutation.mutationId.isEmpty, mutation.mutationId.count <= 128 else {
-                throw Problem.badRequest("mutationId must be 1 to 128 characters.", field: "mutations[\(index)].mutationId")
-            }
+            if let problem = Identifier.problem(mutation.mutationId, field: "mutations[\(index)].mutationId") { throw problem }
             guard mutation.changes.count <= 10_000 else {
                 throw Problem.tooLarge("A mutation may change at most 10000 fields.", field: "mutations[\(index)].changes")
             }
