@@ -18,10 +18,14 @@ public final class RawConnection: @unchecked Sendable {
     /// Everything read so far.
     public private(set) var received = Data()
 
-    /// Connects to 127.0.0.1:`port` (the connection may wait in the server's listen backlog).
-    public init(port: Int) throws {
+    /// Connects to 127.0.0.1:`port` (the connection may wait in the server's listen backlog);
+    /// `receiveBuffer` shrinks the socket's receive buffer, for a client that reads slowly.
+    public init(port: Int, receiveBuffer: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw FixtureError("socket: \(String(cString: strerror(errno)))") }
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -106,6 +106,33 @@ struct SlowClientTests {
         #expect((1...20).contains(open), "open connections reported: \(open)")
     }
 
+    @Test func aClientThatStopsReadingIsCutOffAfterTheSendTimeout() throws {
+        let server = ServerProcess()
+        try server.createProject("alpha")
+        let token = try server.addUser("ana", project: "alpha")
+        let fields = (1...1000).map { #"{ "id": "f\#($0)", "kind": "text", "label": "Field number \#($0) of a wide record" }"# }
+        try server.publish(
+            json: #"{ "id": "wide", "version": 1, "title": "Wide Record", "completionLabel": "Create", "pages": [{ "id": "main", "fields": [\#(fields.joined(separator: ","))] }] }"#,
+            project: "alpha")
+        try server.start(options: ["--send-timeout", "2", "--idle-timeout", "600", "--header-timeout", "600"])
+        defer { server.stop() }
+        // Asks for many large answers (about 70 kB each) and reads none of them.
+        let reader = try RawConnection(port: server.port, receiveBuffer: 4096)
+        let request = "GET /v1/projects/alpha/forms HTTP/1.1\r\nHost: fieldsheet\r\nAuthorization: Bearer \(token)\r\n\r\n"
+        let requests = 300
+        Thread.detachNewThread { reader.send(String(repeating: request, count: requests)) }
+        let metrics = try RawConnection(port: server.port)
+        let cutOff = Polling.until(timeout: 60) {
+            metrics.clearReceived()
+            metrics.send("GET /metrics HTTP/1.1\r\nHost: fieldsheet\r\n\r\n")
+            return Self.metric(metrics.readResponse(timeout: 10)?.body ?? "", #"fieldsheet_http_connections_timed_out_total{timeout="send"}"#) >= 1
+        }
+        #expect(cutOff, "the server noticed the client had stopped reading")
+        #expect(reader.readUntilClosed(timeout: 60), "and closed the connection")
+        let answers = String(decoding: reader.received, as: UTF8.self).components(separatedBy: "HTTP/1.1 200").count - 1
+        #expect(answers < requests, "cut off after \(answers) of \(requests) answers")
+    }
+
     /// The value of the sample named exactly `name` (with its labels) in Prometheus text, or -1.
     static func metric(_ text: String, _ name: String) -> Int {
         for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
