@@ -5,8 +5,19 @@ import ServerCore
 
 /// `--data DIR` or `--database URL`, shared by every command.
 struct DataOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Data directory holding fieldsheet.sqlite (the default storage).", valueName: "dir"))
-    var data = "./fieldsheet-data"
+    @Option(
+        name: .customLong("data"),
+        help: ArgumentHelp(
+            "Data directory holding fieldsheet.sqlite (the default storage), created owner-only (0700, files 0600). Default: $FIELDSHEET_DATA, else \(ServerConfiguration.defaultDataDirectory) — never the current or home directory.",
+            valueName: "dir"))
+    var dataOption: String?
+
+    /// The data directory: `--data`, else `$FIELDSHEET_DATA`, else the fixed system default.
+    var data: String {
+        if let dataOption { return dataOption }
+        if let environment = ProcessInfo.processInfo.environment["FIELDSHEET_DATA"], !environment.isEmpty { return environment }
+        return ServerConfiguration.defaultDataDirectory
+    }
 
     @Option(
         name: .long,

@@ -9,7 +9,8 @@ struct FieldSheetServerCommand: AsyncParsableCommand {
         abstract: "The FieldSheet sync server.",
         discussion: """
             Run `serve` to accept devices; the other commands administer the same data directory or database \
-            (they may run while the server does).
+            (they may run while the server does). The data directory is --data DIR, else $FIELDSHEET_DATA, \
+            else /var/lib/fieldsheet: it never depends on the directory or the user the command runs from.
 
             Exit status: 0 success; 1 the request was refused or failed (the reason is on stderr); \
             64 the command line was wrong.

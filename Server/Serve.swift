@@ -36,9 +36,52 @@ extension FieldSheetServerCommand {
         @Option(name: .customLong("auth-failure-limit"), help: "Failed authentications from one address per minute before it gets 429.")
         var authFailureLimit = ServerLimits().authFailureLimit
 
+        @Option(
+            name: .customLong("header-timeout"),
+            help: "Seconds a client has to send a request's complete head, from connecting or from the request's first byte; then 408 and the connection closes.")
+        var headerTimeout = Self.seconds(ServerLimits().headerTimeout)
+
+        @Option(
+            name: .customLong("body-timeout"),
+            help: "Seconds a client has to send a request's body once its head is in, plus one second per --body-min-rate bytes received; then the connection closes.")
+        var bodyTimeout = Self.seconds(ServerLimits().bodyTimeout)
+
+        @Option(name: .customLong("body-min-rate"), help: "Bytes per second a body must keep arriving at once --body-timeout has passed.")
+        var bodyMinRate = ServerLimits().bodyMinBytesPerSecond
+
+        @Option(name: .customLong("idle-timeout"), help: "Seconds a kept-alive connection may wait between requests before it closes.")
+        var idleTimeout = Self.seconds(ServerLimits().idleTimeout)
+
+        @Option(name: .customLong("send-timeout"), help: "Seconds a client may leave a response unread (its socket full) before the connection closes.")
+        var sendTimeout = Self.seconds(ServerLimits().sendTimeout)
+
+        @Option(
+            name: .customLong("max-connections"),
+            help: "Most connections open at once; more wait in the listen backlog until one closes. Lowered to fit the open-file limit if need be.")
+        var maxConnections = ServerLimits().maxConnections
+
+        @Option(
+            name: .customLong("trusted-proxy"),
+            help: ArgumentHelp(
+                "A load balancer or proxy (IP address or CIDR block, repeatable) whose X-Forwarded-For or Forwarded header names the client; failed authentications are counted per client address. Without it those headers are ignored.",
+                valueName: "cidr"))
+        var trustedProxies: [String] = []
+
         func validate() throws {
             guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+            for (name, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout), ("--send-timeout", sendTimeout)] {
+                guard value > 0, value <= 86_400 else { throw ValidationError("\(name) must be a number of seconds from more than 0 to 86400; it is \(value).") }
+            }
+            guard bodyMinRate >= 1 else { throw ValidationError("--body-min-rate must be at least 1 byte per second.") }
+            guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
+            for proxy in trustedProxies {
+                do { _ = try IPAddressRange(cidr: proxy) } catch let error as ServerConfigurationError { throw ValidationError("--trusted-proxy \(error.description)") }
+            }
+        }
+
+        static func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         }
 
         func run() async throws {
@@ -53,7 +96,18 @@ extension FieldSheetServerCommand {
             limits.maxBodyBytes = maxBodyBytes
             limits.maxBatchSize = maxBatch
             limits.authFailureLimit = authFailureLimit
-            let configuration = ServerConfiguration(host: host, port: port, dataDirectory: data.data, storageLocation: try data.location(), limits: limits)
+            limits.headerTimeout = .seconds(headerTimeout)
+            limits.bodyTimeout = .seconds(bodyTimeout)
+            limits.bodyMinBytesPerSecond = bodyMinRate
+            limits.idleTimeout = .seconds(idleTimeout)
+            limits.sendTimeout = .seconds(sendTimeout)
+            limits.maxConnections = OpenFileLimit.connectionsAllowed(maxConnections, logger: logger)
+            let proxies = TrustedProxies(try trustedProxies.map(IPAddressRange.init(cidr:)))
+            let configuration = ServerConfiguration(
+                host: host, port: port, dataDirectory: data.data, storageLocation: try data.location(), limits: limits, trustedProxies: proxies)
+            if case .sqlite(let directory) = configuration.storage {
+                logger.info("Data in \(URL(fileURLWithPath: directory).standardizedFileURL.path)")
+            }
             try await reportingFailures {
                 let app: FieldSheetApplication
                 do {

@@ -49,11 +49,12 @@ public final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts the server and waits until it listens; `port` nil reuses the previous port (a restart).
-    public func start(port: Int? = nil, timeout: Double = 30) throws {
+    /// `options` are added to `serve`'s command line.
+    public func start(port: Int? = nil, options: [String] = [], timeout: Double = 30) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         let chosen = port ?? self.port
-        process.arguments = ["serve", "--data", dataDirectory, "--port", String(chosen), "--log-level", "error"]
+        process.arguments = ["serve", "--data", dataDirectory, "--port", String(chosen), "--log-level", "error"] + options
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")

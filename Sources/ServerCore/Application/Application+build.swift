@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
 
 /// The application type the server runs.
@@ -15,7 +16,7 @@ public func buildApplication(
 ) async throws -> FieldSheetApplication {
     let handle = try configuration.storage.open(logger: logger)
     let storage = handle.storage
-    var app = buildApplication(configuration, services: ServerServices(storage: storage, limits: configuration.limits), logger: logger, onServerRunning: onServerRunning)
+    var app = buildApplication(configuration, services: ServerServices(storage: storage, limits: configuration.limits, trustedProxies: configuration.trustedProxies), logger: logger, onServerRunning: onServerRunning)
     if let service = handle.service {
         app.addServices(service)
         app.beforeServerStarts { try await storage.migrate() }
@@ -31,9 +32,14 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
 ) -> FieldSheetApplication {
     let host = configuration.host
+    let limits = configuration.limits
+    let connections = ConnectionCap(maximum: limits.maxConnections, metrics: services.metrics)
     return Application(
         router: buildRouter(services),
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "fieldsheet-server"),
+        server: .guardedHTTP1(limits: limits, metrics: services.metrics, connections: connections),
+        configuration: .init(
+            address: .hostname(configuration.host, port: configuration.port), serverName: "fieldsheet-server",
+            availableConnectionsDelegate: connections.delegate),
         onServerRunning: { channel in await onServerRunning(host, channel.localAddress?.port ?? configuration.port) },
         logger: logger)
 }
@@ -49,7 +55,7 @@ public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext>
     MetricsController(services: services).addRoutes(to: router)
     let v1 = router.group("v1")
     HealthController(services: services).addRoutes(to: v1)
-    let project = v1.group("projects/:project").add(middleware: AuthMiddleware(storage: services.storage, throttle: services.throttle))
+    let project = v1.group("projects/:project").add(middleware: AuthMiddleware(storage: services.storage, throttle: services.throttle, proxies: services.trustedProxies))
     FormsController(services: services).addRoutes(to: project)
     SyncController(services: services).addRoutes(to: project)
     return router

@@ -1,5 +1,9 @@
 /// How to run the server: where it listens, where its data lives, and its limits.
 public struct ServerConfiguration: Sendable {
+    /// Where the data lives when neither `--data` nor `FIELDSHEET_DATA` says: a fixed system path, never
+    /// one that depends on the directory or the user the server was started from.
+    public static let defaultDataDirectory = "/var/lib/fieldsheet"
+
     public var host: String
     /// 0 picks a free port (the listening address is reported once the server runs).
     public var port: Int
@@ -7,16 +11,19 @@ public struct ServerConfiguration: Sendable {
     /// Where the data lives; nil: SQLite in ``dataDirectory``.
     public var storageLocation: StorageLocation?
     public var limits: ServerLimits
+    /// Load balancers whose forwarding headers name the client (`serve --trusted-proxy`).
+    public var trustedProxies: TrustedProxies
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = "./fieldsheet-data", storageLocation: StorageLocation? = nil,
-        limits: ServerLimits = ServerLimits()
+        host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = ServerConfiguration.defaultDataDirectory, storageLocation: StorageLocation? = nil,
+        limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies()
     ) {
         self.host = host
         self.port = port
         self.dataDirectory = dataDirectory
         self.storageLocation = storageLocation
         self.limits = limits
+        self.trustedProxies = trustedProxies
     }
 
     /// The storage the server opens.
@@ -31,13 +38,18 @@ public struct ServerServices: Sendable {
     public let throttle: AuthThrottle
     public let forms: FormCatalog
     public let limits: ServerLimits
+    public let trustedProxies: TrustedProxies
 
-    public init(storage: any ServerStorage, limits: ServerLimits = ServerLimits(), metrics: ServerMetrics = ServerMetrics()) {
+    public init(
+        storage: any ServerStorage, limits: ServerLimits = ServerLimits(), metrics: ServerMetrics = ServerMetrics(),
+        trustedProxies: TrustedProxies = TrustedProxies()
+    ) {
         self.storage = storage
         self.clock = ServerClock(maximumDriftMillis: limits.maxClockDriftMillis)
         self.metrics = metrics
         self.throttle = AuthThrottle(limit: limits.authFailureLimit, window: limits.authFailureWindow)
         self.forms = FormCatalog(storage: storage)
         self.limits = limits
+        self.trustedProxies = trustedProxies
     }
 }

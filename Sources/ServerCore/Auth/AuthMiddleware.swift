@@ -3,39 +3,46 @@ import Logging
 
 /// Authenticates `Authorization: Bearer <token>` and sets `context.principal`.
 ///
-/// Missing or wrong tokens get 401; an address with too many recent failures gets 429 with
-/// `Retry-After`, whatever token it sends. Tokens are hashed before lookup and never logged.
+/// A valid token is always accepted, whatever came before it from the same address: behind a site's NAT
+/// or a load balancer one address is many people. Missing or wrong tokens get 401; once an address has
+/// sent too many of them within the window, its further failures get 429 with `Retry-After` instead.
+/// The address is the peer's, or the client's as reported by a proxy in ``TrustedProxies``. Tokens are
+/// hashed before lookup and never logged.
 public struct AuthMiddleware: RouterMiddleware {
     public typealias Context = AppRequestContext
     let storage: any ServerStorage
     let throttle: AuthThrottle
+    let proxies: TrustedProxies
 
-    public init(storage: any ServerStorage, throttle: AuthThrottle) {
+    public init(storage: any ServerStorage, throttle: AuthThrottle, proxies: TrustedProxies = TrustedProxies()) {
         self.storage = storage
         self.throttle = throttle
+        self.proxies = proxies
     }
 
     public func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
-        if let wait = throttle.retryAfter(for: context.remoteAddress) {
-            let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
-            throw Problem.tooManyAttempts(retryAfter: seconds)
-        }
         guard let header = request.headers[.authorization] else {
-            throttle.recordFailure(from: context.remoteAddress)
-            throw Problem.unauthorized("Send your access token as \"Authorization: Bearer <token>\". Ask your server's admin for one (fieldsheet-server user add).")
+            throw refusal(request, context, "Send your access token as \"Authorization: Bearer <token>\". Ask your server's admin for one (fieldsheet-server user add).")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty, parts[1].utf8.count <= 256,
               let principal = try await storage.principal(tokenHash: AccessToken.hash(String(parts[1])))
         else {
-            throttle.recordFailure(from: context.remoteAddress)
-            context.logger.info("Authentication failed", metadata: ["remote": .string(context.remoteAddress)])
-            throw Problem.unauthorized("The access token is not valid or was revoked. Ask your server's admin for a new one.")
+            throw refusal(request, context, "The access token is not valid or was revoked. Ask your server's admin for a new one.")
         }
         var context = context
         context.principal = principal
         context.logger[metadataKey: "user"] = .string(principal.userName)
         return try await next(request, context)
+    }
+
+    /// Counts a failed authentication and says why it failed: 401, or 429 once the address has failed too often.
+    private func refusal(_ request: Request, _ context: AppRequestContext, _ detail: String) -> Problem {
+        let address = proxies.clientAddress(peer: context.remoteAddress, headers: request.headers)
+        context.logger.info("Authentication failed", metadata: ["remote": .string(address)])
+        guard let wait = throttle.recordFailure(from: address) else { return Problem.unauthorized(detail) }
+        let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
+        return Problem.tooManyAttempts(retryAfter: seconds, reason: detail)
     }
 }
 

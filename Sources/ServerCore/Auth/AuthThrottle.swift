@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Slows down guessing of tokens: after `limit` failed authentications from one address within
-/// `window`, further requests from it are refused (429) until the window has passed.
+/// Counts failed authentications per address: after `limit` failures from one address within `window`,
+/// its further failures are answered 429 with the time left in the window. It never refuses a request by
+/// itself: a valid token is checked and accepted whatever the count (``AuthMiddleware``).
 public final class AuthThrottle: Sendable {
     struct Entry {
         var failures: Int
@@ -31,8 +32,10 @@ public final class AuthThrottle: Sendable {
         }
     }
 
-    /// Records a failed authentication from `address`.
-    public func recordFailure(from address: String, now: ContinuousClock.Instant = .now) {
+    /// Records a failed authentication from `address`; returns how long it should wait before trying
+    /// again when it has now failed more than `limit` times within the window, nil otherwise.
+    @discardableResult
+    public func recordFailure(from address: String, now: ContinuousClock.Instant = .now) -> Duration? {
         entries.withLock { entries in
             if entries.count > 100_000 {
                 // Forget stale entries so a flood of addresses cannot grow the table without bound.
@@ -42,6 +45,7 @@ public final class AuthThrottle: Sendable {
             if entry.windowStart.duration(to: now) >= window { entry = Entry(failures: 0, windowStart: now) }
             entry.failures += 1
             entries[address] = entry
+            return entry.failures > limit ? window - entry.windowStart.duration(to: now) : nil
         }
     }
 }

@@ -67,6 +67,11 @@ extension Problem {
         Problem(.badRequest, "bad-request", title: "Malformed request", detail: detail, field: field)
     }
 
+    /// A body that is not declared as JSON.
+    public static func unsupportedMediaType(_ detail: String) -> Problem {
+        Problem(.unsupportedMediaType, "unsupported-media-type", title: "Body is not JSON", detail: detail, field: "Content-Type")
+    }
+
     public static func validation(_ detail: String, field: String?) -> Problem {
         Problem(.unprocessableContent, "validation", title: "Invalid record", detail: detail, field: field)
     }
@@ -75,10 +80,12 @@ extension Problem {
         Problem(.contentTooLarge, slug, title: "Request too large", detail: detail, field: field)
     }
 
-    public static func tooManyAttempts(retryAfter seconds: Int) -> Problem {
+    /// A failed authentication from an address that has failed too often; `reason` says what was wrong
+    /// with this one. A valid token is never answered so.
+    public static func tooManyAttempts(retryAfter seconds: Int, reason: String) -> Problem {
         Problem(
             .tooManyRequests, "too-many-failed-authentications", title: "Too many failed authentications",
-            detail: "Too many requests with a missing or wrong token came from your address. Wait \(seconds) seconds and try again with a valid token.",
+            detail: "\(reason) Too many requests with a missing or wrong token came from your address: wait \(seconds) seconds before trying again. A valid token is accepted at any time.",
             headers: [.retryAfter: String(seconds)])
     }
 

@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
+import NIOHTTP1
 
 /// Turns every error that reaches it into an `application/problem+json` response.
 ///
@@ -16,6 +18,17 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return problem.response()
         } catch let error as HTTPError {
             return Self.problem(for: error).response()
+        } catch is NIOTooManyBytesError {
+            // A body (chunked, or longer than it said) grew past the limit while it was read.
+            return Problem.tooLarge("The request body is larger than the server accepts. Send smaller batches.").response()
+        } catch let error as HTTPParserError {
+            // The request's framing broke while its body was read (a bad chunk, a body cut short):
+            // the client's fault, and the connection cannot be trusted any further.
+            return Problem(
+                .badRequest, "malformed-http", title: "Malformed HTTP request",
+                detail: "The request body could not be read: \(Self.describe(error)). Send a complete body of the length declared in Content-Length, or well-formed chunks.",
+                headers: [.connection: "close"]
+            ).response()
         } catch let error as DecodingError {
             return Self.problem(for: error).response()
         } catch let error as StorageError where error.code == .unavailable {
@@ -36,6 +49,16 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         default:
             let status = error.status
             return Problem(status, "http-\(status.code)", title: status.reasonPhrase, detail: error.body ?? status.reasonPhrase)
+        }
+    }
+
+    static func describe(_ error: HTTPParserError) -> String {
+        switch error {
+        case .invalidEOFState: "the connection ended before the body was complete"
+        case .invalidChunkSize: "a chunk size is not a hexadecimal number"
+        case .invalidContentLength: "the Content-Length header is not valid"
+        case .unexpectedContentLength: "Content-Length and Transfer-Encoding were both sent"
+        default: error.debugDescription
         }
     }
 

@@ -1,12 +1,17 @@
 import Foundation
 import Hummingbird
+import NIOCore
+import SyncCore
 
 extension Request {
-    /// Reads the body within the size limit, checks its nesting depth, and decodes it as JSON.
+    /// Reads a JSON body within the limits (``jsonBody(limits:)``), refuses `null` where `T`'s contract
+    /// allows none (``NullableContract``), and decodes it.
     mutating func decodeJSON<T: Decodable>(_ type: T.Type, limits: ServerLimits) async throws -> T {
-        let data = try await boundedBody(limits: limits)
-        if JSONDepthLimit.depth(of: data, stoppingAfter: limits.maxJSONDepth) > limits.maxJSONDepth {
-            throw Problem(.badRequest, "too-deep", title: "JSON nested too deeply", detail: "The body nests arrays and objects deeper than \(limits.maxJSONDepth) levels; no FieldSheet request needs that.")
+        let data = try await jsonBody(limits: limits)
+        if let path = JSONNulls.firstDisallowed(in: data, allowed: (T.self as? any NullableContract.Type)?.nullablePaths ?? []) {
+            throw Problem.badRequest(
+                path.isEmpty ? "The body is null; send a JSON object." : "\(path) is null, which the API does not allow here (Schema/openapi.yaml). Leave the property out or send a value.",
+                field: path.isEmpty ? nil : path)
         }
         do {
             return try JSONDecoder().decode(T.self, from: data)
@@ -24,6 +29,31 @@ extension Request {
             return buffer.readBytes(length: buffer.readableBytes) ?? []
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw tooLarge
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
+        }
+    }
+
+    /// A body declared as JSON, read within the size limit and checked for nesting depth: 415 when it is
+    /// not declared as JSON, 413 when too large, 400 when nested too deeply.
+    mutating func jsonBody(limits: ServerLimits) async throws -> Data {
+        try requireJSONContentType()
+        let data = try await boundedBody(limits: limits)
+        if JSONDepthLimit.depth(of: data, stoppingAfter: limits.maxJSONDepth) > limits.maxJSONDepth {
+            throw Problem(.badRequest, "too-deep", title: "JSON nested too deeply", detail: "The body nests arrays and objects deeper than \(limits.maxJSONDepth) levels; no FieldSheet request needs that.")
+        }
+        return data
+    }
+
+    /// Refuses (415) a body whose Content-Type is missing or is not `application/json` (UTF-8).
+    func requireJSONContentType() throws {
+        guard let value = headers[.contentType] else {
+            throw Problem.unsupportedMediaType("The request has no Content-Type. Send the body as JSON with \"Content-Type: application/json\".")
+        }
+        let parameters = value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let charset = parameters.dropFirst().first { $0.hasPrefix("charset=") }?.dropFirst("charset=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        guard parameters.first == "application/json", charset == nil || charset == "utf-8" else {
+            throw Problem.unsupportedMediaType("The body is sent as \"\(value)\"; this API reads only JSON in UTF-8. Send it with \"Content-Type: application/json\".")
         }
     }
 
@@ -36,8 +66,15 @@ extension Request {
             return Data(buffer.readableBytesView)
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw tooLarge
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
         }
     }
+}
+
+extension PushRequest: NullableContract {
+    /// A field change's `value` is null when the field was cleared; nothing else in a push may be.
+    static var nullablePaths: [String] { ["mutations.*.changes.*.value"] }
 }
 
 extension Response {

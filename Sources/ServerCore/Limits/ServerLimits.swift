@@ -20,5 +20,19 @@ public struct ServerLimits: Sendable, Hashable {
     /// How far ahead of the server's wall clock a device clock may be before it is clamped.
     public var maxClockDriftMillis: Int64 = 5 * 60 * 1000
 
+    // Slow and idle clients (see ``ConnectionDeadlines``).
+    /// Time for a request's complete head to arrive, from the connection's start or the request's first byte.
+    public var headerTimeout: Duration = .seconds(20)
+    /// Time for a request's body to arrive once its head is in, extended by one second for every
+    /// `bodyMinBytesPerSecond` bytes received.
+    public var bodyTimeout: Duration = .seconds(20)
+    public var bodyMinBytesPerSecond = 500
+    /// Time a kept-alive connection may sit between requests.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Time a client may leave what the server sends unread (its socket full) before it is cut off.
+    public var sendTimeout: Duration = .seconds(60)
+    /// Most connections open at once; past it new connections wait in the listen backlog.
+    public var maxConnections = 1_000
+
     public init() {}
 }

@@ -7,6 +7,7 @@ public struct ServerMetrics: Sendable {
     let mutationsRejected: Counter
     let conflicts: Counter
     let clampedClocks: Counter
+    let openConnections: Gauge
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -14,6 +15,7 @@ public struct ServerMetrics: Sendable {
         mutationsRejected = registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "mutations_rejected", unitName: "total", helpText: "Mutations refused (validation, access, unknown form)."))
         conflicts = registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "conflicts", unitName: "total", helpText: "Conflict log entries written."))
         clampedClocks = registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "clamped_clocks", unitName: "total", helpText: "Push batches with a device clock too far ahead."))
+        openConnections = registry.makeGauge(descriptor: .init(namespace: "fieldsheet", metricName: "http_connections", unitName: "open", helpText: "HTTP connections open now."))
     }
 
     static let latencyBuckets: [Duration] = [
@@ -38,6 +40,16 @@ public struct ServerMetrics: Sendable {
     }
 
     func recordClampedClock() { clampedClocks.increment() }
+
+    func recordOpenConnections(_ count: Int) { openConnections.set(Double(count)) }
+
+    /// Counts a connection closed for sending too slowly or idling too long (`timeout`: header, body or idle).
+    func recordSlowConnectionClosed(_ timeout: String) {
+        registry.makeCounter(
+            descriptor: .init(namespace: "fieldsheet", metricName: "http_connections_timed_out", unitName: "total", helpText: "HTTP connections closed by a header, body or idle timeout."),
+            labels: [("timeout", timeout)]
+        ).increment()
+    }
 
     /// The registry in Prometheus text format.
     public func exposition() -> [UInt8] { registry.emitToBuffer() }

@@ -43,10 +43,7 @@ struct FormsController {
             throw Problem.forbidden("Only a project admin may publish forms; your role is \(membership.role.rawValue).")
         }
         var request = request
-        let data = try await request.boundedBody(limits: services.limits)
-        if JSONDepthLimit.depth(of: data, stoppingAfter: services.limits.maxJSONDepth) > services.limits.maxJSONDepth {
-            throw Problem(.badRequest, "too-deep", title: "JSON nested too deeply", detail: "The form nests deeper than \(services.limits.maxJSONDepth) levels.")
-        }
+        let data = try await request.jsonBody(limits: services.limits)
         let publisher = FormPublisher(storage: services.storage)
         do {
             let result = try await publisher.publish(data, file: "request body", projectId: membership.projectId)

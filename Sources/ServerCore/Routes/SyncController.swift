@@ -21,6 +21,7 @@ struct SyncController {
         var request = request
         // The body is read once, by the byte-level reader: no Codable model of the request is built, and each
         // mutation's digest is taken from the bytes the device sent.
+        try request.requireJSONContentType()
         let bytes = try await request.boundedBodyBytes(limits: services.limits)
         let body: ReadPushRequest
         do {
@@ -76,13 +77,9 @@ struct SyncController {
 
     /// Refuses batches that are too big or name ids no device would send.
     func check(_ body: ReadPushRequest) throws {
-        guard !body.clientId.isEmpty, body.clientId.count <= 128 else {
-            throw Problem.badRequest("clientId must be 1 to 128 characters.", field: "clientId")
-        }
+        if let problem = Identifier.problem(body.clientId, field: "clientId") { throw problem }
         for (index, mutation) in body.mutations.enumerated() {
-            guard !mutation.mutationId.isEmpty, mutation.mutationId.count <= 128 else {
-                throw Problem.badRequest("mutationId must be 1 to 128 characters.", field: "mutations[\(index)].mutationId")
-            }
+            if let problem = Identifier.problem(mutation.mutationId, field: "mutations[\(index)].mutationId") { throw problem }
             guard mutation.changes.count <= 10_000 else {
                 throw Problem.tooLarge("A mutation may change at most 10000 fields.", field: "mutations[\(index)].changes")
             }

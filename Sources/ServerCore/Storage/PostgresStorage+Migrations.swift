@@ -9,8 +9,10 @@ extension PostgresStorage {
     /// Applies the migrations of ``PostgresSchema`` that the database lacks, once, even when several
     /// instances start at the same moment: all of it runs in one transaction that first takes a
     /// transaction-scoped advisory lock, so a second instance waits, then finds every version recorded in
-    /// `schema_migrations` and applies nothing. A failed migration rolls back whole.
+    /// `schema_migrations` and applies nothing. A failed migration rolls back whole. A database that records
+    /// a version this server does not know (migrated by a newer one) is refused and left as it was.
     public func migrate() async throws {
+        let location = "The PostgreSQL database \(configuration.redactedURL)"
         try await transaction { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: .quiet).collect()
             try await connection.query("""
@@ -19,6 +21,12 @@ extension PostgresStorage {
             var applied = Set<Int>()
             for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: .quiet).decode(Int.self) {
                 applied.insert(version)
+            }
+            let known = Set(PostgresSchema.migrations.map(\.0))
+            let unknown = applied.subtracting(known)
+            guard unknown.isEmpty else {
+                // Thrown inside the transaction, which rolls back: the database is left as it was.
+                throw StorageError.newerSchema(location, unknown: unknown.sorted().map(String.init), known: known.sorted().map(String.init))
             }
             for (version, sql) in PostgresSchema.migrations where !applied.contains(version) {
                 for statement in Self.statements(sql) {

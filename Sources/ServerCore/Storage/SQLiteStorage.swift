@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import GRDB
 
 /// ``ServerStorage`` on an embedded SQLite database (GRDB, WAL, `synchronous=FULL`).
@@ -8,16 +11,46 @@ import GRDB
 public struct SQLiteStorage: ServerStorage {
     let pool: DatabasePool
 
-    /// Opens (creating when needed) `fieldsheet.sqlite` in `directory`.
+    /// Opens (creating when needed) `fieldsheet.sqlite` in `directory`. What it creates only its owner may
+    /// read: the directory 0700, the database 0600 (SQLite gives its `-wal` and `-shm` files the
+    /// database's mode). An existing directory or database keeps the mode the operator gave it.
     public init(directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = (directory as NSString).appendingPathComponent("fieldsheet.sqlite")
+        try Self.createPrivately(directory: directory, database: path)
+        // Before the pool opens: opening one writes to the file (GRDB makes sure the WAL exists).
+        try Self.refuseNewerSchema(path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             // Acknowledge only what survives a power cut.
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        pool = try DatabasePool(path: (directory as NSString).appendingPathComponent("fieldsheet.sqlite"), configuration: configuration)
+        pool = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    /// Creates `directory` (mode 0700) and an empty `database` file (mode 0600) when they do not exist.
+    static func createPrivately(directory: String, database: String) throws {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        let hint = "Pass --data DIR (or set FIELDSHEET_DATA) to a directory the server's user may write, or create it for that user."
+        if !manager.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            do {
+                try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw ServerConfigurationError("Cannot create the data directory \(directory): \((error as NSError).localizedDescription) \(hint)")
+            }
+            guard chmod(directory, 0o700) == 0 else {
+                throw ServerConfigurationError("Cannot make the data directory \(directory) private: \(String(cString: strerror(errno))).")
+            }
+        } else if !isDirectory.boolValue {
+            throw ServerConfigurationError("The data directory \(directory) is a file. \(hint)")
+        }
+        let descriptor = open(database, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            close(descriptor)
+        } else if errno != EEXIST {
+            throw ServerConfigurationError("Cannot create the database \(database): \(String(cString: strerror(errno))). \(hint)")
+        }
     }
 
     static var migrator: DatabaseMigrator {
@@ -31,8 +64,29 @@ public struct SQLiteStorage: ServerStorage {
         return migrator
     }
 
+    /// Applies the migrations the database lacks; refuses (``StorageError/newerSchema(_:unknown:known:)``),
+    /// changing nothing, a database that records a migration this server does not know.
     public func migrate() async throws {
-        try Self.migrator.migrate(pool)
+        let migrator = Self.migrator
+        try Self.refuseNewerSchema(applied: try await pool.read { db in try migrator.appliedIdentifiers(db) }, path: pool.path)
+        try migrator.migrate(pool)
+    }
+
+    /// Reads the applied migrations of the database at `path` through a read-only connection, which
+    /// leaves the file as it is, and refuses a database that records one this server does not know.
+    static func refuseNewerSchema(_ path: String) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        try refuseNewerSchema(applied: try queue.read { db in try migrator.appliedIdentifiers(db) }, path: path)
+    }
+
+    static func refuseNewerSchema(applied: Set<String>, path: String) throws {
+        let unknown = applied.subtracting(migrator.migrations)
+        guard unknown.isEmpty else {
+            throw StorageError.newerSchema("The database \(path)", unknown: unknown.sorted(), known: migrator.migrations)
+        }
     }
 
     public func ping() async throws {

@@ -68,6 +68,8 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         case versionTaken
         /// The database cannot be reached or did not answer in time; nothing was written. Retry later.
         case unavailable
+        /// The database was migrated by a newer fieldsheet-server; it was left untouched.
+        case newerSchema
     }
 
     public var code: Code
@@ -82,6 +84,15 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
     /// idempotent, as a push retried by mutation id is).
     public static func unavailable(_ detail: String = "The database cannot be reached.") -> StorageError {
         StorageError(.unavailable, detail)
+    }
+
+    /// The refusal to open a database that records schema versions this server does not know.
+    public static func newerSchema(_ where: String, unknown: [String], known: [String]) -> StorageError {
+        StorageError(.newerSchema, """
+            \(`where`) was migrated by a newer fieldsheet-server: it records schema \(unknown.count == 1 ? "version" : "versions") \
+            \(unknown.joined(separator: ", ")), which this one (knowing \(known.joined(separator: ", "))) does not understand. \
+            Nothing was changed. Upgrade fieldsheet-server to the version that wrote it, or newer, and start it again.
+            """)
     }
 
     public static func == (lhs: StorageError, rhs: StorageError) -> Bool { lhs.code == rhs.code }

@@ -25,7 +25,7 @@ public struct ReadPushRequest: Sendable {
                 do { clientId = try reader.readString() } catch var error as JSONReadError { error.path = "clientId"; throw error }
             case "clock":
                 do {
-                    clock = try reader.readNull() ? nil : HybridTimestamp(rawValue: try reader.readInt64())
+                    clock = HybridTimestamp(rawValue: try reader.readInt64())
                 } catch var error as JSONReadError { error.path = "clock"; throw error }
             case "mutations":
                 try reader.beginArray()

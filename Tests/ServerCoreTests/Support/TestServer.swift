@@ -16,10 +16,12 @@ struct TestServer: Sendable {
     let app: FieldSheetApplication
 
     /// Runs `body` with a new server on `backend` and removes its data afterwards.
-    static func with<T: Sendable>(_ backend: Backend, limits: ServerLimits = ServerLimits(), _ body: (TestServer) async throws -> T) async throws -> T {
+    static func with<T: Sendable>(
+        _ backend: Backend, limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies(), _ body: (TestServer) async throws -> T
+    ) async throws -> T {
         try await withStorage(backend) { handle in
             try await handle.withRunning { storage in
-                try await body(TestServer(backend: backend, location: handle.location, storage: storage, limits: limits))
+                try await body(TestServer(backend: backend, location: handle.location, storage: storage, limits: limits, trustedProxies: trustedProxies))
             }
         }
     }
@@ -46,11 +48,11 @@ struct TestServer: Sendable {
     }
 
     /// Another application (server instance) on the same storage.
-    init(backend: Backend, location: StorageLocation, storage: any ServerStorage, limits: ServerLimits = ServerLimits()) {
+    init(backend: Backend, location: StorageLocation, storage: any ServerStorage, limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies()) {
         self.backend = backend
         self.location = location
         self.storage = storage
-        self.services = ServerServices(storage: storage, limits: limits)
+        self.services = ServerServices(storage: storage, limits: limits, trustedProxies: trustedProxies)
         self.app = buildApplication(ServerConfiguration(host: "127.0.0.1", port: 0, limits: limits), services: services, logger: Self.quietLogger)
     }
 

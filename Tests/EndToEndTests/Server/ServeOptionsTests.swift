@@ -1,0 +1,40 @@
+import FieldSheetTesting
+import Foundation
+import Testing
+
+/// `serve`'s network options on the real binary: refused when they make no sense, honoured when they do.
+struct ServeOptionsTests {
+    @Test(arguments: [
+        (["--trusted-proxy", "10.0.0.0/33"], "prefix length"),
+        (["--trusted-proxy", "proxy.example.org"], "not an IP address or CIDR block"),
+        (["--header-timeout", "0"], "--header-timeout"),
+        (["--idle-timeout", "-5"], "--idle-timeout"),
+        (["--max-connections", "0"], "--max-connections"),
+    ])
+    func nonsensicalOptionsAreRefusedBeforeStarting(options: [String], message: String) throws {
+        let data = TemporaryDirectory("serve-options")
+        let result = try Subprocess.run(
+            PackagePaths.debugProduct("fieldsheet-server"), ["serve", "--data", data.file("data"), "--port", "0"] + options, timeout: 30)
+        #expect(result.status == 64, "\(result.output)")
+        #expect(result.stderr.contains(message), "\(result.output)")
+    }
+
+    @Test func behindANamedProxyWrongTokensCountPerClientAndAValidTokenAlwaysPasses() throws {
+        let server = ServerProcess()
+        try server.createProject("alpha")
+        let token = try server.addUser("ana", project: "alpha")
+        try server.start(options: ["--trusted-proxy", "127.0.0.1", "--trusted-proxy", "10.0.0.0/8"])
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        func status(token: String, forwardedFor: String) -> Int? {
+            connection.clearReceived()
+            connection.send("GET /v1/projects/alpha/forms HTTP/1.1\r\nHost: fieldsheet\r\nAuthorization: Bearer \(token)\r\nX-Forwarded-For: \(forwardedFor)\r\n\r\n")
+            return connection.readResponse(timeout: 10)?.status
+        }
+        let wrong = (0..<21).map { _ in status(token: "fst_revoked", forwardedFor: "203.0.113.5, 10.1.2.3") }
+        #expect(wrong.prefix(20).allSatisfy { $0 == 401 })
+        #expect(wrong.last == 429)
+        #expect(status(token: "fst_revoked", forwardedFor: "203.0.113.6") == 401, "another client behind the same proxy")
+        #expect(status(token: token, forwardedFor: "203.0.113.5") == 200, "a valid token from the throttled client")
+    }
+}
