@@ -48,7 +48,8 @@ final class TmuxSession {
 
     /// Clicks the first occurrence of `text` (its first cell, or `offset` cells in).
     func click(on text: String, offset: Int = 0) throws {
-        let found = try #require(try position(of: text), "\"\(text)\" is not on the screen:\n\(try screen())")
+        let shown = try screen()
+        let found = try #require(try position(of: text), "\"\(text)\" is not on the screen:\n\(shown)")
         try click(column: found.column + offset, row: found.row)
     }
 
@@ -78,9 +79,10 @@ final class TmuxSession {
     }
 
     /// A device home with the sample forms imported, and the app started on it at `columns`×`rows`;
-    /// returns the home. The shell prints `EXIT status` when the app ends.
+    /// returns the home. The shell prints `EXIT status` when the app ends. Without motion by default, so
+    /// a screen read back is never a frame of a transition.
     @discardableResult
-    func startApp(columns: Int, rows: Int, home: TemporaryDirectory = TemporaryDirectory(), environment: String = "") throws -> TemporaryDirectory {
+    func startApp(columns: Int, rows: Int, home: TemporaryDirectory = TemporaryDirectory(), environment: String = "FIELDSHEET_REDUCE_MOTION=1") throws -> TemporaryDirectory {
         let fieldsheet = PackagePaths.debugProduct("fieldsheet")
         let imported = try Subprocess.run(fieldsheet, ["--home", home.path, "forms", "import"] + ["add-note", "filter-jobs", "follow-up-job", "site-inspection"].map { PackagePaths.file("Schema/forms/\($0).json") })
         #expect(imported.status == 0, "\(imported.output)")
