@@ -60,14 +60,18 @@ extension AppModel {
     func openNewPopover() async {
         let forms = (try? await store.forms()) ?? []
         let definition = BuiltInSheets.new(forms: forms.map { ($0.id, $0.title) })
-        present(.utility(SheetState(form: definition, answers: [:])), id: BuiltInSheets.newID)
+        var sheet = SheetState(form: definition, answers: [:])
+        sheet.keyHints = "Digit or ↑↓ Enter starts · Esc closes · F1 keys"
+        present(.utility(sheet), id: BuiltInSheets.newID)
     }
 
     func openFilterPopover() {
         let all = RecordListItem.State.allCases
         let shown = all.filter { home.shownStates.isEmpty || home.shownStates.contains($0) }.map(Self.name(of:))
         filterBeforeOpening = home.shownStates
-        present(.utility(SheetState(form: BuiltInSheets.filter, answers: ["show": .choices(shown)])), id: BuiltInSheets.filterID)
+        var sheet = SheetState(form: BuiltInSheets.filter, answers: ["show": .choices(shown)])
+        sheet.keyHints = "Applies at once · Esc keeps · Cancel undoes"
+        present(.utility(sheet), id: BuiltInSheets.filterID)
     }
 
     static func name(of state: RecordListItem.State) -> String {

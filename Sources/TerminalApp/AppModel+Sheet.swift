@@ -26,6 +26,11 @@ extension AppModel {
             // Enter on the highlighted form starts it.
             intents = [.complete]
         } else {
+            var event = event
+            if sheet.form.id == BuiltInSheets.newID, sheet.focus == .field("form") {
+                // In the chooser ↑↓ move through the forms (Tab still moves to the buttons).
+                if event == .down { event = .right } else if event == .up { event = .left }
+            }
             intents = sheet.handle(event)
             if sheet.form.id == BuiltInSheets.newID, !Self.picks(event) {
                 // Arrows and Space move through the forms; a digit, a click or Enter starts one.
@@ -88,7 +93,7 @@ extension AppModel {
                     case .complete:
                         switch try await session.complete() {
                         case .submitted:
-                            return await close(sheet, notice: "Submitted · queued for sync.", outcome: .submitted)
+                            return await close(sheet, notice: "Submitted · queued for sync.", outcome: .submitted, record: session.recordID)
                         case .invalid(let report):
                             sheet.show(report)
                             let count = Set(report.issues.map(\.fieldID)).count
@@ -97,24 +102,24 @@ extension AppModel {
                     case .cancel:
                         switch try await session.cancel() {
                         case .closed:
-                            return await close(sheet, notice: session.mode == .newRecord ? "Nothing typed, nothing kept." : "Nothing to discard.", outcome: .discarded)
+                            return await close(sheet, notice: session.mode == .newRecord ? "Nothing typed, nothing kept." : "Nothing to discard.", outcome: .discarded, record: session.recordID)
                         case .needsConfirmation(let confirmation):
                             sheet.ask(confirmation)
                         }
                     case .confirm(let choice):
                         switch try await session.resolve(choice) {
                         case .discard?:
-                            return await close(sheet, notice: session.mode == .newRecord ? "New record discarded." : "Changes discarded.", outcome: .discarded)
+                            return await close(sheet, notice: session.mode == .newRecord ? "New record discarded." : "Changes discarded.", outcome: .discarded, record: session.recordID)
                         case nil:
                             sheet.dismissConfirmation()
                         default:
-                            return await close(sheet, notice: "Draft saved.", outcome: .kept)
+                            return await close(sheet, notice: "Draft saved.", outcome: .kept, record: session.recordID)
                         }
                     case .dismiss(let trigger):
                         let typed = await session.changes.hasUserContent
                         let kept = session.mode != .newRecord || typed
                         try await session.dismiss(reason: trigger)
-                        step = await close(sheet, notice: kept ? "Draft saved." : "Nothing typed, nothing kept.", outcome: kept ? .kept : .discarded)
+                        step = await close(sheet, notice: kept ? "Draft saved." : "Nothing typed, nothing kept.", outcome: kept ? .kept : .discarded, record: session.recordID)
                         if trigger == .interrupt { return .exit(130) }
                         return step
                     }
@@ -188,12 +193,14 @@ extension AppModel {
     }
 
     /// Closes the record's sheet, refreshes the list and shows a short notice; the app syncs soon after.
-    func close(_ sheet: SheetState, notice: String, outcome: FillOutcomeCode) async -> AppStep {
+    func close(_ sheet: SheetState, notice: String, outcome: FillOutcomeCode, record: UUID) async -> AppStep {
         stack.dismissTop(.escape)
         presented = nil
         closing = sheet
         dismissals += 1
         await reload()
+        // The record just closed is the one selected, when it is still listed.
+        if let index = home.visibleRecords.firstIndex(where: { $0.id == record.uuidString.lowercased() }) { home.selection = index }
         say(notice)
         localChangeClosed()
         return singleSheet ? .exit(outcome.rawValue) : .redraw

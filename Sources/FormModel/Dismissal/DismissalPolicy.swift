@@ -17,7 +17,7 @@ public struct DiscardConfirmation: Sendable, Hashable {
         title = "Discard changes to \(formTitle)?"
         let noun = changedFields == 1 ? "1 field" : "\(changedFields) fields"
         message = isNewRecord
-            ? "You filled in \(noun) of this new record. Discarding removes this new record."
+            ? "You filled in \(noun). Discarding removes this new record."
             : "You changed \(noun) since opening this sheet. Discarding returns the record to how it was when you opened it."
         choices = [.discardChanges, .saveDraft, .keepEditing]
     }

@@ -38,6 +38,8 @@ public struct SheetState: Sendable {
     public private(set) var confirmationSelection = 0
     /// A short notice ("Draft saved").
     public var notice: String?
+    /// Key hints of the sheet's own, replacing the usual ones (for an app's chooser or filter).
+    public var keyHints: String?
     /// The step whose problems Next has just shown: pressing Next again there moves on anyway.
     public private(set) var checkedStep: Int?
 

@@ -75,7 +75,7 @@ public struct SheetView: Sendable {
         let hintRow = rect.maxY - 2
         drawFields(from: row + 1, to: hintRow - 1, left: left, width: inner, on: &screen)
         let notice = state.notice.map { "\($0) · " } ?? ""
-        let full = "Tab next · Enter advance · Esc save & close · F1 keys"
+        let full = state.keyHints ?? "Tab next · Enter advance · Esc save & close · F1 keys"
         let hints = notice.count + full.count <= inner ? full : notice.count + 26 <= inner ? "Esc save & close · F1 keys" : "F1 keys"
         screen.write(notice + hints, column: left, row: hintRow, style: .reverse, limit: inner)
         if let confirmation = state.confirmation {
