@@ -198,7 +198,8 @@ public actor AppModel {
             home.notice = nil
             self.noticeExpires = nil
         }
-        home.status = statusText(now: now)
+        // While a sync runs the status line shows its progress.
+        if !syncing { home.status = statusText(now: now) }
         return home != before
     }
 

@@ -44,8 +44,7 @@ struct TerminalAppDefectTests {
         try tmux.waitFor("[Depot A")
         try tmux.keys("BTab", "Enter")
         let sheet = try tmux.waitFor("Discard Changes")
-        let words = sheet.replacingOccurrences(of: "│", with: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(words.contains("Discarding removes this new"), "the message says what discarding does to a new record:\n\(sheet)")
+        #expect(sheet.contains("removes this new record."), "the message says what discarding does to a new record:\n\(sheet)")
         try tmux.keys("Enter")
         try tmux.waitFor("the action sheet gone, the sheet still open") { !$0.contains("Discard Changes") && $0.contains("[Depot A") }
         try tmux.keys("Enter")

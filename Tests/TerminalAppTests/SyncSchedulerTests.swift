@@ -4,8 +4,9 @@ import Testing
 
 /// When the app syncs by itself: at start, on request, retrying with backoff, requests folded together.
 struct SyncSchedulerTests {
-    /// Polls an actor's state with a deadline.
-    func eventually(timeout: Double = 10, _ condition: () async -> Bool) async -> Bool {
+    /// Polls with a deadline; a long one, because tests that block their thread (tmux, subprocesses) can
+    /// hold the few cooperative threads of a 2-core machine for a while.
+    func eventually(timeout: Double = 90, _ condition: () async -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if await condition() { return true }

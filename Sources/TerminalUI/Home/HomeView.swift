@@ -69,7 +69,9 @@ public enum HomeView {
                 screen.write("Select a record to see it here.", column: detail.x + 2, row: detail.y + 3, limit: detail.width - 4)
             }
         }
-        screen.write(" " + state.statusLine, column: 0, row: layout.statusLine.y, limit: layout.size.columns)
+        let status = " " + state.statusLine
+        let columns = layout.size.columns
+        screen.write(status.count <= columns ? status : String(status.prefix(max(0, columns - 1))) + "…", column: 0, row: layout.statusLine.y, limit: columns)
         let hints = state.isEditingSearch
             ? KeyHints.line(["type to search", "Enter keep", "Esc clear"], always: [], width: layout.size.columns)
             : KeyHints.line(width: layout.size.columns)
