@@ -33,7 +33,8 @@ extension AppModel {
             home.moveSelection(by: 0)
             waitingRecords = waiting
             conflictedRecords = conflicted
-            if home.search != nil { await applySearch() }
+            if home.search != nil { applySearch() }
+            indexForSearch()
             home.status = statusText()
         } catch {
             home.status = "Cannot read the records: \(error)"
@@ -158,7 +159,7 @@ extension AppModel {
         }
         home.search = text
         home.selection = 0
-        await applySearch()
+        applySearch()
         return .redraw
     }
 
@@ -169,39 +170,17 @@ extension AppModel {
         home.moveSelection(by: 0)
     }
 
-    /// Narrows the list to records whose form title or any value contains the search text (any case).
-    func applySearch() async {
+    /// Narrows the list to records whose form title or any value contains the search text (any case),
+    /// among the records indexed so far (the index fills in the background; results grow as it does).
+    func applySearch() {
         guard let search = home.search, !search.isEmpty else {
             home.searchMatches = nil
             return
         }
-        await updateSearchIndex()
-        let needle = search.lowercased()
+        let needle = Array(search.lowercased().utf8)
         var matches = Set<String>()
-        for (id, entry) in searchIndex where entry.text.contains(needle) { matches.insert(id) }
+        for (id, entry) in searchIndex where SearchText.contains(entry.text, needle) { matches.insert(id) }
         home.searchMatches = matches
         home.moveSelection(by: 0)
-    }
-
-    /// Reads the values of records the index does not hold as they are now (all of them the first time, in one read).
-    func updateSearchIndex() async {
-        var stale: [UUID] = []
-        for (key, summary) in summaries where searchIndex[key]?.updatedAt != summary.updatedAt { stale.append(summary.id) }
-        if searchIndex.count > summaries.count { searchIndex = searchIndex.filter { summaries[$0.key] != nil } }
-        guard !stale.isEmpty, let records = try? await store.records(stale) else { return }
-        var forms: [String: FormDefinition] = [:]
-        for record in records {
-            let key = record.id.uuidString.lowercased()
-            let formKey = "\(record.formID) \(record.formVersion)"
-            if forms[formKey] == nil { forms[formKey] = try? await store.form(id: record.formID, version: record.formVersion) }
-            var text = summaries[key]?.formTitle ?? record.formID
-            if let form = forms[formKey] {
-                for field in form.allFields {
-                    guard let value = record.answers[field.id] else { continue }
-                    text += "\n" + value.display(for: field)
-                }
-            }
-            searchIndex[key] = (record.updatedAt, text.lowercased())
-        }
     }
 }

@@ -66,7 +66,9 @@ public actor AppModel {
     /// The list's summaries by id, headlines already read (by when the record last changed), and the search index.
     var summaries: [String: RecordListSummary] = [:]
     var headlines: [String: (updatedAt: Date, text: String)] = [:]
-    var searchIndex: [String: (updatedAt: Date, text: String)] = [:]
+    var searchIndex: [String: (updatedAt: Date, text: [UInt8])] = [:]
+    /// Reads values into the search index in the background.
+    var indexing: Task<Void, Never>?
     /// Whose details the detail pane shows, and as of when.
     var detailsShown: (id: String, updatedAt: Date)?
     /// Counts presentations, so the runner knows when a new sheet should play its transition.

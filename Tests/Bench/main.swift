@@ -199,16 +199,18 @@ do {
         filtering.append(await keystroke(.escape))
     }
     report("keystroke to screen, filtering \(count) records (f, toggle, toggle, Esc)", filtering, target: "p99 <= 16 ms")
-    // The first search reads every record's values once; the keystrokes after it are measured.
-    let first = await keystroke(.character("/"))
-    let indexing = await keystroke(.character("d"))
+    // The search index is read in the background after the list loads; how long that takes, then keystrokes.
+    let indexStart = nanos()
+    await model.waitForSearchIndex()
+    let indexing = nanos() - indexStart
+    _ = await keystroke(.character("/"))
     var searching: [UInt64] = []
     for round in 0..<50 {
-        for character in "raft \(round)" { searching.append(await keystroke(.character(character))) }
-        for _ in 0..<"raft \(round)".count { searching.append(await keystroke(.backspace)) }
+        for character in "draft \(round)" { searching.append(await keystroke(.character(character))) }
+        for _ in 0..<"draft \(round)".count { searching.append(await keystroke(.backspace)) }
     }
     _ = await keystroke(.escape)
-    print("first search keystroke (reads the values of all \(count) records once): \(milliseconds(first + indexing))")
+    print("search index of \(count) records' values, read in the background after opening: \(milliseconds(indexing)) still to wait after the figures above")
     report("keystroke to screen, searching \(count) records' values", searching, target: "p99 <= 16 ms")
     print("load during the home-screen figures: \((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "unknown") (1, 5, 15 min)")
 }

@@ -37,6 +37,7 @@ struct AppHomeListTests {
     }
 
     @Test func slashSearchesValuesAndEscClears() async throws {
+        await model.waitForSearchIndex()
         _ = await model.handle(.character("/"))
         for character in "PUMP" { _ = await model.handle(.character(character)) }
         #expect(await model.home.visibleRecords.map(\.headline) == ["Pump house"])
@@ -76,7 +77,7 @@ struct AppHomeListTests {
         #expect(try await store.records().count == 3, "nothing typed, nothing kept")
     }
 
-    @Test func notICesExpire() async throws {
+    @Test func noticesExpire() async throws {
         _ = await model.handle(.character("s"))
         #expect(await model.home.notice?.hasPrefix("Not logged in") == true)
         #expect(await model.tick(now: Date().addingTimeInterval(AppModel.noticeLifetime + 1)))
