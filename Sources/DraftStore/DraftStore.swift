@@ -117,7 +117,14 @@ public struct DraftStore: Sendable {
                 """)
             var recovered: [RecoveredPresentation] = []
             for row in rows where !ProcessIdentity.isAlive(row["owner"]) {
-                try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [row["id"] as String])
+                let presentation: String = row["id"]
+                let record: String = row["record_id"]
+                if try isUntouchedNewRecord(db, presentation: presentation, record: record) {
+                    // Nothing typed, nothing kept: no empty draft is left behind.
+                    _ = try revertPresentation(db, presentation, record: record)
+                    continue
+                }
+                try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
                 recovered.append(RecoveredPresentation(
                     recordID: UUID(uuidString: row["record_id"]) ?? UUID(),
                     formID: row["form_id"],
@@ -125,6 +132,15 @@ public struct DraftStore: Sendable {
             }
             return recovered
         }
+    }
+
+    /// A presentation of a brand-new record, never sent to the server, in which no field was edited.
+    static func isUntouchedNewRecord(_ db: Database, presentation: String, record: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT p.kind = 'new' AND r.server_revision = 0
+                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.presentation_id = p.id AND o.kind = 'set')
+            FROM presentations p JOIN records r ON r.id = p.record_id WHERE p.id = ? AND r.id = ?
+            """, arguments: [presentation, record]) ?? false
     }
 
     /// Runs SQLite's own check of the file; "ok" when it is sound.

@@ -63,12 +63,18 @@ extension FormSession {
 
     /// Every way out but the completion button and a confirmed discard — Esc, a click outside, another
     /// popover, Ctrl-C, SIGTERM, SIGHUP, end of input, or Save Draft (`.cancel`): keeps everything; the
-    /// record stays a draft (or keeps its edits), ready to resume. The presentation ends.
+    /// record stays a draft (or keeps its edits), ready to resume. The presentation ends. A brand-new
+    /// record in which nothing was typed is removed instead: there is nothing to keep.
     /// - Throws: `invalidDismissal` for `.complete` (use `complete()`).
     public func dismiss(reason: DismissalTrigger) async throws {
         try requireOpen()
         if reason == .complete {
             throw DraftStoreError(.invalidDismissal, "Completing a form is not a dismissal; call complete(), which validates the form first.")
+        }
+        // Nothing typed, nothing kept: a brand-new record that was never typed into leaves no empty draft.
+        if mode == .newRecord, !changes.hasUserContent {
+            _ = try await revert()
+            return
         }
         // DismissalPolicy keeps everything for every trigger but completion and cancel; Cancel reaching
         // here is the confirmation's Save Draft, which keeps everything too.

@@ -79,7 +79,7 @@ public actor FormSession {
 
     /// What this presentation changed compared with when it opened.
     public var changes: PresentationChanges {
-        PresentationChanges(formTitle: form.title, opened: openedAnswers, current: answers)
+        PresentationChanges(formTitle: form.title, opened: openedAnswers, current: answers, isNewRecord: mode == .newRecord)
     }
 
     // MARK: - Editing

@@ -5,26 +5,34 @@ import TerminalUI
 
 extension AppModel {
     func handleHome(_ event: InputEvent) async -> AppStep {
+        if home.isEditingSearch { return await handleSearch(event) }
         switch event {
         case .character("q"), .character("Q"): return .exit(0)
         case .control("c"): return .exit(130)
+        case .character("?"), .function(1): help = .home
         case .up, .character("k"): home.moveSelection(by: -1)
         case .down, .character("j"): home.moveSelection(by: 1)
+        case .pageUp: home.moveSelection(by: -max(1, HomeLayout(size: size).listPane.height - 5))
+        case .pageDown: home.moveSelection(by: max(1, HomeLayout(size: size).listPane.height - 5))
+        case .home: home.selection = 0
+        case .end: home.moveSelection(by: home.visibleRecords.count)
+        case .character("/"): startSearch()
+        case .escape where home.search != nil: clearSearch()
         case .character("n"), .character("N"): await openNewPopover()
         case .character("f"), .character("F"): openFilterPopover()
         case .character("s"), .character("S"):
             guard syncEngine != nil else {
-                home.status = "Not logged in: run `fieldsheet login URL --project P` first, then press s to sync."
+                say("Not logged in: run `fieldsheet login URL --project P` first, then press s to sync.")
                 return .redraw
             }
             return .sync
         case .character("c"), .character("C"): await openConflicts()
         case .enter: await openSelected()
         case .character("d"), .character("D"):
-            if let index = selectedIndex, home.visibleRecords[home.selection].state == .draft {
-                pendingDelete = (recordIDs[index], 1)
+            if let id = selectedID, home.selected?.state == .draft {
+                pendingDelete = (id, 1)
             } else {
-                home.status = "Only drafts can be deleted."
+                say(home.selected == nil ? "No record is selected." : "Only drafts can be deleted.")
             }
         case .mouse(let mouse) where mouse.action == .press:
             let layout = HomeLayout(size: size)
@@ -33,32 +41,46 @@ extension AppModel {
             } else if layout.filterControl.contains(column: mouse.column, row: mouse.row) {
                 openFilterPopover()
             } else if layout.listPane.contains(column: mouse.column, row: mouse.row), mouse.row >= layout.listPane.y + 3 {
-                let row = mouse.row - (layout.listPane.y + 3)
+                let row = HomeView.window(home, layout: layout).lowerBound + mouse.row - (layout.listPane.y + 3)
                 if row < home.visibleRecords.count { home.selection = row }
             }
+        case .mouse(let mouse) where mouse.action == .scrollUp || mouse.action == .scrollDown:
+            home.moveSelection(by: mouse.action == .scrollUp ? -3 : 3)
         default:
             break
         }
         return .redraw
     }
 
-    /// The index into `recordIDs` of the selected list item.
-    var selectedIndex: Int? {
-        guard let item = home.selected else { return nil }
-        return home.records.firstIndex { $0.id == item.id }
+    /// The selected record's id.
+    var selectedID: UUID? {
+        home.selected.flatMap { UUID(uuidString: $0.id) }
     }
 
     func openNewPopover() async {
         let forms = (try? await store.forms()) ?? []
         let definition = BuiltInSheets.new(forms: forms.map { ($0.id, $0.title) })
-        present(.utility(SheetState(form: definition, answers: [:])), id: BuiltInSheets.newID)
+        var sheet = SheetState(form: definition, answers: [:])
+        sheet.keyHints = "Digit or ↑↓ Enter starts · Esc closes · F1 keys"
+        present(.utility(sheet), id: BuiltInSheets.newID)
     }
 
     func openFilterPopover() {
-        let shown = home.shownStates.isEmpty
-            ? ["draft", "queued", "submitted", "conflict"]
-            : ["draft", "queued", "submitted", "conflict"].filter { home.shownStates.contains(Self.state(named: $0)) }
-        present(.utility(SheetState(form: BuiltInSheets.filter, answers: ["show": .choices(shown)])), id: BuiltInSheets.filterID)
+        let all = RecordListItem.State.allCases
+        let shown = all.filter { home.shownStates.isEmpty || home.shownStates.contains($0) }.map(Self.name(of:))
+        filterBeforeOpening = home.shownStates
+        var sheet = SheetState(form: BuiltInSheets.filter, answers: ["show": .choices(shown)])
+        sheet.keyHints = "Applies at once · Esc keeps · Cancel undoes"
+        present(.utility(sheet), id: BuiltInSheets.filterID)
+    }
+
+    static func name(of state: RecordListItem.State) -> String {
+        switch state {
+        case .draft: return "draft"
+        case .queued: return "queued"
+        case .conflict: return "conflict"
+        case .submitted: return "submitted"
+        }
     }
 
     static func state(named name: String) -> RecordListItem.State {
@@ -72,14 +94,13 @@ extension AppModel {
 
     /// Resumes the selected draft, or opens the selected submission for editing when its form allows.
     func openSelected() async {
-        guard let index = selectedIndex else { return }
-        let id = recordIDs[index]
+        guard let id = selectedID else { return }
         do {
             let record = try await store.record(id)
             let session = record?.state == .draft ? try await store.resumeDraft(id) : try await store.editSubmitted(id)
             open(session)
         } catch {
-            home.status = "\(error)"
+            say("\(error)")
         }
     }
 
@@ -109,9 +130,12 @@ extension AppModel {
     func present(_ item: Presented, id: String) {
         let presentation = ResolvedPresentation(form: item.sheet.form, sizeClass: SizeClass.forTerminal(columns: size.columns))
         // Whatever the stack closed on the way was a popover of the app's own, whose choices already apply.
-        if (try? stack.present(PresentedItem(id: id, presentation: presentation))) != nil {
+        do {
+            _ = try stack.present(PresentedItem(id: id, presentation: presentation))
             presented = item
             presentations += 1
+        } catch {
+            say("Cannot open \(item.sheet.form.title): \(error)")
         }
     }
 
@@ -125,9 +149,9 @@ extension AppModel {
             if pending.selection == 0 {
                 do {
                     try await store.deleteDraft(pending.id)
-                    home.status = "Draft deleted."
+                    say("Draft deleted.")
                 } catch {
-                    home.status = "\(error)"
+                    say("\(error)")
                 }
                 await reload()
             }

@@ -7,22 +7,48 @@ extension AppModel {
     func handleSheet(_ event: InputEvent) async -> AppStep {
         guard var sheet = presented?.sheet else { return .redraw }
         var intents: [SheetIntent]
+        if event == .function(1) || (event == .character("?") && !sheet.focusTakesText && sheet.confirmation == nil) {
+            help = .sheet
+            return .redraw
+        }
         if case .mouse(let mouse) = event {
             guard mouse.action == .press else { return .redraw }
             intents = click(mouse, on: &sheet)
-            if intents == [.dismiss(.outsideTap)], let control = homeControl(at: mouse) {
-                // "Let users close one popover and open another with a single tap."
+            let presentation = ResolvedPresentation(form: sheet.form, sizeClass: SizeClass.forTerminal(columns: size.columns))
+            if intents == [.dismiss(.outsideTap)], presentation.style == .popover, let control = homeControl(at: mouse) {
+                // A nonmodal popover: "let users close one popover and open another with a single tap".
+                // Behind a modal sheet nothing reacts; a click there only dismisses it.
                 let step = await perform(intents, sheet: sheet)
                 if control == "new" { await openNewPopover() } else { openFilterPopover() }
                 return step
             }
+        } else if sheet.form.id == BuiltInSheets.newID, event == .enter, case .choice(let chosen)? = sheet.answers["form"], chosen != "-" {
+            // Enter on the highlighted form starts it.
+            intents = [.complete]
         } else {
+            var event = event
+            if sheet.form.id == BuiltInSheets.newID, sheet.focus == .field("form") {
+                // In the chooser ↑↓ move through the forms (Tab still moves to the buttons).
+                if event == .down { event = .right } else if event == .up { event = .left }
+            }
             intents = sheet.handle(event)
+            if sheet.form.id == BuiltInSheets.newID, !Self.picks(event) {
+                // Arrows and Space move through the forms; a digit, a click or Enter starts one.
+                intents = intents.filter { if case .set = $0 { return false } else { return true } }
+                presented = .utility(sheet)
+                if intents.isEmpty { return .redraw }
+            }
         }
         return await perform(intents, sheet: sheet)
     }
 
-    /// A click: on the confirmation's buttons, on a control of the sheet, or outside it.
+    /// Whether a key picks an option outright (a digit), rather than moving through the options.
+    static func picks(_ event: InputEvent) -> Bool {
+        if case .character(let character) = event { return character.isNumber }
+        return false
+    }
+
+    /// A click: on the confirmation's buttons, on an option or another control of the sheet, or outside it.
     func click(_ mouse: MouseEvent, on sheet: inout SheetState) -> [SheetIntent] {
         // Lay the screen out as it stands, so the click meets the controls the person sees.
         guard let view = AppScreen.render(home: home, sheet: sheet, size: size).sheet else { return [] }
@@ -30,6 +56,10 @@ extension AppModel {
             return view.confirmationChoice(column: mouse.column, row: mouse.row).map { [.confirm($0)] } ?? []
         }
         if view.frame.rect.contains(column: mouse.column, row: mouse.row) {
+            // A click on an option chooses it (a radio, a checkbox, a yes/no box).
+            if let option = view.option(column: mouse.column, row: mouse.row) {
+                return sheet.choose(option: option.index, of: option.field)
+            }
             guard let target = view.target(column: mouse.column, row: mouse.row) else { return [] }
             sheet.focus(on: target)
             if case .field = target { return [] }
@@ -63,29 +93,33 @@ extension AppModel {
                     case .complete:
                         switch try await session.complete() {
                         case .submitted:
-                            return await close(notice: "Submitted · queued for sync.", outcome: .submitted)
+                            return await close(sheet, notice: "Submitted · queued for sync.", outcome: .submitted, record: session.recordID)
                         case .invalid(let report):
                             sheet.show(report)
+                            let count = Set(report.issues.map(\.fieldID)).count
+                            sheet.notice = "\(count) field\(count == 1 ? "" : "s") to fix before \(sheet.form.completionLabel)"
                         }
                     case .cancel:
                         switch try await session.cancel() {
                         case .closed:
-                            return await close(notice: "Nothing to discard.", outcome: .discarded)
+                            return await close(sheet, notice: session.mode == .newRecord ? "Nothing typed, nothing kept." : "Nothing to discard.", outcome: .discarded, record: session.recordID)
                         case .needsConfirmation(let confirmation):
                             sheet.ask(confirmation)
                         }
                     case .confirm(let choice):
                         switch try await session.resolve(choice) {
                         case .discard?:
-                            return await close(notice: "Changes discarded.", outcome: .discarded)
+                            return await close(sheet, notice: session.mode == .newRecord ? "New record discarded." : "Changes discarded.", outcome: .discarded, record: session.recordID)
                         case nil:
                             sheet.dismissConfirmation()
                         default:
-                            return await close(notice: "Draft saved.", outcome: .kept)
+                            return await close(sheet, notice: "Draft saved.", outcome: .kept, record: session.recordID)
                         }
                     case .dismiss(let trigger):
+                        let typed = await session.changes.hasUserContent
+                        let kept = session.mode != .newRecord || typed
                         try await session.dismiss(reason: trigger)
-                        step = await close(notice: "Draft saved.", outcome: .kept)
+                        step = await close(sheet, notice: kept ? "Draft saved." : "Nothing typed, nothing kept.", outcome: kept ? .kept : .discarded, record: session.recordID)
                         if trigger == .interrupt { return .exit(130) }
                         return step
                     }
@@ -98,47 +132,77 @@ extension AppModel {
         }
     }
 
-    /// The New and Filter popovers: their choices act at once; closing them any way keeps what was chosen.
+    /// The New, Filter and Conflicts sheets of the app's own. New starts the chosen form as soon as
+    /// one is chosen (a single choice closes its popover); Filter's choices apply as they are made and
+    /// are kept however it closes, except by its Cancel, which puts the filter back as it was.
     func performUtility(_ intents: [SheetIntent], sheet: inout SheetState) -> AppStep {
+        let formID = sheet.form.id
         for intent in intents {
             switch intent {
-            case .set(let field, let value) where sheet.form.id == BuiltInSheets.filterID && field == "show":
+            case .set(let field, let value) where formID == BuiltInSheets.filterID && field == "show":
                 var states = Set<RecordListItem.State>()
                 if case .choices(let names)? = value { states = Set(names.map(Self.state(named:))) }
                 // Nothing ticked would hide everything; show all instead.
-                home.shownStates = states.count == 4 ? [] : states
+                home.shownStates = states.count == RecordListItem.State.allCases.count ? [] : states
                 home.selection = 0
+            case .set(let field, .choice(let chosen)?) where formID == BuiltInSheets.newID && field == "form" && chosen != "-":
+                // "A popover should close when someone … selects an item in the popover."
+                closeUtility(sheet, trigger: .modalFromPopover)
+                pendingStart = chosen
+                return .redraw
             case .set, .confirm:
                 break
-            case .complete where sheet.form.id == BuiltInSheets.newID:
-                guard case .choice(let formID)? = sheet.answers["form"], formID != "-" else {
+            case .complete where formID == BuiltInSheets.newID:
+                guard case .choice(let chosen)? = sheet.answers["form"], chosen != "-" else {
                     sheet.show(FormValidator(form: sheet.form).validate(sheet.answers))
                     presented = .utility(sheet)
                     return .redraw
                 }
-                pendingStart = formID
+                closeUtility(sheet, trigger: .modalFromPopover)
+                pendingStart = chosen
                 return .redraw
-            case .complete where sheet.form.id == BuiltInSheets.conflictsID:
+            case .complete where formID == BuiltInSheets.conflictsID:
                 pendingResolution = sheet
-                stack.dismissTop(.escape)
-                presented = nil
+                closeUtility(sheet, trigger: .escape)
                 return .redraw
-            case .complete, .cancel, .dismiss:
-                stack.dismissTop(.escape)
-                presented = nil
+            case .cancel where formID == BuiltInSheets.filterID:
+                // Cancel is the one way out that discards: the filter goes back to how it was.
+                home.shownStates = filterBeforeOpening ?? home.shownStates
+                home.moveSelection(by: 0)
+                closeUtility(sheet, trigger: .cancel)
                 return .redraw
+            case .complete, .cancel:
+                closeUtility(sheet, trigger: .cancel)
+                return .redraw
+            case .dismiss(let trigger):
+                closeUtility(sheet, trigger: trigger)
+                return trigger == .interrupt ? .exit(130) : .redraw
             }
         }
         presented = .utility(sheet)
         return .redraw
     }
 
-    /// Closes the record's sheet, refreshes the list and shows a short notice.
-    func close(notice: String, outcome: FillOutcomeCode) async -> AppStep {
+    /// Takes one of the app's own sheets off the stack (and off the screen, with its closing transition).
+    func closeUtility(_ sheet: SheetState, trigger: DismissalTrigger) {
+        stack.dismissTop(trigger)
+        presented = nil
+        filterBeforeOpening = nil
+        closing = sheet
+        dismissals += 1
+    }
+
+    /// Closes the record's sheet, refreshes the list and shows a short notice; the app syncs soon after.
+    func close(_ sheet: SheetState, notice: String, outcome: FillOutcomeCode, record: UUID) async -> AppStep {
         stack.dismissTop(.escape)
         presented = nil
+        closing = sheet
+        dismissals += 1
         await reload()
-        home.status = notice + " " + home.status
+        // The record just closed is the one selected, when it is still listed.
+        if let index = home.visibleRecords.firstIndex(where: { $0.id == record.uuidString.lowercased() }) { home.selection = index }
+        say(notice)
+        localChangeClosed()
         return singleSheet ? .exit(outcome.rawValue) : .redraw
     }
 }

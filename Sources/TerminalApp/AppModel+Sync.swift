@@ -8,47 +8,83 @@ extension AppModel {
     /// Connects the app to the server (when the device is logged in): `s` syncs, conflicts show in the list.
     public func attach(_ engine: SyncEngine) {
         syncEngine = engine
+        home.status = statusText()
+    }
+
+    /// Whether a sync engine is attached.
+    public var isLoggedIn: Bool { syncEngine != nil }
+
+    /// Lets the app ask for a sync by itself (after a sheet closes); the runner owns the scheduler.
+    public func attach(_ scheduler: SyncScheduler) {
+        autoSync = scheduler
+    }
+
+    /// A sheet was completed or dismissed: what changed should reach the server soon.
+    func localChangeClosed() {
+        guard let autoSync else { return }
+        Task { await autoSync.request(.localChange) }
     }
 
     /// Runs one sync; the actor keeps handling keys while it waits on the network, so editing goes on.
-    /// - Parameter progress: called with each step, for the status line.
-    public func runSync(progress: @escaping @Sendable (SyncEvent) -> Void) async {
-        guard let engine = syncEngine, !syncing else { return }
+    /// - Parameters:
+    ///   - announce: say what the sync did in the status line (the person asked for it); automatic
+    ///     syncs only update "Synced … ago" unless something arrived or failed.
+    ///   - progress: called with each step, for the status line.
+    /// - Returns: whether the sync finished.
+    @discardableResult
+    public func runSync(announce: Bool = true, progress: @escaping @Sendable (SyncEvent) -> Void) async -> Bool {
+        guard let engine = syncEngine, !syncing else { return false }
         syncing = true
+        home.status = statusText()
         defer { syncing = false }
         do {
             let summary = try await engine.sync(progress: progress)
+            syncing = false
+            lastSynced = Date()
+            lastSyncFailure = nil
             await reload()
-            home.status = "Synced: \(summary.description). " + home.status
+            if announce || summary.pulled > 0 || summary.conflicts > 0 { say("Synced: \(summary.description).") }
+            return true
         } catch {
+            syncing = false
+            lastSyncFailure = Self.shortReason(error)
             await reload()
-            home.status = "Sync stopped: \(error) Everything stays queued."
+            if announce { say("Sync stopped: \(error) Everything stays queued; the app tries again by itself.") }
+            return false
         }
+    }
+
+    /// A few words on why a sync failed, for the standing status line.
+    static func shortReason(_ error: Error) -> String {
+        let text = "\(error)"
+        let first = text.split(separator: ".", maxSplits: 1).first.map(String.init) ?? text
+        return first.count > 60 ? String(first.prefix(59)) + "…" : first
     }
 
     /// Shows a sync step in the status line as a progress bar.
     public func show(_ event: SyncEvent) {
+        var text: String
         switch event.phase {
-        case .forms: home.status = "Syncing: fetching forms…"
-        case .pulling: home.status = "Syncing: pulled \(event.pulled) records…"
+        case .forms: text = "Syncing: fetching forms…"
+        case .pulling: text = "Syncing: pulled \(event.pulled) records…"
         case .pushing:
             let total = max(event.pushTotal ?? 0, 1)
             let filled = min(20, event.pushed * 20 / total)
-            home.status = "Syncing: pushing [" + String(repeating: "█", count: filled) + String(repeating: "·", count: 20 - filled) + "] \(event.pushed)/\(event.pushTotal ?? 0)"
-        case .done: home.status = "Syncing: done"
+            text = "Syncing: pushing [" + String(repeating: "█", count: filled) + String(repeating: "·", count: 20 - filled) + "] \(event.pushed)/\(event.pushTotal ?? 0)"
+        case .done: text = "Syncing: done"
         }
-        if let retry = event.retrying { home.status += " (\(retry))" }
+        if let retry = event.retrying { text += " (\(retry))" }
+        home.status = text
     }
 
     /// `c` on a record in conflict: a sheet with one choice per conflicting field — this device's value or
     /// the server's, each with who wrote it. Resolving is an ordinary edit that syncs.
     func openConflicts() async {
-        guard let index = selectedIndex else { return }
-        let recordID = recordIDs[index]
+        guard let recordID = selectedID else { return }
         do {
             let open = try await store.conflicts(openOnly: true, record: recordID)
             guard !open.isEmpty else {
-                home.status = "This record has no open conflicts."
+                say("This record has no open conflicts.")
                 return
             }
             let record = try await store.record(recordID)
@@ -69,7 +105,7 @@ extension AppModel {
                 pages: [FormPage(id: recordID.uuidString.lowercased(), fields: fields)])
             present(.utility(SheetState(form: sheet, answers: [:])), id: BuiltInSheets.conflictsID)
         } catch {
-            home.status = "\(error)"
+            say("\(error)")
         }
     }
 
@@ -85,9 +121,10 @@ extension AppModel {
                 resolved += 1
             }
             await reload()
-            home.status = "Resolved \(resolved) conflict\(resolved == 1 ? "" : "s"); the next sync sends the choice. " + home.status
+            say("Resolved \(resolved) conflict\(resolved == 1 ? "" : "s"); the next sync sends the choice.")
+            localChangeClosed()
         } catch {
-            home.status = "\(error)"
+            say("\(error)")
         }
     }
 }

@@ -39,19 +39,46 @@ public actor AppModel {
     /// The draft waiting for a delete confirmation, with the selected button (0 Delete, 1 Keep).
     var pendingDelete: (id: UUID, selection: Int)?
     var size: TerminalSize
-    var recordIDs: [UUID] = []
     /// When the app was opened on one form (`fieldsheet fill FORM` on a terminal), it ends with that sheet.
     let singleSheet: Bool
     /// A form chosen in the New popover, started once the popover has closed.
     var pendingStart: String?
     /// The conflicts sheet's choices, carried out once it has closed.
     var pendingResolution: SheetState?
+    /// The filter as it was when the Filter popover opened; its Cancel puts it back.
+    var filterBeforeOpening: Set<RecordListItem.State>?
+    /// The keys box, when `?` (or F1 in a sheet) asked for it.
+    var help: HelpView.Context?
     /// The sync engine when the device is logged in.
     var syncEngine: SyncEngine?
     /// Whether a sync is running.
     var syncing = false
+    /// Syncs by itself when attached (the runner attaches one when the device is logged in).
+    var autoSync: SyncScheduler?
+    /// When the last sync finished well, and why the last one failed (nil after a good one).
+    var lastSynced: Date?
+    var lastSyncFailure: String?
+    /// Unsent records and records in conflict, from the last list query.
+    var waitingRecords = 0
+    var conflictedRecords = 0
+    /// When the notice in the status line goes away.
+    var noticeExpires: Date?
+    /// The list's summaries by id, headlines already read (by when the record last changed), and the search index.
+    var summaries: [String: RecordListSummary] = [:]
+    var headlines: [String: (updatedAt: Date, text: String)] = [:]
+    var searchIndex: [String: (updatedAt: Date, text: [UInt8])] = [:]
+    /// Reads values into the search index in the background.
+    var indexing: Task<Void, Never>?
+    /// Whose details the detail pane shows, and as of when.
+    var detailsShown: (id: String, updatedAt: Date)?
     /// Counts presentations, so the runner knows when a new sheet should play its transition.
     public internal(set) var presentations = 0
+    /// Counts dismissals; `closing` holds the sheet that went away, for its closing transition.
+    public internal(set) var dismissals = 0
+    var closing: SheetState?
+
+    /// How long a notice stays in the status line.
+    static let noticeLifetime: TimeInterval = 6
 
     /// The exit statuses of a single-sheet run, as `fieldsheet fill` documents them.
     public enum FillOutcomeCode: Int32, Sendable {
@@ -67,9 +94,17 @@ public actor AppModel {
     }
 
     /// The screen for the current state; `appearance` is the presented sheet's transition progress.
-    public func render(appearance: Double = 1) -> Screen {
-        var screen = AppScreen.render(home: home, sheet: presented?.sheet, size: size, appearance: appearance).screen
+    /// - Parameter closing: how far the last dismissed sheet has gone (0 just closed, 1 gone), to draw
+    ///   its closing transition; nil draws the current state.
+    public func render(appearance: Double = 1, closing progress: Double? = nil) -> Screen {
+        var screen: Screen
+        if let progress, let closing {
+            screen = AppScreen.render(home: home, sheet: closing, size: size, appearance: 1 - progress).screen
+        } else {
+            screen = AppScreen.render(home: home, sheet: presented?.sheet, size: size, appearance: appearance).screen
+        }
         if let pendingDelete { drawDeleteAlert(selection: pendingDelete.selection, on: &screen) }
+        if let help { HelpView.draw(help, on: &screen) }
         return screen
     }
 
@@ -77,6 +112,11 @@ public actor AppModel {
     func moveFocus(_ target: SheetFocus) {
         guard var sheet = presented?.sheet else { return }
         sheet.focus(on: target)
+        update(sheet)
+    }
+
+    /// Replaces the presented sheet's state, keeping what backs it.
+    func update(_ sheet: SheetState) {
         switch presented {
         case .record(let session, _)?: presented = .record(session, sheet)
         case .utility?: presented = .utility(sheet)
@@ -90,51 +130,31 @@ public actor AppModel {
         return ResolvedPresentation(form: sheet.form, sizeClass: SizeClass.forTerminal(columns: size.columns)).transition
     }
 
-    /// The terminal changed size: everything re-adapts on the next draw; focus and input are kept.
-    public func resize(_ newSize: TerminalSize) {
-        size = newSize
+    /// How the last dismissed sheet moves out (slides down, fades out), for the runner's closing transition.
+    public var closingTransition: TransitionStyle? {
+        guard let closing else { return nil }
+        return ResolvedPresentation(form: closing.form, sizeClass: SizeClass.forTerminal(columns: size.columns)).transition
     }
 
-    /// Loads the record list from the device database.
-    public func reload() async {
-        do {
-            let summaries = try await store.records()
-            var items: [RecordListItem] = []
-            var ids: [UUID] = []
-            var waiting = 0
-            let inConflict = Set(((try? await store.conflicts(openOnly: true)) ?? []).map(\.recordID))
-            for summary in summaries {
-                let queued = try await store.outboxCount(record: summary.id) > 0
-                if queued { waiting += 1 }
-                let state: RecordListItem.State = inConflict.contains(summary.id) ? .conflict
-                    : summary.state == .draft ? .draft : (queued ? .queued : .submitted)
-                var headline = ""
-                var details: [(label: String, value: String)] = []
-                if let record = try await store.record(summary.id), let form = try? await store.form(id: summary.formID, version: summary.formVersion) {
-                    for field in form.allFields {
-                        guard let value = record.answers[field.id] else { continue }
-                        let shown = value.display(for: field)
-                        if headline.isEmpty, field.kind == .text || field.kind == .multilineText { headline = shown }
-                        details.append((field.label, shown))
-                    }
-                }
-                items.append(RecordListItem(id: summary.id.uuidString.lowercased(), formTitle: summary.formTitle, headline: headline, state: state, details: details))
-                ids.append(summary.id)
-            }
-            home.records = items
-            recordIDs = ids
-            home.moveSelection(by: 0)
-            home.status = (syncEngine == nil ? "Not logged in · " : "") + (waiting == 0 ? "nothing waiting to sync" : "\(waiting) record\(waiting == 1 ? "" : "s") waiting to sync")
-                + (inConflict.isEmpty ? "" : " · \(inConflict.count) in conflict (c to resolve)")
-        } catch {
-            home.status = "Cannot read the records: \(error)"
-        }
+    /// The closing transition has been drawn.
+    public func closingDone() {
+        closing = nil
+    }
+
+    /// The terminal changed size: everything re-adapts on the next draw; focus and input are kept.
+    public func resize(_ newSize: TerminalSize) async {
+        size = newSize
+        await refreshVisible()
     }
 
     /// Handles one input event.
     public func handle(_ event: InputEvent) async -> AppStep {
         let step: AppStep
-        if pendingDelete != nil {
+        if help != nil {
+            // Any key closes the keys box; Ctrl-C still quits (keeping everything).
+            help = nil
+            if event == .control("c") { step = presented == nil ? .exit(130) : await handleSheet(event) } else { step = .redraw }
+        } else if pendingDelete != nil {
             step = await handleDeleteAlert(event)
         } else if presented != nil {
             step = await handleSheet(event)
@@ -146,14 +166,15 @@ public actor AppModel {
             await resolveConflicts(choices)
         }
         if let formID = pendingStart {
-            // A modal opened from a popover: the stack closes the popover first.
+            // A modal opened from a popover: the popover has closed first.
             pendingStart = nil
             do {
                 try await startNew(formID: formID)
             } catch {
-                home.status = "\(error)"
+                say("\(error)")
             }
         }
+        await refreshVisible()
         return step
     }
 
@@ -166,14 +187,32 @@ public actor AppModel {
         return .exit(status)
     }
 
+    /// Shows `notice` in the status line for a few seconds.
+    func say(_ notice: String) {
+        home.notice = notice
+        noticeExpires = Date().addingTimeInterval(Self.noticeLifetime)
+    }
+
+    /// Time passed: expires the notice and refreshes "synced 2 min ago". Returns whether the screen changed.
+    public func tick(now: Date = Date()) -> Bool {
+        let before = home
+        if let noticeExpires, now >= noticeExpires {
+            home.notice = nil
+            self.noticeExpires = nil
+        }
+        // While a sync runs the status line shows its progress.
+        if !syncing { home.status = statusText(now: now) }
+        return home != before
+    }
+
     func drawDeleteAlert(selection: Int, on screen: inout Screen) {
-        let width = 46
+        let width = min(46, size.columns - 2)
         let box = Rect(x: (size.columns - width) / 2, y: (size.rows - 7) / 2, width: width, height: 7)
         screen.clear(box)
         screen.box(box)
         screen.write("Delete this draft?", column: box.x + 2, row: box.y + 1, style: .bold)
-        screen.write("Everything typed in it is removed.", column: box.x + 2, row: box.y + 2)
+        screen.write("Everything typed in it is removed.", column: box.x + 2, row: box.y + 2, limit: width - 4)
         screen.write(" Delete Draft ", column: box.x + 6, row: box.y + 4, style: selection == 0 ? [.destructive, .reverse, .bold] : [.destructive, .bold])
-        screen.write(" Keep ", column: box.x + 28, row: box.y + 4, style: selection == 1 ? .reverse : [])
+        screen.write(" Keep ", column: box.x + width - 18, row: box.y + 4, style: selection == 1 ? .reverse : [])
     }
 }

@@ -14,7 +14,7 @@ enum BuiltInSheets {
             id: newID, title: "New Record", presentation: .popover, completionLabel: "Start", anchor: "new",
             pages: [FormPage(id: "new", fields: [
                 FieldDefinition(
-                    id: "form", kind: .singleChoice, label: "Form", hint: "1–\(max(1, forms.count)) or Space", required: true,
+                    id: "form", kind: .singleChoice, label: "Form", hint: "1–\(max(1, forms.count)), or ↑↓ then Enter", required: true,
                     choices: forms.isEmpty ? [Choice(value: "-", label: "No forms yet: fieldsheet forms import FILE")] : forms.map { Choice(value: $0.id, label: $0.title) })
             ])])
     }

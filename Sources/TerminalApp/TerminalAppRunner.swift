@@ -17,10 +17,13 @@ public enum TerminalAppRunner {
         public var reduceMotion: Bool
         /// Colour allowed (`NO_COLOR` unset); dimming, bold and reverse are kept without it.
         public var colour: Bool
+        /// What tells the app that the server has a change for it (a long-poll), when there is one.
+        public var serverChanges: (any ServerChangeSignal)?
 
-        public init(reduceMotion: Bool, colour: Bool) {
+        public init(reduceMotion: Bool, colour: Bool, serverChanges: (any ServerChangeSignal)? = nil) {
             self.reduceMotion = reduceMotion
             self.colour = colour
+            self.serverChanges = serverChanges
         }
     }
 
@@ -32,7 +35,12 @@ public enum TerminalAppRunner {
         case endOfInput
         case syncProgress(SyncEvent)
         case syncFinished
+        case tick
     }
+
+    /// How long a sheet takes to slide or fade in or out: brief, in five frames.
+    static let transitionFrames = 5
+    static let frameTime = Duration.milliseconds(25)
 
     /// Runs until the person quits (or the single sheet ends); returns the exit status.
     public static func run(_ model: AppModel, options: Options) async throws -> Int32 {
@@ -46,11 +54,31 @@ public enum TerminalAppRunner {
         var decoder = InputDecoder()
         var shown: Screen?
         var presentations = await model.presentations
-        func draw(appearance: Double = 1) async {
-            let screen = await model.render(appearance: appearance)
+        var dismissals = await model.dismissals
+        func draw(appearance: Double = 1, closing: Double? = nil) async {
+            let screen = await model.render(appearance: appearance, closing: closing)
             TerminalDevice.write(ScreenDiff(from: shown, to: screen, colour: options.colour).output)
             shown = screen
         }
+        // Syncs by itself when logged in: at start, after each sheet closes, on a timer with backoff.
+        let scheduler: SyncScheduler? = await model.isLoggedIn ? SyncScheduler { reason in
+            let succeeded = await model.runSync(announce: reason == .person) { progress in continuation.yield(.syncProgress(progress)) }
+            continuation.yield(.syncFinished)
+            return succeeded
+        } : nil
+        if let scheduler {
+            await model.attach(scheduler)
+            await scheduler.start(changes: options.serverChanges)
+        }
+        defer { if let scheduler { Task { await scheduler.stop() } } }
+        // A second's tick expires notices and keeps "Synced 2 min ago" true.
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                continuation.yield(.tick)
+            }
+        }
+        defer { ticker.cancel() }
         await draw()
         for await event in events {
             var steps: [AppStep] = []
@@ -76,20 +104,37 @@ public enum TerminalAppRunner {
                 await model.show(progress)
             case .syncFinished:
                 break
+            case .tick:
+                guard await model.tick() else { continue }
             }
             if steps.contains(.sync) {
-                // The sync runs beside the input loop: keys are still handled (and saved) while it waits on the network.
-                Task {
-                    await model.runSync { progress in continuation.yield(.syncProgress(progress)) }
-                    continuation.yield(.syncFinished)
+                if let scheduler {
+                    await scheduler.request(.person)
+                } else {
+                    // The sync runs beside the input loop: keys are still handled (and saved) while it waits on the network.
+                    Task {
+                        await model.runSync { progress in continuation.yield(.syncProgress(progress)) }
+                        continuation.yield(.syncFinished)
+                    }
                 }
             }
             for case .exit(let status) in steps { return status }
+            // "The modal view slides up from the bottom edge of the screen and slides back down when
+            // dismissed"; popovers fade in and out. Briefly, and not at all with reduced motion.
+            let closedNow = await model.dismissals
+            if closedNow != dismissals, !options.reduceMotion, await model.closingTransition != nil {
+                for step in 1..<Self.transitionFrames {
+                    await draw(closing: Double(step) / Double(Self.transitionFrames))
+                    try? await Task.sleep(for: Self.frameTime)
+                }
+            }
+            dismissals = closedNow
+            await model.closingDone()
             let now = await model.presentations
             if now != presentations, !options.reduceMotion, await model.presentedTransition != nil {
-                for step in 1...4 {
-                    await draw(appearance: Double(step) / 5)
-                    try? await Task.sleep(for: .milliseconds(25))
+                for step in 1..<Self.transitionFrames {
+                    await draw(appearance: Double(step) / Double(Self.transitionFrames))
+                    try? await Task.sleep(for: Self.frameTime)
                 }
             }
             presentations = now

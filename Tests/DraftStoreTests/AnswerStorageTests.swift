@@ -52,6 +52,7 @@ struct AnswerStorageTests {
         let store = try DraftStore(home: directory.url)
         try await store.importForms([Self.form])
         let session = try await store.newRecord(formID: "every-kind")
+        try await session.set("cleared", to: .text("kept"))
         try await session.dismiss(reason: .escape)
         _ = try await store.resumeDraft(session.recordID)
         let synchronous = try await store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }

@@ -64,6 +64,27 @@ struct FormSessionDismissalTests {
         #expect(try await fixture.store.record(id) == before)
     }
 
+    // Row: any dismissal of a brand-new record in which nothing was typed: no empty draft is left behind.
+    @Test(arguments: [DismissalTrigger.escape, .outsideTap, .interrupt, .terminate, .hangup])
+    func dismissingAnUntouchedNewRecordLeavesNothing(trigger: DismissalTrigger) async throws {
+        let fixture = try await Fixture()
+        let session = try await fixture.store.newRecord(formID: "follow-up-job")
+        try await session.dismiss(reason: trigger)
+        #expect(try await fixture.store.record(session.recordID) == nil)
+        #expect(try await fixture.store.outboxCount() == 0)
+        #expect(try await fixture.presentationCount() == 0)
+    }
+
+    // A new record that was typed into and cleared again holds nothing either.
+    @Test func aNewRecordTypedIntoAndClearedLeavesNothingOnEsc() async throws {
+        let fixture = try await Fixture()
+        let session = try await fixture.store.newRecord(formID: "follow-up-job")
+        try await session.set("site", to: .text("D"))
+        try await session.set("site", to: nil)
+        try await session.dismiss(reason: .escape)
+        #expect(try await fixture.store.record(session.recordID) == nil)
+    }
+
     // Typing only blanks is not user content: Cancel closes without asking.
     @Test func blankTextIsNotContentThatNeedsConfirmation() async throws {
         let fixture = try await Fixture()
@@ -84,6 +105,8 @@ struct FormSessionDismissalTests {
         }
         #expect(confirmation.choices == [.discardChanges, .saveDraft, .keepEditing])
         #expect(confirmation.title == "Discard changes to New Follow-up Job?")
+        #expect(confirmation.message.hasSuffix("Discarding removes this new record."))
+        #expect(confirmation.choices[confirmation.defaultIndex] == .keepEditing, "the safe choice is the default")
         // Asking threw nothing away.
         #expect(try await fixture.store.record(session.recordID)?.answers["site"] == .text("B2 basement"))
         #expect(try await session.discardChanges() == .removedNewRecord)

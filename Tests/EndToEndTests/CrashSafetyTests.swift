@@ -50,12 +50,16 @@ struct CrashSafetyTests {
         let setup = try DraftStore(home: home.url)
         try await setup.importForms([SampleForms.wideForm(id: "crash-form", fieldCount: Self.fieldCount, editableAfterSubmit: true)])
         let first = try await setup.newRecord(formID: "crash-form")
+        // Something typed, so the record is kept (a new record left with nothing typed is not).
+        try await first.set("f0", to: .text("s0"))
         try await first.dismiss(reason: .escape)
         let record = first.recordID
 
         let seed = UInt64.random(in: 1...UInt64.max)
         var random = SplitMix64(seed: seed)
         var ledger = Ledger()
+        ledger.read("T 0 f0")
+        ledger.read("A 0 f0")
         var kills = 0
         var killsDuringComplete = 0
         let started = Date()

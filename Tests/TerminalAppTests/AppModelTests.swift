@@ -32,9 +32,9 @@ struct AppModelTests {
         for character in text { _ = await model.handle(.character(character)) }
     }
 
-    /// Opens New, chooses the follow-up job form (the second form, by id) and starts it.
+    /// Opens New and chooses the follow-up job form (the second form, by id): the digit starts it.
     func startFollowUpJob() async throws {
-        _ = await press(.character("n"), .character("2"), .enter, .enter)
+        _ = await press(.character("n"), .character("2"))
         let sheet = try #require(await model.presented?.sheet)
         #expect(sheet.form.id == "follow-up-job")
         #expect(await model.stack.items.count == 1, "the New popover closed before the sheet opened")
@@ -80,7 +80,10 @@ struct AppModelTests {
         _ = await press(.enter)
         #expect(await model.presented?.sheet.confirmation != nil)
         #expect(await model.render().plainText().contains("Discard Changes"))
-        _ = await press(.enter)  // Discard Changes is selected first
+        _ = await press(.enter)  // Keep Editing is selected first: nothing lost
+        #expect(await model.presented?.sheet.confirmation == nil)
+        #expect(await model.presented != nil)
+        _ = await press(.enter, .up, .up, .enter)  // Cancel again, up to Discard Changes
         #expect(await model.presented == nil)
         #expect(try await store.records().isEmpty)
     }
@@ -89,11 +92,11 @@ struct AppModelTests {
         try await startFollowUpJob()
         await type("Depot A")
         await model.moveFocus(.cancel)
-        _ = await press(.enter, .down, .down, .enter)  // Keep Editing
+        _ = await press(.enter, .enter)  // Keep Editing, preselected
         #expect(await model.presented?.sheet.confirmation == nil)
         #expect(await model.presented != nil)
         await model.moveFocus(.cancel)
-        _ = await press(.enter, .down, .enter)  // Save Draft
+        _ = await press(.enter, .up, .enter)  // Save Draft
         #expect(await model.presented == nil)
         let record = try #require(try await onlyRecord())
         #expect(record.state == .draft)
@@ -107,7 +110,8 @@ struct AppModelTests {
         _ = await press(.enter)  // resume the draft
         await type(" North")
         await model.moveFocus(.cancel)
-        _ = await press(.enter, .enter)
+        _ = await press(.enter, .up, .up, .enter)  // Discard Changes
+        #expect(await model.render().plainText().contains("Changes discarded."))
         #expect(try await onlyRecord()?.answers["site"] == .text("Depot A"))
     }
 
@@ -124,7 +128,7 @@ struct AppModelTests {
         let record = try #require(try await onlyRecord())
         #expect(record.state == .draft)
         #expect(record.answers["site"] == .text("Depot A"))
-        #expect(await model.home.status.hasPrefix("Draft saved."))
+        #expect(await model.home.statusLine.hasPrefix("Draft saved."))
     }
 
     @Test func ctrlCKeepsEverythingAndExits130() async throws {

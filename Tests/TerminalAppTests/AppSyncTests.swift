@@ -33,8 +33,9 @@ struct AppSyncTests {
         await model.reload()
         #expect(await model.handle(.character("s")) == .sync)
         await model.runSync { _ in }
-        let status = await model.home.status
-        #expect(status.hasPrefix("Synced: pushed 0, pulled 1"), "\(status)")
+        let notice = await model.home.notice ?? ""
+        #expect(notice.hasPrefix("Synced: pushed 0, pulled 1"), "\(notice)")
+        #expect(await model.home.status.hasPrefix("Synced just now"))
         #expect(await model.home.records.map(\.headline) == ["B2"])
 
         // Both sides change the priority (a manual-policy field): the tablet's record shows it is in conflict.
@@ -55,7 +56,7 @@ struct AppSyncTests {
         await model.moveFocus(.complete)
         _ = await model.handle(.enter)
         #expect(await model.presented == nil)
-        #expect(await model.home.status.hasPrefix("Resolved 1 conflict"))
+        #expect(await model.home.statusLine.hasPrefix("Resolved 1 conflict"))
         await model.runSync { _ in }
         #expect(try phone.run("sync").status == 0)
         #expect(try phone.run(["show", id, "--json"]).stdout.contains("\"high\""))

@@ -8,12 +8,22 @@ public struct DiscardConfirmation: Sendable, Hashable {
     /// In display order; `discardChanges` is destructive.
     public var choices: [ConfirmationChoice]
 
-    public init(formTitle: String, changedFields: Int) {
+    /// The choice selected when the confirmation appears, and what Esc means: the safe one, never the
+    /// destructive one ("the safe choice is always the default").
+    public static let defaultChoice = ConfirmationChoice.keepEditing
+
+    /// - Parameter isNewRecord: the sheet opened a brand-new record, which discarding removes.
+    public init(formTitle: String, changedFields: Int, isNewRecord: Bool = false) {
         title = "Discard changes to \(formTitle)?"
         let noun = changedFields == 1 ? "1 field" : "\(changedFields) fields"
-        message = "You changed \(noun) since opening this sheet. Discarding returns the record to how it was when you opened it."
+        message = isNewRecord
+            ? "You filled in \(noun). Discarding removes this new record."
+            : "You changed \(noun) since opening this sheet. Discarding returns the record to how it was when you opened it."
         choices = [.discardChanges, .saveDraft, .keepEditing]
     }
+
+    /// Where `defaultChoice` sits among `choices`.
+    public var defaultIndex: Int { choices.firstIndex(of: Self.defaultChoice) ?? choices.count - 1 }
 }
 
 /// An answer to the discard confirmation.
@@ -65,7 +75,7 @@ public enum DismissalPolicy {
             return report.isValid ? .submit : .stay(report)
         case .cancel:
             guard changes.hasUserContent else { return .close }
-            return .confirm(DiscardConfirmation(formTitle: changes.formTitle, changedFields: changes.changedFields.count))
+            return .confirm(DiscardConfirmation(formTitle: changes.formTitle, changedFields: changes.changedFields.count, isNewRecord: changes.isNewRecord))
         default:
             return .keep(trigger)
         }
@@ -88,9 +98,12 @@ public struct PresentationChanges: Sendable, Hashable {
     public var changedFields: Set<String>
     /// Whether any of those changes is content a person would miss (not blank text, not just cleared defaults).
     public var hasUserContent: Bool
+    /// Whether the presentation opened a brand-new record (discarding removes it).
+    public var isNewRecord: Bool
 
-    public init(formTitle: String, opened: [String: AnswerValue], current: [String: AnswerValue]) {
+    public init(formTitle: String, opened: [String: AnswerValue], current: [String: AnswerValue], isNewRecord: Bool = false) {
         self.formTitle = formTitle
+        self.isNewRecord = isNewRecord
         var changed = Set<String>()
         var content = false
         for key in Set(opened.keys).union(current.keys) where opened[key] != current[key] {

@@ -1,7 +1,7 @@
-/// One record as the home screen lists it.
+/// One record as the home screen lists it: what the one summary query gives, and a headline once it is known.
 public struct RecordListItem: Sendable, Hashable {
     /// Where a record stands, as the list shows it.
-    public enum State: String, Sendable, Hashable {
+    public enum State: String, Sendable, Hashable, CaseIterable {
         case draft = "Draft"
         case queued = "Waiting to sync"
         case submitted = "Submitted"
@@ -20,27 +20,14 @@ public struct RecordListItem: Sendable, Hashable {
 
     public var id: String
     public var formTitle: String
-    /// A line that tells records apart (the first answered text field, say).
+    /// A line that tells records apart (the first answered text field); empty until it is loaded.
     public var headline: String
     public var state: State
-    /// Label and shown value of each answered field, for the detail pane.
-    public var details: [(label: String, value: String)]
 
-    public init(id: String, formTitle: String, headline: String, state: State, details: [(label: String, value: String)] = []) {
+    public init(id: String, formTitle: String, headline: String, state: State) {
         self.id = id
         self.formTitle = formTitle
         self.headline = headline
         self.state = state
-        self.details = details
-    }
-
-    public static func == (lhs: RecordListItem, rhs: RecordListItem) -> Bool {
-        lhs.id == rhs.id && lhs.formTitle == rhs.formTitle && lhs.headline == rhs.headline && lhs.state == rhs.state
-            && lhs.details.map(\.label) == rhs.details.map(\.label) && lhs.details.map(\.value) == rhs.details.map(\.value)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(id)
-        hasher.combine(state)
     }
 }

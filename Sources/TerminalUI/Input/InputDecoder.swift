@@ -72,7 +72,10 @@ public struct InputDecoder: Sendable {
             return decodeCSI(bytes)
         case 0x4F:  // SS3: ESC O A (application cursor keys)
             guard bytes.count >= 3 else { return nil }
-            let map: [UInt8: InputEvent] = [0x41: .up, 0x42: .down, 0x43: .right, 0x44: .left, 0x48: .home, 0x46: .end]
+            let map: [UInt8: InputEvent] = [
+                0x41: .up, 0x42: .down, 0x43: .right, 0x44: .left, 0x48: .home, 0x46: .end,
+                0x50: .function(1), 0x51: .function(2), 0x52: .function(3), 0x53: .function(4),
+            ]
             return (map[bytes[2]], 3)
         case 0x1B:
             return (.escape, 1)
@@ -109,6 +112,9 @@ public struct InputDecoder: Sendable {
             case "4", "8": return (.end, length)
             case "5": return (.pageUp, length)
             case "6": return (.pageDown, length)
+            case "11", "12", "13", "14", "15": return (.function(Int(parameters)! - 10), length)
+            case "17", "18", "19", "20", "21": return (.function(Int(parameters)! - 11), length)
+            case "23", "24": return (.function(Int(parameters)! - 12), length)
             case "200":
                 pasting = []
                 return (nil, length)

@@ -9,6 +9,8 @@ public enum InputEvent: Sendable, Hashable {
     case escape
     case up, down, left, right
     case home, end, pageUp, pageDown
+    /// A function key, F1 to F12.
+    case function(Int)
     /// Ctrl plus a letter (`c` for Ctrl-C, which arrives as a byte, not a signal, in raw mode).
     case control(Character)
     case mouse(MouseEvent)

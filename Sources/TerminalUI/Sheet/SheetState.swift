@@ -38,6 +38,10 @@ public struct SheetState: Sendable {
     public private(set) var confirmationSelection = 0
     /// A short notice ("Draft saved").
     public var notice: String?
+    /// Key hints of the sheet's own, replacing the usual ones (for an app's chooser or filter).
+    public var keyHints: String?
+    /// The step whose problems Next has just shown: pressing Next again there moves on anyway.
+    public private(set) var checkedStep: Int?
 
     public init(form: FormDefinition, answers: [String: AnswerValue]) {
         self.form = form
@@ -67,6 +71,57 @@ public struct SheetState: Sendable {
         typed[field.id] ?? answers[field.id]?.display(for: field) ?? ""
     }
 
+    /// How many fields of the current step show an error.
+    public var stepErrorCount: Int {
+        visibleFields.filter { errors[$0.id] != nil }.count
+    }
+
+    /// Whether the focused field takes typed text (so `?` types rather than asks for the keys).
+    public var focusTakesText: Bool {
+        guard case .field(let id) = focus, let field = form.field(id) else { return false }
+        switch field.kind {
+        case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location: return true
+        default: return false
+        }
+    }
+
+    /// Next: checks the current step and shows its problems at their fields with a count, staying
+    /// there; Next again moves on anyway (a draft may hold anything; only completion requires a valid form).
+    mutating func next() {
+        let onStep = Set(visibleFields.map(\.id))
+        let issues = FormValidator(form: form).validate(answers).issues.filter { onStep.contains($0.fieldID) }
+        for field in onStep { errors[field] = nil }
+        for issue in issues where errors[issue.fieldID] == nil { errors[issue.fieldID] = issue.message }
+        if issues.isEmpty || checkedStep == page {
+            checkedStep = nil
+            turnPage(by: 1)
+            return
+        }
+        checkedStep = page
+        let count = Set(issues.map(\.fieldID)).count
+        notice = "\(count) field\(count == 1 ? "" : "s") on this step to fix; Next again moves on"
+        if let first = issues.first { focus = .field(first.fieldID) }
+    }
+
+    /// Chooses the option at `index` of `fieldID` (a click on a radio, a checkbox or a yes/no box).
+    public mutating func choose(option index: Int, of fieldID: String) -> [SheetIntent] {
+        guard let field = form.field(fieldID) else { return [] }
+        focus(on: .field(fieldID))
+        let choices = field.choices ?? []
+        switch field.kind {
+        case .singleChoice where choices.indices.contains(index):
+            return set(field, .choice(choices[index].value))
+        case .multipleChoice where choices.indices.contains(index):
+            choiceCursor[fieldID] = index
+            return toggle(choices[index].value, in: field)
+        case .boolean:
+            if case .boolean(let on)? = answers[fieldID] { return set(field, .boolean(!on)) }
+            return set(field, .boolean(true))
+        default:
+            return []
+        }
+    }
+
     /// Handles one input event.
     public mutating func handle(_ event: InputEvent) -> [SheetIntent] {
         notice = nil
@@ -76,7 +131,12 @@ public struct SheetState: Sendable {
         case .control("c"): return [.dismiss(.interrupt)]
         case .tab, .down: moveFocus(by: 1)
         case .backTab, .up: moveFocus(by: -1)
-        case .enter: return activate()
+        case .enter:
+            // Enter starts a new line in a multiline field; Tab moves on.
+            if case .field(let id) = focus, let field = form.field(id), field.kind == .multilineText {
+                return edit(field, with: .paste("\n"))
+            }
+            return activate()
         default:
             if case .field(let id) = focus, let field = form.field(id) {
                 return edit(field, with: event)
@@ -101,7 +161,8 @@ public struct SheetState: Sendable {
     /// Puts the discard confirmation up.
     public mutating func ask(_ confirmation: DiscardConfirmation) {
         self.confirmation = confirmation
-        confirmationSelection = 0
+        // The safe choice is preselected: Cancel, Enter, Enter never loses work.
+        confirmationSelection = confirmation.defaultIndex
     }
 
     /// Takes the confirmation down (after Keep Editing).
@@ -128,6 +189,7 @@ public struct SheetState: Sendable {
     mutating func turnPage(by step: Int) {
         let target = page + step
         guard form.pages.indices.contains(target) else { return }
+        if target != page { checkedStep = nil }
         page = target
         focus = focusOrder.first ?? .complete
     }
@@ -139,13 +201,13 @@ public struct SheetState: Sendable {
             if let index = order.firstIndex(of: focus), case .field = order[index + 1] {
                 focus = order[index + 1]
             } else if page < form.pages.count - 1 {
-                turnPage(by: 1)
+                next()
             } else {
                 focus = .complete
             }
             return []
         case .next:
-            turnPage(by: 1)
+            next()
             return []
         case .back:
             turnPage(by: -1)
@@ -161,7 +223,7 @@ public struct SheetState: Sendable {
         case .down, .tab, .right: confirmationSelection = (confirmationSelection + 1) % choices.count
         case .up, .backTab, .left: confirmationSelection = (confirmationSelection - 1 + choices.count) % choices.count
         case .enter, .character(" "): return [.confirm(choices[confirmationSelection])]
-        case .escape: return [.confirm(.keepEditing)]
+        case .escape: return [.confirm(DiscardConfirmation.defaultChoice)]
         case .control("c"): return [.confirm(.saveDraft), .dismiss(.interrupt)]
         default: break
         }

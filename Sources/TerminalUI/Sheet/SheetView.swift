@@ -7,6 +7,8 @@ public struct SheetView: Sendable {
     public let frame: PresentationFrame
     /// Clickable rectangles, later ones on top.
     public private(set) var regions: [(rect: Rect, target: SheetFocus)] = []
+    /// Clickable options of choice and yes/no fields.
+    public private(set) var options: [(rect: Rect, field: String, index: Int)] = []
 
     public init(state: SheetState, frame: PresentationFrame) {
         self.state = state
@@ -20,6 +22,7 @@ public struct SheetView: Sendable {
         return fields.reduce(2) { rows, field in
             let choices = field.choices ?? []
             let sideBySide = choices.map { $0.label.count + 6 }.reduce(0, +) <= PresentationFrame.popoverColumns - 4
+            if field.kind == .multilineText { return rows + 2 + multilineRows.lowerBound }
             return rows + 2 + (choices.isEmpty || sideBySide ? 1 : choices.count)
         }
     }
@@ -37,6 +40,7 @@ public struct SheetView: Sendable {
         screen.box(rect)
         if let arrow = frame.arrow { screen[arrow.column, arrow.row] = Cell(arrow.pointsUp ? "▲" : "▼") }
         regions = []
+        options = []
         let inner = max(0, rect.width - 4)
         let left = rect.x + 2
         var row = rect.y + 1
@@ -53,6 +57,10 @@ public struct SheetView: Sendable {
         if form.pages.count > 1 {
             let step = "Step \(state.page + 1) of \(form.pages.count)" + (form.pages[state.page].title.map { " · \($0)" } ?? "")
             screen.write(step, column: left, row: row, limit: inner)
+            let problems = state.stepErrorCount
+            if problems > 0 {
+                screen.write(" ⚠ \(problems) to fix", column: left + step.count, row: row, style: [.bold, .destructive], limit: max(0, inner - step.count - 18))
+            }
             var column = rect.maxX - 2
             if state.page < form.pages.count - 1 {
                 column -= 8
@@ -67,8 +75,8 @@ public struct SheetView: Sendable {
         let hintRow = rect.maxY - 2
         drawFields(from: row + 1, to: hintRow - 1, left: left, width: inner, on: &screen)
         let notice = state.notice.map { "\($0) · " } ?? ""
-        let full = "Tab next · Enter advance · Esc save & close · Ctrl-C quit"
-        let hints = notice.count + full.count <= inner ? full : "Esc save & close · ^C quit"
+        let full = state.keyHints ?? "Tab next · Enter advance · Esc save & close · F1 keys"
+        let hints = notice.count + full.count <= inner ? full : notice.count + 26 <= inner ? "Esc save & close · F1 keys" : "F1 keys"
         screen.write(notice + hints, column: left, row: hintRow, style: .reverse, limit: inner)
         if let confirmation = state.confirmation {
             drawConfirmation(confirmation, on: &screen)
@@ -81,11 +89,12 @@ public struct SheetView: Sendable {
         regions.append((Rect(x: column, y: row, width: label.count, height: 1), target))
     }
 
-    /// Lays the fields out in blocks and scrolls so the focused one is visible.
+    /// Lays the fields out in blocks and scrolls so the focused one is visible; says when fields lie
+    /// above ("↑ more") or below ("↓ more") what the sheet shows.
     mutating func drawFields(from top: Int, to bottom: Int, left: Int, width: Int, on screen: inout Screen) {
         let fields = state.visibleFields
         let heights = fields.map { field in
-            (field.kind == .note ? 1 : 1 + valueLines(field, width: width).count) + (state.errors[field.id] == nil ? 0 : 1) + 1
+            (field.kind == .note ? 1 : 1 + valueLayout(field, width: width).lines.count) + (state.errors[field.id] == nil ? 0 : 1) + 1
         }
         let available = max(0, bottom - top + 1)
         var offset = 0
@@ -94,22 +103,34 @@ public struct SheetView: Sendable {
             if end > available { offset = end - available }
         }
         var y = top - offset
+        var hiddenBelow = false
         for (field, height) in zip(fields, heights) {
             defer { y += height }
-            guard y >= top, y + height - 1 <= bottom + 1 else { continue }
+            guard y >= top, y + height - 1 <= bottom + 1 else {
+                if y >= top { hiddenBelow = true }
+                continue
+            }
             drawField(field, row: y, left: left, width: width, on: &screen)
         }
-        if offset > 0 { screen.write("↑ more", column: left + width - 6, row: top, style: .bold) }
+        if offset > 0 { screen.write(" ↑ more ", column: left + width - 8, row: top - 1, style: .bold) }
+        // On the sheet's bottom edge, below the key hints.
+        if hiddenBelow { screen.write(" ↓ more ", column: left + width - 8, row: bottom + 2, style: .bold) }
     }
 
-    /// The value slot's lines: one for most fields; choices side by side when they fit, else one per line.
-    func valueLines(_ field: FieldDefinition, width: Int) -> [String] {
+    /// Rows a multiline text field shows: at least three, growing with its text up to six.
+    static let multilineRows = 3...6
+
+    /// The value slot's lines, and where each option sits in them (line, first column, length) so a
+    /// click can choose it: one line for most fields; choices side by side when they fit, else one per
+    /// line; a text field as wide as the sheet; a multiline field on several lines.
+    func valueLayout(_ field: FieldDefinition, width: Int) -> (lines: [String], options: [(line: Int, start: Int, length: Int)]) {
         let focused = state.focus == .field(field.id) && state.confirmation == nil
         let items: [String]
         switch field.kind {
         case .boolean:
-            if case .boolean(let on)? = state.answers[field.id] { return [on ? "[✓] Yes" : "[ ] No"] }
-            return ["[ ] —"]
+            let line: String
+            if case .boolean(let on)? = state.answers[field.id] { line = on ? "[✓] Yes" : "[ ] No" } else { line = "[ ] —" }
+            return ([line], [(0, 0, line.count)])
         case .singleChoice:
             let chosen: String? = { if case .choice(let value)? = state.answers[field.id] { return value } else { return nil } }()
             items = (field.choices ?? []).map { (($0.value == chosen) ? "(•) " : "( ) ") + $0.label }
@@ -119,14 +140,43 @@ public struct SheetView: Sendable {
             items = (field.choices ?? []).enumerated().map { index, choice in
                 (focused && index == cursor ? "›" : "") + (chosen.contains(choice.value) ? "[x] " : "[ ] ") + choice.label
             }
+        case .multilineText:
+            let room = max(3, width - 2)
+            var wrapped: [String] = []
+            for paragraph in state.text(of: field).split(separator: "\n", omittingEmptySubsequences: false) {
+                var rest = Substring(paragraph)
+                repeat {
+                    wrapped.append(String(rest.prefix(room)))
+                    rest = rest.dropFirst(room)
+                } while !rest.isEmpty
+            }
+            if wrapped.last?.count == room { wrapped.append("") }
+            let rows = min(max(wrapped.count, Self.multilineRows.lowerBound), Self.multilineRows.upperBound)
+            let shown = Array(wrapped.suffix(rows)) + Array(repeating: "", count: max(0, rows - wrapped.count))
+            let cursorLine = min(wrapped.count, rows) - 1
+            let lines = shown.enumerated().map { index, text in
+                let more = index == 0 && wrapped.count > rows ? "…" : " "
+                return more + text.padding(toLength: room, withPad: " ", startingAt: 0).prefix(room) + (focused && index == cursorLine ? "▏" : " ")
+            }
+            return (lines.map { String($0) }, [])
         default:
             let text = state.text(of: field).replacingOccurrences(of: "\n", with: "⏎")
-            let room = max(3, min(width, 40)) - 2
+            let room = max(3, width) - 2
             let shown = text.count >= room ? "…" + String(text.suffix(room - 2)) : text
-            return ["[" + shown.padding(toLength: room - 1, withPad: " ", startingAt: 0) + (focused ? "▏" : " ") + "]"]
+            return (["[" + shown.padding(toLength: room - 1, withPad: " ", startingAt: 0) + (focused ? "▏" : " ") + "]"], [])
         }
         let joined = items.joined(separator: "  ")
-        return joined.count <= width ? [joined] : items.enumerated().map { "\($0.offset + 1) \($0.element)" }
+        if joined.count <= width {
+            var start = 0
+            var options: [(line: Int, start: Int, length: Int)] = []
+            for item in items {
+                options.append((0, start, item.count))
+                start += item.count + 2
+            }
+            return ([joined], options)
+        }
+        let lines = items.enumerated().map { "\($0.offset + 1) \($0.element)" }
+        return (lines, lines.enumerated().map { ($0.offset, 0, $0.element.count) })
     }
 
     mutating func drawField(_ field: FieldDefinition, row: Int, left: Int, width: Int, on screen: inout Screen) {
@@ -138,14 +188,22 @@ public struct SheetView: Sendable {
         if let hint = field.hint { label += " — \(hint)" }
         screen.write(label, column: left, row: row, limit: width)
         let focused = state.focus == .field(field.id) && state.confirmation == nil
-        let lines = valueLines(field, width: width)
-        for (offset, line) in lines.enumerated() {
+        let layout = valueLayout(field, width: width)
+        for (offset, line) in layout.lines.enumerated() {
             screen.write(line, column: left, row: row + 1 + offset, style: focused ? .reverse : .underline, limit: width)
         }
-        regions.append((Rect(x: left, y: row, width: width, height: 1 + lines.count), .field(field.id)))
-        if let error = state.errors[field.id] {
-            screen.write("⚠ " + error, column: left, row: row + 1 + lines.count, style: [.bold, .destructive], limit: width)
+        regions.append((Rect(x: left, y: row, width: width, height: 1 + layout.lines.count), .field(field.id)))
+        for (index, option) in layout.options.enumerated() {
+            options.append((Rect(x: left + option.start, y: row + 1 + option.line, width: option.length, height: 1), field.id, index))
         }
+        if let error = state.errors[field.id] {
+            screen.write("⚠ " + error, column: left, row: row + 1 + layout.lines.count, style: [.bold, .destructive], limit: width)
+        }
+    }
+
+    /// The option under a cell (a radio, a checkbox, a yes/no box): its field and its index.
+    public func option(column: Int, row: Int) -> (field: String, index: Int)? {
+        options.last { $0.rect.contains(column: column, row: row) }.map { ($0.field, $0.index) }
     }
 
     /// The confirmation: an action sheet at the bottom of the sheet, or an alert (centred) over a popover.

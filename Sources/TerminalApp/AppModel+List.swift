@@ -1,0 +1,186 @@
+import DraftStore
+import Foundation
+import FormModel
+import TerminalUI
+
+/// The home list: one summary query for every record, the values of only the rows on screen (their
+/// headlines) and of the selected record (its details), and a search index read once and kept up to date.
+extension AppModel {
+    /// Loads the record list from the device database (columns only, in one query).
+    public func reload() async {
+        do {
+            let list = try await store.recordListSummaries()
+            var items: [RecordListItem] = []
+            items.reserveCapacity(list.count)
+            var byID: [String: RecordListSummary] = [:]
+            byID.reserveCapacity(list.count)
+            var waiting = 0
+            var conflicted = 0
+            for summary in list {
+                let key = summary.id.uuidString.lowercased()
+                byID[key] = summary
+                if summary.waitingChanges > 0 { waiting += 1 }
+                if summary.openConflicts > 0 { conflicted += 1 }
+                let state: RecordListItem.State = summary.openConflicts > 0 ? .conflict
+                    : summary.state == .draft ? .draft : (summary.waitingChanges > 0 ? .queued : .submitted)
+                let headline = headlines[key].flatMap { $0.updatedAt == summary.updatedAt ? $0.text : nil } ?? ""
+                items.append(RecordListItem(id: key, formTitle: summary.formTitle, headline: headline, state: state))
+            }
+            let selectedID = home.selected?.id
+            summaries = byID
+            home.records = items
+            if let selectedID, let index = home.visibleRecords.firstIndex(where: { $0.id == selectedID }) { home.selection = index }
+            home.moveSelection(by: 0)
+            waitingRecords = waiting
+            conflictedRecords = conflicted
+            if home.search != nil { applySearch() }
+            indexForSearch()
+            home.status = statusText()
+        } catch {
+            home.status = "Cannot read the records: \(error)"
+        }
+        await refreshVisible()
+    }
+
+    /// The standing status line: sync state, what is waiting, conflicts.
+    func statusText(now: Date = Date()) -> String {
+        var parts: [String] = []
+        if syncEngine == nil {
+            parts.append("Not logged in")
+        } else if syncing {
+            parts.append("Syncing…")
+        } else if let failure = lastSyncFailure {
+            parts.append("Offline (\(failure))")
+        } else if let lastSynced {
+            parts.append("Synced " + Self.ago(lastSynced, now: now))
+        } else {
+            parts.append("Not synced yet")
+        }
+        parts.append(waitingRecords == 0 ? "nothing waiting to sync" : "\(waitingRecords) record\(waitingRecords == 1 ? "" : "s") waiting to sync")
+        if conflictedRecords > 0 { parts.append("\(conflictedRecords) in conflict (c to resolve)") }
+        return parts.joined(separator: " · ")
+    }
+
+    static func ago(_ date: Date, now: Date) -> String {
+        let seconds = Int(now.timeIntervalSince(date))
+        if seconds < 60 { return "just now" }
+        if seconds < 3600 { return "\(seconds / 60) min ago" }
+        return "\(seconds / 3600) h ago"
+    }
+
+    /// Reads the values of the rows now on screen (headlines) and of the selected record (details),
+    /// only those not already read since they last changed.
+    func refreshVisible() async {
+        let window = HomeView.window(home, layout: HomeLayout(size: size))
+        var missing: [UUID] = []
+        for index in window {
+            let item = home.visibleRecords[index]
+            guard let summary = summaries[item.id] else { continue }
+            if headlines[item.id]?.updatedAt != summary.updatedAt { missing.append(summary.id) }
+        }
+        var changed = false
+        if !missing.isEmpty, let records = try? await store.records(missing) {
+            for record in records {
+                let key = record.id.uuidString.lowercased()
+                let form = try? await store.form(id: record.formID, version: record.formVersion)
+                headlines[key] = (record.updatedAt, Self.headline(record, form: form))
+                changed = true
+            }
+        }
+        if changed {
+            var records = home.records
+            for index in records.indices {
+                if let cached = headlines[records[index].id], cached.updatedAt == summaries[records[index].id]?.updatedAt {
+                    records[index].headline = cached.text
+                }
+            }
+            home.records = records
+        }
+        await loadDetails()
+    }
+
+    /// The first answered text field tells records apart.
+    static func headline(_ record: StoredRecord, form: FormDefinition?) -> String {
+        guard let form else { return "" }
+        for field in form.allFields where field.kind == .text || field.kind == .multilineText {
+            if let value = record.answers[field.id] {
+                let shown = value.display(for: field).replacingOccurrences(of: "\n", with: " ")
+                if !shown.isEmpty { return shown }
+            }
+        }
+        return ""
+    }
+
+    /// The selected record's fields for the detail pane, read for it alone.
+    func loadDetails() async {
+        guard let item = home.selected, let summary = summaries[item.id] else {
+            home.selectedDetails = []
+            detailsShown = nil
+            return
+        }
+        if let shown = detailsShown, shown.id == item.id, shown.updatedAt == summary.updatedAt { return }
+        var details: [(label: String, value: String)] = []
+        if let record = try? await store.record(summary.id), let form = try? await store.form(id: record.formID, version: record.formVersion) {
+            for field in form.allFields {
+                guard let value = record.answers[field.id] else { continue }
+                details.append((field.label, value.display(for: field).replacingOccurrences(of: "\n", with: " ")))
+            }
+        }
+        home.selectedDetails = details
+        detailsShown = (item.id, summary.updatedAt)
+    }
+
+    // MARK: - Search
+
+    /// `/` on the home screen: the search line takes the keyboard.
+    func startSearch() {
+        home.search = home.search ?? ""
+        home.isEditingSearch = true
+    }
+
+    /// A key while the search line has the keyboard: typing narrows the list at once; Enter keeps the
+    /// search and gives the keys back to the list; Esc clears it.
+    func handleSearch(_ event: InputEvent) async -> AppStep {
+        var text = home.search ?? ""
+        switch event {
+        case .character(let character): text.append(character)
+        case .paste(let pasted): text += pasted.replacingOccurrences(of: "\n", with: " ")
+        case .backspace: if !text.isEmpty { text.removeLast() }
+        case .control("u"): text = ""
+        case .enter, .down, .up, .tab:
+            home.isEditingSearch = false
+            if text.isEmpty { clearSearch() }
+            return .redraw
+        case .escape:
+            clearSearch()
+            return .redraw
+        case .control("c"): return .exit(130)
+        default: return .redraw
+        }
+        home.search = text
+        home.selection = 0
+        applySearch()
+        return .redraw
+    }
+
+    func clearSearch() {
+        home.search = nil
+        home.isEditingSearch = false
+        home.searchMatches = nil
+        home.moveSelection(by: 0)
+    }
+
+    /// Narrows the list to records whose form title or any value contains the search text (any case),
+    /// among the records indexed so far (the index fills in the background; results grow as it does).
+    func applySearch() {
+        guard let search = home.search, !search.isEmpty else {
+            home.searchMatches = nil
+            return
+        }
+        let needle = Array(search.lowercased().utf8)
+        var matches = Set<String>()
+        for (id, entry) in searchIndex where SearchText.contains(entry.text, needle) { matches.insert(id) }
+        home.searchMatches = matches
+        home.moveSelection(by: 0)
+    }
+}

@@ -1,0 +1,86 @@
+import DraftStore
+import Foundation
+import FormModel
+
+/// What a search looks through: per record its form title and every value as shown, lowercased UTF-8.
+enum SearchText {
+    /// Records read per step while indexing, so keys are handled between steps.
+    static let batch = 500
+
+    static func text(of record: StoredRecord, formTitle: String, form: FormDefinition?) -> [UInt8] {
+        var text = formTitle
+        if let form {
+            for field in form.allFields {
+                guard let value = record.answers[field.id] else { continue }
+                text += "\n" + value.display(for: field)
+            }
+        }
+        return Array(text.lowercased().utf8)
+    }
+
+    /// Whether `haystack` holds `needle` (bytes).
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard haystack.count >= needle.count else { return false }
+        return haystack.withUnsafeBufferPointer { hay in
+            needle.withUnsafeBufferPointer { pin in
+                let first = pin[0]
+                let last = hay.count - pin.count
+                var index = 0
+                while index <= last {
+                    if hay[index] == first, memcmp(hay.baseAddress! + index, pin.baseAddress!, pin.count) == 0 { return true }
+                    index += 1
+                }
+                return false
+            }
+        }
+    }
+}
+
+extension AppModel {
+    /// Reads the values of the records the search index does not hold as they are now — all of them the
+    /// first time — in the background, a batch at a time, off the actor: keys go on being handled.
+    func indexForSearch() {
+        guard indexing == nil else { return }
+        var stale: [UUID] = []
+        for (key, summary) in summaries where searchIndex[key]?.updatedAt != summary.updatedAt { stale.append(summary.id) }
+        if searchIndex.count > summaries.count { searchIndex = searchIndex.filter { summaries[$0.key] != nil } }
+        guard !stale.isEmpty else { return }
+        let store = store
+        let titles = summaries.mapValues(\.formTitle)
+        indexing = Task.detached(priority: .utility) { [weak self] in
+            var forms: [String: FormDefinition?] = [:]
+            var start = 0
+            while start < stale.count, !Task.isCancelled {
+                let chunk = Array(stale[start..<min(stale.count, start + SearchText.batch)])
+                start += chunk.count
+                guard let records = try? await store.records(chunk) else { break }
+                var entries: [(String, Date, [UInt8])] = []
+                for record in records {
+                    let formKey = "\(record.formID) \(record.formVersion)"
+                    if forms[formKey] == nil { forms[formKey] = .some(try? await store.form(id: record.formID, version: record.formVersion)) }
+                    let key = record.id.uuidString.lowercased()
+                    entries.append((key, record.updatedAt, SearchText.text(of: record, formTitle: titles[key] ?? record.formID, form: forms[formKey] ?? nil)))
+                }
+                await self?.addToSearchIndex(entries)
+            }
+            await self?.searchIndexed()
+        }
+    }
+
+    func addToSearchIndex(_ entries: [(String, Date, [UInt8])]) {
+        for (key, updatedAt, text) in entries { searchIndex[key] = (updatedAt, text) }
+        if home.search?.isEmpty == false { applySearch() }
+    }
+
+    func searchIndexed() {
+        indexing = nil
+        // Records that changed while indexing are read next.
+        indexForSearch()
+    }
+
+    /// Waits until the search index holds every record as it is now (for tests and benchmarks).
+    public func waitForSearchIndex() async {
+        while let task = indexing { await task.value }
+    }
+}

@@ -1,0 +1,98 @@
+import FieldSheetTesting
+import Foundation
+import Testing
+
+/// A tmux server of its own (its own socket), so tests never touch a person's sessions.
+final class TmuxSession {
+    let socket = "fieldsheet-test-\(UUID().uuidString.prefix(8))"
+    let session = "app"
+
+    /// Runs a tmux command through `system(3)`, output to a file: the tmux server that the first call
+    /// starts outlives it, and must not hold a pipe this process waits on.
+    @discardableResult
+    func tmux(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let quoted = (["tmux", "-L", socket, "-f", "/dev/null"] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let status = system(quoted.joined(separator: " ") + " </dev/null >\(output) 2>&1")
+        return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+    }
+
+    func start(_ command: String, columns: Int, rows: Int) throws {
+        let result = try tmux(["new-session", "-d", "-s", session, "-x", "\(columns)", "-y", "\(rows)", command])
+        #expect(result.status == 0, "tmux did not start: \(result.output)")
+        // A lone Esc must reach the app quickly (tmux holds it back 500 ms by default).
+        try tmux(["set-option", "-g", "escape-time", "10"])
+    }
+
+    func keys(_ keys: String...) throws {
+        _ = try tmux(["send-keys", "-t", session] + keys)
+    }
+
+    func type(_ text: String) throws {
+        _ = try tmux(["send-keys", "-t", session, "-l", text])
+    }
+
+    /// A left click at (`column`, `row`), counted from 0, as an xterm SGR mouse report (press, then release).
+    func click(column: Int, row: Int) throws {
+        try type("\u{1B}[<0;\(column + 1);\(row + 1)M\u{1B}[<0;\(column + 1);\(row + 1)m")
+    }
+
+    /// The cell position of the first occurrence of `text` on the screen.
+    func position(of text: String) throws -> (column: Int, row: Int)? {
+        for (row, line) in try screen().components(separatedBy: "\n").enumerated() {
+            if let range = line.range(of: text) { return (line.distance(from: line.startIndex, to: range.lowerBound), row) }
+        }
+        return nil
+    }
+
+    /// Clicks the first occurrence of `text` (its first cell, or `offset` cells in).
+    func click(on text: String, offset: Int = 0) throws {
+        let shown = try screen()
+        let found = try #require(try position(of: text), "\"\(text)\" is not on the screen:\n\(shown)")
+        try click(column: found.column + offset, row: found.row)
+    }
+
+    func screen(escapes: Bool = false) throws -> String {
+        try tmux(["capture-pane", "-p", "-t", session] + (escapes ? ["-e"] : [])).output
+    }
+
+    /// Polls the screen until `condition` holds, with a deadline; returns the last screen.
+    @discardableResult
+    func waitFor(_ what: String, timeout: Double = 20, _ condition: (String) -> Bool) throws -> String {
+        var last = ""
+        let found = try Polling.until(timeout: timeout) {
+            last = try screen()
+            return condition(last)
+        }
+        #expect(found, "timed out waiting for \(what); the screen was:\n\(last)")
+        return last
+    }
+
+    @discardableResult
+    func waitFor(_ text: String, timeout: Double = 20) throws -> String {
+        try waitFor("\"\(text)\"", timeout: timeout) { $0.contains(text) }
+    }
+
+    deinit {
+        _ = try? tmux(["kill-server"])
+    }
+
+    /// A device home with the sample forms imported, and the app started on it at `columns`×`rows`;
+    /// returns the home. The shell prints `EXIT status` when the app ends. Without motion by default, so
+    /// a screen read back is never a frame of a transition.
+    @discardableResult
+    func startApp(columns: Int, rows: Int, home: TemporaryDirectory = TemporaryDirectory(), environment: String = "FIELDSHEET_REDUCE_MOTION=1") throws -> TemporaryDirectory {
+        let fieldsheet = PackagePaths.debugProduct("fieldsheet")
+        let imported = try Subprocess.run(fieldsheet, ["--home", home.path, "forms", "import"] + ["add-note", "filter-jobs", "follow-up-job", "site-inspection"].map { PackagePaths.file("Schema/forms/\($0).json") })
+        #expect(imported.status == 0, "\(imported.output)")
+        try start("env FIELDSHEET_HOME=\(home.path) TERM=xterm-256color \(environment) \(fieldsheet); echo EXIT $?; sleep 60", columns: columns, rows: rows)
+        try waitFor(" Records ")
+        return home
+    }
+
+    /// The records the device holds, one line each (`fieldsheet records`).
+    static func records(in home: TemporaryDirectory) throws -> [String] {
+        try Subprocess.run(PackagePaths.debugProduct("fieldsheet"), ["--home", home.path, "records"]).stdout.split(separator: "\n").map(String.init)
+    }
+}
