@@ -19,7 +19,8 @@ struct SyncController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         var request = request
-        let body = try await request.decodeJSON(PushRequest.self, limits: services.limits)
+        let sent = try await request.decodeJSON(PushBody.self, limits: services.limits)
+        let body = sent.request
         try check(body)
         if let clock = body.clock, services.clock.observe(clock).clamped {
             context.logger.warning("Device clock far ahead; clamped", metadata: ["client": .string(body.clientId), "clock": .stringConvertible(clock)])
@@ -56,13 +57,14 @@ struct SyncController {
             projectId: membership.projectId, clientId: body.clientId,
             mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIds: recordIds
         ) { snapshot in try planner.plan(snapshot) }
+        services.storage.changes.announce(plan, projectId: membership.projectId)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
         context.logger.debug("Push committed", metadata: [
             "client": .string(body.clientId), "mutations": .stringConvertible(body.mutations.count),
             "applied": .stringConvertible(plan.appliedCount), "conflicts": .stringConvertible(plan.conflicts.count),
         ])
-        return try .json(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()))
+        return try .json(EchoedPushResponse(response: PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()), recordIdsAsSent: sent.recordIdsAsSent))
     }
 
     /// Refuses batches that are too big or name ids no device would send.
@@ -88,9 +90,11 @@ struct SyncController {
         let principal = try context.requirePrincipal()
         let after = try Self.integer(request, "after", default: 0, range: 0...Int64.max)
         let limit = Int(try Self.integer(request, "limit", default: Int64(services.limits.defaultPageSize), range: 1...Int64(services.limits.maxPageSize)))
-        let rows = try await services.storage.changes(
-            projectId: membership.projectId, after: after, limit: limit + 1,
-            visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
+        let rows = try await waitingForChanges(request, projectId: membership.projectId) { [services] in
+            try await services.storage.changes(
+                projectId: membership.projectId, after: after, limit: limit + 1,
+                visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
+        }
         let page = rows.prefix(limit)
         return try .json(PullPage(
             changes: page.map(\.snapshot), cursor: page.last?.sequence ?? after,

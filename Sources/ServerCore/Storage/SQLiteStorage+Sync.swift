@@ -38,7 +38,7 @@ extension SQLiteStorage {
                     let record = decided.records[index]
                     let fields = String(decoding: try encoder.encode(record.fields), as: UTF8.self)
                     try upsert.execute(arguments: [
-                        projectId, record.id.uuidString, record.formId, record.formVersion, record.state.rawValue,
+                        projectId, record.id.storageKey, record.formId, record.formVersion, record.state.rawValue,
                         record.authorId, record.shared, record.revision, sequence, fields, now,
                     ])
                     sequence += 1
@@ -57,7 +57,7 @@ extension SQLiteStorage {
             for conflict in decided.conflicts {
                 let entry = String(decoding: try encoder.encode(conflict.entry), as: UTF8.self)
                 try insertConflict.execute(arguments: [
-                    projectId, conflict.recordId.uuidString, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
+                    projectId, conflict.recordId.storageKey, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
                 ])
             }
             return decided
@@ -89,7 +89,7 @@ extension SQLiteStorage {
             return try Row.fetchAll(db, sql: """
                 SELECT \(Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.form_id = ? AND r.id > ? ORDER BY r.id LIMIT ?
-                """, arguments: [projectId, formId, after?.uuidString ?? "", limit]).map { try Self.storedRecord($0, decoder: decoder) }
+                """, arguments: [projectId, formId, after?.storageKey ?? "", limit]).map { try Self.storedRecord($0, decoder: decoder) }
         }
     }
 
@@ -98,7 +98,7 @@ extension SQLiteStorage {
             let decoder = JSONDecoder()
             return try Row.fetchAll(db, sql: """
                 SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = ? AND record_id = ? ORDER BY id
-                """, arguments: [projectId, recordId.uuidString]).map { row in
+                """, arguments: [projectId, recordId.storageKey]).map { row in
                 let entry: String = row["entry"]
                 return LoggedConflict(
                     recordId: recordId, mutationId: row["mutation_id"], clientId: row["client_id"],
@@ -132,7 +132,7 @@ extension SQLiteStorage {
         let decoder = JSONDecoder()
         var result: [UUID: StoredRecord] = [:]
         let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ",")
-        let arguments = StatementArguments([projectId]) + StatementArguments(ids.map(\.uuidString))
+        let arguments = StatementArguments([projectId]) + StatementArguments(ids.map(\.storageKey))
         for row in try Row.fetchAll(db, sql: """
             SELECT \(recordColumns) FROM records r JOIN users u ON u.id = r.author_id
             WHERE r.project_id = ? AND r.id IN (\(placeholders))

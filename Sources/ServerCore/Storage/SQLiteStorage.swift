@@ -7,6 +7,7 @@ import GRDB
 /// transactions, which makes the change-feed sequence follow commit order.
 public struct SQLiteStorage: ServerStorage {
     let pool: DatabasePool
+    public let changes: ChangeNotifier
 
     /// Opens (creating when needed) `fieldsheet.sqlite` in `directory`.
     public init(directory: String) throws {
@@ -18,6 +19,7 @@ public struct SQLiteStorage: ServerStorage {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         pool = try DatabasePool(path: (directory as NSString).appendingPathComponent("fieldsheet.sqlite"), configuration: configuration)
+        changes = Self.changeNotifier(pool)
     }
 
     static var migrator: DatabaseMigrator {
@@ -25,6 +27,7 @@ public struct SQLiteStorage: ServerStorage {
         migrator.registerMigration("v1") { db in
             try db.execute(sql: ServerSchema.v1)
         }
+        migrator.registerMigration("lowercase-record-ids") { db in try db.execute(sql: lowercaseRecordIds) }
         return migrator
     }
 
