@@ -16,8 +16,10 @@ struct SyncWaitTests {
         let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
         try await phone.sync()
         try await tablet.sync()
+        // The longest wait, with a stall timeout above it: a busy machine must not end it early.
+        tablet.transportOptions.stallTimeout = 90
         let engine = tablet.engine
-        let waiting = Task { try await engine.waitForChanges(timeout: 20) }
+        let waiting = Task { try await engine.waitForChanges(timeout: 60) }
         let id = try await phone.fill("job", ["title": .text("Boiler")], submit: true)
         try await phone.sync()
         #expect(try await waiting.value, "the wait ended without the phone's change")

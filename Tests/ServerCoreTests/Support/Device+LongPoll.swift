@@ -23,7 +23,9 @@ extension Device {
 }
 
 /// Waits, checking every few milliseconds, until `condition` holds; false when `timeout` passes first.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
+/// The default is generous: a full test run on two cores can keep a task from being scheduled for tens of
+/// seconds, and a passing check returns at once anyway.
+func eventually(timeout: Duration = .seconds(120), _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
