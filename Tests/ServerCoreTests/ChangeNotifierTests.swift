@@ -63,6 +63,16 @@ struct ChangeNotifierTests {
         #expect(await eventually { notifier.waiting == 0 })
     }
 
+    @Test func theFirstWaitIsReportedToWhoeverWaitsForIt() async {
+        let notifier = ChangeNotifier()
+        let watcher = Task { await notifier.untilFirstWait(); return true }
+        let waiting = Task { await notifier.wait(projectId: 1, past: 0, until: .now + .seconds(60)) }
+        #expect(await watcher.value)
+        await notifier.untilFirstWait()  // at once, now
+        waiting.cancel()
+        #expect(await waiting.value == false)
+    }
+
     actor Counter {
         var value = 0
         func increment() { value += 1 }

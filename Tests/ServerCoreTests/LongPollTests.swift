@@ -145,36 +145,44 @@ struct LongPollTests {
         try await TestServer.withStorage(.postgres) { located in
             guard case .postgres(let database) = located.location else { return }
             let listeners = "SELECT pid::text FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'fieldsheet-server listener'"
+            @Sendable func pids() async -> Set<Substring> { Set((try? await TestDatabase.text(database, listeners).split(separator: " ")) ?? []) }
             try await located.withRunning { first in
                 try await LocatedStorage(located.location).withRunning { second in
                     let a = TestServer(backend: .postgres, location: located.location, storage: first)
                     let b = TestServer(backend: .postgres, location: located.location, storage: second)
-                    #expect(await eventually { (try? await TestDatabase.text(database, listeners).split(separator: " ").count) == 2 })
-                    let cut = Set(try await TestDatabase.text(database, listeners).split(separator: " "))
+                    #expect(await pids().isEmpty, "no listener before anyone waits")
+                    // B's first waiting pull starts its listener (A has none: nobody waits there).
+                    try await Self.pushOnOneInstanceWakesAPullOnTheOther(a, b, rounds: 1)
+                    #expect(await eventually { await pids().count == 1 })
+                    let cut = await pids()
                     _ = try await TestDatabase.text(database, "SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity WHERE pid IN (\(cut.joined(separator: ",")))")
                     #expect(await eventually {
-                        let now = Set((try? await TestDatabase.text(database, listeners).split(separator: " ")) ?? [])
-                        return now.count == 2 && now.isDisjoint(with: cut)
-                    }, "the instances did not reconnect their listeners")
-                    try await Self.pushOnOneInstanceWakesAPullOnTheOther(a, b)
+                        let now = await pids()
+                        return now.count == 1 && now.isDisjoint(with: cut)
+                    }, "the instance did not reconnect its listener")
+                    try await Self.pushOnOneInstanceWakesAPullOnTheOther(a, b, rounds: 2, publishing: false)
                 }
             }
         }
     }
 
-    static func pushOnOneInstanceWakesAPullOnTheOther(_ a: TestServer, _ b: TestServer) async throws {
-        try await a.publish(TestForms.job(), project: "alpha")
+    /// `rounds` times: a reviewer's pull waits on B, a collector pushes a record through A, the pull
+    /// answers with it before its deadline.
+    static func pushOnOneInstanceWakesAPullOnTheOther(_ a: TestServer, _ b: TestServer, rounds: Int = 3, publishing: Bool = true) async throws {
+        if publishing { try await a.publish(TestForms.job(), project: "alpha") }
         let writer = Device(clientId: "phone", token: try await a.member("ana", project: "alpha", role: .collector))
         let reviewer = Device(clientId: "desk", token: try await a.member("rita", project: "alpha", role: .reviewer))
+        let alpha = try await a.project("alpha")
         try await a.app.test(.router) { clientA in
             try await b.app.test(.live) { clientB in
                 let port = try #require(clientB.port)
-                for round in 1...3 {
+                for _ in 1...rounds {
                     let wait = 60
-                    let pull = Task { try await reviewer.longPoll(port: port, after: Int64(round - 1), wait: wait) }
+                    let cursor = try await a.storage.lastSequence(projectId: alpha.id)
+                    let pull = Task { try await reviewer.longPoll(port: port, after: cursor, wait: wait) }
                     #expect(await eventually { b.storage.changes.waiting == 1 })
                     let record = UUID()
-                    let (response, _) = try await writer.push(clientA, [writer.mutation(record, ["title": writer.change(.text("round \(round)"))])])
+                    let (response, _) = try await writer.push(clientA, [writer.mutation(record, ["title": writer.change(.text("next"))])])
                     #expect(response.status == .ok)
                     let (page, took) = try await pull.value
                     #expect(page.changes.map(\.recordId) == [record])

@@ -21,20 +21,23 @@ extension PostgresStorage {
     /// PostgreSQL delivers it when (and only if) the transaction commits.
     static func announceChanges(_ connection: PostgresConnection, projectId: Int64, lastSequence: Int64) async throws {
         let payload = "\(projectId):\(lastSequence)"
-        try await connection.query("SELECT pg_notify(\(changeChannel), \(payload))", logger: .quiet).collect()
+        _ = try await connection.query("SELECT pg_notify(\(changeChannel), \(payload))", logger: .quiet).collect()
     }
 }
 
 /// One instance's dedicated `LISTEN` connection (outside the pool): hands every announced position to the
-/// local ``ChangeNotifier``. When the connection drops it reconnects with backoff, and once listening
-/// again wakes every waiting pull to look at the feed, since announcements sent meanwhile are lost.
+/// local ``ChangeNotifier``. It connects when the first pull waits (an instance nobody long-polls, or an
+/// admin command, opens none), and once listening wakes every waiting pull to look at the feed, since
+/// announcements sent before are not delivered; likewise after it reconnects (with backoff) when the
+/// connection drops.
 struct PostgresChangeListener: Sendable {
     let configuration: PostgresStorage.Configuration
     let notifier: ChangeNotifier
     let logger: Logger
 
-    /// Listens until cancelled.
+    /// Listens, from the first wait on, until cancelled.
     func run() async {
+        await notifier.untilFirstWait()
         var connection = PostgresConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.user,
             password: configuration.password, database: configuration.database, tls: .disable)

@@ -39,6 +39,9 @@ public final class ChangeNotifier: Sendable {
     private struct State {
         var projects: [Int64: Project] = [:]
         var nextId = 0
+        /// Whether any pull ever waited here, and who waits for that (``untilFirstWait()``).
+        var waited = false
+        var firstWaitWatchers: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -106,21 +109,45 @@ public final class ChangeNotifier: Sendable {
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let (resumeNow, startPoll) = state.withLockedValue { state -> (Bool, Bool) in
+                let (resumeNow, startPoll, watchers) = state.withLockedValue { state -> (Bool, Bool, [CheckedContinuation<Void, Never>]) in
                     var project = state.projects[projectId] ?? Project()
-                    if Task.isCancelled || project.known > sequence { return (true, false) }
+                    if Task.isCancelled || project.known > sequence { return (true, false, []) }
                     project.waiters[id] = Waiter(threshold: sequence, continuation: continuation)
                     let startPoll = poll != nil && !project.polling
                     if startPoll { project.polling = true }
                     state.projects[projectId] = project
-                    return (false, startPoll)
+                    state.waited = true
+                    defer { state.firstWaitWatchers = [:] }
+                    return (false, startPoll, Array(state.firstWaitWatchers.values))
                 }
                 if resumeNow { continuation.resume() }
                 if startPoll { startPolling(projectId) }
+                for watcher in watchers { watcher.resume() }
             }
         } onCancel: {
             let continuation = state.withLockedValue { state in state.projects[projectId]?.waiters.removeValue(forKey: id)?.continuation }
             continuation?.resume()
+        }
+    }
+
+    /// Returns once some pull has waited here (at once if one has), or when the task is cancelled: the
+    /// PostgreSQL listener connects only then, so an instance nobody long-polls holds no extra connection.
+    public func untilFirstWait() async {
+        let id = state.withLockedValue { state in
+            defer { state.nextId &+= 1 }
+            return state.nextId
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLockedValue { state -> Bool in
+                    if state.waited || Task.isCancelled { return true }
+                    state.firstWaitWatchers[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLockedValue { state in state.firstWaitWatchers.removeValue(forKey: id) }?.resume()
         }
     }
 
