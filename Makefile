@@ -32,6 +32,11 @@ test: deps
 	else echo "PostgreSQL backend tests against $$FIELDSHEET_TEST_POSTGRES_URL"; fi
 	@# A hung test fails the run after 20 minutes instead of holding CI for its whole budget.
 	timeout --signal=INT --kill-after=30 1200 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	@# A client generated from Schema/openapi.yaml (swift-openapi-generator) pushes, pulls and reads records
+	@# against the fieldsheet-server built above; its own package and build folder.
+	$(SWIFT) build --build-tests --package-path Tests/GeneratedClient --scratch-path .build-generated-client
+	FIELDSHEET_SERVER=$(CURDIR)/$(BIN)/fieldsheet-server timeout --signal=INT --kill-after=30 600 \
+		$(SWIFT) test --skip-build --package-path Tests/GeneratedClient --scratch-path .build-generated-client
 
 # Regenerates the copy of the form JSON Schema compiled into FormModel (a test keeps them equal).
 embed-schema:
@@ -58,4 +63,4 @@ bench: deps
 	.build/release/fieldsheet-syncbench .build/release
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-generated-client

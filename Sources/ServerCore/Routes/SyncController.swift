@@ -66,13 +66,14 @@ struct SyncController {
             projectId: membership.projectId, clientId: body.clientId,
             mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIds: recordIds
         ) { snapshot in try planner.plan(snapshot) }
+        services.storage.changes.announce(plan, projectId: membership.projectId)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
         context.logger.debug("Push committed", metadata: [
             "client": .string(body.clientId), "mutations": .stringConvertible(body.mutations.count),
             "applied": .stringConvertible(plan.appliedCount), "conflicts": .stringConvertible(plan.conflicts.count),
         ])
-        return .jsonBytes(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()).jsonBytes())
+        return .jsonBytes(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()).jsonBytes(recordIdsAsSent: body.recordIdsAsSent))
     }
 
     /// Refuses batches that are too big or name ids no device would send.
@@ -96,9 +97,11 @@ struct SyncController {
         let principal = try context.requirePrincipal()
         let after = try Self.integer(request, "after", default: 0, range: 0...Int64.max)
         let limit = Int(try Self.integer(request, "limit", default: Int64(services.limits.defaultPageSize), range: 1...Int64(services.limits.maxPageSize)))
-        let page = try await services.storage.changes(
-            projectId: membership.projectId, after: after, limit: limit, maxBytes: services.limits.maxPageBytes,
-            visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
+        let page = try await waitingForChanges(request, projectId: membership.projectId) { [services] in
+            try await services.storage.changes(
+                projectId: membership.projectId, after: after, limit: limit, maxBytes: services.limits.maxPageBytes,
+                visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
+        }
         // Assembled from the stored bytes: each record's fields are copied into the page as they are.
         var writer = PullPageWriter(capacity: page.records.reduce(256) { $0 + $1.fields.utf8.count + 200 })
         for record in page.records {

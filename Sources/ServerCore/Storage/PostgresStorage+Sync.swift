@@ -39,6 +39,7 @@ extension PostgresStorage {
                 guard let last = try rows.first?.decode(Int64.self) else {
                     throw StorageError(.unknownProject, "There is no project with id \(projectId).")
                 }
+                try await Self.announceChanges(connection, projectId: projectId, lastSequence: last)
                 for index in decided.records.indices { decided.records[index].sequence = last - count + 1 + Int64(index) }
                 let records = decided.records
                 let fields = records.map { String(decoding: $0.fields.jsonBytes(), as: UTF8.self) }

@@ -39,6 +39,7 @@ public struct PostgresStorage: ServerStorage {
     public let configuration: Configuration
     let client: PostgresClient
     let logger: Logger
+    public let changes = ChangeNotifier()
 
     /// Creates the storage; nothing connects until ``run()`` is running and a call needs a connection.
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "fieldsheet.postgres")) {
@@ -54,8 +55,10 @@ public struct PostgresStorage: ServerStorage {
         self.client = PostgresClient(configuration: client, backgroundLogger: logger)
     }
 
-    /// The connection pool's background work; runs until cancelled or shut down gracefully.
-    public var service: any Service { client }
+    /// The connection pool and the change listener (see ``ChangeFeedStorage``); runs until cancelled or shut down gracefully.
+    public var service: any Service {
+        PostgresBackgroundWork(client: client, listener: PostgresChangeListener(configuration: configuration, notifier: changes, logger: logger))
+    }
 
     // MARK: Calls with a deadline
 

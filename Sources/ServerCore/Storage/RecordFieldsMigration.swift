@@ -5,8 +5,7 @@ import SyncCore
 
 /// Migration v2 of the server's data: record fields move from the first version's shape (every field an
 /// object repeating its revision, clock and device: `{"f": {"value": …, "revision": 1, "hlc": …,
-/// "clientId": "…"}}`) to ``RecordFields``, and record ids are stored in lowercase, as the API sends them.
-/// The schema itself does not change.
+/// "clientId": "…"}}`) to ``RecordFields``. The schema itself does not change.
 enum RecordFieldsMigration {
     /// The first version's stored field, read with Foundation's decoder once, during the migration.
     struct LegacyField: Decodable {
@@ -19,7 +18,7 @@ enum RecordFieldsMigration {
     static func convertSQLite(_ db: Database) throws {
         let decoder = JSONDecoder()
         let rows = try Row.fetchAll(db, sql: "SELECT rowid, fields FROM records")
-        let update = try db.makeStatement(sql: "UPDATE records SET fields = ?, id = lower(id) WHERE rowid = ?")
+        let update = try db.makeStatement(sql: "UPDATE records SET fields = ? WHERE rowid = ?")
         for row in rows {
             let text: String = row[1]
             let legacy = try decoder.decode([String: LegacyField].self, from: Data(text.utf8))
@@ -28,7 +27,6 @@ enum RecordFieldsMigration {
             })
             try update.execute(arguments: [String(decoding: fields.jsonBytes(), as: UTF8.self), row[0] as Int64])
         }
-        try db.execute(sql: "UPDATE conflicts SET record_id = lower(record_id)")
     }
 
     /// The same conversion in PostgreSQL's JSON functions (record ids there are UUIDs already): every field

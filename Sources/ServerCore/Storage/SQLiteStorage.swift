@@ -10,6 +10,7 @@ import GRDB
 /// transactions, which makes the change-feed sequence follow commit order.
 public struct SQLiteStorage: ServerStorage {
     let pool: DatabasePool
+    public let changes: ChangeNotifier
 
     /// Opens (creating when needed) `fieldsheet.sqlite` in `directory`. What it creates only its owner may
     /// read: the directory 0700, the database 0600 (SQLite gives its `-wal` and `-shm` files the
@@ -26,6 +27,7 @@ public struct SQLiteStorage: ServerStorage {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        changes = Self.changeNotifier(pool)
     }
 
     /// Creates `directory` (mode 0700) and an empty `database` file (mode 0600) when they do not exist.
@@ -58,6 +60,7 @@ public struct SQLiteStorage: ServerStorage {
         migrator.registerMigration("v1") { db in
             try db.execute(sql: ServerSchema.v1)
         }
+        migrator.registerMigration("lowercase-record-ids") { db in try db.execute(sql: lowercaseRecordIds) }
         migrator.registerMigration("v2-record-fields") { db in
             try RecordFieldsMigration.convertSQLite(db)
         }

@@ -9,6 +9,8 @@ public struct ReadPushRequest: Sendable {
     public var mutations: [Mutation]
     /// The bytes of each mutation object in the body, in order.
     public var mutationBytes: [ArraySlice<UInt8>]
+    /// Each mutation's `recordId` exactly as sent (any case), in order, for the outcomes to echo.
+    public var recordIdsAsSent: [String]
 
     /// Reads a push body in one pass.
     /// - Parameter maximumMutations: more than this many is refused while reading, before decoding them.
@@ -18,6 +20,7 @@ public struct ReadPushRequest: Sendable {
         var clock: HybridTimestamp?
         var mutations: [Mutation] = []
         var ranges: [ArraySlice<UInt8>] = []
+        var sentIds: [String] = []
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
@@ -37,7 +40,9 @@ public struct ReadPushRequest: Sendable {
                     reader.skipWhitespaceForRange()
                     let start = reader.offset
                     do {
-                        mutations.append(try Mutation.read(from: &reader))
+                        var sent: String?
+                        mutations.append(try Mutation.read(from: &reader, recordIdAsSent: &sent))
+                        sentIds.append(sent ?? "")
                     } catch var error as JSONReadError {
                         error.path = "mutations[\(index)]" + (error.path.map { ".\($0)" } ?? "")
                         throw error
@@ -54,6 +59,7 @@ public struct ReadPushRequest: Sendable {
         self.clock = clock
         self.mutations = mutations
         self.mutationBytes = ranges
+        self.recordIdsAsSent = sentIds
     }
 }
 

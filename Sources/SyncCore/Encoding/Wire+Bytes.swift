@@ -92,6 +92,12 @@ extension FieldState {
 
 extension Mutation {
     public static func read(from reader: inout JSONReader) throws -> Mutation {
+        var sent: String?
+        return try read(from: &reader, recordIdAsSent: &sent)
+    }
+
+    /// Reads a mutation and reports its `recordId` exactly as it was written (any case), to echo it.
+    public static func read(from reader: inout JSONReader, recordIdAsSent: inout String?) throws -> Mutation {
         var mutationId: String?
         var recordId: UUID?
         var formId: String?
@@ -102,7 +108,11 @@ extension Mutation {
         while let key = try reader.nextKey() {
             switch key {
             case "mutationId": mutationId = try reader.readString()
-            case "recordId": recordId = try UUID.read(from: &reader, "recordId")
+            case "recordId":
+                let text = try reader.readString()
+                guard let id = UUID(uuidString: text) else { throw reader.error("recordId must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
+                recordId = id
+                recordIdAsSent = text
             case "formId": formId = try reader.readString()
             case "formVersion": formVersion = try reader.readInt64()
             case "state": state = try RecordState.read(from: &reader)
@@ -294,7 +304,7 @@ extension MutationOutcome {
         return MutationOutcome(mutationId: mutationId, recordId: recordId, status: status, revision: revision, conflicts: conflicts, problem: problem)
     }
 
-    public func write(to writer: inout JSONWriter) {
+    public func write(to writer: inout JSONWriter, recordIdAsSent: String? = nil) {
         writer.beginObject()
         writer.key("conflicts")
         writer.beginArray()
@@ -310,7 +320,7 @@ extension MutationOutcome {
             problem.write(to: &writer)
         }
         writer.key("recordId")
-        writer.string(recordId.lowercased)
+        writer.string(recordIdAsSent ?? recordId.lowercased)
         if let revision {
             writer.key("revision")
             writer.int(revision)
@@ -329,14 +339,17 @@ extension MutationOutcome {
 }
 
 extension PushResponse {
-    public func jsonBytes() -> [UInt8] {
+    /// The response's JSON; with `recordIdsAsSent` (one per outcome, in order), each outcome's `recordId` is
+    /// written exactly as its mutation's was sent.
+    public func jsonBytes(recordIdsAsSent: [String]? = nil) -> [UInt8] {
         var writer = JSONWriter(capacity: 64 + 160 * outcomes.count)
         writer.beginObject()
         writer.key("outcomes")
         writer.beginArray()
-        for outcome in outcomes {
+        for (index, outcome) in outcomes.enumerated() {
             writer.element()
-            outcome.write(to: &writer)
+            let sent = recordIdsAsSent.flatMap { index < $0.count ? $0[index] : nil }
+            outcome.write(to: &writer, recordIdAsSent: sent.flatMap { UUID(uuidString: $0) == outcome.recordId ? $0 : nil })
         }
         writer.endArray()
         writer.key("serverClock")

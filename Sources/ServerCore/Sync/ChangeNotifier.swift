@@ -1,0 +1,178 @@
+import NIOConcurrencyHelpers
+
+/// Wakes the pulls waiting for a project's change feed to move (`GET …/changes?wait=S`), in this process.
+///
+/// The feed's position is the project's `last_sequence`. A waiting pull registers the position it has
+/// already looked at and sleeps until something announces a higher one, or its deadline passes, or its
+/// task is cancelled (the client went away). Announcements come from:
+/// - this process's pushes, once their transaction is committed (``notify(projectId:lastSequence:)``);
+/// - other processes, through the storage: PostgreSQL's `LISTEN`, or, for SQLite, a ``Poll`` of the
+///   project's counter row that runs only while someone waits (one read per project per interval, however
+///   many pulls wait on it), for a second server process sharing the data directory.
+///
+/// The highest position announced per project is remembered, so a pull that registers just after a
+/// commit it did not see is woken at once rather than missing it.
+public final class ChangeNotifier: Sendable {
+    /// How to learn of commits made by other processes when nothing announces them.
+    public struct Poll: Sendable {
+        public var interval: Duration
+        /// The project's current `last_sequence`.
+        public var lastSequence: @Sendable (Int64) async throws -> Int64
+
+        public init(interval: Duration, lastSequence: @escaping @Sendable (Int64) async throws -> Int64) {
+            self.interval = interval
+            self.lastSequence = lastSequence
+        }
+    }
+
+    private struct Waiter {
+        var threshold: Int64
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    private struct Project {
+        var known: Int64 = 0
+        var waiters: [Int: Waiter] = [:]
+        var polling = false
+    }
+
+    private struct State {
+        var projects: [Int64: Project] = [:]
+        var nextId = 0
+        /// Whether any pull ever waited here, and who waits for that (``untilFirstWait()``).
+        var waited = false
+        var firstWaitWatchers: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let poll: Poll?
+
+    public init(poll: Poll? = nil) {
+        self.poll = poll
+    }
+
+    /// Announces that the project's feed reached `lastSequence` (committed): wakes every pull waiting
+    /// for less. Cheap when nobody waits; announcing an old position does nothing.
+    public func notify(projectId: Int64, lastSequence: Int64) {
+        let woken = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            var project = state.projects[projectId] ?? Project()
+            guard lastSequence > project.known else { return [] }
+            project.known = lastSequence
+            var woken: [CheckedContinuation<Void, Never>] = []
+            for (id, waiter) in project.waiters where waiter.threshold < lastSequence {
+                woken.append(waiter.continuation)
+                project.waiters[id] = nil
+            }
+            state.projects[projectId] = project
+            return woken
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
+    /// Wakes every waiting pull of every project, to look again (announcements may have been lost, as
+    /// while the PostgreSQL listener was reconnecting).
+    public func wakeAll() {
+        let woken = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            var woken: [CheckedContinuation<Void, Never>] = []
+            for projectId in state.projects.keys {
+                woken += state.projects[projectId]?.waiters.values.map(\.continuation) ?? []
+                state.projects[projectId]?.waiters = [:]
+            }
+            return woken
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
+    /// How many pulls wait now (for metrics and tests).
+    public var waiting: Int {
+        state.withLockedValue { state in state.projects.values.reduce(0) { $0 + $1.waiters.count } }
+    }
+
+    /// Waits until the project's feed is announced past `sequence`, until `deadline`, or until the task is
+    /// cancelled. Returns true when woken by an announcement (or ``wakeAll()``), false at the deadline or
+    /// on cancellation. Either way the caller looks at the feed again or answers.
+    public func wait(projectId: Int64, past sequence: Int64, until deadline: ContinuousClock.Instant) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.waitForAnnouncement(projectId: projectId, past: sequence); return !Task.isCancelled }
+            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous); return false }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Returns once the feed is announced past `sequence`, or at once when the task is (or gets) cancelled.
+    private func waitForAnnouncement(projectId: Int64, past sequence: Int64) async {
+        let id = state.withLockedValue { state in
+            defer { state.nextId &+= 1 }
+            return state.nextId
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let (resumeNow, startPoll, watchers) = state.withLockedValue { state -> (Bool, Bool, [CheckedContinuation<Void, Never>]) in
+                    var project = state.projects[projectId] ?? Project()
+                    if Task.isCancelled || project.known > sequence { return (true, false, []) }
+                    project.waiters[id] = Waiter(threshold: sequence, continuation: continuation)
+                    let startPoll = poll != nil && !project.polling
+                    if startPoll { project.polling = true }
+                    state.projects[projectId] = project
+                    state.waited = true
+                    defer { state.firstWaitWatchers = [:] }
+                    return (false, startPoll, Array(state.firstWaitWatchers.values))
+                }
+                if resumeNow { continuation.resume() }
+                if startPoll { startPolling(projectId) }
+                for watcher in watchers { watcher.resume() }
+            }
+        } onCancel: {
+            let continuation = state.withLockedValue { state in state.projects[projectId]?.waiters.removeValue(forKey: id)?.continuation }
+            continuation?.resume()
+        }
+    }
+
+    /// Returns once some pull has waited here (at once if one has), or when the task is cancelled: the
+    /// PostgreSQL listener connects only then, so an instance nobody long-polls holds no extra connection.
+    public func untilFirstWait() async {
+        let id = state.withLockedValue { state in
+            defer { state.nextId &+= 1 }
+            return state.nextId
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLockedValue { state -> Bool in
+                    if state.waited || Task.isCancelled { return true }
+                    state.firstWaitWatchers[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLockedValue { state in state.firstWaitWatchers.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Reads the project's position every interval while someone waits on it, and announces what it reads.
+    private func startPolling(_ projectId: Int64) {
+        guard let poll else { return }
+        Task {
+            while true {
+                try? await Task.sleep(for: poll.interval)
+                if let last = try? await poll.lastSequence(projectId) { notify(projectId: projectId, lastSequence: last) }
+                let stop = state.withLockedValue { state -> Bool in
+                    guard state.projects[projectId]?.waiters.isEmpty ?? true else { return false }
+                    state.projects[projectId]?.polling = false
+                    return true
+                }
+                if stop { return }
+            }
+        }
+    }
+}
+
+extension ChangeNotifier {
+    /// Announces what a committed push wrote (nothing when it wrote no record).
+    public func announce(_ plan: PushPlan, projectId: Int64) {
+        guard let last = plan.records.map(\.sequence).max() else { return }
+        notify(projectId: projectId, lastSequence: last)
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import SyncCore
+
+extension Device {
+    /// `GET …/changes?after=…&wait=…` on a connection of its own to the server listening on `port` (a
+    /// waiting pull holds its connection, and the server closes it after answering).
+    func longPoll(port: Int, after: Int64, wait: Int) async throws -> (page: PullPage, took: Duration) {
+        let started = ContinuousClock.now
+        let response = try await rawLongPoll(port: port, query: "after=\(after)&wait=\(wait)")
+        let body = response.body ?? ByteBuffer()
+        guard response.status == .ok else { throw TestFailure("pull answered \(response.status): \(String(buffer: body))") }
+        return (try JSONDecoder().decode(PullPage.self, from: Data(buffer: body)), ContinuousClock.now - started)
+    }
+
+    func rawLongPoll(port: Int, query: String) async throws -> TestClient.Response {
+        let request = TestClient.Request("/v1/projects/\(project)/changes?\(query)", method: .get, authority: "localhost", headers: headers, body: nil)
+        return try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(90))) { client in
+            try await client.execute(request)
+        }
+    }
+}
+
+/// Waits, checking every few milliseconds, until `condition` holds; false when `timeout` passes first.
+/// The default is generous: a full test run on two cores can keep a task from being scheduled for tens of
+/// seconds, and a passing check returns at once anyway.
+func eventually(timeout: Duration = .seconds(120), _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return try await condition()
+}
