@@ -46,7 +46,7 @@ final class Checkpointer: @unchecked Sendable {
                     connection = opened
                     return opened
                 }
-                try queue.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+                _ = try queue.writeWithoutTransaction { db in try db.checkpoint(.passive) }
             } catch {
                 // A busy or failed background checkpoint is harmless: the WAL keeps the data and the
                 // next one (or the writer's backstop) catches up.

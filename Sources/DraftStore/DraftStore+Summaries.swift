@@ -1,4 +1,5 @@
 import Foundation
+import FormModel
 import GRDB
 
 /// One row of a records list, from columns alone (never the field values): what a home screen needs

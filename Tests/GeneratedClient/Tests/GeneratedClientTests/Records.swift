@@ -17,11 +17,11 @@ enum Records {
 
     /// The title a pulled or fetched record holds.
     static func title(_ record: Components.Schemas.RecordSnapshot) -> String? {
-        record.fields.additionalProperties["title"]?.value?.text
+        record.fields.values.additionalProperties["title"]??.text
     }
 
     static func count(_ record: Components.Schemas.RecordSnapshot) -> Int64? {
-        record.fields.additionalProperties["count"]?.value?.integer
+        record.fields.values.additionalProperties["count"]??.integer
     }
 
     /// A hybrid clock reading a minute ago (millis << 16), as a device would send.
