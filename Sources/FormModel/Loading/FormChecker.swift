@@ -23,6 +23,9 @@ enum FormChecker {
                     fieldPaths[field.id] = path
                 }
                 checkOptions(field, at: path, error)
+                if let pattern = field.pattern {
+                    findings += patternRiskFindings(pattern, at: path.appending("pattern"), in: loaded)
+                }
                 if field.defaultValue == nil, loaded.document.value(at: path.appending("default")) != nil {
                     error("default-invalid", path.appending("default"), "The default is not \(FieldValidator.expectation(field.kind)), which a \(field.kind.rawValue) field holds.", fix: "Write the default in the field's plain JSON form, like \"high\", 3 or true.")
                 }
@@ -55,6 +58,32 @@ enum FormChecker {
             error("relevance-cycle", path.appending("relevant"), "The relevance conditions form a cycle: \(cycle.joined(separator: " → ")).", fix: "A field's condition may only read fields whose own conditions do not depend on it.")
         }
         return findings
+    }
+
+    /// A finding for each part of `pattern` that can backtrack catastrophically: an error when a value built
+    /// to exercise it exhausts the work allowed for one value, a warning otherwise.
+    static func patternRiskFindings(_ pattern: String, at path: JSONPath, in loaded: LoadedForm) -> [Finding] {
+        PatternRisk.analyze(pattern).map { risk in
+            let shown = risk.sample.count > 24 ? String(risk.sample.prefix(20)) + "…" : risk.sample
+            let why: String
+            let fix: String
+            switch risk.shape {
+            case .nestedQuantifier:
+                why = "repeats a group that itself repeats (\(risk.group)), so a run of text can be split between the repetitions in exponentially many ways"
+                fix = "Repeat once: write (a+)+ as a+, (\\w+\\s?)* as [\\w\\s]*; or make the repetitions unambiguous with a separator that must appear, like (\\w+-)*\\w+."
+            case .overlappingAlternatives:
+                why = "repeats alternatives that can start with the same character (\(risk.group)), so text can be matched by them in exponentially many ways"
+                fix = "Make the alternatives exclusive or merge them into one class: write (a|aa)* as a*, (\\d|\\w)+ as \\w+."
+            }
+            if risk.confirmed {
+                return Finding(.error, rule: "pattern-catastrophic-backtracking", file: loaded.file, path: path, location: loaded.location(of: path),
+                               message: "The pattern \"\(pattern)\" \(why): checking a value like \"\(shown)\" (\(risk.sample.count) characters) needs more than the work allowed for one value, so such values could never be accepted.",
+                               fix: fix)
+            }
+            return Finding(.warning, rule: "pattern-backtracking-risk", file: loaded.file, path: path, location: loaded.location(of: path),
+                           message: "The pattern \"\(pattern)\" \(why); checks of some values may be slow or cut short.",
+                           fix: fix)
+        }
     }
 
     private static func checkOptions(_ field: FieldDefinition, at path: JSONPath, _ error: (String, JSONPath, String, String) -> Void) {

@@ -49,42 +49,59 @@ public struct RelevanceGraph: Sendable {
     }
 
     /// A cycle of conditions (`a → b → a`), if there is one.
+    ///
+    /// Walks the graph with an explicit stack, so a chain of any length (`f1` reads `f2`, which reads `f3`, …)
+    /// needs no more call stack than a short one.
     public func firstCycle() -> [String]? {
         var state: [String: Int] = [:]  // 1 = on the current path, 2 = done
-        var path: [String] = []
-        func visit(_ node: String) -> [String]? {
-            state[node] = 1
-            path.append(node)
-            for next in edges[node] ?? [] {
-                if state[next] == 1, let start = path.firstIndex(of: next) {
-                    return Array(path[start...]) + [next]
+        for root in fieldOrder where state[root] == nil {
+            // Each frame: a node on the current path and the index of its next edge to follow.
+            var path: [(node: String, next: Int)] = [(root, 0)]
+            state[root] = 1
+            while let top = path.last {
+                let targets = edges[top.node] ?? []
+                guard top.next < targets.count else {
+                    state[top.node] = 2
+                    path.removeLast()
+                    continue
                 }
-                if state[next] == nil, let cycle = visit(next) { return cycle }
+                path[path.count - 1].next += 1
+                let next = targets[top.next]
+                if state[next] == 1, let start = path.firstIndex(where: { $0.node == next }) {
+                    return path[start...].map(\.node) + [next]
+                }
+                if state[next] == nil {
+                    state[next] = 1
+                    path.append((next, 0))
+                }
             }
-            path.removeLast()
-            state[node] = 2
-            return nil
-        }
-        for node in fieldOrder where state[node] == nil {
-            if let cycle = visit(node) { return cycle }
         }
         return nil
     }
 
     struct CycleError: Error {}
 
-    /// Fields ordered so each comes after the fields its condition reads.
+    /// Fields ordered so each comes after the fields its condition reads (iteratively, like `firstCycle`).
     func topologicalOrder() throws -> [String] {
         if firstCycle() != nil { throw CycleError() }
         var done = Set<String>()
         var order: [String] = []
-        func visit(_ node: String) {
-            guard !done.contains(node) else { return }
-            done.insert(node)
-            for next in edges[node] ?? [] { visit(next) }
-            order.append(node)
+        for root in fieldOrder where !done.contains(root) {
+            done.insert(root)
+            var path: [(node: String, next: Int)] = [(root, 0)]
+            while let top = path.last {
+                let targets = edges[top.node] ?? []
+                guard top.next < targets.count else {
+                    order.append(top.node)
+                    path.removeLast()
+                    continue
+                }
+                path[path.count - 1].next += 1
+                let next = targets[top.next]
+                if done.insert(next).inserted { path.append((next, 0)) }
+            }
         }
-        fieldOrder.forEach(visit)
-        return order.filter(fieldOrder.contains)
+        let known = Set(fieldOrder)
+        return order.filter(known.contains)
     }
 }
