@@ -26,10 +26,10 @@ func writeScreen(_ ansiText: String) {
 
 extension FieldSheetCommand {
     /// Runs the command like ArgumentParser's own `main`, but its messages (which can echo arguments) are
-    /// written through `print` and `warn` above.
+    /// written through `print` and `warn` above, and `--set`s are read in linear time (`AssignmentArguments`).
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command = try AssignmentArguments.parse(Array(CommandLine.arguments.dropFirst()))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -41,7 +41,7 @@ extension FieldSheetCommand {
             if !message.isEmpty {
                 if code == .success { print(message) } else { warn(message) }
             }
-            exit(code.rawValue)
+            Foundation.exit(code.rawValue)
         }
     }
 }

@@ -35,8 +35,8 @@ struct InputLimitTests {
     }
 
     @Test func longAndOrChainsParseIntoShallowTreesWithTheSameMeaning() throws {
-        // 1,000 terms: within the length limit, far beyond the nesting limit if chains nested.
-        let terms = (0..<1_000).map { "a > \($0 % 7)" }
+        // 400 terms: within the length limit, far beyond the nesting limit if chains nested.
+        let terms = (0..<400).map { "a > \($0 % 7)" }
         let all = try RelevanceExpression.parse(terms.joined(separator: " and "))
         #expect(all.isSatisfied(by: ["a": .integer(7)]))
         #expect(!all.isSatisfied(by: ["a": .integer(6)]))
@@ -99,5 +99,49 @@ struct InputLimitTests {
         case .and(let left, let right), .or(let left, let right), .compare(let left, _, let right), .membership(let left, let right):
             return 1 + max(depth(of: left), depth(of: right))
         }
+    }
+}
+
+struct RelevanceOfOneFieldTests {
+    @Test func isRelevantAgreesWithTheWholeFormForRandomAnswers() throws {
+        var generator = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
+        print("RelevanceOfOneFieldTests seed: \(generator.seed)")
+        let fields = [
+            FieldDefinition(id: "a", kind: .integer, label: "A"),
+            FieldDefinition(id: "b", kind: .boolean, label: "B", relevant: "a > 2"),
+            FieldDefinition(id: "c", kind: .text, label: "C", relevant: "b and a < 8"),
+            FieldDefinition(id: "d", kind: .text, label: "D", relevant: "not c or e == 'x'"),
+            FieldDefinition(id: "e", kind: .text, label: "E"),
+            FieldDefinition(id: "f", kind: .text, label: "F", relevant: "g"),  // a cycle: form order decides
+            FieldDefinition(id: "g", kind: .boolean, label: "G", relevant: "f"),
+        ]
+        let relevance = Relevance(form: FormDefinition(id: "r", title: "R", completionLabel: "Add", pages: [FormPage(id: "p", fields: fields)]))
+        for _ in 0..<500 {
+            var answers: [String: AnswerValue] = [:]
+            if generator.next() % 3 != 0 { answers["a"] = .integer(Int(generator.next() % 10)) }
+            if generator.next() % 3 != 0 { answers["b"] = .boolean(generator.next() % 2 == 0) }
+            if generator.next() % 3 != 0 { answers["c"] = .text(generator.next() % 2 == 0 ? "" : "y") }
+            if generator.next() % 3 != 0 { answers["e"] = .text(generator.next() % 2 == 0 ? "x" : "z") }
+            if generator.next() % 3 != 0 { answers["f"] = .text("t") }
+            if generator.next() % 3 != 0 { answers["g"] = .boolean(generator.next() % 2 == 0) }
+            let all = relevance.relevantFields(for: answers)
+            for field in fields {
+                #expect(relevance.isRelevant(field.id, for: answers) == all.contains(field.id), "\(field.id) with \(answers)")
+            }
+        }
+    }
+}
+
+/// A small deterministic generator whose seed is printed, so a failure can be replayed.
+struct SplitMix64 {
+    let seed: UInt64
+    var state: UInt64
+    init(seed: UInt64) { self.seed = seed; self.state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

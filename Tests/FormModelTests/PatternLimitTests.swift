@@ -11,7 +11,7 @@ struct PatternLimitTests {
         ("([a-z]+-?)*[0-9]", String(repeating: "abc", count: 20)),
     ]
 
-    @Test(arguments: hostile.map(\.pattern), hostile.map(\.value))
+    @Test(arguments: zip(hostile.map(\.pattern), hostile.map(\.value)))
     func aHostilePatternStopsAtTheWorkLimit(pattern: String, value: String) {
         #expect(PatternMatcher.check(value, pattern: pattern) == .tooExpensive)
         let field = FieldDefinition(id: "code", kind: .text, label: "Code", pattern: pattern)

@@ -1,5 +1,6 @@
 import Foundation
 import FormModel
+import Hummingbird
 import HummingbirdTesting
 @testable import ServerCore
 import SyncCore

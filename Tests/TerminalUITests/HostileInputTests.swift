@@ -59,10 +59,15 @@ struct HostileInputTests {
 
     @Test func anEndlessControlSequenceIsDroppedAndDecodingGoesOn() {
         var decoder = InputDecoder()
+        // Parameter bytes go on and on; its final byte ends it, and what follows is decoded again.
         var events = decoder.feed(Array("\u{1B}[".utf8) + Array(repeating: UInt8(ascii: "1"), count: 100_000))
-        events += decoder.feed(Array("x".utf8))
+        events += decoder.feed(Array(repeating: UInt8(ascii: ";"), count: 100_000))
+        events += decoder.feed(Array("~x".utf8))
         #expect(events == [.character("x")])
         #expect(!decoder.hasPending)
+        // A byte that cannot continue a sequence ends it too, and is itself decoded.
+        var cut = InputDecoder()
+        #expect(cut.feed(Array("\u{1B}[".utf8) + Array(repeating: UInt8(ascii: "2"), count: 1_000) + Array("\ry".utf8)) == [.enter, .character("y")])
     }
 
     @Test func manyKeysAtOnceAreAllDecoded() {

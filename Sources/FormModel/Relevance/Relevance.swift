@@ -7,6 +7,8 @@ public struct Relevance: Sendable {
     /// Parsed conditions by field id; fields without one are always relevant.
     public let conditions: [String: RelevanceExpression]
     private let order: [String]
+    /// Each field's place in `order`.
+    private let position: [String: Int]
 
     /// Builds the relevance of a form whose conditions already passed `FormChecker`
     /// (they parse, name known fields and have no cycle); a condition that does not parse is treated as always relevant.
@@ -19,6 +21,32 @@ public struct Relevance: Sendable {
         }
         self.conditions = conditions
         self.order = (try? RelevanceGraph(conditions: conditions, fieldOrder: form.allFields.map(\.id)).topologicalOrder()) ?? form.allFields.map(\.id)
+        self.position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether the field `id` is shown for these answers, evaluating only the conditions it depends on
+    /// (so checking one field of a wide form costs what its own conditions cost, not the whole form).
+    public func isRelevant(_ id: String, for answers: [String: AnswerValue]) -> Bool {
+        guard conditions[id] != nil else { return true }
+        var needed: Set<String> = [id]
+        var stack = [id]
+        while let next = stack.popLast() {
+            for name in conditions[next]?.referencedFields ?? [] where position[name] != nil && needed.insert(name).inserted {
+                stack.append(name)
+            }
+        }
+        var relevant = Set<String>()
+        for name in needed.sorted(by: { (position[$0] ?? .max) < (position[$1] ?? .max) }) {
+            guard let condition = conditions[name] else {
+                relevant.insert(name)
+                continue
+            }
+            let shown = condition.evaluate { field in
+                relevant.contains(field) ? RelevanceValue(answers[field]) : .null
+            }.isTruthy
+            if shown { relevant.insert(name) }
+        }
+        return relevant.contains(id)
     }
 
     /// The ids of the fields shown for these answers.

@@ -2,10 +2,18 @@
 public struct FormValidator: Sendable {
     public let form: FormDefinition
     public let relevance: Relevance
+    /// The form's fields by id, so finding one costs the same in a form of 5,000 fields as in one of 5.
+    private let fieldsByID: [String: FieldDefinition]
 
     public init(form: FormDefinition) {
         self.form = form
         self.relevance = Relevance(form: form)
+        self.fieldsByID = Dictionary(form.allFields.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The field with `id`, like `FormDefinition.field(_:)` but without walking the form.
+    public func field(_ id: String) -> FieldDefinition? {
+        fieldsByID[id]
     }
 
     /// Every issue that stands in the way of completing the form with these answers.
@@ -19,7 +27,7 @@ public struct FormValidator: Sendable {
         for field in form.allFields where relevant.contains(field.id) {
             issues += FieldValidator.issues(for: field, answer: answers[field.id], verdicts: verdicts)
         }
-        for id in answers.keys.sorted() where form.field(id) == nil {
+        for id in answers.keys.sorted() where field(id) == nil {
             issues.append(FieldIssue(fieldID: id, code: .unknownField, message: "The form \(form.id) has no field \"\(id)\"."))
         }
         return ValidationReport(issues: issues)
@@ -27,10 +35,10 @@ public struct FormValidator: Sendable {
 
     /// Issues of one field given all answers (none when the field is not relevant).
     public func validate(field id: String, in answers: [String: AnswerValue]) -> [FieldIssue] {
-        guard let field = form.field(id) else {
+        guard let field = field(id) else {
             return [FieldIssue(fieldID: id, code: .unknownField, message: "The form \(form.id) has no field \"\(id)\".")]
         }
-        guard relevance.relevantFields(for: answers).contains(id) else { return [] }
+        guard relevance.isRelevant(id, for: answers) else { return [] }
         return FieldValidator.issues(for: field, answer: answers[id])
     }
 
@@ -55,7 +63,7 @@ public struct FormValidator: Sendable {
         var issues: [FieldIssue] = []
         for id in values.keys.sorted() {
             guard let value = values[id] else { continue }
-            guard let field = form.field(id), field.kind.takesAnswer else {
+            guard let field = field(id), field.kind.takesAnswer else {
                 issues.append(FieldIssue(fieldID: id, code: .unknownField, message: "The form \(form.id) has no field \"\(id)\" that takes an answer."))
                 continue
             }

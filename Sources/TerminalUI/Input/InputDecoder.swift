@@ -18,6 +18,8 @@ public struct InputDecoder: Sendable {
 
     private var pending: [UInt8] = []
     private var pasting: [UInt8]?
+    /// Inside a control sequence longer than `maximumSequenceLength`: its bytes are dropped up to its final byte.
+    private var discardingSequence = false
 
     public init() {}
 
@@ -64,6 +66,14 @@ public struct InputDecoder: Sendable {
             return keep == 0 ? nil : (nil, keep)
         }
         let first = bytes[0]
+        if discardingSequence {
+            if (0x20...0x3F).contains(first) {
+                let run = bytes.prefix { (0x20...0x3F).contains($0) }.count
+                return (nil, run)
+            }
+            discardingSequence = false
+            if (0x40...0x7E).contains(first) { return (nil, 1) }  // the sequence's final byte
+        }
         switch first {
         case 0x1B:
             return decodeEscape(bytes)
@@ -103,7 +113,11 @@ public struct InputDecoder: Sendable {
         // ESC [ parameters (0x30–0x3F)* intermediates (0x20–0x2F)* final (0x40–0x7E)
         var index = 2
         while index < bytes.count, (0x20...0x3F).contains(bytes[index]) { index += 1 }
-        if index > Self.maximumSequenceLength { return (nil, index) }  // too long to be a key: drop what was read
+        if index > Self.maximumSequenceLength {
+            // Too long to be a key: drop it, up to and including its final byte, however long it goes on.
+            discardingSequence = true
+            return (nil, index)
+        }
         guard index < bytes.count else { return nil }
         let final = bytes[index]
         let parameters = String(decoding: bytes[2..<index], as: UTF8.self)
