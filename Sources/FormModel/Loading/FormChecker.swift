@@ -41,16 +41,16 @@ enum FormChecker {
                 conditions[field.id] = expression
                 for name in expression.referencedFields {
                     guard let target = form.field(name) else {
-                        error("relevance-unknown-field", relevantPath, "The condition \"\(source)\" names \"\(name)\", which is not a field of this form.", fix: "Use the id of a field of this form; known ids: \(form.allFields.map(\.id).joined(separator: ", ")).")
+                        error("relevance-unknown-field", relevantPath, "The condition \"\(shown(source))\" names \"\(name)\", which is not a field of this form.", fix: "Use the id of a field of this form; known ids: \(form.allFields.map(\.id).joined(separator: ", ")).")
                         continue
                     }
                     if target.kind == .note {
-                        error("relevance-note-field", relevantPath, "The condition \"\(source)\" reads \"\(name)\", a note, which never has an answer.", fix: "Refer to a field that takes an answer.")
+                        error("relevance-note-field", relevantPath, "The condition \"\(shown(source))\" reads \"\(name)\", a note, which never has an answer.", fix: "Refer to a field that takes an answer.")
                     }
                 }
             } catch {
                 findings.append(Finding(.error, rule: "relevance-syntax", file: loaded.file, path: relevantPath, location: loaded.location(of: relevantPath),
-                                        message: "The condition \"\(source)\" does not parse: \(error.message) at column \(error.column) of the condition.",
+                                        message: "The condition \"\(shown(source))\" does not parse: \(error.message) at column \(error.column) of the condition.",
                                         fix: "Write a condition like priority == 'high' or count > 3 and needs_parts."))
             }
         }
@@ -60,11 +60,16 @@ enum FormChecker {
         return findings
     }
 
+    /// `text` as findings quote it: long conditions and patterns shortened, so a finding stays readable.
+    static func shown(_ text: String) -> String {
+        text.count > 80 ? String(text.prefix(77)) + "…" : text
+    }
+
     /// A finding for each part of `pattern` that can backtrack catastrophically: an error when a value built
     /// to exercise it exhausts the work allowed for one value, a warning otherwise.
     static func patternRiskFindings(_ pattern: String, at path: JSONPath, in loaded: LoadedForm) -> [Finding] {
         PatternRisk.analyze(pattern).map { risk in
-            let shown = risk.sample.count > 24 ? String(risk.sample.prefix(20)) + "…" : risk.sample
+            let sample = risk.sample.count > 24 ? String(risk.sample.prefix(20)) + "…" : risk.sample
             let why: String
             let fix: String
             switch risk.shape {
@@ -77,11 +82,11 @@ enum FormChecker {
             }
             if risk.confirmed {
                 return Finding(.error, rule: "pattern-catastrophic-backtracking", file: loaded.file, path: path, location: loaded.location(of: path),
-                               message: "The pattern \"\(pattern)\" \(why): checking a value like \"\(shown)\" (\(risk.sample.count) characters) needs more than the work allowed for one value, so such values could never be accepted.",
+                               message: "The pattern \"\(shown(pattern))\" \(why): checking a value like \"\(sample)\" (\(risk.sample.count) characters) needs more than the work allowed for one value, so such values could never be accepted.",
                                fix: fix)
             }
             return Finding(.warning, rule: "pattern-backtracking-risk", file: loaded.file, path: path, location: loaded.location(of: path),
-                           message: "The pattern \"\(pattern)\" \(why); checks of some values may be slow or cut short.",
+                           message: "The pattern \"\(shown(pattern))\" \(why); checks of some values may be slow or cut short.",
                            fix: fix)
         }
     }
@@ -111,7 +116,7 @@ enum FormChecker {
             fail("range-inverted", "minLength", "\"minLength\" (\(low)) is greater than \"maxLength\" (\(high)).", fix: "Swap them or correct one.")
         }
         if let pattern = field.pattern, !PatternMatcher.isValid(pattern) {
-            fail("pattern-invalid", "pattern", "\"\(pattern)\" is not a valid regular expression.", fix: "Correct the regular expression.")
+            fail("pattern-invalid", "pattern", "\"\(shown(pattern))\" is not a valid regular expression of at most \(PatternMatcher.maximumPatternLength) characters.", fix: "Correct the regular expression.")
         }
         if let choices = field.choices {
             var seen = Set<String>()
