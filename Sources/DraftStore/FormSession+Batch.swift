@@ -43,7 +43,8 @@ extension DraftStore {
     /// once per `editsPerStatement` edits rather than once per edit.
     func writeEdits(record: String, presentation: String, _ edits: [Edit]) async throws {
         let encoded = try edits.map { edit in (edit, try edit.value.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }) }
-        try await write(doing: "saving \(edits.count) fields of record \(record)") { db in
+        let named = edits.prefix(3).map { "\"\($0.field)\" (\($0.label))" }.joined(separator: ", ") + (edits.count > 3 ? " and \(edits.count - 3) more" : "")
+        try await write(doing: "saving the field\(edits.count == 1 ? "" : "s") \(named) of record \(record)") { db in
             let now = Self.nowMillis()
             var start = 0
             while start < encoded.count {
