@@ -44,6 +44,11 @@ struct PatternLimitTests {
         #expect(verdicts.outcome(pattern: "(a+)+$", text: hostile) == .tooExpensive)
         #expect(validator.validate(["code": .text(hostile)], verdicts: verdicts).issues.map(\.code) == [.patternTooExpensive])
         #expect(validator.precheck(["code": .text("aaa")]).issues.isEmpty)
+        var all = PatternVerdicts()
+        all.merge(verdicts)
+        all.merge(validator.precheck(["code": .text("aaa")]).verdicts)
+        #expect(all.count == 2)
+        #expect(all.outcome(pattern: "(a+)+$", text: "aaa") == .match)
     }
 
     @Test(arguments: ["(a+)+$", "(a|aa)*$", "^(\\w+\\s?)*$", "^(a*)*b$", "^([0-9]+)+x$"])

@@ -2,7 +2,9 @@
 # Builds the libFuzzer targets under Tests/Fuzz/<name>/ against FormModel (and TerminalUI's input decoder)
 # compiled with coverage and AddressSanitizer, then runs each for FUZZ_SECONDS (default 60) from the seed
 # corpus in Tests/Fuzz/corpus/<name>/. Work files go to .build-fuzz/ (the seeds are never changed); a crash
-# leaves its input in .build-fuzz/artifacts/<name>/ and makes the script exit 1.
+# leaves its input in .build-fuzz/artifacts/<name>/ and makes the script exit 1. Leak detection is off:
+# LeakSanitizer does not see pointers Swift keeps in the spare bits of enum payloads, and reported the
+# form schema held for the whole run (built once, at the first input) as leaked.
 #
 #   Tests/Fuzz/run.sh                 # every target, FUZZ_SECONDS each
 #   Tests/Fuzz/run.sh expression json # some of them
@@ -39,7 +41,7 @@ for name in "${TARGETS[@]}"; do
     log="$OUT/fuzz-$name.log"
     echo "fuzzing $name for ${SECONDS_EACH}s (log: $log)"
     if ! "$OUT/fuzz-$name" "$OUT/corpus/$name" "Tests/Fuzz/corpus/$name" \
-        -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+        -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -detect_leaks=0 \
         -artifact_prefix="$OUT/artifacts/$name/" -print_final_stats=1 > "$log" 2>&1; then
         echo "fuzz-$name FAILED: see $log and $OUT/artifacts/$name/"
         grep -E "ERROR|SUMMARY|Test unit written" "$log" | head -5 || true

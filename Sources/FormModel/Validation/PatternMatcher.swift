@@ -103,6 +103,11 @@ public struct PatternVerdicts: Sendable {
         outcomes[Key(pattern: pattern, text: text)]
     }
 
+    /// Keeps `other`'s outcomes too (say, of every mutation of one push).
+    public mutating func merge(_ other: PatternVerdicts) {
+        outcomes.merge(other.outcomes) { kept, _ in kept }
+    }
+
     /// How many outcomes are kept.
     public var count: Int { outcomes.count }
 }
