@@ -40,7 +40,7 @@ for name in "${TARGETS[@]}"; do
     mkdir -p "$OUT/corpus/$name" "$OUT/artifacts/$name"
     log="$OUT/fuzz-$name.log"
     echo "fuzzing $name for ${SECONDS_EACH}s (log: $log)"
-    if ! "$OUT/fuzz-$name" "$OUT/corpus/$name" "Tests/Fuzz/corpus/$name" \
+    if ! ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" "$OUT/fuzz-$name" "$OUT/corpus/$name" "Tests/Fuzz/corpus/$name" \
         -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -detect_leaks=0 \
         -artifact_prefix="$OUT/artifacts/$name/" -print_final_stats=1 > "$log" 2>&1; then
         echo "fuzz-$name FAILED: see $log and $OUT/artifacts/$name/"
