@@ -33,6 +33,7 @@ enum FormChecker {
         }
 
         var conditions: [String: RelevanceExpression] = [:]
+        let fieldsByID = Dictionary(form.allFields.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for field in form.allFields {
             guard let source = field.relevant, let path = fieldPaths[field.id] else { continue }
             let relevantPath = path.appending("relevant")
@@ -40,7 +41,7 @@ enum FormChecker {
                 let expression = try RelevanceExpression.parse(source)
                 conditions[field.id] = expression
                 for name in expression.referencedFields {
-                    guard let target = form.field(name) else {
+                    guard let target = fieldsByID[name] else {
                         error("relevance-unknown-field", relevantPath, "The condition \"\(shown(source))\" names \"\(name)\", which is not a field of this form.", fix: "Use the id of a field of this form; known ids: \(form.allFields.map(\.id).joined(separator: ", ")).")
                         continue
                     }
