@@ -4,7 +4,7 @@ SWIFT_BUILD_FLAGS ?=
 BIN = .build/debug
 APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config tmux
 
-.PHONY: deps build demo test bench embed-schema check-schema clean
+.PHONY: deps build demo test bench fuzz embed-schema check-schema clean
 
 # Installs the Debian packages the build and the tests need, when missing (root or sudo).
 deps:
@@ -61,6 +61,13 @@ bench: deps
 	.build/release/fieldsheet-bench
 	Tests/LoadGenerator/bench.sh .build/release
 	.build/release/fieldsheet-syncbench .build/release
+
+# libFuzzer targets (Tests/Fuzz/): the relevance expression parser and evaluator, the JSON reader, the form
+# loader and linter, pattern analysis and bounded matching, the terminal input decoder. Each runs
+# FUZZ_SECONDS (default 60) from its seed corpus; a crash fails the run. Not part of `make test`.
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/run.sh
 
 clean:
 	rm -rf .build .build-generated-client

@@ -28,11 +28,6 @@ struct HomeOptions: ParsableArguments {
     }
 }
 
-/// Writes a line for the person on standard error.
-func warn(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
-}
-
 /// Runs a command body, turning store errors into their message on standard error and exit status 1.
 func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
     do {

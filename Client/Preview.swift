@@ -47,7 +47,7 @@ extension FieldSheetCommand {
                     print("\(loaded.form.title) (\(loaded.form.presentation.rawValue)) on \(terminal), \(presentation.sizeClass.rawValue) width → \(presentation.summary)")
                     if !summary {
                         let screen = preview.render()
-                        print(useColour ? screen.ansiText() : screen.plainText())
+                        if useColour { writeScreen(screen.ansiText()) } else { print(screen.plainText()) }
                         print("")
                     }
                 }

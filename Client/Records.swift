@@ -3,6 +3,7 @@ import ArgumentParser
 import DraftStore
 import FillFlow
 import Foundation
+import FormModel
 
 extension RecordState: ExpressibleByArgument {}
 
@@ -78,7 +79,7 @@ extension FieldSheetCommand {
                 }
                 if !yes {
                     let form = try await store.form(id: record.formID, version: record.formVersion)
-                    FileHandle.standardError.write(Data("Delete the draft \(id) of \(form.title) (\(record.answers.count) answers)? This cannot be undone. [y/N]: ".utf8))
+                    FileHandle.standardError.write(Data("Delete the draft \(id) of \(TerminalText.visible(form.title)) (\(record.answers.count) answers)? This cannot be undone. [y/N]: ".utf8))
                     let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
                     guard answer == "y" || answer == "yes" else {
                         warn("Not deleted.")

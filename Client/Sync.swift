@@ -1,6 +1,7 @@
 import ArgumentParser
 import DraftStore
 import Foundation
+import FormModel
 import SyncClient
 
 extension FieldSheetCommand {
@@ -60,7 +61,7 @@ struct ProgressBar {
         case .done: line = "done"
         }
         if let retry = event.retrying { line += " — \(retry)" }
-        FileHandle.standardOutput.write(Data("\r\u{1B}[K\(line)".utf8))
+        FileHandle.standardOutput.write(Data("\r\u{1B}[K\(TerminalText.visible(line))".utf8))
     }
 
     func clear() {

@@ -94,10 +94,10 @@ extension AsyncParsableCommand {
         do {
             try await body()
         } catch let error as CommandFailure {
-            FileHandle.standardError.write(Data("fieldsheet-server: \(error.description)\n".utf8))
+            warn("fieldsheet-server: \(error.description)")
             throw ExitCode(1)
         } catch let error as StorageError {
-            FileHandle.standardError.write(Data("fieldsheet-server: \(error.detail)\n".utf8))
+            warn("fieldsheet-server: \(error.detail)")
             throw ExitCode(1)
         }
     }

@@ -28,7 +28,7 @@ extension FieldSheetServerCommand {
                         let project = try await data.project(project, in: storage)
                         do {
                             let result = try await FormPublisher(storage: storage).publish(contents, file: file, projectId: project.id)
-                            for warning in result.warnings { FileHandle.standardError.write(Data("\(warning)\n".utf8)) }
+                            for warning in result.warnings { warn("\(warning)") }
                             print(result.isNew
                                   ? "published \(result.form.formId) version \(result.form.version) to \(project.name)"
                                   : "unchanged: \(result.form.formId) version \(result.form.version) is already published in \(project.name)")

@@ -50,7 +50,9 @@ public struct DraftStore: Sendable {
             }
         } else {
             do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                // Owner only: the home holds the device database and the login's token.
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
                 throw DraftStoreError(.homeNotUsable,
                     "Could not create the FieldSheet home \(directory) (\(Self.reason(error, creating: directory))). Choose a writable directory with --home or FIELDSHEET_HOME.")
@@ -77,6 +79,7 @@ public struct DraftStore: Sendable {
         }
         let pool: DatabasePool
         do {
+            try Self.createOwnerOnly(path)
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
             throw DraftStoreError.wrap(error, doing: "opening the device database", path: path)
@@ -109,6 +112,20 @@ public struct DraftStore: Sendable {
 
     /// Closes every presentation whose process is gone as a non-cancel dismissal: the snapshot is
     /// dropped and the record keeps everything typed.
+    /// Creates an empty database file at `path`, readable and writable by the owner only, unless one exists.
+    /// SQLite gives the `-wal` and `-shm` files it creates next to it the same permissions.
+    static func createOwnerOnly(_ path: String) throws {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        if fd >= 0 {
+            _ = fchmod(fd, 0o600)  // whatever the umask
+            close(fd)
+        } else if errno != EEXIST {
+            throw DraftStoreError(.homeNotUsable,
+                "Could not create the device database \(path) (\(String(cString: strerror(errno)))). Check the permissions of its directory, or choose another home with --home or FIELDSHEET_HOME.")
+        }
+    }
+
     static func recoverAbandonedPresentations(in pool: DatabasePool) throws -> [RecoveredPresentation] {
         try pool.write { db in
             let rows = try Row.fetchAll(db, sql: """

@@ -118,7 +118,7 @@ public actor FormSession {
     }
 
     func field(_ id: String) throws -> FieldDefinition {
-        guard let field = form.field(id) else {
+        guard let field = validator.field(id) else {
             let names = form.allFields.filter(\.kind.takesAnswer).map(\.id).joined(separator: ", ")
             throw DraftStoreError(.unknownField, "The form \(form.id) has no field \"\(id)\". Its fields are: \(names).")
         }

@@ -1,7 +1,11 @@
 import Foundation
+import FormModel
 
 /// Where a fill flow talks: results (the record id) on standard output, prompts and messages on
 /// standard error, answers from standard input. Tests and other front ends supply their own.
+///
+/// Whatever is written shows control characters as visible symbols (`TerminalText`), whichever console it
+/// goes to: prompts and messages echo labels, answers and input other people wrote.
 public struct Console: Sendable {
     /// Writes a line of result (what a script captures).
     public var result: @Sendable (String) -> Void
@@ -11,8 +15,8 @@ public struct Console: Sendable {
     public var readLine: @Sendable () -> String?
 
     public init(result: @escaping @Sendable (String) -> Void, say: @escaping @Sendable (String) -> Void, readLine: @escaping @Sendable () -> String?) {
-        self.result = result
-        self.say = say
+        self.result = { result(TerminalText.visible($0, allowing: ["\t"])) }
+        self.say = { say(TerminalText.visible($0, allowing: ["\n", "\t"])) }
         self.readLine = readLine
     }
 
@@ -27,7 +31,7 @@ public struct Console: Sendable {
         readLine: {
             let line = Swift.readLine(strippingNewline: true)
             // Piped answers are not echoed by a terminal: echo them, so the transcript reads as typed.
-            if let line, isatty(0) == 0 { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            if let line, isatty(0) == 0 { FileHandle.standardError.write(Data((TerminalText.visible(line) + "\n").utf8)) }
             return line
         }
     )

@@ -22,8 +22,9 @@ public struct FieldAssignment: Sendable, Hashable {
     /// Checks that every assignment names a field of `form` that takes an answer, before anything is saved.
     public static func check(_ assignments: [FieldAssignment], against form: FormDefinition) throws {
         let names = form.allFields.filter(\.kind.takesAnswer).map(\.id)
+        let fields = Dictionary(form.allFields.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for assignment in assignments {
-            guard let field = form.field(assignment.field) else {
+            guard let field = fields[assignment.field] else {
                 throw DraftStoreError(.unknownField,
                     "The form \(form.id) has no field \"\(assignment.field)\" (in --set \(assignment.field)=…). Its fields are: \(names.joined(separator: ", ")). Nothing was saved.")
             }

@@ -3,11 +3,26 @@ import Foundation
 import FormModel
 
 /// Renders records for `fieldsheet records` and `fieldsheet show`.
+///
+/// What other people wrote (titles, labels, answers) is shown with its control characters as visible symbols
+/// (`TerminalText`), and a line break inside an answer continues the answer indented, so no value can send
+/// a terminal an escape sequence or pass itself off as another line of the record.
 public enum RecordPrinter {
     /// One listing line: id, state, form id and version, last change (UTC), title; tab-separated.
     public static func line(_ summary: RecordSummary) -> String {
-        [summary.id.uuidString.lowercased(), summary.state.rawValue, "\(summary.formID) v\(summary.formVersion)",
-         timestamp(summary.updatedAt), summary.formTitle].joined(separator: "\t")
+        [summary.id.uuidString.lowercased(), summary.state.rawValue, "\(shown(summary.formID)) v\(summary.formVersion)",
+         timestamp(summary.updatedAt), shown(summary.formTitle)].joined(separator: "\t")
+    }
+
+    /// `text` on one line, with control characters visible.
+    static func shown(_ text: String) -> String {
+        TerminalText.visible(text)
+    }
+
+    /// An answer, whose line breaks continue it indented under its label.
+    static func shownAnswer(_ text: String) -> String {
+        TerminalText.visible(
+            text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\n      "), allowing: ["\n"])
     }
 
     /// A record as a person reads it: each relevant field with its answer and any problem.
@@ -18,15 +33,15 @@ public enum RecordPrinter {
         let report = validator.validate(answers)
         var lines = [
             "Record \(record.id.uuidString.lowercased())",
-            "Form:    \(form.title) (\(form.id) v\(form.version))",
+            "Form:    \(shown(form.title)) (\(shown(form.id)) v\(form.version))",
             "State:   \(record.state.rawValue)",
             "Created: \(timestamp(record.createdAt))",
             "Updated: \(timestamp(record.updatedAt))",
         ]
         for field in form.allFields where field.kind.takesAnswer && relevant.contains(field.id) {
-            let value = answers[field.id].map { $0.display(for: field) } ?? "—"
-            let problems = report.issues(for: field.id).map(\.message).joined(separator: " ")
-            lines.append("  \(field.label): \(value)\(problems.isEmpty ? "" : "   ! \(problems)")")
+            let value = answers[field.id].map { shownAnswer($0.display(for: field)) } ?? "—"
+            let problems = shown(report.issues(for: field.id).map(\.message).joined(separator: " "))
+            lines.append("  \(shown(field.label)): \(value)\(problems.isEmpty ? "" : "   ! \(problems)")")
         }
         return lines.joined(separator: "\n")
     }

@@ -10,11 +10,12 @@ public struct ScriptedFill: Sendable {
         self.console = console
     }
 
-    /// Applies `assignments` in order (each durable before the next), then ends the presentation with `action`.
+    /// Applies `assignments` in order (all durable together, in one transaction, before anything else happens),
+    /// then ends the presentation with `action`.
     public func run(_ session: FormSession, assignments: [FieldAssignment], action: FillAction) async throws -> FillOutcome {
         let id = session.recordID.uuidString.lowercased()
-        for assignment in assignments {
-            let issues = try await session.set(assignment.field, input: assignment.input)
+        let results = try await session.set(inputs: assignments.map { ($0.field, $0.input) })
+        for (assignment, issues) in zip(assignments, results) {
             for issue in issues {
                 console.line("\(assignment.field): \(issue.message) (kept as typed: \"\(assignment.input)\")")
             }

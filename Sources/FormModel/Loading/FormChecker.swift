@@ -23,6 +23,9 @@ enum FormChecker {
                     fieldPaths[field.id] = path
                 }
                 checkOptions(field, at: path, error)
+                if let pattern = field.pattern {
+                    findings += patternRiskFindings(pattern, at: path.appending("pattern"), in: loaded)
+                }
                 if field.defaultValue == nil, loaded.document.value(at: path.appending("default")) != nil {
                     error("default-invalid", path.appending("default"), "The default is not \(FieldValidator.expectation(field.kind)), which a \(field.kind.rawValue) field holds.", fix: "Write the default in the field's plain JSON form, like \"high\", 3 or true.")
                 }
@@ -30,6 +33,7 @@ enum FormChecker {
         }
 
         var conditions: [String: RelevanceExpression] = [:]
+        let fieldsByID = Dictionary(form.allFields.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for field in form.allFields {
             guard let source = field.relevant, let path = fieldPaths[field.id] else { continue }
             let relevantPath = path.appending("relevant")
@@ -37,17 +41,17 @@ enum FormChecker {
                 let expression = try RelevanceExpression.parse(source)
                 conditions[field.id] = expression
                 for name in expression.referencedFields {
-                    guard let target = form.field(name) else {
-                        error("relevance-unknown-field", relevantPath, "The condition \"\(source)\" names \"\(name)\", which is not a field of this form.", fix: "Use the id of a field of this form; known ids: \(form.allFields.map(\.id).joined(separator: ", ")).")
+                    guard let target = fieldsByID[name] else {
+                        error("relevance-unknown-field", relevantPath, "The condition \"\(shown(source))\" names \"\(name)\", which is not a field of this form.", fix: "Use the id of a field of this form; known ids: \(form.allFields.map(\.id).joined(separator: ", ")).")
                         continue
                     }
                     if target.kind == .note {
-                        error("relevance-note-field", relevantPath, "The condition \"\(source)\" reads \"\(name)\", a note, which never has an answer.", fix: "Refer to a field that takes an answer.")
+                        error("relevance-note-field", relevantPath, "The condition \"\(shown(source))\" reads \"\(name)\", a note, which never has an answer.", fix: "Refer to a field that takes an answer.")
                     }
                 }
             } catch {
                 findings.append(Finding(.error, rule: "relevance-syntax", file: loaded.file, path: relevantPath, location: loaded.location(of: relevantPath),
-                                        message: "The condition \"\(source)\" does not parse: \(error.message) at column \(error.column) of the condition.",
+                                        message: "The condition \"\(shown(source))\" does not parse: \(error.message) at column \(error.column) of the condition.",
                                         fix: "Write a condition like priority == 'high' or count > 3 and needs_parts."))
             }
         }
@@ -55,6 +59,37 @@ enum FormChecker {
             error("relevance-cycle", path.appending("relevant"), "The relevance conditions form a cycle: \(cycle.joined(separator: " → ")).", fix: "A field's condition may only read fields whose own conditions do not depend on it.")
         }
         return findings
+    }
+
+    /// `text` as findings quote it: long conditions and patterns shortened, so a finding stays readable.
+    static func shown(_ text: String) -> String {
+        text.count > 80 ? String(text.prefix(77)) + "…" : text
+    }
+
+    /// A finding for each part of `pattern` that can backtrack catastrophically: an error when a value built
+    /// to exercise it exhausts the work allowed for one value, a warning otherwise.
+    static func patternRiskFindings(_ pattern: String, at path: JSONPath, in loaded: LoadedForm) -> [Finding] {
+        PatternRisk.analyze(pattern).map { risk in
+            let sample = risk.sample.count > 24 ? String(risk.sample.prefix(20)) + "…" : risk.sample
+            let why: String
+            let fix: String
+            switch risk.shape {
+            case .nestedQuantifier:
+                why = "repeats a group that itself repeats (\(risk.group)), so a run of text can be split between the repetitions in exponentially many ways"
+                fix = "Repeat once: write (a+)+ as a+, (\\w+\\s?)* as [\\w\\s]*; or make the repetitions unambiguous with a separator that must appear, like (\\w+-)*\\w+."
+            case .overlappingAlternatives:
+                why = "repeats alternatives that can start with the same character (\(risk.group)), so text can be matched by them in exponentially many ways"
+                fix = "Make the alternatives exclusive or merge them into one class: write (a|aa)* as a*, (\\d|\\w)+ as \\w+."
+            }
+            if risk.confirmed {
+                return Finding(.error, rule: "pattern-catastrophic-backtracking", file: loaded.file, path: path, location: loaded.location(of: path),
+                               message: "The pattern \"\(shown(pattern))\" \(why): checking a value like \"\(sample)\" (\(risk.sample.count) characters) needs more than the work allowed for one value, so such values could never be accepted.",
+                               fix: fix)
+            }
+            return Finding(.warning, rule: "pattern-backtracking-risk", file: loaded.file, path: path, location: loaded.location(of: path),
+                           message: "The pattern \"\(shown(pattern))\" \(why); checks of some values may be slow or cut short.",
+                           fix: fix)
+        }
     }
 
     private static func checkOptions(_ field: FieldDefinition, at path: JSONPath, _ error: (String, JSONPath, String, String) -> Void) {
@@ -82,7 +117,7 @@ enum FormChecker {
             fail("range-inverted", "minLength", "\"minLength\" (\(low)) is greater than \"maxLength\" (\(high)).", fix: "Swap them or correct one.")
         }
         if let pattern = field.pattern, !PatternMatcher.isValid(pattern) {
-            fail("pattern-invalid", "pattern", "\"\(pattern)\" is not a valid regular expression.", fix: "Correct the regular expression.")
+            fail("pattern-invalid", "pattern", "\"\(shown(pattern))\" is not a valid regular expression of at most \(PatternMatcher.maximumPatternLength) characters.", fix: "Correct the regular expression.")
         }
         if let choices = field.choices {
             var seen = Set<String>()

@@ -9,17 +9,31 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
 }
 
 /// A strict JSON parser (RFC 8259) that records the line and column of every value
-/// and refuses duplicate keys and documents nested deeper than `maximumDepth`.
+/// and refuses duplicate keys, documents nested deeper than `maximumDepth` and documents longer than
+/// `maximumLength` bytes. Its recursion is bounded by `maximumDepth`, so no document can exhaust the stack.
 public struct JSONParser {
+    /// How deeply arrays and objects nest at most, by default.
+    public static let defaultMaximumDepth = 64
+    /// The longest document read, in bytes, by default (8 MiB: a form definition is a few kilobytes).
+    public static let defaultMaximumLength = 8 * 1024 * 1024
+
     /// How deeply arrays and objects may nest before the document is refused.
     public var maximumDepth: Int
+    /// How many bytes a document may have before it is refused.
+    public var maximumLength: Int
 
-    public init(maximumDepth: Int = 64) {
+    public init(maximumDepth: Int = JSONParser.defaultMaximumDepth, maximumLength: Int = JSONParser.defaultMaximumLength) {
         self.maximumDepth = maximumDepth
+        self.maximumLength = maximumLength
     }
 
     /// Parses a whole document; trailing content other than whitespace is an error.
     public func parse(_ data: Data) throws(JSONSyntaxError) -> JSONValue.Located {
+        guard data.count <= maximumLength else {
+            throw JSONSyntaxError(
+                message: "The document is \(data.count) bytes long; at most \(maximumLength) are read",
+                location: SourceLocation(line: 1, column: 1))
+        }
         var reader = Reader(bytes: Array(data), maximumDepth: maximumDepth)
         reader.skipWhitespace()
         let value = try reader.parseValue(depth: 0)

@@ -7,6 +7,8 @@ public struct Relevance: Sendable {
     /// Parsed conditions by field id; fields without one are always relevant.
     public let conditions: [String: RelevanceExpression]
     private let order: [String]
+    /// Each field's place in `order`.
+    private let position: [String: Int]
 
     /// Builds the relevance of a form whose conditions already passed `FormChecker`
     /// (they parse, name known fields and have no cycle); a condition that does not parse is treated as always relevant.
@@ -19,6 +21,32 @@ public struct Relevance: Sendable {
         }
         self.conditions = conditions
         self.order = (try? RelevanceGraph(conditions: conditions, fieldOrder: form.allFields.map(\.id)).topologicalOrder()) ?? form.allFields.map(\.id)
+        self.position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Whether the field `id` is shown for these answers, evaluating only the conditions it depends on
+    /// (so checking one field of a wide form costs what its own conditions cost, not the whole form).
+    public func isRelevant(_ id: String, for answers: [String: AnswerValue]) -> Bool {
+        guard conditions[id] != nil else { return true }
+        var needed: Set<String> = [id]
+        var stack = [id]
+        while let next = stack.popLast() {
+            for name in conditions[next]?.referencedFields ?? [] where position[name] != nil && needed.insert(name).inserted {
+                stack.append(name)
+            }
+        }
+        var relevant = Set<String>()
+        for name in needed.sorted(by: { (position[$0] ?? .max) < (position[$1] ?? .max) }) {
+            guard let condition = conditions[name] else {
+                relevant.insert(name)
+                continue
+            }
+            let shown = condition.evaluate { field in
+                relevant.contains(field) ? RelevanceValue(answers[field]) : .null
+            }.isTruthy
+            if shown { relevant.insert(name) }
+        }
+        return relevant.contains(id)
     }
 
     /// The ids of the fields shown for these answers.
@@ -49,42 +77,59 @@ public struct RelevanceGraph: Sendable {
     }
 
     /// A cycle of conditions (`a → b → a`), if there is one.
+    ///
+    /// Walks the graph with an explicit stack, so a chain of any length (`f1` reads `f2`, which reads `f3`, …)
+    /// needs no more call stack than a short one.
     public func firstCycle() -> [String]? {
         var state: [String: Int] = [:]  // 1 = on the current path, 2 = done
-        var path: [String] = []
-        func visit(_ node: String) -> [String]? {
-            state[node] = 1
-            path.append(node)
-            for next in edges[node] ?? [] {
-                if state[next] == 1, let start = path.firstIndex(of: next) {
-                    return Array(path[start...]) + [next]
+        for root in fieldOrder where state[root] == nil {
+            // Each frame: a node on the current path and the index of its next edge to follow.
+            var path: [(node: String, next: Int)] = [(root, 0)]
+            state[root] = 1
+            while let top = path.last {
+                let targets = edges[top.node] ?? []
+                guard top.next < targets.count else {
+                    state[top.node] = 2
+                    path.removeLast()
+                    continue
                 }
-                if state[next] == nil, let cycle = visit(next) { return cycle }
+                path[path.count - 1].next += 1
+                let next = targets[top.next]
+                if state[next] == 1, let start = path.firstIndex(where: { $0.node == next }) {
+                    return path[start...].map(\.node) + [next]
+                }
+                if state[next] == nil {
+                    state[next] = 1
+                    path.append((next, 0))
+                }
             }
-            path.removeLast()
-            state[node] = 2
-            return nil
-        }
-        for node in fieldOrder where state[node] == nil {
-            if let cycle = visit(node) { return cycle }
         }
         return nil
     }
 
     struct CycleError: Error {}
 
-    /// Fields ordered so each comes after the fields its condition reads.
+    /// Fields ordered so each comes after the fields its condition reads (iteratively, like `firstCycle`).
     func topologicalOrder() throws -> [String] {
         if firstCycle() != nil { throw CycleError() }
         var done = Set<String>()
         var order: [String] = []
-        func visit(_ node: String) {
-            guard !done.contains(node) else { return }
-            done.insert(node)
-            for next in edges[node] ?? [] { visit(next) }
-            order.append(node)
+        for root in fieldOrder where !done.contains(root) {
+            done.insert(root)
+            var path: [(node: String, next: Int)] = [(root, 0)]
+            while let top = path.last {
+                let targets = edges[top.node] ?? []
+                guard top.next < targets.count else {
+                    order.append(top.node)
+                    path.removeLast()
+                    continue
+                }
+                path[path.count - 1].next += 1
+                let next = targets[top.next]
+                if done.insert(next).inserted { path.append((next, 0)) }
+            }
         }
-        fieldOrder.forEach(visit)
-        return order.filter(fieldOrder.contains)
+        let known = Set(fieldOrder)
+        return order.filter(known.contains)
     }
 }

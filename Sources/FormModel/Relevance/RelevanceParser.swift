@@ -1,8 +1,23 @@
 import Foundation
 
 extension RelevanceExpression {
+    /// The longest condition, in characters, that is parsed.
+    public static let maximumLength = 4_096
+    /// How deeply parentheses and `not`s may nest. Chains of `and`/`or` do not nest: they are built as
+    /// balanced trees, so the tree's depth (and the stack the evaluator needs) stays small for any condition
+    /// the two limits allow.
+    public static let maximumNesting = 32
+
     /// Parses an expression once; the result is evaluated as often as answers change.
+    ///
+    /// Conditions longer than `maximumLength` or nested deeper than `maximumNesting` are refused with an
+    /// error, so no input can exhaust the stack of the parser or of the evaluator.
     public static func parse(_ source: String) throws(RelevanceSyntaxError) -> RelevanceExpression {
+        guard source.count <= maximumLength else {
+            throw RelevanceSyntaxError(
+                message: "The condition is \(source.count) characters long; at most \(maximumLength) are allowed",
+                column: maximumLength + 1)
+        }
         var parser = RelevanceParser(tokens: try RelevanceLexer.tokens(of: source), sourceLength: source.count)
         let expression = try parser.parseOr()
         if let extra = parser.peek {
@@ -101,6 +116,8 @@ struct RelevanceParser {
     var tokens: [RelevanceToken]
     var sourceLength: Int
     var position = 0
+    /// Open parentheses and `not`s around the current position.
+    var nesting = 0
 
     var peek: RelevanceToken? { position < tokens.count ? tokens[position] : nil }
     var endColumn: Int { sourceLength + 1 }
@@ -117,26 +134,49 @@ struct RelevanceParser {
     }
 
     mutating func parseOr() throws(RelevanceSyntaxError) -> RelevanceExpression {
-        var left = try parseAnd()
+        var terms = [try parseAnd()]
         while take("or") || take("||") {
-            left = .or(left, try parseAnd())
+            terms.append(try parseAnd())
         }
-        return left
+        return Self.balanced(terms[...], RelevanceExpression.or)
     }
 
     mutating func parseAnd() throws(RelevanceSyntaxError) -> RelevanceExpression {
-        var left = try parseNot()
+        var terms = [try parseNot()]
         while take("and") || take("&&") {
-            left = .and(left, try parseNot())
+            terms.append(try parseNot())
         }
-        return left
+        return Self.balanced(terms[...], RelevanceExpression.and)
+    }
+
+    /// `a and b and c and d` as `(a and b) and (c and d)`: the same value, evaluated left to right with the same
+    /// short-circuits, but a tree as deep as the logarithm of the chain's length rather than the length.
+    static func balanced(
+        _ terms: ArraySlice<RelevanceExpression>, _ combine: (RelevanceExpression, RelevanceExpression) -> RelevanceExpression
+    ) -> RelevanceExpression {
+        if terms.count == 1 { return terms[terms.startIndex] }
+        let middle = terms.startIndex + (terms.count + 1) / 2
+        return combine(balanced(terms[..<middle], combine), balanced(terms[middle...], combine))
     }
 
     mutating func parseNot() throws(RelevanceSyntaxError) -> RelevanceExpression {
+        let start = peek?.column ?? endColumn
         if take("not") || take("!") {
+            try enter(at: start)
+            defer { nesting -= 1 }
             return .not(try parseNot())
         }
         return try parseComparison()
+    }
+
+    /// Counts one more level of nesting, refusing the condition past `maximumNesting`.
+    mutating func enter(at column: Int) throws(RelevanceSyntaxError) {
+        nesting += 1
+        if nesting > RelevanceExpression.maximumNesting {
+            throw RelevanceSyntaxError(
+                message: "The condition nests parentheses and 'not's more than \(RelevanceExpression.maximumNesting) levels deep",
+                column: column)
+        }
     }
 
     mutating func parseComparison() throws(RelevanceSyntaxError) -> RelevanceExpression {
@@ -166,6 +206,8 @@ struct RelevanceParser {
             throw RelevanceSyntaxError(message: "Expected a field name or value but found the keyword '\(name)'", column: token.column)
         case .identifier(let name): return .field(name)
         case .symbol("("):
+            try enter(at: token.column)
+            defer { nesting -= 1 }
             let inner = try parseOr()
             guard take(")") else {
                 throw RelevanceSyntaxError(message: "Expected ')' to close the '(' at column \(token.column)", column: peek?.column ?? endColumn)

@@ -10,6 +10,8 @@ public struct FieldIssue: Sendable, Hashable, Codable, CustomStringConvertible {
         case tooShort
         case tooLong
         case patternMismatch
+        /// The value could not be checked against the field's pattern within the work allowed for one value.
+        case patternTooExpensive
         case notAChoice
         case invalidDate
         case invalidTime

@@ -3,7 +3,10 @@ import Foundation
 /// Checks one answer against its field's kind and constraints.
 public enum FieldValidator {
     /// Issues for `answer` (nil = unanswered) in `field`; empty when the answer is acceptable.
-    public static func issues(for field: FieldDefinition, answer: AnswerValue?) -> [FieldIssue] {
+    ///
+    /// A `pattern` is checked with bounded work (`PatternMatcher`); `verdicts` holds outcomes computed ahead
+    /// (see `FormValidator.precheck`), so no regular expression runs again for those values.
+    public static func issues(for field: FieldDefinition, answer: AnswerValue?, verdicts: PatternVerdicts? = nil) -> [FieldIssue] {
         func issue(_ code: FieldIssue.Code, _ message: String) -> [FieldIssue] {
             [FieldIssue(fieldID: field.id, code: code, message: message)]
         }
@@ -34,8 +37,14 @@ public enum FieldValidator {
             if let maximum = field.maxLength, length > maximum {
                 found += issue(.tooLong, lengthMessage(field, tooShort: false))
             }
-            if let pattern = field.pattern, !PatternMatcher.matchesWhole(text, pattern: pattern) {
-                found += issue(.patternMismatch, field.patternMessage ?? "Use the expected format (\(pattern)).")
+            if let pattern = field.pattern {
+                switch verdicts?.outcome(pattern: pattern, text: text) ?? PatternMatcher.check(text, pattern: pattern) {
+                case .match: break
+                case .mismatch, .invalidPattern:
+                    found += issue(.patternMismatch, field.patternMessage ?? "Use the expected format (\(pattern)).")
+                case .tooExpensive:
+                    found += issue(.patternTooExpensive, PatternMatcher.tooExpensiveMessage)
+                }
             }
             return found
         case .date(let text):
@@ -137,21 +146,5 @@ public enum FieldValidator {
         return field.kind == .multipleChoice
             ? "Choose from: \(labels.joined(separator: ", "))."
             : "Choose one of: \(labels.joined(separator: ", "))."
-    }
-}
-
-/// Whole-string regular expression matching for `pattern` constraints.
-public enum PatternMatcher {
-    /// Whether `pattern` compiles as a regular expression.
-    public static func isValid(_ pattern: String) -> Bool {
-        (try? NSRegularExpression(pattern: pattern)) != nil
-    }
-
-    /// Whether all of `text` matches `pattern`; an invalid pattern matches nothing.
-    public static func matchesWhole(_ text: String, pattern: String) -> Bool {
-        guard let expression = try? NSRegularExpression(pattern: pattern) else { return false }
-        let range = NSRange(text.startIndex..., in: text)
-        guard let match = expression.firstMatch(in: text, options: [.anchored], range: range) else { return false }
-        return match.range == range
     }
 }

@@ -69,10 +69,15 @@ public struct RecordExporter: Sendable {
         return field
     }
 
-    /// RFC 4180 quoting, and a leading quote for cells a spreadsheet would run as a formula.
+    /// RFC 4180 quoting; no raw control characters (line breaks inside a quoted cell become `\n`, any other
+    /// control shows as its visible symbol, as on a terminal: ESC as `␛`); and a leading quote for cells a
+    /// spreadsheet would run as a formula (starting with =, +, -, @, tab or carriage return, and not a number).
     static func csvField(_ text: String) -> String {
+        let formulaStarts: Set<Character> = ["=", "+", "-", "@", "\t", "\r"]
         var text = text
-        if let first = text.first, "=+-@".contains(first), Double(text) == nil { text = "'" + text }
+        if let first = text.first, formulaStarts.contains(first) || first.unicodeScalars.first == "\r", Double(text) == nil { text = "'" + text }
+        text = TerminalText.visible(
+            text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n"), allowing: ["\n"])
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

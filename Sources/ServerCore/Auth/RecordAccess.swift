@@ -1,3 +1,4 @@
+import FormModel
 import SyncCore
 
 /// Who may see and change which record.

@@ -1,10 +1,25 @@
+import FormModel
+
 /// Turns the bytes a terminal sends in raw mode into input events.
 ///
 /// A lone Esc and the start of an escape sequence begin with the same byte, so a trailing Esc is held
 /// back until more bytes arrive or the caller, after a few tens of milliseconds of silence, calls `flush()`.
+///
+/// Whatever the bytes, the work is linear in their number and the memory bounded: an escape sequence longer
+/// than `maximumSequenceLength` is dropped, a paste keeps at most `maximumPasteLength` bytes, and numbers in
+/// mouse reports outside the screen's possible range are ignored.
 public struct InputDecoder: Sendable {
+    /// The longest control sequence read; longer ones are noise and dropped.
+    public static let maximumSequenceLength = 64
+    /// The most bytes of one bracketed paste that are kept; the rest of the paste is dropped.
+    public static let maximumPasteLength = 1 << 20
+    /// The largest column or row a mouse report may name.
+    static let maximumMouseCoordinate = 100_000
+
     private var pending: [UInt8] = []
     private var pasting: [UInt8]?
+    /// Inside a control sequence longer than `maximumSequenceLength`: its bytes are dropped up to its final byte.
+    private var discardingSequence = false
 
     public init() {}
 
@@ -15,11 +30,13 @@ public struct InputDecoder: Sendable {
     public mutating func feed(_ bytes: [UInt8]) -> [InputEvent] {
         pending += bytes
         var events: [InputEvent] = []
-        while !pending.isEmpty {
-            guard let (event, length) = decodeOne(pending) else { break }
-            pending.removeFirst(length)
+        var start = 0
+        while start < pending.count {
+            guard let (event, length) = decodeOne(pending[start...]) else { break }
+            start += length
             if let event { events.append(event) }
         }
+        pending.removeFirst(start)  // once per feed, so a large feed costs linear time
         return events
     }
 
@@ -32,21 +49,31 @@ public struct InputDecoder: Sendable {
     }
 
     /// Decodes one event from the front of `bytes`: nil when more bytes are needed; a nil event for bytes that are consumed silently.
-    private mutating func decodeOne(_ bytes: [UInt8]) -> (InputEvent?, Int)? {
+    private mutating func decodeOne(_ input: ArraySlice<UInt8>) -> (InputEvent?, Int)? {
+        let bytes = Array(input.prefix(Self.maximumSequenceLength + 8))  // every sequence decoded below is shorter
         if var buffer = pasting {
             // Bracketed paste: everything up to ESC [ 2 0 1 ~ is text.
             let end: [UInt8] = [0x1B, 0x5B, 0x32, 0x30, 0x31, 0x7E]
-            if let range = Self.find(end, in: bytes) {
-                buffer += bytes[..<range.lowerBound]
+            let whole = Array(input)
+            if let range = whole.firstRange(of: end) {
+                Self.append(whole[..<range.lowerBound], to: &buffer)
                 pasting = nil
-                return (.paste(String(decoding: buffer, as: UTF8.self)), range.upperBound)
+                return (.paste(Self.pastedText(buffer)), range.upperBound)
             }
-            let keep = max(0, bytes.count - (end.count - 1))
-            buffer += bytes[..<keep]
+            let keep = max(0, whole.count - (end.count - 1))
+            Self.append(whole[..<keep], to: &buffer)
             pasting = buffer
             return keep == 0 ? nil : (nil, keep)
         }
         let first = bytes[0]
+        if discardingSequence {
+            if (0x20...0x3F).contains(first) {
+                let run = bytes.prefix { (0x20...0x3F).contains($0) }.count
+                return (nil, run)
+            }
+            discardingSequence = false
+            if (0x40...0x7E).contains(first) { return (nil, 1) }  // the sequence's final byte
+        }
         switch first {
         case 0x1B:
             return decodeEscape(bytes)
@@ -89,7 +116,12 @@ public struct InputDecoder: Sendable {
         // ESC [ parameters (0x30–0x3F)* intermediates (0x20–0x2F)* final (0x40–0x7E)
         var index = 2
         while index < bytes.count, (0x20...0x3F).contains(bytes[index]) { index += 1 }
-        guard index < bytes.count else { return bytes.count > 64 ? (nil, bytes.count) : nil }
+        if index > Self.maximumSequenceLength {
+            // Too long to be a key: drop it, up to and including its final byte, however long it goes on.
+            discardingSequence = true
+            return (nil, index)
+        }
+        guard index < bytes.count else { return nil }
         let final = bytes[index]
         let parameters = String(decoding: bytes[2..<index], as: UTF8.self)
         let length = index + 1
@@ -127,7 +159,7 @@ public struct InputDecoder: Sendable {
 
     private static func mouse(_ parameters: Substring, released: Bool) -> InputEvent? {
         let numbers = parameters.split(separator: ";").compactMap { Int($0) }
-        guard numbers.count == 3 else { return nil }
+        guard numbers.count == 3, numbers.allSatisfy({ (0...maximumMouseCoordinate).contains($0) }) else { return nil }
         let code = numbers[0]
         let column = numbers[1] - 1
         let row = numbers[2] - 1
@@ -159,11 +191,17 @@ public struct InputDecoder: Sendable {
         return (.character(character), length)
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where Array(haystack[start..<start + needle.count]) == needle {
-            return start..<start + needle.count
-        }
-        return nil
+    /// Adds pasted bytes to the buffer up to `maximumPasteLength`; the rest is dropped.
+    private static func append(_ bytes: ArraySlice<UInt8>, to buffer: inout [UInt8]) {
+        buffer += bytes.prefix(max(0, maximumPasteLength - buffer.count))
+    }
+
+    /// The pasted bytes as text, without control characters other than newline and tab: a paste is typed
+    /// into a field, never interpreted by a terminal.
+    static func pastedText(_ buffer: [UInt8]) -> String {
+        let text = String(decoding: buffer, as: UTF8.self)
+            .replacingOccurrences(of: "\r\n", with: "\n")
+            .replacingOccurrences(of: "\r", with: "\n")
+        return TerminalText.removingControls(text, allowing: ["\n", "\t"])
     }
 }

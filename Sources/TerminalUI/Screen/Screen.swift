@@ -1,3 +1,5 @@
+import FormModel
+
 /// How one cell is drawn.
 public struct CellStyle: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -21,7 +23,19 @@ public struct Cell: Sendable, Hashable {
     }
 }
 
+extension Cell {
+    /// The cell as it may reach the terminal. Every cell is stored through `Screen`'s subscript, which keeps
+    /// only drawable cells, so no view can put a control character (ESC, another C0 or C1 control, a
+    /// bidirectional override) on screen: it shows as its visible stand-in (`␛` for ESC), one cell wide.
+    var drawable: Cell {
+        if let ascii = character.asciiValue, ascii >= 0x20, ascii != 0x7F { return self }
+        guard let control = character.unicodeScalars.first(where: TerminalText.isControl) else { return self }
+        return Cell(Character(TerminalText.picture(of: control)), style: style)
+    }
+}
+
 /// A grid of styled cells: what the terminal shows, built by pure drawing functions.
+/// Text written into it with control characters shows them as visible symbols (see `Cell.drawable`).
 public struct Screen: Sendable, Hashable {
     public let size: TerminalSize
     private(set) var cells: [Cell]
@@ -35,7 +49,7 @@ public struct Screen: Sendable, Hashable {
         get { cells[row * size.columns + column] }
         set {
             guard column >= 0, column < size.columns, row >= 0, row < size.rows else { return }
-            cells[row * size.columns + column] = newValue
+            cells[row * size.columns + column] = newValue.drawable
         }
     }
 

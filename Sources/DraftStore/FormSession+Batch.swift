@@ -1,0 +1,81 @@
+import Foundation
+import FormModel
+import GRDB
+
+extension FormSession {
+    /// Stores many typed inputs at once (`fieldsheet fill --set …`), durable together before it returns:
+    /// parsed like `set(_:input:)`, written in one transaction with one outbox entry per field, so thousands of
+    /// them cost time in proportion to their number. Nothing is written when any names an unknown field, a
+    /// read-only one, or cannot be stored.
+    /// - Returns: each input's issues with the answers as they end up, in the order given.
+    @discardableResult
+    public func set(inputs: [(field: String, input: String)]) async throws -> [[FieldIssue]] {
+        try requireOpen()
+        var edits: [DraftStore.Edit] = []
+        var updated = answers
+        for (fieldID, input) in inputs {
+            let field = try self.field(fieldID)
+            let value = AnswerValue.parse(input, for: field)
+            guard updated[fieldID] != value else { continue }
+            updated[fieldID] = value
+            edits.append(DraftStore.Edit(field: fieldID, label: field.label, value: value))
+        }
+        if !edits.isEmpty {
+            try await store.writeEdits(record: recordKey, presentation: presentationKey, edits)
+            answers = updated
+        }
+        return inputs.map { validator.validate(field: $0.field, in: answers) }
+    }
+}
+
+extension DraftStore {
+    /// One field's new value, for `writeEdits`.
+    struct Edit: Sendable {
+        var field: String
+        var label: String
+        var value: AnswerValue?
+    }
+
+    /// How many fields one `UPDATE` sets (its `json_set` takes two arguments per field, and SQLite allows 127 in one call).
+    static let editsPerStatement = 50
+
+    /// Edits of one record and their outbox entries, in one transaction: the record's fields are rewritten
+    /// once per `editsPerStatement` edits rather than once per edit.
+    func writeEdits(record: String, presentation: String, _ edits: [Edit]) async throws {
+        let encoded = edits.map { edit in (edit, edit.value.map { Self.answerJSON($0) }) }
+        let named = edits.prefix(3).map { "\"\($0.field)\" (\($0.label))" }.joined(separator: ", ") + (edits.count > 3 ? " and \(edits.count - 3) more" : "")
+        try await write(doing: "saving the field\(edits.count == 1 ? "" : "s") \(named) of record \(record)") { db in
+            let now = Self.nowMillis()
+            var start = 0
+            while start < encoded.count {
+                let chunk = encoded[start..<min(encoded.count, start + Self.editsPerStatement)]
+                start += chunk.count
+                var arguments: [(any DatabaseValueConvertible)?] = []
+                var setters: [String] = []
+                var stamped: [(field: String, json: String?, clock: Int64)] = []
+                for (edit, json) in chunk {
+                    let (clock, _) = try Self.tick(db)
+                    let path = "$.\"\(edit.field)\""
+                    setters.append("?, json(?)")
+                    arguments += [path, json]
+                    stamped.append((edit.field, json, clock.rawValue))
+                }
+                let sql = """
+                    UPDATE records SET local = json_set(local, \(setters.joined(separator: ", "))), updated_at = ?
+                    WHERE id = ? AND state != 'deleted'
+                    RETURNING server_revision
+                    """
+                guard let baseRevision = try Int64.fetchOne(db, sql: sql, arguments: StatementArguments(arguments + [now, record])) else {
+                    throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device (deleted elsewhere); nothing of these \(edits.count) edits was saved.")
+                }
+                for entry in stamped {
+                    try db.cachedStatement(sql: """
+                        INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)
+                        VALUES (?, ?, 'set', ?, ?, ?, ?, ?)
+                        """).execute(arguments: [record, presentation, entry.field, entry.json, baseRevision, entry.clock, now])
+                }
+            }
+        }
+        checkpointer.noteCommit()
+    }
+}
