@@ -14,7 +14,7 @@ struct TerminalInjectionTmuxTests {
         let fill = try Subprocess.run(fieldsheet, ["--home", home.path, "fill", "follow-up-job", "--set", "site=\(hostile)", "--dismiss"])
         #expect(fill.status == 3, "\(fill.output)")
 
-        let tmux = TerminalAppTmuxTests.Tmux()
+        let tmux = TmuxSession()
         try tmux.start("env FIELDSHEET_HOME=\(home.path) TERM=xterm-256color \(fieldsheet); echo EXIT $?; sleep 60", columns: 120, rows: 40)
         try tmux.tmux(["set-option", "-g", "set-clipboard", "on"])  // let OSC 52 through, were any written
         let title = try tmux.tmux(["display-message", "-p", "-t", tmux.session, "#{pane_title}"]).output

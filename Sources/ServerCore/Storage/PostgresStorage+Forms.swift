@@ -40,7 +40,7 @@ extension PostgresStorage {
         let definition = String(decoding: try JSONEncoder().encode(form.definition), as: UTF8.self)
         let client = client
         do {
-            try await perform {
+            _ = try await perform {
                 try await client.query("""
                     INSERT INTO forms (project_id, form_id, version, definition, digest, published_at)
                     VALUES (\(form.projectId), \(form.formId), \(Int64(form.version)), \(definition), \(form.digest), \(form.publishedAt.timeIntervalSince1970))

@@ -14,7 +14,7 @@ extension PostgresStorage {
     public func migrate() async throws {
         let location = "The PostgreSQL database \(configuration.redactedURL)"
         try await transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: .quiet).collect()
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: .quiet).collect()
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)
                 """, logger: .quiet)

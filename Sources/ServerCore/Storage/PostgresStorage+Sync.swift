@@ -25,7 +25,7 @@ extension PostgresStorage {
     ) async throws -> PushPlan {
         try await transaction { connection in
             let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIds.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }).sorted()
-            try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
             let snapshot = PushSnapshot(
                 storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
                 records: try await Self.records(connection, projectId: projectId, ids: recordIds))
