@@ -49,11 +49,13 @@ struct PushPullTests {
                 device.mutation(UUID(), form: "nope", ["title": device.change(.text("x"))]),
             ]
             try await server.app.test(.router) { client in
-                let (_, first) = try await device.push(client, batch)
+                let (firstResponse, first) = try await device.push(client, batch)
                 // The response is "lost"; the device sends the very same batch again.
-                let (_, second) = try await device.push(client, batch)
-                #expect(first == nil ? false : first!.outcomes == second!.outcomes)
-                #expect(first?.outcomes.map(\.status) == [.applied, .applied, .rejected])
+                let (secondResponse, second) = try await device.push(client, batch)
+                let firstOutcomes = try #require(first?.outcomes, "\(firstResponse.text)")
+                let secondOutcomes = try #require(second?.outcomes, "\(secondResponse.text)")
+                #expect(firstOutcomes == secondOutcomes)
+                #expect(firstOutcomes.map(\.status) == [.applied, .applied, .rejected])
                 let page = try await device.pull(client)
                 #expect(page.changes.count == 1)
                 #expect(page.changes.first?.revision == 2)

@@ -197,8 +197,8 @@ struct ByteReaderHostileInputTests {
         #expect(error.path == "mutations[0]")
         #expect(error.message.contains("recordId must be a UUID"))
         let tooMany = Array(#"{"clientId":"d","mutations":[{},{},{}]}"#.utf8)
-        let limit = try #require(throws: JSONReadError.self) { try ReadPushRequest(jsonBytes: tooMany, maximumMutations: 2) }
-        #expect(limit.message.contains("at most 2"))
+        let limit = try #require(throws: JSONReadError.self) { try ReadPushRequest(jsonBytes: tooMany, maximumMutations: 0) }
+        #expect(limit.message.contains("at most 0"), "the count is refused before the mutations are read")
     }
 
     @Test func stringsKeepEveryCharacterAndRefuseRawControlBytes() throws {

@@ -19,16 +19,21 @@ struct SyncController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         var request = request
-        // The body is read once, by the byte-level reader: no Codable model of the request is built, and each
-        // mutation's digest is taken from the bytes the device sent.
+        // The body is read once, by the byte-level reader: no Codable model of the request is built.
         try request.requireJSONContentType()
         let bytes = try await request.boundedBodyBytes(limits: services.limits)
         let body: ReadPushRequest
         do {
+            if JSONDepthLimit.depth(of: bytes, stoppingAfter: services.limits.maxJSONDepth) > services.limits.maxJSONDepth {
+                throw JSONReadError(offset: 0, message: "JSON nests deeper than \(services.limits.maxJSONDepth) levels")
+            }
             body = try ReadPushRequest(jsonBytes: bytes, maximumMutations: services.limits.maxBatchSize, maximumDepth: services.limits.maxJSONDepth)
         } catch let error as JSONReadError {
             if error.message.hasPrefix("A push may carry at most") {
                 throw Problem.tooLarge("A push may carry at most \(services.limits.maxBatchSize) mutations. Split the outbox into smaller batches.", slug: "batch-too-large", field: "mutations")
+            }
+            if error.isTooDeep {
+                throw Problem(.badRequest, "too-deep", title: "JSON nested too deeply", detail: "The body nests arrays and objects deeper than \(services.limits.maxJSONDepth) levels; no FieldSheet request needs that.")
             }
             throw Problem.badRequest("The push body is not valid: \(error.message) (at byte \(error.offset)).", field: error.path)
         }
@@ -40,8 +45,10 @@ struct SyncController {
         var clampedChanges = 0
         var prepared: [PreparedMutation] = []
         prepared.reserveCapacity(body.mutations.count)
-        for (mutation, sent) in zip(body.mutations, body.mutationBytes) {
-            let digest = Data(SHA256.hash(data: sent.withUnsafeBytes { $0 }))
+        for mutation in body.mutations {
+            // A retry is recognised by content, not layout: clients re-encoding a mutation may order its keys
+            // differently (Foundation's encoder does), so the digest is of the canonical form.
+            let digest = Data(SHA256.hash(data: mutation.canonicalBytes()))
             var clamped = mutation
             for (fieldId, change) in mutation.changes {
                 let (accepted, wasClamped) = services.clock.observe(change.hlc)

@@ -13,6 +13,9 @@ public struct JSONReadError: Error, Sendable, Hashable, CustomStringConvertible 
         self.path = path
     }
 
+    /// Whether the input nested deeper than the reader's limit.
+    public var isTooDeep: Bool { message.hasPrefix("JSON nests deeper") }
+
     public var description: String {
         (path.map { "\($0): " } ?? "") + "\(message) (at byte \(offset))"
     }

@@ -21,6 +21,7 @@ public struct ReadPushRequest: Sendable {
         var mutations: [Mutation] = []
         var ranges: [ArraySlice<UInt8>] = []
         var sentIds: [String] = []
+        var sawMutations = false
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
@@ -31,6 +32,7 @@ public struct ReadPushRequest: Sendable {
                     clock = HybridTimestamp(rawValue: try reader.readInt64())
                 } catch var error as JSONReadError { error.path = "clock"; throw error }
             case "mutations":
+                sawMutations = true
                 try reader.beginArray()
                 while try reader.nextElement() {
                     let index = mutations.count
@@ -55,6 +57,7 @@ public struct ReadPushRequest: Sendable {
         }
         try reader.finish()
         guard let clientId else { throw JSONReadError(offset: reader.offset, message: "A push needs clientId", path: "clientId") }
+        guard sawMutations else { throw JSONReadError(offset: reader.offset, message: "A push needs mutations (an array, possibly empty)", path: "mutations") }
         self.clientId = clientId
         self.clock = clock
         self.mutations = mutations

@@ -140,7 +140,7 @@ extension Mutation {
         return Mutation(mutationId: mutationId!, recordId: recordId!, formId: formId!, formVersion: formVersion, state: state!, changes: changes!)
     }
 
-    public func write(to writer: inout JSONWriter) {
+    public func write(to writer: inout JSONWriter, uppercaseRecordId: Bool = false) {
         writer.beginObject()
         writer.key("changes")
         writer.beginObject()
@@ -156,10 +156,20 @@ extension Mutation {
         writer.key("mutationId")
         writer.string(mutationId)
         writer.key("recordId")
-        writer.string(recordId.lowercased)
+        writer.string(uppercaseRecordId ? recordId.uuidString : recordId.lowercased)
         writer.key("state")
         writer.string(state.rawValue)
         writer.endObject()
+    }
+
+    /// The bytes a retry is recognised by: the mutation in one canonical form (keys sorted, no whitespace,
+    /// `/` escaped, the record id in uppercase — the form FieldSheet servers have always hashed), however
+    /// the client laid out its JSON. A client may re-encode a retried mutation; only its content counts.
+    public func canonicalBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 128 + 64 * changes.count)
+        writer.escapesSlashes = true
+        write(to: &writer, uppercaseRecordId: true)
+        return writer.bytes
     }
 
     /// The canonical JSON bytes of the mutation (sorted keys), as a device sends it.
