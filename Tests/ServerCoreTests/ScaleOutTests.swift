@@ -119,7 +119,7 @@ struct ScaleOutTests {
                         }
                     }
                 }
-                for try await versions in group { #expect(versions == [1]) }
+                for try await versions in group { #expect(versions == [1, 2]) }
             }
         }
     }

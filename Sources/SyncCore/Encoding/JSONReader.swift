@@ -47,7 +47,14 @@ public struct JSONReader: Sendable {
     }
 
     public func error(_ message: String) -> JSONReadError {
-        JSONReadError(offset: offset, message: message)
+        var offset = self.offset
+        while offset < end, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[offset]) { offset += 1 }
+        // Say what was found when it is a null where a value was required: the usual mistake.
+        if message.hasPrefix("Expected"), !message.contains(", found"), end - offset >= 4,
+           bytes[offset] == UInt8(ascii: "n"), bytes[offset + 1] == UInt8(ascii: "u"), bytes[offset + 2] == UInt8(ascii: "l"), bytes[offset + 3] == UInt8(ascii: "l") {
+            return JSONReadError(offset: offset, message: message + ", found null (null is not allowed here)")
+        }
+        return JSONReadError(offset: offset, message: message)
     }
 
     // MARK: Structure
@@ -70,7 +77,7 @@ public struct JSONReader: Sendable {
     mutating func consume(_ byte: UInt8, _ what: @autoclosure () -> String) throws {
         skipWhitespace()
         guard offset < end, bytes[offset] == byte else {
-            throw error(offset < end ? "Expected \(what()), found \(Self.describe(bytes[offset]))" : "Expected \(what()), found the end of the input")
+            throw offset < end && bytes[offset] == UInt8(ascii: "n") ? error("Expected \(what())") : error(offset < end ? "Expected \(what()), found \(Self.describe(bytes[offset]))" : "Expected \(what()), found the end of the input")
         }
         offset += 1
     }
