@@ -7,7 +7,7 @@ import SyncCore
 ///
 /// Open one with `DraftStore.newRecord(formID:)`, `resumeDraft(_:)` or `editSubmitted(_:)`. Every
 /// `set` is durable (committed with the WAL synced) before it returns, together with its outbox entry.
-/// End it exactly one way, as DESIGN.md's dismissal table says:
+/// End it exactly one way, as the dismissal table (README, "Presentation and dismissal") says:
 /// - `complete()` — the completion button; submits when valid, otherwise stays open with the issues;
 /// - `cancel()` — the Cancel button; closes at once when nothing was typed here, otherwise asks for
 ///   confirmation, answered by `discardChanges()`, `dismiss(reason: .cancel)` (Save Draft) or going on editing;

@@ -4,7 +4,7 @@ import FormModel
 import Testing
 @testable import DraftStore
 
-/// Every row of DESIGN.md's dismissal table, through `FormSession`.
+/// Every row of the dismissal table (README, "Presentation and dismissal"), through `FormSession`.
 struct FormSessionDismissalTests {
     // Row: completion button, valid form.
     @Test func completingAValidFormSubmitsTheRecordAndQueuesIt() async throws {

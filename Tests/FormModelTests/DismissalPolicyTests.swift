@@ -1,7 +1,7 @@
 import Testing
 @testable import FormModel
 
-/// One test per row of DESIGN.md's dismissal table.
+/// One test per row of the dismissal table (README, "Presentation and dismissal").
 struct DismissalPolicyTests {
     let validator = FormValidator(form: Fixtures.jobForm)
     let valid: [String: AnswerValue] = ["site": .text("Depot"), "priority": .choice("low")]

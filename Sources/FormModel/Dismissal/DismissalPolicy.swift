@@ -61,7 +61,7 @@ public enum DismissalOutcome: Sendable, Hashable {
     case keep(DismissalTrigger)
 }
 
-/// DESIGN.md's dismissal table as a pure function.
+/// The dismissal table (README, "Presentation and dismissal") as a pure function.
 public enum DismissalPolicy {
     /// Decides how a presentation ends.
     /// - Parameters:

@@ -1,6 +1,6 @@
 /// Checks a set of forms against the modal-presentation guidelines that can be checked statically.
 ///
-/// Each rule quotes the guideline it enforces; see `../shared/seeds/` and DESIGN.md.
+/// Each rule quotes the platform guideline it enforces (README, "The linter").
 public struct FormLinter: Sendable {
     /// Popovers are for quick tasks: more fields than this is a warning.
     public var popoverFieldLimit = 6

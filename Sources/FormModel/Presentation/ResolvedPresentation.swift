@@ -21,7 +21,7 @@ public struct ResolvedPresentation: Sendable, Hashable {
     public var style: AdaptedStyle
     public var transition: TransitionStyle
 
-    /// Adapts `style` to `sizeClass` following DESIGN.md's table:
+    /// Adapts `style` to `sizeClass` following the adaptation table (README, "Presentation and dismissal"):
     /// compact width turns form and page sheets into full screen, popovers and current-context into sheets.
     public init(style: PresentationStyle, sizeClass: SizeClass, transition: TransitionStyle? = nil) {
         self.requested = style

@@ -12,7 +12,7 @@ import _ConnectionPoolModule
 /// ## The change feed stays gap-free with many writers
 ///
 /// A reader pages the feed by `sequence` and moves its cursor past the highest number it saw, so a number
-/// must never become visible while a lower one is still uncommitted (DESIGN.md, "Known pitfalls"). A
+/// must never become visible while a lower one is still uncommitted (README, "Architecture: one server, or many on PostgreSQL"). A
 /// PostgreSQL `SEQUENCE` does not give that: two transactions take 6 and 7, 7 commits first, a reader sees 7
 /// and never sees 6. Instead every push takes its numbers from the project's counter row, inside its
 /// transaction and as its last step before writing:
