@@ -70,7 +70,7 @@ struct Random {
             ConflictEntry(kind: bool() ? .field : .restoredAfterDelete, fieldId: bool() ? text() : nil, policy: [.lastWriterWins, .serverWins, .clientWins, .manual][int(0...3)], winner: bool() ? .server : .client, open: bool(), server: bool() ? state(&self) : nil, client: bool() ? state(&self) : nil)
         }
         let problem = bool() ? nil : ProblemDetails(type: "https://fieldsheet.dev/problems/\(text())", title: text(), status: 422, detail: text(), field: bool() ? text() : nil)
-        return MutationOutcome(mutationId: text(), recordId: UUID(), status: [.applied, .merged, .rejected][int(0...2)], revision: bool() ? Int64(int(0...99)) : nil, conflicts: conflicts, problem: problem)
+        return MutationOutcome(mutationId: text(), recordId: UUID(), status: [.applied, .merged, .rejected][int(0...2)], revision: bool() ? Int64(int(0...99)) : nil, conflicts: conflicts, problem: problem, changed: [nil, true, false][int(0...2)])
     }
 }
 
