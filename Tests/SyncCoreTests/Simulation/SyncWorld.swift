@@ -188,6 +188,18 @@ struct SyncWorld {
             for side in [conflict.server?.value, conflict.client?.value].compactMap({ $0 }) {
                 accounted.insert(Self.key(effect.record, effect.field, side))
             }
+            // The field's policy decided, and the record holds the winner.
+            var expected = ConflictEntry.Winner.server
+            switch conflict.policy {
+            case .lastWriterWins:
+                if let server = conflict.server, (effect.change.hlc, effect.clientId) > (server.hlc, server.clientId) { expected = .client }
+            case .clientWins: expected = .client
+            case .serverWins, .manual: expected = .server
+            }
+            let held = expected == .client ? effect.change.value : effect.before?.value
+            if conflict.policy != Self.policies[effect.field] || conflict.winner != expected || effect.after?.value != held || conflict.open != (conflict.policy == .manual) {
+                violations.append("\(effect.mutationId): the conflict on \(effect.field) was decided for the \(conflict.winner) under \(conflict.policy), the record holds \(effect.after?.value?.display() ?? "nothing")")
+            }
             return
         }
         guard let before = effect.before?.value, effect.after?.value != before else { return }
