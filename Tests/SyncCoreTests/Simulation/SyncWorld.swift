@@ -102,7 +102,7 @@ struct SyncWorld {
     }
 
     static func describe(_ changes: [String: FieldChange]) -> String {
-        " {" + changes.keys.sorted().map { "\($0)=\(changes[$0]!.value?.display() ?? "nil")@\(changes[$0]!.baseRevision)" }.joined(separator: " ") + "}"
+        " {" + changes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.value?.display() ?? "nil")@\($0.value.baseRevision)" }.joined(separator: " ") + "}"
     }
 
     mutating func deliver(_ device: Int) {
@@ -250,6 +250,6 @@ struct SyncWorld {
     }
 
     static func describe(_ values: [String: AnswerValue]) -> String {
-        "{" + values.keys.sorted().map { "\($0)=\(values[$0]!.display())" }.joined(separator: " ") + "}"
+        "{" + values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.display())" }.joined(separator: " ") + "}"
     }
 }
