@@ -29,7 +29,7 @@ let package = Package(
     ],
     targets: [
         // The centre: form definitions, answers, validation, presentation and dismissal rules, the linter.
-        .target(name: "FormModel"),
+        .target(name: "FormModel", plugins: ["SchemaConstants"]),
         // Shared by device and server: wire types, hybrid logical clock, field-level merge.
         .target(name: "SyncCore", dependencies: ["FormModel"]),
         // The device database (GRDB over libsqlite3): forms, records with per-field values and their sync base,
@@ -40,7 +40,8 @@ let package = Package(
                 "FormModel",
                 "SyncCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            plugins: ["SchemaConstants"]
         ),
         // The terminal client's fill flows (scripted and line mode) and record printing, kept out of the executable.
         .target(name: "FillFlow", dependencies: ["FormModel", "DraftStore"]),
@@ -80,6 +81,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Compiles the Schema/ files a target needs (listed in the plugin) into Swift constants at build time,
+        // so each contract is kept once and the binaries need no resource files.
+        .plugin(name: "SchemaConstants", capability: .buildTool(), dependencies: ["schema-constants"]),
+        .executableTarget(name: "schema-constants", path: "Plugins/SchemaConstantsTool"),
         .executableTarget(
             name: "fieldsheet",
             dependencies: [
