@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import ServerStorage
 import ServiceLifecycle
 
 extension PostgresStorage {

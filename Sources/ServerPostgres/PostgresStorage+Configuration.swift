@@ -1,4 +1,5 @@
 import Foundation
+import ServerStorage
 
 extension PostgresStorage {
     /// Where the PostgreSQL server is and how the connection pool behaves.

@@ -1,4 +1,5 @@
 import GRDB
+import ServerStorage
 
 extension SQLiteStorage {
     /// How often a pull waiting on a project checks the counter row for commits by another server process
