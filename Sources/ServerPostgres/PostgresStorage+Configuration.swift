@@ -51,7 +51,7 @@ extension PostgresStorage {
         public var redactedURL: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
         /// The same server with another database (tests create one database per test).
-        public func with(database: String) -> Configuration {
+        package func with(database: String) -> Configuration {
             var copy = self
             copy.database = database
             return copy
