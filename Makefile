@@ -4,7 +4,7 @@ SWIFT_BUILD_FLAGS ?=
 BIN = .build/debug
 APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config tmux
 
-.PHONY: deps build demo test bench fuzz embed-schema check-schema clean
+.PHONY: deps build demo test bench fuzz check-schema clean
 
 # Installs the Debian packages the build and the tests need, when missing (root or sudo).
 deps:
@@ -37,17 +37,6 @@ test: deps
 	$(SWIFT) build --build-tests --package-path Tests/GeneratedClient --scratch-path .build-generated-client
 	FIELDSHEET_SERVER=$(CURDIR)/$(BIN)/fieldsheet-server timeout --signal=INT --kill-after=30 600 \
 		$(SWIFT) test --skip-build --package-path Tests/GeneratedClient --scratch-path .build-generated-client
-
-# Regenerates the copy of the form JSON Schema compiled into FormModel (a test keeps them equal).
-embed-schema:
-	@{ echo '// Generated from Schema/form-definition.schema.json by `make embed-schema`; do not edit.'; \
-	   echo ''; \
-	   echo '/// The form-definition JSON Schema, compiled in so the linter needs no file at run time.'; \
-	   echo 'enum FormDefinitionSchema {'; \
-	   echo '    static let json = #"""'; \
-	   sed 's/^/    /' Schema/form-definition.schema.json; \
-	   echo '    """#'; \
-	   echo '}'; } > Sources/FormModel/Loading/FormDefinitionSchema.swift
 
 # Benchmarks (figures and targets in BENCHMARKS.md): the device database (edit durability, opening a
 # large draft, listing drafts, memory, a keystroke in the app), then server load (push, pull, 200 devices

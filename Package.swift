@@ -29,7 +29,7 @@ let package = Package(
     ],
     targets: [
         // The centre: form definitions, answers, validation, presentation and dismissal rules, the linter.
-        .target(name: "FormModel"),
+        .target(name: "FormModel", plugins: ["SchemaConstants"]),
         // Shared by device and server: wire types, hybrid logical clock, field-level merge.
         .target(name: "SyncCore", dependencies: ["FormModel"]),
         // The device database (GRDB over libsqlite3): forms, records with per-field values and their sync base,
@@ -40,7 +40,8 @@ let package = Package(
                 "FormModel",
                 "SyncCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            plugins: ["SchemaConstants"]
         ),
         // The terminal client's fill flows (scripted and line mode) and record printing, kept out of the executable.
         .target(name: "FillFlow", dependencies: ["FormModel", "DraftStore"]),
@@ -59,16 +60,43 @@ let package = Package(
         .target(name: "TerminalUI", dependencies: ["FormModel"]),
         // The full-screen terminal app: the home screen and form sheets over the device database.
         .target(name: "TerminalApp", dependencies: ["TerminalUI", "DraftStore", "FormModel", "SyncClient"]),
-        // The sync server application (Hummingbird).
+        // The server's storage protocol and what every backend shares: the models it stores, the change
+        // feed's notifier, principals and roles. No database here.
+        .target(
+            name: "ServerStorage",
+            dependencies: ["FormModel", "SyncCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+        ),
+        // The server's storage on an embedded SQLite database (GRDB).
+        .target(
+            name: "ServerSQLite",
+            dependencies: ["ServerStorage", "FormModel", "SyncCore", .product(name: "GRDB", package: "GRDB.swift")],
+            plugins: ["SchemaConstants"]
+        ),
+        // The server's storage on PostgreSQL (postgres-nio), for several server instances.
+        .target(
+            name: "ServerPostgres",
+            dependencies: [
+                "ServerStorage",
+                "FormModel",
+                "SyncCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            plugins: ["SchemaConstants"]
+        ),
+        // The sync server application (Hummingbird), over either storage backend.
         .target(
             name: "ServerCore",
             dependencies: [
                 "FormModel",
                 "SyncCore",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "ServerStorage",
+                "ServerSQLite",
+                "ServerPostgres",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -80,6 +108,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Compiles the Schema/ files a target needs (listed in the plugin) into Swift constants at build time,
+        // so each contract is kept once and the binaries need no resource files.
+        .plugin(name: "SchemaConstants", capability: .buildTool(), dependencies: ["schema-constants"]),
+        .executableTarget(name: "schema-constants", path: "Plugins/SchemaConstantsTool"),
         .executableTarget(
             name: "fieldsheet",
             dependencies: [
@@ -100,6 +132,8 @@ let package = Package(
             name: "fieldsheet-server",
             dependencies: [
                 "ServerCore",
+                "ServerStorage",
+                "ServerPostgres",
                 "FormModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -180,6 +214,9 @@ let package = Package(
             name: "ServerCoreTests",
             dependencies: [
                 "ServerCore",
+                "ServerStorage",
+                "ServerSQLite",
+                "ServerPostgres",
                 "SyncCore",
                 "FormModel",
                 .product(name: "GRDB", package: "GRDB.swift"),

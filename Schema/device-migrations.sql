@@ -1,7 +1,11 @@
 -- The device database (DraftStore), as its migrations leave it: the contract.
--- Migrations are append-only: a shipped one is never edited; a change is a new migration appended below.
--- Each "-- migration: ID" line names a GRDB migration in registration order; the statements under it are
--- exactly what it creates. DraftStoreTests migrates a fresh database and holds `sqlite_master` to this file.
+-- Kept once: the build compiles this file into DraftStore (Plugins/SchemaConstants), whose migrations run
+-- exactly these statements, in order. Migrations are append-only: a shipped one is never edited; a change is
+-- a new migration appended below.
+-- Format: a line "-- migration: ID" starts a migration (ID as GRDB records it in `grdb_migrations`); every statement
+-- below it belongs to it. A statement ends with a ";" at the end of a line. Other lines that start with "--"
+-- are comments. Where a migration also runs Swift code (converting rows), that code is registered under the
+-- same ID and runs after the statements; a migration may be Swift code alone, with no statement here.
 
 -- migration: v1-device-schema
 

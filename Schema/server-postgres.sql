@@ -1,3 +1,15 @@
+-- The server's database on PostgreSQL (several fieldsheet-server instances), as its migrations leave it.
+-- Kept once: the build compiles this file into ServerPostgres (Plugins/SchemaConstants), whose migrations run
+-- exactly these statements, in order. Migrations are append-only: a shipped one is never edited; a change is
+-- a new migration appended below.
+-- Format: a line "-- migration: ID" starts a migration (ID is the version recorded in `schema_migrations`); every statement
+-- below it belongs to it. A statement ends with a ";" at the end of a line. Other lines that start with "--"
+-- are comments. Where a migration also runs Swift code (converting rows), that code is registered under the
+-- same ID and runs after the statements; a migration may be Swift code alone, with no statement here.
+
+-- migration: 1
+
+-- The same tables as the SQLite schema, in PostgreSQL types (identity keys, UUID, BYTEA, BOOLEAN).
 CREATE TABLE projects (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
@@ -68,3 +80,25 @@ CREATE TABLE conflicts (
     created_at DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX conflicts_by_record ON conflicts (project_id, record_id);
+
+-- migration: 2
+
+-- Record fields move from the first version's shape (every field an object repeating its revision, clock and
+-- device: {"f": {"value": …, "revision": 1, "hlc": …, "clientId": "…"}}) to the one record representation
+-- (Schema/record-fields.schema.json), in PostgreSQL's JSON functions: every field keeps its own stamp, which
+-- the next write of the record folds into the shared form. The schema does not change.
+UPDATE records r SET fields = converted.fields
+FROM (
+    SELECT r2.project_id, r2.id, jsonb_build_object(
+        'values', coalesce(jsonb_object_agg(e.key, e.value -> 'value') FILTER (WHERE e.key IS NOT NULL), '{}'::jsonb),
+        'writers', coalesce(jsonb_agg(e.value -> 'clientId' ORDER BY e.key) FILTER (WHERE e.key IS NOT NULL), '[]'::jsonb),
+        'stamps', coalesce(jsonb_object_agg(e.key, jsonb_build_object(
+            'revision', e.value -> 'revision', 'clock', e.value -> 'hlc', 'writer', e.ordinal - 1)) FILTER (WHERE e.key IS NOT NULL), '{}'::jsonb)
+    )::text AS fields
+    FROM records r2
+    LEFT JOIN LATERAL (
+        SELECT key, value, row_number() OVER (ORDER BY key) AS ordinal FROM jsonb_each(r2.fields::jsonb)
+    ) e ON true
+    GROUP BY r2.project_id, r2.id
+) converted
+WHERE r.project_id = converted.project_id AND r.id = converted.id;

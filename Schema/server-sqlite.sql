@@ -1,3 +1,16 @@
+-- The server's database on SQLite (fieldsheet-server's default storage), as its migrations leave it.
+-- Kept once: the build compiles this file into ServerSQLite (Plugins/SchemaConstants), whose migrations run
+-- exactly these statements, in order. Migrations are append-only: a shipped one is never edited; a change is
+-- a new migration appended below.
+-- Format: a line "-- migration: ID" starts a migration (ID as GRDB records it in `grdb_migrations`); every statement
+-- below it belongs to it. A statement ends with a ";" at the end of a line. Other lines that start with "--"
+-- are comments. Where a migration also runs Swift code (converting rows), that code is registered under the
+-- same ID and runs after the statements; a migration may be Swift code alone, with no statement here.
+
+-- migration: v1
+
+-- Projects, users and tokens, published forms, records (one row each, fields as JSON), stored
+-- mutation outcomes and the conflict log.
 CREATE TABLE projects (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
@@ -68,3 +81,15 @@ CREATE TABLE conflicts (
     created_at REAL NOT NULL
 );
 CREATE INDEX conflicts_by_record ON conflicts (project_id, record_id);
+
+-- migration: lowercase-record-ids
+
+-- Databases written before ids were stored in lowercase held `UUID.uuidString`'s uppercase.
+UPDATE records SET id = lower(id) WHERE id <> lower(id);
+UPDATE conflicts SET record_id = lower(record_id) WHERE record_id <> lower(record_id);
+
+-- migration: v2-record-fields
+
+-- Record fields move from the first version's shape (every field an object repeating its revision, clock and
+-- device) to the one record representation (Schema/record-fields.schema.json). The schema does not change;
+-- the conversion is Swift code (RecordFieldsMigration).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ServerCore
+import ServerStorage
 
 extension Role: ExpressibleByArgument {}
 

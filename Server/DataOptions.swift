@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServerCore
+import ServerPostgres
+import ServerStorage
 
 /// `--data DIR` or `--database URL`, shared by every command.
 struct DataOptions: ParsableArguments {

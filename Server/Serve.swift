@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServerCore
+import ServerStorage
 
 extension FieldSheetServerCommand {
     /// `serve`: migrate, then listen until SIGTERM or SIGINT, finishing requests in flight.

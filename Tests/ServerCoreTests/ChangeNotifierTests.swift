@@ -1,4 +1,5 @@
 @testable import ServerCore
+import ServerStorage
 import Testing
 
 /// The notifier alone: who is woken by which announcement, and what a wait costs when it ends otherwise.

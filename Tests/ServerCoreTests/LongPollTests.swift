@@ -2,6 +2,7 @@ import Foundation
 import FormModel
 import HummingbirdTesting
 @testable import ServerCore
+import ServerSQLite
 import SyncCore
 import Testing
 

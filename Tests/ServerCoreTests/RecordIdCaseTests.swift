@@ -3,6 +3,7 @@ import GRDB
 import Hummingbird
 import HummingbirdTesting
 @testable import ServerCore
+@testable import ServerSQLite
 import SyncCore
 import Testing
 

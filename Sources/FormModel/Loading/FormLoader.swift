@@ -26,8 +26,8 @@ public struct FormLoader: Sendable {
     let schema: SchemaValidator
 
     public init() {
-        // The embedded schema is checked against Schema/form-definition.schema.json by the tests.
-        let document = try! JSONParser().parse(FormDefinitionSchema.json)
+        // Schema/form-definition.schema.json, compiled in at build time (the SchemaConstants plugin).
+        let document = try! JSONParser().parse(FormDefinitionSchema.text)
         self.schema = try! SchemaValidator(schema: document.value)
     }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import FormModel
+import ServerStorage
 
 /// Why a form was not published.
 public struct FormPublishError: Error, Sendable, CustomStringConvertible {

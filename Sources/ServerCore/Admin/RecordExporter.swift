@@ -1,5 +1,6 @@
 import Foundation
 import FormModel
+import ServerStorage
 
 /// Streams one form's records as CSV or JSON Lines, a page at a time: memory stays flat however many
 /// records there are.

@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdCore
 import Logging
+import ServerPostgres
 
 /// The application type the server runs.
 public typealias FieldSheetApplication = Application<RouterResponder<AppRequestContext>>

@@ -1,3 +1,4 @@
+import ServerStorage
 /// How to run the server: where it listens, where its data lives, and its limits.
 public struct ServerConfiguration: Sendable {
     /// Where the data lives when neither `--data` nor `FIELDSHEET_DATA` says: a fixed system path, never

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// Bearer tokens: random, shown once, stored only as a SHA-256 hash, compared in constant time.
+/// Bearer tokens: random, shown once, stored only as a SHA-256 hash, compared in constant time (ServerStorage's `ConstantTime`).
 public enum AccessToken {
     /// A new token: `fst_` and 32 random bytes in base64url (256 bits from the system's CSPRNG).
     public static func generate() -> String {
@@ -17,13 +17,5 @@ public enum AccessToken {
     /// The SHA-256 of the token's UTF-8 bytes: the only form in which a token is stored.
     public static func hash(_ token: String) -> Data {
         Data(SHA256.hash(data: Data(token.utf8)))
-    }
-
-    /// Compares two byte strings in time that depends only on their lengths.
-    public static func constantTimeEquals(_ lhs: Data, _ rhs: Data) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        var difference: UInt8 = 0
-        for (left, right) in zip(lhs, rhs) { difference |= left ^ right }
-        return difference == 0
     }
 }

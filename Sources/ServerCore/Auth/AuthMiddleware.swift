@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import ServerStorage
 
 /// Authenticates `Authorization: Bearer <token>` and sets `context.principal`.
 ///

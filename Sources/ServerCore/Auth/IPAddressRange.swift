@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ServerStorage
 
 /// An IP address as its bytes: 4 for IPv4, 16 for IPv6 (an IPv4-mapped IPv6 address counts as IPv4).
 public struct IPAddress: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import FormModel
+import ServerStorage
 import SyncCore
 
 /// Who may see and change which record.

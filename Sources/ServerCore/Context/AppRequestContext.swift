@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import ServerStorage
 
 /// The per-request context: the caller's address, the request id and, once authenticated, the principal.
 public struct AppRequestContext: RequestContext {

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
+import ServerStorage
 
 /// Turns every error that reaches it into an `application/problem+json` response.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import FormModel
 import Hummingbird
+import ServerStorage
 
 /// `GET /v1/projects/{project}/forms` (every version, any member) and `POST` (publish, admins).
 struct FormsController {

@@ -1,4 +1,5 @@
 import Hummingbird
+import ServerStorage
 
 /// `GET …/changes?after=C&wait=S`: a pull that finds nothing new for its caller holds the request until a
 /// change the caller may see commits, or `S` seconds pass (then it answers the usual empty page).

@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+import ServerPostgres
+import ServerSQLite
+import ServerStorage
 import ServiceLifecycle
 
 /// Where the server keeps its data: an embedded SQLite file in a data directory (the default), or a

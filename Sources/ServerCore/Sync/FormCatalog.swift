@@ -1,4 +1,5 @@
 import FormModel
+import ServerStorage
 import Synchronization
 
 /// Published form versions, cached: a published version never changes, so a cached one is never stale.

@@ -1,5 +1,6 @@
 import Foundation
 import FormModel
+import ServerStorage
 import SyncCore
 
 /// A mutation as the planner gets it: clock clamped, with the digest of what the device sent.

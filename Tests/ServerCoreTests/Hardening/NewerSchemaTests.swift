@@ -1,6 +1,9 @@
 import Foundation
 import GRDB
 @testable import ServerCore
+import ServerPostgres
+import ServerSQLite
+import ServerStorage
 import Testing
 
 /// A database migrated by a newer server is refused, left exactly as it was, with what to do.

@@ -1,5 +1,6 @@
 import HTTPTypes
 @testable import ServerCore
+import ServerStorage
 import Testing
 
 /// Which address a request's failed authentications count against.

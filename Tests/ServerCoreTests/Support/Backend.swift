@@ -1,5 +1,6 @@
 import Foundation
 import ServerCore
+import ServerPostgres
 import Testing
 #if canImport(Glibc)
 import Glibc

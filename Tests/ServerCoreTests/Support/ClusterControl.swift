@@ -2,6 +2,7 @@ import Foundation
 import ServerCore
 #if canImport(Glibc)
 import Glibc
+import ServerPostgres
 #endif
 
 /// A PostgreSQL cluster of one test's own, run by `Tests/postgres/cluster.sh`, that the test may stop and

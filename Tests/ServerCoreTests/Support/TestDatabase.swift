@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerCore
+import ServerPostgres
 
 /// A PostgreSQL database of its own for one test: created with a random name on the server of
 /// ``Backend/postgresServer``, dropped (with any connections still open) afterwards.

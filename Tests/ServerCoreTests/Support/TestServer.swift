@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 @testable import ServerCore
+import ServerStorage
 import SyncCore
 
 /// A fresh server for one test on one backend: its own temporary SQLite directory or PostgreSQL

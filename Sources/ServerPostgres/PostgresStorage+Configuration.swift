@@ -1,4 +1,5 @@
 import Foundation
+import ServerStorage
 
 extension PostgresStorage {
     /// Where the PostgreSQL server is and how the connection pool behaves.
@@ -50,7 +51,7 @@ extension PostgresStorage {
         public var redactedURL: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
         /// The same server with another database (tests create one database per test).
-        public func with(database: String) -> Configuration {
+        package func with(database: String) -> Configuration {
             var copy = self
             copy.database = database
             return copy

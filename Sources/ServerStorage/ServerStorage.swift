@@ -3,7 +3,7 @@ import FormModel
 import SyncCore
 
 /// Everything the server keeps, behind intent-level methods. Nothing above this protocol knows which
-/// database holds the data: embedded SQLite (``SQLiteStorage``) or PostgreSQL (``PostgresStorage``).
+/// database holds the data: embedded SQLite (`SQLiteStorage`, in ServerSQLite) or PostgreSQL (`PostgresStorage`, in ServerPostgres).
 ///
 /// Rules for implementations:
 /// - `push` runs its whole batch in one transaction and returns only after it is durable

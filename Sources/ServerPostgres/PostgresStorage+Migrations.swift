@@ -1,12 +1,19 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServerStorage
 
 extension PostgresStorage {
     /// Key of the advisory lock that serializes migrations across every instance starting at once.
     static let migrationLockKey: Int64 = 0x4669_656C_6453_6801  // "FieldSh" + 1
 
-    /// Applies the migrations of ``PostgresSchema`` that the database lacks, once, even when several
+    /// Every migration: the version recorded in `schema_migrations` and its statements (``PostgresSchema``,
+    /// compiled in from `Schema/server-postgres.sql`, whose migration ids are these versions).
+    static let migrations: [(version: Int, statements: [String])] = PostgresSchema.migrations.compactMap { migration in
+        Int(migration.id).map { ($0, migration.statements) }
+    }
+
+    /// Applies the migrations of `Schema/server-postgres.sql` that the database lacks, once, even when several
     /// instances start at the same moment: all of it runs in one transaction that first takes a
     /// transaction-scoped advisory lock, so a second instance waits, then finds every version recorded in
     /// `schema_migrations` and applies nothing. A failed migration rolls back whole. A database that records
@@ -22,14 +29,14 @@ extension PostgresStorage {
             for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: .quiet).decode(Int.self) {
                 applied.insert(version)
             }
-            let known = Set(PostgresSchema.migrations.map(\.0))
+            let known = Set(Self.migrations.map(\.version))
             let unknown = applied.subtracting(known)
             guard unknown.isEmpty else {
                 // Thrown inside the transaction, which rolls back: the database is left as it was.
                 throw StorageError.newerSchema(location, unknown: unknown.sorted().map(String.init), known: known.sorted().map(String.init))
             }
-            for (version, sql) in PostgresSchema.migrations where !applied.contains(version) {
-                for statement in Self.statements(sql) {
+            for (version, statements) in Self.migrations where !applied.contains(version) {
+                for statement in statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: .quiet)
                 }
                 let now = Date().timeIntervalSince1970
@@ -38,13 +45,19 @@ extension PostgresStorage {
         }
     }
 
-    /// The statements of a migration (they hold no `;` inside literals).
+    /// The statements of a SQL script: lines that start with `--` dropped, the rest split at each `;` (a script
+    /// passed here holds no `;` inside a literal).
     static func statements(_ sql: String) -> [String] {
-        sql.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+        sql.split(separator: "\n")
+            .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("--") }
+            .joined(separator: "\n")
+            .split(separator: ";")
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
     }
 
     /// The versions recorded in `schema_migrations`, ascending.
-    public func appliedMigrations() async throws -> [Int] {
+    package func appliedMigrations() async throws -> [Int] {
         let client = client
         return try await perform {
             var versions: [Int] = []
@@ -58,7 +71,7 @@ extension PostgresStorage {
     /// The public schema as the catalog reports it: one line per column (table, column, type, nullability,
     /// default), constraint and index, sorted; `schema_migrations` left out. The contract test compares
     /// a migrated database with one that ran `Schema/server-postgres.sql` itself.
-    public func catalog() async throws -> [String] {
+    package func catalog() async throws -> [String] {
         let client = client
         return try await perform {
             var lines: [String] = []
@@ -85,7 +98,7 @@ extension PostgresStorage {
 
     /// Runs SQL text as it is, statement by statement, in one transaction (the contract test applies the
     /// schema file with it). Never called with input from a request.
-    public func execute(script: String) async throws {
+    package func execute(script: String) async throws {
         try await transaction { connection in
             for statement in Self.statements(script) {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: .quiet)

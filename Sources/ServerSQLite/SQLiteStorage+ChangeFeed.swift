@@ -1,10 +1,11 @@
 import GRDB
+import ServerStorage
 
 extension SQLiteStorage {
     /// How often a pull waiting on a project checks the counter row for commits by another server process
     /// on the same data directory (pushes through this process wake it at once). One read per project
     /// per interval, however many pulls wait, and none while nobody waits.
-    public static let changePollInterval: Duration = .milliseconds(500)
+    package static let changePollInterval: Duration = .milliseconds(500)
 
     public func lastSequence(projectId: Int64) async throws -> Int64 {
         try await Self.lastSequence(pool, projectId: projectId)

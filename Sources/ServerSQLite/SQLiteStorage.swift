@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import GRDB
+import ServerStorage
 
 /// ``ServerStorage`` on an embedded SQLite database (GRDB, WAL, `synchronous=FULL`).
 ///
@@ -55,17 +56,26 @@ public struct SQLiteStorage: ServerStorage {
         }
     }
 
-    static var migrator: DatabaseMigrator {
+    /// What a migration does besides its SQL, by migration identifier; each runs after that migration's
+    /// statements (``SQLiteSchema``, compiled in from `Schema/server-sqlite.sql`).
+    static let swiftSteps: [String: @Sendable (Database) throws -> Void] = [
+        "v2-record-fields": RecordFieldsMigration.convertSQLite,
+    ]
+
+    /// Every migration of `Schema/server-sqlite.sql`, in order, each with its Swift step if it has one.
+    static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(sql: ServerSchema.v1)
-        }
-        migrator.registerMigration("lowercase-record-ids") { db in try db.execute(sql: lowercaseRecordIds) }
-        migrator.registerMigration("v2-record-fields") { db in
-            try RecordFieldsMigration.convertSQLite(db)
+        for migration in SQLiteSchema.migrations {
+            let step = swiftSteps[migration.id]
+            migrator.registerMigration(migration.id) { db in
+                for statement in migration.statements {
+                    try db.execute(sql: statement)
+                }
+                try step?(db)
+            }
         }
         return migrator
-    }
+    }()
 
     /// Applies the migrations the database lacks; refuses (``StorageError/newerSchema(_:unknown:known:)``),
     /// changing nothing, a database that records a migration this server does not know.
@@ -97,7 +107,7 @@ public struct SQLiteStorage: ServerStorage {
     }
 
     /// The schema as SQLite reports it, for the test that holds it to `Schema/server-sqlite.sql`.
-    public func schemaSQL() async throws -> [String] {
+    package func schemaSQL() async throws -> [String] {
         try await pool.read { db in
             try String.fetchAll(db, sql: """
                 SELECT sql FROM sqlite_master
@@ -165,7 +175,7 @@ public struct SQLiteStorage: ServerStorage {
                 WHERE t.token_hash = ? AND t.revoked_at IS NULL
                 """, arguments: [tokenHash]) else { return nil }
             let stored: Data = row["token_hash"]
-            guard AccessToken.constantTimeEquals(stored, tokenHash) else { return nil }
+            guard ConstantTime.equals(stored, tokenHash) else { return nil }
             let userId: Int64 = row["id"]
             var memberships: [String: Principal.Membership] = [:]
             for membership in try Row.fetchAll(db, sql: """

@@ -2,7 +2,7 @@
 ///
 /// Each storage value owns one ``ChangeNotifier`` for its process: pushes through this process announce
 /// their commits to it, and the storage announces what other processes commit (PostgreSQL: `LISTEN` on
-/// ``PostgresStorage/changeChannel``; SQLite: a read of the counter row at an interval while pulls wait).
+/// `PostgresStorage.changeChannel`; SQLite: a read of the counter row at an interval while pulls wait).
 public protocol ChangeFeedStorage: Sendable {
     /// Where waiting pulls sleep and committed pushes are announced.
     var changes: ChangeNotifier { get }

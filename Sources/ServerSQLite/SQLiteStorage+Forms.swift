@@ -1,6 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
+import ServerStorage
 
 extension SQLiteStorage {
     public func forms(projectId: Int64) async throws -> [PublishedForm] {

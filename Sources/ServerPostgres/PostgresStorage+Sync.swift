@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import ServerStorage
 import SyncCore
 
 extension PostgresStorage {

@@ -1,6 +1,7 @@
 import Foundation
 import FormModel
 import PostgresNIO
+import ServerStorage
 
 extension PostgresStorage {
     public func forms(projectId: Int64) async throws -> [PublishedForm] {

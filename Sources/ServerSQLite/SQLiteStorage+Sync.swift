@@ -1,6 +1,7 @@
 import FormModel
 import Foundation
 import GRDB
+import ServerStorage
 import SyncCore
 
 extension SQLiteStorage {

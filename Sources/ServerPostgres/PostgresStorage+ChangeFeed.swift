@@ -1,10 +1,11 @@
 import Logging
 import PostgresNIO
+import ServerStorage
 import ServiceLifecycle
 
 extension PostgresStorage {
     /// The channel every instance `LISTEN`s on; a push `NOTIFY`s it with `projectId:lastSequence`.
-    public static let changeChannel = "fieldsheet_changes"
+    package static let changeChannel = "fieldsheet_changes"
 
     public func lastSequence(projectId: Int64) async throws -> Int64 {
         let client = client

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
+import ServerStorage
 import ServiceLifecycle
 import _ConnectionPoolModule
 
@@ -215,7 +216,7 @@ public struct PostgresStorage: ServerStorage {
                 """).decode((ByteBuffer, Int64, String).self) {
                 found = row
             }
-            guard let found, AccessToken.constantTimeEquals(Data(found.stored.readableBytesView), tokenHash) else { return nil }
+            guard let found, ConstantTime.equals(Data(found.stored.readableBytesView), tokenHash) else { return nil }
             var memberships: [String: Principal.Membership] = [:]
             for try await (projectId, name, roleName) in try await client.query("""
                 SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = \(found.id)
