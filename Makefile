@@ -4,7 +4,7 @@ SWIFT_BUILD_FLAGS ?=
 BIN = .build/debug
 APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config tmux
 
-.PHONY: deps build demo test bench fuzz check-schema clean
+.PHONY: deps build demo test bench fuzz clean
 
 # Installs the Debian packages the build and the tests need, when missing (root or sudo).
 deps:

@@ -114,14 +114,16 @@ struct MergePolicyTests {
             let creator = Device(clientId: "creator", token: token)
             try await server.app.test(.router) { client in
                 _ = try await creator.push(client, [creator.mutation(record, state: .draft, form: "wide", ["f1": creator.change(.text("start"))])])
-                // 40 devices, each writing its own field and the shared field f1, all from base 1, at once.
+                // 40 devices, each writing its own field and the shared field f1, all from base 1, at once;
+                // their clocks are ordered by index from one reading, whatever order their tasks start in.
+                let now = HybridLogicalClock.wallMillis()
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for index in 2...41 {
                         group.addTask {
                             let device = Device(clientId: "device-\(index)", token: token)
                             let (response, push) = try await device.push(client, [device.mutation(record, state: .draft, form: "wide", [
-                                "f\(index)": device.change(.text("mine \(index)"), base: 1, millis: Int64(index)),
-                                "f1": device.change(.text("shared \(index)"), base: 1, millis: Int64(index)),
+                                "f\(index)": device.change(.text("mine \(index)"), base: 1, millis: Int64(index), now: now),
+                                "f1": device.change(.text("shared \(index)"), base: 1, millis: Int64(index), now: now),
                             ])])
                             #expect(response.status == .ok)
                             #expect(push?.outcomes.first?.status != .rejected)

@@ -10,8 +10,10 @@ struct Device: Sendable {
     var token: String
     var project: String = "alpha"
 
-    func change(_ value: AnswerValue?, base: Int64 = 0, millis: Int64 = 1_000) -> FieldChange {
-        FieldChange(value: value, baseRevision: base, hlc: HybridTimestamp(millis: HybridLogicalClock.wallMillis() - 60_000 + millis, counter: 0))
+    /// A change stamped `millis` after a minute ago, counted from `now` (pass one reading to devices that
+    /// must be ordered by `millis` alone, however their tasks are scheduled).
+    func change(_ value: AnswerValue?, base: Int64 = 0, millis: Int64 = 1_000, now: Int64 = HybridLogicalClock.wallMillis()) -> FieldChange {
+        FieldChange(value: value, baseRevision: base, hlc: HybridTimestamp(millis: now - 60_000 + millis, counter: 0))
     }
 
     func mutation(_ record: UUID, state: RecordState = .submitted, form: String = "job", version: Int = 1, id: String = UUID().uuidString, _ changes: [String: FieldChange]) -> Mutation {
