@@ -52,7 +52,8 @@ bench: deps
 	.build/release/fieldsheet-syncbench .build/release
 
 # libFuzzer targets (Tests/Fuzz/): the relevance expression parser and evaluator, the JSON reader, the form
-# loader and linter, pattern analysis and bounded matching, the terminal input decoder. Each runs
+# loader and linter, pattern analysis and bounded matching, the terminal input decoder, the sync byte codec
+# (push bodies, pull pages, record fields: read, written back, read again). Each runs
 # FUZZ_SECONDS (default 60) from its seed corpus; a crash fails the run. Not part of `make test`.
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets under Tests/Fuzz/<name>/ against FormModel (and TerminalUI's input decoder)
+# Builds the libFuzzer targets under Tests/Fuzz/<name>/ against FormModel (and SyncCore, TerminalUI's input decoder)
 # compiled with coverage and AddressSanitizer, then runs each for FUZZ_SECONDS (default 60) from the seed
 # corpus in Tests/Fuzz/corpus/<name>/. Work files go to .build-fuzz/ (the seeds are never changed); a crash
 # leaves its input in .build-fuzz/artifacts/<name>/ and makes the script exit 1. Leak detection is off:
@@ -15,7 +15,7 @@ OUT=.build-fuzz
 SWIFTC=${SWIFTC:-swiftc}
 FLAGS=(-O -g -sanitize=fuzzer,address -parse-as-library)
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(expression json form pattern input)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(expression json form pattern input sync)
 mkdir -p "$OUT/modules"
 
 # FormModel and the terminal input decoder as instrumented modules (object files linked into each target).
@@ -24,8 +24,13 @@ build_module() {  # name sources...
     "$SWIFTC" "${FLAGS[@]}" -wmo -module-name "$name" -I "$OUT/modules" -emit-module -emit-module-path "$OUT/modules/$name.swiftmodule" \
         -c -o "$OUT/modules/$name.o" "$@"
 }
+# FormModel compiles in Schema/form-definition.schema.json; the build plugin's tool writes it, as in SwiftPM.
 echo "building FormModel with -sanitize=fuzzer,address"
-build_module FormModel $(find Sources/FormModel -name '*.swift' | sort)
+"$SWIFTC" -O Plugins/SchemaConstantsTool/main.swift -o "$OUT/schema-constants"
+"$OUT/schema-constants" Schema/form-definition.schema.json "$OUT/FormDefinitionSchema.swift" FormDefinitionSchema
+build_module FormModel $(find Sources/FormModel -name '*.swift' | sort) "$OUT/FormDefinitionSchema.swift"
+echo "building SyncCore (the byte-level reader and writer of the sync shapes)"
+build_module SyncCore $(find Sources/SyncCore -name '*.swift' | sort)
 echo "building TerminalUI's input decoder"
 build_module TerminalUI Sources/TerminalUI/Input/*.swift
 
@@ -33,6 +38,7 @@ status=0
 for name in "${TARGETS[@]}"; do
     objects=("$OUT/modules/FormModel.o")
     [ "$name" = input ] && objects+=("$OUT/modules/TerminalUI.o")
+    [ "$name" = sync ] && objects+=("$OUT/modules/SyncCore.o")
     echo "building fuzz-$name"
     # (gold warns about every ASan helper symbol it cannot export; those lines are noise)
     "$SWIFTC" "${FLAGS[@]}" -I "$OUT/modules" Tests/Fuzz/"$name"/*.swift "${objects[@]}" -o "$OUT/fuzz-$name" \
