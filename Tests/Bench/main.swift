@@ -1,7 +1,8 @@
 // fieldsheet-bench [DIR]: the device database's speed and memory (see BENCHMARKS.md; run with `make bench`).
 //
 // Figures: one edit made durable (FormSession.set: WAL commit with synchronous=FULL) p50/p99/max over
-// 10,000 edits; opening a draft of a 200-field form; listing 10,000 drafts; RSS as the record count grows.
+// 10,000 edits; opening a draft of a 200-field form; listing 10,000 drafts; RSS as the record count grows;
+// the app's keystrokes and home screen; a commit reaching an observer of the 10,000-record list.
 // DIR (default: the system temporary directory) should be on the disk the device would use: fsync is the cost.
 import DraftStore
 import FieldSheetTesting
