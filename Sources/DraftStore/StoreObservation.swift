@@ -6,7 +6,7 @@ import GRDB
 ///
 /// Commits from this process (a `FormSession`, a sync) are noticed at once; commits from another
 /// process on the same home (the `fieldsheet` CLI while an app runs) through SQLite's `PRAGMA
-/// data_version`, checked when the database's files change (see ``DraftStore`` "Observing changes").
+/// data_version`, checked when the database's files change (`ExternalChangeMonitor`; docs/client-library.md).
 /// Nothing is re-read on a timer. A burst of commits that arrives while a value is being read or
 /// waits to be consumed becomes one value (a pulled page of 1,000 records is one transaction, so one
 /// value), and a commit that leaves the value as it was emits nothing.
