@@ -97,11 +97,12 @@ extension DraftStore {
             guard let current = try Self.fetchRecord(db, id: record), current.answers[field] != chosen else { return chosen }
             let (clock, _) = try Self.tick(db)
             let json = chosen.map { Self.answerJSON($0) }
-            guard let baseRevision = try Int64.fetchOne(db, sql: """
+            guard let serverRevision = try Int64.fetchOne(db, sql: """
                 UPDATE records SET local = json_set(local, ?, json(?)), updated_at = ?
                 WHERE id = ? RETURNING server_revision
                 """, arguments: [path, json, now, key])
             else { return chosen }
+            let baseRevision = try Self.editBase(db, record: key, field: field, serverRevision: serverRevision)
             try db.execute(sql: """
                 INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at) VALUES (?, 'set', ?, ?, ?, ?, ?)
                 """, arguments: [key, field, json, baseRevision, clock.rawValue, now])

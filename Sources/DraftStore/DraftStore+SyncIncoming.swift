@@ -50,59 +50,94 @@ extension DraftStore {
         }
     }
 
-    /// The form versions among `keys` that this device does not hold.
-    public func missingForms(_ keys: Set<FormKey>) async throws -> Set<FormKey> {
-        try await read(doing: "checking stored forms") { db in
-            var missing = Set<FormKey>()
-            for key in keys {
-                let stored = try Bool.fetchOne(db, sql: "SELECT 1 FROM forms WHERE id = ? AND version = ?", arguments: [key.id, key.version]) ?? false
-                if !stored { missing.insert(key) }
+    /// Applies one pull page, as the server sent it, and stores its cursor in the same transaction.
+    ///
+    /// The page is read once, record by record (no model of the page is built), and each record's fields
+    /// are stored as the bytes the server sent: they become the record's synced fields. What the device
+    /// still has to send is rebased on top as ``DeviceSync/rebase(pulledState:under:)`` says. Records
+    /// already seen at this revision are skipped.
+    ///
+    /// Nothing is applied when the page names a form version this device does not hold (the answer lists
+    /// them all: fetch them and apply the page again) or when the page cannot be read.
+    public func applyPullPage(_ bytes: [UInt8]) async throws -> PullPageApplication {
+        try await write(doing: "applying pulled changes") { db in
+            var application = PullPageApplication.needsForms([])
+            try db.inSavepoint {
+                do {
+                    application = try Self.applyPullPage(db, bytes)
+                } catch let error as JSONReadError {
+                    application = .unreadable(error)
+                }
+                if case .applied = application { return .commit }
+                return .rollback
             }
-            return missing
+            return application
         }
     }
 
-    /// Applies one pull page, as the server sent it, and stores its cursor in the same transaction.
-    ///
-    /// The page is read record by record (no model of the page is built) and each record's fields are
-    /// stored as the bytes the server sent: they become the record's synced fields. Unsent local edits
-    /// stay on top of them, and the next push merges them; a record with an unsent submit or delete keeps
-    /// its local state, and so does an unsent edit of a record deleted elsewhere (its push restores the
-    /// record, and the server logs the restoration). Records
-    /// already seen at this revision are skipped.
-    /// - Returns: how many records changed on this device (new, or at a newer revision), and the page's end.
-    @discardableResult
-    public func applyPullPage(_ bytes: [UInt8]) async throws -> (applied: Int, end: PullPageEnd) {
-        try await write(doing: "applying pulled changes") { db in
-            let now = Self.nowMillis()
-            var applied = 0
-            let upsert = try db.cachedStatement(sql: """
-                INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, server_revision, fields, local)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, '{}')
-                ON CONFLICT (id) DO UPDATE SET
-                    form_version = CASE WHEN EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1) THEN records.form_version ELSE excluded.form_version END,
-                    state = CASE
-                        WHEN EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1 AND kind IN ('submit', 'delete')) THEN records.state
-                        WHEN excluded.state = 'deleted' AND EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1 AND kind IN ('set', 'create')) THEN records.state
-                        ELSE excluded.state END,
-                    server_revision = excluded.server_revision,
-                    fields = excluded.fields,
-                    local = CASE
-                        WHEN EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1) OR EXISTS (SELECT 1 FROM sent_mutations WHERE record_id = ?1) THEN records.local
-                        ELSE '{}' END,
-                    updated_at = excluded.updated_at
-                WHERE excluded.server_revision > records.server_revision
-                """)
-            let end = try PullPageReader.read(bytes) { record in
-                try upsert.execute(arguments: [
-                    record.recordId.lowercased, record.formId, record.formVersion, record.state.rawValue, now,
-                    record.revision, record.fieldsText,
-                ])
-                if db.changesCount > 0 { applied += 1 }
+    static func applyPullPage(_ db: Database, _ bytes: [UInt8]) throws -> PullPageApplication {
+        let now = nowMillis()
+        var applied = 0
+        var forms: [FormKey: Bool] = [:]
+        var missing = Set<FormKey>()
+        let formStored = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM forms WHERE id = ? AND version = ?)")
+        // Most pages arrive with nothing pending on the device: then no record needs asking.
+        let anythingPending = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox) OR EXISTS (SELECT 1 FROM sent_mutations)") ?? true
+        let pendingWork = try db.cachedStatement(sql: """
+            SELECT EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1 AND kind IN ('set', 'create')),
+                   EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1 AND kind IN ('submit', 'delete')),
+                   EXISTS (SELECT 1 FROM sent_mutations WHERE record_id = ?1)
+            """)
+        // The rebase's decisions (?8–?10) come from DeviceSync; the WHERE is DeviceSync.isNewer.
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, server_revision, fields, local)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, '{}')
+            ON CONFLICT (id) DO UPDATE SET
+                form_version = CASE WHEN ?8 THEN records.form_version ELSE excluded.form_version END,
+                state = CASE WHEN ?9 THEN records.state ELSE excluded.state END,
+                server_revision = excluded.server_revision,
+                fields = excluded.fields,
+                local = CASE WHEN ?10 THEN records.local ELSE '{}' END,
+                updated_at = excluded.updated_at
+            WHERE excluded.server_revision > records.server_revision
+            """)
+        let end = try PullPageReader.read(bytes) { record in
+            let form = FormKey(id: record.formId, version: record.formVersion)
+            let stored: Bool
+            if let known = forms[form] {
+                stored = known
+            } else {
+                stored = try Bool.fetchOne(formStored, arguments: [form.id, form.version]) ?? false
+                forms[form] = stored
             }
-            try db.execute(sql: "UPDATE sync_state SET cursor = ? WHERE id = 1", arguments: [String(end.cursor)])
-            try Self.observe(db, end.serverClock)
-            return (applied, end)
+            if !stored { missing.insert(form) }
+            // Once a form is missing nothing is applied; the rest of the page is read for its forms.
+            guard missing.isEmpty else { return }
+            let id = record.recordId.lowercased
+            var pending = DeviceSync.PendingWork.none
+            if anythingPending, let row = try Row.fetchOne(pendingWork, arguments: [id]) {
+                pending = DeviceSync.PendingWork(edits: row[0], stateChange: row[1], inFlight: row[2])
+            }
+            let rebase = DeviceSync.rebase(pulledState: record.state, under: pending)
+            try upsert.execute(arguments: [
+                id, record.formId, record.formVersion, record.state.rawValue, now, record.revision, record.fieldsText,
+                rebase.keepsLocalFormVersion, rebase.keepsLocalState, rebase.keepsLocalEdits,
+            ])
+            if db.changesCount > 0 { applied += 1 }
         }
+        guard missing.isEmpty else { return .needsForms(missing) }
+        try db.execute(sql: "UPDATE sync_state SET cursor = ? WHERE id = 1", arguments: [String(end.cursor)])
+        try observe(db, end.serverClock)
+        return .applied(count: applied, end: end)
     }
+}
+
+/// What became of a pull page on the device.
+public enum PullPageApplication: Sendable {
+    /// The page and its cursor are stored; `count` records changed on this device (new, or at a newer revision).
+    case applied(count: Int, end: PullPageEnd)
+    /// Nothing was applied: the page names form versions this device does not hold.
+    case needsForms(Set<FormKey>)
+    /// Nothing was applied: the page is not a readable pull page (cut short or damaged).
+    case unreadable(JSONReadError)
 }

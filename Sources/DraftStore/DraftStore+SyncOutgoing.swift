@@ -51,6 +51,16 @@ extension DraftStore {
         }
     }
 
+    /// The base revision of a new edit of `field` (``DeviceSync/editBase(pendingBase:serverRevision:)``):
+    /// the oldest base among the field's unacknowledged outbox rows, a `create` that wrote it included.
+    static func editBase(_ db: Database, record: String, field: String, serverRevision: Int64) throws -> Int64 {
+        let pending = try Int64.fetchOne(db.cachedStatement(sql: """
+            SELECT min(base_revision) FROM outbox
+            WHERE record_id = ?1 AND (field_id = ?2 OR (kind = 'create' AND json_type(value, ?3) IS NOT NULL))
+            """), arguments: [record, field, "$.\"\(field)\""])
+        return DeviceSync.editBase(pendingBase: pending, serverRevision: serverRevision)
+    }
+
     /// One mutation from a record's outbox rows up to `upTo` (``DeviceSync/coalesce(_:answers:state:)``);
     /// nil when the record no longer exists.
     static func coalesce(_ db: Database, record: String, upTo: Int64) throws -> Mutation? {
@@ -110,14 +120,9 @@ extension DraftStore {
         let result = DeviceSync.applyOutcome(
             outcome, of: mutation, synced: stored.synced, local: stored.pending, serverRevision: stored.serverRevision,
             editedSince: newer, device: device)
-        if outcome.status != .rejected {
-            // A field edited again meanwhile was edited against what the server now holds at this revision
-            // (this mutation's value, or the server's that won): that is its base, not a conflict with itself.
-            let revision = outcome.revision ?? stored.serverRevision
-            for field in mutation.changes.keys where newer.contains(field) {
-                try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
-                    .execute(arguments: [revision, record, field])
-            }
+        for (field, base) in result.rebasedEdits {
+            try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
+                .execute(arguments: [base, record, field])
         }
         let now = nowMillis()
         for conflict in result.conflicts {

@@ -65,10 +65,11 @@ extension DraftStore {
                     WHERE id = ? AND state != 'deleted'
                     RETURNING server_revision
                     """
-                guard let baseRevision = try Int64.fetchOne(db, sql: sql, arguments: StatementArguments(arguments + [now, record])) else {
+                guard let serverRevision = try Int64.fetchOne(db, sql: sql, arguments: StatementArguments(arguments + [now, record])) else {
                     throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device (deleted elsewhere); nothing of these \(edits.count) edits was saved.")
                 }
                 for entry in stamped {
+                    let baseRevision = try Self.editBase(db, record: record, field: entry.field, serverRevision: serverRevision)
                     try db.cachedStatement(sql: """
                         INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)
                         VALUES (?, ?, 'set', ?, ?, ?, ?, ?)

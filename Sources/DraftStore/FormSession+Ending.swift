@@ -153,7 +153,11 @@ extension DraftStore {
             local[id] = .some(opened[id])
         }
         // This presentation's unsent edits are dropped; a record the server already knows also gets
-        // the reverted values queued, in case some of those edits had reached it.
+        // the reverted values queued, in case some of those edits had reached it, on the base those edits had.
+        var bases: [String: Int64] = [:]
+        for id in reverted {
+            bases[id] = try editBase(db, record: record, field: id, serverRevision: current.serverRevision)
+        }
         try db.execute(sql: "DELETE FROM outbox WHERE presentation_id = ? AND kind = 'set'", arguments: [presentation])
         if current.serverRevision > 0 {
             for id in reverted.sorted() {
@@ -161,7 +165,7 @@ extension DraftStore {
                 try db.execute(sql: """
                     INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at)
                     VALUES (?, 'set', ?, ?, ?, ?, ?)
-                    """, arguments: [record, id, json, current.serverRevision, clock.rawValue, now])
+                    """, arguments: [record, id, json, bases[id] ?? current.serverRevision, clock.rawValue, now])
             }
         }
         try db.execute(sql: "UPDATE records SET local = ?, state = ?, updated_at = ? WHERE id = ?", arguments: [

@@ -149,9 +149,10 @@ extension DraftStore {
                 WHERE id = ? AND state != 'deleted'
                 RETURNING server_revision
                 """)
-            guard let baseRevision = try Int64.fetchOne(update, arguments: [path, json, now, record]) else {
+            guard let serverRevision = try Int64.fetchOne(update, arguments: [path, json, now, record]) else {
                 throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device (deleted elsewhere); the edit to \"\(field)\" was not saved.")
             }
+            let baseRevision = try Self.editBase(db, record: record, field: field, serverRevision: serverRevision)
             try db.cachedStatement(sql: """
                 INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)
                 VALUES (?, ?, 'set', ?, ?, ?, ?, ?)

@@ -102,6 +102,11 @@ public final class ServerProcess: @unchecked Sendable {
         }
     }
 
+    /// The running server's process id, if it runs.
+    public var processIdentifier: Int32? {
+        lock.withLock { process?.isRunning == true ? process?.processIdentifier : nil }
+    }
+
     /// SIGKILL: no chance to finish anything in flight.
     public func kill() {
         guard let process = lock.withLock({ self.process }) else { return }

@@ -23,7 +23,7 @@ struct LoadGenerator {
         }
         let setup = Setup(
             urls: arguments[1].split(separator: ",").map(String.init), token: arguments[2],
-            serverPid: Int(arguments[3].split(separator: ",").first ?? "") ?? 0,
+            serverPids: arguments[3].split(separator: ",").compactMap { Int($0) },
             pushRecords: arguments.count > 4 ? Int(arguments[4]) ?? 10_000 : 10_000,
             pullRecords: arguments.count > 5 ? Int(arguments[5]) ?? 100_000 : 100_000,
             devices: arguments.count > 6 ? Int(arguments[6]) ?? 200 : 200)
@@ -32,8 +32,8 @@ struct LoadGenerator {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let runner = Runner(setup: setup, client: client)
-            print("| scenario | requests | throughput | p50 | p99 | errors | server RSS (peak) |")
-            print("|---|---|---|---|---|---|---|")
+            print("| scenario | requests | throughput | p50 | p99 | errors | server CPU per unit | server RSS (peak) |")
+            print("|---|---|---|---|---|---|---|---|")
             try await runner.push()
             try await runner.fill()
             try await runner.pull()
@@ -50,7 +50,9 @@ struct LoadGenerator {
 struct Setup: Sendable {
     var urls: [String]
     var token: String
-    var serverPid: Int
+    /// The server instances' process ids: RSS is that of the first, CPU time the sum of all.
+    var serverPids: [Int]
+    var serverPid: Int { serverPids.first ?? 0 }
     var pushRecords: Int
     var pullRecords: Int
     var devices: Int

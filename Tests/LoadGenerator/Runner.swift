@@ -42,10 +42,11 @@ struct Runner: Sendable {
     func push() async throws {
         let bodies = try (0..<(setup.pushRecords / Self.batchSize)).map { _ in try pushBody(clientId: "bench-push", count: Self.batchSize) }
         var latencies: [Duration] = []
+        let cpu = serverCPUSeconds()
         let start = ContinuousClock.now
         for (index, body) in bodies.enumerated() { latencies.append(try await send(.POST, "/v1/projects/bench/push", body: body, instance: index).0) }
         let total = start.duration(to: .now)
-        report("push \(setup.pushRecords) records × 20 fields (batches of \(Self.batchSize), 1 device)", latencies, total: total, units: setup.pushRecords, unit: "records/s")
+        report("push \(setup.pushRecords) records × 20 fields (batches of \(Self.batchSize), 1 device)", latencies, total: total, units: setup.pushRecords, unit: "records/s", cpuBefore: cpu)
     }
 
     /// Tops the project up to `pullRecords` records for the pull scenario (not measured).
@@ -63,6 +64,7 @@ struct Runner: Sendable {
         var cursor: Int64 = 0
         var received = 0
         var wireBytes = 0
+        let cpu = serverCPUSeconds()
         let start = ContinuousClock.now
         while true {
             let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=1000", instance: latencies.count)
@@ -75,7 +77,7 @@ struct Runner: Sendable {
             if !end.hasMore { break }
         }
         let total = start.duration(to: .now)
-        report("pull \(received) records (pages of 1,000, read by the client)", latencies, total: total, units: received, unit: "records/s")
+        report("pull \(received) records (pages of 1,000, read by the client)", latencies, total: total, units: received, unit: "records/s", cpuBefore: cpu)
         print(String(format: "  bytes on the wire per pulled record: %.0f", Double(wireBytes) / Double(max(1, received))))
     }
 
@@ -83,6 +85,7 @@ struct Runner: Sendable {
     func devicesAtOnce() async throws {
         let rounds = 3
         let bodies = try (0..<setup.devices).map { device in try (0..<rounds).map { _ in try pushBody(clientId: "bench-device-\(device)", count: 10) } }
+        let cpu = serverCPUSeconds()
         let start = ContinuousClock.now
         let results = await withTaskGroup(of: ([Duration], Int).self) { group in
             for device in 0..<setup.devices {
@@ -110,10 +113,10 @@ struct Runner: Sendable {
         }
         let total = start.duration(to: .now)
         let latencies = results.flatMap(\.0)
-        report("\(setup.devices) devices at once (3 × push 10 + pull 100 each)", latencies, total: total, units: latencies.count, unit: "requests/s", errors: results.map(\.1).reduce(0, +))
+        report("\(setup.devices) devices at once (3 × push 10 + pull 100 each)", latencies, total: total, units: latencies.count, unit: "requests/s", errors: results.map(\.1).reduce(0, +), cpuBefore: cpu)
     }
 
-    func report(_ name: String, _ latencies: [Duration], total: Duration, units: Int, unit: String, errors: Int = 0) {
+    func report(_ name: String, _ latencies: [Duration], total: Duration, units: Int, unit: String, errors: Int = 0, cpuBefore: Double) {
         let sorted = latencies.sorted()
         func percentile(_ p: Double) -> String {
             guard !sorted.isEmpty else { return "-" }
@@ -121,7 +124,24 @@ struct Runner: Sendable {
             return String(format: "%.1f ms", Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000)
         }
         let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
-        print("| \(name) | \(latencies.count) | \(Int(Double(units) / seconds)) \(unit) | \(percentile(0.5)) | \(percentile(0.99)) | \(errors) | \(rss()) |")
+        let cpu = (serverCPUSeconds() - cpuBefore) / Double(max(1, units)) * 1e6
+        let perUnit = String(format: "%.0f µs/%@", cpu, unit.hasPrefix("records") ? "record" : "request")
+        print("| \(name) | \(latencies.count) | \(Int(Double(units) / seconds)) \(unit) | \(percentile(0.5)) | \(percentile(0.99)) | \(errors) | \(perUnit) | \(rss()) |")
+    }
+
+    /// User plus system CPU time of every server instance so far, from /proc/PID/stat (in clock ticks).
+    /// A PostgreSQL backend's own processes are not included.
+    func serverCPUSeconds() -> Double {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return setup.serverPids.reduce(0) { total, pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")")
+            else { return total }
+            // After "pid (comm)": state is field 3, utime field 14 and stime field 15.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return total }
+            return total + (user + system) / ticks
+        }
     }
 
     /// The server's resident set now and at its peak, from /proc.

@@ -23,6 +23,15 @@ func peakRSS() -> Double {
     return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
 }
 
+/// User plus system CPU seconds of a process so far, from /proc/PID/stat ("self" for this one, every thread).
+func cpuSeconds(_ pid: String = "self") -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return 0 }
+    // After "pid (comm)": utime is field 14 and stime field 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
 /// Wraps a transport and adds up the time spent waiting for responses.
 final class TimedTransport: HTTPTransport, @unchecked Sendable {
     let inner: CurlTransport
@@ -106,8 +115,9 @@ func runPhase(_ phase: String, home: String, url: String, token: String, count: 
     let measured: SyncPhase = phase == "push" ? .pushing : .pulling
     let seconds = timer.seconds(measured)
     let waiting = timer.waiting(measured)
-    print("\(phase) " + String(format: "%d records × %d fields: %.2f s, %.0f records/s end to end; %.2f s of it waiting for the server, %.2f s on the device (%.0f records/s device side); peak RSS %.1f MB",
-        count, fieldCount, seconds, Double(count) / seconds, waiting, seconds - waiting, Double(count) / max(0.001, seconds - waiting), peakRSS()))
+    print("\(phase) " + String(format: "%d records × %d fields: %.2f s, %.0f records/s end to end; %.2f s of it waiting for the server, %.2f s on the device (%.0f records/s device side); device CPU %.0f µs/record; peak RSS %.1f MB",
+        count, fieldCount, seconds, Double(count) / seconds, waiting, seconds - waiting, Double(count) / max(0.001, seconds - waiting),
+        timer.cpu(measured) / Double(count) * 1e6, peakRSS()))
 }
 
 /// Seconds spent in each phase (the first time the phase is entered to the next phase change).
@@ -118,19 +128,26 @@ final class PhaseTimer {
     private var spent: [SyncPhase: Double] = [:]
     private var waited: [SyncPhase: Double] = [:]
     private var waitingSince = 0.0
+    private var used: [SyncPhase: Double] = [:]
+    private var cpuSince = 0.0
     func note(_ phase: SyncPhase, waiting: Double) {
         guard phase != current else { return }
+        let cpu = cpuSeconds()
         if let current {
             // Only the first stretch of a phase counts (the final pull after a push is not the push's).
             if spent[current] == nil {
                 spent[current] = Date().timeIntervalSince(since)
                 waited[current] = waiting - waitingSince
+                used[current] = cpu - cpuSince
             }
         }
         current = phase
         since = Date()
         waitingSince = waiting
+        cpuSince = cpu
     }
+    /// CPU seconds this process used in the phase's first stretch.
+    func cpu(_ phase: SyncPhase) -> Double { used[phase] ?? 0 }
     func seconds(_ phase: SyncPhase) -> Double { spent[phase] ?? 0 }
     func waiting(_ phase: SyncPhase) -> Double { waited[phase] ?? 0 }
     var total: Double { Date().timeIntervalSince(started) }
@@ -157,8 +174,11 @@ try seedServer(data: server.dataDirectory, count: pullCount)
 try server.start(port: 0)
 for (phase, count, user) in [("push", pushCount, token), ("pull", pullCount, seedToken)] {
     let home = TemporaryDirectory("syncbench-\(phase)")
+    let serverPid = server.processIdentifier.map(String.init) ?? "0"
+    let serverCPU = cpuSeconds(serverPid)
     let result = try Subprocess.run(arguments[0], [phase, home.path, server.url, user, String(count)], timeout: 1_200)
-    print(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    print(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        + String(format: "; server CPU %.0f µs/record (the whole child run)", (cpuSeconds(serverPid) - serverCPU) / Double(count) * 1e6))
     if result.status != 0 { print(result.stderr) }
 }
 server.stop()

@@ -107,7 +107,7 @@ struct PushPlanner: Sendable {
             revision = record.revision
         }
         let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
-        return MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts)
+        return MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
     }
 
     /// Submitted records must pass the form's validation; drafts only need values of the right kind

@@ -14,8 +14,9 @@ extension SyncEngine {
         try await send(request, doing: doing, progress) { try JSONDecoder().decode(T.self, from: $0) }
     }
 
-    /// Sends a request as above and reads a 2xx body with `read` (an unreadable body is retried).
-    func send<T>(_ request: TransportRequest, doing: String, _ progress: SyncProgressTracker, read: (Data) throws -> T) async throws -> T {
+    /// Sends a request as above and reads a 2xx body with `read`. A body `read` cannot read is retried;
+    /// a `SyncError` it throws (the device database failed) ends the request.
+    func send<T>(_ request: TransportRequest, doing: String, _ progress: SyncProgressTracker, read: (Data) async throws -> T) async throws -> T {
         var request = request
         request.headers["Authorization"] = "Bearer \(configuration.token)"
         request.headers["Accept"] = "application/json"
@@ -32,7 +33,11 @@ extension SyncEngine {
                 let response = try await transport.send(request)
                 if (200..<300).contains(response.status) {
                     do {
-                        return try read(response.body)
+                        return try await read(response.body)
+                    } catch let error as SyncError {
+                        throw error
+                    } catch is CancellationError {
+                        throw CancellationError()
                     } catch {
                         // A body cut short on a connection without length framing looks complete to
                         // libcurl; every request here is safe to repeat, so it is retried like a lost one.

@@ -92,24 +92,34 @@ public struct SyncEngine: Sendable {
         }
     }
 
-    /// Pulls pages until the feed has no more. Each page is kept as the bytes the server sent: it is read
-    /// once to check it and find the forms it names, then applied record by record straight from the bytes.
+    /// Pulls pages until the feed has no more. Each page is applied as the bytes the server sent, read
+    /// once, record by record. A page that cannot be read is fetched again like a lost answer; a page that
+    /// names a form version the device lacks fetches the forms first and is applied again.
     func pull(_ progress: SyncProgressTracker) async throws {
         var cursor = try await storage("reading the sync cursor") { try await store.syncCursor() }
         while true {
             try Task.checkCancellation()
-            let (page, forms) = try await send(
+            let (first, page) = try await send(
                 TransportRequest(method: "GET", url: configuration.url("changes?after=\(cursor)&limit=\(configuration.pullPageSize)")),
                 doing: "pulling changes", progress
-            ) { body -> ([UInt8], Set<FormKey>) in
-                let bytes = [UInt8](body)
-                return (bytes, try PullPageReader.formKeys(bytes))
+            ) { body -> (PullPageApplication, [UInt8]) in
+                let page = [UInt8](body)
+                let application = try await storage("applying pulled changes") { try await store.applyPullPage(page) }
+                if case .unreadable(let error) = application { throw error }
+                return (application, page)
             }
-            let missing = try await storage("checking forms") { try await store.missingForms(forms) }
-            if !missing.isEmpty {
+            var application = first
+            if case .needsForms(let forms) = application {
                 try await fetchForms(progress)
+                application = try await storage("applying pulled changes") { try await store.applyPullPage(page) }
+                if case .needsForms(let still) = application {
+                    let names = still.union(forms).sorted { ($0.id, $0.version) < ($1.id, $1.version) }.map { "\($0.id) version \($0.version)" }
+                    throw SyncError(.serverError, "The server's changes name \(names.joined(separator: ", ")), which the server does not list among its forms. Your changes stay queued; ask the project's admin to publish the form.")
+                }
             }
-            let (applied, end) = try await storage("applying pulled changes") { try await store.applyPullPage(page) }
+            guard case .applied(let applied, let end) = application else {
+                throw SyncError(.serverError, "The server's changes after \(cursor) could not be read. Your changes stay queued; try again.")
+            }
             progress.serverClock = max(progress.serverClock, end.serverClock)
             cursor = end.cursor
             progress.update { $0.pulled += applied }

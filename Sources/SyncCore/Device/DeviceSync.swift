@@ -21,6 +21,14 @@ public enum DeviceSync {
         return answers
     }
 
+    /// The base revision of a new edit of a field: the server revision the device holds, unless the field
+    /// already has an unsent (or unacknowledged) edit. Then the person has been looking at their own value,
+    /// not at what later pulls brought beneath it, and the new edit continues that one: it keeps its base,
+    /// so a value another device wrote meanwhile meets it as a conflict instead of being overwritten unseen.
+    public static func editBase(pendingBase: Int64?, serverRevision: Int64) -> Int64 {
+        pendingBase.map { min($0, serverRevision) } ?? serverRevision
+    }
+
     /// One outbox row, as far as coalescing needs it.
     public struct OutboxEntry: Sendable, Hashable {
         /// The fields the row wrote (one for a `set`, every defaulted field for a `create`, none for a state change).
@@ -71,6 +79,11 @@ public enum DeviceSync {
         public var local: FieldValues
         public var serverRevision: Int64
         public var conflicts: [LoggedConflict]
+        /// Fields edited again while the mutation was in flight, with the revision their pending outbox rows
+        /// are now based on (at least): they were edited on top of this mutation's value, which the server
+        /// holds at that revision, so that is their base, not a conflict with themselves. (Where the server's
+        /// value won, the new edit was made without seeing it: its base stays, and it meets it as a conflict.)
+        public var rebasedEdits: [String: Int64] = [:]
     }
 
     /// Applies the outcome of `mutation` to a record.
@@ -97,24 +110,37 @@ public enum DeviceSync {
             return result
         }
         let revision = outcome.revision ?? serverRevision
+        // A pull since the push (after a lost response) already brought this revision or a later one: the
+        // synced fields say what the server made of the mutation and of anything written after it.
+        let alreadyPulled = revision <= serverRevision
         var lost: [String: ConflictEntry] = [:]
         for entry in outcome.conflicts where entry.kind == .field {
             if let field = entry.fieldId, lost[field] == nil { lost[field] = entry }
         }
-        for field in mutation.changes.keys.sorted() {
-            let change = mutation.changes[field]!
-            var winner = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientId: device)
-            if let entry = lost[field], entry.winner == .server, let server = entry.server { winner = server }
-            result.synced[field] = winner
-            if !editedSince.contains(field) { result.local[field] = nil }
+        for (field, change) in mutation.changes.sorted(by: { $0.key < $1.key }) {
+            let serverWon = lost[field]?.winner == .server
+            if !alreadyPulled {
+                var winner = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientId: device)
+                if serverWon, let server = lost[field]?.server { winner = server }
+                result.synced[field] = winner
+            }
+            if editedSince.contains(field) {
+                // Edited again on top of this mutation's own value: that value is the edit's base. When the
+                // server's value won instead, the edit was made without seeing it, and stays a conflict.
+                if !serverWon { result.rebasedEdits[field] = revision }
+            } else {
+                result.local[field] = nil
+            }
         }
         for entry in outcome.conflicts where entry.kind == .field {
             guard let field = entry.fieldId else { continue }
             result.conflicts.append(LoggedConflict(field: field, policy: entry.policy.rawValue, local: entry.client, remote: entry.server, open: entry.open))
         }
-        // Only when nothing else happened to the record in between does this revision describe what the
-        // device holds; otherwise the next pull brings the record and its revision.
-        if revision <= serverRevision + 1 { result.serverRevision = max(serverRevision, revision) }
+        // The device holds the record at this revision only when this mutation made it (it changed the
+        // record) right after the revision the device held. A mutation that changed nothing may come back
+        // with a revision another device made; a later revision means others wrote in between. Either
+        // way the next pull brings the record and its revision.
+        if outcome.changed == true, revision == serverRevision + 1 { result.serverRevision = revision }
         return result
     }
 }

@@ -1,14 +1,12 @@
 import Foundation
 import FormModel
 
-/// A push request as read from its body: each mutation with the byte range it took, so the server can
-/// recognise a retry by the bytes the device sent rather than by encoding the mutation again.
+/// A push request as read from its body, in one pass. (A retry is recognised by the digest of each
+/// mutation's canonical form, `Mutation.canonicalBytes()`, not by the bytes sent: a client may re-encode it.)
 public struct ReadPushRequest: Sendable {
     public var clientId: String
     public var clock: HybridTimestamp?
     public var mutations: [Mutation]
-    /// The bytes of each mutation object in the body, in order.
-    public var mutationBytes: [ArraySlice<UInt8>]
     /// Each mutation's `recordId` exactly as sent (any case), in order, for the outcomes to echo.
     public var recordIdsAsSent: [String]
 
@@ -19,7 +17,6 @@ public struct ReadPushRequest: Sendable {
         var clientId: String?
         var clock: HybridTimestamp?
         var mutations: [Mutation] = []
-        var ranges: [ArraySlice<UInt8>] = []
         var sentIds: [String] = []
         var sawMutations = false
         try reader.beginObject()
@@ -39,8 +36,6 @@ public struct ReadPushRequest: Sendable {
                     guard index < maximumMutations else {
                         throw JSONReadError(offset: reader.offset, message: "A push may carry at most \(maximumMutations) mutations", path: "mutations")
                     }
-                    reader.skipWhitespaceForRange()
-                    let start = reader.offset
                     do {
                         var sent: String?
                         mutations.append(try Mutation.read(from: &reader, recordIdAsSent: &sent))
@@ -49,7 +44,6 @@ public struct ReadPushRequest: Sendable {
                         error.path = "mutations[\(index)]" + (error.path.map { ".\($0)" } ?? "")
                         throw error
                     }
-                    ranges.append(bytes[start..<reader.offset])
                 }
             default:
                 try reader.skipValue()
@@ -61,15 +55,7 @@ public struct ReadPushRequest: Sendable {
         self.clientId = clientId
         self.clock = clock
         self.mutations = mutations
-        self.mutationBytes = ranges
         self.recordIdsAsSent = sentIds
-    }
-}
-
-extension JSONReader {
-    /// Skips whitespace so that `offset` is where the next value starts.
-    public mutating func skipWhitespaceForRange() {
-        _ = peek()
     }
 }
 
@@ -214,14 +200,5 @@ public enum PullPageReader {
               let version = Int(exactly: formVersion)
         else { throw reader.error("A pulled record needs recordId, formId, formVersion, state, revision and fields") }
         return PulledRecord(recordId: recordId, formId: formId, formVersion: version, state: state, revision: revision, sequence: sequence, author: author, fields: fields)
-    }
-}
-
-extension PullPageReader {
-    /// The form versions a pull page's records name, read without keeping the records.
-    public static func formKeys(_ bytes: [UInt8]) throws -> Set<FormKey> {
-        var keys = Set<FormKey>()
-        _ = try read(bytes) { keys.insert(FormKey(id: $0.formId, version: $0.formVersion)) }
-        return keys
     }
 }

@@ -131,13 +131,19 @@ extension Mutation {
             default: try reader.skipValue()
             }
         }
-        for (value, name) in [(mutationId as Any?, "mutationId"), (recordId, "recordId"), (formId, "formId"), (formVersion, "formVersion"), (state, "state"), (changes, "changes")] where value == nil {
-            throw JSONReadError(offset: reader.offset, message: "A mutation needs \(name)", path: name)
+        func missing(_ name: String, _ expected: String) -> JSONReadError {
+            JSONReadError(offset: reader.offset, message: "A mutation needs \(name): \(expected)", path: name)
         }
-        guard let formVersion = Int(exactly: formVersion!), formVersion >= 1 else {
-            throw JSONReadError(offset: reader.offset, message: "formVersion must be a whole number from 1", path: "formVersion")
+        guard let mutationId else { throw missing("mutationId", "a string unique on the device, such as a UUID") }
+        guard let recordId else { throw missing("recordId", "the record's UUID") }
+        guard let formId else { throw missing("formId", "the id of the record's form") }
+        guard let formVersion else { throw missing("formVersion", "the form version the record was started on, a whole number from 1") }
+        guard let state else { throw missing("state", "draft, submitted or deleted") }
+        guard let changes else { throw missing("changes", "an object of field changes by field id, possibly empty") }
+        guard formVersion >= 1, let version = Int(exactly: formVersion) else {
+            throw JSONReadError(offset: reader.offset, message: "formVersion must be a whole number from 1, not \(formVersion)", path: "formVersion")
         }
-        return Mutation(mutationId: mutationId!, recordId: recordId!, formId: formId!, formVersion: formVersion, state: state!, changes: changes!)
+        return Mutation(mutationId: mutationId, recordId: recordId, formId: formId, formVersion: version, state: state, changes: changes)
     }
 
     public func write(to writer: inout JSONWriter, uppercaseRecordId: Bool = false) {
@@ -291,6 +297,7 @@ extension MutationOutcome {
         var recordId: UUID?
         var status: Status?
         var revision: Int64?
+        var changed: Bool?
         var conflicts: [ConflictEntry] = []
         var problem: ProblemDetails?
         try reader.beginObject()
@@ -303,6 +310,7 @@ extension MutationOutcome {
                 guard let read = Status(rawValue: text) else { throw reader.error("Unknown outcome status \"\(text)\"") }
                 status = read
             case "revision": revision = try reader.readNull() ? nil : try reader.readInt64()
+            case "changed": changed = try reader.readNull() ? nil : try reader.readBool()
             case "conflicts":
                 try reader.beginArray()
                 while try reader.nextElement() { conflicts.append(try ConflictEntry.read(from: &reader)) }
@@ -311,11 +319,15 @@ extension MutationOutcome {
             }
         }
         guard let mutationId, let recordId, let status else { throw reader.error("An outcome needs mutationId, recordId and status") }
-        return MutationOutcome(mutationId: mutationId, recordId: recordId, status: status, revision: revision, conflicts: conflicts, problem: problem)
+        return MutationOutcome(mutationId: mutationId, recordId: recordId, status: status, revision: revision, conflicts: conflicts, problem: problem, changed: changed)
     }
 
     public func write(to writer: inout JSONWriter, recordIdAsSent: String? = nil) {
         writer.beginObject()
+        if let changed {
+            writer.key("changed")
+            writer.bool(changed)
+        }
         writer.key("conflicts")
         writer.beginArray()
         for conflict in conflicts {

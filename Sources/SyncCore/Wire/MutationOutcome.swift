@@ -17,16 +17,21 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
     public var status: Status
     /// The record's revision after this mutation (absent when rejected).
     public var revision: Int64?
+    /// Whether this mutation changed the record, and so made `revision`; false when it changed nothing
+    /// (then `revision` may have been made by another writer the device has not seen yet). Absent from
+    /// servers that predate it and when rejected: a device then waits for the record's next pull.
+    public var changed: Bool?
     /// Every field where both sides had written since the device's base, and how it was decided.
     public var conflicts: [ConflictEntry]
     /// Why the mutation was rejected.
     public var problem: ProblemDetails?
 
-    public init(mutationId: String, recordId: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil) {
+    public init(mutationId: String, recordId: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil, changed: Bool? = nil) {
         self.mutationId = mutationId
         self.recordId = recordId
         self.status = status
         self.revision = revision
+        self.changed = changed
         self.conflicts = conflicts
         self.problem = problem
     }

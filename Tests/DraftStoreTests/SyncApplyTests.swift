@@ -1,0 +1,94 @@
+import Foundation
+import FieldSheetTesting
+import FormModel
+import GRDB
+import SyncCore
+import Testing
+@testable import DraftStore
+
+@Suite("Pull pages and edits against what the server holds")
+struct SyncApplyTests {
+    /// A pull page with one record of the follow-up job form, as the server writes it.
+    static func page(_ record: UUID, version: Int = 1, revision: Int64, site: String, cursor: Int64) -> [UInt8] {
+        let fields = RecordFields(["site": FieldState(value: .text(site), revision: revision, hlc: HybridTimestamp(rawValue: 99), clientId: "other-device")])
+        var writer = PullPageWriter()
+        writer.append(
+            recordId: record.lowercased, formId: "follow-up-job", formVersion: version, state: "draft", revision: revision,
+            sequence: cursor, author: "someone", fields: fields.jsonBytes())
+        return writer.finish(cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 100))
+    }
+
+    func siteBases(_ fixture: Fixture, _ record: UUID) async throws -> [Int64] {
+        try await fixture.store.pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT base_revision FROM outbox WHERE record_id = ? AND field_id = 'site' ORDER BY mutation_id", arguments: [record.lowercased])
+        }
+    }
+
+    /// The person has been looking at their own unsent value, not at the one a pull brought beneath it:
+    /// a new edit keeps the unsent edit's base, so the server meets the other value as a conflict.
+    @Test func anEditOverAnUnsentEditKeepsItsBaseAfterAPull() async throws {
+        let fixture = try await Fixture()
+        let record = try await fixture.draft(site: "mine")
+        _ = try await fixture.store.prepareOutgoing(limit: 10)  // sent, outcome not back yet
+        guard case .applied(let count, _) = try await fixture.store.applyPullPage(Self.page(record, revision: 2, site: "theirs", cursor: 5)) else {
+            Issue.record("the page was not applied")
+            return
+        }
+        #expect(count == 1)
+        let pulled = try #require(try await fixture.store.record(record))
+        #expect(pulled.serverRevision == 2)
+        #expect(pulled.answers["site"] == .text("mine"), "the unsent edit stays on top")
+        let session = try await fixture.store.resumeDraft(record)
+        try await session.set("site", to: .text("mine, again"))
+        try await session.dismiss(reason: .escape)
+        #expect(try await siteBases(fixture, record) == [0, 0], "not 2: the person never saw \"theirs\"")
+    }
+
+    @Test func anEditWithNothingPendingIsBasedOnTheServerRevision() async throws {
+        let fixture = try await Fixture()
+        let record = UUID()
+        guard case .applied = try await fixture.store.applyPullPage(Self.page(record, revision: 3, site: "theirs", cursor: 7)) else {
+            Issue.record("the page was not applied")
+            return
+        }
+        let session = try await fixture.store.resumeDraft(record)
+        try await session.set("site", to: .text("mine"))
+        try await session.dismiss(reason: .escape)
+        #expect(try await siteBases(fixture, record) == [3])
+    }
+
+    @Test func aPageNamingAnUnknownFormVersionAppliesNothingAndNamesIt() async throws {
+        let fixture = try await Fixture()
+        let record = UUID()
+        let page = Self.page(record, version: 2, revision: 1, site: "theirs", cursor: 4)
+        let first = try await fixture.store.applyPullPage(page)
+        guard case .needsForms(let forms) = first else {
+            Issue.record("expected the missing form version, got \(first)")
+            return
+        }
+        #expect(forms == [FormKey(id: "follow-up-job", version: 2)])
+        #expect(try await fixture.store.record(record) == nil)
+        #expect(try await fixture.store.syncCursor() == 0, "nothing of the page, not even its cursor")
+        try await fixture.store.importForms([SampleForms.followUpJob(version: 2)])
+        guard case .applied(let count, let end) = try await fixture.store.applyPullPage(page) else {
+            Issue.record("the page was not applied once the form was there")
+            return
+        }
+        #expect(count == 1 && end.cursor == 4)
+        #expect(try await fixture.store.syncCursor() == 4)
+    }
+
+    @Test func anUnreadablePageAppliesNothing() async throws {
+        let fixture = try await Fixture()
+        let record = UUID()
+        let page = Self.page(record, revision: 1, site: "theirs", cursor: 4)
+        let cut = Array(page.prefix(page.count - 20))
+        let application = try await fixture.store.applyPullPage(cut)
+        guard case .unreadable = application else {
+            Issue.record("expected an unreadable page, got \(application)")
+            return
+        }
+        #expect(try await fixture.store.record(record) == nil, "the record read before the cut is not kept")
+        #expect(try await fixture.store.syncCursor() == 0)
+    }
+}
