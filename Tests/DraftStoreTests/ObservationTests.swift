@@ -31,7 +31,10 @@ struct ObservationTests {
         defer { task.cancel() }
         #expect(await eventually { seen.count == 1 })
         let page = try Self.page(records: 1_000, cursor: 1_000)
-        let (applied, _) = try await fixture.store.applyPullPage(page)
+        guard case .applied(let applied, _) = try await fixture.store.applyPullPage(page) else {
+            Issue.record("the page was not applied")
+            return
+        }
         #expect(applied == 1_000)
         #expect(await eventually { seen.last?.count == 1_000 })
         #expect(seen.count == 2, "one value for the page, not one per record (got \(seen.count))")
