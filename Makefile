@@ -39,7 +39,7 @@ test: deps
 		$(SWIFT) test --skip-build --package-path Tests/GeneratedClient --scratch-path .build-generated-client
 
 # Benchmarks (figures and targets in BENCHMARKS.md): the device database (edit durability, opening a
-# large draft, listing drafts, memory, a keystroke in the app), then server load (push, pull, 200 devices
+# large draft, listing drafts, memory, a keystroke in the app, a commit reaching a list observer), then server load (push, pull, 200 devices
 # at once) against one and two release fieldsheet-server instances on SQLite and on PostgreSQL, then device
 # sync (push 10,000 and pull 100,000 records device ↔ server on loopback, records/s and the device's peak RSS).
 bench: deps

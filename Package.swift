@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "FormModel", targets: ["FormModel"]),
         .library(name: "SyncCore", targets: ["SyncCore"]),
         .library(name: "DraftStore", targets: ["DraftStore"]),
+        .library(name: "SyncClient", targets: ["SyncClient"]),
         .library(name: "TerminalUI", targets: ["TerminalUI"]),
         .library(name: "ServerCore", targets: ["ServerCore"]),
         .executable(name: "fieldsheet", targets: ["fieldsheet"]),

@@ -37,15 +37,19 @@ extension DraftStore {
     /// The conflict log, oldest first; only conflicts waiting for a person when `openOnly`.
     public func conflicts(openOnly: Bool = false, record: UUID? = nil) async throws -> [StoredConflict] {
         try await read(doing: "listing conflicts") { db in
-            var sql = "SELECT * FROM conflicts WHERE 1 = 1"
-            var arguments: StatementArguments = []
-            if openOnly { sql += " AND resolved_at IS NULL" }
-            if let record {
-                sql += " AND record_id = ?"
-                arguments = [record.uuidString.lowercased()]
-            }
-            return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(Self.conflict(from:))
+            try Self.fetchConflicts(db, openOnly: openOnly, record: record)
         }
+    }
+
+    static func fetchConflicts(_ db: Database, openOnly: Bool, record: UUID?) throws -> [StoredConflict] {
+        var sql = "SELECT * FROM conflicts WHERE 1 = 1"
+        var arguments: StatementArguments = []
+        if openOnly { sql += " AND resolved_at IS NULL" }
+        if let record {
+            sql += " AND record_id = ?"
+            arguments = [record.uuidString.lowercased()]
+        }
+        return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(Self.conflict(from:))
     }
 
     static func conflict(from row: Row) throws -> StoredConflict {

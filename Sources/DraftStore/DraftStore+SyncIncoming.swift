@@ -28,16 +28,18 @@ extension DraftStore {
 
     /// Queued changes, open conflicts and the last sync.
     public func syncStatus() async throws -> SyncStatus {
-        try await read(doing: "reading the sync status") { db in
-            let row = try Row.fetchOne(db, sql: "SELECT device_id, cursor, last_sync_at FROM sync_state WHERE id = 1")
-            return SyncStatus(
-                deviceID: row?["device_id"] ?? "unknown-device",
-                queuedChanges: try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0,
-                queuedRecords: try Int.fetchOne(db, sql: "SELECT count(DISTINCT record_id) FROM outbox") ?? 0,
-                openConflicts: try Int.fetchOne(db, sql: "SELECT count(*) FROM conflicts WHERE resolved_at IS NULL") ?? 0,
-                cursor: Int64(row?["cursor"] as String? ?? "0") ?? 0,
-                lastSync: (row?["last_sync_at"] as Int64?).map(Self.date))
-        }
+        try await read(doing: "reading the sync status", Self.fetchSyncStatus)
+    }
+
+    static func fetchSyncStatus(_ db: Database) throws -> SyncStatus {
+        let row = try Row.fetchOne(db, sql: "SELECT device_id, cursor, last_sync_at FROM sync_state WHERE id = 1")
+        return SyncStatus(
+            deviceID: row?["device_id"] ?? "unknown-device",
+            queuedChanges: try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0,
+            queuedRecords: try Int.fetchOne(db, sql: "SELECT count(DISTINCT record_id) FROM outbox") ?? 0,
+            openConflicts: try Int.fetchOne(db, sql: "SELECT count(*) FROM conflicts WHERE resolved_at IS NULL") ?? 0,
+            cursor: Int64(row?["cursor"] as String? ?? "0") ?? 0,
+            lastSync: (row?["last_sync_at"] as Int64?).map(Self.date))
     }
 
     /// Records the end of a successful sync and moves the clock past the server's.

@@ -31,6 +31,8 @@ public struct DraftStore: Sendable {
     let pool: DatabasePool
     let formCache = FormCache()
     let checkpointer: Checkpointer
+    /// Tells observations about commits made by other processes.
+    let changeMonitor: ExternalChangeMonitor
     /// The database file.
     public let path: String
     /// This device's id, made when the database was created; stamped on every change.
@@ -104,6 +106,7 @@ public struct DraftStore: Sendable {
             }
             self.pool = pool
             self.checkpointer = Checkpointer(path: path)
+            self.changeMonitor = ExternalChangeMonitor(pool: pool, path: path)
             self.recovered = try Self.recoverAbandonedPresentations(in: pool)
         } catch {
             throw DraftStoreError.wrap(error, doing: "opening the device database", path: path)

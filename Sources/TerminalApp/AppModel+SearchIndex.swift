@@ -2,38 +2,17 @@ import DraftStore
 import Foundation
 import FormModel
 
-/// What a search looks through: per record its form title and every value as shown, lowercased UTF-8.
+/// How the app's search index reads records (the text itself is DraftStore's `RecordSearch`).
 enum SearchText {
     /// Records read per step while indexing, so keys are handled between steps.
     static let batch = 500
 
     static func text(of record: StoredRecord, formTitle: String, form: FormDefinition?) -> [UInt8] {
-        var text = formTitle
-        if let form {
-            for field in form.allFields {
-                guard let value = record.answers[field.id] else { continue }
-                text += "\n" + value.display(for: field)
-            }
-        }
-        return Array(text.lowercased().utf8)
+        RecordSearch.text(of: record, formTitle: formTitle, form: form)
     }
 
-    /// Whether `haystack` holds `needle` (bytes).
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty else { return true }
-        guard haystack.count >= needle.count else { return false }
-        return haystack.withUnsafeBufferPointer { hay in
-            needle.withUnsafeBufferPointer { pin in
-                let first = pin[0]
-                let last = hay.count - pin.count
-                var index = 0
-                while index <= last {
-                    if hay[index] == first, memcmp(hay.baseAddress! + index, pin.baseAddress!, pin.count) == 0 { return true }
-                    index += 1
-                }
-                return false
-            }
-        }
+        RecordSearch.contains(haystack, needle)
     }
 }
 

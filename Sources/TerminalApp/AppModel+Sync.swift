@@ -14,15 +14,16 @@ extension AppModel {
     /// Whether a sync engine is attached.
     public var isLoggedIn: Bool { syncEngine != nil }
 
-    /// Lets the app ask for a sync by itself (after a sheet closes); the runner owns the scheduler.
-    public func attach(_ scheduler: SyncScheduler) {
-        autoSync = scheduler
+    /// Lets the app ask for a sync by itself (after a sheet closes, on `s`); the runner runs the service
+    /// and hands its events to `handle(_:)`.
+    public func attach(_ service: SyncService) {
+        syncService = service
     }
 
-    /// A sheet was completed or dismissed: what changed should reach the server soon.
+    /// A sheet was completed or dismissed: what changed should reach the server now.
     func localChangeClosed() {
-        guard let autoSync else { return }
-        Task { await autoSync.request(.localChange) }
+        guard let syncService else { return }
+        Task { await syncService.syncNow(.localChange) }
     }
 
     /// Runs one sync; the actor keeps handling keys while it waits on the network, so editing goes on.
@@ -34,24 +35,49 @@ extension AppModel {
     @discardableResult
     public func runSync(announce: Bool = true, progress: @escaping @Sendable (SyncEvent) -> Void) async -> Bool {
         guard let engine = syncEngine, !syncing else { return false }
-        syncing = true
-        home.status = statusText()
-        defer { syncing = false }
+        syncStarted()
         do {
             let summary = try await engine.sync(progress: progress)
-            syncing = false
-            lastSynced = Date()
-            lastSyncFailure = nil
-            await reload()
-            if announce || summary.pulled > 0 || summary.conflicts > 0 { say("Synced: \(summary.description).") }
+            await syncFinished(summary, announce: announce)
             return true
         } catch {
-            syncing = false
-            lastSyncFailure = Self.shortReason(error)
-            await reload()
-            if announce { say("Sync stopped: \(error) Everything stays queued; the app tries again by itself.") }
+            await syncFailed(error, announce: announce)
             return false
         }
+    }
+
+    /// What the sync service reports: the status line follows it, the list is read again after each sync.
+    public func handle(_ event: SyncServiceEvent) async {
+        switch event {
+        case .started:
+            syncStarted()
+        case .progress(let progress):
+            show(progress)
+        case .finished(let reason, let summary):
+            await syncFinished(summary, announce: reason == .requested)
+        case .failed(let reason, let error):
+            await syncFailed(error, announce: reason == .requested)
+        }
+    }
+
+    func syncStarted() {
+        syncing = true
+        home.status = statusText()
+    }
+
+    func syncFinished(_ summary: SyncSummary, announce: Bool) async {
+        syncing = false
+        lastSynced = Date()
+        lastSyncFailure = nil
+        await reload()
+        if announce || summary.pulled > 0 || summary.conflicts > 0 { say("Synced: \(summary.description).") }
+    }
+
+    func syncFailed(_ error: any Error, announce: Bool) async {
+        syncing = false
+        lastSyncFailure = Self.shortReason(error)
+        await reload()
+        if announce { say("Sync stopped: \(error) Everything stays queued; the app tries again by itself.") }
     }
 
     /// A few words on why a sync failed, for the standing status line.

@@ -54,7 +54,7 @@ public actor AppModel {
     /// Whether a sync is running.
     var syncing = false
     /// Syncs by itself when attached (the runner attaches one when the device is logged in).
-    var autoSync: SyncScheduler?
+    var syncService: SyncService?
     /// When the last sync finished well, and why the last one failed (nil after a good one).
     var lastSynced: Date?
     var lastSyncFailure: String?

@@ -17,13 +17,13 @@ public enum TerminalAppRunner {
         public var reduceMotion: Bool
         /// Colour allowed (`NO_COLOR` unset); dimming, bold and reverse are kept without it.
         public var colour: Bool
-        /// What tells the app that the server has a change for it (a long-poll), when there is one.
-        public var serverChanges: (any ServerChangeSignal)?
+        /// When the app syncs by itself (when logged in).
+        public var syncTiming: SyncService.Timing
 
-        public init(reduceMotion: Bool, colour: Bool, serverChanges: (any ServerChangeSignal)? = nil) {
+        public init(reduceMotion: Bool, colour: Bool, syncTiming: SyncService.Timing = SyncService.Timing()) {
             self.reduceMotion = reduceMotion
             self.colour = colour
-            self.serverChanges = serverChanges
+            self.syncTiming = syncTiming
         }
     }
 
@@ -35,6 +35,7 @@ public enum TerminalAppRunner {
         case endOfInput
         case syncProgress(SyncEvent)
         case syncFinished
+        case service(SyncServiceEvent)
         case tick
     }
 
@@ -60,17 +61,21 @@ public enum TerminalAppRunner {
             TerminalDevice.write(ScreenDiff(from: shown, to: screen, colour: options.colour).output)
             shown = screen
         }
-        // Syncs by itself when logged in: at start, after each sheet closes, on a timer with backoff.
-        let scheduler: SyncScheduler? = await model.isLoggedIn ? SyncScheduler { reason in
-            let succeeded = await model.runSync(announce: reason == .person) { progress in continuation.yield(.syncProgress(progress)) }
-            continuation.yield(.syncFinished)
-            return succeeded
-        } : nil
-        if let scheduler {
-            await model.attach(scheduler)
-            await scheduler.start(changes: options.serverChanges)
+        // Syncs by itself when logged in (SyncService): at start, after local changes, as soon as the server
+        // reports another device's change, and with backoff while the server cannot be reached.
+        var service: SyncService?
+        var serviceTask: Task<Void, Never>?
+        if let engine = await model.syncEngine {
+            let started = SyncService(engine: engine, timing: options.syncTiming)
+            await model.attach(started)
+            let serviceEvents = await started.events()
+            Task {
+                for await event in serviceEvents { continuation.yield(.service(event)) }
+            }
+            serviceTask = Task { await started.run() }
+            service = started
         }
-        defer { if let scheduler { Task { await scheduler.stop() } } }
+        defer { serviceTask?.cancel() }
         // A second's tick expires notices and keeps "Synced 2 min ago" true.
         let ticker = Task {
             while !Task.isCancelled {
@@ -104,12 +109,14 @@ public enum TerminalAppRunner {
                 await model.show(progress)
             case .syncFinished:
                 break
+            case .service(let event):
+                await model.handle(event)
             case .tick:
                 guard await model.tick() else { continue }
             }
             if steps.contains(.sync) {
-                if let scheduler {
-                    await scheduler.request(.person)
+                if let service {
+                    await service.syncNow(.requested)
                 } else {
                     // The sync runs beside the input loop: keys are still handled (and saved) while it waits on the network.
                     Task {

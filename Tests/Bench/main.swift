@@ -1,7 +1,8 @@
 // fieldsheet-bench [DIR]: the device database's speed and memory (see BENCHMARKS.md; run with `make bench`).
 //
 // Figures: one edit made durable (FormSession.set: WAL commit with synchronous=FULL) p50/p99/max over
-// 10,000 edits; opening a draft of a 200-field form; listing 10,000 drafts; RSS as the record count grows.
+// 10,000 edits; opening a draft of a 200-field form; listing 10,000 drafts; RSS as the record count grows;
+// the app's keystrokes and home screen; a commit reaching an observer of the 10,000-record list.
 // DIR (default: the system temporary directory) should be on the disk the device would use: fsync is the cost.
 import DraftStore
 import FieldSheetTesting
@@ -213,4 +214,55 @@ do {
     print("search index of \(count) records' values, read in the background after opening: \(milliseconds(indexing)) still to wait after the figures above")
     report("keystroke to screen, searching \(count) records' values", searching, target: "p99 <= 16 ms")
     print("load during the home-screen figures: \((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "unknown") (1, 5, 15 min)")
+}
+
+// 7. Observation: a FormSession commit reaching an observer of the record list (observeRecords) over the
+//    ten thousand drafts above; and what an idle observation costs.
+do {
+    let (arrivals, arrival) = AsyncStream.makeStream(of: (UInt64, Int).self)
+    let observedRecord = try await store.newRecord(formID: "wide-20")
+    try await observedRecord.set("f0", to: .text("observed"))
+    let recordID = observedRecord.recordID
+    let observer = Task {
+        for try await list in store.observeRecords() {
+            arrival.yield((nanos(), list.first { $0.id == recordID }?.waitingChanges ?? -1))
+        }
+    }
+    var iterator = arrivals.makeAsyncIterator()
+    func waitFor(_ waiting: Int) async -> UInt64 {
+        while let (time, seen) = await iterator.next(isolation: #isolation) {
+            if seen == waiting { return time }
+        }
+        fatalError("the observation ended")
+    }
+    var expected = try await store.outboxCount(record: recordID)
+    _ = await waitFor(expected)
+    let count = try await store.recordListSummaries().count
+    var fromCall: [UInt64] = []
+    var fromCommit: [UInt64] = []
+    for index in 0..<500 {
+        let start = nanos()
+        try await observedRecord.set("f\(index % 20)", to: .text("seen \(index)"))
+        let committed = nanos()
+        expected += 1
+        let seen = await waitFor(expected)
+        fromCall.append(seen - start)
+        fromCommit.append(seen - committed)
+    }
+    report("FormSession.set to the list observer, \(count) records (edit made durable included)", fromCall, target: "p99 <= 16 ms")
+    report("commit to the list observer, \(count) records (after set returned)", fromCommit, target: "p99 <= 16 ms")
+
+    // Idle: the observation waits on the database's files; nothing is read until something commits.
+    var before = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &before)
+    let idleStart = nanos()
+    try await Task.sleep(for: .seconds(3))
+    var after = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &after)
+    func cpu(_ usage: rusage) -> Double {
+        Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000
+    }
+    print(String(format: "idle list observation: %.1f ms of CPU over %.1f s (target: none)", cpu(after) - cpu(before), Double(nanos() - idleStart) / 1e9))
+    observer.cancel()
+    try await observedRecord.dismiss(reason: .escape)
 }

@@ -20,7 +20,7 @@ public struct CurlTransportOptions: Sendable, Hashable {
 /// its connection open; compressed responses accepted and decoded; the proxy environment variables
 /// (`http_proxy`, `https_proxy`, `no_proxy`) honoured as libcurl does by default.
 public final class CurlTransport: HTTPTransport, @unchecked Sendable {
-    private let options: CurlTransportOptions
+    let options: CurlTransportOptions
     private let queue = DispatchQueue(label: "fieldsheet.curl")
     // Only touched on `queue`.
     private var handle: UnsafeMutableRawPointer?

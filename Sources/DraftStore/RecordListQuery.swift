@@ -1,0 +1,153 @@
+import Foundation
+import FormModel
+import GRDB
+
+/// Which records a list shows: by form, by state, by sync mark and by text.
+public struct RecordListQuery: Sendable, Hashable {
+    /// Only records of this form (any version); nil for every form.
+    public var formID: String?
+    /// Only records in these states (drafts and submitted records by default; `deleted` lists tombstones).
+    public var states: Set<RecordState>
+    /// Only records with these sync marks; nil for any.
+    public var marks: Set<RecordListSummary.SyncMark>?
+    /// Only records whose form title or any answer, as shown, contains this text (any case); empty for all.
+    /// Without text the list reads the records' columns only; with text it also reads the values of
+    /// records that changed since the last read.
+    public var text: String
+
+    public init(formID: String? = nil, states: Set<RecordState> = [.draft, .submitted], marks: Set<RecordListSummary.SyncMark>? = nil, text: String = "") {
+        self.formID = formID
+        self.states = states
+        self.marks = marks
+        self.text = text
+    }
+}
+
+extension RecordListSummary {
+    /// The per-record mark a list shows (the terminal app's ✎ ↑ ✓ !).
+    public enum SyncMark: String, Sendable, Hashable, CaseIterable {
+        /// A draft, kept on the device (its changes sync too, as a draft).
+        case draft
+        /// Submitted, with changes the server has not acknowledged yet.
+        case waiting
+        /// Submitted, and the server has everything.
+        case synced
+        /// A conflict waits for a person (see ``DraftStore/resolveConflict(record:field:choice:)``).
+        case conflict
+    }
+
+    /// This record's mark: a conflict first, then a draft, then whether changes wait to be sent.
+    public var syncMark: SyncMark {
+        if openConflicts > 0 { return .conflict }
+        if state == .draft { return .draft }
+        return waitingChanges > 0 ? .waiting : .synced
+    }
+}
+
+/// What a text search looks through: a record's form title and every answer as shown, lowercased.
+public enum RecordSearch {
+    /// The searchable text of `record`: `formTitle`, then each answered field of `form` as displayed.
+    public static func text(of record: StoredRecord, formTitle: String, form: FormDefinition?) -> [UInt8] {
+        var text = formTitle
+        if let form {
+            for field in form.allFields {
+                guard let value = record.answers[field.id] else { continue }
+                text += "\n" + value.display(for: field)
+            }
+        }
+        return Array(text.lowercased().utf8)
+    }
+
+    /// Whether `haystack` holds `needle` (bytes; an empty needle is in everything).
+    public static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard haystack.count >= needle.count else { return false }
+        return haystack.withUnsafeBufferPointer { hay in
+            needle.withUnsafeBufferPointer { pin in
+                guard let hayBase = hay.baseAddress, let pinBase = pin.baseAddress else { return false }
+                let first = pin[0]
+                var index = 0
+                while index <= hay.count - pin.count {
+                    if hay[index] == first, memcmp(hayBase + index, pinBase, pin.count) == 0 { return true }
+                    index += 1
+                }
+                return false
+            }
+        }
+    }
+}
+
+/// The searchable text of records already read, by id and as of which change, so a text-filtered list
+/// that is read again decodes only the records that changed.
+final class SearchTextCache: @unchecked Sendable {
+    struct Entry {
+        var updatedAt: Int64
+        var revision: Int64
+        var text: [UInt8]
+    }
+
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+    private var forms: [FormKey: FormDefinition?] = [:]
+
+    func text(_ db: Database, id: String, updatedAt: Int64, revision: Int64, formTitle: String) throws -> [UInt8] {
+        if let entry = lock.withLock({ entries[id] }), entry.updatedAt == updatedAt, entry.revision == revision { return entry.text }
+        guard let uuid = UUID(uuidString: id), let record = try DraftStore.fetchRecord(db, id: uuid) else { return [] }
+        let key = FormKey(id: record.formID, version: record.formVersion)
+        let form = try lock.withLock({ forms[key] }) ?? {
+            let json = try String.fetchOne(db, sql: "SELECT definition FROM forms WHERE id = ? AND version = ?", arguments: [key.id, key.version])
+            let decoded = json.flatMap { try? JSONDecoder().decode(FormDefinition.self, from: Data($0.utf8)) }
+            lock.withLock { forms[key] = .some(decoded) }
+            return decoded
+        }()
+        let text = RecordSearch.text(of: record, formTitle: formTitle, form: form)
+        lock.withLock { entries[id] = Entry(updatedAt: updatedAt, revision: revision, text: text) }
+        return text
+    }
+}
+
+extension DraftStore {
+    /// The records `query` selects, most recently changed first, from the records' columns and two
+    /// indexes (and, for a text filter, the values of records not read since they changed).
+    static func fetchRecordList(_ db: Database, _ query: RecordListQuery, search: SearchTextCache? = nil) throws -> [RecordListSummary] {
+        guard !query.states.isEmpty else { return [] }
+        var titles: [FormKey: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, version, title FROM forms") {
+            titles[FormKey(id: row[0], version: row[1])] = row[2]
+        }
+        let states = query.states.map(\.rawValue).sorted()
+        var arguments = StatementArguments(states)
+        var filter = "r.state IN (\(states.map { _ in "?" }.joined(separator: ", ")))"
+        if let formID = query.formID {
+            filter += " AND r.form_id = ?"
+            arguments += [formID]
+        }
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT r.id, r.form_id, r.form_version, r.state, r.updated_at,
+                (SELECT count(*) FROM outbox o WHERE o.record_id = r.id),
+                (SELECT count(*) FROM conflicts c WHERE c.record_id = r.id AND c.resolved_at IS NULL),
+                r.server_revision
+            FROM records r INDEXED BY records_by_state
+            WHERE \(filter) ORDER BY r.updated_at DESC, r.id DESC
+            """, arguments: arguments)
+        let needle = Array(query.text.lowercased().utf8)
+        let searchCache = needle.isEmpty ? nil : (search ?? SearchTextCache())
+        var summaries: [RecordListSummary] = []
+        while let row = try rows.next() {
+            let key: String = row[0]
+            guard let id = UUID(uuidString: key), let state = RecordState(rawValue: row[3]) else { continue }
+            let form = FormKey(id: row[1], version: row[2])
+            let updatedAt: Int64 = row[4]
+            let summary = RecordListSummary(
+                id: id, formID: form.id, formVersion: form.version, formTitle: titles[form] ?? form.id, state: state,
+                updatedAt: date(updatedAt), waitingChanges: row[5], openConflicts: row[6])
+            if let marks = query.marks, !marks.contains(summary.syncMark) { continue }
+            if let searchCache {
+                let text = try searchCache.text(db, id: key, updatedAt: updatedAt, revision: row[7], formTitle: summary.formTitle)
+                guard RecordSearch.contains(text, needle) else { continue }
+            }
+            summaries.append(summary)
+        }
+        return summaries
+    }
+}

@@ -1,0 +1,139 @@
+import DraftStore
+import FieldSheetTesting
+import Foundation
+import FormModel
+import SyncClient
+import Testing
+
+/// `SyncService` against the real fieldsheet-server on loopback: it syncs by itself at start, after local
+/// changes, as soon as the server reports another device's change (no timer), with backoff while the
+/// server is down, and stops when its task is cancelled.
+struct SyncServiceTests {
+    /// No periodic sync: whatever arrives came through the long-poll or the outbox observation.
+    static let noTimer = SyncService.Timing(localChangeDelay: .milliseconds(100), firstRetry: .milliseconds(200), maximumRetry: .seconds(1), waitSeconds: 20, interval: nil)
+
+    @Test func backoffDoublesUpToItsCeiling() {
+        let timing = SyncService.Timing(firstRetry: .seconds(5), maximumRetry: .seconds(60))
+        #expect((1...6).map { timing.delay(afterFailures: $0) } == [.seconds(5), .seconds(10), .seconds(20), .seconds(40), .seconds(60), .seconds(60)])
+    }
+
+    @Test func anotherDevicesChangeReachesTheRunningServiceWithoutATimer() async throws {
+        let fixture = try SyncFixture(forms: [SyncForms.job()])
+        let token = try fixture.user("alice")
+        let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
+        try await phone.sync()
+        let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
+        let events = Recorder(await service.events())
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        #expect(await eventually { events.contains { if case .finished(.start, _) = $0 { true } else { false } } }, "it syncs at start: \(events.all)")
+        let list = Recorder(tablet.store.observeRecords())
+
+        let id = try await phone.fill("job", ["title": .text("Boiler")], submit: true)
+        try await phone.sync()
+        #expect(await eventually { list.last?.map(\.id) == [id] }, "the phone's record reached the tablet's observed list")
+        // The list sees the page as soon as it commits; the sync that applied it ends just after.
+        #expect(await eventually { events.contains { if case .finished(.serverChange, let summary) = $0 { summary.pulled == 1 } else { false } } },
+                "the long-poll's answer made the sync: \(events.all)")
+        #expect(try await tablet.values(id) == ["title": .text("Boiler")])
+    }
+
+    @Test func aLocalChangeIsSentShortlyAfterItIsMade() async throws {
+        let fixture = try SyncFixture(forms: [SyncForms.job()])
+        let token = try fixture.user("alice")
+        let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
+        try await tablet.sync()
+        let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
+        let events = Recorder(await service.events())
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        #expect(await eventually { events.contains { if case .finished(.start, _) = $0 { true } else { false } } })
+
+        let id = try await tablet.fill("job", ["title": .text("Made on the tablet")], submit: true)
+        #expect(await eventually { events.contains { if case .finished(.localChange, let summary) = $0 { summary.pushed == 1 } else { false } } },
+                "the outbox observation made the sync: \(events.all)")
+        try await phone.sync()
+        #expect(try await phone.values(id) == ["title": .text("Made on the tablet")])
+    }
+
+    @Test func whileTheServerIsDownItBacksOffThenRecoversByItself() async throws {
+        let fixture = try SyncFixture(forms: [SyncForms.job()])
+        let token = try fixture.user("alice")
+        let tablet = try fixture.device(token: token, retry: RetryPolicy(maxAttempts: 1, initialDelay: 0.01, maxDelay: 0.01, deadline: 1))
+        try await tablet.sync()
+        _ = try await tablet.fill("job", ["title": .text("Queued offline")], submit: true)
+        fixture.server.stop()
+
+        let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
+        let events = Recorder(await service.events())
+        let statuses = Recorder(await service.status())
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        #expect(await eventually { statuses.contains { $0.failures >= 3 } }, "three failures in a row, with no one asking: \(events.all)")
+        let failed = events.all.compactMap { event -> SyncService.Reason? in if case .failed(let reason, _) = event { reason } else { nil } }
+        #expect(failed.prefix(3) == [.start, .retry, .retry])
+        let waiting = try #require(statuses.all.last { $0.failures >= 1 })
+        #expect(waiting.lastError?.code == .unreachable)
+        #expect(waiting.nextRetry != nil)
+        #expect(waiting.device?.queuedRecords == 1, "the record stays queued")
+
+        try fixture.server.start()
+        #expect(await eventually { statuses.last?.failures == 0 && statuses.last?.lastError == nil && statuses.last?.device?.queuedRecords == 0 },
+                "the service's own retry sent it once the server was back: \(events.all.suffix(3))")
+    }
+
+    @Test func cancellingItsTaskStopsTheServiceAndEndsItsStreams() async throws {
+        let fixture = try SyncFixture(forms: [SyncForms.job()])
+        let token = try fixture.user("alice")
+        let tablet = try fixture.device(token: token)
+        let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
+        let events = Recorder(await service.events())
+        let running = Task { await service.run() }
+        #expect(await eventually { events.contains { if case .finished(.start, _) = $0 { true } else { false } } })
+        // The long-poll is now held open by the server (20 s); stopping must not wait for it.
+        let cancelled = Date()
+        running.cancel()
+        await running.value
+        #expect(Date().timeIntervalSince(cancelled) < 10, "run() returned without waiting for the held request")
+        #expect(await eventually { events.ended }, "the events stream ended")
+        let countAfterStop = events.all.count
+        _ = try await tablet.fill("job", ["title": .text("After the stop")], submit: true)
+        await service.syncNow()
+        #expect(events.all.count == countAfterStop)
+        #expect(try await tablet.store.syncStatus().queuedRecords == 1, "nothing was sent after the stop")
+    }
+}
+
+/// Everything an async sequence delivered so far, and whether it ended.
+final class Recorder<Element: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var elements: [Element] = []
+    private var finished = false
+    private var task: Task<Void, Never>?
+
+    init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
+        task = Task { [weak self] in
+            do {
+                for try await element in sequence { self?.lock.withLock { self?.elements.append(element) } }
+            } catch {}
+            self?.lock.withLock { self?.finished = true }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    var all: [Element] { lock.withLock { elements } }
+    var last: Element? { all.last }
+    var ended: Bool { lock.withLock { finished } }
+    func contains(_ predicate: (Element) -> Bool) -> Bool { all.contains(where: predicate) }
+}
+
+/// Polls `condition` until it holds or `timeout` seconds pass.
+func eventually(timeout: Double = 60, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return try await condition()
+}
