@@ -119,3 +119,10 @@ CREATE TABLE sent_mutations (
 -- on this device that the server has not acknowledged yet (`local`: an object of answers, null for a
 -- cleared field). What a person sees is `fields.values` overlaid by `local`. Existing rows are converted.
 ALTER TABLE records ADD COLUMN local TEXT NOT NULL DEFAULT '{}';
+
+-- migration: v4-outbox-by-field
+
+-- An edit's base revision is the oldest base among the record's unsent rows for that field (a record's
+-- `create` row counts for every field it set): found through this index, not by reading every unsent row
+-- of the record, which grows with each edit made offline.
+CREATE INDEX outbox_by_record_field ON outbox (record_id, field_id, base_revision);

@@ -54,9 +54,14 @@ extension DraftStore {
     /// The base revision of a new edit of `field` (``DeviceSync/editBase(pendingBase:serverRevision:)``):
     /// the oldest base among the field's unacknowledged outbox rows, a `create` that wrote it included.
     static func editBase(_ db: Database, record: String, field: String, serverRevision: Int64) throws -> Int64 {
+        // Two index lookups (`outbox_by_record_field`): the field's own rows, and the rows without a field
+        // (a `create` names its fields in its value; state changes name none).
         let pending = try Int64.fetchOne(db.cachedStatement(sql: """
-            SELECT min(base_revision) FROM outbox
-            WHERE record_id = ?1 AND (field_id = ?2 OR (kind = 'create' AND json_type(value, ?3) IS NOT NULL))
+            SELECT min(base) FROM (
+                SELECT min(base_revision) AS base FROM outbox WHERE record_id = ?1 AND field_id = ?2
+                UNION ALL
+                SELECT min(base_revision) FROM outbox
+                WHERE record_id = ?1 AND field_id IS NULL AND kind = 'create' AND json_type(value, ?3) IS NOT NULL)
             """), arguments: [record, field, "$.\"\(field)\""])
         return DeviceSync.editBase(pendingBase: pending, serverRevision: serverRevision)
     }
