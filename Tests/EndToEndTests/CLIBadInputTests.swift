@@ -126,14 +126,15 @@ struct CLIBadInputTests {
         #expect(try cli.run("forms", "import", good).stdout.contains("unchanged\tfollow-up-job\tv1"))
     }
 
-    // A full disk: the file may not grow (RLIMIT_FSIZE), so the write fails; the message names the field
-    // and what to do, the exit is non-zero, and what was saved before is intact.
+    // A full disk: no file may grow past 200 KiB (RLIMIT_FSIZE, in 512-byte blocks), room for the database as
+    // it is but not for a 120 KB answer written twice (the record and its outbox row), so that write fails;
+    // the message names the field and what to do, the exit is non-zero, and what was saved before is intact.
     @Test func aFullDiskNamesTheFieldAndDamagesNothing() async throws {
         let cli = CLIHome()
         try cli.importFollowUpJob()
         let id = try #require(CLIHome.recordID(try cli.run("fill", "follow-up-job", "--set", "site=Saved before", "--dismiss")))
         let big = String(repeating: "x", count: 120_000)
-        let script = "trap '' XFSZ; ulimit -f 200; exec \"$0\" \"$@\""
+        let script = "trap '' XFSZ; ulimit -f 400; exec \"$0\" \"$@\""
         let result = try Subprocess.run("/bin/sh", ["-c", script, CLIHome.binary, "--home", cli.home, "resume", id, "--set", "notes=\(big)", "--dismiss"])
         #expect(result.status == 1, "\(result.output)")
         #expect(result.stderr.contains("\"notes\""))
