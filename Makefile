@@ -23,7 +23,7 @@ demo: build
 	@Client/demo.sh $(BIN)
 
 # Suites that run a server or the sync service inside the test process (see the test target).
-IN_PROCESS_SERVER_SUITES = CurlTransportTests|SyncServiceTests
+IN_PROCESS_SERVER_SUITES = TransportTests|SyncServiceTests
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 Tests/schema/check_forms.py

@@ -1,18 +1,30 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// Dependencies on packages that only the server, or only the tools and tests, use.
+let server = TargetDependencyCondition.when(traits: ["Server"])
+let tools = TargetDependencyCondition.when(traits: ["Tools"])
+
 let package = Package(
     name: "FieldSheet",
-    platforms: [.macOS(.v14)],
+    // Mutex (Synchronization) and the observation APIs set these minimums.
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    // The client library an app embeds: form definitions, the device database with FormSession and its
+    // observations, and the sync engine. The executables are for running FieldSheet, not for linking.
     products: [
         .library(name: "FormModel", targets: ["FormModel"]),
-        .library(name: "SyncCore", targets: ["SyncCore"]),
         .library(name: "DraftStore", targets: ["DraftStore"]),
         .library(name: "SyncClient", targets: ["SyncClient"]),
-        .library(name: "TerminalUI", targets: ["TerminalUI"]),
-        .library(name: "ServerCore", targets: ["ServerCore"]),
         .executable(name: "fieldsheet", targets: ["fieldsheet"]),
         .executable(name: "fieldsheet-server", targets: ["fieldsheet-server"]),
+    ],
+    // An app that depends on FieldSheet with `traits: []` resolves and builds only what the client library
+    // uses (GRDB and swift-log): the packages below that are needed only by the server, the command-line
+    // tools and the tests are pruned from its graph.
+    traits: [
+        .trait(name: "Server", description: "The sync server and its storage backends, load generator and tests."),
+        .trait(name: "Tools", description: "The fieldsheet command line, the benchmarks and the test-only packages."),
+        .default(enabledTraits: ["Server", "Tools"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -52,10 +64,14 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // The device's sync engine and its HTTP transport on libcurl.
+        // The device's sync engine and its HTTP transports: libcurl (Linux) and URLSession (everywhere).
         .target(
             name: "SyncClient",
-            dependencies: ["SyncCore", "DraftStore", "FormModel", "CCurl", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "SyncCore", "DraftStore", "FormModel",
+                .target(name: "CCurl", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Screen geometry and drawing for the terminal presentations.
         .target(name: "TerminalUI", dependencies: ["FormModel"]),
@@ -65,7 +81,7 @@ let package = Package(
         // feed's notifier, principals and roles. No database here.
         .target(
             name: "ServerStorage",
-            dependencies: ["FormModel", "SyncCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: ["FormModel", "SyncCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server)]
         ),
         // The server's storage on an embedded SQLite database (GRDB).
         .target(
@@ -80,12 +96,12 @@ let package = Package(
                 "ServerStorage",
                 "FormModel",
                 "SyncCore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: server),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio", condition: server),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
             ],
             plugins: ["SchemaConstants"]
         ),
@@ -98,15 +114,15 @@ let package = Package(
                 "ServerStorage",
                 "ServerSQLite",
                 "ServerPostgres",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
+                .product(name: "Hummingbird", package: "hummingbird", condition: server),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: server),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
             ]
         ),
         // Compiles the Schema/ files a target needs (listed in the plugin) into Swift constants at build time,
@@ -123,7 +139,7 @@ let package = Package(
                 "FillFlow",
                 "SyncClient",
                 "SyncCore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Client",
@@ -136,10 +152,10 @@ let package = Package(
                 "ServerStorage",
                 "ServerPostgres",
                 "FormModel",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
+                .product(name: "Hummingbird", package: "hummingbird", condition: server),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
             ],
             path: "Server"
         ),
@@ -149,15 +165,15 @@ let package = Package(
             dependencies: [
                 "SyncCore",
                 "FormModel",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: server),
+                .product(name: "NIOCore", package: "swift-nio", condition: server),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
             ],
             path: "Tests/LoadGenerator",
             exclude: ["bench.sh"]
         ),
         // Fixtures shared by the test targets: temporary directories, sample forms, subprocesses, polling.
-        .target(name: "FieldSheetTesting", dependencies: ["FormModel", "DraftStore"], path: "Tests/FieldSheetTesting"),
+        .target(name: "FieldSheetTesting", dependencies: ["FormModel", "DraftStore", "SyncClient"], path: "Tests/FieldSheetTesting"),
         // A child process for the crash-safety test: types edits into a record and reports each one made durable.
         .executableTarget(
             name: "fieldsheet-crashdriver",
@@ -196,13 +212,14 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", .product(name: "PropertyBased", package: "swift-property-based", condition: tools)]),
         .testTarget(
             name: "SyncClientTests",
             dependencies: [
                 "SyncClient",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "FieldSheetTesting",
+                .product(name: "Hummingbird", package: "hummingbird", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -221,9 +238,9 @@ let package = Package(
                 "SyncCore",
                 "FormModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: server),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -19,8 +19,8 @@ public struct DeviceLogin: Codable, Sendable, Hashable {
     }
 
     /// Transport options for this login (TLS verified, with the private CA file when one was given).
-    public var transportOptions: CurlTransportOptions {
-        var options = CurlTransportOptions()
+    public var transportOptions: TransportOptions {
+        var options = TransportOptions()
         options.caFile = caFile
         return options
     }

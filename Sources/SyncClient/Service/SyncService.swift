@@ -41,12 +41,13 @@ public actor SyncService {
 
     /// - Parameters:
     ///   - engine: syncs the device's store with its server.
-    ///   - waitTransport: the transport for the long-poll; by default a new ``CurlTransport`` with the
-    ///     engine's options when the engine uses one, else the engine's own transport.
+    ///   - waitTransport: the transport for the long-poll; by default the engine transport's
+    ///     ``HTTPTransport/independent()`` (a second connection for ``CurlTransport``, the same session
+    ///     for ``URLSessionTransport``).
     public init(engine: SyncEngine, waitTransport: (any HTTPTransport)? = nil, timing: Timing = Timing()) {
         self.engine = engine
         self.timing = timing
-        let transport = waitTransport ?? (engine.transport as? CurlTransport).map { CurlTransport(options: $0.options) } ?? engine.transport
+        let transport = waitTransport ?? engine.transport.independent()
         waiter = SyncEngine(store: engine.store, transport: transport, configuration: engine.configuration, logger: engine.logger)
     }
 

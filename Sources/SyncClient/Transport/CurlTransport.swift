@@ -1,26 +1,12 @@
+#if canImport(CCurl)
 import CCurl
 import Foundation
-
-/// Options of the libcurl transport.
-public struct CurlTransportOptions: Sendable, Hashable {
-    /// Longest wait for a connection.
-    public var connectTimeout: TimeInterval = 10
-    /// A transfer slower than one byte per second for this long counts as stalled.
-    public var stallTimeout: TimeInterval = 30
-    /// Verify the server's TLS certificate (on unless explicitly turned off for a test server).
-    public var verifyTLS = true
-    /// A PEM file of certificate authorities to trust instead of the system's (a private CA).
-    public var caFile: String?
-    public var userAgent = "fieldsheet/1"
-
-    public init() {}
-}
 
 /// HTTP over libcurl: one easy handle reused for every request of this transport, so a sync keeps
 /// its connection open; compressed responses accepted and decoded; the proxy environment variables
 /// (`http_proxy`, `https_proxy`, `no_proxy`) honoured as libcurl does by default.
 public final class CurlTransport: HTTPTransport, @unchecked Sendable {
-    let options: CurlTransportOptions
+    let options: TransportOptions
     private let queue = DispatchQueue(label: "fieldsheet.curl")
     // Only touched on `queue`.
     private var handle: UnsafeMutableRawPointer?
@@ -33,15 +19,23 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    public init(options: CurlTransportOptions = CurlTransportOptions()) {
+    /// A transport with these options (the system's certificate authorities and default timeouts unless given).
+    public init(options: TransportOptions = TransportOptions()) {
         _ = Self.globalInit
         self.options = options
+    }
+
+    /// A second libcurl transport with the same options, on a connection of its own: a held long-poll
+    /// on it does not queue this transport's requests.
+    public func independent() -> any HTTPTransport {
+        CurlTransport(options: options)
     }
 
     deinit {
         if let handle { curl_easy_cleanup(handle) }
     }
 
+    /// Sends one request on this transport's connection (requests queue behind each other).
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
@@ -153,3 +147,4 @@ private final class ResponseSink {
         headers[name] = value
     }
 }
+#endif

@@ -2,11 +2,16 @@ import Foundation
 
 /// One HTTP request as the sync engine sends it.
 public struct TransportRequest: Sendable, Hashable {
+    /// `GET`, `POST`, `PUT`, `HEAD`, …
     public var method: String
+    /// The absolute URL, with its query.
     public var url: String
+    /// Request headers by name.
     public var headers: [String: String]
+    /// The request body, if any.
     public var body: Data?
 
+    /// A request with the given method, URL, headers and body.
     public init(method: String, url: String, headers: [String: String] = [:], body: Data? = nil) {
         self.method = method
         self.url = url
@@ -17,10 +22,14 @@ public struct TransportRequest: Sendable, Hashable {
 
 /// A response: status, headers (names lower-cased) and the decoded body.
 public struct TransportResponse: Sendable, Hashable {
+    /// The HTTP status code.
     public var status: Int
+    /// Response headers, names lower-cased.
     public var headers: [String: String]
+    /// The body, decompressed when the server compressed it.
     public var body: Data
 
+    /// A response with the given status, headers and body.
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status
         self.headers = headers
@@ -30,6 +39,7 @@ public struct TransportResponse: Sendable, Hashable {
 
 /// Why a request got no response. Every case means "the data stays queued; try again later".
 public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure it was.
     public enum Kind: String, Sendable, Hashable {
         /// No connection could be made (server down, wrong address, no network).
         case cannotConnect
@@ -43,19 +53,22 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case tls
         /// The connection broke mid-request or mid-response.
         case connectionLost
-        /// Anything else libcurl reported.
+        /// Anything else the transport reported.
         case other
     }
 
+    /// What kind of failure it was.
     public var kind: Kind
-    /// libcurl's own words, for the log.
+    /// The transport's own words (libcurl's or URLSession's), for the log.
     public var detail: String
 
+    /// A failure of the given kind, with the transport's own words.
     public init(kind: Kind, detail: String) {
         self.kind = kind
         self.detail = detail
     }
 
+    /// What happened and what to do, for a person.
     public var description: String {
         switch kind {
         case .cannotConnect: return "Cannot connect to the server (\(detail)). Check the address and that the server is running."
@@ -70,6 +83,23 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 /// Sends HTTP requests; the sync engine talks to the server only through this.
+///
+/// FieldSheet has two: ``CurlTransport`` (libcurl, the default on Linux) and ``URLSessionTransport`` (the
+/// default on Apple platforms); ``makeDefaultTransport(options:)`` picks the platform's. Both pass the same
+/// test suite against the server. A transport of your own (to add headers, or to count bytes) wraps one.
 public protocol HTTPTransport: Sendable {
+    /// Sends one request and returns its response, whatever its status.
+    ///
+    /// - Throws: ``TransportError`` when no response arrived (the data stays queued; sync retries later).
     func send(_ request: TransportRequest) async throws -> TransportResponse
+
+    /// A transport with the same settings whose requests do not wait behind this one's, for the
+    /// long-poll that ``SyncService`` holds open while syncs go on. The default is the transport itself,
+    /// right for a transport that sends requests concurrently.
+    func independent() -> any HTTPTransport
+}
+
+extension HTTPTransport {
+    /// The transport itself: it sends requests concurrently.
+    public func independent() -> any HTTPTransport { self }
 }

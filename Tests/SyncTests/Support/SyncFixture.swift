@@ -35,12 +35,13 @@ final class SyncFixture: @unchecked Sendable {
     }
 }
 
-/// One device home: its DraftStore and a sync engine over the real CurlTransport.
+/// One device home: its DraftStore and a sync engine over a real transport (libcurl unless set).
 final class TestDevice: @unchecked Sendable {
     let home: TemporaryDirectory
     let store: DraftStore
     var configuration: SyncConfiguration
-    var transportOptions = CurlTransportOptions()
+    var transportOptions = TransportOptions()
+    var transport = TransportKind.curl
 
     init(configuration: SyncConfiguration, home: TemporaryDirectory = TemporaryDirectory("device")) throws {
         self.configuration = configuration
@@ -51,7 +52,9 @@ final class TestDevice: @unchecked Sendable {
     var engine: SyncEngine {
         var logger = Logger(label: "test-device")
         logger.logLevel = .critical
-        return SyncEngine(store: store, transport: CurlTransport(options: transportOptions), configuration: configuration, logger: logger)
+        // The kinds' options are valid for both (checked by TransportTests), so making one cannot fail here.
+        let made = (try? transport.make(transportOptions)) ?? CurlTransport(options: transportOptions)
+        return SyncEngine(store: store, transport: made, configuration: configuration, logger: logger)
     }
 
     @discardableResult

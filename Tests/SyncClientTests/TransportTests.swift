@@ -4,10 +4,12 @@ import Hummingbird
 import Logging
 import NIOCore
 import Testing
+import FieldSheetTesting
 @testable import SyncClient
 
-/// The libcurl transport against a real HTTP server on a loopback port.
-struct CurlTransportTests {
+/// Both HTTP transports, libcurl and URLSession, against a real HTTP server on a loopback port: one suite
+/// that each must pass, so the sync engine meets the same behaviour over either.
+struct TransportTests {
     /// Runs `body` with the base URL of a small Hummingbird server that echoes, serves large bodies and stalls.
     func withServer(_ body: @Sendable (String) async throws -> Void) async throws {
         let router = Router()
@@ -18,6 +20,16 @@ struct CurlTransportTests {
             if let encoding = request.headers[.acceptEncoding] { headers[HTTPField.Name("X-Seen-Accept-Encoding")!] = encoding }
             if let custom = request.headers[HTTPField.Name("X-Custom")!] { headers[HTTPField.Name("X-Custom")!] = custom }
             return Response(status: .created, headers: headers, body: .init(byteBuffer: bytes))
+        }
+        router.get("/redirect") { _, _ -> Response in
+            Response(status: .found, headers: [.location: "/big"])
+        }
+        router.head("/big") { _, _ -> Response in
+            Response(status: .ok, headers: [HTTPField.Name("X-Size")!: "\(2 << 20)"])
+        }
+        router.get("/slow") { _, _ -> Response in
+            try await Task.sleep(for: .seconds(1))
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "late")))
         }
         router.get("/big") { _, _ -> Response in
             Response(status: .ok, body: .init(byteBuffer: ByteBuffer(repeating: 0x61, count: 2 << 20)))
@@ -44,9 +56,10 @@ struct CurlTransportTests {
         }
     }
 
-    @Test func sendsAndReceivesBodiesAndHeaders() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func sendsAndReceivesBodiesAndHeaders(_ kind: TransportKind) async throws {
         try await withServer { base in
-            let transport = CurlTransport()
+            let transport = try kind.make()
             let payload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0) })
             let response = try await transport.send(TransportRequest(method: "POST", url: base + "/echo", headers: ["X-Custom": "yes"], body: payload))
             #expect(response.status == 201)
@@ -56,7 +69,37 @@ struct CurlTransportTests {
         }
     }
 
-    @Test func reusesOneConnectionAcrossRequests() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func headAndRedirectAreReturnedAsTheyCame(_ kind: TransportKind) async throws {
+        try await withServer { base in
+            let transport = try kind.make()
+            let head = try await transport.send(TransportRequest(method: "HEAD", url: base + "/big"))
+            #expect(head.status == 200)
+            #expect(head.headers["x-size"] == "\(2 << 20)")
+            #expect(head.body.isEmpty)
+            let redirect = try await transport.send(TransportRequest(method: "GET", url: base + "/redirect"))
+            #expect(redirect.status == 302, "a redirect is the caller's to follow, not the transport's")
+            #expect(redirect.headers["location"] == "/big")
+            let missing = try await transport.send(TransportRequest(method: "GET", url: base + "/nothing-here"))
+            #expect(missing.status == 404, "an error status is a response, not a transport failure")
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func anIndependentTransportIsNotHeldUpByALongRequest(_ kind: TransportKind) async throws {
+        try await withServer { base in
+            let transport = try kind.make()
+            let other = transport.independent()
+            async let slow = transport.send(TransportRequest(method: "GET", url: base + "/slow"))
+            // The quick request finishes while the slow one is still held by the server.
+            let quick = try await other.send(TransportRequest(method: "GET", url: base + "/big"))
+            #expect(quick.body.count == 2 << 20)
+            let late = try await slow
+            #expect(late.body == Data("late".utf8))
+        }
+    }
+
+    @Test func curlReusesOneConnectionAcrossRequests() async throws {
         try await withServer { base in
             let transport = CurlTransport()
             for _ in 0..<5 {
@@ -67,11 +110,12 @@ struct CurlTransportTests {
         }
     }
 
-    @Test func aStalledTransferFailsAfterTheStallTimeout() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aStalledTransferFailsAfterTheStallTimeout(_ kind: TransportKind) async throws {
         try await withServer { base in
-            var options = CurlTransportOptions()
+            var options = TransportOptions()
             options.stallTimeout = 1
-            let transport = CurlTransport(options: options)
+            let transport = try kind.make(options)
             let started = Date()
             await #expect {
                 _ = try await transport.send(TransportRequest(method: "GET", url: base + "/stall"))
@@ -82,9 +126,10 @@ struct CurlTransportTests {
         }
     }
 
-    @Test func nothingListeningIsCannotConnect() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func nothingListeningIsCannotConnect(_ kind: TransportKind) async throws {
         // Port 9 (discard) has no listener on this loopback.
-        let transport = CurlTransport()
+        let transport = try kind.make()
         await #expect {
             _ = try await transport.send(TransportRequest(method: "GET", url: "http://127.0.0.1:9/health"))
         } throws: { error in
@@ -93,10 +138,11 @@ struct CurlTransportTests {
         }
     }
 
-    @Test func tlsToAServerThatDoesNotSpeakItFailsAsTLS() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func tlsToAServerThatDoesNotSpeakItFailsAsTLS(_ kind: TransportKind) async throws {
         try await withServer { base in
-            let transport = CurlTransport()
-            #expect(CurlTransportOptions().verifyTLS)
+            let transport = try kind.make()
+            #expect(TransportOptions().verifyTLS)
             await #expect {
                 _ = try await transport.send(TransportRequest(method: "GET", url: base.replacingOccurrences(of: "http:", with: "https:") + "/big"))
             } throws: { error in
@@ -104,6 +150,25 @@ struct CurlTransportTests {
             }
         }
     }
+}
+
+/// What URLSession cannot honour is refused when the transport is made, saying what to do instead.
+@Test func urlSessionRefusesOptionsItCannotHonour() throws {
+    var unverified = TransportOptions()
+    unverified.verifyTLS = false
+    #expect {
+        _ = try URLSessionTransport(options: unverified)
+    } throws: { error in
+        (error as? TransportSetupError)?.description.contains("cannot turn verification off") == true
+    }
+    var privateCA = TransportOptions()
+    privateCA.caFile = "/etc/fieldsheet/ca.pem"
+    #expect {
+        _ = try URLSessionTransport(options: privateCA)
+    } throws: { error in
+        (error as? TransportSetupError)?.description.contains("/etc/fieldsheet/ca.pem") == true
+    }
+    #expect(try makeDefaultTransport() is CurlTransport, "libcurl is the default where it is built in")
 }
 
 /// Hands the server's bound port from its start-up callback to the test.
