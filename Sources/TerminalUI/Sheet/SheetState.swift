@@ -59,7 +59,7 @@ public struct SheetState: Sendable {
 
     /// Tab order: the step's answerable fields, then Back, Next, the completion button and Cancel.
     public var focusOrder: [SheetFocus] {
-        var order = visibleFields.filter { $0.kind.takesAnswer }.map { SheetFocus.field($0.id) }
+        var order = visibleFields.filter(\.isEditable).map { SheetFocus.field($0.id) }
         if page > 0 { order.append(.back) }
         if page < form.pages.count - 1 { order.append(.next) }
         order += [.complete, .cancel]
