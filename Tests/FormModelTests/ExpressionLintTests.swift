@@ -57,7 +57,7 @@ struct ExpressionLintTests {
         let decoded = try JSONDecoder().decode(FormDefinition.self, from: JSONEncoder().encode(form))
         #expect(decoded == form)
         #expect(form.field("severity")?.kind == .singleChoice)
-        #expect(form.conflictPolicy(for: "defects/abc/severity") == .lastWriterWins)
+        #expect(form.conflictPolicy(for: "defects/abc/severity") == .manual)
         #expect(form.everyField.map(\.id).prefix(5) == ["site", "inspected_on", "next_visit", "defects", "location"])
     }
 }
