@@ -24,11 +24,14 @@ extension FieldSheetCommand {
                 }
                 for conflict in conflicts {
                     var field: FieldDefinition?
+                    var place: String?
                     if let record = try await store.record(conflict.recordID), let form = try? await store.form(id: record.formID, version: record.formVersion) {
-                        field = form.field(conflict.fieldID)
+                        field = FormFields(form: form).definition(ofKey: conflict.fieldID)
+                        // "Defect 2 › Severity": the instance and the field, as the person knows them.
+                        place = FormState(form: form, answers: record.answers).describe(conflict.fieldID)
                     }
                     let state = conflict.isOpen ? "open" : conflict.policy == "manual" ? "resolved" : "decided by \(conflict.policy)"
-                    print("\(conflict.recordID.uuidString.lowercased())  \(conflict.fieldID)\(field.map { " (\($0.label))" } ?? "")  \(state)")
+                    print("\(conflict.recordID.uuidString.lowercased())  \(conflict.fieldID)\(place.map { " (\($0))" } ?? "")  \(state)")
                     print("  mine:   \(Self.show(conflict.mine, field))  — written on \(conflict.mineDevice ?? "this device")")
                     print("  theirs: \(Self.show(conflict.theirs, field))  — written on \(conflict.theirsDevice ?? "the server")")
                 }
@@ -75,7 +78,7 @@ extension FieldSheetCommand {
                         throw DraftStoreError(.unknownRecord, "There is no record \(record) on this device.")
                     }
                     let form = try await store.form(id: stored.formID, version: stored.formVersion)
-                    guard let definition = form.field(field) else {
+                    guard let definition = FormFields(form: form).definition(ofKey: field) else {
                         throw DraftStoreError(.unknownField, "The form \(form.id) has no field \"\(field)\".")
                     }
                     choice = .value(AnswerValue.parse(value ?? "", for: definition))

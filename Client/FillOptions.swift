@@ -4,8 +4,11 @@ import Foundation
 
 /// The options `fill`, `resume` and `edit` share: values to set and how the sheet ends.
 struct FillOptions: ParsableArguments {
-    @Option(name: .customLong("set"), help: ArgumentHelp("Answer a field, e.g. --set site=\"B2 basement\" (repeatable). Choices by value, label or number.", valueName: "field=value"))
+    @Option(name: .customLong("set"), help: ArgumentHelp("Answer a field, e.g. --set site=\"B2 basement\" or --set 'defects[2].severity=high' (repeatable; the number one past the last instance adds one). Choices by value, label or number.", valueName: "field=value"))
     var assignments: [String] = []
+
+    @Option(name: .customLong("remove"), help: ArgumentHelp("Remove a repeat instance, e.g. --remove 'defects[2]' (repeatable; instances count from 1, after the --set additions).", valueName: "group[n]"))
+    var removals: [String] = []
 
     @Flag(help: "Press the completion button: submit when valid (exit 0), else list every field error and keep the draft (exit 2).")
     var complete = false

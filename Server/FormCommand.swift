@@ -59,26 +59,61 @@ extension FieldSheetServerCommand {
         }
     }
 
-    /// `export --project P --form F --format csv|jsonl`.
+    /// `export --project P --form F --format csv|jsonl [--output-dir DIR]`.
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write a form's records to stdout as CSV or JSON Lines.",
-            discussion: "Streams a page at a time, so memory stays flat. Tombstones are included with state \"deleted\".")
+            abstract: "Write a form's records as CSV or JSON Lines.",
+            discussion: """
+                Streams a page at a time, so memory stays flat. Tombstones are included with state "deleted". JSON Lines \
+                nest each record's repeat instances. CSV of a form with repeats is one file for the records plus one per \
+                repeat (rows keyed to their record and parent instance), written into --output-dir as FORM.csv and \
+                FORM-REPEAT.csv; without repeats, CSV goes to stdout unless --output-dir is given.
+                """)
         @OptionGroup var data: DataOptions
         @Option(help: "Project.") var project: String
         @Option(help: "Form id.") var form: String
         @Option(help: "csv or jsonl.") var format: RecordExporter.Format = .csv
+        @Option(help: "Directory for the CSV files (needed for a form with repeats).") var outputDir: String?
 
         func run() async throws {
             try await reportingFailures {
                 try await data.withStorage { storage in
                     let project = try await data.project(project, in: storage)
-                    let out = FileHandle.standardOutput
-                    let count = try await RecordExporter(storage: storage).export(projectId: project.id, formId: form, format: format) { line in
-                        out.write(Data(line.utf8))
+                    let exporter = RecordExporter(storage: storage)
+                    let tables = format == .csv ? try await exporter.repeatTables(projectId: project.id, formId: form) : []
+                    let count: Int
+                    if let outputDir {
+                        count = try await Self.exportFiles(exporter, project: project.id, form: form, format: format, tables: tables, into: outputDir)
+                    } else {
+                        guard tables.isEmpty else {
+                            throw ValidationError("The form \(form) has repeats (\(tables.map(\.repeatId).joined(separator: ", "))), so its CSV export is one file per repeat besides the records' file. Give --output-dir DIR, or use --format jsonl for one stream with instances nested.")
+                        }
+                        let out = FileHandle.standardOutput
+                        count = try await exporter.export(projectId: project.id, formId: form, format: format) { line in
+                            out.write(Data(line.utf8))
+                        }
                     }
                     FileHandle.standardError.write(Data("exported \(count) record\(count == 1 ? "" : "s")\n".utf8))
                 }
+            }
+        }
+
+        static func exportFiles(_ exporter: RecordExporter, project: Int64, form: String, format: RecordExporter.Format, tables: [RecordExporter.RepeatTable], into directory: String) async throws -> Int {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            var handles: [String: FileHandle] = [:]
+            func open(_ name: String) throws -> FileHandle {
+                let path = (directory as NSString).appendingPathComponent(name)
+                guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                    throw ValidationError("Cannot write \(path): check that the directory is writable.")
+                }
+                return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            }
+            let ext = format == .csv ? "csv" : "jsonl"
+            handles[""] = try open("\(form).\(ext)")
+            for table in tables { handles[table.repeatId] = try open("\(form)-\(table.repeatId).\(ext)") }
+            defer { for handle in handles.values { try? handle.close() } }
+            return try await exporter.export(projectId: project, formId: form, format: format) { table, line in
+                handles[table ?? ""]?.write(Data(line.utf8))
             }
         }
     }

@@ -39,6 +39,10 @@ public struct DraftStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         case invalidDismissal
         /// `resolveConflict` named a field with no open conflict.
         case noOpenConflict
+        /// A repeat instance that the record does not have (or a repeat the form does not have).
+        case unknownInstance
+        /// A repeat already has its `maxCount` instances.
+        case tooManyInstances
     }
 
     public var code: Code

@@ -13,18 +13,21 @@ extension FormSession {
         try requireOpen()
         var edits: [DraftStore.Edit] = []
         var updated = answers
-        for (fieldID, input) in inputs {
-            let field = try self.field(fieldID)
+        for (key, input) in inputs {
+            let field = try self.field(key)
             let value = AnswerValue.parse(input, for: field)
-            guard updated[fieldID] != value else { continue }
-            updated[fieldID] = value
-            edits.append(DraftStore.Edit(field: fieldID, label: field.label, value: value))
+            guard updated[key] != value else { continue }
+            updated[key] = value
+            edits.append(DraftStore.Edit(field: key, label: field.label, value: value))
+            for restore in restorations(for: key) where updated[restore.field] != restore.value {
+                updated[restore.field] = restore.value
+                edits.append(restore)
+            }
         }
         if !edits.isEmpty {
-            try await store.writeEdits(record: recordKey, presentation: presentationKey, edits)
-            answers = updated
+            try await write(edits)
         }
-        return inputs.map { validator.validate(field: $0.field, in: answers) }
+        return inputs.map { validator.validate(field: $0.field, in: state) }
     }
 }
 

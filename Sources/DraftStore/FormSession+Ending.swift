@@ -32,7 +32,7 @@ extension FormSession {
                 return (.submitted, answers)
             }
         }
-        answers = stored
+        state = FormState(logic: validator.logic, answers: stored)
         if result == .submitted { isOpen = false }
         return result
     }
@@ -99,7 +99,7 @@ extension FormSession {
         let result = try await store.write(doing: "discarding the changes to record \(record)") { db in
             try DraftStore.revertPresentation(db, presentation, record: record)
         }
-        answers = openedAnswers
+        state = FormState(logic: validator.logic, answers: openedAnswers)
         isOpen = false
         return result
     }

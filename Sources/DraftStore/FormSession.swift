@@ -39,8 +39,11 @@ public actor FormSession {
     nonisolated let recordKey: String
     nonisolated let presentationKey: String
 
-    /// The current answers, as stored.
-    public internal(set) var answers: [String: AnswerValue]
+    /// The current answers, as stored (fields of repeat instances under their keys, `defects/<id>/severity`).
+    public var answers: [String: AnswerValue] { state.answers }
+    /// The answers evaluated: relevance, computed values, repeat instances; updated by each edit for what
+    /// depends on it only.
+    public internal(set) var state: FormState
     /// Whether the presentation is still open (false once completed, discarded or dismissed).
     public internal(set) var isOpen = true
 
@@ -51,8 +54,8 @@ public actor FormSession {
         self.presentationID = presentationID
         self.mode = mode
         self.openedAnswers = answers
-        self.answers = answers
         self.validator = FormValidator(form: form)
+        self.state = FormState(logic: validator.logic, answers: answers)
         self.recordKey = recordID.uuidString.lowercased()
         self.presentationKey = presentationID.uuidString.lowercased()
     }
@@ -69,13 +72,16 @@ public actor FormSession {
     // MARK: - State
 
     /// The whole form's validation for the current answers (only relevant fields are checked).
-    public var validation: ValidationReport { validator.validate(answers) }
+    public var validation: ValidationReport { validator.validate(state) }
 
-    /// The fields shown for the current answers, in form order.
+    /// The top-level fields shown for the current answers, in form order (a repeat's fields are per instance:
+    /// see `instances(of:in:)` and `isRelevant(_:)`).
     public var relevantFields: [FieldDefinition] {
-        let relevant = validator.relevance.relevantFields(for: answers)
-        return form.allFields.filter { relevant.contains($0.id) }
+        form.allFields.filter { state.isRelevant($0.id) }
     }
+
+    /// Whether the field at `key` is shown for the current answers.
+    public func isRelevant(_ key: String) -> Bool { state.isRelevant(key) }
 
     /// What this presentation changed compared with when it opened.
     public var changes: PresentationChanges {
@@ -90,40 +96,57 @@ public actor FormSession {
     /// - Throws: `unknownField`, `readOnlyField`, `wrongType`, `presentationEnded`, or a storage error
     ///   (`storageFull`…) after which the previous value is still stored.
     @discardableResult
-    public func set(_ fieldID: String, to value: AnswerValue?) async throws -> [FieldIssue] {
+    public func set(_ key: String, to value: AnswerValue?) async throws -> [FieldIssue] {
         try requireOpen()
-        let field = try self.field(fieldID)
+        let field = try self.field(key)
         if let value, !value.fits(field.kind) {
             throw DraftStoreError(.wrongType,
-                "The field \"\(field.id)\" (\(field.label)) cannot take a \(value.tag) answer (\"\(value.display())\"): \(FieldValidator.formatMessage(for: field)) Nothing was saved for it.")
+                "The field \"\(key)\" (\(field.label)) cannot take a \(value.tag) answer (\"\(value.display())\"): \(FieldValidator.formatMessage(for: field)) Nothing was saved for it.")
         }
-        guard answers[fieldID] != value else { return validator.validate(field: fieldID, in: answers) }
-        let previous = answers[fieldID]
-        answers[fieldID] = value
-        do {
-            try await store.writeEdit(record: recordKey, presentation: presentationKey, field: fieldID, label: field.label, value: value)
-        } catch {
-            if answers[fieldID] == value { answers[fieldID] = previous }
-            throw error
-        }
-        return validator.validate(field: fieldID, in: answers)
+        guard answers[key] != value else { return validator.validate(field: key, in: state) }
+        var edits = [DraftStore.Edit(field: key, label: field.label, value: value)]
+        edits += restorations(for: key)
+        try await write(edits)
+        return validator.validate(field: key, in: state)
     }
 
-    /// Parses what a person typed for `fieldID` (`AnswerValue.parse`: choices by value, label or
+    /// Parses what a person typed for `key` (`AnswerValue.parse`: choices by value, label or
     /// number; invalid text kept as `.raw`) and stores it; empty input clears the field.
     @discardableResult
-    public func set(_ fieldID: String, input: String) async throws -> [FieldIssue] {
-        let field = try self.field(fieldID)
-        return try await set(fieldID, to: AnswerValue.parse(input, for: field))
+    public func set(_ key: String, input: String) async throws -> [FieldIssue] {
+        let field = try self.field(key)
+        return try await set(key, to: AnswerValue.parse(input, for: field))
     }
 
-    func field(_ id: String) throws -> FieldDefinition {
-        guard let field = validator.field(id) else {
-            let names = form.allFields.filter(\.kind.takesAnswer).map(\.id).joined(separator: ", ")
-            throw DraftStoreError(.unknownField, "The form \(form.id) has no field \"\(id)\". Its fields are: \(names).")
+    /// Writes `edits` durably, then updates the answers and what depends on them.
+    func write(_ edits: [DraftStore.Edit]) async throws {
+        if edits.count == 1, let edit = edits.first {
+            try await store.writeEdit(record: recordKey, presentation: presentationKey, field: edit.field, label: edit.label, value: edit.value)
+        } else if !edits.isEmpty {
+            try await store.writeEdits(record: recordKey, presentation: presentationKey, edits)
         }
-        guard field.kind.takesAnswer else {
-            throw DraftStoreError(.readOnlyField, "The field \"\(id)\" of form \(form.id) is a note; it takes no answer.")
+        state.apply(Dictionary(edits.map { ($0.field, $0.value) }, uniquingKeysWith: { _, last in last }))
+    }
+
+    /// The field a person may type at `key` (`site`, `defects/<id>/severity`), in an instance the record has.
+    func field(_ key: String) throws -> FieldDefinition {
+        guard let path = AnswerKey(key), !path.isInstanceMeta, let field = validator.field(forKey: key) else {
+            if let path = AnswerKey(key), !path.steps.isEmpty, validator.field(path.field) != nil {
+                throw DraftStoreError(.unknownField, "\"\(key)\" does not follow the repeats of form \(form.id): \"\(path.field)\" lives in \(validator.logic.fields.repeatChain(path.field).map { "\"\($0)\"" }.joined(separator: " inside ")).")
+            }
+            let names = form.everyField.filter(\.isEditable).map(\.id).joined(separator: ", ")
+            throw DraftStoreError(.unknownField, "The form \(form.id) has no field \"\(key)\". Its fields are: \(names).")
+        }
+        guard field.isEditable else {
+            let why = field.isComputed ? "is computed from other answers" : field.kind == .repeat ? "is a repeat; add instances and answer their fields" : "is a note"
+            throw DraftStoreError(.readOnlyField, "The field \"\(key)\" of form \(form.id) \(why); it takes no answer.")
+        }
+        var prefix = ""
+        for step in path.steps {
+            guard let instance = state.instances.all(step.group, in: prefix).first(where: { $0.id == step.instance }) else {
+                throw DraftStoreError(.unknownInstance, "Record \(recordKey) has no \(step.group) instance \(step.instance); add one first.")
+            }
+            prefix = instance.prefix
         }
         return field
     }

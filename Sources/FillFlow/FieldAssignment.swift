@@ -19,17 +19,39 @@ public struct FieldAssignment: Sendable, Hashable {
         self.input = input
     }
 
-    /// Checks that every assignment names a field of `form` that takes an answer, before anything is saved.
-    public static func check(_ assignments: [FieldAssignment], against form: FormDefinition) throws {
-        let names = form.allFields.filter(\.kind.takesAnswer).map(\.id)
-        let fields = Dictionary(form.allFields.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        for assignment in assignments {
-            guard let field = fields[assignment.field] else {
-                throw DraftStoreError(.unknownField,
-                    "The form \(form.id) has no field \"\(assignment.field)\" (in --set \(assignment.field)=…). Its fields are: \(names.joined(separator: ", ")). Nothing was saved.")
+    /// Checks that every assignment names a field of `form` that takes an answer (through the repeats that hold
+    /// it: `defects[2].severity`), and every removal an instance of a repeat, before anything is saved.
+    public static func check(_ assignments: [FieldAssignment], removals: [String] = [], against form: FormDefinition) throws {
+        let fields = FormFields(form: form)
+        for (text, isRemoval) in assignments.map({ ($0.field, false) }) + removals.map({ ($0, true) }) {
+            let option = isRemoval ? "--remove \(text)" : "--set \(text)=…"
+            let address: FieldAddress
+            do { address = try FieldAddress(text) } catch {
+                throw DraftStoreError(.unknownField, "\(error.description) (in \(option)). Nothing was saved.")
             }
-            guard field.kind.takesAnswer else {
-                throw DraftStoreError(.readOnlyField, "The field \"\(field.id)\" of form \(form.id) is a note and takes no answer. Nothing was saved.")
+            let groups = address.steps.map(\.group)
+            for (index, group) in groups.enumerated() {
+                guard fields.byID[group]?.kind == .repeat, fields.repeatChain(group) == Array(groups[..<index]) else {
+                    let repeats = fields.order.filter { fields.byID[$0]?.kind == .repeat }
+                    throw DraftStoreError(.unknownInstance, "The form \(form.id) has no repeat \"\(group)\" there (in \(option)). Its repeats are: \(repeats.isEmpty ? "none" : repeats.joined(separator: ", ")). Nothing was saved.")
+                }
+            }
+            guard let name = address.field else {
+                if isRemoval, !groups.isEmpty { continue }
+                throw DraftStoreError(.unknownField, "\(option) names \(isRemoval ? "no instance; write group[n], like defects[2]" : "an instance, not a field; write \(text).FIELD=VALUE"). Nothing was saved.")
+            }
+            if isRemoval {
+                throw DraftStoreError(.unknownInstance, "\(option) names a field; name an instance, like defects[2]. Nothing was saved.")
+            }
+            let here = groups.last.flatMap { fields.byID[$0]?.fields } ?? form.allFields
+            guard let field = here.first(where: { $0.id == name }) else {
+                let names = here.filter(\.isEditable).map(\.id)
+                throw DraftStoreError(.unknownField,
+                    "The form \(form.id) has no field \"\(name)\"\(groups.last.map { " in the repeat \"\($0)\"" } ?? "") (in \(option)). Its fields are: \(names.joined(separator: ", ")). Nothing was saved.")
+            }
+            guard field.isEditable else {
+                let why = field.kind == .repeat ? "is a repeat; address its instances, like \(field.id)[1].FIELD=VALUE" : field.isComputed ? "is computed from other answers and takes no answer" : "is a note and takes no answer"
+                throw DraftStoreError(.readOnlyField, "The field \"\(field.id)\" of form \(form.id) \(why). Nothing was saved.")
             }
         }
     }

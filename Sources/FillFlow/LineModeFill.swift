@@ -16,38 +16,99 @@ public struct LineModeFill: Sendable {
         self.console = console
     }
 
+    /// One prompt of line mode: a field (at its key), or the question whether to add another instance.
+    enum Prompt: Equatable {
+        case field(key: String, FieldDefinition, place: String)
+        case addAnother(group: FieldDefinition, parent: String, count: Int)
+    }
+
+    /// The prompts for the current answers: relevant fields that take an answer in form order, each live repeat
+    /// instance's fields in turn, and after a repeat's instances "Add another …?".
+    static func prompts(_ session: FormSession) async -> [Prompt] {
+        let state = await session.state
+        var prompts: [Prompt] = []
+        var stack: [(FieldDefinition, String)] = session.form.allFields.reversed().map { ($0, "") }
+        while let (field, parent) = stack.popLast() {
+            if parent.hasPrefix("\u{0}") {
+                let realParent = String(parent.dropFirst())
+                prompts.append(.addAnother(group: field, parent: realParent, count: state.instances.live(field.id, in: realParent).count))
+                continue
+            }
+            let key = AnswerKey.key(field.id, in: parent)
+            guard state.isRelevant(key) else { continue }
+            if field.kind == .repeat {
+                let live = state.instances.live(field.id, in: parent)
+                stack.append((field, "\u{0}" + parent))  // marks the "add another" question after the instances
+                for instance in live.reversed() {
+                    for child in (field.fields ?? []).reversed() { stack.append((child, instance.prefix)) }
+                }
+                continue
+            }
+            guard field.isEditable else { continue }
+            let place = parent.isEmpty ? "" : state.describe(parent + "/" + AnswerKey.position) + " › "
+            prompts.append(.field(key: key, field, place: place))
+        }
+        return prompts
+    }
+
     public func run(_ session: FormSession) async throws -> FillOutcome {
         let form = session.form
         let id = session.recordID.uuidString.lowercased()
         console.line("\(form.title) — \(form.completionLabel) after the last field; :back, :clear, :cancel at any prompt.")
         var index = 0
         while true {
-            let fields = await session.relevantFields.filter(\.kind.takesAnswer)
-            if index >= fields.count {
+            let prompts = await Self.prompts(session)
+            if index >= prompts.count {
                 switch try await session.complete() {
                 case .submitted:
                     console.line("\(form.completionLabel) done: record \(id) is submitted and queued for sync.")
                     return .submitted
                 case .invalid(let report):
                     console.line("\(form.completionLabel) needs these fixed first:")
+                    let state = await session.state
                     for issue in report.issues {
-                        console.line("  \(form.field(issue.fieldID)?.label ?? issue.fieldID): \(issue.message)")
+                        console.line("  \(state.describe(issue.fieldID)): \(issue.message)")
                     }
-                    index = fields.firstIndex { $0.id == report.firstInvalidField } ?? 0
+                    index = prompts.firstIndex { prompt in
+                        switch prompt {
+                        case .field(let key, _, _): return key == report.firstInvalidField
+                        case .addAnother(let group, let parent, _): return AnswerKey.key(group.id, in: parent) == report.firstInvalidField
+                        }
+                    } ?? 0
                     continue
                 }
             }
-            let field = fields[index]
-            let current = await session.answers[field.id]
-            prompt(field, number: index + 1, of: fields.count, current: current)
-            guard let line = console.readLine() else {
-                console.line("")
-                try await session.dismiss(reason: .endOfInput)
-                console.line(session.mode == .editSubmitted
-                    ? "End of input: record \(id) keeps its edits."
-                    : "End of input: kept as a draft. Resume it with `fieldsheet resume \(id)`.")
-                return .kept
+            let prompt = prompts[index]
+            let field: FieldDefinition
+            let key: String
+            switch prompt {
+            case .addAnother(let group, let parent, let count):
+                let noun = group.instanceNoun.lowercased()
+                console.say(count == 0 ? "Add a \(noun)? [y/N]: " : "Add another \(noun)? [y/N]: ")
+                guard let line = console.readLine() else { return try await endOfInput(session, id: id) }
+                switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+                case "y", "yes":
+                    do {
+                        try await session.addInstance(to: group.id, in: parent)
+                    } catch let error as DraftStoreError where error.code == .tooManyInstances {
+                        console.line("  ! \(error.message)")
+                        index += 1
+                    }
+                case "", "n", "no": index += 1
+                case ":back": index = max(0, index - 1)
+                case ":cancel": if let outcome = try await cancel(session, id: id) { return outcome }
+                default: console.line("  ! Answer y to add one, n (or nothing) to go on.")
+                }
+                continue
+            case .field(let fieldKey, let definition, let place):
+                key = fieldKey
+                field = definition
+                let current = await session.answers[key]
+                let choices = await session.choices(for: key)
+                self.prompt(field, place: place, number: index + 1, of: prompts.count, current: current, choices: choices)
             }
+            let current = await session.answers[key]
+            guard let line = console.readLine() else { return try await endOfInput(session, id: id) }
             let command = line.trimmingCharacters(in: .whitespaces)
             switch command {
             case ":back":
@@ -55,7 +116,7 @@ public struct LineModeFill: Sendable {
             case ":cancel":
                 if let outcome = try await cancel(session, id: id) { return outcome }
             case ":clear":
-                let issues = try await session.set(field.id, to: nil)
+                let issues = try await session.set(key, to: nil)
                 if report(issues) { index += 1 }
             case "":
                 if current == nil, field.required {
@@ -64,10 +125,27 @@ public struct LineModeFill: Sendable {
                     index += 1
                 }
             default:
-                let issues = try await session.set(field.id, input: line)
+                let issues = try await session.set(key, input: Self.input(line, choices: await session.choices(for: key), field: field))
                 if report(issues) { index += 1 }
             }
         }
+    }
+
+    /// End of input keeps everything.
+    private func endOfInput(_ session: FormSession, id: String) async throws -> FillOutcome {
+        console.line("")
+        try await session.dismiss(reason: .endOfInput)
+        console.line(session.mode == .editSubmitted
+            ? "End of input: record \(id) keeps its edits."
+            : "End of input: kept as a draft. Resume it with `fieldsheet resume \(id)`.")
+        return .kept
+    }
+
+    /// A choice typed by its number among the offered (filtered) choices means that choice's value.
+    static func input(_ line: String, choices: [Choice], field: FieldDefinition) -> String {
+        guard field.kind == .singleChoice, field.choiceFilter != nil, let number = Int(line.trimmingCharacters(in: .whitespaces)),
+              choices.indices.contains(number - 1) else { return line }
+        return choices[number - 1].value
     }
 
     /// Prints the issues; true when there were none (go on to the next field).
@@ -78,10 +156,10 @@ public struct LineModeFill: Sendable {
         return issues.isEmpty
     }
 
-    private func prompt(_ field: FieldDefinition, number: Int, of count: Int, current: AnswerValue?) {
-        console.line("[\(number)/\(count)] \(field.label)\(field.required ? " (required)" : "")")
+    private func prompt(_ field: FieldDefinition, place: String, number: Int, of count: Int, current: AnswerValue?, choices: [Choice]) {
+        console.line("[\(number)/\(count)] \(place)\(field.label)\(field.required ? " (required)" : "")")
         if let hint = field.hint { console.line("  \(hint)") }
-        if let choices = field.choices {
+        if field.kind.hasChoices {
             for (offset, choice) in choices.enumerated() {
                 console.line("  \(offset + 1)) \(choice.label)")
             }

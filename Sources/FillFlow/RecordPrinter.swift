@@ -28,9 +28,8 @@ public enum RecordPrinter {
     /// A record as a person reads it: each relevant field with its answer and any problem.
     public static func text(_ record: StoredRecord, form: FormDefinition) -> String {
         let validator = FormValidator(form: form)
-        let answers = record.answers
-        let relevant = validator.relevance.relevantFields(for: answers)
-        let report = validator.validate(answers)
+        let state = FormState(logic: validator.logic, answers: record.answers)
+        let report = validator.validate(state)
         var lines = [
             "Record \(record.id.uuidString.lowercased())",
             "Form:    \(shown(form.title)) (\(shown(form.id)) v\(form.version))",
@@ -38,10 +37,30 @@ public enum RecordPrinter {
             "Created: \(timestamp(record.createdAt))",
             "Updated: \(timestamp(record.updatedAt))",
         ]
-        for field in form.allFields where field.kind.takesAnswer && relevant.contains(field.id) {
-            let value = answers[field.id].map { shownAnswer($0.display(for: field)) } ?? "—"
-            let problems = shown(report.issues(for: field.id).map(\.message).joined(separator: " "))
-            lines.append("  \(shown(field.label)): \(value)\(problems.isEmpty ? "" : "   ! \(problems)")")
+        // Depth first: a repeat's instances, each with its fields indented under "Defect 2".
+        var stack: [(field: FieldDefinition, prefix: String, depth: Int)] = form.allFields.reversed().map { ($0, "", 1) }
+        while let (field, prefix, depth) = stack.popLast() {
+            let key = AnswerKey.key(field.id, in: prefix)
+            guard state.isRelevant(key) else { continue }
+            let indent = String(repeating: "  ", count: depth)
+            if field.kind == .repeat {
+                let live = state.instances.live(field.id, in: prefix)
+                let problems = shown(report.issues(for: key).map(\.message).joined(separator: " "))
+                lines.append("\(indent)\(shown(field.label)): \(live.count) \(shown(field.instanceNoun.lowercased()))\(live.count == 1 ? "" : "s")\(problems.isEmpty ? "" : "   ! \(problems)")")
+                for (number, instance) in live.enumerated().reversed() {
+                    for child in (field.fields ?? []).reversed() { stack.append((child, instance.prefix, depth + 2)) }
+                    stack.append((FieldDefinition(id: "\u{0}", kind: .note, label: "\(field.instanceNoun) \(number + 1)"), instance.prefix, depth + 1))
+                }
+                continue
+            }
+            if field.id == "\u{0}" {
+                lines.append("\(indent)\(shown(field.label))")
+                continue
+            }
+            guard field.holdsValue else { continue }
+            let value = state.value(key).map { shownAnswer($0.display(for: field)) } ?? "—"
+            let problems = shown(report.issues(for: key).map(\.message).joined(separator: " "))
+            lines.append("\(indent)\(shown(field.label))\(field.isComputed ? " (computed)" : ""): \(value)\(problems.isEmpty ? "" : "   ! \(problems)")")
         }
         return lines.joined(separator: "\n")
     }

@@ -12,9 +12,10 @@ public struct ScriptedFill: Sendable {
 
     /// Applies `assignments` in order (all durable together, in one transaction, before anything else happens),
     /// then ends the presentation with `action`.
-    public func run(_ session: FormSession, assignments: [FieldAssignment], action: FillAction) async throws -> FillOutcome {
+    /// `removals` name repeat instances (`defects[2]`) to remove, after the assignments' additions.
+    public func run(_ session: FormSession, assignments: [FieldAssignment], removals: [String] = [], action: FillAction) async throws -> FillOutcome {
         let id = session.recordID.uuidString.lowercased()
-        let results = try await session.set(inputs: assignments.map { ($0.field, $0.input) })
+        let results = try await session.set(addressed: assignments.map { ($0.field, $0.input) }, removing: removals).map(\.issues)
         for (assignment, issues) in zip(assignments, results) {
             for issue in issues {
                 console.line("\(assignment.field): \(issue.message) (kept as typed: \"\(assignment.input)\")")
@@ -28,9 +29,9 @@ public struct ScriptedFill: Sendable {
                 return .submitted
             case .invalid(let report):
                 console.line("\(session.form.completionLabel) refused: \(report.issues.count) problem\(report.issues.count == 1 ? "" : "s") to fix.")
+                let state = await session.state
                 for issue in report.issues {
-                    let label = session.form.field(issue.fieldID)?.label ?? issue.fieldID
-                    console.line("  \(issue.fieldID) (\(label)): \(issue.message)")
+                    console.line("  \(state.address(of: issue.fieldID) ?? issue.fieldID) (\(state.describe(issue.fieldID))): \(issue.message)")
                 }
                 try await session.dismiss(reason: .endOfInput)
                 console.line("Nothing was lost: the draft was kept. Fix it with `fieldsheet resume \(id) --set FIELD=VALUE --complete`.")

@@ -26,35 +26,35 @@ struct InputLimitTests {
     }
 
     @Test func nestingUpToTheLimitParsesAndEvaluates() throws {
-        let depth = RelevanceExpression.maximumNesting
+        let depth = FormExpression.maximumNesting
         let nested = String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth)
-        #expect(try RelevanceExpression.parse(nested).isSatisfied(by: ["a": .integer(1)]))
+        #expect(try FormExpression.parse(nested).isSatisfied(by: ["a": .integer(1)]))
         let nots = String(repeating: "not ", count: depth) + "a"
-        #expect(try RelevanceExpression.parse(nots).isSatisfied(by: ["a": .boolean(true)]) == (depth % 2 == 0))
-        #expect(throws: RelevanceSyntaxError.self) { try RelevanceExpression.parse("(" + nested + ")") }
+        #expect(try FormExpression.parse(nots).isSatisfied(by: ["a": .boolean(true)]) == (depth % 2 == 0))
+        #expect(throws: ExpressionSyntaxError.self) { try FormExpression.parse("(" + nested + ")") }
     }
 
     @Test func longAndOrChainsParseIntoShallowTreesWithTheSameMeaning() throws {
         // 400 terms: within the length limit, far beyond the nesting limit if chains nested.
         let terms = (0..<400).map { "a > \($0 % 7)" }
-        let all = try RelevanceExpression.parse(terms.joined(separator: " and "))
+        let all = try FormExpression.parse(terms.joined(separator: " and "))
         #expect(all.isSatisfied(by: ["a": .integer(7)]))
         #expect(!all.isSatisfied(by: ["a": .integer(6)]))
-        let any = try RelevanceExpression.parse(terms.joined(separator: " or "))
+        let any = try FormExpression.parse(terms.joined(separator: " or "))
         #expect(any.isSatisfied(by: ["a": .integer(1)]))
         #expect(!any.isSatisfied(by: ["a": .integer(0)]))
         #expect(Self.depth(of: all) <= 12)
         // Mixed: and binds tighter than or, as before.
-        #expect(try RelevanceExpression.parse("a == 1 or a == 2 and a == 3 or a == 4").isSatisfied(by: ["a": .integer(4)]))
-        #expect(!(try RelevanceExpression.parse("a == 1 or a == 2 and a == 3 or a == 4").isSatisfied(by: ["a": .integer(2)])))
+        #expect(try FormExpression.parse("a == 1 or a == 2 and a == 3 or a == 4").isSatisfied(by: ["a": .integer(4)]))
+        #expect(!(try FormExpression.parse("a == 1 or a == 2 and a == 3 or a == 4").isSatisfied(by: ["a": .integer(2)])))
     }
 
     @Test func aConditionLongerThanTheLimitIsRefused() {
         let long = (0..<2_000).map { _ in "a" }.joined(separator: " or ")
-        #expect(long.count > RelevanceExpression.maximumLength)
-        #expect(throws: RelevanceSyntaxError.self) { try RelevanceExpression.parse(long) }
+        #expect(long.count > FormExpression.maximumLength)
+        #expect(throws: ExpressionSyntaxError.self) { try FormExpression.parse(long) }
         let result = Fixtures.load(Self.form(relevant: long))
-        #expect(result.findings.contains { $0.rule == "relevance-syntax" && $0.message.contains("at most \(RelevanceExpression.maximumLength)") })
+        #expect(result.findings.contains { $0.rule == "relevance-syntax" && $0.message.contains("at most \(FormExpression.maximumLength)") })
     }
 
     @Test func aLongChainOfConditionsAcrossFieldsNeedsNoDeepStack() throws {
@@ -92,12 +92,14 @@ struct InputLimitTests {
         #expect((try? parser.parse("[" + String(repeating: " ", count: 900) + "]")) != nil)
     }
 
-    static func depth(of expression: RelevanceExpression) -> Int {
+    static func depth(of expression: FormExpression) -> Int {
         switch expression {
-        case .field, .literal, .list: return 1
-        case .not(let inner): return 1 + depth(of: inner)
+        case .name, .current, .literal, .list: return 1
+        case .not(let inner), .negate(let inner): return 1 + depth(of: inner)
         case .and(let left, let right), .or(let left, let right), .compare(let left, _, let right), .membership(let left, let right):
             return 1 + max(depth(of: left), depth(of: right))
+        case .arithmetic(let first, let steps): return 1 + (([first] + steps.map(\.operand)).map { depth(of: $0) }.max() ?? 0)
+        case .call(_, let arguments): return 1 + (arguments.map { depth(of: $0) }.max() ?? 0)
         }
     }
 }

@@ -26,7 +26,7 @@ struct RelevanceTests {
         ("site == \"Depot \\\"A\\\"\"", ["site": AnswerValue.text("Depot \"A\"")], true),
     ])
     func conditionsEvaluateOverAnswers(source: String, answers: [String: AnswerValue], expected: Bool) throws {
-        let expression = try RelevanceExpression.parse(source)
+        let expression = try FormExpression.parse(source)
         #expect(expression.isSatisfied(by: answers) == expected)
     }
 
@@ -42,15 +42,15 @@ struct RelevanceTests {
     ])
     func malformedConditionsSayWhatAndWhere(source: String, column: Int, message: String) {
         #expect {
-            _ = try RelevanceExpression.parse(source)
+            _ = try FormExpression.parse(source)
         } throws: { error in
-            guard let error = error as? RelevanceSyntaxError else { return false }
+            guard let error = error as? ExpressionSyntaxError else { return false }
             return error.column == column && error.message.contains(message)
         }
     }
 
     @Test func referencedFieldsAreListedOnce() throws {
-        #expect(try RelevanceExpression.parse("a == 1 or (b and a != 2) or 'x' in c").referencedFields == ["a", "b", "c"])
+        #expect(try FormExpression.parse("a == 1 or (b and a != 2) or 'x' in c").referencedFields == ["a", "b", "c"])
     }
 
     @Test func aHiddenFieldHidesTheFieldsThatDependOnIt() throws {
@@ -69,10 +69,10 @@ struct RelevanceTests {
 
     @Test func cyclesAreFound() throws {
         let graph = RelevanceGraph(conditions: [
-            "a": try RelevanceExpression.parse("b"), "b": try RelevanceExpression.parse("a"),
+            "a": try FormExpression.parse("b"), "b": try FormExpression.parse("a"),
         ], fieldOrder: ["a", "b"])
         #expect(graph.firstCycle() == ["a", "b", "a"])
-        let acyclic = RelevanceGraph(conditions: ["a": try RelevanceExpression.parse("b")], fieldOrder: ["a", "b"])
+        let acyclic = RelevanceGraph(conditions: ["a": try FormExpression.parse("b")], fieldOrder: ["a", "b"])
         #expect(acyclic.firstCycle() == nil)
     }
 }

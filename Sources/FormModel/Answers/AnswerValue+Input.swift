@@ -12,7 +12,7 @@ extension AnswerValue {
         switch field.kind {
         case .text: return .text(input)
         case .multilineText: return .text(input)
-        case .note: return .raw(input)
+        case .note, .calculate, .repeat: return .raw(input)
         case .integer:
             return Int(trimmed).map(AnswerValue.integer) ?? .raw(input)
         case .decimal:

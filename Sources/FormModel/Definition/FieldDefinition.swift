@@ -6,10 +6,13 @@ public struct Choice: Codable, Sendable, Hashable {
     public var value: String
     /// What the person filling the form reads.
     public var label: String
+    /// Further properties a `choiceFilter` reads as `choice.<name>` (`{"severity": "high"}`).
+    public var properties: [String: String]?
 
-    public init(value: String, label: String) {
+    public init(value: String, label: String, properties: [String: String]? = nil) {
         self.value = value
         self.label = label
+        self.properties = properties
     }
 }
 
@@ -37,12 +40,36 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     public var relevant: String?
     /// Overrides the form's conflict policy for this field.
     public var conflictPolicy: ConflictPolicy?
+    /// The expression whose value the field holds (`kind: calculate`, or a read-only computed field shown to the person).
+    public var calculation: String?
+    /// An expression that must be true for the answer (`.` is the answer), checked like the built-in rules:
+    /// a draft may hold a value that breaks it, completion may not.
+    public var constraint: String?
+    /// What to tell the person when `constraint` is false.
+    public var constraintMessage: String?
+    /// The default as an expression (`today()`), written `"default": {"expression": "today()"}`.
+    public var defaultExpression: String?
+    /// Which choices are offered: an expression over other answers and `choice.<property>` of each choice.
+    public var choiceFilter: String?
+    /// For `repeat`: the fields of one instance (a repeat may hold repeats).
+    public var fields: [FieldDefinition]?
+    /// For `repeat`: at least this many instances to complete.
+    public var minCount: Int?
+    /// For `repeat`: at most this many instances.
+    public var maxCount: Int?
+    /// For `repeat`: the id of an integer field whose answer is the number of instances.
+    public var countFrom: String?
+    /// For `repeat`: what one instance is called ("Defect"): "Defect 2", "Add another defect?".
+    public var instanceLabel: String?
 
     public init(
         id: String, kind: FieldKind, label: String, hint: String? = nil, required: Bool = false,
         defaultValue: AnswerValue? = nil, min: Double? = nil, max: Double? = nil,
         minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil, patternMessage: String? = nil,
-        choices: [Choice]? = nil, relevant: String? = nil, conflictPolicy: ConflictPolicy? = nil
+        choices: [Choice]? = nil, relevant: String? = nil, conflictPolicy: ConflictPolicy? = nil,
+        calculation: String? = nil, constraint: String? = nil, constraintMessage: String? = nil,
+        defaultExpression: String? = nil, choiceFilter: String? = nil, fields: [FieldDefinition]? = nil,
+        minCount: Int? = nil, maxCount: Int? = nil, countFrom: String? = nil, instanceLabel: String? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -59,13 +86,41 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         self.choices = choices
         self.relevant = relevant
         self.conflictPolicy = conflictPolicy
+        self.calculation = calculation
+        self.constraint = constraint
+        self.constraintMessage = constraintMessage
+        self.defaultExpression = defaultExpression
+        self.choiceFilter = choiceFilter
+        self.fields = fields
+        self.minCount = minCount
+        self.maxCount = maxCount
+        self.countFrom = countFrom
+        self.instanceLabel = instanceLabel
     }
 
     enum CodingKeys: String, CodingKey {
         case id, kind, label, hint, required
         case defaultValue = "default"
         case min, max, minLength, maxLength, pattern, patternMessage, choices, relevant, conflictPolicy
+        case calculation, constraint, constraintMessage, choiceFilter, fields, minCount, maxCount, countFrom, instanceLabel
     }
+
+    /// `"default": {"expression": "today()"}`.
+    private struct DefaultExpression: Codable {
+        var expression: String
+    }
+
+    /// Whether the field's value is computed (`calculate`, or a `calculation` on a field shown read-only).
+    public var isComputed: Bool { kind == .calculate || calculation != nil }
+
+    /// Whether a person types the field's answer: it takes one and is not computed.
+    public var isEditable: Bool { kind.takesAnswer && calculation == nil }
+
+    /// Whether the field holds a value in a record: typed or computed.
+    public var holdsValue: Bool { kind.takesAnswer || kind == .calculate }
+
+    /// What one instance of a repeat is called: `instanceLabel`, or the label.
+    public var instanceNoun: String { instanceLabel ?? label }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -83,12 +138,26 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         choices = try container.decodeIfPresent([Choice].self, forKey: .choices)
         relevant = try container.decodeIfPresent(String.self, forKey: .relevant)
         conflictPolicy = try container.decodeIfPresent(ConflictPolicy.self, forKey: .conflictPolicy)
-        // A default is written in the plain JSON form of the field's kind ("high", 3, true).
+        calculation = try container.decodeIfPresent(String.self, forKey: .calculation)
+        constraint = try container.decodeIfPresent(String.self, forKey: .constraint)
+        constraintMessage = try container.decodeIfPresent(String.self, forKey: .constraintMessage)
+        choiceFilter = try container.decodeIfPresent(String.self, forKey: .choiceFilter)
+        fields = try container.decodeIfPresent([FieldDefinition].self, forKey: .fields)
+        minCount = try container.decodeIfPresent(Int.self, forKey: .minCount)
+        maxCount = try container.decodeIfPresent(Int.self, forKey: .maxCount)
+        countFrom = try container.decodeIfPresent(String.self, forKey: .countFrom)
+        instanceLabel = try container.decodeIfPresent(String.self, forKey: .instanceLabel)
+        // A default is written in the plain JSON form of the field's kind ("high", 3, true), or as
+        // {"expression": "today()"}.
+        defaultValue = nil
+        defaultExpression = nil
         if container.contains(.defaultValue) {
             let plain = try container.decode(PlainJSON.self, forKey: .defaultValue)
-            defaultValue = AnswerValue(plain: plain, kind: kind)
-        } else {
-            defaultValue = nil
+            if case .object(let members) = plain, members.count == 1, case .string(let source)? = members["expression"] {
+                defaultExpression = source
+            } else {
+                defaultValue = AnswerValue(plain: plain, kind: kind)
+            }
         }
     }
 
@@ -99,7 +168,11 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         try container.encode(label, forKey: .label)
         try container.encodeIfPresent(hint, forKey: .hint)
         if required { try container.encode(true, forKey: .required) }
-        try container.encodeIfPresent(defaultValue?.plain, forKey: .defaultValue)
+        if let defaultExpression {
+            try container.encode(DefaultExpression(expression: defaultExpression), forKey: .defaultValue)
+        } else {
+            try container.encodeIfPresent(defaultValue?.plain, forKey: .defaultValue)
+        }
         try container.encodeIfPresent(min, forKey: .min)
         try container.encodeIfPresent(max, forKey: .max)
         try container.encodeIfPresent(minLength, forKey: .minLength)
@@ -109,6 +182,15 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         try container.encodeIfPresent(choices, forKey: .choices)
         try container.encodeIfPresent(relevant, forKey: .relevant)
         try container.encodeIfPresent(conflictPolicy, forKey: .conflictPolicy)
+        try container.encodeIfPresent(calculation, forKey: .calculation)
+        try container.encodeIfPresent(constraint, forKey: .constraint)
+        try container.encodeIfPresent(constraintMessage, forKey: .constraintMessage)
+        try container.encodeIfPresent(choiceFilter, forKey: .choiceFilter)
+        try container.encodeIfPresent(fields, forKey: .fields)
+        try container.encodeIfPresent(minCount, forKey: .minCount)
+        try container.encodeIfPresent(maxCount, forKey: .maxCount)
+        try container.encodeIfPresent(countFrom, forKey: .countFrom)
+        try container.encodeIfPresent(instanceLabel, forKey: .instanceLabel)
     }
 
     /// The label of the choice with `value`, or the value itself.

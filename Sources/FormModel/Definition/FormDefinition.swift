@@ -96,17 +96,26 @@ public struct FormDefinition: Codable, Sendable, Hashable {
     /// Every field in page order.
     public var allFields: [FieldDefinition] { pages.flatMap(\.fields) }
 
-    /// The field with `id`, if the form has one.
+    /// The field with `id` at any depth (inside repeats too), if the form has one.
     public func field(_ id: String) -> FieldDefinition? {
-        for page in pages {
-            if let field = page.fields.first(where: { $0.id == id }) { return field }
+        var stack = allFields.reversed() as [FieldDefinition]
+        while let field = stack.popLast() {
+            if field.id == id { return field }
+            stack += (field.fields ?? []).reversed()
         }
         return nil
     }
 
-    /// The policy that decides conflicts on `fieldID`: the field's own, else the form's.
-    public func conflictPolicy(for fieldID: String) -> ConflictPolicy {
-        field(fieldID)?.conflictPolicy ?? conflictPolicy
+    /// The policy that decides conflicts on the record field `key` (`site`, `defects/<id>/severity`,
+    /// `defects/<id>/@removed`): the field's own, else its repeat's, else the form's.
+    public func conflictPolicy(for key: String) -> ConflictPolicy {
+        guard let path = AnswerKey(key) else { return conflictPolicy }
+        let id = path.isInstanceMeta ? path.steps.last?.group ?? path.field : path.field
+        if let own = field(id)?.conflictPolicy { return own }
+        for step in path.steps.reversed() {
+            if let policy = field(step.group)?.conflictPolicy { return policy }
+        }
+        return conflictPolicy
     }
 
     /// The index of the page holding `fieldID`.

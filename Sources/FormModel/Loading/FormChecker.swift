@@ -15,10 +15,11 @@ enum FormChecker {
                 error("duplicate-page-id", pagePath.appending("id"), "The page id \"\(page.id)\" is already used by page \(earlier).", fix: "Give every page its own id.")
             }
             pageIDs[page.id] = pageIndex
-            for (fieldIndex, field) in page.fields.enumerated() {
-                let path = pagePath.appending("fields").appending(fieldIndex)
+            // Every field at any depth, with its JSON path (a repeat's fields under its "fields").
+            var stack: [(FieldDefinition, JSONPath)] = page.fields.enumerated().reversed().map { ($1, pagePath.appending("fields").appending($0)) }
+            while let (field, path) = stack.popLast() {
                 if let earlier = fieldPaths[field.id] {
-                    error("duplicate-field-id", path.appending("id"), "The field id \"\(field.id)\" is already used at \(earlier).", fix: "Give every field of the form its own id; answers are stored by id.")
+                    error("duplicate-field-id", path.appending("id"), "The field id \"\(field.id)\" is already used at \(earlier).", fix: "Give every field of the form its own id, inside repeats too; answers are stored by id.")
                 } else {
                     fieldPaths[field.id] = path
                 }
@@ -26,38 +27,15 @@ enum FormChecker {
                 if let pattern = field.pattern {
                     findings += patternRiskFindings(pattern, at: path.appending("pattern"), in: loaded)
                 }
-                if field.defaultValue == nil, loaded.document.value(at: path.appending("default")) != nil {
-                    error("default-invalid", path.appending("default"), "The default is not \(FieldValidator.expectation(field.kind)), which a \(field.kind.rawValue) field holds.", fix: "Write the default in the field's plain JSON form, like \"high\", 3 or true.")
+                if field.defaultValue == nil, field.defaultExpression == nil, loaded.document.value(at: path.appending("default")) != nil {
+                    error("default-invalid", path.appending("default"), "The default is not \(FieldValidator.expectation(field.kind)), which a \(field.kind.rawValue) field holds.", fix: "Write the default in the field's plain JSON form, like \"high\", 3 or true, or as {\"expression\": \"today()\"}.")
+                }
+                if field.kind == .repeat, let children = field.fields {
+                    for (index, child) in children.enumerated().reversed() { stack.append((child, path.appending("fields").appending(index))) }
                 }
             }
         }
-
-        var conditions: [String: RelevanceExpression] = [:]
-        let fieldsByID = Dictionary(form.allFields.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        for field in form.allFields {
-            guard let source = field.relevant, let path = fieldPaths[field.id] else { continue }
-            let relevantPath = path.appending("relevant")
-            do {
-                let expression = try RelevanceExpression.parse(source)
-                conditions[field.id] = expression
-                for name in expression.referencedFields {
-                    guard let target = fieldsByID[name] else {
-                        error("relevance-unknown-field", relevantPath, "The condition \"\(shown(source))\" names \"\(name)\", which is not a field of this form.", fix: "Use the id of a field of this form; known ids: \(form.allFields.map(\.id).joined(separator: ", ")).")
-                        continue
-                    }
-                    if target.kind == .note {
-                        error("relevance-note-field", relevantPath, "The condition \"\(shown(source))\" reads \"\(name)\", a note, which never has an answer.", fix: "Refer to a field that takes an answer.")
-                    }
-                }
-            } catch {
-                findings.append(Finding(.error, rule: "relevance-syntax", file: loaded.file, path: relevantPath, location: loaded.location(of: relevantPath),
-                                        message: "The condition \"\(shown(source))\" does not parse: \(error.message) at column \(error.column) of the condition.",
-                                        fix: "Write a condition like priority == 'high' or count > 3 and needs_parts."))
-            }
-        }
-        if let cycle = RelevanceGraph(conditions: conditions, fieldOrder: form.allFields.map(\.id)).firstCycle(), let first = cycle.first, let path = fieldPaths[first] {
-            error("relevance-cycle", path.appending("relevant"), "The relevance conditions form a cycle: \(cycle.joined(separator: " → ")).", fix: "A field's condition may only read fields whose own conditions do not depend on it.")
-        }
+        findings += ExpressionChecker(loaded: loaded, fieldPaths: fieldPaths).check()
         return findings
     }
 
@@ -109,6 +87,32 @@ enum FormChecker {
         }
         if kind == .note, field.required || field.defaultValue != nil {
             fail("option-not-for-kind", field.required ? "required" : "default", "A note is read-only text; it cannot be required or have a default.", fix: "Remove the option, or use a text field.")
+        }
+        if kind != .repeat {
+            for (key, present) in [("fields", field.fields != nil), ("minCount", field.minCount != nil), ("maxCount", field.maxCount != nil), ("countFrom", field.countFrom != nil), ("instanceLabel", field.instanceLabel != nil)] where present {
+                fail("option-not-for-kind", key, "\"\(key)\" applies only to repeat fields, not to \(kind.rawValue).", fix: "Remove \"\(key)\" or make the field a repeat.")
+            }
+        } else {
+            for (key, present) in [("required", field.required), ("default", field.defaultValue != nil || field.defaultExpression != nil), ("calculation", field.calculation != nil), ("constraint", field.constraint != nil)] where present {
+                fail("option-not-for-kind", key, "\"\(key)\" does not apply to a repeat; its fields take answers, the repeat itself holds instances.", fix: "Put \"\(key)\" on a field inside the repeat, or use minCount for a repeat that must have instances.")
+            }
+            if let low = field.minCount, let high = field.maxCount, low > high {
+                fail("range-inverted", "minCount", "\"minCount\" (\(low)) is greater than \"maxCount\" (\(high)).", fix: "Swap them or correct one.")
+            }
+        }
+        if kind == .note || kind == .calculate {
+            for (key, present) in [("constraint", field.constraint != nil), ("required", field.required && kind == .calculate)] where present {
+                fail("option-not-for-kind", key, "\"\(key)\" does not apply to a \(kind.rawValue) field, which nobody types.", fix: "Remove \"\(key)\".")
+            }
+        }
+        if kind == .note, field.calculation != nil {
+            fail("option-not-for-kind", "calculation", "A note holds no value, so it cannot have a calculation.", fix: "Use a text field with the calculation to show a computed value.")
+        }
+        if field.choiceFilter != nil, !kind.hasChoices {
+            fail("option-not-for-kind", "choiceFilter", "\"choiceFilter\" applies only to singleChoice and multipleChoice fields, not to \(kind.rawValue).", fix: "Remove \"choiceFilter\" or change the kind.")
+        }
+        if field.constraintMessage != nil, field.constraint == nil {
+            fail("option-not-for-kind", "constraintMessage", "\"constraintMessage\" is shown when the constraint fails, but the field has no \"constraint\".", fix: "Add a \"constraint\" or remove the message.")
         }
         if let low = field.min, let high = field.max, low > high {
             fail("range-inverted", "min", "\"min\" (\(AnswerValue.format(low))) is greater than \"max\" (\(AnswerValue.format(high))).", fix: "Swap them or correct one.")

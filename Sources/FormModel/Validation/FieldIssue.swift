@@ -20,6 +20,14 @@ public struct FieldIssue: Sendable, Hashable, Codable, CustomStringConvertible {
         case notYesOrNo
         case unknownField
         case readOnly
+        /// The answer breaks the field's `constraint`.
+        case constraint
+        /// The field's `constraint` could not be evaluated within the work allowed.
+        case constraintNotChecked
+        /// A repeat has fewer instances than `minCount` (or its `countFrom` field asks for).
+        case tooFewInstances
+        /// A repeat has more instances than `maxCount` (or its `countFrom` field asks for).
+        case tooManyInstances
     }
 
     public var fieldID: String

@@ -11,7 +11,7 @@ public enum FieldValidator {
             [FieldIssue(fieldID: field.id, code: code, message: message)]
         }
         guard field.kind.takesAnswer else {
-            return answer == nil ? [] : issue(.readOnly, "This is a note; it takes no answer.")
+            return answer == nil ? [] : issue(.readOnly, formatMessage(for: field))
         }
         guard let answer, !answer.isBlank else {
             guard field.required else { return [] }
@@ -77,6 +77,8 @@ public enum FieldValidator {
         case .location: return "Enter a location as latitude, longitude and optionally accuracy in metres, like 52.52, 13.40, 5."
         case .text, .multilineText: return "Enter text."
         case .note: return "This is a note; it takes no answer."
+        case .calculate: return "This value is computed from other answers; it takes no answer."
+        case .repeat: return "This is a group of repeated fields; answer the fields of its instances."
         }
     }
 
@@ -91,6 +93,7 @@ public enum FieldValidator {
         case .singleChoice, .multipleChoice: return .notAChoice
         case .location: return .invalidLocation
         case .text, .multilineText, .note: return .wrongType
+        case .calculate, .repeat: return .readOnly
         }
     }
 
@@ -106,7 +109,7 @@ public enum FieldValidator {
         case .singleChoice: return "one choice"
         case .multipleChoice: return "a list of choices"
         case .location: return "a location"
-        case .note: return "no answer"
+        case .note, .calculate, .repeat: return "no answer"
         }
     }
 

@@ -79,17 +79,33 @@ public struct FormPublisher: Sendable {
         return SHA256.hash(data: try encoder.encode(unversioned)).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Reasons the new definition would break stored records, in field order.
+    /// Reasons the new definition would break stored records, in field order. Stored keys of repeat instances
+    /// (`defects/<id>/severity`, `defects/<id>/@removed`) count for their field and the repeats holding it: adding
+    /// a repeat or a field inside one is allowed; removing one records use, changing its kind, or moving it into
+    /// or out of a repeat is not.
     static func breakingChanges(from versions: [FormDefinition], to new: FormDefinition, fieldsInUse: Set<String>) -> [String] {
+        var ids = Set<String>()
+        for key in fieldsInUse {
+            guard let path = AnswerKey(key) else { continue }
+            ids.formUnion(path.steps.map(\.group))
+            if !path.isInstanceMeta { ids.insert(path.field) }
+        }
+        let newFields = FormFields(form: new)
         var reasons: [String] = []
-        for fieldId in fieldsInUse.sorted() {
-            guard let old = versions.reversed().lazy.compactMap({ $0.field(fieldId) }).first else { continue }
-            guard let replacement = new.field(fieldId) else {
+        for fieldId in ids.sorted() {
+            guard let oldForm = versions.reversed().first(where: { $0.field(fieldId) != nil }), let old = oldForm.field(fieldId) else { continue }
+            guard let replacement = newFields.byID[fieldId] else {
                 reasons.append("The field \"\(fieldId)\" is removed, but stored records hold values for it. Keep the field (hide it with \"relevant\") or export and clear those values first.")
                 continue
             }
             if replacement.kind != old.kind {
                 reasons.append("The field \"\(fieldId)\" changes from \(old.kind.rawValue) to \(replacement.kind.rawValue), but stored records hold \(old.kind.rawValue) values for it. Add a new field with a new id instead.")
+            }
+            let before = FormFields(form: oldForm).repeatChain(fieldId)
+            let after = newFields.repeatChain(fieldId)
+            if before != after {
+                let place = { (chain: [String]) in chain.isEmpty ? "the top level" : "the repeat \"\(chain.joined(separator: "\" inside \""))\"" }
+                reasons.append("The field \"\(fieldId)\" moves from \(place(before)) to \(place(after)), but stored records hold values for it where it was. Add a new field with a new id instead.")
             }
         }
         return reasons

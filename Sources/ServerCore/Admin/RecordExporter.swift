@@ -16,7 +16,25 @@ public struct RecordExporter: Sendable {
         var state: String
         var author: String
         var revision: Int64
+        /// Top-level answers and computed values.
         var values: [String: AnswerValue]
+        /// Each repeat's live instances, in order, by repeat id.
+        var repeats: [String: [InstanceLine]]?
+    }
+
+    struct InstanceLine: Encodable {
+        var instanceId: String
+        var values: [String: AnswerValue]
+        var repeats: [String: [InstanceLine]]?
+    }
+
+    /// The CSV table of one repeat: its file's name part and columns.
+    public struct RepeatTable: Sendable, Hashable {
+        /// The repeat's id (`defects`); nested repeats are tables of their own (`actions`).
+        public var repeatId: String
+        /// The repeat holding this one, for nested repeats.
+        public var parentRepeatId: String?
+        public var columns: [String]
     }
 
     let storage: any ServerStorage
@@ -27,17 +45,39 @@ public struct RecordExporter: Sendable {
         self.pageSize = pageSize
     }
 
-    /// Writes every record of `formId` through `write`, one line per call; returns how many.
+    /// The repeat tables a CSV export of `formId` writes besides the records' (empty for a form without repeats).
+    public func repeatTables(projectId: Int64, formId: String) async throws -> [RepeatTable] {
+        Self.layout(try await storage.forms(projectId: projectId).filter { $0.formId == formId }.map(\.definition)).tables
+    }
+
+    /// Writes every record of `formId` through `write`, one line per call; returns how many. CSV holds the records'
+    /// top-level fields (computed ones included); JSON Lines nests each repeat's instances. For the CSV of a form with
+    /// repeats use `export(projectId:formId:write:)`, which writes one table per repeat too.
     @discardableResult
     public func export(projectId: Int64, formId: String, format: Format, write: (String) throws -> Void) async throws -> Int {
-        let versions = try await storage.forms(projectId: projectId).filter { $0.formId == formId }
-        var columns: [String] = []
-        for version in versions.reversed() {
-            for field in version.definition.allFields where field.kind.takesAnswer && !columns.contains(field.id) { columns.append(field.id) }
+        try await export(projectId: projectId, formId: formId, format: format) { table, line in
+            if table == nil { try write(line) }
         }
-        let latestFields = Dictionary(versions.flatMap(\.definition.allFields).map { ($0.id, $0) }, uniquingKeysWith: { _, new in new })
+    }
+
+    /// The CSV export as tables: `write(nil, line)` for the records' table, `write(repeatId, line)` for each
+    /// repeat's, whose rows are the live instances keyed to their record (and parent instance): `recordId`,
+    /// `parentInstanceId`, `instanceId`, `position` (1-based), then the repeat's fields.
+    @discardableResult
+    public func export(projectId: Int64, formId: String, format: Format = .csv, write: (String?, String) throws -> Void) async throws -> Int {
+        let versions = try await storage.forms(projectId: projectId).filter { $0.formId == formId }
+        let layout = Self.layout(versions.map(\.definition))
+        let definitions = Dictionary(versions.map { ($0.version, $0.definition) }, uniquingKeysWith: { first, _ in first })
+        var logics: [Int: FormLogic] = [:]
+        let latestFields = Dictionary(versions.flatMap(\.definition.everyField).map { ($0.id, $0) }, uniquingKeysWith: { _, new in new })
+        func cell(_ value: AnswerValue?, _ id: String) -> String {
+            value?.display(for: latestFields[id].map { field in Self.unlabelled(field) }) ?? ""
+        }
         if format == .csv {
-            try write((["recordId", "formVersion", "state", "author", "revision"] + columns).map(Self.csvField).joined(separator: ",") + "\r\n")
+            try write(nil, (["recordId", "formVersion", "state", "author", "revision"] + layout.columns).map(Self.csvField).joined(separator: ",") + "\r\n")
+            for table in layout.tables {
+                try write(table.repeatId, (["recordId", "parentInstanceId", "instanceId", "position"] + table.columns).map(Self.csvField).joined(separator: ",") + "\r\n")
+            }
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -47,20 +87,107 @@ public struct RecordExporter: Sendable {
             let page = try await storage.records(projectId: projectId, formId: formId, after: after, limit: pageSize)
             for record in page {
                 let values = record.fields.values
+                let logic: FormLogic?
+                if let known = logics[record.formVersion] {
+                    logic = known
+                } else if let definition = definitions[record.formVersion] {
+                    logic = FormLogic(form: definition)
+                    logics[record.formVersion] = logic
+                } else {
+                    logic = nil
+                }
+                let state = logic.map { FormState(logic: $0, answers: values) }
+                func value(_ key: String) -> AnswerValue? { state.map { $0.computed[key] ?? $0.answers[key] } ?? values[key] }
                 switch format {
                 case .csv:
                     let fixed = [record.id.uuidString, String(record.formVersion), record.state.rawValue, record.authorName, String(record.revision)]
-                    let answers = columns.map { values[$0]?.display(for: latestFields[$0].map { field in Self.unlabelled(field) }) ?? "" }
-                    try write((fixed + answers).map(Self.csvField).joined(separator: ",") + "\r\n")
+                    try write(nil, (fixed + layout.columns.map { cell(value($0), $0) }).map(Self.csvField).joined(separator: ",") + "\r\n")
+                    guard let state else { break }
+                    for table in layout.tables {
+                        for (parent, parentId) in Self.parents(of: table, in: state, layout: layout) {
+                            for (index, instance) in state.instances.live(table.repeatId, in: parent).enumerated() {
+                                let row = [record.id.uuidString, parentId, instance.id, String(index + 1)]
+                                    + table.columns.map { cell(value(instance.prefix + "/" + $0), $0) }
+                                try write(table.repeatId, row.map(Self.csvField).joined(separator: ",") + "\r\n")
+                            }
+                        }
+                    }
                 case .jsonl:
-                    let line = Line(recordId: record.id, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName, revision: record.revision, values: values)
-                    try write(String(decoding: try encoder.encode(line), as: UTF8.self) + "\n")
+                    var top: [String: AnswerValue] = [:]
+                    for (key, answer) in values where !key.contains("/") { top[key] = answer }
+                    for (key, answer) in state?.computed ?? [:] where !key.contains("/") { top[key] = answer }
+                    let repeats = state.map { Self.nested(in: "", ids: layout.topRepeats, state: $0, layout: layout) }
+                    let line = Line(recordId: record.id, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
+                                    revision: record.revision, values: top, repeats: repeats?.isEmpty == false ? repeats : nil)
+                    try write(nil, String(decoding: try encoder.encode(line), as: UTF8.self) + "\n")
                 }
                 count += 1
             }
             guard page.count == pageSize, let last = page.last else { return count }
             after = last.id
         }
+    }
+
+    /// Columns of every version, newest first (a field keeps its column across versions).
+    struct Layout {
+        var columns: [String] = []
+        var tables: [RepeatTable] = []
+        var topRepeats: [String] = []
+    }
+
+    static func layout(_ definitions: [FormDefinition]) -> Layout {
+        var layout = Layout()
+        var tableIndex: [String: Int] = [:]
+        for definition in definitions.reversed() {
+            let fields = FormFields(form: definition)
+            for id in fields.order {
+                guard let field = fields.byID[id] else { continue }
+                let group = fields.container[id]
+                if field.kind == .repeat {
+                    if tableIndex[id] == nil {
+                        tableIndex[id] = layout.tables.count
+                        layout.tables.append(RepeatTable(repeatId: id, parentRepeatId: group, columns: []))
+                        if group == nil { layout.topRepeats.append(id) }
+                    }
+                    continue
+                }
+                guard field.holdsValue else { continue }
+                if let group, let index = tableIndex[group] {
+                    if !layout.tables[index].columns.contains(id) { layout.tables[index].columns.append(id) }
+                } else if group == nil, !layout.columns.contains(id) {
+                    layout.columns.append(id)
+                }
+            }
+        }
+        return layout
+    }
+
+    /// The places a repeat's instances live in a record (its parent instances), with the parent instance's id.
+    static func parents(of table: RepeatTable, in state: FormState, layout: Layout) -> [(String, String)] {
+        guard let parentRepeat = table.parentRepeatId else { return [("", "")] }
+        guard let parentTable = layout.tables.first(where: { $0.repeatId == parentRepeat }) else { return [] }
+        return parents(of: parentTable, in: state, layout: layout).flatMap { grand, _ in
+            state.instances.live(parentRepeat, in: grand).map { ($0.prefix, $0.id) }
+        }
+    }
+
+    /// The live instances of the repeats `ids` at `prefix`, each with its values and its own repeats.
+    static func nested(in prefix: String, ids: [String], state: FormState, layout: Layout) -> [String: [InstanceLine]] {
+        var result: [String: [InstanceLine]] = [:]
+        for id in ids {
+            let children = layout.tables.filter { $0.parentRepeatId == id }.map(\.repeatId)
+            let columns = layout.tables.first { $0.repeatId == id }?.columns ?? []
+            result[id] = state.instances.live(id, in: prefix).map { instance in
+                var values: [String: AnswerValue] = [:]
+                for column in columns {
+                    let key = instance.prefix + "/" + column
+                    if let value = state.computed[key] ?? state.answers[key] { values[column] = value }
+                }
+                let inner = nested(in: instance.prefix, ids: children, state: state, layout: layout)
+                return InstanceLine(instanceId: instance.id, values: values, repeats: inner.isEmpty ? nil : inner)
+            }
+        }
+        return result
     }
 
     /// The field without choice labels, so CSV cells hold the stored choice values.

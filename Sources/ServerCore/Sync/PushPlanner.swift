@@ -111,8 +111,9 @@ struct PushPlanner: Sendable {
         return MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
     }
 
-    /// Submitted records must pass the form's validation; drafts only need values of the right kind
-    /// (raw input allowed) for fields the form has.
+    /// Submitted records must pass the form's validation (repeat instances, constraints and calculations with
+    /// the device's own code); drafts only need values of the right kind (raw input allowed) for fields the form
+    /// has, at keys that follow its repeats.
     private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator) -> Problem? {
         switch record.state {
         case .submitted:
@@ -122,11 +123,8 @@ struct PushPlanner: Sendable {
             return .validation("The record cannot be submitted: \(detail)", field: first.fieldID)
         case .draft:
             for fieldId in mutation.changes.keys.sorted() {
-                guard let field = form.field(fieldId), field.kind.takesAnswer else {
-                    return .validation("The form \(form.id) has no field \"\(fieldId)\" that takes an answer.", field: fieldId)
-                }
-                if let value = mutation.changes[fieldId]?.value, !value.fits(field.kind) {
-                    return .validation("This answer is a \(value.tag), but the field \"\(fieldId)\" is \(field.kind.rawValue); send it as raw input or in the field's type.", field: fieldId)
+                if let issue = validator.draftIssue(fieldId, mutation.changes[fieldId]?.value) {
+                    return .validation(issue.code == .wrongType ? "\(issue.message) Field \"\(fieldId)\": send it as raw input or in the field's type." : issue.message, field: fieldId)
                 }
             }
             return nil

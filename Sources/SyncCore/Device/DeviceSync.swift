@@ -132,6 +132,14 @@ public enum DeviceSync {
                 result.local[field] = nil
             }
         }
+        if !alreadyPulled {
+            // The server restored the removed instances this mutation edited (`RecordMerge`); the device's copy
+            // of the record at this revision says so too, or the next pull (which skips this revision) never would.
+            let merged = MergeableRecord(state: mutation.state, revision: revision, fields: result.synced)
+            for (prefix, hlc) in RecordMerge.restoredInstances(mutation: mutation, record: merged) {
+                result.synced[prefix + "/" + AnswerKey.removed] = FieldState(value: .boolean(false), revision: revision, hlc: hlc, clientId: device)
+            }
+        }
         for entry in outcome.conflicts where entry.kind == .field {
             guard let field = entry.fieldId else { continue }
             result.conflicts.append(LoggedConflict(field: field, policy: entry.policy.rawValue, local: entry.client, remote: entry.server, open: entry.open))

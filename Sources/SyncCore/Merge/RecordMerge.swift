@@ -15,7 +15,9 @@ public struct MergeableRecord: Sendable, Hashable {
 
 /// Applies one mutation to a record field by field (see ``FieldMerge``) and decides the record's state.
 ///
-/// An edit that reaches a deleted record restores it, and the restoration is logged.
+/// An edit that reaches a deleted record restores it, and the restoration is logged. Likewise an edit of a field
+/// of a repeat instance removed on the server (`defects/<id>/@removed` true) restores the instance (and the
+/// instances around it): `@removed` becomes false, stamped with the edit, and the restoration is logged.
 public enum RecordMerge {
     public struct Result: Sendable, Hashable {
         /// The record after the mutation (the same as before when nothing changed).
@@ -53,11 +55,35 @@ public enum RecordMerge {
             }
             if let conflict = result.conflict { conflicts.append(conflict) }
         }
+        for (prefix, hlc) in restoredInstances(mutation: mutation, record: record) {
+            let key = prefix + "/" + AnswerKey.removed
+            conflicts.append(ConflictEntry(kind: .restoredAfterDelete, fieldId: key, policy: policy(key), winner: .client, server: record.fields[key], client: nil))
+            record.fields[key] = FieldState(value: .boolean(false), revision: revision, hlc: hlc, clientId: clientId)
+            changed = true
+        }
         if record.state != mutation.state {
             record.state = mutation.state
             changed = true
         }
         if changed { record.revision = revision }
         return Result(record: record, changed: changed, conflicts: conflicts)
+    }
+
+    /// The removed instances that the mutation's applied edits lie in, with the clock of the latest such edit;
+    /// none when the mutation itself writes the instance's `@removed`.
+    static func restoredInstances(mutation: Mutation, record: MergeableRecord) -> [(String, HybridTimestamp)] {
+        var found: [String: HybridTimestamp] = [:]
+        for (key, change) in mutation.changes where key.contains("/") && change.value != nil {
+            guard let path = AnswerKey(key), !path.isInstanceMeta else { continue }
+            var prefix = ""
+            for step in path.steps {
+                prefix = AnswerKey.key(step.group, in: prefix) + "/" + step.instance
+                let removedKey = prefix + "/" + AnswerKey.removed
+                guard mutation.changes[removedKey] == nil, record.fields[removedKey]?.value == .boolean(true),
+                      record.fields[key]?.value == change.value else { continue }
+                found[prefix] = max(found[prefix] ?? change.hlc, change.hlc)
+            }
+        }
+        return found.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 }

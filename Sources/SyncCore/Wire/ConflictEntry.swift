@@ -7,7 +7,8 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
     public enum Kind: String, Codable, Sendable {
         /// Both sides changed the field since their common base.
         case field
-        /// A record deleted on the server was edited on a device and has been restored.
+        /// A record deleted on the server was edited on a device and has been restored; with a `fieldId` of the
+        /// form `defects/<id>/@removed`, the same for one repeat instance.
         case restoredAfterDelete
     }
 

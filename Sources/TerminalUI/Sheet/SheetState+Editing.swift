@@ -46,7 +46,7 @@ extension SheetState {
             default: break
             }
             return []
-        case .note:
+        case .note, .calculate, .repeat:
             return []
         case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location:
             var text = self.text(of: field)

@@ -25,6 +25,8 @@ public struct SheetState: Sendable {
     public let form: FormDefinition
     public let relevance: Relevance
     public private(set) var answers: [String: AnswerValue]
+    /// The answers evaluated: relevance, computed values, repeat instances (updated per edit for what depends on it).
+    public private(set) var evaluated: FormState
     /// Text as typed into text-like fields, so raw input is shown exactly as typed.
     public private(set) var typed: [String: String] = [:]
     public private(set) var page = 0
@@ -47,19 +49,19 @@ public struct SheetState: Sendable {
         self.form = form
         self.relevance = Relevance(form: form)
         self.answers = answers
+        self.evaluated = FormState(logic: relevance.logic, answers: answers)
         self.focus = .complete
         self.focus = focusOrder.first ?? .complete
     }
 
     /// The fields shown on the current step.
     public var visibleFields: [FieldDefinition] {
-        let relevant = relevance.relevantFields(for: answers)
-        return form.pages[page].fields.filter { relevant.contains($0.id) }
+        form.pages[page].fields.filter { $0.kind != .calculate && evaluated.isRelevant($0.id) }
     }
 
     /// Tab order: the step's answerable fields, then Back, Next, the completion button and Cancel.
     public var focusOrder: [SheetFocus] {
-        var order = visibleFields.filter { $0.kind.takesAnswer }.map { SheetFocus.field($0.id) }
+        var order = visibleFields.filter(\.isEditable).map { SheetFocus.field($0.id) }
         if page > 0 { order.append(.back) }
         if page < form.pages.count - 1 { order.append(.next) }
         order += [.complete, .cancel]
@@ -68,7 +70,15 @@ public struct SheetState: Sendable {
 
     /// The text shown in a field's value slot.
     public func text(of field: FieldDefinition) -> String {
-        typed[field.id] ?? answers[field.id]?.display(for: field) ?? ""
+        if field.kind == .repeat {
+            // Instances are not edited in the full-screen app yet; scripts and line mode add and edit them.
+            let count = evaluated.instances.live(field.id).count
+            return "\(count) \(field.instanceNoun.lowercased())\(count == 1 ? "" : "s") — edit with fieldsheet fill/resume --set '\(field.id)[\(count + 1)].FIELD=…' or in line mode"
+        }
+        if field.isComputed {
+            return evaluated.value(field.id)?.display(for: field) ?? ""
+        }
+        return typed[field.id] ?? answers[field.id]?.display(for: field) ?? ""
     }
 
     /// How many fields of the current step show an error.
@@ -173,6 +183,7 @@ public struct SheetState: Sendable {
     /// Replaces the answers (after the session reverted or merged them), keeping the focus where it can.
     public mutating func reload(_ answers: [String: AnswerValue]) {
         self.answers = answers
+        evaluated = FormState(logic: relevance.logic, answers: answers)
         typed = [:]
         if !focusOrder.contains(focus) { focus = focusOrder.first ?? .complete }
     }
@@ -233,6 +244,7 @@ public struct SheetState: Sendable {
     /// Records a value locally and asks for it to be saved.
     mutating func set(_ field: FieldDefinition, _ value: AnswerValue?, typedText: String? = nil) -> [SheetIntent] {
         answers[field.id] = value
+        evaluated.apply([field.id: value])
         typed[field.id] = typedText
         if errors[field.id] != nil {
             errors[field.id] = FieldValidator.issues(for: field, answer: value).first?.message

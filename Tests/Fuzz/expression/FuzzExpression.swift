@@ -5,7 +5,7 @@ import FormModel
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzExpression(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let source = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
-    guard let expression = try? RelevanceExpression.parse(source) else { return 0 }
+    guard let expression = try? FormExpression.parse(source) else { return 0 }
     let answers: [[String: AnswerValue]] = [
         [:],
         ["a": .integer(3), "b": .text("x"), "c": .boolean(true), "d": .choices(["x", "y"])],

@@ -1,0 +1,263 @@
+import Foundation
+
+/// What an expression reads while it is evaluated: answers by name, the value of its own field (`.`), and the clock.
+public protocol ExpressionScope {
+    /// The value of `path` (`["severity"]`, `["defects", "cost"]`) as seen from where the expression is evaluated.
+    func value(of path: [String]) -> ExpressionValue
+    /// The value of the field the expression belongs to (`.`).
+    var current: ExpressionValue { get }
+    /// Today's date and the time now, for `today()` and `now()`.
+    var clock: ExpressionClock { get }
+}
+
+/// `today()` and `now()` as local date and time (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM`), read once per evaluation pass.
+public struct ExpressionClock: Sendable, Hashable {
+    public var today: String
+    public var now: String
+
+    public init(today: String, now: String) {
+        self.today = today
+        self.now = now
+    }
+
+    /// The device's local date and time at `date`.
+    public static func local(at date: Date = Date(), timeZone: TimeZone = .current) -> ExpressionClock {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        let day = String(format: "%04d-%02d-%02d", parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
+        return ExpressionClock(today: day, now: day + String(format: "T%02d:%02d", parts.hour ?? 0, parts.minute ?? 0))
+    }
+}
+
+/// A scope over a flat set of answers keyed by field id (no repeats); what `isSatisfied(by:)` uses.
+public struct AnswersScope: ExpressionScope {
+    public var answers: [String: AnswerValue]
+    public var current: ExpressionValue
+    /// The clock `today()` and `now()` read; nil: the device's, read when they are called.
+    public var fixedClock: ExpressionClock?
+
+    public init(_ answers: [String: AnswerValue], current: ExpressionValue = .null, clock: ExpressionClock? = nil) {
+        self.answers = answers
+        self.current = current
+        self.fixedClock = clock
+    }
+
+    public var clock: ExpressionClock { fixedClock ?? .local() }
+
+    public func value(of path: [String]) -> ExpressionValue {
+        path.count == 1 ? ExpressionValue(answers[path[0]]) : .null
+    }
+}
+
+extension FormExpression {
+    /// The evaluation steps one evaluation may take (a node visited, a list item read). A `sum()` over 5,000
+    /// instances takes about 5,000; an expression that needs more stops with a `.failure` saying so.
+    public static let maximumSteps = 1_000_000
+
+    /// Evaluates the expression in `scope`; never throws: work past `maximumSteps` gives `.failure`.
+    public func evaluate(in scope: some ExpressionScope) -> ExpressionValue {
+        var budget = Self.maximumSteps
+        return evaluate(scope, &budget)
+    }
+
+    /// Evaluates the condition given the answers of the fields it names (absent = unanswered).
+    public func isSatisfied(by answers: [String: AnswerValue]) -> Bool {
+        evaluate(in: AnswersScope(answers)).isTruthy
+    }
+
+    static let exhausted = ExpressionValue.failure("The expression needs more than \(maximumSteps) steps to evaluate; simplify it or reduce the repeat instances it reads.")
+
+    func evaluate(_ scope: some ExpressionScope, _ budget: inout Int) -> ExpressionValue {
+        budget -= 1
+        if budget < 0 { return Self.exhausted }
+        switch self {
+        case .name(let path):
+            let value = scope.value(of: path)
+            if case .list(let items) = value { budget -= items.count }
+            return budget < 0 ? Self.exhausted : value
+        case .current: return scope.current
+        case .literal(let literal): return ExpressionValue(literal)
+        case .list(let items): return .list(items.map(ExpressionValue.init))
+        case .not(let inner):
+            let value = inner.evaluate(scope, &budget)
+            if case .failure = value { return value }
+            return .bool(!value.isTruthy)
+        case .negate(let inner):
+            let value = inner.evaluate(scope, &budget)
+            if case .failure = value { return value }
+            return value.asNumber.map { .number(-$0) } ?? .null
+        case .and(let left, let right):
+            let first = left.evaluate(scope, &budget)
+            if case .failure = first { return first }
+            guard first.isTruthy else { return .bool(false) }
+            let second = right.evaluate(scope, &budget)
+            if case .failure = second { return second }
+            return .bool(second.isTruthy)
+        case .or(let left, let right):
+            let first = left.evaluate(scope, &budget)
+            if case .failure = first { return first }
+            if first.isTruthy { return .bool(true) }
+            let second = right.evaluate(scope, &budget)
+            if case .failure = second { return second }
+            return .bool(second.isTruthy)
+        case .membership(let element, let container):
+            let needle = element.evaluate(scope, &budget)
+            let haystack = container.evaluate(scope, &budget)
+            if case .failure = needle { return needle }
+            if case .failure = haystack { return haystack }
+            guard case .list(let items) = haystack else { return .bool(false) }
+            if case .list(let needles) = needle {
+                return .bool(!needles.isEmpty && needles.allSatisfy { wanted in items.contains { $0.equals(wanted) } })
+            }
+            return .bool(items.contains { $0.equals(needle) })
+        case .compare(let leftExpression, let comparison, let rightExpression):
+            let left = leftExpression.evaluate(scope, &budget)
+            let right = rightExpression.evaluate(scope, &budget)
+            if case .failure = left { return left }
+            if case .failure = right { return right }
+            switch comparison {
+            case .equal: return .bool(left.equals(right))
+            case .notEqual: return .bool(!left.equals(right))
+            case .less, .lessOrEqual, .greater, .greaterOrEqual:
+                guard let order = left.order(against: right) else { return .bool(false) }  // an unanswered side is never in order
+                switch comparison {
+                case .less: return .bool(order == .orderedAscending)
+                case .lessOrEqual: return .bool(order != .orderedDescending)
+                case .greater: return .bool(order == .orderedDescending)
+                default: return .bool(order != .orderedAscending)
+                }
+            }
+        case .arithmetic(let first, let steps):
+            var result = first.evaluate(scope, &budget)
+            for step in steps {
+                if case .failure = result { return result }
+                let operand = step.operand.evaluate(scope, &budget)
+                if case .failure = operand { return operand }
+                result = Self.apply(step.operation, result, operand)
+            }
+            return result
+        case .call(let function, let arguments):
+            return Self.call(function, arguments, scope, &budget)
+        }
+    }
+
+    /// Numbers with numbers; a date plus or minus days; the days between two dates. Anything with an unanswered
+    /// side, or a division by zero, is null.
+    static func apply(_ operation: ArithmeticOperator, _ left: ExpressionValue, _ right: ExpressionValue) -> ExpressionValue {
+        if case .date(let day) = left, let days = right.asNumber, let start = CivilDate.days(day) {
+            switch operation {
+            case .add: return .date(CivilDate.string(start + Int(days.rounded())))
+            case .subtract:
+                return .date(CivilDate.string(start - Int(days.rounded())))
+            default: return .null
+            }
+        }
+        if operation == .subtract, case .date(let leftDay) = left, case .date(let rightDay) = right,
+           let start = CivilDate.days(leftDay), let end = CivilDate.days(rightDay) {
+            return .number(Double(start - end))
+        }
+        guard let a = left.asNumber, let b = right.asNumber else { return .null }
+        switch operation {
+        case .add: return .number(a + b)
+        case .subtract: return .number(a - b)
+        case .multiply: return .number(a * b)
+        case .divide: return b == 0 ? .null : .number(a / b)
+        case .remainder: return b == 0 ? .null : .number(a.truncatingRemainder(dividingBy: b))
+        }
+    }
+
+    static func call(_ function: Function, _ arguments: [FormExpression], _ scope: some ExpressionScope, _ budget: inout Int) -> ExpressionValue {
+        if function == .if {
+            let condition = arguments[0].evaluate(scope, &budget)
+            if case .failure = condition { return condition }
+            return (condition.isTruthy ? arguments[1] : arguments[2]).evaluate(scope, &budget)
+        }
+        if function == .coalesce {
+            for argument in arguments {
+                let value = argument.evaluate(scope, &budget)
+                switch value {
+                case .null: continue
+                case .string(let text) where text.isEmpty: continue
+                default: return value
+                }
+            }
+            return .null
+        }
+        var values: [ExpressionValue] = []
+        for argument in arguments {
+            let value = argument.evaluate(scope, &budget)
+            if case .failure = value { return value }
+            values.append(value)
+        }
+        switch function {
+        case .if, .coalesce: return .null  // handled above
+        case .selected:
+            switch values[0] {
+            case .list(let items): return .bool(items.contains { $0.equals(values[1]) })
+            case .null: return .bool(false)
+            default: return .bool(values[0].equals(values[1]))
+            }
+        case .countSelected:
+            switch values[0] {
+            case .list(let items): return .number(Double(items.count))
+            case .null: return .number(0)
+            default: return .number(1)
+            }
+        case .stringLength: return .number(Double(values[0].text.count))
+        case .concat: return .string(values.map(\.text).joined())
+        case .today: return .date(scope.clock.today)
+        case .now: return .dateTime(scope.clock.now)
+        case .sum:
+            let items: [ExpressionValue]
+            if case .list(let list) = values[0] { items = list } else { items = [values[0]] }
+            return .number(items.reduce(0) { $0 + ($1.asNumber ?? 0) })
+        case .count:
+            switch values[0] {
+            case .list(let items): return .number(Double(items.filter { !$0.isNull }.count))
+            case .null: return .number(0)
+            default: return .number(1)
+            }
+        case .min, .max:
+            let numbers = values.flatMap { value -> [Double] in
+                if case .list(let items) = value { return items.compactMap(\.asNumber) }
+                return value.asNumber.map { [$0] } ?? []
+            }
+            guard let result = function == .min ? numbers.min() : numbers.max() else { return .null }
+            return .number(result)
+        case .round:
+            guard let number = values[0].asNumber else { return .null }
+            let digits = values.count > 1 ? Int((values[1].asNumber ?? 0).rounded()) : 0
+            let scale = pow(10, Double(Swift.max(-15, Swift.min(15, digits))))
+            return .number((number * scale).rounded() / scale)
+        }
+    }
+}
+
+/// Days since 1970-01-01 for `YYYY-MM-DD`, and back (the proleptic Gregorian calendar, no time zone).
+enum CivilDate {
+    static func days(_ text: String) -> Int? {
+        guard LocalDateTime.isDate(String(text.prefix(10))) else { return nil }
+        let parts = text.prefix(10).split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3 else { return nil }
+        let (year, month, day) = (parts[0] - (parts[1] <= 2 ? 1 : 0), parts[1], parts[2])
+        let era = (year >= 0 ? year : year - 399) / 400
+        let yearOfEra = year - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func string(_ days: Int) -> String {
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthPart = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthPart + 2) / 5 + 1
+        let month = monthPart + (monthPart < 10 ? 3 : -9)
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return String(format: "%04d-%02d-%02d", year, month, day)
+    }
+}

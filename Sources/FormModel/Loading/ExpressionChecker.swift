@@ -1,0 +1,144 @@
+/// The loader's checks of a form's expressions: each parses, names fields that exist and can be read from where
+/// it stands (inside a repeat, a field of the same instance; outside, a repeat's fields only through `sum()`,
+/// `count()` and the like), has no type mismatch the types show, and no calculation or condition depends on itself.
+struct ExpressionChecker {
+    let loaded: LoadedForm
+    let fieldPaths: [String: JSONPath]
+    let fields: FormFields
+
+    init(loaded: LoadedForm, fieldPaths: [String: JSONPath]) {
+        self.loaded = loaded
+        self.fieldPaths = fieldPaths
+        self.fields = FormFields(form: loaded.form)
+    }
+
+    /// One expression property: its JSON key, the word findings use and the prefix of its rule ids.
+    struct Property {
+        var key: String
+        var noun: String
+        var rule: String
+        var source: KeyPath<FieldDefinition, String?>
+    }
+
+    nonisolated(unsafe) static let properties: [Property] = [
+        Property(key: "relevant", noun: "condition", rule: "relevance", source: \.relevant),
+        Property(key: "calculation", noun: "calculation", rule: "calculation", source: \.calculation),
+        Property(key: "constraint", noun: "constraint", rule: "constraint", source: \.constraint),
+        Property(key: "choiceFilter", noun: "choice filter", rule: "choice-filter", source: \.choiceFilter),
+        Property(key: "default", noun: "default", rule: "default", source: \.defaultExpression),
+    ]
+
+    func check() -> [Finding] {
+        var findings: [Finding] = []
+        func error(_ rule: String, _ path: JSONPath, _ message: String, fix: String) {
+            findings.append(Finding(.error, rule: rule, file: loaded.file, path: path, location: loaded.location(of: path), message: message, fix: fix))
+        }
+        for id in fields.order {
+            guard let field = fields.byID[id], let fieldPath = fieldPaths[id] else { continue }
+            for property in Self.properties {
+                guard let source = field[keyPath: property.source] else { continue }
+                let path = property.key == "default" ? fieldPath.appending("default").appending("expression") : fieldPath.appending(property.key)
+                let shown = FormChecker.shown(source)
+                let expression: FormExpression
+                do {
+                    expression = try FormExpression.parse(source)
+                } catch {
+                    findings.append(Finding(.error, rule: "\(property.rule)-syntax", file: loaded.file, path: path, location: loaded.location(of: path),
+                                            message: "The \(property.noun) \"\(shown)\" does not parse: \(error.message) at column \(error.column) of the \(property.noun).",
+                                            fix: "Write a \(property.noun) like priority == 'high', count > 3 and needs_parts, or sum(defects.cost)."))
+                    continue
+                }
+                var namesKnown = true
+                var usesCurrent = false
+                expression.visit { if case .current = $0 { usesCurrent = true } }
+                if usesCurrent, property.key != "constraint" {
+                    error("\(property.rule)-current-value", path, "The \(property.noun) \"\(shown)\" uses '.', the field's own answer, which only a constraint reads.", fix: "Name the field instead of '.'.")
+                }
+                for name in expression.referencedNames {
+                    if let problem = scopeProblem(name, from: field, property: property) {
+                        namesKnown = false
+                        error(problem.rule, path, "The \(property.noun) \"\(shown)\" \(problem.message)", fix: problem.fix)
+                    }
+                }
+                guard namesKnown else { continue }
+                let (type, mismatches) = expression.inferType { nameType($0, from: field) }
+                for mismatch in mismatches {
+                    error("expression-type-mismatch", path, "The \(property.noun) \"\(shown)\" \(mismatch).", fix: "Use fields of the right kind, or compare with a value of the same type.")
+                }
+                if property.key == "calculation" || property.key == "default", !type.fits(field.kind) {
+                    error("expression-type-mismatch", path, "The \(property.noun) \"\(shown)\" gives \(type), but \"\(id)\" is a \(field.kind.rawValue) field.", fix: "Change the field's kind to fit the value, or the expression to give \(FieldValidator.expectation(field.kind)).")
+                }
+            }
+            if let source = field.countFrom, field.kind == .repeat {
+                let target = fields.byID[source]
+                if target == nil || target?.kind != .integer || !fields.repeatChain(id).starts(with: fields.repeatChain(source)) {
+                    error("count-from-invalid", fieldPath.appending("countFrom"), "\"countFrom\" names \"\(source)\", which is not an integer field outside the repeat \"\(id)\".", fix: "Name an integer field that comes before the repeat, like number_of_members.")
+                }
+            }
+        }
+        let logic = FormLogic(form: loaded.form)
+        if let cycle = RelevanceGraph(edges: logic.reads, fieldOrder: fields.order).firstCycle(), let first = cycle.first, let path = fieldPaths[first] {
+            let calculated = cycle.contains { logic.calculation[$0] != nil }
+            let key = calculated && logic.calculation[first] != nil ? "calculation" : logic.relevant[first] != nil ? "relevant" : "fields"
+            error(calculated ? "calculation-cycle" : "relevance-cycle", path.appending(key),
+                  "The \(calculated ? "calculations and conditions" : "relevance conditions") form a cycle: \(cycle.joined(separator: " → ")).",
+                  fix: "A field's condition or calculation may only read fields whose own conditions and calculations do not depend on it.")
+        }
+        return findings
+    }
+
+    struct ScopeProblem {
+        var rule: String
+        var message: String
+        var fix: String
+    }
+
+    /// Why `name` cannot be read from `field`'s place, if it cannot.
+    func scopeProblem(_ name: [String], from field: FieldDefinition, property: Property) -> ScopeProblem? {
+        if name.count == 2, name[0] == "choice", property.key == "choiceFilter" {
+            let properties = Set((field.choices ?? []).flatMap { ($0.properties ?? [:]).keys } + ["value", "label"])
+            guard properties.contains(name[1]) else {
+                return ScopeProblem(rule: "choice-filter-unknown-property", message: "reads choice.\(name[1]), but no choice of \"\(field.id)\" has the property \"\(name[1])\".",
+                                    fix: "Add \"properties\": {\"\(name[1])\": …} to the choices, or read one of: \(properties.sorted().joined(separator: ", ")).")
+            }
+            return nil
+        }
+        guard let first = fields.byID[name[0]] else {
+            return ScopeProblem(rule: "\(property.rule)-unknown-field", message: "names \"\(name[0])\", which is not a field of this form.",
+                                fix: "Use the id of a field of this form; known ids: \(fields.order.prefix(50).joined(separator: ", "))\(fields.order.count > 50 ? ", …" : "").")
+        }
+        if first.kind == .note {
+            return ScopeProblem(rule: "\(property.rule)-note-field", message: "reads \"\(name[0])\", a note, which never has an answer.", fix: "Refer to a field that takes an answer.")
+        }
+        let readerChain = fields.repeatChain(field.id)
+        guard readerChain.starts(with: fields.repeatChain(first.id)) else {
+            let group = fields.repeatChain(first.id).last ?? ""
+            return ScopeProblem(rule: "repeat-scope", message: "reads \"\(name[0])\", a field of each \"\(group)\" instance, from outside that repeat.",
+                                fix: "Read it through the repeat, like sum(\(group).\(name[0])) or count(\(group)).")
+        }
+        var parent = first
+        for child in name.dropFirst() {
+            guard parent.kind == .repeat, let next = fields.byID[child], fields.container[child] == parent.id else {
+                return ScopeProblem(rule: "\(property.rule)-unknown-field", message: "names \"\(name.joined(separator: "."))\", but \"\(child)\" is not a field of the repeat \"\(parent.id)\".",
+                                    fix: "Write repeat.field with a field directly inside the repeat.")
+            }
+            parent = next
+        }
+        return nil
+    }
+
+    /// The type `name` has when read from `field`.
+    func nameType(_ name: [String], from field: FieldDefinition) -> ExpressionType? {
+        if name == ["."] { return ExpressionType(kind: field.kind) }
+        if name.count == 2, name[0] == "choice" { return .text }
+        guard let last = fields.byID[name[name.count - 1]] else { return nil }
+        let readerChain = fields.repeatChain(field.id)
+        let crossesRepeat = name.dropLast().contains { !readerChain.contains($0) }
+        let type = last.kind == .calculate ? ExpressionType.any : ExpressionType(kind: last.kind)
+        if crossesRepeat, last.kind != .repeat {
+            if case .list(let item) = type { return .list(item) }
+            return .list(type.asItem)
+        }
+        return type
+    }
+}

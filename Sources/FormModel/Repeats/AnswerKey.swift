@@ -1,0 +1,77 @@
+import Foundation
+
+/// Where an answer lives in a record's fields: a top-level field (`site`), or a field of a repeat instance
+/// keyed by the group, the instance's stable id and the field (`defects/7c1e…/severity`; nested repeats go on:
+/// `defects/7c1e…/actions/90ab…/what`). Each instance also has `@position` (its order) and `@removed` (its
+/// tombstone) fields, merged like any other field.
+public struct AnswerKey: Hashable, Sendable, CustomStringConvertible {
+    /// One repeat instance on the way to the field.
+    public struct Step: Hashable, Sendable {
+        public var group: String
+        public var instance: String
+
+        public init(group: String, instance: String) {
+            self.group = group
+            self.instance = instance
+        }
+    }
+
+    /// The instance field holding an instance's order (an integer; ties go to the instance id).
+    public static let position = "@position"
+    /// The instance field holding an instance's tombstone (`true` once removed; `false` when restored).
+    public static let removed = "@removed"
+
+    /// The instances from the outermost in, empty for a top-level field.
+    public var steps: [Step]
+    /// The field id, or `@position` / `@removed`.
+    public var field: String
+
+    public init(steps: [Step] = [], field: String) {
+        self.steps = steps
+        self.field = field
+    }
+
+    /// Reads a record field key; nil when it is not of the shape `group/instance/…/field`.
+    public init?(_ key: String) {
+        guard key.contains("/") else {
+            guard !key.isEmpty, !key.hasPrefix("@") else { return nil }
+            self.init(field: key)
+            return
+        }
+        let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count % 2 == 1, parts.allSatisfy({ !$0.isEmpty }) else { return nil }
+        var steps: [Step] = []
+        var index = 0
+        while index + 1 < parts.count {
+            guard !parts[index].hasPrefix("@") else { return nil }
+            steps.append(Step(group: String(parts[index]), instance: String(parts[index + 1])))
+            index += 2
+        }
+        self.init(steps: steps, field: String(parts[parts.count - 1]))
+    }
+
+    /// The key as stored.
+    public var key: String {
+        steps.isEmpty ? field : instancePrefix + "/" + field
+    }
+
+    public var description: String { key }
+
+    /// `defects/7c1e…` (the innermost instance), or "" for a top-level field.
+    public var instancePrefix: String {
+        steps.map { "\($0.group)/\($0.instance)" }.joined(separator: "/")
+    }
+
+    /// Whether this is an instance's `@position` or `@removed`.
+    public var isInstanceMeta: Bool { field == Self.position || field == Self.removed }
+
+    /// The key of `field` inside the instance at `prefix` ("" for top level).
+    public static func key(_ field: String, in prefix: String) -> String {
+        prefix.isEmpty ? field : prefix + "/" + field
+    }
+
+    /// A new instance id, as a device makes one: a lowercase UUID.
+    public static func newInstanceID() -> String {
+        UUID().uuidString.lowercased()
+    }
+}

@@ -1,0 +1,70 @@
+/// Every field of a form at any depth, indexed once: by id, which repeat holds each, and in form order.
+///
+/// Field ids are unique across the whole form, repeats included, so a name in an expression means one field.
+public struct FormFields: Sendable {
+    /// Every field by id (the first, when a broken form repeats an id).
+    public let byID: [String: FieldDefinition]
+    /// The repeat directly holding a field; absent for top-level fields.
+    public let container: [String: String]
+    /// Every field id, depth first in form order (a repeat before its fields).
+    public let order: [String]
+
+    public init(form: FormDefinition) {
+        var byID: [String: FieldDefinition] = [:]
+        var container: [String: String] = [:]
+        var order: [String] = []
+        var stack: [(field: FieldDefinition, parent: String?)] = form.allFields.reversed().map { ($0, nil) }
+        while let (field, parent) = stack.popLast() {
+            order.append(field.id)
+            if byID[field.id] == nil {
+                byID[field.id] = field
+                if let parent { container[field.id] = parent }
+            }
+            for child in (field.fields ?? []).reversed() where field.kind == .repeat {
+                stack.append((child, field.id))
+            }
+        }
+        self.byID = byID
+        self.container = container
+        self.order = order
+    }
+
+    /// The repeats enclosing `id`, outermost first (empty for a top-level field).
+    public func repeatChain(_ id: String) -> [String] {
+        var chain: [String] = []
+        var next = container[id]
+        while let group = next, chain.count <= byID.count {
+            chain.append(group)
+            next = container[group]
+        }
+        return chain.reversed()
+    }
+
+    /// Whether any field of the form is a repeat.
+    public var hasRepeats: Bool { !container.isEmpty }
+
+    /// The definition a record field key refers to, when the key's instance steps follow the form's repeats:
+    /// for `@position`/`@removed` that is the repeat itself.
+    public func definition(of key: AnswerKey) -> FieldDefinition? {
+        let groups = key.steps.map(\.group)
+        if key.isInstanceMeta {
+            guard let last = groups.last, let group = byID[last], group.kind == .repeat, repeatChain(last) + [last] == groups else { return nil }
+            return group
+        }
+        guard let field = byID[key.field], repeatChain(key.field) == groups else { return nil }
+        return field
+    }
+
+    /// The definition of the field a stored key refers to.
+    public func definition(ofKey key: String) -> FieldDefinition? {
+        AnswerKey(key).flatMap(definition(of:))
+    }
+}
+
+extension FormDefinition {
+    /// Every field at any depth (repeats' fields too), depth first in form order.
+    public var everyField: [FieldDefinition] {
+        let index = FormFields(form: self)
+        return index.order.compactMap { index.byID[$0] }
+    }
+}

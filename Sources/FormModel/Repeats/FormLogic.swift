@@ -1,0 +1,92 @@
+/// A form's expressions, parsed once, with the order to evaluate them and who depends on whom.
+///
+/// A field's `relevant` and `calculation` give it a value others read; a field inside a repeat also depends on
+/// the repeat's own relevance. Fields are evaluated in an order where each comes after what it reads (form
+/// order where a broken form has a cycle), so one pass settles every value; after an edit only the fields that
+/// depend on the edited one are evaluated again (see `FormState`).
+public struct FormLogic: Sendable {
+    public let form: FormDefinition
+    public let fields: FormFields
+    /// Parsed expressions by field id; expressions that do not parse are left out (the loader reports them).
+    public let relevant: [String: FormExpression]
+    public let calculation: [String: FormExpression]
+    public let constraint: [String: FormExpression]
+    public let choiceFilter: [String: FormExpression]
+    public let defaultExpression: [String: FormExpression]
+    /// Every field id, each after the fields its relevance and calculation read.
+    public let order: [String]
+    /// Each field's place in `order`.
+    let position: [String: Int]
+    /// Who reads each field: (reader, whether it reads the value of the same instance only).
+    let dependents: [String: [Dependency]]
+    /// What each field's relevance and calculation read (field ids, the repeats they pass through included).
+    let reads: [String: [String]]
+
+    struct Dependency: Sendable, Hashable {
+        var reader: String
+        var sameInstance: Bool
+    }
+
+    public init(form: FormDefinition) {
+        let fields = FormFields(form: form)
+        func parsed(_ property: KeyPath<FieldDefinition, String?>) -> [String: FormExpression] {
+            var result: [String: FormExpression] = [:]
+            for id in fields.order {
+                if let source = fields.byID[id]?[keyPath: property], let expression = try? FormExpression.parse(source) {
+                    result[id] = expression
+                }
+            }
+            return result
+        }
+        self.form = form
+        self.fields = fields
+        self.relevant = parsed(\.relevant)
+        self.calculation = parsed(\.calculation)
+        self.constraint = parsed(\.constraint)
+        self.choiceFilter = parsed(\.choiceFilter)
+        self.defaultExpression = parsed(\.defaultExpression)
+
+        var reads: [String: [String]] = [:]
+        var dependents: [String: [Dependency]] = [:]
+        for id in fields.order {
+            var read: [String] = []
+            func add(_ source: String, sameInstance: Bool) {
+                guard fields.byID[source] != nil, source != id || !sameInstance else { return }
+                if !read.contains(source) { read.append(source) }
+                dependents[source, default: []].append(Dependency(reader: id, sameInstance: sameInstance))
+            }
+            if let group = fields.container[id] { add(group, sameInstance: false) }
+            for expression in [relevant[id], calculation[id]].compactMap({ $0 }) {
+                for path in expression.referencedNames {
+                    for (source, same) in Self.sources(of: path, from: id, in: fields) { add(source, sameInstance: same) }
+                }
+            }
+            reads[id] = read
+        }
+        self.reads = reads
+        self.dependents = dependents
+        let graph = RelevanceGraph(edges: reads, fieldOrder: fields.order)
+        self.order = (try? graph.topologicalOrder()) ?? fields.order
+        self.position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The fields a name path read from `reader` depends on, and whether each read is of the reader's own instance.
+    static func sources(of path: [String], from reader: String, in fields: FormFields) -> [(String, Bool)] {
+        let readerChain = fields.repeatChain(reader)
+        var result: [(String, Bool)] = []
+        for (index, name) in path.enumerated() where fields.byID[name] != nil {
+            let chain = fields.repeatChain(name)
+            // A plain read of a field in the reader's own instance (or an enclosing one, or the top level) is
+            // scalar; anything read across instances (a path through a repeat) depends on every instance.
+            let scalar = index == path.count - 1 && path.dropLast().allSatisfy { readerChain.contains($0) } && readerChain.starts(with: chain)
+            let sameInstance = scalar && !chain.isEmpty && chain == readerChain
+            result.append((name, sameInstance))
+        }
+        return result
+    }
+
+    /// The fields directly inside repeat `group`, in form order.
+    public func children(of group: String) -> [String] {
+        fields.byID[group]?.fields?.map(\.id) ?? []
+    }
+}

@@ -1,0 +1,276 @@
+/// A record's answers evaluated against its form: which fields are shown, what computed fields hold, and the
+/// instances of every repeat. Built once for a set of answers; `apply(_:)` updates it after edits by evaluating
+/// again only the fields that depend on what changed (in the edited instance, when they read only their own).
+public struct FormState: Sendable {
+    public let logic: FormLogic
+    public private(set) var answers: [String: AnswerValue]
+    public private(set) var instances: RepeatInstances
+    /// Keys (`site`, `defects/<id>/severity`, `defects` for a repeat) whose `relevant` is false.
+    public private(set) var hidden: Set<String> = []
+    /// The values of computed fields by key (relevant ones that have a value).
+    public private(set) var computed: [String: AnswerValue] = [:]
+    /// The clock `today()` and `now()` read during this state's evaluations.
+    public var clock: ExpressionClock
+
+    /// Evaluates every field for `answers`.
+    public init(logic: FormLogic, answers: [String: AnswerValue], clock: ExpressionClock = .local()) {
+        self.logic = logic
+        self.answers = answers
+        self.instances = RepeatInstances(answers: answers)
+        self.clock = clock
+        for id in logic.order { evaluate(id, in: occurrences(of: id)) }
+    }
+
+    /// Evaluates only `ids` (which must include what they read), for `Relevance.isRelevant`.
+    init(logic: FormLogic, answers: [String: AnswerValue], only ids: Set<String>) {
+        self.logic = logic
+        self.answers = answers
+        self.instances = RepeatInstances(answers: answers)
+        self.clock = .local()
+        for id in logic.order where ids.contains(id) { evaluate(id, in: occurrences(of: id)) }
+    }
+
+    public init(form: FormDefinition, answers: [String: AnswerValue]) {
+        self.init(logic: FormLogic(form: form), answers: answers)
+    }
+
+    // MARK: - Reading
+
+    /// Whether the field at `key` is shown: its own condition holds and so do those of the repeats around it.
+    public func isRelevant(_ key: String) -> Bool {
+        if hidden.isEmpty { return true }
+        if hidden.contains(key) { return false }
+        guard key.contains("/") else { return true }
+        // The repeat occurrence holding the innermost instance: `defects/<id>/f` → `defects`.
+        var end = key.endIndex
+        for _ in 0..<2 {
+            guard let slash = key[..<end].lastIndex(of: "/") else { return true }
+            end = slash
+        }
+        return isRelevant(String(key[..<end]))
+    }
+
+    /// The value the field at `key` stands for: nil when hidden or unanswered; the computed value of a computed field.
+    public func value(_ key: String) -> AnswerValue? {
+        guard isRelevant(key) else { return nil }
+        if let value = computed[key] { return value }
+        if let path = AnswerKey(key), let field = logic.fields.byID[path.field], field.isComputed { return nil }
+        return answers[key]
+    }
+
+    /// The live instance prefixes every occurrence of `id` lives in ("" for a top-level field), in order.
+    public func occurrences(of id: String) -> [String] {
+        var prefixes = [""]
+        for group in logic.fields.repeatChain(id) {
+            prefixes = prefixes.flatMap { parent in instances.live(group, in: parent).map(\.prefix) }
+        }
+        return prefixes
+    }
+
+    /// The choices offered for the field at `key`: those its `choiceFilter` lets through (all when it has none).
+    public func choices(for key: String) -> [Choice] {
+        guard let path = AnswerKey(key), let field = logic.fields.byID[path.field] else { return [] }
+        let all = field.choices ?? []
+        guard let filter = logic.choiceFilter[path.field] else { return all }
+        var scope = Scope(state: self, prefix: path.instancePrefix, current: ExpressionValue(answers[key]))
+        return all.filter { choice in
+            scope.choice = choice
+            return filter.evaluate(in: scope).isTruthy
+        }
+    }
+
+    /// Evaluates `expression` as if it belonged to the field at `key` (`.` is that field's answer).
+    public func evaluate(_ expression: FormExpression, at key: String) -> ExpressionValue {
+        let path = AnswerKey(key)
+        return expression.evaluate(in: Scope(state: self, prefix: path?.instancePrefix ?? "", current: ExpressionValue(answers[key])))
+    }
+
+    // MARK: - Changing
+
+    /// Applies edits (nil clears) and evaluates again what depends on them; returns the keys whose relevance or
+    /// computed value changed.
+    @discardableResult
+    public mutating func apply(_ edits: [String: AnswerValue?]) -> Set<String> {
+        var affected: [String: Affected] = [:]
+        var edited = Set<String>()
+        func mark(_ id: String, _ prefix: String?) {
+            guard let prefix else { return affected[id] = .all }
+            switch affected[id] {
+            case .all?: break
+            case .instances(var prefixes)?:
+                prefixes.insert(prefix)
+                affected[id] = .instances(prefixes)
+            case nil: affected[id] = .instances([prefix])
+            }
+        }
+        for (key, value) in edits {
+            if let value { answers[key] = value } else { answers.removeValue(forKey: key) }
+            guard let path = AnswerKey(key) else { continue }
+            let before = path.steps.isEmpty ? nil : instances.instance(path.instancePrefix)
+            instances.note(key, value)
+            if let group = path.steps.last?.group {
+                let after = instances.instance(path.instancePrefix)
+                if before == nil || before?.removed != after?.removed || before?.position != after?.position {
+                    // Who reads the repeat (count, sum) reads every instance; a new or restored instance's own
+                    // fields are evaluated for the first time.
+                    mark(group, nil)
+                    edited.insert(group)
+                    if after?.removed == false {
+                        for child in logic.children(of: group) { mark(child, path.instancePrefix) }
+                    } else if after?.removed == true {
+                        forget(path.instancePrefix)
+                    }
+                }
+            }
+            if !path.isInstanceMeta {
+                mark(path.field, path.instancePrefix)
+                edited.insert(path.field)
+            }
+        }
+        var changed = Set<String>()
+        for id in logic.order {
+            guard let entry = affected[id] else { continue }
+            let prefixes: [String]
+            switch entry {
+            case .all: prefixes = occurrences(of: id)
+            case .instances(let set): prefixes = set.filter(isLive)
+            }
+            let changedHere = evaluate(id, in: prefixes)
+            changed.formUnion(changedHere)
+            guard edited.contains(id) || !changedHere.isEmpty else { continue }
+            for dependency in logic.dependents[id] ?? [] {
+                if dependency.sameInstance, case .instances(let set) = entry {
+                    for prefix in set { mark(dependency.reader, prefix) }
+                } else {
+                    mark(dependency.reader, nil)
+                }
+            }
+        }
+        return changed
+    }
+
+    /// Whether the instance at `prefix` and every instance around it exist and are not removed ("" is the top level).
+    func isLive(_ prefix: String) -> Bool {
+        var end = prefix.endIndex
+        while !prefix[..<end].isEmpty {
+            guard let instance = instances.instance(String(prefix[..<end])), !instance.removed else { return false }
+            // Up two parts: `defects/<id>/actions/<id>` → `defects/<id>`.
+            guard let slash = prefix[..<end].lastIndex(of: "/"), let outer = prefix[..<slash].lastIndex(of: "/") else { return true }
+            end = outer
+        }
+        return true
+    }
+
+    /// Drops what was evaluated for the fields of a removed instance.
+    mutating func forget(_ prefix: String) {
+        let inside = prefix + "/"
+        hidden = hidden.filter { !$0.hasPrefix(inside) }
+        computed = computed.filter { !$0.key.hasPrefix(inside) }
+    }
+
+    enum Affected {
+        case all
+        case instances(Set<String>)
+    }
+
+    /// Evaluates the relevance and calculation of `id` in each instance at `prefixes`; returns the keys that changed.
+    @discardableResult
+    mutating func evaluate(_ id: String, in prefixes: [String]) -> Set<String> {
+        let relevant = logic.relevant[id]
+        let calculation = logic.calculation[id]
+        guard relevant != nil || calculation != nil, let field = logic.fields.byID[id] else { return [] }
+        var changed = Set<String>()
+        for prefix in prefixes {
+            let key = AnswerKey.key(id, in: prefix)
+            // Evaluated before anything changes, so the scope's copy of this state is gone when the sets are
+            // updated (otherwise each update would copy them whole).
+            if let relevant {
+                let shown = read { $0.evaluate(relevant, key: key, prefix: prefix) }.isTruthy
+                if shown ? hidden.remove(key) != nil : hidden.insert(key).inserted { changed.insert(key) }
+            }
+            if let calculation {
+                let value = isRelevant(key) ? read { $0.evaluate(calculation, key: key, prefix: prefix) }.answer(for: field.kind) : nil
+                if computed[key] != value {
+                    computed[key] = value
+                    changed.insert(key)
+                }
+            }
+        }
+        return changed
+    }
+
+    /// Runs `body` on a copy of this state that is released when it returns.
+    func read<T>(_ body: (FormState) -> T) -> T { body(self) }
+
+    func evaluate(_ expression: FormExpression, key: String, prefix: String) -> ExpressionValue {
+        expression.evaluate(in: Scope(state: self, prefix: prefix, current: ExpressionValue(answers[key])))
+    }
+
+    /// Names as an expression at `prefix` sees them.
+    struct Scope: ExpressionScope {
+        let state: FormState
+        let prefix: String
+        let current: ExpressionValue
+        var choice: Choice?
+
+        var clock: ExpressionClock { state.clock }
+
+        func value(of path: [String]) -> ExpressionValue {
+            if let choice, path.count == 2, path[0] == "choice" {
+                switch path[1] {
+                case "value": return .string(choice.value)
+                case "label": return .string(choice.label)
+                default: return choice.properties?[path[1]].map(ExpressionValue.string) ?? .null
+                }
+            }
+            let fields = state.logic.fields
+            guard let first = fields.byID[path[0]] else { return .null }
+            let chain = fields.repeatChain(first.id)
+            // The instance of each enclosing repeat that this scope is in.
+            let parent = Self.prefix(of: chain, in: prefix)
+            guard let parent else { return .null }  // a field of a repeat this scope is not inside
+            return read(path[...], at: parent)
+        }
+
+        /// Reads `path` starting with a field that lives at `parent`.
+        func read(_ path: ArraySlice<String>, at parent: String) -> ExpressionValue {
+            guard let name = path.first, let field = state.logic.fields.byID[name] else { return .null }
+            let key = AnswerKey.key(name, in: parent)
+            guard field.kind == .repeat else {
+                return path.count == 1 ? ExpressionValue(state.value(key)) : .null
+            }
+            guard state.isRelevant(key) else { return path.count == 1 ? .list([]) : .list([]) }
+            // Inside this repeat already: the same instance.
+            if prefix.hasPrefix(key + "/"), let instance = Self.instancePrefix(of: name, in: prefix, after: key) {
+                return path.count == 1 ? .number(1) : read(path.dropFirst(), at: instance)
+            }
+            let live = state.instances.live(name, in: parent)
+            if path.count == 1 { return .list(live.map { _ in .bool(true) }) }
+            var items: [ExpressionValue] = []
+            for instance in live {
+                switch read(path.dropFirst(), at: instance.prefix) {
+                case .list(let nested): items += nested
+                case let value: items.append(value)
+                }
+            }
+            return .list(items)
+        }
+
+        /// The prefix of the instance of the innermost of `chain` that `prefix` lies in ("" for an empty chain).
+        static func prefix(of chain: [String], in prefix: String) -> String? {
+            guard !chain.isEmpty else { return "" }
+            let parts = prefix.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count >= chain.count * 2 else { return nil }
+            for (index, group) in chain.enumerated() where parts[index * 2] != group {
+                return nil
+            }
+            return parts[0..<(chain.count * 2)].joined(separator: "/")
+        }
+
+        static func instancePrefix(of group: String, in prefix: String, after groupKey: String) -> String? {
+            let rest = prefix.dropFirst(groupKey.count + 1)
+            guard let id = rest.split(separator: "/").first else { return nil }
+            return groupKey + "/" + id
+        }
+    }
+}

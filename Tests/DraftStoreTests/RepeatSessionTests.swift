@@ -1,0 +1,95 @@
+import FieldSheetTesting
+import Foundation
+import FormModel
+import Testing
+@testable import DraftStore
+
+/// FormSession with repeat groups: instances with stable ids made here, durable adds and removals, computed
+/// values kept current, validation over instances.
+struct RepeatSessionTests {
+    static func store() async throws -> (TemporaryDirectory, DraftStore) {
+        let directory = TemporaryDirectory("repeats")
+        let store = try DraftStore(home: directory.url)
+        let loaded = FormLoader().load(contentsOf: PackagePaths.file("Schema/forms/defect-inspection.json"))
+        try await store.importForms([try #require(loaded.loaded?.form, "\(loaded.findings)")])
+        return (directory, store)
+    }
+
+    @Test func instancesAreAddedEditedAndRemovedDurably() async throws {
+        let (directory, store) = try await Self.store()
+        let session = try await store.newRecord(formID: "defect-inspection")
+        try await session.set("site", to: .text("Depot"))
+        let first = try await session.addInstance(to: "defects")
+        let second = try await session.addInstance(to: "defects")
+        #expect(first.hasPrefix("defects/") && first != second)
+        #expect(UUID(uuidString: String(first.dropFirst("defects/".count))) != nil)
+        try await session.set(first + "/severity", input: "high")
+        try await session.set(first + "/cost", input: "1200")
+        try await session.set(second + "/cost", input: "30.5")
+        #expect(await session.computedValue("total_cost") == .decimal(Decimal(string: "1230.5")!))
+        #expect(await session.computedValue("defect_count") == .integer(2))
+        #expect(await session.choices(for: first + "/action").map(\.value) == ["repair_now", "close_site", "photograph"])
+        #expect(await session.isRelevant(first + "/urgent_note"))
+        #expect(!(await session.isRelevant(second + "/urgent_note")))
+        #expect(await session.instanceHasContent(first))
+        try await session.removeInstance(second)
+        #expect(await session.instances(of: "defects").map(\.prefix) == [first])
+        #expect(await session.computedValue("total_cost") == .decimal(1200))
+        await #expect(throws: DraftStoreError.self) { try await session.set("total_cost", to: .decimal(1)) }
+        await #expect(throws: DraftStoreError.self) { try await session.set("defects/nope/severity", input: "high") }
+        await #expect(throws: DraftStoreError.self) { try await session.addInstance(to: "site") }
+        try await session.dismiss(reason: .escape)
+
+        // Everything was on disk: another process sees the same instances, and the removed one as a tombstone.
+        let reopened = try DraftStore(home: directory.url)
+        let record = try #require(try await reopened.record(session.recordID))
+        #expect(record.answers[second + "/@removed"] == .boolean(true))
+        #expect(record.answers[first + "/severity"] == .choice("high"))
+        #expect(record.answers["total_cost"] == nil, "computed values are derived, never stored")
+        let resumed = try await reopened.resumeDraft(session.recordID)
+        #expect(await resumed.instances(of: "defects").count == 1)
+        // Editing inside the removed instance brings it back.
+        try await resumed.set(second + "/location", input: "Cellar")
+        #expect(await resumed.instances(of: "defects").count == 2)
+        #expect(await resumed.answers[second + "/@removed"] == .boolean(false))
+        try await resumed.dismiss(reason: .escape)
+    }
+
+    @Test func completionChecksEveryInstanceAndNamesIt() async throws {
+        let (_, store) = try await Self.store()
+        let session = try await store.newRecord(formID: "defect-inspection")
+        try await session.set("site", to: .text("Depot"))
+        let results = try await session.set(addressed: [
+            ("defects[1].location", "Roof"), ("defects[1].severity", "low"), ("defects[1].action", "repair_now"),
+            ("defects[2].location", "Gate"), ("defects[2].severity", "high"), ("defects[2].action", "Close the site"),
+        ])
+        #expect(results.map(\.key).allSatisfy { $0.hasPrefix("defects/") })
+        #expect(results[2].issues.map(\.code) == [.notAChoice])
+        guard case .invalid(let report) = try await session.complete() else {
+            Issue.record("completion should be refused")
+            return
+        }
+        let state = await session.state
+        #expect(report.issues.map { state.describe($0.fieldID) } == ["Defect 1 › Action", "Defect 2 › Why it cannot wait"])
+        try await session.set(addressed: [("defects[1].action", "2"), ("defects[2].urgent_note", "Hinge broken")], removing: [])
+        let again = try await session.set(addressed: [("defects[1].action", "note")], removing: ["defects[2]"])
+        #expect(again.first?.issues.isEmpty == true)
+        #expect(try await session.complete() == .submitted)
+    }
+
+    @Test func badAddressesSaveNothing() async throws {
+        let (_, store) = try await Self.store()
+        let session = try await store.newRecord(formID: "defect-inspection")
+        for (address, message) in [("defects[3].location", "has no defect 3"), ("defects[1].nope", "no field \"nope\""), ("defect[1].location", "no repeat"),
+                                   ("defects[0].x", "not a field address"), ("defects[1]", "names an instance")] {
+            await #expect {
+                try await session.set(addressed: [("site", "Depot"), (address, "x")])
+            } throws: { error in
+                (error as? DraftStoreError)?.message.contains(message) == true
+            }
+        }
+        #expect(await session.answers["site"] == nil)
+        #expect(await session.instances(of: "defects").isEmpty)
+        try await session.dismiss(reason: .escape)
+    }
+}
