@@ -4,7 +4,7 @@ SWIFT_BUILD_FLAGS ?=
 BIN = .build/debug
 APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config tmux
 
-.PHONY: deps build demo test bench fuzz clean
+.PHONY: deps build demo test bench fuzz docs clean
 
 # Installs the Debian packages the build and the tests need, when missing (root or sudo).
 deps:
@@ -43,6 +43,9 @@ test: deps
 	$(SWIFT) build --build-tests --package-path Tests/GeneratedClient --scratch-path .build-generated-client
 	FIELDSHEET_SERVER=$(CURDIR)/$(BIN)/fieldsheet-server timeout --signal=INT --kill-after=30 600 \
 		$(SWIFT) test --skip-build --package-path Tests/GeneratedClient --scratch-path .build-generated-client
+	@# An app's integration (Examples/FieldNotes): depends on the client library by path, without the server's
+	@# packages; stores, a form, observed lists, the sync service and a conflict against the real server.
+	SWIFT=$(SWIFT) Examples/run.sh $(BIN)/fieldsheet-server
 
 # Benchmarks (figures and targets in BENCHMARKS.md): the device database (edit durability, opening a
 # large draft, listing drafts, memory, a keystroke in the app, a commit reaching a list observer), then server load (push, pull, 200 devices
@@ -57,6 +60,17 @@ bench: deps
 	Tests/LoadGenerator/bench.sh .build/release
 	.build/release/fieldsheet-syncbench .build/release
 
+# The client library's reference documentation (DocC): FormModel, DraftStore and SyncClient, each with its
+# catalog of articles, into .build/docs/<Module>.doccarchive. Any DocC warning (a broken link, a symbol
+# the catalog names that does not exist) fails it.
+DOC_TARGETS = FormModel DraftStore SyncClient
+docs: deps
+	@for target in $(DOC_TARGETS); do \
+		echo "Documentation: $$target"; \
+		$(SWIFT) package --disable-sandbox generate-documentation --target $$target \
+			--output-path .build/docs/$$target.doccarchive --warnings-as-errors || exit 1; \
+	done
+
 # libFuzzer targets (Tests/Fuzz/): the relevance expression parser and evaluator, the JSON reader, the form
 # loader and linter, pattern analysis and bounded matching, the terminal input decoder, the sync byte codec
 # (push bodies, pull pages, record fields: read, written back, read again). Each runs
@@ -66,4 +80,4 @@ fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/run.sh
 
 clean:
-	rm -rf .build .build-generated-client
+	rm -rf .build .build-generated-client .build-example

@@ -20,7 +20,7 @@ public struct SyncStatus: Sendable, Hashable {
 
 extension DraftStore {
     /// The pull cursor stored with the last applied page (0 before the first pull).
-    public func syncCursor() async throws -> Int64 {
+    package func syncCursor() async throws -> Int64 {
         try await read(doing: "reading the sync cursor") { db in
             Int64(try String.fetchOne(db, sql: "SELECT cursor FROM sync_state WHERE id = 1") ?? "0") ?? 0
         }
@@ -43,7 +43,7 @@ extension DraftStore {
     }
 
     /// Records the end of a successful sync and moves the clock past the server's.
-    public func markSynced(serverClock: HybridTimestamp) async throws {
+    package func markSynced(serverClock: HybridTimestamp) async throws {
         try await write(doing: "recording the sync") { db in
             try db.execute(sql: "UPDATE sync_state SET last_sync_at = ? WHERE id = 1", arguments: [Self.nowMillis()])
             try Self.observe(db, serverClock)
@@ -59,7 +59,7 @@ extension DraftStore {
     ///
     /// Nothing is applied when the page names a form version this device does not hold (the answer lists
     /// them all: fetch them and apply the page again) or when the page cannot be read.
-    public func applyPullPage(_ bytes: [UInt8]) async throws -> PullPageApplication {
+    package func applyPullPage(_ bytes: [UInt8]) async throws -> PullPageApplication {
         try await write(doing: "applying pulled changes") { db in
             var application = PullPageApplication.needsForms([])
             try db.inSavepoint {
@@ -133,7 +133,7 @@ extension DraftStore {
 }
 
 /// What became of a pull page on the device.
-public enum PullPageApplication: Sendable {
+package enum PullPageApplication: Sendable {
     /// The page and its cursor are stored; `count` records changed on this device (new, or at a newer revision).
     case applied(count: Int, end: PullPageEnd)
     /// Nothing was applied: the page names form versions this device does not hold.

@@ -4,11 +4,11 @@ import GRDB
 import SyncCore
 
 /// A record's coalesced changes, frozen with their mutation id before being sent.
-public struct OutgoingMutation: Sendable, Hashable {
-    public var mutationId: String
-    public var recordId: UUID
+package struct OutgoingMutation: Sendable, Hashable {
+    package var mutationId: String
+    package var recordId: UUID
     /// The mutation as JSON, exactly as it is sent every time (same id, same content).
-    public var body: String
+    package var body: String
 }
 
 extension DraftStore {
@@ -19,7 +19,7 @@ extension DraftStore {
     /// A record's pending edits become one mutation: every field it touched, with its current value, the
     /// oldest base revision among those edits (so the server sees every change made since the device last
     /// saw the field) and the newest clock reading.
-    public func prepareOutgoing(limit: Int) async throws -> [OutgoingMutation] {
+    package func prepareOutgoing(limit: Int) async throws -> [OutgoingMutation] {
         try await write(doing: "preparing changes to send") { db in
             var batch: [OutgoingMutation] = []
             let frozen = try Row.fetchCursor(db, sql: "SELECT mutation_id, record_id, body FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
@@ -97,7 +97,7 @@ extension DraftStore {
     /// Outcomes of mutations this device no longer holds (already applied) are ignored.
     /// - Returns: how many conflicts the outcomes reported.
     @discardableResult
-    public func applyOutcomes(_ outcomes: [MutationOutcome], serverClock: HybridTimestamp) async throws -> Int {
+    package func applyOutcomes(_ outcomes: [MutationOutcome], serverClock: HybridTimestamp) async throws -> Int {
         try await write(doing: "applying the server's answer to a push") { db in
             var conflicts = 0
             let device = try String.fetchOne(db, sql: "SELECT device_id FROM sync_state WHERE id = 1") ?? "unknown-device"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the example integration (Examples/FieldNotes, its own package and build folder) and runs it
+# against a real fieldsheet-server on a loopback port: the server binary is the one built by the main
+# package (argument 1, e.g. .build/debug/fieldsheet-server).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRV=$(realpath "$1")
+SWIFT=${SWIFT:-swift}
+WORK=$(mktemp -d /tmp/fieldsheet-example.XXXXXX)
+SERVER_PID=""
+cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+$SWIFT build --package-path Examples/FieldNotes --scratch-path .build-example
+
+DATA="$WORK/server-data"
+"$SRV" project create notes --data "$DATA" >/dev/null
+TOKEN=$("$SRV" user add sam --project notes --role collector --data "$DATA" 2>/dev/null)
+"$SRV" form publish Schema/forms/follow-up-job.json --project notes --data "$DATA" >/dev/null 2>&1
+"$SRV" serve --data "$DATA" --port 0 --log-level warning > "$WORK/server.out" 2> "$WORK/server.log" &
+SERVER_PID=$!
+for _ in $(seq 1 600); do grep -q '^listening on ' "$WORK/server.out" 2>/dev/null && break; sleep 0.1; done
+URL=$(sed -n 's/^listening on //p' "$WORK/server.out" | head -n 1)
+[ -n "$URL" ] || { echo "the server did not start:"; cat "$WORK/server.log"; exit 1; }
+
+FIELDSHEET_TOKEN="$TOKEN" timeout --signal=INT --kill-after=10 300 .build-example/debug/FieldNotes "$URL" notes
+echo "example integration: passed"
