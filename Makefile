@@ -65,7 +65,7 @@ bench: deps
 # the catalog names that does not exist) fails it.
 DOC_TARGETS = FormModel DraftStore SyncClient
 docs: deps
-	@for target in $(DOC_TARGETS); do \
+	@mkdir -p .build/docs; rm -rf .build/docs/*.doccarchive; for target in $(DOC_TARGETS); do \
 		echo "Documentation: $$target"; \
 		$(SWIFT) package --disable-sandbox generate-documentation --target $$target \
 			--output-path .build/docs/$$target.doccarchive --warnings-as-errors || exit 1; \

@@ -12,7 +12,12 @@ public struct DiscardConfirmation: Sendable, Hashable {
     /// destructive one ("the safe choice is always the default").
     public static let defaultChoice = ConfirmationChoice.keepEditing
 
-    /// - Parameter isNewRecord: the sheet opened a brand-new record, which discarding removes.
+    /// The confirmation for a sheet whose presentation typed something.
+    ///
+    /// - Parameters:
+    ///   - formTitle: the form's title, named in the question.
+    ///   - changedFields: how many fields this presentation changed.
+    ///   - isNewRecord: the sheet opened a brand-new record, which discarding removes.
     public init(formTitle: String, changedFields: Int, isNewRecord: Bool = false) {
         title = "Discard changes to \(formTitle)?"
         let noun = changedFields == 1 ? "1 field" : "\(changedFields) fields"

@@ -6,7 +6,7 @@ import Logging
 /// task is cancelled.
 ///
 /// - At start, one sync.
-/// - Local changes: it observes the device's outbox (``DraftStore/observeSyncStatus()``), so a change
+/// - Local changes: it observes the device's outbox (`DraftStore.observeSyncStatus()`), so a change
 ///   made by a `FormSession`, by a conflict resolution or by another process on the same home (the CLI)
 ///   is synced ``Timing/localChangeDelay`` after the last one. ``syncNow(_:)`` syncs at once.
 /// - Server changes: it holds one long-poll open (``SyncEngine/waitForChanges(timeout:)``, on a
@@ -44,6 +44,7 @@ public actor SyncService {
     ///   - waitTransport: the transport for the long-poll; by default the engine transport's
     ///     ``HTTPTransport/independent()`` (a second connection for ``CurlTransport``, the same session
     ///     for ``URLSessionTransport``).
+    ///   - timing: how soon after a local change to sync, how to back off, how long a long-poll waits.
     public init(engine: SyncEngine, waitTransport: (any HTTPTransport)? = nil, timing: Timing = Timing()) {
         self.engine = engine
         self.timing = timing
