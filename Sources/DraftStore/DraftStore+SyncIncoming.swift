@@ -101,6 +101,12 @@ extension DraftStore {
                 updated_at = excluded.updated_at
             WHERE excluded.server_revision > records.server_revision
             """)
+        let storeReview = try db.cachedStatement(sql: """
+            INSERT INTO record_reviews (record_id, state, comment) VALUES (?, ?, ?)
+            ON CONFLICT (record_id) DO UPDATE SET state = excluded.state, comment = excluded.comment
+            """)
+        let dropReview = try db.cachedStatement(sql: "DELETE FROM record_reviews WHERE record_id = ?")
+        var anyReviews = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record_reviews)") ?? true
         let end = try PullPageReader.read(bytes) { record in
             let form = FormKey(id: record.formId, version: record.formVersion)
             let stored: Bool
@@ -123,7 +129,18 @@ extension DraftStore {
                 id, record.formId, record.formVersion, record.state.rawValue, now, record.revision, record.fieldsText,
                 rebase.keepsLocalFormVersion, rebase.keepsLocalState, rebase.keepsLocalEdits,
             ])
-            if db.changesCount > 0 { applied += 1 }
+            if db.changesCount > 0 {
+                applied += 1
+                // The review travels with the record: kept as the server sent it at this revision. A plain
+                // `received` (what every submission starts as) is not stored, so a pull of many new records
+                // writes nothing more for it.
+                if let review = record.review, review.state != .received || review.comment != nil {
+                    try storeReview.execute(arguments: [id, review.state.rawValue, review.comment])
+                    anyReviews = true
+                } else if anyReviews {
+                    try dropReview.execute(arguments: [id])
+                }
+            }
         }
         guard missing.isEmpty else { return .needsForms(missing) }
         try db.execute(sql: "UPDATE sync_state SET cursor = ? WHERE id = 1", arguments: [String(end.cursor)])
