@@ -59,7 +59,7 @@ let package = Package(
             plugins: ["SchemaConstants"]
         ),
         // The terminal client's fill flows (scripted and line mode) and record printing, kept out of the executable.
-        .target(name: "FillFlow", dependencies: ["FormModel", "DraftStore"]),
+        .target(name: "FillFlow", dependencies: ["FormModel", "SyncCore", "DraftStore"]),
         // libcurl, for the device's HTTP transport; typed wrappers around the variadic setopt/getinfo.
         .systemLibrary(
             name: "CCurl",

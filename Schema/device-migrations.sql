@@ -126,3 +126,14 @@ ALTER TABLE records ADD COLUMN local TEXT NOT NULL DEFAULT '{}';
 -- `create` row counts for every field it set): found through this index, not by reading every unsent row
 -- of the record, which grows with each edit made offline.
 CREATE INDEX outbox_by_record_field ON outbox (record_id, field_id, base_revision);
+
+-- migration: v5-record-reviews
+
+-- The office's review of a submitted record as the server last sent it (state: received, hasIssues,
+-- approved, rejected, edited; and the latest reviewer's comment), so the collector sees what needs changes.
+-- Its own table, one row per reviewed record: listings join it, and records never reviewed cost nothing.
+CREATE TABLE record_reviews (
+    record_id TEXT PRIMARY KEY NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+    state TEXT NOT NULL CHECK (state IN ('received', 'hasIssues', 'approved', 'rejected', 'edited')),
+    comment TEXT
+) WITHOUT ROWID;

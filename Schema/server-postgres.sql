@@ -102,3 +102,31 @@ FROM (
     GROUP BY r2.project_id, r2.id
 ) converted
 WHERE r.project_id = converted.project_id AND r.id = converted.id;
+
+-- migration: 3
+
+-- The office side (as the SQLite schema's v3-review-history): review state and comment, the record's times
+-- and first device, resolutions in the conflict log, and every applied change in record_history.
+ALTER TABLE records ADD COLUMN review_state TEXT CHECK (review_state IN ('received', 'hasIssues', 'approved', 'rejected', 'edited'));
+ALTER TABLE records ADD COLUMN review_comment TEXT;
+ALTER TABLE records ADD COLUMN created_at DOUBLE PRECISION;
+ALTER TABLE records ADD COLUMN submitted_at DOUBLE PRECISION;
+ALTER TABLE records ADD COLUMN device TEXT;
+UPDATE records SET created_at = updated_at;
+UPDATE records SET review_state = 'received', submitted_at = updated_at WHERE shared;
+ALTER TABLE conflicts ADD COLUMN resolved_at DOUBLE PRECISION;
+ALTER TABLE conflicts ADD COLUMN resolved_by BIGINT REFERENCES users (id);
+ALTER TABLE conflicts ADD COLUMN resolution TEXT CHECK (resolution IN ('server', 'client'));
+CREATE INDEX conflicts_by_project ON conflicts (project_id, open, id);
+CREATE TABLE record_history (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    record_id UUID NOT NULL,
+    revision BIGINT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('change', 'review', 'resolution')),
+    user_id BIGINT NOT NULL REFERENCES users (id),
+    client_id TEXT,
+    detail TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX record_history_by_record ON record_history (project_id, record_id, id);

@@ -93,3 +93,37 @@ UPDATE conflicts SET record_id = lower(record_id) WHERE record_id <> lower(recor
 -- Record fields move from the first version's shape (every field an object repeating its revision, clock and
 -- device) to the one record representation (Schema/record-fields.schema.json). The schema does not change;
 -- the conversion is Swift code (RecordFieldsMigration).
+
+-- migration: v3-review-history
+
+-- The office side. Records carry their review state (received once submitted; hasIssues, approved, rejected
+-- set by reviewers; edited after the collector changed a record sent back) with the latest review comment,
+-- when the server first stored, first saw submitted and last changed them, and the device they came from.
+-- Records stored before get their last change as their creation time, and `received` when shared.
+ALTER TABLE records ADD COLUMN review_state TEXT CHECK (review_state IN ('received', 'hasIssues', 'approved', 'rejected', 'edited'));
+ALTER TABLE records ADD COLUMN review_comment TEXT;
+ALTER TABLE records ADD COLUMN created_at REAL;
+ALTER TABLE records ADD COLUMN submitted_at REAL;
+ALTER TABLE records ADD COLUMN device TEXT;
+UPDATE records SET created_at = updated_at;
+UPDATE records SET review_state = 'received', submitted_at = updated_at WHERE shared;
+-- The conflict log is resolved on the server too: by whom, when, keeping which side.
+ALTER TABLE conflicts ADD COLUMN resolved_at REAL;
+ALTER TABLE conflicts ADD COLUMN resolved_by INTEGER REFERENCES users (id);
+ALTER TABLE conflicts ADD COLUMN resolution TEXT CHECK (resolution IN ('server', 'client'));
+CREATE INDEX conflicts_by_project ON conflicts (project_id, open, id);
+-- Every applied change of a record: who (user), when, from which device, and what changed (JSON: fields from
+-- what to what, the state, the review with its comment, a resolved conflict). Written in the change's own
+-- transaction, one plain insert per change.
+CREATE TABLE record_history (
+    id INTEGER PRIMARY KEY,
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    record_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('change', 'review', 'resolution')),
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    client_id TEXT,
+    detail TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX record_history_by_record ON record_history (project_id, record_id, id);

@@ -81,8 +81,9 @@ extension DraftStore {
 
     static func fetchRecord(_ db: Database, id: UUID) throws -> StoredRecord? {
         guard let row = try Row.fetchOne(db, sql: """
-            SELECT id, form_id, form_version, state, created_at, updated_at, server_revision, fields, local
-            FROM records WHERE id = ?
+            SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.server_revision, r.fields, r.local,
+                   v.state AS review_state, v.comment AS review_comment
+            FROM records r LEFT JOIN record_reviews v ON v.record_id = r.id WHERE r.id = ?
             """, arguments: [id.uuidString.lowercased()])
         else { return nil }
         return try record(from: row)
@@ -97,7 +98,12 @@ extension DraftStore {
             id: id, formID: row["form_id"], formVersion: row["form_version"], state: state,
             createdAt: date(row["created_at"]), updatedAt: date(row["updated_at"]),
             serverRevision: row["server_revision"],
-            synced: try decodeSynced(row["fields"], record: key), pending: try decodePending(row["local"], record: key))
+            synced: try decodeSynced(row["fields"], record: key), pending: try decodePending(row["local"], record: key),
+            review: review(state: row["review_state"], comment: row["review_comment"]))
+    }
+
+    static func review(state: String?, comment: String?) -> RecordReview? {
+        state.flatMap(ReviewState.init(rawValue:)).map { RecordReview(state: $0, comment: comment) }
     }
 
     static func decodeSynced(_ json: String, record: String) throws -> RecordFields {
@@ -123,12 +129,12 @@ extension DraftStore {
         for row in try Row.fetchAll(db, sql: "SELECT id, version, title FROM forms") {
             titles["\(row[0] as String) \(row[1] as Int)"] = row[2]
         }
-        let filter = state == nil ? "state IN ('draft', 'submitted')" : "state = ?"
+        let filter = state == nil ? "r.state IN ('draft', 'submitted')" : "r.state = ?"
         let arguments: StatementArguments = state.map { [$0.rawValue] } ?? []
         let rows = try Row.fetchCursor(db, sql: """
-            SELECT id, form_id, form_version, state, created_at, updated_at
-            FROM records INDEXED BY records_by_state
-            WHERE \(filter) ORDER BY updated_at DESC, id DESC
+            SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, v.state, v.comment
+            FROM records r INDEXED BY records_by_state LEFT JOIN record_reviews v ON v.record_id = r.id
+            WHERE \(filter) ORDER BY r.updated_at DESC, r.id DESC
             """, arguments: arguments)
         while let row = try rows.next() {
             guard let id = UUID(uuidString: row[0]), let state = RecordState(rawValue: row[3]) else { continue }
@@ -136,7 +142,7 @@ extension DraftStore {
             let version: Int = row[2]
             try body(RecordSummary(
                 id: id, formID: formID, formVersion: version, formTitle: titles["\(formID) \(version)"] ?? formID, state: state,
-                createdAt: date(row[4]), updatedAt: date(row[5])))
+                createdAt: date(row[4]), updatedAt: date(row[5]), review: review(state: row[6], comment: row[7])))
         }
     }
 

@@ -101,6 +101,15 @@ extension DraftStore {
                 updated_at = excluded.updated_at
             WHERE excluded.server_revision > records.server_revision
             """)
+        let storeReview = try db.cachedStatement(sql: """
+            INSERT INTO record_reviews (record_id, state, comment)
+            SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM records WHERE id = ?1 AND server_revision <= ?4)
+            ON CONFLICT (record_id) DO UPDATE SET state = excluded.state, comment = excluded.comment
+            """)
+        let dropReview = try db.cachedStatement(sql: """
+            DELETE FROM record_reviews WHERE record_id = ?1 AND EXISTS (SELECT 1 FROM records WHERE id = ?1 AND server_revision <= ?2)
+            """)
+        var anyReviews = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record_reviews)") ?? true
         let end = try PullPageReader.read(bytes) { record in
             let form = FormKey(id: record.formId, version: record.formVersion)
             let stored: Bool
@@ -124,6 +133,16 @@ extension DraftStore {
                 rebase.keepsLocalFormVersion, rebase.keepsLocalState, rebase.keepsLocalEdits,
             ])
             if db.changesCount > 0 { applied += 1 }
+            // The review travels with the record: kept as the server sent it at this revision, also when the
+            // device already holds the revision (its own push made it, and the server's review moved with it).
+            // A plain `received` (what every submission starts as) is not stored, so a pull of many new
+            // records writes nothing more for it.
+            if let review = record.review, review.state != .received || review.comment != nil {
+                try storeReview.execute(arguments: [id, review.state.rawValue, review.comment, record.revision])
+                anyReviews = true
+            } else if anyReviews {
+                try dropReview.execute(arguments: [id, record.revision])
+            }
         }
         guard missing.isEmpty else { return .needsForms(missing) }
         try db.execute(sql: "UPDATE sync_state SET cursor = ? WHERE id = 1", arguments: [String(end.cursor)])

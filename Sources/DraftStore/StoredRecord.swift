@@ -19,6 +19,8 @@ public struct StoredRecord: Sendable, Hashable {
     /// Edits made on this device that the server has not acknowledged yet, on top of `synced`
     /// (`nil`: cleared here).
     public var pending: FieldValues
+    /// The office's review as the server last sent it; nil for drafts and for records only `received`.
+    public var review: RecordReview? = nil
 
     /// The current answers, by field id (unanswered fields absent): `synced` overlaid by `pending`.
     public var answers: [String: AnswerValue] {
@@ -36,6 +38,8 @@ public struct RecordSummary: Sendable, Hashable {
     public var state: RecordState
     public var createdAt: Date
     public var updatedAt: Date
+    /// The office's review as the server last sent it; nil for drafts and for records only `received`.
+    public var review: RecordReview? = nil
 }
 
 /// A stored form version, as listed.

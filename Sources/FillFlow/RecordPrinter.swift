@@ -1,6 +1,7 @@
 import DraftStore
 import Foundation
 import FormModel
+import SyncCore
 
 /// Renders records for `fieldsheet records` and `fieldsheet show`.
 ///
@@ -10,8 +11,17 @@ import FormModel
 public enum RecordPrinter {
     /// One listing line: id, state, form id and version, last change (UTC), title; tab-separated.
     public static func line(_ summary: RecordSummary) -> String {
-        [summary.id.uuidString.lowercased(), summary.state.rawValue, "\(shown(summary.formID)) v\(summary.formVersion)",
-         timestamp(summary.updatedAt), shown(summary.formTitle)].joined(separator: "\t")
+        var columns = [summary.id.uuidString.lowercased(), summary.state.rawValue, "\(shown(summary.formID)) v\(summary.formVersion)",
+                       timestamp(summary.updatedAt), shown(summary.formTitle)]
+        if let review = summary.review { columns.append(reviewText(review)) }
+        return columns.joined(separator: "\t")
+    }
+
+    /// The office's review on one line: `needs changes (rejected): <comment>` for a record sent back, else the
+    /// state and any comment.
+    public static func reviewText(_ review: RecordReview) -> String {
+        let comment = review.comment.map { ": " + shown($0) } ?? ""
+        return (review.state.needsChanges ? "needs changes (\(review.state.rawValue))" : review.state.rawValue) + comment
     }
 
     /// `text` on one line, with control characters visible.
@@ -37,6 +47,7 @@ public enum RecordPrinter {
             "Created: \(timestamp(record.createdAt))",
             "Updated: \(timestamp(record.updatedAt))",
         ]
+        if let review = record.review { lines.append("Review:  \(reviewText(review))") }
         // Depth first: a repeat's instances, each with its fields indented under "Defect 2".
         var stack: [(field: FieldDefinition, prefix: String, depth: Int)] = form.allFields.reversed().map { ($0, "", 1) }
         while let (field, prefix, depth) = stack.popLast() {

@@ -8,7 +8,8 @@ import SyncCore
 
 extension PostgresStorage {
     static let recordColumns = """
-        r.id, r.form_id, r.form_version, r.state, r.author_id, u.name, r.shared, r.revision, r.sequence, r.fields
+        r.id, r.form_id, r.form_version, r.state, r.author_id, u.name, r.shared, r.revision, r.sequence, r.fields,
+        r.review_state, r.review_comment, r.created_at, r.submitted_at, r.updated_at, r.device
         """
 
     /// One push batch in one transaction; see the type's documentation for why the feed stays gap-free.
@@ -46,16 +47,29 @@ extension PostgresStorage {
                 let records = decided.records
                 let fields = records.map { String(decoding: $0.fields.jsonBytes(), as: UTF8.self) }
                 try await connection.query("""
-                    INSERT INTO records (project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at)
-                    SELECT \(projectId), * , \(now) FROM unnest(
+                    INSERT INTO records (
+                        project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields,
+                        updated_at, review_state, review_comment, created_at, submitted_at, device)
+                    SELECT \(projectId), r.id, r.form_id, r.form_version, r.state, r.author_id, r.shared, r.revision, r.sequence, r.fields,
+                        r.updated_at, NULLIF(r.review_state, ''), NULLIF(r.review_comment, ''), r.created_at, NULLIF(r.submitted_at, -1),
+                        NULLIF(r.device, '')
+                    FROM unnest(
                         \(records.map(\.id))::uuid[], \(records.map(\.formId))::text[], \(records.map { Int64($0.formVersion) })::int8[],
                         \(records.map(\.state.rawValue))::text[], \(records.map(\.authorId))::int8[], \(records.map(\.shared))::bool[],
-                        \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[])
+                        \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[],
+                        \(records.map { $0.times.updated?.timeIntervalSince1970 ?? now })::float8[], \(records.map { $0.review?.state.rawValue ?? "" })::text[],
+                        \(records.map { $0.review?.comment ?? "" })::text[], \(records.map { $0.times.created?.timeIntervalSince1970 ?? now })::float8[],
+                        \(records.map { $0.times.submitted?.timeIntervalSince1970 ?? -1 })::float8[], \(records.map { $0.device ?? "" })::text[]
+                    ) AS r (id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at, review_state,
+                            review_comment, created_at, submitted_at, device)
                     ON CONFLICT (project_id, id) DO UPDATE SET
                         form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
-                        revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at
+                        revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
+                        review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at
                     """, logger: .quiet)
             }
+            try await Self.writeHistory(connection, projectId: projectId, decided.history)
+            try await Self.resolve(connection, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
             if !decided.newOutcomes.isEmpty {
                 let outcomes = decided.newOutcomes
                 let encoded = outcomes.map { String(decoding: $0.outcome.jsonBytes(), as: UTF8.self) }
@@ -90,7 +104,7 @@ extension PostgresStorage {
         let client = client
         return try await perform {
             let rows = try await client.query("""
-                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields
+                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment
                 FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = \(projectId) AND r.sequence > \(after) AND (r.author_id = \(userId) OR (\(shared) AND r.shared))
                 ORDER BY r.sequence LIMIT \(Int64(limit + 1))
@@ -98,8 +112,8 @@ extension PostgresStorage {
             var records: [FeedRecord] = []
             var bytes = 0
             var hasMore = false
-            for try await (id, formId, formVersion, state, author, revision, sequence, fields) in rows.decode(
-                (UUID, String, Int, String, String, Int64, Int64, String).self) {
+            for try await (id, formId, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment) in rows.decode(
+                (UUID, String, Int, String, String, Int64, Int64, String, String?, String?).self) {
                 if hasMore { continue }
                 if records.count == limit || (!records.isEmpty && bytes + fields.utf8.count > maxBytes) {
                     hasMore = true
@@ -108,7 +122,7 @@ extension PostgresStorage {
                 bytes += fields.utf8.count
                 records.append(FeedRecord(
                     id: id.lowercased, formId: formId, formVersion: formVersion, state: state, authorName: author,
-                    revision: revision, sequence: sequence, fields: fields))
+                    revision: revision, sequence: sequence, review: Self.review(state: reviewState, comment: reviewComment), fields: fields))
             }
             return FeedPage(records: records, hasMore: hasMore)
         }
@@ -187,13 +201,22 @@ extension PostgresStorage {
 
     static func storedRecords(_ rows: PostgresRowSequence) async throws -> [StoredRecord] {
         var result: [StoredRecord] = []
-        for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields) in rows.decode(
-            (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String).self) {
+        for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
+                       reviewState, reviewComment, created, submitted, updated, device) in rows.decode(
+            (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?).self) {
             result.append(StoredRecord(
                 id: id, formId: formId, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
                 authorId: authorId, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
-                fields: try RecordFields(jsonBytes: Array(fields.utf8))))
+                review: review(state: reviewState, comment: reviewComment),
+                times: RecordTimes(
+                    created: created.map(Date.init(timeIntervalSince1970:)), submitted: submitted.map(Date.init(timeIntervalSince1970:)),
+                    updated: Date(timeIntervalSince1970: updated)),
+                device: device, fields: try RecordFields(jsonBytes: Array(fields.utf8))))
         }
         return result
+    }
+
+    static func review(state: String?, comment: String?) -> RecordReview? {
+        state.flatMap(ReviewState.init(rawValue:)).map { RecordReview(state: $0, comment: comment) }
     }
 }

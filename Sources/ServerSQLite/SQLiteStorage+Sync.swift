@@ -6,7 +6,8 @@ import SyncCore
 
 extension SQLiteStorage {
     static let recordColumns = """
-        r.id, r.form_id, r.form_version, r.state, r.author_id, u.name AS author_name, r.shared, r.revision, r.sequence, r.fields
+        r.id, r.form_id, r.form_version, r.state, r.author_id, u.name AS author_name, r.shared, r.revision, r.sequence, r.fields,
+        r.review_state, r.review_comment, r.created_at, r.submitted_at, r.updated_at, r.device
         """
 
     public func push(
@@ -28,11 +29,14 @@ extension SQLiteStorage {
                     arguments: [count, projectId]) ?? count
                 var sequence = last - count + 1
                 let upsert = try db.cachedStatement(sql: """
-                    INSERT INTO records (project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO records (
+                        project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at,
+                        review_state, review_comment, created_at, submitted_at, device)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (project_id, id) DO UPDATE SET
                         form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
-                        revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at
+                        revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
+                        review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at
                     """)
                 for index in decided.records.indices {
                     decided.records[index].sequence = sequence
@@ -40,11 +44,15 @@ extension SQLiteStorage {
                     let fields = String(decoding: record.fields.jsonBytes(), as: UTF8.self)
                     try upsert.execute(arguments: [
                         projectId, record.id.lowercased, record.formId, record.formVersion, record.state.rawValue,
-                        record.authorId, record.shared, record.revision, sequence, fields, now,
+                        record.authorId, record.shared, record.revision, sequence, fields, record.times.updated?.timeIntervalSince1970 ?? now,
+                        record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
+                        record.times.submitted?.timeIntervalSince1970, record.device,
                     ])
                     sequence += 1
                 }
             }
+            try Self.writeHistory(db, projectId: projectId, decided.history)
+            try Self.resolve(db, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
             let insertOutcome = try db.cachedStatement(sql: """
                 INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
@@ -72,7 +80,7 @@ extension SQLiteStorage {
             case .authoredByOrShared(let id): (id, true)
             }
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields
+                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment
                 FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.sequence > ? AND (r.author_id = ? OR (? AND r.shared))
                 ORDER BY r.sequence LIMIT ?
@@ -87,7 +95,7 @@ extension SQLiteStorage {
                 bytes += fields.utf8.count
                 records.append(FeedRecord(
                     id: row[0], formId: row[1], formVersion: row[2], state: row[3], authorName: row[4],
-                    revision: row[5], sequence: row[6], fields: fields))
+                    revision: row[5], sequence: row[6], review: Self.review(state: row[8], comment: row[9]), fields: fields))
             }
             return FeedPage(records: records, hasMore: false)
         }
@@ -164,6 +172,17 @@ extension SQLiteStorage {
             state: RecordState(rawValue: row["state"]) ?? .draft,
             authorId: row["author_id"], authorName: row["author_name"], shared: row["shared"],
             revision: row["revision"], sequence: row["sequence"],
+            review: review(state: row["review_state"], comment: row["review_comment"]),
+            times: RecordTimes(created: date(row["created_at"]), submitted: date(row["submitted_at"]), updated: date(row["updated_at"])),
+            device: row["device"],
             fields: try RecordFields(jsonBytes: Array(fields.utf8)))
+    }
+
+    static func review(state: String?, comment: String?) -> RecordReview? {
+        state.flatMap(ReviewState.init(rawValue:)).map { RecordReview(state: $0, comment: comment) }
+    }
+
+    static func date(_ seconds: Double?) -> Date? {
+        seconds.map(Date.init(timeIntervalSince1970:))
     }
 }

@@ -57,6 +57,18 @@ public protocol ServerStorage: ChangeFeedStorage {
     func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord]
     /// The conflict log of one record, oldest first.
     func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict]
+
+    // MARK: Review, history and the conflict log
+    // Reviews and resolutions are written through ``push(projectId:clientId:mutationIds:recordIds:plan:)``: a
+    // plan that changes a record's review, or resolves a conflict, is committed like any other.
+
+    /// Every history entry of the record, oldest first, with the names of their users.
+    func history(projectId: Int64, recordId: UUID) async throws -> [HistoryEntry]
+    /// The project's conflict log by id (oldest first), after `after`: open entries only, or all; only
+    /// entries of records `viewer` may see (their own, and shared ones: drafts stay private).
+    func conflictLog(projectId: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry]
+    /// One entry of the project's conflict log, when `viewer` may see its record.
+    func conflict(projectId: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry?
 }
 
 /// A storage failure a caller can act on. Database errors themselves never leave the server.
@@ -70,6 +82,8 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         case unavailable
         /// The database was migrated by a newer fieldsheet-server; it was left untouched.
         case newerSchema
+        /// A plan resolved a conflict that someone else resolved first; nothing was written.
+        case alreadyResolved
     }
 
     public var code: Code

@@ -45,11 +45,18 @@ public struct StoredRecord: Sendable, Hashable {
     public var revision: Int64
     /// Assigned by the storage when the change commits; 0 for a record not yet written.
     public var sequence: Int64
+    /// The review state and latest comment; nil until the record is first submitted.
+    public var review: RecordReview?
+    /// The record's times on the server: first stored, first submitted, last changed (nil before written).
+    public var times: RecordTimes
+    /// The device (client id) the record came from first; nil for records stored before devices were kept.
+    public var device: String?
     public var fields: RecordFields
 
     public init(
         id: UUID, formId: String, formVersion: Int, state: RecordState, authorId: Int64, authorName: String,
-        shared: Bool, revision: Int64, sequence: Int64, fields: RecordFields
+        shared: Bool, revision: Int64, sequence: Int64, review: RecordReview? = nil, times: RecordTimes = RecordTimes(),
+        device: String? = nil, fields: RecordFields
     ) {
         self.id = id
         self.formId = formId
@@ -60,12 +67,28 @@ public struct StoredRecord: Sendable, Hashable {
         self.shared = shared
         self.revision = revision
         self.sequence = sequence
+        self.review = review
+        self.times = times
+        self.device = device
         self.fields = fields
     }
 
     /// The record as sent to devices.
     public var snapshot: RecordSnapshot {
-        RecordSnapshot(recordId: id, formId: formId, formVersion: formVersion, state: state, revision: revision, sequence: sequence, author: authorName, fields: fields)
+        RecordSnapshot(recordId: id, formId: formId, formVersion: formVersion, state: state, revision: revision, sequence: sequence, author: authorName, review: review, fields: fields)
+    }
+}
+
+/// When the server first stored a record, first saw it submitted, and last changed it.
+public struct RecordTimes: Sendable, Hashable {
+    public var created: Date?
+    public var submitted: Date?
+    public var updated: Date?
+
+    public init(created: Date? = nil, submitted: Date? = nil, updated: Date? = nil) {
+        self.created = created
+        self.submitted = submitted
+        self.updated = updated
     }
 }
 
@@ -80,10 +103,11 @@ public struct FeedRecord: Sendable, Hashable {
     public var authorName: String
     public var revision: Int64
     public var sequence: Int64
+    public var review: RecordReview?
     /// The stored ``RecordFields`` JSON.
     public var fields: String
 
-    public init(id: String, formId: String, formVersion: Int, state: String, authorName: String, revision: Int64, sequence: Int64, fields: String) {
+    public init(id: String, formId: String, formVersion: Int, state: String, authorName: String, revision: Int64, sequence: Int64, review: RecordReview? = nil, fields: String) {
         self.id = id
         self.formId = formId
         self.formVersion = formVersion
@@ -91,6 +115,7 @@ public struct FeedRecord: Sendable, Hashable {
         self.authorName = authorName
         self.revision = revision
         self.sequence = sequence
+        self.review = review
         self.fields = fields
     }
 }
@@ -168,14 +193,21 @@ public struct PushPlan: Sendable {
     /// Records to insert or replace, each once, in the order their changes were made.
     public var records: [StoredRecord]
     public var conflicts: [LoggedConflict]
+    /// One history entry per applied change, in the order the changes were made.
+    public var history: [HistoryEntry]
+    /// Open conflicts (by id) this plan resolves; the write fails with ``StorageError/Code/alreadyResolved``
+    /// when one of them is no longer open.
+    public var resolvedConflicts: [Int64]
     /// Number of mutations that changed a record.
     public var appliedCount: Int
 
-    public init(outcomes: [MutationOutcome] = [], newOutcomes: [StoredOutcome] = [], records: [StoredRecord] = [], conflicts: [LoggedConflict] = [], appliedCount: Int = 0) {
+    public init(outcomes: [MutationOutcome] = [], newOutcomes: [StoredOutcome] = [], records: [StoredRecord] = [], conflicts: [LoggedConflict] = [], history: [HistoryEntry] = [], resolvedConflicts: [Int64] = [], appliedCount: Int = 0) {
         self.outcomes = outcomes
         self.newOutcomes = newOutcomes
         self.records = records
         self.conflicts = conflicts
+        self.history = history
+        self.resolvedConflicts = resolvedConflicts
         self.appliedCount = appliedCount
     }
 }

@@ -12,10 +12,18 @@ public final class ServerProcess: @unchecked Sendable {
     private var process: Process?
     private var currentPort = 0
 
-    /// `binary` defaults to the debug build's `fieldsheet-server`.
-    public init(binary: String = PackagePaths.debugProduct("fieldsheet-server")) {
+    /// A PostgreSQL URL (`--database`) instead of SQLite in the temporary data directory.
+    public let database: String?
+
+    /// `binary` defaults to the debug build's `fieldsheet-server`; `database`, a PostgreSQL URL, replaces the
+    /// embedded SQLite database.
+    public init(binary: String = PackagePaths.debugProduct("fieldsheet-server"), database: String? = nil) {
         self.binary = binary
+        self.database = database
     }
+
+    /// Where the server keeps its data, as command-line options.
+    public var storageArguments: [String] { database.map { ["--database", $0] } ?? ["--data", dataDirectory] }
 
     deinit {
         kill()
@@ -25,10 +33,10 @@ public final class ServerProcess: @unchecked Sendable {
     public var url: String { "http://127.0.0.1:\(port)" }
     public var dataDirectory: String { data.file("data") }
 
-    /// Runs an admin command against the data directory (`--data` appended).
+    /// Runs an admin command against the server's data (``storageArguments`` appended).
     @discardableResult
     public func admin(_ arguments: [String]) throws -> ProcessResult {
-        let result = try Subprocess.run(binary, arguments + ["--data", dataDirectory], timeout: 60)
+        let result = try Subprocess.run(binary, arguments + storageArguments, timeout: 60)
         guard result.status == 0 else { throw FixtureError("fieldsheet-server \(arguments.joined(separator: " ")) failed: \(result.output)") }
         return result
     }
@@ -54,7 +62,7 @@ public final class ServerProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         let chosen = port ?? self.port
-        process.arguments = ["serve", "--data", dataDirectory, "--port", String(chosen), "--log-level", "error"] + options
+        process.arguments = ["serve"] + storageArguments + ["--port", String(chosen), "--log-level", "error"] + options
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")

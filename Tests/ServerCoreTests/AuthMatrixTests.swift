@@ -1,6 +1,7 @@
 import Foundation
 import FormModel
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 @testable import ServerCore
 import ServerStorage
@@ -117,6 +118,73 @@ struct AuthMatrixTests {
         }
     }
 
+    @Test(arguments: Backend.available, Role.allCases)
+    func reviewingARecord(backend: Backend, role: Role) async throws {
+        try await withWorld(backend, role: role) { _, world, client in
+            let actor = world.actor
+            func review(_ project: String, _ id: UUID) async throws -> (Int, String) {
+                let response = try await client.execute(
+                    uri: "/v1/projects/\(project)/records/\(id)/review", method: .post, headers: actor.headers,
+                    body: ByteBuffer(string: #"{"state":"hasIssues","comment":"Check the title."}"#))
+                return (response.status.code, response.text)
+            }
+            // A collector may not review even their own record; reviewers and admins review what they see.
+            #expect(try await review("alpha", world.ownSubmitted).0 == (role == .collector ? 403 : 200))
+            #expect(try await review("alpha", world.otherDraft).0 == 404, "drafts are private to their author")
+            #expect(try await review("alpha", world.otherSubmitted).0 == (role == .collector ? 404 : 200))
+            #expect(try await review("alpha", world.ownDraft).0 == (role == .collector ? 403 : 409), "only submitted records are reviewed")
+            let missing = try await review("alpha", UUID())
+            #expect(missing.0 == 404)
+            #expect(try await review("alpha", world.foreign) == missing, "another project's record looks exactly like a missing one")
+            #expect(try await review("beta", world.foreign) == (try await review("gamma", world.foreign)))
+        }
+    }
+
+    @Test(arguments: Backend.available, Role.allCases)
+    func readingARecordsHistory(backend: Backend, role: Role) async throws {
+        try await withWorld(backend, role: role) { _, world, client in
+            let actor = world.actor
+            func history(_ project: String, _ id: UUID) async throws -> (Int, String) {
+                let response = try await actor.get(client, "/v1/projects/\(project)/records/\(id)/history")
+                return (response.status.code, response.text)
+            }
+            #expect(try await history("alpha", world.ownDraft).0 == 200)
+            #expect(try await history("alpha", world.ownSubmitted).0 == 200)
+            #expect(try await history("alpha", world.otherDraft).0 == 404)
+            #expect(try await history("alpha", world.otherSubmitted).0 == (role == .collector ? 404 : 200))
+            let missing = try await history("alpha", UUID())
+            #expect(missing.0 == 404)
+            #expect(try await history("alpha", world.foreign) == missing)
+            #expect(try await history("beta", world.foreign) == (try await history("gamma", world.foreign)))
+        }
+    }
+
+    @Test(arguments: Backend.available, Role.allCases)
+    func theConflictLog(backend: Backend, role: Role) async throws {
+        try await withWorld(backend, role: role) { server, world, client in
+            let actor = world.actor
+            let list = try await actor.get(client, "/v1/projects/alpha/conflicts?state=all")
+            #expect(list.status == (role == .collector ? .forbidden : .ok))
+            #expect(try await actor.get(client, "/v1/projects/beta/conflicts").status == .notFound)
+            // A conflict in another project is as missing as one that never was.
+            let resolve = { (project: String, id: Int64) async throws -> (Int, String) in
+                let response = try await client.execute(
+                    uri: "/v1/projects/\(project)/conflicts/\(id)/resolve", method: .post, headers: actor.headers,
+                    body: ByteBuffer(string: #"{"keep":"server"}"#))
+                return (response.status.code, response.text)
+            }
+            let missing = try await resolve("alpha", 999_999)
+            #expect(missing.0 == 404)
+            // A conflict logged in beta (a stale edit of the stranger's record there).
+            let stranger = Device(clientId: "stranger-2", token: try await server.member("stranger", project: "beta", role: .admin), project: "beta")
+            _ = try await stranger.push(client, [stranger.mutation(world.foreign, ["title": stranger.change(.text("stale"), base: 0)])])
+            let beta = try await server.project("beta")
+            let foreignConflict = try #require(try await server.storage.conflictLog(projectId: beta.id, viewer: 0, openOnly: false, after: 0, limit: 10).first)
+            #expect(try await resolve("alpha", foreignConflict.id) == missing, "another project's conflict looks exactly like a missing one")
+            #expect(try await resolve("beta", foreignConflict.id) == (try await resolve("gamma", foreignConflict.id)))
+        }
+    }
+
     @Test(arguments: Backend.available)
     func everyProjectRouteWantsAValidToken(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
@@ -125,6 +193,8 @@ struct AuthMatrixTests {
                 let routes: [(String, HTTPRequest.Method)] = [
                     ("/v1/projects/alpha/forms", .get), ("/v1/projects/alpha/forms", .post), ("/v1/projects/alpha/push", .post),
                     ("/v1/projects/alpha/changes", .get), ("/v1/projects/alpha/records/\(UUID())", .get),
+                    ("/v1/projects/alpha/records/\(UUID())/review", .post), ("/v1/projects/alpha/records/\(UUID())/history", .get),
+                    ("/v1/projects/alpha/conflicts", .get), ("/v1/projects/alpha/conflicts/1/resolve", .post),
                 ]
                 for (path, method) in routes {
                     let none = try await client.execute(uri: path, method: method)

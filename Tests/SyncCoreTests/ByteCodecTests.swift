@@ -41,6 +41,12 @@ struct Random {
         }
     }
 
+    /// No review (a draft), or any state with or without a comment.
+    mutating func review() -> RecordReview? {
+        guard int(0...3) != 0 else { return nil }
+        return RecordReview(state: ReviewState.allCases[int(0...(ReviewState.allCases.count - 1))], comment: bool() ? text() : nil)
+    }
+
     mutating func fields() -> RecordFields {
         let writers = (0..<int(1...3)).map { "device-\($0)-\(text())" }
         let shared = (revision: Int64(int(0...9)), clock: Int64(bitPattern: next() >> 2))
@@ -120,18 +126,18 @@ struct ByteCodecTests {
         await propertyCheck(count: 200, input: Self.seeds) { (seed: UInt64) throws in
             var random = Random(seed)
             let records = (0..<random.int(0...5)).map { index in
-                RecordSnapshot(recordId: UUID(), formId: random.text(), formVersion: random.int(1...3), state: .submitted, revision: Int64(index + 1), sequence: Int64(index + 10), author: random.text(), fields: random.fields())
+                RecordSnapshot(recordId: UUID(), formId: random.text(), formVersion: random.int(1...3), state: .submitted, revision: Int64(index + 1), sequence: Int64(index + 10), author: random.text(), review: random.review(), fields: random.fields())
             }
             var writer = PullPageWriter()
             for record in records {
-                writer.append(recordId: record.recordId.lowercased, formId: record.formId, formVersion: record.formVersion, state: record.state.rawValue, revision: record.revision, sequence: record.sequence, author: record.author, fields: record.fields.jsonBytes())
+                writer.append(recordId: record.recordId.lowercased, formId: record.formId, formVersion: record.formVersion, state: record.state.rawValue, revision: record.revision, sequence: record.sequence, author: record.author, review: record.review, fields: record.fields.jsonBytes())
             }
             let page = PullPage(changes: records, cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5))
             let bytes = writer.finish(cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5))
             #expect(try JSONDecoder().decode(PullPage.self, from: Data(bytes)) == page, "seed \(seed)")
             var read: [RecordSnapshot] = []
             let end = try PullPageReader.read(Array(try JSONEncoder().encode(page))) { pulled in
-                read.append(RecordSnapshot(recordId: pulled.recordId, formId: pulled.formId, formVersion: pulled.formVersion, state: pulled.state, revision: pulled.revision, sequence: pulled.sequence, author: pulled.author, fields: try RecordFields(jsonBytes: Array(pulled.fields))))
+                read.append(RecordSnapshot(recordId: pulled.recordId, formId: pulled.formId, formVersion: pulled.formVersion, state: pulled.state, revision: pulled.revision, sequence: pulled.sequence, author: pulled.author, review: pulled.review, fields: try RecordFields(jsonBytes: Array(pulled.fields))))
             }
             #expect(read == records, "seed \(seed)")
             #expect(end == PullPageEnd(cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5), count: records.count))

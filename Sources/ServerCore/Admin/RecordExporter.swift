@@ -3,7 +3,9 @@ import FormModel
 import ServerStorage
 
 /// Streams one form's records as CSV or JSON Lines, a page at a time: memory stays flat however many
-/// records there are.
+/// records there are. Each record comes with its review state and comment, author, first device, and the
+/// times the server first stored, first saw submitted and last changed it; in CSV a location answer is
+/// split into latitude, longitude and accuracy columns.
 public struct RecordExporter: Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case csv
@@ -16,6 +18,12 @@ public struct RecordExporter: Sendable {
         var state: String
         var author: String
         var revision: Int64
+        var reviewState: String?
+        var reviewComment: String?
+        var device: String?
+        var createdAt: String?
+        var submittedAt: String?
+        var updatedAt: String?
         /// Top-level answers and computed values.
         var values: [String: AnswerValue]
         /// Each repeat's live instances, in order, by repeat id.
@@ -35,6 +43,40 @@ public struct RecordExporter: Sendable {
         /// The repeat holding this one, for nested repeats.
         public var parentRepeatId: String?
         public var columns: [String]
+    }
+
+    /// The columns every CSV row starts with, before the fields'.
+    static let recordColumns = [
+        "recordId", "formVersion", "state", "author", "revision",
+        "reviewState", "reviewComment", "device", "createdAt", "submittedAt", "updatedAt",
+    ]
+
+    /// The record's own columns: identity, review, device and times (RFC 3339, UTC).
+    static func recordCells(_ record: StoredRecord) -> [String] {
+        [record.id.uuidString, String(record.formVersion), record.state.rawValue, record.authorName, String(record.revision),
+         record.review?.state.rawValue ?? "", record.review?.comment ?? "", record.device ?? "",
+         record.times.created.map(Timestamp.string) ?? "", record.times.submitted.map(Timestamp.string) ?? "",
+         record.times.updated.map(Timestamp.string) ?? ""]
+    }
+
+    /// A field's CSV columns: one, or three for a location (`id.latitude`, `id.longitude`, `id.accuracy`).
+    static func headers(_ field: FieldDefinition) -> [String] {
+        field.kind == .location ? ["latitude", "longitude", "accuracy"].map { "\(field.id).\($0)" } : [field.id]
+    }
+
+    /// A field's cells; a location answer split into its numbers (what does not fit stays in the first cell).
+    static func cells(_ value: AnswerValue?, field: FieldDefinition?) -> [String] {
+        guard let field, field.kind == .location else {
+            return [value?.display(for: field.map { unlabelled($0) }) ?? ""]
+        }
+        switch value {
+        case .location(let location)?:
+            return [String(location.latitude), String(location.longitude), location.accuracy.map { String($0) } ?? ""]
+        case let other?:
+            return [other.display(for: field), "", ""]
+        case nil:
+            return ["", "", ""]
+        }
     }
 
     let storage: any ServerStorage
@@ -70,13 +112,12 @@ public struct RecordExporter: Sendable {
         let definitions = Dictionary(versions.map { ($0.version, $0.definition) }, uniquingKeysWith: { first, _ in first })
         var logics: [Int: FormLogic] = [:]
         let latestFields = Dictionary(versions.flatMap(\.definition.everyField).map { ($0.id, $0) }, uniquingKeysWith: { _, new in new })
-        func cell(_ value: AnswerValue?, _ id: String) -> String {
-            value?.display(for: latestFields[id].map { field in Self.unlabelled(field) }) ?? ""
-        }
+        func cells(_ value: AnswerValue?, _ id: String) -> [String] { Self.cells(value, field: latestFields[id]) }
         if format == .csv {
-            try write(nil, (["recordId", "formVersion", "state", "author", "revision"] + layout.columns).map(Self.csvField).joined(separator: ",") + "\r\n")
+            func headers(_ ids: [String]) -> [String] { ids.flatMap { id in latestFields[id].map(Self.headers) ?? [id] } }
+            try write(nil, (Self.recordColumns + headers(layout.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
             for table in layout.tables {
-                try write(table.repeatId, (["recordId", "parentInstanceId", "instanceId", "position"] + table.columns).map(Self.csvField).joined(separator: ",") + "\r\n")
+                try write(table.repeatId, (["recordId", "parentInstanceId", "instanceId", "position"] + headers(table.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
             }
         }
         let encoder = JSONEncoder()
@@ -100,14 +141,13 @@ public struct RecordExporter: Sendable {
                 func value(_ key: String) -> AnswerValue? { state.map { $0.computed[key] ?? $0.answers[key] } ?? values[key] }
                 switch format {
                 case .csv:
-                    let fixed = [record.id.uuidString, String(record.formVersion), record.state.rawValue, record.authorName, String(record.revision)]
-                    try write(nil, (fixed + layout.columns.map { cell(value($0), $0) }).map(Self.csvField).joined(separator: ",") + "\r\n")
+                    try write(nil, (Self.recordCells(record) + layout.columns.flatMap { cells(value($0), $0) }).map(Self.csvField).joined(separator: ",") + "\r\n")
                     guard let state else { break }
                     for table in layout.tables {
                         for (parent, parentId) in Self.parents(of: table, in: state, layout: layout) {
                             for (index, instance) in state.instances.live(table.repeatId, in: parent).enumerated() {
                                 let row = [record.id.uuidString, parentId, instance.id, String(index + 1)]
-                                    + table.columns.map { cell(value(instance.prefix + "/" + $0), $0) }
+                                    + table.columns.flatMap { cells(value(instance.prefix + "/" + $0), $0) }
                                 try write(table.repeatId, row.map(Self.csvField).joined(separator: ",") + "\r\n")
                             }
                         }
@@ -117,8 +157,12 @@ public struct RecordExporter: Sendable {
                     for (key, answer) in values where !key.contains("/") { top[key] = answer }
                     for (key, answer) in state?.computed ?? [:] where !key.contains("/") { top[key] = answer }
                     let repeats = state.map { Self.nested(in: "", ids: layout.topRepeats, state: $0, layout: layout) }
-                    let line = Line(recordId: record.id, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
-                                    revision: record.revision, values: top, repeats: repeats?.isEmpty == false ? repeats : nil)
+                    let line = Line(
+                        recordId: record.id, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
+                        revision: record.revision, reviewState: record.review?.state.rawValue, reviewComment: record.review?.comment,
+                        device: record.device, createdAt: record.times.created.map(Timestamp.string),
+                        submittedAt: record.times.submitted.map(Timestamp.string), updatedAt: record.times.updated.map(Timestamp.string),
+                        values: top, repeats: repeats?.isEmpty == false ? repeats : nil)
                     try write(nil, String(decoding: try encoder.encode(line), as: UTF8.self) + "\n")
                 }
                 count += 1

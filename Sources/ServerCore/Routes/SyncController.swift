@@ -114,7 +114,8 @@ struct SyncController {
         for record in page.records {
             writer.append(
                 recordId: record.id, formId: record.formId, formVersion: record.formVersion, state: record.state,
-                revision: record.revision, sequence: record.sequence, author: record.authorName, fields: record.fields.utf8)
+                revision: record.revision, sequence: record.sequence, author: record.authorName, review: record.review,
+                fields: record.fields.utf8)
         }
         let bytes = writer.finish(cursor: page.records.last?.sequence ?? after, hasMore: page.hasMore, serverClock: services.clock.now())
         return .jsonBytes(bytes)

@@ -20,8 +20,10 @@ struct PushPlanner: Sendable {
     let forms: [FormKey: FormDefinition]
     let validators: [FormKey: FormValidator]
     let mutations: [PreparedMutation]
+    /// The time stamped on what this batch writes (records' times, history).
+    let now: Date
 
-    init(principal: Principal, role: Role, clientId: String, forms: [FormKey: FormDefinition], mutations: [PreparedMutation]) {
+    init(principal: Principal, role: Role, clientId: String, forms: [FormKey: FormDefinition], mutations: [PreparedMutation], now: Date = Date()) {
         self.userId = principal.userId
         self.userName = principal.userName
         self.role = role
@@ -29,6 +31,7 @@ struct PushPlanner: Sendable {
         self.forms = forms
         self.validators = forms.mapValues { FormValidator(form: $0) }
         self.mutations = mutations
+        self.now = now
     }
 
     func plan(_ snapshot: PushSnapshot) throws -> PushPlan {
@@ -92,11 +95,20 @@ struct PushPlanner: Sendable {
         }
         var revision = current?.revision ?? 0
         if merged.changed {
+            let review = Self.review(after: current?.review, state: merged.record.state)
             let record = StoredRecord(
                 id: mutation.recordId, formId: mutation.formId, formVersion: mutation.formVersion, state: merged.record.state,
                 authorId: current?.authorId ?? userId, authorName: current?.authorName ?? userName,
                 shared: (current?.shared ?? false) || merged.record.state == .submitted,
-                revision: merged.record.revision, sequence: 0, fields: merged.record.fields)
+                revision: merged.record.revision, sequence: 0, review: review,
+                times: RecordTimes(
+                    created: current?.times.created ?? now,
+                    submitted: current?.times.submitted ?? (merged.record.state == .submitted ? now : nil), updated: now),
+                device: current == nil ? clientId : current?.device,
+                fields: merged.record.fields)
+            plan.history.append(HistoryEntry(
+                recordId: record.id, revision: record.revision, kind: .change, userId: userId, clientId: clientId, at: now,
+                detail: Self.detail(from: current, to: record, changed: mutation.changes.keys)))
             working[record.id] = record
             if let index = writtenIndex[record.id] {
                 plan.records[index] = record
@@ -109,6 +121,30 @@ struct PushPlanner: Sendable {
         }
         let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
         return MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
+    }
+
+    /// The review after an applied change: `received` when first submitted, `edited` when the record had been
+    /// sent back (`hasIssues`, `rejected`; the comment stays, it is the latest review's), otherwise unchanged.
+    static func review(after previous: RecordReview?, state: RecordState) -> RecordReview? {
+        guard var review = previous else { return state == .submitted ? RecordReview(state: .received) : nil }
+        if review.state.needsChanges { review.state = .edited }
+        return review
+    }
+
+    /// What a change did, for the record's history: the state, each field named by the mutation whose answer
+    /// changed (from what to what), and a review state it moved.
+    static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIds: some Collection<String>) -> HistoryDetail {
+        var detail = HistoryDetail()
+        if current?.state != record.state { detail.state = .init(from: current?.state, to: record.state) }
+        for fieldId in fieldIds {
+            let before = current?.fields[fieldId]?.value
+            let after = record.fields[fieldId]?.value
+            if before != after { detail.fields[fieldId] = .init(from: before, to: after) }
+        }
+        if let review = record.review, review.state != current?.review?.state {
+            detail.review = .init(from: current?.review?.state, to: review.state)
+        }
+        return detail
     }
 
     /// Submitted records must pass the form's validation (repeat instances, constraints and calculations with

@@ -74,10 +74,11 @@ public struct PullPageWriter: Sendable {
     /// Bytes written so far.
     public var byteCount: Int { writer.bytes.count }
 
-    /// Appends one record; `fields` must be stored ``RecordFields`` JSON.
+    /// Appends one record; `fields` must be stored ``RecordFields`` JSON. `review` is written only when
+    /// there is one, in the shape ``RecordSnapshot``'s `Codable` writes.
     public mutating func append(
         recordId: String, formId: String, formVersion: Int, state: String, revision: Int64, sequence: Int64,
-        author: String, fields: some Sequence<UInt8>
+        author: String, review: RecordReview? = nil, fields: some Sequence<UInt8>
     ) {
         writer.element()
         writer.beginObject()
@@ -95,6 +96,10 @@ public struct PullPageWriter: Sendable {
         writer.int(sequence)
         writer.key("author")
         writer.string(author)
+        if let review {
+            writer.key("review")
+            review.write(to: &writer)
+        }
         writer.key("fields")
         writer.raw(fields)
         writer.endObject()
@@ -123,6 +128,8 @@ public struct PulledRecord: Sendable {
     public var revision: Int64
     public var sequence: Int64
     public var author: String
+    /// The record's review (nil for records never submitted).
+    public var review: RecordReview?
     /// The record's ``RecordFields`` JSON, exactly as the server stored it.
     public var fields: ArraySlice<UInt8>
 
@@ -179,6 +186,7 @@ public enum PullPageReader {
         var revision: Int64?
         var sequence: Int64 = 0
         var author = ""
+        var review: RecordReview?
         var fields: ArraySlice<UInt8>?
         try reader.beginObject()
         while let key = try reader.nextKey() {
@@ -190,6 +198,7 @@ public enum PullPageReader {
             case "revision": revision = try reader.readInt64()
             case "sequence": sequence = try reader.readInt64()
             case "author": author = try reader.readString()
+            case "review": review = try reader.readNull() ? nil : try RecordReview.read(from: &reader)
             case "fields":
                 guard reader.peek() == UInt8(ascii: "{") else { throw reader.error("fields must be an object") }
                 fields = try reader.rawValue()
@@ -199,6 +208,6 @@ public enum PullPageReader {
         guard let recordId, let formId, let formVersion, let state, let revision, let fields,
               let version = Int(exactly: formVersion)
         else { throw reader.error("A pulled record needs recordId, formId, formVersion, state, revision and fields") }
-        return PulledRecord(recordId: recordId, formId: formId, formVersion: version, state: state, revision: revision, sequence: sequence, author: author, fields: fields)
+        return PulledRecord(recordId: recordId, formId: formId, formVersion: version, state: state, revision: revision, sequence: sequence, author: author, review: review, fields: fields)
     }
 }

@@ -13,10 +13,12 @@ public struct RecordSnapshot: Codable, Sendable, Hashable {
     public var sequence: Int64
     /// The user who created the record.
     public var author: String
+    /// The record's review state and latest review comment; nil for records never submitted.
+    public var review: RecordReview?
     /// The record's fields with their merge metadata (``RecordFields``).
     public var fields: RecordFields
 
-    public init(recordId: UUID, formId: String, formVersion: Int, state: RecordState, revision: Int64, sequence: Int64, author: String, fields: RecordFields) {
+    public init(recordId: UUID, formId: String, formVersion: Int, state: RecordState, revision: Int64, sequence: Int64, author: String, review: RecordReview? = nil, fields: RecordFields) {
         self.recordId = recordId
         self.formId = formId
         self.formVersion = formVersion
@@ -24,6 +26,7 @@ public struct RecordSnapshot: Codable, Sendable, Hashable {
         self.revision = revision
         self.sequence = sequence
         self.author = author
+        self.review = review
         self.fields = fields
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 extension RecordSnapshot {
     private enum Key: String, CodingKey {
-        case recordId, formId, formVersion, state, revision, sequence, author, fields
+        case recordId, formId, formVersion, state, revision, sequence, author, review, fields
     }
 
     /// Encodes the record's id in canonical lowercase (as the contract, Schema/openapi.yaml, says of
@@ -16,6 +16,7 @@ extension RecordSnapshot {
         try container.encode(revision, forKey: .revision)
         try container.encode(sequence, forKey: .sequence)
         try container.encode(author, forKey: .author)
+        try container.encodeIfPresent(review, forKey: .review)
         try container.encode(fields, forKey: .fields)
     }
 }

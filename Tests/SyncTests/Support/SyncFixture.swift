@@ -12,8 +12,9 @@ final class SyncFixture: @unchecked Sendable {
     let project = "field"
 
     /// Sets up the project, publishes `forms` (before the server starts, as an admin would) and starts it.
-    init(forms: [FormDefinition]) throws {
-        server = ServerProcess()
+    /// `database`: a PostgreSQL URL for the server's data instead of SQLite.
+    init(forms: [FormDefinition], database: String? = nil) throws {
+        server = ServerProcess(database: database)
         try server.createProject(project)
         for form in forms {
             let encoder = JSONEncoder()

@@ -1,0 +1,115 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServerStorage
+import SyncCore
+
+extension PostgresStorage {
+    /// Inserts the plan's history entries with one statement over arrays, in the push's transaction.
+    static func writeHistory(_ connection: PostgresConnection, projectId: Int64, _ history: [HistoryEntry]) async throws {
+        guard !history.isEmpty else { return }
+        let details = history.map { String(decoding: $0.detail.jsonBytes(), as: UTF8.self) }
+        try await connection.query("""
+            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at)
+            SELECT \(projectId), h.record_id, h.revision, h.kind, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at FROM unnest(
+                \(history.map(\.recordId))::uuid[], \(history.map(\.revision))::int8[], \(history.map(\.kind.rawValue))::text[],
+                \(history.map(\.userId))::int8[], \(history.map { $0.clientId ?? "" })::text[], \(details)::text[],
+                \(history.map(\.at.timeIntervalSince1970))::float8[]
+            ) WITH ORDINALITY AS h (record_id, revision, kind, user_id, client_id, detail, created_at, n) ORDER BY h.n
+            """, logger: .quiet)
+    }
+
+    /// Closes the conflicts the plan resolved; throws ``StorageError/Code/alreadyResolved`` (rolling the whole
+    /// plan back) when one is no longer open.
+    static func resolve(_ connection: PostgresConnection, projectId: Int64, _ ids: [Int64], history: [HistoryEntry], now: Double) async throws {
+        for id in ids {
+            let entry = history.first { $0.detail.resolution?.conflictId == id }
+            let rows = try await connection.query("""
+                UPDATE conflicts SET open = false, resolved_at = \(now), resolved_by = \(entry?.userId), resolution = \(entry?.detail.resolution?.kept.rawValue)
+                WHERE project_id = \(projectId) AND id = \(id) AND open RETURNING id
+                """, logger: .quiet).collect()
+            guard rows.count == 1 else {
+                throw StorageError(.alreadyResolved, "Conflict \(id) is no longer open: someone resolved it first. Reload it to see how.")
+            }
+        }
+    }
+
+    public func history(projectId: Int64, recordId: UUID) async throws -> [HistoryEntry] {
+        let client = client
+        return try await perform {
+            var result: [HistoryEntry] = []
+            for try await (revision, kind, userId, userName, clientId, detail, at) in try await client.query("""
+                SELECT h.revision, h.kind, h.user_id, u.name, h.client_id, h.detail, h.created_at
+                FROM record_history h JOIN users u ON u.id = h.user_id
+                WHERE h.project_id = \(projectId) AND h.record_id = \(recordId) ORDER BY h.id
+                """).decode((Int64, String, Int64, String, String?, String, Double).self) {
+                result.append(HistoryEntry(
+                    recordId: recordId, revision: revision, kind: HistoryEntry.Kind(rawValue: kind) ?? .change, userId: userId,
+                    userName: userName, clientId: clientId, at: Date(timeIntervalSince1970: at), detail: try HistoryDetail(jsonText: detail)))
+            }
+            return result
+        }
+    }
+
+    static let conflictLogQuery = """
+        SELECT c.id, c.record_id, coalesce(r.form_id, ''), c.mutation_id, c.client_id, c.entry, c.open, c.created_at,
+               cu.name, c.resolution, c.resolved_at, ru.name
+        FROM conflicts c
+        LEFT JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id
+        LEFT JOIN mutations m ON m.project_id = c.project_id AND m.client_id = c.client_id AND m.mutation_id = c.mutation_id
+        LEFT JOIN users cu ON cu.id = m.user_id
+        LEFT JOIN users ru ON ru.id = c.resolved_by
+        """
+
+    public func conflictLog(projectId: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry] {
+        let client = client
+        return try await perform {
+            try await client.withConnection { connection in
+                try await Self.conflictLogEntries(connection, projectId: projectId, try await connection.query("""
+                    \(unescaped: Self.conflictLogQuery)
+                    WHERE c.project_id = \(projectId) AND c.id > \(after) AND (NOT \(openOnly) OR c.open) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id LIMIT \(Int64(limit))
+                    """, logger: .quiet))
+            }
+        }
+    }
+
+    public func conflict(projectId: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry? {
+        let client = client
+        return try await perform {
+            try await client.withConnection { connection in
+                try await Self.conflictLogEntries(connection, projectId: projectId, try await connection.query("""
+                    \(unescaped: Self.conflictLogQuery) WHERE c.project_id = \(projectId) AND c.id = \(id) AND (r.author_id = \(viewer) OR r.shared)
+                    """, logger: .quiet)).first
+            }
+        }
+    }
+
+    typealias ConflictRow = (Int64, UUID, String, String, String, String, Bool, Double, String?, String?, Double?, String?)
+
+    static func conflictLogEntries(_ connection: PostgresConnection, projectId: Int64, _ rows: PostgresRowSequence) async throws -> [ConflictLogEntry] {
+        var decoded: [ConflictRow] = []
+        for try await row in rows.decode(ConflictRow.self) { decoded.append(row) }
+        var result: [ConflictLogEntry] = []
+        for (id, recordId, formId, mutationId, clientId, text, open, createdAt, clientAuthor, resolution, resolvedAt, resolver) in decoded {
+            var reader = JSONReader(Array(text.utf8))
+            var entry = try ConflictEntry.read(from: &reader)
+            entry.open = open
+            // The server's side was written at its stamp's revision: the history says by whom.
+            var serverAuthor: String?
+            if let revision = entry.server?.revision {
+                for try await name in try await connection.query("""
+                    SELECT u.name FROM record_history h JOIN users u ON u.id = h.user_id
+                    WHERE h.project_id = \(projectId) AND h.record_id = \(recordId) AND h.revision = \(revision) AND h.kind <> 'review'
+                    ORDER BY h.id DESC LIMIT 1
+                    """, logger: .quiet).decode(String.self) { serverAuthor = name }
+            }
+            result.append(ConflictLogEntry(
+                id: id, recordId: recordId, formId: formId, mutationId: mutationId, clientId: clientId, entry: entry,
+                clientAuthor: clientAuthor, serverAuthor: serverAuthor, open: open, createdAt: Date(timeIntervalSince1970: createdAt),
+                resolution: resolution.flatMap(ConflictEntry.Winner.init(rawValue:)).map {
+                    ConflictResolution(kept: $0, by: resolver ?? "", at: Date(timeIntervalSince1970: resolvedAt ?? 0))
+                }))
+        }
+        return result
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import GRDB
+import ServerStorage
+import SyncCore
+
+extension SQLiteStorage {
+    /// Inserts the plan's history entries (plain inserts, in the push's transaction).
+    static func writeHistory(_ db: Database, projectId: Int64, _ history: [HistoryEntry]) throws {
+        guard !history.isEmpty else { return }
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for entry in history {
+            try insert.execute(arguments: [
+                projectId, entry.recordId.lowercased, entry.revision, entry.kind.rawValue, entry.userId, entry.clientId,
+                String(decoding: entry.detail.jsonBytes(), as: UTF8.self), entry.at.timeIntervalSince1970,
+            ])
+        }
+    }
+
+    /// Closes the conflicts the plan resolved; throws ``StorageError/Code/alreadyResolved`` (rolling the whole
+    /// plan back) when one is no longer open.
+    static func resolve(_ db: Database, projectId: Int64, _ ids: [Int64], history: [HistoryEntry], now: Double) throws {
+        for id in ids {
+            let entry = history.first { $0.detail.resolution?.conflictId == id }
+            try db.execute(sql: """
+                UPDATE conflicts SET open = 0, resolved_at = ?, resolved_by = ?, resolution = ? WHERE project_id = ? AND id = ? AND open
+                """, arguments: [now, entry?.userId, entry?.detail.resolution?.kept.rawValue, projectId, id])
+            guard db.changesCount == 1 else {
+                throw StorageError(.alreadyResolved, "Conflict \(id) is no longer open: someone resolved it first. Reload it to see how.")
+            }
+        }
+    }
+
+    public func history(projectId: Int64, recordId: UUID) async throws -> [HistoryEntry] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT h.revision, h.kind, h.user_id, u.name, h.client_id, h.detail, h.created_at
+                FROM record_history h JOIN users u ON u.id = h.user_id
+                WHERE h.project_id = ? AND h.record_id = ? ORDER BY h.id
+                """, arguments: [projectId, recordId.lowercased]).map { row in
+                HistoryEntry(
+                    recordId: recordId, revision: row[0], kind: HistoryEntry.Kind(rawValue: row[1]) ?? .change,
+                    userId: row[2], userName: row[3], clientId: row[4], at: Date(timeIntervalSince1970: row[6]),
+                    detail: try HistoryDetail(jsonText: row[5]))
+            }
+        }
+    }
+
+    static let conflictLogQuery = """
+        SELECT c.id, c.record_id, coalesce(r.form_id, ''), c.mutation_id, c.client_id, c.entry, c.open, c.created_at,
+               cu.name, c.resolution, c.resolved_at, ru.name
+        FROM conflicts c
+        LEFT JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id
+        LEFT JOIN mutations m ON m.project_id = c.project_id AND m.client_id = c.client_id AND m.mutation_id = c.mutation_id
+        LEFT JOIN users cu ON cu.id = m.user_id
+        LEFT JOIN users ru ON ru.id = c.resolved_by
+        """
+
+    public func conflictLog(projectId: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                \(Self.conflictLogQuery)
+                WHERE c.project_id = ? AND c.id > ? AND (NOT ? OR c.open) AND (r.author_id = ? OR r.shared) ORDER BY c.id LIMIT ?
+                """, arguments: [projectId, after, openOnly, viewer, limit]).map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
+        }
+    }
+
+    public func conflict(projectId: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "\(Self.conflictLogQuery) WHERE c.project_id = ? AND c.id = ? AND (r.author_id = ? OR r.shared)", arguments: [projectId, id, viewer])
+                .map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
+        }
+    }
+
+    static func conflictLogEntry(_ db: Database, projectId: Int64, _ row: Row) throws -> ConflictLogEntry {
+        let recordKey: String = row[1]
+        let text: String = row[5]
+        var reader = JSONReader(Array(text.utf8))
+        var entry = try ConflictEntry.read(from: &reader)
+        let open: Bool = row[6]
+        entry.open = open
+        // The server's side was written at its stamp's revision: the history says by whom.
+        let serverAuthor = try entry.server.flatMap { server in
+            try String.fetchOne(db, sql: """
+                SELECT u.name FROM record_history h JOIN users u ON u.id = h.user_id
+                WHERE h.project_id = ? AND h.record_id = ? AND h.revision = ? AND h.kind <> 'review' ORDER BY h.id DESC LIMIT 1
+                """, arguments: [projectId, recordKey, server.revision])
+        }
+        let resolution: ConflictResolution? = (row[9] as String?).flatMap(ConflictEntry.Winner.init(rawValue:)).map { kept in
+            ConflictResolution(kept: kept, by: row[11] ?? "", at: Date(timeIntervalSince1970: row[10] ?? 0))
+        }
+        return ConflictLogEntry(
+            id: row[0], recordId: UUID(uuidString: recordKey) ?? UUID(), formId: row[2], mutationId: row[3], clientId: row[4],
+            entry: entry, clientAuthor: row[8], serverAuthor: serverAuthor, open: open,
+            createdAt: Date(timeIntervalSince1970: row[7]), resolution: resolution)
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import FormModel
+import SyncCore
+
+/// One applied change of a record, kept as its audit trail: who made it, when, from which device, and
+/// what it changed (fields from what to what, the state, the review with its comment).
+public struct HistoryEntry: Sendable, Hashable {
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        /// A push from a device changed the record's fields or state.
+        case change
+        /// A reviewer or admin set the review state.
+        case review
+        /// A reviewer or admin resolved a conflict of the record.
+        case resolution
+    }
+
+    public var recordId: UUID
+    /// The record's revision after the change (a resolution that kept the server's value made none, and
+    /// names the revision it left).
+    public var revision: Int64
+    public var kind: Kind
+    public var userId: Int64
+    /// Filled in when read; not stored.
+    public var userName: String
+    /// The device the change came from; nil for changes made on the server (reviews, resolutions).
+    public var clientId: String?
+    public var at: Date
+    public var detail: HistoryDetail
+
+    public init(recordId: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientId: String?, at: Date, detail: HistoryDetail) {
+        self.recordId = recordId
+        self.revision = revision
+        self.kind = kind
+        self.userId = userId
+        self.userName = userName
+        self.clientId = clientId
+        self.at = at
+        self.detail = detail
+    }
+}
+
+/// What one history entry changed. Stored as JSON; written by the byte-level writer on the push path,
+/// read back with `Codable` (the same shape).
+public struct HistoryDetail: Codable, Sendable, Hashable {
+    public struct FieldDiff: Codable, Sendable, Hashable {
+        /// The answer before (nil: unanswered).
+        public var from: AnswerValue?
+        /// The answer after (nil: cleared).
+        public var to: AnswerValue?
+
+        public init(from: AnswerValue?, to: AnswerValue?) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    public struct StateDiff: Codable, Sendable, Hashable {
+        /// nil for a record the change created.
+        public var from: RecordState?
+        public var to: RecordState
+
+        public init(from: RecordState?, to: RecordState) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    public struct ReviewDiff: Codable, Sendable, Hashable {
+        public var from: ReviewState?
+        public var to: ReviewState
+        public var comment: String?
+
+        public init(from: ReviewState?, to: ReviewState, comment: String? = nil) {
+            self.from = from
+            self.to = to
+            self.comment = comment
+        }
+    }
+
+    public struct Resolution: Codable, Sendable, Hashable {
+        public var conflictId: Int64
+        public var fieldId: String?
+        /// `server` or `client`: whose value the record keeps.
+        public var kept: ConflictEntry.Winner
+
+        public init(conflictId: Int64, fieldId: String?, kept: ConflictEntry.Winner) {
+            self.conflictId = conflictId
+            self.fieldId = fieldId
+            self.kept = kept
+        }
+    }
+
+    public var state: StateDiff?
+    public var fields: [String: FieldDiff]
+    public var review: ReviewDiff?
+    public var resolution: Resolution?
+
+    public init(state: StateDiff? = nil, fields: [String: FieldDiff] = [:], review: ReviewDiff? = nil, resolution: Resolution? = nil) {
+        self.state = state
+        self.fields = fields
+        self.review = review
+        self.resolution = resolution
+    }
+
+    /// The stored JSON, keys in a fixed order, fields sorted by id.
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + fields.count * 48)
+        writer.beginObject()
+        if let state {
+            writer.key("state")
+            writer.beginObject()
+            if let from = state.from {
+                writer.key("from")
+                writer.string(from.rawValue)
+            }
+            writer.key("to")
+            writer.string(state.to.rawValue)
+            writer.endObject()
+        }
+        writer.key("fields")
+        writer.beginObject()
+        for fieldId in fields.keys.sorted() {
+            let diff = fields[fieldId]!
+            writer.key(fieldId)
+            writer.beginObject()
+            writer.key("from")
+            diff.from.write(to: &writer)
+            writer.key("to")
+            diff.to.write(to: &writer)
+            writer.endObject()
+        }
+        writer.endObject()
+        if let review {
+            writer.key("review")
+            writer.beginObject()
+            if let from = review.from {
+                writer.key("from")
+                writer.string(from.rawValue)
+            }
+            writer.key("to")
+            writer.string(review.to.rawValue)
+            if let comment = review.comment {
+                writer.key("comment")
+                writer.string(comment)
+            }
+            writer.endObject()
+        }
+        if let resolution {
+            writer.key("resolution")
+            writer.beginObject()
+            writer.key("conflictId")
+            writer.int(resolution.conflictId)
+            if let fieldId = resolution.fieldId {
+                writer.key("fieldId")
+                writer.string(fieldId)
+            }
+            writer.key("kept")
+            writer.string(resolution.kept.rawValue)
+            writer.endObject()
+        }
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// Reads what ``jsonBytes()`` wrote.
+    public init(jsonText: String) throws {
+        self = try JSONDecoder().decode(HistoryDetail.self, from: Data(jsonText.utf8))
+    }
+}
+
+/// One entry of a project's conflict log as reviewers see it: both values, who wrote each, and whether
+/// (and how) it was resolved.
+public struct ConflictLogEntry: Sendable, Hashable {
+    public var id: Int64
+    public var recordId: UUID
+    public var formId: String
+    public var mutationId: String
+    /// The device whose change met the server's value.
+    public var clientId: String
+    public var entry: ConflictEntry
+    /// The user who pushed the device's side; nil when unknown.
+    public var clientAuthor: String?
+    /// The user who wrote the server's side (from the record's history); nil when unknown.
+    public var serverAuthor: String?
+    public var open: Bool
+    public var createdAt: Date
+    public var resolution: ConflictResolution?
+
+    public init(
+        id: Int64, recordId: UUID, formId: String, mutationId: String, clientId: String, entry: ConflictEntry,
+        clientAuthor: String?, serverAuthor: String?, open: Bool, createdAt: Date, resolution: ConflictResolution?
+    ) {
+        self.id = id
+        self.recordId = recordId
+        self.formId = formId
+        self.mutationId = mutationId
+        self.clientId = clientId
+        self.entry = entry
+        self.clientAuthor = clientAuthor
+        self.serverAuthor = serverAuthor
+        self.open = open
+        self.createdAt = createdAt
+        self.resolution = resolution
+    }
+}
+
+/// How an open conflict was closed.
+public struct ConflictResolution: Sendable, Hashable {
+    public var kept: ConflictEntry.Winner
+    public var by: String
+    public var at: Date
+
+    public init(kept: ConflictEntry.Winner, by: String, at: Date) {
+        self.kept = kept
+        self.by = by
+        self.at = at
+    }
+}
