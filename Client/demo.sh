@@ -40,6 +40,14 @@ echo "exit $? — the end of input is not a Cancel: record $ID is kept as a draf
 step "fieldsheet records --state draft"
 "$FS" --home "$HOME_DIR" records --state draft
 
+step "A repeat group: a Site Inspection with two defects, addressed by position; totals are computed"
+DEFECTS=$("$FS" --home "$HOME_DIR" fill defect-inspection --set site="Block C roof" --set inspected_on=2026-11-20 \
+    --set 'defects[1].location=North gutter' --set 'defects[1].severity=medium' --set 'defects[1].action=schedule' \
+    --set 'defects[1].cost=120' --set 'defects[2].location=Stairwell' --set 'defects[2].severity=high' \
+    --set 'defects[2].action=repair_now' --set 'defects[2].cost=480.5' --set 'defects[2].urgent_note=Loose handrail' \
+    --complete 2>/dev/null)
+"$FS" --home "$HOME_DIR" show "$DEFECTS"
+
 step "fieldsheet resume $ID   (keeps site and priority, no due date, '9' technicians is refused, then '2', a reason, no parts)"
 printf '\n\n\n9\n2\nBoiler pressure keeps dropping\n\n' | "$FS" --home "$HOME_DIR" resume "$ID" >/dev/null
 echo "exit $? — 0 means submitted"
