@@ -7,7 +7,7 @@ let tools = TargetDependencyCondition.when(traits: ["Tools"])
 
 let package = Package(
     name: "FieldSheet",
-    // Mutex (Synchronization) and the observation APIs set these minimums.
+    // Synchronization.Mutex, which the client modules use, needs macOS 15 / iOS 18.
     platforms: [.macOS(.v15), .iOS(.v18)],
     // The client library an app embeds: form definitions, the device database with FormSession and its
     // observations, and the sync engine. The executables are for running FieldSheet, not for linking.
