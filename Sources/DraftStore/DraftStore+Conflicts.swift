@@ -5,31 +5,43 @@ import SyncCore
 
 /// One entry of the device's conflict log: both values of a field and who wrote them.
 public struct StoredConflict: Sendable, Hashable {
+    /// The entry's number in the device's log.
     public var id: Int64
+    /// The record the field belongs to.
     public var recordID: UUID
+    /// The field both sides wrote (a path inside a repeat instance).
     public var fieldID: String
     /// The policy that decided (`lastWriterWins`, `serverWins`, `clientWins`, `manual`), or `rejected`
     /// when the server refused the change.
     public var policy: String
     /// This device's value, its clock reading and device.
     public var mine: AnswerValue?
+    /// The hybrid clock reading of this device's write.
     public var mineClock: HybridTimestamp?
+    /// The device that wrote `mine`.
     public var mineDevice: String?
     /// The server's value (written by another device or person), its clock reading and device.
     public var theirs: AnswerValue?
+    /// The hybrid clock reading of the server's write.
     public var theirsClock: HybridTimestamp?
+    /// The device that wrote `theirs`.
     public var theirsDevice: String?
+    /// When this device learned of the conflict.
     public var detectedAt: Date
     /// Nil while a person still has to decide.
     public var resolvedAt: Date?
 
+    /// Whether a person still has to decide.
     public var isOpen: Bool { resolvedAt == nil }
 }
 
 /// How a person settles a conflict.
 public enum ConflictChoice: Sendable, Hashable {
+    /// Keep this device's value.
     case mine
+    /// Keep the server's value.
     case theirs
+    /// Keep a value the person typed (nil clears the field).
     case value(AnswerValue?)
 }
 

@@ -5,6 +5,7 @@ import GRDB
 /// One record as a screen that shows it needs it: its answers and state, its open conflicts and how
 /// many of its changes wait to be sent.
 public struct ObservedRecord: Sendable, Hashable {
+    /// The record as stored: answers, state, sync base and review.
     public var record: StoredRecord
     /// Conflicts of this record waiting for a person, oldest first.
     public var openConflicts: [StoredConflict]
@@ -13,6 +14,7 @@ public struct ObservedRecord: Sendable, Hashable {
 
     /// The current answers, by field id.
     public var answers: [String: AnswerValue] { record.answers }
+    /// Draft or submitted.
     public var state: RecordState { record.state }
 }
 

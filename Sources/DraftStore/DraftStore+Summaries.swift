@@ -5,11 +5,17 @@ import GRDB
 /// One row of a records list, from columns alone (never the field values): what a home screen needs
 /// to list ten thousand records without reading them.
 public struct RecordListSummary: Sendable, Hashable {
+    /// The record's id.
     public var id: UUID
+    /// The id of the record's form.
     public var formID: String
+    /// The form version the record was started on.
     public var formVersion: Int
+    /// The form's title, as listed.
     public var formTitle: String
+    /// Draft or submitted.
     public var state: RecordState
+    /// When the record last changed on this device.
     public var updatedAt: Date
     /// Unsent changes of the record in the outbox.
     public var waitingChanges: Int

@@ -5,6 +5,7 @@ import SyncCore
 
 /// Where this device stands with the server.
 public struct SyncStatus: Sendable, Hashable {
+    /// This device's id, as the server knows it.
     public var deviceID: String
     /// Changes typed on this device and not yet acknowledged by the server (outbox rows).
     public var queuedChanges: Int

@@ -23,6 +23,7 @@ public struct DraftStore: Sendable {
         /// full disk would. Nil (the default) leaves the file free to grow.
         public var maximumPageCount: Int?
 
+        /// Options for opening a store; by default the database may grow freely.
         public init(maximumPageCount: Int? = nil) {
             self.maximumPageCount = maximumPageCount
         }

@@ -18,14 +18,17 @@ public struct DraftStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         case storageFull
         /// Reading or writing the database failed for another reason; nothing was changed.
         case storageFailed
+        /// No stored form has that id (or version): import or sync the form first.
         case unknownForm
         /// A form with the same id and version but a different definition is already stored.
         case formVersionClash
+        /// The form has no field with that id.
         case unknownField
         /// The field is a note and takes no answer.
         case readOnlyField
         /// The value's type does not fit the field (an integer for a text field…).
         case wrongType
+        /// No record on this device has that id.
         case unknownRecord
         /// The action needs a draft (resume, delete) and the record is not one.
         case notADraft
@@ -45,10 +48,12 @@ public struct DraftStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         case tooManyInstances
     }
 
+    /// What went wrong, for code to branch on.
     public var code: Code
     /// The whole message, for a person.
     public var message: String
 
+    /// An error with its code and the message a person reads.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message

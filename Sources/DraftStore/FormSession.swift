@@ -26,12 +26,15 @@ public actor FormSession {
         case editSubmitted
     }
 
+    /// The store the presentation saves into.
     public nonisolated let store: DraftStore
     /// The form version the record was started on.
     public nonisolated let form: FormDefinition
+    /// The record this presentation shows.
     public nonisolated let recordID: UUID
     /// Identifies this presentation (and its snapshot) in the database.
     public nonisolated let presentationID: UUID
+    /// How the sheet was opened: a new record, a resumed draft or an edit of a submitted record.
     public nonisolated let mode: Mode
     /// The answers when the sheet opened (defaults for a new record); Cancel returns to these.
     public nonisolated let openedAnswers: [String: AnswerValue]

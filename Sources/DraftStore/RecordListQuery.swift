@@ -15,6 +15,7 @@ public struct RecordListQuery: Sendable, Hashable {
     /// records that changed since the last read.
     public var text: String
 
+    /// A query; by default every draft and submitted record of every form, any sync mark, no text filter.
     public init(formID: String? = nil, states: Set<RecordState> = [.draft, .submitted], marks: Set<RecordListSummary.SyncMark>? = nil, text: String = "") {
         self.formID = formID
         self.states = states

@@ -4,12 +4,17 @@ import SyncCore
 
 /// A record as stored on the device, with every field's value and sync metadata.
 public struct StoredRecord: Sendable, Hashable {
+    /// The record's id, made on the device that created it.
     public var id: UUID
+    /// The id of the record's form.
     public var formID: String
     /// The version of the form the record was started on.
     public var formVersion: Int
+    /// Draft or submitted.
     public var state: RecordState
+    /// When the record was created on this device.
     public var createdAt: Date
+    /// When the record last changed on this device.
     public var updatedAt: Date
     /// The server's revision of the record this device last saw; 0 when never synced.
     public var serverRevision: Int64
@@ -30,13 +35,19 @@ public struct StoredRecord: Sendable, Hashable {
 
 /// One line of a record listing: no field values, so listing thousands stays cheap.
 public struct RecordSummary: Sendable, Hashable {
+    /// The record's id.
     public var id: UUID
+    /// The id of the record's form.
     public var formID: String
+    /// The form version the record was started on.
     public var formVersion: Int
     /// The form's title ("New Follow-up Job").
     public var formTitle: String
+    /// Draft or submitted.
     public var state: RecordState
+    /// When the record was created on this device.
     public var createdAt: Date
+    /// When the record last changed on this device.
     public var updatedAt: Date
     /// The office's review as the server last sent it; nil for drafts and for records only `received`.
     public var review: RecordReview? = nil
@@ -44,9 +55,11 @@ public struct RecordSummary: Sendable, Hashable {
 
 /// A stored form version, as listed.
 public struct FormSummary: Sendable, Hashable {
+    /// The form's id.
     public var id: String
     /// The newest stored version.
     public var version: Int
+    /// The newest version's title.
     public var title: String
     /// Every stored version, oldest first.
     public var versions: [Int]
@@ -63,7 +76,9 @@ public enum FormImportOutcome: Sendable, Hashable {
 /// A presentation that was still open when its process stopped, closed on the next open as a
 /// non-cancel dismissal (`processKilled`): everything typed was kept.
 public struct RecoveredPresentation: Sendable, Hashable {
+    /// The record the presentation showed.
     public var recordID: UUID
+    /// The id of the record's form.
     public var formID: String
     /// The record's state after recovery (unchanged by it).
     public var state: RecordState

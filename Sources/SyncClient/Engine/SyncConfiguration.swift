@@ -4,6 +4,7 @@ import Foundation
 public struct SyncConfiguration: Sendable, Hashable {
     /// The server's base URL, e.g. `https://sync.example.org` (no `/v1`).
     public var serverURL: String
+    /// The project's id on the server.
     public var project: String
     /// The bearer token from `fieldsheet-server user add`.
     public var token: String
@@ -11,8 +12,10 @@ public struct SyncConfiguration: Sendable, Hashable {
     public var pushBatchSize = 250
     /// Records per pull page.
     public var pullPageSize = 500
+    /// How requests are retried while the server does not answer.
     public var retry = RetryPolicy()
 
+    /// A configuration with the default batch sizes and retry policy.
     public init(serverURL: String, project: String, token: String) {
         self.serverURL = serverURL
         self.project = project
@@ -40,6 +43,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// No retry starts later than this many seconds after the request's first attempt.
     public var deadline: TimeInterval = 60
 
+    /// A policy; the defaults give up on a request after 6 attempts or 60 s.
     public init(maxAttempts: Int = 6, initialDelay: TimeInterval = 0.2, maxDelay: TimeInterval = 5, deadline: TimeInterval = 60) {
         self.maxAttempts = maxAttempts
         self.initialDelay = initialDelay

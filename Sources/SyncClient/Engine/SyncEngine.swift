@@ -24,6 +24,7 @@ public struct SyncEngine: Sendable {
     let configuration: SyncConfiguration
     let logger: Logger
 
+    /// An engine that syncs `store` with the server and project of `configuration` over `transport`.
     public init(store: DraftStore, transport: any HTTPTransport, configuration: SyncConfiguration, logger: Logger) {
         self.store = store
         self.transport = transport

@@ -2,6 +2,7 @@ import SyncCore
 
 /// Why a sync stopped. Whatever the reason, nothing queued on the device is lost: it is sent next time.
 public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of stop it was, and so what to do.
     public enum Code: String, Sendable, Hashable {
         /// The server could not be reached or did not answer in time, after every retry.
         case unreachable
@@ -15,9 +16,12 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case storage
     }
 
+    /// What kind of stop it was.
     public var code: Code
+    /// What happened and what to do, for a person.
     public var message: String
 
+    /// An error with its code and message.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message

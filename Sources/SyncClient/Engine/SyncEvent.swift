@@ -12,6 +12,7 @@ public enum SyncPhase: String, Sendable, Hashable {
 
 /// A progress report: where the sync is and what it has done so far. Any interface can show it.
 public struct SyncEvent: Sendable, Hashable {
+    /// The step under way.
     public var phase: SyncPhase
     /// Records pushed so far (acknowledged by the server).
     public var pushed = 0
@@ -24,6 +25,7 @@ public struct SyncEvent: Sendable, Hashable {
     /// Set while a request is being retried: why, and after how long.
     public var retrying: String?
 
+    /// A report of `phase` with nothing done yet.
     public init(phase: SyncPhase) {
         self.phase = phase
     }
@@ -31,7 +33,9 @@ public struct SyncEvent: Sendable, Hashable {
 
 /// What a finished sync did.
 public struct SyncSummary: Sendable, Hashable, CustomStringConvertible {
+    /// Records pushed and acknowledged.
     public var pushed: Int
+    /// Records pulled that changed this device.
     public var pulled: Int
     /// Conflicts reported for this device's changes during this sync.
     public var conflicts: Int
@@ -40,6 +44,7 @@ public struct SyncSummary: Sendable, Hashable, CustomStringConvertible {
     /// Requests that had to be sent again.
     public var retries: Int
 
+    /// A summary with these counts.
     public init(pushed: Int, pulled: Int, conflicts: Int, openConflicts: Int, retries: Int) {
         self.pushed = pushed
         self.pulled = pulled

@@ -3,14 +3,19 @@ import Foundation
 /// The server, project and token a device home syncs with, kept in `login.json` in the home directory
 /// with mode 0600 (only the owner may read it). The token is never printed.
 public struct DeviceLogin: Codable, Sendable, Hashable {
+    /// The file in the device home that holds the login.
     public static let fileName = "login.json"
 
+    /// The server's base URL.
     public var serverURL: String
+    /// The project's id on the server.
     public var project: String
+    /// The bearer token; never printed.
     public var token: String
     /// A PEM file of certificate authorities for a server with a private CA; nil for the system's.
     public var caFile: String?
 
+    /// A login for this server, project and token.
     public init(serverURL: String, project: String, token: String, caFile: String? = nil) {
         self.serverURL = serverURL
         self.project = project
@@ -65,8 +70,10 @@ public struct DeviceLogin: Codable, Sendable, Hashable {
 
 /// A login that could not be stored or read.
 public struct LoginError: Error, Sendable, CustomStringConvertible {
+    /// What failed and what to do.
     public var description: String
 
+    /// An error with the sentence a person reads.
     public init(_ description: String) {
         self.description = description
     }

@@ -27,6 +27,7 @@ public actor SyncService {
     /// The engine that holds the long-poll, over a transport of its own (a transport may send one
     /// request at a time, as CurlTransport does, and a held request must not delay a sync).
     let waiter: SyncEngine
+    /// How soon the service syncs after changes, and how it backs off.
     public nonisolated let timing: Timing
     private let eventBroadcast = Broadcast<SyncServiceEvent>()
     private let statusBroadcast = Broadcast<SyncServiceStatus>(latest: SyncServiceStatus())

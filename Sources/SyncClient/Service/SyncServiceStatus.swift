@@ -25,6 +25,7 @@ extension SyncService {
         public var localChangeDelay: Duration
         /// After a failed sync, the first retry; each further failure doubles it, up to `maximumRetry`.
         public var firstRetry: Duration
+        /// The longest wait between retries.
         public var maximumRetry: Duration
         /// How long one long-poll asks the server to hold (seconds, 1…60); keep it under the transport's
         /// stall timeout (30 s for ``CurlTransport`` by default).
@@ -33,6 +34,7 @@ extension SyncService {
         /// signal makes it unneeded.
         public var interval: Duration?
 
+        /// Timing with the defaults: sync 1 s after the last change, retry after 5 s doubling up to 5 min, hold a long-poll 25 s, no timer.
         public init(localChangeDelay: Duration = .seconds(1), firstRetry: Duration = .seconds(5), maximumRetry: Duration = .seconds(300),
                     waitSeconds: Int = 25, interval: Duration? = nil) {
             self.localChangeDelay = localChangeDelay
@@ -53,9 +55,11 @@ extension SyncService {
 
 /// What a sync service reports as it goes, for an interface to show.
 public enum SyncServiceEvent: Sendable, Hashable {
+    /// A sync started, and why.
     case started(SyncService.Reason)
     /// A step of the sync under way.
     case progress(SyncEvent)
+    /// A sync finished, with what it did.
     case finished(SyncService.Reason, SyncSummary)
     /// The sync stopped; nothing queued is lost, and the service retries after its backoff.
     case failed(SyncService.Reason, SyncError)
@@ -68,6 +72,7 @@ public struct SyncServiceStatus: Sendable, Hashable {
     public var device: SyncStatus?
     /// Whether a sync is under way, and its latest step.
     public var isSyncing = false
+    /// The latest step of the sync under way.
     public var progress: SyncEvent?
     /// When this service last finished a sync.
     public var lastSuccess: Date?
@@ -75,7 +80,9 @@ public struct SyncServiceStatus: Sendable, Hashable {
     public var lastError: SyncError?
     /// Failed syncs in a row, and when the next retry is due.
     public var failures = 0
+    /// When the next retry is due after a failure.
     public var nextRetry: Date?
 
+    /// A status before anything is known.
     public init() {}
 }
