@@ -51,22 +51,12 @@ extension PostgresStorage {
         }
     }
 
-    static let conflictLogQuery = """
-        SELECT c.id, c.record_id, coalesce(r.form_id, ''), c.mutation_id, c.client_id, c.entry, c.open, c.created_at,
-               cu.name, c.resolution, c.resolved_at, ru.name
-        FROM conflicts c
-        LEFT JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id
-        LEFT JOIN mutations m ON m.project_id = c.project_id AND m.client_id = c.client_id AND m.mutation_id = c.mutation_id
-        LEFT JOIN users cu ON cu.id = m.user_id
-        LEFT JOIN users ru ON ru.id = c.resolved_by
-        """
-
     public func conflictLog(projectId: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry] {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
                 try await Self.conflictLogEntries(connection, projectId: projectId, try await connection.query("""
-                    \(unescaped: Self.conflictLogQuery)
+                    \(unescaped: ConflictLogEntry.selectSQL)
                     WHERE c.project_id = \(projectId) AND c.id > \(after) AND (NOT \(openOnly) OR c.open) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id LIMIT \(Int64(limit))
                     """, logger: .quiet))
             }
@@ -78,7 +68,7 @@ extension PostgresStorage {
         return try await perform {
             try await client.withConnection { connection in
                 try await Self.conflictLogEntries(connection, projectId: projectId, try await connection.query("""
-                    \(unescaped: Self.conflictLogQuery) WHERE c.project_id = \(projectId) AND c.id = \(id) AND (r.author_id = \(viewer) OR r.shared)
+                    \(unescaped: ConflictLogEntry.selectSQL) WHERE c.project_id = \(projectId) AND c.id = \(id) AND (r.author_id = \(viewer) OR r.shared)
                     """, logger: .quiet)).first
             }
         }

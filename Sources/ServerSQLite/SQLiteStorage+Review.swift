@@ -47,20 +47,10 @@ extension SQLiteStorage {
         }
     }
 
-    static let conflictLogQuery = """
-        SELECT c.id, c.record_id, coalesce(r.form_id, ''), c.mutation_id, c.client_id, c.entry, c.open, c.created_at,
-               cu.name, c.resolution, c.resolved_at, ru.name
-        FROM conflicts c
-        LEFT JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id
-        LEFT JOIN mutations m ON m.project_id = c.project_id AND m.client_id = c.client_id AND m.mutation_id = c.mutation_id
-        LEFT JOIN users cu ON cu.id = m.user_id
-        LEFT JOIN users ru ON ru.id = c.resolved_by
-        """
-
     public func conflictLog(projectId: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                \(Self.conflictLogQuery)
+                \(ConflictLogEntry.selectSQL)
                 WHERE c.project_id = ? AND c.id > ? AND (NOT ? OR c.open) AND (r.author_id = ? OR r.shared) ORDER BY c.id LIMIT ?
                 """, arguments: [projectId, after, openOnly, viewer, limit]).map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
         }
@@ -68,7 +58,7 @@ extension SQLiteStorage {
 
     public func conflict(projectId: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "\(Self.conflictLogQuery) WHERE c.project_id = ? AND c.id = ? AND (r.author_id = ? OR r.shared)", arguments: [projectId, id, viewer])
+            try Row.fetchOne(db, sql: "\(ConflictLogEntry.selectSQL) WHERE c.project_id = ? AND c.id = ? AND (r.author_id = ? OR r.shared)", arguments: [projectId, id, viewer])
                 .map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
         }
     }

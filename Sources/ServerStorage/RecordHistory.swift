@@ -171,6 +171,18 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
 /// One entry of a project's conflict log as reviewers see it: both values, who wrote each, and whether
 /// (and how) it was resolved.
 public struct ConflictLogEntry: Sendable, Hashable {
+    /// The query both backends read entries with (the same SQL on SQLite and PostgreSQL), in the column
+    /// order their row readers expect; each appends its own `WHERE`, order and limit.
+    package static let selectSQL = """
+        SELECT c.id, c.record_id, coalesce(r.form_id, ''), c.mutation_id, c.client_id, c.entry, c.open, c.created_at,
+               cu.name, c.resolution, c.resolved_at, ru.name
+        FROM conflicts c
+        LEFT JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id
+        LEFT JOIN mutations m ON m.project_id = c.project_id AND m.client_id = c.client_id AND m.mutation_id = c.mutation_id
+        LEFT JOIN users cu ON cu.id = m.user_id
+        LEFT JOIN users ru ON ru.id = c.resolved_by
+        """
+
     public var id: Int64
     public var recordId: UUID
     public var formId: String
