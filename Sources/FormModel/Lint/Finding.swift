@@ -46,6 +46,7 @@ public struct Finding: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// What a list of findings, such as a load's or a lint's, says as a whole.
 extension Array where Element == Finding {
     /// Whether any finding is an error.
     public var hasErrors: Bool { contains { $0.severity == .error } }
