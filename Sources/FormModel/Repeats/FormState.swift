@@ -72,6 +72,15 @@ public struct FormState: Sendable {
         return prefixes
     }
 
+    /// Whether the instance at `prefix` holds anything a person typed (so removing it asks first): an answer
+    /// that is not blank, other than its `@position` and `@removed`.
+    public func instanceHasContent(_ prefix: String) -> Bool {
+        let inside = prefix + "/"
+        return answers.contains { key, value in
+            key.hasPrefix(inside) && !key.hasSuffix("/" + AnswerKey.position) && !key.hasSuffix("/" + AnswerKey.removed) && !value.isBlank
+        }
+    }
+
     /// The choices offered for the field at `key`: those its `choiceFilter` lets through (all when it has none).
     public func choices(for key: String) -> [Choice] {
         guard let path = AnswerKey(key), let field = logic.fields.byID[path.field] else { return [] }
