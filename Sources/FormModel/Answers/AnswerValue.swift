@@ -22,7 +22,7 @@ public enum AnswerValue: Sendable, Hashable {
     case dateTime(String)
     /// The value (not the label) of the option chosen in a `singleChoice` field.
     case choice(String)
-    /// The values of the options chosen in a `multipleChoice` field, each once, in the order given.
+    /// The values of the options chosen in a `multipleChoice` field.
     case choices([String])
     /// The answer of a `location` field.
     case location(Location)

@@ -37,7 +37,7 @@ public struct DiscardConfirmation: Sendable, Hashable {
 public enum ConfirmationChoice: String, Sendable, Hashable, CaseIterable {
     /// Revert what this presentation typed (a new record is removed); the destructive choice.
     case discardChanges
-    /// Close the sheet and keep everything typed, as a draft.
+    /// Close the sheet and keep everything typed, ready to resume.
     case saveDraft
     /// Go back to the sheet; the safe default.
     case keepEditing
