@@ -116,11 +116,6 @@ struct RecordListRow {
     var updatedAt: Int64
     var revision: Int64
     var summary: RecordListSummary
-
-    /// The list's order: most recently changed first, then by id, as the query's ORDER BY.
-    static func precedes(_ a: RecordListRow, _ b: RecordListRow) -> Bool {
-        a.updatedAt != b.updatedAt ? a.updatedAt > b.updatedAt : a.key > b.key
-    }
 }
 
 extension RecordListQuery {
