@@ -57,10 +57,16 @@ public struct FormState: Sendable {
 
     /// The value the field at `key` stands for: nil when hidden or unanswered; the computed value of a computed field.
     public func value(_ key: String) -> AnswerValue? {
+        guard let field = AnswerKey(key).flatMap({ logic.fields.byID[$0.field] }) else { return isRelevant(key) ? answers[key] : nil }
+        return value(key, of: field)
+    }
+
+    /// ``value(_:)`` when the caller knows the field already (an expression reading a repeat's instances
+    /// does, for each of them: reading the key again would cost more than the value).
+    func value(_ key: String, of field: FieldDefinition) -> AnswerValue? {
         guard isRelevant(key) else { return nil }
         if let value = computed[key] { return value }
-        if let path = AnswerKey(key), let field = logic.fields.byID[path.field], field.isComputed { return nil }
-        return answers[key]
+        return field.isComputed ? nil : answers[key]
     }
 
     /// The live instance prefixes every occurrence of `id` lives in ("" for a top-level field), in order.
@@ -251,7 +257,7 @@ public struct FormState: Sendable {
             guard let name = path.first, let field = state.logic.fields.byID[name] else { return .null }
             let key = AnswerKey.key(name, in: parent)
             guard field.kind == .repeat else {
-                return path.count == 1 ? ExpressionValue(state.value(key)) : .null
+                return path.count == 1 ? ExpressionValue(state.value(key, of: field)) : .null
             }
             guard state.isRelevant(key) else { return path.count == 1 ? .list([]) : .list([]) }
             // Inside this repeat already: the same instance.
