@@ -16,6 +16,11 @@ public struct LoadedForm: Sendable {
 public struct FormLoadResult: Sendable {
     public var loaded: LoadedForm?
     public var findings: [Finding]
+
+    public init(loaded: LoadedForm?, findings: [Finding]) {
+        self.loaded = loaded
+        self.findings = findings
+    }
 }
 
 /// Reads form definitions: JSON syntax, then the JSON Schema, then the rules a schema cannot say
