@@ -31,11 +31,17 @@ public struct XLSFormImporter: Sendable {
         public var loadResult: FormLoadResult { FormLoadResult(loaded: loaded, findings: findings) }
     }
 
+    /// The sheets read: survey, choices and settings (any case); the others are only named. A workbook whose
+    /// only sheet has another name is read whole, as its survey.
+    static func readsSheet(_ name: String, of names: [String]) -> Bool {
+        names.count == 1 || ["survey", "choices", "settings"].contains(name.lowercased())
+    }
+
     /// Reads, converts and loads the workbook at `path`.
     public func load(contentsOf path: String) -> Result {
         let workbook: Workbook
         do {
-            workbook = try WorkbookReader(limits: limits).read(contentsOf: path) { ["survey", "choices", "settings"].contains($0.lowercased()) }
+            workbook = try WorkbookReader(limits: limits).read(contentsOf: path, sheets: XLSFormImporter.readsSheet)
         } catch {
             return Result(loaded: nil, definition: nil, findings: [
                 Finding(.error, rule: "xlsform-workbook", file: path, path: .root, message: error.message, fix: error.fix, cell: error.place ?? "workbook")

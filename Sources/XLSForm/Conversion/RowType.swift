@@ -45,14 +45,36 @@ enum RowType: Equatable {
         if lowered.count >= 2, ["begin", "end", "select"].contains(lowered[0]),
            ["group", "repeat", "one", "multiple", "loop"].contains(lowered[1]) {
             lowered = [lowered[0] + "_" + lowered[1]] + lowered.dropFirst(2)
+        } else if lowered == ["phone", "number"] {
+            lowered = ["phone_number"]
         }
         var original = words
         if lowered.count < words.count { original = [lowered[0]] + words.dropFirst(2) }
+        // pyxform's older spellings: `select one from LIST`, `select all that apply from LIST`.
+        if lowered.count == 3, lowered[0] == "select_one", lowered[1] == "from" {
+            lowered = ["select_one", lowered[2]]
+            original = ["select_one", original[2]]
+        }
+        if lowered.count == 6, lowered.starts(with: ["select", "all", "that", "apply", "from"]) {
+            lowered = ["select_multiple", lowered[5]]
+            original = ["select_multiple", words[5]]
+        }
         guard let head = lowered.first else {
             self = .unknown("")
             return
         }
+        if cell.lowercased().hasSuffix("or specify other") {
+            self = .refused("… or specify other", fix: "Add an 'other' choice to the list and a text question relevant when it is selected.")
+            return
+        }
+        if let fix = Self.refusals[head] {
+            self = .refused(head, fix: fix)
+            return
+        }
         switch head {
+        case "select_one_external", "select_multiple_external", "osm":
+            self = .refused(head, fix: head == "osm" ? "Use geopoint and text questions." : "Copy the external choices into the choices sheet and use select_one.")
+            return
         case "select_one", "select_multiple":
             let kind: FieldKind = head == "select_one" ? .singleChoice : .multipleChoice
             if lowered.count == 3, lowered[2] == "or_other" {
@@ -73,7 +95,7 @@ enum RowType: Equatable {
             return
         }
         switch head {
-        case "text", "string": self = .question(.text, list: nil)
+        case "text", "string", "phone_number": self = .question(.text, list: nil)
         case "integer", "int": self = .question(.integer, list: nil)
         case "decimal": self = .question(.decimal, list: nil)
         case "date": self = .question(.date, list: nil)
@@ -89,7 +111,6 @@ enum RowType: Equatable {
         case "end_repeat": self = .endRepeat
         case _ where Self.metadata[head] != nil: self = .metadata(head)
         case _ where Self.attachments.contains(head): self = .attachment(head)
-        case _ where Self.refusals[head] != nil: self = .refused(head, fix: Self.refusals[head] ?? "")
         default: self = .unknown(cell)
         }
     }

@@ -20,6 +20,9 @@ struct SheetTable {
         "list name": "list_name", "caption": "label", "control::appearance": "appearance",
     ]
 
+    /// The columns a translation may follow (`label::Français (fr)`).
+    static let translatable: Set<String> = ["label", "hint", "constraint_message", "required_message", "guidance_hint", "image", "audio", "video", "media"]
+
     init(_ sheet: Sheet) {
         self.sheet = sheet
         guard let header = sheet.rows.first else {
@@ -39,7 +42,12 @@ struct SheetTable {
 
     /// `Label::English (en)` → `label::English (en)`; `Relevance` → `relevant`.
     static func normalize(_ header: String) -> String {
-        let trimmed = header.trimmingCharacters(in: .whitespacesAndNewlines)
+        var trimmed = header.trimmingCharacters(in: .whitespacesAndNewlines)
+        // `label:English (en)`: pyxform's older single-colon spelling of a translated column.
+        if !trimmed.contains("::"), let colon = trimmed.firstIndex(of: ":"),
+           translatable.contains(trimmed[..<colon].lowercased().trimmingCharacters(in: .whitespaces)) {
+            trimmed = String(trimmed[..<colon]) + "::" + trimmed[trimmed.index(after: colon)...]
+        }
         let parts = trimmed.components(separatedBy: "::")
         let base = parts[0].lowercased().trimmingCharacters(in: .whitespaces)
         if parts.count == 1 { return aliases[base] ?? base }

@@ -10,7 +10,7 @@ extension XLSFormConverter {
     /// The choices sheet's lists by list_name. Columns other than list_name, name and label become the
     /// choice's properties, which a `choice_filter` reads; a duplicate value in a list is an error.
     mutating func readChoices(_ table: SheetTable?, language: String?) -> [String: ChoiceList] {
-        guard let table else { return [:] }
+        guard let table, !table.headers.isEmpty else { return [:] }
         guard table.columns["list_name"] != nil, table.columns["name"] != nil || table.columns["value"] != nil else {
             error(table.sheet.reference(row: max(table.headerRow, 1), column: 0), "xlsform-sheet",
                   "The choices sheet has no list_name and name columns in its first row.",

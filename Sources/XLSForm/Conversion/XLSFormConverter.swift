@@ -43,7 +43,16 @@ struct XLSFormConverter {
     }
 
     mutating func convert(_ workbook: Workbook) -> XLSFormConversion {
-        guard let surveySheet = workbook.sheet(named: "survey") else {
+        // A workbook of one sheet with type and name columns is read as the survey, as pyxform does.
+        let onlySheet = workbook.sheets.count == 1 && workbook.sheetNames.count == 1 ? workbook.sheets.first : nil
+        let fallback = onlySheet.flatMap { sheet in
+            SheetTable(sheet).columns["type"] != nil && SheetTable(sheet).columns["name"] != nil ? sheet : nil
+        }
+        if let fallback, workbook.sheet(named: "survey") == nil {
+            warning(fallback.name, "xlsform-sheet", "The workbook's only sheet, \"\(fallback.name)\", is read as the survey sheet.",
+                    fix: "Name it \"survey\" to silence this.")
+        }
+        guard let surveySheet = workbook.sheet(named: "survey") ?? fallback else {
             let names = workbook.sheetNames.map { "\"\($0)\"" }.joined(separator: ", ")
             error("survey", "xlsform-sheet", "The workbook has no survey sheet (its sheets: \(names.isEmpty ? "none" : names)).",
                   fix: "Name the sheet that lists the questions \"survey\", with type, name and label columns.")
@@ -72,7 +81,7 @@ struct XLSFormConverter {
         guard !findings.hasErrors else { return XLSFormConversion(definition: nil, findings: findings, cells: [:]) }
         let (text, cells) = DefinitionJSON.object(members).rendered()
         var located = cells
-        located[.root] = "survey"
+        located[.root] = settingsCellName(workbook)
         return XLSFormConversion(definition: text, findings: findings, cells: located)
     }
 
@@ -157,6 +166,11 @@ struct XLSFormConverter {
     private func setting(_ settings: SheetTable?, _ row: Sheet.Row?, _ name: String) -> (value: String, cell: String)? {
         guard let settings, let row, let value = settings.value(row, name) else { return nil }
         return (value, settings.cell(row, name))
+    }
+
+    /// Findings about the form as a whole (a missing title) name the settings sheet, which describes it.
+    func settingsCellName(_ workbook: Workbook) -> String {
+        workbook.sheet(named: "settings")?.name ?? "settings"
     }
 
     /// `Site_Inspection 2` → `site-inspection-2`: lower case, other characters as hyphens, starting with a letter.

@@ -21,6 +21,10 @@ final class SheetPartDelegate: PartDelegate {
     private var inInline = false
     private var phonetic = 0
 
+    /// The most rows and columns a spreadsheet has (Excel's 1,048,576 and XFD): a reference past them is damage.
+    static let spreadsheetRows = 1_048_576
+    static let spreadsheetColumns = 16_384
+
     init(name: String, sharedStrings: [String], limits: WorkbookLimits) {
         self.name = name
         self.sharedStrings = sharedStrings
@@ -31,22 +35,18 @@ final class SheetPartDelegate: PartDelegate {
         "\(name)!\(CellReference(row: row, column: column))"
     }
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    override func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
         switch XMLPartParser.localName(elementName) {
         case "row":
             let number: Int
             if let text = XMLPartParser.attribute(attributes, "r") {
-                guard let value = Int(text), value > lastRowNumber else {
-                    return fail(parser, WorkbookError(place: name, "A row is numbered \"\(text)\" after row \(lastRowNumber); rows must be numbered upwards.",
+                guard let value = Int(text), value > lastRowNumber, value <= Self.spreadsheetRows else {
+                    return fail(parser, WorkbookError(place: name, "A row is numbered \"\(text.prefix(20))\" after row \(lastRowNumber); rows must be numbered upwards.",
                                                       fix: "Save the workbook again from a spreadsheet program."))
                 }
                 number = value
             } else {
                 number = lastRowNumber + 1
-            }
-            guard number <= limits.maximumRows else {
-                return fail(parser, WorkbookError(place: name, "The sheet has rows past row \(limits.maximumRows) (at most \(limits.maximumRows) are read).",
-                                                  fix: "Delete the rows below the form (a sheet may have stray values far down), or split the form."))
             }
             lastRowNumber = number
             row = Sheet.Row(number: number, cells: [:])
@@ -54,18 +54,16 @@ final class SheetPartDelegate: PartDelegate {
         case "c":
             guard let number = row?.number else { return }
             if let reference = XMLPartParser.attribute(attributes, "r") {
-                guard let cell = CellReference(Substring(reference), maximumRow: limits.maximumRows, maximumColumn: limits.maximumColumns),
-                      cell.row == number else {
-                    return fail(parser, WorkbookError(place: "\(name)!\(reference)", "The cell's reference is not a cell of row \(number) within column \(CellReference.letters(ofColumn: limits.maximumColumns - 1)).",
-                                                      fix: "Keep the form within the first \(limits.maximumColumns) columns, or save the workbook again."))
+                // Spreadsheet programs write formatted empty cells far to the right and down; only a cell with a
+                // value past the limits is refused (when its value is read).
+                guard let cell = CellReference(Substring(reference), maximumRow: Self.spreadsheetRows, maximumColumn: Self.spreadsheetColumns),
+                      cell.row == number, cell.column > column else {
+                    return fail(parser, WorkbookError(place: "\(name)!\(reference.prefix(20))", "The cell's reference is not a cell of row \(number) after column \(CellReference.letters(ofColumn: max(column, 0))).",
+                                                      fix: "Save the workbook again from a spreadsheet program; the file may be damaged."))
                 }
                 column = cell.column
             } else {
                 column += 1
-            }
-            guard column < limits.maximumColumns else {
-                return fail(parser, WorkbookError(place: place(number, column), "The sheet has cells past column \(CellReference.letters(ofColumn: limits.maximumColumns - 1)).",
-                                                  fix: "Keep the form within the first \(limits.maximumColumns) columns."))
             }
             cellType = XMLPartParser.attribute(attributes, "t") ?? "n"
             cellText = ""
@@ -82,14 +80,22 @@ final class SheetPartDelegate: PartDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+    override func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
         switch XMLPartParser.localName(elementName) {
         case "row":
             if let row, !row.cells.isEmpty { rows.append(row) }
             row = nil
         case "c":
-            guard let number = row?.number else { return }
-            if let value = value(parser, number) { row?.cells[column] = value }
+            guard let number = row?.number, let value = value(parser, number) else { return }
+            guard number <= limits.maximumRows else {
+                return fail(parser, WorkbookError(place: place(number, column), "The sheet has values past row \(limits.maximumRows) (at most \(limits.maximumRows) rows are read).",
+                                                  fix: "Delete the rows below the form (a sheet may have stray values far down), or split the form."))
+            }
+            guard column < limits.maximumColumns else {
+                return fail(parser, WorkbookError(place: place(number, column), "The sheet has values past column \(CellReference.letters(ofColumn: limits.maximumColumns - 1)) (at most \(limits.maximumColumns) columns are read).",
+                                                  fix: "Delete the stray values to the right of the form's columns."))
+            }
+            row?.cells[column] = value
         case "v", "t":
             collecting = false
         case "is":
@@ -101,7 +107,7 @@ final class SheetPartDelegate: PartDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
+    override func parser(_ parser: XMLParser, foundCharacters string: String) {
         guard collecting, row != nil else { return }
         cellText += string
         if cellText.utf8.count > limits.maximumCellLength * 4 { tooLong(parser) }

@@ -10,8 +10,9 @@ public struct WorkbookReader: Sendable {
         self.limits = limits
     }
 
-    /// Reads the workbook at `path`, keeping only the sheets `wanted` accepts (by name; all when nil).
-    public func read(contentsOf path: String, sheets wanted: ((String) -> Bool)? = nil) throws(WorkbookError) -> Workbook {
+    /// Reads the workbook at `path`, keeping only the sheets `wanted` accepts (given a sheet's name and every
+    /// sheet's; all when nil).
+    public func read(contentsOf path: String, sheets wanted: ((String, [String]) -> Bool)? = nil) throws(WorkbookError) -> Workbook {
         let url = URL(fileURLWithPath: path)
         let size: Int
         do {
@@ -35,7 +36,7 @@ public struct WorkbookReader: Sendable {
     }
 
     /// Reads a workbook from the bytes of an .xlsx file.
-    public func read(_ data: Data, sheets wanted: ((String) -> Bool)? = nil) throws(WorkbookError) -> Workbook {
+    public func read(_ data: Data, sheets wanted: ((String, [String]) -> Bool)? = nil) throws(WorkbookError) -> Workbook {
         guard data.count <= limits.maximumFileBytes else {
             throw WorkbookError("The file is \(data.count >> 20) MiB; a form's workbook is at most \(limits.maximumFileBytes >> 20) MiB.",
                                 fix: "Remove sheets and pictures the form does not need.")
@@ -79,7 +80,7 @@ public struct WorkbookReader: Sendable {
             sharedStrings = delegate.strings
         }
         var sheets: [Sheet] = []
-        for (index, sheet) in workbookPart.sheets.enumerated() where wanted?(sheet.name) ?? true {
+        for (index, sheet) in workbookPart.sheets.enumerated() where wanted?(sheet.name, workbookPart.sheets.map(\.name)) ?? true {
             let path = relationships.targets[sheet.relationship].map(Self.partPath) ?? "xl/worksheets/sheet\(index + 1).xml"
             guard let sheetData = try part(path) else {
                 throw WorkbookError(place: sheet.name, "The sheet's part \(path) is missing from the archive.",

@@ -37,7 +37,8 @@ enum XMLPartParser {
     }
 }
 
-/// A delegate that can stop the parse with a reason.
+/// A delegate that can stop the parse with a reason. The callbacks are declared here and overridden by each
+/// part's delegate: on Linux the protocol's defaults would otherwise be the witnesses of a subclass.
 class PartDelegate: NSObject, XMLParserDelegate {
     var failure: WorkbookError?
 
@@ -45,6 +46,12 @@ class PartDelegate: NSObject, XMLParserDelegate {
         if failure == nil { failure = error }
         parser.abortParsing()
     }
+
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {}
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {}
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {}
 }
 
 /// `xl/workbook.xml`: the sheets' names and relationship ids, in order.
@@ -56,7 +63,7 @@ final class WorkbookPartDelegate: PartDelegate {
         self.maximumSheets = maximumSheets
     }
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    override func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
         guard XMLPartParser.localName(elementName) == "sheet" else { return }
         guard sheets.count < maximumSheets else {
             return fail(parser, WorkbookError(place: "xl/workbook.xml", "The workbook has more than \(maximumSheets) sheets.",
@@ -73,7 +80,7 @@ final class RelationshipsDelegate: PartDelegate {
     var targets: [String: String] = [:]
     var sharedStrings: String?
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    override func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
         guard XMLPartParser.localName(elementName) == "Relationship",
               let id = XMLPartParser.attribute(attributes, "Id"), let target = XMLPartParser.attribute(attributes, "Target") else { return }
         guard targets.count < 10_000 else {
@@ -98,7 +105,7 @@ final class SharedStringsDelegate: PartDelegate {
         self.limits = limits
     }
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    override func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
         switch XMLPartParser.localName(elementName) {
         case "si":
             guard strings.count < limits.maximumSharedStrings else {
@@ -113,7 +120,7 @@ final class SharedStringsDelegate: PartDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+    override func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
         switch XMLPartParser.localName(elementName) {
         case "si":
             strings.append(current)
@@ -124,7 +131,7 @@ final class SharedStringsDelegate: PartDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
+    override func parser(_ parser: XMLParser, foundCharacters string: String) {
         guard inText else { return }
         current += string
         if current.utf8.count > limits.maximumCellLength * 4 {
