@@ -33,6 +33,9 @@ struct XPathTranslator {
         "round": 1...2, "not": 1...1, "true": 0...0, "false": 0...0,
     ]
 
+    /// Words of FieldSheet's expressions that cannot follow `choice.`.
+    static let keywords: Set<String> = ["and", "or", "not", "in", "true", "false", "null"]
+
     /// FieldSheet's binding strengths: or 1, and 2, not 3, comparison 4, sum 5, product 6, minus 7, operand 8.
     private typealias Rendered = (text: String, level: Int)
 
@@ -58,9 +61,9 @@ struct XPathTranslator {
             case "name": return ("choice.value", 8)
             case "label": return ("choice.label", 8)
             default:
-                guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+                guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), !Self.keywords.contains(name) else {
                     throw XPathError(message: "The choices column '\(name)' cannot be named in a FieldSheet filter", column: column,
-                                     fix: "Rename the column with letters, digits and _ only.")
+                                     fix: "Rename the column with letters, digits and _ only, other than and, or, not, in, true, false and null.")
                 }
                 return ("choice.\(name)", 8)
             }
