@@ -11,6 +11,7 @@ naming the cell; the reason is given). Workbooks are written with fixed timestam
 import io
 import json
 import pathlib
+import re
 import sys
 import zipfile
 
@@ -44,7 +45,8 @@ def rezip(data, path):
         for info in source.infolist():
             content = source.read(info.filename)
             if info.filename == "docProps/core.xml":
-                content = content  # created/modified fixed above
+                # openpyxl stamps the save time as the modified time; keep the fixed one.
+                content = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*", rb"\g<1>2026-01-01T00:00:00Z", content)
             fixed = zipfile.ZipInfo(info.filename, date_time=FIXED_TIME)
             fixed.compress_type = zipfile.ZIP_DEFLATED
             fixed.external_attr = 0o644 << 16
