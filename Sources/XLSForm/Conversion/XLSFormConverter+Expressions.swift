@@ -2,7 +2,7 @@ import FormModel
 
 extension XLSFormConverter {
     /// The expression in `column` of `row` translated to FieldSheet's language, or nil when the cell is empty or
-    /// cannot be translated (then an error names the cell and the column within the expression).
+    /// cannot be translated (then an error names the cell and the character within the expression).
     mutating func translate(_ table: SheetTable, _ row: Sheet.Row, _ column: String, scope: [String], choiceFilter: Bool = false) -> String? {
         guard let source = table.value(row, column) else { return nil }
         let cell = table.cell(row, column)
@@ -15,13 +15,8 @@ extension XLSFormConverter {
                        fix: error.fix)
             return nil
         }
-        do {
-            _ = try FormExpression.parse(translated)
-        } catch {
-            self.error(cell, "xlsform-expression", "\(column) translates to \"\(Self.excerpt(translated))\", which FieldSheet cannot read: \(error).",
-                       fix: "Simplify the expression, or split it over calculate rows.")
-            return nil
-        }
+        // What the translation produces is parsed again when the definition is loaded; a failure there (an
+        // expression past FieldSheet's nesting limit) is a finding naming this cell too.
         return translated
     }
 
