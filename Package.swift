@@ -213,7 +213,7 @@ let package = Package(
             path: "Tests/SyncBench"
         ),
         .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
-        .testTarget(name: "XLSFormTests", dependencies: ["XLSForm", "FormModel", .product(name: "ZIPFoundation", package: "ZIPFoundation", condition: tools)]),
+        .testTarget(name: "XLSFormTests", dependencies: ["XLSForm", "FormModel", "FieldSheetTesting"]),
         .testTarget(
             name: "DraftStoreTests",
             dependencies: [
@@ -271,7 +271,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FormModel", "DraftStore", "FieldSheetTesting", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["FormModel", "DraftStore", "FieldSheetTesting", "XLSForm", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]
