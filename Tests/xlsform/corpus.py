@@ -233,7 +233,7 @@ def cases():
          "fieldsheet-refuses", ("survey!B2", "field ids hold letters, digits and _")),
         ("no-title", {"survey": survey(q("text", "a", "A"))}, "fieldsheet-refuses", ("settings", "a form needs a title (pyxform uses the form id)")),
         ("huge-sheet", {"survey": survey(*[q("text", f"q{n}", f"Question {n}") for n in range(25_000)]), "settings": settings(form_title="Huge")},
-         "fieldsheet-refuses", ("survey", "more rows than the 20,000 a form's sheet may have")),
+         "fieldsheet-refuses", ("survey!A20001", "more rows than the 20,000 a form's sheet may have")),
     ]
     return cases
 
