@@ -69,6 +69,10 @@ public struct XLSFormImporter: Sendable {
         relocated.cell = conversion.cell(for: finding.path)
         relocated.location = nil
         relocated.fix = finding.fix + " (The form was converted from the workbook: make the change in the cell named.)"
+        // The title is the one required part of a form a workbook may leave out: say where it goes.
+        if finding.path.components.count <= 1, finding.message.contains("\"title\"") || finding.rule == "title-missing" {
+            relocated.fix = "Set form_title in the settings sheet to the task the form is for, like \"Site Visit\"."
+        }
         return relocated
     }
 }

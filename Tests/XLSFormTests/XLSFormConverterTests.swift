@@ -119,6 +119,13 @@ import Testing
         #expect(printed.hasPrefix("form.xlsx: error[xlsform-") && printed.contains("\n    fix: "), "\(printed)")
     }
 
+    @Test func aLoneSheetIsReadAsTheSurvey() throws {
+        let data = try WorkbookWriter().write([("Sheet1", F.text([["type", "name", "label"], ["text", "a", "A"]]))])
+        let result = XLSFormImporter().load(try WorkbookReader().read(data), file: "form.xlsx")
+        #expect(result.findings.filter { $0.severity == .warning }.map(\.cell) == ["Sheet1"])
+        #expect(result.definition?.contains("\"id\": \"a\"") == true)
+    }
+
     @Test func aWorkbookWithoutASurveySheetIsRefused() throws {
         let data = try WorkbookWriter().write([("questions", F.text([["type", "name"], ["text", "a"]])), ("settings", [])])
         let result = XLSFormImporter().load(try WorkbookReader().read(data), file: "form.xlsx")
@@ -128,7 +135,7 @@ import Testing
     @Test func findingsAboutTheConvertedFormNameTheirCells() throws {
         // A form without a title: the same schema finding as a JSON form, naming the settings sheet.
         let untitled = try F.load(survey: [F.header, F.row("text", "a", "A")], settings: [["form_id"], ["x"]])
-        #expect(untitled.findings.contains { $0.rule == "schema" && $0.cell == "settings" && $0.message.contains("title") })
+        #expect(untitled.findings.contains { $0.rule == "schema" && $0.cell == "settings" && $0.message.contains("title") && $0.fix.contains("form_title") })
         // A popover of several steps: the linter's finding, naming the presentation setting's cell.
         let popover = [["form_title", "presentation", "anchor"], ["Quick", "popover", "more"]] as [[String?]]
         let data = try F.data(survey: [F.header, F.row("begin_group", "a", "A"), F.row("text", "x", "X"), F.row("end_group", nil),

@@ -25,7 +25,7 @@ KINDS = {
     "text": {"text", "multilineText"}, "string": {"text", "multilineText"}, "integer": {"integer"}, "int": {"integer"},
     "decimal": {"decimal"}, "select one": {"singleChoice"}, "select all that apply": {"multipleChoice"},
     "date": {"date"}, "time": {"time"}, "dateTime": {"dateTime"}, "geopoint": {"location"}, "note": {"note"},
-    "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"},
+    "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"}, "phone number": {"text"},
 }
 METADATA = {"start", "end", "today", "deviceid", "username", "email", "phonenumber", "subscriberid", "simserial", "audit"}
 FINDING = re.compile(r": error\[[a-z-]+\] (?P<cell>[^:\s]+): ")

@@ -208,6 +208,17 @@ def cases():
                                                    q("begin repeat", "rep", "Rep"), q("text", "inside", "Inside"), q("end repeat")),
                                   "settings": settings(form_title="Pages")}, "same", None),
         ("site-visit", demo(), "same", None),
+        # pyxform's older spellings, as its own example workbooks have them.
+        ("older-spellings", {"survey": [["type", "name", "label:English (en)", "Relevance"],
+                                        ["text", "family_name", "Family name", None],
+                                        ["begin group", "father", "Father", None],
+                                        ["phone number", "phone", "Phone", None],
+                                        ["select one from yes_no", "alive", "Alive?", None],
+                                        ["select all that apply from yes_no", "both", "Both?", "${alive} = 'yes'"],
+                                        ["end group", None, None, None]],
+                             "choices": [["list name", "name", "label:English (en)"], *[list(row) for row in YES_NO]],
+                             "settings": settings(form_title="Older Spellings")}, "same", None),
+        ("lone-sheet", {"Sheet1": survey(q("text", "state", "The state"))}, "fieldsheet-refuses", ("settings", "a form needs a title; the lone sheet is read as the survey")),
         # What pyxform refuses, FieldSheet refuses too, naming the cell.
         ("missing-survey", {"questions": survey(q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey"),
         ("group-without-end", {"survey": survey(q("begin_group", "g", "G"), q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey!A2"),

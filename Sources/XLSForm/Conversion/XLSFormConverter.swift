@@ -61,7 +61,7 @@ struct XLSFormConverter {
         let survey = SheetTable(surveySheet)
         let settings = workbook.sheet(named: "settings").map(SheetTable.init)
         let choicesTable = workbook.sheet(named: "choices").map(SheetTable.init)
-        for name in workbook.sheetNames where !["survey", "choices", "settings"].contains(name.lowercased()) {
+        for name in workbook.sheetNames where !["survey", "choices", "settings"].contains(name.lowercased()) && name != surveySheet.name {
             warning(name, "xlsform-not-imported", "The sheet \"\(name)\" is not imported (only survey, choices and settings are read).",
                     fix: "Nothing to do if it holds notes; external_choices and entities are not supported.")
         }
