@@ -22,6 +22,7 @@ public struct FormLoadResult: Sendable {
     /// Every error and warning, in the order found; a form may load with warnings.
     public var findings: [Finding]
 
+    /// A result made by another reader of form files (an XLSForm workbook's importer).
     public init(loaded: LoadedForm?, findings: [Finding]) {
         self.loaded = loaded
         self.findings = findings
