@@ -15,6 +15,7 @@ deps:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
+	@python3 -c "import pyxform, openpyxl" 2>/dev/null || python3 -m pip install -q pyxform openpyxl
 
 build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
@@ -27,6 +28,8 @@ IN_PROCESS_SERVER_SUITES = TransportTests|SyncServiceTests
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 Tests/schema/check_forms.py
+	@# XLSForm import against pyxform, the reference converter, over a generated corpus of workbooks.
+	python3 Tests/xlsform/compare.py $(BIN)/fieldsheet
 	Tests/schemathesis/run.sh $(BIN)/fieldsheet-server
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \

@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // XLSForm workbooks (.xlsx) are zip archives; only the tools read them.
+        .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
         // `make docs`: the DocC catalogs of the client library (a command plugin; no target links it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -74,6 +76,11 @@ let package = Package(
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // XLSForm import for the command-line tools: reads .xlsx workbooks and converts them to form definitions.
+        .target(
+            name: "XLSForm",
+            dependencies: ["FormModel", .product(name: "ZIPFoundation", package: "ZIPFoundation", condition: tools)]
         ),
         // Screen geometry and drawing for the terminal presentations.
         .target(name: "TerminalUI", dependencies: ["FormModel"]),
@@ -141,6 +148,7 @@ let package = Package(
                 "FillFlow",
                 "SyncClient",
                 "SyncCore",
+                "XLSForm",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -154,6 +162,7 @@ let package = Package(
                 "ServerStorage",
                 "ServerPostgres",
                 "FormModel",
+                "XLSForm",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
                 .product(name: "Hummingbird", package: "hummingbird", condition: server),
                 .product(name: "Logging", package: "swift-log"),
@@ -191,7 +200,7 @@ let package = Package(
         // `make bench`: edit durability latency, opening a large draft, listing drafts, memory.
         .executableTarget(
             name: "fieldsheet-bench",
-            dependencies: ["DraftStore", "FormModel", "FieldSheetTesting", "TerminalApp", "TerminalUI", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["DraftStore", "FormModel", "FieldSheetTesting", "TerminalApp", "TerminalUI", "XLSForm", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/Bench"
         ),
         // `make bench`, device sync: push and pull on loopback against the release fieldsheet-server.
@@ -204,6 +213,7 @@ let package = Package(
             path: "Tests/SyncBench"
         ),
         .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
+        .testTarget(name: "XLSFormTests", dependencies: ["XLSForm", "FormModel", "FieldSheetTesting"]),
         .testTarget(
             name: "DraftStoreTests",
             dependencies: [
@@ -261,7 +271,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FormModel", "DraftStore", "FieldSheetTesting", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["FormModel", "DraftStore", "FieldSheetTesting", "XLSForm", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -20,7 +20,7 @@ struct FieldSheetCommand: AsyncParsableCommand {
             4 token or project refused; 5 the server refused or failed. `status` shows what is queued, \
             `conflicts` what waits for you, `resolve` settles it.
             """,
-        subcommands: [Forms.self, Fill.self, Resume.self, Edit.self, Records.self, Show.self, DeleteDraft.self, Lint.self, Preview.self, Login.self, Sync.self, Status.self, Conflicts.self, Resolve.self]
+        subcommands: [Forms.self, Form.self, Fill.self, Resume.self, Edit.self, Records.self, Show.self, DeleteDraft.self, Lint.self, Preview.self, Login.self, Sync.self, Status.self, Conflicts.self, Resolve.self]
     )
 
     /// `--home DIR` given before the subcommand (`fieldsheet --home DIR records`).

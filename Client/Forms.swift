@@ -2,6 +2,7 @@ import ArgumentParser
 import DraftStore
 import FormModel
 import Foundation
+import XLSForm
 
 extension FieldSheetCommand {
     /// `fieldsheet forms`: the forms stored on this device; `forms import FILE…` adds some.
@@ -32,22 +33,29 @@ extension FieldSheetCommand {
         /// `fieldsheet forms import FILE…`: all or nothing.
         struct Import: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Import form definitions (.json); all or nothing.",
-                discussion: "Each file is checked as `fieldsheet lint` does; when any has an error, every finding is printed and nothing is imported (exit 1)."
+                abstract: "Import form definitions (.json) or XLSForm workbooks (.xlsx); all or nothing.",
+                discussion: """
+                    Each file is checked as `fieldsheet lint` does; when any has an error, every finding is printed and \
+                    nothing is imported (exit 1). A workbook is converted as `fieldsheet form convert` does; its \
+                    warnings (what was not imported) are printed and do not stop the import.
+                    """
             )
 
             @OptionGroup var home: HomeOptions
 
-            @Argument(help: "Form definition files.", completion: .file(extensions: ["json"]))
+            @Argument(help: "Form definition files (.json) or XLSForm workbooks (.xlsx).", completion: .file(extensions: ["json", "xlsx"]))
             var files: [String]
 
             func run() async throws {
-                let loader = FormLoader()
+                let loader = FormFiles()
                 var forms: [FormDefinition] = []
                 var errors: [Finding] = []
                 for file in files {
                     let result = loader.load(contentsOf: file)
                     errors += result.findings.filter { $0.severity == .error }
+                    if XLSFormImporter.isWorkbook(file) {
+                        result.findings.filter { $0.severity == .warning }.forEach { warn($0.description) }
+                    }
                     if let form = result.loaded?.form { forms.append(form) }
                 }
                 if !errors.isEmpty {

@@ -1,27 +1,30 @@
 import ArgumentParser
 import Foundation
 import FormModel
+import XLSForm
 
 extension FieldSheetCommand {
     /// `fieldsheet lint FILE…`: checks forms against the schema and the presentation guidelines.
     struct Lint: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check form definitions against the JSON Schema and the modal-presentation guidelines.",
+            abstract: "Check form definitions (.json) and XLSForm workbooks (.xlsx) against the JSON Schema and the modal-presentation guidelines.",
             discussion: """
-                Each finding names its rule, the file with line and column, the JSON path, what is wrong and how to fix it.
+                Each finding names its rule, the file with line and column, the JSON path, what is wrong and how to fix it; \
+                for a workbook, the cell instead (form.xlsx: error[rule] survey!B14: …). A workbook is converted as \
+                `fieldsheet form convert` does, then checked like the JSON it converts to.
                 Forms given together are also checked as one app's forms (consistent transitions, no stacked popovers).
                 Exit status: 0 when no errors (warnings allowed), 1 when any form has errors.
                 """
         )
 
-        @Argument(help: "Form definition files (.json).", completion: .file(extensions: ["json"]))
+        @Argument(help: "Form definition files (.json) or XLSForm workbooks (.xlsx).", completion: .file(extensions: ["json", "xlsx"]))
         var files: [String]
 
         @Flag(name: .long, help: "Print only errors, not warnings.")
         var quiet = false
 
         func run() throws {
-            let findings = FormLinter().lint(files: files)
+            let findings = FormFiles().lint(files: files)
             let shown = quiet ? findings.filter { $0.severity == .error } : findings
             for finding in shown.sorted(by: Self.order) {
                 print(finding)

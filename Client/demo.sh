@@ -48,6 +48,28 @@ DEFECTS=$("$FS" --home "$HOME_DIR" fill defect-inspection --set site="Block C ro
     --complete 2>/dev/null)
 "$FS" --home "$HOME_DIR" show "$DEFECTS"
 
+step "An XLSForm workbook (Schema/forms/site-visit.xlsx): lint it; what is not imported is a warning naming the cell"
+"$FS" lint Schema/forms/site-visit.xlsx 2>&1
+
+step "fieldsheet form convert: the FieldSheet definition it becomes (first lines; --output FILE keeps it)"
+"$FS" form convert Schema/forms/site-visit.xlsx --quiet | head -n 24
+echo "  …"
+
+step "A workbook with mistakes: each finding names its cell (a list missing from choices, an untranslatable function)"
+python3 Tests/xlsform/corpus.py "$WORK/xlsform" >/dev/null
+"$FS" lint "$WORK/xlsform/missing-list.xlsx" "$WORK/xlsform/untranslatable-function.xlsx" 2>&1
+echo "(exit $? — rejected, as it should be)"
+
+step "fieldsheet forms import site-visit.xlsx, then fill it: two defects, filtered actions, computed totals"
+"$FS" --home "$HOME_DIR" forms import Schema/forms/site-visit.xlsx 2>/dev/null
+VISIT=$("$FS" --home "$HOME_DIR" fill site-visit --set site_name="Depot 4" --set site_type=warehouse --set storeys=2 \
+    --set hazards=wiring,fall --set hazard_notes="Loose cable by the loading bay" --set ppe_checked=yes --set temperature=14.5 \
+    --set rating=poor --set 'defect[1].where=Loading bay' --set 'defect[1].severity=high' --set 'defect[1].action=repair_now' \
+    --set 'defect[1].cost=1450' --set 'defect[2].where=Roof' --set 'defect[2].severity=low' --set 'defect[2].action=note' \
+    --set 'defect[2].cost=80' --complete 2>/dev/null)
+echo "exit $? — 0 means submitted"
+"$FS" --home "$HOME_DIR" show "$VISIT"
+
 step "fieldsheet resume $ID   (keeps site and priority, no due date, '9' technicians is refused, then '2', a reason, no parts)"
 printf '\n\n\n9\n2\nBoiler pressure keeps dropping\n\n' | "$FS" --home "$HOME_DIR" resume "$ID" >/dev/null
 echo "exit $? — 0 means submitted"
@@ -65,7 +87,7 @@ step "fieldsheet-server: a project, a user with two devices, the example forms (
 "$SRV" project create demo --data "$DATA"
 TOKEN=$("$SRV" user add alice --project demo --role collector --data "$DATA" 2>/dev/null)
 echo "added alice (her token is kept out of this output)"
-for form in Schema/forms/*.json; do "$SRV" form publish "$form" --project demo --data "$DATA" 2>/dev/null; done
+for form in Schema/forms/*.json Schema/forms/site-visit.xlsx; do "$SRV" form publish "$form" --project demo --data "$DATA" 2>/dev/null; done
 
 step "fieldsheet-server serve --port 0   (stopped when this demo ends)"
 "$SRV" serve --data "$DATA" --port 0 --log-level warning > "$WORK/server.out" 2> "$WORK/server.log" &

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import FormModel
 import ServerCore
+import XLSForm
 
 extension FieldSheetServerCommand {
     /// `form publish FILE --project P`, `form list --project P`.
@@ -9,26 +11,40 @@ extension FieldSheetServerCommand {
 
         struct Publish: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Publish a form definition to a project.",
+                abstract: "Publish a form definition (.json) or an XLSForm workbook (.xlsx) to a project.",
                 discussion: """
-                    The file is checked against the JSON Schema and the linter. An unchanged form keeps its version; \
+                    The file is checked against the JSON Schema and the linter; a workbook is first converted as \
+                    `fieldsheet form convert` does, and its findings name cells (survey!B14). An unchanged form keeps its version; \
                     a changed one becomes the next version. A change that would break stored records (removing a \
                     field they hold values for, changing such a field's kind) is refused with the reason (exit 1).
                     """)
             @OptionGroup var data: DataOptions
-            @Argument(help: "Form definition (.json).", completion: .file(extensions: ["json"])) var file: String
+            @Argument(help: "Form definition (.json) or XLSForm workbook (.xlsx).", completion: .file(extensions: ["json", "xlsx"])) var file: String
             @Option(help: "Project to publish to.") var project: String
 
             func run() async throws {
                 try await reportingFailures {
-                    guard let contents = FileManager.default.contents(atPath: file) else {
-                        throw CommandFailure("Cannot read \(file): it does not exist or is not readable.")
+                    let contents: Data
+                    var workbookWarnings: [Finding]?
+                    if XLSFormImporter.isWorkbook(file) {
+                        let (definition, findings) = FormFiles().checkWorkbook(file)
+                        guard let definition else {
+                            throw CommandFailure("not published:\n" + findings.filter { $0.severity == .error }.map(\.description).joined(separator: "\n"))
+                        }
+                        contents = Data(definition.utf8)
+                        workbookWarnings = findings.filter { $0.severity == .warning }
+                    } else {
+                        guard let data = FileManager.default.contents(atPath: file) else {
+                            throw CommandFailure("Cannot read \(file): it does not exist or is not readable.")
+                        }
+                        contents = data
                     }
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
                         do {
                             let result = try await FormPublisher(storage: storage).publish(contents, file: file, projectId: project.id)
-                            for warning in result.warnings { warn("\(warning)") }
+                            // A workbook's warnings name its cells; the publisher's are the same, about the JSON.
+                            for warning in workbookWarnings ?? result.warnings { warn("\(warning)") }
                             print(result.isNew
                                   ? "published \(result.form.formId) version \(result.form.version) to \(project.name)"
                                   : "unchanged: \(result.form.formId) version \(result.form.version) is already published in \(project.name)")

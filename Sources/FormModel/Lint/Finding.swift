@@ -24,11 +24,14 @@ public struct Finding: Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// How to fix it.
     public var fix: String
+    /// For a form imported from a workbook: the cell (`survey!B14`) or sheet the finding is about, shown
+    /// instead of the JSON path.
+    public var cell: String?
 
     /// A finding of `rule` at `path` in `file`.
     public init(
         _ severity: Severity, rule: String, file: String, path: JSONPath, location: SourceLocation? = nil,
-        message: String, fix: String
+        message: String, fix: String, cell: String? = nil
     ) {
         self.severity = severity
         self.rule = rule
@@ -37,12 +40,14 @@ public struct Finding: Sendable, Hashable, CustomStringConvertible {
         self.location = location
         self.message = message
         self.fix = fix
+        self.cell = cell
     }
 
-    /// `file:line:column: error[rule] $.path: message` followed by an indented `fix:` line.
+    /// `file:line:column: error[rule] $.path: message` followed by an indented `fix:` line; for a workbook,
+    /// `form.xlsx: error[rule] survey!B14: message`.
     public var description: String {
         let place = location.map { "\(file):\($0.line):\($0.column)" } ?? file
-        return "\(place): \(severity.rawValue)[\(rule)] \(path): \(message)\n    fix: \(fix)"
+        return "\(place): \(severity.rawValue)[\(rule)] \(cell ?? path.description): \(message)\n    fix: \(fix)"
     }
 }
 

@@ -21,6 +21,12 @@ public struct FormLoadResult: Sendable {
     public var loaded: LoadedForm?
     /// Every error and warning, in the order found; a form may load with warnings.
     public var findings: [Finding]
+
+    /// A result made by another reader of form files (an XLSForm workbook's importer).
+    public init(loaded: LoadedForm?, findings: [Finding]) {
+        self.loaded = loaded
+        self.findings = findings
+    }
 }
 
 /// Reads form definitions: JSON syntax, then the JSON Schema, then the rules a schema cannot say

@@ -1,0 +1,117 @@
+import FormModel
+
+/// What a survey row's `type` cell says, read the way XLSForm spells types (`select_one yes_no`,
+/// `begin group`, `dateTime`, `int`).
+enum RowType: Equatable {
+    case question(FieldKind, list: String?)
+    case beginGroup, endGroup, beginRepeat, endRepeat
+    /// Kept by every record already (`start`, `end`, `deviceid`, …): not imported as a question.
+    case metadata(String)
+    /// A photo, recording or file: attachments are not part of FieldSheet forms yet.
+    case attachment(String)
+    /// An XLSForm type FieldSheet has no equivalent for, with what to do instead.
+    case refused(String, fix: String)
+    case unknown(String)
+
+    static let metadata: [String: String] = [
+        "start": "the time the record was created", "end": "the time the record was last changed",
+        "today": "the day the record was created", "deviceid": "the device that made the record",
+        "username": "the user who made the record", "email": "the user who made the record",
+        "phonenumber": "nothing (FieldSheet does not read phone numbers)", "subscriberid": "nothing (FieldSheet does not read SIM cards)",
+        "simserial": "nothing (FieldSheet does not read SIM cards)", "audit": "nothing (FieldSheet keeps the record's own history)",
+        "start-geopoint": "nothing (add a geopoint question if the place matters)", "instanceid": "the record's own id",
+    ]
+    static let attachments: Set<String> = ["image", "photo", "audio", "video", "file", "background-audio", "background-video"]
+    static let refusals: [String: String] = [
+        "range": "Use an integer or decimal question with a constraint.",
+        "rank": "Use a select_multiple question, or one select_one per rank.",
+        "barcode": "Use a text question and type the code.",
+        "hidden": "Use a calculate row.",
+        "geotrace": "Use geopoint questions in a repeat.",
+        "geoshape": "Use geopoint questions in a repeat.",
+        "select_one_from_file": "Copy the file's choices into the choices sheet and use select_one.",
+        "select_multiple_from_file": "Copy the file's choices into the choices sheet and use select_multiple.",
+        "xml-external": "Copy the data into the choices sheet.",
+        "csv-external": "Copy the data into the choices sheet.",
+        "begin_loop": "Use begin_repeat.",
+        "end_loop": "Use end_repeat.",
+        "rank_one": "Use select_one.",
+    ]
+
+    init(_ cell: String) {
+        let words = cell.split(whereSeparator: \.isWhitespace).map(String.init)
+        var lowered = words.map { $0.lowercased() }
+        // `begin group`, `select one LIST`: the spaced spellings XLSForm accepts.
+        if lowered.count >= 2, ["begin", "end", "select"].contains(lowered[0]),
+           ["group", "repeat", "one", "multiple", "loop"].contains(lowered[1]) {
+            lowered = [lowered[0] + "_" + lowered[1]] + lowered.dropFirst(2)
+        } else if lowered == ["phone", "number"] {
+            lowered = ["phone_number"]
+        }
+        var original = words
+        if lowered.count < words.count { original = [lowered[0]] + words.dropFirst(2) }
+        // pyxform's older spellings: `select one from LIST`, `select all that apply from LIST`.
+        if lowered.count == 3, lowered[0] == "select_one", lowered[1] == "from" {
+            lowered = ["select_one", lowered[2]]
+            original = ["select_one", original[2]]
+        }
+        if lowered.count == 6, lowered.starts(with: ["select", "all", "that", "apply", "from"]) {
+            lowered = ["select_multiple", lowered[5]]
+            original = ["select_multiple", words[5]]
+        }
+        guard let head = lowered.first else {
+            self = .unknown("")
+            return
+        }
+        if cell.lowercased().hasSuffix("or specify other") {
+            self = .refused("… or specify other", fix: "Add an 'other' choice to the list and a text question relevant when it is selected.")
+            return
+        }
+        if let fix = Self.refusals[head] {
+            self = .refused(head, fix: fix)
+            return
+        }
+        switch head {
+        case "select_one_external", "select_multiple_external", "osm":
+            self = .refused(head, fix: head == "osm" ? "Use geopoint and text questions." : "Copy the external choices into the choices sheet and use select_one.")
+            return
+        case "select_one", "select_multiple":
+            let kind: FieldKind = head == "select_one" ? .singleChoice : .multipleChoice
+            if lowered.count == 3, lowered[2] == "or_other" {
+                self = .refused("\(head) … or_other", fix: "Add an 'other' choice to the list and a text question relevant when it is selected.")
+            } else if lowered.count == 2 {
+                self = .question(kind, list: original[1])
+            } else if lowered.count == 1 {
+                self = .refused(head, fix: "Name the choice list after the type: \(head) LIST, where LIST is a list_name of the choices sheet.")
+            } else {
+                self = .unknown(cell)
+            }
+            return
+        default:
+            break
+        }
+        guard lowered.count == 1 else {
+            self = .unknown(cell)
+            return
+        }
+        switch head {
+        case "text", "string", "phone_number": self = .question(.text, list: nil)
+        case "integer", "int": self = .question(.integer, list: nil)
+        case "decimal": self = .question(.decimal, list: nil)
+        case "date": self = .question(.date, list: nil)
+        case "time": self = .question(.time, list: nil)
+        case "datetime": self = .question(.dateTime, list: nil)
+        case "geopoint", "location", "gps": self = .question(.location, list: nil)
+        case "note": self = .question(.note, list: nil)
+        case "calculate": self = .question(.calculate, list: nil)
+        case "acknowledge", "trigger": self = .question(.boolean, list: nil)
+        case "begin_group": self = .beginGroup
+        case "end_group": self = .endGroup
+        case "begin_repeat": self = .beginRepeat
+        case "end_repeat": self = .endRepeat
+        case _ where Self.metadata[head] != nil: self = .metadata(head)
+        case _ where Self.attachments.contains(head): self = .attachment(head)
+        default: self = .unknown(cell)
+        }
+    }
+}

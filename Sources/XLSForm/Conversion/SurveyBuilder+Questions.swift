@@ -1,0 +1,200 @@
+import Foundation
+import FormModel
+
+extension SurveyBuilder {
+    typealias Member = (key: String, value: DefinitionJSON, cell: String?)
+
+    /// The columns read from the survey sheet (besides label, hint and constraint_message in any language).
+    static let readColumns: Set<String> = [
+        "type", "name", "label", "hint", "required", "relevant", "constraint", "constraint_message", "calculation",
+        "default", "choice_filter", "read_only", "repeat_count", "appearance",
+    ]
+
+    /// One warning per survey column that holds values FieldSheet does not import (required_message, media, …).
+    func warnUnreadColumns(into converter: inout XLSFormConverter) {
+        for header in table.headers {
+            let base = header.name.components(separatedBy: "::")[0]
+            guard !Self.readColumns.contains(header.name), !["label", "hint", "constraint_message"].contains(base) || header.name.hasPrefix("media") else { continue }
+            let rows = table.rows.filter { $0.cells[header.column].map { !$0.text.trimmingCharacters(in: .whitespaces).isEmpty } ?? false }.count
+            guard rows > 0 else { continue }
+            let reason = base == "required_message" ? "FieldSheet says that a required question needs an answer in its own words" : "FieldSheet has no such column"
+            converter.warning(table.headerCell(header.name), "xlsform-not-imported",
+                              "The column \(header.name) (\(rows) row\(rows == 1 ? "" : "s")) is not imported: \(reason).",
+                              fix: "Nothing to do unless the column matters; the rest of each row is imported.")
+        }
+    }
+
+    /// A question row as a field.
+    func question(_ row: Sheet.Row, kind baseKind: FieldKind, list: String?, name: String, scope: [String],
+                  conditions: [(String, String?)], into converter: inout XLSFormConverter) -> FieldNode? {
+        guard !name.isEmpty else { return nil }
+        let node = FieldNode()
+        var kind = baseKind
+        let appearance = table.value(row, "appearance")
+        if kind == .text, appearance?.split(separator: " ").contains("multiline") == true { kind = .multilineText }
+        checkAppearance(row, allowed: kind == .multilineText ? ["multiline"] : [], into: &converter)
+        node.members.append(("id", .string(name), table.cell(row, "name")))
+        node.members.append(("kind", .string(kind.rawValue), table.cell(row, "type")))
+        let hint = translated("hint", row)
+        if let label = label(row) {
+            node.members.append(("label", .string(label), translated("label", row)?.cell ?? table.cell(row, "label")))
+        } else if kind == .calculate {
+            node.members.append(("label", .string(name), table.cell(row, "name")))
+        } else if let hint {
+            node.members.append(("label", .string(hint.value), hint.cell))
+        } else {
+            converter.error(table.cell(row, table.column("label", language: language) ?? "label"), "xlsform-label",
+                            "The question \(name) has no label.", fix: "Write what the person filling the form reads, like \"Site name\".")
+            return nil
+        }
+        if let hint, label(row) != nil { node.members.append(("hint", .string(hint.value), hint.cell)) }
+        if kind.takesAnswer, let required = requiredFlag(row, into: &converter), required {
+            node.members.append(("required", .bool(true), table.cell(row, "required")))
+        }
+        if let value = table.value(row, "default") {
+            if let member = defaultMember(row, value, kind: kind, scope: scope, into: &converter) { node.members.append(member) }
+        }
+        if let list {
+            guard let choices = lists[list] else {
+                converter.error(table.cell(row, "type"), "xlsform-choices",
+                                "The list \(list) is not in the \(choicesSheet) sheet\(lists.isEmpty ? " (the workbook has no choice lists)" : ""); known lists: \(lists.keys.sorted().prefix(8).joined(separator: ", ")).",
+                                fix: "Add the list's choices to the choices sheet under list_name \(list), or correct the list name (case matters).")
+                return nil
+            }
+            node.members.append(("choices", .array(choices.choices), table.cell(row, "type")))
+        }
+        appendRelevant(to: node, row, scope: scope, conditions: conditions, into: &converter)
+        if let calculation = converter.translate(table, row, "calculation", scope: scope) {
+            node.members.append(("calculation", .string(calculation), table.cell(row, "calculation")))
+        } else if kind == .calculate, table.value(row, "calculation") == nil {
+            converter.error(table.cell(row, "calculation"), "xlsform-calculation", "The calculate row \(name) has no calculation.",
+                            fix: "Write the expression it computes, like ${price} * ${quantity}.")
+        }
+        if let constraint = converter.translate(table, row, "constraint", scope: scope) {
+            node.members.append(("constraint", .string(constraint), table.cell(row, "constraint")))
+            if let message = translated("constraint_message", row) {
+                node.members.append(("constraintMessage", .string(message.value), message.cell))
+            }
+        }
+        if let filter = converter.translate(table, row, "choice_filter", scope: scope, choiceFilter: true) {
+            if list == nil {
+                converter.warning(table.cell(row, "choice_filter"), "xlsform-not-imported", "The choice_filter of \(name) is not imported: it is not a select question.",
+                                  fix: "Remove the filter.")
+            } else {
+                node.members.append(("choiceFilter", .string(filter), table.cell(row, "choice_filter")))
+            }
+        }
+        if let readOnly = table.value(row, "read_only"), Self.flag(readOnly) == true, kind.takesAnswer, table.value(row, "calculation") == nil {
+            converter.warning(table.cell(row, "read_only"), "xlsform-not-imported",
+                              "read_only is not imported for \(name): FieldSheet shows a field read-only only when it has a calculation.",
+                              fix: "Give the question a calculation, or make it a note.")
+        }
+        return node
+    }
+
+    /// A begin_repeat row as a repeat field; its fields are added as the rows below it are read.
+    func repeatField(_ row: Sheet.Row, name: String, scope: [String], conditions: [(String, String?)], into converter: inout XLSFormConverter) -> FieldNode {
+        let node = FieldNode()
+        node.children = []
+        node.members.append(("id", .string(name), table.cell(row, "name")))
+        node.members.append(("kind", .string("repeat"), table.cell(row, "type")))
+        node.members.append(("label", .string(label(row) ?? name), translated("label", row)?.cell ?? table.cell(row, "name")))
+        appendRelevant(to: node, row, scope: scope, conditions: conditions, into: &converter)
+        checkAppearance(row, allowed: ["field-list"], into: &converter)
+        if let count = table.value(row, "repeat_count") {
+            let cell = table.cell(row, "repeat_count")
+            if let number = Double(count), number >= 1, number == number.rounded(), number <= 10_000 {
+                node.members.append(("minCount", .number(number), cell))
+                node.members.append(("maxCount", .number(number), cell))
+            } else if count.hasPrefix("${"), count.hasSuffix("}"), let translated = converter.translate(table, row, "repeat_count", scope: scope),
+                      !translated.contains(".") {
+                node.members.append(("countFrom", .string(translated), cell))
+            } else if converter.findings.last?.cell != cell {
+                converter.error(cell, "xlsform-repeat-count", "The repeat_count \"\(count)\" is neither a whole number nor one ${question} outside the repeat.",
+                                fix: "Compute the count in an integer question with a calculation and write ${that_question} here.")
+            }
+        }
+        return node
+    }
+
+    /// `relevant`: the row's own condition and the conditions of the groups around it, all of which must hold.
+    private func appendRelevant(to node: FieldNode, _ row: Sheet.Row, scope: [String], conditions: [(String, String?)], into converter: inout XLSFormConverter) {
+        var all = conditions
+        if let own = converter.translate(table, row, "relevant", scope: scope) { all.append((own, table.cell(row, "relevant"))) }
+        guard let last = all.last else { return }
+        let text = all.count == 1 ? last.0 : all.map { "(\($0.0))" }.joined(separator: " and ")
+        node.members.append(("relevant", .string(text), last.1))
+    }
+
+    /// `required`: yes/no, true/false, true()/false(), 1/0. An expression cannot be imported.
+    private func requiredFlag(_ row: Sheet.Row, into converter: inout XLSFormConverter) -> Bool? {
+        if case .bool(let value)? = table.cellValue(row, "required") { return value }
+        guard let text = table.value(row, "required") else { return nil }
+        if let flag = Self.flag(text) { return flag }
+        converter.error(table.cell(row, "required"), "xlsform-required",
+                        "required is \"\(text)\"; FieldSheet's required is yes or no, not a condition.",
+                        fix: "Write yes, and put the condition in relevant if the question only applies sometimes.")
+        return nil
+    }
+
+    static func flag(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "yes", "true", "true()", "1", "y": return true
+        case "no", "false", "false()", "0", "n": return false
+        default: return nil
+        }
+    }
+
+    /// Warns about appearances that mean nothing in FieldSheet.
+    func checkAppearance(_ row: Sheet.Row, allowed: Set<String>, into converter: inout XLSFormConverter) {
+        guard let appearance = table.value(row, "appearance") else { return }
+        let unknown = appearance.split(whereSeparator: \.isWhitespace).map(String.init).filter { !allowed.contains($0) }
+        guard !unknown.isEmpty else { return }
+        converter.warning(table.cell(row, "appearance"), "xlsform-appearance",
+                          "The appearance \(unknown.joined(separator: " ")) has no meaning in FieldSheet and is not imported.",
+                          fix: "Nothing to do; FieldSheet reads multiline on text questions and field-list on groups.")
+    }
+
+    /// `default`: a value in the field's plain JSON form, or an expression when it refers to questions or calls a function.
+    private func defaultMember(_ row: Sheet.Row, _ value: String, kind: FieldKind, scope: [String], into converter: inout XLSFormConverter) -> Member? {
+        let cell = table.cell(row, "default")
+        if value.contains("${") || value.contains("(") {
+            guard let expression = converter.translate(table, row, "default", scope: scope) else { return nil }
+            return ("default", .object([("expression", .string(expression), cell)]), cell)
+        }
+        func refuse(_ expected: String) -> Member? {
+            converter.error(cell, "xlsform-default", "The default \"\(value)\" is not \(expected).", fix: "Write a default the question accepts, or leave the cell empty.")
+            return nil
+        }
+        switch kind {
+        case .integer:
+            guard let number = Double(value), number == number.rounded() else { return refuse("a whole number") }
+            return ("default", .number(number), cell)
+        case .decimal:
+            guard let number = Double(value) else { return refuse("a number") }
+            return ("default", .number(number), cell)
+        case .boolean:
+            guard let flag = Self.flag(value) ?? (value.lowercased() == "ok" ? true : nil) else { return refuse("yes or no") }
+            return ("default", .bool(flag), cell)
+        case .multipleChoice:
+            return ("default", .array(value.split(whereSeparator: \.isWhitespace).map { .string(String($0)) }), cell)
+        case .date:
+            if case .number(let serial)? = table.cellValue(row, "default") { return ("default", .string(Self.date(fromSerial: serial)), cell) }
+            return ("default", .string(value), cell)
+        case .note, .calculate, .repeat:
+            converter.warning(cell, "xlsform-not-imported", "A \(kind.rawValue) row takes no default; the default is not imported.", fix: "Remove the default.")
+            return nil
+        default:
+            return ("default", .string(value), cell)
+        }
+    }
+
+    /// A spreadsheet's day number (days since 1899-12-30) as `YYYY-MM-DD`.
+    static func date(fromSerial serial: Double) -> String {
+        let date = Date(timeIntervalSince1970: (serial.rounded(.down) - 25_569) * 86_400)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
+    }
+}

@@ -1,0 +1,166 @@
+import FormModel
+
+/// Walks the survey sheet twice: first for every name and where it sits (which repeats hold it), so that
+/// expressions may refer to questions further down; then to build the pages and fields.
+///
+/// Top-level groups become pages; questions outside any group go on a page of their own (one per run of such
+/// rows). A group inside a page or a repeat is flattened into it, its relevance added to each of its fields.
+struct SurveyBuilder {
+    let table: SheetTable
+    let language: String?
+    let lists: [String: ChoiceList]
+    let choicesSheet: String
+
+    enum NameKind: Equatable {
+        case question(FieldKind), group, repeatGroup, metadata(String), notImported
+    }
+
+    struct NameInfo {
+        var kind: NameKind
+        /// The repeats that hold it, outermost first.
+        var chain: [String]
+        var cell: String
+    }
+
+    var names: [String: NameInfo] = [:]
+
+    /// A field being built: its members in order, and for a repeat its fields.
+    final class FieldNode {
+        var members: [(key: String, value: DefinitionJSON, cell: String?)] = []
+        var children: [FieldNode]?
+
+        var json: DefinitionJSON {
+            var all = members
+            if let children { all.append(("fields", .array(children.map(\.json)), nil)) }
+            return .object(all)
+        }
+    }
+
+    final class PageNode {
+        var id: String
+        var title: String?
+        var cell: String
+        var grouped: Bool
+        var fields: [FieldNode] = []
+
+        init(id: String, title: String?, cell: String, grouped: Bool) {
+            self.id = id
+            self.title = title
+            self.cell = cell
+            self.grouped = grouped
+        }
+    }
+
+    /// An open begin_group or begin_repeat.
+    struct Frame {
+        enum Kind { case page, group, repeatGroup }
+        var kind: Kind
+        var name: String
+        var typeCell: String
+        /// The group's relevance in FieldSheet's language, added to the fields it holds (groups only).
+        var relevant: String?
+        var relevantCell: String?
+        var node: FieldNode?
+    }
+
+    init(table: SheetTable, language: String?, lists: [String: ChoiceList], choicesSheet: String) {
+        self.table = table
+        self.language = language
+        self.lists = lists
+        self.choicesSheet = choicesSheet
+    }
+
+    /// The pages, as JSON; errors and warnings go to `converter`.
+    mutating func build(into converter: inout XLSFormConverter) -> [DefinitionJSON] {
+        guard collectNames(into: &converter) else { return [] }
+        converter.surveyNames = names
+        warnUnreadColumns(into: &converter)
+        var pages: [PageNode] = []
+        var frames: [Frame] = []
+        func scope() -> [String] { frames.filter { $0.kind == .repeatGroup }.map(\.name) }
+        /// Where a new field goes: the innermost repeat, else the open page, else a page for ungrouped rows.
+        func add(_ node: FieldNode, row: Sheet.Row) {
+            if let index = frames.lastIndex(where: { $0.kind == .repeatGroup }), let parent = frames[index].node {
+                parent.children?.append(node)
+            } else if frames.first?.kind == .page, let page = pages.last {
+                page.fields.append(node)
+            } else {
+                if pages.last.map({ $0.grouped }) ?? true {
+                    let id = uniquePageID("page_\(pages.count + 1)", pages: pages)
+                    pages.append(PageNode(id: id, title: nil, cell: table.cell(row, "type"), grouped: false))
+                }
+                pages.last?.fields.append(node)
+            }
+        }
+        /// The relevance of the groups between the field and its container (the innermost repeat or the page).
+        func groupConditions() -> [(String, String?)] {
+            let start = (frames.lastIndex { $0.kind == .repeatGroup }).map { $0 + 1 } ?? 0
+            return frames[start...].compactMap { frame in frame.relevant.map { ($0, frame.relevantCell) } }
+        }
+        for row in table.rows {
+            guard let typeText = table.value(row, "type") else { continue }
+            let type = RowType(typeText)
+            let name = table.value(row, "name") ?? ""
+            switch type {
+            case .beginGroup:
+                let relevant = converter.translate(table, row, "relevant", scope: scope())
+                if frames.isEmpty {
+                    let title = label(row)
+                    pages.append(PageNode(id: name, title: title, cell: table.cell(row, "name"), grouped: true))
+                    frames.append(Frame(kind: .page, name: name, typeCell: table.cell(row, "type"), relevant: relevant, relevantCell: table.cell(row, "relevant")))
+                } else {
+                    if label(row) != nil {
+                        converter.warning(table.cell(row, table.column("label", language: language) ?? "label"), "xlsform-group-flattened",
+                                          "The group \(name) is inside another group or a repeat, so its questions are placed in the enclosing one and its label is not shown.",
+                                          fix: "Nothing to do if that reads well; only top-level groups become pages.")
+                    }
+                    frames.append(Frame(kind: .group, name: name, typeCell: table.cell(row, "type"), relevant: relevant, relevantCell: table.cell(row, "relevant")))
+                }
+                checkAppearance(row, allowed: ["field-list"], into: &converter)
+            case .beginRepeat:
+                let node = repeatField(row, name: name, scope: scope(), conditions: groupConditions(), into: &converter)
+                add(node, row: row)
+                frames.append(Frame(kind: .repeatGroup, name: name, typeCell: table.cell(row, "type"), node: node))
+            case .endGroup, .endRepeat:
+                frames.removeLast()
+            case .question(let kind, let list):
+                if let node = question(row, kind: kind, list: list, name: name, scope: scope(), conditions: groupConditions(), into: &converter) {
+                    add(node, row: row)
+                }
+            case .metadata, .attachment, .refused, .unknown:
+                continue  // reported while collecting names
+            }
+        }
+        var json: [DefinitionJSON] = []
+        for page in pages {
+            guard !page.fields.isEmpty else {
+                converter.warning(page.cell, "xlsform-empty-group", "The group \(page.id) holds no question that is imported, so it is not a page of the form.",
+                                  fix: "Remove the group, or add questions to it.")
+                continue
+            }
+            var members: [(key: String, value: DefinitionJSON, cell: String?)] = [("id", .string(page.id), page.cell)]
+            if let title = page.title { members.append(("title", .string(title), page.cell)) }
+            members.append(("fields", .array(page.fields.map(\.json)), nil))
+            json.append(.object(members))
+        }
+        return json
+    }
+
+    /// The id of a page of ungrouped questions: one no group (whose name is its page's id) or earlier page has.
+    private func uniquePageID(_ wanted: String, pages: [PageNode]) -> String {
+        var id = wanted
+        while pages.contains(where: { $0.id == id }) || names[id]?.kind == .group { id += "_" }
+        return id
+    }
+
+    /// The label in the chosen language, falling back to any language's.
+    func label(_ row: Sheet.Row) -> String? {
+        if let column = table.column("label", language: language), let value = table.value(row, column) { return value }
+        return table.languages(of: "label").lazy.compactMap { table.value(row, "label::\($0)") }.first
+    }
+
+    func translated(_ base: String, _ row: Sheet.Row) -> (value: String, cell: String)? {
+        guard let column = table.column(base, language: language), let value = table.value(row, column) else { return nil }
+        return (value, table.cell(row, column))
+    }
+}

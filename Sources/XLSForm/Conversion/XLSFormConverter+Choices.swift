@@ -1,0 +1,73 @@
+import FormModel
+
+/// One choice list of the choices sheet, with the row each choice came from.
+struct ChoiceList {
+    var choices: [DefinitionJSON] = []
+    var firstCell: String
+}
+
+extension XLSFormConverter {
+    /// The choices sheet's lists by list_name. Columns other than list_name, name and label become the
+    /// choice's properties, which a `choice_filter` reads; a duplicate value in a list is an error.
+    mutating func readChoices(_ table: SheetTable?, language: String?) -> [String: ChoiceList] {
+        guard let table, !table.headers.isEmpty else { return [:] }
+        guard table.columns["list_name"] != nil, table.columns["name"] != nil || table.columns["value"] != nil else {
+            error(table.sheet.reference(row: max(table.headerRow, 1), column: 0), "xlsform-sheet",
+                  "The choices sheet has no list_name and name columns in its first row.",
+                  fix: "Put the column headers list_name, name and label in the choices sheet's first row.")
+            return [:]
+        }
+        let nameColumn = table.columns["name"] != nil ? "name" : "value"
+        let labelColumn = table.column("label", language: language)
+        let media: Set<String> = ["image", "audio", "video", "big-image", "media::image", "media::audio", "media::video", "media::big-image"]
+        var propertyColumns: [String] = []
+        for header in table.headers where header.name != "list_name" && header.name != nameColumn && !header.name.hasPrefix("label") {
+            if media.contains(header.name) || header.name.hasPrefix("media::") || header.name.hasPrefix("image::") || header.name.hasPrefix("audio::") {
+                warning(table.headerCell(header.name), "xlsform-not-imported", "The choices' \(header.name) column is not imported (choices have no pictures or sounds in FieldSheet).",
+                        fix: "Nothing to do; the choices are imported with their labels.")
+            } else {
+                propertyColumns.append(header.name)
+            }
+        }
+        var lists: [String: ChoiceList] = [:]
+        var seen: [String: [String: String]] = [:]
+        for row in table.rows {
+            guard let listName = table.value(row, "list_name") else {
+                if table.value(row, nameColumn) != nil {
+                    error(table.cell(row, "list_name"), "xlsform-choices", "The choice has no list_name.",
+                          fix: "Write the name of the list the choice belongs to.")
+                }
+                continue
+            }
+            guard let value = table.value(row, nameColumn) else {
+                error(table.cell(row, nameColumn), "xlsform-choices", "The choice of list \(listName) has no name (the value stored when it is chosen).",
+                      fix: "Write the choice's name, like yes or 1.")
+                continue
+            }
+            if let earlier = seen[listName]?[value] {
+                error(table.cell(row, nameColumn), "xlsform-choices", "The list \(listName) already has a choice named \"\(value)\" (at \(earlier)).",
+                      fix: "Give every choice of a list its own name.")
+                continue
+            }
+            seen[listName, default: [:]][value] = table.cell(row, nameColumn)
+            var label = labelColumn.flatMap { table.value(row, $0) }
+            if label == nil {
+                label = table.languages(of: "label").lazy.compactMap { table.value(row, "label::\($0)") }.first
+                if label == nil {
+                    warning(table.cell(row, labelColumn ?? "label"), "xlsform-label", "The choice \"\(value)\" of list \(listName) has no label; its name is shown.",
+                            fix: "Write the label people should read.")
+                }
+            }
+            var members: [(key: String, value: DefinitionJSON, cell: String?)] = [
+                ("value", .string(value), table.cell(row, nameColumn)),
+                ("label", .string(label ?? value), table.cell(row, labelColumn ?? nameColumn)),
+            ]
+            let properties: [(key: String, value: DefinitionJSON, cell: String?)] = propertyColumns.compactMap { column in
+                table.value(row, column).map { (column, .string($0), table.cell(row, column)) }
+            }
+            if !properties.isEmpty { members.append(("properties", .object(properties), nil)) }
+            lists[listName, default: ChoiceList(firstCell: table.cell(row, "list_name"))].choices.append(.object(members))
+        }
+        return lists
+    }
+}

@@ -1,0 +1,152 @@
+/// A recursive-descent parser for XLSForm's XPath subset (XPath 1.0's expression grammar without location
+/// paths, predicates or unions, which are refused with the column where they start):
+/// ```
+/// or             := and ("or" and)*
+/// and            := equality ("and" equality)*
+/// equality       := relational (("=" | "!=") relational)*
+/// relational     := additive (("<" | "<=" | ">" | ">=") additive)*
+/// additive       := multiplicative (("+" | "-") multiplicative)*
+/// multiplicative := unary (("*" | "div" | "mod") unary)*
+/// unary          := "-" unary | primary
+/// primary        := ${name} | "." | 'text' | number | name "(" arguments ")" | name | "(" or ")"
+/// ```
+struct XPathParser {
+    /// The longest expression read, as FieldSheet's own expressions.
+    static let maximumLength = 4_096
+    /// How deeply parentheses, calls and minuses may nest.
+    static let maximumNesting = 32
+
+    private var tokens: [XPathToken]
+    private var position = 0
+    private var nesting = 0
+    private let endColumn: Int
+
+    static func parse(_ source: String) throws(XPathError) -> XPathExpression {
+        guard source.count <= maximumLength else {
+            throw XPathError(message: "The expression is \(source.count) characters long; at most \(maximumLength) are read", column: maximumLength + 1,
+                             fix: "Split it over calculate rows.")
+        }
+        var parser = XPathParser(tokens: try XPathLexer.tokens(of: source), endColumn: source.count + 1)
+        guard parser.peek != nil else {
+            throw XPathError(message: "The expression is empty", column: 1, fix: "Write an expression, or leave the cell empty.")
+        }
+        let expression = try parser.parseBinary(level: 1)
+        if let extra = parser.peek {
+            throw parser.unexpected(extra, after: "a complete expression")
+        }
+        return expression
+    }
+
+    private init(tokens: [XPathToken], endColumn: Int) {
+        self.tokens = tokens
+        self.endColumn = endColumn
+    }
+
+    private var peek: XPathToken? { position < tokens.count ? tokens[position] : nil }
+
+    private mutating func take(symbol: String) -> Bool {
+        guard case .symbol(symbol)? = peek?.kind else { return false }
+        position += 1
+        return true
+    }
+
+    /// The operator at the current token, when it is one of `level`'s.
+    private func binaryOperator(at level: Int) -> XPathOperator? {
+        guard let token = peek else { return nil }
+        let op: XPathOperator?
+        switch token.kind {
+        case .symbol(let symbol): op = XPathOperator(rawValue: symbol)
+        case .name(let name) where ["and", "or", "div", "mod"].contains(name): op = XPathOperator(rawValue: name)
+        default: op = nil
+        }
+        guard let op, op.precedence == level, op != .divide || token.kind == .name("div") else { return nil }
+        return op
+    }
+
+    private mutating func parseBinary(level: Int) throws(XPathError) -> XPathExpression {
+        if level > 6 { return try parseUnary() }
+        var left = try parseBinary(level: level + 1)
+        var count = 0
+        while let op = binaryOperator(at: level) {
+            position += 1
+            count += 1
+            if count > 256 {
+                throw XPathError(message: "The expression chains more than 256 operators", column: peek?.column ?? endColumn, fix: "Split it over calculate rows.")
+            }
+            let right = try parseBinary(level: level + 1)
+            left = .binary(op, left, right)
+        }
+        return left
+    }
+
+    private mutating func enter(at column: Int) throws(XPathError) {
+        nesting += 1
+        if nesting > Self.maximumNesting {
+            throw XPathError(message: "The expression nests parentheses, calls and minuses more than \(Self.maximumNesting) levels deep", column: column,
+                             fix: "Split it over calculate rows.")
+        }
+    }
+
+    private mutating func parseUnary() throws(XPathError) -> XPathExpression {
+        let column = peek?.column ?? endColumn
+        if take(symbol: "-") {
+            try enter(at: column)
+            defer { nesting -= 1 }
+            return .negate(try parseUnary())
+        }
+        return try parsePrimary()
+    }
+
+    private mutating func parsePrimary() throws(XPathError) -> XPathExpression {
+        guard let token = peek else {
+            throw XPathError(message: "The expression ends where a value was expected", column: endColumn, fix: "Complete the expression.")
+        }
+        position += 1
+        switch token.kind {
+        case .reference(let name): return .reference(name, column: token.column)
+        case .string(let text): return .string(text)
+        case .number(let number): return .number(number)
+        case .symbol("."): return .current
+        case .symbol("("):
+            try enter(at: token.column)
+            defer { nesting -= 1 }
+            let inner = try parseBinary(level: 1)
+            guard take(symbol: ")") else { throw unexpected(peek, after: "the parenthesised expression started at column \(token.column)", expected: "')'") }
+            return inner
+        case .name(let name):
+            guard take(symbol: "(") else {
+                if case .symbol(let symbol)? = peek?.kind, ["/", "//", "["].contains(symbol) { throw pathRefused(at: token.column) }
+                return .name(name, column: token.column)
+            }
+            try enter(at: token.column)
+            defer { nesting -= 1 }
+            var arguments: [XPathExpression] = []
+            if !take(symbol: ")") {
+                repeat {
+                    if arguments.count >= 64 {
+                        throw XPathError(message: "\(name)() is given more than 64 arguments", column: token.column, fix: "Split it over calculate rows.")
+                    }
+                    arguments.append(try parseBinary(level: 1))
+                } while take(symbol: ",")
+                guard take(symbol: ")") else { throw unexpected(peek, after: "the arguments of \(name)()", expected: "',' or ')'") }
+            }
+            return .call(name, arguments, column: token.column)
+        case .symbol("/"), .symbol("//"), .symbol(".."), .symbol("@"), .symbol("["):
+            throw pathRefused(at: token.column)
+        case .symbol:
+            throw unexpected(token, after: nil)
+        }
+    }
+
+    private func pathRefused(at column: Int) -> XPathError {
+        XPathError(message: "XPath paths (/data/x, .., [predicates], @attributes) are not translated", column: column,
+                   fix: "Refer to other questions as ${name}.")
+    }
+
+    private func unexpected(_ token: XPathToken?, after: String?, expected: String? = nil) -> XPathError {
+        let found = token.map { "'\($0.shown)'" } ?? "the end of the expression"
+        let context = after.map { " after \($0)" } ?? ""
+        return XPathError(message: "Unexpected \(found)\(context)" + (expected.map { "; expected \($0)" } ?? ""),
+                          column: token?.column ?? endColumn, fix: "Correct the expression at that column.")
+    }
+}

@@ -1,0 +1,150 @@
+import FormModel
+
+/// Translates XLSForm's XPath subset into FieldSheet's expression language (FormExpression), node by node
+/// over the parsed tree. Whatever has no FieldSheet equivalent is an error with its column, never dropped.
+///
+/// | XLSForm | FieldSheet |
+/// |---|---|
+/// | `${name}` | `name` (`repeat.name` read from outside its repeat) |
+/// | `.` | `.` |
+/// | `=` `!=` `<` `<=` `>` `>=` | `==` `!=` `<` `<=` `>` `>=` |
+/// | `+` `-` `*` `div` `mod` | `+` `-` `*` `/` `%` |
+/// | `and` `or` `not(x)` `true()` `false()` | `and` `or` `not (x)` `true` `false` |
+/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` | the same |
+/// | a bare name in a `choice_filter` | `choice.name` (`name` is `choice.value`, `label` is `choice.label`) |
+struct XPathTranslator {
+    /// What a `${name}` reference becomes.
+    enum Resolution {
+        /// How it is written in FieldSheet from where the expression is (`cost`, or `defects.cost`).
+        case path(String)
+        /// Why it cannot be read: no such question, a group, metadata that is not imported.
+        case refused(message: String, fix: String)
+    }
+
+    /// How a `${name}` reference is written in FieldSheet from where the expression is.
+    var resolve: (String) -> Resolution
+    /// Whether bare names are columns of the choices sheet (a `choice_filter`).
+    var isChoiceFilter = false
+
+    /// The functions translated, with the arguments each takes.
+    static let functions: [String: ClosedRange<Int>] = [
+        "if": 3...3, "coalesce": 2...16, "selected": 2...2, "count-selected": 1...1, "string-length": 1...1,
+        "concat": 1...64, "today": 0...0, "now": 0...0, "sum": 1...1, "count": 1...1, "min": 1...16, "max": 1...16,
+        "round": 1...2, "not": 1...1, "true": 0...0, "false": 0...0,
+    ]
+
+    /// Words of FieldSheet's expressions that cannot follow `choice.`.
+    static let keywords: Set<String> = ["and", "or", "not", "in", "true", "false", "null"]
+
+    /// FieldSheet's binding strengths: or 1, and 2, not 3, comparison 4, sum 5, product 6, minus 7, operand 8.
+    private typealias Rendered = (text: String, level: Int)
+
+    func translate(_ source: String) throws(XPathError) -> String {
+        try render(XPathParser.parse(source)).text
+    }
+
+    private func render(_ expression: XPathExpression) throws(XPathError) -> Rendered {
+        switch expression {
+        case .reference(let name, let column):
+            switch resolve(name) {
+            case .path(let path): return (path, 8)
+            case .refused(let message, let fix): throw XPathError(message: message, column: column, fix: fix)
+            }
+        case .current:
+            return (".", 8)
+        case .name(let name, let column):
+            guard isChoiceFilter else {
+                throw XPathError(message: "'\(name)' is a bare name; XLSForm refers to questions as ${name}", column: column,
+                                 fix: "Write ${\(name)} if it is a question, or quote it ('\(name)') if it is text.")
+            }
+            switch name {
+            case "name": return ("choice.value", 8)
+            case "label": return ("choice.label", 8)
+            default:
+                guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), !Self.keywords.contains(name) else {
+                    throw XPathError(message: "The choices column '\(name)' cannot be named in a FieldSheet filter", column: column,
+                                     fix: "Rename the column with letters, digits and _ only, other than and, or, not, in, true, false and null.")
+                }
+                return ("choice.\(name)", 8)
+            }
+        case .string(let text):
+            return (Self.quote(text), 8)
+        case .number(let number):
+            return (try Self.format(number), 8)
+        case .negate(let inner):
+            return ("-" + (try operand(inner, atLeast: 7)), 7)
+        case .binary(let op, let left, let right):
+            return try binary(op, left, right)
+        case .call(let name, let arguments, let column):
+            return try call(name, arguments, column)
+        }
+    }
+
+    private func operand(_ expression: XPathExpression, atLeast level: Int) throws(XPathError) -> String {
+        let rendered = try render(expression)
+        return rendered.level >= level ? rendered.text : "(\(rendered.text))"
+    }
+
+    private func binary(_ op: XPathOperator, _ left: XPathExpression, _ right: XPathExpression) throws(XPathError) -> Rendered {
+        let (symbol, level): (String, Int)
+        switch op {
+        case .or: (symbol, level) = ("or", 1)
+        case .and: (symbol, level) = ("and", 2)
+        case .equal: (symbol, level) = ("==", 4)
+        case .notEqual: (symbol, level) = ("!=", 4)
+        case .less: (symbol, level) = ("<", 4)
+        case .lessOrEqual: (symbol, level) = ("<=", 4)
+        case .greater: (symbol, level) = (">", 4)
+        case .greaterOrEqual: (symbol, level) = (">=", 4)
+        case .add: (symbol, level) = ("+", 5)
+        case .subtract: (symbol, level) = ("-", 5)
+        case .multiply: (symbol, level) = ("*", 6)
+        case .divide: (symbol, level) = ("/", 6)
+        case .modulo: (symbol, level) = ("%", 6)
+        }
+        // Comparisons do not chain in FieldSheet: `a = b = c` keeps XPath's meaning as `(a == b) == c`.
+        let leftLevel = level == 4 ? 5 : level
+        return ("\(try operand(left, atLeast: leftLevel)) \(symbol) \(try operand(right, atLeast: level + 1))", level)
+    }
+
+    private func call(_ name: String, _ arguments: [XPathExpression], _ column: Int) throws(XPathError) -> Rendered {
+        guard let arity = Self.functions[name] else {
+            throw XPathError(message: "The function \(name)() has no FieldSheet equivalent and is not translated", column: column,
+                             fix: "Use \(Self.functions.keys.sorted().map { $0 + "()" }.joined(separator: ", ")), or compute the value another way.")
+        }
+        guard arity.contains(arguments.count) else {
+            let expected = arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound) to \(arity.upperBound)"
+            throw XPathError(message: "\(name)() takes \(expected) argument\(arity.upperBound == 1 ? "" : "s"), not \(arguments.count)", column: column,
+                             fix: "Correct the call's arguments.")
+        }
+        switch name {
+        case "true": return ("true", 8)
+        case "false": return ("false", 8)
+        case "not": return ("not " + (try operand(arguments[0], atLeast: 8)), 3)
+        default:
+            var rendered: [String] = []
+            for argument in arguments { rendered.append(try render(argument).text) }
+            return ("\(name)(\(rendered.joined(separator: ", ")))", 8)
+        }
+    }
+
+    /// Text in single quotes, with `'` and `\` escaped as FieldSheet's expressions read them.
+    static func quote(_ text: String) -> String {
+        var quoted = "'"
+        for character in text {
+            if character == "'" || character == "\\" { quoted.append("\\") }
+            quoted.append(character)
+        }
+        return quoted + "'"
+    }
+
+    /// A number as FieldSheet's expressions write it: digits with an optional fraction, no exponent.
+    static func format(_ number: Double) throws(XPathError) -> String {
+        if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
+        let text = String(number)
+        guard !text.contains("e") else {
+            throw XPathError(message: "The number \(text) is too large or too small to write", column: 1, fix: "Use a number between 1e-6 and 1e15.")
+        }
+        return text
+    }
+}

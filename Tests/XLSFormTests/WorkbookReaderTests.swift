@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import XLSForm
+
+@Suite struct WorkbookReaderTests {
+    @Test(arguments: [true, false])
+    func readsTextNumbersAndBooleansWithSharedOrInlineStrings(shared: Bool) throws {
+        let data = try WorkbookWriter(sharedStrings: shared).write([
+            ("survey", [[.text("type"), .text("name"), nil, .text("label")], [.text("integer"), .number(3), .bool(true), .text("Größe & <Maß>")]]),
+        ])
+        let workbook = try WorkbookReader().read(data)
+        let sheet = try #require(workbook.sheet(named: "SURVEY"))
+        #expect(sheet.rows.count == 2)
+        #expect(sheet.rows[1].cells[0] == .text("integer"))
+        #expect(sheet.rows[1].cells[1] == .number(3))
+        #expect(sheet.rows[1].cells[1]?.text == "3")
+        #expect(sheet.rows[1].cells[2] == .bool(true))
+        #expect(sheet.rows[1].cells[3] == .text("Größe & <Maß>"))
+        #expect(sheet.rows[0].cells[2] == nil)
+    }
+
+    @Test func placesSparseCellsByTheirReferenceAndFollowsCellsWithout() throws {
+        let sheet = #"<worksheet><sheetData><row r="2"><c r="C2" t="inlineStr"><is><t>third</t></is></c></row><row><c t="inlineStr"><is><t>a</t></is></c><c r="D3"/></row><row r="9"><c r="AA9"><v>1.5</v></c></row></sheetData></worksheet>"#
+        let workbook = try WorkbookReader().read(try Self.archive(sheet: sheet))
+        let rows = try #require(workbook.sheets.first?.rows)
+        #expect(rows.map(\.number) == [2, 3, 9])
+        #expect(rows[0].cells[2] == .text("third"))
+        #expect(rows[1].cells == [0: .text("a")])  // a cell without a reference follows the previous one; D3 is empty
+        #expect(rows[2].cells[26] == .number(1.5))
+    }
+
+    @Test func joinsRichTextRunsAndLeavesOutPhoneticGuides() throws {
+        let strings = #"<sst><si><r><t>Site </t></r><r><rPr><b/></rPr><t>name</t></r><rPh><t>サイト</t></rPh></si></sst>"#
+        let sheet = #"<worksheet><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row></sheetData></worksheet>"#
+        let workbook = try WorkbookReader().read(try Self.archive(sheet: sheet, sharedStrings: strings))
+        #expect(workbook.sheets.first?.rows.first?.cells[0] == .text("Site name"))
+    }
+
+    @Test func refusesWhatIsNotAWorkbook() throws {
+        let csv = Data("type,name\ntext,a\n".utf8)
+        #expect(Self.error { try WorkbookReader().read(csv) }?.message.contains("not an .xlsx workbook") == true)
+        let xls = Data([0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1])
+        #expect(Self.error { try WorkbookReader().read(xls) }?.message.contains("Excel 97-2003") == true)
+        let zip = try WorkbookWriter.zip([("notes.txt", Data("hello".utf8))])
+        #expect(Self.error { try WorkbookReader().read(zip) }?.message.contains("no xl/workbook.xml") == true)
+    }
+
+    @Test func refusesDocumentTypesSoNoEntityCanExpand() throws {
+        let sheet = #"<?xml version="1.0"?><!DOCTYPE lol [<!ENTITY lol "lol">]><worksheet><sheetData/></worksheet>"#
+        let error = Self.error { try WorkbookReader().read(try Self.archive(sheet: sheet)) }
+        #expect(error?.message.contains("document type") == true)
+    }
+
+    @Test func aPartLargerThanItsLimitIsRefusedBeforeItIsInflated() throws {
+        var limits = WorkbookLimits()
+        limits.maximumPartBytes = 1 << 20
+        let padding = String(repeating: " ", count: 3 << 20)
+        let sheet = "<worksheet>\(padding)<sheetData/></worksheet>"
+        let error = Self.error { try WorkbookReader(limits: limits).read(try Self.archive(sheet: sheet)) }
+        #expect(error?.place == "xl/worksheets/sheet1.xml")
+        #expect(error?.message.contains("inflates to more than 1 MiB") == true)
+    }
+
+    @Test func aZipBombThatUnderstatesItsSizeIsStoppedAtTheLimit() throws {
+        var limits = WorkbookLimits()
+        limits.maximumPartBytes = 1 << 20
+        let sheet = "<worksheet>\(String(repeating: " ", count: 8 << 20))<sheetData/></worksheet>"
+        var bytes = try Self.archive(sheet: sheet)
+        // Declare the sheet's uncompressed size as 100 bytes in its local and central headers.
+        Self.understateSizes(of: "xl/worksheets/sheet1.xml", in: &bytes)
+        let error = Self.error { try WorkbookReader(limits: limits).read(bytes) }
+        #expect(error?.message.contains("inflates to more than 1 MiB") == true, "\(String(describing: error))")
+    }
+
+    @Test func valuesPastTheRowOrColumnLimitAreRefusedNamingTheCell() throws {
+        var limits = WorkbookLimits()
+        limits.maximumRows = 10
+        limits.maximumColumns = 5
+        let farRow = #"<worksheet><sheetData><row r="11"><c r="A11" t="inlineStr"><is><t>x</t></is></c></row></sheetData></worksheet>"#
+        #expect(Self.error { try WorkbookReader(limits: limits).read(try Self.archive(sheet: farRow)) }?.place == "Sheet!A11")
+        let farColumn = #"<worksheet><sheetData><row r="1"><c r="F1"><v>1</v></c></row></sheetData></worksheet>"#
+        #expect(Self.error { try WorkbookReader(limits: limits).read(try Self.archive(sheet: farColumn)) }?.place == "Sheet!F1")
+        // Formatted empty cells far away, as spreadsheet programs write them, are not values.
+        let formatted = #"<worksheet><sheetData><row r="1"><c r="A1"><v>1</v></c><c r="AMJ1" s="3"/></row><row r="900000"><c r="A900000" s="1"/></row></sheetData></worksheet>"#
+        #expect(try WorkbookReader(limits: limits).read(try Self.archive(sheet: formatted)).sheets.first?.rows.count == 1)
+    }
+
+    @Test func aCellLongerThanTheLimitIsRefusedNamingIt() throws {
+        var limits = WorkbookLimits()
+        limits.maximumCellLength = 100
+        let sheet = #"<worksheet><sheetData><row r="3"><c r="B3" t="inlineStr"><is><t>\#(String(repeating: "x", count: 101))</t></is></c></row></sheetData></worksheet>"#
+        let error = Self.error { try WorkbookReader(limits: limits).read(try Self.archive(sheet: sheet)) }
+        #expect(error?.place == "Sheet!B3")
+        #expect(error?.message.contains("more than 100 characters") == true)
+    }
+
+    @Test func tooManyEntriesOrSheetsAreRefused() throws {
+        var limits = WorkbookLimits()
+        limits.maximumEntries = 5
+        let entries = (0..<6).map { ("junk/\($0).txt", Data("x".utf8)) }
+        #expect(Self.error { try WorkbookReader(limits: limits).read(try WorkbookWriter.zip(entries)) }?.message.contains("more than 5 entries") == true)
+        limits = WorkbookLimits()
+        limits.maximumSheets = 2
+        let data = try WorkbookWriter().write([("a", []), ("b", []), ("c", [])])
+        #expect(Self.error { try WorkbookReader(limits: limits).read(data) }?.message.contains("more than 2 sheets") == true)
+    }
+
+    // MARK: - Helpers
+
+    static func error(_ body: () throws -> Workbook) -> WorkbookError? {
+        do {
+            _ = try body()
+            return nil
+        } catch let error as WorkbookError {
+            return error
+        } catch {
+            return WorkbookError("unexpected \(error)", fix: "")
+        }
+    }
+
+    /// A workbook of one sheet ("Sheet") whose XML is given as is.
+    static func archive(sheet: String, sharedStrings: String? = nil) throws -> Data {
+        var entries: [(String, Data)] = [
+            ("xl/workbook.xml", Data(#"<workbook xmlns:r="r"><sheets><sheet name="Sheet" sheetId="1" r:id="rId1"/></sheets></workbook>"#.utf8)),
+            ("xl/_rels/workbook.xml.rels", Data(#"<Relationships><Relationship Id="rId1" Type="t/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#.utf8)),
+            ("xl/worksheets/sheet1.xml", Data(sheet.utf8)),
+        ]
+        if let sharedStrings { entries.append(("xl/sharedStrings.xml", Data(sharedStrings.utf8))) }
+        return try WorkbookWriter.zip(entries)
+    }
+
+    /// Rewrites the uncompressed size of `path` in the zip's local and central headers to 100 bytes.
+    static func understateSizes(of path: String, in bytes: inout Data) {
+        let name = Data(path.utf8)
+        var index = bytes.startIndex
+        while let found = bytes[index...].firstRange(of: name) {
+            // Local header: signature 0x04034b50, size at +22, name at +30. Central: 0x02014b50, size at +24, name at +46.
+            for (offset, sizeOffset, signature) in [(30, 22, [0x50, 0x4B, 0x03, 0x04]), (46, 24, [0x50, 0x4B, 0x01, 0x02])] {
+                let header = found.lowerBound - offset
+                if header >= bytes.startIndex, Array(bytes[header..<header + 4]) == signature.map(UInt8.init) {
+                    bytes.replaceSubrange(header + sizeOffset..<header + sizeOffset + 4, with: [100, 0, 0, 0])
+                }
+            }
+            index = found.upperBound
+        }
+    }
+}

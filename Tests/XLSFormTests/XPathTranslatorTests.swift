@@ -1,0 +1,114 @@
+import FieldSheetTesting
+import FormModel
+import Foundation
+import Testing
+@testable import XLSForm
+
+@Suite struct XPathTranslatorTests {
+    /// Names of a small form: `cost` and `severity` are in the repeat `defects`.
+    static let paths: [String: [String]] = ["age": [], "site": [], "colours": [], "defects": [], "cost": ["defects"], "severity": ["defects"]]
+
+    static func translator(scope: [String] = [], choiceFilter: Bool = false) -> XPathTranslator {
+        XPathTranslator(resolve: { name in
+            guard let chain = paths[name] else { return .refused(message: "${\(name)} names no question of this form", fix: "") }
+            var common = 0
+            while common < scope.count, common < chain.count, scope[common] == chain[common] { common += 1 }
+            return .path((chain[common...] + [name]).joined(separator: "."))
+        }, isChoiceFilter: choiceFilter)
+    }
+
+    static let translations: [(String, String)] = [
+        ("${age} > 18", "age > 18"),
+        (". >= 0 and . < 130", ". >= 0 and . < 130"),
+        ("${site} = 'roof' or ${site} != \"yard\"", "site == 'roof' or site != 'yard'"),
+        ("not(${age} < 1)", "not (age < 1)"),
+        ("not(${age}) = false()", "(not age) == false"),
+        ("selected(${colours}, 'red')", "selected(colours, 'red')"),
+        ("count-selected(${colours}) > 1", "count-selected(colours) > 1"),
+        ("if(${age} > 1, 'a', 'b')", "if(age > 1, 'a', 'b')"),
+        ("concat(${site}, \" it's\")", "concat(site, ' it\\'s')"),
+        ("string-length(.) <= 40", "string-length(.) <= 40"),
+        (". <= today()", ". <= today()"),
+        ("${age} div 2 + ${age} mod 3 * -1", "age / 2 + age % 3 * -1"),
+        ("(${age} + 1) * 2", "(age + 1) * 2"),
+        ("${age} - (1 - 2)", "age - (1 - 2)"),
+        ("1 = 1 = true()", "(1 == 1) == true"),
+        ("${age} > .5", "age > 0.5"),
+        ("sum(${cost}) > 100 and count(${defects}) < 3", "sum(defects.cost) > 100 and count(defects) < 3"),
+        ("true() and ${age} < 2 or ${age} > 3", "true and age < 2 or age > 3"),
+        ("${age} < 2 and (${age} > 0 or ${age} = 5)", "age < 2 and (age > 0 or age == 5)"),
+    ]
+
+    @Test(arguments: translations)
+    func translatesXLSFormExpressions(source: String, expected: String) throws {
+        let translated = try Self.translator().translate(source)
+        #expect(translated == expected)
+        _ = try FormExpression.parse(translated)
+    }
+
+    @Test func namesInTheSameRepeatStayShort() throws {
+        #expect(try Self.translator(scope: ["defects"]).translate("${cost} > 0 and ${severity} = 'high'") == "cost > 0 and severity == 'high'")
+    }
+
+    @Test func bareNamesOfAChoiceFilterAreChoiceProperties() throws {
+        let filter = Self.translator(scope: ["defects"], choiceFilter: true)
+        #expect(try filter.translate("severity = ${severity} or severity = 'any'") == "choice.severity == severity or choice.severity == 'any'")
+        #expect(try filter.translate("name != 'x' and label != ''") == "choice.value != 'x' and choice.label != ''")
+        // A column named like a word of FieldSheet's expressions cannot be read as choice.<column>.
+        #expect(throws: XPathError.self) { try filter.translate("or = 'x'") }
+    }
+
+    static let refusals: [(String, String, Int)] = [
+        ("${missing} = 1", "names no question", 1),
+        ("age > 1", "bare name", 1),
+        ("format-date(${age}, '%Y')", "no FieldSheet equivalent", 1),
+        ("/data/age > 1", "paths", 1),
+        ("../age", "paths", 1),
+        ("${age} > 1 | 2", "Unexpected '|'", 12),
+        ("if(${age}, 1)", "takes 3 arguments, not 2", 1),
+        ("${age} >", "ends where a value was expected", 9),
+        ("'open", "not closed", 1),
+        ("${age", "not closed with '}'", 1),
+        ("${age} # 2", "Unexpected character '#'", 8),
+        ("", "empty", 1),
+    ]
+
+    @Test(arguments: refusals)
+    func refusesWhatCannotBeTranslatedWithTheColumn(source: String, message: String, column: Int) {
+        do {
+            let translated = try Self.translator().translate(source)
+            Issue.record("\(source) translated to \(translated)")
+        } catch {
+            #expect(error.message.contains(message), "\(error.message)")
+            #expect(error.column == column)
+        }
+    }
+
+    @Test func deepNestingAndLongExpressionsAreRefusedNotOverflowed() {
+        let deep = String(repeating: "(", count: 10_000) + "1" + String(repeating: ")", count: 10_000)
+        #expect(throws: XPathError.self) { try Self.translator().translate(deep) }
+        let long = Array(repeating: "1", count: 3_000).joined(separator: " + ")
+        #expect(throws: XPathError.self) { try Self.translator().translate(long) }
+    }
+
+    /// Random token soup never crashes the translator, and whatever it translates FieldSheet can read.
+    @Test func randomExpressionsNeverCrashTheTranslator() throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["XPATH_FUZZ_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
+        print("randomExpressionsNeverCrashTheTranslator seed: \(seed) (rerun with XPATH_FUZZ_SEED=\(seed))")
+        var random = SplitMix64(seed: seed)
+        let pieces = ["${age}", "${cost}", "${missing}", ".", "..", "'a'", "\"b\"", "'", "1", "2.5", ".5", "(", ")", ",", "=", "!=", "<", "<=", ">",
+                      ">=", "+", "-", "*", "div", "mod", "and", "or", "not(", "selected(", "if(", "concat(", "count-selected(", "today()",
+                      "true()", "string-length(", "sum(", "foo(", "/", "[", "]", "|", "@", "${", "}", " ", "é", "\u{0}", "severity"]
+        var translated = 0
+        for _ in 0..<5_000 {
+            let length = Int(random.next() % 24)
+            let source = (0..<length).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined(separator: random.next() % 2 == 0 ? " " : "")
+            for choiceFilter in [false, true] {
+                guard let result = try? Self.translator(choiceFilter: choiceFilter).translate(source) else { continue }
+                translated += 1
+                #expect(throws: Never.self, "\(source) → \(result)") { _ = try FormExpression.parse(result) }
+            }
+        }
+        #expect(translated > 0)
+    }
+}

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Writes the XLSForm corpus that Tests/xlsform/compare.py converts with pyxform and with FieldSheet.
+
+Usage: corpus.py OUTDIR          the corpus, with OUTDIR/manifest.json saying what each workbook expects
+       corpus.py --demo FILE     only the demo's inspection form (Schema/forms/site-visit.xlsx)
+
+Each case is "same" (both convert it; the structures must agree), "refused" (pyxform refuses it; FieldSheet
+must too, naming the cell), or "fieldsheet-refuses" (pyxform converts it, FieldSheet refuses it on purpose,
+naming the cell; the reason is given). Workbooks are written with fixed timestamps, so they are reproducible.
+"""
+import io
+import json
+import pathlib
+import re
+import sys
+import zipfile
+
+import openpyxl
+
+FIXED_TIME = (2026, 1, 1, 0, 0, 0)
+
+
+def save(sheets, path):
+    """sheets: {name: [row, ...]} (None for an empty cell); written with fixed zip and document times."""
+    import datetime
+    workbook = openpyxl.Workbook()
+    workbook.remove(workbook.active)
+    for name, rows in sheets.items():
+        sheet = workbook.create_sheet(name)
+        for row in rows:
+            sheet.append(list(row))
+    moment = datetime.datetime(*FIXED_TIME)
+    workbook.properties.created = moment
+    workbook.properties.modified = moment
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    rezip(buffer.getvalue(), path)
+
+
+def rezip(data, path):
+    """The same archive with every entry's time fixed (openpyxl stamps the current time)."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            content = source.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                # openpyxl stamps the save time as the modified time; keep the fixed one.
+                content = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*", rb"\g<1>2026-01-01T00:00:00Z", content)
+            fixed = zipfile.ZipInfo(info.filename, date_time=FIXED_TIME)
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            fixed.external_attr = 0o644 << 16
+            target.writestr(fixed, content)
+    pathlib.Path(path).write_bytes(out.getvalue())
+
+
+SURVEY_HEADER = ["type", "name", "label", "hint", "required", "relevant", "constraint", "constraint_message",
+                 "calculation", "default", "choice_filter", "read_only", "repeat_count", "appearance"]
+
+
+def survey(*rows):
+    """Rows as dicts over SURVEY_HEADER (plus any extra columns they name)."""
+    header = list(SURVEY_HEADER)
+    for row in rows:
+        for key in row:
+            if key not in header:
+                header.append(key)
+    return [header] + [[row.get(column) for column in header] for row in rows]
+
+
+def q(type_, name=None, label=None, **columns):
+    row = {"type": type_, "name": name, "label": label}
+    row.update(columns)
+    return row
+
+
+def choices(*rows, extra=()):
+    return [["list_name", "name", "label", *extra]] + [list(row) for row in rows]
+
+
+def settings(**values):
+    return [list(values.keys()), list(values.values())]
+
+
+YES_NO = [("yes_no", "yes", "Yes"), ("yes_no", "no", "No")]
+
+
+def demo():
+    """The demo's inspection form: groups as pages, a repeat with a filtered choice, totals, two languages."""
+    rows = [
+        ["type", "name", "label::English (en)", "label::Français (fr)", "hint::English (en)", "required", "relevant",
+         "constraint", "constraint_message::English (en)", "calculation", "default", "choice_filter", "read_only",
+         "appearance"],
+        ["start", "start", None, None, None, None, None, None, None, None, None, None, None, None],
+        ["end", "end", None, None, None, None, None, None, None, None, None, None, None, None],
+        ["begin_group", "site", "Site", "Site", None, None, None, None, None, None, None, None, None, "field-list"],
+        ["text", "site_name", "Site name", "Nom du site", "As written on the site board", "yes", None, None, None, None, None, None, None, None],
+        ["date", "visited_on", "Visited on", "Visité le", None, "yes", None, ". <= today()", "The visit cannot be in the future.", None, "today()", None, None, None],
+        ["select_one site_type", "site_type", "Type of site", "Type de site", None, "yes", None, None, None, None, None, None, None, None],
+        ["integer", "storeys", "Storeys", "Étages", None, None, "${site_type} != 'yard'", ". >= 1 and . <= 200", "Between 1 and 200 storeys.", None, None, None, None, None],
+        ["end_group", None, None, None, None, None, None, None, None, None, None, None, None, None],
+        ["begin_group", "checks", "Checks", "Contrôles", None, None, None, None, None, None, None, None, None, "field-list"],
+        ["select_multiple hazards", "hazards", "Hazards seen", "Dangers", None, None, None, None, None, None, None, None, None, None],
+        ["text", "hazard_notes", "Describe the hazards", "Décrire", None, "yes", "count-selected(${hazards}) > 0 and not(selected(${hazards}, 'none'))", None, None, None, None, None, None, "multiline"],
+        ["acknowledge", "ppe_checked", "Protective equipment checked", "EPI vérifié", None, "yes", None, None, None, None, None, None, None, None],
+        ["decimal", "temperature", "Temperature (°C)", "Température (°C)", None, None, None, ". > -40 and . < 60", "Between -40 and 60 °C.", None, None, None, None, None],
+        ["select_one rating", "rating", "Overall condition", "État général", None, "yes", None, None, None, None, None, None, None, "minimal"],
+        ["note", "follow_up_note", "A poor rating needs a follow-up visit.", "Une visite de suivi est nécessaire.", None, None, "${rating} = 'poor'", None, None, None, None, None, None, None],
+        ["end_group", None, None, None, None, None, None, None, None, None, None, None, None, None],
+        ["begin_group", "defects_page", "Defects", "Défauts", None, None, None, None, None, None, None, None, None, None],
+        ["begin_repeat", "defect", "Defect", "Défaut", None, None, None, None, None, None, None, None, None, None],
+        ["text", "where", "Where", "Où", None, "yes", None, None, None, None, None, None, None, None],
+        ["select_one severity", "severity", "Severity", "Gravité", None, "yes", None, None, None, None, None, None, None, None],
+        ["select_one action", "action", "Action", "Action", None, "yes", None, None, None, None, None, "severity = ${severity} or severity = 'any'", None, None],
+        ["decimal", "cost", "Repair cost", "Coût", None, None, None, ". >= 0 and (. <= 1000 or ${severity} = 'high')", "Above 1000 only for high severity.", None, None, None, None, None],
+        ["end_repeat", None, None, None, None, None, None, None, None, None, None, None, None, None],
+        ["calculate", "defect_count", None, None, None, None, None, None, None, "count(${defect})", None, None, None, None],
+        ["calculate", "total_cost", None, None, None, None, None, None, None, "sum(${cost})", None, None, None, None],
+        ["text", "summary", "Summary", "Résumé", None, None, None, None, None, "concat(${defect_count}, ' defects, total ', ${total_cost})", None, None, "yes", None],
+        ["end_group", None, None, None, None, None, None, None, None, None, None, None, None, None],
+    ]
+    choice_rows = [
+        ["list_name", "name", "label::English (en)", "label::Français (fr)", "severity"],
+        ["site_type", "office", "Office", "Bureau", None], ["site_type", "warehouse", "Warehouse", "Entrepôt", None],
+        ["site_type", "yard", "Yard", "Cour", None],
+        ["hazards", "asbestos", "Asbestos", "Amiante", None], ["hazards", "wiring", "Exposed wiring", "Câbles", None],
+        ["hazards", "fall", "Fall risk", "Chute", None], ["hazards", "none", "None", "Aucun", None],
+        ["rating", "good", "Good", "Bon", None], ["rating", "fair", "Fair", "Moyen", None], ["rating", "poor", "Poor", "Mauvais", None],
+        ["severity", "low", "Low", "Faible", None], ["severity", "medium", "Medium", "Moyenne", None], ["severity", "high", "High", "Élevée", None],
+        ["action", "note", "Note for next visit", "Noter", "low"], ["action", "schedule", "Schedule a repair", "Planifier", "medium"],
+        ["action", "repair_now", "Repair now", "Réparer", "high"], ["action", "close_site", "Close the site", "Fermer", "high"],
+        ["action", "photograph", "Photograph it", "Photographier", "any"],
+    ]
+    return {
+        "survey": rows,
+        "choices": choice_rows,
+        "settings": settings(form_title="Site Visit", form_id="site-visit", version=2026112301, default_language="English (en)"),
+    }
+
+
+def cases():
+    """(name, sheets or raw bytes, expectation, details)."""
+    every_type = survey(
+        q("start", "start"), q("end", "end"), q("today", "today"), q("deviceid", "deviceid"), q("username", "username"),
+        q("text", "name_text", "Name", hint="Full name", required="yes", constraint="string-length(.) <= 40", constraint_message="At most 40 letters"),
+        q("text", "notes", "Notes", appearance="multiline"),
+        q("integer", "age", "Age", required="true()", constraint=". >= 0 and . < 130", default="30"),
+        q("decimal", "weight", "Weight", constraint=". > 0", default="70.5"),
+        q("select_one yes_no", "consent", "Consent?", required="yes", default="yes"),
+        q("select_multiple colours", "colours", "Colours", default="red blue"),
+        q("date", "visit_date", "Visit date", default="today()"),
+        q("time", "visit_time", "Visit time"),
+        q("dateTime", "visit_moment", "Moment"),
+        q("geopoint", "place", "Place"),
+        q("note", "intro", "Thanks for taking part."),
+        q("acknowledge", "ack", "I have read the note", required="yes"),
+        q("calculate", "age_months", calculation="${age} * 12"),
+        q("text", "shown_calc", "Computed", calculation="concat(${name_text}, ' is ', ${age})", read_only="yes"),
+        q("begin_group", "household", "Household", relevant="${consent} = 'yes'", appearance="field-list"),
+        q("integer", "members", "Members", required="yes"),
+        q("begin_group", "inner", "Inner", relevant="${members} > 1"),
+        q("text", "eldest", "Eldest member"),
+        q("end_group"),
+        q("begin_repeat", "person", "Person", repeat_count="${members}"),
+        q("text", "person_name", "Name"),
+        q("integer", "person_age", "Age", constraint=". <= ${age} + 100"),
+        q("select_one filter_animal", "pet", "Pet", choice_filter="kind = ${animal_kind}"),
+        q("end_repeat"),
+        q("select_one kinds", "animal_kind", "Animal kind"),
+        q("begin_repeat", "visit", "Visit", repeat_count="3"),
+        q("date", "visit_day", "Day"),
+        q("end_repeat"),
+        q("calculate", "total_age", calculation="sum(${person_age})"),
+        q("end_group"),
+    )
+    every_type_choices = choices(*YES_NO, ("colours", "red", "Red", None), ("colours", "blue", "Blue", None),
+                                 ("kinds", "dog", "Dog", None), ("kinds", "cat", "Cat", None),
+                                 ("filter_animal", "rex", "Rex", "dog"), ("filter_animal", "tom", "Tom", "cat"), extra=("kind",))
+    every_type_choices[1].append(None)
+    every_type_choices[2].append(None)
+    expressions = survey(
+        q("integer", "a", "A"), q("integer", "b", "B"),
+        q("select_multiple colours", "picked", "Picked"),
+        q("text", "t", "T"),
+        q("calculate", "arith", calculation="(${a} + ${b}) * 2 - ${a} div 3 + ${b} mod 4 - -1"),
+        q("calculate", "cmp", calculation="if(${a} >= ${b} and ${a} != 0 or not(${b} < 1), 'x', 'y')"),
+        q("calculate", "sel", calculation="if(selected(${picked}, 'red'), count-selected(${picked}), 0)"),
+        q("calculate", "len", calculation="string-length(concat(${t}, \"it's\"))"),
+        q("text", "later", "Later", relevant="${a} <= 10 and ${b} > .5", constraint=". != 'no'"),
+        q("date", "when", "When", constraint=". >= today()"),
+        q("calculate", "truth", calculation="true() and not(false())"),
+    )
+    expression_choices = choices(("colours", "red", "Red"), ("colours", "blue", "Blue"))
+    multilingual = [
+        ["type", "name", "label::English (en)", "label::Español (es)", "hint::English (en)", "required_message", "image", "guidance_hint"],
+        ["text", "name", "Name", "Nombre", "Your name", "Please answer", None, "Ask politely"],
+        ["select_one yes_no", "ok", "OK?", "¿Bien?", None, None, "ok.png", None],
+    ]
+    cases = [
+        ("every-type", {"survey": every_type, "choices": every_type_choices,
+                        "settings": settings(form_title="Every Type", form_id="every_type", version="3")}, "same", None),
+        ("expressions", {"survey": expressions, "choices": expression_choices, "settings": settings(form_title="Expressions")}, "same", None),
+        ("multilingual", {"survey": multilingual, "choices": [["list_name", "name", "label::English (en)", "label::Español (es)"],
+                                                              ["yes_no", "yes", "Yes", "Sí"], ["yes_no", "no", "No", "No"]],
+                          "settings": settings(form_title="Languages", default_language="English (en)", instance_name="concat(${name}, '')")}, "same", None),
+        ("ungrouped-and-groups", {"survey": survey(q("text", "first", "First"), q("begin_group", "g", "G"), q("text", "second", "Second"),
+                                                   q("end_group"), q("text", "third", "Third"),
+                                                   q("begin repeat", "rep", "Rep"), q("text", "inside", "Inside"), q("end repeat")),
+                                  "settings": settings(form_title="Pages")}, "same", None),
+        ("site-visit", demo(), "same", None),
+        # pyxform's older spellings, as its own example workbooks have them.
+        ("older-spellings", {"survey": [["type", "name", "label:English (en)", "Relevance"],
+                                        ["text", "family_name", "Family name", None],
+                                        ["begin group", "father", "Father", None],
+                                        ["phone number", "phone", "Phone", None],
+                                        ["select one from yes_no", "alive", "Alive?", None],
+                                        ["select all that apply from yes_no", "both", "Both?", "${alive} = 'yes'"],
+                                        ["end group", None, None, None]],
+                             "choices": [["list name", "name", "label:English (en)"], *[list(row) for row in YES_NO]],
+                             "settings": settings(form_title="Older Spellings")}, "same", None),
+        ("lone-sheet", {"Sheet1": survey(q("text", "state", "The state"))}, "fieldsheet-refuses", ("settings", "a form needs a title; the lone sheet is read as the survey")),
+        # What pyxform refuses, FieldSheet refuses too, naming the cell.
+        ("missing-survey", {"questions": survey(q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey"),
+        ("group-without-end", {"survey": survey(q("begin_group", "g", "G"), q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey!A2"),
+        ("repeat-without-end", {"survey": survey(q("text", "a", "A"), q("begin_repeat", "r", "R"), q("text", "b", "B")), "settings": settings(form_title="X")}, "refused", "survey!A3"),
+        ("end-without-begin", {"survey": survey(q("text", "a", "A"), q("end_group")), "settings": settings(form_title="X")}, "refused", "survey!A3"),
+        ("missing-list", {"survey": survey(q("select_one colours", "c", "C")), "choices": choices(*YES_NO), "settings": settings(form_title="X")}, "refused", "survey!A2"),
+        ("duplicate-name", {"survey": survey(q("text", "a", "A"), q("integer", "a", "Again")), "settings": settings(form_title="X")}, "refused", "survey!B3"),
+        ("unknown-reference", {"survey": survey(q("text", "a", "A", relevant="${missing} = 1")), "settings": settings(form_title="X")}, "refused", "survey!F2"),
+        ("unknown-type", {"survey": survey(q("text", "a", "A"), q("colour", "b", "B")), "settings": settings(form_title="X")}, "refused", "survey!A3"),
+        ("missing-label", {"survey": survey(q("text", "a", None)), "settings": settings(form_title="X")}, "refused", "survey!C2"),
+        ("duplicate-choice", {"survey": survey(q("select_one yes_no", "a", "A")), "choices": choices(*YES_NO, ("yes_no", "yes", "Again")),
+                              "settings": settings(form_title="X")}, "refused", "choices!B4"),
+        ("not-a-workbook", b"id,label\n1,this is a CSV file\n", "refused", "workbook"),
+        ("zip-not-workbook", "zip", "refused", "workbook"),
+        # pyxform converts these; FieldSheet refuses them on purpose, naming the cell.
+        ("photo-question", {"survey": survey(q("text", "a", "A"), q("image", "photo", "Photo")), "settings": settings(form_title="X")},
+         "fieldsheet-refuses", ("survey!A3", "attachments are a later issue")),
+        ("untranslatable-function", {"survey": survey(q("date", "d", "D"), q("calculate", "c", calculation="format-date(${d}, '%Y')")),
+                                     "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "format-date has no FieldSheet equivalent")),
+        ("required-expression", {"survey": survey(q("integer", "a", "A"), q("text", "b", "B", required="${a} > 1")), "settings": settings(form_title="X")},
+         "fieldsheet-refuses", ("survey!E3", "FieldSheet's required is yes or no")),
+        ("hyphenated-name", {"survey": survey(q("text", "first-name", "First name")), "settings": settings(form_title="X")},
+         "fieldsheet-refuses", ("survey!B2", "field ids hold letters, digits and _")),
+        ("no-title", {"survey": survey(q("text", "a", "A"))}, "fieldsheet-refuses", ("settings", "a form needs a title (pyxform uses the form id)")),
+        ("huge-sheet", {"survey": survey(*[q("text", f"q{n}", f"Question {n}") for n in range(25_000)]), "settings": settings(form_title="Huge")},
+         "fieldsheet-refuses", ("survey!A20001", "more rows than the 20,000 a form's sheet may have")),
+    ]
+    return cases
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--demo":
+        save(demo(), sys.argv[2])
+        return
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = pathlib.Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {}
+    for name, content, expectation, detail in cases():
+        path = out / f"{name}.xlsx"
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        elif content == "zip":
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w") as archive:
+                archive.writestr(zipfile.ZipInfo("notes.txt", date_time=FIXED_TIME), "not a workbook")
+            path.write_bytes(buffer.getvalue())
+        else:
+            save(content, path)
+        entry = {"expect": expectation}
+        if expectation == "refused":
+            entry["cell"] = detail
+        elif expectation == "fieldsheet-refuses":
+            entry["cell"], entry["why"] = detail
+        manifest[name] = entry
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    print(f"corpus: {len(manifest)} workbooks in {out}")
+
+
+if __name__ == "__main__":
+    main()
