@@ -3,6 +3,8 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 BIN = .build/debug
 APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config tmux
+# The web console's browser test (Tests/console): Debian's Chromium and its WebDriver.
+APT_PACKAGES += chromium chromium-driver
 
 .PHONY: deps build demo test bench fuzz docs clean
 
@@ -15,6 +17,7 @@ deps:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
+	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
 
 build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
@@ -28,6 +31,9 @@ test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 Tests/schema/check_forms.py
 	Tests/schemathesis/run.sh $(BIN)/fieldsheet-server
+	@# The web console in headless Chromium against the real server, the fieldsheet CLI as the collector's
+	@# device; screenshots (desk and phone width) are kept in .build/console-screenshots.
+	timeout --signal=INT --kill-after=30 300 python3 Tests/console/browser_test.py $(BIN) .build/console-screenshots
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \
