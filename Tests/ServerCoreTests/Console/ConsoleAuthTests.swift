@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 @testable import ServerCore
+import ServerSQLite
 import ServerStorage
 import SyncCore
 import Testing
@@ -101,6 +102,20 @@ struct ConsoleAuthTests {
         }
     }
 
+    /// Every console route the router has is one the tests of this suite call (a new page must join the matrix).
+    @Test func theMatrixHoldsEveryConsoleRoute() throws {
+        let router = buildRouter(ServerServices(storage: try SQLiteStorage(directory: FileManager.default.temporaryDirectory.appendingPathComponent("console-\(UUID())").path)))
+        let registered = Set(router.routes.map { "\($0.method.rawValue) /" + $0.path.description.split(separator: "/").joined(separator: "/") }.filter { $0.contains(" /console") })
+        let covered: Set<String> = [
+            "GET /console", "GET /console/login", "POST /console/login", "POST /console/logout", "GET /console/static/{file}",
+            "GET /console/projects/{project}", "GET /console/projects/{project}/users", "GET /console/projects/{project}/forms/{formId}",
+            "GET /console/projects/{project}/forms/{formId}/export", "GET /console/projects/{project}/records/{recordId}",
+            "POST /console/projects/{project}/records/{recordId}/review", "POST /console/projects/{project}/conflicts/{conflictId}/resolve",
+            "GET /console/**",
+        ]
+        #expect(registered == covered, "not in the matrix: \(registered.subtracting(covered).sorted()); gone: \(covered.subtracting(registered).sorted())")
+    }
+
     @Test(arguments: Backend.available)
     func aSessionCookieSignsInAndEveryFormNeedsItsCSRFToken(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
@@ -178,11 +193,11 @@ struct ConsoleAuthTests {
                 for path in [Self.record(record), "/console/projects/alpha/forms/job", "/console/projects/alpha", "/console/login", Self.record(UUID())] {
                     let page = try await client.console(path, token: w.rita.token)
                     #expect(!page.text.contains("<script") && !page.text.contains("<img") && !page.text.contains("<b>"), "\(path) holds raw markup")
-                    #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true, path)
-                    #expect(page.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true, path)
-                    #expect(page.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff", path)
-                    #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer", path)
-                    #expect(page.text.contains("<meta name=\"viewport\""), path)
+                    #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true, "\(path)")
+                    #expect(page.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true, "\(path)")
+                    #expect(page.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff", "\(path)")
+                    #expect(page.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer", "\(path)")
+                    #expect(page.text.contains("<meta name=\"viewport\""), "\(path)")
                 }
                 let page = try await client.console(Self.record(record), token: w.rita.token).text
                 #expect(page.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;"))

@@ -38,7 +38,7 @@ struct ConsoleBrowser {
         return try await client.execute(
             uri: path, method: .post,
             headers: [.cookie: "fieldsheet_session=\(cookie)", .contentType: "application/x-www-form-urlencoded"],
-            body: ByteBuffer(string: all.map { "\($0.0)=\(percent($0.1))" }.joined(separator: "&")))
+            body: ByteBuffer(string: all.map { "\($0.0)=\(Self.percent($0.1))" }.joined(separator: "&")))
     }
 
     static func cookie(_ response: TestResponse, _ name: String) -> String? {
