@@ -18,6 +18,19 @@ extension SQLiteStorage {
     }
 
     public func recordTable(projectId: Int64, query: RecordTableQuery, visibility: RecordVisibility) async throws -> [RecordTableRow] {
+        let (sql, arguments) = Self.recordTableSQL(projectId: projectId, query: query, visibility: visibility)
+        return try await pool.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                let record = try Self.storedRecord(row)
+                return RecordTableRow(record: record, cursor: .init(time: row["sort_time"], id: record.id))
+            }
+        }
+    }
+
+    /// The statement of one table page. The cursor is `time >= ? AND (time > ? OR id > ?)` (mirrored for
+    /// descending), not a row value: SQLite seeks an expression index (`records_by_form_created`) only on a plain
+    /// range of its expression, and would otherwise walk the index from its start to reach a deep page.
+    package static func recordTableSQL(projectId: Int64, query: RecordTableQuery, visibility: RecordVisibility) -> (String, StatementArguments) {
         let viewer = visibility.viewer
         let sort = query.sortExpression
         var sql = """
@@ -43,17 +56,13 @@ extension SQLiteStorage {
         }
         let direction = query.descending ? "DESC" : "ASC"
         if let after = query.after {
-            sql += " AND (\(sort), r.id) \(query.descending ? "<" : ">") (?, ?)"
-            _ = arguments.append(contentsOf: [after.time, after.id.lowercased])
+            let (within, beyond) = query.descending ? ("<=", "<") : (">=", ">")
+            sql += " AND \(sort) \(within) ? AND (\(sort) \(beyond) ? OR r.id \(beyond) ?)"
+            _ = arguments.append(contentsOf: [after.time, after.time, after.id.lowercased])
         }
         sql += " ORDER BY \(sort) \(direction), r.id \(direction) LIMIT ?"
         _ = arguments.append(contentsOf: [query.limit])
-        return try await pool.read { [sql, arguments] db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                let record = try Self.storedRecord(row)
-                return RecordTableRow(record: record, cursor: .init(time: row["sort_time"], id: record.id))
-            }
-        }
+        return (sql, arguments)
     }
 
     public func members(projectId: Int64) async throws -> [ProjectMember] {

@@ -7,7 +7,10 @@ the collector's device shows the comment after a sync; the collector fixes the r
 shows it `edited`. No page may log a browser console error (CSP violations included), and the table and the
 record page must fit a phone's width (390 CSS pixels) without the page scrolling sideways.
 
-Usage: browser_test.py BIN_DIR [SCREENSHOT_DIR]   (screenshots default to .build/console-screenshots)
+Runs on SQLite, and on PostgreSQL too when FIELDSHEET_TEST_POSTGRES_URL names a server (a database of its own
+is created there and dropped afterwards).
+
+Usage: browser_test.py BIN_DIR [SCREENSHOT_DIR]   (screenshots default to .build/console-screenshots/BACKEND)
 """
 import os
 import re
@@ -16,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
+import uuid
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -70,7 +75,8 @@ class Device:
 
 
 class Browser:
-    def __init__(self):
+    def __init__(self, shots):
+        self.shots = shots
         options = webdriver.ChromeOptions()
         options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
         for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
@@ -96,8 +102,8 @@ class Browser:
         return self.driver.find_element(By.TAG_NAME, "body").text
 
     def shot(self, name):
-        os.makedirs(SHOTS, exist_ok=True)
-        self.driver.save_screenshot(os.path.join(SHOTS, name + ".png"))
+        os.makedirs(self.shots, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(self.shots, name + ".png"))
 
     def at_phone_width(self, name):
         """Shows the current page as a phone would (390 px wide, mobile viewport) and checks nothing overflows."""
@@ -115,19 +121,20 @@ class Browser:
             self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="fieldsheet-console-")
-    data = os.path.join(work, "server")
+def scenario(backend, work, storage):
+    """The reviewer's loop on one storage backend (`storage`: the server's --data or --database option)."""
+    shots = os.path.join(SHOTS, backend)
+    os.makedirs(work, exist_ok=True)
     server = None
     browser = None
     try:
-        run(SERVER, "project", "create", "demo", "--data", data)
-        tokens = {name: run(SERVER, "user", "add", name, "--project", "demo", "--role", role, "--data", data).strip()
+        run(SERVER, "project", "create", "demo", *storage)
+        tokens = {name: run(SERVER, "user", "add", name, "--project", "demo", "--role", role, *storage).strip()
                   for name, role in (("rita", "reviewer"), ("ana", "collector"), ("bob", "collector"))}
         for form in sorted(os.listdir(FORMS)):
-            run(SERVER, "form", "publish", os.path.join(FORMS, form), "--project", "demo", "--data", data)
+            run(SERVER, "form", "publish", os.path.join(FORMS, form), "--project", "demo", *storage)
         output = open(os.path.join(work, "server.out"), "w")
-        server = subprocess.Popen([SERVER, "serve", "--data", data, "--port", "0", "--log-level", "warning"],
+        server = subprocess.Popen([SERVER, "serve", *storage, "--port", "0", "--log-level", "warning"],
                                   stdout=output, stderr=open(os.path.join(work, "server.log"), "w"))
         url = wait_until("the server to listen", lambda: next(
             (line.split(" ", 2)[2].strip() for line in open(os.path.join(work, "server.out")) if line.startswith("listening on ")), None))
@@ -145,7 +152,7 @@ def main():
         bob("sync")
         check(re.fullmatch(r"[0-9a-f-]{36}", job), f"fill printed no record id: {job!r}")
 
-        browser = Browser()
+        browser = Browser(shots)
         driver = browser.driver
         # Signing in: the console sends the browser to the sign-in page, which turns the token into a session.
         browser.open(url + "/console/projects/demo", "sign-in")
@@ -212,7 +219,7 @@ def main():
         check("/console/login" in driver.current_url, "the session still works after signing out")
 
         check(not browser.errors, "the browser logged console errors:\n" + "\n".join(browser.errors))
-        print(f"console browser test passed; screenshots in {SHOTS}")
+        print(f"console browser test passed on {backend}; screenshots in {shots}")
     except Exception:
         if browser:
             try:
@@ -229,6 +236,24 @@ def main():
         if server:
             server.terminate()
             server.wait(timeout=30)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="fieldsheet-console-")
+    try:
+        scenario("sqlite", os.path.join(work, "sqlite"), ["--data", os.path.join(work, "sqlite", "server")])
+        url = os.environ.get("FIELDSHEET_TEST_POSTGRES_URL")
+        if not url:
+            print("NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the console browser test ran on SQLite only.")
+            return
+        name = "fieldsheet_console_" + uuid.uuid4().hex[:12]
+        run("psql", url, "-q", "-c", f"CREATE DATABASE {name}")
+        try:
+            parts = urllib.parse.urlsplit(url)
+            scenario("postgres", os.path.join(work, "postgres"), ["--database", parts._replace(path="/" + name).geturl()])
+        finally:
+            run("psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
