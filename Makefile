@@ -56,7 +56,8 @@ test: deps
 # Benchmarks (figures and targets in BENCHMARKS.md): the device database (edit durability, opening a
 # large draft, listing drafts, memory, a keystroke in the app, a commit reaching a list observer), then server load (push, pull, 200 devices
 # at once) against one and two release fieldsheet-server instances on SQLite and on PostgreSQL, then device
-# sync (push 10,000 and pull 100,000 records device ↔ server on loopback, records/s and the device's peak RSS).
+# sync (push 10,000 and pull 100,000 records device ↔ server on loopback, records/s and the device's peak RSS),
+# then the web console's submissions table paged through 100,000 records.
 bench: deps
 	$(SWIFT) build -c release --product fieldsheet-bench $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product fieldsheet-server $(SWIFT_BUILD_FLAGS)
@@ -65,6 +66,7 @@ bench: deps
 	.build/release/fieldsheet-bench
 	Tests/LoadGenerator/bench.sh .build/release
 	.build/release/fieldsheet-syncbench .build/release
+	python3 Tests/console/table_bench.py .build/release
 
 # The client library's reference documentation (DocC): FormModel, DraftStore and SyncClient, each with its
 # catalog of articles, into .build/docs/<Module>.doccarchive. Any DocC warning (a broken link, a symbol

@@ -42,7 +42,7 @@ struct RecordAnswers {
             children[group, default: []].compactMap { field in
                 if field.kind == .repeat {
                     let instances = state.instances.live(field.id, in: prefix).enumerated().map { index, instance in
-                        Instance(heading: "\(field.label) \(index + 1)", nested: RecordAnswers(items: items(in: field.id, prefix: instance.prefix)))
+                        Instance(heading: "\(field.instanceLabel ?? field.label) \(index + 1)", nested: RecordAnswers(items: items(in: field.id, prefix: instance.prefix)))
                     }
                     return Item(label: field.label, isRepeat: true, hasValue: false, text: "", instances: instances)
                 }
