@@ -36,11 +36,15 @@ enum ConsoleSessions {
     /// Whether the browser reached the server over TLS: the server itself speaks plain HTTP, so only a
     /// trusted proxy (`serve --trusted-proxy`) saying `X-Forwarded-Proto: https` (or `Forwarded: proto=https`) tells.
     static func overTLS(_ request: Request, _ context: AppRequestContext, proxies: TrustedProxies) -> Bool {
-        guard let peer = IPAddress(context.remoteAddress), proxies.isTrusted(peer) else { return false }
-        if let proto = request.headers[HTTPField.Name("X-Forwarded-Proto")!] {
+        overTLS(peer: context.remoteAddress, headers: request.headers, proxies: proxies)
+    }
+
+    static func overTLS(peer: String, headers: HTTPFields, proxies: TrustedProxies) -> Bool {
+        guard let peer = IPAddress(peer), proxies.isTrusted(peer) else { return false }
+        if let proto = headers[HTTPField.Name("X-Forwarded-Proto")!] {
             return proto.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() == "https"
         }
-        if let forwarded = request.headers[HTTPField.Name("Forwarded")!]?.lowercased() {
+        if let forwarded = headers[HTTPField.Name("Forwarded")!]?.lowercased() {
             return forwarded.split(separator: ",").first?.split(separator: ";")
                 .contains { $0.trimmingCharacters(in: .whitespaces) == "proto=https" } ?? false
         }

@@ -180,6 +180,19 @@ struct ConsoleAuthTests {
         }
     }
 
+    /// The session cookie is Secure when a trusted proxy says the browser came over TLS, and only then.
+    @Test func theCookieIsSecureBehindATrustedProxyThatTerminatesTLS() throws {
+        let proxies = TrustedProxies([try IPAddressRange(cidr: "10.0.0.0/8")])
+        let https: HTTPFields = [HTTPField.Name("X-Forwarded-Proto")!: "https"]
+        #expect(ConsoleSessions.overTLS(peer: "10.1.2.3", headers: https, proxies: proxies))
+        #expect(ConsoleSessions.overTLS(peer: "10.1.2.3", headers: [HTTPField.Name("Forwarded")!: "for=192.0.2.60;proto=https"], proxies: proxies))
+        #expect(!ConsoleSessions.overTLS(peer: "10.1.2.3", headers: [HTTPField.Name("X-Forwarded-Proto")!: "http"], proxies: proxies))
+        #expect(!ConsoleSessions.overTLS(peer: "192.0.2.7", headers: https, proxies: proxies), "an untrusted peer's header is ignored")
+        #expect(!ConsoleSessions.overTLS(peer: "10.1.2.3", headers: [:], proxies: proxies))
+        let cookie = ConsoleSessions.cookie(ConsoleSessions.cookieName, "abc", maxAge: 60, secure: true).description
+        #expect(cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "\(cookie)")
+    }
+
     @Test(arguments: Backend.available)
     func hostileValuesShowAsTextAndEveryPageCarriesTheSecurityHeaders(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
