@@ -70,8 +70,8 @@ bench: deps
 
 # The client library's reference documentation (DocC): FormModel, DraftStore and SyncClient, each with its
 # catalog of articles, into .build/docs/<Module>.doccarchive. Any DocC warning (a broken link, a symbol
-# the catalog names that does not exist) fails it, and so does a public symbol of DraftStore or SyncClient
-# without a summary line.
+# the catalog names that does not exist) fails it, and so does a public symbol of any of them without a
+# summary line.
 DOC_TARGETS = FormModel DraftStore SyncClient
 docs: deps
 	@mkdir -p .build/docs; rm -rf .build/docs/*.doccarchive; for target in $(DOC_TARGETS); do \
@@ -79,8 +79,8 @@ docs: deps
 		$(SWIFT) package --disable-sandbox generate-documentation --target $$target \
 			--output-path .build/docs/$$target.doccarchive --warnings-as-errors || exit 1; \
 	done
-	@# Every public symbol an app meets in DraftStore and SyncClient has a summary (FormModel: not yet).
-	python3 Tests/docs/check_summaries.py DraftStore SyncClient
+	@# Every public symbol an app meets in FormModel, DraftStore and SyncClient has a summary.
+	python3 Tests/docs/check_summaries.py $(DOC_TARGETS)
 
 # libFuzzer targets (Tests/Fuzz/): the relevance expression parser and evaluator, the JSON reader, the form
 # loader and linter, pattern analysis and bounded matching, the terminal input decoder, the sync byte codec

@@ -27,11 +27,12 @@ extension DraftStore {
     ///     for record in records { print(record.syncMark, record.formTitle) }
     /// }
     /// ```
+    ///
+    /// After a commit in this process only the records it touched are read again, so a change reaches
+    /// the list in about the time of reading those few rows, however long the list is.
     public func observeRecords(_ query: RecordListQuery = RecordListQuery()) -> StoreObservation<[RecordListSummary]> {
-        let search = SearchTextCache()
-        return observe(doing: "listing records", tables: ["records", "outbox", "conflicts"]) { db in
-            try Self.fetchRecordList(db, query, search: search)
-        }
+        let pool = pool
+        return StoreObservation(source: .stream { Self.recordListValues(pool, query) }, monitor: changeMonitor, doing: "listing records", path: path)
     }
 
     /// One record (answers, state, open conflicts), as it is now and after every change; nil while there
@@ -64,6 +65,41 @@ extension DraftStore {
 
     /// An observation of `fetch`, read again after commits that touch `tables` (any commit by another process).
     func observe<Value: Sendable & Equatable>(doing: String, tables: [String], _ fetch: @escaping @Sendable (Database) throws -> Value) -> StoreObservation<Value> {
-        StoreObservation(pool: pool, monitor: changeMonitor, regions: tables, doing: doing, path: path, fetch: fetch)
+        StoreObservation(source: .query(pool: pool, regions: tables, fetch: fetch), monitor: changeMonitor, doing: doing, path: path)
+    }
+
+    /// The records list now, then after each commit that changes it: a ``RecordListTracker`` on the
+    /// writer says which rows each commit touched, and a ``RecordListCache`` reads only those again.
+    static func recordListValues(_ pool: DatabasePool, _ query: RecordListQuery) -> AsyncThrowingStream<[RecordListSummary], any Error> {
+        AsyncThrowingStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task {
+                do {
+                    // Registered before the first read: a commit in between is read again, never missed.
+                    let tracker = RecordListTracker()
+                    try await pool.writeWithoutTransaction { db in db.add(transactionObserver: tracker, extent: .observerLifetime) }
+                    let cache = RecordListCache(query: query)
+                    var last = try await pool.read { db in
+                        try cache.reload(db)
+                        return try cache.list(db)
+                    }
+                    continuation.yield(last)
+                    for await _ in tracker.signals {
+                        let change = tracker.take()
+                        guard !change.isEmpty else { continue }
+                        let list = try await pool.read { db in
+                            try cache.apply(change, db)
+                            return try cache.list(db)
+                        }
+                        guard list != last else { continue }
+                        last = list
+                        continuation.yield(list)
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 }

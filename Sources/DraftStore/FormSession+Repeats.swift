@@ -51,8 +51,7 @@ extension FormSession {
 
     /// Whether the instance at `prefix` holds anything a person typed (so removing it asks first).
     public func instanceHasContent(_ prefix: String) -> Bool {
-        let inside = prefix + "/"
-        return answers.contains { key, value in key.hasPrefix(inside) && !key.hasSuffix("/@position") && !key.hasSuffix("/@removed") && !value.isBlank }
+        state.instanceHasContent(prefix)
     }
 
     /// The definition of the repeat `group` placed inside the instance at `parent`.

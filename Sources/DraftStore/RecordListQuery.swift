@@ -107,47 +107,87 @@ final class SearchTextCache: @unchecked Sendable {
     }
 }
 
+/// One row of the records list as read, with what keeps a list of them current and in order.
+struct RecordListRow {
+    var rowID: Int64
+    /// The record's id as stored (lowercased).
+    var key: String
+    /// `updated_at` as stored, for ordering.
+    var updatedAt: Int64
+    var revision: Int64
+    var summary: RecordListSummary
+}
+
+extension RecordListQuery {
+    /// The SQL condition on `records r` for the states and form this query selects, with its arguments.
+    var recordCondition: (sql: String, arguments: StatementArguments) {
+        let states = states.map(\.rawValue).sorted()
+        var arguments = StatementArguments(states)
+        var sql = "r.state IN (\(states.map { _ in "?" }.joined(separator: ", ")))"
+        if let formID {
+            sql += " AND r.form_id = ?"
+            arguments += [formID]
+        }
+        return (sql, arguments)
+    }
+
+    /// Whether a row the condition above selects also passes the mark and text filters.
+    func admits(_ row: RecordListRow, needle: [UInt8], search: SearchTextCache?, _ db: Database) throws -> Bool {
+        if let marks, !marks.contains(row.summary.syncMark) { return false }
+        if let search, !needle.isEmpty {
+            let text = try search.text(db, id: row.key, updatedAt: row.updatedAt, revision: row.revision, formTitle: row.summary.formTitle)
+            return RecordSearch.contains(text, needle)
+        }
+        return true
+    }
+}
+
 extension DraftStore {
-    /// The records `query` selects, most recently changed first, from the records' columns and two
-    /// indexes (and, for a text filter, the values of records not read since they changed).
-    static func fetchRecordList(_ db: Database, _ query: RecordListQuery, search: SearchTextCache? = nil) throws -> [RecordListSummary] {
-        guard !query.states.isEmpty else { return [] }
+    /// Every form's title, by id and version.
+    static func formTitles(_ db: Database) throws -> [FormKey: String] {
         var titles: [FormKey: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, version, title FROM forms") {
             titles[FormKey(id: row[0], version: row[1])] = row[2]
         }
-        let states = query.states.map(\.rawValue).sorted()
-        var arguments = StatementArguments(states)
-        var filter = "r.state IN (\(states.map { _ in "?" }.joined(separator: ", ")))"
-        if let formID = query.formID {
-            filter += " AND r.form_id = ?"
-            arguments += [formID]
-        }
+        return titles
+    }
+
+    /// Calls `body` with each row of `records r` that `condition` selects (after `FROM records r`:
+    /// an optional `INDEXED BY` and the WHERE clause), with its outbox and open-conflict counts.
+    static func readRecordListRows(_ db: Database, titles: [FormKey: String], _ condition: String, arguments: StatementArguments, _ body: (RecordListRow) throws -> Void) throws {
         let rows = try Row.fetchCursor(db, sql: """
-            SELECT r.id, r.form_id, r.form_version, r.state, r.updated_at,
+            SELECT r.rowid, r.id, r.form_id, r.form_version, r.state, r.updated_at,
                 (SELECT count(*) FROM outbox o WHERE o.record_id = r.id),
                 (SELECT count(*) FROM conflicts c WHERE c.record_id = r.id AND c.resolved_at IS NULL),
                 r.server_revision
-            FROM records r INDEXED BY records_by_state
-            WHERE \(filter) ORDER BY r.updated_at DESC, r.id DESC
+            FROM records r \(condition)
             """, arguments: arguments)
-        let needle = Array(query.text.lowercased().utf8)
-        let searchCache = needle.isEmpty ? nil : (search ?? SearchTextCache())
-        var summaries: [RecordListSummary] = []
         while let row = try rows.next() {
-            let key: String = row[0]
-            guard let id = UUID(uuidString: key), let state = RecordState(rawValue: row[3]) else { continue }
-            let form = FormKey(id: row[1], version: row[2])
-            let updatedAt: Int64 = row[4]
-            let summary = RecordListSummary(
-                id: id, formID: form.id, formVersion: form.version, formTitle: titles[form] ?? form.id, state: state,
-                updatedAt: date(updatedAt), waitingChanges: row[5], openConflicts: row[6])
-            if let marks = query.marks, !marks.contains(summary.syncMark) { continue }
-            if let searchCache {
-                let text = try searchCache.text(db, id: key, updatedAt: updatedAt, revision: row[7], formTitle: summary.formTitle)
-                guard RecordSearch.contains(text, needle) else { continue }
-            }
-            summaries.append(summary)
+            let key: String = row[1]
+            guard let id = UUID(uuidString: key), let state = RecordState(rawValue: row[4]) else { continue }
+            let form = FormKey(id: row[2], version: row[3])
+            let updatedAt: Int64 = row[5]
+            try body(RecordListRow(
+                rowID: row[0], key: key, updatedAt: updatedAt, revision: row[8],
+                summary: RecordListSummary(
+                    id: id, formID: form.id, formVersion: form.version, formTitle: titles[form] ?? form.id, state: state,
+                    updatedAt: date(updatedAt), waitingChanges: row[6], openConflicts: row[7])))
+        }
+    }
+
+    /// The records `query` selects, most recently changed first, from the records' columns and two
+    /// indexes (and, for a text filter, the values of records not read since they changed).
+    static func fetchRecordList(_ db: Database, _ query: RecordListQuery) throws -> [RecordListSummary] {
+        guard !query.states.isEmpty else { return [] }
+        let needle = Array(query.text.lowercased().utf8)
+        let search = needle.isEmpty ? nil : SearchTextCache()
+        let condition = query.recordCondition
+        var summaries: [RecordListSummary] = []
+        try readRecordListRows(
+            db, titles: formTitles(db), "INDEXED BY records_by_state WHERE \(condition.sql) ORDER BY r.updated_at DESC, r.id DESC",
+            arguments: condition.arguments
+        ) { row in
+            if try query.admits(row, needle: needle, search: search, db) { summaries.append(row.summary) }
         }
         return summaries
     }

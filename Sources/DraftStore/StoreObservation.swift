@@ -22,26 +22,42 @@ import GRDB
 public struct StoreObservation<Value: Sendable & Equatable>: AsyncSequence, Sendable {
     public typealias Element = Value
 
-    let pool: DatabasePool
+    /// Where the values come from.
+    enum Source: Sendable {
+        /// A query read again whole after each commit touching `regions` (GRDB's `ValueObservation`).
+        case query(pool: DatabasePool, regions: [String], fetch: @Sendable (Database) throws -> Value)
+        /// Values made by the observation itself, which knows what each commit changed.
+        case stream(@Sendable () -> AsyncThrowingStream<Value, any Error>)
+    }
+
+    let source: Source
     let monitor: ExternalChangeMonitor
-    let regions: [String]
     let doing: String
     let path: String
-    let fetch: @Sendable (Database) throws -> Value
 
     public func makeAsyncIterator() -> AsyncIterator {
         // Watch other processes before the first read, so a commit between the two is not missed.
         let lease = monitor.acquire()
-        let observation = ValueObservation
-            .tracking(regions: regions.map { Table($0) }, fetch: fetch)
-            .removeDuplicates()
-        // Newest only: a consumer slower than the commits sees the latest value, not a backlog.
-        let values = observation.values(in: pool, bufferingPolicy: .bufferingNewest(1))
-        return AsyncIterator(base: values.makeAsyncIterator(), lease: lease, doing: doing, path: path)
+        switch source {
+        case let .query(pool, regions, fetch):
+            let observation = ValueObservation
+                .tracking(regions: regions.map { Table($0) }, fetch: fetch)
+                .removeDuplicates()
+            // Newest only: a consumer slower than the commits sees the latest value, not a backlog.
+            let values = observation.values(in: pool, bufferingPolicy: .bufferingNewest(1))
+            return AsyncIterator(base: .query(values.makeAsyncIterator()), lease: lease, doing: doing, path: path)
+        case let .stream(make):
+            return AsyncIterator(base: .stream(make().makeAsyncIterator()), lease: lease, doing: doing, path: path)
+        }
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncValueObservation<Value>.Iterator
+        enum Base {
+            case query(AsyncValueObservation<Value>.Iterator)
+            case stream(AsyncThrowingStream<Value, any Error>.Iterator)
+        }
+
+        var base: Base
         /// Keeps the watch on other processes alive while this iterator exists.
         let lease: ExternalChangeMonitor.Lease
         let doing: String
@@ -51,7 +67,14 @@ public struct StoreObservation<Value: Sendable & Equatable>: AsyncSequence, Send
         /// - Throws: ``DraftStoreError`` when the database cannot be read.
         public mutating func next() async throws -> Value? {
             do {
-                return try await base.next()
+                switch base {
+                case var .query(iterator):
+                    defer { base = .query(iterator) }
+                    return try await iterator.next()
+                case var .stream(iterator):
+                    defer { base = .stream(iterator) }
+                    return try await iterator.next()
+                }
             } catch is CancellationError {
                 return nil
             } catch {

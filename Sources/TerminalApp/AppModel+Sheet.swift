@@ -7,7 +7,7 @@ extension AppModel {
     func handleSheet(_ event: InputEvent) async -> AppStep {
         guard var sheet = presented?.sheet else { return .redraw }
         var intents: [SheetIntent]
-        if event == .function(1) || (event == .character("?") && !sheet.focusTakesText && sheet.confirmation == nil) {
+        if event == .function(1) || (event == .character("?") && !sheet.focusTakesText && !sheet.isAsking) {
             help = .sheet
             return .redraw
         }
@@ -54,6 +54,9 @@ extension AppModel {
         guard let view = AppScreen.render(home: home, sheet: sheet, size: size).sheet else { return [] }
         if sheet.confirmation != nil {
             return view.confirmationChoice(column: mouse.column, row: mouse.row).map { [.confirm($0)] } ?? []
+        }
+        if sheet.removal != nil {
+            return view.dialogChoice(column: mouse.column, row: mouse.row).map { sheet.chooseRemoval($0) } ?? []
         }
         if view.frame.rect.contains(column: mouse.column, row: mouse.row) {
             // A click on an option chooses it (a radio, a checkbox, a yes/no box).
@@ -115,6 +118,19 @@ extension AppModel {
                         default:
                             return await close(sheet, notice: "Draft saved.", outcome: .kept, record: session.recordID)
                         }
+                    case let .addInstance(group, parent):
+                        let prefix = try await session.addInstance(to: group, in: parent)
+                        sheet.reload(await session.answers)
+                        sheet.focusFirstField(in: prefix)
+                    case .removeInstance(let prefix):
+                        try await session.removeInstance(prefix)
+                        sheet.reload(await session.answers)
+                        // The focus goes to the repeat's Add button, where the removed instance was.
+                        if let path = AnswerKey(prefix + "/" + AnswerKey.removed), let last = path.steps.last {
+                            let parent = AnswerKey(steps: Array(path.steps.dropLast()), field: last.group).instancePrefix
+                            sheet.focus(on: .addInstance(group: last.group, parent: parent))
+                        }
+                        sheet.notice = "Removed."
                     case .dismiss(let trigger):
                         let typed = await session.changes.hasUserContent
                         let kept = session.mode != .newRecord || typed
@@ -150,7 +166,7 @@ extension AppModel {
                 closeUtility(sheet, trigger: .modalFromPopover)
                 pendingStart = chosen
                 return .redraw
-            case .set, .confirm:
+            case .set, .confirm, .addInstance, .removeInstance:
                 break
             case .complete where formID == BuiltInSheets.newID:
                 guard case .choice(let chosen)? = sheet.answers["form"], chosen != "-" else {

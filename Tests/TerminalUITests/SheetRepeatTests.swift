@@ -3,29 +3,96 @@ import FormModel
 import Testing
 @testable import TerminalUI
 
-/// The sheet over a form with repeats and computed fields: computed values shown read-only and kept current,
-/// a repeat shown as its instance count (instances are edited by script and line mode for now).
+/// The sheet over a form with repeats and computed fields: each instance shown inside the sheet with its
+/// fields, Remove and an Add button; computed values read-only and kept current as instance fields change;
+/// Remove of an instance that holds answers asks first, with Keep as the default.
 struct SheetRepeatTests {
     static func form() throws -> FormDefinition {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         return try #require(FormLoader().load(contentsOf: root.appendingPathComponent("Schema/forms/defect-inspection.json").path).loaded?.form)
     }
 
-    @Test func computedValuesAndInstanceCountsAreShownAndNeverFocused() throws {
+    static let answers: [String: AnswerValue] = [
+        "site": .text("Depot"), "defects/a/@position": .integer(1), "defects/a/cost": .decimal(100),
+        "defects/b/@position": .integer(2),
+    ]
+
+    /// A sheet on the Defects step.
+    static func sheet() throws -> SheetState {
+        var sheet = SheetState(form: try form(), answers: answers)
+        sheet.focus(on: .field("defects/a/location"))
+        #expect(sheet.page == 1)
+        return sheet
+    }
+
+    @Test func instancesAreRowsWithTheirFieldsRemoveAndAdd() throws {
+        let sheet = try Self.sheet()
+        let rows = sheet.visibleRows
+        let instances = rows.compactMap { row -> String? in if case .instance(let prefix, _, _) = row { return prefix } else { return nil } }
+        #expect(instances == ["defects/a", "defects/b"])
+        #expect(rows.contains(.instance(prefix: "defects/b", title: "Defect 2", depth: 1)))
+        #expect(sheet.visibleKeys.filter { $0.hasPrefix("defects/a/") } == ["defects/a/location", "defects/a/severity", "defects/a/action", "defects/a/cost"], "urgent_note shows only for a high severity")
+        let order = sheet.focusOrder
+        let removeA = try #require(order.firstIndex(of: .removeInstance("defects/a")))
+        let locationA = try #require(order.firstIndex(of: .field("defects/a/location")))
+        let add = try #require(order.firstIndex(of: .addInstance(group: "defects", parent: "")))
+        #expect(removeA < locationA && locationA < add, "Remove, then the instance's fields, then Add (Tab order)")
+        #expect(!order.contains(.field("total_cost")) && !order.contains(.field("defects")), "computed values and the repeat itself take no focus")
+    }
+
+    @Test func typingInAnInstanceSetsItsKeyAndComputedValuesFollow() throws {
+        var sheet = try Self.sheet()
         let form = try Self.form()
-        let answers: [String: AnswerValue] = [
-            "site": .text("Depot"), "defects/a/@position": .integer(1), "defects/a/cost": .decimal(100),
-            "defects/b/@position": .integer(2), "defects/b/cost": .decimal(200),
-        ]
-        var sheet = SheetState(form: form, answers: answers)
-        sheet.reload(answers)
-        let fields = Dictionary(form.everyField.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let defects = try #require(fields["defects"])
-        let total = try #require(fields["total_cost"])
-        #expect(sheet.text(of: total) == "300")
-        #expect(sheet.text(of: defects).hasPrefix("2 defects"))
-        #expect(sheet.text(of: try #require(fields["summary"])) == "2 defects, 0 urgent")
-        #expect(!sheet.focusOrder.contains(.field("total_cost")))
-        #expect(!sheet.focusOrder.contains(.field("defects")))
+        let total = try #require(form.everyField.first { $0.id == "total_cost" })
+        #expect(sheet.text(of: total, at: "total_cost") == "100")
+        sheet.focus(on: .field("defects/b/cost"))
+        #expect(sheet.handle(.character("5")) == [.set(field: "defects/b/cost", value: .decimal(5))])
+        #expect(sheet.text(of: total, at: "total_cost") == "105", "the total follows as you type")
+    }
+
+    @Test func choicesAreFilteredPerInstance() throws {
+        var sheet = try Self.sheet()
+        sheet.focus(on: .field("defects/a/severity"))
+        _ = sheet.handle(.character("3"))
+        #expect(sheet.answers["defects/a/severity"] == .choice("high"))
+        let high = sheet.choices(at: "defects/a/action").map(\.value)
+        let unset = sheet.choices(at: "defects/b/action").map(\.value)
+        #expect(high.contains("close_site") && !unset.contains("close_site"), "each instance's actions follow its own severity (a: \(high), b: \(unset))")
+    }
+
+    @Test func addAndRemoveBecomeIntents() throws {
+        var sheet = try Self.sheet()
+        sheet.focus(on: .addInstance(group: "defects", parent: ""))
+        #expect(sheet.handle(.enter) == [.addInstance(group: "defects", parent: "")])
+        sheet.focus(on: .removeInstance("defects/b"))
+        #expect(sheet.handle(.enter) == [.removeInstance("defects/b")], "an instance with nothing typed goes at once")
+        #expect(sheet.removal == nil)
+    }
+
+    @Test func removingAnInstanceWithAnswersAsksAndKeepsByDefault() throws {
+        var sheet = try Self.sheet()
+        sheet.focus(on: .removeInstance("defects/a"))
+        #expect(sheet.handle(.enter) == [], "nothing removed before the answer")
+        let removal = try #require(sheet.removal)
+        #expect(removal.title == "Remove Defect 1?")
+        #expect(sheet.dialog?.choices == ["Remove Defect 1", "Keep"])
+        #expect(sheet.confirmationSelection == InstanceRemoval.defaultIndex, "Keep is preselected")
+        #expect(sheet.handle(.enter) == [], "Enter on the default keeps it")
+        #expect(sheet.removal == nil)
+        _ = sheet.handle(.enter)
+        #expect(sheet.handle(.escape) == [] && sheet.removal == nil, "Esc keeps it too")
+        _ = sheet.handle(.enter)
+        _ = sheet.handle(.left)
+        #expect(sheet.handle(.enter) == [.removeInstance("defects/a")], "choosing Remove removes it")
+    }
+
+    @Test func theAddButtonGoesAtTheMaximum() throws {
+        var form = try Self.form()
+        let page = try #require(form.pages.firstIndex { $0.fields.contains { $0.id == "defects" } })
+        let index = try #require(form.pages[page].fields.firstIndex { $0.id == "defects" })
+        form.pages[page].fields[index].maxCount = 2
+        var sheet = SheetState(form: form, answers: Self.answers)
+        sheet.focus(on: .field("defects/a/location"))
+        #expect(!sheet.focusOrder.contains(.addInstance(group: "defects", parent: "")), "two of at most two: no Add")
     }
 }

@@ -34,11 +34,11 @@ struct SheetStateTests {
         #expect(state.handle(.backspace) == [.set(field: "site", value: .text("De"))])
     }
 
-    @Test func invalidInputIsKeptAsTypedAndSaved() {
+    @Test func invalidInputIsKeptAsTypedAndSaved() throws {
         var state = SheetState(form: Self.form, answers: [:])
         _ = state.handle(.tab)
         #expect(type("7x", into: &state).last == .set(field: "count", value: .raw("7x")))
-        #expect(state.text(of: Self.form.field("count")!) == "7x")
+        #expect(state.text(of: try #require(Self.form.field("count")), at: "count") == "7x")
     }
 
     @Test func tabMovesThroughFieldsThenButtonsAndWraps() {
@@ -63,7 +63,7 @@ struct SheetStateTests {
         state.focus(on: .field("priority"))
         #expect(state.page == 1)
         #expect(state.handle(.character("2")) == [.set(field: "priority", value: .choice("high"))])
-        #expect(state.visibleFields.map(\.id) == ["priority", "reason", "tags"], "a relevant field appears at once")
+        #expect(state.visibleKeys == ["priority", "reason", "tags"], "a relevant field appears at once")
         state.focus(on: .field("tags"))
         #expect(state.handle(.character("2")) == [.set(field: "tags", value: .choices(["b"]))])
         #expect(state.handle(.character("1")) == [.set(field: "tags", value: .choices(["a", "b"]))])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when a public symbol of the named modules has no documentation comment.
 
-Reads the symbol graphs `make docs` extracts (.build/<triple>/extracted-symbols/main/<Module>/*.symbols.json).
+Reads the symbol graphs `make docs` extracts (.build/<triple>/extracted-symbols/<package directory>/<Module>/*.symbols.json).
 Symbols the compiler synthesizes (no source location: `hash(into:)`, `hashValue`, …) are skipped.
 Usage: check_summaries.py MODULE…
 """
@@ -11,7 +11,7 @@ import sys
 
 missing = []
 for module in sys.argv[1:]:
-    files = glob.glob(f".build/*/extracted-symbols/main/{module}/{module}*.symbols.json")
+    files = glob.glob(f".build/*/extracted-symbols/*/{module}/{module}*.symbols.json")
     if not files:
         sys.exit(f"check_summaries: no symbol graph for {module}; run `make docs` first")
     for path in files:

@@ -5,9 +5,14 @@ import Foundation
 /// Raw input is kept so nothing a person typed is ever thrown away; validation reports it and
 /// gates completion only.
 public enum AnswerValue: Sendable, Hashable {
+    /// The answer of a `text` or `multilineText` field.
     case text(String)
+    /// The answer of an `integer` field; a `decimal` field accepts it too.
     case integer(Int)
+    /// The answer of a `decimal` field, exact; its stored form writes it as a string (`{"decimal": "2.5"}`) so no
+    /// digit is lost.
     case decimal(Decimal)
+    /// The answer of a `boolean` field: true for yes.
     case boolean(Bool)
     /// `YYYY-MM-DD`.
     case date(String)
@@ -15,8 +20,11 @@ public enum AnswerValue: Sendable, Hashable {
     case time(String)
     /// `YYYY-MM-DDTHH:MM`, local to where it was recorded.
     case dateTime(String)
+    /// The value (not the label) of the option chosen in a `singleChoice` field.
     case choice(String)
+    /// The values of the options chosen in a `multipleChoice` field.
     case choices([String])
+    /// The answer of a `location` field.
     case location(Location)
     /// Text as typed that is not a valid answer for the field's kind.
     case raw(String)

@@ -7,6 +7,7 @@ public struct Location: Codable, Sendable, Hashable {
     /// Metres, when known.
     public var accuracy: Double?
 
+    /// A position in degrees, with its accuracy in metres when known.
     public init(latitude: Double, longitude: Double, accuracy: Double? = nil) {
         self.latitude = latitude
         self.longitude = longitude

@@ -2,11 +2,17 @@ import Foundation
 
 /// An untyped JSON value, for defaults and other places where a field's plain JSON form is written.
 public enum PlainJSON: Codable, Sendable, Hashable {
+    /// JSON `null`.
     case null
+    /// JSON `true` or `false`.
     case bool(Bool)
+    /// A JSON number, whole or not.
     case number(Double)
+    /// A JSON string.
     case string(String)
+    /// A JSON array, in order.
     case array([PlainJSON])
+    /// A JSON object; the order of its members is not kept.
     case object([String: PlainJSON])
 
     public init(from decoder: any Decoder) throws {

@@ -9,6 +9,7 @@ public struct Choice: Codable, Sendable, Hashable {
     /// Further properties a `choiceFilter` reads as `choice.<name>` (`{"severity": "high"}`).
     public var properties: [String: String]?
 
+    /// A choice stored as `value` and shown as `label`, with the properties a `choiceFilter` may read.
     public init(value: String, label: String, properties: [String: String]? = nil) {
         self.value = value
         self.label = label
@@ -20,21 +21,29 @@ public struct Choice: Codable, Sendable, Hashable {
 public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     /// Unique within the form; used as the key of the answer and in `relevant` expressions.
     public var id: String
+    /// What kind of answer the field takes, and so how it is typed, stored and checked.
     public var kind: FieldKind
+    /// The question the person filling the form reads ("Site name").
     public var label: String
     /// Guidance shown under the field.
     public var hint: String?
+    /// Whether completion needs an answer while the field is relevant; a draft may leave it empty.
     public var required: Bool
     /// The answer a new record starts with (not counted as something the person typed).
     public var defaultValue: AnswerValue?
+    /// For `integer` and `decimal`: the smallest value accepted; no lower bound when nil.
     public var min: Double?
+    /// For `integer` and `decimal`: the largest value accepted; no upper bound when nil.
     public var max: Double?
+    /// For `text` and `multilineText`: the fewest characters accepted; no lower bound when nil.
     public var minLength: Int?
+    /// For `text` and `multilineText`: the most characters accepted; no upper bound when nil.
     public var maxLength: Int?
     /// A regular expression the whole text must match.
     public var pattern: String?
     /// What to tell the person when `pattern` does not match ("Use the form ABC-123").
     public var patternMessage: String?
+    /// For `singleChoice` and `multipleChoice`: the options offered, in the order shown.
     public var choices: [Choice]?
     /// When to show the field, in the relevance language (`priority == 'high'`); always shown when nil.
     public var relevant: String?
@@ -62,6 +71,8 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     /// For `repeat`: what one instance is called ("Defect"): "Defect 2", "Add another defect?".
     public var instanceLabel: String?
 
+    /// A field with its id, kind and label; every option not given is unset, so the field is optional and
+    /// unconstrained.
     public init(
         id: String, kind: FieldKind, label: String, hint: String? = nil, required: Bool = false,
         defaultValue: AnswerValue? = nil, min: Double? = nil, max: Double? = nil,

@@ -1,15 +1,26 @@
 /// The kinds of field a form can hold.
 public enum FieldKind: String, Codable, Sendable, CaseIterable {
+    /// One line of text.
     case text
+    /// Text of several lines, such as notes or a description.
     case multilineText
+    /// A whole number; `min` and `max` bound it.
     case integer
+    /// A number with a fractional part, kept exactly as a `Decimal`; `min` and `max` bound it.
     case decimal
+    /// Yes or no.
     case boolean
+    /// A calendar date, `YYYY-MM-DD`, with no time zone.
     case date
+    /// A time of day, `HH:MM` (24-hour), with no time zone.
     case time
+    /// A date and time of day, `YYYY-MM-DDTHH:MM`, local to where it was recorded.
     case dateTime
+    /// One of the field's `choices`, stored by its value.
     case singleChoice
+    /// Any number of the field's `choices`, stored as the list of their values.
     case multipleChoice
+    /// A position on Earth: latitude and longitude in degrees, and optionally the accuracy in metres.
     case location
     /// Read-only text shown to the person filling the form; holds no answer.
     case note

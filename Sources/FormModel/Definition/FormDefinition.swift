@@ -2,10 +2,14 @@ import Foundation
 
 /// One step of a form; a multi-step form shows "Step 2 of 4" with Back and Next.
 public struct FormPage: Codable, Sendable, Hashable {
+    /// Identifies the page; unique within the form.
     public var id: String
+    /// The step's name, shown beside "Step 2 of 4"; nil for none (the linter warns about that in a multi-step form).
     public var title: String?
+    /// The page's fields, in the order they are shown.
     public var fields: [FieldDefinition]
 
+    /// A page with these fields.
     public init(id: String, title: String? = nil, fields: [FieldDefinition]) {
         self.id = id
         self.title = title
@@ -23,6 +27,7 @@ public struct FormDefinition: Codable, Sendable, Hashable {
     public var title: String
     /// Guidance shown under the title.
     public var description: String?
+    /// How the sheet is presented; `automatic` when the definition names no style.
     public var presentation: PresentationStyle
     /// The completion button, named for the task ("Create", "Add", "Submit").
     public var completionLabel: String
@@ -38,11 +43,16 @@ public struct FormDefinition: Codable, Sendable, Hashable {
     public var parent: String?
     /// For `currentContext`: the pane of the split view the sheet covers (`list` or `detail`).
     public var pane: String?
+    /// How the server settles conflicting edits of this form's records, for every field that names no policy of its
+    /// own; `lastWriterWins` when the definition names none.
     public var conflictPolicy: ConflictPolicy
     /// Whether a submitted record of this form may be opened again for editing.
     public var editableAfterSubmit: Bool
+    /// The form's steps, in order; a one-page form has a single page.
     public var pages: [FormPage]
 
+    /// A form with the defaults a definition file gets for each option it leaves out (version 1, `automatic`
+    /// presentation, "Cancel", `lastWriterWins`).
     public init(
         id: String, version: Int = 1, title: String, description: String? = nil,
         presentation: PresentationStyle = .automatic, completionLabel: String, cancelLabel: String = "Cancel",

@@ -3,7 +3,9 @@
 /// "If the action could result in the loss of user-generated content, present an action sheet that
 /// explains the situation and gives people ways to resolve it."
 public struct DiscardConfirmation: Sendable, Hashable {
+    /// The question ("Discard changes to Site Visit?").
     public var title: String
+    /// What discarding would lose.
     public var message: String
     /// In display order; `discardChanges` is destructive.
     public var choices: [ConfirmationChoice]
@@ -33,8 +35,11 @@ public struct DiscardConfirmation: Sendable, Hashable {
 
 /// An answer to the discard confirmation.
 public enum ConfirmationChoice: String, Sendable, Hashable, CaseIterable {
+    /// Revert what this presentation typed (a new record is removed); the destructive choice.
     case discardChanges
+    /// Close the sheet and keep everything typed, ready to resume.
     case saveDraft
+    /// Go back to the sheet; the safe default.
     case keepEditing
 
     /// The button's label.
@@ -98,6 +103,7 @@ public enum DismissalPolicy {
 
 /// What one presentation changed, compared with the answers it opened with.
 public struct PresentationChanges: Sendable, Hashable {
+    /// The form's title, named in the confirmation.
     public var formTitle: String
     /// Fields whose answer differs from when the sheet opened, in no particular order.
     public var changedFields: Set<String>
@@ -106,6 +112,7 @@ public struct PresentationChanges: Sendable, Hashable {
     /// Whether the presentation opened a brand-new record (discarding removes it).
     public var isNewRecord: Bool
 
+    /// Compares the answers the sheet opened with (`opened`) with those it holds now (`current`).
     public init(formTitle: String, opened: [String: AnswerValue], current: [String: AnswerValue], isNewRecord: Bool = false) {
         self.formTitle = formTitle
         self.isNewRecord = isNewRecord

@@ -12,9 +12,12 @@ public protocol ExpressionScope {
 
 /// `today()` and `now()` as local date and time (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM`), read once per evaluation pass.
 public struct ExpressionClock: Sendable, Hashable {
+    /// Today's date, `YYYY-MM-DD`.
     public var today: String
+    /// The date and time now, `YYYY-MM-DDTHH:MM`.
     public var now: String
 
+    /// A clock stopped at this date and time, for evaluations that must not depend on when they run.
     public init(today: String, now: String) {
         self.today = today
         self.now = now
@@ -32,19 +35,24 @@ public struct ExpressionClock: Sendable, Hashable {
 
 /// A scope over a flat set of answers keyed by field id (no repeats); what `isSatisfied(by:)` uses.
 public struct AnswersScope: ExpressionScope {
+    /// The answers by field id.
     public var answers: [String: AnswerValue]
+    /// The value of `.`.
     public var current: ExpressionValue
     /// The clock `today()` and `now()` read; nil: the device's, read when they are called.
     public var fixedClock: ExpressionClock?
 
+    /// A scope over `answers`, where `.` is `current` and `clock` (nil: the device's) answers `today()` and `now()`.
     public init(_ answers: [String: AnswerValue], current: ExpressionValue = .null, clock: ExpressionClock? = nil) {
         self.answers = answers
         self.current = current
         self.fixedClock = clock
     }
 
+    /// `fixedClock`, or else the device's clock read now.
     public var clock: ExpressionClock { fixedClock ?? .local() }
 
+    /// The answer of a single field id; null for a path through a repeat, which this scope does not hold.
     public func value(of path: [String]) -> ExpressionValue {
         path.count == 1 ? ExpressionValue(answers[path[0]]) : .null
     }

@@ -1,15 +1,23 @@
 /// What the linter can see of an expression's type, to report mismatches before a form is published.
 public enum ExpressionType: Sendable, Hashable, CustomStringConvertible {
+    /// Not known before evaluation (`null`, a `calculate` field's value); fits everywhere.
     case any
+    /// A number (the answer of an `integer` or `decimal` field).
     case number
+    /// Yes or no (a `boolean` answer, a condition).
     case bool
+    /// Text (the answer of a text, choice, time or location field).
     case text
+    /// A date, `YYYY-MM-DD`.
     case date
+    /// A date and time, `YYYY-MM-DDTHH:MM`.
     case dateTime
     /// A list (a multiple choice, or a field read across a repeat's instances) of items of one type.
     case list(Item)
 
+    /// The type of a list's items.
     public enum Item: Sendable, Hashable {
+        /// Item types, each meaning what the `ExpressionType` case of the same name means.
         case any, number, bool, text, date, dateTime
     }
 
@@ -38,6 +46,7 @@ public enum ExpressionType: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The type as findings name it ("a number", "yes or no").
     public var description: String {
         switch self {
         case .any: return "a value"

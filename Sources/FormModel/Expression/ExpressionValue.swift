@@ -2,14 +2,19 @@ import Foundation
 
 /// A value while an expression is evaluated.
 public enum ExpressionValue: Sendable, Hashable {
+    /// No value: an unanswered or hidden field, `null`, or an operation with no result (a division by zero).
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number; integer and decimal answers alike.
     case number(Double)
+    /// Text: a text, choice, time or location answer, or a text literal.
     case string(String)
     /// `YYYY-MM-DD`.
     case date(String)
     /// `YYYY-MM-DDTHH:MM`.
     case dateTime(String)
+    /// A list: a multiple-choice answer, a field read across a repeat's instances, or a list literal.
     case list([ExpressionValue])
     /// The evaluation could not finish (too much work); what happened, in words.
     case failure(String)
@@ -72,6 +77,8 @@ public enum ExpressionValue: Sendable, Hashable {
         Decimal(string: String(number), locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(number)
     }
 
+    /// Whether the value counts as true in a condition: anything but null, a failure, false, 0, empty text and an
+    /// empty list.
     public var isTruthy: Bool {
         switch self {
         case .null, .failure: return false

@@ -25,63 +25,107 @@ public indirect enum FormExpression: Sendable, Hashable {
     case name([String])
     /// `.`: the value of the field the expression belongs to.
     case current
+    /// A constant: text, a number, `true`, `false` or `null`.
     case literal(Literal)
+    /// A list of constants, `['high', 'critical']`, for `in`.
     case list([Literal])
+    /// `not a` (or `!a`): true when `a` is not truthy.
     case not(FormExpression)
+    /// `-a`: the number negated; null when `a` is not a number.
     case negate(FormExpression)
+    /// `a and b` (or `&&`): `b` is evaluated only when `a` is true.
     case and(FormExpression, FormExpression)
+    /// `a or b` (or `||`): `b` is evaluated only when `a` is false.
     case or(FormExpression, FormExpression)
+    /// `a == b`, `a < b`, …; an ordering with an unanswered side is false.
     case compare(FormExpression, ComparisonOperator, FormExpression)
+    /// `a in b`: whether the list `b` holds `a` (every item of `a`, when `a` is a non-empty list).
     case membership(FormExpression, in: FormExpression)
     /// `a + b - c`: a chain kept flat, so a long sum needs no deep tree.
     case arithmetic(FormExpression, [ArithmeticStep])
+    /// A call of a built-in function with its arguments.
     case call(Function, [FormExpression])
 
     /// A constant written in an expression.
     public enum Literal: Sendable, Hashable {
+        /// Text, written in single or double quotes.
         case string(String)
+        /// A number.
         case number(Double)
+        /// `true` or `false`.
         case bool(Bool)
+        /// `null`: no value, as an unanswered field has.
         case null
     }
 
+    /// The comparison operators, by the symbol written.
     public enum ComparisonOperator: String, Sendable, Hashable {
+        /// `==`: the same value; a number equals the same number written as text, a date the same date written as
+        /// text.
         case equal = "=="
+        /// `!=`: not the same value.
         case notEqual = "!="
+        /// `<`: earlier in order: numbers by value, dates and times by the calendar, text by text.
         case less = "<"
+        /// `<=`: earlier in order, or the same.
         case lessOrEqual = "<="
+        /// `>`: later in order.
         case greater = ">"
+        /// `>=`: later in order, or the same.
         case greaterOrEqual = ">="
     }
 
+    /// The arithmetic operators, by the symbol written.
     public enum ArithmeticOperator: String, Sendable, Hashable {
+        /// `+`: the sum; a date plus a number of days is a date.
         case add = "+"
+        /// `-`: the difference; a date minus days is a date, a date minus a date the days between them.
         case subtract = "-"
+        /// `*`: the product.
         case multiply = "*"
+        /// `/`: the quotient; null when dividing by zero.
         case divide = "/"
+        /// `%`: the remainder of the division, with the sign of the left side; null when dividing by zero.
         case remainder = "%"
     }
 
     /// One operator and its right operand in an arithmetic chain.
     public struct ArithmeticStep: Sendable, Hashable {
+        /// The operator joining the result so far and `operand`.
         public var operation: ArithmeticOperator
+        /// The right-hand side.
         public var operand: FormExpression
     }
 
     /// The functions an expression may call, by the name written.
     public enum Function: String, Sendable, Hashable, CaseIterable {
+        /// `if(condition, then, else)`: `then` when the condition is true, else `else`; only the branch taken is
+        /// evaluated.
         case `if` = "if"
+        /// `coalesce(a, b, …)`: the first argument that is neither null nor empty text.
         case coalesce
+        /// `selected(field, 'value')`: whether a choice answer holds the value.
         case selected
+        /// `count-selected(field)`: how many options a multiple-choice answer holds; 0 when unanswered.
         case countSelected = "count-selected"
+        /// `string-length(text)`: the number of characters of the text.
         case stringLength = "string-length"
+        /// `concat(a, b, …)`: the arguments as text, joined with nothing between them.
         case concat
+        /// `today()`: the local date, `YYYY-MM-DD`.
         case today
+        /// `now()`: the local date and time, `YYYY-MM-DDTHH:MM`.
         case now
+        /// `sum(group.field)`: the total of a list's numbers (an item that is no number counts as 0).
         case sum
+        /// `count(group)`: how many items of a list are not null; for a repeat, its live instances.
         case count
+        /// `min(a, b, …)`: the smallest number among the arguments and their lists' items; null when there is none.
         case min
+        /// `max(a, b, …)`: the largest number among the arguments and their lists' items; null when there is none.
         case max
+        /// `round(number, digits)`: the number rounded to `digits` decimal places (0 when left out), halves away from
+        /// zero.
         case round
 
         /// How many arguments the function takes.
@@ -161,8 +205,11 @@ public indirect enum FormExpression: Sendable, Hashable {
 
 /// Why an expression could not be read, with the 1-based column in the expression.
 public struct ExpressionSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong and, where it helps, what to write instead.
     public var message: String
+    /// Where, in characters from 1; one past the end when the expression ends too early.
     public var column: Int
 
+    /// The message followed by its column.
     public var description: String { "\(message) (column \(column))" }
 }

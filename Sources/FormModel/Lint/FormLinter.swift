@@ -7,6 +7,8 @@ public struct FormLinter: Sendable {
     /// Completion labels that do not name the task.
     public var vagueCompletionLabels: Set<String> = ["done", "ok", "okay", "save", "continue", "next"]
 
+    /// A linter with the default limits: at most 6 questions in a popover, and "Done", "OK", "Save" and the like
+    /// flagged as vague completion labels.
     public init() {}
 
     /// Loads every file and lints the set; findings of files that do not load are included.

@@ -11,11 +11,15 @@ import Foundation
 /// `confirmed`; the linter reports it as an error, an unconfirmed one as a warning.
 /// Atomic groups and possessive quantifiers do not backtrack and are not suspects.
 public struct PatternRisk: Sendable, Hashable {
+    /// Which ambiguity makes the repeated group backtrack.
     public enum Shape: Sendable, Hashable {
+        /// A repeat inside the repeated group can split text between iterations, like `(a+)+`.
         case nestedQuantifier
+        /// Alternatives in the repeated group can start with the same character, like `(a|aa)*`.
         case overlappingAlternatives
     }
 
+    /// Which of the two shapes was found.
     public var shape: Shape
     /// The repeated group, as written in the pattern.
     public var group: String

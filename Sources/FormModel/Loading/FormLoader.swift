@@ -2,8 +2,11 @@ import Foundation
 
 /// A form read from a file, with the parsed document kept for locating later findings.
 public struct LoadedForm: Sendable {
+    /// The file the form was read from, as the loader was given it; findings name it.
     public var file: String
+    /// The definition, which passed every check of the loader.
     public var form: FormDefinition
+    /// The parsed JSON document, with the line and column of every value.
     public var document: JSONValue.Located
 
     /// The line and column of the value at `path`, or of its nearest existing parent.
@@ -14,7 +17,9 @@ public struct LoadedForm: Sendable {
 
 /// The result of loading one form file: the form when it is sound, and every finding either way.
 public struct FormLoadResult: Sendable {
+    /// The form, when no finding is an error; nil otherwise.
     public var loaded: LoadedForm?
+    /// Every error and warning, in the order found; a form may load with warnings.
     public var findings: [Finding]
 }
 
@@ -25,6 +30,7 @@ public struct FormLoadResult: Sendable {
 public struct FormLoader: Sendable {
     let schema: SchemaValidator
 
+    /// A loader checking against FieldSheet's form-definition JSON Schema, which is compiled into the library.
     public init() {
         // Schema/form-definition.schema.json, compiled in at build time (the SchemaConstants plugin).
         let document = try! JSONParser().parse(FormDefinitionSchema.text)

@@ -2,9 +2,12 @@ import Foundation
 
 /// What went wrong while reading JSON text, and where.
 public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong ("Expected a value but the document ended").
     public var message: String
+    /// Where it was found in the document.
     public var location: SourceLocation
 
+    /// The message with its line and column.
     public var description: String { "\(message) at line \(location.line), column \(location.column)" }
 }
 
@@ -22,6 +25,7 @@ public struct JSONParser {
     /// How many bytes a document may have before it is refused.
     public var maximumLength: Int
 
+    /// A parser with these limits (by default 64 levels and 8 MiB).
     public init(maximumDepth: Int = JSONParser.defaultMaximumDepth, maximumLength: Int = JSONParser.defaultMaximumLength) {
         self.maximumDepth = maximumDepth
         self.maximumLength = maximumLength

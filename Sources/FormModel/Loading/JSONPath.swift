@@ -2,12 +2,16 @@
 public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     /// One step of a path: an object key or an array index.
     public enum Component: Sendable, Hashable {
+        /// An object's member, by key.
         case key(String)
+        /// An array's item, by index from 0.
         case index(Int)
     }
 
+    /// The steps from the root, outermost first; none for the root.
     public var components: [Component]
 
+    /// The path through `components`; the root when there are none.
     public init(_ components: [Component] = []) {
         self.components = components
     }

@@ -1,12 +1,13 @@
 import Foundation
 
 /// One place where a document breaks its JSON Schema.
-public struct SchemaViolation: Sendable, Hashable {
-    public var path: JSONPath
+struct SchemaViolation: Sendable, Hashable {
+    /// Where the offending value is in the document.
+    var path: JSONPath
     /// What is wrong, completing a sentence whose subject is the value at `path`.
-    public var message: String
+    var message: String
     /// How to fix it.
-    public var fix: String
+    var fix: String
 }
 
 /// A JSON Schema (draft 2020-12) validator for the keywords FieldSheet's contracts use:
@@ -15,7 +16,7 @@ public struct SchemaViolation: Sendable, Hashable {
 /// `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else` and local `$ref`s (`#/$defs/…`).
 ///
 /// A keyword outside that list makes `init` fail, so the schema file cannot silently outgrow the validator.
-public struct SchemaValidator: Sendable {
+struct SchemaValidator: Sendable {
     let root: JSONValue
 
     static let supportedKeywords: Set<String> = [
@@ -26,12 +27,16 @@ public struct SchemaValidator: Sendable {
     ]
 
     /// A schema keyword this validator does not implement.
-    public struct UnsupportedKeyword: Error, CustomStringConvertible {
-        public var keyword: String
-        public var description: String { "The schema uses \"\(keyword)\", which the validator does not implement" }
+    struct UnsupportedKeyword: Error, CustomStringConvertible {
+        /// The keyword, as the schema writes it.
+        var keyword: String
+        var description: String { "The schema uses \"\(keyword)\", which the validator does not implement" }
     }
 
-    public init(schema: JSONValue) throws {
+    /// A validator for `schema`.
+    ///
+    /// - Throws: `UnsupportedKeyword` when the schema uses a keyword this validator does not implement.
+    init(schema: JSONValue) throws {
         self.root = schema
         try Self.checkKeywords(schema)
     }
@@ -58,7 +63,7 @@ public struct SchemaValidator: Sendable {
     }
 
     /// Every violation of the schema by `instance`, outermost first.
-    public func validate(_ instance: JSONValue.Located) -> [SchemaViolation] {
+    func validate(_ instance: JSONValue.Located) -> [SchemaViolation] {
         var violations: [SchemaViolation] = []
         check(instance.value, against: root, at: .root, into: &violations)
         return violations

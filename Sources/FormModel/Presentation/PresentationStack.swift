@@ -12,9 +12,12 @@ public enum PresentedKind: Sendable, Hashable {
 
 /// One entry of the presentation stack.
 public struct PresentedItem: Sendable, Hashable {
+    /// Names what is presented (a form's id, or an alert); unique on the stack.
     public var id: String
+    /// How it is presented.
     public var kind: PresentedKind
 
+    /// An item of this kind.
     public init(id: String, kind: PresentedKind) {
         self.id = id
         self.kind = kind
@@ -29,6 +32,7 @@ public struct PresentedItem: Sendable, Hashable {
 
 /// What the stack did, in order, so the caller can save and animate accordingly.
 public enum StackEvent: Sendable, Hashable {
+    /// The item was put on top, possibly as another kind than asked (a confirmation over a popover becomes an alert).
     case presented(PresentedItem)
     /// Closed by the stack's rules or by a dismissal; what it held is kept (never discarded here).
     case dismissed(PresentedItem, DismissalTrigger)
@@ -36,6 +40,7 @@ public enum StackEvent: Sendable, Hashable {
 
 /// Why the stack refused a presentation.
 public struct PresentationRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Why, and what must happen first.
     public var description: String
 }
 
@@ -45,8 +50,10 @@ public struct PresentationRefusal: Error, Sendable, Hashable, CustomStringConver
 /// ("Except for an alert, nothing should be displayed on top of a popover"), so a confirmation asked
 /// from a popover is shown as an alert; and an alert must be answered before anything else appears.
 public struct PresentationStack: Sendable, Hashable {
+    /// What is presented, bottom first.
     public private(set) var items: [PresentedItem] = []
 
+    /// An empty stack: nothing is presented over the home screen.
     public init() {}
 
     /// The topmost item.

@@ -16,9 +16,13 @@ public enum AdaptedStyle: String, Sendable, Hashable {
 
 /// How one form is shown: the adapted style and the behaviour that follows from it.
 public struct ResolvedPresentation: Sendable, Hashable {
+    /// The style the form asks for.
     public var requested: PresentationStyle
+    /// The size class of the display it is shown on.
     public var sizeClass: SizeClass
+    /// The style it is shown in on that display.
     public var style: AdaptedStyle
+    /// How it appears and leaves; a popover shown as a sheet slides up instead of fading.
     public var transition: TransitionStyle
 
     /// Adapts `style` to `sizeClass` following the adaptation table (README, "Presentation and dismissal"):

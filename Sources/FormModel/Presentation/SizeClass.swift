@@ -1,6 +1,9 @@
 /// The horizontal size class of the display a sheet is presented on.
 public enum SizeClass: String, Sendable, Hashable, CaseIterable {
+    /// A narrow display (a phone, a terminal under 100 columns): form and page sheets go full screen, popovers become
+    /// sheets.
     case compact
+    /// A wide display: each style is shown as it asks.
     case regular
 
     /// Terminals narrower than this many columns are compact: a 540 pt form sheet in proportion

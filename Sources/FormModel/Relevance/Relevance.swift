@@ -5,6 +5,7 @@
 /// also hides what depends on it. Fields inside a repeat are shown or hidden per instance (keys
 /// `defects/<id>/severity`), and hiding a repeat hides every field of its instances.
 public struct Relevance: Sendable {
+    /// The form's parsed expressions and indexed fields.
     public let logic: FormLogic
 
     /// Parsed conditions by field id; fields without one are always relevant.
@@ -16,6 +17,7 @@ public struct Relevance: Sendable {
         self.logic = FormLogic(form: form)
     }
 
+    /// The relevance of a form whose `FormLogic` is already built (say, shared with a `FormValidator`).
     public init(logic: FormLogic) {
         self.logic = logic
     }

@@ -7,9 +7,12 @@ import Foundation
 public struct AnswerKey: Hashable, Sendable, CustomStringConvertible {
     /// One repeat instance on the way to the field.
     public struct Step: Hashable, Sendable {
+        /// The id of the repeat field.
         public var group: String
+        /// The instance's stable id.
         public var instance: String
 
+        /// The step into instance `instance` of the repeat `group`.
         public init(group: String, instance: String) {
             self.group = group
             self.instance = instance
@@ -26,6 +29,7 @@ public struct AnswerKey: Hashable, Sendable, CustomStringConvertible {
     /// The field id, or `@position` / `@removed`.
     public var field: String
 
+    /// The key of `field` inside the instances `steps`, outermost first; a top-level field when there are none.
     public init(steps: [Step] = [], field: String) {
         self.steps = steps
         self.field = field
@@ -55,6 +59,7 @@ public struct AnswerKey: Hashable, Sendable, CustomStringConvertible {
         steps.isEmpty ? field : instancePrefix + "/" + field
     }
 
+    /// The key as stored (`key`).
     public var description: String { key }
 
     /// `defects/7c1e…` (the innermost instance), or "" for a top-level field.

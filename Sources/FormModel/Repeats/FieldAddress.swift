@@ -1,21 +1,28 @@
 /// A field or instance as a person or a script names it: `site`, `defects[2].severity` (the second live
 /// instance, counting from 1), `defects[2].actions[1].what`, or an instance alone: `defects[2]`.
 public struct FieldAddress: Sendable, Hashable, CustomStringConvertible {
+    /// One instance on the way to the field: a repeat and the instance's number.
     public struct Step: Sendable, Hashable {
+        /// The id of the repeat field.
         public var group: String
         /// 1-based, among the live instances in order.
         public var index: Int
     }
 
+    /// The instances from the outermost in; none for a top-level field.
     public var steps: [Step]
     /// The field, or nil for an address of an instance.
     public var field: String?
 
     /// Why an address cannot be read.
     public struct SyntaxError: Error, Sendable, CustomStringConvertible {
+        /// Why the text is not an address, and how one is written.
         public var description: String
     }
 
+    /// Reads an address: `field`, `group[n].field` or `group[n]`, with n from 1.
+    ///
+    /// - Throws: `FieldAddress.SyntaxError` when the text has another shape or an instance number below 1.
     public init(_ text: String) throws(SyntaxError) {
         var steps: [Step] = []
         var field: String?
@@ -43,6 +50,7 @@ public struct FieldAddress: Sendable, Hashable, CustomStringConvertible {
         return text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
     }
 
+    /// The address as written (`defects[2].severity`).
     public var description: String {
         (steps.map { "\($0.group)[\($0.index)]" } + (field.map { [$0] } ?? [])).joined(separator: ".")
     }

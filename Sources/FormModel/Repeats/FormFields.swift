@@ -9,6 +9,7 @@ public struct FormFields: Sendable {
     /// Every field id, depth first in form order (a repeat before its fields).
     public let order: [String]
 
+    /// Indexes every field of `form`.
     public init(form: FormDefinition) {
         var byID: [String: FieldDefinition] = [:]
         var container: [String: String] = [:]

@@ -5,13 +5,19 @@
 /// order where a broken form has a cycle), so one pass settles every value; after an edit only the fields that
 /// depend on the edited one are evaluated again (see `FormState`).
 public struct FormLogic: Sendable {
+    /// The form the expressions come from.
     public let form: FormDefinition
+    /// Every field of the form at any depth, indexed by id.
     public let fields: FormFields
     /// Parsed expressions by field id; expressions that do not parse are left out (the loader reports them).
     public let relevant: [String: FormExpression]
+    /// Parsed `calculation`s by field id.
     public let calculation: [String: FormExpression]
+    /// Parsed `constraint`s by field id.
     public let constraint: [String: FormExpression]
+    /// Parsed `choiceFilter`s by field id.
     public let choiceFilter: [String: FormExpression]
+    /// Parsed default expressions (`"default": {"expression": "today()"}`) by field id.
     public let defaultExpression: [String: FormExpression]
     /// Every field id, each after the fields its relevance and calculation read.
     public let order: [String]
@@ -27,6 +33,7 @@ public struct FormLogic: Sendable {
         var sameInstance: Bool
     }
 
+    /// Parses every expression of `form` and orders its fields; an expression that does not parse is left out.
     public init(form: FormDefinition) {
         let fields = FormFields(form: form)
         func parsed(_ property: KeyPath<FieldDefinition, String?>) -> [String: FormExpression] {

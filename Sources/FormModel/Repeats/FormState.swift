@@ -2,8 +2,11 @@
 /// instances of every repeat. Built once for a set of answers; `apply(_:)` updates it after edits by evaluating
 /// again only the fields that depend on what changed (in the edited instance, when they read only their own).
 public struct FormState: Sendable {
+    /// The form's parsed expressions and indexed fields.
     public let logic: FormLogic
+    /// The answers as given and edited, by record key; computed values are in `computed`.
     public private(set) var answers: [String: AnswerValue]
+    /// The instances of every repeat, found from the answers' keys.
     public private(set) var instances: RepeatInstances
     /// Keys (`site`, `defects/<id>/severity`, `defects` for a repeat) whose `relevant` is false.
     public private(set) var hidden: Set<String> = []
@@ -30,6 +33,8 @@ public struct FormState: Sendable {
         for id in logic.order where ids.contains(id) { evaluate(id, in: occurrences(of: id)) }
     }
 
+    /// Evaluates every field of `form` for `answers`, parsing the form's expressions first; for many records of one
+    /// form, build its `FormLogic` once and use `init(logic:answers:clock:)`.
     public init(form: FormDefinition, answers: [String: AnswerValue]) {
         self.init(logic: FormLogic(form: form), answers: answers)
     }
@@ -65,6 +70,15 @@ public struct FormState: Sendable {
             prefixes = prefixes.flatMap { parent in instances.live(group, in: parent).map(\.prefix) }
         }
         return prefixes
+    }
+
+    /// Whether the instance at `prefix` holds anything a person typed (so removing it asks first): an answer
+    /// that is not blank, other than its `@position` and `@removed`.
+    public func instanceHasContent(_ prefix: String) -> Bool {
+        let inside = prefix + "/"
+        return answers.contains { key, value in
+            key.hasPrefix(inside) && !key.hasSuffix("/" + AnswerKey.position) && !key.hasSuffix("/" + AnswerKey.removed) && !value.isBlank
+        }
     }
 
     /// The choices offered for the field at `key`: those its `choiceFilter` lets through (all when it has none).

@@ -1,15 +1,16 @@
 /// The graph "field → fields its relevance or calculation reads", for ordering and for finding cycles.
-public struct RelevanceGraph: Sendable {
+struct RelevanceGraph: Sendable {
     let edges: [String: [String]]
     let fieldOrder: [String]
 
-    public init(conditions: [String: FormExpression], fieldOrder: [String]) {
+    /// The graph of the fields each condition (by field id) reads.
+    init(conditions: [String: FormExpression], fieldOrder: [String]) {
         self.edges = conditions.mapValues(\.referencedFields)
         self.fieldOrder = fieldOrder
     }
 
     /// The graph of `edges` (field → the fields it reads).
-    public init(edges: [String: [String]], fieldOrder: [String]) {
+    init(edges: [String: [String]], fieldOrder: [String]) {
         self.edges = edges
         self.fieldOrder = fieldOrder
     }
@@ -18,7 +19,7 @@ public struct RelevanceGraph: Sendable {
     ///
     /// Walks the graph with an explicit stack, so a chain of any length (`f1` reads `f2`, which reads `f3`, …)
     /// needs no more call stack than a short one.
-    public func firstCycle() -> [String]? {
+    func firstCycle() -> [String]? {
         var state: [String: Int] = [:]  // 1 = on the current path, 2 = done
         for root in fieldOrder where state[root] == nil {
             // Each frame: a node on the current path and the index of its next edge to follow.

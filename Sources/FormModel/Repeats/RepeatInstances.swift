@@ -19,6 +19,7 @@ public struct RepeatInstances: Sendable, Hashable {
     /// Every instance (removed ones too) by group key, in order.
     public private(set) var groups: [String: [RepeatInstance]] = [:]
 
+    /// No instances.
     public init() {}
 
     /// Finds the instances in `answers`.

@@ -2,23 +2,41 @@
 public struct FieldIssue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// A stable code for programs (`required`, `outOfRange`, …).
     public enum Code: String, Sendable, Hashable, Codable {
+        /// A required field has no answer: nothing, blank text or no option chosen.
         case required
+        /// The answer's type does not fit the field's kind (a date stored for a number field).
         case wrongType
+        /// What was typed in a `decimal` field is not a number.
         case notANumber
+        /// What was typed in an `integer` field is not a whole number.
         case notAWholeNumber
+        /// The number is below the field's `min` or above its `max`.
         case outOfRange
+        /// The text has fewer characters than the field's `minLength`.
         case tooShort
+        /// The text has more characters than the field's `maxLength`.
         case tooLong
+        /// The text does not match the field's `pattern`; the message is the field's `patternMessage` when it has
+        /// one.
         case patternMismatch
         /// The value could not be checked against the field's pattern within the work allowed for one value.
         case patternTooExpensive
+        /// A value is not among the field's choices, or not among those its `choiceFilter` offers for the other
+        /// answers.
         case notAChoice
+        /// Not a real calendar date written `YYYY-MM-DD`.
         case invalidDate
+        /// Not a time written `HH:MM` (24-hour).
         case invalidTime
+        /// Not a date and time written `YYYY-MM-DD HH:MM`.
         case invalidDateTime
+        /// Not a latitude (−90…90) and longitude (−180…180), with an accuracy that is not negative.
         case invalidLocation
+        /// What was typed in a `boolean` field is not yes or no.
         case notYesOrNo
+        /// The form has no field with this key that takes an answer.
         case unknownField
+        /// The field takes no answer: a note, a repeat, or a field computed from other answers.
         case readOnly
         /// The answer breaks the field's `constraint`.
         case constraint
@@ -30,17 +48,21 @@ public struct FieldIssue: Sendable, Hashable, Codable, CustomStringConvertible {
         case tooManyInstances
     }
 
+    /// The key of the field: its id, or inside a repeat instance its record key (`defects/<id>/severity`).
     public var fieldID: String
+    /// Which rule the answer breaks.
     public var code: Code
     /// What to do, addressed to the person filling the form ("Enter a number between 1 and 5.").
     public var message: String
 
+    /// An issue of the field at `fieldID`, with the message a person reads.
     public init(fieldID: String, code: Code, message: String) {
         self.fieldID = fieldID
         self.code = code
         self.message = message
     }
 
+    /// `fieldID: message`.
     public var description: String { "\(fieldID): \(message)" }
 }
 
@@ -49,6 +71,7 @@ public struct ValidationReport: Sendable, Hashable, Codable {
     /// Issues in the order the fields appear in the form.
     public var issues: [FieldIssue]
 
+    /// A report of these issues; valid when there are none.
     public init(issues: [FieldIssue] = []) {
         self.issues = issues
     }

@@ -2,10 +2,14 @@
 /// kind and options and its `constraint`, choices against the `choiceFilter`, and each repeat's instance count.
 /// Fields of repeat instances are checked per instance and reported under their key (`defects/<id>/severity`).
 public struct FormValidator: Sendable {
+    /// The form whose answers are checked.
     public let form: FormDefinition
+    /// The form's expressions, parsed once and shared by every `FormState` the validator builds.
     public let logic: FormLogic
+    /// Which fields are shown for given answers; a field that is not shown is not checked.
     public let relevance: Relevance
 
+    /// A validator for `form`, parsing its expressions once; keep it for every record of the form.
     public init(form: FormDefinition) {
         self.form = form
         self.logic = FormLogic(form: form)

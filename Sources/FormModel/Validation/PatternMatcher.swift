@@ -10,7 +10,9 @@ import Foundation
 public enum PatternMatcher {
     /// The result of checking one value.
     public enum Outcome: Sendable, Hashable {
+        /// The whole value matches.
         case match
+        /// The value does not match, or only part of it does.
         case mismatch
         /// The check needed more work than allowed: the pattern backtracks catastrophically on this value.
         case tooExpensive
@@ -86,6 +88,7 @@ public struct PatternVerdicts: Sendable {
 
     var outcomes: [Key: PatternMatcher.Outcome] = [:]
 
+    /// No outcomes yet.
     public init() {}
 
     /// Checks `text` against `pattern` (bounded) and keeps the outcome.

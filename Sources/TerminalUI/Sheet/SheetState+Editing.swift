@@ -3,53 +3,53 @@ import FormModel
 extension SheetState {
     /// Applies a key to the focused field: typing and deleting in text-like fields, toggling,
     /// and choosing. Every change becomes a `set` intent at once (autosave per edit).
-    mutating func edit(_ field: FieldDefinition, with event: InputEvent) -> [SheetIntent] {
+    mutating func edit(_ key: String, _ field: FieldDefinition, with event: InputEvent) -> [SheetIntent] {
         switch field.kind {
         case .boolean:
             switch event {
             case .character(" "), .left, .right:
-                if case .boolean(let current)? = answers[field.id] { return set(field, .boolean(!current)) }
-                return set(field, .boolean(true))
-            case .character("y"), .character("Y"): return set(field, .boolean(true))
-            case .character("n"), .character("N"): return set(field, .boolean(false))
-            case .backspace, .delete: return set(field, nil)
+                if case .boolean(let current)? = answers[key] { return set(key, field, .boolean(!current)) }
+                return set(key, field, .boolean(true))
+            case .character("y"), .character("Y"): return set(key, field, .boolean(true))
+            case .character("n"), .character("N"): return set(key, field, .boolean(false))
+            case .backspace, .delete: return set(key, field, nil)
             default: return []
             }
         case .singleChoice:
-            let choices = field.choices ?? []
+            let choices = choices(at: key)
             guard !choices.isEmpty else { return [] }
-            let current: Int? = { if case .choice(let value)? = answers[field.id] { return choices.firstIndex { $0.value == value } } else { return nil } }()
+            let current: Int? = { if case .choice(let value)? = answers[key] { return choices.firstIndex { $0.value == value } } else { return nil } }()
             switch event {
             case .character(" "), .right:
-                return set(field, .choice(choices[((current ?? -1) + 1) % choices.count].value))
+                return set(key, field, .choice(choices[((current ?? -1) + 1) % choices.count].value))
             case .left:
-                return set(field, .choice(choices[((current ?? 0) - 1 + choices.count) % choices.count].value))
+                return set(key, field, .choice(choices[((current ?? 0) - 1 + choices.count) % choices.count].value))
             case .character(let digit) where digit.isNumber:
                 guard let number = digit.wholeNumberValue, choices.indices.contains(number - 1) else { return [] }
-                return set(field, .choice(choices[number - 1].value))
+                return set(key, field, .choice(choices[number - 1].value))
             case .backspace, .delete:
-                return set(field, nil)
+                return set(key, field, nil)
             default: return []
             }
         case .multipleChoice:
-            let choices = field.choices ?? []
+            let choices = choices(at: key)
             guard !choices.isEmpty else { return [] }
-            let cursor = choiceCursor[field.id] ?? 0
+            let cursor = choiceCursor[key] ?? 0
             switch event {
-            case .right: choiceCursor[field.id] = (cursor + 1) % choices.count
-            case .left: choiceCursor[field.id] = (cursor - 1 + choices.count) % choices.count
-            case .character(" "): return toggle(choices[cursor].value, in: field)
+            case .right: choiceCursor[key] = (cursor + 1) % choices.count
+            case .left: choiceCursor[key] = (cursor - 1 + choices.count) % choices.count
+            case .character(" "): return toggle(choices[cursor].value, at: key, in: field)
             case .character(let digit) where digit.isNumber:
                 guard let number = digit.wholeNumberValue, choices.indices.contains(number - 1) else { return [] }
-                choiceCursor[field.id] = number - 1
-                return toggle(choices[number - 1].value, in: field)
+                choiceCursor[key] = number - 1
+                return toggle(choices[number - 1].value, at: key, in: field)
             default: break
             }
             return []
         case .note, .calculate, .repeat:
             return []
         case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location:
-            var text = self.text(of: field)
+            var text = self.text(of: field, at: key)
             switch event {
             case .character(let character): text.append(character)
             case .paste(let pasted): text += field.kind == .multilineText ? pasted : pasted.replacingOccurrences(of: "\n", with: " ")
@@ -57,13 +57,13 @@ extension SheetState {
             case .control("u"): text = ""
             default: return []
             }
-            return set(field, AnswerValue.parse(text, for: field), typedText: text)
+            return set(key, field, AnswerValue.parse(text, for: field), typedText: text)
         }
     }
 
-    mutating func toggle(_ value: String, in field: FieldDefinition) -> [SheetIntent] {
+    mutating func toggle(_ value: String, at key: String, in field: FieldDefinition) -> [SheetIntent] {
         var selected: [String] = []
-        if case .choices(let current)? = answers[field.id] { selected = current }
+        if case .choices(let current)? = answers[key] { selected = current }
         if let index = selected.firstIndex(of: value) {
             selected.remove(at: index)
         } else {
@@ -72,6 +72,6 @@ extension SheetState {
         // Keep the form's order, whatever order things were ticked in.
         let order = (field.choices ?? []).map(\.value)
         selected.sort { (order.firstIndex(of: $0) ?? 0) < (order.firstIndex(of: $1) ?? 0) }
-        return set(field, selected.isEmpty ? nil : .choices(selected))
+        return set(key, field, selected.isEmpty ? nil : .choices(selected))
     }
 }

@@ -2,7 +2,12 @@ import FormModel
 
 /// What can hold the keyboard focus in a sheet.
 public enum SheetFocus: Sendable, Hashable {
+    /// The field at an answer key (`site`, `defects/<id>/severity`).
     case field(String)
+    /// A repeat's Add button.
+    case addInstance(group: String, parent: String)
+    /// An instance's Remove button (by its key prefix).
+    case removeInstance(String)
     case back
     case next
     case cancel
@@ -17,6 +22,10 @@ public enum SheetIntent: Sendable, Hashable {
     case cancel
     case dismiss(DismissalTrigger)
     case confirm(ConfirmationChoice)
+    /// Add an instance to the repeat `group` inside `parent` ("" at the top level).
+    case addInstance(group: String, parent: String)
+    /// Remove the instance at this key prefix (asked first when it held answers).
+    case removeInstance(String)
 }
 
 /// The state of one presented form sheet: answers as shown, the step, the focus, inline errors and
@@ -30,14 +39,16 @@ public struct SheetState: Sendable {
     /// Text as typed into text-like fields, so raw input is shown exactly as typed.
     public private(set) var typed: [String: String] = [:]
     public private(set) var page = 0
-    public private(set) var focus: SheetFocus
+    public internal(set) var focus: SheetFocus
     /// The choice under the cursor in a multiple-choice field.
     public internal(set) var choiceCursor: [String: Int] = [:]
     /// Inline errors by field, shown after a completion attempt and updated as fields change.
     public private(set) var errors: [String: String] = [:]
     /// The discard confirmation when it is up, with the selected choice.
     public private(set) var confirmation: DiscardConfirmation?
-    public private(set) var confirmationSelection = 0
+    public internal(set) var confirmationSelection = 0
+    /// The question before removing an instance that holds answers, when it is up.
+    public internal(set) var removal: InstanceRemoval?
     /// A short notice ("Draft saved").
     public var notice: String?
     /// Key hints of the sheet's own, replacing the usual ones (for an app's chooser or filter).
@@ -54,41 +65,37 @@ public struct SheetState: Sendable {
         self.focus = focusOrder.first ?? .complete
     }
 
-    /// The fields shown on the current step.
-    public var visibleFields: [FieldDefinition] {
-        form.pages[page].fields.filter { $0.kind != .calculate && evaluated.isRelevant($0.id) }
+    /// The keys of the fields shown on the current step (those inside repeat instances too).
+    public var visibleKeys: [String] {
+        visibleRows.compactMap { if case .field(let key, _, _) = $0 { return key } else { return nil } }
     }
 
-    /// Tab order: the step's answerable fields, then Back, Next, the completion button and Cancel.
+    /// Tab order: the step's answerable fields and repeat buttons, then Back, Next, the completion
+    /// button and Cancel.
     public var focusOrder: [SheetFocus] {
-        var order = visibleFields.filter(\.isEditable).map { SheetFocus.field($0.id) }
+        var order = visibleRows.compactMap(\.focus)
         if page > 0 { order.append(.back) }
         if page < form.pages.count - 1 { order.append(.next) }
         order += [.complete, .cancel]
         return order
     }
 
-    /// The text shown in a field's value slot.
-    public func text(of field: FieldDefinition) -> String {
-        if field.kind == .repeat {
-            // Instances are not edited in the full-screen app yet; scripts and line mode add and edit them.
-            let count = evaluated.instances.live(field.id).count
-            return "\(count) \(field.instanceNoun.lowercased())\(count == 1 ? "" : "s") — edit with fieldsheet fill/resume --set '\(field.id)[\(count + 1)].FIELD=…' or in line mode"
-        }
+    /// The text shown in the value slot of the field at `key`.
+    public func text(of field: FieldDefinition, at key: String) -> String {
         if field.isComputed {
-            return evaluated.value(field.id)?.display(for: field) ?? ""
+            return evaluated.value(key)?.display(for: field) ?? ""
         }
-        return typed[field.id] ?? answers[field.id]?.display(for: field) ?? ""
+        return typed[key] ?? answers[key]?.display(for: field) ?? ""
     }
 
     /// How many fields of the current step show an error.
     public var stepErrorCount: Int {
-        visibleFields.filter { errors[$0.id] != nil }.count
+        visibleKeys.filter { errors[$0] != nil }.count
     }
 
     /// Whether the focused field takes typed text (so `?` types rather than asks for the keys).
     public var focusTakesText: Bool {
-        guard case .field(let id) = focus, let field = form.field(id) else { return false }
+        guard case .field(let key) = focus, let field = definition(ofKey: key) else { return false }
         switch field.kind {
         case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location: return true
         default: return false
@@ -98,8 +105,8 @@ public struct SheetState: Sendable {
     /// Next: checks the current step and shows its problems at their fields with a count, staying
     /// there; Next again moves on anyway (a draft may hold anything; only completion requires a valid form).
     mutating func next() {
-        let onStep = Set(visibleFields.map(\.id))
-        let issues = FormValidator(form: form).validate(answers).issues.filter { onStep.contains($0.fieldID) }
+        let onStep = Set(visibleKeys)
+        let issues = FormValidator(form: form).validate(evaluated).issues.filter { onStep.contains($0.fieldID) }
         for field in onStep { errors[field] = nil }
         for issue in issues where errors[issue.fieldID] == nil { errors[issue.fieldID] = issue.message }
         if issues.isEmpty || checkedStep == page {
@@ -114,19 +121,19 @@ public struct SheetState: Sendable {
     }
 
     /// Chooses the option at `index` of `fieldID` (a click on a radio, a checkbox or a yes/no box).
-    public mutating func choose(option index: Int, of fieldID: String) -> [SheetIntent] {
-        guard let field = form.field(fieldID) else { return [] }
-        focus(on: .field(fieldID))
-        let choices = field.choices ?? []
+    public mutating func choose(option index: Int, of key: String) -> [SheetIntent] {
+        guard let field = definition(ofKey: key) else { return [] }
+        focus(on: .field(key))
+        let choices = choices(at: key)
         switch field.kind {
         case .singleChoice where choices.indices.contains(index):
-            return set(field, .choice(choices[index].value))
+            return set(key, field, .choice(choices[index].value))
         case .multipleChoice where choices.indices.contains(index):
-            choiceCursor[fieldID] = index
-            return toggle(choices[index].value, in: field)
+            choiceCursor[key] = index
+            return toggle(choices[index].value, at: key, in: field)
         case .boolean:
-            if case .boolean(let on)? = answers[fieldID] { return set(field, .boolean(!on)) }
-            return set(field, .boolean(true))
+            if case .boolean(let on)? = answers[key] { return set(key, field, .boolean(!on)) }
+            return set(key, field, .boolean(true))
         default:
             return []
         }
@@ -136,6 +143,7 @@ public struct SheetState: Sendable {
     public mutating func handle(_ event: InputEvent) -> [SheetIntent] {
         notice = nil
         if confirmation != nil { return handleConfirmation(event) }
+        if removal != nil { return handleRemoval(event) }
         switch event {
         case .escape: return [.dismiss(.escape)]
         case .control("c"): return [.dismiss(.interrupt)]
@@ -143,13 +151,13 @@ public struct SheetState: Sendable {
         case .backTab, .up: moveFocus(by: -1)
         case .enter:
             // Enter starts a new line in a multiline field; Tab moves on.
-            if case .field(let id) = focus, let field = form.field(id), field.kind == .multilineText {
-                return edit(field, with: .paste("\n"))
+            if case .field(let key) = focus, let field = definition(ofKey: key), field.kind == .multilineText {
+                return edit(key, field, with: .paste("\n"))
             }
             return activate()
         default:
-            if case .field(let id) = focus, let field = form.field(id) {
-                return edit(field, with: event)
+            if case .field(let key) = focus, let field = definition(ofKey: key) {
+                return edit(key, field, with: event)
             }
             if event == .character(" ") { return activate() }
         }
@@ -158,7 +166,7 @@ public struct SheetState: Sendable {
 
     /// Moves the focus to `target` (a click, or the first error after a failed completion).
     public mutating func focus(on target: SheetFocus) {
-        if case .field(let id) = target, let index = form.pageIndex(of: id) { page = index }
+        if case .field(let key) = target, let index = form.pageIndex(of: AnswerKey(key)?.steps.first?.group ?? key) { page = index }
         if focusOrder.contains(target) { focus = target }
     }
 
@@ -209,7 +217,7 @@ public struct SheetState: Sendable {
         switch focus {
         case .field:
             let order = focusOrder
-            if let index = order.firstIndex(of: focus), case .field = order[index + 1] {
+            if let index = order.firstIndex(of: focus), index + 1 < order.count, case .field = order[index + 1] {
                 focus = order[index + 1]
             } else if page < form.pages.count - 1 {
                 next()
@@ -225,6 +233,8 @@ public struct SheetState: Sendable {
             return []
         case .complete: return [.complete]
         case .cancel: return [.cancel]
+        case let .addInstance(group, parent): return [.addInstance(group: group, parent: parent)]
+        case .removeInstance(let prefix): return requestRemoval(of: prefix)
         }
     }
 
@@ -241,14 +251,15 @@ public struct SheetState: Sendable {
         return []
     }
 
-    /// Records a value locally and asks for it to be saved.
-    mutating func set(_ field: FieldDefinition, _ value: AnswerValue?, typedText: String? = nil) -> [SheetIntent] {
-        answers[field.id] = value
-        evaluated.apply([field.id: value])
-        typed[field.id] = typedText
-        if errors[field.id] != nil {
-            errors[field.id] = FieldValidator.issues(for: field, answer: value).first?.message
+    /// Records a value locally and asks for it to be saved. A field showing an error shows the error it
+    /// has now (a constraint's message included), or none.
+    mutating func set(_ key: String, _ field: FieldDefinition, _ value: AnswerValue?, typedText: String? = nil) -> [SheetIntent] {
+        answers[key] = value
+        evaluated.apply([key: value])
+        typed[key] = typedText
+        if errors[key] != nil {
+            errors[key] = FormValidator(form: form).validate(field: key, in: evaluated).first?.message
         }
-        return [.set(field: field.id, value: value)]
+        return [.set(field: key, value: value)]
     }
 }

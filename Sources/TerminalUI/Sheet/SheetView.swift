@@ -78,43 +78,73 @@ public struct SheetView: Sendable {
         let full = state.keyHints ?? "Tab next · Enter advance · Esc save & close · F1 keys"
         let hints = notice.count + full.count <= inner ? full : notice.count + 26 <= inner ? "Esc save & close · F1 keys" : "F1 keys"
         screen.write(notice + hints, column: left, row: hintRow, style: .reverse, limit: inner)
-        if let confirmation = state.confirmation {
-            drawConfirmation(confirmation, on: &screen)
+        if let dialog = state.dialog {
+            drawConfirmation(dialog, on: &screen)
         }
     }
 
     mutating func button(_ label: String, _ target: SheetFocus, column: Int, row: Int, on screen: inout Screen, style: CellStyle = []) {
-        let focused = state.focus == target && state.confirmation == nil
+        let focused = state.focus == target && !state.isAsking
         screen.write(label, column: column, row: row, style: focused ? style.union(.reverse) : style)
         regions.append((Rect(x: column, y: row, width: label.count, height: 1), target))
     }
 
-    /// Lays the fields out in blocks and scrolls so the focused one is visible; says when fields lie
-    /// above ("↑ more") or below ("↓ more") what the sheet shows.
+    /// Lays the rows out in blocks (rows inside repeat instances indented) and scrolls so the focused one
+    /// is visible; says when rows lie above ("↑ more") or below ("↓ more") what the sheet shows.
     mutating func drawFields(from top: Int, to bottom: Int, left: Int, width: Int, on screen: inout Screen) {
-        let fields = state.visibleFields
-        let heights = fields.map { field in
-            (field.kind == .note ? 1 : 1 + valueLayout(field, width: width).lines.count) + (state.errors[field.id] == nil ? 0 : 1) + 1
-        }
+        let rows = state.visibleRows
+        let heights = rows.map { height(of: $0, width: width - 2 * $0.depth) }
         let available = max(0, bottom - top + 1)
         var offset = 0
-        if case .field(let id) = state.focus, let index = fields.firstIndex(where: { $0.id == id }) {
+        if let index = rows.firstIndex(where: { $0.focus == state.focus }) {
             let end = heights[...index].reduce(0, +)
             if end > available { offset = end - available }
         }
         var y = top - offset
         var hiddenBelow = false
-        for (field, height) in zip(fields, heights) {
+        for (row, height) in zip(rows, heights) {
             defer { y += height }
             guard y >= top, y + height - 1 <= bottom + 1 else {
                 if y >= top { hiddenBelow = true }
                 continue
             }
-            drawField(field, row: y, left: left, width: width, on: &screen)
+            let indent = 2 * row.depth
+            draw(row, row: y, left: left + indent, width: width - indent, on: &screen)
         }
         if offset > 0 { screen.write(" ↑ more ", column: left + width - 8, row: top - 1, style: .bold) }
         // On the sheet's bottom edge, below the key hints.
         if hiddenBelow { screen.write(" ↓ more ", column: left + width - 8, row: bottom + 2, style: .bold) }
+    }
+
+    /// Lines a row takes, the space after it included.
+    func height(of row: SheetRow, width: Int) -> Int {
+        switch row {
+        case let .field(key, field, _):
+            return (field.kind == .note ? 1 : 1 + valueLayout(field, at: key, width: width).lines.count) + (state.errors[key] == nil ? 0 : 1) + 1
+        case .repeatHeading(let field, _, _):
+            return state.errors[field.id] == nil ? 1 : 2
+        case .instance: return 1
+        case .add: return 2
+        }
+    }
+
+    mutating func draw(_ row: SheetRow, row y: Int, left: Int, width: Int, on screen: inout Screen) {
+        switch row {
+        case let .field(key, field, _):
+            drawField(field, at: key, row: y, left: left, width: width, on: &screen)
+        case let .repeatHeading(field, count, _):
+            let noun = field.instanceNoun.lowercased()
+            screen.write("\(field.label)\(field.required ? " *" : "") — \(count) \(noun)\(count == 1 ? "" : "s")", column: left, row: y, style: .bold, limit: width)
+            if let error = state.errors[field.id] {
+                screen.write("⚠ " + error, column: left, row: y + 1, style: [.bold, .destructive], limit: width)
+            }
+        case let .instance(prefix, title, _):
+            let remove = " Remove "
+            screen.write("▸ " + title, column: left, row: y, style: .bold, limit: max(0, width - remove.count - 1))
+            button(remove, .removeInstance(prefix), column: left + max(0, width - remove.count), row: y, on: &screen, style: .destructive)
+        case let .add(group, parent, noun, _):
+            button(" + Add \(noun.lowercased()) ", .addInstance(group: group, parent: parent), column: left, row: y, on: &screen)
+        }
     }
 
     /// Rows a multiline text field shows: at least three, growing with its text up to six.
@@ -123,27 +153,27 @@ public struct SheetView: Sendable {
     /// The value slot's lines, and where each option sits in them (line, first column, length) so a
     /// click can choose it: one line for most fields; choices side by side when they fit, else one per
     /// line; a text field as wide as the sheet; a multiline field on several lines.
-    func valueLayout(_ field: FieldDefinition, width: Int) -> (lines: [String], options: [(line: Int, start: Int, length: Int)]) {
-        let focused = state.focus == .field(field.id) && state.confirmation == nil
+    func valueLayout(_ field: FieldDefinition, at key: String, width: Int) -> (lines: [String], options: [(line: Int, start: Int, length: Int)]) {
+        let focused = state.focus == .field(key) && !state.isAsking
         let items: [String]
         switch field.kind {
         case .boolean:
             let line: String
-            if case .boolean(let on)? = state.answers[field.id] { line = on ? "[✓] Yes" : "[ ] No" } else { line = "[ ] —" }
+            if case .boolean(let on)? = state.answers[key] { line = on ? "[✓] Yes" : "[ ] No" } else { line = "[ ] —" }
             return ([line], [(0, 0, line.count)])
         case .singleChoice:
-            let chosen: String? = { if case .choice(let value)? = state.answers[field.id] { return value } else { return nil } }()
-            items = (field.choices ?? []).map { (($0.value == chosen) ? "(•) " : "( ) ") + $0.label }
+            let chosen: String? = { if case .choice(let value)? = state.answers[key] { return value } else { return nil } }()
+            items = state.choices(at: key).map { (($0.value == chosen) ? "(•) " : "( ) ") + $0.label }
         case .multipleChoice:
-            let chosen: [String] = { if case .choices(let values)? = state.answers[field.id] { return values } else { return [] } }()
-            let cursor = state.choiceCursor[field.id] ?? 0
-            items = (field.choices ?? []).enumerated().map { index, choice in
+            let chosen: [String] = { if case .choices(let values)? = state.answers[key] { return values } else { return [] } }()
+            let cursor = state.choiceCursor[key] ?? 0
+            items = state.choices(at: key).enumerated().map { index, choice in
                 (focused && index == cursor ? "›" : "") + (chosen.contains(choice.value) ? "[x] " : "[ ] ") + choice.label
             }
         case .multilineText:
             let room = max(3, width - 2)
             var wrapped: [String] = []
-            for paragraph in state.text(of: field).split(separator: "\n", omittingEmptySubsequences: false) {
+            for paragraph in state.text(of: field, at: key).split(separator: "\n", omittingEmptySubsequences: false) {
                 var rest = Substring(paragraph)
                 repeat {
                     wrapped.append(String(rest.prefix(room)))
@@ -160,7 +190,7 @@ public struct SheetView: Sendable {
             }
             return (lines.map { String($0) }, [])
         default:
-            let text = state.text(of: field).replacingOccurrences(of: "\n", with: "⏎")
+            let text = state.text(of: field, at: key).replacingOccurrences(of: "\n", with: "⏎")
             let room = max(3, width) - 2
             let shown = text.count >= room ? "…" + String(text.suffix(room - 2)) : text
             return (["[" + shown.padding(toLength: room - 1, withPad: " ", startingAt: 0) + (focused ? "▏" : " ") + "]"], [])
@@ -179,7 +209,7 @@ public struct SheetView: Sendable {
         return (lines, lines.enumerated().map { ($0.offset, 0, $0.element.count) })
     }
 
-    mutating func drawField(_ field: FieldDefinition, row: Int, left: Int, width: Int, on screen: inout Screen) {
+    mutating func drawField(_ field: FieldDefinition, at key: String, row: Int, left: Int, width: Int, on screen: inout Screen) {
         if field.kind == .note {
             screen.write("ℹ " + field.label, column: left, row: row, limit: width)
             return
@@ -187,16 +217,16 @@ public struct SheetView: Sendable {
         var label = field.label + (field.required ? " *" : "")
         if let hint = field.hint { label += " — \(hint)" }
         screen.write(label, column: left, row: row, limit: width)
-        let focused = state.focus == .field(field.id) && state.confirmation == nil
-        let layout = valueLayout(field, width: width)
+        let focused = state.focus == .field(key) && !state.isAsking
+        let layout = valueLayout(field, at: key, width: width)
         for (offset, line) in layout.lines.enumerated() {
             screen.write(line, column: left, row: row + 1 + offset, style: focused ? .reverse : .underline, limit: width)
         }
-        regions.append((Rect(x: left, y: row, width: width, height: 1 + layout.lines.count), .field(field.id)))
+        regions.append((Rect(x: left, y: row, width: width, height: 1 + layout.lines.count), .field(key)))
         for (index, option) in layout.options.enumerated() {
-            options.append((Rect(x: left + option.start, y: row + 1 + option.line, width: option.length, height: 1), field.id, index))
+            options.append((Rect(x: left + option.start, y: row + 1 + option.line, width: option.length, height: 1), key, index))
         }
-        if let error = state.errors[field.id] {
+        if let error = state.errors[key] {
             screen.write("⚠ " + error, column: left, row: row + 1 + layout.lines.count, style: [.bold, .destructive], limit: width)
         }
     }
@@ -206,44 +236,77 @@ public struct SheetView: Sendable {
         options.last { $0.rect.contains(column: column, row: row) }.map { ($0.field, $0.index) }
     }
 
-    /// The confirmation: an action sheet at the bottom of the sheet, or an alert (centred) over a popover.
-    mutating func drawConfirmation(_ confirmation: DiscardConfirmation, on screen: inout Screen) {
-        let box = confirmationBox(confirmation)
+    /// The question up (discard, or remove an instance): an action sheet at the bottom of the sheet, or an
+    /// alert (centred) over a popover.
+    mutating func drawConfirmation(_ dialog: SheetDialog, on screen: inout Screen) {
+        let box = confirmationBox(dialog)
         let width = box.width
         screen.clear(box)
         screen.box(box)
-        screen.write(confirmation.title, column: box.x + 2, row: box.y + 1, style: .bold, limit: width - 4)
-        let message = TextWrap.lines(confirmation.message, width: width - 4)
+        screen.write(dialog.title, column: box.x + 2, row: box.y + 1, style: .bold, limit: width - 4)
+        let message = TextWrap.lines(dialog.message, width: width - 4)
         for (offset, line) in message.enumerated() {
             screen.write(line, column: box.x + 2, row: box.y + 2 + offset)
         }
-        for (index, choice) in confirmation.choices.enumerated() {
-            var style: CellStyle = choice.isDestructive ? [.destructive, .bold] : []
+        for (index, choice) in dialog.choices.enumerated() {
+            var style: CellStyle = dialog.destructive == index ? [.destructive, .bold] : []
             if index == state.confirmationSelection { style.insert(.reverse) }
-            let label = " \(choice.label) "
+            let label = " \(choice) "
             let row = box.y + 3 + message.count + index
             screen.write(label, column: box.x + (width - label.count) / 2, row: row, style: style)
         }
     }
 
-    /// The choice under a cell of the confirmation, if it is up.
-    public func confirmationChoice(column: Int, row: Int) -> ConfirmationChoice? {
-        guard let confirmation = state.confirmation else { return nil }
-        let box = confirmationBox(confirmation)
-        let messageLines = TextWrap.lines(confirmation.message, width: box.width - 4).count
+    /// The index of the question's button under a cell, if a question is up.
+    public func dialogChoice(column: Int, row: Int) -> Int? {
+        guard let dialog = state.dialog else { return nil }
+        let box = confirmationBox(dialog)
+        let messageLines = TextWrap.lines(dialog.message, width: box.width - 4).count
         let index = row - (box.y + 3 + messageLines)
-        guard confirmation.choices.indices.contains(index), column > box.x, column < box.maxX - 1 else { return nil }
+        guard dialog.choices.indices.contains(index), column > box.x, column < box.maxX - 1 else { return nil }
+        return index
+    }
+
+    /// The choice under a cell of the discard confirmation, if it is up.
+    public func confirmationChoice(column: Int, row: Int) -> ConfirmationChoice? {
+        guard let confirmation = state.confirmation, let index = dialogChoice(column: column, row: row) else { return nil }
         return confirmation.choices[index]
     }
 
-    /// Where the confirmation sits: an action sheet at the bottom of the sheet, an alert centred over a popover.
-    func confirmationBox(_ confirmation: DiscardConfirmation) -> Rect {
+    /// Where the question sits: an action sheet at the bottom of the sheet, an alert centred over a popover.
+    func confirmationBox(_ dialog: SheetDialog) -> Rect {
         let rect = frame.rect
-        let width = min(rect.width - 2, max(44, confirmation.title.count + 4))
-        let height = confirmation.choices.count + 4 + TextWrap.lines(confirmation.message, width: width - 4).count
+        let width = min(rect.width - 2, max(44, dialog.title.count + 4))
+        let height = dialog.choices.count + 4 + TextWrap.lines(dialog.message, width: width - 4).count
         let isAlert = frame.arrow != nil
         // An action sheet rises from the bottom of the sheet, above its key hints; an alert is centred.
         let y = isAlert ? rect.y + max(1, (rect.height - height) / 2) : rect.maxY - height - 2
         return Rect(x: rect.x + (rect.width - width) / 2, y: max(rect.y, y), width: width, height: height)
+    }
+}
+
+/// A question a sheet shows over itself, as drawn: a title, a message and buttons (one may be destructive).
+public struct SheetDialog: Sendable, Hashable {
+    public var title: String
+    public var message: String
+    public var choices: [String]
+    /// The index of the destructive button, if any.
+    public var destructive: Int?
+}
+
+extension SheetState {
+    /// Whether a question is up (the discard confirmation or the removal of an instance).
+    public var isAsking: Bool { confirmation != nil || removal != nil }
+
+    /// The question up, as drawn.
+    public var dialog: SheetDialog? {
+        if let confirmation {
+            return SheetDialog(title: confirmation.title, message: confirmation.message, choices: confirmation.choices.map(\.label),
+                               destructive: confirmation.choices.firstIndex(where: \.isDestructive))
+        }
+        if let removal {
+            return SheetDialog(title: removal.title, message: removal.message, choices: removal.choices, destructive: 0)
+        }
+        return nil
     }
 }

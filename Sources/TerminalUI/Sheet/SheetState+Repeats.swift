@@ -1,0 +1,130 @@
+import FormModel
+
+/// One line block of a sheet's current step: a field (top level or inside a repeat instance), a repeat's
+/// heading, an instance's heading with its Remove button, or a repeat's Add button. Rows inside instances
+/// are indented by `depth`.
+public enum SheetRow: Sendable, Hashable {
+    /// A field at `key` (`site`, `defects/<id>/severity`).
+    case field(key: String, field: FieldDefinition, depth: Int)
+    /// A repeat's label and how many instances it has.
+    case repeatHeading(field: FieldDefinition, count: Int, depth: Int)
+    /// An instance's heading ("Defect 2"), with Remove.
+    case instance(prefix: String, title: String, depth: Int)
+    /// The button that adds an instance to `group` inside `parent` ("" at the top level).
+    case add(group: String, parent: String, noun: String, depth: Int)
+
+    /// What the row's control is, when it can hold the focus.
+    public var focus: SheetFocus? {
+        switch self {
+        case let .field(key, field, _): return field.isEditable ? .field(key) : nil
+        case .repeatHeading: return nil
+        case let .instance(prefix, _, _): return .removeInstance(prefix)
+        case let .add(group, parent, _, _): return .addInstance(group: group, parent: parent)
+        }
+    }
+
+    public var depth: Int {
+        switch self {
+        case let .field(_, _, depth), let .repeatHeading(_, _, depth), let .instance(_, _, depth), let .add(_, _, _, depth): return depth
+        }
+    }
+}
+
+/// The question asked before an instance that holds answers is removed. Keep is the default, and what
+/// Esc means: the safe choice.
+public struct InstanceRemoval: Sendable, Hashable {
+    /// The instance's key prefix.
+    public var prefix: String
+    /// "Remove Defect 2?"
+    public var title: String
+    public var message: String
+    /// The buttons, in order: the destructive Remove, then Keep.
+    public var choices: [String] { [removeLabel, "Keep"] }
+    public var removeLabel: String
+    /// Keep.
+    public static let defaultIndex = 1
+}
+
+extension SheetState {
+    /// The rows of the current step: its shown fields, and inside each repeat its live instances with
+    /// their fields (nested repeats too) and an Add button while there is room for another.
+    public var visibleRows: [SheetRow] {
+        var rows: [SheetRow] = []
+        appendRows(form.pages[page].fields, prefix: "", depth: 0, to: &rows)
+        return rows
+    }
+
+    private func appendRows(_ fields: [FieldDefinition], prefix: String, depth: Int, to rows: inout [SheetRow]) {
+        for field in fields where field.kind != .calculate {
+            let key = AnswerKey.key(field.id, in: prefix)
+            guard evaluated.isRelevant(key) else { continue }
+            guard field.kind == .repeat else {
+                rows.append(.field(key: key, field: field, depth: depth))
+                continue
+            }
+            let instances = evaluated.instances.live(field.id, in: prefix)
+            rows.append(.repeatHeading(field: field, count: instances.count, depth: depth))
+            for (index, instance) in instances.enumerated() {
+                rows.append(.instance(prefix: instance.prefix, title: "\(field.instanceNoun) \(index + 1)", depth: depth + 1))
+                appendRows(field.fields ?? [], prefix: instance.prefix, depth: depth + 1, to: &rows)
+            }
+            if field.maxCount.map({ instances.count < $0 }) ?? true {
+                rows.append(.add(group: field.id, parent: prefix, noun: field.instanceNoun, depth: depth + 1))
+            }
+        }
+    }
+
+    /// The field definition an answer key belongs to (`defects/<id>/severity` → severity).
+    public func definition(ofKey key: String) -> FieldDefinition? {
+        relevance.logic.fields.definition(ofKey: key)
+    }
+
+    /// The choices offered at `key`: the field's, narrowed by its `choiceFilter`.
+    public func choices(at key: String) -> [Choice] {
+        evaluated.choices(for: key)
+    }
+
+    /// Remove on an instance: at once when it holds nothing typed, else after asking.
+    mutating func requestRemoval(of prefix: String) -> [SheetIntent] {
+        guard evaluated.instanceHasContent(prefix) else { return [.removeInstance(prefix)] }
+        let title = visibleRows.lazy.compactMap { row -> String? in
+            if case let .instance(candidate, title, _) = row, candidate == prefix { return title }
+            return nil
+        }.first ?? "this entry"
+        removal = InstanceRemoval(
+            prefix: prefix, title: "Remove \(title)?",
+            message: "\(title) holds answers. Removing it takes them out of this record.", removeLabel: "Remove \(title)")
+        confirmationSelection = InstanceRemoval.defaultIndex
+        return []
+    }
+
+    mutating func handleRemoval(_ event: InputEvent) -> [SheetIntent] {
+        guard let removal else { return [] }
+        switch event {
+        case .down, .tab, .right, .up, .backTab, .left: confirmationSelection = 1 - confirmationSelection
+        case .enter, .character(" "):
+            self.removal = nil
+            return confirmationSelection == 0 ? [.removeInstance(removal.prefix)] : []
+        case .escape: self.removal = nil
+        case .control("c"):
+            self.removal = nil
+            return [.dismiss(.interrupt)]
+        default: break
+        }
+        return []
+    }
+
+    /// Chooses a button of the removal question (a click).
+    public mutating func chooseRemoval(_ index: Int) -> [SheetIntent] {
+        confirmationSelection = index
+        return handleRemoval(.enter)
+    }
+
+    /// After an instance was added (at `prefix`): its first answerable field takes the focus.
+    public mutating func focusFirstField(in prefix: String) {
+        let inside = prefix + "/"
+        if let target = focusOrder.first(where: { if case .field(let key) = $0 { return key.hasPrefix(inside) } else { return false } }) {
+            focus = target
+        }
+    }
+}

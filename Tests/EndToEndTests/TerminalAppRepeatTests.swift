@@ -1,0 +1,80 @@
+import FieldSheetTesting
+import Foundation
+import Testing
+
+/// Repeat instances in the full-screen app, in tmux, as a person adds and removes them: Add puts a new
+/// instance in the sheet with the focus in it; totals follow as you type; Remove of an instance holding
+/// answers asks first and keeps it by default; the record on disk holds what the screen showed.
+struct TerminalAppRepeatTests {
+    /// A home with the defect inspection imported, the app on it, the form open on its Defects step.
+    func openDefectsStep(_ tmux: TmuxSession, columns: Int, rows: Int) throws -> TemporaryDirectory {
+        let home = TemporaryDirectory()
+        let imported = try Subprocess.run(PackagePaths.debugProduct("fieldsheet"), ["--home", home.path, "forms", "import", PackagePaths.file("Schema/forms/defect-inspection.json")])
+        #expect(imported.status == 0, "\(imported.output)")
+        try tmux.startApp(columns: columns, rows: rows, home: home)
+        try tmux.keys("n")
+        try tmux.waitFor("Site Inspection: Defects")
+        try tmux.click(on: "Site Inspection: Defects", offset: 2)
+        try tmux.waitFor("Step 1 of 2")
+        try tmux.type("Depot")
+        try tmux.waitFor("[Depot")
+        try tmux.click(on: "Next ›", offset: 1)
+        try tmux.waitFor("Step 2 of 2")
+        try tmux.waitFor("0 defects")
+        return home
+    }
+
+    @Test(arguments: [(120, 40), (80, 24)])
+    func addFillAndRemoveInstances(columns: Int, rows: Int) throws {
+        let tmux = TmuxSession()
+        let home = try openDefectsStep(tmux, columns: columns, rows: rows)
+        // The focus starts on Add (the step's only control before its buttons).
+        try tmux.keys("Enter")
+        try tmux.waitFor("▸ Defect 1")
+        try tmux.type("Roof")
+        try tmux.waitFor("[Roof")
+        try tmux.keys("Tab", "3", "Tab", "Tab")
+        try tmux.waitFor("(•) High")
+        try tmux.type("250")
+        try tmux.waitFor("[250")
+        // A high severity shows the urgent note; past it, Add: a second instance, which takes the focus.
+        try tmux.keys("Tab", "Tab", "Enter")
+        try tmux.waitFor("▸ Defect 2")
+        try tmux.type("Gate")
+        try tmux.waitFor("[Gate")
+        // Remove on the second (nothing but a location typed): asks, Keep is the default.
+        try tmux.keys("BTab", "Enter")
+        try tmux.waitFor("Remove Defect 2?")
+        try tmux.keys("Enter")
+        try tmux.waitFor("kept: the question gone, the instance still there") { !$0.contains("Remove Defect 2?") && $0.contains("▸ Defect 2") }
+        try tmux.keys("Enter")
+        try tmux.waitFor("Remove Defect 2?")
+        try tmux.keys("Left", "Enter")
+        try tmux.waitFor("removed") { !$0.contains("▸ Defect 2") && !$0.contains("[Gate") && $0.contains("Removed.") }
+        try tmux.keys("Escape")
+        try tmux.waitFor("Draft saved")
+        // On disk: one live defect (Roof, high, 250); the removed one is a tombstone.
+        let records = try TmuxSession.records(in: home)
+        let id = try #require(records.compactMap { $0.split(separator: "\t").first.map(String.init) }.first { UUID(uuidString: $0) != nil }, "\(records)")
+        let shown = try Subprocess.run(PackagePaths.debugProduct("fieldsheet"), ["--home", home.path, "show", id, "--json"])
+        #expect(shown.status == 0, "\(shown.output)")
+        #expect(shown.stdout.contains("Roof") && shown.stdout.contains("250"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("@removed"), "the removed instance is a tombstone:\n\(shown.stdout)")
+    }
+
+    @Test func manyInstancesScrollAndSurviveAResize() throws {
+        let tmux = TmuxSession()
+        _ = try openDefectsStep(tmux, columns: 100, rows: 30)
+        for index in 1...4 {
+            // From an instance's location, Tab passes severity, action and cost to reach Add.
+            try tmux.tmux(["send-keys", "-t", tmux.session] + (index == 1 ? ["Enter"] : ["Tab", "Tab", "Tab", "Tab", "Enter"]))
+            try tmux.waitFor("▸ Defect \(index)")
+            try tmux.type("Spot \(index)")
+            try tmux.waitFor("[Spot \(index)")
+        }
+        let screen = try tmux.waitFor("the focused instance scrolled into view") { $0.contains("[Spot 4") && $0.contains("↑ more") }
+        #expect(!screen.contains("[Spot 1"), "the first instance scrolled off:\n\(screen)")
+        try tmux.tmux(["resize-window", "-t", tmux.session, "-x", "70", "-y", "24"])
+        try tmux.waitFor("after the resize the focused field is still shown") { $0.contains("[Spot 4") && !$0.contains("[Spot 1") }
+    }
+}
