@@ -3,6 +3,8 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 BIN = .build/debug
 APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config tmux
+# The web console's browser test (Tests/console): Debian's Chromium and its WebDriver.
+APT_PACKAGES += chromium chromium-driver
 
 .PHONY: deps build demo test bench fuzz docs clean
 
@@ -16,6 +18,7 @@ deps:
 	fi
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
 	@python3 -c "import pyxform, openpyxl" 2>/dev/null || python3 -m pip install -q pyxform openpyxl
+	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
 
 build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
@@ -31,6 +34,9 @@ test: deps
 	@# XLSForm import against pyxform, the reference converter, over a generated corpus of workbooks.
 	python3 Tests/xlsform/compare.py $(BIN)/fieldsheet
 	Tests/schemathesis/run.sh $(BIN)/fieldsheet-server
+	@# The web console in headless Chromium against the real server, the fieldsheet CLI as the collector's
+	@# device; screenshots (desk and phone width) are kept in .build/console-screenshots.
+	timeout --signal=INT --kill-after=30 300 python3 Tests/console/browser_test.py $(BIN) .build/console-screenshots
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \
@@ -53,7 +59,8 @@ test: deps
 # Benchmarks (figures and targets in BENCHMARKS.md): the device database (edit durability, opening a
 # large draft, listing drafts, memory, a keystroke in the app, a commit reaching a list observer), then server load (push, pull, 200 devices
 # at once) against one and two release fieldsheet-server instances on SQLite and on PostgreSQL, then device
-# sync (push 10,000 and pull 100,000 records device ↔ server on loopback, records/s and the device's peak RSS).
+# sync (push 10,000 and pull 100,000 records device ↔ server on loopback, records/s and the device's peak RSS),
+# then the web console's submissions table paged through 100,000 records.
 bench: deps
 	$(SWIFT) build -c release --product fieldsheet-bench $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product fieldsheet-server $(SWIFT_BUILD_FLAGS)
@@ -62,6 +69,7 @@ bench: deps
 	.build/release/fieldsheet-bench
 	Tests/LoadGenerator/bench.sh .build/release
 	.build/release/fieldsheet-syncbench .build/release
+	python3 Tests/console/table_bench.py .build/release
 
 # The client library's reference documentation (DocC): FormModel, DraftStore and SyncClient, each with its
 # catalog of articles, into .build/docs/<Module>.doccarchive. Any DocC warning (a broken link, a symbol

@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // XLSForm workbooks (.xlsx) are zip archives; only the tools read them.
         .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
@@ -132,7 +133,10 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus", condition: server),
                 .product(name: "Crypto", package: "swift-crypto", condition: server),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
-            ]
+                .product(name: "Mustache", package: "swift-mustache", condition: server),
+            ],
+            // The web console's page templates and style sheet, compiled into the binary.
+            resources: [.embedInCode("Console/Templates")]
         ),
         // Compiles the Schema/ files a target needs (listed in the plugin) into Swift constants at build time,
         // so each contract is kept once and the binaries need no resource files.

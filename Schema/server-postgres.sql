@@ -130,3 +130,19 @@ CREATE TABLE record_history (
     created_at DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX record_history_by_record ON record_history (project_id, record_id, id);
+
+-- migration: 4
+
+-- The web console (as the SQLite schema's v4-console): keyset indexes for the submissions table and the
+-- signed-in browsers' sessions.
+CREATE INDEX records_by_form_updated ON records (project_id, form_id, updated_at, id);
+CREATE INDEX records_by_form_created ON records (project_id, form_id, (coalesce(created_at, updated_at)), id);
+CREATE INDEX records_by_form_review ON records (project_id, form_id, review_state, updated_at, id);
+CREATE TABLE console_sessions (
+    id_hash BYTEA PRIMARY KEY,
+    token_id BIGINT NOT NULL REFERENCES tokens (id),
+    csrf TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);

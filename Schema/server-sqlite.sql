@@ -127,3 +127,21 @@ CREATE TABLE record_history (
     created_at REAL NOT NULL
 );
 CREATE INDEX record_history_by_record ON record_history (project_id, record_id, id);
+
+-- migration: v4-console
+
+-- The web console. Its submissions table pages by keyset (last change or creation time, then id) within one
+-- form, optionally of one review state, so a page costs the same on the first and the thousandth screen.
+CREATE INDEX records_by_form_updated ON records (project_id, form_id, updated_at, id);
+CREATE INDEX records_by_form_created ON records (project_id, form_id, (coalesce(created_at, updated_at)), id);
+CREATE INDEX records_by_form_review ON records (project_id, form_id, review_state, updated_at, id);
+-- Signed-in browsers: the SHA-256 of the session cookie (never the cookie itself), the token it was opened
+-- with (a revoked token ends its sessions), the session's CSRF token and when it expires.
+CREATE TABLE console_sessions (
+    id_hash BLOB PRIMARY KEY,
+    token_id INTEGER NOT NULL REFERENCES tokens (id),
+    csrf TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);

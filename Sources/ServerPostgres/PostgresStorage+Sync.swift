@@ -204,16 +204,28 @@ extension PostgresStorage {
         for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
                        reviewState, reviewComment, created, submitted, updated, device) in rows.decode(
             (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?).self) {
-            result.append(StoredRecord(
-                id: id, formId: formId, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
-                authorId: authorId, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
-                review: review(state: reviewState, comment: reviewComment),
-                times: RecordTimes(
-                    created: created.map(Date.init(timeIntervalSince1970:)), submitted: submitted.map(Date.init(timeIntervalSince1970:)),
-                    updated: Date(timeIntervalSince1970: updated)),
-                device: device, fields: try RecordFields(jsonBytes: Array(fields.utf8))))
+            result.append(try storedRecord(
+                id: id, formId: formId, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
+                revision: revision, sequence: sequence, fields: fields, reviewState: reviewState, reviewComment: reviewComment,
+                created: created, submitted: submitted, updated: updated, device: device))
         }
         return result
+    }
+
+    /// A record from the columns of ``recordColumns``.
+    static func storedRecord(
+        id: UUID, formId: String, formVersion: Int, state: String, authorId: Int64, authorName: String, shared: Bool, revision: Int64,
+        sequence: Int64, fields: String, reviewState: String?, reviewComment: String?, created: Double?, submitted: Double?, updated: Double,
+        device: String?
+    ) throws -> StoredRecord {
+        StoredRecord(
+            id: id, formId: formId, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
+            authorId: authorId, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
+            review: review(state: reviewState, comment: reviewComment),
+            times: RecordTimes(
+                created: created.map(Date.init(timeIntervalSince1970:)), submitted: submitted.map(Date.init(timeIntervalSince1970:)),
+                updated: Date(timeIntervalSince1970: updated)),
+            device: device, fields: try RecordFields(jsonBytes: Array(fields.utf8)))
     }
 
     static func review(state: String?, comment: String?) -> RecordReview? {

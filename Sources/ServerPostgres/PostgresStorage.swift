@@ -217,15 +217,20 @@ public struct PostgresStorage: ServerStorage {
                 found = row
             }
             guard let found, ConstantTime.equals(Data(found.stored.readableBytesView), tokenHash) else { return nil }
-            var memberships: [String: Principal.Membership] = [:]
-            for try await (projectId, name, roleName) in try await client.query("""
-                SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = \(found.id)
-                """).decode((Int64, String, String).self) {
-                guard let role = Role(rawValue: roleName) else { continue }
-                memberships[name] = .init(projectId: projectId, projectName: name, role: role)
-            }
-            return Principal(userId: found.id, userName: found.name, memberships: memberships)
+            return try await client.withConnection { connection in try await Self.principal(connection, userId: found.id, name: found.name) }
         }
+    }
+
+    /// The user with their memberships.
+    static func principal(_ connection: PostgresConnection, userId: Int64, name: String) async throws -> Principal {
+        var memberships: [String: Principal.Membership] = [:]
+        for try await (projectId, project, roleName) in try await connection.query("""
+            SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = \(userId)
+            """, logger: .quiet).decode((Int64, String, String).self) {
+            guard let role = Role(rawValue: roleName) else { continue }
+            memberships[project] = .init(projectId: projectId, projectName: project, role: role)
+        }
+        return Principal(userId: userId, userName: name, memberships: memberships)
     }
 }
 

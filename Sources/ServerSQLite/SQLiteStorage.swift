@@ -176,16 +176,20 @@ public struct SQLiteStorage: ServerStorage {
                 """, arguments: [tokenHash]) else { return nil }
             let stored: Data = row["token_hash"]
             guard ConstantTime.equals(stored, tokenHash) else { return nil }
-            let userId: Int64 = row["id"]
-            var memberships: [String: Principal.Membership] = [:]
-            for membership in try Row.fetchAll(db, sql: """
-                SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = ?
-                """, arguments: [userId]) {
-                guard let role = Role(rawValue: membership["role"]) else { continue }
-                let name: String = membership["name"]
-                memberships[name] = .init(projectId: membership["project_id"], projectName: name, role: role)
-            }
-            return Principal(userId: userId, userName: row["name"], memberships: memberships)
+            return try Self.principal(db, userId: row["id"], name: row["name"])
         }
+    }
+
+    /// The user with their memberships.
+    static func principal(_ db: Database, userId: Int64, name: String) throws -> Principal {
+        var memberships: [String: Principal.Membership] = [:]
+        for membership in try Row.fetchAll(db, sql: """
+            SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = ?
+            """, arguments: [userId]) {
+            guard let role = Role(rawValue: membership["role"]) else { continue }
+            let name: String = membership["name"]
+            memberships[name] = .init(projectId: membership["project_id"], projectName: name, role: role)
+        }
+        return Principal(userId: userId, userName: name, memberships: memberships)
     }
 }

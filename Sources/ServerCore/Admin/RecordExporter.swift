@@ -96,17 +96,21 @@ public struct RecordExporter: Sendable {
     /// top-level fields (computed ones included); JSON Lines nests each repeat's instances. For the CSV of a form with
     /// repeats use `export(projectId:formId:write:)`, which writes one table per repeat too.
     @discardableResult
-    public func export(projectId: Int64, formId: String, format: Format, write: (String) throws -> Void) async throws -> Int {
+    public func export(projectId: Int64, formId: String, format: Format, write: (String) async throws -> Void) async throws -> Int {
         try await export(projectId: projectId, formId: formId, format: format) { table, line in
-            if table == nil { try write(line) }
+            if table == nil { try await write(line) }
         }
     }
 
     /// The CSV export as tables: `write(nil, line)` for the records' table, `write(repeatId, line)` for each
     /// repeat's, whose rows are the live instances keyed to their record (and parent instance): `recordId`,
-    /// `parentInstanceId`, `instanceId`, `position` (1-based), then the repeat's fields.
+    /// `parentInstanceId`, `instanceId`, `position` (1-based), then the repeat's fields. Only the records `include`
+    /// accepts are written (the console's exports hold what its viewer may see).
     @discardableResult
-    public func export(projectId: Int64, formId: String, format: Format = .csv, write: (String?, String) throws -> Void) async throws -> Int {
+    public func export(
+        projectId: Int64, formId: String, format: Format = .csv, include: (StoredRecord) -> Bool = { _ in true },
+        write: (String?, String) async throws -> Void
+    ) async throws -> Int {
         let versions = try await storage.forms(projectId: projectId).filter { $0.formId == formId }
         let layout = Self.layout(versions.map(\.definition))
         let definitions = Dictionary(versions.map { ($0.version, $0.definition) }, uniquingKeysWith: { first, _ in first })
@@ -115,9 +119,9 @@ public struct RecordExporter: Sendable {
         func cells(_ value: AnswerValue?, _ id: String) -> [String] { Self.cells(value, field: latestFields[id]) }
         if format == .csv {
             func headers(_ ids: [String]) -> [String] { ids.flatMap { id in latestFields[id].map(Self.headers) ?? [id] } }
-            try write(nil, (Self.recordColumns + headers(layout.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
+            try await write(nil, (Self.recordColumns + headers(layout.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
             for table in layout.tables {
-                try write(table.repeatId, (["recordId", "parentInstanceId", "instanceId", "position"] + headers(table.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
+                try await write(table.repeatId, (["recordId", "parentInstanceId", "instanceId", "position"] + headers(table.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
             }
         }
         let encoder = JSONEncoder()
@@ -126,7 +130,7 @@ public struct RecordExporter: Sendable {
         var count = 0
         while true {
             let page = try await storage.records(projectId: projectId, formId: formId, after: after, limit: pageSize)
-            for record in page {
+            for record in page where include(record) {
                 let values = record.fields.values
                 let logic: FormLogic?
                 if let known = logics[record.formVersion] {
@@ -141,14 +145,14 @@ public struct RecordExporter: Sendable {
                 func value(_ key: String) -> AnswerValue? { state.map { $0.computed[key] ?? $0.answers[key] } ?? values[key] }
                 switch format {
                 case .csv:
-                    try write(nil, (Self.recordCells(record) + layout.columns.flatMap { cells(value($0), $0) }).map(Self.csvField).joined(separator: ",") + "\r\n")
+                    try await write(nil, (Self.recordCells(record) + layout.columns.flatMap { cells(value($0), $0) }).map(Self.csvField).joined(separator: ",") + "\r\n")
                     guard let state else { break }
                     for table in layout.tables {
                         for (parent, parentId) in Self.parents(of: table, in: state, layout: layout) {
                             for (index, instance) in state.instances.live(table.repeatId, in: parent).enumerated() {
                                 let row = [record.id.uuidString, parentId, instance.id, String(index + 1)]
                                     + table.columns.flatMap { cells(value(instance.prefix + "/" + $0), $0) }
-                                try write(table.repeatId, row.map(Self.csvField).joined(separator: ",") + "\r\n")
+                                try await write(table.repeatId, row.map(Self.csvField).joined(separator: ",") + "\r\n")
                             }
                         }
                     }
@@ -163,7 +167,7 @@ public struct RecordExporter: Sendable {
                         device: record.device, createdAt: record.times.created.map(Timestamp.string),
                         submittedAt: record.times.submitted.map(Timestamp.string), updatedAt: record.times.updated.map(Timestamp.string),
                         values: top, repeats: repeats?.isEmpty == false ? repeats : nil)
-                    try write(nil, String(decoding: try encoder.encode(line), as: UTF8.self) + "\n")
+                    try await write(nil, String(decoding: try encoder.encode(line), as: UTF8.self) + "\n")
                 }
                 count += 1
             }

@@ -45,7 +45,7 @@ public func buildApplication(
         logger: logger)
 }
 
-/// The routes: `/v1/health`, `/metrics`, and the project routes behind authentication.
+/// The routes: `/v1/health`, `/metrics`, the project routes behind authentication, and the web console at `/console`.
 public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     // Outermost first; middleware applies to routes added after it.
@@ -60,5 +60,6 @@ public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext>
     FormsController(services: services).addRoutes(to: project)
     SyncController(services: services).addRoutes(to: project)
     ReviewController(services: services).addRoutes(to: project)
+    ConsoleRoutes(services: services).addRoutes(to: router)
     return router
 }

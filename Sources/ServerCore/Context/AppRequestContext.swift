@@ -9,6 +9,8 @@ public struct AppRequestContext: RequestContext {
     public let remoteAddress: String
     /// Set by ``AuthMiddleware``.
     public var principal: Principal?
+    /// The CSRF token of the console session the request came with; nil for bearer tokens (which need none).
+    public var consoleCSRF: String?
     /// Set by ``RequestIdMiddleware``.
     public var requestId: String = ""
 

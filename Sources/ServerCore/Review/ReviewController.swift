@@ -7,13 +7,10 @@ import SyncCore
 /// The office side of the API: `POST …/records/{recordId}/review`, `GET …/records/{recordId}/history`,
 /// `GET …/conflicts` and `POST …/conflicts/{conflictId}/resolve`.
 ///
-/// Reviews and resolutions are committed through the storage's push transaction: they take a sequence
-/// number, so the change feed carries them to devices like any other change.
+/// Reviews and resolutions are committed through the storage's push transaction (``ReviewActions``): they take
+/// a sequence number, so the change feed carries them to devices like any other change.
 struct ReviewController {
     let services: ServerServices
-
-    /// The longest review comment taken, in characters.
-    static let maxCommentLength = 4_000
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.post("records/:recordId/review", use: review)
@@ -28,25 +25,9 @@ struct ReviewController {
         guard let id = context.parameters.get("recordId").flatMap(UUID.init(uuidString:)) else { throw Problem.notFound("record") }
         var request = request
         let body = try JSONDecoder().decode(ReviewRequest.self, from: try await request.jsonBody(limits: services.limits))
-        guard let state = ReviewState(rawValue: body.state), ReviewState.settable.contains(state) else {
-            throw Problem.validation(
-                "A reviewer sets the state to \(ReviewState.settable.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not \"\(body.state)\" (received and edited follow from what the collector does).",
-                field: "state")
-        }
-        let comment = body.comment?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let comment, comment.count > Self.maxCommentLength {
-            throw Problem.validation("The comment is \(comment.count) characters long; a review comment may have at most \(Self.maxCommentLength).", field: "comment")
-        }
-        if let comment, comment.unicodeScalars.contains("\u{0}") {
-            throw Problem.validation("The comment holds a NUL character (U+0000); send text without it.", field: "comment")
-        }
-        let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
-        let plan = try await services.storage.push(
-            projectId: membership.projectId, clientId: "review", mutationIds: [], recordIds: [id]
-        ) { snapshot in try planner.review(snapshot, recordId: id, state: state, comment: comment?.isEmpty == false ? comment : nil) }
-        services.storage.changes.announce(plan, projectId: membership.projectId)
-        guard let record = plan.records.first else { throw Problem.notFound("record") }
-        context.logger.info("Record reviewed", metadata: ["record": .string(id.lowercased), "state": .string(state.rawValue)])
+        let state = try ReviewActions.settableState(body.state)
+        let comment = try ReviewActions.comment(body.comment)
+        let record = try await ReviewActions(services: services).review(membership, principal, recordId: id, state: state, comment: comment, logger: context.logger)
         return try .json(record.snapshot)
     }
 
@@ -64,7 +45,7 @@ struct ReviewController {
     @Sendable func conflicts(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        try requireReviewer(membership)
+        try ReviewActions.requireReviewer(membership)
         let which = request.uri.queryParameters.get("state") ?? "open"
         guard which == "open" || which == "all" else {
             throw Problem.badRequest("state must be \"open\" (the default) or \"all\", not \"\(which)\".", field: "state")
@@ -79,42 +60,18 @@ struct ReviewController {
     @Sendable func resolve(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        guard let id = context.parameters.get("conflictId").flatMap(Int64.init),
-              let conflict = try await services.storage.conflict(projectId: membership.projectId, viewer: principal.userId, id: id)
-        else { throw Problem.notFound("conflict") }
-        try requireReviewer(membership)
+        guard let id = context.parameters.get("conflictId").flatMap(Int64.init) else { throw Problem.notFound("conflict") }
         var request = request
+        // An unknown conflict is a 404 before the body is looked at, as before.
+        guard try await services.storage.conflict(projectId: membership.projectId, viewer: principal.userId, id: id) != nil else {
+            throw Problem.notFound("conflict")
+        }
+        try ReviewActions.requireReviewer(membership)
         let body = try JSONDecoder().decode(ResolveRequest.self, from: try await request.jsonBody(limits: services.limits))
         guard let keep = ConflictEntry.Winner(rawValue: body.keep) else {
             throw Problem.validation("keep must be \"server\" (the value the record holds) or \"client\" (the device's value), not \"\(body.keep)\".", field: "keep")
         }
-        guard conflict.open else { throw Self.alreadyResolved(id) }
-        let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
-        let clock = services.clock.now()
-        let plan: PushPlan
-        do {
-            plan = try await services.storage.push(
-                projectId: membership.projectId, clientId: "review", mutationIds: [], recordIds: [conflict.recordId]
-            ) { snapshot in try planner.resolve(snapshot, conflict: conflict, keep: keep, clock: clock) }
-        } catch let error as StorageError where error.code == .alreadyResolved {
-            throw Self.alreadyResolved(id)
-        }
-        services.storage.changes.announce(plan, projectId: membership.projectId)
-        context.logger.info("Conflict resolved", metadata: ["conflict": .stringConvertible(id), "kept": .string(keep.rawValue)])
-        guard let resolved = try await services.storage.conflict(projectId: membership.projectId, viewer: principal.userId, id: id) else {
-            throw Problem.notFound("conflict")
-        }
+        let resolved = try await ReviewActions(services: services).resolve(membership, principal, conflictId: id, keep: keep, logger: context.logger)
         return try .json(ConflictView(resolved))
-    }
-
-    func requireReviewer(_ membership: Principal.Membership) throws {
-        guard membership.role.seesSharedRecords else {
-            throw Problem.forbidden("Only reviewers and admins see the project's conflict log; your role in this project is collector.")
-        }
-    }
-
-    static func alreadyResolved(_ id: Int64) -> Problem {
-        Problem(.conflict, "already-resolved", title: "Conflict already resolved",
-                detail: "Conflict \(id) is no longer open: it was resolved already. Reload the conflict log to see how.", field: "conflictId")
     }
 }

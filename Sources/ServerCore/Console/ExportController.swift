@@ -1,0 +1,71 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import ServerStorage
+
+/// `GET /console/projects/{project}/forms/{formId}/export?format=csv|jsonl[&table=REPEAT]`: the form's records as a
+/// download, streamed a page of records at a time by ``RecordExporter`` (memory stays flat however many there
+/// are). Reviewers and admins only; the file holds the records they may see (no one else's drafts). A CSV of a
+/// form with repeats is one file per table: the records' (no `table`), and one per repeat.
+struct ExportController {
+    let services: ServerServices
+
+    /// Bytes gathered before they are written to the connection.
+    static let chunkBytes = 32 * 1024
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("projects/:project/forms/:formId/export", use: export)
+    }
+
+    @Sendable func export(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let membership = try context.membership()
+        let principal = try context.requirePrincipal()
+        let formId = context.parameters.get("formId") ?? ""
+        let exporter = RecordExporter(storage: services.storage)
+        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formId == formId }) else {
+            throw Problem.notFound("form")
+        }
+        guard membership.role.seesSharedRecords else {
+            throw Problem.forbidden("Only reviewers and admins export a form's records; your role in this project is collector.")
+        }
+        let formatName = request.uri.queryParameters.get("format") ?? "csv"
+        guard let format = RecordExporter.Format(rawValue: formatName) else {
+            throw Problem.badRequest("format must be csv or jsonl, not \"\(formatName)\".", field: "format")
+        }
+        let table = request.uri.queryParameters.get("table").flatMap { $0.isEmpty ? nil : $0 }
+        if let table {
+            let tables = try await exporter.repeatTables(projectId: membership.projectId, formId: formId).map(\.repeatId)
+            guard format == .csv, tables.contains(table) else {
+                throw Problem.badRequest(
+                    "table names one of the form's repeats for a CSV export (\(tables.isEmpty ? "it has none" : tables.joined(separator: ", "))); not \"\(table)\".",
+                    field: "table")
+            }
+        }
+        let projectId = membership.projectId
+        let userId = principal.userId
+        let role = membership.role
+        let filename = [formId, table].compactMap { $0 }.joined(separator: "-") + (format == .csv ? ".csv" : ".jsonl")
+        let contentType = format == .csv ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8"
+        let logger = context.logger
+        let body = ResponseBody { writer in
+            var buffer = ByteBuffer()
+            let count = try await exporter.export(
+                projectId: projectId, formId: formId, format: format, include: { RecordAccess.canRead($0, userId: userId, role: role) }
+            ) { lineTable, line in
+                guard lineTable == table else { return }
+                buffer.writeString(line)
+                if buffer.readableBytes >= Self.chunkBytes {
+                    try await writer.write(buffer)
+                    buffer.clear()
+                }
+            }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+            try await writer.finish(nil)
+            logger.info("Console export", metadata: ["form": .string(formId), "format": .string(format.rawValue), "records": .stringConvertible(count)])
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: contentType, .contentDisposition: "attachment; filename=\"\(filename)\""],
+            body: body)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Hummingbird
+import ServerStorage
+import SyncCore
+
+/// `GET /console` (the caller's projects), `GET /console/projects/{project}` (its forms with versions and
+/// counts per review state) and `GET /console/projects/{project}/users` (members and roles, admins only).
+struct ProjectPagesController {
+    let services: ServerServices
+
+    struct ProjectsPage {
+        struct Item { var name: String; var role: String }
+        struct Projects { var items: [Item] }
+        var chrome: ConsoleChrome
+        var projects: Projects?
+    }
+
+    struct FormsPage {
+        struct Count { var state: String; var label: String; var count: Int }
+        struct Table { var name: String }
+        struct Form {
+            var formId: String
+            var title: String
+            var versions: String
+            var counts: [Count]
+            var drafts: Int
+            var total: Int
+            var repeatTables: [Table]
+        }
+        var chrome: ConsoleChrome
+        var projectName: String
+        var isAdmin: Bool
+        var canExport: Bool
+        var forms: [Form]
+    }
+
+    struct UsersPage {
+        struct Member { var name: String; var role: String; var tokens: Int }
+        var chrome: ConsoleChrome
+        var projectName: String
+        var members: [Member]
+    }
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("", use: projects)
+        group.get("projects/:project", use: forms)
+        group.get("projects/:project/users", use: users)
+    }
+
+    @Sendable func projects(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let principal = try context.requirePrincipal()
+        let items = principal.memberships.values.sorted { $0.projectName < $1.projectName }
+            .map { ProjectsPage.Item(name: $0.projectName, role: $0.role.rawValue) }
+        return ConsoleRenderer.page("projects", ProjectsPage(
+            chrome: ConsoleChrome(title: "Projects", context: context), projects: items.isEmpty ? nil : .init(items: items)))
+    }
+
+    @Sendable func forms(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let membership = try context.membership()
+        let principal = try context.requirePrincipal()
+        let published = try await services.storage.forms(projectId: membership.projectId)
+        let counts = try await services.storage.reviewCounts(
+            projectId: membership.projectId, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
+        let byForm = Dictionary(grouping: published, by: \.formId)
+        let forms = byForm.keys.sorted().map { formId -> FormsPage.Form in
+            let versions = byForm[formId, default: []].sorted { $0.version < $1.version }
+            let mine = counts.filter { $0.formId == formId }
+            let states = ReviewState.allCases.map { state in
+                FormsPage.Count(state: state.rawValue, label: ConsoleLabels.review(state), count: mine.first { $0.reviewState == state }?.count ?? 0)
+            }
+            let tables = RecordExporter.layout(versions.map(\.definition)).tables.map { FormsPage.Table(name: $0.repeatId) }
+            return FormsPage.Form(
+                formId: formId, title: versions.last?.definition.title ?? formId,
+                versions: versions.map { String($0.version) }.joined(separator: ", "), counts: states,
+                drafts: mine.first { $0.reviewState == nil }?.count ?? 0, total: mine.reduce(0) { $0 + $1.count }, repeatTables: tables)
+        }
+        return ConsoleRenderer.page("forms", FormsPage(
+            chrome: ConsoleChrome(title: membership.projectName, context: context, project: membership.projectName),
+            projectName: membership.projectName, isAdmin: membership.role == .admin, canExport: membership.role.seesSharedRecords, forms: forms))
+    }
+
+    @Sendable func users(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let membership = try context.membership()
+        guard membership.role == .admin else {
+            throw Problem.forbidden("Only a project admin sees its users and their roles; your role in this project is \(membership.role.rawValue).")
+        }
+        let members = try await services.storage.members(projectId: membership.projectId)
+        return ConsoleRenderer.page("users", UsersPage(
+            chrome: ConsoleChrome(title: "Users of \(membership.projectName)", context: context, project: membership.projectName),
+            projectName: membership.projectName,
+            members: members.map { .init(name: $0.name, role: $0.role.rawValue, tokens: $0.activeTokens) }))
+    }
+}
+
+/// The words the console uses for review states.
+enum ConsoleLabels {
+    static func review(_ state: ReviewState?) -> String {
+        switch state {
+        case .received: "Received"
+        case .hasIssues: "Has issues"
+        case .approved: "Approved"
+        case .rejected: "Rejected"
+        case .edited: "Edited"
+        case nil: "Not submitted"
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import FormModel
+import Hummingbird
+import ServerStorage
+import SyncCore
+
+/// `GET /console/projects/{project}/records/{recordId}`: one record with its labelled answers, review, history and
+/// (for reviewers and admins) its conflicts; `POST …/records/{recordId}/review` and
+/// `POST …/conflicts/{conflictId}/resolve`, the page's forms, answered with a redirect back to it.
+struct RecordPageController {
+    let services: ServerServices
+
+    struct Choice { var value: String; var label: String; var checked: Bool }
+    struct Change { var text: String }
+    struct HistoryItem { var at: String; var user: String; var via: String?; var summary: String; var hasChanges: Bool; var changes: [Change] }
+    struct ConflictItem {
+        var id: Int64
+        var field: String
+        var created: String
+        var status: String
+        var isOpen: Bool
+        var serverValue: String
+        var serverBy: String
+        var clientValue: String
+        var clientBy: String
+    }
+
+    struct Page {
+        var chrome: ConsoleChrome
+        var csrf: String?
+        var projectName: String
+        var recordId: String
+        var shortId: String
+        var formId: String
+        var formTitle: String
+        var formVersion: Int
+        var state: String
+        var reviewState: String
+        var reviewLabel: String
+        var reviewComment: String?
+        var author: String
+        var device: String
+        var created: String
+        var submitted: String
+        var updated: String
+        var answers: RecordAnswers
+        var canReview: Bool
+        var reviewChoices: [Choice]
+        var showConflicts: Bool
+        var conflicts: [ConflictItem]
+        var history: [HistoryItem]
+    }
+
+    struct ReviewForm: Decodable { var state: String?; var comment: String? }
+    struct ResolveForm: Decodable { var keep: String? }
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("projects/:project/records/:recordId", use: show)
+        group.post("projects/:project/records/:recordId/review", use: review)
+        group.post("projects/:project/conflicts/:conflictId/resolve", use: resolve)
+    }
+
+    /// The record named by the path, when the caller may see it; anything else is the same 404.
+    func readable(_ context: AppRequestContext) async throws -> (Principal.Membership, Principal, StoredRecord) {
+        let membership = try context.membership()
+        let principal = try context.requirePrincipal()
+        guard let id = context.parameters.get("recordId").flatMap(UUID.init(uuidString:)),
+              let record = try await services.storage.record(projectId: membership.projectId, id: id),
+              RecordAccess.canRead(record, userId: principal.userId, role: membership.role)
+        else { throw Problem.notFound("record") }
+        return (membership, principal, record)
+    }
+
+    @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (membership, principal, record) = try await readable(context)
+        let definition = try await services.storage.form(projectId: membership.projectId, formId: record.formId, version: record.formVersion)?.definition
+        let fields = definition.map(FormFields.init(form:))
+        let reviewer = membership.role.seesSharedRecords
+        let history = try await services.storage.history(projectId: membership.projectId, recordId: record.id)
+        let conflicts = reviewer ? try await services.storage.conflictLog(projectId: membership.projectId, viewer: principal.userId, recordId: record.id) : []
+        func label(_ fieldId: String?) -> String {
+            guard let fieldId else { return "the record" }
+            return fields?.byID[fieldId]?.label ?? fieldId
+        }
+        func show(_ value: AnswerValue?, _ fieldId: String?) -> String {
+            value?.display(for: fieldId.flatMap { fields?.byID[$0] }) ?? "(empty)"
+        }
+        let notice: String? = switch request.uri.queryParameters.get("done") {
+        case "reviewed": "Review saved: \(ConsoleLabels.review(record.review?.state))."
+        case "resolved": "Conflict resolved."
+        default: nil
+        }
+        let page = Page(
+            chrome: ConsoleChrome(title: "\(definition?.title ?? record.formId) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
+            csrf: context.consoleCSRF, projectName: membership.projectName, recordId: record.id.lowercased,
+            shortId: String(record.id.lowercased.prefix(8)), formId: record.formId, formTitle: definition?.title ?? record.formId,
+            formVersion: record.formVersion, state: record.state.rawValue, reviewState: record.review?.state.rawValue ?? "none",
+            reviewLabel: ConsoleLabels.review(record.review?.state), reviewComment: record.review?.comment, author: record.authorName,
+            device: record.device ?? "—", created: ConsoleTime.text(record.times.created), submitted: ConsoleTime.text(record.times.submitted),
+            updated: ConsoleTime.text(record.times.updated), answers: RecordAnswers(definition: definition, values: record.fields.values),
+            canReview: reviewer && record.state == .submitted,
+            reviewChoices: ReviewState.settable.map { Choice(value: $0.rawValue, label: ConsoleLabels.review($0), checked: record.review?.state == $0) },
+            showConflicts: reviewer,
+            conflicts: conflicts.map { entry in
+                ConflictItem(
+                    id: entry.id, field: label(entry.entry.fieldId), created: ConsoleTime.text(entry.createdAt),
+                    status: entry.open ? "open" : entry.resolution.map { "resolved by \($0.by), kept the \($0.kept == .server ? "server's" : "device's") value" }
+                        ?? "settled by the form's policy (kept the \(entry.entry.winner == .server ? "server's" : "device's") value)",
+                    isOpen: entry.open, serverValue: show(entry.entry.server?.value, entry.entry.fieldId), serverBy: entry.serverAuthor ?? "",
+                    clientValue: show(entry.entry.client?.value, entry.entry.fieldId),
+                    clientBy: [entry.clientAuthor, entry.clientId].compactMap { $0 }.joined(separator: " on "))
+            },
+            history: history.map { entry in
+                var parts: [String] = []
+                if let state = entry.detail.state { parts.append(state.from == nil ? "created as \(state.to.rawValue)" : "\(state.from?.rawValue ?? "") → \(state.to.rawValue)") }
+                if let review = entry.detail.review {
+                    parts.append("review: \(ConsoleLabels.review(review.to))" + (review.comment.map { " — “\($0)”" } ?? ""))
+                }
+                if let resolution = entry.detail.resolution {
+                    parts.append("resolved the conflict on \(label(resolution.fieldId)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
+                }
+                let changes = entry.detail.fields.keys.sorted().map { key in
+                    let diff = entry.detail.fields[key]
+                    return Change(text: "\(label(key)): \(show(diff?.from, key)) → \(show(diff?.to, key))")
+                }
+                if parts.isEmpty { parts.append(changes.isEmpty ? "no change" : "changed \(changes.count) answer\(changes.count == 1 ? "" : "s")") }
+                return HistoryItem(
+                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, summary: parts.joined(separator: "; "),
+                    hasChanges: !changes.isEmpty, changes: changes)
+            })
+        return ConsoleRenderer.page("record", page)
+    }
+
+    @Sendable func review(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (membership, principal, record) = try await readable(context)
+        var request = request
+        let form = try await request.consoleForm(ReviewForm.self)
+        guard let raw = form.state, !raw.isEmpty else {
+            throw Problem.validation("Choose a decision (approve, has issues or reject) before saving the review.", field: "state")
+        }
+        let state = try ReviewActions.settableState(raw)
+        let comment = try ReviewActions.comment(form.comment)
+        _ = try await ReviewActions(services: services).review(membership, principal, recordId: record.id, state: state, comment: comment, logger: context.logger)
+        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)?done=reviewed")
+    }
+
+    @Sendable func resolve(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let membership = try context.membership()
+        let principal = try context.requirePrincipal()
+        guard let id = context.parameters.get("conflictId").flatMap(Int64.init),
+              let conflict = try await services.storage.conflict(projectId: membership.projectId, viewer: principal.userId, id: id)
+        else { throw Problem.notFound("conflict") }
+        var request = request
+        let form = try await request.consoleForm(ResolveForm.self)
+        guard let keep = form.keep.flatMap(ConflictEntry.Winner.init(rawValue:)) else {
+            throw Problem.validation("Choose which value to keep: the server's or the device's.", field: "keep")
+        }
+        _ = try await ReviewActions(services: services).resolve(membership, principal, conflictId: id, keep: keep, logger: context.logger)
+        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/records/\(conflict.recordId.lowercased)?done=resolved")
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import FormModel
+import Hummingbird
+import ServerStorage
+import SyncCore
+
+/// `GET /console/projects/{project}/forms/{formId}`: a form's records as a table, filtered by review state,
+/// author and date of last change, sorted by last change or creation, a page at a time by keyset (the link to
+/// the next page carries the last row's sort time and id; see ``RecordTableQuery``).
+struct SubmissionsController {
+    let services: ServerServices
+
+    static let pageSize = 50
+    /// How many of the form's first answers the table shows as columns.
+    static let answerColumns = 3
+
+    struct Option { var value: String; var label: String; var selected: Bool }
+    struct Column { var label: String }
+    struct Cell { var text: String }
+    struct Row {
+        var recordId: String
+        var shortId: String
+        var isDraft: Bool
+        var reviewState: String
+        var reviewLabel: String
+        var author: String
+        var changed: String
+        var cells: [Cell]
+    }
+
+    struct Page {
+        var chrome: ConsoleChrome
+        var projectName: String
+        var formId: String
+        var formTitle: String
+        var canExport: Bool
+        var reviewOptions: [Option]
+        var sortOptions: [Option]
+        var author: String
+        var from: String
+        var to: String
+        var columns: [Column]
+        var rows: [Row]
+        var hasRows: Bool
+        var isLaterPage: Bool
+        var firstLink: String
+        var nextLink: String?
+    }
+
+    static let sorts: [(value: String, label: String, key: RecordTableQuery.SortKey, descending: Bool)] = [
+        ("-updated", "Last changed, newest first", .updated, true),
+        ("updated", "Last changed, oldest first", .updated, false),
+        ("-created", "Created, newest first", .created, true),
+        ("created", "Created, oldest first", .created, false),
+    ]
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("projects/:project/forms/:formId", use: table)
+    }
+
+    @Sendable func table(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let membership = try context.membership()
+        let principal = try context.requirePrincipal()
+        let formId = context.parameters.get("formId") ?? ""
+        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formId == formId }
+        guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
+        let parameters = request.uri.queryParameters
+        let filter = try Filter(parameters)
+        var query = RecordTableQuery(
+            formId: formId, reviewState: filter.review, author: filter.author.isEmpty ? nil : filter.author,
+            changedFrom: filter.fromDate, changedBefore: filter.toDate.map { $0.addingTimeInterval(24 * 60 * 60) },
+            sort: filter.sort.key, descending: filter.sort.descending, limit: Self.pageSize + 1)
+        if let after = parameters.get("after") {
+            guard let cursor = RecordTableQuery.Cursor(text: after) else {
+                throw Problem.badRequest("The page link is damaged (after=\(after)). Go back to the first page.", field: "after")
+            }
+            query.after = cursor
+        }
+        var rows = try await services.storage.recordTable(
+            projectId: membership.projectId, query: query, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
+        let hasMore = rows.count > Self.pageSize
+        rows = Array(rows.prefix(Self.pageSize))
+
+        let fields = FormFields(form: latest.definition)
+        let shown = fields.order.compactMap { fields.byID[$0] }
+            .filter { fields.container[$0.id] == nil && $0.holdsValue && $0.kind != .repeat }.prefix(Self.answerColumns)
+        let base = "/console/projects/\(membership.projectName)/forms/\(formId)"
+        let page = Page(
+            chrome: ConsoleChrome(title: latest.definition.title, context: context, project: membership.projectName),
+            projectName: membership.projectName, formId: formId, formTitle: latest.definition.title,
+            canExport: membership.role.seesSharedRecords,
+            reviewOptions: [Option(value: "", label: "Any", selected: filter.review == nil)] + ReviewState.allCases.map {
+                Option(value: $0.rawValue, label: ConsoleLabels.review($0), selected: filter.review == $0)
+            },
+            sortOptions: Self.sorts.map { Option(value: $0.value, label: $0.label, selected: $0.value == filter.sort.value) },
+            author: filter.author, from: filter.from, to: filter.to,
+            columns: shown.map { Column(label: $0.label) },
+            rows: rows.map { row in
+                let record = row.record
+                return Row(
+                    recordId: record.id.lowercased, shortId: String(record.id.lowercased.prefix(8)), isDraft: record.state == .draft,
+                    reviewState: record.review?.state.rawValue ?? "none", reviewLabel: ConsoleLabels.review(record.review?.state),
+                    author: record.authorName, changed: ConsoleTime.text(record.times.updated),
+                    cells: shown.map { Cell(text: Self.short(record.fields.values[$0.id]?.display(for: $0) ?? "")) })
+            },
+            hasRows: !rows.isEmpty, isLaterPage: query.after != nil, firstLink: base + filter.queryString(after: nil),
+            nextLink: hasMore ? rows.last.map { base + filter.queryString(after: $0.cursor.text) } : nil)
+        return ConsoleRenderer.page("submissions", page)
+    }
+
+    static func short(_ text: String) -> String {
+        text.count > 80 ? String(text.prefix(79)) + "…" : text
+    }
+
+    /// The table's filters as the query string gives them.
+    struct Filter {
+        var review: ReviewState?
+        var author: String
+        var from: String
+        var to: String
+        var fromDate: Date?
+        var toDate: Date?
+        var sort: (value: String, label: String, key: RecordTableQuery.SortKey, descending: Bool)
+
+        init(_ parameters: Parameters) throws {
+            let review = parameters.get("review") ?? ""
+            if review.isEmpty {
+                self.review = nil
+            } else {
+                guard let state = ReviewState(rawValue: review) else {
+                    throw Problem.badRequest(
+                        "review must be one of \(ReviewState.allCases.map(\.rawValue).joined(separator: ", ")), or empty for any; not \"\(review)\".", field: "review")
+                }
+                self.review = state
+            }
+            author = (parameters.get("author") ?? "").trimmingCharacters(in: .whitespaces)
+            from = parameters.get("from") ?? ""
+            to = parameters.get("to") ?? ""
+            fromDate = try Self.day(from, "from")
+            toDate = try Self.day(to, "to")
+            let sortValue = parameters.get("sort") ?? "-updated"
+            guard let sort = SubmissionsController.sorts.first(where: { $0.value == sortValue }) else {
+                throw Problem.badRequest("sort must be one of \(SubmissionsController.sorts.map(\.value).joined(separator: ", ")); not \"\(sortValue)\".", field: "sort")
+            }
+            self.sort = sort
+        }
+
+        static func day(_ text: String, _ name: String) throws -> Date? {
+            guard !text.isEmpty else { return nil }
+            guard let date = ConsoleTime.day(text) else {
+                throw Problem.badRequest("\(name) must be a date like 2026-03-31; it is \"\(text)\".", field: name)
+            }
+            return date
+        }
+
+        func queryString(after: String?) -> String {
+            var items = [("review", review?.rawValue ?? ""), ("author", author), ("from", from), ("to", to), ("sort", sort.value)]
+            if let after { items.append(("after", after)) }
+            let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+            return "?" + items.filter { !$0.1.isEmpty }
+                .map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
+        }
+    }
+}
