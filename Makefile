@@ -26,8 +26,10 @@ build: deps
 demo: build
 	@Client/demo.sh $(BIN)
 
-# Suites that run a server or the sync service inside the test process (see the test target).
-IN_PROCESS_SERVER_SUITES = TransportTests|SyncServiceTests
+# Suites that run a server or the sync service inside the test process (see the test target): the
+# transports, the sync service, and every server suite (ServerCoreTests: the API, the console, both storage
+# backends), whose PostgreSQL clients time out after 20 s when child-process tests hold the pool's threads.
+IN_PROCESS_SERVER_SUITES = TransportTests|SyncServiceTests|ServerCoreTests\.
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 Tests/schema/check_forms.py
@@ -46,7 +48,7 @@ test: deps
 	@# the big run, tests that wait on child processes hold the few threads Swift's concurrency pool has
 	@# (one per core), and an in-process server could then not even start within its deadline.
 	timeout --signal=INT --kill-after=30 1200 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --skip '$(IN_PROCESS_SERVER_SUITES)'
-	timeout --signal=INT --kill-after=30 600 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --filter '$(IN_PROCESS_SERVER_SUITES)'
+	timeout --signal=INT --kill-after=30 900 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --filter '$(IN_PROCESS_SERVER_SUITES)'
 	@# A client generated from Schema/openapi.yaml (swift-openapi-generator) pushes, pulls and reads records
 	@# against the fieldsheet-server built above; its own package and build folder.
 	$(SWIFT) build --build-tests --package-path Tests/GeneratedClient --scratch-path .build-generated-client

@@ -64,7 +64,7 @@ mkdir -p "$WORK/sqlite-1" "$WORK/sqlite-2"
 run "SQLite, 1 instance" 1 --data "$WORK/sqlite-1"
 run "SQLite, 2 instances on one data directory" 2 --data "$WORK/sqlite-2"
 
-if "$ROOT/Tests/postgres/cluster.sh" start "$PG_DIR" "$PG_PORT" >/dev/null 2>"$WORK/pg.err"; then
+if CLUSTER_DURABLE=1 "$ROOT/Tests/postgres/cluster.sh" start "$PG_DIR" "$PG_PORT" >/dev/null 2>"$WORK/pg.err"; then
     BASE=$("$ROOT/Tests/postgres/cluster.sh" url "$PG_DIR" "$PG_PORT")
     psql_admin() { psql "$BASE" -qAt -c "$1" >/dev/null; }
     echo
