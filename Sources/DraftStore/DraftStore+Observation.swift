@@ -39,7 +39,7 @@ extension DraftStore {
     /// is no such record (deleted drafts disappear; a record deleted after it synced stays, `deleted`).
     public func observeRecord(_ id: UUID) -> StoreObservation<ObservedRecord?> {
         let key = id.uuidString.lowercased()
-        return observe(doing: "reading record \(key)", tables: ["records", "outbox", "conflicts"]) { db in
+        return observe(doing: "reading record \(key)", tables: ["records", "outbox", "conflicts", "record_reviews"]) { db in
             guard let record = try Self.fetchRecord(db, id: id) else { return nil }
             return ObservedRecord(
                 record: record,

@@ -111,6 +111,7 @@ extension DraftStore {
             DELETE FROM record_reviews WHERE record_id = ?1 AND EXISTS (SELECT 1 FROM records WHERE id = ?1 AND server_revision <= ?2)
             """)
         var anyReviews = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record_reviews)") ?? true
+        var reviewsWritten = false
         let end = try PullPageReader.read(bytes) { record in
             let form = FormKey(id: record.formId, version: record.formVersion)
             let stored: Bool
@@ -141,11 +142,19 @@ extension DraftStore {
             if let review = record.review, review.state != .received || review.comment != nil {
                 try storeReview.execute(arguments: [id, review.state.rawValue, review.comment, record.revision])
                 anyReviews = true
+                reviewsWritten = reviewsWritten || db.changesCount > 0
             } else if anyReviews {
                 try dropReview.execute(arguments: [id, record.revision])
+                reviewsWritten = reviewsWritten || db.changesCount > 0
             }
         }
         guard missing.isEmpty else { return .needsForms(missing) }
+        if reviewsWritten {
+            // `record_reviews` is a WITHOUT ROWID table, whose changes SQLite does not report to GRDB: a review
+            // that changed without its record (the office reviewed, nobody edited) must be announced, or an
+            // observation of the record would not see it.
+            try db.notifyChanges(in: Table("record_reviews"))
+        }
         try db.execute(sql: "UPDATE sync_state SET cursor = ? WHERE id = 1", arguments: [String(end.cursor)])
         try observe(db, end.serverClock)
         return .applied(count: applied, end: end)

@@ -78,6 +78,28 @@ struct ObservationTests {
         #expect(await eventually { conflicts.last == [] })
     }
 
+    /// The office reviews a record nobody edited: the next pull brings the same revision with a review, which
+    /// changes only `record_reviews` (a WITHOUT ROWID table SQLite reports nothing of). The record's observer
+    /// still sees the comment.
+    @Test func aReviewThatArrivesWithoutAnEditReachesTheRecordsObserver() async throws {
+        let fixture = try await Fixture()
+        let id = UUID()
+        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "another-device")
+        func page(_ review: RecordReview?, cursor: Int64) throws -> [UInt8] {
+            let snapshot = RecordSnapshot(recordId: id, formId: "follow-up-job", formVersion: 1, state: .submitted, revision: 1,
+                sequence: cursor, author: "alice", review: review, fields: RecordFields(["site": stamp]))
+            return Array(try JSONEncoder().encode(PullPage(changes: [snapshot], cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1))))
+        }
+        _ = try await fixture.store.applyPullPage(try page(nil, cursor: 1))
+        let (task, seen) = collect(fixture.store.observeRecord(id))
+        defer { task.cancel() }
+        #expect(await eventually { seen.last??.record.id == id })
+        #expect(seen.last??.record.review == nil)
+        _ = try await fixture.store.applyPullPage(try page(RecordReview(state: .hasIssues, comment: "Photograph the meter"), cursor: 2))
+        #expect(await eventually { seen.last??.record.review?.comment == "Photograph the meter" },
+            "the review reached the observer (values: \(seen.values.map { $0?.record.review?.state.rawValue ?? "none" }))")
+    }
+
     @Test func theSyncStatusFollowsQueuedChanges() async throws {
         let fixture = try await Fixture()
         let (task, seen) = collect(fixture.store.observeSyncStatus())
