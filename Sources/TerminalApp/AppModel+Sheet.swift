@@ -170,7 +170,7 @@ extension AppModel {
                 break
             case .complete where formID == BuiltInSheets.newID:
                 guard case .choice(let chosen)? = sheet.answers["form"], chosen != "-" else {
-                    sheet.show(FormValidator(form: sheet.form).validate(sheet.answers))
+                    sheet.show(sheet.validator.validate(sheet.answers))
                     presented = .utility(sheet)
                     return .redraw
                 }

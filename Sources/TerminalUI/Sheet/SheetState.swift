@@ -32,7 +32,9 @@ public enum SheetIntent: Sendable, Hashable {
 /// the discard confirmation. Pure: keys go in, intents come out, nothing is stored here.
 public struct SheetState: Sendable {
     public let form: FormDefinition
-    public let relevance: Relevance
+    /// The form's checks, its expressions parsed once for the sheet's life (not per key).
+    public let validator: FormValidator
+    public var relevance: Relevance { validator.relevance }
     public private(set) var answers: [String: AnswerValue]
     /// The answers evaluated: relevance, computed values, repeat instances (updated per edit for what depends on it).
     public private(set) var evaluated: FormState
@@ -58,9 +60,9 @@ public struct SheetState: Sendable {
 
     public init(form: FormDefinition, answers: [String: AnswerValue]) {
         self.form = form
-        self.relevance = Relevance(form: form)
+        self.validator = FormValidator(form: form)
         self.answers = answers
-        self.evaluated = FormState(logic: relevance.logic, answers: answers)
+        self.evaluated = FormState(logic: validator.logic, answers: answers)
         self.focus = .complete
         self.focus = focusOrder.first ?? .complete
     }
@@ -106,7 +108,7 @@ public struct SheetState: Sendable {
     /// there; Next again moves on anyway (a draft may hold anything; only completion requires a valid form).
     mutating func next() {
         let onStep = Set(visibleKeys)
-        let issues = FormValidator(form: form).validate(evaluated).issues.filter { onStep.contains($0.fieldID) }
+        let issues = validator.validate(evaluated).issues.filter { onStep.contains($0.fieldID) }
         for field in onStep { errors[field] = nil }
         for issue in issues where errors[issue.fieldID] == nil { errors[issue.fieldID] = issue.message }
         if issues.isEmpty || checkedStep == page {
@@ -191,7 +193,7 @@ public struct SheetState: Sendable {
     /// Replaces the answers (after the session reverted or merged them), keeping the focus where it can.
     public mutating func reload(_ answers: [String: AnswerValue]) {
         self.answers = answers
-        evaluated = FormState(logic: relevance.logic, answers: answers)
+        evaluated = FormState(logic: validator.logic, answers: answers)
         typed = [:]
         if !focusOrder.contains(focus) { focus = focusOrder.first ?? .complete }
     }
@@ -258,7 +260,7 @@ public struct SheetState: Sendable {
         evaluated.apply([key: value])
         typed[key] = typedText
         if errors[key] != nil {
-            errors[key] = FormValidator(form: form).validate(field: key, in: evaluated).first?.message
+            errors[key] = validator.validate(field: key, in: evaluated).first?.message
         }
         return [.set(field: key, value: value)]
     }
