@@ -58,6 +58,8 @@ let package = Package(
                 "FormModel",
                 "SyncCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SHA-256 of attachments: CryptoKit on Apple platforms, swift-crypto's same API elsewhere.
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
             ],
             plugins: ["SchemaConstants"]
         ),

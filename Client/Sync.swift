@@ -58,6 +58,11 @@ struct ProgressBar {
             let total = max(event.pushTotal ?? 0, 1)
             let filled = min(30, event.pushed * 30 / total)
             line = "pushing [" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] \(event.pushed)/\(event.pushTotal ?? 0)"
+        case .uploading:
+            let total = max(event.uploadBytesTotal, 1)
+            let filled = Int(min(30, event.uploadedBytes * 30 / total))
+            line = "uploading [" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] \(event.uploaded)/\(event.uploadTotal ?? 0) attachments, \(ByteCount.format(event.uploadedBytes)) of \(ByteCount.format(event.uploadBytesTotal))"
+        case .downloading: line = "downloading: \(event.downloaded)/\(event.downloadTotal ?? 0) attachments"
         case .done: line = "done"
         }
         if let retry = event.retrying { line += " — \(retry)" }

@@ -137,3 +137,66 @@ CREATE TABLE record_reviews (
     state TEXT NOT NULL CHECK (state IN ('received', 'hasIssues', 'approved', 'rejected', 'edited')),
     comment TEXT
 ) WITHOUT ROWID;
+
+-- migration: v6-attachments
+
+-- The attachments' bytes on this device, by content: `attachments/<sha256>` under the home holds them once
+-- `stored` is 1 (written to a temporary file, fsynced, renamed, the directory fsynced). A record refers to
+-- one by hash in an answer (`{"attachment": {"sha256": …, "bytes": …, "type": …, "name": …}}`); this row
+-- keeps what moving the bytes needs. `upload`: 'waiting' while the server may lack bytes attached here,
+-- 'done' once it holds them all, verified; 'none' for bytes that came from the server. `download`:
+-- 'wanted' when a record that refers to it was opened (or downloads run ahead of time) and the bytes are
+-- not here yet. `transferred`: bytes the server last said it holds (upload) or bytes in the partial file
+-- (download). `failures` and `retry_at` (ms) back off one attachment that keeps failing without holding
+-- up records or other attachments. `attached_by`: the presentation that attached it, kept while that
+-- presentation is open so garbage collection leaves it alone.
+CREATE TABLE blobs (
+    sha256 TEXT PRIMARY KEY NOT NULL CHECK (length(sha256) = 64),
+    bytes INTEGER NOT NULL CHECK (bytes >= 0),
+    type TEXT NOT NULL,
+    stored INTEGER NOT NULL DEFAULT 0 CHECK (stored IN (0, 1)),
+    upload TEXT NOT NULL DEFAULT 'none' CHECK (upload IN ('none', 'waiting', 'done')),
+    download TEXT NOT NULL DEFAULT 'none' CHECK (download IN ('none', 'wanted')),
+    transferred INTEGER NOT NULL DEFAULT 0,
+    failures INTEGER NOT NULL DEFAULT 0,
+    retry_at INTEGER,
+    last_error TEXT,
+    attached_by TEXT,
+    added_at INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Every attachment something on this device still refers to: a record's synced fields and unsent edits,
+-- the snapshot an open presentation's Cancel returns to, and both sides of a logged conflict. Garbage
+-- collection removes only blobs outside it (and not attached by an open presentation).
+CREATE VIEW attachment_references (record_id, sha256, bytes, type, name) AS
+    SELECT r.id, json_extract(v.value, '$.attachment.sha256'), json_extract(v.value, '$.attachment.bytes'),
+        json_extract(v.value, '$.attachment.type'), json_extract(v.value, '$.attachment.name')
+    FROM records r, json_each(r.fields, '$.values') v
+    WHERE v.type = 'object' AND json_type(v.value, '$.attachment') = 'object'
+    UNION ALL
+    SELECT r.id, json_extract(v.value, '$.attachment.sha256'), json_extract(v.value, '$.attachment.bytes'),
+        json_extract(v.value, '$.attachment.type'), json_extract(v.value, '$.attachment.name')
+    FROM records r, json_each(r.local) v
+    WHERE v.type = 'object' AND json_type(v.value, '$.attachment') = 'object'
+    UNION ALL
+    SELECT p.record_id, json_extract(v.value, '$.attachment.sha256'), json_extract(v.value, '$.attachment.bytes'),
+        json_extract(v.value, '$.attachment.type'), json_extract(v.value, '$.attachment.name')
+    FROM presentations p, json_each(p.snapshot_fields, '$.fields.values') v
+    WHERE v.type = 'object' AND json_type(v.value, '$.attachment') = 'object'
+    UNION ALL
+    SELECT p.record_id, json_extract(v.value, '$.attachment.sha256'), json_extract(v.value, '$.attachment.bytes'),
+        json_extract(v.value, '$.attachment.type'), json_extract(v.value, '$.attachment.name')
+    FROM presentations p, json_each(p.snapshot_fields, '$.local') v
+    WHERE v.type = 'object' AND json_type(v.value, '$.attachment') = 'object'
+    UNION ALL
+    SELECT c.record_id, json_extract(c.local_value, '$.attachment.sha256'), json_extract(c.local_value, '$.attachment.bytes'),
+        json_extract(c.local_value, '$.attachment.type'), json_extract(c.local_value, '$.attachment.name')
+    FROM conflicts c WHERE json_type(c.local_value, '$.attachment') = 'object'
+    UNION ALL
+    SELECT c.record_id, json_extract(c.remote_value, '$.attachment.sha256'), json_extract(c.remote_value, '$.attachment.bytes'),
+        json_extract(c.remote_value, '$.attachment.type'), json_extract(c.remote_value, '$.attachment.name')
+    FROM conflicts c WHERE json_type(c.remote_value, '$.attachment') = 'object';
+
+-- The attachments the server said it still waits for, per record, from the pull page's `missingAttachments`
+-- (a JSON array of hashes; NULL when none): the record shows as waiting for them.
+ALTER TABLE records ADD COLUMN missing_attachments TEXT;

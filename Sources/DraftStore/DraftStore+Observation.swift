@@ -60,7 +60,7 @@ extension DraftStore {
     /// every change. What a sync under way is doing (progress, the last error) is known to the process
     /// that runs it: `SyncService.status()` in SyncClient adds it to this.
     public func observeSyncStatus() -> StoreObservation<SyncStatus> {
-        observe(doing: "reading the sync status", tables: ["outbox", "conflicts", "sync_state"], Self.fetchSyncStatus)
+        observe(doing: "reading the sync status", tables: ["outbox", "conflicts", "sync_state", "blobs", "records"], Self.fetchSyncStatus)
     }
 
     /// An observation of `fetch`, read again after commits that touch `tables` (any commit by another process).

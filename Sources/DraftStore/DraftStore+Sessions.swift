@@ -78,6 +78,8 @@ extension DraftStore {
                 try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
             }
             try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis())
+            // Attachments pulled with the record but not downloaded yet: the next sync fetches them.
+            _ = try Self.requestDownloads(db, record: key)
             return (form, try Self.fetchAnswers(db, record: key))
         }
         return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers)

@@ -17,6 +17,12 @@ public struct SyncStatus: Sendable, Hashable {
     public var cursor: Int64
     /// When a sync last finished; nil when never.
     public var lastSync: Date?
+    /// Attachments attached here that the server may still lack, and their bytes.
+    public var waitingUploads: WaitingUploads = .none
+    /// Attachments of opened records that are not on this device yet: the next sync downloads them.
+    public var wantedDownloads = 0
+    /// Records the server said still wait for attachments (from any device) at the last pull.
+    public var recordsWaitingForAttachments = 0
 }
 
 extension DraftStore {
@@ -40,7 +46,10 @@ extension DraftStore {
             queuedRecords: try Int.fetchOne(db, sql: "SELECT count(DISTINCT record_id) FROM outbox") ?? 0,
             openConflicts: try Int.fetchOne(db, sql: "SELECT count(*) FROM conflicts WHERE resolved_at IS NULL") ?? 0,
             cursor: Int64(row?["cursor"] as String? ?? "0") ?? 0,
-            lastSync: (row?["last_sync_at"] as Int64?).map(Self.date))
+            lastSync: (row?["last_sync_at"] as Int64?).map(Self.date),
+            waitingUploads: try fetchWaitingUploads(db),
+            wantedDownloads: try Int.fetchOne(db, sql: "SELECT count(*) FROM blobs WHERE download = 'wanted' AND stored = 0") ?? 0,
+            recordsWaitingForAttachments: try Int.fetchOne(db, sql: "SELECT count(*) FROM records WHERE missing_attachments IS NOT NULL AND state != 'deleted'") ?? 0)
     }
 
     /// Records the end of a successful sync and moves the clock past the server's.

@@ -36,6 +36,8 @@ public struct DraftStore: Sendable {
     let changeMonitor: ExternalChangeMonitor
     /// The database file.
     public let path: String
+    /// The attachments' bytes, beside the database.
+    let blobDirectory: BlobDirectory
     /// This device's id, made when the database was created; stamped on every change.
     public let deviceID: String
     /// Presentations a killed process had left open, closed by this open as non-cancel dismissals.
@@ -71,6 +73,7 @@ public struct DraftStore: Sendable {
     /// Opens (creating when needed) the database file at `path`.
     public init(path: String, options: Options = Options()) throws {
         self.path = path
+        self.blobDirectory = BlobDirectory(home: (path as NSString).deletingLastPathComponent)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.label = "DraftStore"

@@ -46,6 +46,8 @@ public struct DraftStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         case unknownInstance
         /// A repeat already has its `maxCount` instances.
         case tooManyInstances
+        /// The file to attach cannot be read (missing, not a regular file, no permission).
+        case attachmentUnreadable
     }
 
     /// What went wrong, for code to branch on.

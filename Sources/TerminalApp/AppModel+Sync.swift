@@ -97,6 +97,11 @@ extension AppModel {
             let total = max(event.pushTotal ?? 0, 1)
             let filled = min(20, event.pushed * 20 / total)
             text = "Syncing: pushing [" + String(repeating: "█", count: filled) + String(repeating: "·", count: 20 - filled) + "] \(event.pushed)/\(event.pushTotal ?? 0)"
+        case .uploading:
+            let total = max(event.uploadBytesTotal, 1)
+            let filled = Int(min(20, event.uploadedBytes * 20 / total))
+            text = "Syncing: uploading [" + String(repeating: "█", count: filled) + String(repeating: "·", count: 20 - filled) + "] \(event.uploaded)/\(event.uploadTotal ?? 0) attachments, \(ByteCount.format(event.uploadedBytes))/\(ByteCount.format(event.uploadBytesTotal))"
+        case .downloading: text = "Syncing: downloaded \(event.downloaded)/\(event.downloadTotal ?? 0) attachments…"
         case .done: text = "Syncing: done"
         }
         if let retry = event.retrying { text += " (\(retry))" }

@@ -14,6 +14,14 @@ public struct SyncConfiguration: Sendable, Hashable {
     public var pullPageSize = 500
     /// How requests are retried while the server does not answer.
     public var retry = RetryPolicy()
+    /// Bytes of an attachment sent or fetched per request (4 MiB): what a transfer holds in memory, and
+    /// the most a cut connection makes it send again.
+    public var attachmentChunkBytes: Int64 = 4 << 20
+    /// Whether each sync downloads every attachment of the records on this device that is not here yet
+    /// (true), or only those of records that were opened (false, the default).
+    public var downloadAttachmentsAhead = false
+    /// How long an attachment that keeps failing waits before it is tried again.
+    public var attachmentBackoff = AttachmentBackoff()
 
     /// A configuration with the default batch sizes and retry policy.
     public init(serverURL: String, project: String, token: String) {

@@ -62,10 +62,15 @@ public struct SyncEngine: Sendable {
         try await pull(progress)
         progress.update { $0.phase = .pushing }
         let pushed = try await push(progress)
-        if pushed > 0 {
+        progress.update { $0.phase = .uploading }
+        let uploaded = try await uploadAttachments(progress)
+        if pushed > 0 || uploaded > 0 {
             progress.update { $0.phase = .pulling }
             try await pull(progress)
         }
+        progress.update { $0.phase = .downloading }
+        _ = try await downloadAttachments(progress)
+        _ = try await storage("removing attachments nothing refers to") { try await store.collectGarbage() }
         let status = try await storage("reading the sync status") { try await store.syncStatus() }
         let clock = progress.serverClock
         try await storage("recording the sync") { try await store.markSynced(serverClock: clock) }

@@ -6,6 +6,10 @@ public enum SyncPhase: String, Sendable, Hashable {
     case pulling
     /// Pushing this device's queued changes.
     case pushing
+    /// Uploading the attachments the server lacks.
+    case uploading
+    /// Downloading the attachments of records that were opened (or all, when configured).
+    case downloading
     /// Finished.
     case done
 }
@@ -22,6 +26,18 @@ public struct SyncEvent: Sendable, Hashable {
     public var pulled = 0
     /// Conflicts the server reported for this device's changes.
     public var conflicts = 0
+    /// Attachments to upload in this sync, once known, and their bytes.
+    public var uploadTotal: Int?
+    /// Bytes of the attachments to upload in this sync.
+    public var uploadBytesTotal: Int64 = 0
+    /// Attachments the server now holds completely.
+    public var uploaded = 0
+    /// Bytes of attachments the server holds so far (of `uploadBytesTotal`).
+    public var uploadedBytes: Int64 = 0
+    /// Attachments to download in this sync, once known.
+    public var downloadTotal: Int?
+    /// Attachments downloaded and verified so far.
+    public var downloaded = 0
     /// Set while a request is being retried: why, and after how long.
     public var retrying: String?
 

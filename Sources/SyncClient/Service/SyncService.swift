@@ -168,15 +168,16 @@ public actor SyncService {
 
     // MARK: - Local changes
 
-    /// Syncs shortly after the outbox grows, whoever made it grow.
+    /// Syncs shortly after the outbox grows, whoever made it grow, or after an opened record asked for
+    /// attachments that are not here.
     private func watchLocalChanges() async {
-        var previous: Int?
+        var previous: (changes: Int, downloads: Int)?
         do {
             for try await status in engine.store.observeSyncStatus() {
                 state.device = status
                 publishStatus()
-                defer { previous = status.queuedChanges }
-                guard let previous, status.queuedChanges > previous else { continue }
+                defer { previous = (status.queuedChanges, status.wantedDownloads) }
+                guard let previous, status.queuedChanges > previous.changes || status.wantedDownloads > previous.downloads else { continue }
                 localChange?.cancel()
                 let delay = timing.localChangeDelay
                 localChange = Task { [weak self] in

@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+import Synchronization
+
+extension DraftStore {
+    /// The path of the verified bytes of `sha256` on this device, or nil when they are not here (yet).
+    public func attachmentFile(_ sha256: String) -> URL? {
+        guard AttachmentHash.isValid(sha256), blobDirectory.contains(sha256) else { return nil }
+        return URL(fileURLWithPath: blobDirectory.file(sha256))
+    }
+
+    /// The stored state of the attachment `sha256`, or nil when this device has no row for it.
+    public func blob(_ sha256: String) async throws -> StoredBlob? {
+        try await read(doing: "reading attachment \(sha256)") { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM blobs WHERE sha256 = ?", arguments: [sha256]).map(Self.blob(from:))
+        }
+    }
+
+    /// Attachments attached on this device that the server may still lack, and their bytes.
+    public func waitingUploads() async throws -> WaitingUploads {
+        try await read(doing: "counting attachments waiting to upload", Self.fetchWaitingUploads)
+    }
+
+    static func fetchWaitingUploads(_ db: Database) throws -> WaitingUploads {
+        let row = try Row.fetchOne(db, sql: """
+            SELECT count(*), coalesce(sum(max(bytes - transferred, 0)), 0) FROM blobs WHERE upload = 'waiting'
+            """)
+        return WaitingUploads(count: row?[0] ?? 0, bytes: row?[1] ?? 0)
+    }
+
+    static func blob(from row: Row) -> StoredBlob {
+        StoredBlob(
+            sha256: row["sha256"], bytes: row["bytes"], type: row["type"], isStored: row["stored"] as Int64 == 1,
+            upload: StoredBlob.Upload(rawValue: row["upload"]) ?? .none, downloadWanted: row["download"] as String == "wanted",
+            transferred: row["transferred"], failures: row["failures"],
+            retryAt: (row["retry_at"] as Int64?).map(Self.date), lastError: row["last_error"])
+    }
+
+    // MARK: - Attaching
+
+    /// What a stored attachment is: its hash and size as copied in.
+    struct StoredBytes: Sendable {
+        var sha256: String
+        var bytes: Int64
+    }
+
+    /// Copies `source` into the blob directory (hashed and fsynced under a temporary name, without holding
+    /// the database), then, in one transaction: places it under its hash (rename, directory fsync), records
+    /// it as waiting to upload and attached by `presentation`, and runs `then` (the edit that refers to it).
+    /// When anything fails, nothing is left: no file under the hash that was not there before, no row.
+    func storeAttachment<T: Sendable>(
+        from source: String, type: String, presentation: String?, doing: String, writer: BlobWriter = .system,
+        then: @escaping @Sendable (Database, StoredBytes) throws -> T
+    ) async throws -> T {
+        let directory = blobDirectory
+        let incoming: BlobDirectory.Incoming
+        do {
+            incoming = try directory.copyIn(source, write: writer)
+        } catch let error as BlobFileError {
+            throw Self.attachError(error, source: source, doing: doing, directory: directory.path)
+        }
+        let stored = StoredBytes(sha256: incoming.sha256, bytes: incoming.bytes)
+        let placedHere = Mutex(false)
+        do {
+            let result = try await pool.write { db -> T in
+                let placed = try directory.place(incoming.temporary, as: incoming.sha256)
+                placedHere.withLock { $0 = placed }
+                try db.execute(sql: """
+                    INSERT INTO blobs (sha256, bytes, type, stored, upload, attached_by, added_at)
+                    VALUES (?, ?, ?, 1, 'waiting', ?, ?)
+                    ON CONFLICT (sha256) DO UPDATE SET stored = 1, attached_by = excluded.attached_by,
+                        download = 'none', upload = CASE WHEN blobs.upload = 'done' THEN 'done' ELSE 'waiting' END
+                    """, arguments: [stored.sha256, stored.bytes, type, presentation, Self.nowMillis()])
+                return try then(db, stored)
+            }
+            checkpointer.noteCommit()
+            return result
+        } catch {
+            unlink(incoming.temporary)
+            // The transaction rolled back: a name this attach created refers to nothing.
+            if placedHere.withLock({ $0 }) { directory.remove(incoming.sha256) }
+            if let error = error as? BlobFileError {
+                throw Self.attachError(error, source: source, doing: doing, directory: directory.path)
+            }
+            throw DraftStoreError.wrap(error, doing: doing, path: path)
+        }
+    }
+
+    static func attachError(_ error: BlobFileError, source: String, doing: String, directory: String) -> DraftStoreError {
+        switch error.kind {
+        case .full:
+            return DraftStoreError(.storageFull,
+                "Could not finish \(doing): the disk holding \(directory) is full (\(error.message)). Nothing was attached and everything saved before is intact; free some space and try again.")
+        case .missing:
+            return DraftStoreError(.attachmentUnreadable, "Could not finish \(doing): there is no file \(source). Give the path of an existing file.")
+        case .notAFile:
+            return DraftStoreError(.attachmentUnreadable, "Could not finish \(doing): \(error.message)")
+        case .denied:
+            return DraftStoreError(.attachmentUnreadable, "Could not finish \(doing): \(error.message). Check the permissions of \(source) and of \(directory).")
+        case .other:
+            return DraftStoreError(.storageFailed, "Could not finish \(doing): \(error.message). Nothing was attached; try again.")
+        }
+    }
+
+    // MARK: - Garbage collection
+
+    /// Removes the bytes of attachments nothing on this device refers to any more (no record's synced
+    /// fields or unsent edits, no open presentation's snapshot, no logged conflict) and that no open
+    /// presentation attached; also partial downloads of such attachments and temporary files an attach
+    /// left behind when its process died more than an hour ago. Runs after each sync; safe at any time,
+    /// from any process: it holds the database's write lock while it removes files, as attaching does
+    /// while it places them.
+    @discardableResult
+    public func collectGarbage() async throws -> BlobCollection {
+        let directory = blobDirectory
+        return try await write(doing: "removing attachments nothing refers to") { db in
+            try Self.collectGarbage(db, directory: directory, only: nil)
+        }
+    }
+
+    /// Garbage collection inside the caller's transaction; `only` limits it to the blobs a presentation attached.
+    static func collectGarbage(_ db: Database, directory: BlobDirectory, only presentation: String?) throws -> BlobCollection {
+        let unreferenced = """
+            sha256 NOT IN (SELECT sha256 FROM attachment_references WHERE sha256 IS NOT NULL)
+            AND (attached_by IS NULL OR attached_by NOT IN (SELECT id FROM presentations))
+            """
+        let rows: [Row]
+        if let presentation {
+            rows = try Row.fetchAll(db, sql: "DELETE FROM blobs WHERE attached_by = ? AND \(unreferenced) RETURNING sha256, bytes, stored", arguments: [presentation])
+        } else {
+            rows = try Row.fetchAll(db, sql: "DELETE FROM blobs WHERE \(unreferenced) RETURNING sha256, bytes, stored")
+        }
+        var removed: [String] = []
+        var freed: Int64 = 0
+        for row in rows {
+            let sha256: String = row["sha256"]
+            removed.append(sha256)
+            if row["stored"] as Int64 == 1 { freed += row["bytes"] as Int64 }
+            directory.remove(sha256)
+        }
+        if presentation == nil {
+            // Files with no row: an attach whose transaction failed after placing, or a crash in between.
+            let listing = directory.listing()
+            let known = Set(try String.fetchAll(db, sql: "SELECT sha256 FROM blobs"))
+            let referenced = Set(try String.fetchAll(db, sql: "SELECT sha256 FROM attachment_references WHERE sha256 IS NOT NULL"))
+            for sha256 in listing.blobs.union(listing.partials) where !known.contains(sha256) && !referenced.contains(sha256) {
+                directory.remove(sha256)
+                removed.append(sha256)
+            }
+            for file in listing.incoming where file.age > 3600 {
+                unlink((directory.path as NSString).appendingPathComponent(file.name))
+            }
+        }
+        if !removed.isEmpty { try? directory.syncDirectory() }
+        return BlobCollection(removed: removed.sorted(), freedBytes: freed)
+    }
+}
