@@ -61,7 +61,7 @@ struct ProgressBar {
         case .uploading:
             let total = max(event.uploadBytesTotal, 1)
             let filled = Int(min(30, event.uploadedBytes * 30 / total))
-            line = "uploading [" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] \(event.uploaded)/\(event.uploadTotal ?? 0) attachments, \(ByteCount.format(event.uploadedBytes)) of \(ByteCount.format(event.uploadBytesTotal))"
+            line = "uploading [" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] \(event.uploaded)/\(event.uploadTotal ?? 0) attachments, \(AttachmentReference.formatSize(event.uploadedBytes)) of \(AttachmentReference.formatSize(event.uploadBytesTotal))"
         case .downloading: line = "downloading: \(event.downloaded)/\(event.downloadTotal ?? 0) attachments"
         case .done: line = "done"
         }

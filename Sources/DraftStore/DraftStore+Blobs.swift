@@ -44,43 +44,50 @@ extension DraftStore {
         var bytes: Int64
     }
 
-    /// Copies `source` into the blob directory (hashed and fsynced under a temporary name, without holding
-    /// the database), then, in one transaction: places it under its hash (rename, directory fsync), records
-    /// it as waiting to upload and attached by `presentation`, and runs `then` (the edit that refers to it).
-    /// When anything fails, nothing is left: no file under the hash that was not there before, no row.
-    func storeAttachment<T: Sendable>(
-        from source: String, type: String, presentation: String?, doing: String, writer: BlobWriter = .system,
-        then: @escaping @Sendable (Database, StoredBytes) throws -> T
+    /// Copies each file of `sources` into the blob directory (hashed and fsynced under a temporary name,
+    /// without holding the database), then, in one transaction: places each under its hash (rename,
+    /// directory fsync), records it as waiting to upload and attached by `presentation`, and runs `then`
+    /// (the edits that refer to them). When anything fails, nothing is left: no file under a hash that was
+    /// not there before, no row, no edit.
+    func storeAttachments<T: Sendable>(
+        from sources: [(path: String, type: String)], presentation: String?, doing: String, writer: BlobWriter = .system,
+        then: @escaping @Sendable (Database, [StoredBytes]) throws -> T
     ) async throws -> T {
         let directory = blobDirectory
-        let incoming: BlobDirectory.Incoming
-        do {
-            incoming = try directory.copyIn(source, write: writer)
-        } catch let error as BlobFileError {
-            throw Self.attachError(error, source: source, doing: doing, directory: directory.path)
+        var incoming: [BlobDirectory.Incoming] = []
+        defer { for file in incoming { unlink(file.temporary) } }
+        for source in sources {
+            do {
+                incoming.append(try directory.copyIn(source.path, write: writer))
+            } catch let error as BlobFileError {
+                throw Self.attachError(error, source: source.path, doing: doing, directory: directory.path)
+            }
         }
-        let stored = StoredBytes(sha256: incoming.sha256, bytes: incoming.bytes)
-        let placedHere = Mutex(false)
+        let files = incoming
+        let types = sources.map(\.type)
+        let placedHere = Mutex<[String]>([])
         do {
             let result = try await pool.write { db -> T in
-                let placed = try directory.place(incoming.temporary, as: incoming.sha256)
-                placedHere.withLock { $0 = placed }
-                try db.execute(sql: """
-                    INSERT INTO blobs (sha256, bytes, type, stored, upload, attached_by, added_at)
-                    VALUES (?, ?, ?, 1, 'waiting', ?, ?)
-                    ON CONFLICT (sha256) DO UPDATE SET stored = 1, attached_by = excluded.attached_by,
-                        download = 'none', upload = CASE WHEN blobs.upload = 'done' THEN 'done' ELSE 'waiting' END
-                    """, arguments: [stored.sha256, stored.bytes, type, presentation, Self.nowMillis()])
-                return try then(db, stored)
+                for (file, type) in zip(files, types) {
+                    if try directory.place(file.temporary, as: file.sha256) {
+                        placedHere.withLock { $0.append(file.sha256) }
+                    }
+                    try db.execute(sql: """
+                        INSERT INTO blobs (sha256, bytes, type, stored, upload, attached_by, added_at)
+                        VALUES (?, ?, ?, 1, 'waiting', ?, ?)
+                        ON CONFLICT (sha256) DO UPDATE SET stored = 1, attached_by = excluded.attached_by,
+                            download = 'none', upload = CASE WHEN blobs.upload = 'done' THEN 'done' ELSE 'waiting' END
+                        """, arguments: [file.sha256, file.bytes, type, presentation, Self.nowMillis()])
+                }
+                return try then(db, files.map { StoredBytes(sha256: $0.sha256, bytes: $0.bytes) })
             }
             checkpointer.noteCommit()
             return result
         } catch {
-            unlink(incoming.temporary)
-            // The transaction rolled back: a name this attach created refers to nothing.
-            if placedHere.withLock({ $0 }) { directory.remove(incoming.sha256) }
+            // The transaction rolled back: names this attach created refer to nothing.
+            for sha256 in placedHere.withLock({ $0 }) { directory.remove(sha256) }
             if let error = error as? BlobFileError {
-                throw Self.attachError(error, source: source, doing: doing, directory: directory.path)
+                throw Self.attachError(error, source: sources.map(\.path).joined(separator: ", "), doing: doing, directory: directory.path)
             }
             throw DraftStoreError.wrap(error, doing: doing, path: path)
         }

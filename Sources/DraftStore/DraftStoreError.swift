@@ -48,6 +48,8 @@ public struct DraftStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         case tooManyInstances
         /// The file to attach cannot be read (missing, not a regular file, no permission).
         case attachmentUnreadable
+        /// The field does not take that file (too large for its `maxBytes`, a media type it does not accept).
+        case attachmentRefused
     }
 
     /// What went wrong, for code to branch on.

@@ -1,13 +1,19 @@
+import Foundation
 import FormModel
 
 extension FormSession {
     /// Applies scripted inputs by address (`site=…`, `defects[2].severity=high`) and removals (`defects[2]`),
     /// durable together in one transaction before it returns. An instance number one past the last live
     /// instance adds an instance (with a new id and its defaults); later addresses with that number mean the
-    /// instance just added. Nothing is written when any address is wrong.
-    /// - Returns: each input's record key and issues with the answers as they end up, in the order given.
+    /// instance just added. `attachments` attach files (`defects[2].photo=IMG_1.jpg`) as `attach(_:file:)` does,
+    /// in the same transaction. Nothing is written when any address is wrong or any file cannot be attached.
+    /// - Returns: each input's, then each attachment's, record key and issues with the answers as they end
+    ///   up, in the order given.
     @discardableResult
-    public func set(addressed inputs: [(address: String, input: String)], removing removals: [String] = []) async throws -> [(key: String, issues: [FieldIssue])] {
+    public func set(
+        addressed inputs: [(address: String, input: String)], removing removals: [String] = [],
+        attaching attachments: [(address: String, path: String)] = []
+    ) async throws -> [(key: String, issues: [FieldIssue])] {
         try requireOpen()
         var instances = state.instances
         var edits: [DraftStore.Edit] = []
@@ -48,7 +54,7 @@ extension FormSession {
             }
             return (parent, address.field)
         }
-        for (text, input) in inputs {
+        func field(at text: String) throws -> (key: String, field: FieldDefinition) {
             let (prefix, name) = try resolve(text, adding: true)
             guard let name else {
                 throw DraftStoreError(.unknownField, "\"\(text)\" names an instance, not a field; write \(text).FIELD=VALUE. Nothing was saved.")
@@ -62,7 +68,22 @@ extension FormSession {
             guard field.isEditable else {
                 throw DraftStoreError(.readOnlyField, "\"\(text)\": the field \"\(name)\" of form \(form.id) \(field.isComputed ? "is computed from other answers" : "takes no answer"). Nothing was saved.")
             }
+            return (key, field)
+        }
+        for (text, input) in inputs {
+            let (key, field) = try field(at: text)
             add(DraftStore.Edit(field: key, label: field.label, value: AnswerValue.parse(input, for: field)))
+            keys.append(key)
+        }
+        var files: [PendingAttachment] = []
+        for (text, path) in attachments {
+            let (key, field) = try field(at: text)
+            guard field.kind.takesAttachment else {
+                throw DraftStoreError(.wrongType, "\"\(text)\": the field \"\(field.id)\" (\(field.label)) is a \(field.kind.rawValue) field and takes no file; give it a value with --set. Nothing was saved.")
+            }
+            let file = PendingAttachment(address: text, key: key, field: field, path: path)
+            try Self.refuse(file.reference(sha256: String(repeating: "0", count: 64), bytes: file.size), for: field, key: text)
+            files.append(file)
             keys.append(key)
         }
         for text in removals {
@@ -73,7 +94,46 @@ extension FormSession {
             add(DraftStore.Edit(field: prefix + "/" + AnswerKey.removed, label: "remove \(text)", value: .boolean(true)))
         }
         let changed = edits.filter { answers[$0.field] != $0.value }
-        if !changed.isEmpty { try await write(changed) }
+        if files.isEmpty {
+            if !changed.isEmpty { try await write(changed) }
+        } else {
+            let (record, presentation, pending) = (recordKey, presentationKey, files)
+            let written = try await store.storeAttachments(
+                from: files.map { ($0.path, $0.type) }, presentation: presentation,
+                doing: "attaching \(files.map(\.path).joined(separator: ", ")) to record \(record)"
+            ) { db, stored -> [DraftStore.Edit] in
+                var all = changed
+                for (file, bytes) in zip(pending, stored) {
+                    let reference = file.reference(sha256: bytes.sha256, bytes: bytes.bytes)
+                    try Self.refuse(reference, for: file.field, key: file.address)
+                    all.append(DraftStore.Edit(field: file.key, label: file.field.label, value: .attachment(reference)))
+                }
+                try DraftStore.writeEdits(db, record: record, presentation: presentation, all)
+                return all
+            }
+            state.apply(Dictionary(written.map { ($0.field, $0.value) }, uniquingKeysWith: { _, last in last }))
+        }
         return keys.map { ($0, validator.validate(field: $0, in: state)) }
+    }
+}
+
+/// A file to attach by address, checked before anything is copied.
+struct PendingAttachment: Sendable {
+    var address: String
+    var key: String
+    var field: FieldDefinition
+    var path: String
+    /// The name people see: the file's own.
+    var name: String { (path as NSString).lastPathComponent }
+    /// The media type its extension suggests.
+    var type: String { MediaType.guess(forFileName: name) }
+    /// Its size now (0 when it cannot be read; copying it says why).
+    var size: Int64 {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int64(status.st_size) : 0
+    }
+
+    func reference(sha256: String, bytes: Int64) -> AttachmentReference {
+        AttachmentReference(sha256: sha256, bytes: bytes, type: type, name: name)
     }
 }

@@ -96,8 +96,12 @@ extension FormSession {
 
     private func revert() async throws -> DiscardResult {
         let (record, presentation) = (recordKey, presentationKey)
+        let directory = store.blobDirectory
         let result = try await store.write(doing: "discarding the changes to record \(record)") { db in
-            try DraftStore.revertPresentation(db, presentation, record: record)
+            let result = try DraftStore.revertPresentation(db, presentation, record: record)
+            // Files this presentation attached that nothing refers to any more go with its edits.
+            _ = try DraftStore.collectGarbage(db, directory: directory, only: presentation)
+            return result
         }
         state = FormState(logic: validator.logic, answers: openedAnswers)
         isOpen = false

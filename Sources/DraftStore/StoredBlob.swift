@@ -58,19 +58,3 @@ public struct BlobCollection: Sendable, Hashable {
     /// Bytes freed.
     public var freedBytes: Int64
 }
-
-/// Byte counts as people read them: "47 KB", "3.2 MB".
-public enum ByteCount {
-    /// `bytes` in B, KB, MB or GB (powers of 1,024), one decimal below 10 of a unit.
-    public static func format(_ bytes: Int64) -> String {
-        let units = ["B", "KB", "MB", "GB", "TB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        if unit == 0 { return "\(bytes) B" }
-        return value < 10 ? "\(String(format: "%.1f", value)) \(units[unit])" : "\(Int(value.rounded())) \(units[unit])"
-    }
-}

@@ -100,7 +100,7 @@ extension AppModel {
         case .uploading:
             let total = max(event.uploadBytesTotal, 1)
             let filled = Int(min(20, event.uploadedBytes * 20 / total))
-            text = "Syncing: uploading [" + String(repeating: "█", count: filled) + String(repeating: "·", count: 20 - filled) + "] \(event.uploaded)/\(event.uploadTotal ?? 0) attachments, \(ByteCount.format(event.uploadedBytes))/\(ByteCount.format(event.uploadBytesTotal))"
+            text = "Syncing: uploading [" + String(repeating: "█", count: filled) + String(repeating: "·", count: 20 - filled) + "] \(event.uploaded)/\(event.uploadTotal ?? 0) attachments, \(AttachmentReference.formatSize(event.uploadedBytes))/\(AttachmentReference.formatSize(event.uploadBytesTotal))"
         case .downloading: text = "Syncing: downloaded \(event.downloaded)/\(event.downloadTotal ?? 0) attachments…"
         case .done: text = "Syncing: done"
         }

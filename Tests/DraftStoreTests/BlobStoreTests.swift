@@ -21,7 +21,8 @@ struct BlobStoreTests {
     /// Stores `path` as an attachment and refers to it from the record's unsent edits under `field`.
     static func attach(_ fixture: Fixture, _ path: String, record: UUID, field: String = "photo", presentation: String? = nil) async throws -> DraftStore.StoredBytes {
         let key = record.uuidString.lowercased()
-        return try await fixture.store.storeAttachment(from: path, type: "image/jpeg", presentation: presentation, doing: "attaching \(path)") { db, stored in
+        return try await fixture.store.storeAttachments(from: [(path, "image/jpeg")], presentation: presentation, doing: "attaching \(path)") { db, all in
+            let stored = all[0]
             let answer = #"{"attachment":{"sha256":"\#(stored.sha256)","bytes":\#(stored.bytes),"type":"image/jpeg","name":"x.jpg"}}"#
             try db.execute(sql: "UPDATE records SET local = json_set(local, ?, json(?)) WHERE id = ?", arguments: ["$.\(field)", answer, key])
             return stored
@@ -93,7 +94,7 @@ struct BlobStoreTests {
             return write(fd, bytes.baseAddress, allowed)
         }
         let error = await #expect(throws: DraftStoreError.self) {
-            try await fixture.store.storeAttachment(from: source, type: "image/jpeg", presentation: nil, doing: "attaching big.jpg", writer: full) { _, stored in stored.sha256 }
+            try await fixture.store.storeAttachments(from: [(source, "image/jpeg")], presentation: nil, doing: "attaching big.jpg", writer: full) { _, stored in stored[0].sha256 }
         }
         #expect(error?.code == .storageFull)
         #expect(error?.message.contains("full") == true)
@@ -105,12 +106,12 @@ struct BlobStoreTests {
     @Test func aMissingOrUnreadableSourceIsAClearError() async throws {
         let fixture = try await Fixture()
         let missing = await #expect(throws: DraftStoreError.self) {
-            try await fixture.store.storeAttachment(from: "/nonexistent/photo.jpg", type: "image/jpeg", presentation: nil, doing: "attaching photo.jpg") { _, _ in () }
+            try await fixture.store.storeAttachments(from: [("/nonexistent/photo.jpg", "image/jpeg")], presentation: nil, doing: "attaching photo.jpg") { _, _ in () }
         }
         #expect(missing?.code == .attachmentUnreadable)
         #expect(missing?.message.contains("/nonexistent/photo.jpg") == true)
         let directory = await #expect(throws: DraftStoreError.self) {
-            try await fixture.store.storeAttachment(from: fixture.directory.path, type: "image/jpeg", presentation: nil, doing: "attaching a folder") { _, _ in () }
+            try await fixture.store.storeAttachments(from: [(fixture.directory.path, "image/jpeg")], presentation: nil, doing: "attaching a folder") { _, _ in () }
         }
         #expect(directory?.code == .attachmentUnreadable)
         #expect(directory?.message.contains("not a regular file") == true)
@@ -122,7 +123,7 @@ struct BlobStoreTests {
         let source = Self.file(fixture, "a.jpg", size: 1000, seed: 11)
         struct Refused: Error {}
         await #expect(throws: DraftStoreError.self) {
-            try await fixture.store.storeAttachment(from: source, type: "image/jpeg", presentation: nil, doing: "attaching a.jpg") { _, _ in throw Refused() }
+            try await fixture.store.storeAttachments(from: [(source, "image/jpeg")], presentation: nil, doing: "attaching a.jpg") { _, _ in throw Refused() }
         }
         #expect(blobNames(fixture).isEmpty)
         #expect(try await fixture.store.waitingUploads() == .none)

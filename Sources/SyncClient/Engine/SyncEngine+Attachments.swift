@@ -1,5 +1,6 @@
 import DraftStore
 import Foundation
+import FormModel
 import SyncCore
 
 /// Why one attachment could not be moved this time; it backs off on its own and nothing else waits for it.
@@ -40,7 +41,7 @@ extension SyncEngine {
     /// policy's attempts without progress.
     func upload(_ blob: BlobTransfer, _ progress: SyncProgressTracker) async throws {
         let url = configuration.url("attachments/\(blob.sha256)")
-        let name = "attachment \(blob.sha256.prefix(12))… (\(ByteCount.format(blob.bytes)))"
+        let name = "attachment \(blob.sha256.prefix(12))… (\(AttachmentReference.formatSize(blob.bytes)))"
         var offset: Int64?
         var fruitless = 0
         var reported: Int64 = 0
@@ -134,7 +135,7 @@ extension SyncEngine {
     /// Fetches one attachment with `Range` requests from the size of its partial file, then verifies it.
     func download(_ blob: BlobTransfer) async throws {
         let url = configuration.url("attachments/\(blob.sha256)")
-        let name = "attachment \(blob.sha256.prefix(12))… (\(ByteCount.format(blob.bytes)))"
+        let name = "attachment \(blob.sha256.prefix(12))… (\(AttachmentReference.formatSize(blob.bytes)))"
         var offset = store.partialDownloadSize(blob.sha256)
         if offset > blob.bytes {
             store.discardPartialDownload(blob.sha256)
