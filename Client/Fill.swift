@@ -27,7 +27,7 @@ extension FieldSheetCommand {
             try await reportingErrors {
                 let store = try home.openStore()
                 let definition = try await store.form(id: form)
-                try FieldAssignment.check(try options.fieldAssignments(), removals: options.removals, against: definition)
+                try FieldAssignment.check(try options.fieldAssignments(), removals: options.removals, attachments: try options.fieldAttachments(), against: definition)
                 let session = try await store.newRecord(formID: definition.id, version: definition.version)
                 try await FillRunner.run(session, options: options)
             }

@@ -7,6 +7,9 @@ struct FillOptions: ParsableArguments {
     @Option(name: .customLong("set"), help: ArgumentHelp("Answer a field, e.g. --set site=\"B2 basement\" or --set 'defects[2].severity=high' (repeatable; the number one past the last instance adds one). Choices by value, label or number.", valueName: "field=value"))
     var assignments: [String] = []
 
+    @Option(name: .customLong("attach"), help: ArgumentHelp("Attach a file to a photo, audio or file field, e.g. --attach photo=IMG_0042.jpg or --attach 'defects[2].photo=crack.jpg' (repeatable; addressed like --set). The file is copied into the device home before the command goes on; its media type comes from its extension.", valueName: "field=path"))
+    var attachments: [String] = []
+
     @Option(name: .customLong("remove"), help: ArgumentHelp("Remove a repeat instance, e.g. --remove 'defects[2]' (repeatable; instances count from 1, after the --set additions).", valueName: "group[n]"))
     var removals: [String] = []
 
@@ -32,6 +35,17 @@ struct FillOptions: ParsableArguments {
             throw ValidationError("--discard confirms a Cancel; use it together with --cancel.")
         }
         _ = try fieldAssignments()
+        _ = try fieldAttachments()
+    }
+
+    /// The `--attach FIELD=PATH` options, in order.
+    func fieldAttachments() throws -> [FieldAssignment] {
+        try attachments.map { argument in
+            guard let attachment = FieldAssignment(argument: argument), !attachment.input.isEmpty else {
+                throw ValidationError("--attach takes FIELD=PATH, like --attach photo=IMG_0042.jpg; got \"\(argument)\".")
+            }
+            return attachment
+        }
     }
 
     func fieldAssignments() throws -> [FieldAssignment] {

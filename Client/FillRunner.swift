@@ -15,13 +15,14 @@ enum FillRunner {
 
     static func run(_ session: FormSession, options: FillOptions) async throws -> Never {
         let assignments = try options.fieldAssignments()
+        let attachments = try options.fieldAttachments()
         do {
-            try FieldAssignment.check(assignments, removals: options.removals, against: session.form)
+            try FieldAssignment.check(assignments, removals: options.removals, attachments: attachments, against: session.form)
         } catch {
             try? await session.dismiss(reason: .endOfInput)
             throw error
         }
-        if options.action == .lineMode, assignments.isEmpty, options.removals.isEmpty, options.interface.fullScreen {
+        if options.action == .lineMode, assignments.isEmpty, attachments.isEmpty, options.removals.isEmpty, options.interface.fullScreen {
             // On a terminal with nothing scripted: the sheet, full screen; it ends the run when it closes.
             let status = try await options.interface.runApp(store: session.store, session: session)
             print(session.recordID.uuidString.lowercased())
@@ -30,7 +31,7 @@ enum FillRunner {
         // Unbuffered, so a script has the id even if the process is stopped mid-fill.
         FileHandle.standardOutput.write(Data((session.recordID.uuidString.lowercased() + "\n").utf8))
         dismissOnSignals(session)
-        let outcome = try await ScriptedFill().run(session, assignments: assignments, removals: options.removals, action: options.action)
+        let outcome = try await ScriptedFill().run(session, assignments: assignments, removals: options.removals, attachments: attachments, action: options.action)
         throw ExitCode(outcome.rawValue)
     }
 

@@ -12,13 +12,25 @@ public struct ScriptedFill: Sendable {
 
     /// Applies `assignments` in order (all durable together, in one transaction, before anything else happens),
     /// then ends the presentation with `action`.
-    /// `removals` name repeat instances (`defects[2]`) to remove, after the assignments' additions.
-    public func run(_ session: FormSession, assignments: [FieldAssignment], removals: [String] = [], action: FillAction) async throws -> FillOutcome {
+    /// `removals` name repeat instances (`defects[2]`) to remove, after the assignments' additions;
+    /// `attachments` attach files (`photo=IMG_0042.jpg`), copied into the device home in the same transaction.
+    public func run(_ session: FormSession, assignments: [FieldAssignment], removals: [String] = [], attachments: [FieldAssignment] = [], action: FillAction) async throws -> FillOutcome {
         let id = session.recordID.uuidString.lowercased()
-        let results = try await session.set(addressed: assignments.map { ($0.field, $0.input) }, removing: removals).map(\.issues)
-        for (assignment, issues) in zip(assignments, results) {
-            for issue in issues {
+        let results = try await session.set(
+            addressed: assignments.map { ($0.field, $0.input) }, removing: removals,
+            attaching: attachments.map { ($0.field, $0.input) })
+        for (assignment, result) in zip(assignments, results) {
+            for issue in result.issues {
                 console.line("\(assignment.field): \(issue.message) (kept as typed: \"\(assignment.input)\")")
+            }
+        }
+        let attached = await session.attachments
+        for (attachment, result) in zip(attachments, results.dropFirst(assignments.count)) {
+            if let reference = attached[result.key] {
+                console.line("\(attachment.field): attached \(reference.display)")
+            }
+            for issue in result.issues {
+                console.line("\(attachment.field): \(issue.message)")
             }
         }
         switch action {
