@@ -99,7 +99,7 @@ extension DraftStore {
             return DraftStoreError(.storageFull,
                 "Could not finish \(doing): the disk holding \(directory) is full (\(error.message)). Nothing was attached and everything saved before is intact; free some space and try again.")
         case .missing:
-            return DraftStoreError(.attachmentUnreadable, "Could not finish \(doing): there is no file \(source). Give the path of an existing file.")
+            return DraftStoreError(.attachmentUnreadable, "There is no file \(source) (while \(doing)). Give the path of an existing file; nothing was attached.")
         case .notAFile:
             return DraftStoreError(.attachmentUnreadable, "Could not finish \(doing): \(error.message)")
         case .denied:

@@ -82,7 +82,7 @@ extension DraftStore {
     static func fetchRecord(_ db: Database, id: UUID) throws -> StoredRecord? {
         guard let row = try Row.fetchOne(db, sql: """
             SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.server_revision, r.fields, r.local,
-                   v.state AS review_state, v.comment AS review_comment
+                   r.missing_attachments, v.state AS review_state, v.comment AS review_comment
             FROM records r LEFT JOIN record_reviews v ON v.record_id = r.id WHERE r.id = ?
             """, arguments: [id.uuidString.lowercased()])
         else { return nil }
@@ -99,7 +99,14 @@ extension DraftStore {
             createdAt: date(row["created_at"]), updatedAt: date(row["updated_at"]),
             serverRevision: row["server_revision"],
             synced: try decodeSynced(row["fields"], record: key), pending: try decodePending(row["local"], record: key),
-            review: review(state: row["review_state"], comment: row["review_comment"]))
+            review: review(state: row["review_state"], comment: row["review_comment"]),
+            missingOnServer: missingAttachments(row["missing_attachments"]))
+    }
+
+    /// The hashes of a `missing_attachments` column (a JSON array of them, or NULL).
+    static func missingAttachments(_ json: String?) -> [String] {
+        guard let json, let hashes = try? JSONDecoder().decode([String].self, from: Data(json.utf8)) else { return [] }
+        return hashes
     }
 
     static func review(state: String?, comment: String?) -> RecordReview? {

@@ -119,6 +119,9 @@ extension DraftStore {
         let dropReview = try db.cachedStatement(sql: """
             DELETE FROM record_reviews WHERE record_id = ?1 AND EXISTS (SELECT 1 FROM records WHERE id = ?1 AND server_revision <= ?2)
             """)
+        let waiting = try db.cachedStatement(sql: """
+            UPDATE records SET missing_attachments = ?1 WHERE id = ?2 AND server_revision <= ?3 AND missing_attachments IS NOT ?1
+            """)
         var anyReviews = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record_reviews)") ?? true
         var reviewsWritten = false
         let end = try PullPageReader.read(bytes) { record in
@@ -144,6 +147,9 @@ extension DraftStore {
                 rebase.keepsLocalFormVersion, rebase.keepsLocalState, rebase.keepsLocalEdits,
             ])
             if db.changesCount > 0 { applied += 1 }
+            // What the server still waits for, as of this revision (a newer page says when it arrived).
+            let hashes = record.missingAttachments.filter(AttachmentReference.isHash)
+            try waiting.execute(arguments: [hashes.isEmpty ? nil : "[\"" + hashes.joined(separator: "\",\"") + "\"]", id, record.revision])
             // The review travels with the record: kept as the server sent it at this revision, also when the
             // device already holds the revision (its own push made it, and the server's review moved with it).
             // A plain `received` (what every submission starts as) is not stored, so a pull of many new

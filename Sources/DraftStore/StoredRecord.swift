@@ -26,6 +26,9 @@ public struct StoredRecord: Sendable, Hashable {
     public var pending: FieldValues
     /// The office's review as the server last sent it; nil for drafts and for records only `received`.
     public var review: RecordReview? = nil
+    /// Attachments the record refers to that the server said, at the last pull, it does not hold yet
+    /// (by hash): the record is waiting for them.
+    public var missingOnServer: [String] = []
 
     /// The current answers, by field id (unanswered fields absent): `synced` overlaid by `pending`.
     public var answers: [String: AnswerValue] {
@@ -51,6 +54,9 @@ public struct RecordSummary: Sendable, Hashable {
     public var updatedAt: Date
     /// The office's review as the server last sent it; nil for drafts and for records only `received`.
     public var review: RecordReview? = nil
+    /// Attachments the record refers to that the server said, at the last pull, it does not hold yet
+    /// (by hash): the record is waiting for them.
+    public var missingOnServer: [String] = []
 }
 
 /// A stored form version, as listed.

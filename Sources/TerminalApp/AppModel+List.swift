@@ -33,6 +33,7 @@ extension AppModel {
             home.moveSelection(by: 0)
             waitingRecords = waiting
             conflictedRecords = conflicted
+            waitingUploads = (try? await store.waitingUploads()) ?? waitingUploads
             if home.search != nil { applySearch() }
             indexForSearch()
             home.status = statusText()
@@ -57,6 +58,9 @@ extension AppModel {
             parts.append("Not synced yet")
         }
         parts.append(waitingRecords == 0 ? "nothing waiting to sync" : "\(waitingRecords) record\(waitingRecords == 1 ? "" : "s") waiting to sync")
+        if waitingUploads.count > 0 {
+            parts.append("\(waitingUploads.count) attachment\(waitingUploads.count == 1 ? "" : "s") to upload (\(AttachmentReference.formatSize(waitingUploads.bytes)))")
+        }
         if conflictedRecords > 0 { parts.append("\(conflictedRecords) in conflict (c to resolve)") }
         return parts.joined(separator: " · ")
     }
@@ -125,6 +129,8 @@ extension AppModel {
                 guard let value = record.answers[field.id] else { continue }
                 details.append((field.label, value.display(for: field).replacingOccurrences(of: "\n", with: " ")))
             }
+            let waiting = record.missingOnServer.count
+            if waiting > 0 { details.append(("Attachments", "waiting for \(waiting) attachment\(waiting == 1 ? "" : "s") to reach the server")) }
         }
         home.selectedDetails = details
         detailsShown = (item.id, summary.updatedAt)

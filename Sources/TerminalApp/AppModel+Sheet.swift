@@ -93,6 +93,15 @@ extension AppModel {
                     switch intent {
                     case .set(let field, let value):
                         try await session.set(field, to: value)
+                    case let .attach(field, path):
+                        let expanded = (path as NSString).expandingTildeInPath
+                        sheet.notice = "Attaching \((expanded as NSString).lastPathComponent)…"
+                        let issues = try await session.attach(field, file: expanded)
+                        let value = await session.answers[field]
+                        sheet.stored(field, value)
+                        if case .attachment(let reference)? = value {
+                            sheet.notice = issues.first?.message ?? "Attached \(reference.display)."
+                        }
                     case .complete:
                         switch try await session.complete() {
                         case .submitted:
@@ -166,7 +175,7 @@ extension AppModel {
                 closeUtility(sheet, trigger: .modalFromPopover)
                 pendingStart = chosen
                 return .redraw
-            case .set, .confirm, .addInstance, .removeInstance:
+            case .set, .confirm, .addInstance, .removeInstance, .attach:
                 break
             case .complete where formID == BuiltInSheets.newID:
                 guard case .choice(let chosen)? = sheet.answers["form"], chosen != "-" else {

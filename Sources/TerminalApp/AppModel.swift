@@ -60,6 +60,8 @@ public actor AppModel {
     var lastSyncFailure: String?
     /// Unsent records and records in conflict, from the last list query.
     var waitingRecords = 0
+    /// Attachments attached here that the server may still lack, for the status line.
+    var waitingUploads = WaitingUploads.none
     var conflictedRecords = 0
     /// When the notice in the status line goes away.
     var noticeExpires: Date?

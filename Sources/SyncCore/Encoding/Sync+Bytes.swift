@@ -132,6 +132,8 @@ public struct PulledRecord: Sendable {
     public var review: RecordReview?
     /// The record's ``RecordFields`` JSON, exactly as the server stored it.
     public var fields: ArraySlice<UInt8>
+    /// Hashes of attachments the record refers to that the server does not hold yet (`missingAttachments`).
+    public var missingAttachments: [String] = []
 
     /// The fields JSON as text, for storing.
     public var fieldsText: String { String(decoding: fields, as: UTF8.self) }
@@ -188,6 +190,7 @@ public enum PullPageReader {
         var author = ""
         var review: RecordReview?
         var fields: ArraySlice<UInt8>?
+        var missingAttachments: [String] = []
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
@@ -202,12 +205,15 @@ public enum PullPageReader {
             case "fields":
                 guard reader.peek() == UInt8(ascii: "{") else { throw reader.error("fields must be an object") }
                 fields = try reader.rawValue()
+            case "missingAttachments":
+                try reader.beginArray()
+                while try reader.nextElement() { missingAttachments.append(try reader.readString()) }
             default: try reader.skipValue()
             }
         }
         guard let recordId, let formId, let formVersion, let state, let revision, let fields,
               let version = Int(exactly: formVersion)
         else { throw reader.error("A pulled record needs recordId, formId, formVersion, state, revision and fields") }
-        return PulledRecord(recordId: recordId, formId: formId, formVersion: version, state: state, revision: revision, sequence: sequence, author: author, review: review, fields: fields)
+        return PulledRecord(recordId: recordId, formId: formId, formVersion: version, state: state, revision: revision, sequence: sequence, author: author, review: review, fields: fields, missingAttachments: missingAttachments)
     }
 }

@@ -46,7 +46,24 @@ extension SheetState {
             default: break
             }
             return []
-        case .note, .calculate, .repeat, .photo, .audio, .file:
+        case .photo, .audio, .file:
+            // A file is attached by typing its path and Enter; Backspace on no path removes the attachment.
+            var path = attachPaths[key] ?? ""
+            switch event {
+            case .character(let character): path.append(character)
+            case .paste(let pasted): path += pasted.replacingOccurrences(of: "\n", with: "")
+            case .backspace, .delete:
+                if path.isEmpty {
+                    attachPaths[key] = nil
+                    return answers[key] == nil ? [] : set(key, field, nil)
+                }
+                if event == .backspace { path.removeLast() }
+            case .control("u"): path = ""
+            default: return []
+            }
+            attachPaths[key] = path
+            return []
+        case .note, .calculate, .repeat:
             return []
         case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location:
             var text = self.text(of: field, at: key)

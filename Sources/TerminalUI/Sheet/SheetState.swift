@@ -26,6 +26,8 @@ public enum SheetIntent: Sendable, Hashable {
     case addInstance(group: String, parent: String)
     /// Remove the instance at this key prefix (asked first when it held answers).
     case removeInstance(String)
+    /// Attach the file at `path` to the photo, audio or file field at `field` (typed, then Enter).
+    case attach(field: String, path: String)
 }
 
 /// The state of one presented form sheet: answers as shown, the step, the focus, inline errors and
@@ -40,6 +42,8 @@ public struct SheetState: Sendable {
     public private(set) var evaluated: FormState
     /// Text as typed into text-like fields, so raw input is shown exactly as typed.
     public private(set) var typed: [String: String] = [:]
+    /// The path being typed into a photo, audio or file field, until Enter attaches it.
+    public internal(set) var attachPaths: [String: String] = [:]
     public private(set) var page = 0
     public internal(set) var focus: SheetFocus
     /// The choice under the cursor in a multiple-choice field.
@@ -87,6 +91,9 @@ public struct SheetState: Sendable {
         if field.isComputed {
             return evaluated.value(key)?.display(for: field) ?? ""
         }
+        if field.kind.takesAttachment, let path = attachPaths[key] {
+            return "attach: " + path
+        }
         return typed[key] ?? answers[key]?.display(for: field) ?? ""
     }
 
@@ -100,6 +107,7 @@ public struct SheetState: Sendable {
         guard case .field(let key) = focus, let field = definition(ofKey: key) else { return false }
         switch field.kind {
         case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location: return true
+        case .photo, .audio, .file: return true
         default: return false
         }
     }
@@ -156,6 +164,11 @@ public struct SheetState: Sendable {
             if case .field(let key) = focus, let field = definition(ofKey: key), field.kind == .multilineText {
                 return edit(key, field, with: .paste("\n"))
             }
+            // Enter after a typed path attaches that file.
+            if case .field(let key) = focus, let path = attachPaths[key], !path.trimmingCharacters(in: .whitespaces).isEmpty {
+                attachPaths[key] = nil
+                return [.attach(field: key, path: path.trimmingCharacters(in: .whitespaces))]
+            }
             return activate()
         default:
             if case .field(let key) = focus, let field = definition(ofKey: key) {
@@ -190,11 +203,22 @@ public struct SheetState: Sendable {
         confirmation = nil
     }
 
+    /// Shows an answer the app stored itself (an attachment, once its file was copied in).
+    public mutating func stored(_ key: String, _ value: AnswerValue?) {
+        answers[key] = value
+        evaluated.apply([key: value])
+        attachPaths[key] = nil
+        if errors[key] != nil {
+            errors[key] = validator.validate(field: key, in: evaluated).first?.message
+        }
+    }
+
     /// Replaces the answers (after the session reverted or merged them), keeping the focus where it can.
     public mutating func reload(_ answers: [String: AnswerValue]) {
         self.answers = answers
         evaluated = FormState(logic: validator.logic, answers: answers)
         typed = [:]
+        attachPaths = [:]
         if !focusOrder.contains(focus) { focus = focusOrder.first ?? .complete }
     }
 

@@ -1,0 +1,45 @@
+import FieldSheetTesting
+import Foundation
+import Testing
+
+/// Attachments in the full-screen app, in tmux: a person types a file's path into a photo field and presses
+/// Enter; the sheet shows its name, type and size, the status line counts it as waiting to upload, and the
+/// record on disk refers to it.
+struct TerminalAppAttachTests {
+    @Test(arguments: [(120, 40), (80, 24)])
+    func aPhotoIsAttachedByTypingItsPath(columns: Int, rows: Int) throws {
+        let tmux = TmuxSession()
+        let home = TemporaryDirectory()
+        let form = home.write("damage-report.json", SampleForms.damageReportJSON())
+        let imported = try Subprocess.run(PackagePaths.debugProduct("fieldsheet"), ["--home", home.path, "forms", "import", form])
+        #expect(imported.status == 0, "\(imported.output)")
+        let photo = home.file("IMG_0042.jpg")
+        SampleForms.writeRandomFile(photo, size: 48_213, seed: 42)
+        try tmux.startApp(columns: columns, rows: rows, home: home)
+        try tmux.keys("n")
+        try tmux.waitFor("Damage Report")
+        try tmux.click(on: "Damage Report", offset: 2)
+        try tmux.waitFor("Site")
+        try tmux.type("Depot")
+        try tmux.waitFor("[Depot")
+        try tmux.keys("Tab")
+        try tmux.type(photo)
+        try tmux.waitFor("attach: ")
+        try tmux.keys("Enter")
+        try tmux.waitFor("IMG_0042.jpg (image/jpeg, 47 KB)")
+        // A path that is not there: the sheet says so and keeps what it had.
+        try tmux.keys("Tab")
+        try tmux.type("/nonexistent/memo.m4a")
+        try tmux.keys("Enter")
+        try tmux.waitFor("There is no file /nonexistent/memo.m4a")
+        try tmux.keys("Escape")
+        try tmux.waitFor("Draft saved")
+        try tmux.waitFor("1 attachment to upload (47 KB)")
+        let records = try TmuxSession.records(in: home)
+        let id = try #require(records.compactMap { $0.split(separator: "\t").first.map(String.init) }.first { UUID(uuidString: $0) != nil }, "\(records)")
+        let shown = try Subprocess.run(PackagePaths.debugProduct("fieldsheet"), ["--home", home.path, "show", id])
+        #expect(shown.stdout.contains("Photo: IMG_0042.jpg (image/jpeg, 47 KB)"), "\(shown.output)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: home.file("attachments"))
+        #expect(files.count == 1 && files[0].count == 64, "\(files)")
+    }
+}
