@@ -137,3 +137,19 @@ CREATE TABLE record_reviews (
     state TEXT NOT NULL CHECK (state IN ('received', 'hasIssues', 'approved', 'rejected', 'edited')),
     comment TEXT
 ) WITHOUT ROWID;
+
+-- migration: v6-record-edits
+
+-- A record's unsent edits, one row per field (NULL value: the field was cleared), instead of one JSON object
+-- in `records.local`: an edit writes its own small row, where rewriting the object cost every edit of a
+-- record with thousands of fields (repeat instances) a parse and a rewrite of all of them. WITHOUT ROWID:
+-- SQLite reports no change of it to observers, so every write of it also writes the record's row
+-- (`updated_at`, `fields`), which is what observations of records watch.
+CREATE TABLE record_edits (
+    record_id TEXT NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT,
+    PRIMARY KEY (record_id, key)
+) WITHOUT ROWID;
+INSERT INTO record_edits (record_id, key, value) SELECT r.id, j.key, j.value FROM records r, json_each(r.local) j;
+ALTER TABLE records DROP COLUMN local;
