@@ -88,7 +88,7 @@ let package = Package(
         // Screen geometry and drawing for the terminal presentations.
         .target(name: "TerminalUI", dependencies: ["FormModel"]),
         // The full-screen terminal app: the home screen and form sheets over the device database.
-        .target(name: "TerminalApp", dependencies: ["TerminalUI", "DraftStore", "FormModel", "SyncClient"]),
+        .target(name: "TerminalApp", dependencies: ["TerminalUI", "DraftStore", "FormModel", "SyncCore", "SyncClient"]),
         // The server's storage protocol and what every backend shares: the models it stores, the change
         // feed's notifier, principals and roles. No database here.
         .target(

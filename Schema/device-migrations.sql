@@ -138,7 +138,23 @@ CREATE TABLE record_reviews (
     comment TEXT
 ) WITHOUT ROWID;
 
--- migration: v6-attachments
+-- migration: v6-record-edits
+
+-- A record's unsent edits, one row per field (NULL value: the field was cleared), instead of one JSON object
+-- in `records.local`: an edit writes its own small row, where rewriting the object cost every edit of a
+-- record with thousands of fields (repeat instances) a parse and a rewrite of all of them. WITHOUT ROWID:
+-- SQLite reports no change of it to observers, so every write of it also writes the record's row
+-- (`updated_at`, `fields`), which is what observations of records watch.
+CREATE TABLE record_edits (
+    record_id TEXT NOT NULL REFERENCES records (id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT,
+    PRIMARY KEY (record_id, key)
+) WITHOUT ROWID;
+INSERT INTO record_edits (record_id, key, value) SELECT r.id, j.key, j.value FROM records r, json_each(r.local) j;
+ALTER TABLE records DROP COLUMN local;
+
+-- migration: v7-attachments
 
 -- The attachments' bytes on this device, by content: `attachments/<sha256>` under the home holds them once
 -- `stored` is 1 (written to a temporary file, fsynced, renamed, the directory fsynced). A record refers to
@@ -174,10 +190,9 @@ CREATE VIEW attachment_references (record_id, sha256, bytes, type, name) AS
     FROM records r, json_each(r.fields, '$.values') v
     WHERE v.type = 'object' AND json_type(v.value, '$.attachment') = 'object'
     UNION ALL
-    SELECT r.id, json_extract(v.value, '$.attachment.sha256'), json_extract(v.value, '$.attachment.bytes'),
-        json_extract(v.value, '$.attachment.type'), json_extract(v.value, '$.attachment.name')
-    FROM records r, json_each(r.local) v
-    WHERE v.type = 'object' AND json_type(v.value, '$.attachment') = 'object'
+    SELECT e.record_id, json_extract(e.value, '$.attachment.sha256'), json_extract(e.value, '$.attachment.bytes'),
+        json_extract(e.value, '$.attachment.type'), json_extract(e.value, '$.attachment.name')
+    FROM record_edits e WHERE json_type(e.value, '$.attachment') = 'object'
     UNION ALL
     SELECT p.record_id, json_extract(v.value, '$.attachment.sha256'), json_extract(v.value, '$.attachment.bytes'),
         json_extract(v.value, '$.attachment.type'), json_extract(v.value, '$.attachment.name')

@@ -89,7 +89,6 @@ extension DraftStore {
         guard let definition = form.field(field), definition.kind.takesAnswer else {
             throw DraftStoreError(.unknownField, "The form \(form.id) has no field \"\(field)\" that takes an answer.")
         }
-        let path = "$.\"\(field)\""
         return try await write(doing: "resolving the conflict of \"\(field)\" in record \(key)") { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM conflicts WHERE record_id = ? AND field_id = ? AND resolved_at IS NULL ORDER BY id DESC LIMIT 1", arguments: [key, field]) else {
                 throw DraftStoreError(.noOpenConflict, "Record \(key) has no open conflict on \"\(field)\". List them with `fieldsheet conflicts`.")
@@ -109,11 +108,9 @@ extension DraftStore {
             guard let current = try Self.fetchRecord(db, id: record), current.answers[field] != chosen else { return chosen }
             let (clock, _) = try Self.tick(db)
             let json = chosen.map { Self.answerJSON($0) }
-            guard let serverRevision = try Int64.fetchOne(db, sql: """
-                UPDATE records SET local = json_set(local, ?, json(?)), updated_at = ?
-                WHERE id = ? RETURNING server_revision
-                """, arguments: [path, json, now, key])
+            guard let serverRevision = try Int64.fetchOne(db, sql: "UPDATE records SET updated_at = ? WHERE id = ? RETURNING server_revision", arguments: [now, key])
             else { return chosen }
+            try Self.setEdit(db, record: key, key: field, json: json)
             let baseRevision = try Self.editBase(db, record: key, field: field, serverRevision: serverRevision)
             try db.execute(sql: """
                 INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at) VALUES (?, 'set', ?, ?, ?, ?, ?)

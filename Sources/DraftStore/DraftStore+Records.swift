@@ -59,7 +59,8 @@ extension DraftStore {
                 let now = Self.nowMillis()
                 let (clock, _) = try Self.tick(db)
                 try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
-                try db.execute(sql: "UPDATE records SET state = 'deleted', local = '{}', updated_at = ? WHERE id = ?", arguments: [now, key])
+                try db.execute(sql: "UPDATE records SET state = 'deleted', updated_at = ? WHERE id = ?", arguments: [now, key])
+                try Self.clearEdits(db, record: key)
                 try db.execute(
                     sql: "INSERT INTO outbox (record_id, kind, base_revision, hlc, created_at) VALUES (?, 'delete', ?, ?, ?)",
                     arguments: [key, serverRevision, clock.rawValue, now])
@@ -81,8 +82,8 @@ extension DraftStore {
 
     static func fetchRecord(_ db: Database, id: UUID) throws -> StoredRecord? {
         guard let row = try Row.fetchOne(db, sql: """
-            SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.server_revision, r.fields, r.local,
-                   r.missing_attachments, v.state AS review_state, v.comment AS review_comment
+            SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.server_revision, r.fields,
+                   \(localEditsJSON(of: "r.id")) AS local, r.missing_attachments, v.state AS review_state, v.comment AS review_comment
             FROM records r LEFT JOIN record_reviews v ON v.record_id = r.id WHERE r.id = ?
             """, arguments: [id.uuidString.lowercased()])
         else { return nil }

@@ -19,9 +19,12 @@ extension DraftStore {
             // Nothing synced yet; the defaults are the record's first unsent edits.
             let answersJSON = fieldValuesJSON(defaults.mapValues { .some($0) })
             try db.execute(sql: """
-                INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields, local)
-                VALUES (?, ?, ?, 'draft', ?, ?, ?, ?)
-                """, arguments: [record, form.id, form.version, now, now, Self.emptyFields, answersJSON])
+                INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields)
+                VALUES (?, ?, ?, 'draft', ?, ?, ?)
+                """, arguments: [record, form.id, form.version, now, now, Self.emptyFields])
+            for (field, value) in defaults {
+                try Self.setEdit(db, record: record, key: field, json: Self.answerJSON(value))
+            }
             try db.execute(sql: """
                 INSERT INTO outbox (record_id, presentation_id, kind, form_id, form_version, value, base_revision, hlc, created_at)
                 VALUES (?, ?, 'create', ?, ?, ?, 0, ?, ?)
@@ -132,7 +135,8 @@ extension DraftStore {
     static func insertPresentation(_ db: Database, _ presentation: String, record: String, kind: String, now: Int64) throws {
         try db.execute(sql: """
             INSERT INTO presentations (id, record_id, kind, owner, opened_at, snapshot_state, snapshot_updated_at, snapshot_fields)
-            SELECT ?, id, ?, ?, ?, state, updated_at, json_object('fields', json(fields), 'local', json(local)) FROM records WHERE id = ?
+            SELECT ?, r.id, ?, ?, ?, r.state, r.updated_at, json_object('fields', json(r.fields), 'local', json(\(localEditsJSON(of: "r.id"))))
+            FROM records r WHERE r.id = ?
             """, arguments: [presentation, kind, ProcessIdentity.current, now, record])
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
+import SyncCore
 
 /// One row of a records list, from columns alone (never the field values): what a home screen needs
 /// to list ten thousand records without reading them.
@@ -21,6 +22,9 @@ public struct RecordListSummary: Sendable, Hashable {
     public var waitingChanges: Int
     /// Conflicts of the record waiting for a person.
     public var openConflicts: Int
+    /// The office's review as the server last sent it (`needsChanges` when the collector should fix the
+    /// record, with the reviewer's comment); nil for drafts and for records never reviewed.
+    public var review: RecordReview? = nil
 }
 
 extension DraftStore {

@@ -93,6 +93,7 @@ extension DraftStore {
         let formStored = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM forms WHERE id = ? AND version = ?)")
         // Most pages arrive with nothing pending on the device: then no record needs asking.
         let anythingPending = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox) OR EXISTS (SELECT 1 FROM sent_mutations)") ?? true
+        let anyEdits = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record_edits)") ?? true
         let pendingWork = try db.cachedStatement(sql: """
             SELECT EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1 AND kind IN ('set', 'create')),
                    EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1 AND kind IN ('submit', 'delete')),
@@ -100,14 +101,13 @@ extension DraftStore {
             """)
         // The rebase's decisions (?8–?10) come from DeviceSync; the WHERE is DeviceSync.isNewer.
         let upsert = try db.cachedStatement(sql: """
-            INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, server_revision, fields, local)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, '{}')
+            INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, server_revision, fields)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)
             ON CONFLICT (id) DO UPDATE SET
                 form_version = CASE WHEN ?8 THEN records.form_version ELSE excluded.form_version END,
                 state = CASE WHEN ?9 THEN records.state ELSE excluded.state END,
                 server_revision = excluded.server_revision,
                 fields = excluded.fields,
-                local = CASE WHEN ?10 THEN records.local ELSE '{}' END,
                 updated_at = excluded.updated_at
             WHERE excluded.server_revision > records.server_revision
             """)
@@ -144,9 +144,12 @@ extension DraftStore {
             let rebase = DeviceSync.rebase(pulledState: record.state, under: pending)
             try upsert.execute(arguments: [
                 id, record.formId, record.formVersion, record.state.rawValue, now, record.revision, record.fieldsText,
-                rebase.keepsLocalFormVersion, rebase.keepsLocalState, rebase.keepsLocalEdits,
+                rebase.keepsLocalFormVersion, rebase.keepsLocalState,
             ])
-            if db.changesCount > 0 { applied += 1 }
+            if db.changesCount > 0 {
+                applied += 1
+                if !rebase.keepsLocalEdits, anyEdits { try Self.clearEdits(db, record: id) }
+            }
             // What the server still waits for, as of this revision (a newer page says when it arrived).
             let hashes = record.missingAttachments.filter(AttachmentReference.isHash)
             try waiting.execute(arguments: [hashes.isEmpty ? nil : "[\"" + hashes.joined(separator: "\",\"") + "\"]", id, record.revision])

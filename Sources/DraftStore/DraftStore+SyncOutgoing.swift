@@ -133,9 +133,20 @@ extension DraftStore {
         for conflict in result.conflicts {
             try logConflict(db, record: record, field: conflict.field, policy: conflict.policy, local: conflict.local, remote: conflict.remote, open: conflict.open, now: now)
         }
-        try db.cachedStatement(sql: "UPDATE records SET fields = ?, local = ?, server_revision = ? WHERE id = ?").execute(arguments: [
-            String(decoding: result.synced.jsonBytes(), as: UTF8.self), fieldValuesJSON(result.local), result.serverRevision, record,
+        try db.cachedStatement(sql: "UPDATE records SET fields = ?, server_revision = ? WHERE id = ?").execute(arguments: [
+            String(decoding: result.synced.jsonBytes(), as: UTF8.self), result.serverRevision, record,
         ])
+        // Only the edits the outcome settled leave; the rest stay as they are.
+        for (key, value) in stored.pending where result.local[key] != value {
+            if let kept = result.local[key] {
+                try setEdit(db, record: record, key: key, json: kept.map(answerJSON))
+            } else {
+                try db.cachedStatement(sql: "DELETE FROM record_edits WHERE record_id = ? AND key = ?").execute(arguments: [record, key])
+            }
+        }
+        for (key, value) in result.local where stored.pending[key] == nil {
+            try setEdit(db, record: record, key: key, json: value.map(answerJSON))
+        }
         return result.conflicts.count
     }
 

@@ -39,11 +39,8 @@ extension DraftStore {
         var value: AnswerValue?
     }
 
-    /// How many fields one `UPDATE` sets (its `json_set` takes two arguments per field, and SQLite allows 127 in one call).
-    static let editsPerStatement = 50
-
-    /// Edits of one record and their outbox entries, in one transaction: the record's fields are rewritten
-    /// once per `editsPerStatement` edits rather than once per edit.
+    /// Edits of one record and their outbox entries, in one transaction: one row per edit, the record's row
+    /// written once.
     func writeEdits(record: String, presentation: String, _ edits: [Edit]) async throws {
         let named = edits.prefix(3).map { "\"\($0.field)\" (\($0.label))" }.joined(separator: ", ") + (edits.count > 3 ? " and \(edits.count - 3) more" : "")
         try await write(doing: "saving the field\(edits.count == 1 ? "" : "s") \(named) of record \(record)") { db in
@@ -56,35 +53,20 @@ extension DraftStore {
     static func writeEdits(_ db: Database, record: String, presentation: String, _ edits: [Edit]) throws {
         let encoded = edits.map { edit in (edit, edit.value.map { Self.answerJSON($0) }) }
         let now = Self.nowMillis()
-        var start = 0
-        while start < encoded.count {
-            let chunk = encoded[start..<min(encoded.count, start + Self.editsPerStatement)]
-            start += chunk.count
-            var arguments: [(any DatabaseValueConvertible)?] = []
-            var setters: [String] = []
-            var stamped: [(field: String, json: String?, clock: Int64)] = []
-            for (edit, json) in chunk {
-                let (clock, _) = try Self.tick(db)
-                let path = "$.\"\(edit.field)\""
-                setters.append("?, json(?)")
-                arguments += [path, json]
-                stamped.append((edit.field, json, clock.rawValue))
-            }
-            let sql = """
-                UPDATE records SET local = json_set(local, \(setters.joined(separator: ", "))), updated_at = ?
-                WHERE id = ? AND state != 'deleted'
-                RETURNING server_revision
-                """
-            guard let serverRevision = try Int64.fetchOne(db, sql: sql, arguments: StatementArguments(arguments + [now, record])) else {
-                throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device (deleted elsewhere); nothing of these \(edits.count) edits was saved.")
-            }
-            for entry in stamped {
-                let baseRevision = try Self.editBase(db, record: record, field: entry.field, serverRevision: serverRevision)
-                try db.cachedStatement(sql: """
-                    INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)
-                    VALUES (?, ?, 'set', ?, ?, ?, ?, ?)
-                    """).execute(arguments: [record, presentation, entry.field, entry.json, baseRevision, entry.clock, now])
-            }
+        guard let serverRevision = try Int64.fetchOne(db.cachedStatement(sql: """
+            UPDATE records SET updated_at = ? WHERE id = ? AND state != 'deleted' RETURNING server_revision
+            """), arguments: [now, record])
+        else {
+            throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device (deleted elsewhere); nothing of these \(edits.count) edits was saved.")
+        }
+        for (edit, json) in encoded {
+            let (clock, _) = try Self.tick(db)
+            try Self.setEdit(db, record: record, key: edit.field, json: json)
+            let baseRevision = try Self.editBase(db, record: record, field: edit.field, serverRevision: serverRevision)
+            try db.cachedStatement(sql: """
+                INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)
+                VALUES (?, ?, 'set', ?, ?, ?, ?, ?)
+                """).execute(arguments: [record, presentation, edit.field, json, baseRevision, clock.rawValue, now])
         }
     }
 }

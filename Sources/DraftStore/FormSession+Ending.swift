@@ -138,7 +138,8 @@ extension DraftStore {
                 let (clock, _) = try tick(db)
                 let now = nowMillis()
                 try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
-                try db.execute(sql: "UPDATE records SET state = 'deleted', local = '{}', updated_at = ? WHERE id = ?", arguments: [now, record])
+                try db.execute(sql: "UPDATE records SET state = 'deleted', updated_at = ? WHERE id = ?", arguments: [now, record])
+                try clearEdits(db, record: record)
                 try db.execute(
                     sql: "INSERT INTO outbox (record_id, kind, base_revision, hlc, created_at) VALUES (?, 'delete', ?, ?, ?)",
                     arguments: [record, current.serverRevision, clock.rawValue, now])
@@ -172,9 +173,12 @@ extension DraftStore {
                     """, arguments: [record, id, json, bases[id] ?? current.serverRevision, clock.rawValue, now])
             }
         }
-        try db.execute(sql: "UPDATE records SET local = ?, state = ?, updated_at = ? WHERE id = ?", arguments: [
-            fieldValuesJSON(local), snapshot["snapshot_state"] as String, snapshot["snapshot_updated_at"] as Int64, record,
+        try db.execute(sql: "UPDATE records SET state = ?, updated_at = ? WHERE id = ?", arguments: [
+            snapshot["snapshot_state"] as String, snapshot["snapshot_updated_at"] as Int64, record,
         ])
+        for id in reverted {
+            try setEdit(db, record: record, key: id, json: local[id].flatMap { $0 }.map(answerJSON))
+        }
         try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
         return .reverted(fields: reverted)
     }

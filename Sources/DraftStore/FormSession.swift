@@ -165,19 +165,17 @@ extension DraftStore {
     /// One edit and its outbox entry, in one transaction.
     func writeEdit(record: String, presentation: String, field: String, label: String, value: AnswerValue?) async throws {
         let json = value.map { Self.answerJSON($0) }
-        let path = "$.\"\(field)\""
         try await write(doing: "saving the field \"\(field)\" (\(label)) of record \(record)") { db in
             let (clock, _) = try Self.tick(db)
             let now = Self.nowMillis()
             // The edit goes on top of the synced fields, as an unsent edit; the outbox row queues it.
             let update = try db.cachedStatement(sql: """
-                UPDATE records SET local = json_set(local, ?, json(?)), updated_at = ?
-                WHERE id = ? AND state != 'deleted'
-                RETURNING server_revision
+                UPDATE records SET updated_at = ? WHERE id = ? AND state != 'deleted' RETURNING server_revision
                 """)
-            guard let serverRevision = try Int64.fetchOne(update, arguments: [path, json, now, record]) else {
+            guard let serverRevision = try Int64.fetchOne(update, arguments: [now, record]) else {
                 throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device (deleted elsewhere); the edit to \"\(field)\" was not saved.")
             }
+            try Self.setEdit(db, record: record, key: field, json: json)
             let baseRevision = try Self.editBase(db, record: record, field: field, serverRevision: serverRevision)
             try db.cachedStatement(sql: """
                 INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)

@@ -159,7 +159,9 @@ extension DraftStore {
             SELECT r.rowid, r.id, r.form_id, r.form_version, r.state, r.updated_at,
                 (SELECT count(*) FROM outbox o WHERE o.record_id = r.id),
                 (SELECT count(*) FROM conflicts c WHERE c.record_id = r.id AND c.resolved_at IS NULL),
-                r.server_revision
+                r.server_revision,
+                (SELECT v.state FROM record_reviews v WHERE v.record_id = r.id),
+                (SELECT v.comment FROM record_reviews v WHERE v.record_id = r.id)
             FROM records r \(condition)
             """, arguments: arguments)
         while let row = try rows.next() {
@@ -171,7 +173,8 @@ extension DraftStore {
                 rowID: row[0], key: key, updatedAt: updatedAt, revision: row[8],
                 summary: RecordListSummary(
                     id: id, formID: form.id, formVersion: form.version, formTitle: titles[form] ?? form.id, state: state,
-                    updatedAt: date(updatedAt), waitingChanges: row[6], openConflicts: row[7])))
+                    updatedAt: date(updatedAt), waitingChanges: row[6], openConflicts: row[7],
+                    review: review(state: row[9], comment: row[10]))))
         }
     }
 

@@ -39,11 +39,12 @@ struct RecordListChange: Sendable {
 /// Collects, on the store's writer connection, what each commit changed in `records`, `outbox` and
 /// `conflicts`, and signals the list observation that owns it once the commit is on disk. Changes of a
 /// transaction that rolls back are dropped. An unspecified change (`Database.notifyChanges(in:)`, which
-/// ``ExternalChangeMonitor`` calls when another process committed) asks for the whole list again.
+/// ``ExternalChangeMonitor`` calls when another process committed, and a pull calls for `record_reviews`, a
+/// WITHOUT ROWID table SQLite reports no row of) asks for the whole list again.
 ///
 /// GRDB holds it weakly (`.observerLifetime`): it stops observing when its observation ends.
 final class RecordListTracker: TransactionObserver, @unchecked Sendable {
-    static let tables: Set<String> = ["records", "outbox", "conflicts"]
+    static let tables: Set<String> = ["records", "outbox", "conflicts", "record_reviews"]
 
     /// The transaction under way; touched on the writer's queue only.
     private var pending = RecordListChange()

@@ -20,8 +20,7 @@ public enum RecordPrinter {
     /// The office's review on one line: `needs changes (rejected): <comment>` for a record sent back, else the
     /// state and any comment.
     public static func reviewText(_ review: RecordReview) -> String {
-        let comment = review.comment.map { ": " + shown($0) } ?? ""
-        return (review.state.needsChanges ? "needs changes (\(review.state.rawValue))" : review.state.rawValue) + comment
+        review.display(comment: shown)
     }
 
     /// `text` on one line, with control characters visible.

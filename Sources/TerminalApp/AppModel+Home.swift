@@ -79,6 +79,7 @@ extension AppModel {
         case .draft: return "draft"
         case .queued: return "queued"
         case .conflict: return "conflict"
+        case .needsChanges: return "needsChanges"
         case .submitted: return "submitted"
         }
     }
@@ -88,6 +89,7 @@ extension AppModel {
         case "draft": return .draft
         case "queued": return .queued
         case "conflict": return .conflict
+        case "needsChanges": return .needsChanges
         default: return .submitted
         }
     }

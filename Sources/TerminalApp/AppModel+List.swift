@@ -21,8 +21,7 @@ extension AppModel {
                 byID[key] = summary
                 if summary.waitingChanges > 0 { waiting += 1 }
                 if summary.openConflicts > 0 { conflicted += 1 }
-                let state: RecordListItem.State = summary.openConflicts > 0 ? .conflict
-                    : summary.state == .draft ? .draft : (summary.waitingChanges > 0 ? .queued : .submitted)
+                let state = Self.listState(of: summary)
                 let headline = headlines[key].flatMap { $0.updatedAt == summary.updatedAt ? $0.text : nil } ?? ""
                 items.append(RecordListItem(id: key, formTitle: summary.formTitle, headline: headline, state: state))
             }
@@ -41,6 +40,15 @@ extension AppModel {
             home.status = "Cannot read the records: \(error)"
         }
         await refreshVisible()
+    }
+
+    /// How the list marks a record: a conflict first; then a record the office sent back, until a fix is
+    /// waiting to be sent; then a draft, a record waiting to sync, a submitted one.
+    static func listState(of summary: RecordListSummary) -> RecordListItem.State {
+        if summary.openConflicts > 0 { return .conflict }
+        if summary.review?.state.needsChanges == true, summary.waitingChanges == 0 { return .needsChanges }
+        if summary.state == .draft { return .draft }
+        return summary.waitingChanges > 0 ? .queued : .submitted
     }
 
     /// The standing status line: sync state, what is waiting, conflicts.
@@ -122,8 +130,11 @@ extension AppModel {
             detailsShown = nil
             return
         }
-        if let shown = detailsShown, shown.id == item.id, shown.updatedAt == summary.updatedAt { return }
+        if let shown = detailsShown, shown.id == item.id, shown.updatedAt == summary.updatedAt, shown.review == summary.review { return }
         var details: [(label: String, value: String)] = []
+        if let review = summary.review {
+            details.append(("Review", review.display { $0.replacingOccurrences(of: "\n", with: " ") }))
+        }
         if let record = try? await store.record(summary.id), let form = try? await store.form(id: record.formID, version: record.formVersion) {
             for field in form.allFields {
                 guard let value = record.answers[field.id] else { continue }
@@ -133,7 +144,7 @@ extension AppModel {
             if waiting > 0 { details.append(("Attachments", "waiting for \(waiting) attachment\(waiting == 1 ? "" : "s") to reach the server")) }
         }
         home.selectedDetails = details
-        detailsShown = (item.id, summary.updatedAt)
+        detailsShown = (item.id, summary.updatedAt, summary.review)
     }
 
     // MARK: - Search

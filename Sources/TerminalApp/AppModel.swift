@@ -2,6 +2,7 @@ import DraftStore
 import Foundation
 import FormModel
 import SyncClient
+import SyncCore
 import TerminalUI
 
 /// What the app does after handling an event.
@@ -72,7 +73,7 @@ public actor AppModel {
     /// Reads values into the search index in the background.
     var indexing: Task<Void, Never>?
     /// Whose details the detail pane shows, and as of when.
-    var detailsShown: (id: String, updatedAt: Date)?
+    var detailsShown: (id: String, updatedAt: Date, review: RecordReview?)?
     /// Counts presentations, so the runner knows when a new sheet should play its transition.
     public internal(set) var presentations = 0
     /// Counts dismissals; `closing` holds the sheet that went away, for its closing transition.

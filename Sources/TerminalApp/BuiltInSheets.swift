@@ -28,6 +28,7 @@ enum BuiltInSheets {
                 choices: [
                     Choice(value: "draft", label: "Drafts"), Choice(value: "queued", label: "Waiting to sync"),
                     Choice(value: "submitted", label: "Submitted"), Choice(value: "conflict", label: "In conflict"),
+                    Choice(value: "needsChanges", label: "Needs changes"),
                 ])
         ])])
 }

@@ -24,14 +24,14 @@ struct BlobStoreTests {
         return try await fixture.store.storeAttachments(from: [(path, "image/jpeg")], presentation: presentation, doing: "attaching \(path)") { db, all in
             let stored = all[0]
             let answer = #"{"attachment":{"sha256":"\#(stored.sha256)","bytes":\#(stored.bytes),"type":"image/jpeg","name":"x.jpg"}}"#
-            try db.execute(sql: "UPDATE records SET local = json_set(local, ?, json(?)) WHERE id = ?", arguments: ["$.\(field)", answer, key])
+            try DraftStore.setEdit(db, record: key, key: field, json: answer)
             return stored
         }
     }
 
     static func clear(_ fixture: Fixture, record: UUID, field: String = "photo") async throws {
         try await fixture.store.pool.write { db in
-            try db.execute(sql: "UPDATE records SET local = json_remove(local, ?) WHERE id = ?", arguments: ["$.\(field)", record.uuidString.lowercased()])
+            try db.execute(sql: "DELETE FROM record_edits WHERE record_id = ? AND key = ?", arguments: [record.uuidString.lowercased(), field])
         }
     }
 
@@ -143,8 +143,10 @@ struct BlobStoreTests {
         // Synced fields refer too: moving the reference from the unsent edits to the synced fields keeps it.
         try await fixture.store.pool.write { db in
             try db.execute(sql: """
-                UPDATE records SET fields = json_set(fields, '$.values.photo', json_extract(local, '$.photo')), local = '{}' WHERE id = ?
+                UPDATE records SET fields = json_set(fields, '$.values.photo', json((SELECT value FROM record_edits WHERE record_id = ?1 AND key = 'photo')))
+                WHERE id = ?1
                 """, arguments: [record.uuidString.lowercased()])
+            try DraftStore.clearEdits(db, record: record.uuidString.lowercased())
         }
         #expect(try await fixture.store.collectGarbage().removed.isEmpty)
         #expect(blobNames(fixture) == [kept.sha256])

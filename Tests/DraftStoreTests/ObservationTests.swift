@@ -100,6 +100,28 @@ struct ObservationTests {
             "the review reached the observer (values: \(seen.values.map { $0?.record.review?.state.rawValue ?? "none" }))")
     }
 
+    /// The same review reaches the records list: the record is marked as needing changes, with the comment.
+    @Test func aReviewThatArrivesWithoutAnEditReachesTheRecordsList() async throws {
+        let fixture = try await Fixture()
+        let id = UUID()
+        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "another-device")
+        func page(_ review: RecordReview?, cursor: Int64) throws -> [UInt8] {
+            let snapshot = RecordSnapshot(recordId: id, formId: "follow-up-job", formVersion: 1, state: .submitted, revision: 1,
+                sequence: cursor, author: "alice", review: review, fields: RecordFields(["site": stamp]))
+            return Array(try JSONEncoder().encode(PullPage(changes: [snapshot], cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1))))
+        }
+        _ = try await fixture.store.applyPullPage(try page(nil, cursor: 1))
+        let (task, seen) = collect(fixture.store.observeRecords())
+        defer { task.cancel() }
+        #expect(await eventually { seen.last?.map(\.id) == [id] })
+        #expect(seen.last?.first?.review == nil)
+        let review = RecordReview(state: .rejected, comment: "Photograph the meter")
+        _ = try await fixture.store.applyPullPage(try page(review, cursor: 2))
+        #expect(await eventually { seen.last?.first?.review == review },
+            "the review reached the list (values: \(seen.values.map { $0.first?.review?.state.rawValue ?? "none" }))")
+        #expect(try await fixture.store.recordListSummaries().first?.review == review)
+    }
+
     @Test func theSyncStatusFollowsQueuedChanges() async throws {
         let fixture = try await Fixture()
         let (task, seen) = collect(fixture.store.observeSyncStatus())

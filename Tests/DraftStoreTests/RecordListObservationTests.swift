@@ -25,7 +25,7 @@ struct RecordListObservationTests {
         defer { for (task, _) in observed { task.cancel() } }
         var records: [UUID] = []
         for step in 0..<40 {
-            let operation = Int.random(in: 0..<8, using: &random)
+            let operation = Int.random(in: 0..<9, using: &random)
             let target = records.randomElement(using: &random)
             let key = target?.uuidString.lowercased() ?? ""
             switch operation {
@@ -56,6 +56,18 @@ struct RecordListObservationTests {
                 _ = try? await fixture.store.pool.write { db in
                     try db.execute(sql: "UPDATE records SET state = 'deleted' WHERE id = ?", arguments: [key])
                     throw CancellationError()
+                }
+            case 8 where target != nil:
+                // What a pull does when the office reviewed a record: `record_reviews` (WITHOUT ROWID, so
+                // announced by hand) changes, the record row does not.
+                let state = ["hasIssues", "approved", "rejected"][Int.random(in: 0..<3, using: &random)]
+                try await fixture.store.pool.write { db in
+                    try db.execute(sql: """
+                        INSERT INTO record_reviews (record_id, state, comment)
+                        SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM records WHERE id = ?1)
+                        ON CONFLICT (record_id) DO UPDATE SET state = excluded.state, comment = excluded.comment
+                        """, arguments: [key, state, "step \(step)"])
+                    try db.notifyChanges(in: Table("record_reviews"))
                 }
             default: records.append(try await fixture.draft(site: "North yard"))
             }

@@ -50,3 +50,37 @@ struct SchemaContractTests {
         statement.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 }
+
+/// A database written before unsent edits had a row each keeps every one of them when it opens.
+struct RecordEditsMigrationTests {
+    @Test func unsentEditsOfTheOneObjectBecomeRowsAndReadTheSame() async throws {
+        let directory = TemporaryDirectory("edits-migration")
+        let path = directory.url.appendingPathComponent("old.sqlite").path
+        let id = UUID()
+        let key = id.uuidString.lowercased()
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try DeviceMigrations.migrator.migrate(queue, upTo: "v5-record-reviews")
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO forms (id, version, title, definition, imported_at) VALUES ('follow-up-job', 1, 'Job', '{}', 0)")
+                try db.execute(sql: """
+                    INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, server_revision, fields, local)
+                    VALUES (?, 'follow-up-job', 1, 'submitted', 1, 2, 3, ?, ?)
+                    """, arguments: [
+                        key,
+                        #"{"values":{"site":{"text":"Synced"},"due":{"date":"2026-11-01"}},"writers":["d"],"stamp":{"revision":3,"clock":1,"writer":0}}"#,
+                        #"{"site":{"text":"Edited offline"},"due":null,"defects/7c1e/@position":{"integer":1}}"#,
+                    ])
+            }
+        }
+        let store = try DraftStore(path: path)
+        let record = try #require(try await store.record(id))
+        #expect(record.answers["site"] == .text("Edited offline"))
+        #expect(record.answers["due"] == nil, "a cleared field stays cleared")
+        #expect(record.pending["due"] == .some(nil))
+        #expect(record.pending["defects/7c1e/@position"] == .some(.integer(1)))
+        #expect(record.pending.count == 3)
+        let columns = try await store.pool.read { db in try db.columns(in: "records").map(\.name) }
+        #expect(!columns.contains("local"))
+    }
+}

@@ -29,6 +29,13 @@ public struct RecordReview: Codable, Sendable, Hashable {
         self.state = state
         self.comment = comment
     }
+
+    /// The review on one line as the collector reads it: `needs changes (rejected): <comment>` for a record
+    /// sent back, else the state and any comment. `shown` prepares the comment for where it is printed.
+    public func display(comment shown: (String) -> String = { $0 }) -> String {
+        let comment = self.comment.map { ": " + shown($0) } ?? ""
+        return (state.needsChanges ? "needs changes (\(state.rawValue))" : state.rawValue) + comment
+    }
 }
 
 extension ReviewState {

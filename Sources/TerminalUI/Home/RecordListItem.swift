@@ -6,6 +6,8 @@ public struct RecordListItem: Sendable, Hashable {
         case queued = "Waiting to sync"
         case submitted = "Submitted"
         case conflict = "In conflict"
+        /// The office sent it back (has issues, or rejected): fix it and complete it again.
+        case needsChanges = "Needs changes"
 
         /// The list's marker for the state.
         public var marker: String {
@@ -14,6 +16,7 @@ public struct RecordListItem: Sendable, Hashable {
             case .queued: return "↑"
             case .submitted: return "✓"
             case .conflict: return "!"
+            case .needsChanges: return "⚑"
             }
         }
     }

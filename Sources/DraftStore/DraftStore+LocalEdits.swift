@@ -1,0 +1,57 @@
+import Foundation
+import FormModel
+import GRDB
+import SyncCore
+
+/// A record's unsent edits (`record_edits`, one row per field, a NULL value for a cleared field): what a
+/// person sees is the synced `fields` overlaid by them. An edit writes one small row, whatever the size of
+/// the record. Every write here goes with a write of the record's row, which observations watch.
+extension DraftStore {
+    /// SQL for the unsent edits of the record whose id is the SQL expression `record`, as one JSON object
+    /// (`{"site": {"text": "Pump 4"}, "notes": null}`): the shape snapshots keep.
+    static func localEditsJSON(of record: String) -> String {
+        "(SELECT json_group_object(e.key, json(e.value)) FROM record_edits e WHERE e.record_id = \(record))"
+    }
+
+    /// Sets the unsent edit of `key` (`json` nil: the field was cleared).
+    static func setEdit(_ db: Database, record: String, key: String, json: String?) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO record_edits (record_id, key, value) VALUES (?, ?, ?)
+            ON CONFLICT (record_id, key) DO UPDATE SET value = excluded.value
+            """).execute(arguments: [record, key, json])
+    }
+
+    /// Replaces every unsent edit of the record with `values`.
+    static func replaceEdits(_ db: Database, record: String, with values: FieldValues) throws {
+        try clearEdits(db, record: record)
+        for (key, value) in values {
+            try setEdit(db, record: record, key: key, json: value.map(answerJSON))
+        }
+    }
+
+    /// Drops every unsent edit of the record.
+    static func clearEdits(_ db: Database, record: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM record_edits WHERE record_id = ?").execute(arguments: [record])
+    }
+
+    /// The unsent edits of the record.
+    static func fetchEdits(_ db: Database, record: String) throws -> FieldValues {
+        var values: FieldValues = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT key, value FROM record_edits WHERE record_id = ?"), arguments: [record])
+        while let row = try rows.next() {
+            let key: String = row[0]
+            guard let json: String = row[1] else {
+                values[key] = .some(nil)
+                continue
+            }
+            do {
+                var reader = JSONReader(Array(json.utf8))
+                values[key] = .some(try AnswerValue.read(from: &reader))
+                try reader.finish()
+            } catch {
+                throw DraftStoreError(.databaseDamaged, "The unsent edit of \"\(key)\" in record \(record) cannot be read (\(error)).")
+            }
+        }
+        return values
+    }
+}
