@@ -7,6 +7,13 @@ package struct BlobTransfer: Sendable, Hashable {
     package var bytes: Int64
     package var type: String
     package var failures: Int
+
+    package init(sha256: String, bytes: Int64, type: String, failures: Int) {
+        self.sha256 = sha256
+        self.bytes = bytes
+        self.type = type
+        self.failures = failures
+    }
 }
 
 extension DraftStore {

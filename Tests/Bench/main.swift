@@ -2,7 +2,8 @@
 //
 // Figures: one edit made durable (FormSession.set: WAL commit with synchronous=FULL) p50/p99/max over
 // 10,000 edits; opening a draft of a 200-field form; editing and opening a record of 200 repeat instances; listing 10,000 drafts; RSS as the record count grows;
-// the app's keystrokes and home screen; a commit reaching an observer of the 10,000-record list.
+// the app's keystrokes and home screen; a commit reaching an observer of the 10,000-record list; attaching a
+// 10 MB photo until durable.
 // DIR (default: the system temporary directory) should be on the disk the device would use: fsync is the cost.
 import DraftStore
 import FieldSheetTesting
@@ -58,6 +59,8 @@ print("database: \(directory.path)")
 // First, while the process is small, so its peak memory is the import's.
 try benchXLSFormImport(in: directory.appendingPathComponent("xlsform"))
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "xlsform" { exit(0) }
+try await benchAttach(in: directory.appendingPathComponent("attach"))
+if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "attach" { exit(0) }
 
 let store = try DraftStore(home: directory)
 try await store.importForms([SampleForms.wideForm(id: "wide-20", fieldCount: 20), SampleForms.wideForm(id: "wide-200", fieldCount: 200)])

@@ -26,6 +26,8 @@ final class FaultProxy: @unchecked Sendable {
     private var pending: [Fault] = []
     private var used = 0
     private var closed = false
+    /// The start of the requests the faults apply to: pushes ("POST ") unless set (attachment uploads: "PUT ").
+    var faultedRequests = "POST "
 
     init(targetPort: Int) throws {
         self.targetPort = targetPort
@@ -111,7 +113,7 @@ final class FaultProxy: @unchecked Sendable {
             if fds[0].revents != 0 {
                 let count = read(client, &buffer, buffer.count)
                 if count <= 0 { return }
-                if fault == nil, count >= 5, String(decoding: buffer[0..<5], as: UTF8.self) == "POST " {
+                if fault == nil, count >= faultedRequests.utf8.count, String(decoding: buffer[0..<faultedRequests.utf8.count], as: UTF8.self) == faultedRequests {
                     fault = takeFault()
                     responseBytes = 0
                 }
