@@ -19,8 +19,9 @@ let package = Package(
         .executable(name: "fieldsheet-server", targets: ["fieldsheet-server"]),
     ],
     // An app that depends on FieldSheet with `traits: []` resolves and builds only what the client library
-    // uses (GRDB and swift-log): the packages below that are needed only by the server, the command-line
-    // tools and the tests are pruned from its graph.
+    // uses (GRDB, swift-log, and on Linux swift-crypto's SHA-256 for attachments; Apple platforms use
+    // CryptoKit): the packages below that are needed only by the server, the command-line tools and the
+    // tests are pruned from its graph.
     traits: [
         .trait(name: "Server", description: "The sync server and its storage backends, load generator and tests."),
         .trait(name: "Tools", description: "The fieldsheet command line, the benchmarks and the test-only packages."),
