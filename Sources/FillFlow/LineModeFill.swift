@@ -124,6 +124,16 @@ public struct LineModeFill: Sendable {
                 } else {
                     index += 1
                 }
+            case _ where field.kind.takesAttachment:
+                // A file field takes the path of the file to attach.
+                let path = (command as NSString).expandingTildeInPath
+                do {
+                    let issues = try await session.attach(key, file: path)
+                    if let reference = await session.attachments[key] { console.line("  attached \(reference.display)") }
+                    if report(issues) { index += 1 }
+                } catch let error as DraftStoreError where [.attachmentUnreadable, .attachmentRefused].contains(error.code) {
+                    console.line("  ! \(error.message)")
+                }
             default:
                 let issues = try await session.set(key, input: Self.input(line, choices: await session.choices(for: key), field: field))
                 if report(issues) { index += 1 }
@@ -159,6 +169,7 @@ public struct LineModeFill: Sendable {
     private func prompt(_ field: FieldDefinition, place: String, number: Int, of count: Int, current: AnswerValue?, choices: [Choice]) {
         console.line("[\(number)/\(count)] \(place)\(field.label)\(field.required ? " (required)" : "")")
         if let hint = field.hint { console.line("  \(hint)") }
+        if field.kind.takesAttachment { console.line("  Type the path of the file to attach.") }
         if field.kind.hasChoices {
             for (offset, choice) in choices.enumerated() {
                 console.line("  \(offset + 1)) \(choice.label)")

@@ -55,6 +55,18 @@ struct AttachCLITests {
         #expect(try cli.run("show", id).stdout.contains("a.jpg (image/jpeg, 1000 bytes)"))
     }
 
+    @Test func lineModeAttachesTheFileWhosePathIsTyped() throws {
+        let cli = try Self.home()
+        let photo = Self.photo(cli, "a.jpg", size: 1000, seed: 8)
+        // Site; a path that is not there, then the photo; no voice note, no document, no defect.
+        let fill = try cli.run(["fill", "damage-report"], stdin: "Depot\n/nonexistent/b.jpg\n\(photo)\n\n\nn\n")
+        #expect(fill.status == 0, "\(fill.output)")
+        #expect(fill.stderr.contains("Type the path of the file to attach."), "\(fill.output)")
+        #expect(fill.stderr.contains("! There is no file /nonexistent/b.jpg"), "\(fill.output)")
+        #expect(fill.stderr.contains("attached a.jpg (image/jpeg, 1000 bytes)"), "\(fill.output)")
+        #expect(blobs(cli).count == 1)
+    }
+
     @Test(arguments: [
         (["--attach", "site=PHOTO"], "takes no file"),
         (["--attach", "photo=/nonexistent/x.jpg"], "There is no file /nonexistent/x.jpg"),
