@@ -96,7 +96,7 @@ import Testing
         ("missing list", [F.header, F.row("select_one colours", "c", "C")], [["list_name", "name", "label"], ["yes_no", "yes", "Yes"]], "survey!A2", "The list colours is not in the choices sheet"),
         ("duplicate name", [F.header, F.row("text", "a", "A"), F.row("integer", "a", "B")], nil, "survey!B3", "already used at survey!B2"),
         ("unknown type", [F.header, F.row("colour", "a", "A")], nil, "survey!A2", "not a question type"),
-        ("photo", [F.header, F.row("image", "p", "Photo")], nil, "survey!A2", "attachments are planned"),
+        ("background recording", [F.header, F.row("background-audio", "p", "Sound")], nil, "survey!A2", "no FieldSheet equivalent"),
         ("untranslatable", [F.header, F.row("integer", "a", "A", relevant: "int(${a}) > 1")], nil, "survey!D2", "no FieldSheet equivalent"),
         ("unknown reference", [F.header, F.row("integer", "a", "A", constraint: ". > ${b}")], nil, "survey!E2", "${b} names no question"),
         ("group reference", [F.header, F.row("begin_group", "g", "G"), F.row("text", "a", "A", relevant: "${g} = 1"), F.row("end_group", nil)], nil, "survey!D3", "is a group"),

@@ -26,6 +26,7 @@ KINDS = {
     "decimal": {"decimal"}, "select one": {"singleChoice"}, "select all that apply": {"multipleChoice"},
     "date": {"date"}, "time": {"time"}, "dateTime": {"dateTime"}, "geopoint": {"location"}, "note": {"note"},
     "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"}, "phone number": {"text"},
+    "photo": {"photo"}, "image": {"photo"}, "audio": {"audio"}, "video": {"file"}, "file": {"file"},
 }
 METADATA = {"start", "end", "today", "deviceid", "username", "email", "phonenumber", "subscriberid", "simserial", "audit"}
 FINDING = re.compile(r": error\[[a-z-]+\] (?P<cell>[^:\s]+): ")

@@ -208,6 +208,9 @@ def cases():
                                                    q("begin repeat", "rep", "Rep"), q("text", "inside", "Inside"), q("end repeat")),
                                   "settings": settings(form_title="Pages")}, "same", None),
         ("site-visit", demo(), "same", None),
+        ("attachments", {"survey": survey(q("text", "a", "A"), q("image", "photo", "Photo"), q("audio", "voice", "Voice note"),
+                                          q("file", "doc", "Document"), q("video", "clip", "Clip")),
+                         "settings": settings(form_title="Attachments")}, "same", None),
         # pyxform's older spellings, as its own example workbooks have them.
         ("older-spellings", {"survey": [["type", "name", "label:English (en)", "Relevance"],
                                         ["text", "family_name", "Family name", None],
@@ -234,8 +237,6 @@ def cases():
         ("not-a-workbook", b"id,label\n1,this is a CSV file\n", "refused", "workbook"),
         ("zip-not-workbook", "zip", "refused", "workbook"),
         # pyxform converts these; FieldSheet refuses them on purpose, naming the cell.
-        ("photo-question", {"survey": survey(q("text", "a", "A"), q("image", "photo", "Photo")), "settings": settings(form_title="X")},
-         "fieldsheet-refuses", ("survey!A3", "attachments are a later issue")),
         ("untranslatable-function", {"survey": survey(q("date", "d", "D"), q("calculate", "c", calculation="format-date(${d}, '%Y')")),
                                      "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "format-date has no FieldSheet equivalent")),
         ("required-expression", {"survey": survey(q("integer", "a", "A"), q("text", "b", "B", required="${a} > 1")), "settings": settings(form_title="X")},

@@ -37,7 +37,7 @@ public struct AnswerKey: Hashable, Sendable, CustomStringConvertible {
 
     /// Reads a record field key; nil when it is not of the shape `group/instance/…/field`.
     public init?(_ key: String) {
-        guard key.contains("/") else {
+        guard key.utf8.contains(UInt8(ascii: "/")) else {
             guard !key.isEmpty, !key.hasPrefix("@") else { return nil }
             self.init(field: key)
             return

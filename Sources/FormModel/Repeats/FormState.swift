@@ -45,7 +45,7 @@ public struct FormState: Sendable {
     public func isRelevant(_ key: String) -> Bool {
         if hidden.isEmpty { return true }
         if hidden.contains(key) { return false }
-        guard key.contains("/") else { return true }
+        guard key.utf8.contains(UInt8(ascii: "/")) else { return true }
         // The repeat occurrence holding the innermost instance: `defects/<id>/f` → `defects`.
         var end = key.endIndex
         for _ in 0..<2 {

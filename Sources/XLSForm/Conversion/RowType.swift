@@ -7,8 +7,6 @@ enum RowType: Equatable {
     case beginGroup, endGroup, beginRepeat, endRepeat
     /// Kept by every record already (`start`, `end`, `deviceid`, …): not imported as a question.
     case metadata(String)
-    /// A photo, recording or file: attachments are not part of FieldSheet forms yet.
-    case attachment(String)
     /// An XLSForm type FieldSheet has no equivalent for, with what to do instead.
     case refused(String, fix: String)
     case unknown(String)
@@ -21,7 +19,8 @@ enum RowType: Equatable {
         "simserial": "nothing (FieldSheet does not read SIM cards)", "audit": "nothing (FieldSheet keeps the record's own history)",
         "start-geopoint": "nothing (add a geopoint question if the place matters)", "instanceid": "the record's own id",
     ]
-    static let attachments: Set<String> = ["image", "photo", "audio", "video", "file", "background-audio", "background-video"]
+    /// Questions that attach a file, by the FieldSheet kind they become (a video is a file of any type).
+    static let attachments: [String: FieldKind] = ["image": .photo, "photo": .photo, "audio": .audio, "video": .file, "file": .file]
     static let refusals: [String: String] = [
         "range": "Use an integer or decimal question with a constraint.",
         "rank": "Use a select_multiple question, or one select_one per rank.",
@@ -36,6 +35,8 @@ enum RowType: Equatable {
         "begin_loop": "Use begin_repeat.",
         "end_loop": "Use end_repeat.",
         "rank_one": "Use select_one.",
+        "background-audio": "Add an audio question the person records, or a file question.",
+        "background-video": "Add a file question the person attaches the video to.",
     ]
 
     init(_ cell: String) {
@@ -110,7 +111,7 @@ enum RowType: Equatable {
         case "begin_repeat": self = .beginRepeat
         case "end_repeat": self = .endRepeat
         case _ where Self.metadata[head] != nil: self = .metadata(head)
-        case _ where Self.attachments.contains(head): self = .attachment(head)
+        case _ where Self.attachments[head] != nil: self = .question(Self.attachments[head] ?? .file, list: nil)
         default: self = .unknown(cell)
         }
     }

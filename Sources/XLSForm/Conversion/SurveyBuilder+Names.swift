@@ -45,12 +45,6 @@ extension SurveyBuilder {
                 converter.error(typeCell, "xlsform-type", "The type \(what) has no FieldSheet equivalent and is not imported.", fix: fix)
                 recordName(name, kind: .notImported, open: open, cell: nameCell, into: &converter)
                 continue
-            case .attachment(let what):
-                converter.error(typeCell, "xlsform-attachment",
-                                "The \(what) question asks for a file, and FieldSheet forms do not take photos, recordings or files yet (attachments are planned).",
-                                fix: "Remove the row for now, or ask for a text description instead.")
-                recordName(name, kind: .notImported, open: open, cell: nameCell, into: &converter)
-                continue
             case .metadata(let what):
                 converter.warning(typeCell, "xlsform-metadata",
                                   "\(what) is not imported as a question: every record already keeps \(RowType.metadata[what] ?? "it").",

@@ -127,7 +127,7 @@ struct SurveyBuilder {
                 if let node = question(row, kind: kind, list: list, name: name, scope: scope(), conditions: groupConditions(), into: &converter) {
                     add(node, row: row)
                 }
-            case .metadata, .attachment, .refused, .unknown:
+            case .metadata, .refused, .unknown:
                 continue  // reported while collecting names
             }
         }
