@@ -91,7 +91,11 @@ let package = Package(
         // feed's notifier, principals and roles. No database here.
         .target(
             name: "ServerStorage",
-            dependencies: ["FormModel", "SyncCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server)]
+            dependencies: [
+                "FormModel", "SyncCore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
+            ]
         ),
         // The server's storage on an embedded SQLite database (GRDB).
         .target(
@@ -112,6 +116,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: server),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
             ],
             plugins: ["SchemaConstants"]
         ),
