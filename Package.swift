@@ -263,6 +263,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
             ]
         ),
         // Device ↔ server on loopback: the real fieldsheet-server binary, CurlTransport and several device homes.
