@@ -26,7 +26,7 @@ struct Random {
     }
 
     mutating func answer() -> AnswerValue {
-        switch int(0...10) {
+        switch int(0...11) {
         case 0: return .text(text())
         case 1: return .integer(bool() ? int(-1000...1000) : Int(truncatingIfNeeded: next()))
         case 2: return .decimal(Decimal(int(-100_000...100_000)) / 100)
@@ -37,6 +37,10 @@ struct Random {
         case 7: return .choice(text())
         case 8: return .choices((0..<int(0...3)).map { _ in text() })
         case 9: return .location(Location(latitude: Double(int(-90_000...90_000)) / 1000, longitude: Double(int(-180_000...180_000)) / 997, accuracy: bool() ? Double(int(0...500)) / 10 : nil))
+        case 10:
+            let digits = Array("0123456789abcdef")
+            let hash = String((0..<64).map { _ in digits[int(0...15)] })
+            return .attachment(AttachmentReference(sha256: hash, bytes: Int64(int(0...1_000_000_000)), type: bool() ? "image/jpeg" : "application/pdf", name: text()))
         default: return .raw(text())
         }
     }

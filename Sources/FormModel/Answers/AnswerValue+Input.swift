@@ -13,6 +13,8 @@ extension AnswerValue {
         case .text: return .text(input)
         case .multilineText: return .text(input)
         case .note, .calculate, .repeat: return .raw(input)
+        // A file is attached (FormSession.attach), not typed: text typed here is kept as raw input.
+        case .photo, .audio, .file: return .raw(input)
         case .integer:
             return Int(trimmed).map(AnswerValue.integer) ?? .raw(input)
         case .decimal:
@@ -86,6 +88,14 @@ extension AnswerValue {
             var accuracy: Double?
             if case .number(let value)? = members["accuracy"] { accuracy = value }
             self = .location(Location(latitude: latitude, longitude: longitude, accuracy: accuracy))
+        case (.photo, .object(let members)), (.audio, .object(let members)), (.file, .object(let members)):
+            guard case .string(let sha256)? = members["sha256"], case .number(let bytes)? = members["bytes"],
+                bytes.rounded() == bytes, bytes >= 0, bytes < 9e15,
+                case .string(let type)? = members["type"], case .string(let name)? = members["name"]
+            else { return nil }
+            let reference = AttachmentReference(sha256: sha256, bytes: Int64(bytes), type: type, name: name)
+            guard reference.problem == nil else { return nil }
+            self = .attachment(reference)
         default:
             return nil
         }
@@ -104,6 +114,11 @@ extension AnswerValue {
             var members: [String: PlainJSON] = ["latitude": .number(location.latitude), "longitude": .number(location.longitude)]
             if let accuracy = location.accuracy { members["accuracy"] = .number(accuracy) }
             return .object(members)
+        case .attachment(let reference):
+            return .object([
+                "sha256": .string(reference.sha256), "bytes": .number(Double(reference.bytes)),
+                "type": .string(reference.type), "name": .string(reference.name),
+            ])
         }
     }
 }

@@ -26,6 +26,8 @@ public enum AnswerValue: Sendable, Hashable {
     case choices([String])
     /// The answer of a `location` field.
     case location(Location)
+    /// The answer of a `photo`, `audio` or `file` field: a reference to the file's bytes, stored apart.
+    case attachment(AttachmentReference)
     /// Text as typed that is not a valid answer for the field's kind.
     case raw(String)
 
@@ -42,6 +44,7 @@ public enum AnswerValue: Sendable, Hashable {
         case .choice: return "choice"
         case .choices: return "choices"
         case .location: return "location"
+        case .attachment: return "attachment"
         case .raw: return "raw"
         }
     }
@@ -54,6 +57,7 @@ public enum AnswerValue: Sendable, Hashable {
         case (.integer, .integer), (.decimal, .decimal), (.integer, .decimal): return true
         case (.boolean, .boolean), (.date, .date), (.time, .time), (.dateTime, .dateTime): return true
         case (.choice, .singleChoice), (.choices, .multipleChoice), (.location, .location): return true
+        case (.attachment, let kind): return kind.takesAttachment
         default: return false
         }
     }
@@ -81,8 +85,12 @@ public enum AnswerValue: Sendable, Hashable {
         case .location(let location):
             let accuracy = location.accuracy.map { " ±\(Self.format($0)) m" } ?? ""
             return "\(Self.format(location.latitude)), \(Self.format(location.longitude))\(accuracy)"
+        case .attachment(let reference): return reference.display
         }
     }
+
+    /// Every tag an answer may have, for messages that list them.
+    public static let tags = "text, integer, decimal, boolean, date, time, dateTime, choice, choices, location, attachment, raw"
 
     static func format(_ value: Double) -> String {
         value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
@@ -121,11 +129,12 @@ extension AnswerValue: Codable {
         case "choice": self = .choice(try container.decode(String.self, forKey: key))
         case "choices": self = .choices(try container.decode([String].self, forKey: key))
         case "location": self = .location(try container.decode(Location.self, forKey: key))
+        case "attachment": self = .attachment(try container.decode(AttachmentReference.self, forKey: key))
         case "raw": self = .raw(try container.decode(String.self, forKey: key))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: container,
-                debugDescription: "Unknown answer type \"\(key.stringValue)\"; expected one of text, integer, decimal, boolean, date, time, dateTime, choice, choices, location, raw")
+                debugDescription: "Unknown answer type \"\(key.stringValue)\"; expected one of \(Self.tags)")
         }
     }
 
@@ -140,6 +149,7 @@ extension AnswerValue: Codable {
         case .boolean(let value): try container.encode(value, forKey: key)
         case .choices(let values): try container.encode(values, forKey: key)
         case .location(let location): try container.encode(location, forKey: key)
+        case .attachment(let reference): try container.encode(reference, forKey: key)
         }
     }
 }

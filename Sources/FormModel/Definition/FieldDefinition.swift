@@ -70,6 +70,11 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     public var countFrom: String?
     /// For `repeat`: what one instance is called ("Defect"): "Defect 2", "Add another defect?".
     public var instanceLabel: String?
+    /// For `photo`, `audio` and `file`: the largest file accepted, in bytes; no limit of the form's own when nil.
+    public var maxBytes: Int64?
+    /// For `photo`, `audio` and `file`: the media types accepted (`image/jpeg`, `image/*`); the kind's
+    /// `defaultAccept` when nil.
+    public var accept: [String]?
 
     /// A field with its id, kind and label; every option not given is unset, so the field is optional and
     /// unconstrained.
@@ -80,7 +85,8 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         choices: [Choice]? = nil, relevant: String? = nil, conflictPolicy: ConflictPolicy? = nil,
         calculation: String? = nil, constraint: String? = nil, constraintMessage: String? = nil,
         defaultExpression: String? = nil, choiceFilter: String? = nil, fields: [FieldDefinition]? = nil,
-        minCount: Int? = nil, maxCount: Int? = nil, countFrom: String? = nil, instanceLabel: String? = nil
+        minCount: Int? = nil, maxCount: Int? = nil, countFrom: String? = nil, instanceLabel: String? = nil,
+        maxBytes: Int64? = nil, accept: [String]? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -107,6 +113,8 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         self.maxCount = maxCount
         self.countFrom = countFrom
         self.instanceLabel = instanceLabel
+        self.maxBytes = maxBytes
+        self.accept = accept
     }
 
     enum CodingKeys: String, CodingKey {
@@ -114,6 +122,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         case defaultValue = "default"
         case min, max, minLength, maxLength, pattern, patternMessage, choices, relevant, conflictPolicy
         case calculation, constraint, constraintMessage, choiceFilter, fields, minCount, maxCount, countFrom, instanceLabel
+        case maxBytes, accept
     }
 
     /// `"default": {"expression": "today()"}`.
@@ -129,6 +138,14 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
 
     /// Whether the field holds a value in a record: typed or computed.
     public var holdsValue: Bool { kind.takesAnswer || kind == .calculate }
+
+    /// The media types the field accepts: `accept`, or its kind's default.
+    public var acceptedTypes: [String] { accept ?? kind.defaultAccept }
+
+    /// Whether the field accepts a file of media type `type`.
+    public func accepts(mediaType type: String) -> Bool {
+        acceptedTypes.contains { MediaType.matches(type, pattern: $0) }
+    }
 
     /// What one instance of a repeat is called: `instanceLabel`, or the label.
     public var instanceNoun: String { instanceLabel ?? label }
@@ -158,6 +175,8 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         maxCount = try container.decodeIfPresent(Int.self, forKey: .maxCount)
         countFrom = try container.decodeIfPresent(String.self, forKey: .countFrom)
         instanceLabel = try container.decodeIfPresent(String.self, forKey: .instanceLabel)
+        maxBytes = try container.decodeIfPresent(Int64.self, forKey: .maxBytes)
+        accept = try container.decodeIfPresent([String].self, forKey: .accept)
         // A default is written in the plain JSON form of the field's kind ("high", 3, true), or as
         // {"expression": "today()"}.
         defaultValue = nil
@@ -202,6 +221,8 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         try container.encodeIfPresent(maxCount, forKey: .maxCount)
         try container.encodeIfPresent(countFrom, forKey: .countFrom)
         try container.encodeIfPresent(instanceLabel, forKey: .instanceLabel)
+        try container.encodeIfPresent(maxBytes, forKey: .maxBytes)
+        try container.encodeIfPresent(accept, forKey: .accept)
     }
 
     /// The label of the choice with `value`, or the value itself.

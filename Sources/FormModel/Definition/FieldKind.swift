@@ -22,6 +22,12 @@ public enum FieldKind: String, Codable, Sendable, CaseIterable {
     case multipleChoice
     /// A position on Earth: latitude and longitude in degrees, and optionally the accuracy in metres.
     case location
+    /// A photo: an image file attached to the record (`accept` defaults to `image/*`).
+    case photo
+    /// An audio recording attached to the record (`accept` defaults to `audio/*`).
+    case audio
+    /// Any file attached to the record: a document, a signature (`accept` defaults to anything).
+    case file
     /// Read-only text shown to the person filling the form; holds no answer.
     case note
     /// A value computed from other answers by its `calculation`; not shown, never typed.
@@ -32,6 +38,19 @@ public enum FieldKind: String, Codable, Sendable, CaseIterable {
     /// Whether a person types an answer for the field (every kind but `note`, `calculate` and `repeat`; a field
     /// with a `calculation` is read-only too, see `FieldDefinition.isComputed`).
     public var takesAnswer: Bool { self != .note && self != .calculate && self != .repeat }
+
+    /// Whether the answer is a file attached to the record (`photo`, `audio`, `file`); `maxBytes` and `accept`
+    /// apply.
+    public var takesAttachment: Bool { self == .photo || self == .audio || self == .file }
+
+    /// The media types a field of this kind accepts when it names none.
+    public var defaultAccept: [String] {
+        switch self {
+        case .photo: return ["image/*"]
+        case .audio: return ["audio/*"]
+        default: return ["*/*"]
+        }
+    }
 
     /// Whether `choices` apply to this kind.
     public var hasChoices: Bool { self == .singleChoice || self == .multipleChoice }

@@ -26,7 +26,7 @@ public enum ExpressionType: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .integer, .decimal: self = .number
         case .boolean: self = .bool
-        case .text, .multilineText, .singleChoice, .time, .location, .note: self = .text
+        case .text, .multilineText, .singleChoice, .time, .location, .note, .photo, .audio, .file: self = .text
         case .date: self = .date
         case .dateTime: self = .dateTime
         case .multipleChoice: self = .list(.text)

@@ -41,6 +41,7 @@ public enum ExpressionValue: Sendable, Hashable {
         case .boolean(let flag)?: self = .bool(flag)
         case .choices(let values)?: self = .list(values.map(ExpressionValue.string))
         case .location(let location)?: self = .string(AnswerValue.location(location).display())
+        case .attachment(let reference)?: self = .string(reference.name)
         }
     }
 

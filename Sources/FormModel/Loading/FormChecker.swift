@@ -85,6 +85,21 @@ enum FormChecker {
                 fail("option-not-for-kind", key, "\"\(key)\" applies only to text and multilineText fields, not to \(kind.rawValue).", fix: "Remove \"\(key)\" or change the kind.")
             }
         }
+        if !kind.takesAttachment {
+            for (key, present) in [("maxBytes", field.maxBytes != nil), ("accept", field.accept != nil)] where present {
+                fail("option-not-for-kind", key, "\"\(key)\" applies only to photo, audio and file fields, not to \(kind.rawValue).", fix: "Remove \"\(key)\" or change the kind.")
+            }
+        } else {
+            if field.defaultValue != nil || field.defaultExpression != nil || field.calculation != nil {
+                fail("option-not-for-kind", field.calculation != nil ? "calculation" : "default", "A \(kind.rawValue) field holds a file the person attaches; it cannot have a default or a calculation.", fix: "Remove the option.")
+            }
+            for (index, pattern) in (field.accept ?? []).enumerated() where !MediaType.isValidPattern(pattern) {
+                error("media-type-invalid", path.appending("accept").appending(index), "\"\(shown(pattern))\" is not a media type like image/jpeg, a wildcard like image/*, or */*.", "Correct the media type.")
+            }
+            if kind == .photo, let accept = field.accept, let other = accept.first(where: { !$0.lowercased().hasPrefix("image/") }) {
+                error("media-type-not-for-kind", path.appending("accept"), "A photo field accepts images, but \"accept\" lists \"\(shown(other))\".", "Use a file field for other kinds of file, or list only image types.")
+            }
+        }
         if kind == .note, field.required || field.defaultValue != nil {
             fail("option-not-for-kind", field.required ? "required" : "default", "A note is read-only text; it cannot be required or have a default.", fix: "Remove the option, or use a text field.")
         }

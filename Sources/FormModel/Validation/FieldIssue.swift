@@ -42,6 +42,12 @@ public struct FieldIssue: Sendable, Hashable, Codable, CustomStringConvertible {
         case constraint
         /// The field's `constraint` could not be evaluated within the work allowed.
         case constraintNotChecked
+        /// The attached file is larger than the field's `maxBytes`.
+        case fileTooLarge
+        /// The attached file's media type is not among those the field accepts.
+        case fileTypeNotAccepted
+        /// The attachment reference is not well formed (its hash, size, type or name).
+        case invalidAttachment
         /// A repeat has fewer instances than `minCount` (or its `countFrom` field asks for).
         case tooFewInstances
         /// A repeat has more instances than `maxCount` (or its `countFrom` field asks for).

@@ -59,6 +59,8 @@ public enum FieldValidator {
             return values.allSatisfy { isChoice($0, of: field) } ? [] : issue(.notAChoice, choiceMessage(field))
         case .location(let location):
             return location.isOnEarth ? [] : issue(.invalidLocation, formatMessage(for: field))
+        case .attachment(let reference):
+            return attachmentIssues(field, reference)
         case .boolean, .raw:
             return []
         }
@@ -75,6 +77,7 @@ public enum FieldValidator {
         case .dateTime: return "Enter a date and time as YYYY-MM-DD HH:MM, like 2026-11-22 14:30."
         case .singleChoice, .multipleChoice: return choiceMessage(field)
         case .location: return "Enter a location as latitude, longitude and optionally accuracy in metres, like 52.52, 13.40, 5."
+        case .photo, .audio, .file: return attachSentence(field)
         case .text, .multilineText: return "Enter text."
         case .note: return "This is a note; it takes no answer."
         case .calculate: return "This value is computed from other answers; it takes no answer."
@@ -92,7 +95,7 @@ public enum FieldValidator {
         case .dateTime: return .invalidDateTime
         case .singleChoice, .multipleChoice: return .notAChoice
         case .location: return .invalidLocation
-        case .text, .multilineText, .note: return .wrongType
+        case .text, .multilineText, .note, .photo, .audio, .file: return .wrongType
         case .calculate, .repeat: return .readOnly
         }
     }
@@ -109,8 +112,41 @@ public enum FieldValidator {
         case .singleChoice: return "one choice"
         case .multipleChoice: return "a list of choices"
         case .location: return "a location"
+        case .photo: return "a photo"
+        case .audio: return "an audio recording"
+        case .file: return "a file"
         case .note, .calculate, .repeat: return "no answer"
         }
+    }
+
+    static func attachmentIssues(_ field: FieldDefinition, _ reference: AttachmentReference) -> [FieldIssue] {
+        if let problem = reference.problem {
+            return [FieldIssue(fieldID: field.id, code: .invalidAttachment, message: problem)]
+        }
+        var found: [FieldIssue] = []
+        if let limit = field.maxBytes, reference.bytes > limit {
+            found.append(FieldIssue(
+                fieldID: field.id, code: .fileTooLarge,
+                message: "\(reference.name) is \(AttachmentReference.formatSize(reference.bytes)); attach a file of at most \(AttachmentReference.formatSize(limit))."))
+        }
+        if !field.accepts(mediaType: reference.type) {
+            found.append(FieldIssue(
+                fieldID: field.id, code: .fileTypeNotAccepted,
+                message: "\(reference.name) is \(reference.type); attach \(acceptedSentence(field))."))
+        }
+        return found
+    }
+
+    /// "Attach a photo (image/*) of at most 10 MB."
+    static func attachSentence(_ field: FieldDefinition) -> String {
+        let limit = field.maxBytes.map { " of at most \(AttachmentReference.formatSize($0))" } ?? ""
+        return "Attach \(acceptedSentence(field))\(limit)."
+    }
+
+    static func acceptedSentence(_ field: FieldDefinition) -> String {
+        let types = field.acceptedTypes
+        if types == ["*/*"] { return "any file" }
+        return "\(expectation(field.kind)) of type \(types.joined(separator: ", "))"
     }
 
     static func rangeIssues(_ field: FieldDefinition, _ value: Double) -> [FieldIssue] {

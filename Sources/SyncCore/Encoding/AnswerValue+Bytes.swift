@@ -32,9 +32,10 @@ extension AnswerValue {
             while try reader.nextElement() { choices.append(try reader.readString()) }
             value = .choices(choices)
         case "location": value = .location(try Location.read(from: &reader))
+        case "attachment": value = .attachment(try AttachmentReference.read(from: &reader))
         case "raw": value = .raw(try reader.readString())
         default:
-            throw reader.error("Unknown answer type \"\(tag)\"; expected one of text, integer, decimal, boolean, date, time, dateTime, choice, choices, location, raw")
+            throw reader.error("Unknown answer type \"\(tag)\"; expected one of \(AnswerValue.tags)")
         }
         guard try reader.nextKey() == nil else {
             throw reader.error("An answer is an object with exactly one key naming its type, like {\"integer\": 3}")
@@ -74,6 +75,7 @@ extension AnswerValue {
             }
             writer.endArray()
         case .location(let location): location.write(to: &writer)
+        case .attachment(let reference): reference.write(to: &writer)
         }
         writer.endObject()
     }
@@ -126,12 +128,51 @@ extension Location {
     }
 }
 
+extension AttachmentReference {
+    static func read(from reader: inout JSONReader) throws -> AttachmentReference {
+        var sha256: String?
+        var bytes: Int64?
+        var type: String?
+        var name: String?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "sha256": sha256 = try reader.readString()
+            case "bytes": bytes = try reader.readInt64()
+            case "type": type = try reader.readString()
+            case "name": name = try reader.readString()
+            default: try reader.skipValue()
+            }
+        }
+        guard let sha256, let bytes, let type, let name else {
+            throw reader.error("An attachment needs sha256, bytes, type and name")
+        }
+        return AttachmentReference(sha256: sha256, bytes: bytes, type: type, name: name)
+    }
+
+    /// Members in key order, as JSONEncoder's sorted keys write them.
+    func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("bytes")
+        writer.int(Int(bytes))
+        writer.key("name")
+        writer.string(name)
+        writer.key("sha256")
+        writer.string(sha256)
+        writer.key("type")
+        writer.string(type)
+        writer.endObject()
+    }
+}
+
 extension AnswerValue {
     /// The UTF-8 length of the longest text the answer holds (text, raw input, each choice), for limits.
     public var longestTextBytes: Int? {
         switch self {
         case .text(let text), .raw(let text), .choice(let text), .date(let text), .time(let text), .dateTime(let text):
             return text.utf8.count
+        case .attachment(let reference):
+            return max(reference.name.utf8.count, reference.type.utf8.count, reference.sha256.utf8.count)
         case .choices(let values):
             return values.map(\.utf8.count).max() ?? 0
         default:

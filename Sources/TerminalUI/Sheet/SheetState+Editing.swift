@@ -46,7 +46,7 @@ extension SheetState {
             default: break
             }
             return []
-        case .note, .calculate, .repeat:
+        case .note, .calculate, .repeat, .photo, .audio, .file:
             return []
         case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location:
             var text = self.text(of: field, at: key)
