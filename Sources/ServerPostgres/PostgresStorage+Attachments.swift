@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import FormModel
 import ServerStorage
 import SyncCore
 
@@ -70,5 +71,22 @@ extension PostgresStorage {
             }
             return result
         }
+    }
+}
+
+extension PostgresStorage {
+    /// Replaces the attachment references of each record with those its values hold now (in the push's
+    /// transaction, so the index never disagrees with a committed record).
+    static func writeAttachmentReferences(_ connection: PostgresConnection, projectId: Int64, _ records: [StoredRecord]) async throws {
+        try await connection.query(
+            "DELETE FROM attachment_refs WHERE project_id = \(projectId) AND record_id = ANY(\(records.map(\.id))::uuid[])", logger: .quiet)
+        let rows = records.flatMap { record in record.attachmentReferences.map { (record.id, $0.fieldId, $0.reference) } }
+        guard !rows.isEmpty else { return }
+        try await connection.query("""
+            INSERT INTO attachment_refs (project_id, record_id, field_id, sha256, bytes, type, name)
+            SELECT \(projectId), * FROM unnest(
+                \(rows.map(\.0))::uuid[], \(rows.map(\.1))::text[], \(rows.map(\.2.sha256))::text[], \(rows.map(\.2.bytes))::int8[],
+                \(rows.map(\.2.type))::text[], \(rows.map(\.2.name))::text[])
+            """, logger: .quiet)
     }
 }

@@ -67,3 +67,21 @@ extension SQLiteStorage {
         }
     }
 }
+
+extension SQLiteStorage {
+    /// Replaces the attachment references of each record with those its values hold now (in the push's
+    /// transaction, so the index never disagrees with a committed record).
+    static func writeAttachmentReferences(_ db: Database, projectId: Int64, _ records: [StoredRecord]) throws {
+        let clear = try db.cachedStatement(sql: "DELETE FROM attachment_refs WHERE project_id = ? AND record_id = ?")
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO attachment_refs (project_id, record_id, field_id, sha256, bytes, type, name) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        for record in records {
+            let id = record.id.lowercased
+            try clear.execute(arguments: [projectId, id])
+            for (fieldId, reference) in record.attachmentReferences {
+                try insert.execute(arguments: [projectId, id, fieldId, reference.sha256, reference.bytes, reference.type, reference.name])
+            }
+        }
+    }
+}

@@ -1,4 +1,6 @@
 import Foundation
+import FormModel
+import SyncCore
 
 /// What the database knows about attachments: which are stored and verified, and which records reference
 /// which hash (written at push time, in the push's transaction, from the records' values).
@@ -55,5 +57,16 @@ public struct RecordAttachment: Sendable, Hashable {
         self.type = type
         self.name = name
         self.stored = stored
+    }
+}
+
+extension StoredRecord {
+    /// The attachments the record's values reference, by field id (repeat fields by their path key), sorted
+    /// by field id: what the storage indexes when it writes the record.
+    public var attachmentReferences: [(fieldId: String, reference: AttachmentReference)] {
+        fields.values.compactMap { fieldId, value in
+            guard case .attachment(let reference) = value else { return nil }
+            return (fieldId, reference)
+        }.sorted { $0.fieldId < $1.fieldId }
     }
 }
