@@ -78,7 +78,7 @@ struct SchemaContractTests {
                 path = String(line.dropFirst(2).dropLast())
             } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
                 let method = line.trimmingCharacters(in: .whitespaces).dropLast().uppercased()
-                if ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) { routes.insert("\(method) \(path)") }
+                if ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].contains(method) { routes.insert("\(method) \(path)") }
             }
         }
         return routes
