@@ -281,7 +281,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FormModel", "DraftStore", "FieldSheetTesting", "XLSForm", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "FormModel", "DraftStore", "FieldSheetTesting", "XLSForm", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
