@@ -156,4 +156,38 @@ struct AttachmentAccessTests {
             }
         }
     }
+
+    @Test(arguments: Backend.available)
+    func anExportWritesEveryStoredAttachmentNamedAfterRecordAndField(backend: Backend) async throws {
+        let photo = TestBlob(count: 3_000, seed: Self.seed)
+        let notYet = TestBlob(count: 100, seed: Self.seed &+ 4)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await TestServer.with(backend) { server in
+            try await server.publish(Self.form, project: "alpha")
+            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let record = UUID()
+            try await server.app.test(.live) { client in
+                _ = try await ana.push(client, [ana.mutation(record, form: "inspection", [
+                    "photo": ana.change(Self.reference(photo, name: ".crack: north, 1.jpg")),
+                    "sketch": ana.change(Self.reference(notYet, name: "plan.pdf", type: "application/pdf")),
+                ])])
+                #expect(try await ana.putAttachment(client, photo.sha256, photo.bytes).status == .created)
+            }
+            let projectId = try await server.project("alpha").id
+            let exporter = RecordExporter(storage: server.storage, attachmentsDirectory: directory)
+            var csv = ""
+            try await exporter.export(projectId: projectId, formId: "inspection", format: .csv) { csv += $0 }
+            let name = "\(record.uuidString.lowercased())-photo-_crack_ north, 1.jpg"
+            #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)) == photo.bytes)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [name], "only stored attachments are written")
+            #expect(csv.contains("\"\(name)\""), "the CSV cell names the file: \(csv)")
+            #expect(csv.contains("waiting for upload: plan.pdf"))
+            var jsonl = ""
+            try await exporter.export(projectId: projectId, formId: "inspection", format: .jsonl) { jsonl += $0 }
+            let line = try #require(try JSONSerialization.jsonObject(with: Data(jsonl.utf8)) as? [String: Any])
+            #expect(line["files"] as? [String: String] == ["photo": name])
+        }
+    }
 }
