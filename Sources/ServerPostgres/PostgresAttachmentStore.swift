@@ -23,6 +23,20 @@ struct PostgresAttachmentStore: AttachmentStore {
     static let chunkSize = 1024 * 1024
 
     func status(_ key: AttachmentKey) async throws -> AttachmentStatus {
+        let status = try await storedStatus(key)
+        guard !status.complete, let total = status.total, status.received >= total else { return status }
+        // Every byte is in but the upload never finished (its instance stopped between the last chunk and the
+        // check): verify it now, or no client could ever complete it.
+        guard let upload = try? await beginUpload(key, offset: status.received, total: total, length: 0) else { return status }
+        do {
+            try await upload.complete()
+            return AttachmentStatus(received: total, total: total, complete: true)
+        } catch AttachmentError.hashMismatch {
+            return .none
+        }
+    }
+
+    func storedStatus(_ key: AttachmentKey) async throws -> AttachmentStatus {
         let client = storage.client
         return try await storage.perform {
             for try await (total, received, complete) in try await client.query("""
@@ -36,7 +50,7 @@ struct PostgresAttachmentStore: AttachmentStore {
 
     func beginUpload(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) async throws -> any AttachmentUpload {
         guard storage.activeUploads.withLockedValue({ $0.insert(key).inserted }) else {
-            throw AttachmentError.busy(received: (try? await status(key))?.received ?? 0)
+            throw AttachmentError.busy(received: (try? await storedStatus(key))?.received ?? 0)
         }
         do {
             let received: Int64 = try await storage.transaction { connection in
@@ -95,7 +109,7 @@ struct PostgresAttachmentStore: AttachmentStore {
     }
 
     func read(_ key: AttachmentKey, range: ClosedRange<Int64>?) async throws -> AttachmentBytes? {
-        let status = try await status(key)
+        let status = try await storedStatus(key)
         guard status.complete else { return nil }
         let size = status.received
         let wanted = range ?? 0...max(0, size - 1)

@@ -41,12 +41,30 @@ public final class FileAttachmentStore: AttachmentStore {
     public func status(_ key: AttachmentKey) async throws -> AttachmentStatus {
         if let size = Self.fileSize(finalPath(key)) { return AttachmentStatus(received: size, total: size, complete: true) }
         guard let partial = partial(key) else { return .none }
-        return AttachmentStatus(received: Self.fileSize(partial.path) ?? 0, total: partial.total, complete: false)
+        let received = Self.fileSize(partial.path) ?? 0
+        if received >= partial.total, active.withLockedValue({ $0.insert(key).inserted }) {
+            // Every byte is in but the upload never finished (the server stopped between the last byte and the
+            // rename): verify it now, or no client could ever complete it.
+            let upload: FileAttachmentUpload
+            do {
+                upload = try open(key, offset: received, total: partial.total, length: 0)
+            } catch {
+                release(key)
+                throw error
+            }
+            do {
+                try await upload.complete()
+                return AttachmentStatus(received: received, total: received, complete: true)
+            } catch AttachmentError.hashMismatch {
+                return .none
+            }
+        }
+        return AttachmentStatus(received: received, total: partial.total, complete: false)
     }
 
     public func beginUpload(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) async throws -> any AttachmentUpload {
         guard active.withLockedValue({ $0.insert(key).inserted }) else {
-            throw AttachmentError.busy(received: (try? await status(key))?.received ?? 0)
+            throw AttachmentError.busy(received: partial(key).flatMap { Self.fileSize($0.path) } ?? 0)
         }
         do {
             return try open(key, offset: offset, total: total, length: length)
@@ -56,6 +74,7 @@ public final class FileAttachmentStore: AttachmentStore {
         }
     }
 
+    /// Opens the upload; the caller holds `key` in `active`.
     private func open(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) throws -> FileAttachmentUpload {
         if Self.fileSize(finalPath(key)) != nil { throw AttachmentError.complete }
         var existing = partial(key)

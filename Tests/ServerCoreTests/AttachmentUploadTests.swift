@@ -110,6 +110,7 @@ struct AttachmentUploadTests {
                 #expect(large.status == .contentTooLarge)
                 #expect(large.problem?.type == "https://fieldsheet.dev/problems/attachment-too-large")
                 #expect(large.problem?.detail.contains("999") == true)
+                #expect(large.uploadOffset == 0, "every upload answer says where the upload stands")
                 let noRange = try await device.putAttachment(client, blob.sha256, blob.bytes, to: 10, contentRange: "")
                 #expect(noRange.status == .badRequest)
                 for bad in ["bytes 5-1/10", "bytes 0-10/10", "items 0-9/10", "bytes 0-9", "bytes -1-9/10"] {
@@ -124,6 +125,26 @@ struct AttachmentUploadTests {
                 }
                 let foreign = Device(clientId: "d1", token: device.token, project: "beta")
                 #expect(try await foreign.headAttachment(client, blob.sha256).status == .notFound, "not a member of beta")
+            }
+        }
+    }
+
+    /// The server stopped after the last byte was stored but before the check: the next HEAD verifies it, so a
+    /// client is never left holding an upload it cannot finish.
+    @Test(arguments: Backend.available)
+    func anUploadWithEveryByteInButNeverCheckedIsVerifiedByTheNextHead(backend: Backend) async throws {
+        let blob = TestBlob(count: 1024 * 1024 + 5, seed: Self.seed)
+        try await TestServer.with(backend) { server in
+            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let key = AttachmentKey(projectId: try await server.project("alpha").id, sha256: blob.sha256)
+            let upload = try await server.storage.attachments.beginUpload(key, offset: 0, total: Int64(blob.bytes.count), length: Int64(blob.bytes.count))
+            try await upload.append(blob.bytes)
+            try await upload.suspend()
+            try await server.app.test(.live) { client in
+                let head = try await device.headAttachment(client, blob.sha256)
+                #expect(head.attachmentComplete == "true")
+                #expect(head.uploadOffset == Int64(blob.bytes.count))
+                #expect(try await server.storage.isAttachmentStored(key))
             }
         }
     }

@@ -33,6 +33,18 @@ struct AttachmentsController {
     @Sendable func put(_ request: Request, context: AppRequestContext) async throws -> Response {
         let key = try key(context, projectId: try context.membership().projectId)
         let store = services.storage.attachments
+        let range: ByteRanges.Upload
+        do {
+            range = try checkedRange(request)
+        } catch let problem as Problem {
+            // Refused before anything was read; the answer still says where the upload stands.
+            throw problem.with(uploadOffset: (try? await store.status(key))?.received ?? 0)
+        }
+        return try await upload(request, key: key, range: range, context: context)
+    }
+
+    /// The request's Content-Range, checked against its Content-Length and the size limit.
+    func checkedRange(_ request: Request) throws -> ByteRanges.Upload {
         guard let header = request.headers[.contentRange] else {
             throw Problem.badRequest("An upload needs \"Content-Range: bytes START-END/TOTAL\" (END inclusive), START being the Upload-Offset a HEAD reports.", field: "Content-Range")
         }
@@ -47,6 +59,12 @@ struct AttachmentsController {
         if let declared = request.headers[.contentLength].flatMap(Int64.init), declared != range.length {
             throw Problem.badRequest("Content-Length is \(declared) but Content-Range \"\(header)\" covers \(range.length) bytes; send exactly the bytes of the range.", field: "Content-Length")
         }
+        return range
+    }
+
+    func upload(_ request: Request, key: AttachmentKey, range: ByteRanges.Upload, context: AppRequestContext) async throws -> Response {
+        let store = services.storage.attachments
+        let header = request.headers[.contentRange] ?? ""
         let upload: any AttachmentUpload
         do {
             upload = try await store.beginUpload(key, offset: range.start, total: range.total, length: range.length)
@@ -60,15 +78,17 @@ struct AttachmentsController {
         }
         // Bytes go to storage as they arrive; a cut connection keeps what came (the next HEAD reports it).
         var received = await upload.received
+        // A chunked body longer than its range: the range's bytes are kept (and checked, when they are the last),
+        // the rest is refused.
+        var overflowed = false
         do {
             for try await buffer in request.body {
                 let room = range.end - received
                 if Int64(buffer.readableBytes) > room {
                     if room > 0, let head = buffer.getData(at: buffer.readerIndex, length: Int(room)) { try await upload.append(head) }
-                    try await Self.detached { try await upload.suspend() }
-                    throw Problem.badRequest(
-                        "The body is longer than the \(range.length) bytes Content-Range \"\(header)\" announces; the bytes of the range were kept.",
-                        field: "Content-Range").with(uploadOffset: range.end)
+                    received = range.end
+                    overflowed = true
+                    break
                 }
                 if let data = buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes) { try await upload.append(data) }
                 received += Int64(buffer.readableBytes)
@@ -77,8 +97,6 @@ struct AttachmentsController {
             try? await Self.detached { try await upload.suspend() }
             let kept = await upload.received
             throw Self.problem(error, key: key, offset: kept)
-        } catch let problem as Problem {
-            throw problem
         } catch {
             // The connection broke or timed out: keep what arrived, durably.
             try? await Self.detached { try await upload.suspend() }
@@ -91,8 +109,12 @@ struct AttachmentsController {
             throw Problem.badRequest("The body ended after \(received - range.start) of the \(range.length) bytes Content-Range \"\(header)\" announces; continue from Upload-Offset.", field: "Content-Range")
                 .with(uploadOffset: received)
         }
+        let tooLong = Problem.badRequest(
+            "The body is longer than the \(range.length) bytes Content-Range \"\(header)\" announces; the bytes of the range were kept, the rest refused.",
+            field: "Content-Range")
         guard range.end == range.total else {
             try await Self.detached { try await upload.suspend() }
+            if overflowed { throw tooLong.with(uploadOffset: received) }
             return Response(status: .noContent, headers: Self.uploadHeaders(AttachmentStatus(received: received, total: range.total, complete: false)))
         }
         do {
@@ -102,6 +124,7 @@ struct AttachmentsController {
         }
         try await noteStored(key, bytes: range.total, context: context)
         services.metrics.recordAttachmentStored(bytes: range.total)
+        if overflowed { throw tooLong.with(uploadOffset: range.total) }
         return Response(status: .created, headers: Self.uploadHeaders(AttachmentStatus(received: range.total, total: range.total, complete: true)))
     }
 
