@@ -94,7 +94,11 @@ let package = Package(
         // feed's notifier, principals and roles. No database here.
         .target(
             name: "ServerStorage",
-            dependencies: ["FormModel", "SyncCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server)]
+            dependencies: [
+                "FormModel", "SyncCore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
+            ]
         ),
         // The server's storage on an embedded SQLite database (GRDB).
         .target(
@@ -115,6 +119,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: server),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: server),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
             ],
             plugins: ["SchemaConstants"]
         ),
@@ -261,6 +266,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
             ]
         ),
         // Device ↔ server on loopback: the real fieldsheet-server binary, CurlTransport and several device homes.
@@ -278,7 +284,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["FormModel", "DraftStore", "FieldSheetTesting", "XLSForm", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "FormModel", "DraftStore", "FieldSheetTesting", "XLSForm", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto", condition: server),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

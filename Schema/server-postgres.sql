@@ -146,3 +146,47 @@ CREATE TABLE console_sessions (
     expires_at DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);
+
+-- migration: 5
+
+-- Media attachments (as the SQLite schema's v5-attachments: which are stored and verified, which records
+-- reference which hash). Several instances share no disk, so the bytes live here too: an upload in progress
+-- in attachment_uploads, its bytes in attachment_chunks (about a megabyte each, in order of `start`); any
+-- instance continues an upload another one began. Once verified, `complete` is set and the row in
+-- `attachments` follows.
+CREATE TABLE attachments (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    sha256 TEXT NOT NULL,
+    bytes BIGINT NOT NULL,
+    stored_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (project_id, sha256)
+);
+CREATE TABLE attachment_refs (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    record_id UUID NOT NULL,
+    field_id TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    bytes BIGINT NOT NULL,
+    type TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (project_id, record_id, field_id)
+);
+CREATE INDEX attachment_refs_by_hash ON attachment_refs (project_id, sha256);
+CREATE TABLE attachment_uploads (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    sha256 TEXT NOT NULL,
+    total BIGINT NOT NULL,
+    received BIGINT NOT NULL,
+    complete BOOLEAN NOT NULL,
+    PRIMARY KEY (project_id, sha256)
+);
+CREATE TABLE attachment_chunks (
+    project_id BIGINT NOT NULL,
+    sha256 TEXT NOT NULL,
+    start BIGINT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (project_id, sha256, start),
+    FOREIGN KEY (project_id, sha256) REFERENCES attachment_uploads (project_id, sha256) ON DELETE CASCADE
+);
+-- Photos and audio arrive compressed: store the chunks out of line without trying to compress them again.
+ALTER TABLE attachment_chunks ALTER COLUMN data SET STORAGE EXTERNAL;

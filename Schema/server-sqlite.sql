@@ -145,3 +145,28 @@ CREATE TABLE console_sessions (
     expires_at REAL NOT NULL
 );
 CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);
+
+-- migration: v5-attachments
+
+-- Media attachments. Their bytes are files in the data directory (attachments/<project id>/<sha256>); the
+-- database knows which of them are stored and verified, and which records reference which hash (kept at
+-- push time from the records' values, one row per field holding an attachment), so a pull can say what a
+-- record still waits for and a download is allowed only to someone who may read a referencing record.
+CREATE TABLE attachments (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    sha256 TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    stored_at REAL NOT NULL,
+    PRIMARY KEY (project_id, sha256)
+) WITHOUT ROWID;
+CREATE TABLE attachment_refs (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    record_id TEXT NOT NULL,
+    field_id TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (project_id, record_id, field_id)
+) WITHOUT ROWID;
+CREATE INDEX attachment_refs_by_hash ON attachment_refs (project_id, sha256);

@@ -83,19 +83,29 @@ extension FieldSheetServerCommand {
                 Streams a page at a time, so memory stays flat. Tombstones are included with state "deleted". JSON Lines \
                 nest each record's repeat instances. CSV of a form with repeats is one file for the records plus one per \
                 repeat (rows keyed to their record and parent instance), written into --output-dir as FORM.csv and \
-                FORM-REPEAT.csv; without repeats, CSV goes to stdout unless --output-dir is given.
+                FORM-REPEAT.csv; without repeats, CSV goes to stdout unless --output-dir is given. With --attachments DIR, \
+                every attachment the records reference is written into DIR as RECORD-FIELD-NAME, and its CSV cell (or, in \
+                JSON Lines, the record's "files" by answer key) gives that name; one not uploaded yet says so instead.
                 """)
         @OptionGroup var data: DataOptions
         @Option(help: "Project.") var project: String
         @Option(help: "Form id.") var form: String
         @Option(help: "csv or jsonl.") var format: RecordExporter.Format = .csv
         @Option(help: "Directory for the CSV files (needed for a form with repeats).") var outputDir: String?
+        @Option(help: ArgumentHelp("Directory to write the records' attachments into (created if missing).", valueName: "dir")) var attachments: String?
 
         func run() async throws {
             try await reportingFailures {
                 try await data.withStorage { storage in
                     let project = try await data.project(project, in: storage)
-                    let exporter = RecordExporter(storage: storage)
+                    if let attachments {
+                        do {
+                            try FileManager.default.createDirectory(atPath: attachments, withIntermediateDirectories: true)
+                        } catch {
+                            throw ValidationError("Cannot create the attachments directory \(attachments): \((error as NSError).localizedDescription)")
+                        }
+                    }
+                    let exporter = RecordExporter(storage: storage, attachmentsDirectory: attachments)
                     let tables = format == .csv ? try await exporter.repeatTables(projectId: project.id, formId: form) : []
                     let count: Int
                     if let outputDir {

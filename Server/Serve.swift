@@ -31,6 +31,9 @@ extension FieldSheetServerCommand {
         @Option(name: .customLong("max-body-bytes"), help: "Largest request body accepted.")
         var maxBodyBytes = ServerLimits().maxBodyBytes
 
+        @Option(name: .customLong("max-attachment-bytes"), help: "Largest attachment (photo, audio, file) accepted, in bytes; larger uploads get 413.")
+        var maxAttachmentBytes = ServerLimits().maxAttachmentBytes
+
         @Option(name: .customLong("max-batch"), help: "Most mutations in one push.")
         var maxBatch = ServerLimits().maxBatchSize
 
@@ -74,6 +77,7 @@ extension FieldSheetServerCommand {
             for (name, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout), ("--send-timeout", sendTimeout)] {
                 guard value > 0, value <= 86_400 else { throw ValidationError("\(name) must be a number of seconds from more than 0 to 86400; it is \(value).") }
             }
+            guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
             guard bodyMinRate >= 1 else { throw ValidationError("--body-min-rate must be at least 1 byte per second.") }
             guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
             for proxy in trustedProxies {
@@ -96,6 +100,7 @@ extension FieldSheetServerCommand {
             var limits = ServerLimits()
             limits.maxBodyBytes = maxBodyBytes
             limits.maxBatchSize = maxBatch
+            limits.maxAttachmentBytes = maxAttachmentBytes
             limits.authFailureLimit = authFailureLimit
             limits.headerTimeout = .seconds(headerTimeout)
             limits.bodyTimeout = .seconds(bodyTimeout)

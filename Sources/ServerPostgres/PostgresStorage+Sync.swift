@@ -67,6 +67,7 @@ extension PostgresStorage {
                         revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
                         review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at
                     """, logger: .quiet)
+                try await Self.writeAttachmentReferences(connection, projectId: projectId, records)
             }
             try await Self.writeHistory(connection, projectId: projectId, decided.history)
             try await Self.resolve(connection, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
@@ -104,7 +105,11 @@ extension PostgresStorage {
         let client = client
         return try await perform {
             let rows = try await client.query("""
-                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment
+                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment,
+                    array(SELECT DISTINCT a.sha256 FROM attachment_refs a
+                          WHERE a.project_id = r.project_id AND a.record_id = r.id
+                            AND NOT EXISTS (SELECT 1 FROM attachments s WHERE s.project_id = a.project_id AND s.sha256 = a.sha256)
+                          ORDER BY a.sha256)
                 FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = \(projectId) AND r.sequence > \(after) AND (r.author_id = \(userId) OR (\(shared) AND r.shared))
                 ORDER BY r.sequence LIMIT \(Int64(limit + 1))
@@ -112,8 +117,8 @@ extension PostgresStorage {
             var records: [FeedRecord] = []
             var bytes = 0
             var hasMore = false
-            for try await (id, formId, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment) in rows.decode(
-                (UUID, String, Int, String, String, Int64, Int64, String, String?, String?).self) {
+            for try await (id, formId, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment, missing) in rows.decode(
+                (UUID, String, Int, String, String, Int64, Int64, String, String?, String?, [String]).self) {
                 if hasMore { continue }
                 if records.count == limit || (!records.isEmpty && bytes + fields.utf8.count > maxBytes) {
                     hasMore = true
@@ -122,7 +127,8 @@ extension PostgresStorage {
                 bytes += fields.utf8.count
                 records.append(FeedRecord(
                     id: id.lowercased, formId: formId, formVersion: formVersion, state: state, authorName: author,
-                    revision: revision, sequence: sequence, review: Self.review(state: reviewState, comment: reviewComment), fields: fields))
+                    revision: revision, sequence: sequence, review: Self.review(state: reviewState, comment: reviewComment), fields: fields,
+                    missingAttachments: missing))
             }
             return FeedPage(records: records, hasMore: hasMore)
         }

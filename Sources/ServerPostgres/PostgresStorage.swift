@@ -41,6 +41,8 @@ public struct PostgresStorage: ServerStorage {
     let client: PostgresClient
     let logger: Logger
     public let changes = ChangeNotifier()
+    /// The attachments this instance is receiving now (another instance's are refused chunk by chunk).
+    let activeUploads = NIOLockedValueBox(Set<AttachmentKey>())
 
     /// Creates the storage; nothing connects until ``run()`` is running and a call needs a connection.
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "fieldsheet.postgres")) {
@@ -111,6 +113,8 @@ public struct PostgresStorage: ServerStorage {
         case let error as PSQLError:
             if error.code == .server {
                 let state = error.serverInfo?[.sqlState] ?? ""
+                // 53100: disk full.
+                if state == "53100" { return AttachmentError.insufficientStorage }
                 // 08: connection exception; 53: insufficient resources; 57: operator intervention (shutdown,
                 // statement timeout); 40001/40P01: serialization failure, deadlock — all worth a retry.
                 if ["08", "53", "57"].contains(String(state.prefix(2))) || ["40001", "40P01"].contains(state) {

@@ -50,6 +50,7 @@ extension SQLiteStorage {
                     ])
                     sequence += 1
                 }
+                try Self.writeAttachmentReferences(db, projectId: projectId, decided.records)
             }
             try Self.writeHistory(db, projectId: projectId, decided.history)
             try Self.resolve(db, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
@@ -80,7 +81,12 @@ extension SQLiteStorage {
             case .authoredByOrShared(let id): (id, true)
             }
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment
+                SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment,
+                    (SELECT group_concat(m.sha256, ' ') FROM (
+                        SELECT DISTINCT a.sha256 FROM attachment_refs a
+                        WHERE a.project_id = r.project_id AND a.record_id = r.id
+                          AND NOT EXISTS (SELECT 1 FROM attachments s WHERE s.project_id = a.project_id AND s.sha256 = a.sha256)
+                        ORDER BY a.sha256) m) AS missing
                 FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.sequence > ? AND (r.author_id = ? OR (? AND r.shared))
                 ORDER BY r.sequence LIMIT ?
@@ -95,7 +101,8 @@ extension SQLiteStorage {
                 bytes += fields.utf8.count
                 records.append(FeedRecord(
                     id: row[0], formId: row[1], formVersion: row[2], state: row[3], authorName: row[4],
-                    revision: row[5], sequence: row[6], review: Self.review(state: row[8], comment: row[9]), fields: fields))
+                    revision: row[5], sequence: row[6], review: Self.review(state: row[8], comment: row[9]), fields: fields,
+                    missingAttachments: (row[10] as String?)?.split(separator: " ").map(String.init) ?? []))
             }
             return FeedPage(records: records, hasMore: false)
         }

@@ -106,8 +106,13 @@ public struct FeedRecord: Sendable, Hashable {
     public var review: RecordReview?
     /// The stored ``RecordFields`` JSON.
     public var fields: String
+    /// The SHA-256 of each attachment the record references that the server does not hold yet, sorted.
+    public var missingAttachments: [String]
 
-    public init(id: String, formId: String, formVersion: Int, state: String, authorName: String, revision: Int64, sequence: Int64, review: RecordReview? = nil, fields: String) {
+    public init(
+        id: String, formId: String, formVersion: Int, state: String, authorName: String, revision: Int64, sequence: Int64, review: RecordReview? = nil,
+        fields: String, missingAttachments: [String] = []
+    ) {
         self.id = id
         self.formId = formId
         self.formVersion = formVersion
@@ -117,6 +122,7 @@ public struct FeedRecord: Sendable, Hashable {
         self.sequence = sequence
         self.review = review
         self.fields = fields
+        self.missingAttachments = missingAttachments
     }
 }
 

@@ -52,7 +52,7 @@ struct SchemaContractTests {
         try await TestServer.with(.postgres) { migrated in
             let storage = try #require(migrated.storage as? PostgresStorage)
             try await storage.migrate()
-            #expect(try await storage.appliedMigrations() == [1, 2, 3, 4])
+            #expect(try await storage.appliedMigrations() == [1, 2, 3, 4, 5])
             let catalog = try await storage.catalog()
             #expect(catalog.contains { $0.hasPrefix("column records.sequence bigint nullable=NO") })
             try await TestServer.withStorage(.postgres) { handle in
@@ -78,7 +78,7 @@ struct SchemaContractTests {
                 path = String(line.dropFirst(2).dropLast())
             } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
                 let method = line.trimmingCharacters(in: .whitespaces).dropLast().uppercased()
-                if ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) { routes.insert("\(method) \(path)") }
+                if ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].contains(method) { routes.insert("\(method) \(path)") }
             }
         }
         return routes

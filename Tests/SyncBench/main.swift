@@ -3,7 +3,8 @@
 // Starts the release fieldsheet-server in a temporary directory, then runs each phase in a child process
 // of its own (so each reports its own peak RSS):
 //   push: 10,000 records × 20 fields queued on an empty device, pushed (records/s, peak RSS);
-//   pull: 100,000 records (seeded straight into the server's database) pulled into an empty device.
+//   pull: 100,000 records (seeded straight into the server's database) pulled into an empty device;
+//   attachments: 20 MB and 200 MB uploaded and downloaded, the server's peak RSS (AttachmentBench.swift).
 // Each phase also reports the time spent waiting for the server, to separate the device's share.
 import DraftStore
 import FieldSheetTesting
@@ -162,6 +163,10 @@ if arguments.count == 6 {
     exit(0)
 }
 let bin = arguments.count > 1 ? arguments[1] : ".build/release"
+if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "attachments" {
+    try await runAttachmentBench(bin: bin)
+    exit(0)
+}
 let pushCount = Int(ProcessInfo.processInfo.environment["SYNCBENCH_PUSH"] ?? "") ?? 10_000
 let pullCount = Int(ProcessInfo.processInfo.environment["SYNCBENCH_PULL"] ?? "") ?? 100_000
 let server = ServerProcess(binary: "\(bin)/fieldsheet-server")
@@ -182,3 +187,4 @@ for (phase, count, user) in [("push", pushCount, token), ("pull", pullCount, see
     if result.status != 0 { print(result.stderr) }
 }
 server.stop()
+try await runAttachmentBench(bin: bin)

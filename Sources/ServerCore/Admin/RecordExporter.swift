@@ -28,6 +28,9 @@ public struct RecordExporter: Sendable {
         var values: [String: AnswerValue]
         /// Each repeat's live instances, in order, by repeat id.
         var repeats: [String: [InstanceLine]]?
+        /// With an attachments directory: the file each attachment answer was written to, by answer key
+        /// (`photo`, or `defects/<instance>/photo` in a repeat).
+        var files: [String: String]?
     }
 
     struct InstanceLine: Encodable {
@@ -81,10 +84,13 @@ public struct RecordExporter: Sendable {
 
     let storage: any ServerStorage
     let pageSize: Int
+    /// Where to write every referenced attachment (nil: cells show the reference as a person reads it).
+    let attachments: AttachmentExport?
 
-    public init(storage: any ServerStorage, pageSize: Int = 500) {
+    public init(storage: any ServerStorage, pageSize: Int = 500, attachmentsDirectory: String? = nil) {
         self.storage = storage
         self.pageSize = pageSize
+        self.attachments = attachmentsDirectory.map { AttachmentExport(storage: storage, directory: $0) }
     }
 
     /// The repeat tables a CSV export of `formId` writes besides the records' (empty for a form without repeats).
@@ -117,6 +123,13 @@ public struct RecordExporter: Sendable {
         var logics: [Int: FormLogic] = [:]
         let latestFields = Dictionary(versions.flatMap(\.definition.everyField).map { ($0.id, $0) }, uniquingKeysWith: { _, new in new })
         func cells(_ value: AnswerValue?, _ id: String) -> [String] { Self.cells(value, field: latestFields[id]) }
+        // An attachment answer's cell names its exported file (when there is an attachments directory).
+        func cells(_ key: String, _ id: String, _ value: AnswerValue?, _ files: [String: String]) -> [String] {
+            if case .attachment(let reference)? = value, attachments != nil {
+                return [files[key] ?? AttachmentExport.waiting(reference)]
+            }
+            return cells(value, id)
+        }
         if format == .csv {
             func headers(_ ids: [String]) -> [String] { ids.flatMap { id in latestFields[id].map(Self.headers) ?? [id] } }
             try await write(nil, (Self.recordColumns + headers(layout.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
@@ -132,6 +145,7 @@ public struct RecordExporter: Sendable {
             let page = try await storage.records(projectId: projectId, formId: formId, after: after, limit: pageSize)
             for record in page where include(record) {
                 let values = record.fields.values
+                let files = try await attachments?.write(record, projectId: projectId) ?? [:]
                 let logic: FormLogic?
                 if let known = logics[record.formVersion] {
                     logic = known
@@ -145,13 +159,13 @@ public struct RecordExporter: Sendable {
                 func value(_ key: String) -> AnswerValue? { state.map { $0.computed[key] ?? $0.answers[key] } ?? values[key] }
                 switch format {
                 case .csv:
-                    try await write(nil, (Self.recordCells(record) + layout.columns.flatMap { cells(value($0), $0) }).map(Self.csvField).joined(separator: ",") + "\r\n")
+                    try await write(nil, (Self.recordCells(record) + layout.columns.flatMap { cells($0, $0, value($0), files) }).map(Self.csvField).joined(separator: ",") + "\r\n")
                     guard let state else { break }
                     for table in layout.tables {
                         for (parent, parentId) in Self.parents(of: table, in: state, layout: layout) {
                             for (index, instance) in state.instances.live(table.repeatId, in: parent).enumerated() {
                                 let row = [record.id.uuidString, parentId, instance.id, String(index + 1)]
-                                    + table.columns.flatMap { cells(value(instance.prefix + "/" + $0), $0) }
+                                    + table.columns.flatMap { cells(instance.prefix + "/" + $0, $0, value(instance.prefix + "/" + $0), files) }
                                 try await write(table.repeatId, row.map(Self.csvField).joined(separator: ",") + "\r\n")
                             }
                         }
@@ -166,7 +180,7 @@ public struct RecordExporter: Sendable {
                         revision: record.revision, reviewState: record.review?.state.rawValue, reviewComment: record.review?.comment,
                         device: record.device, createdAt: record.times.created.map(Timestamp.string),
                         submittedAt: record.times.submitted.map(Timestamp.string), updatedAt: record.times.updated.map(Timestamp.string),
-                        values: top, repeats: repeats?.isEmpty == false ? repeats : nil)
+                        values: top, repeats: repeats?.isEmpty == false ? repeats : nil, files: files.isEmpty ? nil : files)
                     try await write(nil, String(decoding: try encoder.encode(line), as: UTF8.self) + "\n")
                 }
                 count += 1

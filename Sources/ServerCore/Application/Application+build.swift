@@ -60,6 +60,7 @@ public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext>
     FormsController(services: services).addRoutes(to: project)
     SyncController(services: services).addRoutes(to: project)
     ReviewController(services: services).addRoutes(to: project)
+    AttachmentsController(services: services).addRoutes(to: project)
     ConsoleRoutes(services: services).addRoutes(to: router)
     return router
 }

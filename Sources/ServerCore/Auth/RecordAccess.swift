@@ -10,7 +10,12 @@ import SyncCore
 /// - Anything else is invisible: answered exactly like a record that does not exist.
 public enum RecordAccess {
     public static func canRead(_ record: StoredRecord, userId: Int64, role: Role) -> Bool {
-        record.authorId == userId || (role.seesSharedRecords && record.shared)
+        canRead(authorId: record.authorId, shared: record.shared, userId: userId, role: role)
+    }
+
+    /// Whether a member may read a record by `authorId`, shared or not.
+    public static func canRead(authorId: Int64, shared: Bool, userId: Int64, role: Role) -> Bool {
+        authorId == userId || (role.seesSharedRecords && shared)
     }
 
     /// Why `userId` may not apply a mutation to `record`, or nil when they may.

@@ -9,6 +9,15 @@ struct RecordAnswers {
         var hasValue: Bool
         var text: String
         var instances: [Instance]
+        /// For an attachment answer: its link, and whether the server still waits for its bytes.
+        var attachment: Attachment? = nil
+    }
+
+    /// An attachment answer: a link through the console's own access check (``AttachmentDownload``), or a note
+    /// that it has not arrived yet.
+    struct Attachment {
+        var href: String
+        var waiting: Bool
     }
 
     struct Instance {
@@ -23,11 +32,16 @@ struct RecordAnswers {
     }
 
     /// The answers of `values` under `definition`; without one (a version the server does not hold), every
-    /// stored value under its key.
-    init(definition: FormDefinition?, values: [String: AnswerValue]) {
+    /// stored value under its key. Attachment answers link to `attachmentBase/<sha256>` unless the hash is
+    /// among `missing`.
+    init(definition: FormDefinition?, values: [String: AnswerValue], attachmentBase: String? = nil, missing: Set<String> = []) {
+        func attachment(_ value: AnswerValue?) -> Attachment? {
+            guard case .attachment(let reference)? = value, let attachmentBase else { return nil }
+            return Attachment(href: "\(attachmentBase)/\(reference.sha256)", waiting: missing.contains(reference.sha256))
+        }
         guard let definition else {
             self.init(items: values.keys.sorted().compactMap { key in
-                values[key].map { Item(label: key, isRepeat: false, hasValue: true, text: $0.display(), instances: []) }
+                values[key].map { Item(label: key, isRepeat: false, hasValue: true, text: $0.display(), instances: [], attachment: attachment($0)) }
             })
             return
         }
@@ -49,7 +63,9 @@ struct RecordAnswers {
                 guard field.holdsValue else { return nil }
                 let key = prefix.isEmpty ? field.id : prefix + "/" + field.id
                 let value = state.computed[key] ?? state.answers[key]
-                return Item(label: field.label, isRepeat: false, hasValue: value != nil, text: value?.display(for: field) ?? "", instances: [])
+                return Item(
+                    label: field.label, isRepeat: false, hasValue: value != nil, text: value?.display(for: field) ?? "", instances: [],
+                    attachment: attachment(value))
             }
         }
         self.init(items: items(in: "", prefix: ""))

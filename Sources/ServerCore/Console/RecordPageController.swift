@@ -44,6 +44,8 @@ struct RecordPageController {
         var submitted: String
         var updated: String
         var answers: RecordAnswers
+        /// "Waiting for 2 attachments" while the server lacks some the record references.
+        var waitingText: String?
         var canReview: Bool
         var reviewChoices: [Choice]
         var showConflicts: Bool
@@ -58,6 +60,7 @@ struct RecordPageController {
         group.get("projects/:project/records/:recordId", use: show)
         group.post("projects/:project/records/:recordId/review", use: review)
         group.post("projects/:project/conflicts/:conflictId/resolve", use: resolve)
+        group.get("projects/:project/attachments/:sha256", use: attachment)
     }
 
     /// The record named by the path, when the caller may see it; anything else is the same 404.
@@ -77,6 +80,7 @@ struct RecordPageController {
         let fields = definition.map(FormFields.init(form:))
         let reviewer = membership.role.seesSharedRecords
         let history = try await services.storage.history(projectId: membership.projectId, recordId: record.id)
+        let missing = Set(try await services.storage.attachments(projectId: membership.projectId, recordId: record.id).filter { !$0.stored }.map(\.sha256))
         let conflicts = reviewer ? try await services.storage.conflictLog(projectId: membership.projectId, viewer: principal.userId, recordId: record.id) : []
         func label(_ fieldId: String?) -> String {
             guard let fieldId else { return "the record" }
@@ -97,7 +101,10 @@ struct RecordPageController {
             formVersion: record.formVersion, state: record.state.rawValue, reviewState: record.review?.state.rawValue ?? "none",
             reviewLabel: ConsoleLabels.review(record.review?.state), reviewComment: record.review?.comment, author: record.authorName,
             device: record.device ?? "—", created: ConsoleTime.text(record.times.created), submitted: ConsoleTime.text(record.times.submitted),
-            updated: ConsoleTime.text(record.times.updated), answers: RecordAnswers(definition: definition, values: record.fields.values),
+            updated: ConsoleTime.text(record.times.updated),
+            answers: RecordAnswers(
+                definition: definition, values: record.fields.values, attachmentBase: "/console/projects/\(membership.projectName)/attachments", missing: missing),
+            waitingText: missing.isEmpty ? nil : "Waiting for \(missing.count) attachment\(missing.count == 1 ? "" : "s") to arrive from the device.",
             canReview: reviewer && record.state == .submitted,
             reviewChoices: ReviewState.settable.map { Choice(value: $0.rawValue, label: ConsoleLabels.review($0), checked: record.review?.state == $0) },
             showConflicts: reviewer,

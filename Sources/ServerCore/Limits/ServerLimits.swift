@@ -2,6 +2,8 @@
 public struct ServerLimits: Sendable, Hashable {
     /// Largest request body accepted (413 beyond).
     public var maxBodyBytes = 8 * 1024 * 1024
+    /// Largest attachment an upload may declare (413 beyond); its bytes stream to storage, never whole in memory.
+    public var maxAttachmentBytes: Int64 = 256 * 1024 * 1024
     /// Most mutations in one push (413 beyond).
     public var maxBatchSize = 1_000
     /// Deepest nesting of arrays and objects in a request body (400 beyond).

@@ -41,6 +41,12 @@ public struct ServerMetrics: Sendable {
 
     func recordClampedClock() { clampedClocks.increment() }
 
+    /// Counts an attachment stored and verified, and its bytes.
+    func recordAttachmentStored(bytes: Int64) {
+        registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "attachments_stored", unitName: "total", helpText: "Attachments stored and verified.")).increment()
+        registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "attachment_bytes_stored", unitName: "total", helpText: "Bytes of attachments stored and verified.")).increment(by: bytes)
+    }
+
     func recordOpenConnections(_ count: Int) { openConnections.set(Double(count)) }
 
     /// Counts a connection closed for sending too slowly or idling too long (`timeout`: header, body or idle).

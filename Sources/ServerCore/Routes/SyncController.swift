@@ -115,7 +115,7 @@ struct SyncController {
             writer.append(
                 recordId: record.id, formId: record.formId, formVersion: record.formVersion, state: record.state,
                 revision: record.revision, sequence: record.sequence, author: record.authorName, review: record.review,
-                fields: record.fields.utf8)
+                missingAttachments: record.missingAttachments, fields: record.fields.utf8)
         }
         let bytes = writer.finish(cursor: page.records.last?.sequence ?? after, hasMore: page.hasMore, serverClock: services.clock.now())
         return .jsonBytes(bytes)

@@ -75,10 +75,11 @@ public struct PullPageWriter: Sendable {
     public var byteCount: Int { writer.bytes.count }
 
     /// Appends one record; `fields` must be stored ``RecordFields`` JSON. `review` is written only when
-    /// there is one, in the shape ``RecordSnapshot``'s `Codable` writes.
+    /// there is one, in the shape ``RecordSnapshot``'s `Codable` writes; `missingAttachments` (the SHA-256 of
+    /// each referenced attachment the server does not hold yet) only when it is not empty.
     public mutating func append(
         recordId: String, formId: String, formVersion: Int, state: String, revision: Int64, sequence: Int64,
-        author: String, review: RecordReview? = nil, fields: some Sequence<UInt8>
+        author: String, review: RecordReview? = nil, missingAttachments: [String] = [], fields: some Sequence<UInt8>
     ) {
         writer.element()
         writer.beginObject()
@@ -99,6 +100,15 @@ public struct PullPageWriter: Sendable {
         if let review {
             writer.key("review")
             review.write(to: &writer)
+        }
+        if !missingAttachments.isEmpty {
+            writer.key("missingAttachments")
+            writer.beginArray()
+            for sha256 in missingAttachments {
+                writer.element()
+                writer.string(sha256)
+            }
+            writer.endArray()
         }
         writer.key("fields")
         writer.raw(fields)

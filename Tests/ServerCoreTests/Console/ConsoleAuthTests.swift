@@ -111,6 +111,7 @@ struct ConsoleAuthTests {
             "GET /console/projects/{project}", "GET /console/projects/{project}/users", "GET /console/projects/{project}/forms/{formId}",
             "GET /console/projects/{project}/forms/{formId}/export", "GET /console/projects/{project}/records/{recordId}",
             "POST /console/projects/{project}/records/{recordId}/review", "POST /console/projects/{project}/conflicts/{conflictId}/resolve",
+            "GET /console/projects/{project}/attachments/{sha256}",  // ConsoleAttachmentTests
             "GET /console/**",
         ]
         #expect(registered == covered, "not in the matrix: \(registered.subtracting(covered).sorted()); gone: \(covered.subtracting(registered).sorted())")

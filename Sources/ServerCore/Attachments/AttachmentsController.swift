@@ -1,0 +1,202 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServerStorage
+
+/// `HEAD`, `PUT` and `GET /v1/projects/{project}/attachments/{sha256}`: resumable uploads that stream to the
+/// ``AttachmentStore`` and downloads for those who may read a referencing record (Schema/openapi.yaml).
+struct AttachmentsController {
+    let services: ServerServices
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.head("attachments/:sha256", use: head)
+        group.put("attachments/:sha256", use: put)
+        group.get("attachments/:sha256", use: get)
+    }
+
+    /// The attachment the path names; 404 (like any missing thing) for a name that is not a SHA-256.
+    func key(_ context: AppRequestContext, projectId: Int64) throws -> AttachmentKey {
+        guard let sha256 = context.parameters.get("sha256"), AttachmentKey.isValidDigest(sha256) else { throw Problem.notFound("attachment") }
+        return AttachmentKey(projectId: projectId, sha256: sha256)
+    }
+
+    /// Any member may upload: every role pushes records.
+    @Sendable func head(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let key = try key(context, projectId: try context.membership().projectId)
+        let status = try await services.storage.attachments.status(key)
+        if status.complete { try await noteStored(key, bytes: status.received, context: context) }
+        return Response(status: .ok, headers: Self.uploadHeaders(status))
+    }
+
+    @Sendable func put(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let key = try key(context, projectId: try context.membership().projectId)
+        let store = services.storage.attachments
+        let range: ByteRanges.Upload
+        do {
+            range = try checkedRange(request)
+        } catch let problem as Problem {
+            // Refused before anything was read; the answer still says where the upload stands.
+            throw problem.with(uploadOffset: (try? await store.status(key))?.received ?? 0)
+        }
+        return try await upload(request, key: key, range: range, context: context)
+    }
+
+    /// The request's Content-Range, checked against its Content-Length and the size limit.
+    func checkedRange(_ request: Request) throws -> ByteRanges.Upload {
+        guard let header = request.headers[.contentRange] else {
+            throw Problem.badRequest("An upload needs \"Content-Range: bytes START-END/TOTAL\" (END inclusive), START being the Upload-Offset a HEAD reports.", field: "Content-Range")
+        }
+        guard let range = ByteRanges.upload(header) else {
+            throw Problem.badRequest("Content-Range \"\(header)\" is not \"bytes START-END/TOTAL\" with START ≤ END < TOTAL (or \"bytes */0\" for an empty file).", field: "Content-Range")
+        }
+        guard range.total <= services.limits.maxAttachmentBytes else {
+            throw Problem.tooLarge(
+                "The attachment is \(range.total) bytes; this server takes attachments of at most \(services.limits.maxAttachmentBytes) bytes (serve --max-attachment-bytes).",
+                slug: "attachment-too-large", field: "Content-Range")
+        }
+        if let declared = request.headers[.contentLength].flatMap(Int64.init), declared != range.length {
+            throw Problem.badRequest("Content-Length is \(declared) but Content-Range \"\(header)\" covers \(range.length) bytes; send exactly the bytes of the range.", field: "Content-Length")
+        }
+        return range
+    }
+
+    func upload(_ request: Request, key: AttachmentKey, range: ByteRanges.Upload, context: AppRequestContext) async throws -> Response {
+        let store = services.storage.attachments
+        let header = request.headers[.contentRange] ?? ""
+        let upload: any AttachmentUpload
+        do {
+            upload = try await store.beginUpload(key, offset: range.start, total: range.total, length: range.length)
+        } catch let error as AttachmentError {
+            if case .complete = error {
+                let status = try await store.status(key)
+                try await noteStored(key, bytes: status.received, context: context)
+                return Response(status: .ok, headers: Self.uploadHeaders(status))
+            }
+            throw Self.problem(error, key: key)
+        }
+        // Bytes go to storage as they arrive; a cut connection keeps what came (the next HEAD reports it).
+        var received = await upload.received
+        // A chunked body longer than its range: the range's bytes are kept (and checked, when they are the last),
+        // the rest is refused.
+        var overflowed = false
+        do {
+            for try await buffer in request.body {
+                let room = range.end - received
+                if Int64(buffer.readableBytes) > room {
+                    if room > 0, let head = buffer.getData(at: buffer.readerIndex, length: Int(room)) { try await upload.append(head) }
+                    received = range.end
+                    overflowed = true
+                    break
+                }
+                if let data = buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes) { try await upload.append(data) }
+                received += Int64(buffer.readableBytes)
+            }
+        } catch let error as AttachmentError {
+            try? await Self.detached { try await upload.suspend() }
+            let kept = await upload.received
+            throw Self.problem(error, key: key, offset: kept)
+        } catch {
+            // The connection broke or timed out: keep what arrived, durably.
+            try? await Self.detached { try await upload.suspend() }
+            let kept = await upload.received
+            context.logger.info("Upload cut short", metadata: ["attachment": .string(key.sha256), "received": .stringConvertible(kept)])
+            throw error
+        }
+        guard received == range.end else {
+            try await Self.detached { try await upload.suspend() }
+            throw Problem.badRequest("The body ended after \(received - range.start) of the \(range.length) bytes Content-Range \"\(header)\" announces; continue from Upload-Offset.", field: "Content-Range")
+                .with(uploadOffset: received)
+        }
+        let tooLong = Problem.badRequest(
+            "The body is longer than the \(range.length) bytes Content-Range \"\(header)\" announces; the bytes of the range were kept, the rest refused.",
+            field: "Content-Range")
+        guard range.end == range.total else {
+            try await Self.detached { try await upload.suspend() }
+            if overflowed { throw tooLong.with(uploadOffset: received) }
+            return Response(status: .noContent, headers: Self.uploadHeaders(AttachmentStatus(received: received, total: range.total, complete: false)))
+        }
+        do {
+            try await Self.detached { try await upload.complete() }
+        } catch let error as AttachmentError {
+            throw Self.problem(error, key: key, offset: 0)
+        }
+        try await noteStored(key, bytes: range.total, context: context)
+        services.metrics.recordAttachmentStored(bytes: range.total)
+        if overflowed { throw tooLong.with(uploadOffset: range.total) }
+        return Response(status: .created, headers: Self.uploadHeaders(AttachmentStatus(received: range.total, total: range.total, complete: true)))
+    }
+
+    /// Tells the database the attachment is stored (once; a crash between storing and telling is repaired by
+    /// the next HEAD or PUT), which moves the records waiting for it forward in the change feed.
+    func noteStored(_ key: AttachmentKey, bytes: Int64, context: AppRequestContext) async throws {
+        guard try await !services.storage.isAttachmentStored(key) else { return }
+        _ = try await services.storage.attachmentStored(key, bytes: bytes)
+    }
+
+    @Sendable func get(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let membership = try context.membership()
+        let principal = try context.requirePrincipal()
+        let key = try key(context, projectId: membership.projectId)
+        return try await AttachmentDownload(storage: services.storage).response(key, userId: principal.userId, role: membership.role, range: request.headers[.range])
+    }
+
+    /// Runs `body` in a task of its own, so that a request cancelled by its closed connection still finishes
+    /// writing what it received.
+    static func detached(_ body: @escaping @Sendable () async throws -> Void) async throws {
+        try await Task { try await body() }.value
+    }
+
+    static func uploadHeaders(_ status: AttachmentStatus) -> HTTPFields {
+        var headers: HTTPFields = [.uploadOffset: String(status.received), .attachmentComplete: status.complete ? "true" : "false", .cacheControl: "no-store"]
+        if let total = status.total { headers[.uploadLength] = String(total) }
+        return headers
+    }
+
+    static func problem(_ error: AttachmentError, key: AttachmentKey, offset: Int64? = nil) -> Problem {
+        switch error {
+        case .offsetMismatch(let received):
+            return Problem(
+                .conflict, "upload-offset-mismatch", title: "Upload offset mismatch",
+                detail: "The server holds \(received) bytes of this attachment: continue the upload at byte \(received) (Upload-Offset).").with(uploadOffset: received)
+        case .busy(let received):
+            return Problem(
+                .conflict, "upload-offset-mismatch", title: "Upload in progress",
+                detail: "Another request is uploading this attachment now (\(received) bytes held). Ask again with HEAD in a moment and continue from its Upload-Offset.").with(uploadOffset: received)
+        case .lengthMismatch(let total):
+            return Problem(
+                .conflict, "upload-length-mismatch", title: "Upload length mismatch",
+                detail: "This upload was started as \(total) bytes long. Continue it with that total, or start again from byte 0 to replace it.",
+                field: "Content-Range", headers: [.uploadLength: String(total)]).with(uploadOffset: offset ?? 0)
+        case .hashMismatch(let actual):
+            return Problem(
+                .unprocessableContent, "attachment-hash-mismatch", title: "Attachment does not match its hash",
+                detail: "The bytes received hash to \(actual), not to \(key.sha256); they were discarded. Upload the file again from byte 0.").with(uploadOffset: 0)
+        case .insufficientStorage:
+            return Problem(
+                .init(code: 507, reasonPhrase: "Insufficient Storage"), "insufficient-storage", title: "Server storage full",
+                detail: "The server has no room left for this attachment; what it received before is kept. Try again later; the server's admin must free space.").with(uploadOffset: offset ?? 0)
+        case .complete:
+            return Problem(.conflict, "upload-offset-mismatch", title: "Attachment complete", detail: "The server holds this attachment already; send nothing.")
+        }
+    }
+}
+
+extension Problem {
+    /// The problem with the `Upload-Offset` header every attachment upload answer carries.
+    func with(uploadOffset: Int64) -> Problem {
+        var copy = self
+        copy.headers[.uploadOffset] = String(uploadOffset)
+        return copy
+    }
+}
+
+extension HTTPField.Name {
+    /// Bytes the server holds of an attachment.
+    static let uploadOffset = Self("Upload-Offset")!
+    /// An attachment's whole size, once known.
+    static let uploadLength = Self("Upload-Length")!
+    /// `true` when the attachment is stored and verified.
+    static let attachmentComplete = Self("Attachment-Complete")!
+}

@@ -1,0 +1,222 @@
+import Crypto
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import PostgresNIO
+import ServerStorage
+
+/// ``AttachmentStore`` in the PostgreSQL database every instance shares: an upload's state in
+/// `attachment_uploads`, its bytes in `attachment_chunks` (about a megabyte per row).
+///
+/// Why the database and not a shared directory: the instances already share it, so nothing else must be
+/// mounted on every host and kept consistent with it; a backup of the database holds the records and their
+/// attachments together; and each chunk commits in one transaction with the check that it continues the
+/// upload where the stored bytes end (`received`), so two instances receiving the same attachment at once can
+/// never interleave bytes: the second one's next chunk finds the offset moved and its request is answered
+/// 409. The cost is database size; chunks are stored uncompressed (`STORAGE EXTERNAL`), since media arrive
+/// compressed.
+///
+/// What a status reports is committed: a killed instance loses at most the chunk it had not yet written.
+struct PostgresAttachmentStore: AttachmentStore {
+    let storage: PostgresStorage
+    static let chunkSize = 1024 * 1024
+
+    func status(_ key: AttachmentKey) async throws -> AttachmentStatus {
+        let status = try await storedStatus(key)
+        guard !status.complete, let total = status.total, status.received >= total else { return status }
+        // Every byte is in but the upload never finished (its instance stopped between the last chunk and the
+        // check): verify it now, or no client could ever complete it.
+        guard let upload = try? await beginUpload(key, offset: status.received, total: total, length: 0) else { return status }
+        do {
+            try await upload.complete()
+            return AttachmentStatus(received: total, total: total, complete: true)
+        } catch AttachmentError.hashMismatch {
+            return .none
+        }
+    }
+
+    func storedStatus(_ key: AttachmentKey) async throws -> AttachmentStatus {
+        let client = storage.client
+        return try await storage.perform {
+            for try await (total, received, complete) in try await client.query("""
+                SELECT total, received, complete FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)
+                """).decode((Int64, Int64, Bool).self) {
+                return AttachmentStatus(received: received, total: total, complete: complete)
+            }
+            return .none
+        }
+    }
+
+    func beginUpload(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) async throws -> any AttachmentUpload {
+        guard storage.activeUploads.withLockedValue({ $0.insert(key).inserted }) else {
+            throw AttachmentError.busy(received: (try? await storedStatus(key))?.received ?? 0)
+        }
+        do {
+            let received: Int64 = try await storage.transaction { connection in
+                var current: (total: Int64, received: Int64, complete: Bool)?
+                for try await row in try await connection.query("""
+                    SELECT total, received, complete FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) FOR UPDATE
+                    """, logger: .quiet).decode((Int64, Int64, Bool).self) { current = row }
+                if let existing = current {
+                    if existing.complete { throw AttachmentError.complete }
+                    if existing.total != total {
+                        guard offset == 0 else { throw AttachmentError.lengthMismatch(total: existing.total) }
+                        try await connection.query("DELETE FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
+                        current = nil
+                    }
+                }
+                let received = current?.received ?? 0
+                guard offset == received else { throw AttachmentError.offsetMismatch(received: received) }
+                if current == nil {
+                    try await connection.query("""
+                        INSERT INTO attachment_uploads (project_id, sha256, total, received, complete) VALUES (\(key.projectId), \(key.sha256), \(total), 0, FALSE)
+                        """, logger: .quiet)
+                }
+                return received
+            }
+            // The hash continues over what earlier requests (on any instance) stored.
+            var hasher = SHA256()
+            var position: Int64 = 0
+            while position < received, let chunk = try await chunk(key, containing: position) {
+                var bytes = chunk.data
+                hasher.update(data: bytes.readData(length: bytes.readableBytes) ?? Data())
+                position = chunk.start + Int64(chunk.data.readableBytes)
+            }
+            return PostgresAttachmentUpload(store: self, key: key, total: total, received: received, hasher: hasher)
+        } catch {
+            release(key)
+            throw error
+        }
+    }
+
+    func release(_ key: AttachmentKey) {
+        _ = storage.activeUploads.withLockedValue { $0.remove(key) }
+    }
+
+    /// The stored chunk holding byte `position` (chunks are contiguous from 0).
+    func chunk(_ key: AttachmentKey, containing position: Int64) async throws -> (start: Int64, data: ByteBuffer)? {
+        let client = storage.client
+        return try await storage.perform {
+            for try await (start, data) in try await client.query("""
+                SELECT start, data FROM attachment_chunks WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND start <= \(position)
+                ORDER BY start DESC LIMIT 1
+                """).decode((Int64, ByteBuffer).self) {
+                return (start, data)
+            }
+            return nil
+        }
+    }
+
+    func read(_ key: AttachmentKey, range: ClosedRange<Int64>?) async throws -> AttachmentBytes? {
+        let status = try await storedStatus(key)
+        guard status.complete else { return nil }
+        let size = status.received
+        let wanted = range ?? 0...max(0, size - 1)
+        let end = size == 0 ? 0 : wanted.upperBound + 1
+        let position = NIOLockedValueBox(wanted.lowerBound)
+        let store = self
+        // Pulled chunk by chunk: nothing is read before the response asks for it.
+        let pieces = AsyncThrowingStream<Data, any Error>(unfolding: {
+            let at = position.withLockedValue { $0 }
+            guard at < end else { return nil }
+            guard let chunk = try await store.chunk(key, containing: at) else {
+                throw StorageError.unavailable("The attachment \(key.sha256) lacks its byte \(at).")
+            }
+            var data = chunk.data
+            data.moveReaderIndex(forwardBy: Int(at - chunk.start))
+            let count = min(data.readableBytes, Int(end - at))
+            guard count > 0, let piece = data.readData(length: count) else {
+                throw StorageError.unavailable("The attachment \(key.sha256) lacks its byte \(at).")
+            }
+            position.withLockedValue { $0 = at + Int64(count) }
+            return piece
+        })
+        return AttachmentBytes(total: size, range: wanted, pieces: pieces)
+    }
+}
+
+/// One request's upload: buffers up to a chunk, then commits it with the offset check.
+final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
+    let store: PostgresAttachmentStore
+    let key: AttachmentKey
+    let total: Int64
+    private var stored: Int64
+    private var pending = Data()
+    private var hasher: SHA256
+    private var finished = false
+
+    init(store: PostgresAttachmentStore, key: AttachmentKey, total: Int64, received: Int64, hasher: SHA256) {
+        self.store = store
+        self.key = key
+        self.total = total
+        self.stored = received
+        self.hasher = hasher
+    }
+
+    deinit {
+        if !finished { store.release(key) }
+    }
+
+    var received: Int64 { stored + Int64(pending.count) }
+
+    func append(_ bytes: Data) async throws {
+        pending.append(bytes)
+        hasher.update(data: bytes)
+        if pending.count >= PostgresAttachmentStore.chunkSize { try await flush() }
+    }
+
+    /// Commits the buffered bytes as one chunk, if the stored upload still ends where this one thinks.
+    private func flush() async throws {
+        guard !pending.isEmpty else { return }
+        let key = key
+        let start = stored
+        let data = ByteBuffer(data: pending)
+        let count = Int64(pending.count)
+        try await store.storage.transaction { connection in
+            let rows = try await connection.query("""
+                UPDATE attachment_uploads SET received = received + \(count)
+                WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND received = \(start) AND NOT complete RETURNING received
+                """, logger: .quiet).collect()
+            guard !rows.isEmpty else {
+                var received: Int64 = 0
+                for try await value in try await connection.query("""
+                    SELECT received FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)
+                    """, logger: .quiet).decode(Int64.self) { received = value }
+                throw AttachmentError.offsetMismatch(received: received)
+            }
+            try await connection.query("""
+                INSERT INTO attachment_chunks (project_id, sha256, start, data) VALUES (\(key.projectId), \(key.sha256), \(start), \(data))
+                """, logger: .quiet)
+        }
+        stored += count
+        pending = Data()
+    }
+
+    func suspend() async throws {
+        defer { finish() }
+        try await flush()
+    }
+
+    func complete() async throws {
+        defer { finish() }
+        try await flush()
+        let actual = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let key = key
+        guard actual == key.sha256 else {
+            _ = try await store.storage.transaction { connection in
+                try await connection.query("DELETE FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
+            }
+            throw AttachmentError.hashMismatch(actual: actual)
+        }
+        _ = try await store.storage.transaction { connection in
+            try await connection.query("UPDATE attachment_uploads SET complete = TRUE WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
+        }
+    }
+
+    private func finish() {
+        guard !finished else { return }
+        finished = true
+        store.release(key)
+    }
+}

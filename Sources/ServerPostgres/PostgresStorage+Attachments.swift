@@ -1,0 +1,92 @@
+import Foundation
+import Logging
+import PostgresNIO
+import FormModel
+import ServerStorage
+import SyncCore
+
+extension PostgresStorage {
+    /// Attachment bytes in the database itself (see ``PostgresAttachmentStore``).
+    public var attachments: any AttachmentStore { PostgresAttachmentStore(storage: self) }
+
+    public func attachmentStored(_ key: AttachmentKey, bytes: Int64) async throws -> Int64? {
+        try await transaction { connection in
+            let inserted = try await connection.query("""
+                INSERT INTO attachments (project_id, sha256, bytes, stored_at) VALUES (\(key.projectId), \(key.sha256), \(bytes), \(Date().timeIntervalSince1970))
+                ON CONFLICT DO NOTHING RETURNING 1
+                """, logger: .quiet).collect()
+            guard !inserted.isEmpty else { return nil }
+            var ids: [UUID] = []
+            for try await id in try await connection.query("""
+                SELECT DISTINCT record_id FROM attachment_refs WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) ORDER BY record_id
+                """, logger: .quiet).decode(UUID.self) { ids.append(id) }
+            guard !ids.isEmpty else { return nil }
+            let count = Int64(ids.count)
+            // The serialized commit step, as in push: the counter row's lock is held until COMMIT.
+            let rows = try await connection.query(
+                "UPDATE projects SET last_sequence = last_sequence + \(count) WHERE id = \(key.projectId) RETURNING last_sequence",
+                logger: .quiet).collect()
+            guard let last = try rows.first?.decode(Int64.self) else { return nil }
+            try await connection.query("""
+                UPDATE records r SET sequence = n.sequence FROM unnest(\(ids)::uuid[], \(ids.indices.map { last - count + 1 + Int64($0) })::int8[]) AS n (id, sequence)
+                WHERE r.project_id = \(key.projectId) AND r.id = n.id
+                """, logger: .quiet)
+            try await Self.announceChanges(connection, projectId: key.projectId, lastSequence: last)
+            return last
+        }
+    }
+
+    public func isAttachmentStored(_ key: AttachmentKey) async throws -> Bool {
+        let client = client
+        return try await perform {
+            try await !client.query("SELECT 1 FROM attachments WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)").collect().isEmpty
+        }
+    }
+
+    public func attachmentUses(_ key: AttachmentKey) async throws -> [AttachmentUse] {
+        let client = client
+        return try await perform {
+            var uses: [AttachmentUse] = []
+            for try await (id, field, type, name, author, shared) in try await client.query("""
+                SELECT a.record_id, a.field_id, a.type, a.name, r.author_id, r.shared
+                FROM attachment_refs a JOIN records r ON r.project_id = a.project_id AND r.id = a.record_id
+                WHERE a.project_id = \(key.projectId) AND a.sha256 = \(key.sha256) ORDER BY a.record_id, a.field_id
+                """).decode((UUID, String, String, String, Int64, Bool).self) {
+                uses.append(AttachmentUse(recordId: id, fieldId: field, authorId: author, shared: shared, type: type, name: name))
+            }
+            return uses
+        }
+    }
+
+    public func attachments(projectId: Int64, recordId: UUID) async throws -> [RecordAttachment] {
+        let client = client
+        return try await perform {
+            var result: [RecordAttachment] = []
+            for try await (field, sha, bytes, type, name, stored) in try await client.query("""
+                SELECT a.field_id, a.sha256, a.bytes, a.type, a.name, s.sha256 IS NOT NULL
+                FROM attachment_refs a LEFT JOIN attachments s ON s.project_id = a.project_id AND s.sha256 = a.sha256
+                WHERE a.project_id = \(projectId) AND a.record_id = \(recordId) ORDER BY a.field_id
+                """).decode((String, String, Int64, String, String, Bool).self) {
+                result.append(RecordAttachment(fieldId: field, sha256: sha, bytes: bytes, type: type, name: name, stored: stored))
+            }
+            return result
+        }
+    }
+}
+
+extension PostgresStorage {
+    /// Replaces the attachment references of each record with those its values hold now (in the push's
+    /// transaction, so the index never disagrees with a committed record).
+    static func writeAttachmentReferences(_ connection: PostgresConnection, projectId: Int64, _ records: [StoredRecord]) async throws {
+        try await connection.query(
+            "DELETE FROM attachment_refs WHERE project_id = \(projectId) AND record_id = ANY(\(records.map(\.id))::uuid[])", logger: .quiet)
+        let rows = records.flatMap { record in record.attachmentReferences.map { (record.id, $0.fieldId, $0.reference) } }
+        guard !rows.isEmpty else { return }
+        try await connection.query("""
+            INSERT INTO attachment_refs (project_id, record_id, field_id, sha256, bytes, type, name)
+            SELECT \(projectId), * FROM unnest(
+                \(rows.map(\.0))::uuid[], \(rows.map(\.1))::text[], \(rows.map(\.2.sha256))::text[], \(rows.map(\.2.bytes))::int8[],
+                \(rows.map(\.2.type))::text[], \(rows.map(\.2.name))::text[])
+            """, logger: .quiet)
+    }
+}

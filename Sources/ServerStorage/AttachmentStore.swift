@@ -1,0 +1,112 @@
+import Foundation
+
+/// Where attachment bytes live, by project and SHA-256: uploads that resume at any byte, verified
+/// against their hash when the last byte arrives, then read whole or by range.
+///
+/// Two implementations: ``FileAttachmentStore`` (files in the data directory, for the embedded SQLite
+/// server) and the PostgreSQL store in ServerPostgres (chunks in the shared database, for several
+/// instances). Which records reference which attachment is kept by ``ServerStorage``, not here.
+///
+/// Rules for implementations:
+/// - Bytes are appended as they arrive and never collected whole in memory.
+/// - ``AttachmentStatus/received`` counts only bytes that survive the server's process being killed; once a
+///   hash is ``AttachmentStatus/complete`` the bytes are durable and verified.
+/// - An upload whose bytes do not hash to its name is discarded whole (``AttachmentError/hashMismatch``).
+/// - Attachments are kept per project: a member learns nothing about other projects' files.
+public protocol AttachmentStore: Sendable {
+    /// How much of the attachment is held.
+    func status(_ key: AttachmentKey) async throws -> AttachmentStatus
+    /// Opens the upload to continue at `offset` of `total` bytes, `length` of which this request means to
+    /// send (``AttachmentError/insufficientStorage`` at once when they cannot fit). Throws ``AttachmentError/offsetMismatch(received:)``
+    /// unless `offset` is what the store holds, ``AttachmentError/complete`` when it is already complete,
+    /// ``AttachmentError/busy(received:)`` while another request uploads it. An upload started with another
+    /// total is discarded when `offset` is 0, refused (``AttachmentError/lengthMismatch(total:)``) otherwise.
+    func beginUpload(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) async throws -> any AttachmentUpload
+    /// The bytes of a complete attachment (`range` within it, or all), in pieces of bounded size;
+    /// nil when the attachment is not complete.
+    func read(_ key: AttachmentKey, range: ClosedRange<Int64>?) async throws -> AttachmentBytes?
+}
+
+/// One request's share of an upload: appends, then either suspends (the body ended early: what arrived is
+/// kept) or completes (the last byte arrived: verified and made durable, or discarded).
+public protocol AttachmentUpload: Sendable {
+    /// Bytes held so far, including what this upload appended.
+    var received: Int64 { get async }
+    /// Appends bytes at the end; throws ``AttachmentError/insufficientStorage`` when the disk is full (what was
+    /// appended before stays).
+    func append(_ bytes: Data) async throws
+    /// Makes what was appended durable and lets the next request continue.
+    func suspend() async throws
+    /// All `total` bytes are in: checks the SHA-256. A match makes the attachment complete and durable; a
+    /// mismatch discards every byte of it and throws ``AttachmentError/hashMismatch(actual:)``.
+    func complete() async throws
+}
+
+/// A project's attachment, by its content's SHA-256.
+public struct AttachmentKey: Sendable, Hashable, CustomStringConvertible {
+    public var projectId: Int64
+    /// 64 lowercase hex digits (``AttachmentKey/isValidDigest(_:)``).
+    public var sha256: String
+
+    public init(projectId: Int64, sha256: String) {
+        self.projectId = projectId
+        self.sha256 = sha256
+    }
+
+    /// Whether `text` is a SHA-256 as attachments are named: exactly 64 lowercase hex digits.
+    public static func isValidDigest(_ text: some StringProtocol) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    public var description: String { "attachment \(sha256) of project \(projectId)" }
+}
+
+/// What the store holds of one attachment.
+public struct AttachmentStatus: Sendable, Hashable {
+    /// Bytes held (all of them when complete).
+    public var received: Int64
+    /// The attachment's size, once an upload said it.
+    public var total: Int64?
+    /// Stored and verified: nothing more to send.
+    public var complete: Bool
+
+    public init(received: Int64, total: Int64?, complete: Bool) {
+        self.received = received
+        self.total = total
+        self.complete = complete
+    }
+
+    public static let none = AttachmentStatus(received: 0, total: nil, complete: false)
+}
+
+/// A complete attachment's bytes (or a range of them), read piece by piece.
+public struct AttachmentBytes: Sendable {
+    /// The attachment's whole size.
+    public var total: Int64
+    /// The bytes served: the range asked for, or all.
+    public var range: ClosedRange<Int64>
+    /// The pieces, in order; each at most about a megabyte.
+    public var pieces: AsyncThrowingStream<Data, any Error>
+
+    public init(total: Int64, range: ClosedRange<Int64>, pieces: AsyncThrowingStream<Data, any Error>) {
+        self.total = total
+        self.range = range
+        self.pieces = pieces
+    }
+}
+
+/// Why an attachment operation was refused.
+public enum AttachmentError: Error, Sendable, Hashable {
+    /// The upload must continue at `received`.
+    case offsetMismatch(received: Int64)
+    /// Another request is uploading this attachment now; it holds `received` bytes.
+    case busy(received: Int64)
+    /// The upload was started with another total size.
+    case lengthMismatch(total: Int64)
+    /// The attachment is complete already.
+    case complete
+    /// The bytes hash to `actual`, not to the attachment's name; they were discarded.
+    case hashMismatch(actual: String)
+    /// The disk (or database) has no room; what was received before stays.
+    case insufficientStorage
+}

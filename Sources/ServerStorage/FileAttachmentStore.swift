@@ -1,0 +1,280 @@
+import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// ``AttachmentStore`` as files under a directory (the embedded server's data directory, `attachments/`):
+/// `<project id>/<sha256>` once complete, `<project id>/<sha256>.<total>.partial` while uploading.
+///
+/// An upload appends to the partial file as bytes arrive, fsyncing every few megabytes and when the request
+/// ends, so what a status reports survives the process being killed. The SHA-256 is computed as the bytes
+/// go by (after re-reading the partial file's bytes when a later request continues it); when the last byte
+/// is in, a match renames the partial file to its final name and fsyncs the directory, a mismatch deletes it.
+/// One request at a time uploads a given attachment: a second one is refused as busy.
+public final class FileAttachmentStore: AttachmentStore {
+    public let directory: String
+    private let active = NIOLockedValueBox(Set<AttachmentKey>())
+    /// Bytes appended between fsyncs.
+    static let syncInterval: Int64 = 8 * 1024 * 1024
+    static let pieceSize = 1024 * 1024
+
+    /// `directory` is created (mode 0700) on the first upload.
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    func projectDirectory(_ key: AttachmentKey) -> String { "\(directory)/\(key.projectId)" }
+    func finalPath(_ key: AttachmentKey) -> String { "\(projectDirectory(key))/\(key.sha256)" }
+
+    /// The partial file of `key` and the total it was started with, if one exists.
+    func partial(_ key: AttachmentKey) -> (path: String, total: Int64)? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: projectDirectory(key)) else { return nil }
+        for name in names where name.hasPrefix(key.sha256 + ".") && name.hasSuffix(".partial") {
+            let middle = name.dropFirst(key.sha256.count + 1).dropLast(".partial".count)
+            if let total = Int64(middle) { return ("\(projectDirectory(key))/\(name)", total) }
+        }
+        return nil
+    }
+
+    public func status(_ key: AttachmentKey) async throws -> AttachmentStatus {
+        if let size = Self.fileSize(finalPath(key)) { return AttachmentStatus(received: size, total: size, complete: true) }
+        guard let partial = partial(key) else { return .none }
+        let received = Self.fileSize(partial.path) ?? 0
+        if received >= partial.total, active.withLockedValue({ $0.insert(key).inserted }) {
+            // Every byte is in but the upload never finished (the server stopped between the last byte and the
+            // rename): verify it now, or no client could ever complete it.
+            let upload: FileAttachmentUpload
+            do {
+                upload = try open(key, offset: received, total: partial.total, length: 0)
+            } catch {
+                release(key)
+                throw error
+            }
+            do {
+                try await upload.complete()
+                return AttachmentStatus(received: received, total: received, complete: true)
+            } catch AttachmentError.hashMismatch {
+                return .none
+            }
+        }
+        return AttachmentStatus(received: received, total: partial.total, complete: false)
+    }
+
+    public func beginUpload(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) async throws -> any AttachmentUpload {
+        guard active.withLockedValue({ $0.insert(key).inserted }) else {
+            throw AttachmentError.busy(received: partial(key).flatMap { Self.fileSize($0.path) } ?? 0)
+        }
+        do {
+            return try open(key, offset: offset, total: total, length: length)
+        } catch {
+            release(key)
+            throw error
+        }
+    }
+
+    /// Opens the upload; the caller holds `key` in `active`.
+    private func open(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) throws -> FileAttachmentUpload {
+        if Self.fileSize(finalPath(key)) != nil { throw AttachmentError.complete }
+        var existing = partial(key)
+        if let current = existing, current.total != total {
+            guard offset == 0 else { throw AttachmentError.lengthMismatch(total: current.total) }
+            unlink(current.path)
+            existing = nil
+        }
+        let received = existing.flatMap { Self.fileSize($0.path) } ?? 0
+        guard offset == received else { throw AttachmentError.offsetMismatch(received: received) }
+        try Self.makeDirectory(directory)
+        try Self.makeDirectory(projectDirectory(key))
+        if let free = Self.freeBytes(directory), free < length { throw AttachmentError.insufficientStorage }
+        let path = existing?.path ?? "\(projectDirectory(key))/\(key.sha256).\(total).partial"
+        let descriptor = Glibc.open(path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw Self.ioError("open \(path)") }
+        if existing == nil { try Self.syncDirectory(projectDirectory(key)) }
+        // The hash continues over what earlier requests stored.
+        var hasher = SHA256()
+        do {
+            try Self.readPieces(path, range: 0..<received) { hasher.update(data: $0) }
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        return FileAttachmentUpload(store: self, key: key, path: path, descriptor: descriptor, received: received, hasher: hasher)
+    }
+
+    func release(_ key: AttachmentKey) {
+        _ = active.withLockedValue { $0.remove(key) }
+    }
+
+    public func read(_ key: AttachmentKey, range: ClosedRange<Int64>?) async throws -> AttachmentBytes? {
+        let path = finalPath(key)
+        guard let size = Self.fileSize(path) else { return nil }
+        let wanted = range ?? 0...max(0, size - 1)
+        let reader = try PieceReader(path: path, range: size == 0 ? 0..<0 : wanted.lowerBound..<(wanted.upperBound + 1))
+        // Pulled piece by piece: nothing is read before the response asks for it.
+        let pieces = AsyncThrowingStream<Data, any Error>(unfolding: { try reader.next() })
+        return AttachmentBytes(total: size, range: wanted, pieces: pieces)
+    }
+
+    // MARK: Files
+
+    static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    static func freeBytes(_ path: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    static func makeDirectory(_ path: String) throws {
+        if mkdir(path, 0o700) != 0, errno != EEXIST { throw ioError("mkdir \(path)") }
+    }
+
+    static func syncDirectory(_ path: String) throws {
+        let descriptor = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ioError("open \(path)") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw ioError("fsync \(path)") }
+    }
+
+    /// Reads `range` of the file at `path` in pieces of ``pieceSize``.
+    static func readPieces(_ path: String, range: Range<Int64>, _ body: (Data) throws -> Void) throws {
+        guard !range.isEmpty else { return }
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ioError("open \(path)") }
+        defer { close(descriptor) }
+        var offset = range.lowerBound
+        var buffer = [UInt8](repeating: 0, count: pieceSize)
+        while offset < range.upperBound {
+            try Task.checkCancellation()
+            let want = Int(min(Int64(pieceSize), range.upperBound - offset))
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, want, off_t(offset)) }
+            guard count > 0 else { throw count == 0 ? StorageError.unavailable("\(path) is shorter than expected.") : ioError("read \(path)") }
+            try body(Data(buffer[0..<count]))
+            offset += Int64(count)
+        }
+    }
+
+    static func ioError(_ what: String) -> any Error {
+        if errno == ENOSPC || errno == EDQUOT { return AttachmentError.insufficientStorage }
+        return StorageError.unavailable("Attachment storage failed: \(what): \(String(cString: strerror(errno))).")
+    }
+}
+
+/// Reads a range of a file in pieces of ``FileAttachmentStore/pieceSize``, one per call.
+final class PieceReader: @unchecked Sendable {
+    private let lock = NIOLock()
+    private let descriptor: Int32
+    private let path: String
+    private var offset: Int64
+    private let end: Int64
+
+    init(path: String, range: Range<Int64>) throws {
+        descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileAttachmentStore.ioError("open \(path)") }
+        self.path = path
+        offset = range.lowerBound
+        end = range.upperBound
+    }
+
+    deinit { close(descriptor) }
+
+    func next() throws -> Data? {
+        try lock.withLock {
+            guard offset < end else { return nil }
+            var piece = Data(count: Int(min(Int64(FileAttachmentStore.pieceSize), end - offset)))
+            let count = piece.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+            guard count > 0 else { throw count == 0 ? StorageError.unavailable("\(path) is shorter than expected.") : FileAttachmentStore.ioError("read \(path)") }
+            piece.count = count
+            offset += Int64(count)
+            return piece
+        }
+    }
+}
+
+/// One request's upload into a partial file (used by one task at a time).
+final class FileAttachmentUpload: AttachmentUpload, @unchecked Sendable {
+    let store: FileAttachmentStore
+    let key: AttachmentKey
+    let path: String
+    private var descriptor: Int32
+    private var count: Int64
+    private var unsynced: Int64 = 0
+    private var hasher: SHA256
+
+    init(store: FileAttachmentStore, key: AttachmentKey, path: String, descriptor: Int32, received: Int64, hasher: SHA256) {
+        self.store = store
+        self.key = key
+        self.path = path
+        self.descriptor = descriptor
+        self.count = received
+        self.hasher = hasher
+    }
+
+    deinit {
+        if descriptor >= 0 {
+            close(descriptor)
+            store.release(key)
+        }
+    }
+
+    var received: Int64 { count }
+
+    func append(_ bytes: Data) async throws {
+        guard descriptor >= 0 else { return }
+        try bytes.withUnsafeBytes { raw in
+            var written = 0
+            while written < raw.count {
+                let result = write(descriptor, raw.baseAddress! + written, raw.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    let error = FileAttachmentStore.ioError("write \(path)")
+                    // Keep exactly the bytes counted (and hashed) so far.
+                    _ = ftruncate(descriptor, off_t(count))
+                    _ = fsync(descriptor)
+                    throw error
+                }
+                written += result
+            }
+        }
+        hasher.update(data: bytes)
+        count += Int64(bytes.count)
+        unsynced += Int64(bytes.count)
+        if unsynced >= FileAttachmentStore.syncInterval {
+            guard fsync(descriptor) == 0 else { throw FileAttachmentStore.ioError("fsync \(path)") }
+            unsynced = 0
+        }
+    }
+
+    func suspend() async throws {
+        guard descriptor >= 0 else { return }
+        defer { finish() }
+        guard fsync(descriptor) == 0 else { throw FileAttachmentStore.ioError("fsync \(path)") }
+    }
+
+    func complete() async throws {
+        guard descriptor >= 0 else { return }
+        defer { finish() }
+        guard fsync(descriptor) == 0 else { throw FileAttachmentStore.ioError("fsync \(path)") }
+        let actual = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let directory = store.projectDirectory(key)
+        guard actual == key.sha256 else {
+            unlink(path)
+            try FileAttachmentStore.syncDirectory(directory)
+            throw AttachmentError.hashMismatch(actual: actual)
+        }
+        guard rename(path, store.finalPath(key)) == 0 else { throw FileAttachmentStore.ioError("rename \(path)") }
+        try FileAttachmentStore.syncDirectory(directory)
+    }
+
+    private func finish() {
+        close(descriptor)
+        descriptor = -1
+        store.release(key)
+    }
+}
