@@ -95,6 +95,14 @@ final class FaultProxy: @unchecked Sendable {
         return address
     }
 
+    /// Bytes of requests (headers and bodies) that reached the server through the proxy: what a client
+    /// really sent over the wire, a cut request counting only what got through.
+    var relayedRequestBytes: Int { lock.withLock { relayed } }
+    private var relayed = 0
+    private func noteRelayed(_ count: Int) {
+        if count > 0 { lock.withLock { relayed += count } }
+    }
+
     private func relay(_ client: Int32) {
         let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = Self.loopback(port: UInt16(targetPort))
@@ -118,10 +126,13 @@ final class FaultProxy: @unchecked Sendable {
                     responseBytes = 0
                 }
                 if case .cutRequest(let limit)? = fault {
-                    _ = write(server, buffer, min(limit, count))
+                    let written = write(server, buffer, min(limit, count))
+                    noteRelayed(written)
                     return
                 }
-                guard write(server, buffer, count) == count else { return }
+                let written = write(server, buffer, count)
+                noteRelayed(written)
+                guard written == count else { return }
             }
             if fds[1].revents != 0 {
                 let count = read(server, &buffer, buffer.count)
