@@ -23,6 +23,7 @@ import urllib.parse
 import uuid
 
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -56,7 +57,11 @@ def run(*arguments, env=None, stdin=""):
 def wait_until(what, predicate, seconds=20):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        value = predicate()
+        try:
+            value = predicate()
+        except (StaleElementReferenceException, NoSuchElementException):
+            # The page was replaced (a form's answer loading) between finding an element and reading it.
+            value = None
         if value:
             return value
         time.sleep(0.05)
