@@ -40,12 +40,13 @@ echo "exit $? — the end of input is not a Cancel: record $ID is kept as a draf
 step "fieldsheet records --state draft"
 "$FS" --home "$HOME_DIR" records --state draft
 
-step "A repeat group: a Site Inspection with two defects, addressed by position; totals are computed"
+step "A repeat group: a Site Inspection with two defects, addressed by position; totals are computed; a photo attached"
+printf '\377\330\377\340 a photo of the handrail \377\331' > "$WORK/handrail.jpg"
 DEFECTS=$("$FS" --home "$HOME_DIR" fill defect-inspection --set site="Block C roof" --set inspected_on=2026-11-20 \
     --set 'defects[1].location=North gutter' --set 'defects[1].severity=medium' --set 'defects[1].action=schedule' \
     --set 'defects[1].cost=120' --set 'defects[2].location=Stairwell' --set 'defects[2].severity=high' \
     --set 'defects[2].action=repair_now' --set 'defects[2].cost=480.5' --set 'defects[2].urgent_note=Loose handrail' \
-    --complete 2>/dev/null)
+    --attach "defects[2].photo=$WORK/handrail.jpg" --complete 2>/dev/null)
 "$FS" --home "$HOME_DIR" show "$DEFECTS"
 
 step "An XLSForm workbook (Schema/forms/site-visit.xlsx): lint it; what is not imported is a warning naming the cell"

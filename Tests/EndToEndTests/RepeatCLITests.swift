@@ -15,8 +15,8 @@ struct RepeatCLITests {
     @Test func lineModeAsksForEachInstanceAndWhetherToAddAnother() throws {
         let cli = try Self.home()
         // Site; today's date kept; no next visit; add a defect: Roof, High, the 2nd offered action, no cost,
-        // why it cannot wait; no other defect.
-        let fill = try cli.run(["fill", "defect-inspection"], stdin: "Depot\n\n\ny\nRoof\n3\n2\n\nWater in the panel\nn\n")
+        // why it cannot wait, no photo; no other defect.
+        let fill = try cli.run(["fill", "defect-inspection"], stdin: "Depot\n\n\ny\nRoof\n3\n2\n\nWater in the panel\n\nn\n")
         #expect(fill.status == 0, "\(fill.output)")
         #expect(fill.stderr.contains("Add a defect? [y/N]: "))
         #expect(fill.stderr.contains("Add another defect? [y/N]: "))

@@ -37,8 +37,8 @@ struct TerminalAppRepeatTests {
         try tmux.waitFor("(•) High")
         try tmux.type("250")
         try tmux.waitFor("[250")
-        // A high severity shows the urgent note; past it, Add: a second instance, which takes the focus.
-        try tmux.keys("Tab", "Tab", "Enter")
+        // A high severity shows the urgent note; past it and the photo, Add: a second instance, which takes the focus.
+        try tmux.keys("Tab", "Tab", "Tab", "Enter")
         try tmux.waitFor("▸ Defect 2")
         try tmux.type("Gate")
         try tmux.waitFor("[Gate")
@@ -66,8 +66,8 @@ struct TerminalAppRepeatTests {
         let tmux = TmuxSession()
         _ = try openDefectsStep(tmux, columns: 100, rows: 30)
         for index in 1...4 {
-            // From an instance's location, Tab passes severity, action and cost to reach Add.
-            try tmux.tmux(["send-keys", "-t", tmux.session] + (index == 1 ? ["Enter"] : ["Tab", "Tab", "Tab", "Tab", "Enter"]))
+            // From an instance's location, Tab passes severity, action, cost and photo to reach Add.
+            try tmux.tmux(["send-keys", "-t", tmux.session] + (index == 1 ? ["Enter"] : ["Tab", "Tab", "Tab", "Tab", "Tab", "Enter"]))
             try tmux.waitFor("▸ Defect \(index)")
             try tmux.type("Spot \(index)")
             try tmux.waitFor("[Spot \(index)")

@@ -98,7 +98,7 @@ struct RepeatSyncCLITests {
         #expect(records.hasPrefix("recordId,formVersion,state,author,revision,reviewState,reviewComment,device,createdAt,submittedAt,updatedAt,site,inspected_on,next_visit,defect_count,total_cost,high_count,summary\r\n"), "\(records)")
         #expect(records.contains(",2,"), "the computed defect count: \(records)")
         let rows = defects.split(separator: "\r\n")
-        #expect(rows.first == "recordId,parentInstanceId,instanceId,position,location,severity,action,cost,urgent_note")
+        #expect(rows.first == "recordId,parentInstanceId,instanceId,position,location,severity,action,cost,urgent_note,photo")
         #expect(rows.count == 3, "\(defects)")
         #expect(rows.dropFirst().allSatisfy { $0.lowercased().hasPrefix(id.lowercased() + ",,") }, "\(defects)")
         #expect(rows.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false)[4] } == ["Roof east", "Gate"])

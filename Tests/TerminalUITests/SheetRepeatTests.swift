@@ -31,7 +31,7 @@ struct SheetRepeatTests {
         let instances = rows.compactMap { row -> String? in if case .instance(let prefix, _, _) = row { return prefix } else { return nil } }
         #expect(instances == ["defects/a", "defects/b"])
         #expect(rows.contains(.instance(prefix: "defects/b", title: "Defect 2", depth: 1)))
-        #expect(sheet.visibleKeys.filter { $0.hasPrefix("defects/a/") } == ["defects/a/location", "defects/a/severity", "defects/a/action", "defects/a/cost"], "urgent_note shows only for a high severity")
+        #expect(sheet.visibleKeys.filter { $0.hasPrefix("defects/a/") } == ["defects/a/location", "defects/a/severity", "defects/a/action", "defects/a/cost", "defects/a/photo"], "urgent_note shows only for a high severity")
         let order = sheet.focusOrder
         let removeA = try #require(order.firstIndex(of: .removeInstance("defects/a")))
         let locationA = try #require(order.firstIndex(of: .field("defects/a/location")))
