@@ -10,6 +10,8 @@ extension FormSession {
     ///
     /// Like any edit of this presentation, Cancel with Discard takes it back, and the copied file with it.
     /// - Parameters:
+    ///   - key: the field's answer key: its id, or inside a repeat instance `group/<instance id>/field`.
+    ///   - path: the file to attach; it is copied, so it may change or go away afterwards.
     ///   - type: the media type; guessed from the file's extension when nil.
     ///   - name: the name people see; the file's own name when nil.
     /// - Returns: the field's issues with the new answer (empty when acceptable).
