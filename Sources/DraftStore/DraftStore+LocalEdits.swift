@@ -21,37 +21,8 @@ extension DraftStore {
             """).execute(arguments: [record, key, json])
     }
 
-    /// Replaces every unsent edit of the record with `values`.
-    static func replaceEdits(_ db: Database, record: String, with values: FieldValues) throws {
-        try clearEdits(db, record: record)
-        for (key, value) in values {
-            try setEdit(db, record: record, key: key, json: value.map(answerJSON))
-        }
-    }
-
     /// Drops every unsent edit of the record.
     static func clearEdits(_ db: Database, record: String) throws {
         try db.cachedStatement(sql: "DELETE FROM record_edits WHERE record_id = ?").execute(arguments: [record])
-    }
-
-    /// The unsent edits of the record.
-    static func fetchEdits(_ db: Database, record: String) throws -> FieldValues {
-        var values: FieldValues = [:]
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT key, value FROM record_edits WHERE record_id = ?"), arguments: [record])
-        while let row = try rows.next() {
-            let key: String = row[0]
-            guard let json: String = row[1] else {
-                values[key] = .some(nil)
-                continue
-            }
-            do {
-                var reader = JSONReader(Array(json.utf8))
-                values[key] = .some(try AnswerValue.read(from: &reader))
-                try reader.finish()
-            } catch {
-                throw DraftStoreError(.databaseDamaged, "The unsent edit of \"\(key)\" in record \(record) cannot be read (\(error)).")
-            }
-        }
-        return values
     }
 }

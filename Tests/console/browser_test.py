@@ -180,9 +180,10 @@ def scenario(backend, work, storage):
         filters = driver.find_element(By.CSS_SELECTOR, "form.filters")
         filters.find_element(By.NAME, "author").send_keys("ana")
         browser.submit(filters, "submissions filtered")
-        rows = wait_until("the filtered table", lambda: [r for r in driver.find_elements(By.CSS_SELECTOR, "table.records tbody tr")
+        # The rows' texts are read inside the wait, which retries while the filtered page replaces the old one.
+        rows = wait_until("the filtered table", lambda: [r.text for r in driver.find_elements(By.CSS_SELECTOR, "table.records tbody tr")
                                                         if "author=ana" in driver.current_url])
-        check(len(rows) == 2 and all("ana" in r.text for r in rows), f"filtering by author ana shows {[r.text for r in rows]}")
+        check(len(rows) == 2 and all("ana" in text for text in rows), f"filtering by author ana shows {rows}")
         browser.shot("submissions")
         browser.at_phone_width("submissions")
 
