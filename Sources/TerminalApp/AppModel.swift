@@ -104,7 +104,12 @@ public actor AppModel {
         if let progress, let closing {
             screen = AppScreen.render(home: home, sheet: closing, size: size, appearance: 1 - progress).screen
         } else {
-            screen = AppScreen.render(home: home, sheet: presented?.sheet, size: size, appearance: appearance).screen
+            let rendered = AppScreen.render(home: home, sheet: presented?.sheet, size: size, appearance: appearance)
+            screen = rendered.screen
+            if var sheet = presented?.sheet, let view = rendered.sheet, view.scrollTop != sheet.scrollTop {
+                sheet.scrollTop = view.scrollTop
+                update(sheet)
+            }
         }
         if let pendingDelete { drawDeleteAlert(selection: pendingDelete.selection, on: &screen) }
         if let help { HelpView.draw(help, on: &screen) }

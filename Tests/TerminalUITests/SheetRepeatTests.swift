@@ -96,3 +96,51 @@ struct SheetRepeatTests {
         #expect(!sheet.focusOrder.contains(.addInstance(group: "defects", parent: "")), "two of at most two: no Add")
     }
 }
+
+/// Scrolling through instances on a small terminal: an instance's Remove brings its fields into view under
+/// its title, and moving the focus to a row already on screen leaves the sheet where it is.
+struct SheetRepeatScrollTests {
+    static let size = TerminalSize(columns: 80, rows: 24)
+
+    /// Six instances, so most of the Defects step is below the fold at 80×24.
+    static func sheet() throws -> SheetState {
+        var answers: [String: AnswerValue] = ["site": .text("Depot")]
+        for (index, id) in ["a", "b", "c", "d", "e", "f"].enumerated() {
+            answers["defects/\(id)/@position"] = .integer(index + 1)
+            answers["defects/\(id)/location"] = .text("Place \(id)")
+        }
+        var sheet = SheetState(form: try SheetRepeatTests.form(), answers: answers)
+        sheet.focus(on: .field("defects/a/location"))
+        return sheet
+    }
+
+    /// Draws `sheet` and keeps where it scrolled, as the app does; returns the screen's lines.
+    static func draw(_ sheet: inout SheetState) throws -> [String] {
+        let rendered = AppScreen.render(home: HomeState(), sheet: sheet, size: size)
+        sheet.scrollTop = try #require(rendered.sheet).scrollTop
+        return rendered.screen.plainText(markDim: false).components(separatedBy: "\n")
+    }
+
+    @Test func anInstancesRemoveShowsItsFieldsAndAVisibleFocusDoesNotScroll() throws {
+        var sheet = try Self.sheet()
+        _ = try Self.draw(&sheet)
+        sheet.focus(on: .removeInstance("defects/e"))
+        var lines = try Self.draw(&sheet)
+        let title = try #require(lines.firstIndex { $0.contains("▸ Defect 5") }, "Defect 5's title is on screen:\n\(lines.joined(separator: "\n"))")
+        #expect(lines[(title + 1)...].contains { $0.contains("Place e") }, "its first field shows under its title:\n\(lines.joined(separator: "\n"))")
+        #expect(sheet.scrollTop > 0)
+
+        // The instance's severity is on screen: focusing it moves nothing.
+        let scrolled = sheet.scrollTop
+        sheet.focus(on: .field("defects/e/severity"))
+        lines = try Self.draw(&sheet)
+        #expect(sheet.scrollTop == scrolled)
+        #expect(lines.firstIndex { $0.contains("▸ Defect 5") } == title)
+
+        // Back at the first instance, the sheet scrolls up only as far as that.
+        sheet.focus(on: .field("defects/a/location"))
+        lines = try Self.draw(&sheet)
+        #expect(sheet.scrollTop < scrolled)
+        #expect(lines.contains { $0.contains("Place a") })
+    }
+}

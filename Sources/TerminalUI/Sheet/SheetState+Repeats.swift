@@ -23,6 +23,15 @@ public enum SheetRow: Sendable, Hashable {
         }
     }
 
+    /// Whether the row belongs to the instance above it at the same depth (a field, a nested repeat's
+    /// heading), rather than starting the next instance or being the group's Add button.
+    var isInstanceContent: Bool {
+        switch self {
+        case .field, .repeatHeading: return true
+        case .instance, .add: return false
+        }
+    }
+
     public var depth: Int {
         switch self {
         case let .field(_, _, depth), let .repeatHeading(_, _, depth), let .instance(_, _, depth), let .add(_, _, _, depth): return depth

@@ -63,6 +63,9 @@ public struct SheetState: Sendable {
     public internal(set) var confirmationSelection = 0
     /// The question before removing an instance that holds answers, when it is up.
     public internal(set) var removal: InstanceRemoval?
+    /// Lines of the field area scrolled past when the sheet was last drawn (``SheetView/scrollTop``); the
+    /// next frame moves from there only as far as the focus needs.
+    public var scrollTop = 0
     /// A short notice ("Draft saved").
     public var notice: String?
     /// Key hints of the sheet's own, replacing the usual ones (for an app's chooser or filter).

@@ -7,6 +7,9 @@ public struct SheetView: Sendable {
     public let frame: PresentationFrame
     /// Clickable rectangles, later ones on top.
     public private(set) var regions: [(rect: Rect, target: SheetFocus)] = []
+    /// Lines of the field area scrolled past, as last drawn; keep it in ``SheetState/scrollTop`` so the
+    /// next frame scrolls from there.
+    public private(set) var scrollTop = 0
     /// Clickable options of choice and yes/no fields.
     public private(set) var options: [(rect: Rect, field: String, index: Int)] = []
 
@@ -95,11 +98,8 @@ public struct SheetView: Sendable {
         let rows = state.visibleRows
         let heights = rows.map { height(of: $0, width: width - 2 * $0.depth) }
         let available = max(0, bottom - top + 1)
-        var offset = 0
-        if let index = rows.firstIndex(where: { $0.focus == state.focus }) {
-            let end = heights[...index].reduce(0, +)
-            if end > available { offset = end - available }
-        }
+        let offset = Self.scrollOffset(rows: rows, heights: heights, focus: state.focus, from: state.scrollTop, available: available)
+        scrollTop = offset
         var y = top - offset
         var hiddenBelow = false
         for (row, height) in zip(rows, heights) {
@@ -114,6 +114,27 @@ public struct SheetView: Sendable {
         if offset > 0 { screen.write(" ↑ more ", column: left + width - 8, row: top - 1, style: .bold) }
         // On the sheet's bottom edge, below the key hints.
         if hiddenBelow { screen.write(" ↓ more ", column: left + width - 8, row: bottom + 2, style: .bold) }
+    }
+
+    /// Lines of the field area to scroll past: where the sheet was scrolled (`previous`), moved only as far as
+    /// it takes to show the focused row, so moving back up does not jump. An instance's title (where its
+    /// Remove button is) brings the instance's fields into view under it, as far as they fit.
+    static func scrollOffset(rows: [SheetRow], heights: [Int], focus: SheetFocus, from previous: Int, available: Int) -> Int {
+        let total = heights.reduce(0, +)
+        var offset = min(max(0, previous), max(0, total - available))
+        guard let index = rows.firstIndex(where: { $0.focus == focus }) else { return offset }
+        let start = heights[..<index].reduce(0, +)
+        var end = start + heights[index]
+        if case .instance(_, _, let depth) = rows[index] {
+            var next = index + 1
+            while next < rows.count, rows[next].depth > depth || (rows[next].depth == depth && rows[next].isInstanceContent) {
+                end += heights[next]
+                next += 1
+            }
+        }
+        if end > offset + available { offset = min(start, end - available) }
+        if start < offset { offset = start }
+        return offset
     }
 
     /// Lines a row takes, the space after it included.
