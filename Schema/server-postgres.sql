@@ -190,3 +190,30 @@ CREATE TABLE attachment_chunks (
 );
 -- Photos and audio arrive compressed: store the chunks out of line without trying to compress them again.
 ALTER TABLE attachment_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+
+-- migration: 6
+
+-- Garbage collection of attachments (as the SQLite schema's v6-attachment-collection): the attachments
+-- conflict-log entries keep, existing entries indexed here; when a sweep first found an attachment
+-- unreferenced. Uploads note when a byte was last appended (an abandoned one goes after a grace period;
+-- those in progress now count from the upgrade) and until when a download reads them (a sweep leaves
+-- an attachment alone while a download holds this lease).
+CREATE TABLE conflict_attachment_refs (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    sha256 TEXT NOT NULL,
+    record_id UUID NOT NULL,
+    PRIMARY KEY (project_id, sha256, record_id)
+);
+INSERT INTO conflict_attachment_refs (project_id, sha256, record_id)
+SELECT DISTINCT project_id, side.sha256, record_id FROM conflicts,
+    LATERAL (VALUES (entry::jsonb #>> '{server,value,attachment,sha256}'), (entry::jsonb #>> '{client,value,attachment,sha256}')) AS side (sha256)
+WHERE side.sha256 IS NOT NULL;
+CREATE TABLE attachment_unreferenced (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    sha256 TEXT NOT NULL,
+    since DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (project_id, sha256)
+);
+ALTER TABLE attachment_uploads ADD COLUMN updated_at DOUBLE PRECISION NOT NULL DEFAULT 0;
+UPDATE attachment_uploads SET updated_at = extract(epoch FROM now());
+ALTER TABLE attachment_uploads ADD COLUMN read_until DOUBLE PRECISION NOT NULL DEFAULT 0;

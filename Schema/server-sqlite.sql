@@ -170,3 +170,29 @@ CREATE TABLE attachment_refs (
     PRIMARY KEY (project_id, record_id, field_id)
 ) WITHOUT ROWID;
 CREATE INDEX attachment_refs_by_hash ON attachment_refs (project_id, sha256);
+
+-- migration: v6-attachment-collection
+
+-- Garbage collection of attachments (the rule: Sources/ServerStorage/AttachmentCollection.swift). Conflict-log
+-- entries keep the attachments either side holds: one row per project, hash and record, written with the entry
+-- in the push's transaction and never removed (nor are entries). Existing entries are indexed here.
+CREATE TABLE conflict_attachment_refs (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    sha256 TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    PRIMARY KEY (project_id, sha256, record_id)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO conflict_attachment_refs (project_id, sha256, record_id)
+SELECT project_id, json_extract(entry, '$.server.value.attachment.sha256'), record_id FROM conflicts
+WHERE json_extract(entry, '$.server.value.attachment.sha256') IS NOT NULL;
+INSERT OR IGNORE INTO conflict_attachment_refs (project_id, sha256, record_id)
+SELECT project_id, json_extract(entry, '$.client.value.attachment.sha256'), record_id FROM conflicts
+WHERE json_extract(entry, '$.client.value.attachment.sha256') IS NOT NULL;
+-- When a sweep first found a stored attachment referenced by nothing; a sweep that finds it referenced again
+-- forgets it. It is removed only once this (and its storing) is older than the grace period.
+CREATE TABLE attachment_unreferenced (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    sha256 TEXT NOT NULL,
+    since REAL NOT NULL,
+    PRIMARY KEY (project_id, sha256)
+) WITHOUT ROWID;

@@ -65,6 +65,15 @@ extension FieldSheetServerCommand {
         var maxConnections = ServerLimits().maxConnections
 
         @Option(
+            name: .customLong("attachment-sweep-interval"),
+            help: ArgumentHelp(
+                "Minutes between sweeps that remove attachments nothing references any more and uploads abandoned halfway (see `attachments prune`); 0: never. The first sweep runs a minute after start.",
+                valueName: "minutes"))
+        var attachmentSweepInterval = 60.0
+
+        @OptionGroup var attachmentAges: AttachmentAgeOptions
+
+        @Option(
             name: .customLong("trusted-proxy"),
             help: ArgumentHelp(
                 "A load balancer or proxy (IP address or CIDR block, repeatable) whose X-Forwarded-For or Forwarded header names the client; failed authentications are counted per client address. Without it those headers are ignored.",
@@ -76,6 +85,9 @@ extension FieldSheetServerCommand {
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
             for (name, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout), ("--send-timeout", sendTimeout)] {
                 guard value > 0, value <= 86_400 else { throw ValidationError("\(name) must be a number of seconds from more than 0 to 86400; it is \(value).") }
+            }
+            guard attachmentSweepInterval >= 0, attachmentSweepInterval <= 60 * 24 * 365 else {
+                throw ValidationError("--attachment-sweep-interval must be a number of minutes from 0 (never) to 525600; it is \(attachmentSweepInterval).")
             }
             guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
             guard bodyMinRate >= 1 else { throw ValidationError("--body-min-rate must be at least 1 byte per second.") }
@@ -110,7 +122,9 @@ extension FieldSheetServerCommand {
             limits.maxConnections = OpenFileLimit.connectionsAllowed(maxConnections, logger: logger)
             let proxies = TrustedProxies(try trustedProxies.map(IPAddressRange.init(cidr:)))
             let configuration = ServerConfiguration(
-                host: host, port: port, dataDirectory: data.data, storageLocation: try data.location(), limits: limits, trustedProxies: proxies)
+                host: host, port: port, dataDirectory: data.data, storageLocation: try data.location(), limits: limits, trustedProxies: proxies,
+                attachmentCollection: AttachmentCollectionSchedule(
+                    interval: attachmentSweepInterval > 0 ? .milliseconds(Int64(attachmentSweepInterval * 60_000)) : nil, policy: attachmentAges.policy))
             if case .sqlite(let directory) = configuration.storage {
                 logger.info("Data in \(URL(fileURLWithPath: directory).standardizedFileURL.path)")
             }

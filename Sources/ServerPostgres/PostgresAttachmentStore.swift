@@ -70,7 +70,8 @@ struct PostgresAttachmentStore: AttachmentStore {
                 guard offset == received else { throw AttachmentError.offsetMismatch(received: received) }
                 if current == nil {
                     try await connection.query("""
-                        INSERT INTO attachment_uploads (project_id, sha256, total, received, complete) VALUES (\(key.projectId), \(key.sha256), \(total), 0, FALSE)
+                        INSERT INTO attachment_uploads (project_id, sha256, total, received, complete, updated_at)
+                        VALUES (\(key.projectId), \(key.sha256), \(total), 0, FALSE, \(Date().timeIntervalSince1970))
                         """, logger: .quiet)
                 }
                 return received
@@ -108,10 +109,30 @@ struct PostgresAttachmentStore: AttachmentStore {
         }
     }
 
+    /// How long a download's lease keeps a sweep away; renewed as the download goes on. Longer than any
+    /// of the server's connection timeouts, so only a download that ended (or was cut) lets its lease run out.
+    static let readLease: TimeInterval = 600
+
+    /// Takes (or extends) a download's lease on a complete attachment; returns its size, nil when it is not
+    /// complete (or was removed).
+    func lease(_ key: AttachmentKey) async throws -> Int64? {
+        let until = Date().timeIntervalSince1970 + Self.readLease
+        let client = storage.client
+        return try await storage.perform {
+            for try await size in try await client.query("""
+                UPDATE attachment_uploads SET read_until = greatest(read_until, \(until))
+                WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND complete RETURNING received
+                """).decode(Int64.self) {
+                return size
+            }
+            return nil
+        }
+    }
+
     func read(_ key: AttachmentKey, range: ClosedRange<Int64>?) async throws -> AttachmentBytes? {
-        let status = try await storedStatus(key)
-        guard status.complete else { return nil }
-        let size = status.received
+        // The lease keeps a sweep from removing the chunks while this download reads them.
+        guard let size = try await lease(key) else { return nil }
+        let leased = NIOLockedValueBox(Date())
         let wanted = range ?? 0...max(0, size - 1)
         let end = size == 0 ? 0 : wanted.upperBound + 1
         let position = NIOLockedValueBox(wanted.lowerBound)
@@ -120,6 +141,12 @@ struct PostgresAttachmentStore: AttachmentStore {
         let pieces = AsyncThrowingStream<Data, any Error>(unfolding: {
             let at = position.withLockedValue { $0 }
             guard at < end else { return nil }
+            if leased.withLockedValue({ Date().timeIntervalSince($0) > Self.readLease / 2 }) {
+                guard try await store.lease(key) != nil else {
+                    throw StorageError.unavailable("The attachment \(key.sha256) was removed while it was read.")
+                }
+                leased.withLockedValue { $0 = Date() }
+            }
             guard let chunk = try await store.chunk(key, containing: at) else {
                 throw StorageError.unavailable("The attachment \(key.sha256) lacks its byte \(at).")
             }
@@ -175,7 +202,7 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         let count = Int64(pending.count)
         try await store.storage.transaction { connection in
             let rows = try await connection.query("""
-                UPDATE attachment_uploads SET received = received + \(count)
+                UPDATE attachment_uploads SET received = received + \(count), updated_at = \(Date().timeIntervalSince1970)
                 WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND received = \(start) AND NOT complete RETURNING received
                 """, logger: .quiet).collect()
             guard !rows.isEmpty else {
@@ -210,7 +237,7 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
             throw AttachmentError.hashMismatch(actual: actual)
         }
         _ = try await store.storage.transaction { connection in
-            try await connection.query("UPDATE attachment_uploads SET complete = TRUE WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
+            try await connection.query("UPDATE attachment_uploads SET complete = TRUE, updated_at = \(Date().timeIntervalSince1970) WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
         }
     }
 

@@ -11,6 +11,11 @@ extension PostgresStorage {
 
     public func attachmentStored(_ key: AttachmentKey, bytes: Int64) async throws -> Int64? {
         try await transaction { connection in
+            // The upload's row, locked against a sweep removing it: once that committed, this finds no row.
+            let held = try await connection.query("""
+                SELECT 1 FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND complete FOR SHARE
+                """, logger: .quiet).collect()
+            guard !held.isEmpty else { return nil }
             let inserted = try await connection.query("""
                 INSERT INTO attachments (project_id, sha256, bytes, stored_at) VALUES (\(key.projectId), \(key.sha256), \(bytes), \(Date().timeIntervalSince1970))
                 ON CONFLICT DO NOTHING RETURNING 1

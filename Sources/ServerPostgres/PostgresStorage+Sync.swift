@@ -33,6 +33,10 @@ extension PostgresStorage {
                 records: try await Self.records(connection, projectId: projectId, ids: recordIds))
             var decided = try plan(snapshot)
             let now = Date().timeIntervalSince1970
+            if decided.writesAttachmentReferences {
+                // Shared with every other such push; a sweep takes it alone for its last check and removal.
+                _ = try await connection.query("SELECT pg_advisory_xact_lock_shared(\(Self.attachmentSweepLockKey(projectId)))", logger: .quiet).collect()
+            }
             if !decided.records.isEmpty {
                 let count = Int64(decided.records.count)
                 // The serialized commit step (see PostgresStorage): this row lock is held until COMMIT.
@@ -92,6 +96,14 @@ extension PostgresStorage {
                         \(entries)::text[], \(conflicts.map(\.entry.open))::bool[]
                     ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, n) ORDER BY c.n
                     """, logger: .quiet)
+                // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
+                let kept = decided.conflictAttachmentReferences
+                if !kept.isEmpty {
+                    try await connection.query("""
+                        INSERT INTO conflict_attachment_refs (project_id, sha256, record_id)
+                        SELECT \(projectId), * FROM unnest(\(kept.map(\.sha256))::text[], \(kept.map(\.recordId))::uuid[]) ON CONFLICT DO NOTHING
+                        """, logger: .quiet)
+                }
             }
             return decided
         }

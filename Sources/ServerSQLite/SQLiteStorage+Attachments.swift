@@ -5,7 +5,10 @@ import SyncCore
 
 extension SQLiteStorage {
     public func attachmentStored(_ key: AttachmentKey, bytes: Int64) async throws -> Int64? {
+        let files = files
         let last: Int64? = try await pool.write { db in
+            // Inside the writer: a sweep removes a file only while holding it too.
+            guard files.holdsComplete(key) else { return nil }
             try db.execute(
                 sql: "INSERT INTO attachments (project_id, sha256, bytes, stored_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 arguments: [key.projectId, key.sha256, bytes, Date().timeIntervalSince1970])

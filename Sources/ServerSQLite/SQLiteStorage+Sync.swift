@@ -70,6 +70,11 @@ extension SQLiteStorage {
                     projectId, conflict.recordId.lowercased, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
                 ])
             }
+            // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
+            let keep = try db.cachedStatement(sql: "INSERT OR IGNORE INTO conflict_attachment_refs (project_id, sha256, record_id) VALUES (?, ?, ?)")
+            for (recordId, sha256) in decided.conflictAttachmentReferences {
+                try keep.execute(arguments: [projectId, sha256, recordId.lowercased])
+            }
             return decided
         }
     }

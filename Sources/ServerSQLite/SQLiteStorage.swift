@@ -13,7 +13,8 @@ public struct SQLiteStorage: ServerStorage {
     let pool: DatabasePool
     public let changes: ChangeNotifier
     /// Attachment bytes: files in the data directory's `attachments/`.
-    public let attachments: any AttachmentStore
+    public var attachments: any AttachmentStore { files }
+    let files: FileAttachmentStore
 
     /// Opens (creating when needed) `fieldsheet.sqlite` in `directory`. What it creates only its owner may
     /// read: the directory 0700, the database 0600 (SQLite gives its `-wal` and `-shm` files the
@@ -31,7 +32,7 @@ public struct SQLiteStorage: ServerStorage {
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         changes = Self.changeNotifier(pool)
-        attachments = FileAttachmentStore(directory: (directory as NSString).appendingPathComponent("attachments"))
+        files = FileAttachmentStore(directory: (directory as NSString).appendingPathComponent("attachments"))
     }
 
     /// Creates `directory` (mode 0700) and an empty `database` file (mode 0600) when they do not exist.

@@ -17,6 +17,10 @@ public protocol AttachmentIndexStorage: Sendable {
     func attachmentUses(_ key: AttachmentKey) async throws -> [AttachmentUse]
     /// The attachments one record references, each with whether it is stored.
     func attachments(projectId: Int64, recordId: UUID) async throws -> [RecordAttachment]
+    /// One garbage-collection sweep over every project's attachments: removes what
+    /// ``AttachmentCollectionPolicy`` lets go at `now` (nothing when `dryRun`, which reports what it would remove)
+    /// and notes which attachments it found unreferenced. Safe beside uploads, downloads, pushes and other sweeps.
+    func sweepAttachments(policy: AttachmentCollectionPolicy, now: Date, dryRun: Bool) async throws -> AttachmentSweep
 }
 
 /// One field of one record that references an attachment.

@@ -91,6 +91,23 @@ public final class FileAttachmentStore: AttachmentStore {
         let path = existing?.path ?? "\(projectDirectory(key))/\(key.sha256).\(total).partial"
         let descriptor = Glibc.open(path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.ioError("open \(path)") }
+        // The upload holds the partial file's lock while it is open: a sweep (in this process or an admin
+        // command's) removes only a partial file it can lock, and one that was still at its path once locked.
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw AttachmentError.busy(received: received)
+        }
+        // A sweep may have removed the abandoned partial file between the look and the open: then this
+        // descriptor is of the removed file, or of a new empty one, and the upload starts again from what is there.
+        guard Self.isSameFile(descriptor, path) else {
+            close(descriptor)
+            throw AttachmentError.offsetMismatch(received: 0)
+        }
+        let held = Self.fileSize(descriptor: descriptor)
+        guard held == received else {
+            close(descriptor)
+            throw AttachmentError.offsetMismatch(received: held)
+        }
         if existing == nil { try Self.syncDirectory(projectDirectory(key)) }
         // The hash continues over what earlier requests stored.
         var hasher = SHA256()
@@ -109,9 +126,12 @@ public final class FileAttachmentStore: AttachmentStore {
 
     public func read(_ key: AttachmentKey, range: ClosedRange<Int64>?) async throws -> AttachmentBytes? {
         let path = finalPath(key)
-        guard let size = Self.fileSize(path) else { return nil }
+        // Opened first and measured through the descriptor: once open, the bytes stay readable even if a
+        // sweep removes the file meanwhile.
+        guard let reader = try PieceReader(path: path) else { return nil }
+        let size = reader.size
         let wanted = range ?? 0...max(0, size - 1)
-        let reader = try PieceReader(path: path, range: size == 0 ? 0..<0 : wanted.lowerBound..<(wanted.upperBound + 1))
+        reader.limit(to: size == 0 ? 0..<0 : wanted.lowerBound..<(wanted.upperBound + 1))
         // Pulled piece by piece: nothing is read before the response asks for it.
         let pieces = AsyncThrowingStream<Data, any Error>(unfolding: { try reader.next() })
         return AttachmentBytes(total: size, range: wanted, pieces: pieces)
@@ -123,6 +143,18 @@ public final class FileAttachmentStore: AttachmentStore {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int64(info.st_size)
+    }
+
+    static func fileSize(descriptor: Int32) -> Int64 {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
+    /// Whether `descriptor` is the file now at `path` (not one unlinked since it was opened).
+    static func isSameFile(_ descriptor: Int32, _ path: String) -> Bool {
+        var open = stat()
+        var named = stat()
+        return fstat(descriptor, &open) == 0 && stat(path, &named) == 0 && open.st_dev == named.st_dev && open.st_ino == named.st_ino
     }
 
     static func freeBytes(_ path: String) -> Int64? {
@@ -171,15 +203,33 @@ final class PieceReader: @unchecked Sendable {
     private let lock = NIOLock()
     private let descriptor: Int32
     private let path: String
-    private var offset: Int64
-    private let end: Int64
+    private var offset: Int64 = 0
+    private var end: Int64 = 0
+    /// The file's size when it was opened.
+    let size: Int64
 
-    init(path: String, range: Range<Int64>) throws {
+    /// Opens the regular file at `path`; nil when there is none.
+    init?(path: String) throws {
         descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FileAttachmentStore.ioError("open \(path)") }
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw FileAttachmentStore.ioError("open \(path)")
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            return nil
+        }
         self.path = path
-        offset = range.lowerBound
-        end = range.upperBound
+        size = Int64(info.st_size)
+    }
+
+    /// Reads `range` of the file from here on.
+    func limit(to range: Range<Int64>) {
+        lock.withLock {
+            offset = range.lowerBound
+            end = range.upperBound
+        }
     }
 
     deinit { close(descriptor) }

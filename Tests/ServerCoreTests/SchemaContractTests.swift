@@ -4,6 +4,9 @@ import Hummingbird
 @testable import ServerCore
 @testable import ServerPostgres
 @testable import ServerSQLite
+import FormModel
+import ServerStorage
+import SyncCore
 import Testing
 
 /// The contracts in Schema/ hold: a migrated database equals server-sqlite.sql (server-postgres.sql), every
@@ -52,7 +55,7 @@ struct SchemaContractTests {
         try await TestServer.with(.postgres) { migrated in
             let storage = try #require(migrated.storage as? PostgresStorage)
             try await storage.migrate()
-            #expect(try await storage.appliedMigrations() == [1, 2, 3, 4, 5])
+            #expect(try await storage.appliedMigrations() == [1, 2, 3, 4, 5, 6])
             let catalog = try await storage.catalog()
             #expect(catalog.contains { $0.hasPrefix("column records.sequence bigint nullable=NO") })
             try await TestServer.withStorage(.postgres) { handle in
@@ -95,5 +98,22 @@ struct SchemaContractTests {
         #expect(!documented.isEmpty)
         #expect(registered.subtracting(documented).isEmpty, "routes missing from openapi.yaml: \(registered.subtracting(documented).sorted())")
         #expect(documented.subtracting(registered).isEmpty, "paths in openapi.yaml without a route: \(documented.subtracting(registered).sorted())")
+    }
+}
+
+extension SchemaContractTests {
+    /// The push's description in openapi.yaml names the problem a reference over the size limit is rejected with.
+    @Test func theRejectionOfAnOversizedAttachmentIsInTheContract() throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("Schema/openapi.yaml"), encoding: .utf8)
+        let push = try #require(text.range(of: "operationId: push")).upperBound
+        let description = String(text[push...]).components(separatedBy: "requestBody:").first ?? ""
+        let planner = PushPlanner(
+            principal: Principal(userId: 1, userName: "ana", memberships: [:]), role: .collector, clientId: "d1", forms: [:], mutations: [], maxAttachmentBytes: 10)
+        let reference = AttachmentReference(sha256: String(repeating: "a", count: 64), bytes: 11, type: "image/jpeg", name: "a.jpg")
+        let problem = try #require(planner.oversizedAttachment(Mutation(
+            mutationId: "m", recordId: UUID(), formId: "f", formVersion: 1, state: .draft,
+            changes: ["photo": FieldChange(value: .attachment(reference), baseRevision: 0, hlc: HybridTimestamp(millis: 1, counter: 0))])))
+        #expect(description.contains("`\(problem.slug)`"))
+        #expect(description.contains("--max-attachment-bytes"))
     }
 }

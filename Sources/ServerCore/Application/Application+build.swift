@@ -17,7 +17,11 @@ public func buildApplication(
 ) async throws -> FieldSheetApplication {
     let handle = try configuration.storage.open(logger: logger)
     let storage = handle.storage
-    var app = buildApplication(configuration, services: ServerServices(storage: storage, limits: configuration.limits, trustedProxies: configuration.trustedProxies), logger: logger, onServerRunning: onServerRunning)
+    let services = ServerServices(storage: storage, limits: configuration.limits, trustedProxies: configuration.trustedProxies)
+    var app = buildApplication(configuration, services: services, logger: logger, onServerRunning: onServerRunning)
+    if configuration.attachmentCollection.interval != nil {
+        app.addServices(AttachmentCollector(storage: storage, schedule: configuration.attachmentCollection, metrics: services.metrics, logger: logger))
+    }
     if let service = handle.service {
         app.addServices(service)
         app.beforeServerStarts { try await storage.migrate() }

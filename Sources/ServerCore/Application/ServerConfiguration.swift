@@ -14,11 +14,15 @@ public struct ServerConfiguration: Sendable {
     public var limits: ServerLimits
     /// Load balancers whose forwarding headers name the client (`serve --trusted-proxy`).
     public var trustedProxies: TrustedProxies
+    /// When the server sweeps attachments nothing keeps any more.
+    public var attachmentCollection: AttachmentCollectionSchedule
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = ServerConfiguration.defaultDataDirectory, storageLocation: StorageLocation? = nil,
-        limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies()
+        limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies(),
+        attachmentCollection: AttachmentCollectionSchedule = AttachmentCollectionSchedule()
     ) {
+        self.attachmentCollection = attachmentCollection
         self.host = host
         self.port = port
         self.dataDirectory = dataDirectory

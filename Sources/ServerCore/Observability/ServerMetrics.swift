@@ -1,4 +1,5 @@
 import Prometheus
+import ServerStorage
 
 /// The server's Prometheus metrics, in a registry of its own (nothing global is bootstrapped).
 public struct ServerMetrics: Sendable {
@@ -45,6 +46,19 @@ public struct ServerMetrics: Sendable {
     func recordAttachmentStored(bytes: Int64) {
         registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "attachments_stored", unitName: "total", helpText: "Attachments stored and verified.")).increment()
         registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "attachment_bytes_stored", unitName: "total", helpText: "Bytes of attachments stored and verified.")).increment(by: bytes)
+    }
+
+    /// What a sweep removed, by reason (`unreferenced`, `abandonedUpload`).
+    func recordAttachmentsCollected(_ sweep: AttachmentSweep) {
+        for reason in [CollectedAttachment.Reason.unreferenced, .abandonedUpload] {
+            let labels = [("reason", reason.rawValue)]
+            registry.makeCounter(
+                descriptor: .init(namespace: "fieldsheet", metricName: "attachments_removed", unitName: "total", helpText: "Attachments removed by sweeps (unreferenced, or uploads abandoned)."),
+                labels: labels).increment(by: Int64(sweep.count(reason)))
+            registry.makeCounter(
+                descriptor: .init(namespace: "fieldsheet", metricName: "attachment_bytes_removed", unitName: "total", helpText: "Bytes of attachments removed by sweeps."),
+                labels: labels).increment(by: sweep.bytes(reason))
+        }
     }
 
     func recordOpenConnections(_ count: Int) { openConnections.set(Double(count)) }

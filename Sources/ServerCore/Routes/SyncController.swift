@@ -65,7 +65,8 @@ struct SyncController {
         }
         let keys = Set(body.mutations.map { FormKey(id: $0.formId, version: $0.formVersion) })
         let forms = try await services.forms.forms(projectId: membership.projectId, keys: keys)
-        let planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, forms: forms, mutations: prepared)
+        let planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, forms: forms, mutations: prepared,
+            maxAttachmentBytes: services.limits.maxAttachmentBytes)
         var recordIds: [UUID] = []
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordId).inserted { recordIds.append(mutation.recordId) }

@@ -22,8 +22,15 @@ struct PushPlanner: Sendable {
     let mutations: [PreparedMutation]
     /// The time stamped on what this batch writes (records' times, history).
     let now: Date
+    /// The largest attachment the server takes (`serve --max-attachment-bytes`): a reference to a larger one
+    /// could never be uploaded, so the mutation is refused instead of leaving its record waiting forever.
+    let maxAttachmentBytes: Int64
 
-    init(principal: Principal, role: Role, clientId: String, forms: [FormKey: FormDefinition], mutations: [PreparedMutation], now: Date = Date()) {
+    init(
+        principal: Principal, role: Role, clientId: String, forms: [FormKey: FormDefinition], mutations: [PreparedMutation],
+        maxAttachmentBytes: Int64 = .max, now: Date = Date()
+    ) {
+        self.maxAttachmentBytes = maxAttachmentBytes
         self.userId = principal.userId
         self.userName = principal.userName
         self.role = role
@@ -72,6 +79,7 @@ struct PushPlanner: Sendable {
                 detail: "This project has no form \"\(mutation.formId)\" version \(mutation.formVersion). Fetch the project's forms and start records on a published version.",
                 field: "formId"))
         }
+        if let problem = oversizedAttachment(mutation) { return reject(mutation, problem) }
         let current = working[mutation.recordId]
         if let current {
             if let problem = RecordAccess.writeProblem(current, userId: userId, role: role, newState: mutation.state) {
@@ -121,6 +129,22 @@ struct PushPlanner: Sendable {
         }
         let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
         return MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
+    }
+
+    /// The first attachment the mutation sets that is larger than the server takes, as the problem the
+    /// device shows at the record (what, how large, the limit, what to do).
+    func oversizedAttachment(_ mutation: Mutation) -> Problem? {
+        for fieldId in mutation.changes.keys.sorted() {
+            guard case .attachment(let reference)? = mutation.changes[fieldId]?.value, reference.bytes > maxAttachmentBytes else { continue }
+            return Problem(
+                .contentTooLarge, "attachment-too-large", title: "Attachment too large",
+                detail: "The file attached to \"\(fieldId)\", \(reference.name), is \(AttachmentReference.formatSize(reference.bytes)) (\(reference.bytes) bytes); "
+                    + "this server takes attachments of at most \(AttachmentReference.formatSize(maxAttachmentBytes)) (\(maxAttachmentBytes) bytes), so it could never be uploaded. "
+                    + "Nothing of this change was applied. Attach a smaller file (a photo at a lower resolution, a shorter recording) and send the record again, "
+                    + "or ask the server's admin to raise serve --max-attachment-bytes.",
+                field: fieldId)
+        }
+        return nil
     }
 
     /// The review after an applied change: `received` when first submitted, `edited` when the record had been
