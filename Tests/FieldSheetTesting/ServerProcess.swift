@@ -67,11 +67,6 @@ public final class ServerProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        let buffer = LineBuffer()
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil } else { buffer.append(chunk) }
-        }
         var lastError: (any Error)?
         // A restart on the port just freed can race the old socket's release: try a few times.
         for _ in 0..<50 {
@@ -85,6 +80,7 @@ public final class ServerProcess: @unchecked Sendable {
             }
         }
         if let lastError { throw lastError }
+        let buffer = PipeCollector(output.fileHandleForReading)
         lock.withLock { self.process = process }
         let ready = Polling.until(timeout: timeout) { buffer.text.contains("listening on http://") || !process.isRunning }
         guard ready, process.isRunning, let line = buffer.text.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
@@ -139,15 +135,4 @@ public struct FixtureError: Error, CustomStringConvertible {
     public init(_ description: String) {
         self.description = description
     }
-}
-
-private final class LineBuffer: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-
-    func append(_ chunk: Data) {
-        lock.withLock { data.append(chunk) }
-    }
-
-    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
 }

@@ -48,24 +48,13 @@ struct SyncCrashTests {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        let lines = Lines()
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { lines.append(data) }
-        }
         try process.run()
-        _ = Polling.until(timeout: 60) { lines.pages >= killAfterPages || !process.isRunning }
+        let lines = PipeCollector(pipe.fileHandleForReading)
+        func pages() -> Int { lines.text.split(separator: "\n").filter { $0.hasPrefix("PAGE") }.count }
+        _ = Polling.until(timeout: 60) { pages() >= killAfterPages || !process.isRunning }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+        _ = Polling.until(timeout: 10) { lines.reachedEnd }
         return lines.text
     }
-}
-
-private final class Lines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-
-    func append(_ chunk: Data) { lock.withLock { data.append(chunk) } }
-    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
-    var pages: Int { text.split(separator: "\n").filter { $0.hasPrefix("PAGE") }.count }
 }

@@ -52,7 +52,7 @@ struct SyncFaultTests {
         let fixture = try SyncFixture(forms: [SyncForms.job(policy: .manual)])
         let token = try fixture.user("alice")
         let proxy = try FaultProxy(targetPort: fixture.server.port)
-        let device = try fixture.device(token: token, url: proxy.url, retry: RetryPolicy(maxAttempts: 2, initialDelay: 0.01, maxDelay: 0.05, deadline: 5))
+        let device = try fixture.device(token: token, url: proxy.url, retry: RetryPolicy(maxAttempts: 2, initialDelay: 0.01, maxDelay: 0.05, deadline: 30))
         try await device.sync()
         let id = try await device.fill("job", ["title": .text("Gutter")], submit: true)
         // Every attempt of this sync loses its answer (libcurl itself resends once on a reused connection):

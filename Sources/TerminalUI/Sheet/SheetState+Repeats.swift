@@ -46,9 +46,9 @@ public struct InstanceRemoval: Sendable, Hashable {
 }
 
 extension SheetState {
-    /// The rows of the current step: its shown fields, and inside each repeat its live instances with
+    /// Builds ``visibleRows``: the step's shown fields, and inside each repeat its live instances with
     /// their fields (nested repeats too) and an Add button while there is room for another.
-    public var visibleRows: [SheetRow] {
+    func buildVisibleRows() -> [SheetRow] {
         var rows: [SheetRow] = []
         appendRows(form.pages[page].fields, prefix: "", depth: 0, to: &rows)
         return rows

@@ -39,12 +39,20 @@ public struct SheetState: Sendable {
     public var relevance: Relevance { validator.relevance }
     public private(set) var answers: [String: AnswerValue]
     /// The answers evaluated: relevance, computed values, repeat instances (updated per edit for what depends on it).
-    public private(set) var evaluated: FormState
+    public private(set) var evaluated: FormState {
+        didSet { visibleRows = buildVisibleRows() }
+    }
+    /// The rows of the current step: fields (inside repeat instances too), repeat headings, instance titles
+    /// and Add buttons, in order. Kept as the answers and the step change, so a key that only moves the focus
+    /// or redraws builds nothing (a record of 200 instances has thousands of rows).
+    public private(set) var visibleRows: [SheetRow] = []
     /// Text as typed into text-like fields, so raw input is shown exactly as typed.
     public private(set) var typed: [String: String] = [:]
     /// The path being typed into a photo, audio or file field, until Enter attaches it.
     public internal(set) var attachPaths: [String: String] = [:]
-    public private(set) var page = 0
+    public private(set) var page = 0 {
+        didSet { if page != oldValue { visibleRows = buildVisibleRows() } }
+    }
     public internal(set) var focus: SheetFocus
     /// The choice under the cursor in a multiple-choice field.
     public internal(set) var choiceCursor: [String: Int] = [:]
@@ -68,6 +76,7 @@ public struct SheetState: Sendable {
         self.answers = answers
         self.evaluated = FormState(logic: validator.logic, answers: answers)
         self.focus = .complete
+        self.visibleRows = buildVisibleRows()
         self.focus = focusOrder.first ?? .complete
     }
 

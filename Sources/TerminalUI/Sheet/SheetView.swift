@@ -120,7 +120,7 @@ public struct SheetView: Sendable {
     func height(of row: SheetRow, width: Int) -> Int {
         switch row {
         case let .field(key, field, _):
-            return (field.kind == .note ? 1 : 1 + valueLayout(field, at: key, width: width).lines.count) + (state.errors[key] == nil ? 0 : 1) + 1
+            return (field.kind == .note ? 1 : 1 + valueLineCount(field, at: key, width: width)) + (state.errors[key] == nil ? 0 : 1) + 1
         case .repeatHeading(let field, _, _):
             return state.errors[field.id] == nil ? 1 : 2
         case .instance: return 1
@@ -144,6 +144,16 @@ public struct SheetView: Sendable {
             button(remove, .removeInstance(prefix), column: left + max(0, width - remove.count), row: y, on: &screen, style: .destructive)
         case let .add(group, parent, noun, _):
             button(" + Add \(noun.lowercased()) ", .addInstance(group: group, parent: parent), column: left, row: y, on: &screen)
+        }
+    }
+
+    /// How many lines ``valueLayout(_:at:width:)`` gives the field, without laying out the kinds that always
+    /// take one: the sheet measures every row on each frame to scroll, and a record of a few hundred repeat
+    /// instances has thousands of rows.
+    func valueLineCount(_ field: FieldDefinition, at key: String, width: Int) -> Int {
+        switch field.kind {
+        case .singleChoice, .multipleChoice, .multilineText: return valueLayout(field, at: key, width: width).lines.count
+        default: return 1
         }
     }
 

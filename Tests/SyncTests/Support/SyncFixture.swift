@@ -41,7 +41,13 @@ final class TestDevice: @unchecked Sendable {
     let home: TemporaryDirectory
     let store: DraftStore
     var configuration: SyncConfiguration
-    var transportOptions = TransportOptions()
+    /// libcurl's options; the stall limit is 10 s, below the retry deadlines the tests give, so a request
+    /// that gets no answer on a loaded machine is retried as a device in the field would, not the end of a test.
+    var transportOptions: TransportOptions = {
+        var options = TransportOptions()
+        options.stallTimeout = 10
+        return options
+    }()
     var transport = TransportKind.curl
 
     init(configuration: SyncConfiguration, home: TemporaryDirectory = TemporaryDirectory("device")) throws {
