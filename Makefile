@@ -61,14 +61,15 @@ test: deps
 # Benchmarks (figures and targets in BENCHMARKS.md): the device database (edit durability, opening a
 # large draft, listing drafts, memory, a keystroke in the app, a commit reaching a list observer), then server load (push, pull, 200 devices
 # at once) against one and two release fieldsheet-server instances on SQLite and on PostgreSQL, then device
-# sync (push 10,000 and pull 100,000 records device ↔ server on loopback, records/s and the device's peak RSS; a 200 MB
-# attachment up and down with the server's peak RSS),
+# sync (push 10,000 and pull 100,000 records device ↔ server on loopback, records/s and the device's peak RSS; a 20 MB
+# and a 200 MB attachment up and down, to the server alone and through the fieldsheet CLI, the peak RSS of both),
 # then the web console's submissions table paged through 100,000 records.
 bench: deps
 	$(SWIFT) build -c release --product fieldsheet-bench $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product fieldsheet-server $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product fieldsheet-loadgen $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product fieldsheet-syncbench $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build -c release --product fieldsheet $(SWIFT_BUILD_FLAGS)
 	.build/release/fieldsheet-bench
 	Tests/LoadGenerator/bench.sh .build/release
 	.build/release/fieldsheet-syncbench .build/release

@@ -12,7 +12,10 @@ extension FieldSheetCommand {
                 The token (from `fieldsheet-server user add`) is kept in the home directory in login.json, readable \
                 by you only (mode 0600), and never printed. Give it with --token or in FIELDSHEET_TOKEN (which keeps \
                 it out of the shell history). When the server cannot be reached the login is kept and checked at the \
-                next sync. Proxies: libcurl honours http_proxy, https_proxy and no_proxy.
+                next sync. Proxies: libcurl honours http_proxy, https_proxy and no_proxy. \
+                --download-attachments is saved with the login (default on-open; logging in again without it keeps \
+                the saved choice); `fieldsheet status` shows it and `fieldsheet sync --download-attachments` \
+                overrides it for one run.
                 """)
 
         @OptionGroup var home: HomeOptions
@@ -20,6 +23,7 @@ extension FieldSheetCommand {
         @Option(help: "The project to sync.") var project: String
         @Option(help: "The access token (default: $FIELDSHEET_TOKEN).") var token: String?
         @Option(name: .customLong("ca-file"), help: "A PEM file of certificate authorities, for a server with a private CA.") var caFile: String?
+        @Option(name: .customLong("download-attachments"), help: AttachmentDownloads.optionHelp) var attachmentDownloads: AttachmentDownloads?
 
         func validate() throws {
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
@@ -33,7 +37,10 @@ extension FieldSheetCommand {
                     throw ValidationError("Give the access token with --token or in FIELDSHEET_TOKEN.")
                 }
                 let store = try home.openStore()
-                let login = DeviceLogin(serverURL: url, project: project, token: token, caFile: caFile)
+                // A login again (a new token, another server) keeps the device's saved choice unless told otherwise.
+                let saved = (try? DeviceLogin.load(from: home.directory))?.attachmentDownloads
+                let login = DeviceLogin(serverURL: url, project: project, token: token, caFile: caFile,
+                                        attachmentDownloads: attachmentDownloads ?? saved ?? .onOpen)
                 let engine = SyncEngine(store: store, transport: CurlTransport(options: login.transportOptions), configuration: login.configuration, logger: syncLogger())
                 do {
                     try await engine.checkLogin()

@@ -18,6 +18,7 @@ extension FieldSheetCommand {
                 let login = try? DeviceLogin.load(from: home.directory)
                 print("server: \(login.map { "\($0.serverURL) (project \($0.project))" } ?? "not logged in")")
                 print("device: \(status.deviceID)")
+                if let login { print("attachment downloads: \(login.attachmentDownloads.rawValue) (\(login.attachmentDownloads.summary))") }
                 print("queued: \(status.queuedChanges) change\(status.queuedChanges == 1 ? "" : "s") in \(status.queuedRecords) record\(status.queuedRecords == 1 ? "" : "s")")
                 let uploads = status.waitingUploads
                 print("attachments to upload: \(uploads.count)\(uploads.count > 0 ? " (\(AttachmentReference.formatSize(uploads.bytes)))" : "")")

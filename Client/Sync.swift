@@ -20,12 +20,16 @@ extension FieldSheetCommand {
         @Option(help: "Give up after this many seconds of retrying an unreachable server.")
         var timeout: Double = 30
 
+        @Option(name: .customLong("download-attachments"), help: AttachmentDownloads.syncOptionHelp)
+        var attachmentDownloads: AttachmentDownloads?
+
         func run() async throws {
             try await reportingSyncErrors {
                 let login = try home.requireLogin()
                 let store = try home.openStore()
                 var configuration = login.configuration
                 configuration.retry.deadline = timeout
+                if let attachmentDownloads { configuration.attachmentDownloads = attachmentDownloads }
                 let engine = SyncEngine(store: store, transport: CurlTransport(options: login.transportOptions), configuration: configuration, logger: syncLogger())
                 let bar = isatty(STDOUT_FILENO) == 1 ? ProgressBar() : nil
                 var last = SyncEvent(phase: .forms)

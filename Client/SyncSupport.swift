@@ -26,6 +26,20 @@ enum SyncExit {
     }
 }
 
+/// `--download-attachments ahead|on-open` on `login` and `sync`.
+extension AttachmentDownloads: ExpressibleByArgument {}
+
+extension AttachmentDownloads {
+    /// The help of `--download-attachments`.
+    static let optionHelp = ArgumentHelp(
+        "When to download the photos and files of records pulled from the server: ahead (every sync fetches all of them, for working offline) or on-open (those of a record once it is opened, then at the next sync; saves storage and data).",
+        valueName: "ahead|on-open")
+    /// The help of `sync --download-attachments`: for this run only.
+    static let syncOptionHelp = ArgumentHelp(
+        "For this sync only, instead of the choice saved by `fieldsheet login`: ahead (fetch every photo and file of the records on this device) or on-open (only those of records opened since).",
+        valueName: "ahead|on-open")
+}
+
 /// A logger for the sync library: warnings and above on standard error (`FIELDSHEET_LOG=debug` for more).
 func syncLogger() -> Logger {
     var logger = Logger(label: "fieldsheet.sync") { label in StreamLogHandler.standardError(label: label) }

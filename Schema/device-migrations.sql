@@ -215,3 +215,28 @@ CREATE VIEW attachment_references (record_id, sha256, bytes, type, name) AS
 -- The attachments the server said it still waits for, per record, from the pull page's `missingAttachments`
 -- (a JSON array of hashes; NULL when none): the record shows as waiting for them.
 ALTER TABLE records ADD COLUMN missing_attachments TEXT;
+
+-- migration: v8-attachment-references-once
+
+-- The same view, with the answer read once: every answer something on this device still holds, as
+-- (record, answer JSON) rows — synced values, unsent edits, both parts of an open presentation's snapshot,
+-- both sides of a logged conflict — and the reference taken out of them in one place. `json_each` rows are
+-- kept to objects first (`json_each` gives a text answer as bare text, which `json_type` cannot read).
+DROP VIEW attachment_references;
+CREATE VIEW attachment_references (record_id, sha256, bytes, type, name) AS
+    WITH answers (record_id, value) AS (
+        SELECT r.id, v.value FROM records r, json_each(r.fields, '$.values') v WHERE v.type = 'object'
+        UNION ALL
+        SELECT e.record_id, e.value FROM record_edits e
+        UNION ALL
+        SELECT p.record_id, v.value FROM presentations p, json_each(p.snapshot_fields, '$.fields.values') v WHERE v.type = 'object'
+        UNION ALL
+        SELECT p.record_id, v.value FROM presentations p, json_each(p.snapshot_fields, '$.local') v WHERE v.type = 'object'
+        UNION ALL
+        SELECT c.record_id, c.local_value FROM conflicts c
+        UNION ALL
+        SELECT c.record_id, c.remote_value FROM conflicts c
+    )
+    SELECT record_id, json_extract(value, '$.attachment.sha256'), json_extract(value, '$.attachment.bytes'),
+        json_extract(value, '$.attachment.type'), json_extract(value, '$.attachment.name')
+    FROM answers WHERE json_type(value, '$.attachment') = 'object';

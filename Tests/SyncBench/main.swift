@@ -4,7 +4,9 @@
 // of its own (so each reports its own peak RSS):
 //   push: 10,000 records × 20 fields queued on an empty device, pushed (records/s, peak RSS);
 //   pull: 100,000 records (seeded straight into the server's database) pulled into an empty device;
-//   attachments: 20 MB and 200 MB uploaded and downloaded, the server's peak RSS (AttachmentBench.swift).
+//   attachments: 20 MB and 200 MB uploaded and downloaded, the server alone over a plain socket
+//   (AttachmentBench.swift), then device ↔ server through the fieldsheet CLI, both sides' peak RSS
+//   (DeviceAttachmentBench.swift).
 // Each phase also reports the time spent waiting for the server, to separate the device's share.
 import DraftStore
 import FieldSheetTesting
@@ -71,8 +73,13 @@ func queueRecords(home: String, count: Int) async throws {
         for index in 0..<count {
             let id = UUID().uuidString.lowercased()
             let answers = (1...fieldCount).map { #""f\#($0)":{"text":"\#(value(index, $0))"}"# }.joined(separator: ",")
-            try db.execute(sql: "INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields, local) VALUES (?, 'wide', 1, 'submitted', ?, ?, ?, ?)",
-                arguments: [id, now, now, #"{"values":{},"writers":[]}"#, "{" + answers + "}"])
+            try db.execute(sql: "INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, fields) VALUES (?, 'wide', 1, 'submitted', ?, ?, ?)",
+                arguments: [id, now, now, #"{"values":{},"writers":[]}"#])
+            // The unsent edits, one row per field (device migration v6).
+            for field in 1...fieldCount {
+                try db.execute(sql: "INSERT INTO record_edits (record_id, key, value) VALUES (?, ?, ?)",
+                    arguments: [id, "f\(field)", #"{"text":"\#(value(index, field))"}"#])
+            }
             try db.execute(sql: "INSERT INTO outbox (record_id, kind, form_id, form_version, value, base_revision, hlc, created_at) VALUES (?, 'create', 'wide', 1, ?, 0, ?, ?)",
                 arguments: [id, "{" + answers + "}", now << 16, now])
         }
@@ -165,6 +172,11 @@ if arguments.count == 6 {
 let bin = arguments.count > 1 ? arguments[1] : ".build/release"
 if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "attachments" {
     try await runAttachmentBench(bin: bin)
+    try await runDeviceAttachmentBench(bin: bin)
+    exit(0)
+}
+if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "device-attachments" {
+    try await runDeviceAttachmentBench(bin: bin)
     exit(0)
 }
 let pushCount = Int(ProcessInfo.processInfo.environment["SYNCBENCH_PUSH"] ?? "") ?? 10_000
@@ -188,3 +200,4 @@ for (phase, count, user) in [("push", pushCount, token), ("pull", pullCount, see
 }
 server.stop()
 try await runAttachmentBench(bin: bin)
+try await runDeviceAttachmentBench(bin: bin)

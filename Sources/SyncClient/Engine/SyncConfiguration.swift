@@ -18,8 +18,9 @@ public struct SyncConfiguration: Sendable, Hashable {
     /// the most a cut connection makes it send again.
     public var attachmentChunkBytes: Int64 = 4 << 20
     /// Whether each sync downloads every attachment of the records on this device that is not here yet
-    /// (true), or only those of records that were opened (false, the default).
-    public var downloadAttachmentsAhead = false
+    /// (``AttachmentDownloads/ahead``), or only those of records that were opened
+    /// (``AttachmentDownloads/onOpen``, the default).
+    public var attachmentDownloads = AttachmentDownloads.onOpen
     /// How long an attachment that keeps failing waits before it is tried again.
     public var attachmentBackoff = AttachmentBackoff()
 

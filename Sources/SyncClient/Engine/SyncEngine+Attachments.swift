@@ -113,7 +113,7 @@ extension SyncEngine {
     /// Downloads the attachments that were asked for (or, ahead of time, every one a record refers to
     /// that is not here), each resumably from its partial file and verified by its hash before it is kept.
     func downloadAttachments(_ progress: SyncProgressTracker) async throws -> Int {
-        let due = try await storage("listing attachments to download") { try await store.downloadsDue(ahead: configuration.downloadAttachmentsAhead) }
+        let due = try await storage("listing attachments to download") { try await store.downloadsDue(ahead: configuration.attachmentDownloads == .ahead) }
         guard !due.isEmpty else { return 0 }
         progress.update { $0.downloadTotal = due.count }
         var downloaded = 0
