@@ -76,13 +76,20 @@ struct PostgresAttachmentStore: AttachmentStore {
                 }
                 return received
             }
-            // The hash continues over what earlier requests (on any instance) stored.
+            // The hash continues over what earlier requests stored: as this instance left it when it holds the
+            // hash of exactly those bytes, else (another instance's bytes, a restart) by reading the chunks back.
+            // Were the upload removed and sent again to the same length elsewhere meanwhile, a kept hash could be
+            // of other bytes: the check at the last byte then refuses the upload, and nothing wrong is stored.
             var hasher = SHA256()
-            var position: Int64 = 0
-            while position < received, let chunk = try await chunk(key, containing: position) {
-                var bytes = chunk.data
-                hasher.update(data: bytes.readData(length: bytes.readableBytes) ?? Data())
-                position = chunk.start + Int64(chunk.data.readableBytes)
+            if let kept = storage.runningHashes.take(key, length: received, identity: [total]) {
+                hasher = kept
+            } else {
+                var position: Int64 = 0
+                while position < received, let chunk = try await chunk(key, containing: position) {
+                    var bytes = chunk.data
+                    hasher.update(data: bytes.readData(length: bytes.readableBytes) ?? Data())
+                    position = chunk.start + Int64(chunk.data.readableBytes)
+                }
             }
             return PostgresAttachmentUpload(store: self, key: key, total: total, received: received, hasher: hasher)
         } catch {
@@ -223,6 +230,7 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     func suspend() async throws {
         defer { finish() }
         try await flush()
+        store.storage.runningHashes.keep(key, RunningHash(hasher: hasher, length: stored, identity: [total]))
     }
 
     func complete() async throws {

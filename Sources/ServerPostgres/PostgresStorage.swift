@@ -43,6 +43,8 @@ public struct PostgresStorage: ServerStorage {
     public let changes = ChangeNotifier()
     /// The attachments this instance is receiving now (another instance's are refused chunk by chunk).
     let activeUploads = NIOLockedValueBox(Set<AttachmentKey>())
+    /// The running SHA-256 of uploads this instance left part way.
+    let runningHashes = RunningHashes()
 
     /// Creates the storage; nothing connects until ``run()`` is running and a call needs a connection.
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "fieldsheet.postgres")) {
