@@ -30,10 +30,11 @@ extension FieldSheetCommand {
                         // "Defect 2 › Severity": the instance and the field, as the person knows them.
                         place = FormState(form: form, answers: record.answers).describe(conflict.fieldID)
                     }
-                    let state = conflict.isOpen ? "open" : conflict.policy == "manual" ? "resolved" : "decided by \(conflict.policy)"
+                    let state = conflict.isOpen ? "open" : conflict.policy == "manual" ? "resolved" : conflict.policy == "rejected" ? "refused by the server" : "decided by \(conflict.policy)"
                     print("\(conflict.recordID.uuidString.lowercased())  \(conflict.fieldID)\(place.map { " (\($0))" } ?? "")  \(state)")
                     print("  mine:   \(Self.show(conflict.mine, field))  — written on \(conflict.mineDevice ?? "this device")")
                     print("  theirs: \(Self.show(conflict.theirs, field))  — written on \(conflict.theirsDevice ?? "the server")")
+                    if let reason = conflict.reason { print("  why:    \(reason)") }
                 }
                 if !all {
                     print("resolve with: fieldsheet resolve RECORD FIELD (--mine | --theirs | --value V), then fieldsheet sync")

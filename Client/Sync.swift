@@ -31,6 +31,7 @@ extension FieldSheetCommand {
                 configuration.retry.deadline = timeout
                 if let attachmentDownloads { configuration.attachmentDownloads = attachmentDownloads }
                 let engine = SyncEngine(store: store, transport: CurlTransport(options: login.transportOptions), configuration: configuration, logger: syncLogger())
+                let loggedBefore = try await store.conflicts().last?.id ?? 0
                 let bar = isatty(STDOUT_FILENO) == 1 ? ProgressBar() : nil
                 var last = SyncEvent(phase: .forms)
                 do {
@@ -46,6 +47,11 @@ extension FieldSheetCommand {
                 let status = try await store.syncStatus()
                 let summary = SyncSummary(pushed: last.pushed, pulled: last.pulled, conflicts: last.conflicts, openConflicts: status.openConflicts, retries: 0)
                 print(summary.description)
+                // Changes the server refused: the record keeps the server's value, and the person learns why.
+                for refused in try await store.conflicts().filter({ $0.id > loggedBefore && $0.policy == "rejected" }) {
+                    let record = refused.recordID.uuidString.lowercased()
+                    warn("the server refused the change of \(refused.fieldID) in record \(record): \(refused.reason ?? "no reason given"). The record keeps the server's value; see `fieldsheet conflicts --all`.")
+                }
             }
         }
     }

@@ -240,3 +240,9 @@ CREATE VIEW attachment_references (record_id, sha256, bytes, type, name) AS
     SELECT record_id, json_extract(value, '$.attachment.sha256'), json_extract(value, '$.attachment.bytes'),
         json_extract(value, '$.attachment.type'), json_extract(value, '$.attachment.name')
     FROM answers WHERE json_type(value, '$.attachment') = 'object';
+
+-- migration: v9-conflict-reasons
+
+-- Why the server refused a change, for a conflict logged with the policy `rejected` (the problem's detail, as
+-- the server wrote it for a person: what was wrong and what to do); NULL for every other entry.
+ALTER TABLE conflicts ADD COLUMN reason TEXT;

@@ -30,6 +30,9 @@ public struct StoredConflict: Sendable, Hashable {
     public var detectedAt: Date
     /// Nil while a person still has to decide.
     public var resolvedAt: Date?
+    /// Why the server refused the change, for policy `rejected`: what was wrong and what to do, as the server
+    /// wrote it.
+    public var reason: String? = nil
 
     /// Whether a person still has to decide.
     public var isOpen: Bool { resolvedAt == nil }
@@ -72,7 +75,7 @@ extension DraftStore {
             id: row["id"], recordID: UUID(uuidString: row["record_id"]) ?? UUID(), fieldID: row["field_id"], policy: row["policy"],
             mine: value(row["local_value"]), mineClock: (row["local_hlc"] as Int64?).map(HybridTimestamp.init(rawValue:)), mineDevice: row["local_device"],
             theirs: value(row["remote_value"]), theirsClock: (row["remote_hlc"] as Int64?).map(HybridTimestamp.init(rawValue:)), theirsDevice: row["remote_device"],
-            detectedAt: date(row["detected_at"]), resolvedAt: (row["resolved_at"] as Int64?).map(date))
+            detectedAt: date(row["detected_at"]), resolvedAt: (row["resolved_at"] as Int64?).map(date), reason: row["reason"])
     }
 
     /// Settles the open conflict of `field` in `record`: the chosen value is written as an ordinary edit

@@ -122,6 +122,10 @@ extension DraftStore {
         let waiting = try db.cachedStatement(sql: """
             UPDATE records SET missing_attachments = ?1 WHERE id = ?2 AND server_revision <= ?3 AND missing_attachments IS NOT ?1
             """)
+        let resend = try db.cachedStatement(sql: """
+            UPDATE blobs SET upload = 'waiting', transferred = 0, failures = 0, retry_at = NULL, last_error = NULL
+            WHERE sha256 = ? AND upload = 'done' AND stored = 1
+            """)
         var anyReviews = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record_reviews)") ?? true
         var reviewsWritten = false
         let end = try PullPageReader.read(bytes) { record in
@@ -153,6 +157,9 @@ extension DraftStore {
             // What the server still waits for, as of this revision (a newer page says when it arrived).
             let hashes = record.missingAttachments.filter(AttachmentReference.isHash)
             try waiting.execute(arguments: [hashes.isEmpty ? nil : "[\"" + hashes.joined(separator: "\",\"") + "\"]", id, record.revision])
+            // One this device sent in full is missing again (the server removed it while nothing referred to
+            // it): sent again, from the start.
+            for hash in hashes { try resend.execute(arguments: [hash]) }
             // The review travels with the record: kept as the server sent it at this revision, also when the
             // device already holds the revision (its own push made it, and the server's review moved with it).
             // A plain `received` (what every submission starts as) is not stored, so a pull of many new

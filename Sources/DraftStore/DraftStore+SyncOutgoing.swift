@@ -131,7 +131,7 @@ extension DraftStore {
         }
         let now = nowMillis()
         for conflict in result.conflicts {
-            try logConflict(db, record: record, field: conflict.field, policy: conflict.policy, local: conflict.local, remote: conflict.remote, open: conflict.open, now: now)
+            try logConflict(db, record: record, field: conflict.field, policy: conflict.policy, local: conflict.local, remote: conflict.remote, open: conflict.open, now: now, reason: conflict.reason)
         }
         try db.cachedStatement(sql: "UPDATE records SET fields = ?, server_revision = ? WHERE id = ?").execute(arguments: [
             String(decoding: result.synced.jsonBytes(), as: UTF8.self), result.serverRevision, record,
@@ -147,18 +147,38 @@ extension DraftStore {
         for (key, value) in result.local where stored.pending[key] == nil {
             try setEdit(db, record: record, key: key, json: value.map(answerJSON))
         }
+        try stopRefusedUploads(db, result.conflicts)
         return result.conflicts.count
     }
 
-    static func logConflict(_ db: Database, record: String, field: String, policy: String, local: FieldState?, remote: FieldState?, open: Bool, now: Int64) throws {
+    static func logConflict(
+        _ db: Database, record: String, field: String, policy: String, local: FieldState?, remote: FieldState?, open: Bool, now: Int64,
+        reason: String? = nil
+    ) throws {
         func json(_ value: AnswerValue?) throws -> String? { value.map { answerJSON($0) } }
         try db.cachedStatement(sql: """
-            INSERT INTO conflicts (record_id, field_id, policy, local_value, local_hlc, local_device, remote_value, remote_hlc, remote_device, detected_at, resolved_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO conflicts (record_id, field_id, policy, local_value, local_hlc, local_device, remote_value, remote_hlc, remote_device, detected_at, resolved_at, reason)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
                 record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientId,
-                try json(remote?.value), remote?.hlc.rawValue, remote?.clientId, now, open ? nil : now,
+                try json(remote?.value), remote?.hlc.rawValue, remote?.clientId, now, open ? nil : now, reason,
             ])
+    }
+
+    /// Stops the uploads of attachments the server refused in `conflicts`, unless a record still holds them:
+    /// their upload would be refused too (too large, not accepted), and retrying it would keep the device
+    /// waiting forever. The bytes stay on the device while the conflict log refers to them. Run after the
+    /// outcome's edits are settled. (A hash in a record's text counts as holding it: the upload then goes on as
+    /// before, which is the safe side.)
+    static func stopRefusedUploads(_ db: Database, _ conflicts: [DeviceSync.LoggedConflict]) throws {
+        for conflict in conflicts where conflict.policy == "rejected" {
+            guard case .attachment(let reference)? = conflict.local?.value else { continue }
+            try db.cachedStatement(sql: """
+                UPDATE blobs SET upload = 'none', retry_at = NULL WHERE sha256 = ?1 AND upload = 'waiting'
+                    AND NOT EXISTS (SELECT 1 FROM records WHERE instr(fields, ?1) > 0)
+                    AND NOT EXISTS (SELECT 1 FROM record_edits WHERE instr(value, ?1) > 0)
+                """).execute(arguments: [reference.sha256])
+        }
     }
 
     /// Moves the device's hybrid logical clock past the server's reading, in the caller's transaction.

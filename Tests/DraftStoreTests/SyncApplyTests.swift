@@ -18,6 +18,33 @@ struct SyncApplyTests {
         return writer.finish(cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 100))
     }
 
+    /// An attachment this device sent in full, that a pull page now says the server waits for (it removed the
+    /// bytes while nothing referred to them): it is sent again. One the device only downloaded is left alone.
+    @Test func anAttachmentSentBeforeIsSentAgainWhenAPullSaysTheServerLacksIt() async throws {
+        let fixture = try await Fixture()
+        let sent = String(repeating: "a", count: 64)
+        let downloaded = String(repeating: "b", count: 64)
+        try await fixture.store.pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO blobs (sha256, bytes, type, stored, upload, transferred, added_at) VALUES
+                    (?, 10, 'image/jpeg', 1, 'done', 10, 0), (?, 10, 'image/jpeg', 1, 'none', 10, 0)
+                """, arguments: [sent, downloaded])
+        }
+        let fields = RecordFields(["site": FieldState(value: .text("Depot"), revision: 1, hlc: HybridTimestamp(rawValue: 99), clientId: "other-device")])
+        var writer = PullPageWriter()
+        writer.append(
+            recordId: UUID().lowercased, formId: "follow-up-job", formVersion: 1, state: "submitted", revision: 1,
+            sequence: 1, author: "someone", missingAttachments: [sent, downloaded], fields: fields.jsonBytes())
+        guard case .applied = try await fixture.store.applyPullPage(writer.finish(cursor: 1, hasMore: false, serverClock: HybridTimestamp(rawValue: 100))) else {
+            Issue.record("the page was not applied")
+            return
+        }
+        let states = try await fixture.store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT sha256, upload, transferred FROM blobs ORDER BY sha256").map { "\($0[0] as String):\($0[1] as String):\($0[2] as Int64)" }
+        }
+        #expect(states == ["\(sent):waiting:0", "\(downloaded):none:10"])
+    }
+
     func siteBases(_ fixture: Fixture, _ record: UUID) async throws -> [Int64] {
         try await fixture.store.pool.read { db in
             try Int64.fetchAll(db, sql: "SELECT base_revision FROM outbox WHERE record_id = ? AND field_id = 'site' ORDER BY mutation_id", arguments: [record.lowercased])

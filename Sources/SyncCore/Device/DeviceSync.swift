@@ -71,6 +71,8 @@ public enum DeviceSync {
         public var local: FieldState?
         public var remote: FieldState?
         public var open: Bool
+        /// Why the server refused the change (policy `rejected`): its problem's detail, else its title.
+        public var reason: String? = nil
     }
 
     /// The record after the server's outcome of one of its mutations.
@@ -104,7 +106,8 @@ public enum DeviceSync {
                 result.conflicts.append(LoggedConflict(
                     field: field, policy: "rejected",
                     local: FieldState(value: change.value, revision: change.baseRevision, hlc: change.hlc, clientId: device),
-                    remote: base.map { FieldState(value: $0, revision: serverRevision, hlc: .zero, clientId: "server") }, open: false))
+                    remote: base.map { FieldState(value: $0, revision: serverRevision, hlc: .zero, clientId: "server") }, open: false,
+                    reason: outcome.problem.map { $0.detail.isEmpty ? $0.title : $0.detail }))
                 result.local[field] = nil
             }
             return result
