@@ -104,18 +104,31 @@ func makeBenchFile(_ path: String, megabytes: Int, seed: UInt64) throws -> Strin
     return String(sum.stdout.prefix(64))
 }
 
-func runAttachmentBench(bin: String) async throws {
-    print("Attachments on loopback (release fieldsheet-server, embedded SQLite; one PUT up, one GET down; server RSS from /proc):")
+/// The attachment benches' settings: the seed of their files (`SYNCBENCH_SEED`, 42) and the sizes in MB
+/// (`SYNCBENCH_ATTACHMENT_MB`, "20,200").
+func attachmentBenchSettings() -> (seed: UInt64, sizes: [Int]) {
     let seed = UInt64(ProcessInfo.processInfo.environment["SYNCBENCH_SEED"] ?? "") ?? 42
     let sizes = (ProcessInfo.processInfo.environment["SYNCBENCH_ATTACHMENT_MB"] ?? "20,200").split(separator: ",").compactMap { Int($0) }
+    return (seed, sizes)
+}
+
+/// A release server (not started) with project "bench", a collector's token and a form of one photo field.
+func photoBenchServer(bin: String) throws -> (server: ServerProcess, token: String) {
+    let server = ServerProcess(binary: "\(bin)/fieldsheet-server")
+    try server.createProject("bench")
+    let token = try server.addUser("bench", project: "bench", role: "collector")
+    try server.publish(json: """
+        { "id": "photos", "version": 1, "title": "Photos", "completionLabel": "Send",
+          "pages": [ { "id": "main", "fields": [ { "id": "photo", "kind": "photo", "label": "Photo" } ] } ] }
+        """, project: "bench")
+    return (server, token)
+}
+
+func runAttachmentBench(bin: String) async throws {
+    print("Attachments on loopback (release fieldsheet-server, embedded SQLite; one PUT up, one GET down; server RSS from /proc):")
+    let (seed, sizes) = attachmentBenchSettings()
     for megabytes in sizes {
-        let server = ServerProcess(binary: "\(bin)/fieldsheet-server")
-        try server.createProject("bench")
-        let token = try server.addUser("bench", project: "bench", role: "collector")
-        try server.publish(json: """
-            { "id": "photos", "version": 1, "title": "Photos", "completionLabel": "Send",
-              "pages": [ { "id": "main", "fields": [ { "id": "photo", "kind": "photo", "label": "Photo" } ] } ] }
-            """, project: "bench")
+        let (server, token) = try photoBenchServer(bin: bin)
         let file = server.data.file("blob-\(megabytes)")
         let sha = try makeBenchFile(file, megabytes: megabytes, seed: seed)
         let bytes = megabytes << 20

@@ -54,21 +54,14 @@ func runMeasured(_ executable: String, _ arguments: [String], environment: [Stri
 
 func runDeviceAttachmentBench(bin: String) async throws {
     print("Attachments device ↔ server on loopback (release fieldsheet CLI as child processes, release fieldsheet-server, embedded SQLite; device peak RSS from wait4, server's from /proc):")
-    let seed = UInt64(ProcessInfo.processInfo.environment["SYNCBENCH_SEED"] ?? "") ?? 42
-    let sizes = (ProcessInfo.processInfo.environment["SYNCBENCH_ATTACHMENT_MB"] ?? "20,200").split(separator: ",").compactMap { Int($0) }
+    let (seed, sizes) = attachmentBenchSettings()
     let cli = "\(bin)/fieldsheet"
     // The CLI's baseline: a command that opens the device database and prints, nothing more.
     let idleHome = TemporaryDirectory("syncbench-idle")
     let idle = try runMeasured(cli, ["--home", idleHome.path, "status"])
     print(String(format: "  fieldsheet status on an empty home (the CLI's floor): peak RSS %.1f MB", idle.peakMB))
     for megabytes in sizes {
-        let server = ServerProcess(binary: "\(bin)/fieldsheet-server")
-        try server.createProject("bench")
-        let token = try server.addUser("bench", project: "bench", role: "collector")
-        try server.publish(json: """
-            { "id": "photos", "version": 1, "title": "Photos", "completionLabel": "Send",
-              "pages": [ { "id": "main", "fields": [ { "id": "photo", "kind": "photo", "label": "Photo" } ] } ] }
-            """, project: "bench")
+        let (server, token) = try photoBenchServer(bin: bin)
         let work = TemporaryDirectory("syncbench-device")
         let file = work.file("bench-\(megabytes).jpg")
         let sha = try makeBenchFile(file, megabytes: megabytes, seed: seed)
