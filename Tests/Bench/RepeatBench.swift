@@ -28,6 +28,29 @@ func startRepeatRecord(in store: DraftStore) async throws -> FormSession {
     return session
 }
 
+/// Section 2b: one edit of an instance's field made durable with the total recomputed, and opening the record.
+func benchRepeatRecord(in store: DraftStore) async throws {
+    try await store.importForms([repeatBenchForm])
+    let session = try await startRepeatRecord(in: store)
+    let prefixes = await session.instances(of: "items").map(\.prefix)
+    var edits: [UInt64] = []
+    for index in 0..<2_000 {
+        let start = nanos()
+        try await session.set(prefixes[index % prefixes.count] + "/cost", to: .integer(index % 500))
+        edits.append(nanos() - start)
+    }
+    report("edit one field of a 200-instance × 10-field record, its sum() recomputed (FormSession.set)", edits, target: "p99 <= 0.5 ms")
+    try await session.dismiss(reason: .escape)
+    var opens: [UInt64] = []
+    for _ in 0..<200 {
+        let start = nanos()
+        let opened = try await store.resumeDraft(session.recordID)
+        opens.append(nanos() - start)
+        try await opened.dismiss(reason: .escape)
+    }
+    report("open a draft with 200 repeat instances × 10 fields (resumeDraft, evaluated)", opens, target: "<= 10 ms")
+}
+
 /// A keystroke in the full-screen app on a record of 200 instances: Tab through the sheet to the 100th
 /// instance's cost (the sheet scrolls through instances), then typing a number there and deleting it (each
 /// digit made durable, the total recomputed, the screen drawn).

@@ -61,6 +61,10 @@ try benchXLSFormImport(in: directory.appendingPathComponent("xlsform"))
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "xlsform" { exit(0) }
 try await benchAttach(in: directory.appendingPathComponent("attach"))
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "attach" { exit(0) }
+if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "repeat" {
+    try await benchRepeatRecord(in: try DraftStore(home: directory.appendingPathComponent("repeat")))
+    exit(0)
+}
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "repeat-app" {
     try await benchRepeatKeystrokes(in: directory.appendingPathComponent("app-repeat"))
     exit(0)
@@ -119,27 +123,7 @@ do {
 
 // 2b. A record with 200 repeat instances of 10 fields (and a total summed over them): opening it, and one
 // edit of an instance's field made durable with the total recomputed (only what depends on the edit).
-do {
-    try await store.importForms([repeatBenchForm])
-    let session = try await startRepeatRecord(in: store)
-    let prefixes = await session.instances(of: "items").map(\.prefix)
-    var edits: [UInt64] = []
-    for index in 0..<2_000 {
-        let start = nanos()
-        try await session.set(prefixes[index % prefixes.count] + "/cost", to: .integer(index % 500))
-        edits.append(nanos() - start)
-    }
-    report("edit one field of a 200-instance × 10-field record, its sum() recomputed (FormSession.set)", edits, target: "p99 <= 0.5 ms")
-    try await session.dismiss(reason: .escape)
-    var opens: [UInt64] = []
-    for _ in 0..<200 {
-        let start = nanos()
-        let opened = try await store.resumeDraft(session.recordID)
-        opens.append(nanos() - start)
-        try await opened.dismiss(reason: .escape)
-    }
-    report("open a draft with 200 repeat instances × 10 fields (resumeDraft, evaluated)", opens, target: "<= 10 ms")
-}
+try await benchRepeatRecord(in: store)
 
 // 3 and 4. Listing drafts, and memory as the number of records grows.
 do {
