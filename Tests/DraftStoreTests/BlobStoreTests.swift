@@ -29,6 +29,11 @@ struct BlobStoreTests {
         }
     }
 
+    /// An attachment answer's JSON whose hash is `digit` 64 times.
+    static func reference(_ digit: Character) -> String {
+        #"{"attachment":{"sha256":"\#(String(repeating: digit, count: 64))","bytes":10,"type":"image/jpeg","name":"\#(digit).jpg"}}"#
+    }
+
     static func clear(_ fixture: Fixture, record: UUID, field: String = "photo") async throws {
         try await fixture.store.pool.write { db in
             try db.execute(sql: "DELETE FROM record_edits WHERE record_id = ? AND key = ?", arguments: [record.uuidString.lowercased(), field])
@@ -127,6 +132,29 @@ struct BlobStoreTests {
         }
         #expect(blobNames(fixture).isEmpty)
         #expect(try await fixture.store.waitingUploads() == .none)
+    }
+
+    /// Opening a record asks for the attachments it refers to that are not here: in its synced values, its
+    /// unsent edits (a conflict settled with the server's photo) and its conflicts; nothing for one that has none.
+    @Test func openingARecordAsksForTheAttachmentsItRefersToThatAreNotHere() async throws {
+        let fixture = try await Fixture()
+        let plain = try await fixture.draft(site: "No photo")
+        #expect(try await fixture.store.requestDownloads(record: plain) == 0)
+
+        let record = try await fixture.draft(site: "Photos")
+        let key = record.uuidString.lowercased()
+        let (synced, edited, conflicting) = (Self.reference("a"), Self.reference("b"), Self.reference("c"))
+        let here = try await Self.attach(fixture, Self.file(fixture, "here.jpg", size: 100, seed: 7), record: record, field: "here")
+        try await fixture.store.pool.write { db in
+            try db.execute(sql: "UPDATE records SET fields = json_object('values', json_object('synced', json(?))) WHERE id = ?", arguments: [synced, key])
+            try DraftStore.setEdit(db, record: key, key: "edited", json: edited)
+            try db.execute(sql: "INSERT INTO conflicts (record_id, field_id, policy, remote_value, detected_at) VALUES (?, 'other', 'manual', ?, 0)", arguments: [key, conflicting])
+        }
+        #expect(try await fixture.store.requestDownloads(record: record) == 3, "the synced, the edited and the conflict's photo; not \(here.sha256), which is here")
+        let wanted = try await fixture.store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT sha256 FROM blobs WHERE download = 'wanted' ORDER BY sha256")
+        }
+        #expect(wanted == ["a", "b", "c"].map { String(repeating: $0, count: 64) })
     }
 
     @Test func garbageCollectionRemovesOnlyWhatNothingRefersTo() async throws {
