@@ -31,7 +31,7 @@ extension FieldSheetCommand {
                 configuration.retry.deadline = timeout
                 if let attachmentDownloads { configuration.attachmentDownloads = attachmentDownloads }
                 let engine = SyncEngine(store: store, transport: CurlTransport(options: login.transportOptions), configuration: configuration, logger: syncLogger())
-                let loggedBefore = try await store.conflicts().last?.id ?? 0
+                let started = Date()
                 let bar = isatty(STDOUT_FILENO) == 1 ? ProgressBar() : nil
                 var last = SyncEvent(phase: .forms)
                 do {
@@ -47,10 +47,15 @@ extension FieldSheetCommand {
                 let status = try await store.syncStatus()
                 let summary = SyncSummary(pushed: last.pushed, pulled: last.pulled, conflicts: last.conflicts, openConflicts: status.openConflicts, retries: 0)
                 print(summary.description)
-                // Changes the server refused: the record keeps the server's value, and the person learns why.
-                for refused in try await store.conflicts().filter({ $0.id > loggedBefore && $0.policy == "rejected" }) {
-                    let record = refused.recordID.uuidString.lowercased()
-                    warn("the server refused the change of \(refused.fieldID) in record \(record): \(refused.reason ?? "no reason given"). The record keeps the server's value; see `fieldsheet conflicts --all`.")
+                // Changes the server refused: the record keeps the server's value, and the person learns why (once
+                // per refused change, not once per field of it).
+                let refused = try await store.conflicts(detectedSince: started).filter { $0.policy == "rejected" }
+                var told = Set<String>()
+                for conflict in refused {
+                    let record = conflict.recordID.uuidString.lowercased()
+                    guard told.insert(record + "\u{0}" + (conflict.reason ?? "")).inserted else { continue }
+                    let fields = refused.filter { $0.recordID == conflict.recordID && $0.reason == conflict.reason }.map(\.fieldID)
+                    warn("the server refused a change to record \(record) (\(fields.joined(separator: ", "))); the record keeps the server's value (see `fieldsheet conflicts --all`). Why: \(conflict.reason ?? "the server gave no reason.")")
                 }
             }
         }

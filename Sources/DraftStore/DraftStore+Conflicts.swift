@@ -49,20 +49,26 @@ public enum ConflictChoice: Sendable, Hashable {
 }
 
 extension DraftStore {
-    /// The conflict log, oldest first; only conflicts waiting for a person when `openOnly`.
-    public func conflicts(openOnly: Bool = false, record: UUID? = nil) async throws -> [StoredConflict] {
+    /// The conflict log, oldest first; only conflicts waiting for a person when `openOnly`, only those of
+    /// `record` when given, and only those this device learned of at `detectedSince` or later when given (what
+    /// one sync logged).
+    public func conflicts(openOnly: Bool = false, record: UUID? = nil, detectedSince: Date? = nil) async throws -> [StoredConflict] {
         try await read(doing: "listing conflicts") { db in
-            try Self.fetchConflicts(db, openOnly: openOnly, record: record)
+            try Self.fetchConflicts(db, openOnly: openOnly, record: record, detectedSince: detectedSince)
         }
     }
 
-    static func fetchConflicts(_ db: Database, openOnly: Bool, record: UUID?) throws -> [StoredConflict] {
+    static func fetchConflicts(_ db: Database, openOnly: Bool, record: UUID?, detectedSince: Date? = nil) throws -> [StoredConflict] {
         var sql = "SELECT * FROM conflicts WHERE 1 = 1"
         var arguments: StatementArguments = []
         if openOnly { sql += " AND resolved_at IS NULL" }
         if let record {
             sql += " AND record_id = ?"
-            arguments = [record.uuidString.lowercased()]
+            arguments += [record.uuidString.lowercased()]
+        }
+        if let detectedSince {
+            sql += " AND detected_at >= ?"
+            arguments += [Int64((detectedSince.timeIntervalSince1970 * 1000).rounded(.down))]
         }
         return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(Self.conflict(from:))
     }

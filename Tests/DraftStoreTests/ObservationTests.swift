@@ -78,18 +78,21 @@ struct ObservationTests {
         #expect(await eventually { conflicts.last == [] })
     }
 
+    /// A pull page with record `id` at revision 1, unchanged, carrying `review`.
+    static func reviewedPage(_ id: UUID, _ review: RecordReview?, cursor: Int64) throws -> [UInt8] {
+        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "another-device")
+        let snapshot = RecordSnapshot(recordId: id, formId: "follow-up-job", formVersion: 1, state: .submitted, revision: 1,
+            sequence: cursor, author: "alice", review: review, fields: RecordFields(["site": stamp]))
+        return Array(try JSONEncoder().encode(PullPage(changes: [snapshot], cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1))))
+    }
+
     /// The office reviews a record nobody edited: the next pull brings the same revision with a review, which
     /// changes only `record_reviews` (a WITHOUT ROWID table SQLite reports nothing of). The record's observer
     /// still sees the comment.
     @Test func aReviewThatArrivesWithoutAnEditReachesTheRecordsObserver() async throws {
         let fixture = try await Fixture()
         let id = UUID()
-        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "another-device")
-        func page(_ review: RecordReview?, cursor: Int64) throws -> [UInt8] {
-            let snapshot = RecordSnapshot(recordId: id, formId: "follow-up-job", formVersion: 1, state: .submitted, revision: 1,
-                sequence: cursor, author: "alice", review: review, fields: RecordFields(["site": stamp]))
-            return Array(try JSONEncoder().encode(PullPage(changes: [snapshot], cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1))))
-        }
+        func page(_ review: RecordReview?, cursor: Int64) throws -> [UInt8] { try Self.reviewedPage(id, review, cursor: cursor) }
         _ = try await fixture.store.applyPullPage(try page(nil, cursor: 1))
         let (task, seen) = collect(fixture.store.observeRecord(id))
         defer { task.cancel() }
@@ -104,12 +107,7 @@ struct ObservationTests {
     @Test func aReviewThatArrivesWithoutAnEditReachesTheRecordsList() async throws {
         let fixture = try await Fixture()
         let id = UUID()
-        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "another-device")
-        func page(_ review: RecordReview?, cursor: Int64) throws -> [UInt8] {
-            let snapshot = RecordSnapshot(recordId: id, formId: "follow-up-job", formVersion: 1, state: .submitted, revision: 1,
-                sequence: cursor, author: "alice", review: review, fields: RecordFields(["site": stamp]))
-            return Array(try JSONEncoder().encode(PullPage(changes: [snapshot], cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1))))
-        }
+        func page(_ review: RecordReview?, cursor: Int64) throws -> [UInt8] { try Self.reviewedPage(id, review, cursor: cursor) }
         _ = try await fixture.store.applyPullPage(try page(nil, cursor: 1))
         let (task, seen) = collect(fixture.store.observeRecords())
         defer { task.cancel() }

@@ -69,17 +69,57 @@ public final class RawConnection: @unchecked Sendable {
 
     /// Waits at most `timeout` seconds for bytes, the end of the stream, or neither.
     public func read(timeout: Double) -> ReadResult {
+        let result = receive(timeout: timeout, upTo: 65_536)
+        if case .data(let chunk) = result { lock.withLock { received.append(chunk) } }
+        return result
+    }
+
+    /// Reads what arrives within `timeout` seconds (at most `limit` bytes) without keeping it in ``received``.
+    private func receive(timeout: Double, upTo limit: Int) -> ReadResult {
         let fd = lock.withLock { descriptor }
         guard fd >= 0 else { return .closed }
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let ready = poll(&poller, 1, Int32(max(0, timeout * 1000)))
         if ready == 0 { return .timedOut }
-        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var buffer = [UInt8](repeating: 0, count: limit)
         let count = recv(fd, &buffer, buffer.count, 0)
         if count <= 0 { return .closed }
-        let chunk = Data(buffer.prefix(count))
-        lock.withLock { received.append(chunk) }
-        return .data(chunk)
+        return .data(Data(buffer.prefix(count)))
+    }
+
+    /// Sends the file at `path` in 1 MiB pieces, never whole in memory (a large upload's body).
+    public func send(file path: String) throws {
+        guard let input = FileHandle(forReadingAtPath: path) else { throw FixtureError("cannot read \(path)") }
+        defer { try? input.close() }
+        while let piece = try input.read(upToCount: 1 << 20), !piece.isEmpty {
+            guard send(piece) else { throw FixtureError("the server closed the connection during the upload") }
+        }
+    }
+
+    /// Reads one response and counts its Content-Length body without keeping it (a large download), for at
+    /// most `timeout` seconds; nil when the connection closed or the time passed first.
+    public func readResponseCountingBody(timeout: Double) -> (status: Int, bodyBytes: Int)? {
+        let deadline = Date().addingTimeInterval(timeout)
+        func next() -> Data? {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0, case .data(let chunk) = receive(timeout: left, upTo: 1 << 20) else { return nil }
+            return chunk
+        }
+        var start = Data()
+        var head = RawResponse.head(start)
+        while head == nil {
+            guard let chunk = next() else { return nil }
+            start.append(chunk)
+            head = RawResponse.head(start)
+        }
+        guard let head else { return nil }
+        let length = Int(head.headers["content-length"] ?? "0") ?? 0
+        var bodyBytes = start.count - (head.bodyStart - start.startIndex)
+        while bodyBytes < length {
+            guard let chunk = next() else { return nil }
+            bodyBytes += chunk.count
+        }
+        return (head.status, bodyBytes)
     }
 
     /// Reads until the peer closes, for at most `timeout` seconds; true when it closed.
@@ -133,19 +173,26 @@ public struct RawResponse: Sendable {
 
     /// Parses a complete response from `data`; nil while it is incomplete.
     public init?(_ data: Data) {
+        guard let head = Self.head(data) else { return nil }
+        let rest = data[head.bodyStart...]
+        let length = Int(head.headers["content-length"] ?? "0") ?? 0
+        guard rest.count >= length else { return nil }
+        self.status = head.status
+        self.headers = head.headers
+        self.body = String(decoding: rest.prefix(length), as: UTF8.self)
+    }
+
+    /// The status line and headers at the start of `data` (header names lowercased), and where the body
+    /// starts; nil while the head is incomplete.
+    public static func head(_ data: Data) -> (status: Int, headers: [String: String], bodyStart: Data.Index)? {
         guard let end = data.range(of: Data("\r\n\r\n".utf8)) else { return nil }
-        let head = String(decoding: data[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
-        guard let statusLine = head.first, statusLine.hasPrefix("HTTP/1."), let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        let lines = String(decoding: data[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1."), let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else { return nil }
         var headers: [String: String] = [:]
-        for line in head.dropFirst() {
+        for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        let rest = data[end.upperBound...]
-        let length = Int(headers["content-length"] ?? "0") ?? 0
-        guard rest.count >= length else { return nil }
-        self.status = status
-        self.headers = headers
-        self.body = String(decoding: rest.prefix(length), as: UTF8.self)
+        return (status, headers, end.upperBound)
     }
 }

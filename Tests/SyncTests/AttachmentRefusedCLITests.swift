@@ -25,7 +25,9 @@ struct AttachmentRefusedCLITests {
 
         let sync = try phone.run("sync")
         #expect(sync.status == 0, "\(sync.output)")
-        #expect(sync.stderr.contains("the server refused the change of photo in record \(record)"), "\(sync.output)")
+        #expect(sync.stderr.contains("the server refused a change to record \(record) ("), "\(sync.output)")
+        #expect(sync.stderr.components(separatedBy: "the server refused").count == 2, "said once for the change, not once per field: \(sync.output)")
+        #expect(sync.stderr.contains("photo"), "\(sync.output)")
         #expect(sync.stderr.contains("100"), "the reason names the limit: \(sync.output)")
         #expect(try phone.run("status").stdout.contains("attachments to upload: 0"), "the refused photo is not retried")
         let conflicts = try phone.run(["conflicts", "--all"])
