@@ -224,7 +224,7 @@ let package = Package(
             ],
             path: "Tests/SyncBench"
         ),
-        .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
+        .testTarget(name: "FormModelTests", dependencies: ["FormModel", .product(name: "PropertyBased", package: "swift-property-based", condition: tools)]),
         .testTarget(name: "XLSFormTests", dependencies: ["XLSForm", "FormModel", "FieldSheetTesting"]),
         .testTarget(
             name: "DraftStoreTests",
