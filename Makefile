@@ -94,7 +94,7 @@ bench: deps
 # The client library's reference documentation (DocC): FormModel, DraftStore and SyncClient, each with its
 # catalog of articles, into .build/docs/<Module>.doccarchive. Any DocC warning (a broken link, a symbol
 # the catalog names that does not exist) fails it, and so does a public symbol of any of them without a
-# summary line.
+# summary line, and so does a documentation snippet that does not compile.
 DOC_TARGETS = FormModel DraftStore SyncClient
 docs: deps
 	@mkdir -p .build/docs; rm -rf .build/docs/*.doccarchive; for target in $(DOC_TARGETS); do \
@@ -104,7 +104,9 @@ docs: deps
 	done
 	@# Every public symbol an app meets in FormModel, DraftStore and SyncClient has a summary.
 	python3 Tests/docs/check_summaries.py $(DOC_TARGETS)
-
+	@# Every Swift snippet of the README, docs/, the DocC articles and those modules' doc comments compiles, in a
+	@# package generated in .build/doc-snippets that depends on this one by path without its traits, as an app does.
+	python3 Tests/docs/check_snippets.py
 
 # libFuzzer targets (Tests/Fuzz/): the relevance expression parser and evaluator, the JSON reader, the form
 # loader and linter, pattern analysis and bounded matching, the terminal input decoder, the sync byte codec
