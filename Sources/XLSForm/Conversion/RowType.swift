@@ -18,14 +18,15 @@ enum RowType: Equatable {
         "phonenumber": "nothing (FieldSheet does not read phone numbers)", "subscriberid": "nothing (FieldSheet does not read SIM cards)",
         "simserial": "nothing (FieldSheet does not read SIM cards)", "audit": "nothing (FieldSheet keeps the record's own history)",
         "start-geopoint": "nothing (add a geopoint question if the place matters)", "instanceid": "the record's own id",
+        // ODK Collect's URI spellings of the same properties.
+        "uri:deviceid": "the device that made the record", "uri:username": "the user who made the record",
+        "uri:email": "the user who made the record", "uri:phonenumber": "nothing (FieldSheet does not read phone numbers)",
+        "uri:subscriberid": "nothing (FieldSheet does not read SIM cards)", "uri:simserial": "nothing (FieldSheet does not read SIM cards)",
     ]
     /// Questions that attach a file, by the FieldSheet kind they become (a video is a file of any type).
     static let attachments: [String: FieldKind] = ["image": .photo, "photo": .photo, "audio": .audio, "video": .file, "file": .file]
     static let refusals: [String: String] = [
-        "range": "Use an integer or decimal question with a constraint.",
         "rank": "Use a select_multiple question, or one select_one per rank.",
-        "barcode": "Use a text question and type the code.",
-        "hidden": "Use a calculate row.",
         "geotrace": "Use geopoint questions in a repeat.",
         "geoshape": "Use geopoint questions in a repeat.",
         "select_one_from_file": "Copy the file's choices into the choices sheet and use select_one.",
@@ -38,6 +39,14 @@ enum RowType: Equatable {
         "background-audio": "Add an audio question the person records, or a file question.",
         "background-video": "Add a file question the person attaches the video to.",
     ]
+
+    /// The type's first word as the switch below reads it (`phone number` is `phone_number`), for the types
+    /// that are questions of another kind with more to them: `phone_number` (digits only), `range` (bounds and
+    /// a step), `hidden` (a value no one types), `barcode` (typed or pasted).
+    static func head(_ cell: String) -> String {
+        let words = cell.split(whereSeparator: \.isWhitespace).map { $0.lowercased() }
+        return words == ["phone", "number"] ? "phone_number" : words.first ?? ""
+    }
 
     init(_ cell: String) {
         let words = cell.split(whereSeparator: \.isWhitespace).map(String.init)
@@ -96,8 +105,9 @@ enum RowType: Equatable {
             return
         }
         switch head {
-        case "text", "string", "phone_number": self = .question(.text, list: nil)
-        case "integer", "int": self = .question(.integer, list: nil)
+        case "text", "string", "phone_number", "barcode": self = .question(.text, list: nil)
+        case "integer", "int", "range": self = .question(.integer, list: nil)
+        case "hidden": self = .question(.calculate, list: nil)
         case "decimal": self = .question(.decimal, list: nil)
         case "date": self = .question(.date, list: nil)
         case "time": self = .question(.time, list: nil)

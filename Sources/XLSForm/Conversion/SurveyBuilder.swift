@@ -17,12 +17,25 @@ struct SurveyBuilder {
 
     struct NameInfo {
         var kind: NameKind
-        /// The repeats that hold it, outermost first.
+        /// The repeats that hold it (their keys), outermost first.
         var chain: [String]
         var cell: String
+        /// Its FieldSheet id: the name, unless an element elsewhere already has it.
+        var key: String
+        /// The cells of the other elements with the same name (in other groups): a `${name}` is then ambiguous.
+        var others: [String] = []
     }
 
+    /// The first element of each name (by XLSForm name).
     var names: [String: NameInfo] = [:]
+    /// The FieldSheet id of each row whose id is not its name (the same name in another group), by row number.
+    var keys: [Int: String] = [:]
+    /// Every FieldSheet id given so far.
+    var usedKeys: Set<String> = []
+    /// The cell of each name within its parent group or repeat (or the survey), where XLSForm needs it unique.
+    var siblings: [String: String] = [:]
+    /// The cell of each repeat's name, which XLSForm needs unique in the whole survey.
+    var repeats: [String: String] = [:]
 
     /// A field being built: its members in order, and for a repeat its fields.
     final class FieldNode {
@@ -100,7 +113,7 @@ struct SurveyBuilder {
         for row in table.rows {
             guard let typeText = table.value(row, "type") else { continue }
             let type = RowType(typeText)
-            let name = table.value(row, "name") ?? ""
+            let name = keys[row.number] ?? rowName(row, type) ?? ""
             switch type {
             case .beginGroup:
                 let relevant = converter.translate(table, row, "relevant", scope: scope())
@@ -149,7 +162,7 @@ struct SurveyBuilder {
     /// The id of a page of ungrouped questions: one no group (whose name is its page's id) or earlier page has.
     private func uniquePageID(_ wanted: String, pages: [PageNode]) -> String {
         var id = wanted
-        while pages.contains(where: { $0.id == id }) || names[id]?.kind == .group { id += "_" }
+        while pages.contains(where: { $0.id == id }) || usedKeys.contains(id) { id += "_" }
         return id
     }
 
