@@ -39,7 +39,8 @@ build_module TerminalUI Sources/TerminalUI/Input/*.swift
 if [[ " ${TARGETS[*]} " == *" xlsform "* ]]; then
     [ -d "$ZIP/Sources/ZIPFoundation" ] || swift package resolve
     echo "building ZIPFoundation and XLSForm (the workbook reader and converter)"
-    build_module ZIPFoundation $(find "$ZIP/Sources/ZIPFoundation" -name '*.swift' | sort)
+    # (its package defines _GNU_SOURCE, for fopencookie)
+    build_module ZIPFoundation -Xcc -D_GNU_SOURCE=1 $(find "$ZIP/Sources/ZIPFoundation" -name '*.swift' | sort)
     build_module XLSForm $(find Sources/XLSForm -name '*.swift' | sort)
 fi
 

@@ -84,6 +84,31 @@ import Testing
         }
     }
 
+    /// Found by the xlsform fuzz target: an entry whose local header lies past the end of the archive made the
+    /// zip library read past its in-memory bytes (a trap that ends the process). It is an error.
+    @Test func anEntryPointingPastTheEndOfTheArchiveIsRefusedNotACrash() throws {
+        var bytes = try Self.archive(sheet: #"<worksheet><sheetData/></worksheet>"#)
+        let name = Data("xl/worksheets/sheet1.xml".utf8)
+        var index = bytes.startIndex
+        var patched = 0
+        while let found = bytes[index...].firstRange(of: name) {
+            // Central directory header: signature 0x02014b50, the local header's offset at +42, the name at +46.
+            let header = found.lowerBound - 46
+            if header >= bytes.startIndex, Array(bytes[header..<header + 4]) == [0x50, 0x4B, 0x01, 0x02] {
+                bytes.replaceSubrange(header + 42..<header + 46, with: [0xF0, 0xFF, 0xFF, 0x00])
+                patched += 1
+            }
+            index = found.upperBound
+        }
+        #expect(patched == 1)
+        let error = Self.error { try WorkbookReader().read(bytes) }
+        #expect(error != nil)
+        // The fuzzer's own input, kept as a seed of the fuzz target.
+        let found = try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/corpus/xlsform/crash-entry-past-end.xlsx"))
+        #expect(Self.error { try WorkbookReader().read(found) } != nil)
+    }
+
     @Test func aPartLargerThanItsLimitIsRefusedBeforeItIsInflated() throws {
         var limits = WorkbookLimits()
         limits.maximumPartBytes = 1 << 20

@@ -101,7 +101,7 @@ import Testing
         ("unknown reference", [F.header, F.row("integer", "a", "A", constraint: ". > ${b}")], nil, "survey!E2", "${b} names no question"),
         ("group reference", [F.header, F.row("begin_group", "g", "G"), F.row("text", "a", "A", relevant: "${g} = 1"), F.row("end_group", nil)], nil, "survey!D3", "is a group"),
         ("required condition that does not translate", [F.header, F.row("integer", "a", "A"), F.row("text", "b", "B", required: "${c} > 1")], nil, "survey!G3", "${c} names no question"),
-        ("bad name", [F.header, F.row("text", "site-name", "Site")], nil, "survey!B2", "cannot be a FieldSheet field id"),
+        ("bad name", [F.header, F.row("text", "site name", "Site")], nil, "survey!B2", "cannot be a FieldSheet field id"),
         ("missing label", [F.header, F.row("text", "a", nil)], nil, "survey!C2", "has no label"),
         ("bad default", [F.header, F.row("integer", "a", "A", default: "many")], nil, "survey!J2", "not a whole number"),
         ("or_other", [F.header, F.row("select_one yn or_other", "a", "A")], [["list_name", "name", "label"], ["yn", "y", "Y"]], "survey!A2", "or_other"),
@@ -318,6 +318,28 @@ import Testing
         #expect(renamed.map(\.severity) == [.warning, .warning, .warning])
         #expect(renamed.map(\.cell) == ["survey!B6", "survey!B9", "survey!B10"])
         #expect(renamed.first?.message.contains("also used at survey!B3") == true && renamed.first?.message.contains("stored as child_age") == true)
+    }
+
+    /// A name XLSForm takes that is no FieldSheet id is stored as one, and its references follow.
+    @Test func aHyphenatedNameIsStoredWithUnderscores() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("text", "first-name", "First name"),
+            F.row("text", "site.code", "Code", relevant: "${first-name} != ''"),
+            F.row("note", "hello", "Hello ${first-name}"),
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.allFields.map(\.id) == ["first_name", "site_code", "hello"])
+        #expect(F.field("site_code", in: form)?.relevant == "first_name != ''")
+        #expect(F.field("hello", in: form)?.label == "Hello ${first_name}")
+        #expect(result.findings.filter { $0.rule == "xlsform-name" }.map { "\($0.severity) \($0.cell ?? "")" } == ["warning survey!B2", "warning survey!B3"])
+    }
+
+    @Test func aQuestionLabelledOnlyByAnImageIsLabelledByItsFileName() throws {
+        let result = try F.load(survey: [["type", "name", "label", "media::image"], ["note", "look", nil, "map.png"]])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(F.field("look", in: form)?.label == "map.png")
+        #expect(result.findings.contains { $0.rule == "xlsform-label" && $0.severity == .warning && $0.cell == "survey!D2" })
     }
 
     @Test func aReferenceToANameOfTwoElementsAndARepeatNameUsedTwiceAreRefused() throws {

@@ -49,7 +49,9 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
     keys = {"names": set(), "used": set()} if keys is None else keys
 
     def key(name):
-        wanted = name if name not in keys["names"] else (f"{parent}_{name}" if parent else name)
+        # A name that is no FieldSheet id (first-name) is stored with its other characters as _ (first_name).
+        own = name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", name) else re.sub(r"[^A-Za-z0-9]", "_", name)[:64]
+        wanted = own if name not in keys["names"] else (f"{parent}_{own}" if parent else own)
         keys["names"].add(name)
         while wanted in keys["used"]:
             wanted += "_"

@@ -88,12 +88,19 @@ extension SurveyBuilder {
     private mutating func recordName(_ name: String?, kind: NameKind, open: [(type: RowType, name: String, cell: String)], cell: String,
                                      row: Sheet.Row, into converter: inout XLSFormConverter) -> String? {
         guard let name else { return nil }
-        if let first = name.first, first.isASCII, first.isLetter || first == "_", name.count <= 64,
-           name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
-            // A valid FieldSheet id.
-        } else if kind != .notImported {
-            converter.error(cell, "xlsform-name", "The name \"\(name)\" cannot be a FieldSheet field id (letters, digits and _, starting with a letter or _, at most 64).",
-                            fix: "Rename it, like \(SurveyBuilder.suggestedName(name)), and change the ${\(name)} references to match.")
+        // A name XLSForm takes that is not a FieldSheet id (`first-name`, `site.code`) is stored as one
+        // (`first_name`), warned about; ${first-name} still names it.
+        var wanted = name
+        let isID = name.first.map { $0.isASCII && ($0.isLetter || $0 == "_") } == true && name.count <= 64
+            && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+        if !isID, kind != .notImported {
+            guard name.first.map({ $0.isASCII && ($0.isLetter || $0 == "_") }) == true,
+                  name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }) else {
+                converter.error(cell, "xlsform-name", "The name \"\(name)\" cannot be a FieldSheet field id (letters, digits and _, starting with a letter or _, at most 64).",
+                                fix: "Rename it, like \(SurveyBuilder.suggestedName(name)), and change the ${\(name)} references to match.")
+                return nil
+            }
+            wanted = SurveyBuilder.suggestedName(name)
         }
         let parent = open.last
         let place = parent.map { "\($0.name)/\(name)" } ?? "/\(name)"
@@ -114,14 +121,20 @@ extension SurveyBuilder {
         }
         let chain = open.filter { $0.type == .beginRepeat }.map(\.name)
         guard var first = names[name] else {
-            var key = name
+            var key = wanted
             while usedKeys.contains(key) { key += "_" }  // a name an earlier duplicate's id took
-            if key != name { keys[row.number] = key }
+            if key != name {
+                keys[row.number] = key
+                if !isID {
+                    converter.warning(cell, "xlsform-name", "The name \(name) is stored as \(key) (FieldSheet ids are letters, digits and _).",
+                                      fix: "Nothing to do; ${\(name)} still names it. Rename it \(key) to silence this.")
+                }
+            }
             usedKeys.insert(key)
             names[name] = NameInfo(kind: kind, chain: chain, cell: cell, key: key)
             return key
         }
-        var key = parent.map { "\($0.name)_\(name)" } ?? name
+        var key = parent.map { "\($0.name)_\(wanted)" } ?? wanted
         while usedKeys.contains(key) { key += "_" }
         guard key.count <= 64 else {
             converter.error(cell, "xlsform-name", "The name \(name) is already used at \(first.cell), and \(key), the id it would be stored as, is longer than 64 characters.",

@@ -11,16 +11,24 @@ extension XLSFormConverter {
         do {
             translated = try translator.translate(source)
         } catch {
-            // Quotes a spreadsheet's autocorrect curled (‘yes’, “yes”): pyxform straightens them in every cell; the
-            // expression is translated with them straightened, and the cell named, when only that makes it read.
+            // Quotes a spreadsheet's autocorrect curled (‘yes’, “yes”): pyxform straightens them in every cell; an
+            // expression that does not read as written is read with them straightened, and the cell named.
+            var failure = error
+            var shown = source
             let straightened = Self.straightenedQuotes(source)
-            if straightened != source, let retried = try? translator.translate(straightened) {
-                warning(cell, "xlsform-curly-quotes", "\(column) has curly quotes (‘ ’ “ ”), which a spreadsheet's autocorrect types; they are read as straight quotes: \"\(Self.excerpt(straightened))\".",
-                        fix: "Write the quotes as ' or \" in the cell (turn off smart quotes in the spreadsheet's autocorrect) to silence this.")
-                return retried
+            if straightened != source {
+                do {
+                    let retried = try translator.translate(straightened)
+                    warning(cell, "xlsform-curly-quotes", "\(column) has curly quotes (‘ ’ “ ”), which a spreadsheet's autocorrect types; they are read as straight quotes: \"\(Self.excerpt(straightened))\".",
+                            fix: "Write the quotes as ' or \" in the cell (turn off smart quotes in the spreadsheet's autocorrect) to silence this.")
+                    return retried
+                } catch {
+                    failure = error
+                    shown = straightened
+                }
             }
-            self.error(cell, "xlsform-expression", "\(column) cannot be translated: \(error.message) (character \(error.column) of \"\(Self.excerpt(source))\").",
-                       fix: error.fix)
+            self.error(cell, "xlsform-expression", "\(column) cannot be translated: \(failure.message) (character \(failure.column) of \"\(Self.excerpt(shown))\"\(shown == source ? "" : ", its curly quotes read as straight ones")).",
+                       fix: failure.fix)
             return nil
         }
         // What the translation produces is parsed again when the definition is loaded; a failure there (an

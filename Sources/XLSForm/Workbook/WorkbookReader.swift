@@ -45,10 +45,16 @@ public struct WorkbookReader: Sendable {
             throw WorkbookError("The file is an old Excel 97-2003 workbook (.xls), not an .xlsx workbook.",
                                 fix: "Open it in a spreadsheet program and save it as Excel Workbook (.xlsx).")
         }
-        guard data.starts(with: [0x50, 0x4B]), let archive = try? Archive(data: data, accessMode: .read, pathEncoding: nil) else {
-            throw WorkbookError("The file is not an .xlsx workbook (an .xlsx file is a zip archive, and this is not one).",
-                                fix: "Save the form from your spreadsheet program as Excel Workbook (.xlsx); CSV and .ods files are not read.")
+        guard data.starts(with: [0x50, 0x4B]) else { throw Self.notAZip }
+        // The archive is read from a private temporary file, not from memory: ZIPFoundation's in-memory archive
+        // reads past the end of its bytes (a runtime trap) when an entry's offsets point beyond them.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("fieldsheet-workbook-\(UUID().uuidString).xlsx")
+        guard FileManager.default.createFile(atPath: file.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw WorkbookError("The workbook cannot be read: no temporary file could be written in \(FileManager.default.temporaryDirectory.path).",
+                                fix: "Free some disk space, or set TMPDIR to a writable directory.")
         }
+        defer { try? FileManager.default.removeItem(at: file) }
+        guard let archive = try? Archive(url: file, accessMode: .read, pathEncoding: nil) else { throw Self.notAZip }
         var entries: [String: Entry] = [:]
         for entry in archive {
             guard entries.count < limits.maximumEntries else {
@@ -92,6 +98,9 @@ public struct WorkbookReader: Sendable {
         }
         return Workbook(sheets: sheets, sheetNames: workbookPart.sheets.map(\.name))
     }
+
+    static let notAZip = WorkbookError("The file is not an .xlsx workbook (an .xlsx file is a zip archive, and this is not one).",
+                                       fix: "Save the form from your spreadsheet program as Excel Workbook (.xlsx); CSV and .ods files are not read.")
 
     /// A relationship's target as a path in the archive: relative to `xl/`, or absolute from the root.
     static func partPath(_ target: String) -> String {
