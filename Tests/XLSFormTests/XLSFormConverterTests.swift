@@ -97,7 +97,7 @@ import Testing
         ("duplicate name", [F.header, F.row("text", "a", "A"), F.row("integer", "a", "B")], nil, "survey!B3", "already used at survey!B2"),
         ("unknown type", [F.header, F.row("colour", "a", "A")], nil, "survey!A2", "not a question type"),
         ("background recording", [F.header, F.row("background-audio", "p", "Sound")], nil, "survey!A2", "no FieldSheet equivalent"),
-        ("untranslatable", [F.header, F.row("integer", "a", "A", relevant: "int(${a}) > 1")], nil, "survey!D2", "no FieldSheet equivalent"),
+        ("untranslatable", [F.header, F.row("date", "a", "A"), F.row("integer", "b", "B", relevant: "pulldata('fruits', 'name', 'key', ${a}) = 'x'")], nil, "survey!D3", "no FieldSheet equivalent"),
         ("unknown reference", [F.header, F.row("integer", "a", "A", constraint: ". > ${b}")], nil, "survey!E2", "${b} names no question"),
         ("group reference", [F.header, F.row("begin_group", "g", "G"), F.row("text", "a", "A", relevant: "${g} = 1"), F.row("end_group", nil)], nil, "survey!D3", "is a group"),
         ("required condition that does not translate", [F.header, F.row("integer", "a", "A"), F.row("text", "b", "B", required: "${c} > 1")], nil, "survey!G3", "${c} names no question"),

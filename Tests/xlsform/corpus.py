@@ -186,6 +186,7 @@ def cases():
         q("calculate", "cmp", calculation="if(${a} >= ${b} and ${a} != 0 or not(${b} < 1), 'x', 'y')"),
         q("calculate", "sel", calculation="if(selected(${picked}, 'red'), count-selected(${picked}), 0)"),
         q("calculate", "len", calculation="string-length(concat(${t}, \"it's\"))"),
+        q("calculate", "odk", calculation="concat(format-date(today(), '%Y-%m-%d'), substr(${t}, 0, 2), regex(${t}, '^a'), sqrt(pow(${a}, 2)))"),
         q("text", "later", "Later", relevant="${a} <= 10 and ${b} > .5", constraint=". != 'no'"),
         q("date", "when", "When", constraint=". >= today()"),
         q("calculate", "truth", calculation="true() and not(false())"),
@@ -263,8 +264,8 @@ def cases():
         ("not-a-workbook", b"id,label\n1,this is a CSV file\n", "refused", "workbook"),
         ("zip-not-workbook", "zip", "refused", "workbook"),
         # pyxform converts these; FieldSheet refuses them on purpose, naming the cell.
-        ("untranslatable-function", {"survey": survey(q("date", "d", "D"), q("calculate", "c", calculation="format-date(${d}, '%Y')")),
-                                     "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "format-date has no FieldSheet equivalent")),
+        ("untranslatable-function", {"survey": survey(q("date", "d", "D"), q("calculate", "c", calculation="pulldata('fruits', 'name', 'key', ${d})")),
+                                     "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "pulldata reads a CSV file attached to the form, which entity lists will bring")),
         ("required-expression", {"survey": survey(q("integer", "a", "A"), q("text", "b", "B", required="${a} > 1")), "settings": settings(form_title="X")},
          "same", None),
         ("hyphenated-name", {"survey": survey(q("text", "first-name", "First name"), q("text", "b", "B", relevant="${first-name} != ''")),
