@@ -104,7 +104,7 @@ import Testing
         ("bad name", [F.header, F.row("text", "site name", "Site")], nil, "survey!B2", "cannot be a FieldSheet field id"),
         ("missing label", [F.header, F.row("text", "a", nil)], nil, "survey!C2", "has no label"),
         ("bad default", [F.header, F.row("integer", "a", "A", default: "many")], nil, "survey!J2", "not a whole number"),
-        ("or_other", [F.header, F.row("select_one yn or_other", "a", "A")], [["list_name", "name", "label"], ["yn", "y", "Y"]], "survey!A2", "or_other"),
+        ("or_other on a question that is no select", [F.header, F.row("text or_other", "a", "A")], nil, "survey!A2", "not a question type"),
         ("repeat count expression", [F.header, F.row("integer", "n", "N"), F.row("begin_repeat", "r", "R", repeatCount: "${n} + 1"), F.row("text", "a", "A"), F.row("end_repeat", nil)],
          nil, "survey!I3", "neither a whole number"),
     ]
@@ -253,6 +253,25 @@ import Testing
         #expect(validator.validate(["phone": .text("+44 12")]).issues.map(\.code) == [.patternMismatch])
         let bad = try F.load(survey: [header, ["range", "r", "R", nil, "start=a", nil]])
         #expect(bad.findings.contains { $0.severity == .error && $0.cell == "survey!E2" && $0.rule == "xlsform-parameters" })
+    }
+
+    /// `select_one LIST or_other` (and pyxform's older `… or specify other`): as pyxform converts it, the list
+    /// gets the choice other ("Other") and the question a text NAME_other shown while other is chosen.
+    @Test func aSelectOrOtherGetsTheOtherChoiceAndATextToSpecifyIt() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("select_one colors or_other", "fav", "Favourite"),
+            F.row("select one from colors or specify other", "second", "Second"),
+        ], choices: [["list_name", "name", "label"], ["colors", "red", "Red"], ["colors", "blue", "Blue"]])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.allFields.map(\.id) == ["fav", "fav_other", "second", "second_other"])
+        #expect(F.field("fav", in: form)?.choices?.map(\.value) == ["red", "blue", "other"])
+        #expect(F.field("second", in: form)?.choices?.last?.label == "Other")
+        let other = try #require(F.field("fav_other", in: form))
+        #expect(other.kind == .text && other.label == "Specify other." && other.relevant == "selected(fav, 'other')")
+        let logic = FormLogic(form: form)
+        #expect(FormState(logic: logic, answers: ["fav": .choice("other")]).isRelevant("fav_other"))
+        #expect(!FormState(logic: logic, answers: ["fav": .choice("red")]).isRelevant("fav_other"))
     }
 
     /// A form without form_title is titled as pyxform titles it: by its form_id, else by the file's name.

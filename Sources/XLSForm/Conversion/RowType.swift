@@ -48,8 +48,21 @@ enum RowType: Equatable {
         return words == ["phone", "number"] ? "phone_number" : words.first ?? ""
     }
 
+    /// How many words at the end of the type ask for an "Other" choice and a text to specify it:
+    /// `select_one LIST or_other`, pyxform's older `… or specify other`; 0 when none.
+    static func otherSuffix(_ cell: String) -> Int {
+        let words = cell.lowercased().split(whereSeparator: \.isWhitespace)
+        if words.count > 2, words.last == "or_other" { return 1 }
+        if words.count > 4, words.suffix(3) == ["or", "specify", "other"] { return 3 }
+        return 0
+    }
+
     init(_ cell: String) {
-        let words = cell.split(whereSeparator: \.isWhitespace).map(String.init)
+        let words = cell.split(whereSeparator: \.isWhitespace).map(String.init).dropLast(Self.otherSuffix(cell)).map { $0 }
+        if Self.otherSuffix(cell) > 0, !["select_one", "select_multiple", "select"].contains(words.first?.lowercased() ?? "") {
+            self = .unknown(cell)
+            return
+        }
         var lowered = words.map { $0.lowercased() }
         // `begin group`, `select one LIST`: the spaced spellings XLSForm accepts.
         if lowered.count >= 2, ["begin", "end", "select"].contains(lowered[0]),
@@ -73,10 +86,6 @@ enum RowType: Equatable {
             self = .unknown("")
             return
         }
-        if cell.lowercased().hasSuffix("or specify other") {
-            self = .refused("… or specify other", fix: "Add an 'other' choice to the list and a text question relevant when it is selected.")
-            return
-        }
         if let fix = Self.refusals[head] {
             self = .refused(head, fix: fix)
             return
@@ -87,9 +96,7 @@ enum RowType: Equatable {
             return
         case "select_one", "select_multiple":
             let kind: FieldKind = head == "select_one" ? .singleChoice : .multipleChoice
-            if lowered.count == 3, lowered[2] == "or_other" {
-                self = .refused("\(head) … or_other", fix: "Add an 'other' choice to the list and a text question relevant when it is selected.")
-            } else if lowered.count == 2 {
+            if lowered.count == 2 {
                 self = .question(kind, list: original[1])
             } else if lowered.count == 1 {
                 self = .refused(head, fix: "Name the choice list after the type: \(head) LIST, where LIST is a list_name of the choices sheet.")

@@ -139,6 +139,7 @@ struct SurveyBuilder {
             case .question(let kind, let list):
                 if let node = question(row, kind: kind, list: list, name: name, scope: scope(), conditions: groupConditions(), into: &converter) {
                     add(node, row: row)
+                    if RowType.otherSuffix(typeText) > 0 { add(otherField(row, name: name, conditions: groupConditions()), row: row) }
                 }
             case .metadata, .refused, .unknown:
                 continue  // reported while collecting names
@@ -157,6 +158,20 @@ struct SurveyBuilder {
             json.append(.object(members))
         }
         return json
+    }
+
+    /// The text question pyxform adds after `select_one LIST or_other`: `NAME_other`, "Specify other.", shown
+    /// while other is chosen.
+    private mutating func otherField(_ row: Sheet.Row, name: String, conditions: [(String, String?)]) -> FieldNode {
+        var id = "\(name)_other"
+        while usedKeys.contains(id) { id += "_" }
+        usedKeys.insert(id)
+        let cell = table.cell(row, "type")
+        let node = FieldNode()
+        node.members = [("id", .string(id), cell), ("kind", .string("text"), cell), ("label", .string("Specify other."), cell)]
+        let all = conditions.map(\.0) + ["selected(\(name), 'other')"]
+        node.members.append(("relevant", .string(all.count == 1 ? all[0] : all.map { "(\($0))" }.joined(separator: " and ")), cell))
+        return node
     }
 
     /// The id of a page of ungrouped questions: one no group (whose name is its page's id) or earlier page has.

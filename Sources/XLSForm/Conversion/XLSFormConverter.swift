@@ -74,7 +74,14 @@ struct XLSFormConverter {
         }
         let language = chooseLanguage(survey: survey, settings: settings, choices: choicesTable)
         let allowDuplicates = settings.flatMap { table in table.rows.first.flatMap { table.value($0, "allow_choice_duplicates") } }.flatMap(SurveyBuilder.flag) ?? false
-        let lists = readChoices(choicesTable, language: language, allowDuplicates: allowDuplicates)
+        var lists = readChoices(choicesTable, language: language, allowDuplicates: allowDuplicates)
+        // `select_one LIST or_other`: as pyxform does, the list itself gets the choice other ("Other").
+        var amended: Set<String> = []
+        for row in survey.rows {
+            guard let type = survey.value(row, "type"), RowType.otherSuffix(type) > 0, case .question(_, let list?) = RowType(type),
+                  lists[list] != nil, amended.insert(list).inserted else { continue }
+            lists[list]?.choices.append(.object([("value", .string("other"), survey.cell(row, "type")), ("label", .string("Other"), survey.cell(row, "type"))]))
+        }
         var builder = SurveyBuilder(table: survey, language: language, lists: lists, choicesSheet: choicesTable?.sheet.name ?? "choices")
         let pages = builder.build(into: &self)
         var members = formMembers(settings: settings, pageCount: pages.count)
