@@ -33,7 +33,7 @@ struct ExpressionLintTests {
         (#"[{ "id": "g", "kind": "repeat", "label": "G", "fields": [{ "id": "g", "kind": "text", "label": "X" }] }]"#,
          "duplicate-field-id", "$.pages[0].fields[0].fields[0].id", "already used"),
         (#"[{ "id": "g", "kind": "repeat", "label": "G", "countFrom": "n", "fields": [{ "id": "x", "kind": "text", "label": "X" }] }]"#,
-         "count-from-invalid", "$.pages[0].fields[0].countFrom", "not an integer field"),
+         "count-from-invalid", "$.pages[0].fields[0].countFrom", "not an integer or calculate field"),
         (#"[{ "id": "a", "kind": "text", "label": "A", "minCount": 1 }]"#, "option-not-for-kind", "$.pages[0].fields[0].minCount", "only to repeat"),
         (#"[{ "id": "a", "kind": "date", "label": "A", "default": { "expression": "today(" } }]"#, "default-syntax", "$.pages[0].fields[0].default.expression", "does not parse"),
         (#"[{ "id": "a", "kind": "integer", "label": "A", "relevant": ". > 1" }]"#, "relevance-current-value", "$.pages[0].fields[0].relevant", "only a constraint"),

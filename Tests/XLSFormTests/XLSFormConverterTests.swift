@@ -105,8 +105,8 @@ import Testing
         ("missing label", [F.header, F.row("text", "a", nil)], nil, "survey!C2", "has no label"),
         ("bad default", [F.header, F.row("integer", "a", "A", default: "many")], nil, "survey!J2", "not a whole number"),
         ("or_other on a question that is no select", [F.header, F.row("text or_other", "a", "A")], nil, "survey!A2", "not a question type"),
-        ("repeat count expression", [F.header, F.row("integer", "n", "N"), F.row("begin_repeat", "r", "R", repeatCount: "${n} + 1"), F.row("text", "a", "A"), F.row("end_repeat", nil)],
-         nil, "survey!I3", "neither a whole number"),
+        ("repeat count that is no count", [F.header, F.row("begin_repeat", "r", "R", repeatCount: "0"), F.row("text", "a", "A"), F.row("end_repeat", nil)],
+         nil, "survey!I2", "neither a whole number"),
     ]
 
     @Test(arguments: refusals)
@@ -272,6 +272,24 @@ import Testing
         let logic = FormLogic(form: form)
         #expect(FormState(logic: logic, answers: ["fav": .choice("other")]).isRelevant("fav_other"))
         #expect(!FormState(logic: logic, answers: ["fav": .choice("red")]).isRelevant("fav_other"))
+    }
+
+    /// A repeat_count written as an expression is computed, as pyxform computes it, in a calculate NAME_count
+    /// before the repeat, which the repeat counts from.
+    @Test func aRepeatCountExpressionIsComputedInACalculateTheRepeatCountsFrom() throws {
+        let result = try F.load(survey: [
+            F.header, F.row("integer", "n", "N"), F.row("begin_repeat", "r", "R", repeatCount: "${n} + 1"), F.row("text", "a", "A"), F.row("end_repeat", nil),
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.allFields.map(\.id) == ["n", "r_count", "r"])
+        #expect(F.field("r_count", in: form)?.kind == .calculate && F.field("r_count", in: form)?.calculation == "n + 1")
+        #expect(F.field("r", in: form)?.countFrom == "r_count")
+        let validator = FormValidator(form: form)
+        let one: [String: AnswerValue] = ["n": .integer(1), "r/x/@position": .integer(1), "r/x/a": .text("only")]
+        #expect(validator.validate(one).issues.map(\.code) == [.tooFewInstances])
+        var two = one
+        two["r/y/@position"] = .integer(2)
+        #expect(validator.validate(two).issues.isEmpty)
     }
 
     /// A form without form_title is titled as pyxform titles it: by its form_id, else by the file's name.

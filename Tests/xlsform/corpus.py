@@ -237,6 +237,8 @@ def cases():
                                                        q("range", "plain", "Plain"),
                                                        q("hidden", "source", default="survey"), q("hidden", "copied", default="${score}")),
                                       "settings": settings(form_title="Types")}, "same", None),
+        ("repeat-count-expression", {"survey": survey(q("integer", "n", "N"), q("begin_repeat", "r", "R", repeat_count="${n} + 1"),
+                                                      q("text", "a", "A"), q("end_repeat")), "settings": settings(form_title="Counts")}, "same", None),
         # XLSForm needs a name unique only within its group: FieldSheet stores the second as group_name.
         ("names-in-groups", {"survey": survey(q("begin_group", "adult", "Adult"), q("integer", "age", "Age"), q("end_group"),
                                               q("begin_group", "child", "Child"), q("integer", "age", "Age"), q("end_group"),

@@ -69,7 +69,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     public var minCount: Int?
     /// For `repeat`: at most this many instances.
     public var maxCount: Int?
-    /// For `repeat`: the id of an integer field whose answer is the number of instances.
+    /// For `repeat`: the id of an integer or calculate field whose value is the number of instances.
     public var countFrom: String?
     /// For `repeat`: what one instance is called ("Defect"): "Defect 2", "Add another defect?".
     public var instanceLabel: String?

@@ -80,8 +80,8 @@ struct ExpressionChecker {
             }
             if let source = field.countFrom, field.kind == .repeat {
                 let target = fields.byID[source]
-                if target == nil || target?.kind != .integer || !fields.repeatChain(id).starts(with: fields.repeatChain(source)) {
-                    error("count-from-invalid", fieldPath.appending("countFrom"), "\"countFrom\" names \"\(source)\", which is not an integer field outside the repeat \"\(id)\".", fix: "Name an integer field that comes before the repeat, like number_of_members.")
+                if target == nil || ![.integer, .calculate].contains(target?.kind) || !fields.repeatChain(id).starts(with: fields.repeatChain(source)) {
+                    error("count-from-invalid", fieldPath.appending("countFrom"), "\"countFrom\" names \"\(source)\", which is not an integer or calculate field outside the repeat \"\(id)\".", fix: "Name an integer field that comes before the repeat, like number_of_members, or a calculate field that counts the instances.")
                 }
             }
         }

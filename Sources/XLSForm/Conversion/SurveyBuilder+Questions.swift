@@ -128,6 +128,13 @@ extension SurveyBuilder {
         return node
     }
 
+    /// Whether the row's repeat_count is an expression other than a number or one `${question}`.
+    func countIsExpression(_ row: Sheet.Row) -> Bool {
+        guard let count = table.value(row, "repeat_count")?.trimmingCharacters(in: .whitespaces), Double(count) == nil else { return false }
+        let reference = count.hasPrefix("${") && count.hasSuffix("}") && count.dropFirst(2).dropLast().allSatisfy { $0.isLetter || $0.isNumber || "_-.".contains($0) }
+        return !reference
+    }
+
     /// A range's `parameters` (`start=0 end=100 step=5`; pyxform's defaults 1, 10 and 1); a malformed one is an
     /// error naming the cell, and the defaults are used.
     func rangeParameters(_ row: Sheet.Row, into converter: inout XLSFormConverter) -> (start: Double, end: Double, step: Double) {
@@ -163,7 +170,8 @@ extension SurveyBuilder {
     }
 
     /// A begin_repeat row as a repeat field; its fields are added as the rows below it are read.
-    func repeatField(_ row: Sheet.Row, name: String, scope: [String], conditions: [(String, String?)], into converter: inout XLSFormConverter) -> FieldNode {
+    func repeatField(_ row: Sheet.Row, name: String, scope: [String], conditions: [(String, String?)], countField: String?,
+                     into converter: inout XLSFormConverter) -> FieldNode {
         let node = FieldNode()
         node.children = []
         node.members.append(("id", .string(name), table.cell(row, "name")))
@@ -171,7 +179,9 @@ extension SurveyBuilder {
         node.members.append(("label", .string(label(row) ?? name), translated("label", row)?.cell ?? table.cell(row, "name")))
         appendRelevant(to: node, row, scope: scope, conditions: conditions, into: &converter)
         checkAppearance(row, allowed: ["field-list"], into: &converter)
-        if let count = table.value(row, "repeat_count") {
+        if let countField {
+            node.members.append(("countFrom", .string(countField), table.cell(row, "repeat_count")))
+        } else if let count = table.value(row, "repeat_count") {
             let cell = table.cell(row, "repeat_count")
             if let number = Double(count), number >= 1, number == number.rounded(), number <= 10_000 {
                 node.members.append(("minCount", .number(number), cell))
@@ -180,8 +190,8 @@ extension SurveyBuilder {
                       !translated.contains(".") {
                 node.members.append(("countFrom", .string(translated), cell))
             } else if converter.findings.last?.cell != cell {
-                converter.error(cell, "xlsform-repeat-count", "The repeat_count \"\(count)\" is neither a whole number nor one ${question} outside the repeat.",
-                                fix: "Compute the count in an integer question with a calculation and write ${that_question} here.")
+                converter.error(cell, "xlsform-repeat-count", "The repeat_count \"\(count)\" is neither a whole number from 1 to 10,000, one ${question} outside the repeat, nor an expression.",
+                                fix: "Write the number of instances, or the question or expression that counts them.")
             }
         }
         return node

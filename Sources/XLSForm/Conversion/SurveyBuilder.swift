@@ -131,7 +131,20 @@ struct SurveyBuilder {
                 }
                 checkAppearance(row, allowed: ["field-list"], into: &converter)
             case .beginRepeat:
-                let node = repeatField(row, name: name, scope: scope(), conditions: groupConditions(), into: &converter)
+                // A repeat_count that is an expression is computed, as pyxform computes it, in a calculate NAME_count
+                // before the repeat, which the repeat counts from.
+                var countField: String?
+                if countIsExpression(row), let expression = converter.translate(table, row, "repeat_count", scope: scope()) {
+                    var id = "\(name)_count"
+                    while usedKeys.contains(id) { id += "_" }
+                    usedKeys.insert(id)
+                    let cell = table.cell(row, "repeat_count")
+                    let count = FieldNode()
+                    count.members = [("id", .string(id), cell), ("kind", .string("calculate"), cell), ("label", .string(id), cell), ("calculation", .string(expression), cell)]
+                    add(count, row: row)
+                    countField = id
+                }
+                let node = repeatField(row, name: name, scope: scope(), conditions: groupConditions(), countField: countField, into: &converter)
                 add(node, row: row)
                 frames.append(Frame(kind: .repeatGroup, name: name, typeCell: table.cell(row, "type"), node: node))
             case .endGroup, .endRepeat:
