@@ -53,6 +53,20 @@ struct FormTextTests {
         #expect(issues.map(\.message) == ["At roof, Ann pays less than 100."], "\(issues)")
     }
 
+    /// `choice-label(value, 'field')` (XLSForm's jr:choice-name): the label of the chosen choice, in a
+    /// calculation and so in a label that shows it.
+    @Test func choiceLabelReadsTheChoicesLabel() throws {
+        let loaded = Fixtures.load(Fixtures.formJSON(fields: #"""
+        [{ "id": "fruit", "kind": "singleChoice", "label": "Fruit", "choices": [{ "value": "apple", "label": "Apple" }, { "value": "pear", "label": "Pear" }] },
+         { "id": "named", "kind": "calculate", "label": "Named", "calculation": "choice-label(fruit, 'fruit')" },
+         { "id": "told", "kind": "note", "label": "You chose ${named}." }]
+        """#))
+        let form = try #require(loaded.loaded?.form, "\(loaded.findings)")
+        let state = FormState(logic: FormLogic(form: form), answers: ["fruit": .choice("pear")])
+        #expect(state.text("You chose ${named}.", at: "told") == "You chose Pear.")
+        #expect(state.evaluate(try FormExpression.parse("choice-label('kiwi', 'fruit')"), at: "told") == .string("kiwi"))
+    }
+
     @Test(arguments: [
         (#"[{ "id": "a", "kind": "text", "label": "Hello ${nobody}" }]"#, "text-unknown-field", "$.pages[0].fields[0].label"),
         (#"[{ "id": "a", "kind": "text", "label": "A", "hint": "See ${b}" }]"#, "text-unknown-field", "$.pages[0].fields[0].hint"),

@@ -37,6 +37,8 @@ import Testing
         ("sum(${cost}) > 100 and count(${defects}) < 3", "sum(defects.cost) > 100 and count(defects) < 3"),
         ("true() and ${age} < 2 or ${age} > 3", "true and age < 2 or age > 3"),
         ("${age} < 2 and (${age} > 0 or ${age} = 5)", "age < 2 and (age > 0 or age == 5)"),
+        ("jr:choice-name(${severity}, '${severity}')", "choice-label(defects.severity, 'severity')"),
+        ("regex(${site}, '^[A-Z]') and starts-with(${site}, 'R')", "regex(site, '^[A-Z]') and starts-with(site, 'R')"),
     ]
 
     @Test(arguments: translations)

@@ -8,6 +8,13 @@ public protocol ExpressionScope {
     var current: ExpressionValue { get }
     /// Today's date and the time now, for `today()` and `now()`.
     var clock: ExpressionClock { get }
+    /// The label of the choice `value` of the choice field `field`, for `choice-label()`; nil when there is none.
+    func choiceLabel(of value: String, field: String) -> String?
+}
+
+extension ExpressionScope {
+    /// No choice labels: `choice-label()` reads the value itself.
+    public func choiceLabel(of value: String, field: String) -> String? { nil }
 }
 
 /// `today()` and `now()` as local date and time (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM`), read once per evaluation pass.
@@ -289,6 +296,13 @@ extension FormExpression {
             let items: [ExpressionValue]
             if case .list(let list) = values[0] { items = list } else { items = [values[0]] }
             return .number(Double(items.filter { !$0.text.isEmpty }.count))
+        case .choiceLabel:
+            func label(_ value: ExpressionValue) -> String { scope.choiceLabel(of: value.text, field: values[1].text) ?? value.text }
+            switch values[0] {
+            case .null: return .null
+            case .list(let items): return .string(items.map(label).joined(separator: ", "))
+            default: return .string(label(values[0]))
+            }
         case .formatDate, .formatDateTime:
             return CivilDate.format(values[0].text, values[1].text).map(ExpressionValue.string) ?? .null
         }

@@ -158,7 +158,7 @@ extension FormExpression {
             case .contains, .startsWith, .endsWith, .booleanFromString, .regex: return .bool
             case .date: return .date
             case .decimalDateTime, .countNonEmpty: return .number
-            case .formatDate, .formatDateTime: return .text
+            case .formatDate, .formatDateTime, .choiceLabel: return .text
             }
         }
     }

@@ -163,6 +163,9 @@ public indirect enum FormExpression: Sendable, Hashable {
         case formatDate = "format-date"
         /// `format-date-time(dateTime, format)`: as `format-date`, and `%H` `%h` `%M` `%S` `%3`.
         case formatDateTime = "format-date-time"
+        /// `choice-label(value, 'field')`: the label of the choice `value` of the choice field named by its id
+        /// (XLSForm's `jr:choice-name`); the value itself when that field has no such choice.
+        case choiceLabel = "choice-label"
 
         /// How many arguments the function takes.
         var arity: ClosedRange<Int> {
@@ -179,7 +182,7 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .pow, .contains, .startsWith, .endsWith, .regex: return 2...2
             case .substr: return 2...3
             case .date, .decimalDateTime, .countNonEmpty: return 1...1
-            case .formatDate, .formatDateTime: return 2...2
+            case .formatDate, .formatDateTime, .choiceLabel: return 2...2
             }
         }
 
@@ -216,6 +219,7 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .countNonEmpty: return "count-non-empty(group.field)"
             case .formatDate: return "format-date(date, '%Y-%m-%d')"
             case .formatDateTime: return "format-date-time(dateTime, '%Y-%m-%d %H:%M')"
+            case .choiceLabel: return "choice-label(value, 'field')"
             }
         }
     }
