@@ -105,7 +105,8 @@ public struct LineModeFill: Sendable {
                 field = definition
                 let current = await session.answers[key]
                 let choices = await session.choices(for: key)
-                self.prompt(field, place: place, number: index + 1, of: prompts.count, current: current, choices: choices)
+                let state = await session.state
+                self.prompt(field, place: place, number: index + 1, of: prompts.count, current: current, choices: choices) { state.text($0, at: fieldKey) }
             }
             let current = await session.answers[key]
             guard let line = console.readLine() else { return try await endOfInput(session, id: id) }
@@ -166,17 +167,20 @@ public struct LineModeFill: Sendable {
         return issues.isEmpty
     }
 
-    private func prompt(_ field: FieldDefinition, place: String, number: Int, of count: Int, current: AnswerValue?, choices: [Choice]) {
-        console.line("[\(number)/\(count)] \(place)\(field.label)\(field.required ? " (required)" : "")")
-        if let hint = field.hint { console.line("  \(hint)") }
+    /// Asks for one field; `text` shows a label, hint or choice label with the answers it refers to.
+    private func prompt(_ field: FieldDefinition, place: String, number: Int, of count: Int, current: AnswerValue?, choices: [Choice],
+                        text: (String) -> String) {
+        let label = text(field.label)
+        console.line("[\(number)/\(count)] \(place)\(label)\(field.required ? " (required)" : "")")
+        if let hint = field.hint { console.line("  \(text(hint))") }
         if field.kind.takesAttachment { console.line("  Type the path of the file to attach.") }
         if field.kind.hasChoices {
             for (offset, choice) in choices.enumerated() {
-                console.line("  \(offset + 1)) \(choice.label)")
+                console.line("  \(offset + 1)) \(text(choice.label))")
             }
         }
         let shown = current.map { " [\($0.display(for: field))]" } ?? ""
-        console.say("\(field.label)\(shown): ")
+        console.say("\(label)\(shown): ")
     }
 
     /// The Cancel button in line mode; nil means go on editing.

@@ -70,7 +70,7 @@ public enum RecordPrinter {
             guard field.holdsValue else { continue }
             let value = state.value(key).map { shownAnswer($0.display(for: field)) } ?? "—"
             let problems = shown(report.issues(for: key).map(\.message).joined(separator: " "))
-            lines.append("\(indent)\(shown(field.label))\(field.isComputed ? " (computed)" : ""): \(value)\(problems.isEmpty ? "" : "   ! \(problems)")")
+            lines.append("\(indent)\(shown(state.text(field.label, at: key)))\(field.isComputed ? " (computed)" : ""): \(value)\(problems.isEmpty ? "" : "   ! \(problems)")")
         }
         return lines.joined(separator: "\n")
     }

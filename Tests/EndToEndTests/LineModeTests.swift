@@ -19,6 +19,28 @@ struct LineModeTests {
         #expect(try cli.run("show", id).stdout.contains("Notes: Bring a ladder"))
     }
 
+    /// A label, hint, choice label and constraint message that name answers read with those answers, and so
+    /// does `fieldsheet show`.
+    @Test func textsThatNameAnswersShowThem() throws {
+        let cli = CLIHome()
+        let form = cli.directory.write("greet.json", """
+        { "id": "greet", "version": 1, "title": "Greet", "completionLabel": "Save", "pages": [{ "id": "p", "fields": [
+          { "id": "who", "kind": "text", "label": "Name", "required": true },
+          { "id": "age", "kind": "integer", "label": "How old is ${who}?", "hint": "${who} in whole years", "required": true,
+            "constraint": ". < 130", "constraintMessage": "${who} cannot be that old." },
+          { "id": "tea", "kind": "singleChoice", "label": "Tea for ${who}?", "choices": [{ "value": "y", "label": "Yes, ${who} wants tea" }, { "value": "n", "label": "No" }] }
+        ] }] }
+        """)
+        #expect(try cli.run("forms", "import", form).status == 0)
+        let fill = try cli.run(["fill", "greet"], stdin: "Ada\n200\n36\n1\n")
+        #expect(fill.status == 0, "\(fill.output)")
+        for text in ["[2/3] How old is Ada? (required)", "  Ada in whole years", "! Ada cannot be that old.", "[3/3] Tea for Ada?", "  1) Yes, Ada wants tea"] {
+            #expect(fill.stderr.contains(text), "missing \(text) in \(fill.stderr)")
+        }
+        let shown = try cli.run("show", try #require(CLIHome.recordID(fill))).stdout
+        #expect(shown.contains("How old is Ada?: 36"), "\(shown)")
+    }
+
     @Test func invalidInputIsPromptedAgainAndAnEmptyAnswerKeepsTheDefault() throws {
         let cli = CLIHome()
         try cli.importFollowUpJob()

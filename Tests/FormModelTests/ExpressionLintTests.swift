@@ -33,10 +33,16 @@ struct ExpressionLintTests {
         (#"[{ "id": "g", "kind": "repeat", "label": "G", "fields": [{ "id": "g", "kind": "text", "label": "X" }] }]"#,
          "duplicate-field-id", "$.pages[0].fields[0].fields[0].id", "already used"),
         (#"[{ "id": "g", "kind": "repeat", "label": "G", "countFrom": "n", "fields": [{ "id": "x", "kind": "text", "label": "X" }] }]"#,
-         "count-from-invalid", "$.pages[0].fields[0].countFrom", "not an integer field"),
+         "count-from-invalid", "$.pages[0].fields[0].countFrom", "not an integer or calculate field"),
         (#"[{ "id": "a", "kind": "text", "label": "A", "minCount": 1 }]"#, "option-not-for-kind", "$.pages[0].fields[0].minCount", "only to repeat"),
         (#"[{ "id": "a", "kind": "date", "label": "A", "default": { "expression": "today(" } }]"#, "default-syntax", "$.pages[0].fields[0].default.expression", "does not parse"),
         (#"[{ "id": "a", "kind": "integer", "label": "A", "relevant": ". > 1" }]"#, "relevance-current-value", "$.pages[0].fields[0].relevant", "only a constraint"),
+        (#"[{ "id": "a", "kind": "text", "label": "A", "required": { "expression": "b > 1" } }]"#, "required-unknown-field", "$.pages[0].fields[0].required.expression", "names \"b\""),
+        (#"[{ "id": "a", "kind": "text", "label": "A", "required": { "expression": "a >" } }]"#, "required-syntax", "$.pages[0].fields[0].required.expression", "does not parse"),
+        (#"[{ "id": "a", "kind": "text", "label": "A", "required": "yes" }]"#, "schema", "$.pages[0].fields[0].required", "must be a boolean or an object"),
+        (#"[{ "id": "a", "kind": "note", "label": "A", "required": { "expression": "true" } }]"#, "option-not-for-kind", "$.pages[0].fields[0].required", "cannot be required"),
+        (#"[{ "id": "c", "kind": "singleChoice", "label": "C", "choiceFilter": "choice.s == 'x'", "choices": [{ "value": "a", "label": "A", "properties": { "s": "x" } }, { "value": "a", "label": "B", "properties": { "s": "x" } }] }]"#,
+         "duplicate-choice", "$.pages[0].fields[0].choices[1].value", "same properties"),
     ])
     func findingsNameTheRuleThePlaceAndTheFix(fields: String, rule: String, path: String, message: String) throws {
         let all = findings(fields)
@@ -45,6 +51,21 @@ struct ExpressionLintTests {
         #expect(finding.message.contains(message), "\(finding.message)")
         #expect(finding.location != nil)
         #expect(!finding.fix.isEmpty)
+    }
+
+    /// `"required": {"expression": …}` round-trips through JSON and requires an answer while it holds.
+    @Test func aRequiredConditionLoadsAndRequiresWhileItHolds() throws {
+        let result = Fixtures.load(Fixtures.formJSON(fields: #"[{ "id": "age", "kind": "integer", "label": "Age" }, { "id": "guardian", "kind": "text", "label": "Guardian", "required": { "expression": "age < 18" } }]"#))
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let guardian = try #require(form.field("guardian"))
+        #expect(guardian.requiredExpression == "age < 18" && !guardian.required)
+        let encoded = try JSONEncoder().encode(guardian)
+        #expect(String(decoding: encoded, as: UTF8.self).contains(#""required":{"expression":"age < 18"}"#))
+        #expect(try JSONDecoder().decode(FieldDefinition.self, from: encoded) == guardian)
+        let validator = FormValidator(form: form)
+        #expect(validator.validate(["age": .integer(9)]).issues.map(\.code) == [.required])
+        #expect(validator.validate(["age": .integer(30)]).issues.isEmpty)
+        #expect(validator.validate(field: "guardian", in: ["age": .integer(9)]).map(\.code) == [.required])
     }
 
     @Test func calculateNeedsACalculationAndARepeatNeedsFields() {

@@ -20,7 +20,7 @@ struct SchemaContractTests {
         ("bad-version.json", "$.version", "at least 1", 3),
         ("bad-style.json", "$.presentation", "\"modal\"", 5),
         ("no-pages.json", "$.pages", "must not be empty", 6),
-        ("required-not-bool.json", "$.pages[0].fields[0].required", "must be a boolean, not a string", 6),
+        ("required-not-bool.json", "$.pages[0].fields[0].required", "must be a boolean or an object, not a string", 6),
         ("bad-form-id.json", "$.id", "does not match the pattern", 2),
         ("empty-cancel.json", "$.cancelLabel", "must not be empty", 6),
     ])

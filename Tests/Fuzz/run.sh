@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets under Tests/Fuzz/<name>/ against FormModel (and SyncCore, TerminalUI's input decoder)
-# compiled with coverage and AddressSanitizer, then runs each for FUZZ_SECONDS (default 60) from the seed
+# Builds the libFuzzer targets under Tests/Fuzz/<name>/ against FormModel (and SyncCore, TerminalUI's input decoder,
+# the XLSForm reader with ZIPFoundation from SwiftPM's checkout) compiled with coverage and AddressSanitizer, then runs each for FUZZ_SECONDS (default 60) from the seed
 # corpus in Tests/Fuzz/corpus/<name>/. Work files go to .build-fuzz/ (the seeds are never changed); a crash
 # leaves its input in .build-fuzz/artifacts/<name>/ and makes the script exit 1. Leak detection is off:
 # LeakSanitizer does not see pointers Swift keeps in the spare bits of enum payloads, and reported the
@@ -15,13 +15,16 @@ OUT=.build-fuzz
 SWIFTC=${SWIFTC:-swiftc}
 FLAGS=(-O -g -sanitize=fuzzer,address -parse-as-library)
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(expression json form pattern input sync)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(expression json form pattern input sync xlsform)
 mkdir -p "$OUT/modules"
 
 # FormModel and the terminal input decoder as instrumented modules (object files linked into each target).
+# ZIPFoundation (the XLSForm reader's zip archives) imports zlib through its CZlib module map.
+ZIP=.build/checkouts/ZIPFoundation
+ZLIB=(-I "$ZIP/Sources/CZLib")
 build_module() {  # name sources...
     local name=$1; shift
-    "$SWIFTC" "${FLAGS[@]}" -wmo -module-name "$name" -I "$OUT/modules" -emit-module -emit-module-path "$OUT/modules/$name.swiftmodule" \
+    "$SWIFTC" "${FLAGS[@]}" -wmo -module-name "$name" -I "$OUT/modules" "${ZLIB[@]}" -emit-module -emit-module-path "$OUT/modules/$name.swiftmodule" \
         -c -o "$OUT/modules/$name.o" "$@"
 }
 # FormModel compiles in Schema/form-definition.schema.json; the build plugin's tool writes it, as in SwiftPM.
@@ -33,15 +36,23 @@ echo "building SyncCore (the byte-level reader and writer of the sync shapes)"
 build_module SyncCore $(find Sources/SyncCore -name '*.swift' | sort)
 echo "building TerminalUI's input decoder"
 build_module TerminalUI Sources/TerminalUI/Input/*.swift
+if [[ " ${TARGETS[*]} " == *" xlsform "* ]]; then
+    [ -d "$ZIP/Sources/ZIPFoundation" ] || swift package resolve
+    echo "building ZIPFoundation and XLSForm (the workbook reader and converter)"
+    # (its package defines _GNU_SOURCE, for fopencookie)
+    build_module ZIPFoundation -Xcc -D_GNU_SOURCE=1 $(find "$ZIP/Sources/ZIPFoundation" -name '*.swift' | sort)
+    build_module XLSForm $(find Sources/XLSForm -name '*.swift' | sort)
+fi
 
 status=0
 for name in "${TARGETS[@]}"; do
     objects=("$OUT/modules/FormModel.o")
     [ "$name" = input ] && objects+=("$OUT/modules/TerminalUI.o")
     [ "$name" = sync ] && objects+=("$OUT/modules/SyncCore.o")
+    [ "$name" = xlsform ] && objects+=("$OUT/modules/XLSForm.o" "$OUT/modules/ZIPFoundation.o" -lz)
     echo "building fuzz-$name"
     # (gold warns about every ASan helper symbol it cannot export; those lines are noise)
-    "$SWIFTC" "${FLAGS[@]}" -I "$OUT/modules" Tests/Fuzz/"$name"/*.swift "${objects[@]}" -o "$OUT/fuzz-$name" \
+    "$SWIFTC" "${FLAGS[@]}" -I "$OUT/modules" "${ZLIB[@]}" Tests/Fuzz/"$name"/*.swift "${objects[@]}" -o "$OUT/fuzz-$name" \
         2> >(grep -v "Cannot export local symbol" >&2)
     mkdir -p "$OUT/corpus/$name" "$OUT/artifacts/$name"
     log="$OUT/fuzz-$name.log"

@@ -51,6 +51,69 @@ import Testing
         #expect(error?.message.contains("document type") == true)
     }
 
+    /// The document-type guard reads bytes; a part in UTF-16 hides `<!DOCTYPE` from it, and the XML parser
+    /// decodes UTF-16 by itself. Such a part (an entity bomb, or an external entity cutting a label short) is
+    /// refused whole, with or without a byte order mark, in a sheet or in the shared strings.
+    @Test(arguments: [String.Encoding.utf16LittleEndian, .utf16BigEndian, .utf16, .utf32LittleEndian])
+    func aPartInUTF16IsRefusedSoNoDocumentTypeHidesFromTheGuard(encoding: String.Encoding) throws {
+        let laughs = #"<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;"><!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]><worksheet><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>&lol3;</t></is></c></row></sheetData></worksheet>"#
+        let external = #"<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE sst [<!ENTITY xxe SYSTEM "file:///etc/hostname">]><sst><si><t>LEAK[&xxe;]</t></si></sst>"#
+        let sheet = #"<worksheet><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row></sheetData></worksheet>"#
+        let laughsData = try #require(laughs.data(using: encoding))
+        let externalData = try #require(external.data(using: encoding))
+        let parts: [(sheet: Data, strings: Data?, place: String)] = [(laughsData, nil, "Sheet"), (Data(sheet.utf8), externalData, "xl/sharedStrings.xml")]
+        for (sheetData, strings, part) in parts {
+            let error = Self.error { try WorkbookReader().read(try Self.archive(sheetData: sheetData, sharedStrings: strings)) }
+            #expect(error?.place == part)
+            #expect(error?.message.contains("not UTF-8") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test func aPartDeclaringAnotherEncodingIsRefusedAndUTF8InAnyFormIsRead() throws {
+        let body = #"<worksheet><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Maß</t></is></c></row></sheetData></worksheet>"#
+        for declaration in [#"<?xml version="1.0" encoding="UTF-7"?>"#, #"<?xml version="1.0" encoding='ISO-8859-1'?>"#, #"<?xml version="1.0" encoding=UTF-8?>"#] {
+            let error = Self.error { try WorkbookReader().read(try Self.archive(sheet: declaration + body)) }
+            #expect(error?.place == "Sheet", "\(declaration)")
+            #expect(error?.message.contains("encoding") == true, "\(String(describing: error))")
+        }
+        let latin1 = try #require((#"<?xml version="1.0"?>"# + body).data(using: .isoLatin1))
+        #expect(Self.error { try WorkbookReader().read(try Self.archive(sheetData: latin1)) }?.message.contains("not UTF-8") == true)
+        for prefix in ["", #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#, "\u{FEFF}<?xml version='1.0' encoding = 'utf-8'?>\r\n"] {
+            let workbook = try WorkbookReader().read(try Self.archive(sheet: prefix + body))
+            #expect(workbook.sheets.first?.rows.first?.cells[0] == .text("Maß"), "\(prefix)")
+        }
+    }
+
+    /// Found by the xlsform fuzz target: an entry whose local header lies past the end of the archive made the
+    /// zip library read past its in-memory bytes (a trap that ends the process). It is an error.
+    @Test func anEntryPointingPastTheEndOfTheArchiveIsRefusedNotACrash() throws {
+        var bytes = try Self.archive(sheet: #"<worksheet><sheetData/></worksheet>"#)
+        let name = Data("xl/worksheets/sheet1.xml".utf8)
+        var index = bytes.startIndex
+        var patched = 0
+        while let found = bytes[index...].firstRange(of: name) {
+            // Central directory header: signature 0x02014b50, the local header's offset at +42, the name at +46.
+            let header = found.lowerBound - 46
+            if header >= bytes.startIndex, Array(bytes[header..<header + 4]) == [0x50, 0x4B, 0x01, 0x02] {
+                bytes.replaceSubrange(header + 42..<header + 46, with: [0xF0, 0xFF, 0xFF, 0x00])
+                patched += 1
+            }
+            index = found.upperBound
+        }
+        #expect(patched == 1)
+        let error = Self.error { try WorkbookReader().read(bytes) }
+        #expect(error != nil)
+        // The fuzzer's own inputs, kept as seeds of the fuzz target: the one that trapped, and one whose damaged
+        // stream was inflated forever; each is an error now, the second within a bound.
+        let seeds = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/xlsform")
+        for name in ["crash-entry-past-end.xlsx", "hang-damaged-stream.xlsx"] {
+            let found = try Data(contentsOf: seeds.appendingPathComponent(name))
+            let started = Date()
+            #expect(Self.error { try WorkbookReader().read(found) } != nil, "\(name)")
+            #expect(Date().timeIntervalSince(started) < 10, "\(name) took \(Date().timeIntervalSince(started)) s")
+        }
+    }
+
     @Test func aPartLargerThanItsLimitIsRefusedBeforeItIsInflated() throws {
         var limits = WorkbookLimits()
         limits.maximumPartBytes = 1 << 20
@@ -120,12 +183,17 @@ import Testing
 
     /// A workbook of one sheet ("Sheet") whose XML is given as is.
     static func archive(sheet: String, sharedStrings: String? = nil) throws -> Data {
+        try archive(sheetData: Data(sheet.utf8), sharedStrings: sharedStrings.map { Data($0.utf8) })
+    }
+
+    /// A workbook of one sheet ("Sheet") whose part's bytes are given as they are.
+    static func archive(sheetData: Data, sharedStrings: Data? = nil) throws -> Data {
         var entries: [(String, Data)] = [
             ("xl/workbook.xml", Data(#"<workbook xmlns:r="r"><sheets><sheet name="Sheet" sheetId="1" r:id="rId1"/></sheets></workbook>"#.utf8)),
             ("xl/_rels/workbook.xml.rels", Data(#"<Relationships><Relationship Id="rId1" Type="t/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#.utf8)),
-            ("xl/worksheets/sheet1.xml", Data(sheet.utf8)),
+            ("xl/worksheets/sheet1.xml", sheetData),
         ]
-        if let sharedStrings { entries.append(("xl/sharedStrings.xml", Data(sharedStrings.utf8))) }
+        if let sharedStrings { entries.append(("xl/sharedStrings.xml", sharedStrings)) }
         return try WorkbookWriter.zip(entries)
     }
 

@@ -97,16 +97,16 @@ import Testing
         ("duplicate name", [F.header, F.row("text", "a", "A"), F.row("integer", "a", "B")], nil, "survey!B3", "already used at survey!B2"),
         ("unknown type", [F.header, F.row("colour", "a", "A")], nil, "survey!A2", "not a question type"),
         ("background recording", [F.header, F.row("background-audio", "p", "Sound")], nil, "survey!A2", "no FieldSheet equivalent"),
-        ("untranslatable", [F.header, F.row("integer", "a", "A", relevant: "int(${a}) > 1")], nil, "survey!D2", "no FieldSheet equivalent"),
+        ("untranslatable", [F.header, F.row("date", "a", "A"), F.row("integer", "b", "B", relevant: "pulldata('fruits', 'name', 'key', ${a}) = 'x'")], nil, "survey!D3", "no FieldSheet equivalent"),
         ("unknown reference", [F.header, F.row("integer", "a", "A", constraint: ". > ${b}")], nil, "survey!E2", "${b} names no question"),
         ("group reference", [F.header, F.row("begin_group", "g", "G"), F.row("text", "a", "A", relevant: "${g} = 1"), F.row("end_group", nil)], nil, "survey!D3", "is a group"),
-        ("required expression", [F.header, F.row("integer", "a", "A", required: "${a} > 1")], nil, "survey!G2", "not a condition"),
-        ("bad name", [F.header, F.row("text", "site-name", "Site")], nil, "survey!B2", "cannot be a FieldSheet field id"),
+        ("required condition that does not translate", [F.header, F.row("integer", "a", "A"), F.row("text", "b", "B", required: "${c} > 1")], nil, "survey!G3", "${c} names no question"),
+        ("bad name", [F.header, F.row("text", "site name", "Site")], nil, "survey!B2", "cannot be a FieldSheet field id"),
         ("missing label", [F.header, F.row("text", "a", nil)], nil, "survey!C2", "has no label"),
         ("bad default", [F.header, F.row("integer", "a", "A", default: "many")], nil, "survey!J2", "not a whole number"),
-        ("or_other", [F.header, F.row("select_one yn or_other", "a", "A")], [["list_name", "name", "label"], ["yn", "y", "Y"]], "survey!A2", "or_other"),
-        ("repeat count expression", [F.header, F.row("integer", "n", "N"), F.row("begin_repeat", "r", "R", repeatCount: "${n} + 1"), F.row("text", "a", "A"), F.row("end_repeat", nil)],
-         nil, "survey!I3", "neither a whole number"),
+        ("or_other on a question that is no select", [F.header, F.row("text or_other", "a", "A")], nil, "survey!A2", "not a question type"),
+        ("repeat count that is no count", [F.header, F.row("begin_repeat", "r", "R", repeatCount: "0"), F.row("text", "a", "A"), F.row("end_repeat", nil)],
+         nil, "survey!I2", "neither a whole number"),
     ]
 
     @Test(arguments: refusals)
@@ -122,7 +122,8 @@ import Testing
     @Test func aLoneSheetIsReadAsTheSurvey() throws {
         let data = try WorkbookWriter().write([("Sheet1", F.text([["type", "name", "label"], ["text", "a", "A"]]))])
         let result = XLSFormImporter().load(try WorkbookReader().read(data), file: "form.xlsx")
-        #expect(result.findings.filter { $0.severity == .warning }.map(\.cell) == ["Sheet1"])
+        // The sheet read as the survey, and the title taken from the file's name: each a warning.
+        #expect(result.findings.filter { $0.severity == .warning }.map { "\($0.cell ?? "") \($0.rule)" } == ["Sheet1 xlsform-sheet", "settings xlsform-title"])
         #expect(result.definition?.contains("\"id\": \"a\"") == true)
     }
 
@@ -133,9 +134,6 @@ import Testing
     }
 
     @Test func findingsAboutTheConvertedFormNameTheirCells() throws {
-        // A form without a title: the same schema finding as a JSON form, naming the settings sheet.
-        let untitled = try F.load(survey: [F.header, F.row("text", "a", "A")], settings: [["form_id"], ["x"]])
-        #expect(untitled.findings.contains { $0.rule == "schema" && $0.cell == "settings" && $0.message.contains("title") && $0.fix.contains("form_title") })
         // A popover of several steps: the linter's finding, naming the presentation setting's cell.
         let popover = [["form_title", "presentation", "anchor"], ["Quick", "popover", "more"]] as [[String?]]
         let data = try F.data(survey: [F.header, F.row("begin_group", "a", "A"), F.row("text", "x", "X"), F.row("end_group", nil),
@@ -151,6 +149,253 @@ import Testing
         let cycle = try F.load(survey: [F.header, F.row("text", "a", "A", relevant: "${b} = 'x'"), F.row("text", "b", "B", relevant: "${a} = 'y'")])
         #expect(cycle.loaded == nil)
         #expect(cycle.findings.contains { $0.severity == .error && ($0.cell == "survey!D2" || $0.cell == "survey!D3") }, "\(cycle.findings)")
+    }
+
+    /// `required` written as a condition: required while it holds, checked at completion like any rule.
+    @Test func requiredAsAConditionIsRequiredWhileItHolds() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("integer", "age", "Age"),
+            F.row("text", "guardian", "Guardian", required: "${age} < 18"),
+            F.row("text", "note_text", "Note", required: "false()"),
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let guardian = try #require(F.field("guardian", in: form))
+        #expect(guardian.required == false && guardian.requiredExpression == "age < 18")
+        #expect(F.field("note_text", in: form)?.required == false && F.field("note_text", in: form)?.requiredExpression == nil)
+        let validator = FormValidator(form: form)
+        #expect(validator.validate(["age": .integer(12)]).issues.map(\.fieldID) == ["guardian"])
+        #expect(validator.validate(["age": .integer(12)]).issues.first?.code == .required)
+        #expect(validator.validate(["age": .integer(40)]).issues.isEmpty)
+        #expect(validator.validate(["age": .integer(12), "guardian": .text("Ann")]).issues.isEmpty)
+        #expect(result.definition?.contains(#""required": {"#) == true, "\(result.definition ?? "")")
+    }
+
+    /// The cascading select: a county named like one of another state. As in pyxform, the settings allow the
+    /// duplicate names (allow_choice_duplicates); the choice_filter tells them apart.
+    @Test func duplicateChoiceNamesImportWhenAllowedAndAFilterTellsThemApart() throws {
+        let survey = [F.header, F.row("select_one state", "state", "State"), F.row("select_one county", "county", "County", choiceFilter: "state = ${state}")]
+        let choices: [[String?]] = [
+            ["list_name", "name", "label", "state"], ["state", "il", "Illinois", nil], ["state", "mo", "Missouri", nil],
+            ["county", "springfield", "Springfield", "il"], ["county", "springfield", "Springfield", "mo"], ["county", "cook", "Cook", "il"],
+        ]
+        let allow: [[String?]] = [["form_title", "allow_choice_duplicates"], ["Counties", "yes"]]
+        let allowed = try F.load(survey: survey, choices: choices, settings: allow)
+        let form = try #require(allowed.loaded?.form, "\(allowed.findings)")
+        #expect(F.field("county", in: form)?.choices?.map(\.value) == ["springfield", "springfield", "cook"])
+        #expect(!allowed.findings.contains { $0.cell == "settings!B2" }, "the setting is read, not warned about")
+        let validator = FormValidator(form: form)
+        #expect(validator.validate(["state": .choice("mo"), "county": .choice("springfield")]).issues.isEmpty)
+        #expect(validator.validate(["state": .choice("mo"), "county": .choice("cook")]).issues.map(\.code) == [.notAChoice])
+        // Without the setting, as in pyxform, the duplicate is refused naming its cell.
+        let refused = try F.load(survey: survey, choices: choices)
+        #expect(refused.loaded == nil)
+        #expect(refused.findings.contains { $0.severity == .error && $0.cell == "choices!B5" && $0.fix.contains("allow_choice_duplicates") })
+        // Allowed, but offered by a question without a choice_filter: nothing would tell them apart.
+        let unfiltered = try F.load(survey: [F.header, F.row("select_one county", "county", "County")], choices: choices, settings: allow)
+        #expect(unfiltered.loaded == nil)
+        #expect(unfiltered.findings.contains { $0.rule == "duplicate-choice" && $0.cell?.hasPrefix("choices!") == true }, "\(unfiltered.findings)")
+    }
+
+    /// `${name}` in labels, hints and messages is part of the form: written as FieldSheet reads it from where
+    /// the question stands, checked, and shown with the answers.
+    @Test func labelsHintsAndMessagesReferToAnswers() throws {
+        let header: [String?] = ["type", "name", "label", "hint", "constraint", "constraint_message"]
+        let result = try F.load(survey: [
+            header,
+            ["text", "full_name", "Name", nil, nil, nil],
+            ["begin_repeat", "defects", "Defect", nil, nil, nil],
+            ["decimal", "cost", "Cost for ${full_name}", "Paid by ${full_name}", ". < 100", "${full_name} pays less than 100"],
+            ["end_repeat", nil, nil, nil, nil, nil],
+            ["note", "told", "Costs: ${cost}", nil, nil, nil],
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let cost = try #require(F.field("cost", in: form))
+        #expect(cost.label == "Cost for ${full_name}" && cost.hint == "Paid by ${full_name}" && cost.constraintMessage == "${full_name} pays less than 100")
+        #expect(F.field("told", in: form)?.label == "Costs: ${defects.cost}")
+        let state = FormState(logic: FormLogic(form: form), answers: ["full_name": .text("Ann"), "defects/a/@position": .integer(1), "defects/a/cost": .decimal(12.5)])
+        #expect(state.text("Costs: ${defects.cost}", at: "told") == "Costs: 12.5")
+        let unknown = try F.load(survey: [header, ["text", "a", "Hello ${nobody}", nil, nil, nil]])
+        #expect(unknown.loaded == nil)
+        #expect(unknown.findings.contains { $0.severity == .error && $0.cell == "survey!C2" && $0.message.contains("cannot show ${nobody}") }, "\(unknown.findings)")
+    }
+
+    /// Types that are another kind with more to them: phone number (digits only, pyxform's hint), barcode
+    /// (typed or pasted), range (bounds, and a step between whole numbers), hidden (a value from its default).
+    @Test func phoneNumbersBarcodesRangesAndHiddenValuesImport() throws {
+        let header: [String?] = ["type", "name", "label", "default", "parameters", "constraint"]
+        let result = try F.load(survey: [
+            header,
+            ["phone number", "phone", "Phone", nil, nil, nil],
+            ["barcode", "code", "Code", nil, nil, nil],
+            ["range", "score", "Score", nil, "start=0 end=100 step=5", nil],
+            ["range", "level", "Level", nil, "start=0 end=1 step=0.1", nil],
+            ["range", "plain", "Plain", nil, nil, ". != 3"],
+            ["hidden", "source", nil, "survey", nil, nil],
+            ["hidden", "copied", nil, "${score}", nil, nil],
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let phone = try #require(F.field("phone", in: form))
+        #expect(phone.kind == .text && phone.pattern == "[0-9]*" && phone.hint == "Enter numbers only." && phone.patternMessage == "Enter numbers only.")
+        #expect(F.field("code", in: form)?.kind == .text)
+        let score = try #require(F.field("score", in: form))
+        #expect(score.kind == .integer && score.min == 0 && score.max == 100 && score.constraint == "(. - 0) % 5 == 0")
+        let level = try #require(F.field("level", in: form))
+        #expect(level.kind == .decimal && level.min == 0 && level.max == 1 && level.constraint == nil)
+        let plain = try #require(F.field("plain", in: form))
+        #expect(plain.min == 1 && plain.max == 10 && plain.constraint == ". != 3")
+        #expect(F.field("source", in: form)?.kind == .calculate && F.field("source", in: form)?.calculation == "'survey'")
+        #expect(F.field("copied", in: form)?.calculation == "score")
+        let validator = FormValidator(form: form)
+        #expect(validator.validate(["score": .integer(10), "phone": .text("0123")]).issues.isEmpty)
+        #expect(validator.validate(["score": .integer(7)]).issues.map(\.code) == [.constraint])
+        #expect(validator.validate(["score": .integer(120)]).issues.count == 1)
+        #expect(validator.validate(["phone": .text("+44 12")]).issues.map(\.code) == [.patternMismatch])
+        let bad = try F.load(survey: [header, ["range", "r", "R", nil, "start=a", nil]])
+        #expect(bad.findings.contains { $0.severity == .error && $0.cell == "survey!E2" && $0.rule == "xlsform-parameters" })
+    }
+
+    /// `select_one LIST or_other` (and pyxform's older `… or specify other`): as pyxform converts it, the list
+    /// gets the choice other ("Other") and the question a text NAME_other shown while other is chosen.
+    @Test func aSelectOrOtherGetsTheOtherChoiceAndATextToSpecifyIt() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("select_one colors or_other", "fav", "Favourite"),
+            F.row("select one from colors or specify other", "second", "Second"),
+        ], choices: [["list_name", "name", "label"], ["colors", "red", "Red"], ["colors", "blue", "Blue"]])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.allFields.map(\.id) == ["fav", "fav_other", "second", "second_other"])
+        #expect(F.field("fav", in: form)?.choices?.map(\.value) == ["red", "blue", "other"])
+        #expect(F.field("second", in: form)?.choices?.last?.label == "Other")
+        let other = try #require(F.field("fav_other", in: form))
+        #expect(other.kind == .text && other.label == "Specify other." && other.relevant == "selected(fav, 'other')")
+        let logic = FormLogic(form: form)
+        #expect(FormState(logic: logic, answers: ["fav": .choice("other")]).isRelevant("fav_other"))
+        #expect(!FormState(logic: logic, answers: ["fav": .choice("red")]).isRelevant("fav_other"))
+    }
+
+    /// A repeat_count written as an expression is computed, as pyxform computes it, in a calculate NAME_count
+    /// before the repeat, which the repeat counts from.
+    @Test func aRepeatCountExpressionIsComputedInACalculateTheRepeatCountsFrom() throws {
+        let result = try F.load(survey: [
+            F.header, F.row("integer", "n", "N"), F.row("begin_repeat", "r", "R", repeatCount: "${n} + 1"), F.row("text", "a", "A"), F.row("end_repeat", nil),
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.allFields.map(\.id) == ["n", "r_count", "r"])
+        #expect(F.field("r_count", in: form)?.kind == .calculate && F.field("r_count", in: form)?.calculation == "n + 1")
+        #expect(F.field("r", in: form)?.countFrom == "r_count")
+        let validator = FormValidator(form: form)
+        let one: [String: AnswerValue] = ["n": .integer(1), "r/x/@position": .integer(1), "r/x/a": .text("only")]
+        #expect(validator.validate(one).issues.map(\.code) == [.tooFewInstances])
+        var two = one
+        two["r/y/@position"] = .integer(2)
+        #expect(validator.validate(two).issues.isEmpty)
+    }
+
+    /// A form without form_title is titled as pyxform titles it: by its form_id, else by the file's name.
+    @Test func aFormWithoutATitleIsTitledByItsIDAsPyxformTitlesIt() throws {
+        let byID = try F.load(survey: [F.header, F.row("text", "a", "A")], settings: [["form_id"], ["household_survey"]])
+        #expect(byID.loaded?.form.title == "household_survey", "\(byID.findings)")
+        #expect(byID.loaded?.form.id == "household-survey")
+        #expect(byID.findings.contains { $0.rule == "xlsform-title" && $0.severity == .warning && $0.cell == "settings!A2" && $0.fix.contains("form_title") })
+        let byFile = try F.load(survey: [F.header, F.row("text", "a", "A")], settings: nil)
+        #expect(byFile.loaded?.form.title == "form", "\(byFile.findings)")
+        #expect(byFile.findings.contains { $0.rule == "xlsform-title" && $0.cell == "settings" && $0.message.contains("file's name") })
+    }
+
+    /// What published forms are written with: ODK's metadata spellings, notes without names, and quotes a
+    /// spreadsheet's autocorrect curled inside expressions.
+    @Test func publishedFormsHabitsImport() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("uri:deviceid", "device"),
+            F.row("start-geopoint", "where_started"),
+            F.row("select_one yn", "ok", "OK?"),
+            F.row("note", nil, "Thank you"),
+            F.row("text", "why", "Why", relevant: "${ok} = \u{2018}yes\u{2019}", constraint: ". != \u{201C}none\u{201D}"),
+            F.row("text", "quote", "Quote", constraint: ". != 'it\u{2019}s'"),
+        ], choices: [["list_name", "name", "label"], ["yn", "yes", "Yes"], ["yn", "no", "No"]])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.allFields.map(\.id) == ["ok", "generated_note_name_5", "why", "quote"])
+        let note = try #require(F.field("generated_note_name_5", in: form))
+        #expect(note.kind == .note && note.label == "Thank you")
+        let why = try #require(F.field("why", in: form))
+        #expect(why.relevant == "ok == 'yes'")
+        #expect(why.constraint?.contains("none") == true && why.constraint?.contains("\u{201C}") == false)
+        // A curly quote inside a straight-quoted string is the string's own: kept, and not warned about.
+        #expect(F.field("quote", in: form)?.constraint?.contains("it\u{2019}s") == true)
+        let warnings = result.findings.filter { $0.severity == .warning }.map { "\($0.cell ?? "") \($0.rule)" }
+        #expect(warnings.contains("survey!A2 xlsform-metadata") && warnings.contains("survey!A3 xlsform-metadata"), "\(warnings)")
+        #expect(warnings.filter { $0.hasSuffix("xlsform-curly-quotes") } == ["survey!D6 xlsform-curly-quotes", "survey!E6 xlsform-curly-quotes"])
+        // A row without a name that is not a note is still refused.
+        let unnamed = try F.load(survey: [F.header, F.row("text", nil, "A")])
+        #expect(unnamed.loaded == nil)
+        #expect(unnamed.findings.contains { $0.rule == "xlsform-name" && $0.cell == "survey!B2" })
+    }
+
+    /// XLSForm needs a name unique only within its group or repeat; FieldSheet stores the same name met again
+    /// in another group under the parent's id and the name, so answers stay apart and their keys stay stable.
+    @Test func theSameNameInAnotherGroupIsStoredUnderItsGroupsName() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("begin_group", "adult", "Adult"), F.row("integer", "age", "Age"), F.row("end_group", nil),
+            F.row("begin_group", "child", "Child"), F.row("integer", "age", "Age"), F.row("end_group", nil),
+            F.row("begin_repeat", "visit", "Visit"),
+            F.row("begin_group", "adult", "Again"), F.row("date", "age", "When"), F.row("end_group", nil),
+            F.row("text", "where", "Where", relevant: "${school} = 'x'"),
+            F.row("end_repeat", nil),
+            F.row("begin_group", "more", "More"), F.row("text", "school", "School"), F.row("end_group", nil),
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.pages.map(\.id) == ["adult", "child", "page_3", "more"])
+        #expect(form.pages.map { $0.fields.map(\.id) } == [["age"], ["child_age"], ["visit"], ["school"]])
+        #expect(F.field("visit", in: form)?.fields?.map(\.id) == ["visit_adult_age", "where"])
+        #expect(F.field("visit_adult_age", in: form)?.kind == .date)
+        let renamed = result.findings.filter { $0.rule == "xlsform-name" }
+        #expect(renamed.map(\.severity) == [.warning, .warning, .warning])
+        #expect(renamed.map(\.cell) == ["survey!B6", "survey!B9", "survey!B10"])
+        #expect(renamed.first?.message.contains("also used at survey!B3") == true && renamed.first?.message.contains("stored as child_age") == true)
+    }
+
+    /// A name XLSForm takes that is no FieldSheet id is stored as one, and its references follow.
+    @Test func aHyphenatedNameIsStoredWithUnderscores() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("text", "first-name", "First name"),
+            F.row("text", "site.code", "Code", relevant: "${first-name} != ''"),
+            F.row("note", "hello", "Hello ${first-name}"),
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.allFields.map(\.id) == ["first_name", "site_code", "hello"])
+        #expect(F.field("site_code", in: form)?.relevant == "first_name != ''")
+        #expect(F.field("hello", in: form)?.label == "Hello ${first_name}")
+        #expect(result.findings.filter { $0.rule == "xlsform-name" }.map { "\($0.severity) \($0.cell ?? "")" } == ["warning survey!B2", "warning survey!B3"])
+    }
+
+    @Test func aQuestionLabelledOnlyByAnImageIsLabelledByItsFileName() throws {
+        let result = try F.load(survey: [["type", "name", "label", "media::image"], ["note", "look", nil, "map.png"]])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(F.field("look", in: form)?.label == "map.png")
+        #expect(result.findings.contains { $0.rule == "xlsform-label" && $0.severity == .warning && $0.cell == "survey!D2" })
+    }
+
+    @Test func aReferenceToANameOfTwoElementsAndARepeatNameUsedTwiceAreRefused() throws {
+        let ambiguous = try F.load(survey: [
+            F.header,
+            F.row("begin_group", "a", "A"), F.row("text", "x", "X"), F.row("end_group", nil),
+            F.row("begin_group", "b", "B"), F.row("text", "x", "X"), F.row("end_group", nil),
+            F.row("text", "y", "Y", relevant: "${x} = 'q'"),
+        ])
+        #expect(ambiguous.loaded == nil)
+        #expect(ambiguous.findings.contains { $0.severity == .error && $0.cell == "survey!D8" && $0.message.contains("${x} names 2 elements (survey!B3, survey!B6)") },
+                "\(ambiguous.findings)")
+        let repeats = try F.load(survey: [
+            F.header,
+            F.row("begin_group", "a", "A"), F.row("begin_repeat", "r", "R"), F.row("text", "p", "P"), F.row("end_repeat", nil), F.row("end_group", nil),
+            F.row("begin_group", "b", "B"), F.row("begin_repeat", "r", "R"), F.row("text", "q", "Q"), F.row("end_repeat", nil), F.row("end_group", nil),
+        ])
+        #expect(repeats.loaded == nil)
+        #expect(repeats.findings.contains { $0.severity == .error && $0.cell == "survey!B8" && $0.message.contains("unique in the whole survey") })
     }
 
     @Test func theConvertedDefinitionIsTheJSONAFormLoads() throws {

@@ -37,6 +37,8 @@ import Testing
         ("sum(${cost}) > 100 and count(${defects}) < 3", "sum(defects.cost) > 100 and count(defects) < 3"),
         ("true() and ${age} < 2 or ${age} > 3", "true and age < 2 or age > 3"),
         ("${age} < 2 and (${age} > 0 or ${age} = 5)", "age < 2 and (age > 0 or age == 5)"),
+        ("jr:choice-name(${severity}, '${severity}')", "choice-label(defects.severity, 'severity')"),
+        ("regex(${site}, '^[A-Z]') and starts-with(${site}, 'R')", "regex(site, '^[A-Z]') and starts-with(site, 'R')"),
     ]
 
     @Test(arguments: translations)
@@ -61,7 +63,7 @@ import Testing
     static let refusals: [(String, String, Int)] = [
         ("${missing} = 1", "names no question", 1),
         ("age > 1", "bare name", 1),
-        ("format-date(${age}, '%Y')", "no FieldSheet equivalent", 1),
+        ("pulldata('fruits', 'name', 'key', ${age})", "no FieldSheet equivalent", 1),
         ("/data/age > 1", "paths", 1),
         ("../age", "paths", 1),
         ("${age} > 1 | 2", "Unexpected '|'", 12),

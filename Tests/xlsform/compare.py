@@ -3,11 +3,14 @@
 
 Usage: compare.py FIELDSHEET_BINARY
 
-Writes the corpus (corpus.py) to a temporary directory, converts every workbook with both, and compares what
+Writes the corpus (corpus.py) to a temporary directory and reads the published workbooks under published/
+(each folder with its source's licence), converts every workbook with both, and compares what
 matters: question names and types, groups (top-level groups are FieldSheet's pages) and repeats, choice lists,
 and which questions carry relevance (their own or a group's), constraints and calculations. A workbook pyxform
 refuses must be refused by FieldSheet too, with a finding naming the cell; a workbook FieldSheet refuses on
-purpose is listed in the corpus with its reason, and must be refused naming the cell given.
+purpose is listed in the corpus with its reason, and must be refused naming the cell given. A published
+workbook pyxform converts either imports with the same structure or is refused naming cells; the refusals
+are counted by rule, and the share of published workbooks that import is printed.
 """
 import json
 import pathlib
@@ -27,15 +30,34 @@ KINDS = {
     "date": {"date"}, "time": {"time"}, "dateTime": {"dateTime"}, "geopoint": {"location"}, "note": {"note"},
     "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"}, "phone number": {"text"},
     "photo": {"photo"}, "image": {"photo"}, "audio": {"audio"}, "video": {"file"}, "file": {"file"},
+    "barcode": {"text"}, "range": {"integer", "decimal"}, "hidden": {"calculate"},
 }
-METADATA = {"start", "end", "today", "deviceid", "username", "email", "phonenumber", "subscriberid", "simserial", "audit"}
-FINDING = re.compile(r": error\[[a-z-]+\] (?P<cell>[^:\s]+): ")
+# What FieldSheet writes differently: a range's bounds are min and max (a step may be a constraint); a hidden
+# row's value is its calculation (its default, or null).
+# pyxform keeps phone number's digits-only constraint in its type, FieldSheet writes it as a pattern.
+IGNORED = {"range": {"constraint"}, "hidden": {"calculation"}, "phone number": {"constraint"}}
+METADATA = {"start", "end", "today", "deviceid", "username", "email", "phonenumber", "subscriberid", "simserial", "audit",
+            "start-geopoint", "uri:deviceid", "uri:username", "uri:email", "uri:phonenumber", "uri:subscriberid", "uri:simserial"}
+FINDING = re.compile(r": error\[(?P<rule>[a-z-]+)\] (?P<cell>[^:\s]+): ")
 
 
-def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=None, pages=None):
-    """Flattens pyxform's tree: {name: (types, repeats, relevance, constraint, calculation, choices)}."""
+def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=None, pages=None, parent=None, keys=None):
+    """Flattens pyxform's tree: {key: (types, repeats, relevance, constraint, calculation, choices)}. The key is
+    the name, or for the same name met again in another group FieldSheet's id for it (parent's key_name)."""
     items = {} if items is None else items
     pages = [] if pages is None else pages
+    keys = {"names": set(), "used": set()} if keys is None else keys
+
+    def key(name):
+        # A name that is no FieldSheet id (first-name) is stored with its other characters as _ (first_name).
+        own = name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", name) else re.sub(r"[^A-Za-z0-9]", "_", name)[:64]
+        wanted = own if name not in keys["names"] else (f"{parent}_{own}" if parent else own)
+        keys["names"].add(name)
+        while wanted in keys["used"]:
+            wanted += "_"
+        keys["used"].add(wanted)
+        return wanted
+
     for child in node.get("children", []):
         kind = child.get("type")
         name = child.get("name")
@@ -44,19 +66,21 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
         if kind == "group":
             if name == "meta" and child.get("control", {}).get("bodyless"):
                 continue
+            own = key(name)
             if top:
-                pages.append(name)
-            pyxform_items(child, repeats, relevance, False, items, pages)
+                pages.append(own)
+            pyxform_items(child, repeats, relevance, False, items, pages, own, keys)
         elif kind == "repeat":
-            items[name] = ("repeat", repeats, relevance, False, False, None)
-            pyxform_items(child, repeats + (name,), False, False, items, pages)
+            own = key(name)
+            items[own] = ("repeat", repeats, relevance, False, False, None)
+            pyxform_items(child, repeats + (own,), False, False, items, pages, own, keys)
         elif kind in METADATA:
-            continue
+            key(name)
         elif kind == "calculate" and name.endswith("_count") and re.fullmatch(r"\d+", str(bind.get("calculate", ""))):
             continue  # pyxform's own holder of a fixed repeat_count (FieldSheet: minCount and maxCount)
         else:
             choices = [choice["name"] for choice in child.get("choices", [])] or None
-            items[name] = (kind, repeats, relevance, bool(bind.get("constraint")), bool(bind.get("calculate")), choices)
+            items[key(name)] = (kind, repeats, relevance, bool(bind.get("constraint")), bool(bind.get("calculate")), choices)
     return items, pages
 
 
@@ -108,9 +132,68 @@ def compare(name, reference, ours):
         elif b[0] not in KINDS.get(a[0], set()):
             problems.append(f"{question}: pyxform type {a[0]!r} became {b[0]!r}")
         for index in range(1, 6):
-            if a[index] != b[index]:
+            if a[index] != b[index] and labels[index] not in IGNORED.get(a[0], ()):
                 problems.append(f"{question}: {labels[index]} pyxform {a[index]!r} vs FieldSheet {b[index]!r}")
     return problems
+
+
+PUBLISHED = pathlib.Path(__file__).with_name("published")
+
+
+def check(binary, name, path, entry, tally):
+    """Converts one workbook with both; returns its problems and a one-line verdict, and counts it in tally."""
+    try:
+        reference = xls2xform.convert(str(path))._pyxform
+        refused_by_pyxform = None
+    except Exception as error:  # pyxform raises its own errors and, for some malformed files, others
+        reference = None
+        refused_by_pyxform = str(error).splitlines()[0][:160]
+    run = subprocess.run([binary, "form", "convert", str(path)], capture_output=True, text=True, timeout=120)
+    errors = FINDING.findall(run.stderr)
+    cells = [cell for _, cell in errors]
+    rules = list(dict.fromkeys(rule for rule, _ in errors))
+    problems = []
+    expect = entry["expect"]
+    if refused_by_pyxform is None:
+        tally["accepted"] += 1
+        if run.returncode == 0:
+            tally["imported"] += 1
+        for rule in rules if run.returncode == 1 else []:
+            tally["rules"][rule] = tally["rules"].get(rule, 0) + 1
+    if refused_by_pyxform is not None:
+        if expect not in ("refused", "published"):
+            problems.append(f"pyxform refuses it ({refused_by_pyxform}) but the corpus expects {expect}")
+        if run.returncode != 1:
+            problems.append(f"pyxform refuses it ({refused_by_pyxform}); FieldSheet exited {run.returncode}")
+        if not cells:
+            problems.append("FieldSheet's refusal names no cell")
+        elif expect == "refused" and entry.get("cell") not in cells:
+            problems.append(f"FieldSheet named {cells}, expected {entry.get('cell')}")
+        verdict = f"both refuse (pyxform: {refused_by_pyxform}; FieldSheet: {', '.join(cells)})"
+    elif expect == "fieldsheet-refuses":
+        if run.returncode != 1 or entry["cell"] not in cells:
+            problems.append(f"expected FieldSheet to refuse naming {entry['cell']} ({entry['why']}); exit {run.returncode}, cells {cells}")
+        verdict = f"FieldSheet refuses on purpose at {entry['cell']}: {entry['why']}"
+    elif expect == "refused":
+        problems.append("the corpus expects pyxform to refuse it, but pyxform converts it")
+        verdict = "mismatch"
+    elif expect == "published" and run.returncode == 1 and cells:
+        # A published form FieldSheet refuses is counted by rule (the README's table names each), not failed.
+        verdict = "FieldSheet refuses: " + "; ".join(f"{rule} {cell}" for rule, cell in errors[:4]) + (" …" if len(errors) > 4 else "")
+    else:
+        if run.returncode != 0:
+            problems.append(f"FieldSheet refused it (exit {run.returncode}):\n{run.stderr}")
+        else:
+            problems += compare(name, reference, json.loads(run.stdout))
+        verdict = "same structure"
+    return problems, verdict
+
+
+def summary(label, total, tally):
+    accepted, imported = tally["accepted"], tally["imported"]
+    rules = ", ".join(f"{rule} {count}" for rule, count in sorted(tally["rules"].items()))
+    return (f"{label}: pyxform converts {accepted} of {total}; FieldSheet imports {imported}"
+            f" ({100 * imported // max(accepted, 1)}%) and refuses {accepted - imported}" + (f" (by rule: {rules})" if rules else ""))
 
 
 def main():
@@ -122,47 +205,20 @@ def main():
         out = pathlib.Path(directory)
         subprocess.run([sys.executable, str(pathlib.Path(__file__).with_name("corpus.py")), directory], check=True, stdout=subprocess.DEVNULL)
         manifest = json.loads((out / "manifest.json").read_text())
-        for name, entry in manifest.items():
-            path = out / f"{name}.xlsx"
-            try:
-                reference = xls2xform.convert(str(path))._pyxform
-                refused_by_pyxform = None
-            except Exception as error:  # pyxform raises its own errors and, for some malformed files, others
-                reference = None
-                refused_by_pyxform = str(error).splitlines()[0][:160]
-            run = subprocess.run([binary, "form", "convert", str(path)], capture_output=True, text=True, timeout=120)
-            cells = FINDING.findall(run.stderr)
-            problems = []
-            expect = entry["expect"]
-            if refused_by_pyxform is not None:
-                if expect != "refused":
-                    problems.append(f"pyxform refuses it ({refused_by_pyxform}) but the corpus expects {expect}")
-                if run.returncode != 1:
-                    problems.append(f"pyxform refuses it ({refused_by_pyxform}); FieldSheet exited {run.returncode}")
-                if not cells:
-                    problems.append("FieldSheet's refusal names no cell")
-                elif entry.get("cell") not in cells:
-                    problems.append(f"FieldSheet named {cells}, expected {entry.get('cell')}")
-                verdict = f"both refuse (pyxform: {refused_by_pyxform}; FieldSheet: {', '.join(cells)})"
-            elif expect == "fieldsheet-refuses":
-                if run.returncode != 1 or entry["cell"] not in cells:
-                    problems.append(f"expected FieldSheet to refuse naming {entry['cell']} ({entry['why']}); exit {run.returncode}, cells {cells}")
-                verdict = f"FieldSheet refuses on purpose at {entry['cell']}: {entry['why']}"
-            elif expect == "refused":
-                problems.append("the corpus expects pyxform to refuse it, but pyxform converts it")
-                verdict = "mismatch"
-            else:
-                if run.returncode != 0:
-                    problems.append(f"FieldSheet refused it (exit {run.returncode}):\n{run.stderr}")
-                else:
-                    problems += compare(name, reference, json.loads(run.stdout))
-                verdict = "same structure"
+        workbooks = [("corpus", name, out / f"{name}.xlsx", entry) for name, entry in manifest.items()]
+        workbooks += [("published", str(path.relative_to(PUBLISHED)), path, {"expect": "published"})
+                      for path in sorted(PUBLISHED.rglob("*.xlsx"))]
+        tallies = {kind: {"accepted": 0, "imported": 0, "rules": {}} for kind in ("corpus", "published")}
+        for kind, name, path, entry in workbooks:
+            problems, verdict = check(binary, name, path, entry, tallies[kind])
             if problems:
                 failures += 1
                 print(f"FAIL {name}: " + "\n     ".join(problems))
             else:
                 print(f"ok   {name}: {verdict}")
-    print(f"xlsform corpus: {len(manifest) - failures} agree with pyxform, {failures} differ")
+    for kind in ("corpus", "published"):
+        print(summary(f"xlsform {kind}", sum(1 for k, *_ in workbooks if k == kind), tallies[kind]))
+    print(f"xlsform: {len(workbooks) - failures} of {len(workbooks)} workbooks agree with pyxform, {failures} differ")
     sys.exit(1 if failures else 0)
 
 

@@ -29,6 +29,9 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     public var hint: String?
     /// Whether completion needs an answer while the field is relevant; a draft may leave it empty.
     public var required: Bool
+    /// A condition under which completion needs an answer (`required` is then false), written
+    /// `"required": {"expression": "age >= 18"}`: XLSForm's `required` written as an expression.
+    public var requiredExpression: String?
     /// The answer a new record starts with (not counted as something the person typed).
     public var defaultValue: AnswerValue?
     /// For `integer` and `decimal`: the smallest value accepted; no lower bound when nil.
@@ -66,7 +69,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     public var minCount: Int?
     /// For `repeat`: at most this many instances.
     public var maxCount: Int?
-    /// For `repeat`: the id of an integer field whose answer is the number of instances.
+    /// For `repeat`: the id of an integer or calculate field whose value is the number of instances.
     public var countFrom: String?
     /// For `repeat`: what one instance is called ("Defect"): "Defect 2", "Add another defect?".
     public var instanceLabel: String?
@@ -86,7 +89,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         calculation: String? = nil, constraint: String? = nil, constraintMessage: String? = nil,
         defaultExpression: String? = nil, choiceFilter: String? = nil, fields: [FieldDefinition]? = nil,
         minCount: Int? = nil, maxCount: Int? = nil, countFrom: String? = nil, instanceLabel: String? = nil,
-        maxBytes: Int64? = nil, accept: [String]? = nil
+        maxBytes: Int64? = nil, accept: [String]? = nil, requiredExpression: String? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -115,6 +118,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         self.instanceLabel = instanceLabel
         self.maxBytes = maxBytes
         self.accept = accept
+        self.requiredExpression = requiredExpression
     }
 
     enum CodingKeys: String, CodingKey {
@@ -126,7 +130,8 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     }
 
     /// `"default": {"expression": "today()"}`.
-    private struct DefaultExpression: Codable {
+    /// A default or a required condition written as an expression: `{"expression": "today()"}`.
+    private struct ExpressionObject: Codable {
         var expression: String
     }
 
@@ -156,7 +161,19 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         kind = try container.decode(FieldKind.self, forKey: .kind)
         label = try container.decode(String.self, forKey: .label)
         hint = try container.decodeIfPresent(String.self, forKey: .hint)
-        required = try container.decodeIfPresent(Bool.self, forKey: .required) ?? false
+        // `required` is true or false, or {"expression": "age >= 18"}: required when the condition holds.
+        required = false
+        requiredExpression = nil
+        if container.contains(.required) {
+            let plain = try container.decode(PlainJSON.self, forKey: .required)
+            if case .bool(let flag) = plain {
+                required = flag
+            } else if case .object(let members) = plain, members.count == 1, case .string(let source)? = members["expression"] {
+                requiredExpression = source
+            } else {
+                throw DecodingError.dataCorruptedError(forKey: .required, in: container, debugDescription: "required is true, false or {\"expression\": \"…\"}")
+            }
+        }
         min = try container.decodeIfPresent(Double.self, forKey: .min)
         max = try container.decodeIfPresent(Double.self, forKey: .max)
         minLength = try container.decodeIfPresent(Int.self, forKey: .minLength)
@@ -197,9 +214,13 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         try container.encode(kind, forKey: .kind)
         try container.encode(label, forKey: .label)
         try container.encodeIfPresent(hint, forKey: .hint)
-        if required { try container.encode(true, forKey: .required) }
+        if let requiredExpression {
+            try container.encode(ExpressionObject(expression: requiredExpression), forKey: .required)
+        } else if required {
+            try container.encode(true, forKey: .required)
+        }
         if let defaultExpression {
-            try container.encode(DefaultExpression(expression: defaultExpression), forKey: .defaultValue)
+            try container.encode(ExpressionObject(expression: defaultExpression), forKey: .defaultValue)
         } else {
             try container.encodeIfPresent(defaultValue?.plain, forKey: .defaultValue)
         }

@@ -8,6 +8,13 @@ public protocol ExpressionScope {
     var current: ExpressionValue { get }
     /// Today's date and the time now, for `today()` and `now()`.
     var clock: ExpressionClock { get }
+    /// The label of the choice `value` of the choice field `field`, for `choice-label()`; nil when there is none.
+    func choiceLabel(of value: String, field: String) -> String?
+}
+
+extension ExpressionScope {
+    /// No choice labels: `choice-label()` reads the value itself.
+    public func choiceLabel(of value: String, field: String) -> String? { nil }
 }
 
 /// `today()` and `now()` as local date and time (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM`), read once per evaluation pass.
@@ -238,6 +245,66 @@ extension FormExpression {
             let digits = values.count > 1 ? Int((values[1].asNumber ?? 0).rounded()) : 0
             let scale = pow(10, Double(Swift.max(-15, Swift.min(15, digits))))
             return .number((number * scale).rounded() / scale)
+        case .sqrt:
+            guard let number = values[0].asNumber, number >= 0 else { return .null }
+            return .number(number.squareRoot())
+        case .pow:
+            guard let base = values[0].asNumber, let exponent = values[1].asNumber else { return .null }
+            let result = pow(base, exponent)
+            return result.isFinite ? .number(result) : .null
+        case .int:
+            guard let number = values[0].asNumber, number.isFinite else { return .null }
+            return .number(number.rounded(.towardZero))
+        case .number:
+            return values[0].asNumber.map(ExpressionValue.number) ?? .null
+        case .string:
+            return .string(values[0].text)
+        case .substr:
+            let characters = Array(values[0].text)
+            let start = Swift.max(0, Swift.min(characters.count, Int((values[1].asNumber ?? 0).rounded(.towardZero))))
+            let end = values.count > 2 ? Swift.max(start, Swift.min(characters.count, Int((values[2].asNumber ?? 0).rounded(.towardZero)))) : characters.count
+            return .string(String(characters[start..<end]))
+        case .contains: return .bool(values[1].text.isEmpty || values[0].text.contains(values[1].text))
+        case .startsWith: return .bool(values[0].text.hasPrefix(values[1].text))
+        case .endsWith: return .bool(values[0].text.hasSuffix(values[1].text))
+        case .normalizeSpace:
+            return .string(values[0].text.split(whereSeparator: \.isWhitespace).joined(separator: " "))
+        case .booleanFromString:
+            let text = values[0].text.lowercased()
+            return .bool(text == "true" || text == "1")
+        case .regex:
+            // ODK's regex() finds the pattern anywhere in the text; ^ and $ anchor it.
+            switch PatternMatcher.check(values[0].text, pattern: "(?s:.*?)(?:\(values[1].text))(?s:.*)") {
+            case .match: return .bool(true)
+            case .mismatch: return .bool(false)
+            case .invalidPattern: return .failure("regex() was given \"\(values[1].text.prefix(60))\", which is not a regular expression")
+            case .tooExpensive: return .failure(PatternMatcher.tooExpensiveMessage)
+            }
+        case .date:
+            if let number = values[0].asNumber, case .number = values[0], abs(number) < 3_000_000 {
+                return .date(CivilDate.string(Int(number.rounded(.down))))
+            }
+            let text = values[0].text
+            return LocalDateTime.isDate(String(text.prefix(10))) ? .date(String(text.prefix(10))) : .null
+        case .decimalDateTime:
+            let text = values[0].text
+            guard let days = CivilDate.days(text) else { return .null }
+            let time = text.count >= 16 ? text.dropFirst(11).prefix(5).split(separator: ":").compactMap { Int($0) } : []
+            let minutes = time.count == 2 ? Double(time[0] * 60 + time[1]) : 0
+            return .number(Double(days) + minutes / 1_440)
+        case .countNonEmpty:
+            let items: [ExpressionValue]
+            if case .list(let list) = values[0] { items = list } else { items = [values[0]] }
+            return .number(Double(items.filter { !$0.text.isEmpty }.count))
+        case .choiceLabel:
+            func label(_ value: ExpressionValue) -> String { scope.choiceLabel(of: value.text, field: values[1].text) ?? value.text }
+            switch values[0] {
+            case .null: return .null
+            case .list(let items): return .string(items.map(label).joined(separator: ", "))
+            default: return .string(label(values[0]))
+            }
+        case .formatDate, .formatDateTime:
+            return CivilDate.format(values[0].text, values[1].text).map(ExpressionValue.string) ?? .null
         }
     }
 }
@@ -254,6 +321,44 @@ enum CivilDate {
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// `value` (`YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM[:SS]`) written by ODK's `format-date` codes; nil when it is
+    /// no date.
+    static func format(_ value: String, _ format: String) -> String? {
+        guard let days = days(value) else { return nil }
+        let date = string(days).split(separator: "-").compactMap { Int($0) }
+        let time = value.count >= 16 ? value.dropFirst(11).prefix(8).split(separator: ":").compactMap { Int($0) } : []
+        let (hour, minute, second) = (time.first ?? 0, time.count > 1 ? time[1] : 0, time.count > 2 ? time[2] : 0)
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        var result = ""
+        var percent = false
+        for character in format {
+            guard percent else {
+                if character == "%" { percent = true } else { result.append(character) }
+                continue
+            }
+            percent = false
+            switch character {
+            case "Y": result += String(format: "%04d", date[0])
+            case "y": result += String(format: "%02d", date[0] % 100)
+            case "m": result += String(format: "%02d", date[1])
+            case "n": result += String(date[1])
+            case "b": result += months[date[1] - 1]
+            case "d": result += String(format: "%02d", date[2])
+            case "e": result += String(date[2])
+            case "a": result += weekdays[((days % 7) + 11) % 7]  // 1970-01-01 was a Thursday
+            case "H": result += String(format: "%02d", hour)
+            case "h": result += String(hour)
+            case "M": result += String(format: "%02d", minute)
+            case "S": result += String(format: "%02d", second)
+            case "3": result += "000"
+            case "%": result += "%"
+            default: result += "%" + String(character)
+            }
+        }
+        return result
     }
 
     static func string(_ days: Int) -> String {

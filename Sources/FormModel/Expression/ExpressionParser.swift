@@ -51,7 +51,8 @@ struct ExpressionToken: Equatable {
 enum ExpressionLexer {
     static let symbols = ["==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "(", ")", "[", "]", ",", "+", "-", "*", "/", "%", "."]
     /// Function names written with a hyphen, as XLSForm spells them; field ids never hold one.
-    static let hyphenatedNames = FormExpression.Function.allCases.map(\.rawValue).filter { $0.contains("-") }
+    /// Longest first, so `format-date-time(` is not read as `format-date` followed by `-time(`.
+    static let hyphenatedNames = FormExpression.Function.allCases.map(\.rawValue).filter { $0.contains("-") }.sorted { $0.count > $1.count }
 
     static func tokens(of source: String) throws(ExpressionSyntaxError) -> [ExpressionToken] {
         let characters = Array(source)

@@ -153,6 +153,12 @@ extension FormExpression {
             case .concat: return .text
             case .today: return .date
             case .now: return .dateTime
+            case .sqrt, .pow, .int, .number: return .number
+            case .string, .substr, .normalizeSpace: return .text
+            case .contains, .startsWith, .endsWith, .booleanFromString, .regex: return .bool
+            case .date: return .date
+            case .decimalDateTime, .countNonEmpty: return .number
+            case .formatDate, .formatDateTime, .choiceLabel: return .text
             }
         }
     }

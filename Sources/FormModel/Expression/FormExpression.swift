@@ -127,6 +127,45 @@ public indirect enum FormExpression: Sendable, Hashable {
         /// `round(number, digits)`: the number rounded to `digits` decimal places (0 when left out), halves away from
         /// zero.
         case round
+        /// `sqrt(number)`: the square root; null for a negative number or no number.
+        case sqrt
+        /// `pow(base, exponent)`: the base raised to the exponent; null when the result is not a finite number.
+        case pow
+        /// `int(number)`: the number without its fraction (towards zero).
+        case int
+        /// `number(value)`: the value as a number (text like "3.5" too); null when it is none.
+        case number
+        /// `string(value)`: the value as text.
+        case string
+        /// `substr(text, start, end)`: the characters from `start` (counted from 0) up to `end` (to the end when
+        /// left out), as ODK counts them.
+        case substr
+        /// `contains(text, part)`: whether the text holds the part.
+        case contains
+        /// `starts-with(text, part)`: whether the text starts with the part.
+        case startsWith = "starts-with"
+        /// `ends-with(text, part)`: whether the text ends with the part.
+        case endsWith = "ends-with"
+        /// `normalize-space(text)`: the text trimmed, each run of white space one space.
+        case normalizeSpace = "normalize-space"
+        /// `boolean-from-string(text)`: true for "true" and "1", false otherwise.
+        case booleanFromString = "boolean-from-string"
+        /// `regex(text, pattern)`: whether the pattern matches somewhere in the text, checked with the bounded
+        /// work of every pattern (`PatternMatcher`); a check cut short is a failure, not false.
+        case regex
+        /// `date(value)`: a date from `YYYY-MM-DD…` text, or from a number of days since 1970-01-01.
+        case date
+        /// `decimal-date-time(value)`: a date or date and time as days since 1970-01-01, the time as a fraction.
+        case decimalDateTime = "decimal-date-time"
+        /// `count-non-empty(group.field)`: how many items of a list are neither null nor empty text.
+        case countNonEmpty = "count-non-empty"
+        /// `format-date(date, format)`: the date written by ODK's format: `%Y` `%y` `%m` `%n` `%b` `%d` `%e` `%a`.
+        case formatDate = "format-date"
+        /// `format-date-time(dateTime, format)`: as `format-date`, and `%H` `%h` `%M` `%S` `%3`.
+        case formatDateTime = "format-date-time"
+        /// `choice-label(value, 'field')`: the label of the choice `value` of the choice field named by its id
+        /// (XLSForm's `jr:choice-name`); the value itself when that field has no such choice.
+        case choiceLabel = "choice-label"
 
         /// How many arguments the function takes.
         var arity: ClosedRange<Int> {
@@ -139,6 +178,11 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .today, .now: return 0...0
             case .min, .max: return 1...16
             case .round: return 1...2
+            case .sqrt, .int, .number, .string, .normalizeSpace, .booleanFromString: return 1...1
+            case .pow, .contains, .startsWith, .endsWith, .regex: return 2...2
+            case .substr: return 2...3
+            case .date, .decimalDateTime, .countNonEmpty: return 1...1
+            case .formatDate, .formatDateTime, .choiceLabel: return 2...2
             }
         }
 
@@ -158,6 +202,24 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .min: return "min(a, b, …)"
             case .max: return "max(a, b, …)"
             case .round: return "round(number, digits)"
+            case .sqrt: return "sqrt(number)"
+            case .pow: return "pow(base, exponent)"
+            case .int: return "int(number)"
+            case .number: return "number(value)"
+            case .string: return "string(value)"
+            case .substr: return "substr(text, start, end)"
+            case .contains: return "contains(text, part)"
+            case .startsWith: return "starts-with(text, part)"
+            case .endsWith: return "ends-with(text, part)"
+            case .normalizeSpace: return "normalize-space(text)"
+            case .booleanFromString: return "boolean-from-string(text)"
+            case .regex: return "regex(text, pattern)"
+            case .date: return "date(value)"
+            case .decimalDateTime: return "decimal-date-time(value)"
+            case .countNonEmpty: return "count-non-empty(group.field)"
+            case .formatDate: return "format-date(date, '%Y-%m-%d')"
+            case .formatDateTime: return "format-date-time(dateTime, '%Y-%m-%d %H:%M')"
+            case .choiceLabel: return "choice-label(value, 'field')"
             }
         }
     }

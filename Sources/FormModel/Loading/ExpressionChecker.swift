@@ -26,6 +26,7 @@ struct ExpressionChecker {
         Property(key: "constraint", noun: "constraint", rule: "constraint", source: \.constraint),
         Property(key: "choiceFilter", noun: "choice filter", rule: "choice-filter", source: \.choiceFilter),
         Property(key: "default", noun: "default", rule: "default", source: \.defaultExpression),
+        Property(key: "required", noun: "required condition", rule: "required", source: \.requiredExpression),
     ]
 
     func check() -> [Finding] {
@@ -37,7 +38,7 @@ struct ExpressionChecker {
             guard let field = fields.byID[id], let fieldPath = fieldPaths[id] else { continue }
             for property in Self.properties {
                 guard let source = field[keyPath: property.source] else { continue }
-                let path = property.key == "default" ? fieldPath.appending("default").appending("expression") : fieldPath.appending(property.key)
+                let path = ["default", "required"].contains(property.key) ? fieldPath.appending(property.key).appending("expression") : fieldPath.appending(property.key)
                 let shown = FormChecker.shown(source)
                 let expression: FormExpression
                 do {
@@ -69,10 +70,18 @@ struct ExpressionChecker {
                     error("expression-type-mismatch", path, "The \(property.noun) \"\(shown)\" gives \(type), but \"\(id)\" is a \(field.kind.rawValue) field.", fix: "Change the field's kind to fit the value, or the expression to give \(FieldValidator.expectation(field.kind)).")
                 }
             }
+            // `${name}` in what a person reads: each name known and readable from the field, as in an expression.
+            for (path, source) in Self.texts(of: field, at: fieldPath) where FormText.mayReference(source) {
+                for name in FormText(source).references {
+                    if let problem = scopeProblem(name, from: field, property: Self.textProperty) {
+                        error(problem.rule, path, "The text \"\(FormChecker.shown(source))\" \(problem.message)", fix: problem.fix)
+                    }
+                }
+            }
             if let source = field.countFrom, field.kind == .repeat {
                 let target = fields.byID[source]
-                if target == nil || target?.kind != .integer || !fields.repeatChain(id).starts(with: fields.repeatChain(source)) {
-                    error("count-from-invalid", fieldPath.appending("countFrom"), "\"countFrom\" names \"\(source)\", which is not an integer field outside the repeat \"\(id)\".", fix: "Name an integer field that comes before the repeat, like number_of_members.")
+                if target == nil || ![.integer, .calculate].contains(target?.kind) || !fields.repeatChain(id).starts(with: fields.repeatChain(source)) {
+                    error("count-from-invalid", fieldPath.appending("countFrom"), "\"countFrom\" names \"\(source)\", which is not an integer or calculate field outside the repeat \"\(id)\".", fix: "Name an integer field that comes before the repeat, like number_of_members, or a calculate field that counts the instances.")
                 }
             }
         }
@@ -85,6 +94,21 @@ struct ExpressionChecker {
                   fix: "A field's condition or calculation may only read fields whose own conditions and calculations do not depend on it.")
         }
         return findings
+    }
+
+    /// The texts a person reads that may hold `${name}` references.
+    nonisolated(unsafe) static let textProperty = Property(key: "text", noun: "text", rule: "text", source: \.hint)
+
+    /// A field's texts that show answers, with their paths: label, hint, constraint message, the choices' labels.
+    static func texts(of field: FieldDefinition, at path: JSONPath) -> [(JSONPath, String)] {
+        var texts: [(JSONPath, String)] = [(path.appending("label"), field.label)]
+        for (key, text) in [("hint", field.hint), ("constraintMessage", field.constraintMessage)] {
+            if let text { texts.append((path.appending(key), text)) }
+        }
+        for (index, choice) in (field.choices ?? []).enumerated() {
+            texts.append((path.appending("choices").appending(index).appending("label"), choice.label))
+        }
+        return texts
     }
 
     struct ScopeProblem {

@@ -108,15 +108,16 @@ enum FormChecker {
                 error("media-type-not-for-kind", path.appending("accept"), "A photo field accepts images, but \"accept\" lists \"\(shown(other))\".", "Use a file field for other kinds of file, or list only image types.")
             }
         }
-        if kind == .note, field.required || field.defaultValue != nil {
-            fail("option-not-for-kind", field.required ? "required" : "default", "A note is read-only text; it cannot be required or have a default.", fix: "Remove the option, or use a text field.")
+        let requiredAtAll = field.required || field.requiredExpression != nil
+        if kind == .note, requiredAtAll || field.defaultValue != nil {
+            fail("option-not-for-kind", requiredAtAll ? "required" : "default", "A note is read-only text; it cannot be required or have a default.", fix: "Remove the option, or use a text field.")
         }
         if kind != .repeat {
             for (key, present) in [("fields", field.fields != nil), ("minCount", field.minCount != nil), ("maxCount", field.maxCount != nil), ("countFrom", field.countFrom != nil), ("instanceLabel", field.instanceLabel != nil)] where present {
                 fail("option-not-for-kind", key, "\"\(key)\" applies only to repeat fields, not to \(kind.rawValue).", fix: "Remove \"\(key)\" or make the field a repeat.")
             }
         } else {
-            for (key, present) in [("required", field.required), ("default", field.defaultValue != nil || field.defaultExpression != nil), ("calculation", field.calculation != nil), ("constraint", field.constraint != nil)] where present {
+            for (key, present) in [("required", requiredAtAll), ("default", field.defaultValue != nil || field.defaultExpression != nil), ("calculation", field.calculation != nil), ("constraint", field.constraint != nil)] where present {
                 fail("option-not-for-kind", key, "\"\(key)\" does not apply to a repeat; its fields take answers, the repeat itself holds instances.", fix: "Put \"\(key)\" on a field inside the repeat, or use minCount for a repeat that must have instances.")
             }
             if let low = field.minCount, let high = field.maxCount, low > high {
@@ -124,7 +125,7 @@ enum FormChecker {
             }
         }
         if kind == .note || kind == .calculate {
-            for (key, present) in [("constraint", field.constraint != nil), ("required", field.required && kind == .calculate)] where present {
+            for (key, present) in [("constraint", field.constraint != nil), ("required", requiredAtAll && kind == .calculate)] where present {
                 fail("option-not-for-kind", key, "\"\(key)\" does not apply to a \(kind.rawValue) field, which nobody types.", fix: "Remove \"\(key)\".")
             }
         }
@@ -147,9 +148,17 @@ enum FormChecker {
             fail("pattern-invalid", "pattern", "\"\(shown(pattern))\" is not a valid regular expression of at most \(PatternMatcher.maximumPatternLength) characters.", fix: "Correct the regular expression.")
         }
         if let choices = field.choices {
-            var seen = Set<String>()
-            for (index, choice) in choices.enumerated() where !seen.insert(choice.value).inserted {
-                error("duplicate-choice", path.appending("choices").appending(index).appending("value"), "The choice value \"\(choice.value)\" appears twice.", "Give every choice its own value.")
+            // A value may appear twice only where a choiceFilter tells the choices apart by their properties (the
+            // cascading select: a county of the same name in two states); the earlier answers then say which.
+            var seen: [String: Set<[String: String]>] = [:]
+            for (index, choice) in choices.enumerated() {
+                let properties = choice.properties ?? [:]
+                if let earlier = seen[choice.value], field.choiceFilter == nil || earlier.contains(properties) {
+                    error("duplicate-choice", path.appending("choices").appending(index).appending("value"),
+                          field.choiceFilter == nil ? "The choice value \"\(choice.value)\" appears twice." : "The choice value \"\(choice.value)\" appears twice with the same properties, so the choiceFilter cannot tell them apart.",
+                          "Give every choice its own value\(field.choiceFilter == nil ? "" : ", or properties that tell the filter which to offer").")
+                }
+                seen[choice.value, default: []].insert(properties)
             }
         }
         if let value = field.defaultValue {

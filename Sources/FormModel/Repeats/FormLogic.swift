@@ -19,6 +19,8 @@ public struct FormLogic: Sendable {
     public let choiceFilter: [String: FormExpression]
     /// Parsed default expressions (`"default": {"expression": "today()"}`) by field id.
     public let defaultExpression: [String: FormExpression]
+    /// Parsed required conditions (`"required": {"expression": "age >= 18"}`) by field id.
+    public let requiredExpression: [String: FormExpression]
     /// Every field id, each after the fields its relevance and calculation read.
     public let order: [String]
     /// Each field's place in `order`.
@@ -52,6 +54,7 @@ public struct FormLogic: Sendable {
         self.constraint = parsed(\.constraint)
         self.choiceFilter = parsed(\.choiceFilter)
         self.defaultExpression = parsed(\.defaultExpression)
+        self.requiredExpression = parsed(\.requiredExpression)
 
         var reads: [String: [String]] = [:]
         var dependents: [String: [Dependency]] = [:]

@@ -236,6 +236,10 @@ public struct FormState: Sendable {
 
         var clock: ExpressionClock { state.clock }
 
+        func choiceLabel(of value: String, field: String) -> String? {
+            state.logic.fields.byID[field]?.choices?.first { $0.value == value }?.label
+        }
+
         func value(of path: [String]) -> ExpressionValue {
             if let choice, path.count == 2, path[0] == "choice" {
                 switch path[1] {

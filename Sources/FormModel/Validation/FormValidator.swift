@@ -86,7 +86,13 @@ public struct FormValidator: Sendable {
         var found = FieldValidator.issues(for: field, answer: answer, verdicts: verdicts).map {
             FieldIssue(fieldID: key, code: $0.code, message: $0.message)
         }
-        guard found.isEmpty, let answer, !answer.isBlank else { return found }
+        guard found.isEmpty, let answer, !answer.isBlank else {
+            // Required when a condition holds: checked like a relevance condition (a failure counts as false).
+            if found.isEmpty, field.kind.takesAnswer, let condition = logic.requiredExpression[field.id], state.evaluate(condition, at: key).isTruthy {
+                found.append(FieldIssue(fieldID: key, code: .required, message: field.kind.hasChoices ? "Required: choose an option." : "Required: enter a value."))
+            }
+            return found
+        }
         if logic.choiceFilter[field.id] != nil {
             let offered = state.choices(for: key)
             let values: [String]
@@ -107,7 +113,7 @@ public struct FormValidator: Sendable {
             case .failure(let reason):
                 found.append(FieldIssue(fieldID: key, code: .constraintNotChecked, message: "This answer could not be checked: \(reason)"))
             case let value where !value.isTruthy:
-                found.append(FieldIssue(fieldID: key, code: .constraint, message: field.constraintMessage ?? "This answer does not meet the form's rule (\(field.constraint ?? "")); change it."))
+                found.append(FieldIssue(fieldID: key, code: .constraint, message: field.constraintMessage.map { state.text($0, at: key) } ?? "This answer does not meet the form's rule (\(field.constraint ?? "")); change it."))
             default: break
             }
         }

@@ -64,7 +64,7 @@ struct RecordAnswers {
                 let key = prefix.isEmpty ? field.id : prefix + "/" + field.id
                 let value = state.computed[key] ?? state.answers[key]
                 return Item(
-                    label: field.label, isRepeat: false, hasValue: value != nil, text: value?.display(for: field) ?? "", instances: [],
+                    label: state.text(field.label, at: key), isRepeat: false, hasValue: value != nil, text: value?.display(for: field) ?? "", instances: [],
                     attachment: attachment(value))
             }
         }

@@ -226,12 +226,12 @@ public struct SheetView: Sendable {
             return ([line], [(0, 0, line.count)])
         case .singleChoice:
             let chosen: String? = { if case .choice(let value)? = state.answers[key] { return value } else { return nil } }()
-            items = state.choices(at: key).map { (($0.value == chosen) ? "(•) " : "( ) ") + $0.label }
+            items = state.choices(at: key).map { (($0.value == chosen) ? "(•) " : "( ) ") + state.evaluated.text($0.label, at: key) }
         case .multipleChoice:
             let chosen: [String] = { if case .choices(let values)? = state.answers[key] { return values } else { return [] } }()
             let cursor = state.choiceCursor[key] ?? 0
             items = state.choices(at: key).enumerated().map { index, choice in
-                (focused && index == cursor ? "›" : "") + (chosen.contains(choice.value) ? "[x] " : "[ ] ") + choice.label
+                (focused && index == cursor ? "›" : "") + (chosen.contains(choice.value) ? "[x] " : "[ ] ") + state.evaluated.text(choice.label, at: key)
             }
         case .multilineText:
             let room = max(3, width - 2)
@@ -274,11 +274,11 @@ public struct SheetView: Sendable {
 
     mutating func drawField(_ field: FieldDefinition, at key: String, row: Int, left: Int, width: Int, on screen: inout Screen) {
         if field.kind == .note {
-            screen.write("ℹ " + field.label, column: left, row: row, limit: width)
+            screen.write("ℹ " + state.evaluated.text(field.label, at: key), column: left, row: row, limit: width)
             return
         }
-        var label = field.label + (field.required ? " *" : "")
-        if let hint = field.hint { label += " — \(hint)" }
+        var label = state.evaluated.text(field.label, at: key) + (field.required ? " *" : "")
+        if let hint = field.hint { label += " — \(state.evaluated.text(hint, at: key))" }
         screen.write(label, column: left, row: row, limit: width)
         let focused = state.focus == .field(key) && !state.isAsking
         let layout = valueLayout(field, at: key, width: width)

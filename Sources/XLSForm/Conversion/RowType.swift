@@ -18,14 +18,15 @@ enum RowType: Equatable {
         "phonenumber": "nothing (FieldSheet does not read phone numbers)", "subscriberid": "nothing (FieldSheet does not read SIM cards)",
         "simserial": "nothing (FieldSheet does not read SIM cards)", "audit": "nothing (FieldSheet keeps the record's own history)",
         "start-geopoint": "nothing (add a geopoint question if the place matters)", "instanceid": "the record's own id",
+        // ODK Collect's URI spellings of the same properties.
+        "uri:deviceid": "the device that made the record", "uri:username": "the user who made the record",
+        "uri:email": "the user who made the record", "uri:phonenumber": "nothing (FieldSheet does not read phone numbers)",
+        "uri:subscriberid": "nothing (FieldSheet does not read SIM cards)", "uri:simserial": "nothing (FieldSheet does not read SIM cards)",
     ]
     /// Questions that attach a file, by the FieldSheet kind they become (a video is a file of any type).
     static let attachments: [String: FieldKind] = ["image": .photo, "photo": .photo, "audio": .audio, "video": .file, "file": .file]
     static let refusals: [String: String] = [
-        "range": "Use an integer or decimal question with a constraint.",
         "rank": "Use a select_multiple question, or one select_one per rank.",
-        "barcode": "Use a text question and type the code.",
-        "hidden": "Use a calculate row.",
         "geotrace": "Use geopoint questions in a repeat.",
         "geoshape": "Use geopoint questions in a repeat.",
         "select_one_from_file": "Copy the file's choices into the choices sheet and use select_one.",
@@ -39,8 +40,29 @@ enum RowType: Equatable {
         "background-video": "Add a file question the person attaches the video to.",
     ]
 
+    /// The type's first word as the switch below reads it (`phone number` is `phone_number`), for the types
+    /// that are questions of another kind with more to them: `phone_number` (digits only), `range` (bounds and
+    /// a step), `hidden` (a value no one types), `barcode` (typed or pasted).
+    static func head(_ cell: String) -> String {
+        let words = cell.split(whereSeparator: \.isWhitespace).map { $0.lowercased() }
+        return words == ["phone", "number"] ? "phone_number" : words.first ?? ""
+    }
+
+    /// How many words at the end of the type ask for an "Other" choice and a text to specify it:
+    /// `select_one LIST or_other`, pyxform's older `… or specify other`; 0 when none.
+    static func otherSuffix(_ cell: String) -> Int {
+        let words = cell.lowercased().split(whereSeparator: \.isWhitespace)
+        if words.count > 2, words.last == "or_other" { return 1 }
+        if words.count > 4, words.suffix(3) == ["or", "specify", "other"] { return 3 }
+        return 0
+    }
+
     init(_ cell: String) {
-        let words = cell.split(whereSeparator: \.isWhitespace).map(String.init)
+        let words = cell.split(whereSeparator: \.isWhitespace).map(String.init).dropLast(Self.otherSuffix(cell)).map { $0 }
+        if Self.otherSuffix(cell) > 0, !["select_one", "select_multiple", "select"].contains(words.first?.lowercased() ?? "") {
+            self = .unknown(cell)
+            return
+        }
         var lowered = words.map { $0.lowercased() }
         // `begin group`, `select one LIST`: the spaced spellings XLSForm accepts.
         if lowered.count >= 2, ["begin", "end", "select"].contains(lowered[0]),
@@ -64,10 +86,6 @@ enum RowType: Equatable {
             self = .unknown("")
             return
         }
-        if cell.lowercased().hasSuffix("or specify other") {
-            self = .refused("… or specify other", fix: "Add an 'other' choice to the list and a text question relevant when it is selected.")
-            return
-        }
         if let fix = Self.refusals[head] {
             self = .refused(head, fix: fix)
             return
@@ -78,9 +96,7 @@ enum RowType: Equatable {
             return
         case "select_one", "select_multiple":
             let kind: FieldKind = head == "select_one" ? .singleChoice : .multipleChoice
-            if lowered.count == 3, lowered[2] == "or_other" {
-                self = .refused("\(head) … or_other", fix: "Add an 'other' choice to the list and a text question relevant when it is selected.")
-            } else if lowered.count == 2 {
+            if lowered.count == 2 {
                 self = .question(kind, list: original[1])
             } else if lowered.count == 1 {
                 self = .refused(head, fix: "Name the choice list after the type: \(head) LIST, where LIST is a list_name of the choices sheet.")
@@ -96,8 +112,9 @@ enum RowType: Equatable {
             return
         }
         switch head {
-        case "text", "string", "phone_number": self = .question(.text, list: nil)
-        case "integer", "int": self = .question(.integer, list: nil)
+        case "text", "string", "phone_number", "barcode": self = .question(.text, list: nil)
+        case "integer", "int", "range": self = .question(.integer, list: nil)
+        case "hidden": self = .question(.calculate, list: nil)
         case "decimal": self = .question(.decimal, list: nil)
         case "date": self = .question(.date, list: nil)
         case "time": self = .question(.time, list: nil)

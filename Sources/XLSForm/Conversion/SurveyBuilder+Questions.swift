@@ -7,7 +7,7 @@ extension SurveyBuilder {
     /// The columns read from the survey sheet (besides label, hint and constraint_message in any language).
     static let readColumns: Set<String> = [
         "type", "name", "label", "hint", "required", "relevant", "constraint", "constraint_message", "calculation",
-        "default", "choice_filter", "read_only", "repeat_count", "appearance",
+        "default", "choice_filter", "read_only", "repeat_count", "appearance", "parameters",
     ]
 
     /// One warning per survey column that holds values FieldSheet does not import (required_message, media, …).
@@ -30,28 +30,53 @@ extension SurveyBuilder {
         guard !name.isEmpty else { return nil }
         let node = FieldNode()
         var kind = baseKind
+        let head = RowType.head(table.value(row, "type") ?? "")
+        let range = head == "range" ? rangeParameters(row, into: &converter) : nil
+        if let range, [range.start, range.end, range.step].contains(where: { $0 != $0.rounded() }) { kind = .decimal }
         let appearance = table.value(row, "appearance")
         if kind == .text, appearance?.split(separator: " ").contains("multiline") == true { kind = .multilineText }
         checkAppearance(row, allowed: kind == .multilineText ? ["multiline"] : [], into: &converter)
         node.members.append(("id", .string(name), table.cell(row, "name")))
         node.members.append(("kind", .string(kind.rawValue), table.cell(row, "type")))
-        let hint = translated("hint", row)
+        var hint = translated("hint", row)
+        if let found = hint { hint?.value = converter.translateText(found.value, cell: found.cell, column: "hint", scope: scope) }
         if let label = label(row) {
-            node.members.append(("label", .string(label), translated("label", row)?.cell ?? table.cell(row, "label")))
+            let cell = translated("label", row)?.cell ?? table.cell(row, "label")
+            node.members.append(("label", .string(converter.translateText(label, cell: cell, column: "label", scope: scope)), cell))
         } else if kind == .calculate {
             node.members.append(("label", .string(name), table.cell(row, "name")))
         } else if let hint {
             node.members.append(("label", .string(hint.value), hint.cell))
+        } else if let image = table.headers.lazy.filter({ $0.name == "image" || $0.name.hasPrefix("image::") || $0.name.hasPrefix("media::image") })
+                    .compactMap({ header in table.value(row, header.name).map { (file: $0, cell: table.cell(row, header.name)) } }).first {
+            // Labelled only by a picture, which FieldSheet does not show: the picture's file name says what it is.
+            node.members.append(("label", .string(image.file), image.cell))
+            converter.warning(image.cell, "xlsform-label", "The question \(name) is labelled only by the image \(image.file), which FieldSheet does not show; its label is the file's name.",
+                              fix: "Write a label in words as well.")
         } else {
             converter.error(table.cell(row, table.column("label", language: language) ?? "label"), "xlsform-label",
                             "The question \(name) has no label.", fix: "Write what the person filling the form reads, like \"Site name\".")
             return nil
         }
-        if let hint, label(row) != nil { node.members.append(("hint", .string(hint.value), hint.cell)) }
-        if kind.takesAnswer, let required = requiredFlag(row, into: &converter), required {
-            node.members.append(("required", .bool(true), table.cell(row, "required")))
+        if let hint, label(row) != nil {
+            node.members.append(("hint", .string(hint.value), hint.cell))
+        } else if head == "phone_number" {
+            node.members.append(("hint", .string("Enter numbers only."), table.cell(row, "type")))  // pyxform's hint
         }
-        if let value = table.value(row, "default") {
+        if head == "phone_number" {
+            // pyxform's constraint regex(., '^\d*$'), as FieldSheet's pattern.
+            node.members.append(("pattern", .string("[0-9]*"), table.cell(row, "type")))
+            node.members.append(("patternMessage", .string("Enter numbers only."), table.cell(row, "type")))
+        }
+        if let range {
+            let cell = table.cell(row, "parameters")
+            node.members.append(("min", .number(Swift.min(range.start, range.end)), cell))
+            node.members.append(("max", .number(Swift.max(range.start, range.end)), cell))
+        }
+        if kind.takesAnswer, let required = requiredMember(row, scope: scope, into: &converter) {
+            node.members.append(required)
+        }
+        if let value = table.value(row, "default"), head != "hidden" {
             if let member = defaultMember(row, value, kind: kind, scope: scope, into: &converter) { node.members.append(member) }
         }
         if let list {
@@ -66,14 +91,25 @@ extension SurveyBuilder {
         appendRelevant(to: node, row, scope: scope, conditions: conditions, into: &converter)
         if let calculation = converter.translate(table, row, "calculation", scope: scope) {
             node.members.append(("calculation", .string(calculation), table.cell(row, "calculation")))
+        } else if head == "hidden", table.value(row, "calculation") == nil {
+            // A hidden value no one types: its default (a value or an expression), or nothing.
+            node.members.append(("calculation", .string(hiddenValue(row, scope: scope, into: &converter) ?? "null"), table.cell(row, "default")))
         } else if kind == .calculate, table.value(row, "calculation") == nil {
             converter.error(table.cell(row, "calculation"), "xlsform-calculation", "The calculate row \(name) has no calculation.",
                             fix: "Write the expression it computes, like ${price} * ${quantity}.")
         }
-        if let constraint = converter.translate(table, row, "constraint", scope: scope) {
+        let step = range.flatMap { range in
+            // A step other than 1 between whole numbers is a constraint; a decimal range's step is not checked.
+            kind == .integer && range.step != 1 ? "(. - \(Self.number(range.start))) % \(Self.number(range.step)) == 0" : nil
+        }
+        if let step, table.value(row, "constraint") == nil {
+            node.members.append(("constraint", .string(step), table.cell(row, "parameters")))
+        }
+        if let own = converter.translate(table, row, "constraint", scope: scope) {
+            let constraint = step.map { "(\(own)) and (\($0))" } ?? own
             node.members.append(("constraint", .string(constraint), table.cell(row, "constraint")))
             if let message = translated("constraint_message", row) {
-                node.members.append(("constraintMessage", .string(message.value), message.cell))
+                node.members.append(("constraintMessage", .string(converter.translateText(message.value, cell: message.cell, column: "constraint_message", scope: scope)), message.cell))
             }
         }
         if let filter = converter.translate(table, row, "choice_filter", scope: scope, choiceFilter: true) {
@@ -92,8 +128,50 @@ extension SurveyBuilder {
         return node
     }
 
+    /// Whether the row's repeat_count is an expression other than a number or one `${question}`.
+    func countIsExpression(_ row: Sheet.Row) -> Bool {
+        guard let count = table.value(row, "repeat_count")?.trimmingCharacters(in: .whitespaces), Double(count) == nil else { return false }
+        let reference = count.hasPrefix("${") && count.hasSuffix("}") && count.dropFirst(2).dropLast().allSatisfy { $0.isLetter || $0.isNumber || "_-.".contains($0) }
+        return !reference
+    }
+
+    /// A range's `parameters` (`start=0 end=100 step=5`; pyxform's defaults 1, 10 and 1); a malformed one is an
+    /// error naming the cell, and the defaults are used.
+    func rangeParameters(_ row: Sheet.Row, into converter: inout XLSFormConverter) -> (start: Double, end: Double, step: Double) {
+        var values = ["start": 1.0, "end": 10.0, "step": 1.0]
+        guard let text = table.value(row, "parameters") else { return (1, 10, 1) }
+        for pair in text.split(whereSeparator: { $0.isWhitespace || $0 == ";" || $0 == "," }) {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parts.count == 2, values[parts[0]] != nil, let number = Double(parts[1]), number.isFinite else {
+                converter.error(table.cell(row, "parameters"), "xlsform-parameters", "The range parameter \"\(pair)\" is not start=, end= or step= with a number.",
+                                fix: "Write the parameters like start=0 end=100 step=5.")
+                continue
+            }
+            values[parts[0]] = number
+        }
+        let step = values["step"] ?? 1
+        if step <= 0 {
+            converter.error(table.cell(row, "parameters"), "xlsform-parameters", "The range's step is \(Self.number(step)); it must be more than 0.",
+                            fix: "Write a positive step, like step=1.")
+        }
+        return (values["start"] ?? 1, values["end"] ?? 10, step > 0 ? step : 1)
+    }
+
+    /// A number as an expression or a message writes it: `5`, `0.5`.
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+
+    /// A hidden row's value from its default: the expression, or the text as a constant.
+    func hiddenValue(_ row: Sheet.Row, scope: [String], into converter: inout XLSFormConverter) -> String? {
+        guard let value = table.value(row, "default") else { return nil }
+        if value.contains("${") || value.contains("(") { return converter.translate(table, row, "default", scope: scope) }
+        return value.contains("'") ? "\"\(value.replacingOccurrences(of: "\"", with: ""))\"" : "'\(value)'"
+    }
+
     /// A begin_repeat row as a repeat field; its fields are added as the rows below it are read.
-    func repeatField(_ row: Sheet.Row, name: String, scope: [String], conditions: [(String, String?)], into converter: inout XLSFormConverter) -> FieldNode {
+    func repeatField(_ row: Sheet.Row, name: String, scope: [String], conditions: [(String, String?)], countField: String?,
+                     into converter: inout XLSFormConverter) -> FieldNode {
         let node = FieldNode()
         node.children = []
         node.members.append(("id", .string(name), table.cell(row, "name")))
@@ -101,7 +179,9 @@ extension SurveyBuilder {
         node.members.append(("label", .string(label(row) ?? name), translated("label", row)?.cell ?? table.cell(row, "name")))
         appendRelevant(to: node, row, scope: scope, conditions: conditions, into: &converter)
         checkAppearance(row, allowed: ["field-list"], into: &converter)
-        if let count = table.value(row, "repeat_count") {
+        if let countField {
+            node.members.append(("countFrom", .string(countField), table.cell(row, "repeat_count")))
+        } else if let count = table.value(row, "repeat_count") {
             let cell = table.cell(row, "repeat_count")
             if let number = Double(count), number >= 1, number == number.rounded(), number <= 10_000 {
                 node.members.append(("minCount", .number(number), cell))
@@ -110,8 +190,8 @@ extension SurveyBuilder {
                       !translated.contains(".") {
                 node.members.append(("countFrom", .string(translated), cell))
             } else if converter.findings.last?.cell != cell {
-                converter.error(cell, "xlsform-repeat-count", "The repeat_count \"\(count)\" is neither a whole number nor one ${question} outside the repeat.",
-                                fix: "Compute the count in an integer question with a calculation and write ${that_question} here.")
+                converter.error(cell, "xlsform-repeat-count", "The repeat_count \"\(count)\" is neither a whole number from 1 to 10,000, one ${question} outside the repeat, nor an expression.",
+                                fix: "Write the number of instances, or the question or expression that counts them.")
             }
         }
         return node
@@ -126,15 +206,14 @@ extension SurveyBuilder {
         node.members.append(("relevant", .string(text), last.1))
     }
 
-    /// `required`: yes/no, true/false, true()/false(), 1/0. An expression cannot be imported.
-    private func requiredFlag(_ row: Sheet.Row, into converter: inout XLSFormConverter) -> Bool? {
-        if case .bool(let value)? = table.cellValue(row, "required") { return value }
+    /// `required`: yes/no, true/false, true()/false(), 1/0; any other text is a condition, required while it holds.
+    private func requiredMember(_ row: Sheet.Row, scope: [String], into converter: inout XLSFormConverter) -> Member? {
+        let cell = table.cell(row, "required")
+        if case .bool(let value)? = table.cellValue(row, "required") { return value ? ("required", .bool(true), cell) : nil }
         guard let text = table.value(row, "required") else { return nil }
-        if let flag = Self.flag(text) { return flag }
-        converter.error(table.cell(row, "required"), "xlsform-required",
-                        "required is \"\(text)\"; FieldSheet's required is yes or no, not a condition.",
-                        fix: "Write yes, and put the condition in relevant if the question only applies sometimes.")
-        return nil
+        if let flag = Self.flag(text) { return flag ? ("required", .bool(true), cell) : nil }
+        guard let condition = converter.translate(table, row, "required", scope: scope) else { return nil }
+        return ("required", .object([("expression", .string(condition), cell)]), cell)
     }
 
     static func flag(_ text: String) -> Bool? {

@@ -17,12 +17,25 @@ struct SurveyBuilder {
 
     struct NameInfo {
         var kind: NameKind
-        /// The repeats that hold it, outermost first.
+        /// The repeats that hold it (their keys), outermost first.
         var chain: [String]
         var cell: String
+        /// Its FieldSheet id: the name, unless an element elsewhere already has it.
+        var key: String
+        /// The cells of the other elements with the same name (in other groups): a `${name}` is then ambiguous.
+        var others: [String] = []
     }
 
+    /// The first element of each name (by XLSForm name).
     var names: [String: NameInfo] = [:]
+    /// The FieldSheet id of each row whose id is not its name (the same name in another group), by row number.
+    var keys: [Int: String] = [:]
+    /// Every FieldSheet id given so far.
+    var usedKeys: Set<String> = []
+    /// The cell of each name within its parent group or repeat (or the survey), where XLSForm needs it unique.
+    var siblings: [String: String] = [:]
+    /// The cell of each repeat's name, which XLSForm needs unique in the whole survey.
+    var repeats: [String: String] = [:]
 
     /// A field being built: its members in order, and for a repeat its fields.
     final class FieldNode {
@@ -100,7 +113,7 @@ struct SurveyBuilder {
         for row in table.rows {
             guard let typeText = table.value(row, "type") else { continue }
             let type = RowType(typeText)
-            let name = table.value(row, "name") ?? ""
+            let name = keys[row.number] ?? rowName(row, type) ?? ""
             switch type {
             case .beginGroup:
                 let relevant = converter.translate(table, row, "relevant", scope: scope())
@@ -118,7 +131,20 @@ struct SurveyBuilder {
                 }
                 checkAppearance(row, allowed: ["field-list"], into: &converter)
             case .beginRepeat:
-                let node = repeatField(row, name: name, scope: scope(), conditions: groupConditions(), into: &converter)
+                // A repeat_count that is an expression is computed, as pyxform computes it, in a calculate NAME_count
+                // before the repeat, which the repeat counts from.
+                var countField: String?
+                if countIsExpression(row), let expression = converter.translate(table, row, "repeat_count", scope: scope()) {
+                    var id = "\(name)_count"
+                    while usedKeys.contains(id) { id += "_" }
+                    usedKeys.insert(id)
+                    let cell = table.cell(row, "repeat_count")
+                    let count = FieldNode()
+                    count.members = [("id", .string(id), cell), ("kind", .string("calculate"), cell), ("label", .string(id), cell), ("calculation", .string(expression), cell)]
+                    add(count, row: row)
+                    countField = id
+                }
+                let node = repeatField(row, name: name, scope: scope(), conditions: groupConditions(), countField: countField, into: &converter)
                 add(node, row: row)
                 frames.append(Frame(kind: .repeatGroup, name: name, typeCell: table.cell(row, "type"), node: node))
             case .endGroup, .endRepeat:
@@ -126,6 +152,7 @@ struct SurveyBuilder {
             case .question(let kind, let list):
                 if let node = question(row, kind: kind, list: list, name: name, scope: scope(), conditions: groupConditions(), into: &converter) {
                     add(node, row: row)
+                    if RowType.otherSuffix(typeText) > 0 { add(otherField(row, name: name, conditions: groupConditions()), row: row) }
                 }
             case .metadata, .refused, .unknown:
                 continue  // reported while collecting names
@@ -146,10 +173,24 @@ struct SurveyBuilder {
         return json
     }
 
+    /// The text question pyxform adds after `select_one LIST or_other`: `NAME_other`, "Specify other.", shown
+    /// while other is chosen.
+    private mutating func otherField(_ row: Sheet.Row, name: String, conditions: [(String, String?)]) -> FieldNode {
+        var id = "\(name)_other"
+        while usedKeys.contains(id) { id += "_" }
+        usedKeys.insert(id)
+        let cell = table.cell(row, "type")
+        let node = FieldNode()
+        node.members = [("id", .string(id), cell), ("kind", .string("text"), cell), ("label", .string("Specify other."), cell)]
+        let all = conditions.map(\.0) + ["selected(\(name), 'other')"]
+        node.members.append(("relevant", .string(all.count == 1 ? all[0] : all.map { "(\($0))" }.joined(separator: " and ")), cell))
+        return node
+    }
+
     /// The id of a page of ungrouped questions: one no group (whose name is its page's id) or earlier page has.
     private func uniquePageID(_ wanted: String, pages: [PageNode]) -> String {
         var id = wanted
-        while pages.contains(where: { $0.id == id }) || names[id]?.kind == .group { id += "_" }
+        while pages.contains(where: { $0.id == id }) || usedKeys.contains(id) { id += "_" }
         return id
     }
 

@@ -8,8 +8,10 @@ struct ChoiceList {
 
 extension XLSFormConverter {
     /// The choices sheet's lists by list_name. Columns other than list_name, name and label become the
-    /// choice's properties, which a `choice_filter` reads; a duplicate value in a list is an error.
-    mutating func readChoices(_ table: SheetTable?, language: String?) -> [String: ChoiceList] {
+    /// choice's properties, which a `choice_filter` reads; a duplicate value in a list is an error unless the
+    /// settings allow duplicates (`allow_choice_duplicates`, as in pyxform: a cascading select's county named
+    /// like one of another state), and then the form checker needs a choiceFilter to tell them apart.
+    mutating func readChoices(_ table: SheetTable?, language: String?, allowDuplicates: Bool = false) -> [String: ChoiceList] {
         guard let table, !table.headers.isEmpty else { return [:] }
         guard table.columns["list_name"] != nil, table.columns["name"] != nil || table.columns["value"] != nil else {
             error(table.sheet.reference(row: max(table.headerRow, 1), column: 0), "xlsform-sheet",
@@ -44,9 +46,9 @@ extension XLSFormConverter {
                       fix: "Write the choice's name, like yes or 1.")
                 continue
             }
-            if let earlier = seen[listName]?[value] {
+            if let earlier = seen[listName]?[value], !allowDuplicates {
                 error(table.cell(row, nameColumn), "xlsform-choices", "The list \(listName) already has a choice named \"\(value)\" (at \(earlier)).",
-                      fix: "Give every choice of a list its own name.")
+                      fix: "Give every choice of a list its own name, or set allow_choice_duplicates to yes in the settings sheet if a choice_filter tells them apart.")
                 continue
             }
             seen[listName, default: [:]][value] = table.cell(row, nameColumn)

@@ -11,13 +11,62 @@ extension XLSFormConverter {
         do {
             translated = try translator.translate(source)
         } catch {
-            self.error(cell, "xlsform-expression", "\(column) cannot be translated: \(error.message) (character \(error.column) of \"\(Self.excerpt(source))\").",
-                       fix: error.fix)
+            // Quotes a spreadsheet's autocorrect curled (‘yes’, “yes”): pyxform straightens them in every cell; an
+            // expression that does not read as written is read with them straightened, and the cell named.
+            var failure = error
+            var shown = source
+            let straightened = Self.straightenedQuotes(source)
+            if straightened != source {
+                do {
+                    let retried = try translator.translate(straightened)
+                    warning(cell, "xlsform-curly-quotes", "\(column) has curly quotes (‘ ’ “ ”), which a spreadsheet's autocorrect types; they are read as straight quotes: \"\(Self.excerpt(straightened))\".",
+                            fix: "Write the quotes as ' or \" in the cell (turn off smart quotes in the spreadsheet's autocorrect) to silence this.")
+                    return retried
+                } catch {
+                    failure = error
+                    shown = straightened
+                }
+            }
+            self.error(cell, "xlsform-expression", "\(column) cannot be translated: \(failure.message) (character \(failure.column) of \"\(Self.excerpt(shown))\"\(shown == source ? "" : ", its curly quotes read as straight ones")).",
+                       fix: failure.fix)
             return nil
         }
         // What the translation produces is parsed again when the definition is loaded; a failure there (an
         // expression past FieldSheet's nesting limit) is a finding naming this cell too.
         return translated
+    }
+
+    /// A label, hint or message with its `${name}` references written as FieldSheet reads them from where the
+    /// row stands (`${defects.cost}` outside the repeat); a reference to no question, to a group or to metadata
+    /// is an error naming the cell.
+    mutating func translateText(_ text: String, cell: String, column: String, scope: [String]) -> String {
+        guard FormText.mayReference(text) else { return text }
+        let resolve = resolver(scope: scope)
+        var result = ""
+        var rest = Substring(text)
+        while let start = rest.firstRange(of: "${"), let end = rest[start.upperBound...].firstIndex(of: "}") {
+            result += rest[..<start.lowerBound]
+            let name = String(rest[start.upperBound..<end])
+            rest = rest[rest.index(after: end)...]
+            switch resolve(name) {
+            case .path(let path): result += "${\(path)}"
+            case .refused(let message, let fix):
+                self.error(cell, "xlsform-expression", "\(column) cannot show ${\(name)}: \(message).", fix: fix)
+                result += "${\(name)}"
+            }
+        }
+        return result + rest
+    }
+
+    /// `text` with the typographic quotes ‘ ’ “ ” as ' and ", as pyxform's clean_text_values writes them.
+    static func straightenedQuotes(_ text: String) -> String {
+        String(text.map { character -> Character in
+            switch character {
+            case "\u{2018}", "\u{2019}": "'"
+            case "\u{201C}", "\u{201D}": "\""
+            default: character
+            }
+        })
     }
 
     static func excerpt(_ text: String) -> String {
@@ -32,6 +81,10 @@ extension XLSFormConverter {
             guard let info = names[name] else {
                 return .refused(message: "${\(name)} names no question of this form", fix: "Use a name from the survey sheet's name column (names are case-sensitive).")
             }
+            if !info.others.isEmpty {
+                return .refused(message: "${\(name)} names \(info.others.count + 1) elements (\(([info.cell] + info.others).joined(separator: ", "))), in different groups",
+                                fix: "Give the one the expression means a name of its own and refer to that.")
+            }
             switch info.kind {
             case .group:
                 return .refused(message: "${\(name)} is a group, and groups have no value", fix: "Refer to a question inside the group.")
@@ -43,7 +96,7 @@ extension XLSFormConverter {
             case .question, .repeatGroup:
                 var common = 0
                 while common < scope.count, common < info.chain.count, scope[common] == info.chain[common] { common += 1 }
-                return .path((info.chain[common...] + [name]).joined(separator: "."))
+                return .path((info.chain[common...] + [info.key]).joined(separator: "."))
             }
         }
     }

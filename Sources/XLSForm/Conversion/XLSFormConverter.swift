@@ -73,7 +73,15 @@ struct XLSFormConverter {
             return XLSFormConversion(definition: nil, findings: findings, cells: [:])
         }
         let language = chooseLanguage(survey: survey, settings: settings, choices: choicesTable)
-        let lists = readChoices(choicesTable, language: language)
+        let allowDuplicates = settings.flatMap { table in table.rows.first.flatMap { table.value($0, "allow_choice_duplicates") } }.flatMap(SurveyBuilder.flag) ?? false
+        var lists = readChoices(choicesTable, language: language, allowDuplicates: allowDuplicates)
+        // `select_one LIST or_other`: as pyxform does, the list itself gets the choice other ("Other").
+        var amended: Set<String> = []
+        for row in survey.rows {
+            guard let type = survey.value(row, "type"), RowType.otherSuffix(type) > 0, case .question(_, let list?) = RowType(type),
+                  lists[list] != nil, amended.insert(list).inserted else { continue }
+            lists[list]?.choices.append(.object([("value", .string("other"), survey.cell(row, "type")), ("label", .string("Other"), survey.cell(row, "type"))]))
+        }
         var builder = SurveyBuilder(table: survey, language: language, lists: lists, choicesSheet: choicesTable?.sheet.name ?? "choices")
         let pages = builder.build(into: &self)
         var members = formMembers(settings: settings, pageCount: pages.count)
@@ -144,6 +152,11 @@ struct XLSFormConverter {
         members.append(("version", .number(Double(version)), setting("version")?.cell ?? settingsCell))
         if let title = setting("form_title") {
             members.append(("title", .string(title.value), title.cell))
+        } else {
+            // As pyxform does: a form without form_title is titled by its form_id (or the file's name).
+            members.append(("title", .string(source), given?.cell ?? settingsCell))
+            warning(given?.cell ?? settingsCell, "xlsform-title", "The form has no form_title, so its title is \"\(source)\", its \(given == nil ? "file's name" : "form_id"), as ODK's tools title it.",
+                    fix: "Set form_title in the settings sheet to the task the form is for, like \"Site Visit\".")
         }
         let presentation = setting("presentation")
         members.append(("presentation", .string(presentation?.value ?? (pageCount > 1 ? "fullScreen" : "formSheet")), presentation?.cell ?? settingsCell))
@@ -153,11 +166,11 @@ struct XLSFormConverter {
             if let value = self.setting(settings, row, setting) { members.append((key, .string(value.value), value.cell)) }
         }
         if let settings {
-            let known: Set<String> = ["form_id", "form_title", "version", "default_language", "presentation", "completion_label", "cancel_label", "anchor", "parent", "pane"]
+            let known: Set<String> = ["form_id", "form_title", "version", "default_language", "presentation", "completion_label", "cancel_label", "anchor", "parent", "pane", "allow_choice_duplicates"]
             for header in settings.headers where !known.contains(header.name) {
                 guard let row, settings.value(row, header.name) != nil else { continue }
                 warning(settings.cell(row, header.name), "xlsform-not-imported", "The setting \(header.name) is not imported.",
-                        fix: "FieldSheet reads form_title, form_id, version, default_language, presentation, completion_label and cancel_label.")
+                        fix: "FieldSheet reads form_title, form_id, version, default_language, allow_choice_duplicates, presentation, completion_label and cancel_label.")
             }
         }
         return members

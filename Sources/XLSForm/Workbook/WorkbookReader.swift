@@ -1,8 +1,9 @@
 import Foundation
 import ZIPFoundation
 
-/// Reads an .xlsx workbook: a zip archive (ZIPFoundation) of XML parts (Foundation's XMLParser). Only the parts
-/// a form needs are inflated: the workbook, its relationships, the shared strings and the sheets asked for.
+/// Reads an .xlsx workbook: a zip archive (its directory read by `ZipIndex`, inflated by ZIPFoundation's zlib
+/// binding) of XML parts (Foundation's XMLParser). Only the parts a form needs are inflated: the workbook, its
+/// relationships, the shared strings and the sheets asked for.
 public struct WorkbookReader: Sendable {
     public var limits: WorkbookLimits
 
@@ -45,21 +46,11 @@ public struct WorkbookReader: Sendable {
             throw WorkbookError("The file is an old Excel 97-2003 workbook (.xls), not an .xlsx workbook.",
                                 fix: "Open it in a spreadsheet program and save it as Excel Workbook (.xlsx).")
         }
-        guard data.starts(with: [0x50, 0x4B]), let archive = try? Archive(data: data, accessMode: .read, pathEncoding: nil) else {
-            throw WorkbookError("The file is not an .xlsx workbook (an .xlsx file is a zip archive, and this is not one).",
-                                fix: "Save the form from your spreadsheet program as Excel Workbook (.xlsx); CSV and .ods files are not read.")
-        }
-        var entries: [String: Entry] = [:]
-        for entry in archive {
-            guard entries.count < limits.maximumEntries else {
-                throw WorkbookError("The archive holds more than \(limits.maximumEntries) entries; a form's workbook has a few dozen.",
-                                    fix: "Save the form in a workbook of its own.")
-            }
-            entries[entry.path] = entry
-        }
+        guard data.starts(with: [0x50, 0x4B]) else { throw Self.notAZip }
+        let archive = try ZipIndex(data, maximumEntries: limits.maximumEntries)
         var budget = limits.maximumTotalBytes
         func part(_ path: String) throws(WorkbookError) -> Data? {
-            guard let entry = entries[path] else { return nil }
+            guard let entry = archive.entries[path] else { return nil }
             return try inflate(entry, path: path, from: archive, budget: &budget)
         }
         guard let workbookData = try part("xl/workbook.xml") else {
@@ -93,6 +84,9 @@ public struct WorkbookReader: Sendable {
         return Workbook(sheets: sheets, sheetNames: workbookPart.sheets.map(\.name))
     }
 
+    static let notAZip = WorkbookError("The file is not an .xlsx workbook (an .xlsx file is a zip archive, and this is not one).",
+                                       fix: "Save the form from your spreadsheet program as Excel Workbook (.xlsx); CSV and .ods files are not read.")
+
     /// A relationship's target as a path in the archive: relative to `xl/`, or absolute from the root.
     static func partPath(_ target: String) -> String {
         if target.hasPrefix("/") { return String(target.dropFirst()) }
@@ -105,31 +99,16 @@ public struct WorkbookReader: Sendable {
 
     /// Inflates one entry, refusing it when its declared size or the bytes actually inflated pass the part's
     /// limit or what is left of the workbook's budget (a zip bomb declares a small size and inflates a large one).
-    private func inflate(_ entry: Entry, path: String, from archive: Archive, budget: inout Int) throws(WorkbookError) -> Data {
+    private func inflate(_ entry: ZipIndex.Entry, path: String, from archive: ZipIndex, budget: inout Int) throws(WorkbookError) -> Data {
         let limit = min(limits.maximumPartBytes, budget)
         func tooLarge() -> WorkbookError {
             WorkbookError(place: path, "The part inflates to more than \(limit >> 20) MiB (at most \(limits.maximumPartBytes >> 20) MiB a part, \(limits.maximumTotalBytes >> 20) MiB in all).",
                           fix: "A form's workbook is far smaller: remove stray content far down or right in the sheets, or split the form.")
         }
-        guard entry.type == .file else {
+        guard !path.hasSuffix("/") else {
             throw WorkbookError(place: path, "The part is not a file in the archive.", fix: "Save the workbook again from a spreadsheet program.")
         }
-        guard entry.uncompressedSize <= UInt64(limit) else { throw tooLarge() }
-        var data = Data()
-        data.reserveCapacity(Int(entry.uncompressedSize))
-        var exceeded = false
-        do {
-            _ = try archive.extract(entry, skipCRC32: false) { chunk in
-                if data.count + chunk.count > limit {
-                    exceeded = true
-                    throw CocoaError(.fileReadTooLarge)
-                }
-                data.append(chunk)
-            }
-        } catch {
-            if exceeded { throw tooLarge() }
-            throw WorkbookError(place: path, "The part cannot be inflated (\(error)).", fix: "Save the workbook again from a spreadsheet program; the file may be damaged.")
-        }
+        let data = try archive.inflate(entry, limit: limit, tooLarge: tooLarge)
         budget -= data.count
         return data
     }

@@ -6,9 +6,10 @@ import FoundationXML
 /// Runs Foundation's XMLParser over one part of the workbook with a delegate that collects what it needs.
 /// Element and attribute names are compared without their namespace prefix (`x:row` is `row`).
 enum XMLPartParser {
-    /// Parses `data` (the part called `part`), refusing document type declarations: no part of a workbook has
-    /// one, and entity expansion is how an XML bomb grows.
+    /// Parses `data` (the part called `part`), refusing parts that are not UTF-8 and document type
+    /// declarations: no part of a workbook has one, and entity expansion is how an XML bomb grows.
     static func parse(_ data: Data, part: String, with delegate: some PartDelegate) throws(WorkbookError) {
+        try requireUTF8(data, part: part)
         if data.range(of: Data("<!DOCTYPE".utf8)) != nil || data.range(of: Data("<!ENTITY".utf8)) != nil {
             throw WorkbookError(place: part, "The part declares a document type or entities, which no workbook part has.",
                                 fix: "Save the workbook again from a spreadsheet program.")
@@ -24,6 +25,42 @@ enum XMLPartParser {
             throw WorkbookError(place: part, "The XML cannot be read (line \(parser.lineNumber), \(reason)).",
                                 fix: "Save the workbook again from a spreadsheet program; the file may be damaged.")
         }
+    }
+
+    /// Refuses a part the XML parser would not read as UTF-8: bytes that are not UTF-8, a NUL byte (UTF-16 and
+    /// UTF-32 text without a byte order mark is valid UTF-8 but for its NULs, and the parser detects it from
+    /// them), or an XML declaration naming another encoding. Spreadsheet programs write every part in UTF-8, and
+    /// only then is the search for `<!DOCTYPE` above a search of the text the parser reads.
+    static func requireUTF8(_ data: Data, part: String) throws(WorkbookError) {
+        let text: String? = data.withUnsafeBytes { bytes in
+            bytes.contains(0) ? nil : String(validating: bytes, as: UTF8.self)
+        }
+        guard let text else { throw notUTF8(part, "The part is not UTF-8 text (it may be UTF-16 or another encoding).") }
+        if let declared = try declaredEncoding(text, part: part), declared.lowercased() != "utf-8" {
+            throw notUTF8(part, "The part declares the encoding \"\(declared.prefix(40))\"; workbook parts are UTF-8.")
+        }
+    }
+
+    /// The `encoding` of the XML declaration the text starts with (after an optional byte order mark), or nil
+    /// when there is no declaration or it names no encoding.
+    private static func declaredEncoding(_ text: String, part: String) throws(WorkbookError) -> Substring? {
+        var rest = Substring(text)
+        if rest.unicodeScalars.first == "\u{FEFF}" { rest = rest.dropFirst() }
+        guard rest.hasPrefix("<?xml"), let end = rest.firstRange(of: "?>") else { return nil }
+        let declaration = rest[..<end.lowerBound]
+        guard let keyword = declaration.firstRange(of: "encoding") else { return nil }
+        var value = declaration[keyword.upperBound...].drop(while: \.isWhitespace)
+        guard value.first == "=" else { throw notUTF8(part, "The part's XML declaration names its encoding in a form that cannot be read.") }
+        value = value.dropFirst().drop(while: \.isWhitespace)
+        guard let quote = value.first, quote == "\"" || quote == "'",
+              let close = value.dropFirst().firstIndex(of: quote) else {
+            throw notUTF8(part, "The part's XML declaration names its encoding in a form that cannot be read.")
+        }
+        return value[value.index(after: value.startIndex)..<close]
+    }
+
+    private static func notUTF8(_ part: String, _ message: String) -> WorkbookError {
+        WorkbookError(place: part, message, fix: "Save the workbook again from a spreadsheet program, which writes every part in UTF-8.")
     }
 
     static func localName(_ name: String) -> Substring {

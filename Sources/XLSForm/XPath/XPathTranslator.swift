@@ -10,7 +10,8 @@ import FormModel
 /// | `=` `!=` `<` `<=` `>` `>=` | `==` `!=` `<` `<=` `>` `>=` |
 /// | `+` `-` `*` `div` `mod` | `+` `-` `*` `/` `%` |
 /// | `and` `or` `not(x)` `true()` `false()` | `and` `or` `not (x)` `true` `false` |
-/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` | the same |
+/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` `sqrt` `pow` `int` `number` `string` `substr` `contains` `starts-with` `ends-with` `normalize-space` `boolean-from-string` `regex` `date` `decimal-date-time` `count-non-empty` `format-date` `format-date-time` | the same |
+/// | `jr:choice-name(value, '${field}')` | `choice-label(value, 'field')` |
 /// | a bare name in a `choice_filter` | `choice.name` (`name` is `choice.value`, `label` is `choice.label`) |
 struct XPathTranslator {
     /// What a `${name}` reference becomes.
@@ -31,6 +32,9 @@ struct XPathTranslator {
         "if": 3...3, "coalesce": 2...16, "selected": 2...2, "count-selected": 1...1, "string-length": 1...1,
         "concat": 1...64, "today": 0...0, "now": 0...0, "sum": 1...1, "count": 1...1, "min": 1...16, "max": 1...16,
         "round": 1...2, "not": 1...1, "true": 0...0, "false": 0...0,
+        "sqrt": 1...1, "pow": 2...2, "int": 1...1, "number": 1...1, "string": 1...1, "substr": 2...3, "contains": 2...2,
+        "starts-with": 2...2, "ends-with": 2...2, "normalize-space": 1...1, "boolean-from-string": 1...1, "regex": 2...2,
+        "date": 1...1, "decimal-date-time": 1...1, "count-non-empty": 1...1, "format-date": 2...2, "format-date-time": 2...2, "jr:choice-name": 2...2,
     ]
 
     /// Words of FieldSheet's expressions that cannot follow `choice.`.
@@ -121,6 +125,14 @@ struct XPathTranslator {
         case "true": return ("true", 8)
         case "false": return ("false", 8)
         case "not": return ("not " + (try operand(arguments[0], atLeast: 8)), 3)
+        case "jr:choice-name":
+            // jr:choice-name(value, '${field}'): the field is named in a string; FieldSheet's choice-label names it by id.
+            guard case .string(let quoted) = arguments[1], quoted.hasPrefix("${"), quoted.hasSuffix("}"),
+                  case .path(let path) = resolve(String(quoted.dropFirst(2).dropLast())), let id = path.split(separator: ".").last else {
+                throw XPathError(message: "jr:choice-name() needs the choice question as its second argument, written '${question}'", column: column,
+                                 fix: "Write jr:choice-name(${question}, '${question}').")
+            }
+            return ("choice-label(\(try render(arguments[0]).text), \(Self.quote(String(id))))", 8)
         default:
             var rendered: [String] = []
             for argument in arguments { rendered.append(try render(argument).text) }

@@ -5,8 +5,8 @@ import HummingbirdTesting
 import SyncCore
 import Testing
 
-/// The record page shows answers under the form's labels: repeat instances nested in order, computed values,
-/// locations as coordinates, choices by their labels.
+/// The record page shows answers under the form's labels (with the answers the labels name): repeat instances
+/// nested in order, computed values, locations as coordinates, choices by their labels.
 struct ConsoleRecordPageTests {
     static func form() -> FormDefinition {
         FormDefinition(id: "inspect", version: 1, title: "Inspect Site", completionLabel: "Submit", pages: [FormPage(id: "p", fields: [
@@ -15,9 +15,9 @@ struct ConsoleRecordPageTests {
             FieldDefinition(id: "defects", kind: .repeat, label: "Defects", fields: [
                 FieldDefinition(id: "location", kind: .text, label: "Where"),
                 FieldDefinition(id: "severity", kind: .singleChoice, label: "Severity", choices: [Choice(value: "low", label: "Low"), Choice(value: "high", label: "High")]),
-                FieldDefinition(id: "cost", kind: .decimal, label: "Cost"),
+                FieldDefinition(id: "cost", kind: .decimal, label: "Cost at ${location}"),
             ], instanceLabel: "Defect"),
-            FieldDefinition(id: "total", kind: .decimal, label: "Total", calculation: "sum(defects.cost)"),
+            FieldDefinition(id: "total", kind: .decimal, label: "Total for ${site}", calculation: "sum(defects.cost)"),
         ])])
     }
 
@@ -39,7 +39,9 @@ struct ConsoleRecordPageTests {
                 #expect(response.status == .ok)
                 let page = try await client.console("/console/projects/alpha/records/\(record.lowercased)", token: ana.token).text
                 for text in ["<dt>Site</dt><dd>Depot</dd>", "<dt>Where exactly</dt><dd>52.52, 13.4 ±5 m</dd>", "<h4>Defect 1</h4>", "<h4>Defect 2</h4>",
-                             "<dt>Severity</dt><dd>High</dd>", "<dt>Total</dt><dd>600.5</dd>"] {
+                             "<dt>Severity</dt><dd>High</dd>", "<dt>Total for Depot</dt><dd>600.5</dd>",
+                             // Labels that name answers show them, inside a repeat the same instance's.
+                             "<dt>Cost at Stairwell</dt><dd>480.5</dd>", "<dt>Cost at North gutter</dt><dd>120</dd>"] {
                     #expect(page.contains(text), "missing \(text)")
                 }
                 let first = try #require(page.range(of: "North gutter"))
