@@ -90,24 +90,27 @@ extension AppModel {
             guard let summary = summaries[item.id] else { continue }
             if headlines[item.id]?.updatedAt != summary.updatedAt { missing.append(summary.id) }
         }
-        var changed = false
         if !missing.isEmpty, let records = try? await store.records(missing) {
             for record in records {
                 let key = record.id.uuidString.lowercased()
                 let form = try? await store.form(id: record.formID, version: record.formVersion)
                 headlines[key] = (record.updatedAt, Self.headline(record, form: form))
+            }
+        }
+        // Another reload may have run while this one waited for the store (the model is reentrant at every
+        // `await`): it may have filled the headlines and then been overwritten by this reload's older rows.
+        // So the rows take whatever headline is cached for their summary, whether or not this call read any.
+        var records = home.records
+        var changed = false
+        for index in records.indices {
+            if let cached = headlines[records[index].id], cached.updatedAt == summaries[records[index].id]?.updatedAt,
+                records[index].headline != cached.text
+            {
+                records[index].headline = cached.text
                 changed = true
             }
         }
-        if changed {
-            var records = home.records
-            for index in records.indices {
-                if let cached = headlines[records[index].id], cached.updatedAt == summaries[records[index].id]?.updatedAt {
-                    records[index].headline = cached.text
-                }
-            }
-            home.records = records
-        }
+        if changed { home.records = records }
         await loadDetails()
     }
 
