@@ -37,6 +37,15 @@ extension FieldSheetServerCommand {
         @Option(name: .customLong("max-batch"), help: "Most mutations in one push.")
         var maxBatch = ServerLimits().maxBatchSize
 
+        @Option(name: .customLong("max-value-bytes"), help: "Longest answer, in UTF-8 bytes (a multiple choice's choices together); longer ones get 413.")
+        var maxValueBytes = ServerLimits().maxValueBytes
+
+        @Option(name: .customLong("max-record-bytes"), help: "Largest a change may grow a record's answers to, in bytes; a larger one is refused for that record (record-too-large).")
+        var maxRecordBytes = ServerLimits().maxRecordBytes
+
+        @Option(name: .customLong("max-record-instances"), help: "Most repeat instances a change may grow a record to (all repeats together); more are refused for that record (record-too-large).")
+        var maxRecordInstances = ServerLimits().maxRecordInstances
+
         @Option(name: .customLong("auth-failure-limit"), help: "Failed authentications from one address per minute before it gets 429.")
         var authFailureLimit = ServerLimits().authFailureLimit
 
@@ -92,6 +101,9 @@ extension FieldSheetServerCommand {
             guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
             guard bodyMinRate >= 1 else { throw ValidationError("--body-min-rate must be at least 1 byte per second.") }
             guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
+            for (name, value) in [("--max-value-bytes", maxValueBytes), ("--max-record-bytes", maxRecordBytes), ("--max-record-instances", maxRecordInstances)] {
+                guard value >= 1 else { throw ValidationError("\(name) must be at least 1; it is \(value).") }
+            }
             for proxy in trustedProxies {
                 do { _ = try IPAddressRange(cidr: proxy) } catch let error as ServerConfigurationError { throw ValidationError("--trusted-proxy \(error.description)") }
             }
@@ -112,6 +124,9 @@ extension FieldSheetServerCommand {
             var limits = ServerLimits()
             limits.maxBodyBytes = maxBodyBytes
             limits.maxBatchSize = maxBatch
+            limits.maxValueBytes = maxValueBytes
+            limits.maxRecordBytes = maxRecordBytes
+            limits.maxRecordInstances = maxRecordInstances
             limits.maxAttachmentBytes = maxAttachmentBytes
             limits.authFailureLimit = authFailureLimit
             limits.headerTimeout = .seconds(headerTimeout)

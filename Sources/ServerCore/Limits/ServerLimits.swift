@@ -14,8 +14,14 @@ public struct ServerLimits: Sendable, Hashable {
     /// A pull page stops adding records once their fields add up to this many bytes (a single larger
     /// record still travels, alone on its page).
     public var maxPageBytes = 4 * 1024 * 1024
-    /// Longest answer a field may hold, in UTF-8 bytes (text, raw input, each choice); 422 beyond.
+    /// Longest answer a field may hold, in UTF-8 bytes (text, raw input; a multiple choice's choices
+    /// together, see `AnswerValue.wholeTextBytes`); 413 beyond.
     public var maxValueBytes = 64 * 1024
+    /// Largest a record may grow to (its fields as stored, in bytes), and most repeat instances it may hold
+    /// (all repeats, at any depth, together); a change that grows a record past either is refused for that
+    /// record (`record-too-large`). A record already past them may still shrink.
+    public var maxRecordBytes = 2 * 1024 * 1024
+    public var maxRecordInstances = 2_000
     /// Longest all the pattern checks of one push may take together; a value not checked in time is refused
     /// as `patternTooExpensive` (each check is bounded on its own too, see `PatternMatcher`).
     public var patternBudget: Duration = .milliseconds(500)

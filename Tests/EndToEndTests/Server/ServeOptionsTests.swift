@@ -10,6 +10,8 @@ struct ServeOptionsTests {
         (["--header-timeout", "0"], "--header-timeout"),
         (["--idle-timeout", "-5"], "--idle-timeout"),
         (["--max-connections", "0"], "--max-connections"),
+        (["--max-record-instances", "0"], "--max-record-instances must be at least 1"),
+        (["--max-value-bytes", "0"], "--max-value-bytes must be at least 1"),
     ])
     func nonsensicalOptionsAreRefusedBeforeStarting(options: [String], message: String) throws {
         let data = TemporaryDirectory("serve-options")
