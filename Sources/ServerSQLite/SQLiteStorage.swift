@@ -91,7 +91,19 @@ public struct SQLiteStorage: ServerStorage {
 
     /// Reads the applied migrations of the database at `path` through a read-only connection, which
     /// leaves the file as it is, and refuses a database that records one this server does not know.
+    ///
+    /// A read-only connection to a database in WAL mode still creates its `-wal` and `-shm` files when they
+    /// are missing (and leaves them); those this check created are removed again, so a refused database is
+    /// left exactly as it was found.
     static func refuseNewerSchema(_ path: String) throws {
+        let sideFiles = [path + "-wal", path + "-shm"]
+        let existed = sideFiles.map { FileManager.default.fileExists(atPath: $0) }
+        defer {
+            // Only when neither existed: then no other connection had the database open in WAL mode.
+            if !existed.contains(true) {
+                for file in sideFiles { try? FileManager.default.removeItem(atPath: file) }
+            }
+        }
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
