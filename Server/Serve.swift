@@ -34,6 +34,11 @@ extension FieldSheetServerCommand {
         @Option(name: .customLong("max-attachment-bytes"), help: "Largest attachment (photo, audio, file) accepted, in bytes; larger uploads get 413.")
         var maxAttachmentBytes = ServerLimits().maxAttachmentBytes
 
+        @Option(
+            name: .customLong("storage-reserve-bytes"),
+            help: "Free space on the data directory's disk kept for the database, in bytes: attachment uploads that would eat into it get 507, and /v1/health answers 503 degraded while less is free.")
+        var storageReserveBytes = ServerLimits().storageReserveBytes
+
         @Option(name: .customLong("max-batch"), help: "Most mutations in one push.")
         var maxBatch = ServerLimits().maxBatchSize
 
@@ -98,6 +103,7 @@ extension FieldSheetServerCommand {
             guard attachmentSweepInterval >= 0, attachmentSweepInterval <= 60 * 24 * 365 else {
                 throw ValidationError("--attachment-sweep-interval must be a number of minutes from 0 (never) to 525600; it is \(attachmentSweepInterval).")
             }
+            guard storageReserveBytes >= 0 else { throw ValidationError("--storage-reserve-bytes must be 0 or more; it is \(storageReserveBytes).") }
             guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
             guard bodyMinRate >= 1 else { throw ValidationError("--body-min-rate must be at least 1 byte per second.") }
             guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
@@ -128,6 +134,7 @@ extension FieldSheetServerCommand {
             limits.maxRecordBytes = maxRecordBytes
             limits.maxRecordInstances = maxRecordInstances
             limits.maxAttachmentBytes = maxAttachmentBytes
+            limits.storageReserveBytes = storageReserveBytes
             limits.authFailureLimit = authFailureLimit
             limits.headerTimeout = .seconds(headerTimeout)
             limits.bodyTimeout = .seconds(bodyTimeout)

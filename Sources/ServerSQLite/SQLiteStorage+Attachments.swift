@@ -6,7 +6,7 @@ import SyncCore
 extension SQLiteStorage {
     public func attachmentStored(_ key: AttachmentKey, bytes: Int64) async throws -> Int64? {
         let files = files
-        let last: Int64? = try await pool.write { db in
+        let last: Int64? = try await write { db in
             // Inside the writer: a sweep removes a file only while holding it too.
             guard files.holdsComplete(key) else { return nil }
             try db.execute(

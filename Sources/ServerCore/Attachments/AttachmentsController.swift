@@ -65,6 +65,13 @@ struct AttachmentsController {
     func upload(_ request: Request, key: AttachmentKey, range: ByteRanges.Upload, context: AppRequestContext) async throws -> Response {
         let store = services.storage.attachments
         let header = request.headers[.contentRange] ?? ""
+        // The whole rest of the upload must fit above the reserve, not just this request's piece.
+        let needed = range.total - range.start
+        if needed > 0, let free = services.storage.freeBytes, free - needed < services.limits.storageReserveBytes {
+            throw Problem.insufficientStorage(
+                "The server cannot take this attachment: the rest of it (\(needed) bytes) does not fit in its free space (\(free) bytes) above the \(services.limits.storageReserveBytes) bytes it keeps for the database (serve --storage-reserve-bytes). Nothing was written; what it received before is kept. Try again later; the server's admin must free space."
+            ).with(uploadOffset: range.start)
+        }
         let upload: any AttachmentUpload
         do {
             upload = try await store.beginUpload(key, offset: range.start, total: range.total, length: range.length)
@@ -174,9 +181,8 @@ struct AttachmentsController {
                 .unprocessableContent, "attachment-hash-mismatch", title: "Attachment does not match its hash",
                 detail: "The bytes received hash to \(actual), not to \(key.sha256); they were discarded. Upload the file again from byte 0.").with(uploadOffset: 0)
         case .insufficientStorage:
-            return Problem(
-                .init(code: 507, reasonPhrase: "Insufficient Storage"), "insufficient-storage", title: "Server storage full",
-                detail: "The server has no room left for this attachment; what it received before is kept. Try again later; the server's admin must free space.").with(uploadOffset: offset ?? 0)
+            return Problem.insufficientStorage(
+                "The server has no room left for this attachment; what it received before is kept. Try again later; the server's admin must free space.").with(uploadOffset: offset ?? 0)
         case .complete:
             return Problem(.conflict, "upload-offset-mismatch", title: "Attachment complete", detail: "The server holds this attachment already; send nothing.")
         }

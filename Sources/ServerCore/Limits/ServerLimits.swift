@@ -4,6 +4,11 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxBodyBytes = 8 * 1024 * 1024
     /// Largest attachment an upload may declare (413 beyond); its bytes stream to storage, never whole in memory.
     public var maxAttachmentBytes: Int64 = 256 * 1024 * 1024
+    /// Free space on the data directory's disk kept for the database, so that pushes and reviews can always
+    /// commit: an attachment upload that would leave less free is refused (507 `insufficient-storage`), and
+    /// `/v1/health` answers 503 `degraded` while less is free. Checked where the server can see its disk
+    /// (SQLite); with PostgreSQL a full database disk still answers 507.
+    public var storageReserveBytes: Int64 = 64 * 1024 * 1024
     /// Most mutations in one push (413 beyond).
     public var maxBatchSize = 1_000
     /// Deepest nesting of arrays and objects in a request body (400 beyond).
