@@ -39,6 +39,11 @@ extension FieldSheetServerCommand {
             help: "Free space on the data directory's disk kept for the database, in bytes: attachment uploads that would eat into it get 507, and /v1/health answers 503 degraded while less is free.")
         var storageReserveBytes = ServerLimits().storageReserveBytes
 
+        @Option(
+            name: .customLong("project-attachment-quota-bytes"),
+            help: "Most bytes of attachments one project may hold; an upload past it gets 507 attachment-quota-exceeded. No quota when not given.")
+        var projectAttachmentQuotaBytes: Int64?
+
         @Option(name: .customLong("max-batch"), help: "Most mutations in one push.")
         var maxBatch = ServerLimits().maxBatchSize
 
@@ -104,6 +109,9 @@ extension FieldSheetServerCommand {
                 throw ValidationError("--attachment-sweep-interval must be a number of minutes from 0 (never) to 525600; it is \(attachmentSweepInterval).")
             }
             guard storageReserveBytes >= 0 else { throw ValidationError("--storage-reserve-bytes must be 0 or more; it is \(storageReserveBytes).") }
+            if let quota = projectAttachmentQuotaBytes, quota < 0 {
+                throw ValidationError("--project-attachment-quota-bytes must be 0 or more; it is \(quota).")
+            }
             guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
             guard bodyMinRate >= 1 else { throw ValidationError("--body-min-rate must be at least 1 byte per second.") }
             guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
@@ -135,6 +143,7 @@ extension FieldSheetServerCommand {
             limits.maxRecordInstances = maxRecordInstances
             limits.maxAttachmentBytes = maxAttachmentBytes
             limits.storageReserveBytes = storageReserveBytes
+            limits.projectAttachmentQuotaBytes = projectAttachmentQuotaBytes
             limits.authFailureLimit = authFailureLimit
             limits.headerTimeout = .seconds(headerTimeout)
             limits.bodyTimeout = .seconds(bodyTimeout)

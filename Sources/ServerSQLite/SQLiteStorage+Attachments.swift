@@ -45,6 +45,12 @@ extension SQLiteStorage {
         }
     }
 
+    public func storedAttachmentBytes(projectId: Int64) async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM attachments WHERE project_id = ?", arguments: [projectId]) ?? 0
+        }
+    }
+
     public func attachmentUses(_ key: AttachmentKey) async throws -> [AttachmentUse] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """

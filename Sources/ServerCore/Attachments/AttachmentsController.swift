@@ -72,6 +72,7 @@ struct AttachmentsController {
                 "The server cannot take this attachment: the rest of it (\(needed) bytes) does not fit in its free space (\(free) bytes) above the \(services.limits.storageReserveBytes) bytes it keeps for the database (serve --storage-reserve-bytes). Nothing was written; what it received before is kept. Try again later; the server's admin must free space."
             ).with(uploadOffset: range.start)
         }
+        try await checkQuota(key, needed: needed, offset: range.start)
         let upload: any AttachmentUpload
         do {
             upload = try await store.beginUpload(key, offset: range.start, total: range.total, length: range.length)
@@ -133,6 +134,19 @@ struct AttachmentsController {
         services.metrics.recordAttachmentStored(bytes: range.total)
         if overflowed { throw tooLong.with(uploadOffset: range.total) }
         return Response(status: .created, headers: Self.uploadHeaders(AttachmentStatus(received: range.total, total: range.total, complete: true)))
+    }
+
+    /// Refuses an upload whose rest would take the project past its attachment quota (`serve
+    /// --project-attachment-quota-bytes`), saying what the project holds and the limit.
+    func checkQuota(_ key: AttachmentKey, needed: Int64, offset: Int64) async throws {
+        guard needed > 0, let quota = services.limits.projectAttachmentQuotaBytes else { return }
+        let used = try await services.storage.storedAttachmentBytes(projectId: key.projectId)
+        guard used + needed > quota else { return }
+        throw Problem(
+            .init(code: 507, reasonPhrase: "Insufficient Storage"), "attachment-quota-exceeded", title: "Project attachment quota exceeded",
+            detail: "The project's attachment quota is \(quota) bytes and it holds \(used) bytes of attachments; the rest of this upload (\(needed) bytes) would pass it (serve --project-attachment-quota-bytes). Nothing was written; what was received before is kept. Ask the server's admin to raise the quota or remove attachments no record needs.",
+            field: "Content-Range"
+        ).with(uploadOffset: offset)
     }
 
     /// Tells the database the attachment is stored (once; a crash between storing and telling is repaired by
