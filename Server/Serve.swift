@@ -34,8 +34,27 @@ extension FieldSheetServerCommand {
         @Option(name: .customLong("max-attachment-bytes"), help: "Largest attachment (photo, audio, file) accepted, in bytes; larger uploads get 413.")
         var maxAttachmentBytes = ServerLimits().maxAttachmentBytes
 
+        @Option(
+            name: .customLong("storage-reserve-bytes"),
+            help: "Free space on the data directory's disk kept for the database, in bytes: attachment uploads that would eat into it get 507, and /v1/health answers 503 degraded while less is free.")
+        var storageReserveBytes = ServerLimits().storageReserveBytes
+
+        @Option(
+            name: .customLong("project-attachment-quota-bytes"),
+            help: "Most bytes of attachments one project may hold; an upload past it gets 507 attachment-quota-exceeded. No quota when not given.")
+        var projectAttachmentQuotaBytes: Int64?
+
         @Option(name: .customLong("max-batch"), help: "Most mutations in one push.")
         var maxBatch = ServerLimits().maxBatchSize
+
+        @Option(name: .customLong("max-value-bytes"), help: "Longest answer, in UTF-8 bytes (a multiple choice's choices together); longer ones get 413.")
+        var maxValueBytes = ServerLimits().maxValueBytes
+
+        @Option(name: .customLong("max-record-bytes"), help: "Largest a change may grow a record's answers to, in bytes; a larger one is refused for that record (record-too-large).")
+        var maxRecordBytes = ServerLimits().maxRecordBytes
+
+        @Option(name: .customLong("max-record-instances"), help: "Most repeat instances a change may grow a record to (all repeats together); more are refused for that record (record-too-large).")
+        var maxRecordInstances = ServerLimits().maxRecordInstances
 
         @Option(name: .customLong("auth-failure-limit"), help: "Failed authentications from one address per minute before it gets 429.")
         var authFailureLimit = ServerLimits().authFailureLimit
@@ -89,9 +108,16 @@ extension FieldSheetServerCommand {
             guard attachmentSweepInterval >= 0, attachmentSweepInterval <= 60 * 24 * 365 else {
                 throw ValidationError("--attachment-sweep-interval must be a number of minutes from 0 (never) to 525600; it is \(attachmentSweepInterval).")
             }
+            guard storageReserveBytes >= 0 else { throw ValidationError("--storage-reserve-bytes must be 0 or more; it is \(storageReserveBytes).") }
+            if let quota = projectAttachmentQuotaBytes, quota < 0 {
+                throw ValidationError("--project-attachment-quota-bytes must be 0 or more; it is \(quota).")
+            }
             guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
             guard bodyMinRate >= 1 else { throw ValidationError("--body-min-rate must be at least 1 byte per second.") }
             guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1.") }
+            for (name, value) in [("--max-value-bytes", maxValueBytes), ("--max-record-bytes", maxRecordBytes), ("--max-record-instances", maxRecordInstances)] {
+                guard value >= 1 else { throw ValidationError("\(name) must be at least 1; it is \(value).") }
+            }
             for proxy in trustedProxies {
                 do { _ = try IPAddressRange(cidr: proxy) } catch let error as ServerConfigurationError { throw ValidationError("--trusted-proxy \(error.description)") }
             }
@@ -112,7 +138,12 @@ extension FieldSheetServerCommand {
             var limits = ServerLimits()
             limits.maxBodyBytes = maxBodyBytes
             limits.maxBatchSize = maxBatch
+            limits.maxValueBytes = maxValueBytes
+            limits.maxRecordBytes = maxRecordBytes
+            limits.maxRecordInstances = maxRecordInstances
             limits.maxAttachmentBytes = maxAttachmentBytes
+            limits.storageReserveBytes = storageReserveBytes
+            limits.projectAttachmentQuotaBytes = projectAttachmentQuotaBytes
             limits.authFailureLimit = authFailureLimit
             limits.headerTimeout = .seconds(headerTimeout)
             limits.bodyTimeout = .seconds(bodyTimeout)

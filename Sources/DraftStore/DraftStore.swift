@@ -85,6 +85,8 @@ public struct DraftStore: Sendable {
         }
         let pool: DatabasePool
         do {
+            // Before the pool opens: opening one writes to the file (GRDB's probe table, the WAL).
+            try Self.refuseNewerDatabase(path)
             try Self.createOwnerOnly(path)
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
@@ -97,12 +99,6 @@ public struct DraftStore: Sendable {
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Checkpointer.writerBackstopPages)")
-            }
-            let applied = try pool.read { db in try DeviceMigrations.migrator.appliedIdentifiers(db) }
-            let unknown = applied.subtracting(DeviceMigrations.identifiers)
-            guard unknown.isEmpty else {
-                throw DraftStoreError(.newerDatabase,
-                    "The device database \(path) was written by a newer version of FieldSheet (it has \(unknown.sorted().joined(separator: ", ")), which this version does not know). It was left untouched. Update fieldsheet, or use another home with --home.")
             }
             try DeviceMigrations.migrator.migrate(pool)
             self.deviceID = try pool.read { db in
@@ -119,6 +115,32 @@ public struct DraftStore: Sendable {
 
     /// Closes every presentation whose process is gone as a non-cancel dismissal: the snapshot is
     /// dropped and the record keeps everything typed.
+    /// Refuses, writing nothing, a database at `path` that records a migration this version does not know.
+    ///
+    /// Read through a read-only connection; one to a database in WAL mode still creates the `-wal` and
+    /// `-shm` files when they are missing, so those this check created are removed again.
+    static func refuseNewerDatabase(_ path: String) throws {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 else { return }
+        let sideFiles = [path + "-wal", path + "-shm"]
+        let existed = sideFiles.map { FileManager.default.fileExists(atPath: $0) }
+        defer {
+            // Only when neither existed: then no other connection had the database open in WAL mode.
+            if !existed.contains(true) {
+                for file in sideFiles { try? FileManager.default.removeItem(atPath: file) }
+            }
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        let applied = try queue.read { db in try DeviceMigrations.migrator.appliedIdentifiers(db) }
+        let unknown = applied.subtracting(DeviceMigrations.identifiers)
+        guard unknown.isEmpty else {
+            throw DraftStoreError(.newerDatabase,
+                "The device database \(path) was written by a newer version of FieldSheet (it has \(unknown.sorted().joined(separator: ", ")), which this version does not know). It was left untouched. Update fieldsheet, or use another home with --home.")
+        }
+    }
+
     /// Creates an empty database file at `path`, readable and writable by the owner only, unless one exists.
     /// SQLite gives the `-wal` and `-shm` files it creates next to it the same permissions.
     static func createOwnerOnly(_ path: String) throws {

@@ -48,6 +48,17 @@ extension PostgresStorage {
         }
     }
 
+    public func storedAttachmentBytes(projectId: Int64) async throws -> Int64 {
+        let client = client
+        return try await perform {
+            var total: Int64 = 0
+            for try await sum in try await client.query("SELECT COALESCE(SUM(bytes), 0)::bigint FROM attachments WHERE project_id = \(projectId)").decode(Int64.self) {
+                total = sum
+            }
+            return total
+        }
+    }
+
     public func attachmentUses(_ key: AttachmentKey) async throws -> [AttachmentUse] {
         let client = client
         return try await perform {

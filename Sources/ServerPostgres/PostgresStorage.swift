@@ -147,6 +147,9 @@ public struct PostgresStorage: ServerStorage {
         try await perform { _ = try await client.query("SELECT 1").collect() }
     }
 
+    /// Unknown: the disk is the database server's (a full one is SQLSTATE 53100, answered as a full disk).
+    public var freeBytes: Int64? { nil }
+
     // MARK: Projects, users and tokens
 
     public func createProject(name: String) async throws -> ProjectInfo {

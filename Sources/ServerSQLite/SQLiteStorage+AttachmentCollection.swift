@@ -30,7 +30,7 @@ extension SQLiteStorage {
         // 2. Note the newly unreferenced; forget those referenced again (or gone).
         if !dryRun {
             let unreferencedKeys = Set(unreferenced.map(\.key))
-            try await pool.write { db in
+            try await write { db in
                 let forget = try db.cachedStatement(sql: "DELETE FROM attachment_unreferenced WHERE project_id = ? AND sha256 = ?")
                 for key in marks.keys where !unreferencedKeys.contains(key) {
                     try forget.execute(arguments: [key.projectId, key.sha256])

@@ -6,7 +6,7 @@ import SyncCore
 extension SQLiteStorage {
     public func attachmentStored(_ key: AttachmentKey, bytes: Int64) async throws -> Int64? {
         let files = files
-        let last: Int64? = try await pool.write { db in
+        let last: Int64? = try await write { db in
             // Inside the writer: a sweep removes a file only while holding it too.
             guard files.holdsComplete(key) else { return nil }
             try db.execute(
@@ -42,6 +42,12 @@ extension SQLiteStorage {
     public func isAttachmentStored(_ key: AttachmentKey) async throws -> Bool {
         try await pool.read { db in
             try Bool.fetchOne(db, sql: "SELECT 1 FROM attachments WHERE project_id = ? AND sha256 = ?", arguments: [key.projectId, key.sha256]) ?? false
+        }
+    }
+
+    public func storedAttachmentBytes(projectId: Int64) async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM attachments WHERE project_id = ?", arguments: [projectId]) ?? 0
         }
     }
 

@@ -86,7 +86,7 @@ extension SQLiteStorage {
     }
 
     public func openSession(tokenHash: Data, session: ConsoleSessionRecord) async throws -> Principal? {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM console_sessions WHERE expires_at <= ?", arguments: [session.createdAt.timeIntervalSince1970])
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT t.id, t.token_hash, u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id
@@ -116,6 +116,6 @@ extension SQLiteStorage {
     }
 
     public func closeSession(idHash: Data) async throws {
-        try await pool.write { db in try db.execute(sql: "DELETE FROM console_sessions WHERE id_hash = ?", arguments: [idHash]) }
+        try await write { db in try db.execute(sql: "DELETE FROM console_sessions WHERE id_hash = ?", arguments: [idHash]) }
     }
 }

@@ -29,7 +29,7 @@ extension SQLiteStorage {
 
     public func insertForm(_ form: PublishedForm) async throws {
         let definition = String(decoding: try JSONEncoder().encode(form.definition), as: UTF8.self)
-        try await pool.write { db in
+        try await write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM forms WHERE project_id = ? AND form_id = ? AND version = ?", arguments: [form.projectId, form.formId, form.version]) == true {
                 throw StorageError(.versionTaken, "Version \(form.version) of form \"\(form.formId)\" is already published.")
             }

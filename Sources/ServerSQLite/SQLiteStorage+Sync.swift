@@ -14,7 +14,7 @@ extension SQLiteStorage {
         projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
-        try await pool.write { db in
+        try await write { db in
             let snapshot = PushSnapshot(
                 storedOutcomes: try Self.storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
                 records: try Self.records(db, projectId: projectId, ids: recordIds))

@@ -11,6 +11,8 @@ import ServerStorage
 /// transactions, which makes the change-feed sequence follow commit order.
 public struct SQLiteStorage: ServerStorage {
     let pool: DatabasePool
+    /// The data directory.
+    let directory: String
     public let changes: ChangeNotifier
     /// Attachment bytes: files in the data directory's `attachments/`.
     public var attachments: any AttachmentStore { files }
@@ -21,6 +23,7 @@ public struct SQLiteStorage: ServerStorage {
     /// database's mode). An existing directory or database keeps the mode the operator gave it.
     public init(directory: String) throws {
         let path = (directory as NSString).appendingPathComponent("fieldsheet.sqlite")
+        self.directory = directory
         try Self.createPrivately(directory: directory, database: path)
         // Before the pool opens: opening one writes to the file (GRDB makes sure the WAL exists).
         try Self.refuseNewerSchema(path)
@@ -91,7 +94,19 @@ public struct SQLiteStorage: ServerStorage {
 
     /// Reads the applied migrations of the database at `path` through a read-only connection, which
     /// leaves the file as it is, and refuses a database that records one this server does not know.
+    ///
+    /// A read-only connection to a database in WAL mode still creates its `-wal` and `-shm` files when they
+    /// are missing (and leaves them); those this check created are removed again, so a refused database is
+    /// left exactly as it was found.
     static func refuseNewerSchema(_ path: String) throws {
+        let sideFiles = [path + "-wal", path + "-shm"]
+        let existed = sideFiles.map { FileManager.default.fileExists(atPath: $0) }
+        defer {
+            // Only when neither existed: then no other connection had the database open in WAL mode.
+            if !existed.contains(true) {
+                for file in sideFiles { try? FileManager.default.removeItem(atPath: file) }
+            }
+        }
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -110,6 +125,18 @@ public struct SQLiteStorage: ServerStorage {
         _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
+    public var freeBytes: Int64? { FileAttachmentStore.freeBytes(directory) }
+
+    /// Every transaction that writes: a full disk (`SQLITE_FULL`) is ``StorageError/Code/insufficientStorage``
+    /// (SQLite rolled the transaction back), never a bare database error.
+    func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(updates)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+            throw StorageError.insufficientStorage("The disk holding the database is full (\(error.message ?? "SQLITE_FULL")).")
+        }
+    }
+
     /// The schema as SQLite reports it, for the test that holds it to `Schema/server-sqlite.sql`.
     package func schemaSQL() async throws -> [String] {
         try await pool.read { db in
@@ -124,7 +151,7 @@ public struct SQLiteStorage: ServerStorage {
     // MARK: Projects, users and tokens
 
     public func createProject(name: String) async throws -> ProjectInfo {
-        try await pool.write { db in
+        try await write { db in
             if try Int64.fetchOne(db, sql: "SELECT id FROM projects WHERE name = ?", arguments: [name]) != nil {
                 throw StorageError(.projectExists, "A project named \"\(name)\" already exists.")
             }
@@ -147,7 +174,7 @@ public struct SQLiteStorage: ServerStorage {
     }
 
     public func addMember(userName: String, projectId: Int64, role: Role, tokenHash: Data) async throws {
-        try await pool.write { db in
+        try await write { db in
             let now = Date().timeIntervalSince1970
             try db.execute(sql: "INSERT INTO users (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", arguments: [userName, now])
             guard let userId = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
@@ -161,7 +188,7 @@ public struct SQLiteStorage: ServerStorage {
     }
 
     public func revokeTokens(userName: String) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             guard let userId = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
                 throw StorageError(.unknownUser, "There is no user named \"\(userName)\".")
             }

@@ -13,6 +13,8 @@ public protocol AttachmentIndexStorage: Sendable {
     func attachmentStored(_ key: AttachmentKey, bytes: Int64) async throws -> Int64?
     /// Whether the database has noted the attachment as stored.
     func isAttachmentStored(_ key: AttachmentKey) async throws -> Bool
+    /// The bytes of every attachment the project holds stored and verified (what its quota counts).
+    func storedAttachmentBytes(projectId: Int64) async throws -> Int64
     /// Every reference to the hash in the project, with the referencing record's author and sharing.
     func attachmentUses(_ key: AttachmentKey) async throws -> [AttachmentUse]
     /// The attachments one record references, each with whether it is stored.

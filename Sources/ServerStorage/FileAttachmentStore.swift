@@ -181,7 +181,8 @@ public final class FileAttachmentStore: AttachmentStore {
         return fstat(descriptor, &open) == 0 && stat(path, &named) == 0 && open.st_dev == named.st_dev && open.st_ino == named.st_ino
     }
 
-    static func freeBytes(_ path: String) -> Int64? {
+    /// Free bytes for an unprivileged process on the filesystem holding `path`; nil when it cannot be told.
+    public static func freeBytes(_ path: String) -> Int64? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
         return Int64(info.f_bavail) * Int64(info.f_frsize)

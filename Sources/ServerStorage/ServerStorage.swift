@@ -18,6 +18,9 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     func migrate() async throws
     /// Succeeds when the database answers a trivial query; throws ``StorageError/Code/unavailable`` when not.
     func ping() async throws
+    /// Free bytes for an unprivileged process on the disk holding the data, when this server can tell (SQLite:
+    /// the data directory's filesystem); nil when it cannot (PostgreSQL: that disk is the database server's).
+    var freeBytes: Int64? { get }
 
     // MARK: Projects, users and tokens
 
@@ -88,6 +91,8 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         case newerSchema
         /// A plan resolved a conflict that someone else resolved first; nothing was written.
         case alreadyResolved
+        /// The disk holding the database is full; nothing was written. Retry once the server's admin freed space.
+        case insufficientStorage
     }
 
     public var code: Code
@@ -102,6 +107,11 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
     /// idempotent, as a push retried by mutation id is).
     public static func unavailable(_ detail: String = "The database cannot be reached.") -> StorageError {
         StorageError(.unavailable, detail)
+    }
+
+    /// The disk holding the database is full; the transaction was rolled back.
+    public static func insufficientStorage(_ detail: String = "The disk holding the database is full.") -> StorageError {
+        StorageError(.insufficientStorage, detail)
     }
 
     /// The refusal to open a database that records schema versions this server does not know.

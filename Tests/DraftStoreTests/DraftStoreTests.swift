@@ -181,17 +181,26 @@ struct DraftStoreTests {
 
     @Test func aDatabaseFromANewerAppVersionIsRefusedAndLeftUntouched() async throws {
         let directory = TemporaryDirectory("newer")
+        _ = try DraftStore(home: directory.url)
+        let path = directory.file(DraftStore.databaseFileName)
         do {
-            let store = try DraftStore(home: directory.url)
-            try await store.pool.write { db in
+            // What a newer version would leave behind: a migration this one does not know.
+            let queue = try DatabaseQueue(path: path)
+            try await queue.write { db in
                 try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')")
             }
+            try queue.close()
         }
-        let path = directory.file(DraftStore.databaseFileName)
+        let files = [path, path + "-wal", path + "-shm"]
+        let before = files.map { FileManager.default.contents(atPath: $0) }
         let error = #expect(throws: DraftStoreError.self) { try DraftStore(home: directory.url) }
         #expect(error?.code == .newerDatabase)
         #expect(error?.message.contains("v99-from-the-future") == true)
         #expect(error?.message.contains(path) == true)
+        // Not a byte written: no probe table, no schema change, no -wal or -shm left beside it.
+        let after = files.map { FileManager.default.contents(atPath: $0) }
+        #expect(after[0] == before[0], "the database file changed: \(before[0]?.count ?? 0) → \(after[0]?.count ?? 0) bytes")
+        #expect(after[1] == before[1] && after[2] == before[2], "side files: \(files.filter { FileManager.default.fileExists(atPath: $0) })")
     }
 }
 

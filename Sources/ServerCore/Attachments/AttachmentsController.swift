@@ -65,6 +65,14 @@ struct AttachmentsController {
     func upload(_ request: Request, key: AttachmentKey, range: ByteRanges.Upload, context: AppRequestContext) async throws -> Response {
         let store = services.storage.attachments
         let header = request.headers[.contentRange] ?? ""
+        // The whole rest of the upload must fit above the reserve, not just this request's piece.
+        let needed = range.total - range.start
+        if needed > 0, let free = services.storage.freeBytes, free - needed < services.limits.storageReserveBytes {
+            throw Problem.insufficientStorage(
+                "The server cannot take this attachment: the rest of it (\(needed) bytes) does not fit in its free space (\(free) bytes) above the \(services.limits.storageReserveBytes) bytes it keeps for the database (serve --storage-reserve-bytes). Nothing was written; what it received before is kept. Try again later; the server's admin must free space."
+            ).with(uploadOffset: range.start)
+        }
+        try await checkQuota(key, needed: needed, offset: range.start)
         let upload: any AttachmentUpload
         do {
             upload = try await store.beginUpload(key, offset: range.start, total: range.total, length: range.length)
@@ -128,6 +136,19 @@ struct AttachmentsController {
         return Response(status: .created, headers: Self.uploadHeaders(AttachmentStatus(received: range.total, total: range.total, complete: true)))
     }
 
+    /// Refuses an upload whose rest would take the project past its attachment quota (`serve
+    /// --project-attachment-quota-bytes`), saying what the project holds and the limit.
+    func checkQuota(_ key: AttachmentKey, needed: Int64, offset: Int64) async throws {
+        guard needed > 0, let quota = services.limits.projectAttachmentQuotaBytes else { return }
+        let used = try await services.storage.storedAttachmentBytes(projectId: key.projectId)
+        guard used + needed > quota else { return }
+        throw Problem(
+            .init(code: 507, reasonPhrase: "Insufficient Storage"), "attachment-quota-exceeded", title: "Project attachment quota exceeded",
+            detail: "The project's attachment quota is \(quota) bytes and it holds \(used) bytes of attachments; the rest of this upload (\(needed) bytes) would pass it (serve --project-attachment-quota-bytes). Nothing was written; what was received before is kept. Ask the server's admin to raise the quota or remove attachments no record needs.",
+            field: "Content-Range"
+        ).with(uploadOffset: offset)
+    }
+
     /// Tells the database the attachment is stored (once; a crash between storing and telling is repaired by
     /// the next HEAD or PUT), which moves the records waiting for it forward in the change feed.
     func noteStored(_ key: AttachmentKey, bytes: Int64, context: AppRequestContext) async throws {
@@ -174,9 +195,8 @@ struct AttachmentsController {
                 .unprocessableContent, "attachment-hash-mismatch", title: "Attachment does not match its hash",
                 detail: "The bytes received hash to \(actual), not to \(key.sha256); they were discarded. Upload the file again from byte 0.").with(uploadOffset: 0)
         case .insufficientStorage:
-            return Problem(
-                .init(code: 507, reasonPhrase: "Insufficient Storage"), "insufficient-storage", title: "Server storage full",
-                detail: "The server has no room left for this attachment; what it received before is kept. Try again later; the server's admin must free space.").with(uploadOffset: offset ?? 0)
+            return Problem.insufficientStorage(
+                "The server has no room left for this attachment; what it received before is kept. Try again later; the server's admin must free space.").with(uploadOffset: offset ?? 0)
         case .complete:
             return Problem(.conflict, "upload-offset-mismatch", title: "Attachment complete", detail: "The server holds this attachment already; send nothing.")
         }

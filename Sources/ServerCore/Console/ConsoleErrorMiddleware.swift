@@ -34,10 +34,8 @@ struct ConsoleErrorMiddleware: RouterMiddleware {
         case let problem as Problem: return problem
         case let error as HTTPError: return ProblemMiddleware<Context>.problem(for: error)
         case is NIOTooManyBytesError: return Problem.tooLarge("The form sent is larger than the console accepts; shorten the comment.")
-        case let error as StorageError where error.code == .unavailable:
-            context.logger.warning("Database unavailable", metadata: ["error": "\(error.detail)"])
-            return Problem.databaseUnavailable()
         default:
+            if let problem = ProblemMiddleware<Context>.storageProblem(error, logger: context.logger) { return problem }
             context.logger.error("Console request failed", metadata: ["error.type": "\(String(reflecting: type(of: error)))"])
             return Problem.internalError
         }

@@ -98,6 +98,12 @@ extension Problem {
             headers: [.retryAfter: String(seconds)])
     }
 
+    /// The server's disk is full, or an upload would eat into the space kept for the database
+    /// (`serve --storage-reserve-bytes`). Nothing of the request was written; what an upload received before stays.
+    public static func insufficientStorage(_ detail: String = "The server's disk is full: nothing was written. Retry later (pushes are idempotent by mutation id); the server's admin must free space.") -> Problem {
+        Problem(.init(code: 507, reasonPhrase: "Insufficient Storage"), "insufficient-storage", title: "Server storage full", detail: detail)
+    }
+
     public static let internalError = Problem(
         .internalServerError, "internal", title: "Internal server error",
         detail: "The server failed to handle the request. Nothing was acknowledged; retry later, and report the X-Request-Id if it persists.")

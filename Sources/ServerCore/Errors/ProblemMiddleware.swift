@@ -32,12 +32,28 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             ).response()
         } catch let error as DecodingError {
             return Self.problem(for: error).response()
-        } catch let error as StorageError where error.code == .unavailable {
-            context.logger.warning("Database unavailable", metadata: ["error": "\(error.detail)"])
-            return Problem.databaseUnavailable().response()
         } catch {
+            if let problem = Self.storageProblem(error, logger: context.logger) { return problem.response() }
             context.logger.error("Request failed", metadata: ["error.type": "\(String(reflecting: type(of: error)))"])
             return Problem.internalError.response()
+        }
+    }
+
+    /// The answer to a storage failure a caller can act on: the database unreachable (503) or the disk full (507,
+    /// from either backend, for any write); nil for any other error.
+    static func storageProblem(_ error: any Error, logger: Logger) -> Problem? {
+        switch error {
+        case let error as StorageError where error.code == .insufficientStorage:
+            logger.error("Disk full", metadata: ["error": "\(error.detail)"])
+            return Problem.insufficientStorage()
+        case AttachmentError.insufficientStorage:
+            logger.error("Disk full")
+            return Problem.insufficientStorage()
+        case let error as StorageError where error.code == .unavailable:
+            logger.warning("Database unavailable", metadata: ["error": "\(error.detail)"])
+            return Problem.databaseUnavailable()
+        default:
+            return nil
         }
     }
 

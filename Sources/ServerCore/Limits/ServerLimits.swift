@@ -4,6 +4,14 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxBodyBytes = 8 * 1024 * 1024
     /// Largest attachment an upload may declare (413 beyond); its bytes stream to storage, never whole in memory.
     public var maxAttachmentBytes: Int64 = 256 * 1024 * 1024
+    /// Free space on the data directory's disk kept for the database, so that pushes and reviews can always
+    /// commit: an attachment upload that would leave less free is refused (507 `insufficient-storage`), and
+    /// `/v1/health` answers 503 `degraded` while less is free. Checked where the server can see its disk
+    /// (SQLite); with PostgreSQL a full database disk still answers 507.
+    public var storageReserveBytes: Int64 = 64 * 1024 * 1024
+    /// Most bytes of attachments one project may hold (stored ones, plus the rest of the upload asking); an
+    /// upload past it is refused with 507 `attachment-quota-exceeded`. Nil: no quota (the default).
+    public var projectAttachmentQuotaBytes: Int64?
     /// Most mutations in one push (413 beyond).
     public var maxBatchSize = 1_000
     /// Deepest nesting of arrays and objects in a request body (400 beyond).
@@ -14,8 +22,14 @@ public struct ServerLimits: Sendable, Hashable {
     /// A pull page stops adding records once their fields add up to this many bytes (a single larger
     /// record still travels, alone on its page).
     public var maxPageBytes = 4 * 1024 * 1024
-    /// Longest answer a field may hold, in UTF-8 bytes (text, raw input, each choice); 422 beyond.
+    /// Longest answer a field may hold, in UTF-8 bytes (text, raw input; a multiple choice's choices
+    /// together, see `AnswerValue.wholeTextBytes`); 413 beyond.
     public var maxValueBytes = 64 * 1024
+    /// Largest a record may grow to (its fields as stored, in bytes), and most repeat instances it may hold
+    /// (all repeats, at any depth, together); a change that grows a record past either is refused for that
+    /// record (`record-too-large`). A record already past them may still shrink.
+    public var maxRecordBytes = 2 * 1024 * 1024
+    public var maxRecordInstances = 2_000
     /// Longest all the pattern checks of one push may take together; a value not checked in time is refused
     /// as `patternTooExpensive` (each check is bounded on its own too, see `PatternMatcher`).
     public var patternBudget: Duration = .milliseconds(500)

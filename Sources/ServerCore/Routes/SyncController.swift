@@ -56,7 +56,8 @@ struct SyncController {
         let keys = Set(body.mutations.map { FormKey(id: $0.formId, version: $0.formVersion) })
         let forms = try await services.forms.forms(projectId: membership.projectId, keys: keys)
         let planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, forms: forms, mutations: prepared,
-            maxAttachmentBytes: services.limits.maxAttachmentBytes)
+            maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,
+            maxRecordInstances: services.limits.maxRecordInstances)
         var recordIds: [UUID] = []
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordId).inserted { recordIds.append(mutation.recordId) }
@@ -155,6 +156,11 @@ struct SyncController {
             for (fieldId, change) in mutation.changes {
                 if let value = change.value, let longest = value.longestTextBytes, longest > services.limits.maxValueBytes {
                     throw Problem.tooLarge("The answer to \"\(fieldId)\" is \(longest) bytes long; this server takes at most \(services.limits.maxValueBytes) per answer (serve --max-value-bytes).", slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldId)")
+                }
+                if case .choices(let choices)? = change.value, let whole = change.value?.wholeTextBytes, whole > services.limits.maxValueBytes {
+                    throw Problem.tooLarge(
+                        "The answer to \"\(fieldId)\" holds \(choices.count) choices, \(whole) bytes in all; this server takes at most \(services.limits.maxValueBytes) bytes per answer, all its choices together (serve --max-value-bytes). Choose fewer options.",
+                        slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldId)")
                 }
             }
         }

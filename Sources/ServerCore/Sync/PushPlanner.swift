@@ -26,12 +26,17 @@ struct PushPlanner: Sendable {
     /// The largest attachment the server takes (`serve --max-attachment-bytes`): a reference to a larger one
     /// could never be uploaded, so the mutation is refused instead of leaving its record waiting forever.
     let maxAttachmentBytes: Int64
+    /// The largest record and the most repeat instances a change may grow a record to (`ServerLimits`).
+    let maxRecordBytes: Int
+    let maxRecordInstances: Int
 
     init(
         principal: Principal, role: Role, clientId: String, forms: [FormKey: FormDefinition], mutations: [PreparedMutation],
-        maxAttachmentBytes: Int64 = .max, now: Date = Date()
+        maxAttachmentBytes: Int64 = .max, maxRecordBytes: Int = .max, maxRecordInstances: Int = .max, now: Date = Date()
     ) {
         self.maxAttachmentBytes = maxAttachmentBytes
+        self.maxRecordBytes = maxRecordBytes
+        self.maxRecordInstances = maxRecordInstances
         self.userId = principal.userId
         self.userName = principal.userName
         self.role = role
@@ -100,6 +105,9 @@ struct PushPlanner: Sendable {
         let merged = RecordMerge.merge(
             current: current.map { MergeableRecord(state: $0.state, revision: $0.revision, fields: $0.fields) },
             mutation: mutation, clientId: clientId, recordPolicy: form.conflictPolicy, policy: form.conflictPolicy(for:))
+        if merged.changed, let problem = oversizedRecord(merged.record.fields, current: current?.fields, mutation: mutation) {
+            return reject(mutation, problem)
+        }
         if let problem = validate(merged.record, mutation: mutation, form: form, validator: validator, verdicts: &verdicts) {
             return reject(mutation, problem)
         }
@@ -150,6 +158,36 @@ struct PushPlanner: Sendable {
                 field: fieldId)
         }
         return nil
+    }
+
+    /// The problem when the change grows the record past `maxRecordInstances` repeat instances or
+    /// `maxRecordBytes` bytes (a record already past a limit may still shrink).
+    func oversizedRecord(_ fields: RecordFields, current: RecordFields?, mutation: Mutation) -> Problem? {
+        let instances = Self.instanceCount(fields)
+        if instances > maxRecordInstances, instances > current.map(Self.instanceCount) ?? 0 {
+            return Problem(
+                .contentTooLarge, "record-too-large", title: "Record too large",
+                detail: "Record \(mutation.recordId) would hold \(instances) repeat instances; this server takes at most \(maxRecordInstances) per record (serve --max-record-instances). "
+                    + "Nothing of this change was applied. Remove instances, or split the work into several records.")
+        }
+        let bytes = fields.jsonBytes().count
+        if bytes > maxRecordBytes, bytes > current.map({ $0.jsonBytes().count }) ?? 0 {
+            return Problem(
+                .contentTooLarge, "record-too-large", title: "Record too large",
+                detail: "Record \(mutation.recordId) would hold \(bytes) bytes of answers; this server takes at most \(maxRecordBytes) per record (serve --max-record-bytes). "
+                    + "Nothing of this change was applied. Shorten or clear answers, or split the work into several records.")
+        }
+        return nil
+    }
+
+    /// The repeat instances a record holds, at any depth (each instance's keys share its prefix).
+    static func instanceCount(_ fields: RecordFields) -> Int {
+        var prefixes = Set<String>()
+        for key in fields.fieldIds {
+            guard let path = AnswerKey(key), !path.steps.isEmpty else { continue }
+            prefixes.insert(path.instancePrefix)
+        }
+        return prefixes.count
     }
 
     /// The review after an applied change: `received` when first submitted, `edited` when the record had been

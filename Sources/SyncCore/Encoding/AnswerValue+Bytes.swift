@@ -166,6 +166,14 @@ extension AttachmentReference {
 }
 
 extension AnswerValue {
+    /// The UTF-8 length of all the text the answer holds, for the limit on one answer: a multiple choice's
+    /// choices together, each with the 3 bytes its quotes and comma take in JSON (so 500,000 empty choices
+    /// weigh 1.5 MB); otherwise ``longestTextBytes``.
+    public var wholeTextBytes: Int? {
+        guard case .choices(let values) = self else { return longestTextBytes }
+        return values.reduce(2) { $0 + $1.utf8.count + 3 }
+    }
+
     /// The UTF-8 length of the longest text the answer holds (text, raw input, each choice), for limits.
     public var longestTextBytes: Int? {
         switch self {

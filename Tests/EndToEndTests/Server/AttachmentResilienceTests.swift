@@ -47,10 +47,10 @@ struct AttachmentResilienceTests {
 
     init() { print("AttachmentResilienceTests seed \(Self.seed) (FIELDSHEET_TEST_SEED to repeat)") }
 
-    static func prepared(_ server: ServerProcess) throws -> AttachmentWire {
+    static func prepared(_ server: ServerProcess, options: [String] = []) throws -> AttachmentWire {
         try server.createProject("alpha")
         let token = try server.addUser("ana", project: "alpha")
-        try server.start()
+        try server.start(options: options)
         return AttachmentWire(server: server, token: token)
     }
 
@@ -109,7 +109,8 @@ struct AttachmentResilienceTests {
             server.kill()
             _ = try? Subprocess.run("/bin/umount", ["-l", directory], timeout: 30)
         }
-        let wire = try Self.prepared(server)
+        // A reserve smaller than the default, which is more than this whole file system.
+        let wire = try Self.prepared(server, options: ["--storage-reserve-bytes", String(1024 * 1024)])
 
         let huge = SeededBytes.make(20 * 1024 * 1024, seed: Self.seed)
         let hugeSha = AttachmentWire.sha256(huge)

@@ -10,6 +10,10 @@ struct ServeOptionsTests {
         (["--header-timeout", "0"], "--header-timeout"),
         (["--idle-timeout", "-5"], "--idle-timeout"),
         (["--max-connections", "0"], "--max-connections"),
+        (["--max-record-instances", "0"], "--max-record-instances must be at least 1"),
+        (["--max-value-bytes", "0"], "--max-value-bytes must be at least 1"),
+        (["--storage-reserve-bytes=-1"], "--storage-reserve-bytes must be 0 or more"),
+        (["--project-attachment-quota-bytes=-1"], "--project-attachment-quota-bytes must be 0 or more"),
     ])
     func nonsensicalOptionsAreRefusedBeforeStarting(options: [String], message: String) throws {
         let data = TemporaryDirectory("serve-options")

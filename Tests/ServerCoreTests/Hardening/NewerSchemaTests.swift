@@ -27,7 +27,9 @@ struct NewerSchemaTests {
             try queue.close()
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let sideFiles = [path + "-wal", path + "-shm"].filter { FileManager.default.fileExists(atPath: $0) }
         let error = #expect(throws: StorageError.self) { try SQLiteStorage(directory: directory) }
+        #expect([path + "-wal", path + "-shm"].filter { FileManager.default.fileExists(atPath: $0) } == sideFiles, "a -wal or -shm was left beside the refused database")
         #expect(error?.code == .newerSchema)
         #expect(error?.detail.contains("v2") == true)
         #expect(error?.detail.contains("Upgrade fieldsheet-server") == true)
