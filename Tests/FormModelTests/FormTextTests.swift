@@ -65,6 +65,9 @@ struct FormTextTests {
         let state = FormState(logic: FormLogic(form: form), answers: ["fruit": .choice("pear")])
         #expect(state.text("You chose ${named}.", at: "told") == "You chose Pear.")
         #expect(state.evaluate(try FormExpression.parse("choice-label('kiwi', 'fruit')"), at: "told") == .string("kiwi"))
+        // The field named in the string is checked like a name.
+        let unknown = Fixtures.load(Fixtures.formJSON(fields: #"[{ "id": "named", "kind": "calculate", "label": "N", "calculation": "choice-label('a', 'nothing')" }]"#))
+        #expect(unknown.findings.contains { $0.rule == "calculation-unknown-field" && $0.path.description == "$.pages[0].fields[0].calculation" }, "\(unknown.findings)")
     }
 
     @Test(arguments: [

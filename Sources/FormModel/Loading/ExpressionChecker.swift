@@ -55,6 +55,16 @@ struct ExpressionChecker {
                 if usesCurrent, property.key != "constraint" {
                     error("\(property.rule)-current-value", path, "The \(property.noun) \"\(shown)\" uses '.', the field's own answer, which only a constraint reads.", fix: "Name the field instead of '.'.")
                 }
+                // choice-label(value, 'field') names a choice field by its id, in a string.
+                expression.visit { node in
+                    guard case .call(.choiceLabel, let arguments) = node, arguments.count == 2 else { return }
+                    guard case .literal(.string(let id)) = arguments[1], fields.byID[id]?.choices != nil else {
+                        namesKnown = false
+                        error("\(property.rule)-unknown-field", path, "The \(property.noun) \"\(shown)\" calls choice-label() without the id of a choice field, in quotes, as its second argument.",
+                              fix: "Write choice-label(fruit, 'fruit') with the id of a singleChoice or multipleChoice field.")
+                        return
+                    }
+                }
                 for name in expression.referencedNames {
                     if let problem = scopeProblem(name, from: field, property: property) {
                         namesKnown = false
