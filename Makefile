@@ -2,26 +2,42 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 BIN = .build/debug
-APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config tmux
-# The web console's browser test (Tests/console): Debian's Chromium and its WebDriver.
-APT_PACKAGES += chromium chromium-driver
+# What building FieldSheet needs (`make demo`): the C libraries SwiftPM links and pkg-config to find them.
+BUILD_APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config
+# What only the tests need: tmux (the full-screen app at a size), Debian's Chromium and its WebDriver (the
+# web console's browser test, Tests/console).
+TEST_APT_PACKAGES = tmux chromium chromium-driver
+# The executables the demo runs (Client/demo.sh): built alone, without the load generator, the benchmarks,
+# the test drivers and their packages.
+DEMO_PRODUCTS = fieldsheet fieldsheet-server
 
-.PHONY: deps build demo test bench fuzz docs clean
+.PHONY: deps build-deps build demo test bench fuzz docs clean
 
-# Installs the Debian packages the build and the tests need, when missing (root or sudo).
-deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# Installs the Debian packages in $(1) that are missing (root or sudo).
+define apt_install
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+endef
+
+# What `make demo` needs: the build's Debian packages, and openpyxl (the demo writes XLSForm workbooks).
+build-deps:
+	$(call apt_install,$(BUILD_APT_PACKAGES))
+	@python3 -c "import openpyxl" 2>/dev/null || python3 -m pip install -q openpyxl
+
+# What the tests, benchmarks and docs need besides: tmux, Chromium, and the Python checks' packages.
+deps: build-deps
+	$(call apt_install,$(TEST_APT_PACKAGES))
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
-	@python3 -c "import pyxform, openpyxl" 2>/dev/null || python3 -m pip install -q pyxform openpyxl
+	@python3 -c "import pyxform" 2>/dev/null || python3 -m pip install -q pyxform
 	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
 
-build: deps
-	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+# The two executables, one product at a time (SwiftPM builds one product or everything).
+build: build-deps
+	@for product in $(DEMO_PRODUCTS); do $(SWIFT) build --product $$product $(SWIFT_BUILD_FLAGS) || exit 1; done
 
 demo: build
 	@Client/demo.sh $(BIN)
@@ -78,7 +94,7 @@ bench: deps
 # The client library's reference documentation (DocC): FormModel, DraftStore and SyncClient, each with its
 # catalog of articles, into .build/docs/<Module>.doccarchive. Any DocC warning (a broken link, a symbol
 # the catalog names that does not exist) fails it, and so does a public symbol of any of them without a
-# summary line.
+# summary line, and so does a documentation snippet that does not compile.
 DOC_TARGETS = FormModel DraftStore SyncClient
 docs: deps
 	@mkdir -p .build/docs; rm -rf .build/docs/*.doccarchive; for target in $(DOC_TARGETS); do \
@@ -88,6 +104,9 @@ docs: deps
 	done
 	@# Every public symbol an app meets in FormModel, DraftStore and SyncClient has a summary.
 	python3 Tests/docs/check_summaries.py $(DOC_TARGETS)
+	@# Every Swift snippet of the README, docs/, the DocC articles and those modules' doc comments compiles, in a
+	@# package generated in .build/doc-snippets that depends on this one by path without its traits, as an app does.
+	python3 Tests/docs/check_snippets.py
 
 # libFuzzer targets (Tests/Fuzz/): the relevance expression parser and evaluator, the JSON reader, the form
 # loader and linter, pattern analysis and bounded matching, the terminal input decoder, the sync byte codec

@@ -193,7 +193,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
             ],
             path: "Tests/LoadGenerator",
-            exclude: ["bench.sh"]
+            exclude: ["bench.sh", "index-cost.sh"]
         ),
         // Fixtures shared by the test targets: temporary directories, sample forms, subprocesses, polling.
         .target(name: "FieldSheetTesting", dependencies: ["FormModel", "DraftStore", "SyncClient"], path: "Tests/FieldSheetTesting"),
@@ -224,7 +224,7 @@ let package = Package(
             ],
             path: "Tests/SyncBench"
         ),
-        .testTarget(name: "FormModelTests", dependencies: ["FormModel"]),
+        .testTarget(name: "FormModelTests", dependencies: ["FormModel", .product(name: "PropertyBased", package: "swift-property-based", condition: tools)]),
         .testTarget(name: "XLSFormTests", dependencies: ["XLSForm", "FormModel", "FieldSheetTesting"]),
         .testTarget(
             name: "DraftStoreTests",

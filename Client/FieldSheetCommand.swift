@@ -17,7 +17,8 @@ struct FieldSheetCommand: AsyncParsableCommand {
 
             Syncing: `login URL --project P` once, then `sync` whenever there is a network. Exit status of sync: \
             0 synced; 1 device database error; 2 not logged in; 3 server unreachable (everything stays queued); \
-            4 token or project refused; 5 the server refused or failed. `status` shows what is queued, \
+            4 token or project refused; 5 the server refused or failed; 6 the secure connection failed (certificate, \
+            host name, CA file, or no TLS at that address; not retried). `status` shows what is queued, \
             `conflicts` what waits for you, `resolve` settles it.
             """,
         subcommands: [Forms.self, Form.self, Fill.self, Resume.self, Edit.self, Records.self, Show.self, DeleteDraft.self, Lint.self, Preview.self, Login.self, Sync.self, Status.self, Conflicts.self, Resolve.self]

@@ -12,7 +12,8 @@ extension FieldSheetCommand {
                 The token (from `fieldsheet-server user add`) is kept in the home directory in login.json, readable \
                 by you only (mode 0600), and never printed. Give it with --token or in FIELDSHEET_TOKEN (which keeps \
                 it out of the shell history). When the server cannot be reached the login is kept and checked at the \
-                next sync. Proxies: libcurl honours http_proxy, https_proxy and no_proxy. \
+                next sync; when the secure connection fails (the certificate, its host name, the CA file, or https to \
+                a server without TLS) nothing is kept and the exit status is 6. Proxies: libcurl honours http_proxy, https_proxy and no_proxy. \
                 --download-attachments is saved with the login (default on-open; logging in again without it keeps \
                 the saved choice); `fieldsheet status` shows it and `fieldsheet sync --download-attachments` \
                 overrides it for one run.
@@ -28,6 +29,9 @@ extension FieldSheetCommand {
         func validate() throws {
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
                 throw ValidationError("The server URL must start with http:// or https:// (got \"\(url)\").")
+            }
+            if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+                throw ValidationError("The CA file \(caFile) cannot be read (no such file, or not readable): give a PEM file of certificate authorities.")
             }
         }
 

@@ -12,7 +12,8 @@ extension FieldSheetCommand {
             discussion: """
                 Shows a progress bar on a terminal and prints one summary line ("pushed 12, pulled 340, 1 conflict"). \
                 Exit status: 0 synced; 1 device database error; 2 not logged in; 3 server unreachable (everything \
-                stays queued); 4 token or project refused; 5 the server refused or failed.
+                stays queued); 4 token or project refused; 5 the server refused or failed; 6 the secure connection \
+                failed (certificate, host name, CA file, or no TLS at that address; not retried).
                 """)
 
         @OptionGroup var home: HomeOptions

@@ -14,6 +14,8 @@ enum SyncExit {
     static let unauthorized: Int32 = 4
     /// The server refused a request, failed, or answered something unreadable.
     static let serverError: Int32 = 5
+    /// The secure connection failed (certificate, host name, CA file, or no TLS there); not retried.
+    static let tls: Int32 = 6
 
     /// The exit status for a failed sync.
     static func code(for error: SyncError) -> Int32 {
@@ -21,6 +23,7 @@ enum SyncExit {
         case .unreachable: return unreachable
         case .unauthorized: return unauthorized
         case .refused, .serverError: return serverError
+        case .tls: return tls
         case .storage: return 1
         }
     }

@@ -34,11 +34,13 @@ extension FormSession {
                     let repeats = form.everyField.filter { $0.kind == .repeat }.map(\.id)
                     throw DraftStoreError(.unknownInstance, "\"\(text)\": the form \(form.id) has no repeat \"\(step.group)\" there; its repeats are: \(repeats.isEmpty ? "none" : repeats.joined(separator: ", ")). Nothing was saved.")
                 }
-                let live = instances.live(step.group, in: parent)
-                if step.index <= live.count {
-                    parent = live[step.index - 1].prefix
-                } else if adding, step.index == live.count + 1 {
-                    if let maximum = group.maxCount, live.count >= maximum {
+                // By count and number, not a list of the instances: a list held here would be shared with
+                // `instances`, and adding one below would copy every instance each time.
+                let liveCount = instances.liveCount(step.group, in: parent)
+                if step.index <= liveCount, let instance = instances.live(step.group, in: parent, number: step.index) {
+                    parent = instance.prefix
+                } else if adding, step.index == liveCount + 1 {
+                    if let maximum = group.maxCount, liveCount >= maximum {
                         throw DraftStoreError(.tooManyInstances, "\"\(text)\": \(group.label) already has its \(maximum) \(group.instanceNoun.lowercased())s at most. Nothing was saved.")
                     }
                     let prefix = AnswerKey.key(step.group, in: parent) + "/" + AnswerKey.newInstanceID()
@@ -48,8 +50,8 @@ extension FormSession {
                     }
                     parent = prefix
                 } else {
-                    let range = live.isEmpty ? "it has none yet" : "it has \(live.count): \(step.group)[1]…\(step.group)[\(live.count)]"
-                    throw DraftStoreError(.unknownInstance, "\"\(text)\": \(group.label) has no \(group.instanceNoun.lowercased()) \(step.index); \(range)\(adding ? ", and \(step.group)[\(live.count + 1)] adds one" : ""). Nothing was saved.")
+                    let range = liveCount == 0 ? "it has none yet" : "it has \(liveCount): \(step.group)[1]…\(step.group)[\(liveCount)]"
+                    throw DraftStoreError(.unknownInstance, "\"\(text)\": \(group.label) has no \(group.instanceNoun.lowercased()) \(step.index); \(range)\(adding ? ", and \(step.group)[\(liveCount + 1)] adds one" : ""). Nothing was saved.")
                 }
             }
             return (parent, address.field)

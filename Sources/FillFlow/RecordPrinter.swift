@@ -17,7 +17,7 @@ public enum RecordPrinter {
         return columns.joined(separator: "\t")
     }
 
-    /// The office's review on one line: `needs changes (rejected): <comment>` for a record sent back, else the
+    /// The office's review on one line: `sent back (rejected): <comment>` for a record sent back, else the
     /// state and any comment.
     public static func reviewText(_ review: RecordReview) -> String {
         review.display(comment: shown)

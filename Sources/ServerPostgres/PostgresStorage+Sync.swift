@@ -146,6 +146,17 @@ extension PostgresStorage {
         }
     }
 
+    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushSnapshot {
+        let client = client
+        return try await perform {
+            try await client.withConnection { connection in
+                PushSnapshot(
+                    storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
+                    records: try await Self.records(connection, projectId: projectId, ids: recordIds))
+            }
+        }
+    }
+
     public func record(projectId: Int64, id: UUID) async throws -> StoredRecord? {
         let client = client
         return try await perform {

@@ -113,6 +113,14 @@ extension SQLiteStorage {
         }
     }
 
+    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushSnapshot {
+        try await pool.read { db in
+            PushSnapshot(
+                storedOutcomes: try Self.storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
+                records: try Self.records(db, projectId: projectId, ids: recordIds))
+        }
+    }
+
     public func record(projectId: Int64, id: UUID) async throws -> StoredRecord? {
         try await pool.read { db in try Self.records(db, projectId: projectId, ids: [id])[id] }
     }

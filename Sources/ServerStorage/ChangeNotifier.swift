@@ -42,6 +42,8 @@ public final class ChangeNotifier: Sendable {
         /// Whether any pull ever waited here, and who waits for that (``untilFirstWait()``).
         var waited = false
         var firstWaitWatchers: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Set by ``stop()``: the server is stopping, and nothing waits any more.
+        var stopped = false
     }
 
     private let state = NIOLockedValueBox(State())
@@ -83,17 +85,27 @@ public final class ChangeNotifier: Sendable {
         for continuation in woken { continuation.resume() }
     }
 
+    /// Ends every wait now and any wait started later at once (each returns false, so its pull answers
+    /// with what it has): the server is stopping and must not hold requests for their deadlines.
+    public func stop() {
+        state.withLockedValue { $0.stopped = true }
+        wakeAll()
+    }
+
+    /// Whether ``stop()`` was called.
+    public var isStopped: Bool { state.withLockedValue { $0.stopped } }
+
     /// How many pulls wait now (for metrics and tests).
     public var waiting: Int {
         state.withLockedValue { state in state.projects.values.reduce(0) { $0 + $1.waiters.count } }
     }
 
     /// Waits until the project's feed is announced past `sequence`, until `deadline`, or until the task is
-    /// cancelled. Returns true when woken by an announcement (or ``wakeAll()``), false at the deadline or
-    /// on cancellation. Either way the caller looks at the feed again or answers.
+    /// cancelled. Returns true when woken by an announcement (or ``wakeAll()``), false at the deadline, on
+    /// cancellation or once the notifier is stopped. Either way the caller looks at the feed again or answers.
     public func wait(projectId: Int64, past sequence: Int64, until deadline: ContinuousClock.Instant) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await self.waitForAnnouncement(projectId: projectId, past: sequence); return !Task.isCancelled }
+            group.addTask { await self.waitForAnnouncement(projectId: projectId, past: sequence); return !Task.isCancelled && !self.isStopped }
             group.addTask { try? await Task.sleep(until: deadline, clock: .continuous); return false }
             let first = await group.next() ?? false
             group.cancelAll()
@@ -111,7 +123,7 @@ public final class ChangeNotifier: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let (resumeNow, startPoll, watchers) = state.withLockedValue { state -> (Bool, Bool, [CheckedContinuation<Void, Never>]) in
                     var project = state.projects[projectId] ?? Project()
-                    if Task.isCancelled || project.known > sequence { return (true, false, []) }
+                    if Task.isCancelled || state.stopped || project.known > sequence { return (true, false, []) }
                     project.waiters[id] = Waiter(threshold: sequence, continuation: continuation)
                     let startPoll = poll != nil && !project.polling
                     if startPoll { project.polling = true }

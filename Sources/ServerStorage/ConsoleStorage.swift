@@ -128,6 +128,21 @@ public struct RecordTableQuery: Sendable, Hashable {
         self.limit = limit
     }
 
+    /// Whether `record` passes the query's form and filters (review state, author, last change) as the table's
+    /// statement applies them: for what reads a form's records one by one (the console's export of the table).
+    public func matches(_ record: StoredRecord) -> Bool {
+        guard record.formId == formId else { return false }
+        if let reviewState, record.review?.state != reviewState { return false }
+        if let author, record.authorName != author { return false }
+        if let changedFrom {
+            guard let updated = record.times.updated, updated >= changedFrom else { return false }
+        }
+        if let changedBefore {
+            guard let updated = record.times.updated, updated < changedBefore else { return false }
+        }
+        return true
+    }
+
     /// The SQL expression of the sort time: the same text as the index it uses (`records_by_form_…`).
     public var sortExpression: String { sort == .updated ? "r.updated_at" : "(coalesce(r.created_at, r.updated_at))" }
 }

@@ -49,6 +49,10 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
         projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan
+    /// What `push` would hand its `plan` now, read without taking any write lock: the server decides a
+    /// push (merge, validation) on this snapshot outside the lock, then commits it through `push` only if
+    /// the snapshot there is still the same (see `SyncController`).
+    func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushSnapshot
     /// Records changed after `after`, ordered by sequence: at most `limit`, and no more once their fields
     /// add up to `maxBytes` (a page always holds at least one record, however large). Fields stay as stored.
     func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage

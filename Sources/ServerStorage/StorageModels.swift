@@ -163,7 +163,7 @@ public struct StoredOutcome: Sendable, Hashable {
 }
 
 /// What the storage reads inside the push transaction and hands to the push planner.
-public struct PushSnapshot: Sendable {
+public struct PushSnapshot: Sendable, Hashable {
     /// Outcomes already stored for mutation ids of this batch (same project and client).
     public var storedOutcomes: [String: StoredOutcome]
     /// The project's current records named by the batch.

@@ -1,6 +1,7 @@
 import DraftStore
 import Foundation
 import FormModel
+import SyncCore
 import TerminalUI
 
 extension AppModel {
@@ -100,7 +101,7 @@ extension AppModel {
         do {
             let record = try await store.record(id)
             let session = record?.state == .draft ? try await store.resumeDraft(id) : try await store.editSubmitted(id)
-            open(session)
+            open(session, review: record?.review)
         } catch {
             say("\(error)")
         }
@@ -114,7 +115,7 @@ extension AppModel {
     /// Opens an existing record: a draft resumes, a submission is edited.
     public func openRecord(_ id: UUID) async throws {
         let record = try await store.record(id)
-        open(record?.state == .submitted ? try await store.editSubmitted(id) : try await store.resumeDraft(id))
+        open(record?.state == .submitted ? try await store.editSubmitted(id) : try await store.resumeDraft(id), review: record?.review)
     }
 
     /// Presents the sheet of an already opened session (`fieldsheet fill FORM` on a terminal).
@@ -122,8 +123,15 @@ extension AppModel {
         open(session)
     }
 
-    func open(_ session: FormSession) {
-        let sheet = SheetState(form: session.form, answers: session.openedAnswers)
+    /// Presents a session's sheet. A record the office sent back opens to be fixed: titled and labelled for
+    /// that, with the reviewer's comment at the top.
+    func open(_ session: FormSession, review: RecordReview? = nil) {
+        var sheet = SheetState(form: session.form, answers: session.openedAnswers)
+        if let review, review.state.needsChanges {
+            sheet.title = "Fix and Resubmit"
+            sheet.completionLabel = "Resubmit"
+            sheet.note = ("The office sent this back (\(review.state.words))" + (review.comment == nil ? "." : ":"), review.comment ?? "")
+        }
         present(.record(session, sheet), id: session.recordID.uuidString)
     }
 

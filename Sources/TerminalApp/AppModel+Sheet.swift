@@ -22,6 +22,13 @@ extension AppModel {
                 if control == "new" { await openNewPopover() } else { openFilterPopover() }
                 return step
             }
+        } else if event == .tab, let typed = sheet.typedAttachPath {
+            // Tab in a file field with a path typed completes the path, as a shell does.
+            let completion = PathCompletion.complete(typed.path)
+            sheet.replaceAttachPath(typed.key, with: completion.path)
+            sheet.notice = completion.notice
+            update(sheet)
+            return .redraw
         } else if sheet.form.id == BuiltInSheets.newID, event == .enter, case .choice(let chosen)? = sheet.answers["form"], chosen != "-" {
             // Enter on the highlighted form starts it.
             intents = [.complete]
@@ -109,7 +116,7 @@ extension AppModel {
                         case .invalid(let report):
                             sheet.show(report)
                             let count = Set(report.issues.map(\.fieldID)).count
-                            sheet.notice = "\(count) field\(count == 1 ? "" : "s") to fix before \(sheet.form.completionLabel)"
+                            sheet.notice = "\(count) field\(count == 1 ? "" : "s") to fix before \(sheet.completionLabel)"
                         }
                     case .cancel:
                         switch try await session.cancel() {

@@ -1,7 +1,7 @@
 // fieldsheet-bench [DIR]: the device database's speed and memory (see BENCHMARKS.md; run with `make bench`).
 //
 // Figures: one edit made durable (FormSession.set: WAL commit with synchronous=FULL) p50/p99/max over
-// 10,000 edits; opening a draft of a 200-field form; editing and opening a record of 200 repeat instances; listing 10,000 drafts; RSS as the record count grows;
+// 10,000 edits; opening a draft of a 200-field form; editing and opening a record of 200 repeat instances; filling, opening and typing into a record of 5,000 defects; listing 10,000 drafts; RSS as the record count grows;
 // the app's keystrokes and home screen; a commit reaching an observer of the 10,000-record list; attaching a
 // 10 MB photo until durable.
 // DIR (default: the system temporary directory) should be on the disk the device would use: fsync is the cost.
@@ -63,6 +63,10 @@ try await benchAttach(in: directory.appendingPathComponent("attach"))
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "attach" { exit(0) }
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "repeat" {
     try await benchRepeatRecord(in: try DraftStore(home: directory.appendingPathComponent("repeat")))
+    exit(0)
+}
+if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "defects" {
+    try await benchDefects(in: directory.appendingPathComponent("defects"))
     exit(0)
 }
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "repeat-app" {
@@ -185,6 +189,9 @@ do {
 
 // 5b. The same on a record of 200 repeat instances: Tab through it, type a cost (the total follows).
 try await benchRepeatKeystrokes(in: directory.appendingPathComponent("app-repeat"))
+
+// 5c. The defect form at 5,000 defects: scripted filling (linear?), opening, and the app's keystrokes.
+try await benchDefects(in: directory.appendingPathComponent("defects"))
 
 // 6. The home screen over the ten thousand drafts above: opening it (the one summary query), and a
 //    keystroke to an updated screen while scrolling, filtering and searching (120×40).

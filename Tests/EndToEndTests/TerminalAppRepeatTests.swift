@@ -77,4 +77,38 @@ struct TerminalAppRepeatTests {
         try tmux.tmux(["resize-window", "-t", tmux.session, "-x", "70", "-y", "24"])
         try tmux.waitFor("after the resize the focused field is still shown") { $0.contains("[Spot 4") && !$0.contains("[Spot 1") }
     }
+
+    /// A draft with three defects, opened at 120×40, Next to its Defects step: the focus is on the first
+    /// answer (Defect 1's location), so typing goes there and Enter removes nothing; no Remove button is
+    /// drawn over the key-hint line.
+    @Test func enteringTheDefectsStepFocusesTheFirstAnswer() throws {
+        let home = TemporaryDirectory()
+        let fieldsheet = PackagePaths.debugProduct("fieldsheet")
+        let imported = try Subprocess.run(fieldsheet, ["--home", home.path, "forms", "import", PackagePaths.file("Schema/forms/defect-inspection.json")])
+        #expect(imported.status == 0, "\(imported.output)")
+        let filled = try Subprocess.run(fieldsheet, ["--home", home.path, "fill", "defect-inspection", "--set", "site=Depot",
+                                                     "--set", "defects[1].location=Gate", "--set", "defects[2].location=Roof",
+                                                     "--set", "defects[3].location=Yard", "--dismiss"])
+        #expect(filled.status == 3, "kept as a draft: \(filled.output)")
+        let tmux = TmuxSession()
+        try tmux.startApp(columns: 120, rows: 40, home: home)
+        try tmux.waitFor("Depot · Draft")
+        try tmux.keys("Enter")
+        try tmux.waitFor("Step 1 of 2")
+        try tmux.click(on: "Next ›", offset: 1)
+        var screen = try tmux.waitFor("▸ Defect 1")
+        let hints = try #require(screen.components(separatedBy: "\n").first { $0.contains("F1 keys") }, "the key-hint line:\n\(screen)")
+        #expect(!hints.contains("Remove"), "a Remove button drawn over the key hints:\n\(screen)")
+        try tmux.type("s")
+        screen = try tmux.waitFor("typing goes to Defect 1's location") { $0.contains("[Gates") }
+        // Enter on an answer moves on; it never removes the instance.
+        try tmux.keys("Enter")
+        try tmux.waitFor("nothing asked or removed") { !$0.contains("Remove Defect") && !$0.contains("Removed.") && $0.contains("▸ Defect 1") && $0.contains("[Gates") }
+        try tmux.keys("Escape")
+        try tmux.waitFor("Draft saved")
+        let records = try TmuxSession.records(in: home)
+        let id = try #require(records.compactMap { $0.split(separator: "\t").first.map(String.init) }.first { UUID(uuidString: $0) != nil }, "\(records)")
+        let shown = try Subprocess.run(fieldsheet, ["--home", home.path, "show", id])
+        #expect(shown.stdout.contains("Gates") && shown.stdout.contains("Roof") && shown.stdout.contains("Yard"), "\(shown.stdout)")
+    }
 }

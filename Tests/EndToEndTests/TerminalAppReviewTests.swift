@@ -3,9 +3,15 @@ import Foundation
 import Testing
 
 /// The office sends a record back; the collector's app, syncing at start against the real server on
-/// loopback, marks it in the list as needing changes and shows the reviewer's comment in the details.
+/// loopback, marks it in the list as needing changes and shows the reviewer's whole comment, wrapped, in the
+/// details (where the terminal has a details pane) and at the top of the sheet when the record is opened to
+/// fix it, titled and labelled for that; no review state is shown by its code.
 struct TerminalAppReviewTests {
-    @Test func aRecordSentBackIsMarkedInTheListWithTheComment() throws {
+    /// Longer than a line of the details pane at 120 columns and of the sheet at 80.
+    static let comment = "Add the pump's serial number from the plate on its side, photograph the pressure gauge before and after the repair, and add the name of the site contact who let you in."
+
+    @Test(arguments: [(120, 40, "hasIssues", "has issues"), (80, 24, "rejected", "rejected")])
+    func aRecordSentBackShowsTheWholeCommentAndOpensToBeFixed(columns: Int, rows: Int, state: String, words: String) throws {
         let server = ServerProcess()
         try server.createProject("demo")
         let ana = try server.addUser("ana", project: "demo")
@@ -25,24 +31,63 @@ struct TerminalAppReviewTests {
         let record = try #require(CLIHome.recordID(filled), "the record id in: \(filled.output)")
         _ = try cli(["sync"])
 
+        let body = try String(decoding: JSONSerialization.data(withJSONObject: ["state": state, "comment": Self.comment]), as: UTF8.self)
         let review = try Subprocess.run("/usr/bin/curl", [
             "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(rita)",
-            "-H", "Content-Type: application/json", "--data-binary", #"{"state": "rejected", "comment": "Add the pump's serial number."}"#,
+            "-H", "Content-Type: application/json", "--data-binary", body,
             server.url + "/v1/projects/demo/records/\(record.lowercased())/review",
         ], timeout: 30)
         #expect(review.stdout == "200", "\(review.output)")
 
         let tmux = TmuxSession()
-        try tmux.start("env FIELDSHEET_HOME=\(device.home) FIELDSHEET_REDUCE_MOTION=1 TERM=xterm-256color \(CLIHome.binary); echo EXIT $?; sleep 60", columns: 120, rows: 30)
-        // The app syncs at start; the pulled review marks the record and the details give the comment.
-        try tmux.waitFor("the record marked as needing changes") {
-            $0.contains("⚑") && $0.contains("Needs changes") && $0.contains("Review: needs changes (rejected): Add the pump's serial number.")
+        try tmux.start("env FIELDSHEET_HOME=\(device.home) FIELDSHEET_REDUCE_MOTION=1 TERM=xterm-256color \(CLIHome.binary); echo EXIT $?; sleep 60", columns: columns, rows: rows)
+        // The app syncs at start; the pulled review marks the record.
+        var screen = try tmux.waitFor("the record marked as needing changes") { $0.contains("⚑") && $0.contains("Needs changes") }
+        if columns >= 100 {
+            // The details pane gives the review in words and the comment whole, over as many lines as it takes.
+            let expected = "Review: sent back (\(words)): \(Self.comment)"
+            screen = try tmux.waitFor("the whole comment in the details") { Self.text(of: $0, from: " Details ").contains(expected) }
+            #expect(Self.text(of: screen, from: " Details ").contains(expected), "the details pane:\n\(screen)")
         }
+        #expect(!screen.contains("hasIssues") && !screen.contains("needs changes ("), "an internal code on screen:\n\(screen)")
         // The filter offers the mark, so a collector can list only what was sent back.
         try tmux.keys("f")
         try tmux.waitFor("Needs changes") { $0.contains("Drafts") && $0.contains("Needs changes") }
         try tmux.keys("Escape")
+        try tmux.waitFor("the filter closed") { !$0.contains("Filter Records") }
+
+        // Opened, the record is to be fixed and resubmitted, with the reviewer's word at the top of the sheet.
+        try tmux.keys("Enter")
+        screen = try tmux.waitFor("Fix and Resubmit")
+        let heading = "The office sent this back (\(words)):"
+        // The sheet's title line (the home screen's details behind it still name the form).
+        let titleLine = screen.components(separatedBy: "\n").first { $0.contains("Fix and Resubmit") } ?? ""
+        #expect(titleLine.contains(" Resubmit ") && titleLine.contains(" Cancel "), "the completion button names what the person does:\n\(screen)")
+        #expect(!titleLine.contains("New Follow-up Job") && !titleLine.contains("Create"), "the sheet presents the record as new:\n\(screen)")
+        #expect(!screen.contains("hasIssues"), "an internal code on screen:\n\(screen)")
+        #expect(Self.text(of: screen, from: heading).hasPrefix(heading + " " + Self.comment), "the note at the top of the sheet:\n\(screen)")
+        #expect(screen.contains("[Pump station"), "the record's answers below the note:\n\(screen)")
+        try tmux.keys("Escape")
+        try tmux.waitFor("the sheet closed") { !$0.contains("Fix and Resubmit") }
         try tmux.keys("q")
         try tmux.waitFor("EXIT 0")
+    }
+
+    /// The text of the block that starts where `marker` first appears: from that column, on that line and
+    /// the lines below it, each up to the next box edge, until a blank line or a rule; joined by spaces.
+    static func text(of screen: String, from marker: String) -> String {
+        let lines = screen.components(separatedBy: "\n").map(Array.init)
+        guard let top = lines.firstIndex(where: { String($0).contains(marker) }),
+              let range = String(lines[top]).range(of: marker) else { return "" }
+        let column = String(lines[top]).distance(from: String(lines[top]).startIndex, to: range.lowerBound)
+        var parts: [String] = []
+        for line in lines[top...] {
+            guard line.count > column else { break }
+            let cells = line[column...].prefix { $0 != "│" }
+            let text = String(cells).trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("─") { break }
+            if !text.isEmpty { parts.append(text) }
+        }
+        return parts.joined(separator: " ")
     }
 }

@@ -62,6 +62,48 @@ struct PatternLimitTests {
         #expect(result.loaded == nil)
     }
 
+    /// A backreference makes one step of the engine compare text of any length, so its checks cannot be
+    /// bounded by steps: `^(a+)\\1*$` on 60,001 characters ran for seconds. Long values are refused at once,
+    /// short ones checked, and the linter refuses the pattern.
+    @Test func aBackreferenceIsBoundedByTheValuesLengthAndRefusedByTheLinter() throws {
+        let hostile = String(repeating: "a", count: 60_000) + "b"
+        let started = ContinuousClock.now
+        #expect(PatternMatcher.check(hostile, pattern: "^(a+)\\1*$") == .tooExpensive)
+        #expect(ContinuousClock.now - started < .milliseconds(500))
+        #expect(PatternMatcher.check("abab", pattern: "^(ab)\\1$") == .match)
+        #expect(PatternMatcher.check("abac", pattern: "^(ab)\\1$") == .mismatch)
+        for pattern in ["^(a+)\\1*$", "(?<x>a+)\\k<x>", "(a)(b)\\2"] {
+            let result = Fixtures.load(Self.form(pattern: pattern))
+            let finding = try #require(result.findings.first { $0.rule == "pattern-backreference" }, "\(pattern): \(result.findings)")
+            #expect(finding.severity == .error)
+            #expect(result.loaded == nil)
+        }
+        #expect(PatternMatcher.backreference(in: "^(a+)\\1*$") == "\\1")
+        #expect(PatternMatcher.backreference(in: "(?<x>a+)\\k<x>") == "\\k<x>")
+        #expect(PatternMatcher.backreference(in: "\\\\1") == nil)  // an escaped backslash, then 1
+        #expect(PatternMatcher.backreference(in: "\\Q\\1\\E") == nil)  // quoted text
+        #expect(PatternMatcher.backreference(in: "\\d{4}\\0") == nil)
+    }
+
+    /// Every check stops at its time limit or at the caller's deadline, and one budget covers all the checks
+    /// of a push.
+    @Test func checksStopAtTheirDeadlineAndShareABudget() {
+        let value = String(repeating: "a", count: 40) + "!"
+        #expect(PatternMatcher.check("AB-1234", pattern: "[A-Z]{2}-\\d{4}", deadline: .now - .seconds(1)) == .tooExpensive)
+        var spent = PatternVerdicts(budget: .zero)
+        #expect(spent.check("AB-1234", pattern: "[A-Z]{2}-\\d{4}") == .tooExpensive)
+        var budget = PatternVerdicts(budget: .milliseconds(300))
+        let started = ContinuousClock.now
+        // Each of these stops at the work limit: many of them together stop at the budget.
+        for index in 0..<10_000 {
+            budget.check(value + String(index), pattern: "(a+)+$")
+        }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(budget.check("AB-1234", pattern: "[A-Z]{2}-\\d{4}") == .tooExpensive)
+        var ample = PatternVerdicts(budget: .seconds(60))
+        #expect(ample.check("AB-1234", pattern: "[A-Z]{2}-\\d{4}") == .match)
+    }
+
     @Test(arguments: ["[A-Z]{2}-\\d{4}", "^[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}$", "(ab|cd)*", "(\\d{3}-)*\\d{4}", "(?>a+)+$", "(a++)+$", "\\(\\d+\\)"])
     func safePatternsGetNoError(pattern: String) {
         let result = Fixtures.load(Self.form(pattern: pattern))

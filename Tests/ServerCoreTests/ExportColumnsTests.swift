@@ -41,7 +41,7 @@ struct ExportColumnsTests {
             let header = csv[0].dropLast().split(separator: ",").map(String.init)
             #expect(header == RecordExporter.recordColumns + ["site", "where.latitude", "where.longitude", "where.accuracy"])
             func row(_ id: UUID) throws -> [String: String] {
-                let line = try #require(csv.first { $0.hasPrefix(id.uuidString) })
+                let line = try #require(csv.first { $0.hasPrefix(id.lowercased) })
                 return Dictionary(uniqueKeysWithValues: zip(header, line.dropLast().split(separator: ",", omittingEmptySubsequences: false).map(String.init)))
             }
             let first = try row(located)
@@ -60,7 +60,7 @@ struct ExportColumnsTests {
 
             var jsonl: [String] = []
             try await RecordExporter(storage: server.storage).export(projectId: project.id, formId: "survey", format: .jsonl) { jsonl.append($0) }
-            let line = try #require(jsonl.first { $0.contains(located.uuidString) })
+            let line = try #require(jsonl.first { $0.contains("\"recordId\":\"\(located.lowercased)\"") })
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(object["reviewState"] as? String == "approved")
             #expect(object["device"] as? String == "ana-phone")

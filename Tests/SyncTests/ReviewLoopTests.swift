@@ -45,8 +45,8 @@ struct ReviewLoopTests {
             let listing = try cli("records")
             #expect(listing.status == 0)
             let line = try #require(listing.stdout.split(separator: "\n").first { $0.hasPrefix(record.lowercased) })
-            #expect(line.hasSuffix("\tneeds changes (rejected): \(shownComment)"), "\(line)")
-            #expect(try cli("show", record.lowercased).stdout.contains("Review:  needs changes (rejected): \(shownComment)"))
+            #expect(line.hasSuffix("\tsent back (rejected): \(shownComment)"), "\(line)")
+            #expect(try cli("show", record.lowercased).stdout.contains("Review:  sent back (rejected): \(shownComment)"))
 
             // The fix: the same record edited and completed on the device, pushed as an edit.
             try await ana.edit(record, ["count": .integer(5)], complete: true)

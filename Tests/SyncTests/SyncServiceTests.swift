@@ -108,6 +108,31 @@ struct SyncServiceTests {
         #expect(events.all.count == countAfterStop)
         #expect(try await tablet.store.syncStatus().queuedRecords == 1, "nothing was sent after the stop")
     }
+
+    /// Cancelling the service ends its held long-poll on the wire at once: the request is aborted and its
+    /// connection closed, not left held until the server answers it (20 s here). A proxy in front of the
+    /// real server sees the request and its connection.
+    @Test func cancellingEndsTheHeldLongPollOnTheWireAtOnce() async throws {
+        let fixture = try SyncFixture(forms: [SyncForms.job()])
+        let proxy = try FaultProxy(targetPort: fixture.server.port)
+        defer { proxy.close() }
+        let token = try fixture.user("alice")
+        let tablet = try fixture.device(token: token, url: proxy.url)
+        let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
+        let events = Recorder(await service.events())
+        let running = Task { await service.run() }
+        #expect(await eventually { events.contains { if case .finished = $0 { true } else { false } } }, "a sync finished: \(events.all)")
+        func held() -> [String] { proxy.awaitingResponses.filter { $0.contains("wait=") } }
+        #expect(await eventually { !held().isEmpty }, "the server holds the long-poll: \(proxy.awaitingResponses)")
+        let cancelled = ContinuousClock.now
+        running.cancel()
+        await running.value
+        #expect(await eventually(timeout: 5) { held().isEmpty }, "the long-poll is still on the wire after the cancel: \(held())")
+        let ended = ContinuousClock.now - cancelled
+        #expect(ended < .seconds(2), "the held request ended \(ended) after the cancel")
+        // The service (and its transports) are still alive: the request ended because it was cancelled.
+        withExtendedLifetime(service) {}
+    }
 }
 
 /// Everything an async sequence delivered so far, and whether it ended.

@@ -205,8 +205,8 @@ def scenario(backend, work, storage):
         # The collector's device shows the comment after a sync; the fix goes back as an edit.
         ana("sync")
         line = next((l for l in ana("records").splitlines() if l.startswith(job)), "")
-        check(line.endswith(f"needs changes (rejected): {COMMENT}"), f"fieldsheet records shows {line!r}")
-        check(f"Review:  needs changes (rejected): {COMMENT}" in ana("show", job), "fieldsheet show does not show the review")
+        check(line.endswith(f"sent back (rejected): {COMMENT}"), f"fieldsheet records shows {line!r}")
+        check(f"Review:  sent back (rejected): {COMMENT}" in ana("show", job), "fieldsheet show does not show the review")
         ana("edit", job, "--set", "technicians=5", "--complete")
         ana("sync")
 

@@ -9,7 +9,12 @@ import Foundation
 /// Each suspect is then tried: a value built to exercise it (the shared character repeated, then one that
 /// fails the match) is checked with `PatternMatcher`'s work limit. A suspect that exhausts the limit is
 /// `confirmed`; the linter reports it as an error, an unconfirmed one as a warning.
+/// A suspect not confirmed on that short value is tried once more on a long one (4,000 characters) with the
+/// allowance such a value gets, so that polynomial blow-ups are confirmed too.
 /// Atomic groups and possessive quantifiers do not backtrack and are not suspects.
+///
+/// A backreference is always a confirmed risk: one step of the engine then compares a captured stretch of
+/// text of any length, so neither the work limit nor the time limit of `PatternMatcher` can hold.
 public struct PatternRisk: Sendable, Hashable {
     /// Which ambiguity makes the repeated group backtrack.
     public enum Shape: Sendable, Hashable {
@@ -17,6 +22,8 @@ public struct PatternRisk: Sendable, Hashable {
         case nestedQuantifier
         /// Alternatives in the repeated group can start with the same character, like `(a|aa)*`.
         case overlappingAlternatives
+        /// A backreference, like `\1` in `^(a+)\1*$`: the cost of one step is not bounded.
+        case backreference
     }
 
     /// Which of the two shapes was found.
@@ -31,6 +38,9 @@ public struct PatternRisk: Sendable, Hashable {
     /// The risks of `pattern`, most severe first; none for a pattern that does not compile.
     public static func analyze(_ pattern: String) -> [PatternRisk] {
         guard PatternMatcher.isValid(pattern) else { return [] }
+        if let reference = PatternMatcher.backreference(in: pattern) {
+            return [PatternRisk(shape: .backreference, group: reference, sample: "", confirmed: true)]
+        }
         var parser = RegexShapeParser(pattern: Array(pattern))
         guard let tree = parser.parseAlternation(), parser.atEnd else { return [] }
         var analysis = RegexShapeAnalysis()
@@ -47,6 +57,13 @@ public struct PatternRisk: Sendable, Hashable {
                     sample = pump + ending
                     confirmed = true
                     break
+                }
+            }
+            if !confirmed {
+                let long = prefix + String(repeating: character, count: 4_000) + "!"
+                if PatternMatcher.check(long, pattern: pattern) == .tooExpensive {
+                    sample = long
+                    confirmed = true
                 }
             }
             risks.append(PatternRisk(shape: shape, group: group, sample: sample, confirmed: confirmed))

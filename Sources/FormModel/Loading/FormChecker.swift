@@ -48,6 +48,11 @@ enum FormChecker {
     /// to exercise it exhausts the work allowed for one value, a warning otherwise.
     static func patternRiskFindings(_ pattern: String, at path: JSONPath, in loaded: LoadedForm) -> [Finding] {
         PatternRisk.analyze(pattern).map { risk in
+            if risk.shape == .backreference {
+                return Finding(.error, rule: "pattern-backreference", file: loaded.file, path: path, location: loaded.location(of: path),
+                               message: "The pattern \"\(shown(pattern))\" uses a backreference (\(risk.group)): each step of the check then compares a stretch of text of any length, so the server cannot bound the work a value takes.",
+                               fix: "Write the repeated part out instead of referring back to it, like (ab)(ab)* for (ab)\\1*, or check the relation between answers with a constraint.")
+            }
             let sample = risk.sample.count > 24 ? String(risk.sample.prefix(20)) + "…" : risk.sample
             let why: String
             let fix: String
@@ -58,6 +63,9 @@ enum FormChecker {
             case .overlappingAlternatives:
                 why = "repeats alternatives that can start with the same character (\(risk.group)), so text can be matched by them in exponentially many ways"
                 fix = "Make the alternatives exclusive or merge them into one class: write (a|aa)* as a*, (\\d|\\w)+ as \\w+."
+            case .backreference:
+                why = "uses a backreference (\(risk.group))"
+                fix = "Write the repeated part out instead of referring back to it."
             }
             if risk.confirmed {
                 return Finding(.error, rule: "pattern-catastrophic-backtracking", file: loaded.file, path: path, location: loaded.location(of: path),

@@ -115,8 +115,9 @@ public struct FormState: Sendable {
         var edited = Set<String>()
         func mark(_ id: String, _ prefix: String?) {
             guard let prefix else { return affected[id] = .all }
-            switch affected[id] {
-            case .all?: break
+            // Taken out of the dictionary, so the set is not shared and an insert does not copy it.
+            switch affected.removeValue(forKey: id) {
+            case .all?: affected[id] = .all
             case .instances(var prefixes)?:
                 prefixes.insert(prefix)
                 affected[id] = .instances(prefixes)

@@ -18,6 +18,10 @@ public struct RepeatInstance: Hashable, Sendable {
 public struct RepeatInstances: Sendable, Hashable {
     /// Every instance (removed ones too) by group key, in order.
     public private(set) var groups: [String: [RepeatInstance]] = [:]
+    /// Every instance by its prefix (`defects/<id>`), so finding one costs the same in a record of 5,000.
+    private var byPrefix: [String: RepeatInstance] = [:]
+    /// How many instances of each group are removed: a group with none needs no filtering to list its live ones.
+    private var removedCounts: [String: Int] = [:]
 
     /// No instances.
     public init() {}
@@ -51,6 +55,11 @@ public struct RepeatInstances: Sendable, Hashable {
             }
         }
         groups = found.mapValues { $0.values.sorted(by: Self.ordered) }
+        for (group, list) in groups {
+            for instance in list { byPrefix[instance.prefix] = instance }
+            let removed = list.count { $0.removed }
+            if removed > 0 { removedCounts[group] = removed }
+        }
     }
 
     /// `items/<id>` of `items/<id>/cost`: the key up to its last `/`; nil for a top-level key.
@@ -69,9 +78,41 @@ public struct RepeatInstances: Sendable, Hashable {
         (left.position, left.id) < (right.position, right.id)
     }
 
+    /// The index in the ordered `list` where `instance` belongs: the first element it orders before.
+    static func place(of instance: RepeatInstance, in list: [RepeatInstance]) -> Int {
+        var low = 0, high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ordered(instance, list[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
     /// The instances of `group` inside the instance at `parent` ("" for top level) that are not removed, in order.
     public func live(_ group: String, in parent: String = "") -> [RepeatInstance] {
-        (groups[AnswerKey.key(group, in: parent)] ?? []).filter { !$0.removed }
+        let key = AnswerKey.key(group, in: parent)
+        let list = groups[key] ?? []
+        return removedCounts[key] == nil ? list : list.filter { !$0.removed }
+    }
+
+    /// How many instances of `group` inside `parent` are not removed.
+    public func liveCount(_ group: String, in parent: String = "") -> Int {
+        let key = AnswerKey.key(group, in: parent)
+        return (groups[key]?.count ?? 0) - (removedCounts[key] ?? 0)
+    }
+
+    /// The `number`th (from 1) instance of `group` inside `parent` that is not removed; nil past the last.
+    /// Costs nothing in proportion to the group's size unless some of its instances are removed.
+    public func live(_ group: String, in parent: String = "", number: Int) -> RepeatInstance? {
+        let key = AnswerKey.key(group, in: parent)
+        guard number >= 1, let list = groups[key] else { return nil }
+        if removedCounts[key] == nil { return number <= list.count ? list[number - 1] : nil }
+        var seen = 0
+        for instance in list where !instance.removed {
+            seen += 1
+            if seen == number { return instance }
+        }
+        return nil
     }
 
     /// Every instance of `group` inside `parent`, removed ones too, in order.
@@ -81,16 +122,14 @@ public struct RepeatInstances: Sendable, Hashable {
 
     /// The instance whose prefix is `prefix`, if any.
     public func instance(_ prefix: String) -> RepeatInstance? {
-        guard let slash = prefix.lastIndex(of: "/") else { return nil }
-        let group = String(prefix[..<slash])
-        let id = String(prefix[prefix.index(after: slash)...])
-        return groups[group]?.first { $0.id == id }
+        byPrefix[prefix]
     }
 
     /// The position a new instance appended to `group` in `parent` takes.
     public func nextPosition(_ group: String, in parent: String = "") -> Int {
-        let positions = all(group, in: parent).map(\.position).filter { $0 != .max }
-        return (positions.max() ?? 0) + 1
+        // The list is ordered by position, and instances without one (`.max`) come last.
+        let highest = all(group, in: parent).last { $0.position != .max }?.position
+        return (highest ?? 0) + 1
     }
 
     /// Notes a change of `key` to `value` (nil: cleared), keeping the groups in order.
@@ -98,19 +137,14 @@ public struct RepeatInstances: Sendable, Hashable {
         // An answer of an instance already listed changes nothing here: only a new instance, its order or
         // its removal does.
         guard let instancePrefix = Self.instancePrefix(of: key) else { return }
-        if !Self.isInstanceMeta(key, after: instancePrefix), instance(String(instancePrefix)) != nil { return }
+        if !Self.isInstanceMeta(key, after: instancePrefix), byPrefix[String(instancePrefix)] != nil { return }
         guard let path = AnswerKey(key) else { return }
         var prefix = ""
         for (index, step) in path.steps.enumerated() {
             let group = AnswerKey.key(step.group, in: prefix)
             prefix = group + "/" + step.instance
-            var list = groups[group] ?? []
-            var instance: RepeatInstance
-            if let existing = list.firstIndex(where: { $0.id == step.instance }) {
-                instance = list.remove(at: existing)
-            } else {
-                instance = RepeatInstance(id: step.instance, prefix: prefix, position: .max, removed: false)
-            }
+            let existing = byPrefix[prefix]
+            var instance = existing ?? RepeatInstance(id: step.instance, prefix: prefix, position: .max, removed: false)
             if index == path.steps.count - 1 {
                 switch (path.field, value) {
                 case (AnswerKey.position, .integer(let position)?): instance.position = position
@@ -120,9 +154,20 @@ public struct RepeatInstances: Sendable, Hashable {
                 default: break
                 }
             }
-            let place = list.firstIndex { Self.ordered(instance, $0) } ?? list.count
-            list.insert(instance, at: place)
+            if instance == existing { continue }
+            var list = groups.removeValue(forKey: group) ?? []
+            if let existing {
+                // Ordered by (position, id), which identify it: found by the same binary search.
+                let at = Self.place(of: existing, in: list) - 1
+                if at >= 0, list[at].prefix == prefix { list.remove(at: at) }
+                else if let at = list.firstIndex(where: { $0.prefix == prefix }) { list.remove(at: at) }
+                if existing.removed { removedCounts[group, default: 0] -= 1 }
+            }
+            list.insert(instance, at: Self.place(of: instance, in: list))
             groups[group] = list
+            byPrefix[prefix] = instance
+            if instance.removed { removedCounts[group, default: 0] += 1 }
+            if removedCounts[group] == 0 { removedCounts[group] = nil }
         }
     }
 }

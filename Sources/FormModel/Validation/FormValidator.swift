@@ -188,6 +188,15 @@ public struct FormValidator: Sendable {
         return (issues, verdicts)
     }
 
+    /// Checks every text answer in `values` whose field has a `pattern`, keeping the outcomes in `verdicts`
+    /// (within their budget), so that `validate(_:verdicts:)` of these values runs no regular expression.
+    public func checkPatterns(_ values: [String: AnswerValue], into verdicts: inout PatternVerdicts) {
+        for key in values.keys.sorted() {
+            guard case .text(let text)? = values[key], let pattern = field(forKey: key)?.pattern else { continue }
+            verdicts.check(text, pattern: pattern)
+        }
+    }
+
     /// What refuses `value` for `key` even in a draft: a key the form does not have, a field that takes no answer,
     /// a value of the wrong type (an instance's `@position` is a whole number, its `@removed` yes or no).
     public func draftIssue(_ key: String, _ value: AnswerValue?) -> FieldIssue? {

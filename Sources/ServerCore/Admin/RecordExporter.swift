@@ -1,6 +1,7 @@
 import Foundation
 import FormModel
 import ServerStorage
+import SyncCore
 
 /// Streams one form's records as CSV or JSON Lines, a page at a time: memory stays flat however many
 /// records there are. Each record comes with its review state and comment, author, first device, and the
@@ -13,7 +14,8 @@ public struct RecordExporter: Sendable {
     }
 
     struct Line: Encodable {
-        var recordId: UUID
+        /// Lower case, as every id the server writes.
+        var recordId: String
         var formVersion: Int
         var state: String
         var author: String
@@ -56,7 +58,7 @@ public struct RecordExporter: Sendable {
 
     /// The record's own columns: identity, review, device and times (RFC 3339, UTC).
     static func recordCells(_ record: StoredRecord) -> [String] {
-        [record.id.uuidString, String(record.formVersion), record.state.rawValue, record.authorName, String(record.revision),
+        [record.id.lowercased, String(record.formVersion), record.state.rawValue, record.authorName, String(record.revision),
          record.review?.state.rawValue ?? "", record.review?.comment ?? "", record.device ?? "",
          record.times.created.map(Timestamp.string) ?? "", record.times.submitted.map(Timestamp.string) ?? "",
          record.times.updated.map(Timestamp.string) ?? ""]
@@ -164,7 +166,7 @@ public struct RecordExporter: Sendable {
                     for table in layout.tables {
                         for (parent, parentId) in Self.parents(of: table, in: state, layout: layout) {
                             for (index, instance) in state.instances.live(table.repeatId, in: parent).enumerated() {
-                                let row = [record.id.uuidString, parentId, instance.id, String(index + 1)]
+                                let row = [record.id.lowercased, parentId, instance.id, String(index + 1)]
                                     + table.columns.flatMap { cells(instance.prefix + "/" + $0, $0, value(instance.prefix + "/" + $0), files) }
                                 try await write(table.repeatId, row.map(Self.csvField).joined(separator: ",") + "\r\n")
                             }
@@ -176,7 +178,7 @@ public struct RecordExporter: Sendable {
                     for (key, answer) in state?.computed ?? [:] where !key.contains("/") { top[key] = answer }
                     let repeats = state.map { Self.nested(in: "", ids: layout.topRepeats, state: $0, layout: layout) }
                     let line = Line(
-                        recordId: record.id, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
+                        recordId: record.id.lowercased, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
                         revision: record.revision, reviewState: record.review?.state.rawValue, reviewComment: record.review?.comment,
                         device: record.device, createdAt: record.times.created.map(Timestamp.string),
                         submittedAt: record.times.submitted.map(Timestamp.string), updatedAt: record.times.updated.map(Timestamp.string),

@@ -44,6 +44,8 @@ public struct ServerServices: Sendable {
     public let forms: FormCatalog
     public let limits: ServerLimits
     public let trustedProxies: TrustedProxies
+    /// The long-polls held now, against their caps.
+    let heldPolls: HeldPolls
 
     public init(
         storage: any ServerStorage, limits: ServerLimits = ServerLimits(), metrics: ServerMetrics = ServerMetrics(),
@@ -56,5 +58,6 @@ public struct ServerServices: Sendable {
         self.forms = FormCatalog(storage: storage)
         self.limits = limits
         self.trustedProxies = trustedProxies
+        self.heldPolls = HeldPolls(limits: limits, notifier: storage.changes)
     }
 }

@@ -3,10 +3,11 @@ import Hummingbird
 import NIOCore
 import ServerStorage
 
-/// `GET /console/projects/{project}/forms/{formId}/export?format=csv|jsonl[&table=REPEAT]`: the form's records as a
-/// download, streamed a page of records at a time by ``RecordExporter`` (memory stays flat however many there
-/// are). Reviewers and admins only; the file holds the records they may see (no one else's drafts). A CSV of a
-/// form with repeats is one file per table: the records' (no `table`), and one per repeat.
+/// `GET /console/projects/{project}/forms/{formId}/export?format=csv|jsonl[&table=REPEAT][&review=…&author=…&from=…&to=…]`:
+/// the form's records as a download, streamed a page of records at a time by ``RecordExporter`` (memory stays
+/// flat however many there are). Reviewers and admins only; the file holds the records they may see (no one
+/// else's drafts) that pass the submissions table's filters, given as the table takes them. A CSV of a form
+/// with repeats is one file per table: the records' (no `table`), and one per repeat.
 struct ExportController {
     let services: ServerServices
 
@@ -32,6 +33,7 @@ struct ExportController {
         guard let format = RecordExporter.Format(rawValue: formatName) else {
             throw Problem.badRequest("format must be csv or jsonl, not \"\(formatName)\".", field: "format")
         }
+        let filter = try SubmissionsController.Filter(request.uri.queryParameters).query(formId: formId)
         let table = request.uri.queryParameters.get("table").flatMap { $0.isEmpty ? nil : $0 }
         if let table {
             let tables = try await exporter.repeatTables(projectId: membership.projectId, formId: formId).map(\.repeatId)
@@ -50,7 +52,7 @@ struct ExportController {
         let body = ResponseBody { writer in
             var buffer = ByteBuffer()
             let count = try await exporter.export(
-                projectId: projectId, formId: formId, format: format, include: { RecordAccess.canRead($0, userId: userId, role: role) }
+                projectId: projectId, formId: formId, format: format, include: { RecordAccess.canRead($0, userId: userId, role: role) && filter.matches($0) }
             ) { lineTable, line in
                 guard lineTable == table else { return }
                 buffer.writeString(line)

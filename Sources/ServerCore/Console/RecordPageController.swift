@@ -82,9 +82,20 @@ struct RecordPageController {
         let history = try await services.storage.history(projectId: membership.projectId, recordId: record.id)
         let missing = Set(try await services.storage.attachments(projectId: membership.projectId, recordId: record.id).filter { !$0.stored }.map(\.sha256))
         let conflicts = reviewer ? try await services.storage.conflictLog(projectId: membership.projectId, viewer: principal.userId, recordId: record.id) : []
+        // Keys inside repeat instances read as a person names them ("Defect 2 › Where"), numbered among the
+        // record's live instances now.
+        let current = definition.map { FormState(logic: FormLogic(form: $0), answers: record.fields.values) }
         func label(_ fieldId: String?) -> String {
             guard let fieldId else { return "the record" }
-            return fields?.byID[fieldId]?.label ?? fieldId
+            return current?.describe(fieldId) ?? fieldId
+        }
+        /// A change of an answer, or of an instance itself: "Defect 2: added", not its `@position` from (empty) to 2.
+        func change(_ key: String, _ diff: HistoryDetail.FieldDiff?) -> String {
+            guard let path = AnswerKey(key), path.isInstanceMeta else {
+                return "\(label(key)): \(show(diff?.from, key)) → \(show(diff?.to, key))"
+            }
+            let what = path.field == AnswerKey.removed ? (diff?.to == .boolean(true) ? "removed" : "restored") : (diff?.from == nil ? "added" : "moved")
+            return "\(label(key)): \(what)"
         }
         func show(_ value: AnswerValue?, _ fieldId: String?) -> String {
             value?.display(for: fieldId.flatMap { fields?.byID[$0] }) ?? "(empty)"
@@ -126,10 +137,7 @@ struct RecordPageController {
                 if let resolution = entry.detail.resolution {
                     parts.append("resolved the conflict on \(label(resolution.fieldId)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
                 }
-                let changes = entry.detail.fields.keys.sorted().map { key in
-                    let diff = entry.detail.fields[key]
-                    return Change(text: "\(label(key)): \(show(diff?.from, key)) → \(show(diff?.to, key))")
-                }
+                let changes = entry.detail.fields.keys.sorted().map { key in Change(text: change(key, entry.detail.fields[key])) }
                 if parts.isEmpty { parts.append(changes.isEmpty ? "no change" : "changed \(changes.count) answer\(changes.count == 1 ? "" : "s")") }
                 return HistoryItem(
                     at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, summary: parts.joined(separator: "; "),

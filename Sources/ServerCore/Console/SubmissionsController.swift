@@ -34,6 +34,10 @@ struct SubmissionsController {
         var formId: String
         var formTitle: String
         var canExport: Bool
+        /// What the export links give: "every record of this form", or the filtered table's records.
+        var exportScope: String
+        var csvLink: String
+        var jsonlLink: String
         var reviewOptions: [Option]
         var sortOptions: [Option]
         var author: String
@@ -66,10 +70,8 @@ struct SubmissionsController {
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         let parameters = request.uri.queryParameters
         let filter = try Filter(parameters)
-        var query = RecordTableQuery(
-            formId: formId, reviewState: filter.review, author: filter.author.isEmpty ? nil : filter.author,
-            changedFrom: filter.fromDate, changedBefore: filter.toDate.map { $0.addingTimeInterval(24 * 60 * 60) },
-            sort: filter.sort.key, descending: filter.sort.descending, limit: Self.pageSize + 1)
+        var query = filter.query(formId: formId)
+        query.limit = Self.pageSize + 1
         if let after = parameters.get("after") {
             guard let cursor = RecordTableQuery.Cursor(text: after) else {
                 throw Problem.badRequest("The page link is damaged (after=\(after)). Go back to the first page.", field: "after")
@@ -89,6 +91,8 @@ struct SubmissionsController {
             chrome: ConsoleChrome(title: latest.definition.title, context: context, project: membership.projectName),
             projectName: membership.projectName, formId: formId, formTitle: latest.definition.title,
             canExport: membership.role.seesSharedRecords,
+            exportScope: filter.isFiltering ? "the records these filters list (every page)" : "every record of this form",
+            csvLink: base + "/export" + filter.exportQuery(format: .csv), jsonlLink: base + "/export" + filter.exportQuery(format: .jsonl),
             reviewOptions: [Option(value: "", label: "Any", selected: filter.review == nil)] + ReviewState.allCases.map {
                 Option(value: $0.rawValue, label: ConsoleLabels.review($0), selected: filter.review == $0)
             },
@@ -153,9 +157,29 @@ struct SubmissionsController {
             return date
         }
 
+        /// The records the filters let through, in the chosen order (no cursor; the default page size).
+        func query(formId: String) -> RecordTableQuery {
+            RecordTableQuery(
+                formId: formId, reviewState: review, author: author.isEmpty ? nil : author,
+                changedFrom: fromDate, changedBefore: toDate.map { $0.addingTimeInterval(24 * 60 * 60) },
+                sort: sort.key, descending: sort.descending)
+        }
+
+        /// Whether any filter narrows the table.
+        var isFiltering: Bool { review != nil || !author.isEmpty || fromDate != nil || toDate != nil }
+
         func queryString(after: String?) -> String {
             var items = [("review", review?.rawValue ?? ""), ("author", author), ("from", from), ("to", to), ("sort", sort.value)]
             if let after { items.append(("after", after)) }
+            return Self.query(items)
+        }
+
+        /// The export's query: the format and the filters (an export is not paged or sorted by the table).
+        func exportQuery(format: RecordExporter.Format) -> String {
+            Self.query([("format", format.rawValue), ("review", review?.rawValue ?? ""), ("author", author), ("from", from), ("to", to)])
+        }
+
+        static func query(_ items: [(String, String)]) -> String {
             let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
             return "?" + items.filter { !$0.1.isEmpty }
                 .map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")

@@ -16,6 +16,16 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxPageBytes = 4 * 1024 * 1024
     /// Longest answer a field may hold, in UTF-8 bytes (text, raw input, each choice); 422 beyond.
     public var maxValueBytes = 64 * 1024
+    /// Longest all the pattern checks of one push may take together; a value not checked in time is refused
+    /// as `patternTooExpensive` (each check is bounded on its own too, see `PatternMatcher`).
+    public var patternBudget: Duration = .milliseconds(500)
+    /// Long-polls (`GET …/changes?wait=S`) held at once for one token, for one device (`client` parameter)
+    /// and in all (never more than half of `maxConnections`); a poll past a cap is answered at once with
+    /// what the feed has and `Retry-After: heldPollRetryAfterSeconds` (see ``HeldPolls``).
+    public var maxHeldPollsPerToken = 8
+    public var maxHeldPollsPerDevice = 2
+    public var maxHeldPolls = 500
+    public var heldPollRetryAfterSeconds = 5
     /// Failed authentications from one address within `authFailureWindow` before it gets 429.
     public var authFailureLimit = 20
     public var authFailureWindow: Duration = .seconds(60)

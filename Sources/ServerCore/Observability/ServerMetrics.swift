@@ -42,6 +42,11 @@ public struct ServerMetrics: Sendable {
 
     func recordClampedClock() { clampedClocks.increment() }
 
+    /// Counts a long-poll answered at once instead of held (a cap of ``HeldPolls``, or the server stopping).
+    func recordHeldPollRefused() {
+        registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "held_polls_refused", unitName: "total", helpText: "Long-polls answered at once: a cap on held polls was reached, or the server was stopping.")).increment()
+    }
+
     /// Counts an attachment stored and verified, and its bytes.
     func recordAttachmentStored(bytes: Int64) {
         registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "attachments_stored", unitName: "total", helpText: "Attachments stored and verified.")).increment()

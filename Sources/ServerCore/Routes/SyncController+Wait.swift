@@ -1,4 +1,6 @@
+import Foundation
 import Hummingbird
+import ServiceLifecycle
 import ServerStorage
 
 /// `GET …/changes?after=C&wait=S`: a pull that finds nothing new for its caller holds the request until a
@@ -13,32 +15,60 @@ extension SyncController {
     /// Longest wait a pull may ask for, in seconds.
     static let maxWaitSeconds: Int64 = 60
 
+    /// A pull's rows, and when it was answered at once instead of held (a cap of ``HeldPolls`` reached, or
+    /// the server stopping), the seconds to send as `Retry-After`.
+    struct WaitedPage: Sendable {
+        var page: FeedPage
+        var retryAfter: Int?
+    }
+
     /// The rows `query` finds; when they are empty and the request asks to `wait`, the rows found once
-    /// something the query sees has committed, or empty rows at the deadline.
+    /// something the query sees has committed, or empty rows at the deadline. A wait past the caps of
+    /// ``HeldPolls`` is not held: the rows found at once, with `retryAfter`. A server stopping
+    /// (``ChangeNotifier/stop()``) ends every wait at once with the rows it has.
     func waitingForChanges(
         _ request: Request, projectId: Int64, query: @escaping @Sendable () async throws -> FeedPage
-    ) async throws -> FeedPage {
+    ) async throws -> WaitedPage {
         let seconds = try Self.integer(request, "wait", default: 0, range: 0...Self.maxWaitSeconds)
-        guard seconds > 0 else { return try await query() }
+        guard seconds > 0 else { return WaitedPage(page: try await query()) }
+        let device = request.uri.queryParameters.get("client")
+        if let device, let problem = Identifier.problem(device, field: "client") { throw problem }
+        let token = request.headers[.authorization].map { AccessToken.hash($0).base64EncodedString() } ?? ""
+        let ticket: HeldPolls.Ticket
+        switch services.heldPolls.enter(token: token, device: device) {
+        case .success(let granted):
+            ticket = granted
+        case .failure(let refusal):
+            services.metrics.recordHeldPollRefused()
+            return WaitedPage(page: try await query(), retryAfter: refusal == .stopping ? nil : services.limits.heldPollRetryAfterSeconds)
+        }
+        defer { services.heldPolls.leave(ticket) }
         let deadline = ContinuousClock.now + .seconds(seconds)
         let storage = services.storage
         // The position is read before the query: a change committing in between is either in the rows or
         // past the position, so it wakes the wait below.
         let position = try await storage.lastSequence(projectId: projectId)
         let first = try await query()
-        guard first.records.isEmpty else { return first }
+        guard first.records.isEmpty else { return WaitedPage(page: first) }
         do {
-            return try await request.cancellingWhenClientLeaves {
-                var seen = position
-                while await storage.changes.wait(projectId: projectId, past: seen, until: deadline) {
-                    seen = try await storage.lastSequence(projectId: projectId)
-                    let rows = try await query()
-                    if !rows.records.isEmpty { return rows }
+            // The server's graceful shutdown (SIGTERM, SIGINT) reaches the request's task: it stops the
+            // notifier, which ends this wait and every other at once, instead of holding the shutdown for
+            // up to a minute.
+            return WaitedPage(page: try await withGracefulShutdownHandler {
+                try await request.cancellingWhenClientLeaves {
+                    var seen = position
+                    while await storage.changes.wait(projectId: projectId, past: seen, until: deadline) {
+                        seen = try await storage.lastSequence(projectId: projectId)
+                        let rows = try await query()
+                        if !rows.records.isEmpty { return rows }
+                    }
+                    return first
                 }
-                return first
-            }
+            } onGracefulShutdown: {
+                storage.changes.stop()
+            })
         } catch is CancellationError {
-            return first
+            return WaitedPage(page: first)
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import FormModel
 import Hummingbird
 import Logging
+import ServerStorage
 import SyncCore
 
 /// Push (`POST …/push`), pull (`GET …/changes`) and one record (`GET …/records/{recordId}`).
@@ -22,22 +23,14 @@ struct SyncController {
         // The body is read once, by the byte-level reader: no Codable model of the request is built.
         try request.requireJSONContentType()
         let bytes = try await request.boundedBodyBytes(limits: services.limits)
-        let body: ReadPushRequest
-        do {
-            if JSONDepthLimit.depth(of: bytes, stoppingAfter: services.limits.maxJSONDepth) > services.limits.maxJSONDepth {
-                throw JSONReadError(offset: 0, message: "JSON nests deeper than \(services.limits.maxJSONDepth) levels")
-            }
-            body = try ReadPushRequest(jsonBytes: bytes, maximumMutations: services.limits.maxBatchSize, maximumDepth: services.limits.maxJSONDepth)
-        } catch let error as JSONReadError {
-            if error.message.hasPrefix("A push may carry at most") {
-                throw Problem.tooLarge("A push may carry at most \(services.limits.maxBatchSize) mutations. Split the outbox into smaller batches.", slug: "batch-too-large", field: "mutations")
-            }
-            if error.isTooDeep {
-                throw Problem(.badRequest, "too-deep", title: "JSON nested too deeply", detail: "The body nests arrays and objects deeper than \(services.limits.maxJSONDepth) levels; no FieldSheet request needs that.")
-            }
-            throw Problem.badRequest("The push body is not valid: \(error.message) (at byte \(error.offset)).", field: error.path)
+        // Reading, checking and digesting a body of megabytes takes a while: off the request-serving threads.
+        let (body, digests) = try await Self.offload { [self] in
+            let body = try readPushBody(bytes)
+            try check(body)
+            // A retry is recognised by content, not layout: clients re-encoding a mutation may order its keys
+            // differently (Foundation's encoder does), so the digest is of the canonical form.
+            return (body, body.mutations.map { Data(SHA256.hash(data: $0.canonicalBytes())) })
         }
-        try check(body)
         if let clock = body.clock, services.clock.observe(clock).clamped {
             context.logger.warning("Device clock far ahead; clamped", metadata: ["client": .string(body.clientId), "clock": .stringConvertible(clock)])
             services.metrics.recordClampedClock()
@@ -45,10 +38,7 @@ struct SyncController {
         var clampedChanges = 0
         var prepared: [PreparedMutation] = []
         prepared.reserveCapacity(body.mutations.count)
-        for mutation in body.mutations {
-            // A retry is recognised by content, not layout: clients re-encoding a mutation may order its keys
-            // differently (Foundation's encoder does), so the digest is of the canonical form.
-            let digest = Data(SHA256.hash(data: mutation.canonicalBytes()))
+        for (mutation, digest) in zip(body.mutations, digests) {
             var clamped = mutation
             for (fieldId, change) in mutation.changes {
                 let (accepted, wasClamped) = services.clock.observe(change.hlc)
@@ -70,10 +60,8 @@ struct SyncController {
         var recordIds: [UUID] = []
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordId).inserted { recordIds.append(mutation.recordId) }
-        let plan = try await services.storage.push(
-            projectId: membership.projectId, clientId: body.clientId,
-            mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIds: recordIds
-        ) { snapshot in try planner.plan(snapshot) }
+        let plan = try await commit(planner, projectId: membership.projectId, clientId: body.clientId,
+            mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIds: recordIds)
         services.storage.changes.announce(plan, projectId: membership.projectId)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
@@ -82,6 +70,78 @@ struct SyncController {
             "applied": .stringConvertible(plan.appliedCount), "conflicts": .stringConvertible(plan.conflicts.count),
         ])
         return .jsonBytes(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()).jsonBytes(recordIdsAsSent: body.recordIdsAsSent))
+    }
+
+    /// How often a push is decided outside the lock before it is decided under it.
+    static let maxPlanAttempts = 3
+
+    /// Decides the push outside any write lock and commits it: the planner (merge, validation, pattern
+    /// checks) runs on a snapshot read without locks, on a thread of its own so no request-serving thread
+    /// waits on it; the storage's write then only compares the snapshot it reads under the lock with the one
+    /// planned on and writes the plan. When they differ (another push to the same record committed
+    /// meanwhile), the push is decided again on the newer snapshot, keeping the pattern outcomes already
+    /// found. After `maxPlanAttempts` such races (many devices pushing to one record at once) it is decided
+    /// under the lock, as the storage serialises it: what is left of its pattern budget bounds what that
+    /// decision can cost everyone else.
+    func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushPlan {
+        let storage = services.storage
+        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds)
+        var verdicts = PatternVerdicts(budget: services.limits.patternBudget)
+        for _ in 1...Self.maxPlanAttempts {
+            let planned = snapshot
+            let (plan, checked) = try await Self.offload { [verdicts] in
+                var verdicts = verdicts
+                let plan = try planner.plan(planned, verdicts: &verdicts)
+                return (plan, verdicts)
+            }
+            verdicts = checked
+            do {
+                return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds) { current in
+                    guard current == planned else { throw SnapshotMoved(snapshot: current) }
+                    return plan
+                }
+            } catch let moved as SnapshotMoved {
+                snapshot = moved.snapshot
+            }
+        }
+        return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds) { [verdicts] current in
+            var verdicts = verdicts
+            return try planner.plan(current, verdicts: &verdicts)
+        }
+    }
+
+    /// What the snapshot under the write lock turned out to be, when it is not the one a push was planned on.
+    struct SnapshotMoved: Error {
+        var snapshot: PushSnapshot
+    }
+
+    /// Runs `work` on a thread of its own, outside Swift's cooperative pool (whose few threads serve every
+    /// request). Not on Dispatch's global queues either: they run as many items at once as there are cores,
+    /// so three hostile pushes would keep every other push waiting behind them (measured: 1.2 s).
+    static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try work() }) }
+            thread.name = "fieldsheet-push"
+            thread.start()
+        }
+    }
+
+    /// The push body read by the byte-level reader (no Codable model of the request is built), or the problem.
+    func readPushBody(_ bytes: [UInt8]) throws -> ReadPushRequest {
+        do {
+            if JSONDepthLimit.depth(of: bytes, stoppingAfter: services.limits.maxJSONDepth) > services.limits.maxJSONDepth {
+                throw JSONReadError(offset: 0, message: "JSON nests deeper than \(services.limits.maxJSONDepth) levels")
+            }
+            return try ReadPushRequest(jsonBytes: bytes, maximumMutations: services.limits.maxBatchSize, maximumDepth: services.limits.maxJSONDepth)
+        } catch let error as JSONReadError {
+            if error.message.hasPrefix("A push may carry at most") {
+                throw Problem.tooLarge("A push may carry at most \(services.limits.maxBatchSize) mutations. Split the outbox into smaller batches.", slug: "batch-too-large", field: "mutations")
+            }
+            if error.isTooDeep {
+                throw Problem(.badRequest, "too-deep", title: "JSON nested too deeply", detail: "The body nests arrays and objects deeper than \(services.limits.maxJSONDepth) levels; no FieldSheet request needs that.")
+            }
+            throw Problem.badRequest("The push body is not valid: \(error.message) (at byte \(error.offset)).", field: error.path)
+        }
     }
 
     /// Refuses batches that are too big or name ids no device would send.
@@ -105,11 +165,12 @@ struct SyncController {
         let principal = try context.requirePrincipal()
         let after = try Self.integer(request, "after", default: 0, range: 0...Int64.max)
         let limit = Int(try Self.integer(request, "limit", default: Int64(services.limits.defaultPageSize), range: 1...Int64(services.limits.maxPageSize)))
-        let page = try await waitingForChanges(request, projectId: membership.projectId) { [services] in
+        let waited = try await waitingForChanges(request, projectId: membership.projectId) { [services] in
             try await services.storage.changes(
                 projectId: membership.projectId, after: after, limit: limit, maxBytes: services.limits.maxPageBytes,
                 visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
         }
+        let page = waited.page
         // Assembled from the stored bytes: each record's fields are copied into the page as they are.
         var writer = PullPageWriter(capacity: page.records.reduce(256) { $0 + $1.fields.utf8.count + 200 })
         for record in page.records {
@@ -119,7 +180,13 @@ struct SyncController {
                 missingAttachments: record.missingAttachments, fields: record.fields.utf8)
         }
         let bytes = writer.finish(cursor: page.records.last?.sequence ?? after, hasMore: page.hasMore, serverClock: services.clock.now())
-        return .jsonBytes(bytes)
+        var response = Response.jsonBytes(bytes)
+        if let seconds = waited.retryAfter {
+            // Not held: the client should wait before asking again, and its connection is given back now.
+            response.headers[.retryAfter] = String(seconds)
+            response.headers[.connection] = "close"
+        }
+        return response
     }
 
     @Sendable func record(_ request: Request, context: AppRequestContext) async throws -> Response {

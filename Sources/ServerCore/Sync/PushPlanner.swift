@@ -10,8 +10,9 @@ struct PreparedMutation: Sendable {
     var digest: Data
 }
 
-/// Decides a push batch inside the storage's transaction: replays stored outcomes, checks access,
-/// merges field by field, validates, and lists what to write. Pure: no I/O, no database.
+/// Decides a push batch on a snapshot of what it touches: replays stored outcomes, checks access, merges
+/// field by field, validates, and lists what to write. Pure: no I/O, no database. `SyncController` runs it
+/// outside any write lock and commits the plan only if the snapshot is unchanged when the lock is held.
 struct PushPlanner: Sendable {
     let userId: Int64
     let userName: String
@@ -41,7 +42,9 @@ struct PushPlanner: Sendable {
         self.now = now
     }
 
-    func plan(_ snapshot: PushSnapshot) throws -> PushPlan {
+    /// The plan for `snapshot`, with pattern checks kept in `verdicts` (within its budget; a retry on a newer
+    /// snapshot reuses them).
+    func plan(_ snapshot: PushSnapshot, verdicts: inout PatternVerdicts) throws -> PushPlan {
         var plan = PushPlan()
         var working = snapshot.records
         var writtenIndex: [UUID: Int] = [:]
@@ -58,7 +61,7 @@ struct PushPlanner: Sendable {
                 plan.outcomes.append(stored.outcome)
                 continue
             }
-            let outcome = apply(mutation, working: &working, plan: &plan, writtenIndex: &writtenIndex)
+            let outcome = apply(mutation, working: &working, plan: &plan, writtenIndex: &writtenIndex, verdicts: &verdicts)
             plan.outcomes.append(outcome)
             let stored = StoredOutcome(mutationId: mutation.mutationId, userId: userId, digest: prepared.digest, outcome: outcome)
             plan.newOutcomes.append(stored)
@@ -71,7 +74,9 @@ struct PushPlanner: Sendable {
         MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: .rejected, problem: problem.details)
     }
 
-    private func apply(_ mutation: Mutation, working: inout [UUID: StoredRecord], plan: inout PushPlan, writtenIndex: inout [UUID: Int]) -> MutationOutcome {
+    private func apply(
+        _ mutation: Mutation, working: inout [UUID: StoredRecord], plan: inout PushPlan, writtenIndex: inout [UUID: Int], verdicts: inout PatternVerdicts
+    ) -> MutationOutcome {
         let key = FormKey(id: mutation.formId, version: mutation.formVersion)
         guard let form = forms[key], let validator = validators[key] else {
             return reject(mutation, Problem(
@@ -95,7 +100,7 @@ struct PushPlanner: Sendable {
         let merged = RecordMerge.merge(
             current: current.map { MergeableRecord(state: $0.state, revision: $0.revision, fields: $0.fields) },
             mutation: mutation, clientId: clientId, recordPolicy: form.conflictPolicy, policy: form.conflictPolicy(for:))
-        if let problem = validate(merged.record, mutation: mutation, form: form, validator: validator) {
+        if let problem = validate(merged.record, mutation: mutation, form: form, validator: validator, verdicts: &verdicts) {
             return reject(mutation, problem)
         }
         for entry in merged.conflicts {
@@ -174,10 +179,12 @@ struct PushPlanner: Sendable {
     /// Submitted records must pass the form's validation (repeat instances, constraints and calculations with
     /// the device's own code); drafts only need values of the right kind (raw input allowed) for fields the form
     /// has, at keys that follow its repeats.
-    private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator) -> Problem? {
+    private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator, verdicts: inout PatternVerdicts) -> Problem? {
         switch record.state {
         case .submitted:
-            let report = validator.validate(record.fields.values)
+            let values = record.fields.values
+            validator.checkPatterns(values, into: &verdicts)
+            let report = validator.validate(values, verdicts: verdicts)
             guard let first = report.issues.first else { return nil }
             let detail = report.issues.map(\.description).joined(separator: " ")
             return .validation("The record cannot be submitted: \(detail)", field: first.fieldID)

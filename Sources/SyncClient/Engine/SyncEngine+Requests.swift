@@ -9,7 +9,8 @@ extension SyncEngine {
 
     /// Sends a request until the server answers, retrying lost connections, timeouts, 429 and 5xx with
     /// exponential backoff and jitter, within the retry policy's attempts and deadline. Every request the
-    /// engine sends is safe to repeat (pulls read; pushes carry frozen mutation ids).
+    /// engine sends is safe to repeat (pulls read; pushes carry frozen mutation ids). A TLS failure is
+    /// not retried (``SyncError/Code/tls``).
     func send<T: Decodable>(_ request: TransportRequest, doing: String, _ progress: SyncProgressTracker) async throws -> T {
         try await send(request, doing: doing, progress) { try JSONDecoder().decode(T.self, from: $0) }
     }
@@ -50,6 +51,9 @@ extension SyncEngine {
                     guard [408, 429, 500, 502, 503, 504].contains(response.status) else { throw finalError }
                     failure = "HTTP \(response.status)"
                 }
+            } catch let error as TransportError where error.kind == .tls {
+                // Not a network fault: trying again would fail the same way.
+                throw SyncError(.tls, "The secure connection to \(configuration.serverURL) failed while \(doing): \(error.description) Your changes stay queued.")
             } catch let error as TransportError {
                 failure = error.description
                 finalError = SyncError(.unreachable, "Could not reach the server at \(configuration.serverURL) while \(doing), after \(attempt) attempt\(attempt == 1 ? "" : "s"): \(error.description) Your changes stay queued; run `fieldsheet sync` again when the server can be reached.")

@@ -6,7 +6,7 @@ extension SyncEngine {
     public static let maxWaitSeconds = 60
 
     /// Waits until the server holds a change this device has not pulled yet, without polling: one
-    /// long-poll request (`GET …/changes?after=<stored cursor>&wait=S`) that the server answers as soon as
+    /// long-poll request (`GET …/changes?after=<stored cursor>&wait=S&client=<device id>`) that the server answers as soon as
     /// such a change commits. Nothing is applied; the next ``sync(progress:)`` does that.
     ///
     /// Returns true when a change is waiting (at once if one already was), false when `timeout` passed
@@ -22,7 +22,13 @@ extension SyncEngine {
         var once = configuration
         once.retry.maxAttempts = 1
         let engine = SyncEngine(store: store, transport: transport, configuration: once, logger: logger)
-        let page: PullPage = try await engine.get("changes?after=\(cursor)&limit=1&wait=\(seconds)", doing: "waiting for changes", SyncProgressTracker { _ in })
+        // `client` names this device, so the server's cap on waiting pulls per device can apply to it.
+        var query = URLComponents()
+        query.queryItems = [
+            URLQueryItem(name: "after", value: String(cursor)), URLQueryItem(name: "limit", value: "1"),
+            URLQueryItem(name: "wait", value: String(seconds)), URLQueryItem(name: "client", value: store.deviceID),
+        ]
+        let page: PullPage = try await engine.get("changes?\(query.percentEncodedQuery ?? "")", doing: "waiting for changes", SyncProgressTracker { _ in })
         return !page.changes.isEmpty
     }
 }

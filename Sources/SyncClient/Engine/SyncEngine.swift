@@ -15,7 +15,11 @@ import SyncCore
 /// - Every response moves the device's hybrid logical clock past the server's.
 ///
 /// ```swift
-/// let engine = SyncEngine(store: store, transport: CurlTransport(), configuration: config, logger: logger)
+/// import Logging
+///
+/// let configuration = SyncConfiguration(serverURL: "https://sync.example.org", project: "demo", token: token)
+/// let engine = SyncEngine(store: store, transport: try makeDefaultTransport(), configuration: configuration,
+///                         logger: Logger(label: "sync"))
 /// for try await event in engine.events() { print(event.phase, event.pushed, event.pulled) }
 /// ```
 public struct SyncEngine: Sendable {

@@ -6,6 +6,10 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable {
         /// The server could not be reached or did not answer in time, after every retry.
         case unreachable
+        /// The secure (TLS) connection to the server failed: its certificate is not trusted or not for its
+        /// host name, the CA file cannot be used, or the server does not speak TLS at that address. Not
+        /// retried: it fails the same way until the URL, the certificate or the CA file is changed.
+        case tls
         /// The server refused the token (401) or the project (403, 404).
         case unauthorized
         /// The server refused a request as malformed or too large (4xx).

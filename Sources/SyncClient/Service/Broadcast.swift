@@ -52,19 +52,22 @@ final class Broadcast<Value: Sendable>: @unchecked Sendable {
 }
 
 /// Runs `operation` in a task of its own and returns its result, or throws `CancellationError` as soon
-/// as the calling task is cancelled, without waiting for `operation` to end (it finishes by itself, its
-/// result dropped). For a held request (a long-poll) that the transport cannot interrupt.
+/// as the calling task is cancelled, without waiting for `operation` to end. Cancelling also cancels
+/// `operation`'s task, so a held request (a long-poll) ends at once on a transport that stops a request
+/// when its task is cancelled (``CurlTransport`` does); on one that cannot, it finishes by itself, its
+/// result dropped.
 func abandoningOnCancel<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     let once = ResumeOnce<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             once.set(continuation)
-            Task {
+            once.run(Task {
                 do { once.resume(.success(try await operation())) } catch { once.resume(.failure(error)) }
-            }
+            })
         }
     } onCancel: {
         once.resume(.failure(CancellationError()))
+        once.cancelTask()
     }
 }
 
@@ -74,6 +77,25 @@ private final class ResumeOnce<T: Sendable>: @unchecked Sendable {
     private var continuation: CheckedContinuation<T, any Error>?
     private var early: Result<T, any Error>?
     private var done = false
+    private var task: Task<Void, Never>?
+    private var cancelled = false
+
+    /// Keeps the task that produces the result, to cancel it with ``cancelTask()`` (at once if that came first).
+    func run(_ task: Task<Void, Never>) {
+        let cancelNow = lock.withLock {
+            self.task = task
+            return cancelled
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func cancelTask() {
+        let task = lock.withLock {
+            cancelled = true
+            return self.task
+        }
+        task?.cancel()
+    }
 
     func set(_ continuation: CheckedContinuation<T, any Error>) {
         let result: Result<T, any Error>? = lock.withLock {

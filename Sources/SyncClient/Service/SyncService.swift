@@ -17,7 +17,11 @@ import Logging
 /// - Requests that arrive during a sync become one more sync after it.
 ///
 /// ```swift
-/// let service = SyncService(engine: SyncEngine(store: store, transport: CurlTransport(), configuration: config, logger: logger))
+/// import Logging
+///
+/// let configuration = SyncConfiguration(serverURL: "https://sync.example.org", project: "demo", token: token)
+/// let service = SyncService(engine: SyncEngine(store: store, transport: try makeDefaultTransport(),
+///                                              configuration: configuration, logger: Logger(label: "sync")))
 /// let syncing = Task { await service.run() }
 /// for await status in await service.status() { show(status) }
 /// syncing.cancel()   // stops: the sync under way ends at its next step, the long-poll is dropped

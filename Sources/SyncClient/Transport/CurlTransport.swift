@@ -4,10 +4,14 @@ import Foundation
 
 /// HTTP over libcurl: one easy handle reused for every request of this transport, so a sync keeps
 /// its connection open; compressed responses accepted and decoded; the proxy environment variables
-/// (`http_proxy`, `https_proxy`, `no_proxy`) honoured as libcurl does by default.
+/// (`http_proxy`, `https_proxy`, `no_proxy`) honoured as libcurl does by default. Cancelling the task
+/// that sends a request ends it at once (its connection is closed) and throws `CancellationError`.
 public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     let options: TransportOptions
     private let queue = DispatchQueue(label: "fieldsheet.curl")
+    /// The request runs in this multi handle, whose wait `curl_multi_wakeup` (safe from any thread)
+    /// interrupts when the request is cancelled; its connection cache keeps the connection between requests.
+    fileprivate let multi: UnsafeMutableRawPointer?
     // Only touched on `queue`.
     private var handle: UnsafeMutableRawPointer?
     private var opened = 0
@@ -23,6 +27,7 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
     public init(options: TransportOptions = TransportOptions()) {
         _ = Self.globalInit
         self.options = options
+        multi = curl_multi_init()
     }
 
     /// A second libcurl transport with the same options, on a connection of its own: a held long-poll
@@ -33,21 +38,29 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
 
     deinit {
         if let handle { curl_easy_cleanup(handle) }
+        if let multi { curl_multi_cleanup(multi) }
     }
 
-    /// Sends one request on this transport's connection (requests queue behind each other).
+    /// Sends one request on this transport's connection (requests queue behind each other). Cancelling
+    /// the calling task ends the request at once, waiting or under way, and throws `CancellationError`.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try self.perform(request) })
+        let cancellation = Cancellation(transport: self)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async {
+                    continuation.resume(with: Result { try self.perform(request, cancellation: cancellation) })
+                }
             }
+        } onCancel: {
+            cancellation.cancel()
         }
     }
 
     /// Runs one request on the transport's queue.
-    private func perform(_ request: TransportRequest) throws -> TransportResponse {
+    private func perform(_ request: TransportRequest, cancellation: Cancellation) throws -> TransportResponse {
+        if cancellation.isCancelled { throw CancellationError() }
         if handle == nil { handle = curl_easy_init() }
-        guard let curl = handle else { throw TransportError(kind: .other, detail: "libcurl could not start") }
+        guard let curl = handle, let multi else { throw TransportError(kind: .other, detail: "libcurl could not start") }
         curl_easy_reset(curl)  // keeps live connections and caches, clears options
 
         let sink = ResponseSink()
@@ -100,15 +113,15 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         })
         _ = fs_curl_setopt_pointer(curl, CURLOPT_HEADERDATA, unmanaged.toOpaque())
 
-        let code = errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
+        let code = try errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
             _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, buffer.baseAddress)
-            let code = curl_easy_perform(curl)
-            _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, nil)
-            return code
+            defer { _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, nil) }
+            return try Self.run(curl, in: multi, cancellation: cancellation)
         }
         guard code == CURLE_OK else {
             let message = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+            var detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+            if code == CURLE_SSL_CACERT_BADFILE, let caFile = options.caFile { detail = "the CA file \(caFile) could not be used: \(detail)" }
             throw TransportError(kind: Self.kind(of: code), detail: detail)
         }
         var status = 0
@@ -117,6 +130,28 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         _ = fs_curl_getinfo_long(curl, CURLINFO_NUM_CONNECTS, &connects)
         opened += connects
         return TransportResponse(status: status, headers: sink.headers, body: sink.body)
+    }
+
+    /// Runs the transfer of `curl` in `multi` until it ends, or until it is cancelled: then it is taken out
+    /// of the multi handle mid-transfer, which closes its connection, and `CancellationError` is thrown.
+    private static func run(_ curl: UnsafeMutableRawPointer, in multi: UnsafeMutableRawPointer, cancellation: Cancellation) throws -> CURLcode {
+        let added = curl_multi_add_handle(multi, curl)
+        guard added == CURLM_OK else { throw TransportError(kind: .other, detail: String(cString: curl_multi_strerror(added))) }
+        defer { curl_multi_remove_handle(multi, curl) }
+        while true {
+            var running: Int32 = 0
+            let performed = curl_multi_perform(multi, &running)
+            guard performed == CURLM_OK else { throw TransportError(kind: .other, detail: String(cString: curl_multi_strerror(performed))) }
+            var queued: Int32 = 0
+            while let message = curl_multi_info_read(multi, &queued) {
+                if message.pointee.msg == CURLMSG_DONE, message.pointee.easy_handle == curl { return message.pointee.data.result }
+            }
+            if cancellation.isCancelled { throw CancellationError() }
+            // Sleeps until the socket is ready, a libcurl timer is due, or `Cancellation.cancel()` wakes it.
+            let polled = curl_multi_poll(multi, nil, 0, 1000, nil)
+            guard polled == CURLM_OK else { throw TransportError(kind: .other, detail: String(cString: curl_multi_strerror(polled))) }
+            if cancellation.isCancelled { throw CancellationError() }
+        }
     }
 
     static func kind(of code: CURLcode) -> TransportError.Kind {
@@ -128,6 +163,25 @@ public final class CurlTransport: HTTPTransport, @unchecked Sendable {
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: return .connectionLost
         default: return .other
         }
+    }
+}
+
+/// Whether one request was cancelled; cancelling wakes the transport's multi handle from its wait.
+private final class Cancellation: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cancelled = false
+    /// Held so that its multi handle outlives any wake-up.
+    private let transport: CurlTransport
+
+    init(transport: CurlTransport) {
+        self.transport = transport
+    }
+
+    var isCancelled: Bool { lock.withLock { cancelled } }
+
+    func cancel() {
+        lock.withLock { cancelled = true }
+        if let multi = transport.multi { curl_multi_wakeup(multi) }
     }
 }
 

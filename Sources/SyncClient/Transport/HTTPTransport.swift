@@ -37,7 +37,8 @@ public struct TransportResponse: Sendable, Hashable {
     }
 }
 
-/// Why a request got no response. Every case means "the data stays queued; try again later".
+/// Why a request got no response; the data stays queued. Every case but ``Kind/tls`` is worth trying
+/// again later; a TLS failure repeats until the URL, the certificate or the CA file is changed.
 public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure it was.
     public enum Kind: String, Sendable, Hashable {
@@ -49,7 +50,8 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case connectTimedOut
         /// The transfer stalled (no bytes for the stall timeout) or ran past the total timeout.
         case stalled
-        /// The server's certificate could not be verified.
+        /// The secure connection failed: the server's certificate could not be verified (not trusted, or not
+        /// for the host name), the CA file could not be used, or the server does not speak TLS there.
         case tls
         /// The connection broke mid-request or mid-response.
         case connectionLost
@@ -75,7 +77,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         case .cannotResolve: return "Cannot find the server's address (\(detail)). Check the URL and the network."
         case .connectTimedOut: return "Connecting to the server timed out (\(detail))."
         case .stalled: return "The server stopped answering mid-transfer (\(detail))."
-        case .tls: return "The server's certificate could not be verified (\(detail)). Pass the private CA file if the server uses one."
+        case .tls: return "The secure connection to the server failed (\(detail)). Check the address, and pass the private CA file if the server uses one."
         case .connectionLost: return "The connection was lost mid-transfer (\(detail))."
         case .other: return "The request failed: \(detail)."
         }

@@ -17,6 +17,17 @@ public enum ReviewState: String, Codable, Sendable, Hashable, CaseIterable {
 
     /// Whether the collector is asked to change the record.
     public var needsChanges: Bool { self == .hasIssues || self == .rejected }
+
+    /// The state in words, as a person reads it on a device: `has issues`, never the code `hasIssues`.
+    public var words: String {
+        switch self {
+        case .received: "received"
+        case .hasIssues: "has issues"
+        case .approved: "approved"
+        case .rejected: "rejected"
+        case .edited: "edited"
+        }
+    }
 }
 
 /// A record's review: its state and the latest reviewer's comment. Travels with the record on pull.
@@ -30,11 +41,11 @@ public struct RecordReview: Codable, Sendable, Hashable {
         self.comment = comment
     }
 
-    /// The review on one line as the collector reads it: `needs changes (rejected): <comment>` for a record
-    /// sent back, else the state and any comment. `shown` prepares the comment for where it is printed.
+    /// The review on one line as the collector reads it, in words: `sent back (has issues): <comment>` for a
+    /// record sent back, else the state and any comment. `shown` prepares the comment for where it is printed.
     public func display(comment shown: (String) -> String = { $0 }) -> String {
         let comment = self.comment.map { ": " + shown($0) } ?? ""
-        return (state.needsChanges ? "needs changes (\(state.rawValue))" : state.rawValue) + comment
+        return (state.needsChanges ? "sent back (\(state.words))" : state.words) + comment
     }
 }
 

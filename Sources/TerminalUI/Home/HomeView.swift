@@ -29,6 +29,25 @@ public enum HomeView {
         return text.count <= width ? text : "…" + String(text.suffix(max(0, width - 1)))
     }
 
+    /// The detail pane's lines: each "label: value" wrapped whole to `width` (its later lines indented), in at
+    /// most `room` lines, the last ending in "…" when more would follow.
+    public static func detailLines(_ details: [(label: String, value: String)], width: Int, room: Int) -> [String] {
+        guard width > 2, room > 0 else { return [] }
+        var lines: [String] = []
+        for item in details {
+            let wrapped = TextWrap.lines("\(item.label): \(item.value)", width: width)
+            guard let first = wrapped.first else { continue }
+            lines.append(first)
+            let rest = wrapped.dropFirst().joined(separator: " ")
+            lines += TextWrap.lines(rest, width: width - 2).map { "  " + $0 }
+            if lines.count > room { break }
+        }
+        guard lines.count > room else { return lines }
+        var kept = Array(lines.prefix(room))
+        kept[room - 1] = String(kept[room - 1].prefix(width - 1)) + "…"
+        return kept
+    }
+
     public static func draw(_ state: HomeState, layout: HomeLayout, on screen: inout Screen) {
         let list = layout.listPane
         screen.box(list)
@@ -62,8 +81,8 @@ public enum HomeView {
             if let record = state.selected {
                 screen.write(record.formTitle, column: detail.x + 2, row: detail.y + 2, style: .bold, limit: detail.width - 4)
                 screen.write(record.state.rawValue, column: detail.x + 2, row: detail.y + 3, limit: detail.width - 4)
-                for (offset, item) in state.selectedDetails.prefix(max(0, detail.height - 7)).enumerated() {
-                    screen.write("\(item.label): \(item.value)", column: detail.x + 2, row: detail.y + 5 + offset, limit: detail.width - 4)
+                for (offset, line) in detailLines(state.selectedDetails, width: detail.width - 4, room: max(0, detail.height - 7)).enumerated() {
+                    screen.write(line, column: detail.x + 2, row: detail.y + 5 + offset, limit: detail.width - 4)
                 }
             } else {
                 screen.write("Select a record to see it here.", column: detail.x + 2, row: detail.y + 3, limit: detail.width - 4)

@@ -68,6 +68,14 @@ public struct SheetState: Sendable {
     public var scrollTop = 0
     /// A short notice ("Draft saved").
     public var notice: String?
+    /// The title the sheet shows: the form's, unless the owner names what the person is doing
+    /// (``fixing(review:)``: "Fix and Resubmit").
+    public var title: String
+    /// The completion button's label: the form's, unless the owner names what the person is doing.
+    public var completionLabel: String
+    /// Lines drawn at the top of the sheet, wrapped, above the fields (the reviewer's comment on a record
+    /// opened to fix it): a heading and the text under it.
+    public var note: (heading: String, text: String)?
     /// Key hints of the sheet's own, replacing the usual ones (for an app's chooser or filter).
     public var keyHints: String?
     /// The step whose problems Next has just shown: pressing Next again there moves on anyway.
@@ -78,9 +86,18 @@ public struct SheetState: Sendable {
         self.validator = FormValidator(form: form)
         self.answers = answers
         self.evaluated = FormState(logic: validator.logic, answers: answers)
+        self.title = form.title
+        self.completionLabel = form.completionLabel
         self.focus = .complete
         self.visibleRows = buildVisibleRows()
-        self.focus = focusOrder.first ?? .complete
+        self.focus = firstFocus
+    }
+
+    /// Where the focus goes on a step: its first control other than an instance's Remove (drawn on the
+    /// instance's title, before its fields), so the first answer, or a repeat's Add when it has no instances;
+    /// Enter there never removes anything.
+    public var firstFocus: SheetFocus {
+        focusOrder.first { if case .removeInstance = $0 { return false } else { return true } } ?? .complete
     }
 
     /// The keys of the fields shown on the current step (those inside repeat instances too).
@@ -106,7 +123,24 @@ public struct SheetState: Sendable {
         if field.kind.takesAttachment, let path = attachPaths[key] {
             return "attach: " + path
         }
+        if field.kind.takesAttachment, answers[key] == nil, focus == .field(key) {
+            return Self.attachHint
+        }
         return typed[key] ?? answers[key]?.display(for: field) ?? ""
+    }
+
+    /// What an empty photo, audio or file field says while it has the focus: how a file is attached.
+    public static let attachHint = "type a file's path, Enter attaches (Tab completes)"
+
+    /// The path being typed into the focused photo, audio or file field, when one is (Tab completes it).
+    public var typedAttachPath: (key: String, path: String)? {
+        guard case .field(let key) = focus, let path = attachPaths[key], !path.isEmpty else { return nil }
+        return (key, path)
+    }
+
+    /// Replaces the path being typed into the field at `key` (Tab's completion of it).
+    public mutating func replaceAttachPath(_ key: String, with path: String) {
+        attachPaths[key] = path
     }
 
     /// How many fields of the current step show an error.
@@ -231,7 +265,7 @@ public struct SheetState: Sendable {
         evaluated = FormState(logic: validator.logic, answers: answers)
         typed = [:]
         attachPaths = [:]
-        if !focusOrder.contains(focus) { focus = focusOrder.first ?? .complete }
+        if !focusOrder.contains(focus) { focus = firstFocus }
     }
 
     mutating func moveFocus(by step: Int) {
@@ -248,7 +282,7 @@ public struct SheetState: Sendable {
         guard form.pages.indices.contains(target) else { return }
         if target != page { checkedStep = nil }
         page = target
-        focus = focusOrder.first ?? .complete
+        focus = firstFocus
     }
 
     mutating func activate() -> [SheetIntent] {

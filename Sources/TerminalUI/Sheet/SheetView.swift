@@ -48,15 +48,26 @@ public struct SheetView: Sendable {
         let left = rect.x + 2
         var row = rect.y + 1
         let cancel = " \(form.cancelLabel) "
-        let done = " \(form.completionLabel) "
+        let done = " \(state.completionLabel) "
         button(cancel, .cancel, column: left - 1, row: row, on: &screen)
         button(done, .complete, column: rect.maxX - 1 - done.count, row: row, on: &screen, style: .bold)
         let room = max(0, inner - cancel.count - done.count - 2)
-        let title = String(form.title.prefix(room))
+        let title = String(state.title.prefix(room))
         screen.write(title, column: left + cancel.count + (room - title.count) / 2, row: row, style: .bold)
         row += 1
         for column in rect.x + 1..<rect.maxX - 1 { screen[column, row] = Cell("─") }
         row += 1
+        let hintRow = rect.maxY - 2
+        if let note = state.note {
+            // Whole and wrapped, but leaving the fields at least half of what is below it.
+            let lines = Self.noteLines(note, width: inner, room: max(2, (hintRow - row) / 2))
+            for (offset, line) in lines.enumerated() {
+                screen.write(line, column: left, row: row + offset, style: offset == 0 ? .bold : [], limit: inner)
+            }
+            row += lines.count
+            for column in rect.x + 1..<rect.maxX - 1 { screen[column, row] = Cell("─") }
+            row += 1
+        }
         if form.pages.count > 1 {
             let step = "Step \(state.page + 1) of \(form.pages.count)" + (form.pages[state.page].title.map { " · \($0)" } ?? "")
             screen.write(step, column: left, row: row, limit: inner)
@@ -75,7 +86,6 @@ public struct SheetView: Sendable {
             }
             row += 1
         }
-        let hintRow = rect.maxY - 2
         drawFields(from: row + 1, to: hintRow - 1, left: left, width: inner, on: &screen)
         let notice = state.notice.map { "\($0) · " } ?? ""
         let full = state.keyHints ?? "Tab next · Enter advance · Esc save & close · F1 keys"
@@ -84,6 +94,19 @@ public struct SheetView: Sendable {
         if let dialog = state.dialog {
             drawConfirmation(dialog, on: &screen)
         }
+    }
+
+    /// The note's heading and its text wrapped to `width`, its paragraphs kept, in at most `room` lines (the
+    /// last one ending in "…" when the text needs more).
+    static func noteLines(_ note: (heading: String, text: String), width: Int, room: Int) -> [String] {
+        var lines = TextWrap.lines(note.heading, width: width)
+        for paragraph in note.text.split(separator: "\n", omittingEmptySubsequences: true) {
+            lines += TextWrap.lines(String(paragraph), width: width)
+        }
+        guard lines.count > room, room > 0 else { return lines }
+        var kept = Array(lines.prefix(room))
+        kept[room - 1] = String(kept[room - 1].prefix(max(0, width - 1))) + "…"
+        return kept
     }
 
     mutating func button(_ label: String, _ target: SheetFocus, column: Int, row: Int, on screen: inout Screen, style: CellStyle = []) {
@@ -104,7 +127,8 @@ public struct SheetView: Sendable {
         var hiddenBelow = false
         for (row, height) in zip(rows, heights) {
             defer { y += height }
-            guard y >= top, y + height - 1 <= bottom + 1 else {
+            // The space after a row may fall on the key-hint line; nothing drawn may.
+            guard y >= top, y + height - 1 - trailingSpace(of: row) <= bottom else {
                 if y >= top { hiddenBelow = true }
                 continue
             }
@@ -135,6 +159,14 @@ public struct SheetView: Sendable {
         if end > offset + available { offset = min(start, end - available) }
         if start < offset { offset = start }
         return offset
+    }
+
+    /// The blank lines at the end of ``height(of:width:)``: the space after a field or an Add button.
+    func trailingSpace(of row: SheetRow) -> Int {
+        switch row {
+        case .field, .add: return 1
+        case .repeatHeading, .instance: return 0
+        }
     }
 
     /// Lines a row takes, the space after it included.

@@ -48,6 +48,22 @@ struct ConsoleRecordPageTests {
                 let second = try #require(page.range(of: "Stairwell"))
                 #expect(first.lowerBound < second.lowerBound, "instances in their order")
                 #expect(!page.contains("id=\"review-form\""), "a collector has no review form")
+
+                // The history names what changed as a person reads it, never by its storage key.
+                let (edited, _) = try await ana.push(client, [ana.mutation(record, form: "inspect", [
+                    "defects/a/location": ana.change(.text("Roof edge"), base: 1),
+                    "defects/c/@position": ana.change(.integer(3)), "defects/c/location": ana.change(.text("Gate")),
+                    "defects/b/@removed": ana.change(.boolean(true), base: 1),
+                ])])
+                #expect(edited.status == .ok)
+                let history = try await client.console("/console/projects/alpha/records/\(record.lowercased)", token: ana.token).text
+                for text in ["Defect 1 › Where: North gutter → Roof edge", "Defect 2: added", "Defect 2 › Where: (empty) → Gate", "Site: (empty) → Depot", "Defect 1: added"] {
+                    #expect(history.contains(text), "the history lacks \(text)")
+                }
+                #expect(history.contains(": removed"), "the removal is said")
+                for key in ["@position", "@removed", "defects/"] {
+                    #expect(!history.contains(key), "a storage key in the history: \(key)")
+                }
             }
         }
     }

@@ -103,11 +103,17 @@ final class FaultProxy: @unchecked Sendable {
         if count > 0 { lock.withLock { relayed += count } }
     }
 
+    /// The request line of each request the proxy passed on whose connection is still open and whose
+    /// response has not started: the requests a server holds (long-polls) and their clients still wait for.
+    var awaitingResponses: [String] { lock.withLock { Array(awaiting.values) } }
+    private var awaiting: [Int32: String] = [:]
+
     private func relay(_ client: Int32) {
         let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = Self.loopback(port: UInt16(targetPort))
         let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         defer {
+            lock.withLock { awaiting[client] = nil }
             Glibc.close(client)
             Glibc.close(server)
         }
@@ -121,6 +127,10 @@ final class FaultProxy: @unchecked Sendable {
             if fds[0].revents != 0 {
                 let count = read(client, &buffer, buffer.count)
                 if count <= 0 { return }
+                let head = String(decoding: buffer[0..<min(count, 200)], as: UTF8.self)
+                if ["GET ", "POST ", "PUT ", "HEAD "].contains(where: head.hasPrefix) {
+                    lock.withLock { awaiting[client] = String(head.prefix { $0 != "\r" && $0 != "\n" }) }
+                }
                 if fault == nil, count >= faultedRequests.utf8.count, String(decoding: buffer[0..<faultedRequests.utf8.count], as: UTF8.self) == faultedRequests {
                     fault = takeFault()
                     responseBytes = 0
@@ -137,6 +147,7 @@ final class FaultProxy: @unchecked Sendable {
             if fds[1].revents != 0 {
                 let count = read(server, &buffer, buffer.count)
                 if count <= 0 { return }
+                lock.withLock { awaiting[client] = nil }
                 switch fault {
                 case .cutResponse(let limit)?:
                     _ = write(client, buffer, min(limit, count))
