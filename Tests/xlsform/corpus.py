@@ -144,6 +144,7 @@ def cases():
         q("start", "start"), q("end", "end"), q("today", "today"), q("deviceid", "deviceid"), q("username", "username"),
         q("text", "name_text", "Name", hint="Full name", required="yes", constraint="string-length(.) <= 40", constraint_message="At most 40 letters"),
         q("text", "notes", "Notes", appearance="multiline"),
+        q("note", "started", "Started ${start} (${today}) on ${deviceid} by ${username}", relevant="${start} < ${end} or ${end} = ''"),
         q("integer", "age", "Age", required="true()", constraint=". >= 0 and . < 130", default="30"),
         q("decimal", "weight", "Weight", constraint=". > 0", default="70.5"),
         q("select_one yes_no", "consent", "Consent?", required="yes", default="yes"),

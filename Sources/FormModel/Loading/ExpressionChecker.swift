@@ -137,6 +137,13 @@ struct ExpressionChecker {
             }
             return nil
         }
+        if name.count == 2, name[0] == RecordMetadata.prefix, fields.byID[name[0]] == nil {
+            guard RecordMetadata.names[name[1]] != nil else {
+                return ScopeProblem(rule: "\(property.rule)-unknown-field", message: "names \"\(name.joined(separator: "."))\", which is not something a record keeps.",
+                                    fix: "Read one of: \(RecordMetadata.names.keys.sorted().map { "record." + $0 }.joined(separator: ", ")).")
+            }
+            return nil
+        }
         guard let first = fields.byID[name[0]] else {
             return ScopeProblem(rule: "\(property.rule)-unknown-field", message: "names \"\(name[0])\", which is not a field of this form.",
                                 fix: "Use the id of a field of this form; known ids: \(fields.order.prefix(50).joined(separator: ", "))\(fields.order.count > 50 ? ", …" : "").")
@@ -165,6 +172,7 @@ struct ExpressionChecker {
     func nameType(_ name: [String], from field: FieldDefinition) -> ExpressionType? {
         if name == ["."] { return ExpressionType(kind: field.kind) }
         if name.count == 2, name[0] == "choice" { return .text }
+        if name.count == 2, name[0] == RecordMetadata.prefix, fields.byID[name[0]] == nil { return RecordMetadata.names[name[1]] }
         guard let last = fields.byID[name[name.count - 1]] else { return nil }
         let readerChain = fields.repeatChain(field.id)
         let crossesRepeat = name.dropLast().contains { !readerChain.contains($0) }

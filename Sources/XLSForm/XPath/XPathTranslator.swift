@@ -18,6 +18,8 @@ struct XPathTranslator {
     enum Resolution {
         /// How it is written in FieldSheet from where the expression is (`cost`, or `defects.cost`).
         case path(String)
+        /// Metadata FieldSheet does not know (a SIM's serial): read as null (nothing), and warned about.
+        case empty(message: String)
         /// Why it cannot be read: no such question, a group, metadata that is not imported.
         case refused(message: String, fix: String)
     }
@@ -54,6 +56,7 @@ struct XPathTranslator {
         case .reference(let name, let column):
             switch resolve(name) {
             case .path(let path): return (path, 8)
+            case .empty: return ("null", 8)
             case .refused(let message, let fix): throw XPathError(message: message, column: column, fix: fix)
             }
         case .current:
