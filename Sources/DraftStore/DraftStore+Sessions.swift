@@ -13,7 +13,7 @@ extension DraftStore {
         let presentationID = UUID()
         let defaults = FormValidator(form: form).defaults
         let (record, presentation) = (recordID.uuidString.lowercased(), presentationID.uuidString.lowercased())
-        try await openingWrite(doing: "creating a record of form \(form.id)") { db in
+        let created = try await openingWrite(doing: "creating a record of form \(form.id)") { db -> Int64 in
             let (clock, _) = try Self.tick(db)
             let now = Self.nowMillis()
             // Nothing synced yet; the defaults are the record's first unsent edits.
@@ -30,8 +30,10 @@ extension DraftStore {
                 VALUES (?, ?, 'create', ?, ?, ?, 0, ?, ?)
                 """, arguments: [record, presentation, form.id, form.version, answersJSON, clock.rawValue, now])
             try Self.insertPresentation(db, presentation, record: record, kind: "new", now: now)
+            return now
         }
-        return FormSession(store: self, form: form, recordID: recordID, presentationID: presentationID, mode: .newRecord, answers: defaults)
+        return FormSession(store: self, form: form, recordID: recordID, presentationID: presentationID, mode: .newRecord, answers: defaults,
+                           metadata: metadata(createdMillis: created))
     }
 
     /// Opens a sheet on an existing draft. Cancel with Discard returns it to how it is now.
@@ -54,8 +56,8 @@ extension DraftStore {
         let cache = formCache
         // One transaction: check the record and its form, take over a presentation left by a dead
         // process, and write the snapshot of exactly what the record is now.
-        let (form, answers) = try await openingWrite(doing: "opening record \(key)") { db -> (FormDefinition, [String: AnswerValue]) in
-            guard let row = try Row.fetchOne(db, sql: "SELECT form_id, form_version, state FROM records WHERE id = ?", arguments: [key]),
+        let (form, answers, created) = try await openingWrite(doing: "opening record \(key)") { db -> (FormDefinition, [String: AnswerValue], Int64) in
+            guard let row = try Row.fetchOne(db, sql: "SELECT form_id, form_version, state, created_at FROM records WHERE id = ?", arguments: [key]),
                 let state = RecordState(rawValue: row["state"]), state != .deleted
             else {
                 throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List records with `fieldsheet records`.")
@@ -83,9 +85,15 @@ extension DraftStore {
             try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis())
             // Attachments pulled with the record but not downloaded yet: the next sync fetches them.
             _ = try Self.requestDownloads(db, record: key)
-            return (form, try Self.fetchAnswers(db, record: key))
+            return (form, try Self.fetchAnswers(db, record: key), row["created_at"])
         }
-        return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers)
+        return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers,
+                           metadata: metadata(createdMillis: created))
+    }
+
+    /// What a record's expressions read as `record.start`, `record.device`: when it was created, on this device.
+    private func metadata(createdMillis: Int64) -> RecordMetadata {
+        RecordMetadata(startedAt: Date(timeIntervalSince1970: Double(createdMillis) / 1000), device: deviceID)
     }
 
     /// A stored form version, from the cache or decoded from the database inside the caller's transaction.

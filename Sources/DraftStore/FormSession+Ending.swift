@@ -32,7 +32,7 @@ extension FormSession {
                 return (.submitted, answers)
             }
         }
-        state = FormState(logic: validator.logic, answers: stored)
+        state = FormState(logic: validator.logic, answers: stored, metadata: metadata)
         if result == .submitted { isOpen = false }
         return result
     }
@@ -103,7 +103,7 @@ extension FormSession {
             _ = try DraftStore.collectGarbage(db, directory: directory, only: presentation)
             return result
         }
-        state = FormState(logic: validator.logic, answers: openedAnswers)
+        state = FormState(logic: validator.logic, answers: openedAnswers, metadata: metadata)
         isOpen = false
         return result
     }

@@ -38,6 +38,9 @@ public actor FormSession {
     public nonisolated let mode: Mode
     /// The answers when the sheet opened (defaults for a new record); Cancel returns to these.
     public nonisolated let openedAnswers: [String: AnswerValue]
+    /// What the form's expressions and texts read as `record.start`, `record.device`: when the record was
+    /// created, on this device.
+    public nonisolated let metadata: RecordMetadata
     nonisolated let validator: FormValidator
     nonisolated let recordKey: String
     nonisolated let presentationKey: String
@@ -50,7 +53,8 @@ public actor FormSession {
     /// Whether the presentation is still open (false once completed, discarded or dismissed).
     public internal(set) var isOpen = true
 
-    init(store: DraftStore, form: FormDefinition, recordID: UUID, presentationID: UUID, mode: Mode, answers: [String: AnswerValue]) {
+    init(store: DraftStore, form: FormDefinition, recordID: UUID, presentationID: UUID, mode: Mode, answers: [String: AnswerValue],
+         metadata: RecordMetadata) {
         self.store = store
         self.form = form
         self.recordID = recordID
@@ -58,7 +62,8 @@ public actor FormSession {
         self.mode = mode
         self.openedAnswers = answers
         self.validator = FormValidator(form: form)
-        self.state = FormState(logic: validator.logic, answers: answers)
+        self.metadata = metadata
+        self.state = FormState(logic: validator.logic, answers: answers, metadata: metadata)
         self.recordKey = recordID.uuidString.lowercased()
         self.presentationKey = presentationID.uuidString.lowercased()
     }

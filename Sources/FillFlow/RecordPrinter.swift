@@ -37,7 +37,8 @@ public enum RecordPrinter {
     /// A record as a person reads it: each relevant field with its answer and any problem.
     public static func text(_ record: StoredRecord, form: FormDefinition) -> String {
         let validator = FormValidator(form: form)
-        let state = FormState(logic: validator.logic, answers: record.answers)
+        let metadata = RecordMetadata(startedAt: record.createdAt, endedAt: record.state == .submitted ? record.updatedAt : nil, device: nil)
+        let state = FormState(logic: validator.logic, answers: record.answers, metadata: metadata)
         let report = validator.validate(state)
         var lines = [
             "Record \(record.id.uuidString.lowercased())",

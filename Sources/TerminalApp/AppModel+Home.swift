@@ -126,7 +126,7 @@ extension AppModel {
     /// Presents a session's sheet. A record the office sent back opens to be fixed: titled and labelled for
     /// that, with the reviewer's comment at the top.
     func open(_ session: FormSession, review: RecordReview? = nil) {
-        var sheet = SheetState(form: session.form, answers: session.openedAnswers)
+        var sheet = SheetState(form: session.form, answers: session.openedAnswers, metadata: session.metadata)
         if let review, review.state.needsChanges {
             sheet.title = "Fix and Resubmit"
             sheet.completionLabel = "Resubmit"

@@ -65,6 +65,9 @@ struct FormTextTests {
         let state = FormState(logic: FormLogic(form: form), answers: ["fruit": .choice("pear")])
         #expect(state.text("You chose ${named}.", at: "told") == "You chose Pear.")
         #expect(state.evaluate(try FormExpression.parse("choice-label('kiwi', 'fruit')"), at: "told") == .string("kiwi"))
+        // The field named in the string is checked like a name.
+        let unknown = Fixtures.load(Fixtures.formJSON(fields: #"[{ "id": "named", "kind": "calculate", "label": "N", "calculation": "choice-label('a', 'nothing')" }]"#))
+        #expect(unknown.findings.contains { $0.rule == "calculation-unknown-field" && $0.path.description == "$.pages[0].fields[0].calculation" }, "\(unknown.findings)")
     }
 
     @Test(arguments: [
@@ -81,5 +84,44 @@ struct FormTextTests {
         let finding = try #require(findings.first { $0.rule == rule }, "\(findings)")
         #expect(finding.path.description == path)
         #expect(finding.severity == .error && finding.location != nil && !finding.fix.isEmpty)
+    }
+
+    /// `record.start`, `record.today`, `record.device`, … read the record's metadata (XLSForm's `${start}`,
+    /// `${deviceid}`), in texts and expressions; unknown to the state, they read as nothing.
+    @Test func recordMetadataIsReadAsRecordDotName() throws {
+        let loaded = Fixtures.load(Fixtures.formJSON(fields: #"""
+        [{ "id": "seen", "kind": "date", "label": "Seen", "constraint": ". <= record.today" },
+         { "id": "late", "kind": "calculate", "label": "Late", "calculation": "if(record.start > '2026-11-26T00:00', 'yes', 'no')" },
+         { "id": "told", "kind": "note", "label": "Started ${record.start} (${record.today}) on ${record.device} by ${record.user}; ended ${record.end}." }]
+        """#))
+        let form = try #require(loaded.loaded?.form, "\(loaded.findings)")
+        let logic = FormLogic(form: form)
+        let metadata = RecordMetadata(start: "2026-11-26T09:30", device: "tablet-7", user: "ann")
+        let state = FormState(logic: logic, answers: ["seen": .date("2026-11-27")], metadata: metadata)
+        #expect(state.text("Started ${record.start} (${record.today}) on ${record.device} by ${record.user}; ended ${record.end}.", at: "told") == "Started 2026-11-26 09:30 (2026-11-26) on tablet-7 by ann; ended .")
+        #expect(state.value("late") == .text("yes"))
+        #expect(FormValidator(form: form).validate(state).issues.map(\.fieldID) == ["seen"])
+        // Nothing known: every name reads null.
+        let unknown = FormState(logic: logic, answers: [:])
+        #expect(unknown.text("On ${record.device}.", at: "told") == "On .")
+        #expect(unknown.value("late") == .text("no"))
+        // The day and time are local, at the moment the record was created.
+        let started = RecordMetadata(startedAt: Date(timeIntervalSince1970: 86_400 * 3 + 3_600), device: nil, timeZone: try #require(TimeZone(identifier: "UTC")))
+        #expect(started.value("start") == .dateTime("1970-01-04T01:00") && started.value("today") == .date("1970-01-04"))
+    }
+
+    @Test func onlyWhatARecordKeepsIsReadAfterRecordDot() throws {
+        let findings = Fixtures.load(Fixtures.formJSON(fields: #"[{ "id": "n", "kind": "note", "label": "SIM ${record.simserial}" }]"#)).findings
+        let finding = try #require(findings.first { $0.rule == "text-unknown-field" }, "\(findings)")
+        #expect(finding.message.contains("record.simserial") && finding.fix.contains("record.start"))
+        // A field of the form's own named record is read instead.
+        let own = Fixtures.load(Fixtures.formJSON(fields: #"""
+        [{ "id": "record", "kind": "repeat", "label": "R", "fields": [{ "id": "start", "kind": "text", "label": "S" }] },
+         { "id": "n", "kind": "note", "label": "Starts: ${record.start}" }]
+        """#))
+        let form = try #require(own.loaded?.form, "\(own.findings)")
+        let answers: [String: AnswerValue] = ["record/a/@position": .integer(1), "record/a/start": .text("here")]
+        let state = FormState(logic: FormLogic(form: form), answers: answers, metadata: RecordMetadata(start: "2026-11-26T09:30"))
+        #expect(state.text("Starts: ${record.start}", at: "n") == "Starts: here")
     }
 }

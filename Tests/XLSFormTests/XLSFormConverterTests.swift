@@ -220,6 +220,32 @@ import Testing
         #expect(unknown.findings.contains { $0.severity == .error && $0.cell == "survey!C2" && $0.message.contains("cannot show ${nobody}") }, "\(unknown.findings)")
     }
 
+    /// Metadata a record keeps, referenced in labels and expressions (`${start}`, `${deviceid}`), reads the
+    /// record's own (`record.start`, `record.device`); what FieldSheet does not read (a SIM's serial) reads as
+    /// nothing, warned about.
+    @Test func metadataReferencesReadTheRecordsOwn() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("start", "start"), F.row("today", "today"), F.row("deviceid", "deviceid"), F.row("username", "who"), F.row("simserial", "sim"),
+            F.row("note", "told", "Started ${start} (${today}) on ${deviceid} by ${who}; SIM ${sim}."),
+            F.row("date", "seen", "Seen", constraint: ". <= ${today}"),
+            F.row("calculate", "late", calculation: "if(${start} > '2026-11-26T00:00' and ${sim} = '', 'yes', 'no')"),
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(F.field("told", in: form)?.label == "Started ${record.start} (${record.today}) on ${record.device} by ${record.user}; SIM .")
+        #expect(F.field("seen", in: form)?.constraint == ". <= record.today")
+        #expect(F.field("late", in: form)?.calculation == "if(record.start > '2026-11-26T00:00' and null == '', 'yes', 'no')")
+        let warnings = result.findings.filter { $0.severity == .warning && $0.rule == "xlsform-metadata" }.map { $0.cell ?? "" }
+        #expect(warnings.contains("survey!C7") && warnings.contains("survey!F9"), "\(warnings)")
+        let state = FormState(logic: FormLogic(form: form), answers: [:], metadata: RecordMetadata(start: "2026-11-26T09:30", device: "tablet-7", user: "ann"))
+        #expect(state.text("Started ${record.start} (${record.today}) on ${record.device} by ${record.user}; SIM .", at: "told")
+                == "Started 2026-11-26 09:30 (2026-11-26) on tablet-7 by ann; SIM .")
+        // A question of the form's own named record is read instead, so metadata cannot be: refused, naming the cell.
+        let own = try F.load(survey: [F.header, F.row("start", "start"), F.row("text", "record", "Record"), F.row("note", "n", "At ${start}")])
+        #expect(own.loaded == nil)
+        #expect(own.findings.contains { $0.severity == .error && $0.cell == "survey!C4" && $0.message.contains("${start}") }, "\(own.findings)")
+    }
+
     /// Types that are another kind with more to them: phone number (digits only, pyxform's hint), barcode
     /// (typed or pasted), range (bounds, and a step between whole numbers), hidden (a value from its default).
     @Test func phoneNumbersBarcodesRangesAndHiddenValuesImport() throws {

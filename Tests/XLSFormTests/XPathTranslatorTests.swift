@@ -39,6 +39,8 @@ import Testing
         ("${age} < 2 and (${age} > 0 or ${age} = 5)", "age < 2 and (age > 0 or age == 5)"),
         ("jr:choice-name(${severity}, '${severity}')", "choice-label(defects.severity, 'severity')"),
         ("regex(${site}, '^[A-Z]') and starts-with(${site}, 'R')", "regex(site, '^[A-Z]') and starts-with(site, 'R')"),
+        ("${age} * cos(pi() div 180) + atan(${age}) - log10(exp(1)) * log(sin(1) + tan(1)) + asin(0) + acos(1)",
+         "age * cos(pi() / 180) + atan(age) - log10(exp(1)) * log(sin(1) + tan(1)) + asin(0) + acos(1)"),
     ]
 
     @Test(arguments: translations)

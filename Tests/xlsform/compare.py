@@ -27,7 +27,7 @@ import corpus
 KINDS = {
     "text": {"text", "multilineText"}, "string": {"text", "multilineText"}, "integer": {"integer"}, "int": {"integer"},
     "decimal": {"decimal"}, "select one": {"singleChoice"}, "select all that apply": {"multipleChoice"},
-    "date": {"date"}, "time": {"time"}, "dateTime": {"dateTime"}, "geopoint": {"location"}, "note": {"note"},
+    "date": {"date"}, "time": {"time"}, "dateTime": {"dateTime"}, "datetime": {"dateTime"}, "geopoint": {"location"}, "note": {"note"},
     "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"}, "phone number": {"text"},
     "photo": {"photo"}, "image": {"photo"}, "audio": {"audio"}, "video": {"file"}, "file": {"file"},
     "barcode": {"text"}, "range": {"integer", "decimal"}, "hidden": {"calculate"},
@@ -76,6 +76,8 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
             pyxform_items(child, repeats + (own,), False, False, items, pages, own, keys)
         elif kind in METADATA:
             key(name)
+        elif name.startswith("reserved_name_for_field_list_labels_"):
+            continue  # pyxform's header row of a table-list group (the choices' labels, no answer); FieldSheet warns of table-list
         elif kind == "calculate" and name.endswith("_count") and re.fullmatch(r"\d+", str(bind.get("calculate", ""))):
             continue  # pyxform's own holder of a fixed repeat_count (FieldSheet: minCount and maxCount)
         else:

@@ -252,6 +252,23 @@ extension FormExpression {
             guard let base = values[0].asNumber, let exponent = values[1].asNumber else { return .null }
             let result = pow(base, exponent)
             return result.isFinite ? .number(result) : .null
+        case .sin, .cos, .tan, .asin, .acos, .atan, .exp, .log, .log10:
+            guard let number = values[0].asNumber else { return .null }
+            let result: Double
+            switch function {
+            case .sin: result = sin(number)
+            case .cos: result = cos(number)
+            case .tan: result = tan(number)
+            case .asin: result = asin(number)
+            case .acos: result = acos(number)
+            case .atan: result = atan(number)
+            case .exp: result = exp(number)
+            case .log: result = log(number)
+            default: result = log10(number)
+            }
+            return result.isFinite ? .number(result) : .null
+        case .pi:
+            return .number(Double.pi)
         case .int:
             guard let number = values[0].asNumber, number.isFinite else { return .null }
             return .number(number.rounded(.towardZero))

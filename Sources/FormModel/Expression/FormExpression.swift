@@ -166,6 +166,16 @@ public indirect enum FormExpression: Sendable, Hashable {
         /// `choice-label(value, 'field')`: the label of the choice `value` of the choice field named by its id
         /// (XLSForm's `jr:choice-name`); the value itself when that field has no such choice.
         case choiceLabel = "choice-label"
+        /// `sin(radians)`, `cos(…)`, `tan(…)`: the trigonometric functions of an angle in radians.
+        case sin, cos, tan
+        /// `asin(number)`, `acos(…)`, `atan(…)`: the angle in radians; null outside the function's domain.
+        case asin, acos, atan
+        /// `exp(number)`: e raised to the number; null when the result is not a finite number.
+        case exp
+        /// `log(number)`, `log10(number)`: the natural and the base-10 logarithm; null for 0 or less.
+        case log, log10
+        /// `pi()`: π.
+        case pi
 
         /// How many arguments the function takes.
         var arity: ClosedRange<Int> {
@@ -175,13 +185,14 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .selected: return 2...2
             case .countSelected, .stringLength, .sum, .count: return 1...1
             case .concat: return 1...64
-            case .today, .now: return 0...0
+            case .today, .now, .pi: return 0...0
             case .min, .max: return 1...16
             case .round: return 1...2
             case .sqrt, .int, .number, .string, .normalizeSpace, .booleanFromString: return 1...1
             case .pow, .contains, .startsWith, .endsWith, .regex: return 2...2
             case .substr: return 2...3
             case .date, .decimalDateTime, .countNonEmpty: return 1...1
+            case .sin, .cos, .tan, .asin, .acos, .atan, .exp, .log, .log10: return 1...1
             case .formatDate, .formatDateTime, .choiceLabel: return 2...2
             }
         }
@@ -220,6 +231,9 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .formatDate: return "format-date(date, '%Y-%m-%d')"
             case .formatDateTime: return "format-date-time(dateTime, '%Y-%m-%d %H:%M')"
             case .choiceLabel: return "choice-label(value, 'field')"
+            case .sin, .cos, .tan: return "\(rawValue)(radians)"
+            case .asin, .acos, .atan, .exp, .log, .log10: return "\(rawValue)(number)"
+            case .pi: return "pi()"
             }
         }
     }

@@ -55,6 +55,16 @@ struct ExpressionChecker {
                 if usesCurrent, property.key != "constraint" {
                     error("\(property.rule)-current-value", path, "The \(property.noun) \"\(shown)\" uses '.', the field's own answer, which only a constraint reads.", fix: "Name the field instead of '.'.")
                 }
+                // choice-label(value, 'field') names a choice field by its id, in a string.
+                expression.visit { node in
+                    guard case .call(.choiceLabel, let arguments) = node, arguments.count == 2 else { return }
+                    guard case .literal(.string(let id)) = arguments[1], fields.byID[id]?.choices != nil else {
+                        namesKnown = false
+                        error("\(property.rule)-unknown-field", path, "The \(property.noun) \"\(shown)\" calls choice-label() without the id of a choice field, in quotes, as its second argument.",
+                              fix: "Write choice-label(fruit, 'fruit') with the id of a singleChoice or multipleChoice field.")
+                        return
+                    }
+                }
                 for name in expression.referencedNames {
                     if let problem = scopeProblem(name, from: field, property: property) {
                         namesKnown = false
@@ -127,6 +137,13 @@ struct ExpressionChecker {
             }
             return nil
         }
+        if name.count == 2, name[0] == RecordMetadata.prefix, fields.byID[name[0]] == nil {
+            guard RecordMetadata.names[name[1]] != nil else {
+                return ScopeProblem(rule: "\(property.rule)-unknown-field", message: "names \"\(name.joined(separator: "."))\", which is not something a record keeps.",
+                                    fix: "Read one of: \(RecordMetadata.names.keys.sorted().map { "record." + $0 }.joined(separator: ", ")).")
+            }
+            return nil
+        }
         guard let first = fields.byID[name[0]] else {
             return ScopeProblem(rule: "\(property.rule)-unknown-field", message: "names \"\(name[0])\", which is not a field of this form.",
                                 fix: "Use the id of a field of this form; known ids: \(fields.order.prefix(50).joined(separator: ", "))\(fields.order.count > 50 ? ", …" : "").")
@@ -155,6 +172,7 @@ struct ExpressionChecker {
     func nameType(_ name: [String], from field: FieldDefinition) -> ExpressionType? {
         if name == ["."] { return ExpressionType(kind: field.kind) }
         if name.count == 2, name[0] == "choice" { return .text }
+        if name.count == 2, name[0] == RecordMetadata.prefix, fields.byID[name[0]] == nil { return RecordMetadata.names[name[1]] }
         guard let last = fields.byID[name[name.count - 1]] else { return nil }
         let readerChain = fields.repeatChain(field.id)
         let crossesRepeat = name.dropLast().contains { !readerChain.contains($0) }

@@ -84,6 +84,8 @@ public struct FormLogic: Sendable {
     static func sources(of path: [String], from reader: String, in fields: FormFields) -> [(String, Bool)] {
         let readerChain = fields.repeatChain(reader)
         var result: [(String, Bool)] = []
+        // record.start and the like read the record's metadata, which does not change while it is filled.
+        if path.count == 2, path[0] == RecordMetadata.prefix, fields.byID[path[0]] == nil { return result }
         for (index, name) in path.enumerated() where fields.byID[name] != nil {
             let chain = fields.repeatChain(name)
             // A plain read of a field in the reader's own instance (or an enclosing one, or the top level) is

@@ -14,13 +14,16 @@ public struct FormState: Sendable {
     public private(set) var computed: [String: AnswerValue] = [:]
     /// The clock `today()` and `now()` read during this state's evaluations.
     public var clock: ExpressionClock
+    /// What `record.start`, `record.device` and the like read (nothing known: null).
+    public let metadata: RecordMetadata
 
-    /// Evaluates every field for `answers`.
-    public init(logic: FormLogic, answers: [String: AnswerValue], clock: ExpressionClock = .local()) {
+    /// Evaluates every field for `answers` of a record with `metadata`.
+    public init(logic: FormLogic, answers: [String: AnswerValue], clock: ExpressionClock = .local(), metadata: RecordMetadata = RecordMetadata()) {
         self.logic = logic
         self.answers = answers
         self.instances = RepeatInstances(answers: answers)
         self.clock = clock
+        self.metadata = metadata
         for id in logic.order { evaluate(id, in: occurrences(of: id)) }
     }
 
@@ -30,6 +33,7 @@ public struct FormState: Sendable {
         self.answers = answers
         self.instances = RepeatInstances(answers: answers)
         self.clock = .local()
+        self.metadata = RecordMetadata()
         for id in logic.order where ids.contains(id) { evaluate(id, in: occurrences(of: id)) }
     }
 
@@ -249,7 +253,9 @@ public struct FormState: Sendable {
                 }
             }
             let fields = state.logic.fields
-            guard let first = fields.byID[path[0]] else { return .null }
+            guard let first = fields.byID[path[0]] else {
+                return path.count == 2 && path[0] == RecordMetadata.prefix ? state.metadata.value(path[1]) : .null
+            }
             let chain = fields.repeatChain(first.id)
             // The instance of each enclosing repeat that this scope is in.
             let parent = Self.prefix(of: chain, in: prefix)

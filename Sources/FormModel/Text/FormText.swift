@@ -87,7 +87,9 @@ extension FormState {
         return FormText(source).parts.map { part in
             switch part {
             case .text(let text): return text
-            case .reference(let path): return FormText.shown(evaluate(.name(path), at: key), field: path.last.flatMap { logic.fields.byID[$0] })
+            case .reference(let path):
+                let field = logic.fields.byID[path[0]] == nil ? nil : path.last.flatMap { logic.fields.byID[$0] }
+                return FormText.shown(evaluate(.name(path), at: key), field: field)
             }
         }.joined()
     }

@@ -81,11 +81,12 @@ public struct SheetState: Sendable {
     /// The step whose problems Next has just shown: pressing Next again there moves on anyway.
     public private(set) var checkedStep: Int?
 
-    public init(form: FormDefinition, answers: [String: AnswerValue]) {
+    /// A sheet on `answers` of a record with `metadata` (what `record.start` and the like read).
+    public init(form: FormDefinition, answers: [String: AnswerValue], metadata: RecordMetadata = RecordMetadata()) {
         self.form = form
         self.validator = FormValidator(form: form)
         self.answers = answers
-        self.evaluated = FormState(logic: validator.logic, answers: answers)
+        self.evaluated = FormState(logic: validator.logic, answers: answers, metadata: metadata)
         self.title = form.title
         self.completionLabel = form.completionLabel
         self.focus = .complete
@@ -262,7 +263,7 @@ public struct SheetState: Sendable {
     /// Replaces the answers (after the session reverted or merged them), keeping the focus where it can.
     public mutating func reload(_ answers: [String: AnswerValue]) {
         self.answers = answers
-        evaluated = FormState(logic: validator.logic, answers: answers)
+        evaluated = FormState(logic: validator.logic, answers: answers, metadata: evaluated.metadata)
         typed = [:]
         attachPaths = [:]
         if !focusOrder.contains(focus) { focus = firstFocus }

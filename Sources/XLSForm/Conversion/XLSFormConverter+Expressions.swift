@@ -6,7 +6,13 @@ extension XLSFormConverter {
     mutating func translate(_ table: SheetTable, _ row: Sheet.Row, _ column: String, scope: [String], choiceFilter: Bool = false) -> String? {
         guard let source = table.value(row, column) else { return nil }
         let cell = table.cell(row, column)
-        let translator = XPathTranslator(resolve: resolver(scope: scope), isChoiceFilter: choiceFilter)
+        let resolve = resolver(scope: scope)
+        let translator = XPathTranslator(resolve: resolve, isChoiceFilter: choiceFilter)
+        for name in FormText(source).references.map({ $0.joined(separator: ".") }) {
+            if case .empty(let message) = resolve(name) {
+                warning(cell, "xlsform-metadata", "\(column) reads ${\(name)}: \(message).", fix: "Remove the reference if the value matters; nothing to do otherwise.")
+            }
+        }
         let translated: String
         do {
             translated = try translator.translate(source)
@@ -50,6 +56,8 @@ extension XLSFormConverter {
             rest = rest[rest.index(after: end)...]
             switch resolve(name) {
             case .path(let path): result += "${\(path)}"
+            case .empty(let message):
+                warning(cell, "xlsform-metadata", "\(column) shows ${\(name)}: \(message).", fix: "Remove the reference if the value matters; nothing to do otherwise.")
             case .refused(let message, let fix):
                 self.error(cell, "xlsform-expression", "\(column) cannot show ${\(name)}: \(message).", fix: fix)
                 result += "${\(name)}"
@@ -69,6 +77,16 @@ extension XLSFormConverter {
         })
     }
 
+    /// XLSForm's metadata a FieldSheet record keeps, by what `record.<name>` reads it as.
+    static let recordMetadata: [String: String] = [
+        "start": "start", "end": "end", "today": "today", "deviceid": "device", "uri:deviceid": "device",
+        "username": "user", "uri:username": "user",
+    ]
+    /// XLSForm's metadata FieldSheet does not read (ODK Collect on current Android leaves most of them empty too).
+    static let unknownMetadata: Set<String> = [
+        "phonenumber", "uri:phonenumber", "simserial", "uri:simserial", "subscriberid", "uri:subscriberid", "email", "uri:email",
+    ]
+
     static func excerpt(_ text: String) -> String {
         text.count <= 120 ? text : String(text.prefix(117)) + "…"
     }
@@ -77,6 +95,13 @@ extension XLSFormConverter {
     /// a repeat the expression is not in.
     func resolver(scope: [String]) -> (String) -> XPathTranslator.Resolution {
         let names = surveyNames
+        // A question of the form's own named record is read instead of the record's metadata.
+        let ownsRecordName = names.values.contains { info in
+            switch info.kind {
+            case .question, .repeatGroup: info.key == RecordMetadata.prefix
+            default: false
+            }
+        }
         return { name in
             guard let info = names[name] else {
                 return .refused(message: "${\(name)} names no question of this form", fix: "Use a name from the survey sheet's name column (names are case-sensitive).")
@@ -89,6 +114,16 @@ extension XLSFormConverter {
             case .group:
                 return .refused(message: "${\(name)} is a group, and groups have no value", fix: "Refer to a question inside the group.")
             case .metadata(let type):
+                if let metadata = Self.recordMetadata[type] {
+                    guard !ownsRecordName else {
+                        return .refused(message: "${\(name)} is \(type) metadata, read as record.\(metadata), but the form has a question named record",
+                                        fix: "Rename the question named record.")
+                    }
+                    return .path("\(RecordMetadata.prefix).\(metadata)")
+                }
+                if Self.unknownMetadata.contains(type) {
+                    return .empty(message: "FieldSheet does not read the device's \(type), so it reads as nothing")
+                }
                 return .refused(message: "${\(name)} is \(type) metadata, which is not imported as a question",
                                 fix: type == "today" ? "Use today() instead." : "Remove the reference; the record keeps this itself.")
             case .notImported:

@@ -10,7 +10,7 @@ import FormModel
 /// | `=` `!=` `<` `<=` `>` `>=` | `==` `!=` `<` `<=` `>` `>=` |
 /// | `+` `-` `*` `div` `mod` | `+` `-` `*` `/` `%` |
 /// | `and` `or` `not(x)` `true()` `false()` | `and` `or` `not (x)` `true` `false` |
-/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` `sqrt` `pow` `int` `number` `string` `substr` `contains` `starts-with` `ends-with` `normalize-space` `boolean-from-string` `regex` `date` `decimal-date-time` `count-non-empty` `format-date` `format-date-time` | the same |
+/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` `sqrt` `pow` `int` `number` `string` `substr` `contains` `starts-with` `ends-with` `normalize-space` `boolean-from-string` `regex` `date` `decimal-date-time` `count-non-empty` `format-date` `format-date-time` `sin` `cos` `tan` `asin` `acos` `atan` `exp` `log` `log10` `pi` | the same |
 /// | `jr:choice-name(value, '${field}')` | `choice-label(value, 'field')` |
 /// | a bare name in a `choice_filter` | `choice.name` (`name` is `choice.value`, `label` is `choice.label`) |
 struct XPathTranslator {
@@ -18,6 +18,8 @@ struct XPathTranslator {
     enum Resolution {
         /// How it is written in FieldSheet from where the expression is (`cost`, or `defects.cost`).
         case path(String)
+        /// Metadata FieldSheet does not know (a SIM's serial): read as null (nothing), and warned about.
+        case empty(message: String)
         /// Why it cannot be read: no such question, a group, metadata that is not imported.
         case refused(message: String, fix: String)
     }
@@ -35,6 +37,8 @@ struct XPathTranslator {
         "sqrt": 1...1, "pow": 2...2, "int": 1...1, "number": 1...1, "string": 1...1, "substr": 2...3, "contains": 2...2,
         "starts-with": 2...2, "ends-with": 2...2, "normalize-space": 1...1, "boolean-from-string": 1...1, "regex": 2...2,
         "date": 1...1, "decimal-date-time": 1...1, "count-non-empty": 1...1, "format-date": 2...2, "format-date-time": 2...2, "jr:choice-name": 2...2,
+        "sin": 1...1, "cos": 1...1, "tan": 1...1, "asin": 1...1, "acos": 1...1, "atan": 1...1, "exp": 1...1, "log": 1...1,
+        "log10": 1...1, "pi": 0...0,
     ]
 
     /// Words of FieldSheet's expressions that cannot follow `choice.`.
@@ -52,6 +56,7 @@ struct XPathTranslator {
         case .reference(let name, let column):
             switch resolve(name) {
             case .path(let path): return (path, 8)
+            case .empty: return ("null", 8)
             case .refused(let message, let fix): throw XPathError(message: message, column: column, fix: fix)
             }
         case .current:
