@@ -65,7 +65,7 @@ import Testing
     static let refusals: [(String, String, Int)] = [
         ("${missing} = 1", "names no question", 1),
         ("age > 1", "bare name", 1),
-        ("pulldata('fruits', 'name', 'key', ${age})", "no FieldSheet equivalent", 1),
+        ("pulldata('fruits', 'name', 'key', ${age})", "entity lists, which FieldSheet does not support yet", 1),
         ("/data/age > 1", "paths", 1),
         ("../age", "paths", 1),
         ("${age} > 1 | 2", "Unexpected '|'", 12),
