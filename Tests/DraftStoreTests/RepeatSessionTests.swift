@@ -100,7 +100,8 @@ struct RecordMetadataSessionTests {
         let directory = TemporaryDirectory("record-metadata")
         let store = try DraftStore(home: directory.url)
         let json = #"""
-        { "id": "visit", "version": 1, "title": "Visit", "pages": [{ "id": "main", "fields": [
+        { "id": "visit", "version": 1, "title": "Visit", "completionLabel": "Save", "pages": [{ "id": "main", "fields": [
+          { "id": "notes", "kind": "text", "label": "Notes" },
           { "id": "where", "kind": "calculate", "label": "Device", "calculation": "record.device" },
           { "id": "told", "kind": "note", "label": "Started ${record.start} on ${record.device}" }] }] }
         """#
@@ -113,6 +114,7 @@ struct RecordMetadataSessionTests {
         #expect(await session.computedValue("where") == .text(store.deviceID))
         #expect(await session.state.text("Started ${record.start} on ${record.device}", at: "told")
                 == "Started \(start.replacingOccurrences(of: "T", with: " ")) on \(store.deviceID)")
+        try await session.set("notes", to: .text("Gate locked"))
         try await session.dismiss(reason: .escape)
         // Resumed later, the record keeps the time it was created.
         let resumed = try await store.resumeDraft(session.recordID)

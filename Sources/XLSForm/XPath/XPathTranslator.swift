@@ -5,7 +5,7 @@ import FormModel
 ///
 /// | XLSForm | FieldSheet |
 /// |---|---|
-/// | `${name}` | `name` (`repeat.name` read from outside its repeat) |
+/// | `${name}`, `/data/group/name`, `../name` | `name` (`repeat.name` read from outside its repeat) |
 /// | `.` | `.` |
 /// | `=` `!=` `<` `<=` `>` `>=` | `==` `!=` `<` `<=` `>` `>=` |
 /// | `+` `-` `*` `div` `mod` | `+` `-` `*` `/` `%` |
