@@ -93,3 +93,32 @@ struct RepeatSessionTests {
         try await session.dismiss(reason: .escape)
     }
 }
+
+/// A session gives its form's expressions and texts the record's metadata: when it was created, on which device.
+struct RecordMetadataSessionTests {
+    @Test func aSessionReadsWhenAndWhereItsRecordWasCreated() async throws {
+        let directory = TemporaryDirectory("record-metadata")
+        let store = try DraftStore(home: directory.url)
+        let json = #"""
+        { "id": "visit", "version": 1, "title": "Visit", "completionLabel": "Save", "pages": [{ "id": "main", "fields": [
+          { "id": "notes", "kind": "text", "label": "Notes" },
+          { "id": "where", "kind": "calculate", "label": "Device", "calculation": "record.device" },
+          { "id": "told", "kind": "note", "label": "Started ${record.start} on ${record.device}" }] }] }
+        """#
+        let loaded = FormLoader().load(Data(json.utf8), file: "visit.json")
+        try await store.importForms([try #require(loaded.loaded?.form, "\(loaded.findings)")])
+        let before = ExpressionClock.local(at: Date().addingTimeInterval(-60)).now
+        let session = try await store.newRecord(formID: "visit")
+        let start = try #require(session.metadata.start)
+        #expect(session.metadata.device == store.deviceID && start >= before && start <= ExpressionClock.local(at: Date().addingTimeInterval(60)).now)
+        #expect(await session.computedValue("where") == .text(store.deviceID))
+        #expect(await session.state.text("Started ${record.start} on ${record.device}", at: "told")
+                == "Started \(start.replacingOccurrences(of: "T", with: " ")) on \(store.deviceID)")
+        try await session.set("notes", to: .text("Gate locked"))
+        try await session.dismiss(reason: .escape)
+        // Resumed later, the record keeps the time it was created.
+        let resumed = try await store.resumeDraft(session.recordID)
+        #expect(resumed.metadata == session.metadata)
+        try await resumed.dismiss(reason: .escape)
+    }
+}

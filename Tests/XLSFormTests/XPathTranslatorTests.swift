@@ -41,6 +41,9 @@ import Testing
         ("regex(${site}, '^[A-Z]') and starts-with(${site}, 'R')", "regex(site, '^[A-Z]') and starts-with(site, 'R')"),
         ("${age} * cos(pi() div 180) + atan(${age}) - log10(exp(1)) * log(sin(1) + tan(1)) + asin(0) + acos(1)",
          "age * cos(pi() / 180) + atan(age) - log10(exp(1)) * log(sin(1) + tan(1)) + asin(0) + acos(1)"),
+        // An absolute or relative path is read as the question it ends at.
+        ("/data/age > 1 and ../age < 9 and ../../g/age != 3", "age > 1 and age < 9 and age != 3"),
+        ("sum(/data/defects/cost)", "sum(defects.cost)"),
     ]
 
     @Test(arguments: translations)
@@ -65,9 +68,12 @@ import Testing
     static let refusals: [(String, String, Int)] = [
         ("${missing} = 1", "names no question", 1),
         ("age > 1", "bare name", 1),
-        ("pulldata('fruits', 'name', 'key', ${age})", "no FieldSheet equivalent", 1),
-        ("/data/age > 1", "paths", 1),
-        ("../age", "paths", 1),
+        ("pulldata('fruits', 'name', 'key', ${age})", "entity lists, which FieldSheet does not support yet", 1),
+        ("//age > 1", "paths other than", 1),
+        ("/data/g/.. = 1", "paths other than", 9),
+        ("../g/age[1]", "paths other than", 9),
+        ("../@id", "paths other than", 4),
+        ("..", "paths other than", 1),
         ("${age} > 1 | 2", "Unexpected '|'", 12),
         ("if(${age}, 1)", "takes 3 arguments, not 2", 1),
         ("${age} >", "ends where a value was expected", 9),

@@ -188,6 +188,7 @@ def cases():
         q("calculate", "sel", calculation="if(selected(${picked}, 'red'), count-selected(${picked}), 0)"),
         q("calculate", "len", calculation="string-length(concat(${t}, \"it's\"))"),
         q("calculate", "odk", calculation="concat(format-date(today(), '%Y-%m-%d'), substr(${t}, 0, 2), regex(${t}, '^a'), sqrt(pow(${a}, 2)))"),
+        q("calculate", "paths", calculation="/data/a + ../b"),
         q("calculate", "trig", calculation="round(cos(${a}) + sin(${a}) * tan(${b}) + atan(${a}) + acos(0) + asin(0) + exp(${b}) + log(${a}) + log10(${b}) + pi(), 3)"),
         q("text", "later", "Later", relevant="${a} <= 10 and ${b} > .5", constraint=". != 'no'"),
         q("date", "when", "When", constraint=". >= today()"),

@@ -23,6 +23,9 @@ enum RowType: Equatable {
         "uri:email": "the user who made the record", "uri:phonenumber": "nothing (FieldSheet does not read phone numbers)",
         "uri:subscriberid": "nothing (FieldSheet does not read SIM cards)", "uri:simserial": "nothing (FieldSheet does not read SIM cards)",
     ]
+    /// Types whose choices are read from a file attached to the form (a CSV, XML or GeoJSON file), which entity
+    /// lists will bring.
+    static let fromFile: Set<String> = ["select_one_from_file", "select_multiple_from_file", "select_one_external", "select_multiple_external"]
     /// Questions that attach a file, by the FieldSheet kind they become (a video is a file of any type).
     static let attachments: [String: FieldKind] = ["image": .photo, "photo": .photo, "audio": .audio, "video": .file, "file": .file]
     static let refusals: [String: String] = [

@@ -42,7 +42,10 @@ extension SurveyBuilder {
                                 fix: "Use text, integer, decimal, select_one LIST, select_multiple LIST, date, time, dateTime, geopoint, note, calculate, acknowledge, begin_group, end_group, begin_repeat or end_repeat.")
                 continue
             case .refused(let what, let fix):
-                converter.error(typeCell, "xlsform-type", "The type \(what) has no FieldSheet equivalent and is not imported.", fix: fix)
+                let message = RowType.fromFile.contains(what)
+                    ? "The type \(what) reads its choices from a file attached to the form; such files come with entity lists, which FieldSheet does not support yet, so it is not imported."
+                    : "The type \(what) has no FieldSheet equivalent and is not imported."
+                converter.error(typeCell, "xlsform-type", message, fix: fix)
                 recordName(name, kind: .notImported, open: open, cell: nameCell, row: row, into: &converter)
                 continue
             case .metadata(let what):

@@ -1,5 +1,6 @@
-/// A recursive-descent parser for XLSForm's XPath subset (XPath 1.0's expression grammar without location
-/// paths, predicates or unions, which are refused with the column where they start):
+/// A recursive-descent parser for XLSForm's XPath subset (XPath 1.0's expression grammar with location paths
+/// only to a question, `/data/group/name` or `../name`, read as `${name}`; other paths, predicates and unions
+/// are refused with the column where they start):
 /// ```
 /// or             := and ("or" and)*
 /// and            := equality ("and" equality)*
@@ -8,7 +9,8 @@
 /// additive       := multiplicative (("+" | "-") multiplicative)*
 /// multiplicative := unary (("*" | "div" | "mod") unary)*
 /// unary          := "-" unary | primary
-/// primary        := ${name} | "." | 'text' | number | name "(" arguments ")" | name | "(" or ")"
+/// primary        := ${name} | "." | 'text' | number | name "(" arguments ")" | name | "(" or ")" | path
+/// path           := ("/" name)+ | ".." ("/" "..")* ("/" name)+
 /// ```
 struct XPathParser {
     /// The longest expression read, as FieldSheet's own expressions.
@@ -131,15 +133,44 @@ struct XPathParser {
                 guard take(symbol: ")") else { throw unexpected(peek, after: "the arguments of \(name)()", expected: "',' or ')'") }
             }
             return .call(name, arguments, column: token.column)
-        case .symbol("/"), .symbol("//"), .symbol(".."), .symbol("@"), .symbol("["):
+        case .symbol("/"), .symbol(".."):
+            return try parsePath(startingWith: token)
+        case .symbol("//"), .symbol("@"), .symbol("["):
             throw pathRefused(at: token.column)
         case .symbol:
             throw unexpected(token, after: nil)
         }
     }
 
+    /// `/data/group/name` or `../name`, `../../name`: the question the path ends at, read as `${name}` (a name
+    /// is unique in the form unless a finding says otherwise); the steps before it are not checked.
+    private mutating func parsePath(startingWith first: XPathToken) throws(XPathError) -> XPathExpression {
+        var last: String?
+        var expectsStep = first.kind == .symbol("/")
+        while let token = peek {
+            if expectsStep {
+                switch token.kind {
+                case .name(let name): last = name
+                case .symbol("..") where last == nil: break
+                default: throw pathRefused(at: token.column)
+                }
+                position += 1
+                expectsStep = false
+            } else if token.kind == .symbol("/") {
+                position += 1
+                expectsStep = true
+            } else if case .symbol(let symbol) = token.kind, ["//", "[", "@", "("].contains(symbol) {
+                throw pathRefused(at: token.column)
+            } else {
+                break
+            }
+        }
+        guard let last, !expectsStep else { throw pathRefused(at: first.column) }
+        return .reference(last, column: first.column)
+    }
+
     private func pathRefused(at column: Int) -> XPathError {
-        XPathError(message: "XPath paths (/data/x, .., [predicates], @attributes) are not translated", column: column,
+        XPathError(message: "XPath paths other than /data/…/name and ../name (//, [predicates], @attributes, a path to a group) are not translated", column: column,
                    fix: "Refer to other questions as ${name}.")
     }
 

@@ -5,7 +5,7 @@ import FormModel
 ///
 /// | XLSForm | FieldSheet |
 /// |---|---|
-/// | `${name}` | `name` (`repeat.name` read from outside its repeat) |
+/// | `${name}`, `/data/group/name`, `../name` | `name` (`repeat.name` read from outside its repeat) |
 /// | `.` | `.` |
 /// | `=` `!=` `<` `<=` `>` `>=` | `==` `!=` `<` `<=` `>` `>=` |
 /// | `+` `-` `*` `div` `mod` | `+` `-` `*` `/` `%` |
@@ -117,6 +117,10 @@ struct XPathTranslator {
     }
 
     private func call(_ name: String, _ arguments: [XPathExpression], _ column: Int) throws(XPathError) -> Rendered {
+        if name == "pulldata" {
+            throw XPathError(message: "pulldata() reads a CSV file attached to the form; such files come with entity lists, which FieldSheet does not support yet",
+                             column: column, fix: "Copy the values into the choices sheet (a select_one and a choice_filter), or into calculations.")
+        }
         guard let arity = Self.functions[name] else {
             throw XPathError(message: "The function \(name)() has no FieldSheet equivalent and is not translated", column: column,
                              fix: "Use \(Self.functions.keys.sorted().map { $0 + "()" }.joined(separator: ", ")), or compute the value another way.")
