@@ -6,10 +6,13 @@
 public struct FormText: Sendable, Hashable {
     /// A run of text, or a reference to a field's answer.
     public enum Part: Sendable, Hashable {
+        /// Text shown as it is.
         case text(String)
+        /// A field's answer, named by its path (`["defects", "cost"]` for `${defects.cost}`).
         case reference([String])
     }
 
+    /// The runs of text and references, in order.
     public let parts: [Part]
 
     /// The parts of `source`; text without `${` is one part.
