@@ -113,8 +113,6 @@ public struct DraftStore: Sendable {
         }
     }
 
-    /// Closes every presentation whose process is gone as a non-cancel dismissal: the snapshot is
-    /// dropped and the record keeps everything typed.
     /// Refuses, writing nothing, a database at `path` that records a migration this version does not know.
     ///
     /// Read through a read-only connection; one to a database in WAL mode still creates the `-wal` and
@@ -155,6 +153,8 @@ public struct DraftStore: Sendable {
         }
     }
 
+    /// Closes every presentation whose process is gone as a non-cancel dismissal: the snapshot is
+    /// dropped and the record keeps everything typed.
     static func recoverAbandonedPresentations(in pool: DatabasePool) throws -> [RecoveredPresentation] {
         try pool.write { db in
             let rows = try Row.fetchAll(db, sql: """
