@@ -84,30 +84,18 @@ func benchRepeatKeystrokes(in directory: URL) async throws {
     await model.reload()
     let opening = nanos()
     try await model.openRecord(id)
-    var shown = await model.render()
+    let keys = await AppKeys(model)
     print("open the 200-instance record in the app, first screen drawn: \(milliseconds(nanos() - opening)) (target: none)")
-    var drawing: [UInt64] = []
-    func keystroke(_ event: InputEvent) async -> UInt64 {
-        let start = nanos()
-        _ = await model.handle(event)
-        let handled = nanos()
-        let screen = await model.render()
-        _ = ScreenDiff(from: shown, to: screen)
-        shown = screen
-        let end = nanos()
-        drawing.append(end - handled)
-        return end - start
-    }
     var tabbing: [UInt64] = []
-    for _ in 0..<tabs { tabbing.append(await keystroke(.tab)) }
+    for _ in 0..<tabs { tabbing.append(await keys.press(.tab)) }
     report("keystroke to screen, Tab through a 200-instance record (\(tabs) fields)", tabbing, target: "p99 <= 16 ms")
-    drawing.removeAll()
+    keys.resetDrawing()
     var typing: [UInt64] = []
     for round in 0..<100 {
-        for digit in "\(round + 1)5" { typing.append(await keystroke(.character(digit))) }
-        for _ in 0..<"\(round + 1)5".count { typing.append(await keystroke(.backspace)) }
+        for digit in "\(round + 1)5" { typing.append(await keys.press(.character(digit))) }
+        for _ in 0..<"\(round + 1)5".count { typing.append(await keys.press(.backspace)) }
     }
     report("keystroke to screen, typing in a 200-instance record, the total recomputed (autosave included)", typing, target: "p99 <= 16 ms")
-    report("  of which drawing the screen and its diff", drawing, target: "none")
+    report("  of which drawing the screen and its diff", keys.drawing, target: "none")
     _ = await model.handle(.escape)
 }

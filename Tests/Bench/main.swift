@@ -206,40 +206,32 @@ do {
     }
     let count = try await store.recordListSummaries().count
     report("open the home screen with \(count) records (list query, headlines on screen, details of the selected)", opening, target: "p99 <= 100 ms")
-    var shown = await model.render()
-    func keystroke(_ event: InputEvent) async -> UInt64 {
-        let start = nanos()
-        _ = await model.handle(event)
-        let screen = await model.render()
-        _ = ScreenDiff(from: shown, to: screen)
-        shown = screen
-        return nanos() - start
-    }
+    let keys = await AppKeys(model)
     var scrolling: [UInt64] = []
     for index in 0..<2_000 {
         let key: InputEvent = index % 100 == 99 ? .pageDown : (index % 400 < 300 ? .down : .up)
-        scrolling.append(await keystroke(key))
+        scrolling.append(await keys.press(key))
     }
     report("keystroke to screen, scrolling \(count) records", scrolling, target: "p99 <= 16 ms")
     var filtering: [UInt64] = []
     for _ in 0..<100 {
-        filtering.append(await keystroke(.character("f")))
-        filtering.append(await keystroke(.character("1")))  // drafts off: the list empties
-        filtering.append(await keystroke(.character("1")))  // and back
-        filtering.append(await keystroke(.escape))
+        filtering.append(await keys.press(.character("f")))
+        filtering.append(await keys.press(.character("1")))  // drafts off: the list empties
+        filtering.append(await keys.press(.character("1")))  // and back
+        filtering.append(await keys.press(.escape))
     }
     report("keystroke to screen, filtering \(count) records (f, toggle, toggle, Esc)", filtering, target: "p99 <= 16 ms")
     // The search index is read in the background after the list loads; how long that takes, then keystrokes.
     let indexStart = nanos()
     await model.waitForSearchIndex()
     let indexing = nanos() - indexStart
-    _ = await keystroke(.character("/"))
+    _ = await keys.press(.character("/"))
     var searching: [UInt64] = []
     for round in 0..<50 {
-        for character in "draft \(round)" { searching.append(await keystroke(.character(character))) }
-        for _ in 0..<"draft \(round)".count { searching.append(await keystroke(.backspace)) }
+        for character in "draft \(round)" { searching.append(await keys.press(.character(character))) }
+        for _ in 0..<"draft \(round)".count { searching.append(await keys.press(.backspace)) }
     }
-    _ = await keystroke(.escape)
+    _ = await keys.press(.escape)
     print("search index of \(count) records' values, read in the background after opening: \(milliseconds(indexing)) still to wait after the figures above")
     report("keystroke to screen, searching \(count) records' values", searching, target: "p99 <= 16 ms")
     print("load during the home-screen figures: \((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "unknown") (1, 5, 15 min)")
