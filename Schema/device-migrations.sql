@@ -246,3 +246,14 @@ CREATE VIEW attachment_references (record_id, sha256, bytes, type, name) AS
 -- Why the server refused a change, for a conflict logged with the policy `rejected` (the problem's detail, as
 -- the server wrote it for a person: what was wrong and what to do); NULL for every other entry.
 ALTER TABLE conflicts ADD COLUMN reason TEXT;
+
+-- migration: v10-record-times
+
+-- A record's times are its author's: a record that came from the server takes the times the server sent
+-- (when it was created, last changed and submitted where that happened), not when it arrived here. When it
+-- was last submitted, here or where it was made (NULL: never, or not known for records stored before).
+ALTER TABLE records ADD COLUMN submitted_at INTEGER;
+-- A conflict entry the server sent because this device's value lost to another device's push: the server's
+-- log id, so a page applied again logs it once.
+ALTER TABLE conflicts ADD COLUMN server_id INTEGER;
+CREATE UNIQUE INDEX conflicts_by_server_id ON conflicts (server_id) WHERE server_id IS NOT NULL;

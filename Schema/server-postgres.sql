@@ -217,3 +217,13 @@ CREATE TABLE attachment_unreferenced (
 ALTER TABLE attachment_uploads ADD COLUMN updated_at DOUBLE PRECISION NOT NULL DEFAULT 0;
 UPDATE attachment_uploads SET updated_at = extract(epoch FROM now());
 ALTER TABLE attachment_uploads ADD COLUMN read_until DOUBLE PRECISION NOT NULL DEFAULT 0;
+
+-- migration: 7
+
+-- A record's times are its author's, the server's arrival is `received_at`; a conflict entry reaches the
+-- device whose value lost at its next pull (as the SQLite schema's v7-record-times).
+ALTER TABLE records ADD COLUMN received_at DOUBLE PRECISION;
+UPDATE records SET received_at = updated_at;
+ALTER TABLE conflicts ADD COLUMN sequence BIGINT;
+ALTER TABLE conflicts ADD COLUMN loser TEXT;
+CREATE INDEX conflicts_by_loser ON conflicts (project_id, loser, sequence) WHERE loser IS NOT NULL;

@@ -196,3 +196,18 @@ CREATE TABLE attachment_unreferenced (
     since REAL NOT NULL,
     PRIMARY KEY (project_id, sha256)
 ) WITHOUT ROWID;
+
+-- migration: v7-record-times
+
+-- A record's times are its author's: `created_at`, `updated_at` and `submitted_at` now hold when that happened
+-- on the device that made the change (the mutation says; the server's clock for a change made on the server
+-- or by a device that does not say). When the server stored the latest change is `received_at`; records
+-- stored before keep their arrival times in both.
+ALTER TABLE records ADD COLUMN received_at REAL;
+UPDATE records SET received_at = updated_at;
+-- A conflict entry reaches the device whose value lost at its next pull: the sequence of the change that
+-- logged it (the pull's range), and that device when it is not the one that pushed (which the push's outcome
+-- told already).
+ALTER TABLE conflicts ADD COLUMN sequence INTEGER;
+ALTER TABLE conflicts ADD COLUMN loser TEXT;
+CREATE INDEX conflicts_by_loser ON conflicts (project_id, loser, sequence) WHERE loser IS NOT NULL;

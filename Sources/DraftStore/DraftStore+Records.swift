@@ -82,7 +82,7 @@ extension DraftStore {
 
     static func fetchRecord(_ db: Database, id: UUID) throws -> StoredRecord? {
         guard let row = try Row.fetchOne(db, sql: """
-            SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.server_revision, r.fields,
+            SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.submitted_at, r.server_revision, r.fields,
                    \(localEditsJSON(of: "r.id")) AS local, r.missing_attachments, v.state AS review_state, v.comment AS review_comment
             FROM records r LEFT JOIN record_reviews v ON v.record_id = r.id WHERE r.id = ?
             """, arguments: [id.uuidString.lowercased()])
@@ -98,7 +98,7 @@ extension DraftStore {
         return StoredRecord(
             id: id, formID: row["form_id"], formVersion: row["form_version"], state: state,
             createdAt: date(row["created_at"]), updatedAt: date(row["updated_at"]),
-            serverRevision: row["server_revision"],
+            submittedAt: (row["submitted_at"] as Int64?).map(date), serverRevision: row["server_revision"],
             synced: try decodeSynced(row["fields"], record: key), pending: try decodePending(row["local"], record: key),
             review: review(state: row["review_state"], comment: row["review_comment"]),
             missingOnServer: missingAttachments(row["missing_attachments"]))

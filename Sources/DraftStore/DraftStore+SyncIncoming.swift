@@ -99,16 +99,20 @@ extension DraftStore {
                    EXISTS (SELECT 1 FROM outbox WHERE record_id = ?1 AND kind IN ('submit', 'delete')),
                    EXISTS (SELECT 1 FROM sent_mutations WHERE record_id = ?1)
             """)
-        // The rebase's decisions (?8–?10) come from DeviceSync; the WHERE is DeviceSync.isNewer.
+        // The rebase's decisions (?8, ?9) come from DeviceSync; the WHERE is DeviceSync.isNewer. The times are
+        // the author's as the server sent them (?10–?12; this device's clock when the page does not say), and
+        // a record with edits waiting here keeps the later of its own last change and the pulled one.
         let upsert = try db.cachedStatement(sql: """
-            INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, server_revision, fields)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)
+            INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, submitted_at, server_revision, fields)
+            VALUES (?1, ?2, ?3, ?4, coalesce(?10, ?5), coalesce(?11, ?5), ?12, ?6, ?7)
             ON CONFLICT (id) DO UPDATE SET
                 form_version = CASE WHEN ?8 THEN records.form_version ELSE excluded.form_version END,
                 state = CASE WHEN ?9 THEN records.state ELSE excluded.state END,
                 server_revision = excluded.server_revision,
                 fields = excluded.fields,
-                updated_at = excluded.updated_at
+                created_at = coalesce(?10, records.created_at),
+                updated_at = CASE WHEN ?13 THEN max(records.updated_at, excluded.updated_at) ELSE excluded.updated_at END,
+                submitted_at = CASE WHEN ?9 THEN records.submitted_at ELSE coalesce(?12, records.submitted_at) END
             WHERE excluded.server_revision > records.server_revision
             """)
         let storeReview = try db.cachedStatement(sql: """
@@ -149,6 +153,9 @@ extension DraftStore {
             try upsert.execute(arguments: [
                 id, record.formId, record.formVersion, record.state.rawValue, now, record.revision, record.fieldsText,
                 rebase.keepsLocalFormVersion, rebase.keepsLocalState,
+                record.times.created.map(RecordTimes.millis), record.times.updated.map(RecordTimes.millis),
+                record.times.submitted.map(RecordTimes.millis),
+                pending != .none,
             ])
             if db.changesCount > 0 {
                 applied += 1
@@ -174,6 +181,7 @@ extension DraftStore {
             }
         }
         guard missing.isEmpty else { return .needsForms(missing) }
+        try storeLostConflicts(db, end.lostConflicts)
         if reviewsWritten {
             // `record_reviews` is a WITHOUT ROWID table, whose changes SQLite does not report to GRDB: a review
             // that changed without its record (the office reviewed, nobody edited) must be announced, or an
@@ -183,6 +191,31 @@ extension DraftStore {
         try db.execute(sql: "UPDATE sync_state SET cursor = ? WHERE id = 1", arguments: [String(end.cursor)])
         try observe(db, end.serverClock)
         return .applied(count: applied, end: end)
+    }
+}
+
+extension DraftStore {
+    /// Logs the conflict entries whose losing value this device wrote (another device's push replaced it):
+    /// this device's side as `local`, the value that won as `remote`, each once by the server's log id. The
+    /// entry is left open, so the record is marked and the person sees both values and decides (keep theirs,
+    /// or put theirs back with ``resolveConflict(record:field:choice:)``); the office's open entries stay open
+    /// the same way. Entries of records this device does not hold are skipped.
+    static func storeLostConflicts(_ db: Database, _ lost: [LostConflict]) throws {
+        guard !lost.isEmpty else { return }
+        let known = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM conflicts WHERE server_id = ?)")
+        let held = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM records WHERE id = ?)")
+        let now = nowMillis()
+        for conflict in lost {
+            let record = conflict.recordId.lowercased
+            guard try Bool.fetchOne(known, arguments: [conflict.id]) == false, try Bool.fetchOne(held, arguments: [record]) == true else { continue }
+            let entry = conflict.entry
+            try logConflict(
+                db, record: record, field: entry.fieldId ?? "", policy: entry.policy.rawValue, local: entry.server, remote: entry.client,
+                open: true, now: now)
+            try db.execute(sql: "UPDATE conflicts SET server_id = ? WHERE id = last_insert_rowid()", arguments: [conflict.id])
+            // The record's row is written so observations of it (the list's mark) see the new entry.
+            try db.execute(sql: "UPDATE records SET updated_at = updated_at WHERE id = ?", arguments: [record])
+        }
     }
 }
 

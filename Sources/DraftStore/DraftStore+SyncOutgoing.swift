@@ -67,15 +67,20 @@ extension DraftStore {
     }
 
     /// One mutation from a record's outbox rows up to `upTo` (``DeviceSync/coalesce(_:answers:state:)``);
-    /// nil when the record no longer exists.
+    /// nil when the record no longer exists. Its times are this device's: the record's creation (or first
+    /// arrival here), the latest of the rows' edits, and the latest submission among them.
     static func coalesce(_ db: Database, record: String, upTo: Int64) throws -> Mutation? {
         guard let id = UUID(uuidString: record), let stored = try fetchRecord(db, id: id) else { return nil }
         var entries: [DeviceSync.OutboxEntry] = []
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT kind, field_id, value, base_revision, hlc FROM outbox WHERE record_id = ? AND mutation_id <= ? ORDER BY mutation_id
+            SELECT kind, field_id, value, base_revision, hlc, created_at FROM outbox WHERE record_id = ? AND mutation_id <= ? ORDER BY mutation_id
             """), arguments: [record, upTo])
+        var times = RecordTimes(created: stored.createdAt)
         while let row = try rows.next() {
             let kind: String = row[0]
+            let madeAt = date(row[5] as Int64)
+            times.updated = max(times.updated ?? madeAt, madeAt)
+            if kind == "submit" { times.submitted = madeAt }
             var fields: [String] = []
             switch kind {
             case "set":
@@ -89,7 +94,7 @@ extension DraftStore {
         }
         return Mutation(
             mutationId: UUID().uuidString.lowercased(), recordId: id, formId: stored.formID, formVersion: stored.formVersion,
-            state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state))
+            state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state), times: times)
     }
 
     /// Applies the server's outcomes of pushed mutations, all in one transaction: each record's revision

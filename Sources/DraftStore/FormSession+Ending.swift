@@ -24,7 +24,7 @@ extension FormSession {
             default:
                 let (clock, _) = try DraftStore.tick(db)
                 let now = DraftStore.nowMillis()
-                try db.execute(sql: "UPDATE records SET state = 'submitted', updated_at = ? WHERE id = ?", arguments: [now, record])
+                try db.execute(sql: "UPDATE records SET state = 'submitted', updated_at = ?1, submitted_at = ?1 WHERE id = ?2", arguments: [now, record])
                 try db.execute(
                     sql: "INSERT INTO outbox (record_id, presentation_id, kind, base_revision, hlc, created_at) VALUES (?, ?, 'submit', ?, ?, ?)",
                     arguments: [record, presentation, current.serverRevision, clock.rawValue, now])

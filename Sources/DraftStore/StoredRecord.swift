@@ -12,10 +12,15 @@ public struct StoredRecord: Sendable, Hashable {
     public var formVersion: Int
     /// Draft or submitted.
     public var state: RecordState
-    /// When the record was created on this device.
+    /// When the record was created, on the clock of the device that created it (this one, or the author's
+    /// for a record that came from the server).
     public var createdAt: Date
-    /// When the record last changed on this device.
+    /// When the record last changed where that change was made: here for an edit made here, else as the
+    /// server sent it (the author's device, or the server for a review).
     public var updatedAt: Date
+    /// When the record was last submitted where that happened; nil for a draft, or a record stored before
+    /// devices kept it.
+    public var submittedAt: Date? = nil
     /// The server's revision of the record this device last saw; 0 when never synced.
     public var serverRevision: Int64
     /// The fields as the server last had them (the sync base), with their merge metadata: the record
@@ -48,9 +53,9 @@ public struct RecordSummary: Sendable, Hashable {
     public var formTitle: String
     /// Draft or submitted.
     public var state: RecordState
-    /// When the record was created on this device.
+    /// When the record was created, on the clock of the device that created it.
     public var createdAt: Date
-    /// When the record last changed on this device.
+    /// When the record last changed, where that change was made.
     public var updatedAt: Date
     /// The office's review as the server last sent it; nil for drafts and for records only `received`.
     public var review: RecordReview? = nil

@@ -37,7 +37,7 @@ public enum RecordPrinter {
     /// A record as a person reads it: each relevant field with its answer and any problem.
     public static func text(_ record: StoredRecord, form: FormDefinition) -> String {
         let validator = FormValidator(form: form)
-        let metadata = RecordMetadata(startedAt: record.createdAt, endedAt: record.state == .submitted ? record.updatedAt : nil, device: nil)
+        let metadata = RecordMetadata(startedAt: record.createdAt, endedAt: record.state == .submitted ? record.submittedAt ?? record.updatedAt : nil, device: nil)
         let state = FormState(logic: validator.logic, answers: record.answers, metadata: metadata)
         let report = validator.validate(state)
         var lines = [
@@ -47,6 +47,7 @@ public enum RecordPrinter {
             "Created: \(timestamp(record.createdAt))",
             "Updated: \(timestamp(record.updatedAt))",
         ]
+        if let submitted = record.submittedAt { lines.append("Submitted: \(timestamp(submitted))") }
         if let review = record.review { lines.append("Review:  \(reviewText(review))") }
         // Depth first: a repeat's instances, each with its fields indented under "Defect 2".
         var stack: [(field: FieldDefinition, prefix: String, depth: Int)] = form.allFields.reversed().map { ($0, "", 1) }
@@ -86,13 +87,14 @@ public enum RecordPrinter {
             var state: String
             var createdAt: String
             var updatedAt: String
+            var submittedAt: String?
             var answers: [String: AnswerValue]
             var issues: [FieldIssue]
         }
         let output = Output(
             id: record.id.uuidString.lowercased(), formId: record.formID, formVersion: record.formVersion,
             state: record.state.rawValue, createdAt: timestamp(record.createdAt), updatedAt: timestamp(record.updatedAt),
-            answers: record.answers, issues: FormValidator(form: form).validate(record.answers).issues)
+            submittedAt: record.submittedAt.map(timestamp), answers: record.answers, issues: FormValidator(form: form).validate(record.answers).issues)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(output), as: UTF8.self)

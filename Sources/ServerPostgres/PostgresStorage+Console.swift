@@ -42,12 +42,12 @@ extension PostgresStorage {
                 """)
             var result: [RecordTableRow] = []
             for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
-                           reviewState, reviewComment, created, submitted, updated, device, sortTime) in rows.decode(
-                (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?, Double).self) {
+                           reviewState, reviewComment, created, submitted, updated, device, received, sortTime) in rows.decode(
+                (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?, Double?, Double).self) {
                 let record = try Self.storedRecord(
                     id: id, formId: formId, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
                     revision: revision, sequence: sequence, fields: fields, reviewState: reviewState, reviewComment: reviewComment,
-                    created: created, submitted: submitted, updated: updated, device: device)
+                    created: created, submitted: submitted, updated: updated, received: received, device: device)
                 result.append(RecordTableRow(record: record, cursor: .init(time: sortTime, id: id)))
             }
             return result

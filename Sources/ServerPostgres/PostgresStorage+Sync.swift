@@ -9,7 +9,7 @@ import SyncCore
 extension PostgresStorage {
     static let recordColumns = """
         r.id, r.form_id, r.form_version, r.state, r.author_id, u.name, r.shared, r.revision, r.sequence, r.fields,
-        r.review_state, r.review_comment, r.created_at, r.submitted_at, r.updated_at, r.device
+        r.review_state, r.review_comment, r.created_at, r.submitted_at, r.updated_at, r.device, r.received_at
         """
 
     /// One push batch in one transaction; see the type's documentation for why the feed stays gap-free.
@@ -53,23 +53,25 @@ extension PostgresStorage {
                 try await connection.query("""
                     INSERT INTO records (
                         project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields,
-                        updated_at, review_state, review_comment, created_at, submitted_at, device)
+                        updated_at, review_state, review_comment, created_at, submitted_at, device, received_at)
                     SELECT \(projectId), r.id, r.form_id, r.form_version, r.state, r.author_id, r.shared, r.revision, r.sequence, r.fields,
                         r.updated_at, NULLIF(r.review_state, ''), NULLIF(r.review_comment, ''), r.created_at, NULLIF(r.submitted_at, -1),
-                        NULLIF(r.device, '')
+                        NULLIF(r.device, ''), r.received_at
                     FROM unnest(
                         \(records.map(\.id))::uuid[], \(records.map(\.formId))::text[], \(records.map { Int64($0.formVersion) })::int8[],
                         \(records.map(\.state.rawValue))::text[], \(records.map(\.authorId))::int8[], \(records.map(\.shared))::bool[],
                         \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[],
                         \(records.map { $0.times.updated?.timeIntervalSince1970 ?? now })::float8[], \(records.map { $0.review?.state.rawValue ?? "" })::text[],
                         \(records.map { $0.review?.comment ?? "" })::text[], \(records.map { $0.times.created?.timeIntervalSince1970 ?? now })::float8[],
-                        \(records.map { $0.times.submitted?.timeIntervalSince1970 ?? -1 })::float8[], \(records.map { $0.device ?? "" })::text[]
+                        \(records.map { $0.times.submitted?.timeIntervalSince1970 ?? -1 })::float8[], \(records.map { $0.device ?? "" })::text[],
+                        \(records.map { $0.receivedAt?.timeIntervalSince1970 ?? now })::float8[]
                     ) AS r (id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at, review_state,
-                            review_comment, created_at, submitted_at, device)
+                            review_comment, created_at, submitted_at, device, received_at)
                     ON CONFLICT (project_id, id) DO UPDATE SET
                         form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
                         revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
-                        review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at
+                        review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at,
+                        received_at = excluded.received_at
                     """, logger: .quiet)
                 try await Self.writeAttachmentReferences(connection, projectId: projectId, records)
             }
@@ -87,14 +89,17 @@ extension PostgresStorage {
             }
             if !decided.conflicts.isEmpty {
                 let conflicts = decided.conflicts
+                let sequences = Dictionary(decided.records.map { ($0.id, $0.sequence) }, uniquingKeysWith: { $1 })
                 let entries = conflicts.map { String(decoding: $0.entry.jsonBytes(), as: UTF8.self) }
                 // WITH ORDINALITY keeps the log in the batch's order (ids are assigned in insertion order).
                 try await connection.query("""
-                    INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at)
-                    SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now) FROM unnest(
+                    INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
+                    SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now), NULLIF(c.sequence, 0),
+                        NULLIF(c.loser, '') FROM unnest(
                         \(conflicts.map(\.recordId))::uuid[], \(conflicts.map(\.mutationId))::text[], \(conflicts.map(\.clientId))::text[],
-                        \(entries)::text[], \(conflicts.map(\.entry.open))::bool[]
-                    ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, n) ORDER BY c.n
+                        \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordId] ?? 0 })::int8[],
+                        \(conflicts.map { $0.otherLoser ?? "" })::text[]
+                    ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, sequence, loser, n) ORDER BY c.n
                     """, logger: .quiet)
                 // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
                 let kept = decided.conflictAttachmentReferences
@@ -118,6 +123,7 @@ extension PostgresStorage {
         return try await perform {
             let rows = try await client.query("""
                 SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment,
+                    r.created_at, r.updated_at, r.submitted_at,
                     array(SELECT DISTINCT a.sha256 FROM attachment_refs a
                           WHERE a.project_id = r.project_id AND a.record_id = r.id
                             AND NOT EXISTS (SELECT 1 FROM attachments s WHERE s.project_id = a.project_id AND s.sha256 = a.sha256)
@@ -129,8 +135,8 @@ extension PostgresStorage {
             var records: [FeedRecord] = []
             var bytes = 0
             var hasMore = false
-            for try await (id, formId, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment, missing) in rows.decode(
-                (UUID, String, Int, String, String, Int64, Int64, String, String?, String?, [String]).self) {
+            for try await (id, formId, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment, created, updated, submitted, missing) in rows.decode(
+                (UUID, String, Int, String, String, Int64, Int64, String, String?, String?, Double?, Double, Double?, [String]).self) {
                 if hasMore { continue }
                 if records.count == limit || (!records.isEmpty && bytes + fields.utf8.count > maxBytes) {
                     hasMore = true
@@ -139,10 +145,34 @@ extension PostgresStorage {
                 bytes += fields.utf8.count
                 records.append(FeedRecord(
                     id: id.lowercased, formId: formId, formVersion: formVersion, state: state, authorName: author,
-                    revision: revision, sequence: sequence, review: Self.review(state: reviewState, comment: reviewComment), fields: fields,
+                    revision: revision, sequence: sequence, review: Self.review(state: reviewState, comment: reviewComment),
+                    times: RecordTimes(created: Self.date(created), updated: Self.date(updated), submitted: Self.date(submitted)), fields: fields,
                     missingAttachments: missing))
             }
             return FeedPage(records: records, hasMore: hasMore)
+        }
+    }
+
+    public func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow] {
+        guard through > after else { return [] }
+        let (userId, shared): (Int64, Bool) = switch visibility {
+        case .authoredBy(let id): (id, false)
+        case .authoredByOrShared(let id): (id, true)
+        }
+        let client = client
+        return try await perform {
+            let rows = try await client.query("""
+                SELECT c.id, c.record_id, c.entry FROM conflicts c
+                JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id
+                WHERE c.project_id = \(projectId) AND c.loser = \(device) AND c.sequence > \(after) AND c.sequence <= \(through)
+                  AND (r.author_id = \(userId) OR (\(shared) AND r.shared))
+                ORDER BY c.sequence, c.id
+                """)
+            var result: [LostConflictRow] = []
+            for try await (id, recordId, entry) in rows.decode((Int64, UUID, String).self) {
+                result.append(LostConflictRow(id: id, recordId: recordId.lowercased, entry: entry))
+            }
+            return result
         }
     }
 
@@ -231,12 +261,12 @@ extension PostgresStorage {
     static func storedRecords(_ rows: PostgresRowSequence) async throws -> [StoredRecord] {
         var result: [StoredRecord] = []
         for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
-                       reviewState, reviewComment, created, submitted, updated, device) in rows.decode(
-            (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?).self) {
+                       reviewState, reviewComment, created, submitted, updated, device, received) in rows.decode(
+            (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?, Double?).self) {
             result.append(try storedRecord(
                 id: id, formId: formId, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
                 revision: revision, sequence: sequence, fields: fields, reviewState: reviewState, reviewComment: reviewComment,
-                created: created, submitted: submitted, updated: updated, device: device))
+                created: created, submitted: submitted, updated: updated, received: received, device: device))
         }
         return result
     }
@@ -245,16 +275,18 @@ extension PostgresStorage {
     static func storedRecord(
         id: UUID, formId: String, formVersion: Int, state: String, authorId: Int64, authorName: String, shared: Bool, revision: Int64,
         sequence: Int64, fields: String, reviewState: String?, reviewComment: String?, created: Double?, submitted: Double?, updated: Double,
-        device: String?
+        received: Double?, device: String?
     ) throws -> StoredRecord {
         StoredRecord(
             id: id, formId: formId, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
             authorId: authorId, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
             review: review(state: reviewState, comment: reviewComment),
-            times: RecordTimes(
-                created: created.map(Date.init(timeIntervalSince1970:)), submitted: submitted.map(Date.init(timeIntervalSince1970:)),
-                updated: Date(timeIntervalSince1970: updated)),
-            device: device, fields: try RecordFields(jsonBytes: Array(fields.utf8)))
+            times: RecordTimes(created: date(created), updated: date(updated), submitted: date(submitted)),
+            receivedAt: date(received), device: device, fields: try RecordFields(jsonBytes: Array(fields.utf8)))
+    }
+
+    static func date(_ seconds: Double?) -> Date? {
+        seconds.map(Date.init(timeIntervalSince1970:))
     }
 
     static func review(state: String?, comment: String?) -> RecordReview? {

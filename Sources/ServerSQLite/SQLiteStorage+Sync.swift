@@ -7,7 +7,7 @@ import SyncCore
 extension SQLiteStorage {
     static let recordColumns = """
         r.id, r.form_id, r.form_version, r.state, r.author_id, u.name AS author_name, r.shared, r.revision, r.sequence, r.fields,
-        r.review_state, r.review_comment, r.created_at, r.submitted_at, r.updated_at, r.device
+        r.review_state, r.review_comment, r.created_at, r.submitted_at, r.updated_at, r.received_at, r.device
         """
 
     public func push(
@@ -20,6 +20,7 @@ extension SQLiteStorage {
                 records: try Self.records(db, projectId: projectId, ids: recordIds))
             var decided = try plan(snapshot)
             let now = Date().timeIntervalSince1970
+            var sequences: [UUID: Int64] = [:]
             if !decided.records.isEmpty {
                 // The serialized commit step: numbers are taken inside the writing transaction, so they
                 // become visible in the order they were assigned (see ServerStorage).
@@ -31,12 +32,13 @@ extension SQLiteStorage {
                 let upsert = try db.cachedStatement(sql: """
                     INSERT INTO records (
                         project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at,
-                        review_state, review_comment, created_at, submitted_at, device)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        review_state, review_comment, created_at, submitted_at, device, received_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (project_id, id) DO UPDATE SET
                         form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
                         revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
-                        review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at
+                        review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at,
+                        received_at = excluded.received_at
                     """)
                 for index in decided.records.indices {
                     decided.records[index].sequence = sequence
@@ -46,8 +48,9 @@ extension SQLiteStorage {
                         projectId, record.id.lowercased, record.formId, record.formVersion, record.state.rawValue,
                         record.authorId, record.shared, record.revision, sequence, fields, record.times.updated?.timeIntervalSince1970 ?? now,
                         record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
-                        record.times.submitted?.timeIntervalSince1970, record.device,
+                        record.times.submitted?.timeIntervalSince1970, record.device, record.receivedAt?.timeIntervalSince1970 ?? now,
                     ])
+                    sequences[record.id] = sequence
                     sequence += 1
                 }
                 try Self.writeAttachmentReferences(db, projectId: projectId, decided.records)
@@ -62,12 +65,14 @@ extension SQLiteStorage {
                 try insertOutcome.execute(arguments: [projectId, clientId, stored.mutationId, stored.userId, stored.digest, outcome, now])
             }
             let insertConflict = try db.cachedStatement(sql: """
-                INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for conflict in decided.conflicts {
                 let entry = String(decoding: conflict.entry.jsonBytes(), as: UTF8.self)
                 try insertConflict.execute(arguments: [
                     projectId, conflict.recordId.lowercased, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
+                    sequences[conflict.recordId], conflict.otherLoser,
                 ])
             }
             // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
@@ -87,6 +92,7 @@ extension SQLiteStorage {
             }
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment,
+                    r.created_at, r.updated_at, r.submitted_at,
                     (SELECT group_concat(m.sha256, ' ') FROM (
                         SELECT DISTINCT a.sha256 FROM attachment_refs a
                         WHERE a.project_id = r.project_id AND a.record_id = r.id
@@ -106,10 +112,29 @@ extension SQLiteStorage {
                 bytes += fields.utf8.count
                 records.append(FeedRecord(
                     id: row[0], formId: row[1], formVersion: row[2], state: row[3], authorName: row[4],
-                    revision: row[5], sequence: row[6], review: Self.review(state: row[8], comment: row[9]), fields: fields,
-                    missingAttachments: (row[10] as String?)?.split(separator: " ").map(String.init) ?? []))
+                    revision: row[5], sequence: row[6], review: Self.review(state: row[8], comment: row[9]),
+                    times: RecordTimes(created: Self.date(row[10]), updated: Self.date(row[11]), submitted: Self.date(row[12])), fields: fields,
+                    missingAttachments: (row[13] as String?)?.split(separator: " ").map(String.init) ?? []))
             }
             return FeedPage(records: records, hasMore: false)
+        }
+    }
+
+    public func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow] {
+        guard through > after else { return [] }
+        return try await pool.read { db in
+            let (userId, shared): (Int64, Bool) = switch visibility {
+            case .authoredBy(let id): (id, false)
+            case .authoredByOrShared(let id): (id, true)
+            }
+            return try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT c.id, c.record_id, c.entry FROM conflicts c INDEXED BY conflicts_by_loser
+                JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id
+                WHERE c.project_id = ? AND c.loser = ? AND c.sequence > ? AND c.sequence <= ? AND (r.author_id = ? OR (? AND r.shared))
+                ORDER BY c.sequence, c.id
+                """), arguments: [projectId, device, after, through, userId, shared]).map {
+                LostConflictRow(id: $0[0], recordId: $0[1], entry: $0[2])
+            }
         }
     }
 
@@ -193,8 +218,8 @@ extension SQLiteStorage {
             authorId: row["author_id"], authorName: row["author_name"], shared: row["shared"],
             revision: row["revision"], sequence: row["sequence"],
             review: review(state: row["review_state"], comment: row["review_comment"]),
-            times: RecordTimes(created: date(row["created_at"]), submitted: date(row["submitted_at"]), updated: date(row["updated_at"])),
-            device: row["device"],
+            times: RecordTimes(created: date(row["created_at"]), updated: date(row["updated_at"]), submitted: date(row["submitted_at"])),
+            receivedAt: date(row["received_at"]), device: row["device"],
             fields: try RecordFields(jsonBytes: Array(fields.utf8)))
     }
 

@@ -59,6 +59,11 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     /// Records changed after `after`, ordered by sequence: at most `limit`, and no more once their fields
     /// add up to `maxBytes` (a page always holds at least one record, however large). Fields stay as stored.
     func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage
+    /// The conflict-log entries whose losing value `device` wrote (and another device's push replaced),
+    /// logged with a change whose sequence is in `after...through` of records `visibility` lets the reader
+    /// see, oldest first: what a pull page covering that range tells the device. (Their number is bounded by
+    /// the range's record changes, each by the fields one push may change.)
+    func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow]
     func record(projectId: Int64, id: UUID) async throws -> StoredRecord?
     /// A page of one form's records ordered by id, after `after` (for exports that stream).
     func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord]

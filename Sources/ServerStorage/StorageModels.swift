@@ -47,8 +47,11 @@ public struct StoredRecord: Sendable, Hashable {
     public var sequence: Int64
     /// The review state and latest comment; nil until the record is first submitted.
     public var review: RecordReview?
-    /// The record's times on the server: first stored, first submitted, last changed (nil before written).
+    /// When the record was created, last changed and last submitted where that happened: on the device that
+    /// made the change (as its mutation said), or on the server for a change made here (nil before written).
     public var times: RecordTimes
+    /// When the server stored the record's latest change: its arrival, on the server's clock (nil before written).
+    public var receivedAt: Date?
     /// The device (client id) the record came from first; nil for records stored before devices were kept.
     public var device: String?
     public var fields: RecordFields
@@ -56,7 +59,7 @@ public struct StoredRecord: Sendable, Hashable {
     public init(
         id: UUID, formId: String, formVersion: Int, state: RecordState, authorId: Int64, authorName: String,
         shared: Bool, revision: Int64, sequence: Int64, review: RecordReview? = nil, times: RecordTimes = RecordTimes(),
-        device: String? = nil, fields: RecordFields
+        receivedAt: Date? = nil, device: String? = nil, fields: RecordFields
     ) {
         self.id = id
         self.formId = formId
@@ -69,26 +72,14 @@ public struct StoredRecord: Sendable, Hashable {
         self.sequence = sequence
         self.review = review
         self.times = times
+        self.receivedAt = receivedAt
         self.device = device
         self.fields = fields
     }
 
     /// The record as sent to devices.
     public var snapshot: RecordSnapshot {
-        RecordSnapshot(recordId: id, formId: formId, formVersion: formVersion, state: state, revision: revision, sequence: sequence, author: authorName, review: review, fields: fields)
-    }
-}
-
-/// When the server first stored a record, first saw it submitted, and last changed it.
-public struct RecordTimes: Sendable, Hashable {
-    public var created: Date?
-    public var submitted: Date?
-    public var updated: Date?
-
-    public init(created: Date? = nil, submitted: Date? = nil, updated: Date? = nil) {
-        self.created = created
-        self.submitted = submitted
-        self.updated = updated
+        RecordSnapshot(recordId: id, formId: formId, formVersion: formVersion, state: state, revision: revision, sequence: sequence, author: authorName, review: review, times: times, fields: fields)
     }
 }
 
@@ -104,6 +95,8 @@ public struct FeedRecord: Sendable, Hashable {
     public var revision: Int64
     public var sequence: Int64
     public var review: RecordReview?
+    /// When the record was created, last changed and submitted, where that happened.
+    public var times: RecordTimes
     /// The stored ``RecordFields`` JSON.
     public var fields: String
     /// The SHA-256 of each attachment the record references that the server does not hold yet, sorted.
@@ -111,7 +104,7 @@ public struct FeedRecord: Sendable, Hashable {
 
     public init(
         id: String, formId: String, formVersion: Int, state: String, authorName: String, revision: Int64, sequence: Int64, review: RecordReview? = nil,
-        fields: String, missingAttachments: [String] = []
+        times: RecordTimes = RecordTimes(), fields: String, missingAttachments: [String] = []
     ) {
         self.id = id
         self.formId = formId
@@ -121,6 +114,7 @@ public struct FeedRecord: Sendable, Hashable {
         self.revision = revision
         self.sequence = sequence
         self.review = review
+        self.times = times
         self.fields = fields
         self.missingAttachments = missingAttachments
     }
@@ -186,6 +180,28 @@ public struct LoggedConflict: Sendable, Hashable {
         self.recordId = recordId
         self.mutationId = mutationId
         self.clientId = clientId
+        self.entry = entry
+    }
+
+    /// The device whose value lost when that is not the pushing device (which learns it from the push's
+    /// outcome): the writer of the server's side when the pushed value won. It gets the entry at its next pull.
+    public var otherLoser: String? {
+        guard entry.winner == .client, let writer = entry.server?.clientId, writer != clientId else { return nil }
+        return writer
+    }
+}
+
+/// A conflict-log entry on its way to a device whose value lost: the log's id, the record, and the entry as
+/// stored (``ConflictEntry`` JSON, copied into the pull page as it is).
+public struct LostConflictRow: Sendable, Hashable {
+    public var id: Int64
+    /// The record id as stored (lowercase).
+    public var recordId: String
+    public var entry: String
+
+    public init(id: Int64, recordId: String, entry: String) {
+        self.id = id
+        self.recordId = recordId
         self.entry = entry
     }
 }

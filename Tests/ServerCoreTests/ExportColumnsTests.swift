@@ -49,7 +49,7 @@ struct ExportColumnsTests {
             #expect(first["reviewState"] == "approved" && first["reviewComment"] == "Looks right")
             #expect(first["author"] == "ana" && first["device"] == "ana-phone")
             let formatter = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-            for column in ["createdAt", "submittedAt", "updatedAt"] {
+            for column in ["createdAt", "submittedAt", "updatedAt", "receivedAt"] {
                 let time = try formatter.parse(try #require(first[column]))
                 #expect(time >= before && time <= Date().addingTimeInterval(1), "\(column)")
             }

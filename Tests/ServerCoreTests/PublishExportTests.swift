@@ -80,7 +80,7 @@ struct PublishExportTests {
             let count = try await exporter.export(projectId: project.id, formId: "job", format: .csv) { csv.append($0) }
             #expect(count == 7)
             #expect(csv.count == 8)
-            #expect(csv[0] == "recordId,formVersion,state,author,revision,reviewState,reviewComment,device,createdAt,submittedAt,updatedAt,title,priority,count,notes\r\n")
+            #expect(csv[0] == "recordId,formVersion,state,author,revision,reviewState,reviewComment,device,createdAt,submittedAt,updatedAt,receivedAt,title,priority,count,notes\r\n")
             #expect(csv.contains { $0.contains(",\"Pump, \"\"big\"\"\",high,,") })
             var jsonl: [String] = []
             try await exporter.export(projectId: project.id, formId: "job", format: .jsonl) { jsonl.append($0) }

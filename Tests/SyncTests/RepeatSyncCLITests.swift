@@ -95,7 +95,7 @@ struct RepeatSyncCLITests {
         #expect(export.stderr.contains("exported 1 record"), "\(export.output)")
         let records = try String(contentsOfFile: exportDirectory + "/defect-inspection.csv", encoding: .utf8)
         let defects = try String(contentsOfFile: exportDirectory + "/defect-inspection-defects.csv", encoding: .utf8)
-        #expect(records.hasPrefix("recordId,formVersion,state,author,revision,reviewState,reviewComment,device,createdAt,submittedAt,updatedAt,site,inspected_on,next_visit,defect_count,total_cost,high_count,summary\r\n"), "\(records)")
+        #expect(records.hasPrefix("recordId,formVersion,state,author,revision,reviewState,reviewComment,device,createdAt,submittedAt,updatedAt,receivedAt,site,inspected_on,next_visit,defect_count,total_cost,high_count,summary\r\n"), "\(records)")
         #expect(records.contains(",2,"), "the computed defect count: \(records)")
         let rows = defects.split(separator: "\r\n")
         #expect(rows.first == "recordId,parentInstanceId,instanceId,position,location,severity,action,cost,urgent_note,photo")

@@ -4,9 +4,10 @@ import ServerStorage
 import SyncCore
 
 /// Streams one form's records as CSV or JSON Lines, a page at a time: memory stays flat however many
-/// records there are. Each record comes with its review state and comment, author, first device, and the
-/// times the server first stored, first saw submitted and last changed it; in CSV a location answer is
-/// split into latitude, longitude and accuracy columns.
+/// records there are. Each record comes with its review state and comment, author, first device, its times
+/// where they happened (created, last submitted, last changed: on the author's device, or the server for a
+/// change made there) and when the server received its latest change; in CSV a location answer is split
+/// into latitude, longitude and accuracy columns.
 public struct RecordExporter: Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case csv
@@ -26,6 +27,7 @@ public struct RecordExporter: Sendable {
         var createdAt: String?
         var submittedAt: String?
         var updatedAt: String?
+        var receivedAt: String?
         /// Top-level answers and computed values.
         var values: [String: AnswerValue]
         /// Each repeat's live instances, in order, by repeat id.
@@ -53,7 +55,7 @@ public struct RecordExporter: Sendable {
     /// The columns every CSV row starts with, before the fields'.
     static let recordColumns = [
         "recordId", "formVersion", "state", "author", "revision",
-        "reviewState", "reviewComment", "device", "createdAt", "submittedAt", "updatedAt",
+        "reviewState", "reviewComment", "device", "createdAt", "submittedAt", "updatedAt", "receivedAt",
     ]
 
     /// The record's own columns: identity, review, device and times (RFC 3339, UTC).
@@ -61,7 +63,7 @@ public struct RecordExporter: Sendable {
         [record.id.lowercased, String(record.formVersion), record.state.rawValue, record.authorName, String(record.revision),
          record.review?.state.rawValue ?? "", record.review?.comment ?? "", record.device ?? "",
          record.times.created.map(Timestamp.string) ?? "", record.times.submitted.map(Timestamp.string) ?? "",
-         record.times.updated.map(Timestamp.string) ?? ""]
+         record.times.updated.map(Timestamp.string) ?? "", record.receivedAt.map(Timestamp.string) ?? ""]
     }
 
     /// A field's CSV columns: one, or three for a location (`id.latitude`, `id.longitude`, `id.accuracy`).
@@ -182,6 +184,7 @@ public struct RecordExporter: Sendable {
                         revision: record.revision, reviewState: record.review?.state.rawValue, reviewComment: record.review?.comment,
                         device: record.device, createdAt: record.times.created.map(Timestamp.string),
                         submittedAt: record.times.submitted.map(Timestamp.string), updatedAt: record.times.updated.map(Timestamp.string),
+                        receivedAt: record.receivedAt.map(Timestamp.string),
                         values: top, repeats: repeats?.isEmpty == false ? repeats : nil, files: files.isEmpty ? nil : files)
                     try await write(nil, String(decoding: try encoder.encode(line), as: UTF8.self) + "\n")
                 }

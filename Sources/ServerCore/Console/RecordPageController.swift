@@ -43,6 +43,7 @@ struct RecordPageController {
         var created: String
         var submitted: String
         var updated: String
+        var received: String
         var answers: RecordAnswers
         /// "Waiting for 2 attachments" while the server lacks some the record references.
         var waitingText: String?
@@ -112,7 +113,7 @@ struct RecordPageController {
             formVersion: record.formVersion, state: record.state.rawValue, reviewState: record.review?.state.rawValue ?? "none",
             reviewLabel: ConsoleLabels.review(record.review?.state), reviewComment: record.review?.comment, author: record.authorName,
             device: record.device ?? "—", created: ConsoleTime.text(record.times.created), submitted: ConsoleTime.text(record.times.submitted),
-            updated: ConsoleTime.text(record.times.updated),
+            updated: ConsoleTime.text(record.times.updated), received: ConsoleTime.text(record.receivedAt),
             answers: RecordAnswers(
                 definition: definition, values: record.fields.values, attachmentBase: "/console/projects/\(membership.projectName)/attachments", missing: missing),
             waitingText: missing.isEmpty ? nil : "Waiting for \(missing.count) attachment\(missing.count == 1 ? "" : "s") to arrive from the device.",

@@ -20,6 +20,7 @@ struct ReviewPlanner: Sendable {
         record.review = RecordReview(state: state, comment: comment)
         record.revision += 1
         record.times.updated = now
+        record.receivedAt = now
         let entry = HistoryEntry(
             recordId: recordId, revision: record.revision, kind: .review, userId: userId, clientId: nil, at: now,
             detail: HistoryDetail(review: .init(from: previous, to: state, comment: comment)))
@@ -38,6 +39,7 @@ struct ReviewPlanner: Sendable {
                 record.revision += 1
                 record.fields[fieldId] = FieldState(value: client.value, revision: record.revision, hlc: clock, clientId: client.clientId)
                 record.times.updated = now
+                record.receivedAt = now
                 detail.fields[fieldId] = .init(from: before, to: client.value)
                 plan.records = [record]
             }

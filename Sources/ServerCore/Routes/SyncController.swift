@@ -171,10 +171,15 @@ struct SyncController {
         let principal = try context.requirePrincipal()
         let after = try Self.integer(request, "after", default: 0, range: 0...Int64.max)
         let limit = Int(try Self.integer(request, "limit", default: Int64(services.limits.defaultPageSize), range: 1...Int64(services.limits.maxPageSize)))
+        // `client` names the pulling device: the page then also carries the conflict entries whose losing
+        // value that device wrote (another device's push replaced it, so no push outcome told it).
+        let device: String? = request.uri.queryParameters.get("client").map { String($0) }
+        if let device, let problem = Identifier.problem(device, field: "client") { throw problem }
+        let visibility = RecordAccess.visibility(userId: principal.userId, role: membership.role)
         let waited = try await waitingForChanges(request, projectId: membership.projectId) { [services] in
             try await services.storage.changes(
                 projectId: membership.projectId, after: after, limit: limit, maxBytes: services.limits.maxPageBytes,
-                visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
+                visibility: visibility)
         }
         let page = waited.page
         // Assembled from the stored bytes: each record's fields are copied into the page as they are.
@@ -183,9 +188,17 @@ struct SyncController {
             writer.append(
                 recordId: record.id, formId: record.formId, formVersion: record.formVersion, state: record.state,
                 revision: record.revision, sequence: record.sequence, author: record.authorName, review: record.review,
-                missingAttachments: record.missingAttachments, fields: record.fields.utf8)
+                times: record.times, missingAttachments: record.missingAttachments, fields: record.fields.utf8)
         }
-        let bytes = writer.finish(cursor: page.records.last?.sequence ?? after, hasMore: page.hasMore, serverClock: services.clock.now())
+        let cursor = page.records.last?.sequence ?? after
+        var lost: [LostConflictRow] = []
+        if let device {
+            lost = try await services.storage.lostConflicts(
+                projectId: membership.projectId, device: device, after: after, through: cursor, visibility: visibility)
+        }
+        let bytes = writer.finish(
+            cursor: cursor, hasMore: page.hasMore, serverClock: services.clock.now(),
+            lostConflicts: lost.map { (id: $0.id, recordId: $0.recordId, entry: $0.entry) })
         var response = Response.jsonBytes(bytes)
         if let seconds = waited.retryAfter {
             // Not held: the client should wait before asking again, and its connection is given back now.

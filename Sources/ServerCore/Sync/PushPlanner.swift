@@ -122,9 +122,8 @@ struct PushPlanner: Sendable {
                 authorId: current?.authorId ?? userId, authorName: current?.authorName ?? userName,
                 shared: (current?.shared ?? false) || merged.record.state == .submitted,
                 revision: merged.record.revision, sequence: 0, review: review,
-                times: RecordTimes(
-                    created: current?.times.created ?? now,
-                    submitted: current?.times.submitted ?? (merged.record.state == .submitted ? now : nil), updated: now),
+                times: Self.times(after: current, mutation: mutation, submitted: merged.record.state == .submitted, now: now),
+                receivedAt: now,
                 device: current == nil ? clientId : current?.device,
                 fields: merged.record.fields)
             plan.history.append(HistoryEntry(
@@ -142,6 +141,23 @@ struct PushPlanner: Sendable {
         }
         let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
         return MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
+    }
+
+    /// The record's times after an applied change, where each happened: created once (the device's creation
+    /// time, else the server's first store), last changed at the latest of the stored and the mutation's
+    /// time, submitted at the device's submission when the mutation submits (the server's clock when it
+    /// does not say), and the earlier submission kept otherwise. A device that does not send times gets the
+    /// server's clock, as before.
+    static func times(after current: StoredRecord?, mutation: Mutation, submitted: Bool, now: Date) -> RecordTimes {
+        let updated = mutation.times.updated ?? now
+        var submittedAt = current?.times.submitted
+        if submitted, current?.state != .submitted || mutation.times.submitted != nil {
+            submittedAt = mutation.times.submitted ?? now
+        }
+        return RecordTimes(
+            created: current?.times.created ?? mutation.times.created ?? now,
+            updated: max(current?.times.updated ?? updated, updated),
+            submitted: submittedAt)
     }
 
     /// The first attachment the mutation sets that is larger than the server takes, as the problem the

@@ -105,12 +105,15 @@ public struct SyncEngine: Sendable {
     /// Pulls pages until the feed has no more. Each page is applied as the bytes the server sent, read
     /// once, record by record. A page that cannot be read is fetched again like a lost answer; a page that
     /// names a form version the device lacks fetches the forms first and is applied again.
+    /// The pull names this device (`client`), so its pages also carry the conflict entries whose losing
+    /// value this device wrote and another device's push replaced.
     func pull(_ progress: SyncProgressTracker) async throws {
         var cursor = try await storage("reading the sync cursor") { try await store.syncCursor() }
+        let client = store.deviceID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         while true {
             try Task.checkCancellation()
             let (first, page) = try await send(
-                TransportRequest(method: "GET", url: configuration.url("changes?after=\(cursor)&limit=\(configuration.pullPageSize)")),
+                TransportRequest(method: "GET", url: configuration.url("changes?after=\(cursor)&limit=\(configuration.pullPageSize)&client=\(client)")),
                 doing: "pulling changes", progress
             ) { body -> (PullPageApplication, [UInt8]) in
                 let page = [UInt8](body)

@@ -75,11 +75,13 @@ public struct PullPageWriter: Sendable {
     public var byteCount: Int { writer.bytes.count }
 
     /// Appends one record; `fields` must be stored ``RecordFields`` JSON. `review` is written only when
-    /// there is one, in the shape ``RecordSnapshot``'s `Codable` writes; `missingAttachments` (the SHA-256 of
-    /// each referenced attachment the server does not hold yet) only when it is not empty.
+    /// there is one, in the shape ``RecordSnapshot``'s `Codable` writes, and of `times` only the known ones;
+    /// `missingAttachments` (the SHA-256 of each referenced attachment the server does not hold yet) only when
+    /// it is not empty.
     public mutating func append(
         recordId: String, formId: String, formVersion: Int, state: String, revision: Int64, sequence: Int64,
-        author: String, review: RecordReview? = nil, missingAttachments: [String] = [], fields: some Sequence<UInt8>
+        author: String, review: RecordReview? = nil, times: RecordTimes = RecordTimes(), missingAttachments: [String] = [],
+        fields: some Sequence<UInt8>
     ) {
         writer.element()
         writer.beginObject()
@@ -101,6 +103,7 @@ public struct PullPageWriter: Sendable {
             writer.key("review")
             review.write(to: &writer)
         }
+        times.write(to: &writer)
         if !missingAttachments.isEmpty {
             writer.key("missingAttachments")
             writer.beginArray()
@@ -115,9 +118,28 @@ public struct PullPageWriter: Sendable {
         writer.endObject()
     }
 
-    /// Closes the page.
-    public consuming func finish(cursor: Int64, hasMore: Bool, serverClock: HybridTimestamp) -> [UInt8] {
+    /// Closes the page. `lostConflicts` are the conflict-log entries (stored ``ConflictEntry`` JSON, copied as
+    /// it is) whose losing value the pulling device wrote, logged in the page's range of the feed.
+    public consuming func finish(
+        cursor: Int64, hasMore: Bool, serverClock: HybridTimestamp, lostConflicts: [(id: Int64, recordId: String, entry: String)] = []
+    ) -> [UInt8] {
         writer.endArray()
+        if !lostConflicts.isEmpty {
+            writer.key("lostConflicts")
+            writer.beginArray()
+            for conflict in lostConflicts {
+                writer.element()
+                writer.beginObject()
+                writer.key("id")
+                writer.int(conflict.id)
+                writer.key("recordId")
+                writer.string(conflict.recordId)
+                writer.key("entry")
+                writer.raw(conflict.entry.utf8)
+                writer.endObject()
+            }
+            writer.endArray()
+        }
         writer.key("cursor")
         writer.int(cursor)
         writer.key("hasMore")
@@ -140,6 +162,8 @@ public struct PulledRecord: Sendable {
     public var author: String
     /// The record's review (nil for records never submitted).
     public var review: RecordReview?
+    /// When the record was created, last changed and submitted, where that happened.
+    public var times = RecordTimes()
     /// The record's ``RecordFields`` JSON, exactly as the server stored it.
     public var fields: ArraySlice<UInt8>
     /// Hashes of attachments the record refers to that the server does not hold yet (`missingAttachments`).
@@ -155,6 +179,8 @@ public struct PullPageEnd: Sendable, Hashable {
     public var hasMore: Bool
     public var serverClock: HybridTimestamp
     public var count: Int
+    /// Conflict-log entries whose losing value this device wrote (``LostConflict``).
+    public var lostConflicts: [LostConflict] = []
 }
 
 public enum PullPageReader {
@@ -165,9 +191,20 @@ public enum PullPageReader {
         var hasMore = false
         var clock: Int64 = 0
         var count = 0
+        var lost: [LostConflict] = []
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
+            case "lostConflicts":
+                try reader.beginArray()
+                while try reader.nextElement() {
+                    do {
+                        lost.append(try LostConflict.read(from: &reader))
+                    } catch var error as JSONReadError {
+                        error.path = "lostConflicts[\(lost.count)]" + (error.path.map { ".\($0)" } ?? "")
+                        throw error
+                    }
+                }
             case "changes":
                 try reader.beginArray()
                 while try reader.nextElement() {
@@ -187,7 +224,7 @@ public enum PullPageReader {
         }
         try reader.finish()
         guard let cursor else { throw reader.error("A pull page needs a cursor") }
-        return PullPageEnd(cursor: cursor, hasMore: hasMore, serverClock: HybridTimestamp(rawValue: clock), count: count)
+        return PullPageEnd(cursor: cursor, hasMore: hasMore, serverClock: HybridTimestamp(rawValue: clock), count: count, lostConflicts: lost)
     }
 
     static func record(_ reader: inout JSONReader) throws -> PulledRecord {
@@ -201,8 +238,10 @@ public enum PullPageReader {
         var review: RecordReview?
         var fields: ArraySlice<UInt8>?
         var missingAttachments: [String] = []
+        var times = RecordTimes()
         try reader.beginObject()
         while let key = try reader.nextKey() {
+            if try times.read(key: key, from: &reader) { continue }
             switch key {
             case "recordId": recordId = try UUID.read(from: &reader, "recordId")
             case "formId": formId = try reader.readString()
@@ -224,6 +263,6 @@ public enum PullPageReader {
         guard let recordId, let formId, let formVersion, let state, let revision, let fields,
               let version = Int(exactly: formVersion)
         else { throw reader.error("A pulled record needs recordId, formId, formVersion, state, revision and fields") }
-        return PulledRecord(recordId: recordId, formId: formId, formVersion: version, state: state, revision: revision, sequence: sequence, author: author, review: review, fields: fields, missingAttachments: missingAttachments)
+        return PulledRecord(recordId: recordId, formId: formId, formVersion: version, state: state, revision: revision, sequence: sequence, author: author, review: review, times: times, fields: fields, missingAttachments: missingAttachments)
     }
 }

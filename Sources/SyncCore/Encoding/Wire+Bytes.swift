@@ -104,8 +104,10 @@ extension Mutation {
         var formVersion: Int64?
         var state: RecordState?
         var changes: [String: FieldChange]?
+        var times = RecordTimes()
         try reader.beginObject()
         while let key = try reader.nextKey() {
+            if try times.read(key: key, from: &reader) { continue }
             switch key {
             case "mutationId": mutationId = try reader.readString()
             case "recordId":
@@ -143,7 +145,7 @@ extension Mutation {
         guard formVersion >= 1, let version = Int(exactly: formVersion) else {
             throw JSONReadError(offset: reader.offset, message: "formVersion must be a whole number from 1, not \(formVersion)", path: "formVersion")
         }
-        return Mutation(mutationId: mutationId, recordId: recordId, formId: formId, formVersion: version, state: state, changes: changes)
+        return Mutation(mutationId: mutationId, recordId: recordId, formId: formId, formVersion: version, state: state, changes: changes, times: times)
     }
 
     public func write(to writer: inout JSONWriter, uppercaseRecordId: Bool = false) {
@@ -155,6 +157,10 @@ extension Mutation {
             changes[field]!.write(to: &writer)
         }
         writer.endObject()
+        if let created = times.created {
+            writer.key("createdAt")
+            writer.int(RecordTimes.millis(created))
+        }
         writer.key("formId")
         writer.string(formId)
         writer.key("formVersion")
@@ -165,6 +171,14 @@ extension Mutation {
         writer.string(uppercaseRecordId ? recordId.uuidString : recordId.lowercased)
         writer.key("state")
         writer.string(state.rawValue)
+        if let submitted = times.submitted {
+            writer.key("submittedAt")
+            writer.int(RecordTimes.millis(submitted))
+        }
+        if let updated = times.updated {
+            writer.key("updatedAt")
+            writer.int(RecordTimes.millis(updated))
+        }
         writer.endObject()
     }
 

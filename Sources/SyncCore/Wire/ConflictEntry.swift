@@ -1,3 +1,4 @@
+import Foundation
 import FormModel
 
 /// One entry of the conflict log: both sides of a field that two writers changed, and who won.
@@ -42,5 +43,38 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
     /// The value that did not end up in the record.
     public var losingValue: AnswerValue? {
         winner == .server ? client?.value : server?.value
+    }
+}
+
+/// A conflict-log entry sent to the device whose value lost when another device's push replaced it: that
+/// device was not told by a push outcome, so its next pull page carries the entry (`lostConflicts`), once for
+/// the range of the feed the change that logged it falls in. `id` is the server's log id: a page applied
+/// again stores it once.
+public struct LostConflict: Codable, Sendable, Hashable {
+    public var id: Int64
+    public var recordId: UUID
+    public var entry: ConflictEntry
+
+    public init(id: Int64, recordId: UUID, entry: ConflictEntry) {
+        self.id = id
+        self.recordId = recordId
+        self.entry = entry
+    }
+
+    static func read(from reader: inout JSONReader) throws -> LostConflict {
+        var id: Int64?
+        var recordId: UUID?
+        var entry: ConflictEntry?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            switch key {
+            case "id": id = try reader.readInt64()
+            case "recordId": recordId = try UUID.read(from: &reader, "recordId")
+            case "entry": entry = try ConflictEntry.read(from: &reader)
+            default: try reader.skipValue()
+            }
+        }
+        guard let id, let recordId, let entry else { throw reader.error("A lost conflict needs id, recordId and entry") }
+        return LostConflict(id: id, recordId: recordId, entry: entry)
     }
 }

@@ -16,13 +16,47 @@ public struct Mutation: Codable, Sendable, Hashable {
     public var state: RecordState
     /// The fields written, keyed by field id; fields not named are left as they are.
     public var changes: [String: FieldChange]
+    /// The record's times on the device that made the mutation: when it was created there (or first came
+    /// there), when the latest change in this mutation was made, and — when the mutation submits it — when it
+    /// was submitted. Unknown times are left out; the server then uses its own clock.
+    public var times: RecordTimes
 
-    public init(mutationId: String, recordId: UUID, formId: String, formVersion: Int, state: RecordState, changes: [String: FieldChange]) {
+    public init(
+        mutationId: String, recordId: UUID, formId: String, formVersion: Int, state: RecordState, changes: [String: FieldChange],
+        times: RecordTimes = RecordTimes()
+    ) {
         self.mutationId = mutationId
         self.recordId = recordId
         self.formId = formId
         self.formVersion = formVersion
         self.state = state
         self.changes = changes
+        self.times = times
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case mutationId, recordId, formId, formVersion, state, changes, createdAt, updatedAt, submittedAt
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        mutationId = try container.decode(String.self, forKey: .mutationId)
+        recordId = try container.decode(UUID.self, forKey: .recordId)
+        formId = try container.decode(String.self, forKey: .formId)
+        formVersion = try container.decode(Int.self, forKey: .formVersion)
+        state = try container.decode(RecordState.self, forKey: .state)
+        changes = try container.decode([String: FieldChange].self, forKey: .changes)
+        times = try RecordTimes(from: container)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(mutationId, forKey: .mutationId)
+        try container.encode(recordId, forKey: .recordId)
+        try container.encode(formId, forKey: .formId)
+        try container.encode(formVersion, forKey: .formVersion)
+        try container.encode(state, forKey: .state)
+        try container.encode(changes, forKey: .changes)
+        try times.encode(to: &container)
     }
 }

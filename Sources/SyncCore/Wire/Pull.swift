@@ -15,10 +15,15 @@ public struct RecordSnapshot: Codable, Sendable, Hashable {
     public var author: String
     /// The record's review state and latest review comment; nil for records never submitted.
     public var review: RecordReview?
+    /// When the record was created, last changed and last submitted, where that happened (``RecordTimes``).
+    public var times: RecordTimes
     /// The record's fields with their merge metadata (``RecordFields``).
     public var fields: RecordFields
 
-    public init(recordId: UUID, formId: String, formVersion: Int, state: RecordState, revision: Int64, sequence: Int64, author: String, review: RecordReview? = nil, fields: RecordFields) {
+    public init(
+        recordId: UUID, formId: String, formVersion: Int, state: RecordState, revision: Int64, sequence: Int64, author: String,
+        review: RecordReview? = nil, times: RecordTimes = RecordTimes(), fields: RecordFields
+    ) {
         self.recordId = recordId
         self.formId = formId
         self.formVersion = formVersion
@@ -27,6 +32,7 @@ public struct RecordSnapshot: Codable, Sendable, Hashable {
         self.sequence = sequence
         self.author = author
         self.review = review
+        self.times = times
         self.fields = fields
     }
 }
