@@ -120,7 +120,7 @@ struct ScaleOutTests {
                         }
                     }
                 }
-                for try await versions in group { #expect(versions == [1, 2, 3, 4, 5, 6]) }
+                for try await versions in group { #expect(versions == [1, 2, 3, 4, 5, 6, 7]) }
             }
         }
     }

@@ -57,7 +57,7 @@ struct NewerSchemaTests {
                 #expect(error?.code == .newerSchema)
                 #expect(error?.detail.contains("99") == true)
                 #expect(error?.detail.contains("Upgrade fieldsheet-server") == true)
-                #expect(try await storage.appliedMigrations() == [1, 2, 3, 4, 5, 6, 99])
+                #expect(try await storage.appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 99])
                 #expect(try await storage.catalog() == catalog)
             }
         }
