@@ -7,18 +7,20 @@ import SyncCore
 /// `fieldsheet-loadgen`: plays devices against a live fieldsheet-server over HTTP and prints throughput,
 /// p50/p99 latency and the server's RSS as Markdown. Bounded in count and time; loopback only.
 ///
-///     fieldsheet-loadgen URL[,URL…] TOKEN SERVER_PID[,PID…] [push-records] [pull-records] [devices]
+///     fieldsheet-loadgen URL[,URL…] TOKEN SERVER_PID[,PID…] [push-records] [pull-records] [devices] [crowd]
 ///
 /// With several URLs (server instances on one database) requests go round-robin: push batches and pull
 /// pages alternate instances, and device `i` talks to instance `i mod n`. RSS is that of the first PID.
 ///
-/// The project is `bench` with a published form `wide` of 20 text fields `f1`…`f20`.
+/// The project is `bench` with a published form `wide` of 20 text fields `f1`…`f20`, and `long` of 250
+/// questions (`q1`…`q250`: text, integer, single choice of `a`…`e`) for the crowd scenario (`crowd` devices,
+/// 500 by default; 0 leaves it out).
 @main
 struct LoadGenerator {
     static func main() async throws {
         let arguments = CommandLine.arguments
         guard arguments.count >= 4 else {
-            FileHandle.standardError.write(Data("usage: fieldsheet-loadgen URL TOKEN SERVER_PID [push-records] [pull-records] [devices]\n".utf8))
+            FileHandle.standardError.write(Data("usage: fieldsheet-loadgen URL TOKEN SERVER_PID [push-records] [pull-records] [devices] [crowd]\n".utf8))
             exit(64)
         }
         let setup = Setup(
@@ -26,9 +28,10 @@ struct LoadGenerator {
             serverPids: arguments[3].split(separator: ",").compactMap { Int($0) },
             pushRecords: arguments.count > 4 ? Int(arguments[4]) ?? 10_000 : 10_000,
             pullRecords: arguments.count > 5 ? Int(arguments[5]) ?? 100_000 : 100_000,
-            devices: arguments.count > 6 ? Int(arguments[6]) ?? 200 : 200)
+            devices: arguments.count > 6 ? Int(arguments[6]) ?? 200 : 200,
+            crowd: arguments.count > 7 ? Int(arguments[7]) ?? 500 : 500)
         var configuration = HTTPClient.Configuration()
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: setup.devices + 8)
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(setup.devices, setup.crowd) + 8)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let runner = Runner(setup: setup, client: client)
@@ -38,6 +41,7 @@ struct LoadGenerator {
             try await runner.fill()
             try await runner.pull()
             try await runner.devicesAtOnce()
+            try await runner.crowd()
         } catch {
             FileHandle.standardError.write(Data("load generator failed: \(error)\n".utf8))
             try await client.shutdown()
@@ -56,4 +60,5 @@ struct Setup: Sendable {
     var pushRecords: Int
     var pullRecords: Int
     var devices: Int
+    var crowd: Int
 }

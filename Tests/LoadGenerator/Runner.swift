@@ -23,6 +23,57 @@ struct Runner: Sendable {
         return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientId: clientId, mutations: mutations)))
     }
 
+    /// The fields of the form `long` (published by bench.sh): 250 questions, in turn text, integer and single
+    /// choice (`q1`…`q250`; choices `a`…`e`).
+    static let longFields = 250
+
+    /// One push body: one new submitted record of the form `long`, every question answered.
+    func longSubmission(clientId: String) throws -> ByteBuffer {
+        let hlc = HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0)
+        var changes: [String: FieldChange] = [:]
+        for question in 1...Self.longFields {
+            let value: AnswerValue = switch question % 3 {
+            case 1: .text("answer \(question), as typed at the door")
+            case 2: .integer(question * 7)
+            default: .choice(["a", "b", "c", "d", "e"][question % 5])
+            }
+            changes["q\(question)"] = FieldChange(value: value, baseRevision: 0, hlc: hlc)
+        }
+        let mutation = Mutation(
+            mutationId: UUID().uuidString, recordId: UUID(), formId: "long", formVersion: 1, state: .submitted, changes: changes,
+            times: RecordTimes(created: Date(), updated: Date(), submitted: Date()))
+        return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientId: clientId, mutations: [mutation])))
+    }
+
+    /// `crowd` devices at once, each sending one 250-question submission: what a field team's server does at
+    /// the end of a day. Submissions/s, p50/p99, and the server's CPU per field written.
+    func crowd() async throws {
+        guard setup.crowd > 0 else { return }
+        let bodies = try (0..<setup.crowd).map { device in try longSubmission(clientId: "bench-crowd-\(device)") }
+        let cpu = serverCPUSeconds()
+        let start = ContinuousClock.now
+        let results = await withTaskGroup(of: (Duration?, Int).self) { group in
+            for device in 0..<setup.crowd {
+                group.addTask {
+                    do {
+                        return (try await send(.POST, "/v1/projects/bench/push", body: bodies[device], instance: device).0, 0)
+                    } catch {
+                        FileHandle.standardError.write(Data("device \(device): \(error)\n".utf8))
+                        return (nil, 1)
+                    }
+                }
+            }
+            var all: [(Duration?, Int)] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        let total = start.duration(to: .now)
+        let latencies = results.compactMap(\.0)
+        report(
+            "\(setup.crowd) devices at once, one \(Self.longFields)-question submission each", latencies, total: total, units: latencies.count,
+            unit: "submissions/s", errors: results.map(\.1).reduce(0, +), cpuBefore: cpu, perField: Self.longFields)
+    }
+
     /// Sends one request; returns its latency, or throws when the status is not 200.
     func send(_ method: HTTPMethod, _ path: String, body: ByteBuffer? = nil, instance: Int = 0) async throws -> (Duration, ByteBuffer) {
         var request = HTTPClientRequest(url: setup.urls[instance % setup.urls.count] + path)
@@ -116,7 +167,7 @@ struct Runner: Sendable {
         report("\(setup.devices) devices at once (3 × push 10 + pull 100 each)", latencies, total: total, units: latencies.count, unit: "requests/s", errors: results.map(\.1).reduce(0, +), cpuBefore: cpu)
     }
 
-    func report(_ name: String, _ latencies: [Duration], total: Duration, units: Int, unit: String, errors: Int = 0, cpuBefore: Double) {
+    func report(_ name: String, _ latencies: [Duration], total: Duration, units: Int, unit: String, errors: Int = 0, cpuBefore: Double, perField: Int? = nil) {
         let sorted = latencies.sorted()
         func percentile(_ p: Double) -> String {
             guard !sorted.isEmpty else { return "-" }
@@ -125,7 +176,8 @@ struct Runner: Sendable {
         }
         let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
         let cpu = (serverCPUSeconds() - cpuBefore) / Double(max(1, units)) * 1e6
-        let perUnit = String(format: "%.0f µs/%@", cpu, unit.hasPrefix("records") ? "record" : "request")
+        var perUnit = String(format: "%.0f µs/%@", cpu, unit.hasPrefix("records") ? "record" : unit.hasPrefix("submissions") ? "submission" : "request")
+        if let perField { perUnit += String(format: " (%.1f µs/field)", cpu / Double(perField)) }
         print("| \(name) | \(latencies.count) | \(Int(Double(units) / seconds)) \(unit) | \(percentile(0.5)) | \(percentile(0.99)) | \(errors) | \(perUnit) | \(rss()) |")
     }
 

@@ -3,7 +3,7 @@
 # instances on the same database, starts release servers on loopback over fresh data, plays devices
 # against them with fieldsheet-loadgen (round-robin over the instances), prints a Markdown table per
 # configuration, and stops everything.
-#   Tests/LoadGenerator/bench.sh [BIN_DIR] [push-records] [pull-records] [devices]
+#   Tests/LoadGenerator/bench.sh [BIN_DIR] [push-records] [pull-records] [devices] [crowd]
 # PostgreSQL runs in a throwaway cluster (Tests/postgres/cluster.sh) on port $BENCH_PG_PORT (54339);
 # the PostgreSQL rows are left out, with a note, when its server binaries are missing.
 set -euo pipefail
@@ -11,6 +11,7 @@ BIN=${1:-.build/release}
 PUSH=${2:-10000}
 PULL=${3:-20000}
 DEVICES=${4:-200}
+CROWD=${5:-500}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d)
 PG_DIR=$(mktemp -u /tmp/fieldsheet-bench-pg.XXXXXX)  # outside WORK: the postgres user must reach it
@@ -30,6 +31,19 @@ trap cleanup EXIT
 FIELDS=""
 for i in $(seq 1 20); do FIELDS="$FIELDS${FIELDS:+,}{\"id\":\"f$i\",\"kind\":\"text\",\"label\":\"Field $i\"}"; done
 echo "{\"id\":\"wide\",\"version\":1,\"title\":\"Wide Record\",\"completionLabel\":\"Create\",\"pages\":[{\"id\":\"main\",\"fields\":[$FIELDS]}]}" > "$WORK/wide.json"
+# The crowd scenario's long questionnaire: 250 questions, in turn text, integer and single choice.
+python3 - "$WORK/long.json" <<'PY'
+import json, sys
+fields = []
+for q in range(1, 251):
+    kind = ["singleChoice", "text", "integer"][q % 3]
+    field = {"id": f"q{q}", "kind": kind, "label": f"Question {q}"}
+    if kind == "singleChoice":
+        field["choices"] = [{"value": v, "label": v.upper()} for v in "abcde"]
+    fields.append(field)
+pages = [{"id": f"p{n}", "title": f"Part {n + 1}", "fields": fields[n * 25:(n + 1) * 25]} for n in range(10)]
+json.dump({"id": "long", "version": 1, "title": "Household Survey", "completionLabel": "Submit", "pages": pages}, open(sys.argv[1], "w"))
+PY
 
 # run NAME INSTANCES STORAGE-OPTION…: fresh data, admin set-up, N servers, the load generator.
 run() {
@@ -39,6 +53,7 @@ run() {
     local token
     token=$("$BIN/fieldsheet-server" user add bench --project bench --role reviewer "$@" 2>/dev/null)
     "$BIN/fieldsheet-server" form publish "$WORK/wide.json" --project bench "$@" >/dev/null
+    "$BIN/fieldsheet-server" form publish "$WORK/long.json" --project bench "$@" >/dev/null
     local urls="" pids=""
     for n in $(seq 1 "$instances"); do
         local out="$WORK/server-$name-$n.out"
@@ -54,7 +69,7 @@ run() {
     echo
     echo "### $name"
     echo
-    timeout 900 "$BIN/fieldsheet-loadgen" "$urls" "$token" "$pids" "$PUSH" "$PULL" "$DEVICES"
+    timeout 900 "$BIN/fieldsheet-loadgen" "$urls" "$token" "$pids" "$PUSH" "$PULL" "$DEVICES" "$CROWD"
     stop_servers
 }
 

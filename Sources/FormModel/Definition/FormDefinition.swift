@@ -106,26 +106,28 @@ public struct FormDefinition: Codable, Sendable, Hashable {
     /// Every field in page order.
     public var allFields: [FieldDefinition] { pages.flatMap(\.fields) }
 
-    /// The field with `id` at any depth (inside repeats too), if the form has one.
+    /// The field with `id` at any depth (inside repeats too), if the form has one: the first in form order,
+    /// depth first. A walk of the definitions in place (nothing copied); for many lookups index the form once
+    /// with `FormFields`.
     public func field(_ id: String) -> FieldDefinition? {
-        var stack = allFields.reversed() as [FieldDefinition]
-        while let field = stack.popLast() {
-            if field.id == id { return field }
-            stack += (field.fields ?? []).reversed()
+        func find(in fields: [FieldDefinition]) -> FieldDefinition? {
+            for field in fields {
+                if field.id == id { return field }
+                if let children = field.fields, let found = find(in: children) { return found }
+            }
+            return nil
+        }
+        for page in pages {
+            if let found = find(in: page.fields) { return found }
         }
         return nil
     }
 
     /// The policy that decides conflicts on the record field `key` (`site`, `defects/<id>/severity`,
-    /// `defects/<id>/@removed`): the field's own, else its repeat's, else the form's.
+    /// `defects/<id>/@removed`): the field's own, else its repeat's, else the form's. Indexes the form for
+    /// one lookup; a merge of many fields asks `FormFields/conflictPolicy(for:formPolicy:)` of one index.
     public func conflictPolicy(for key: String) -> ConflictPolicy {
-        guard let path = AnswerKey(key) else { return conflictPolicy }
-        let id = path.isInstanceMeta ? path.steps.last?.group ?? path.field : path.field
-        if let own = field(id)?.conflictPolicy { return own }
-        for step in path.steps.reversed() {
-            if let policy = field(step.group)?.conflictPolicy { return policy }
-        }
-        return conflictPolicy
+        FormFields(form: self).conflictPolicy(for: key, formPolicy: conflictPolicy)
     }
 
     /// The index of the page holding `fieldID`.

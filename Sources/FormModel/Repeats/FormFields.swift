@@ -56,6 +56,18 @@ public struct FormFields: Sendable {
         return field
     }
 
+    /// The policy that decides conflicts on the record field `key` (`site`, `defects/<id>/severity`,
+    /// `defects/<id>/@removed`): the field's own, else its repeat's (innermost first), else `formPolicy`.
+    public func conflictPolicy(for key: String, formPolicy: ConflictPolicy) -> ConflictPolicy {
+        guard let path = AnswerKey(key) else { return formPolicy }
+        let id = path.isInstanceMeta ? path.steps.last?.group ?? path.field : path.field
+        if let own = byID[id]?.conflictPolicy { return own }
+        for step in path.steps.reversed() {
+            if let policy = byID[step.group]?.conflictPolicy { return policy }
+        }
+        return formPolicy
+    }
+
     /// The definition of the field a stored key refers to.
     public func definition(ofKey key: String) -> FieldDefinition? {
         AnswerKey(key).flatMap(definition(of:))

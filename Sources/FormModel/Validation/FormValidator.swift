@@ -52,10 +52,15 @@ public struct FormValidator: Sendable {
             }
             issues += self.issues(for: field, key: key, in: state, verdicts: verdicts)
         }
-        for key in state.answers.keys.sorted() where field(forKey: key) == nil || field(forKey: key)?.isComputed == true {
-            if let path = AnswerKey(key), path.isInstanceMeta, field(forKey: key) != nil { continue }
-            issues.append(unknown(key))
+        // Answers the form does not take (unknown or computed fields), in key order: each key read once.
+        var unknownKeys: [String] = []
+        for key in state.answers.keys {
+            let definition = field(forKey: key)
+            guard definition == nil || definition?.isComputed == true else { continue }
+            if definition != nil, let path = AnswerKey(key), path.isInstanceMeta { continue }
+            unknownKeys.append(key)
         }
+        issues += unknownKeys.sorted().map(unknown)
         return ValidationReport(issues: issues)
     }
 

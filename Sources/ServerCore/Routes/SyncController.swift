@@ -54,8 +54,8 @@ struct SyncController {
             services.metrics.recordClampedClock()
         }
         let keys = Set(body.mutations.map { FormKey(id: $0.formId, version: $0.formVersion) })
-        let forms = try await services.forms.forms(projectId: membership.projectId, keys: keys)
-        let planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, forms: forms, mutations: prepared,
+        let validators = try await services.forms.validators(projectId: membership.projectId, keys: keys)
+        let planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, validators: validators, mutations: prepared,
             maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,
             maxRecordInstances: services.limits.maxRecordInstances)
         var recordIds: [UUID] = []

@@ -2,22 +2,29 @@ import FormModel
 import ServerStorage
 import Synchronization
 
-/// Published form versions, cached: a published version never changes, so a cached one is never stale.
+/// Published form versions, cached with their validators (the form's expressions parsed, its fields
+/// indexed): a published version never changes, so a cached one is never stale, and a push of a long
+/// questionnaire does not parse the form again.
 public final class FormCatalog: Sendable {
     let storage: any ServerStorage
-    private let cache = Mutex<[Int64: [FormKey: FormDefinition]]>([:])
+    private let cache = Mutex<[Int64: [FormKey: FormValidator]]>([:])
 
     public init(storage: any ServerStorage) {
         self.storage = storage
     }
 
-    /// The named versions that exist in the project (missing ones are left out).
-    func forms(projectId: Int64, keys: Set<FormKey>) async throws -> [FormKey: FormDefinition] {
-        var found = cache.withLock { cache in (cache[projectId] ?? [:]).filter { keys.contains($0.key) } }
+    /// The validators of the named versions that exist in the project (missing ones are left out); each
+    /// holds its form (`logic.form`).
+    func validators(projectId: Int64, keys: Set<FormKey>) async throws -> [FormKey: FormValidator] {
+        var found: [FormKey: FormValidator] = [:]
+        cache.withLock { cache in
+            for key in keys { found[key] = cache[projectId]?[key] }
+        }
         for key in keys where found[key] == nil {
             guard let form = try await storage.form(projectId: projectId, formId: key.id, version: key.version) else { continue }
-            found[key] = form.definition
-            cache.withLock { $0[projectId, default: [:]][key] = form.definition }
+            let validator = FormValidator(form: form.definition)
+            found[key] = validator
+            cache.withLock { $0[projectId, default: [:]][key] = validator }
         }
         return found
     }

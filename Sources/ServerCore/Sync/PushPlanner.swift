@@ -18,7 +18,7 @@ struct PushPlanner: Sendable {
     let userName: String
     let role: Role
     let clientId: String
-    let forms: [FormKey: FormDefinition]
+    /// The validator of each form version the batch names (built once per version: `FormCatalog`).
     let validators: [FormKey: FormValidator]
     let mutations: [PreparedMutation]
     /// The time stamped on what this batch writes (records' times, history).
@@ -31,7 +31,7 @@ struct PushPlanner: Sendable {
     let maxRecordInstances: Int
 
     init(
-        principal: Principal, role: Role, clientId: String, forms: [FormKey: FormDefinition], mutations: [PreparedMutation],
+        principal: Principal, role: Role, clientId: String, validators: [FormKey: FormValidator], mutations: [PreparedMutation],
         maxAttachmentBytes: Int64 = .max, maxRecordBytes: Int = .max, maxRecordInstances: Int = .max, now: Date = Date()
     ) {
         self.maxAttachmentBytes = maxAttachmentBytes
@@ -41,8 +41,7 @@ struct PushPlanner: Sendable {
         self.userName = principal.userName
         self.role = role
         self.clientId = clientId
-        self.forms = forms
-        self.validators = forms.mapValues { FormValidator(form: $0) }
+        self.validators = validators
         self.mutations = mutations
         self.now = now
     }
@@ -83,12 +82,13 @@ struct PushPlanner: Sendable {
         _ mutation: Mutation, working: inout [UUID: StoredRecord], plan: inout PushPlan, writtenIndex: inout [UUID: Int], verdicts: inout PatternVerdicts
     ) -> MutationOutcome {
         let key = FormKey(id: mutation.formId, version: mutation.formVersion)
-        guard let form = forms[key], let validator = validators[key] else {
+        guard let validator = validators[key] else {
             return reject(mutation, Problem(
                 .unprocessableContent, "unknown-form", title: "Unknown form version",
                 detail: "This project has no form \"\(mutation.formId)\" version \(mutation.formVersion). Fetch the project's forms and start records on a published version.",
                 field: "formId"))
         }
+        let form = validator.logic.form
         if let problem = oversizedAttachment(mutation) { return reject(mutation, problem) }
         let current = working[mutation.recordId]
         if let current {
@@ -104,7 +104,8 @@ struct PushPlanner: Sendable {
         }
         let merged = RecordMerge.merge(
             current: current.map { MergeableRecord(state: $0.state, revision: $0.revision, fields: $0.fields) },
-            mutation: mutation, clientId: clientId, recordPolicy: form.conflictPolicy, policy: form.conflictPolicy(for:))
+            mutation: mutation, clientId: clientId, recordPolicy: form.conflictPolicy,
+            policy: { validator.logic.fields.conflictPolicy(for: $0, formPolicy: form.conflictPolicy) })
         if merged.changed, let problem = oversizedRecord(merged.record.fields, current: current?.fields, mutation: mutation) {
             return reject(mutation, problem)
         }
