@@ -246,3 +246,12 @@ CREATE VIEW attachment_references (record_id, sha256, bytes, type, name) AS
 -- Why the server refused a change, for a conflict logged with the policy `rejected` (the problem's detail, as
 -- the server wrote it for a person: what was wrong and what to do); NULL for every other entry.
 ALTER TABLE conflicts ADD COLUMN reason TEXT;
+
+-- migration: v10-device-settings
+
+-- The device's own settings, by name. `language`: the language forms are shown in (a form's language as it
+-- names it, its code like fr, or its name like Français); a form not written in it shows its default language.
+CREATE TABLE device_settings (
+    name TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+);

@@ -82,10 +82,63 @@ import Testing
         let form = try #require(result.loaded?.form, "\(result.findings)")
         #expect(form.id == "site-visit" && form.version == 2_026_112_301 && form.title == "Site Visit")
         #expect(F.field("site", in: form)?.hint == "As on the board")
+        #expect(form.languages == ["English (en)", "Français (fr)"] && form.defaultLanguage == "English (en)")
         let warnings = result.findings.filter { $0.severity == .warning }.map { "\($0.cell ?? "") \($0.rule)" }
-        #expect(warnings.contains("survey!D1 xlsform-not-imported"))  // Français
+        #expect(!warnings.contains("survey!D1 xlsform-not-imported"), "\(warnings)")  // Français is imported
         #expect(warnings.contains("settings!B2 xlsform-form-id"))
         #expect(warnings.contains("settings!E2 xlsform-not-imported"))  // public_key
+    }
+
+    /// Every language of a workbook is imported: labels, hints, constraint messages, group titles, repeat
+    /// names and choice labels, each in the languages its row has; `default_language` chooses the default, an
+    /// untranslated column beside translated ones is pyxform's language `default`.
+    @Test func everyLanguageOfAWorkbookIsImported() throws {
+        let result = try F.load(survey: [
+            ["type", "name", "label::English (en)", "label::Français (fr)", "hint::Français (fr)", "constraint", "constraint_message::English (en)", "constraint_message::Français (fr)"],
+            ["begin_group", "site", "Site", "Lieu", nil, nil, nil, nil],
+            ["text", "name", "Name", "Nom", "Comme écrit", nil, nil, nil],
+            ["integer", "age", "Age of ${name}", "Âge de ${name}", nil, ". < 150", "Too old", "Trop vieux"],
+            ["select_one fruit", "fruit", "Fruit", nil, nil, nil, nil, nil],
+            ["end_group", nil, nil, nil, nil, nil, nil, nil],
+            ["begin_repeat", "visit", "Visit", "Visite", nil, nil, nil, nil],
+            ["text", "place", "Place", "Endroit", nil, nil, nil, nil],
+            ["end_repeat", nil, nil, nil, nil, nil, nil, nil],
+        ], choices: [
+            ["list_name", "name", "label::English (en)", "label::Français (fr)"],
+            ["fruit", "apple", "Apple", "Pomme"], ["fruit", "pear", "Pear", nil],
+        ], settings: [["form_title", "form_id", "default_language"], ["Visit", "visit", "Français (fr)"]])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.languages == ["English (en)", "Français (fr)"])
+        #expect(form.defaultLanguage == "Français (fr)")
+        let fr = "Français (fr)", en = "English (en)"
+        #expect(form.pages.first?.title?.text(in: en) == "Site" && form.pages.first?.title?.text == "Lieu")
+        #expect(F.field("name", in: form)?.label.text(in: en) == "Name" && F.field("name", in: form)?.label.text == "Nom")
+        #expect(F.field("name", in: form)?.hint?.text(in: en) == "Comme écrit")  // only in French: every language reads it
+        #expect(F.field("age", in: form)?.label.text(in: en) == "Age of ${name}" && F.field("age", in: form)?.label.text(in: fr) == "Âge de ${name}")
+        #expect(F.field("age", in: form)?.constraintMessage?.text(in: en) == "Too old" && F.field("age", in: form)?.constraintMessage?.text(in: fr) == "Trop vieux")
+        #expect(F.field("fruit", in: form)?.label.text(in: fr) == "Fruit")
+        #expect(F.field("fruit", in: form)?.label(ofChoice: "apple", in: fr) == "Pomme")
+        #expect(F.field("fruit", in: form)?.label(ofChoice: "apple", in: en) == "Apple")
+        #expect(F.field("fruit", in: form)?.label(ofChoice: "pear", in: fr) == "Pear")
+        #expect(F.field("visit", in: form)?.label.text(in: fr) == "Visite")
+        #expect(F.field("place", in: form)?.label.text(in: en) == "Place")
+        #expect(!result.findings.contains { $0.rule == "xlsform-not-imported" && $0.message.contains("Labels in") }, "\(result.findings)")
+    }
+
+    @Test func anUntranslatedLabelBesideTranslatedOnesIsTheLanguageDefault() throws {
+        let result = try F.load(survey: [
+            ["type", "name", "label", "label::Español (es)"],
+            ["text", "name", "Name", "Nombre"],
+            ["text", "city", "City", nil],
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.languages == ["default", "Español (es)"] && form.defaultLanguage == "default")
+        #expect(F.field("name", in: form)?.label.text(in: "Español (es)") == "Nombre")
+        #expect(F.field("city", in: form)?.label.text(in: "Español (es)") == "City")
+        // One translated language and no untranslated label: a form in one language, as before.
+        let single = try F.load(survey: [["type", "name", "label::English (en)"], ["text", "name", "Name"]])
+        let one = try #require(single.loaded?.form, "\(single.findings)")
+        #expect(one.languages.isEmpty && F.field("name", in: one)?.label == "Name")
     }
 
     /// Each malformed workbook is refused with a finding naming the cell, in the linter's format.

@@ -65,6 +65,18 @@ import Testing
         #expect(throws: XPathError.self) { try filter.translate("or = 'x'") }
     }
 
+    /// `label::English` in a choice filter is the choice's label in that language: read when it is the form's
+    /// default language (FieldSheet's filters read that one), refused naming the language otherwise.
+    @Test func aChoiceFilterReadsTheLabelInTheDefaultLanguage() throws {
+        var filter = Self.translator(choiceFilter: true)
+        filter.defaultLanguage = "English"
+        #expect(try filter.translate("label::English != ''") == "choice.label != ''")
+        #expect(try filter.translate("label::english != '' and name != 'x'") == "choice.label != '' and choice.value != 'x'")
+        let refused = #expect(throws: XPathError.self) { try filter.translate("label::French = 'Oui'") }
+        #expect(refused?.message.contains("in French") == true && refused?.message.contains("(English)") == true, "\(String(describing: refused))")
+        #expect(throws: XPathError.self) { try Self.translator(choiceFilter: true).translate("label::English != ''") }
+    }
+
     static let refusals: [(String, String, Int)] = [
         ("${missing} = 1", "names no question", 1),
         ("age > 1", "bare name", 1),

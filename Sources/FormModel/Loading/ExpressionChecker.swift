@@ -107,12 +107,21 @@ struct ExpressionChecker {
     }
 
     /// The texts a person reads that may hold `${name}` references.
-    nonisolated(unsafe) static let textProperty = Property(key: "text", noun: "text", rule: "text", source: \.hint)
+    nonisolated(unsafe) static let textProperty = Property(key: "text", noun: "text", rule: "text", source: \.relevant)
 
-    /// A field's texts that show answers, with their paths: label, hint, constraint message, the choices' labels.
+    /// A field's texts that show answers, in every language, with their paths: label, hint, messages, the
+    /// instance name, the choices' labels.
     static func texts(of field: FieldDefinition, at path: JSONPath) -> [(JSONPath, String)] {
-        var texts: [(JSONPath, String)] = [(path.appending("label"), field.label)]
-        for (key, text) in [("hint", field.hint), ("constraintMessage", field.constraintMessage)] {
+        localizedTexts(of: field, at: path).flatMap { path, text in text.allTexts.map { (path, $0) } }
+    }
+
+    /// A field's texts a person reads, with their paths (not those of the fields a repeat holds).
+    static func localizedTexts(of field: FieldDefinition, at path: JSONPath) -> [(JSONPath, LocalizedText)] {
+        var texts: [(JSONPath, LocalizedText)] = [(path.appending("label"), field.label)]
+        let optional: [(String, LocalizedText?)] = [
+            ("hint", field.hint), ("constraintMessage", field.constraintMessage), ("patternMessage", field.patternMessage), ("instanceLabel", field.instanceLabel),
+        ]
+        for (key, text) in optional {
             if let text { texts.append((path.appending(key), text)) }
         }
         for (index, choice) in (field.choices ?? []).enumerated() {

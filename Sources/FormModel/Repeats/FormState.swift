@@ -16,6 +16,9 @@ public struct FormState: Sendable {
     public var clock: ExpressionClock
     /// What `record.start`, `record.device` and the like read (nothing known: null).
     public let metadata: RecordMetadata
+    /// The language texts are shown in (one of the form's `languages`); nil for the form's default. Changing
+    /// it changes only what `text(_:at:)` shows, never an answer.
+    public var language: String?
 
     /// Evaluates every field for `answers` of a record with `metadata`.
     public init(logic: FormLogic, answers: [String: AnswerValue], clock: ExpressionClock = .local(), metadata: RecordMetadata = RecordMetadata()) {
@@ -241,14 +244,14 @@ public struct FormState: Sendable {
         var clock: ExpressionClock { state.clock }
 
         func choiceLabel(of value: String, field: String) -> String? {
-            state.logic.fields.byID[field]?.choices?.first { $0.value == value }?.label
+            state.logic.fields.byID[field]?.choices?.first { $0.value == value }?.label.text
         }
 
         func value(of path: [String]) -> ExpressionValue {
             if let choice, path.count == 2, path[0] == "choice" {
                 switch path[1] {
                 case "value": return .string(choice.value)
-                case "label": return .string(choice.label)
+                case "label": return .string(choice.label.text)
                 default: return choice.properties?[path[1]].map(ExpressionValue.string) ?? .null
                 }
             }

@@ -84,7 +84,8 @@ public struct FormValidator: Sendable {
         if field.isComputed { return [] }
         let answer = state.answers[key]
         var found = FieldValidator.issues(for: field, answer: answer, verdicts: verdicts).map {
-            FieldIssue(fieldID: key, code: $0.code, message: $0.message)
+            // The pattern's message in the state's language, showing answers.
+            FieldIssue(fieldID: key, code: $0.code, message: $0.code == .patternMismatch ? field.patternMessage.map { state.text($0, at: key) } ?? $0.message : $0.message)
         }
         guard found.isEmpty, let answer, !answer.isBlank else {
             // Required when a condition holds: checked like a relevance condition (a failure counts as false).
@@ -102,7 +103,7 @@ public struct FormValidator: Sendable {
             default: values = []
             }
             if values.contains(where: { value in !offered.contains { $0.value == value } }) {
-                let labels = offered.map(\.label).joined(separator: ", ")
+                let labels = offered.map { state.text($0.label, at: key) }.joined(separator: ", ")
                 found.append(FieldIssue(fieldID: key, code: .notAChoice, message: offered.isEmpty
                     ? "No choice fits the other answers; change them or clear this field."
                     : "Choose from the options that fit the other answers: \(labels)."))
@@ -122,7 +123,7 @@ public struct FormValidator: Sendable {
 
     func countIssues(_ group: FieldDefinition, key: String, prefix: String, state: FormState) -> [FieldIssue] {
         let count = state.instances.live(group.id, in: prefix).count
-        let noun = group.instanceNoun.lowercased()
+        let noun = group.instanceNoun.text(in: state.language).lowercased()
         var low = group.minCount
         var high = group.maxCount
         if let source = group.countFrom, let wanted = countFrom(source, at: prefix, in: state) {

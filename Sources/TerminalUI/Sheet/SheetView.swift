@@ -24,7 +24,7 @@ public struct SheetView: Sendable {
         let fields = page?.fields ?? []
         return fields.reduce(2) { rows, field in
             let choices = field.choices ?? []
-            let sideBySide = choices.map { $0.label.count + 6 }.reduce(0, +) <= PresentationFrame.popoverColumns - 4
+            let sideBySide = choices.map { $0.label.text.count + 6 }.reduce(0, +) <= PresentationFrame.popoverColumns - 4
             if field.kind == .multilineText { return rows + 2 + multilineRows.lowerBound }
             return rows + 2 + (choices.isEmpty || sideBySide ? 1 : choices.count)
         }
@@ -186,8 +186,8 @@ public struct SheetView: Sendable {
         case let .field(key, field, _):
             drawField(field, at: key, row: y, left: left, width: width, on: &screen)
         case let .repeatHeading(field, count, _):
-            let noun = field.instanceNoun.lowercased()
-            screen.write("\(field.label)\(field.required ? " *" : "") — \(count) \(noun)\(count == 1 ? "" : "s")", column: left, row: y, style: .bold, limit: width)
+            let noun = field.instanceNoun.text(in: state.language).lowercased()
+            screen.write("\(field.label.text(in: state.language))\(field.required ? " *" : "") — \(count) \(noun)\(count == 1 ? "" : "s")", column: left, row: y, style: .bold, limit: width)
             if let error = state.errors[field.id] {
                 screen.write("⚠ " + error, column: left, row: y + 1, style: [.bold, .destructive], limit: width)
             }

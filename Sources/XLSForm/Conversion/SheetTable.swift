@@ -83,6 +83,21 @@ struct SheetTable {
         headers.compactMap { $0.name.hasPrefix(base + "::") ? String($0.name.dropFirst(base.count + 2)) : nil }
     }
 
+    /// `base`'s text in `row` in each of `languages` (`default` reads the untranslated column), with its cell.
+    /// When `languages` leave out `default`, the untranslated column gives `defaultLanguage`'s text to a row
+    /// that has none of its own in that language.
+    func localized(_ base: String, _ row: Sheet.Row, languages: [String], defaultLanguage: String?) -> [(language: String, value: String, cell: String)] {
+        var found: [(language: String, value: String, cell: String)] = []
+        for language in languages {
+            let column = language == "default" ? base : "\(base)::\(language)"
+            if let value = value(row, column) { found.append((language, value, cell(row, column))) }
+        }
+        if !languages.contains("default"), let defaultLanguage, !found.contains(where: { $0.language == defaultLanguage }), let value = value(row, base) {
+            found.insert((defaultLanguage, value, cell(row, base)), at: 0)
+        }
+        return found
+    }
+
     /// The column to read `base` from in `language` (nil: the untranslated column), falling back to the
     /// untranslated column, then to the first language, so a form with one language needs no setting.
     func column(_ base: String, language: String?) -> String? {

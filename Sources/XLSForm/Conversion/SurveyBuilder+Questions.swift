@@ -38,15 +38,14 @@ extension SurveyBuilder {
         checkAppearance(row, allowed: kind == .multilineText ? ["multiline"] : [], into: &converter)
         node.members.append(("id", .string(name), table.cell(row, "name")))
         node.members.append(("kind", .string(kind.rawValue), table.cell(row, "type")))
-        var hint = translated("hint", row)
-        if let found = hint { hint?.value = converter.translateText(found.value, cell: found.cell, column: "hint", scope: scope) }
-        if let label = label(row) {
-            let cell = translated("label", row)?.cell ?? table.cell(row, "label")
-            node.members.append(("label", .string(converter.translateText(label, cell: cell, column: "label", scope: scope)), cell))
+        let hint = text("hint", row, scope: scope, into: &converter)
+        let label = text("label", row, scope: scope, into: &converter)
+        if let label {
+            node.members.append(("label", label.value, label.cell))
         } else if kind == .calculate {
             node.members.append(("label", .string(name), table.cell(row, "name")))
         } else if let hint {
-            node.members.append(("label", .string(hint.value), hint.cell))
+            node.members.append(("label", hint.value, hint.cell))
         } else if let image = table.headers.lazy.filter({ $0.name == "image" || $0.name.hasPrefix("image::") || $0.name.hasPrefix("media::image") })
                     .compactMap({ header in table.value(row, header.name).map { (file: $0, cell: table.cell(row, header.name)) } }).first {
             // Labelled only by a picture, which FieldSheet does not show: the picture's file name says what it is.
@@ -58,8 +57,8 @@ extension SurveyBuilder {
                             "The question \(name) has no label.", fix: "Write what the person filling the form reads, like \"Site name\".")
             return nil
         }
-        if let hint, label(row) != nil {
-            node.members.append(("hint", .string(hint.value), hint.cell))
+        if let hint, label != nil {
+            node.members.append(("hint", hint.value, hint.cell))
         } else if head == "phone_number" {
             node.members.append(("hint", .string("Enter numbers only."), table.cell(row, "type")))  // pyxform's hint
         }
@@ -108,8 +107,8 @@ extension SurveyBuilder {
         if let own = converter.translate(table, row, "constraint", scope: scope) {
             let constraint = step.map { "(\(own)) and (\($0))" } ?? own
             node.members.append(("constraint", .string(constraint), table.cell(row, "constraint")))
-            if let message = translated("constraint_message", row) {
-                node.members.append(("constraintMessage", .string(converter.translateText(message.value, cell: message.cell, column: "constraint_message", scope: scope)), message.cell))
+            if let message = text("constraint_message", row, scope: scope, into: &converter) {
+                node.members.append(("constraintMessage", message.value, message.cell))
             }
         }
         if let filter = converter.translate(table, row, "choice_filter", scope: scope, choiceFilter: true) {
@@ -176,7 +175,8 @@ extension SurveyBuilder {
         node.children = []
         node.members.append(("id", .string(name), table.cell(row, "name")))
         node.members.append(("kind", .string("repeat"), table.cell(row, "type")))
-        node.members.append(("label", .string(label(row) ?? name), translated("label", row)?.cell ?? table.cell(row, "name")))
+        let label = text("label", row, scope: scope, references: false, into: &converter)
+        node.members.append(("label", label?.value ?? .string(name), label?.cell ?? table.cell(row, "name")))
         appendRelevant(to: node, row, scope: scope, conditions: conditions, into: &converter)
         checkAppearance(row, allowed: ["field-list"], into: &converter)
         if let countField {

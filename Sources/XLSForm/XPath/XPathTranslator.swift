@@ -28,6 +28,8 @@ struct XPathTranslator {
     var resolve: (String) -> Resolution
     /// Whether bare names are columns of the choices sheet (a `choice_filter`).
     var isChoiceFilter = false
+    /// The form's default language, which `label::LANGUAGE` in a choice filter may name (`choice.label`).
+    var defaultLanguage: String? = nil
 
     /// The functions translated, with the arguments each takes.
     static let functions: [String: ClosedRange<Int>] = [
@@ -69,6 +71,14 @@ struct XPathTranslator {
             switch name {
             case "name": return ("choice.value", 8)
             case "label": return ("choice.label", 8)
+            case _ where name.hasPrefix("label::"):
+                // The choice's label in a language: FieldSheet's filters read the default language's.
+                let language = String(name.dropFirst("label::".count))
+                guard let defaultLanguage, language.caseInsensitiveCompare(defaultLanguage) == .orderedSame else {
+                    throw XPathError(message: "'\(name)' reads the choices' labels in \(language); a FieldSheet filter reads them in the form's default language\(defaultLanguage.map { " (\($0))" } ?? "")", column: column,
+                                     fix: "Filter by the choices' names or another column, or make \(language) the default_language in the settings sheet.")
+                }
+                return ("choice.label", 8)
             default:
                 guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), !Self.keywords.contains(name) else {
                     throw XPathError(message: "The choices column '\(name)' cannot be named in a FieldSheet filter", column: column,
