@@ -6,7 +6,8 @@ Usage: compare.py FIELDSHEET_BINARY
 Writes the corpus (corpus.py) to a temporary directory and reads the published workbooks under published/
 (each folder with its source's licence), converts every workbook with both, and compares what
 matters: question names and types, groups (top-level groups are FieldSheet's pages) and repeats, choice lists,
-and which questions carry relevance (their own or a group's), constraints and calculations. A workbook pyxform
+which questions carry relevance (their own or a group's), constraints and calculations, and the languages
+(every one pyxform reads is the definition's, and each question's label reads the same in each). A workbook pyxform
 refuses must be refused by FieldSheet too, with a finding naming the cell; a workbook FieldSheet refuses on
 purpose is listed in the corpus with its reason, and must be refused naming the cell given. A published
 workbook pyxform converts either imports with the same structure or is refused naming cells; the refusals
@@ -107,6 +108,57 @@ def fieldsheet_items(definition):
     return items, pages
 
 
+def pyxform_texts(node, found=None):
+    """Every language pyxform reads (labels, hints, messages, choice labels), and each named question's label."""
+    found = {"languages": set(), "labels": {}} if found is None else found
+    texts = [node.get("label"), node.get("hint")] + list(node.get("bind", {}).values())
+    for text in texts:
+        if isinstance(text, dict):
+            found["languages"].update(text)
+    if node.get("name") and node.get("type") not in ("group", "repeat", "survey") and "label" in node:
+        found["labels"].setdefault(node["name"], []).append(node["label"])
+    choices = node.get("choices", [])
+    for choice in [c for lists in choices.values() for c in lists] if isinstance(choices, dict) else choices:
+        if isinstance(choice.get("label"), dict):
+            found["languages"].update(choice["label"])
+    for child in node.get("children", []):
+        pyxform_texts(child, found)
+    return found
+
+
+def compare_languages(reference, ours):
+    """Nothing lost in translation: every language pyxform reads is one of the definition's (an untranslated
+    column, pyxform's "default", is kept as every language's text), and each question's label reads, in each
+    language, what pyxform's does."""
+    problems = []
+    theirs = pyxform_texts(reference)
+    mine = set(ours.get("languages", []))
+    named = theirs["languages"] - ({"default"} if "default" not in mine else set())
+    lost = named - mine if mine else (named if len(named) > 1 else set())
+    if lost:
+        problems.append(f"languages lost: pyxform reads {sorted(theirs['languages'])}, FieldSheet {sorted(mine)}")
+    fields = {}
+
+    def walk(items):
+        for field in items:
+            fields[field["id"]] = field
+            walk(field.get("fields", []))
+    for page in ours["pages"]:
+        walk(page["fields"])
+    for name, labels in theirs["labels"].items():
+        field = fields.get(name)
+        if len(labels) != 1 or field is None or not isinstance(labels[0], dict):
+            continue
+        for language, text in labels[0].items():
+            if language not in mine or "${" in text or not text.strip():
+                continue
+            label = field["label"]
+            shown = label.get(language, label.get(ours.get("defaultLanguage"))) if isinstance(label, dict) else label
+            if shown != text.strip():
+                problems.append(f"{name}: label in {language} pyxform {text!r} vs FieldSheet {shown!r}")
+    return problems
+
+
 def relevance_through_repeats(items):
     """A question inside a relevant repeat is relevant only when the repeat is: count that on both sides."""
     result = {}
@@ -136,7 +188,7 @@ def compare(name, reference, ours):
         for index in range(1, 6):
             if a[index] != b[index] and labels[index] not in IGNORED.get(a[0], ()):
                 problems.append(f"{question}: {labels[index]} pyxform {a[index]!r} vs FieldSheet {b[index]!r}")
-    return problems
+    return problems + compare_languages(reference, ours)
 
 
 PUBLISHED = pathlib.Path(__file__).with_name("published")

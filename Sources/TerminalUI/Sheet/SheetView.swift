@@ -69,7 +69,7 @@ public struct SheetView: Sendable {
             row += 1
         }
         if form.pages.count > 1 {
-            let step = "Step \(state.page + 1) of \(form.pages.count)" + (form.pages[state.page].title.map { " · \($0)" } ?? "")
+            let step = "Step \(state.page + 1) of \(form.pages.count)" + (form.pages[state.page].title.map { " · \(state.evaluated.text($0, at: ""))" } ?? "")
             screen.write(step, column: left, row: row, limit: inner)
             let problems = state.stepErrorCount
             if problems > 0 {
