@@ -68,7 +68,7 @@ struct TerminalAppLanguageTests {
         let answers = ["", "", "", "", "none", ":language en", "yes", "21.5", "good", "n"].joined(separator: "\n") + "\n"
         let filled = try cli(["resume", id, "--language", "fr"], stdin: answers)
         #expect(filled.status == 0, "\(filled.output)")
-        let output = filled.stdout
+        let output = filled.stderr
         let switched = try #require(output.range(of: "Now in English (en); every answer is kept."), "\(output)")
         let before = String(output[..<switched.lowerBound]), after = String(output[switched.upperBound...])
         #expect(before.contains("Nom du site (required)") && before.contains("[Depot A]") && before.contains("Étages") && before.contains("[3]"), "\(before)")
@@ -83,7 +83,8 @@ struct TerminalAppLanguageTests {
         #expect(try cli(["sync"]).status == 0)
         let export = try server.admin(["export", "--project", "demo", "--form", "site-visit", "--format", "jsonl"])
         let line = try #require(export.stdout.split(separator: "\n").first { $0.contains(id) }, "\(export.output)")
-        for expected in [#""site_name":"Depot A""#, #""site_type":"office""#, #""storeys":3"#, #""rating":"good""#, #""hazards":["none"]"#] {
+        for expected in [#""site_name":{"text":"Depot A"}"#, #""site_type":{"choice":"office"}"#, #""storeys":{"integer":3}"#,
+                         #""rating":{"choice":"good"}"#, #""hazards":{"choices":["none"]}"#, #""ppe_checked":{"boolean":true}"#] {
             #expect(line.contains(expected), "\(expected) in \(line)")
         }
         #expect(!line.contains("Bureau") && !line.contains("Office"), "labels in the export: \(line)")
