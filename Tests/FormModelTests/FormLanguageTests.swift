@@ -121,3 +121,32 @@ struct FormLanguageTests {
         #expect(result.findings.contains { $0.message.contains("nobody") }, "\(result.findings)")
     }
 }
+
+/// `position()`: the number of the repeat instance an expression is evaluated in, among the live ones.
+struct PositionTests {
+    @Test func positionIsTheInstancesNumberAmongTheLiveOnes() throws {
+        let loaded = Fixtures.load(Fixtures.formJSON(fields: #"""
+        [{ "id": "defects", "kind": "repeat", "label": "Defects", "instanceLabel": "Defect", "fields": [
+            { "id": "where", "kind": "text", "label": "Where" },
+            { "id": "number", "kind": "calculate", "label": "Number", "calculation": "position()" },
+            { "id": "title", "kind": "note", "label": "Defect ${number} of ${where}" }] }]
+        """#))
+        let form = try #require(loaded.loaded?.form, "\(loaded.findings)")
+        var answers: [String: AnswerValue] = [:]
+        for (id, position) in [("a", 1), ("b", 2), ("c", 3)] {
+            answers["defects/\(id)/@position"] = .integer(position)
+            answers["defects/\(id)/where"] = .text("place \(id)")
+        }
+        answers["defects/b/@removed"] = .boolean(true)
+        let state = FormState(logic: FormLogic(form: form), answers: answers)
+        #expect(state.value("defects/a/number")?.display() == "1")
+        #expect(state.value("defects/c/number")?.display() == "2", "the removed instance is not counted")
+        #expect(state.text("Defect ${number} of ${where}", at: "defects/c/title") == "Defect 2 of place c")
+    }
+
+    @Test func positionOutsideARepeatIsAnError() {
+        let result = Fixtures.load(Fixtures.formJSON(fields: #"[{ "id": "n", "kind": "calculate", "label": "N", "calculation": "position()" }]"#))
+        #expect(result.loaded == nil)
+        #expect(result.findings.contains { $0.rule == "calculation-position-outside-repeat" }, "\(result.findings)")
+    }
+}

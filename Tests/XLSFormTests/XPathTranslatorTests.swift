@@ -44,6 +44,8 @@ import Testing
         // An absolute or relative path is read as the question it ends at.
         ("/data/age > 1 and ../age < 9 and ../../g/age != 3", "age > 1 and age < 9 and age != 3"),
         ("sum(/data/defects/cost)", "sum(defects.cost)"),
+        // position(..): the number of the repeat instance.
+        ("concat('Defect ', position(..))", "concat('Defect ', position())"),
     ]
 
     @Test(arguments: translations)

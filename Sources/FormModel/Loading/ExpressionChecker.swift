@@ -65,6 +65,12 @@ struct ExpressionChecker {
                         return
                     }
                 }
+                var usesPosition = false
+                expression.visit { if case .call(.position, _) = $0 { usesPosition = true } }
+                if usesPosition, fields.repeatChain(id).isEmpty {
+                    error("\(property.rule)-position-outside-repeat", path, "The \(property.noun) \"\(shown)\" uses position(), the number of the repeat instance it is in, but \"\(id)\" is in no repeat.",
+                          fix: "Use position() only in the fields of a repeat.")
+                }
                 for name in expression.referencedNames {
                     if let problem = scopeProblem(name, from: field, property: property) {
                         namesKnown = false

@@ -243,6 +243,16 @@ public struct FormState: Sendable {
 
         var clock: ExpressionClock { state.clock }
 
+        /// The number of the innermost instance `prefix` names among its group's live instances.
+        var position: Int? {
+            guard let slash = prefix.lastIndex(of: "/") else { return nil }
+            let groupKey = prefix[..<slash]
+            let instance = prefix[prefix.index(after: slash)...]
+            let group = groupKey.lastIndex(of: "/").map { groupKey[groupKey.index(after: $0)...] } ?? groupKey
+            let parent = groupKey.lastIndex(of: "/").map { String(groupKey[..<$0]) } ?? ""
+            return state.instances.live(String(group), in: parent).firstIndex { $0.id == instance }.map { $0 + 1 }
+        }
+
         func choiceLabel(of value: String, field: String) -> String? {
             state.logic.fields.byID[field]?.choices?.first { $0.value == value }?.label.text
         }

@@ -40,7 +40,7 @@ struct XPathTranslator {
         "starts-with": 2...2, "ends-with": 2...2, "normalize-space": 1...1, "boolean-from-string": 1...1, "regex": 2...2,
         "date": 1...1, "decimal-date-time": 1...1, "count-non-empty": 1...1, "format-date": 2...2, "format-date-time": 2...2, "jr:choice-name": 2...2,
         "sin": 1...1, "cos": 1...1, "tan": 1...1, "asin": 1...1, "acos": 1...1, "atan": 1...1, "exp": 1...1, "log": 1...1,
-        "log10": 1...1, "pi": 0...0,
+        "log10": 1...1, "pi": 0...0, "position": 0...0,
     ]
 
     /// Words of FieldSheet's expressions that cannot follow `choice.`.
