@@ -141,6 +141,29 @@ import Testing
         #expect(one.languages.isEmpty && F.field("name", in: one)?.label == "Name")
     }
 
+    /// What pyxform's older workbooks hold reads as pyxform reads it: `bind:relevant` and `bind:constraint`
+    /// headers, the `imei` metadata row, a time default stored as a time, and nothing after 60 empty rows.
+    @Test func olderWorkbooksReadAsPyxformReadsThem() throws {
+        var survey: [[CellValue?]] = [
+            [.text("type"), .text("name"), .text("label"), .text("bind:relevant"), .text("bind:constraint"), .text("bind:jr:constraintMsg"), .text("default")],
+            [.text("imei"), .text("imei"), nil, nil, nil, nil, nil],
+            [.text("integer"), .text("age"), .text("Age"), nil, .text(". < 150"), .text("Too old"), nil],
+            [.text("text"), .text("name"), .text("Name"), .text("${age} >= 18"), nil, nil, nil],
+            [.text("time"), .text("start_time"), .text("Start"), nil, nil, nil, .number(0.395833333333333)],
+        ]
+        survey += Array(repeating: [nil], count: 61)
+        survey.append([.text("party like it's 1999"), .text("late"), .text("Late")])
+        let data = try WorkbookWriter().write([("survey", survey), ("settings", [[.text("form_title")], [.text("Old")]])])
+        let result = XLSFormImporter().load(try WorkbookReader().read(data), file: "old.xlsx")
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(F.field("name", in: form)?.relevant == "age >= 18")
+        #expect(F.field("age", in: form)?.constraint == ". < 150" && F.field("age", in: form)?.constraintMessage == "Too old")
+        #expect(F.field("start_time", in: form)?.defaultValue == .time("09:30"))
+        #expect(F.field("imei", in: form) == nil && F.field("late", in: form) == nil)
+        #expect(result.findings.contains { $0.cell == "survey!A67" && $0.rule == "xlsform-not-imported" && $0.message.contains("after more than 60 empty rows") },
+                "\(result.findings)")
+    }
+
     /// Each malformed workbook is refused with a finding naming the cell, in the linter's format.
     static let refusals: [(String, [[String?]], [[String?]]?, String, String)] = [
         ("group without end", [F.header, F.row("begin_group", "g", "G"), F.row("text", "a", "A")], nil, "survey!A2", "never closed"),

@@ -31,13 +31,13 @@ KINDS = {
     "date": {"date"}, "time": {"time"}, "dateTime": {"dateTime"}, "datetime": {"dateTime"}, "geopoint": {"location"}, "note": {"note"},
     "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"}, "phone number": {"text"},
     "photo": {"photo"}, "image": {"photo"}, "audio": {"audio"}, "video": {"file"}, "file": {"file"},
-    "barcode": {"text"}, "range": {"integer", "decimal"}, "hidden": {"calculate"},
+    "barcode": {"text"}, "range": {"integer", "decimal"}, "hidden": {"calculate"}, "gps": {"location"},
 }
 # What FieldSheet writes differently: a range's bounds are min and max (a step may be a constraint); a hidden
 # row's value is its calculation (its default, or null).
 # pyxform keeps phone number's digits-only constraint in its type, FieldSheet writes it as a pattern.
 IGNORED = {"range": {"constraint"}, "hidden": {"calculation"}, "phone number": {"constraint"}}
-METADATA = {"start", "end", "today", "deviceid", "username", "email", "phonenumber", "subscriberid", "simserial", "audit",
+METADATA = {"start", "end", "today", "deviceid", "imei", "username", "email", "phonenumber", "subscriberid", "simserial", "audit",
             "start-geopoint", "uri:deviceid", "uri:username", "uri:email", "uri:phonenumber", "uri:subscriberid", "uri:simserial"}
 FINDING = re.compile(r": error\[(?P<rule>[a-z-]+)\] (?P<cell>[^:\s]+): ")
 
@@ -59,6 +59,8 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
         keys["used"].add(wanted)
         return wanted
 
+    # pyxform's holder of a repeat's fixed count is named after the repeat.
+    repeat_counts = {f"{child.get('name')}_count" for child in node.get("children", []) if child.get("type") == "repeat"}
     for child in node.get("children", []):
         kind = child.get("type")
         name = child.get("name")
@@ -77,9 +79,9 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
             pyxform_items(child, repeats + (own,), False, False, items, pages, own, keys)
         elif kind in METADATA:
             key(name)
-        elif name.startswith("reserved_name_for_field_list_labels_"):
+        elif name.startswith(("reserved_name_for_field_list_labels_", "generated_table_list_label_")):
             continue  # pyxform's header row of a table-list group (the choices' labels, no answer); FieldSheet warns of table-list
-        elif kind == "calculate" and name.endswith("_count") and re.fullmatch(r"\d+", str(bind.get("calculate", ""))):
+        elif kind == "calculate" and name in repeat_counts and re.fullmatch(r"\d+", str(bind.get("calculate", ""))):
             continue  # pyxform's own holder of a fixed repeat_count (FieldSheet: minCount and maxCount)
         else:
             choices = [choice["name"] for choice in child.get("choices", [])] or None

@@ -9,6 +9,11 @@ struct SheetTable {
     private(set) var headers: [(name: String, column: Int)] = []
     let headerRow: Int
     let rows: ArraySlice<Sheet.Row>
+    /// The first row with values that is not read: after more than `maximumEmptyRun` empty rows in a row, the
+    /// rest of the sheet is not read, as pyxform reads it.
+    private(set) var unreadRow: Sheet.Row?
+    /// pyxform's run of empty rows that ends a sheet's data.
+    static let maximumEmptyRun = 60
 
     static let aliases: [String: String] = [
         "relevance": "relevant", "bind::relevant": "relevant",
@@ -31,21 +36,37 @@ struct SheetTable {
             return
         }
         headerRow = header.number
-        rows = sheet.rows.dropFirst()
+        var rows = sheet.rows.dropFirst()
         for (column, value) in header.cells.sorted(by: { $0.key < $1.key }) {
             let name = Self.normalize(value.text)
             guard !name.isEmpty, columns[name] == nil else { continue }
             columns[name] = column
             headers.append((name, column))
         }
+        // A row is empty when no column with a header holds a value in it (rows not stored at all are empty too).
+        let headed = Set(headers.map(\.column))
+        var lastFilled = headerRow
+        for index in rows.indices {
+            let row = rows[index]
+            let filled = row.cells.contains { headed.contains($0.key) && !$0.value.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+            guard filled else { continue }
+            if row.number - lastFilled - 1 > Self.maximumEmptyRun {
+                unreadRow = row
+                rows = rows[..<index]
+                break
+            }
+            lastFilled = row.number
+        }
+        self.rows = rows
     }
 
     /// `Label::English (en)` → `label::English (en)`; `Relevance` → `relevant`.
     static func normalize(_ header: String) -> String {
         var trimmed = header.trimmingCharacters(in: .whitespacesAndNewlines)
-        // `label:English (en)`: pyxform's older single-colon spelling of a translated column.
+        // `label:English (en)`, `bind:relevant`: pyxform's older single-colon spelling of a translated column or
+        // of a bind, control or media column.
         if !trimmed.contains("::"), let colon = trimmed.firstIndex(of: ":"),
-           translatable.contains(trimmed[..<colon].lowercased().trimmingCharacters(in: .whitespaces)) {
+           translatable.union(["bind", "control", "media"]).contains(trimmed[..<colon].lowercased().trimmingCharacters(in: .whitespaces)) {
             trimmed = String(trimmed[..<colon]) + "::" + trimmed[trimmed.index(after: colon)...]
         }
         let parts = trimmed.components(separatedBy: "::")

@@ -260,6 +260,13 @@ extension SurveyBuilder {
         case .date:
             if case .number(let serial)? = table.cellValue(row, "default") { return ("default", .string(Self.date(fromSerial: serial)), cell) }
             return ("default", .string(value), cell)
+        case .time:
+            // A time a spreadsheet stores as a fraction of a day (9:30 is 0.395833…).
+            if case .number(let fraction)? = table.cellValue(row, "default"), fraction >= 0, fraction < 1 {
+                let minutes = Int((fraction * 24 * 60).rounded())
+                return ("default", .string(String(format: "%02d:%02d", minutes / 60 % 24, minutes % 60)), cell)
+            }
+            return ("default", .string(value), cell)
         case .note, .calculate, .repeat:
             converter.warning(cell, "xlsform-not-imported", "A \(kind.rawValue) row takes no default; the default is not imported.", fix: "Remove the default.")
             return nil

@@ -79,7 +79,7 @@ extension XLSFormConverter {
 
     /// XLSForm's metadata a FieldSheet record keeps, by what `record.<name>` reads it as.
     static let recordMetadata: [String: String] = [
-        "start": "start", "end": "end", "today": "today", "deviceid": "device", "uri:deviceid": "device",
+        "start": "start", "end": "end", "today": "today", "deviceid": "device", "uri:deviceid": "device", "imei": "device",
         "username": "user", "uri:username": "user",
     ]
     /// XLSForm's metadata FieldSheet does not read (ODK Collect on current Android leaves most of them empty too).

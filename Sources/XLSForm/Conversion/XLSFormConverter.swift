@@ -63,6 +63,13 @@ struct XLSFormConverter {
         let survey = SheetTable(surveySheet)
         let settings = workbook.sheet(named: "settings").map(SheetTable.init)
         let choicesTable = workbook.sheet(named: "choices").map(SheetTable.init)
+        for table in [survey, choicesTable].compactMap({ $0 }) {
+            if let row = table.unreadRow {
+                warning(table.sheet.reference(row: row.number, column: row.cells.keys.min() ?? 0), "xlsform-not-imported",
+                        "The rows from \(row.number) on are not read: they come after more than \(SheetTable.maximumEmptyRun) empty rows, where pyxform stops reading the sheet.",
+                        fix: "Move them up to the form's other rows, or delete them.")
+            }
+        }
         for name in workbook.sheetNames where !["survey", "choices", "settings"].contains(name.lowercased()) && name != surveySheet.name {
             warning(name, "xlsform-not-imported", "The sheet \"\(name)\" is not imported (only survey, choices and settings are read).",
                     fix: "Nothing to do if it holds notes; external_choices and entities are not supported.")
