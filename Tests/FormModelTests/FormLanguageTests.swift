@@ -150,3 +150,37 @@ struct PositionTests {
         #expect(result.findings.contains { $0.rule == "calculation-position-outside-repeat" }, "\(result.findings)")
     }
 }
+
+/// The form's own words for a required field's missing answer, in the state's language and showing answers; a
+/// page title's references are checked like a field's.
+struct RequiredMessageTests {
+    @Test func aRequiredFieldSaysWhatTheFormSays() throws {
+        let loaded = Fixtures.load(Fixtures.formJSON(fields: #"""
+        [{ "id": "name", "kind": "text", "label": "Name" },
+         { "id": "age", "kind": "integer", "label": "Age", "required": true,
+           "requiredMessage": { "English (en)": "${name} needs an age.", "Français (fr)": "Il faut l'âge de ${name}." } },
+         { "id": "city", "kind": "text", "label": "City", "required": { "expression": "age > 1" }, "requiredMessage": "City of ${name}, please." },
+         { "id": "plain", "kind": "text", "label": "Plain", "required": true }]
+        """#, extra: FormLanguageTests.languages))
+        let form = try #require(loaded.loaded?.form, "\(loaded.findings)")
+        var state = FormState(logic: FormLogic(form: form), answers: ["name": .text("Ann")])
+        var messages = FormValidator(form: form).validate(state).issues.map(\.message)
+        #expect(messages.contains("Ann needs an age.") && messages.contains("Required: enter a value."), "\(messages)")
+        state = FormState(logic: FormLogic(form: form), answers: ["name": .text("Ann"), "age": .integer(3)])
+        state.language = "Français (fr)"
+        messages = FormValidator(form: form).validate(state).issues.map(\.message)
+        #expect(messages.contains("City of Ann, please."), "\(messages)")
+        state = FormState(logic: FormLogic(form: form), answers: ["name": .text("Ann")])
+        state.language = "Français (fr)"
+        #expect(FormValidator(form: form).validate(state).issues.map(\.message).contains("Il faut l'âge de Ann."))
+    }
+
+    @Test func aPageTitlesReferencesAreChecked() {
+        let result = Fixtures.load(#"""
+        { "id": "job", "version": 1, "title": "Job", "completionLabel": "Create",
+          "pages": [{ "id": "main", "title": "About ${nobody}", "fields": [{ "id": "name", "kind": "text", "label": "Name" }] }] }
+        """#)
+        #expect(result.loaded == nil)
+        #expect(result.findings.contains { $0.path.description.contains("title") && $0.message.contains("nobody") }, "\(result.findings)")
+    }
+}

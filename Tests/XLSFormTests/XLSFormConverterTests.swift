@@ -141,6 +141,19 @@ import Testing
         #expect(one.languages.isEmpty && F.field("name", in: one)?.label == "Name")
     }
 
+    /// `required_message` (in every language, showing answers) is the field's requiredMessage.
+    @Test func aRequiredMessageIsImported() throws {
+        let result = try F.load(survey: [
+            ["type", "name", "label", "required", "required_message", "required_message::Français (fr)", "label::Français (fr)"],
+            ["text", "name", "Name", nil, nil, nil, "Nom"],
+            ["integer", "age", "Age", "yes", "${name} needs an age", "Il faut l'âge de ${name}", "Âge"],
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let message = try #require(F.field("age", in: form)?.requiredMessage)
+        #expect(message.text(in: "default") == "${name} needs an age" && message.text(in: "Français (fr)") == "Il faut l'âge de ${name}")
+        #expect(!result.findings.contains { $0.message.contains("required_message") }, "\(result.findings)")
+    }
+
     /// What pyxform's older workbooks hold reads as pyxform reads it: `bind:relevant` and `bind:constraint`
     /// headers, the `imei` metadata row, a time default stored as a time, and nothing after 60 empty rows.
     @Test func olderWorkbooksReadAsPyxformReadsThem() throws {

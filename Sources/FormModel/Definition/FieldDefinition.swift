@@ -29,6 +29,9 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     public var hint: LocalizedText?
     /// Whether completion needs an answer while the field is relevant; a draft may leave it empty.
     public var required: Bool
+    /// What to tell the person when a required field has no answer (XLSForm's `required_message`); "Required:
+    /// enter a value." when nil.
+    public var requiredMessage: LocalizedText?
     /// A condition under which completion needs an answer (`required` is then false), written
     /// `"required": {"expression": "age >= 18"}`: XLSForm's `required` written as an expression.
     public var requiredExpression: String?
@@ -89,7 +92,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         calculation: String? = nil, constraint: String? = nil, constraintMessage: LocalizedText? = nil,
         defaultExpression: String? = nil, choiceFilter: String? = nil, fields: [FieldDefinition]? = nil,
         minCount: Int? = nil, maxCount: Int? = nil, countFrom: String? = nil, instanceLabel: LocalizedText? = nil,
-        maxBytes: Int64? = nil, accept: [String]? = nil, requiredExpression: String? = nil
+        maxBytes: Int64? = nil, accept: [String]? = nil, requiredExpression: String? = nil, requiredMessage: LocalizedText? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -119,10 +122,11 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         self.maxBytes = maxBytes
         self.accept = accept
         self.requiredExpression = requiredExpression
+        self.requiredMessage = requiredMessage
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, kind, label, hint, required
+        case id, kind, label, hint, required, requiredMessage
         case defaultValue = "default"
         case min, max, minLength, maxLength, pattern, patternMessage, choices, relevant, conflictPolicy
         case calculation, constraint, constraintMessage, choiceFilter, fields, minCount, maxCount, countFrom, instanceLabel
@@ -174,6 +178,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
                 throw DecodingError.dataCorruptedError(forKey: .required, in: container, debugDescription: "required is true, false or {\"expression\": \"…\"}")
             }
         }
+        requiredMessage = try container.decodeIfPresent(LocalizedText.self, forKey: .requiredMessage)
         min = try container.decodeIfPresent(Double.self, forKey: .min)
         max = try container.decodeIfPresent(Double.self, forKey: .max)
         minLength = try container.decodeIfPresent(Int.self, forKey: .minLength)
@@ -219,6 +224,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         } else if required {
             try container.encode(true, forKey: .required)
         }
+        try container.encodeIfPresent(requiredMessage, forKey: .requiredMessage)
         if let defaultExpression {
             try container.encode(ExpressionObject(expression: defaultExpression), forKey: .defaultValue)
         } else {
@@ -255,7 +261,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     /// choices' labels) and of the fields it holds, so each may be changed.
     mutating func updateTexts(_ body: (inout LocalizedText) -> Void) {
         body(&label)
-        for path in [\FieldDefinition.hint, \.patternMessage, \.constraintMessage, \.instanceLabel] {
+        for path in [\FieldDefinition.hint, \.requiredMessage, \.patternMessage, \.constraintMessage, \.instanceLabel] {
             if var text = self[keyPath: path] {
                 body(&text)
                 self[keyPath: path] = text

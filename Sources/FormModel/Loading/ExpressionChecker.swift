@@ -101,6 +101,18 @@ struct ExpressionChecker {
                 }
             }
         }
+        // `${name}` in a page's title, read from the top level of the form (as the page's own fields read names).
+        for (index, page) in loaded.form.pages.enumerated() {
+            guard let title = page.title, let first = page.fields.first else { continue }
+            let path = JSONPath.root.appending("pages").appending(index).appending("title")
+            for source in title.allTexts where FormText.mayReference(source) {
+                for name in FormText(source).references {
+                    if let problem = scopeProblem(name, from: first, property: Self.textProperty) {
+                        error(problem.rule, path, "The text \"\(FormChecker.shown(source))\" \(problem.message)", fix: problem.fix)
+                    }
+                }
+            }
+        }
         let logic = FormLogic(form: loaded.form)
         if let cycle = RelevanceGraph(edges: logic.reads, fieldOrder: fields.order).firstCycle(), let first = cycle.first, let path = fieldPaths[first] {
             let calculated = cycle.contains { logic.calculation[$0] != nil }
@@ -125,7 +137,7 @@ struct ExpressionChecker {
     static func localizedTexts(of field: FieldDefinition, at path: JSONPath) -> [(JSONPath, LocalizedText)] {
         var texts: [(JSONPath, LocalizedText)] = [(path.appending("label"), field.label)]
         let optional: [(String, LocalizedText?)] = [
-            ("hint", field.hint), ("constraintMessage", field.constraintMessage), ("patternMessage", field.patternMessage), ("instanceLabel", field.instanceLabel),
+            ("hint", field.hint), ("requiredMessage", field.requiredMessage), ("constraintMessage", field.constraintMessage), ("patternMessage", field.patternMessage), ("instanceLabel", field.instanceLabel),
         ]
         for (key, text) in optional {
             if let text { texts.append((path.appending(key), text)) }

@@ -84,13 +84,15 @@ public struct FormValidator: Sendable {
         if field.isComputed { return [] }
         let answer = state.answers[key]
         var found = FieldValidator.issues(for: field, answer: answer, verdicts: verdicts).map {
-            // The pattern's message in the state's language, showing answers.
-            FieldIssue(fieldID: key, code: $0.code, message: $0.code == .patternMismatch ? field.patternMessage.map { state.text($0, at: key) } ?? $0.message : $0.message)
+            // The form's own messages in the state's language, showing answers.
+            let own = $0.code == .patternMismatch ? field.patternMessage : $0.code == .required ? field.requiredMessage : nil
+            return FieldIssue(fieldID: key, code: $0.code, message: own.map { state.text($0, at: key) } ?? $0.message)
         }
         guard found.isEmpty, let answer, !answer.isBlank else {
             // Required when a condition holds: checked like a relevance condition (a failure counts as false).
             if found.isEmpty, field.kind.takesAnswer, let condition = logic.requiredExpression[field.id], state.evaluate(condition, at: key).isTruthy {
-                found.append(FieldIssue(fieldID: key, code: .required, message: field.kind.hasChoices ? "Required: choose an option." : "Required: enter a value."))
+                found.append(FieldIssue(fieldID: key, code: .required, message: field.requiredMessage.map { state.text($0, at: key) }
+                    ?? (field.kind.hasChoices ? "Required: choose an option." : "Required: enter a value.")))
             }
             return found
         }

@@ -6,7 +6,7 @@ extension SurveyBuilder {
 
     /// The columns read from the survey sheet (besides label, hint and constraint_message in any language).
     static let readColumns: Set<String> = [
-        "type", "name", "label", "hint", "required", "relevant", "constraint", "constraint_message", "calculation",
+        "type", "name", "label", "hint", "required", "required_message", "relevant", "constraint", "constraint_message", "calculation",
         "default", "choice_filter", "read_only", "repeat_count", "appearance", "parameters",
     ]
 
@@ -14,10 +14,10 @@ extension SurveyBuilder {
     func warnUnreadColumns(into converter: inout XLSFormConverter) {
         for header in table.headers {
             let base = header.name.components(separatedBy: "::")[0]
-            guard !Self.readColumns.contains(header.name), !["label", "hint", "constraint_message"].contains(base) || header.name.hasPrefix("media") else { continue }
+            guard !Self.readColumns.contains(header.name), !["label", "hint", "constraint_message", "required_message"].contains(base) || header.name.hasPrefix("media") else { continue }
             let rows = table.rows.filter { $0.cells[header.column].map { !$0.text.trimmingCharacters(in: .whitespaces).isEmpty } ?? false }.count
             guard rows > 0 else { continue }
-            let reason = base == "required_message" ? "FieldSheet says that a required question needs an answer in its own words" : "FieldSheet has no such column"
+            let reason = "FieldSheet has no such column"
             converter.warning(table.headerCell(header.name), "xlsform-not-imported",
                               "The column \(header.name) (\(rows) row\(rows == 1 ? "" : "s")) is not imported: \(reason).",
                               fix: "Nothing to do unless the column matters; the rest of each row is imported.")
@@ -74,6 +74,9 @@ extension SurveyBuilder {
         }
         if kind.takesAnswer, let required = requiredMember(row, scope: scope, into: &converter) {
             node.members.append(required)
+            if let message = text("required_message", row, scope: scope, into: &converter) {
+                node.members.append(("requiredMessage", message.value, message.cell))
+            }
         }
         if let value = table.value(row, "default"), head != "hidden" {
             if let member = defaultMember(row, value, kind: kind, scope: scope, into: &converter) { node.members.append(member) }

@@ -121,7 +121,7 @@ struct SurveyBuilder {
             case .beginGroup:
                 let relevant = converter.translate(table, row, "relevant", scope: scope())
                 if frames.isEmpty {
-                    let title = text("label", row, scope: [], references: false, into: &converter)?.value
+                    let title = text("label", row, scope: [], into: &converter)?.value
                     pages.append(PageNode(id: name, title: title, cell: table.cell(row, "name"), grouped: true))
                     frames.append(Frame(kind: .page, name: name, typeCell: table.cell(row, "type"), relevant: relevant, relevantCell: table.cell(row, "relevant")))
                 } else {

@@ -115,7 +115,7 @@ struct XLSFormConverter {
     /// `default_language`, else `default`, else the first language.
     mutating func chooseLanguages(survey: SheetTable, settings: SheetTable?, choices: SheetTable?) -> (languages: [String], defaultLanguage: String?) {
         var languages: [String] = []
-        for (table, base) in [(survey, "label"), (survey, "hint"), (survey, "constraint_message"), (choices, "label")] {
+        for (table, base) in [(survey, "label"), (survey, "hint"), (survey, "constraint_message"), (survey, "required_message"), (choices, "label")] {
             for language in table?.languages(of: base) ?? [] where !languages.contains(language) { languages.append(language) }
         }
         if !languages.isEmpty, survey.columns["label"] != nil || choices?.columns["label"] != nil { languages.insert("default", at: 0) }
