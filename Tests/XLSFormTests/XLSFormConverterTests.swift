@@ -154,6 +154,29 @@ import Testing
         #expect(!result.findings.contains { $0.message.contains("required_message") }, "\(result.findings)")
     }
 
+    /// `begin loop over LIST`: a group per choice (and other, added by an or_other question on the list), each
+    /// with the loop's questions, `%(label)s` the choice's label in each language; cells name the loop's rows.
+    @Test func aLoopIsAGroupPerChoice() throws {
+        let result = try F.load(survey: [
+            ["type", "name", "label::English", "label::Français"],
+            ["select_multiple toilet or_other", "toilets", "Toilets", "Toilettes"],
+            ["begin loop over toilet", "per_toilet", "Per toilet", "Par toilette"],
+            ["integer", "number", "How many %(label)s?", "Combien de %(label)s ?"],
+            ["end loop", nil, nil, nil],
+        ], choices: [
+            ["list_name", "name", "label::English", "label::Français"],
+            ["toilet", "pit", "Pits", "fosses"], ["toilet", "flush", "Flush toilets", "chasses d'eau"],
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let page = try #require(form.pages.first { $0.id == "per_toilet" })
+        #expect(page.fields.map(\.id) == ["number", "flush_number", "other_number"])
+        #expect(page.fields[0].label.text(in: "English") == "How many Pits?" && page.fields[0].label.text(in: "Français") == "Combien de fosses ?")
+        #expect(page.fields[2].label.text(in: "English") == "How many Other?")
+        #expect(result.findings.contains { $0.rule == "xlsform-name" && $0.cell == "survey!B4" }, "renamed copies name the loop's row: \(result.findings)")
+        let missing = try F.load(survey: [["type", "name", "label"], ["begin loop over nothing", "l", "L"], ["integer", "n", "N"], ["end loop", nil, nil]])
+        #expect(missing.findings.contains { $0.rule == "xlsform-loop" && $0.cell == "survey!A2" && $0.message.contains("not in the choices sheet") }, "\(missing.findings)")
+    }
+
     /// What pyxform's older workbooks hold reads as pyxform reads it: `bind:relevant` and `bind:constraint`
     /// headers, the `imei` metadata row, a time default stored as a time, and nothing after 60 empty rows.
     @Test func olderWorkbooksReadAsPyxformReadsThem() throws {

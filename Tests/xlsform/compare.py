@@ -73,6 +73,13 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
             if top:
                 pages.append(own)
             pyxform_items(child, repeats, relevance, False, items, pages, own, keys)
+        elif kind == "loop":
+            # pyxform writes a loop as a group holding a group per choice (its columns), each with the loop's questions.
+            own = key(name)
+            if top:
+                pages.append(own)
+            groups = [{"type": "group", "name": column["name"], "children": child.get("children", [])} for column in child.get("columns", [])]
+            pyxform_items({"children": groups}, repeats, relevance, False, items, pages, own, keys)
         elif kind == "repeat":
             own = key(name)
             items[own] = ("repeat", repeats, relevance, False, False, None)
@@ -152,7 +159,7 @@ def compare_languages(reference, ours):
         if len(labels) != 1 or field is None or not isinstance(labels[0], dict):
             continue
         for language, text in labels[0].items():
-            if language not in mine or "${" in text or not text.strip():
+            if language not in mine or "${" in text or "%(label)s" in text or not text.strip():
                 continue
             label = field["label"]
             shown = label.get(language, label.get(ours.get("defaultLanguage"))) if isinstance(label, dict) else label

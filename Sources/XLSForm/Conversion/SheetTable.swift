@@ -8,7 +8,9 @@ struct SheetTable {
     /// Every header in column order, normalized, with its column.
     private(set) var headers: [(name: String, column: Int)] = []
     let headerRow: Int
-    let rows: ArraySlice<Sheet.Row>
+    var rows: ArraySlice<Sheet.Row>
+    /// For rows written out from a loop (`expandLoops(choices:)`), the sheet's row each came from.
+    var sourceRows: [Int: Int] = [:]
     /// The first row with values that is not read: after more than `maximumEmptyRun` empty rows in a row, the
     /// rest of the sheet is not read, as pyxform reads it.
     private(set) var unreadRow: Sheet.Row?
@@ -91,7 +93,12 @@ struct SheetTable {
 
     /// `survey!B14` for `header`'s column in `row` (column A when the sheet has no such column).
     func cell(_ row: Sheet.Row, _ header: String) -> String {
-        sheet.reference(row: row.number, column: columns[header] ?? 0)
+        reference(row: row, column: columns[header] ?? 0)
+    }
+
+    /// `survey!B14` for `column` of `row`: the sheet's row it came from, for a row written out from a loop.
+    func reference(row: Sheet.Row, column: Int) -> String {
+        sheet.reference(row: sourceRows[row.number] ?? row.number, column: column)
     }
 
     /// The header's own cell (`survey!F1`).

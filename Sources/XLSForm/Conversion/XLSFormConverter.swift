@@ -60,9 +60,16 @@ struct XLSFormConverter {
                   fix: "Name the sheet that lists the questions \"survey\", with type, name and label columns.")
             return XLSFormConversion(definition: nil, findings: findings, cells: [:])
         }
-        let survey = SheetTable(surveySheet)
+        var survey = SheetTable(surveySheet)
         let settings = workbook.sheet(named: "settings").map(SheetTable.init)
         let choicesTable = workbook.sheet(named: "choices").map(SheetTable.init)
+        let withOther = Set(survey.rows.compactMap { row -> String? in
+            guard let type = survey.value(row, "type"), RowType.otherSuffix(type) > 0, case .question(_, let list?) = RowType(type) else { return nil }
+            return list
+        })
+        for problem in survey.expandLoops(choices: choicesTable, withOther: withOther) {
+            error(problem.cell, "xlsform-loop", problem.message, fix: problem.fix)
+        }
         for table in [survey, choicesTable].compactMap({ $0 }) {
             if let row = table.unreadRow {
                 warning(table.sheet.reference(row: row.number, column: row.cells.keys.min() ?? 0), "xlsform-not-imported",
