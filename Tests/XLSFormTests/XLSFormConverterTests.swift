@@ -177,6 +177,19 @@ import Testing
         #expect(missing.findings.contains { $0.rule == "xlsform-loop" && $0.cell == "survey!A2" && $0.message.contains("not in the choices sheet") }, "\(missing.findings)")
     }
 
+    /// A note holds no answer: an expression reading one reads nothing (ODK reads it as empty text), warned
+    /// about naming the cell.
+    @Test func anExpressionReadingANoteReadsNothing() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("note", "intro", "Welcome"),
+            F.row("calculate", "same", nil, calculation: "if(${intro} = ${intro}, 'success', 'error')"),
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(F.field("same", in: form)?.calculation == "if(null == null, 'success', 'error')")
+        #expect(result.findings.contains { $0.rule == "xlsform-note-value" && $0.cell == "survey!F3" }, "\(result.findings)")
+    }
+
     /// What pyxform's older workbooks hold reads as pyxform reads it: `bind:relevant` and `bind:constraint`
     /// headers, the `imei` metadata row, a time default stored as a time, and nothing after 60 empty rows.
     @Test func olderWorkbooksReadAsPyxformReadsThem() throws {

@@ -18,8 +18,9 @@ struct XPathTranslator {
     enum Resolution {
         /// How it is written in FieldSheet from where the expression is (`cost`, or `defects.cost`).
         case path(String)
-        /// Metadata FieldSheet does not know (a SIM's serial): read as null (nothing), and warned about.
-        case empty(message: String)
+        /// What holds no value in FieldSheet (a SIM's serial, a note): read as null (nothing), and warned about
+        /// under `rule`.
+        case empty(message: String, rule: String = "xlsform-metadata")
         /// Why it cannot be read: no such question, a group, metadata that is not imported.
         case refused(message: String, fix: String)
     }
