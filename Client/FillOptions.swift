@@ -25,6 +25,9 @@ struct FillOptions: ParsableArguments {
     @Flag(help: "With --cancel: confirm Discard Changes, reverting what this sheet changed (exit 4).")
     var discard = false
 
+    @Option(help: ArgumentHelp("Show the form in one of its languages for this sheet: its code (fr), its name (Français) or as the form lists it (\"Français (fr)\"); the device's language otherwise, else the form's default.", valueName: "language"))
+    var language: String?
+
     @OptionGroup var interface: InterfaceOptions
 
     func validate() throws {

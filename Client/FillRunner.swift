@@ -18,6 +18,12 @@ enum FillRunner {
         let attachments = try options.fieldAttachments()
         do {
             try FieldAssignment.check(assignments, removals: options.removals, attachments: attachments, against: session.form)
+            if let language = options.language, await session.setLanguage(language) == nil {
+                let form = session.form
+                throw ValidationError(form.languages.isEmpty
+                    ? "--language \(language): the form \(form.id) is written in one language only."
+                    : "--language \(language): the form \(form.id) is not written in it; its languages are \(form.languages.joined(separator: ", ")) (give a code, a name or the whole name).")
+            }
         } catch {
             try? await session.dismiss(reason: .endOfInput)
             throw error

@@ -42,13 +42,27 @@ extension FieldSheetCommand {
         @Flag(help: "Print JSON: answers in their tagged form ({\"integer\": 3}; input that does not fit as {\"raw\": …}) and the issues.")
         var json = false
 
+        @Option(help: ArgumentHelp("Show the labels in one of the form's languages (its code, like fr, or its name); the device's language otherwise, else the form's default.", valueName: "language"))
+        var language: String?
+
         func run() async throws {
             try await reportingErrors {
                 let store = try home.openStore()
                 let key = try recordID(id)
                 let record = try await existingRecord(key, in: store)
                 let form = try await store.form(id: record.formID, version: record.formVersion)
-                print(json ? try RecordPrinter.json(record, form: form) : RecordPrinter.text(record, form: form))
+                var shown: String?
+                if let language {
+                    guard let found = form.language(named: language) else {
+                        throw ValidationError(form.languages.isEmpty
+                            ? "--language \(language): the form \(form.id) is written in one language only."
+                            : "--language \(language): the form \(form.id) is not written in it; its languages are \(form.languages.joined(separator: ", ")).")
+                    }
+                    shown = found
+                } else {
+                    shown = try await store.preferredLanguage().flatMap { form.language(named: $0) }
+                }
+                print(json ? try RecordPrinter.json(record, form: form) : RecordPrinter.text(record, form: form, language: shown))
             }
         }
     }

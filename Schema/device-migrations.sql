@@ -247,7 +247,16 @@ CREATE VIEW attachment_references (record_id, sha256, bytes, type, name) AS
 -- the server wrote it for a person: what was wrong and what to do); NULL for every other entry.
 ALTER TABLE conflicts ADD COLUMN reason TEXT;
 
--- migration: v10-record-times
+-- migration: v10-device-settings
+
+-- The device's own settings, by name. `language`: the language forms are shown in (a form's language as it
+-- names it, its code like fr, or its name like Français); a form not written in it shows its default language.
+CREATE TABLE device_settings (
+    name TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+);
+
+-- migration: v11-record-times
 
 -- A record's times are its author's: a record that came from the server takes the times the server sent
 -- (when it was created, last changed and submitted where that happened), not when it arrived here. When it

@@ -33,7 +33,7 @@ extension DraftStore {
             return now
         }
         return FormSession(store: self, form: form, recordID: recordID, presentationID: presentationID, mode: .newRecord, answers: defaults,
-                           metadata: metadata(createdMillis: created))
+                           metadata: metadata(createdMillis: created), language: try await preferredLanguage())
     }
 
     /// Opens a sheet on an existing draft. Cancel with Discard returns it to how it is now.
@@ -88,7 +88,7 @@ extension DraftStore {
             return (form, try Self.fetchAnswers(db, record: key), row["created_at"])
         }
         return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers,
-                           metadata: metadata(createdMillis: created))
+                           metadata: metadata(createdMillis: created), language: try await preferredLanguage())
     }
 
     /// What a record's expressions read as `record.start`, `record.device`: when it was created, on this device.

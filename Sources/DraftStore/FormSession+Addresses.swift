@@ -41,17 +41,17 @@ extension FormSession {
                     parent = instance.prefix
                 } else if adding, step.index == liveCount + 1 {
                     if let maximum = group.maxCount, liveCount >= maximum {
-                        throw DraftStoreError(.tooManyInstances, "\"\(text)\": \(group.label) already has its \(maximum) \(group.instanceNoun.lowercased())s at most. Nothing was saved.")
+                        throw DraftStoreError(.tooManyInstances, "\"\(text)\": \(group.label) already has its \(maximum) \(group.instanceNoun.text.lowercased())s at most. Nothing was saved.")
                     }
                     let prefix = AnswerKey.key(step.group, in: parent) + "/" + AnswerKey.newInstanceID()
-                    add(DraftStore.Edit(field: prefix + "/" + AnswerKey.position, label: group.instanceNoun, value: .integer(instances.nextPosition(step.group, in: parent))))
+                    add(DraftStore.Edit(field: prefix + "/" + AnswerKey.position, label: group.instanceNoun.text, value: .integer(instances.nextPosition(step.group, in: parent))))
                     for (key, value) in validator.defaults(for: group.fields ?? [], in: prefix, answers: answers).sorted(by: { $0.key < $1.key }) {
-                        add(DraftStore.Edit(field: key, label: validator.field(forKey: key)?.label ?? key, value: value))
+                        add(DraftStore.Edit(field: key, label: validator.field(forKey: key)?.label.text ?? key, value: value))
                     }
                     parent = prefix
                 } else {
                     let range = liveCount == 0 ? "it has none yet" : "it has \(liveCount): \(step.group)[1]…\(step.group)[\(liveCount)]"
-                    throw DraftStoreError(.unknownInstance, "\"\(text)\": \(group.label) has no \(group.instanceNoun.lowercased()) \(step.index); \(range)\(adding ? ", and \(step.group)[\(liveCount + 1)] adds one" : ""). Nothing was saved.")
+                    throw DraftStoreError(.unknownInstance, "\"\(text)\": \(group.label) has no \(group.instanceNoun.text.lowercased()) \(step.index); \(range)\(adding ? ", and \(step.group)[\(liveCount + 1)] adds one" : ""). Nothing was saved.")
                 }
             }
             return (parent, address.field)
@@ -74,7 +74,7 @@ extension FormSession {
         }
         for (text, input) in inputs {
             let (key, field) = try field(at: text)
-            add(DraftStore.Edit(field: key, label: field.label, value: AnswerValue.parse(input, for: field)))
+            add(DraftStore.Edit(field: key, label: field.label.text, value: AnswerValue.parse(input, for: field)))
             keys.append(key)
         }
         var files: [PendingAttachment] = []
@@ -108,7 +108,7 @@ extension FormSession {
                 for (file, bytes) in zip(pending, stored) {
                     let reference = file.reference(sha256: bytes.sha256, bytes: bytes.bytes)
                     try Self.refuse(reference, for: file.field, key: file.address)
-                    all.append(DraftStore.Edit(field: file.key, label: file.field.label, value: .attachment(reference)))
+                    all.append(DraftStore.Edit(field: file.key, label: file.field.label.text, value: .attachment(reference)))
                 }
                 try DraftStore.writeEdits(db, record: record, presentation: presentation, all)
                 return all

@@ -36,7 +36,7 @@ extension FormSession {
         ) { db, stored -> AttachmentReference in
             let reference = AttachmentReference(sha256: stored[0].sha256, bytes: stored[0].bytes, type: type, name: name)
             try Self.refuse(reference, for: field, key: key)
-            let edits = [DraftStore.Edit(field: key, label: field.label, value: .attachment(reference))] + restorations
+            let edits = [DraftStore.Edit(field: key, label: field.label.text, value: .attachment(reference))] + restorations
             try DraftStore.writeEdits(db, record: record, presentation: presentation, edits)
             return reference
         }

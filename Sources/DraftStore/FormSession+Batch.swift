@@ -18,7 +18,7 @@ extension FormSession {
             let value = AnswerValue.parse(input, for: field)
             guard updated[key] != value else { continue }
             updated[key] = value
-            edits.append(DraftStore.Edit(field: key, label: field.label, value: value))
+            edits.append(DraftStore.Edit(field: key, label: field.label.text, value: value))
             for restore in restorations(for: key) where updated[restore.field] != restore.value {
                 updated[restore.field] = restore.value
                 edits.append(restore)

@@ -32,7 +32,9 @@ extension FormSession {
                 return (.submitted, answers)
             }
         }
+        let language = state.language
         state = FormState(logic: validator.logic, answers: stored, metadata: metadata)
+        state.language = language
         if result == .submitted { isOpen = false }
         return result
     }
@@ -103,7 +105,9 @@ extension FormSession {
             _ = try DraftStore.collectGarbage(db, directory: directory, only: presentation)
             return result
         }
+        let language = state.language
         state = FormState(logic: validator.logic, answers: openedAnswers, metadata: metadata)
+        state.language = language
         isOpen = false
         return result
     }

@@ -26,13 +26,13 @@ extension FormSession {
         let definition = try repeatField(group, in: parent)
         let live = state.instances.live(group, in: parent)
         if let maximum = definition.maxCount, live.count >= maximum {
-            throw DraftStoreError(.tooManyInstances, "\(definition.label) already has \(live.count) of at most \(maximum) \(definition.instanceNoun.lowercased())s; remove one first.")
+            throw DraftStoreError(.tooManyInstances, "\(definition.label) already has \(live.count) of at most \(maximum) \(definition.instanceNoun.text.lowercased())s; remove one first.")
         }
         let prefix = AnswerKey.key(group, in: parent) + "/" + AnswerKey.newInstanceID()
-        var edits = [DraftStore.Edit(field: prefix + "/" + AnswerKey.position, label: definition.instanceNoun,
+        var edits = [DraftStore.Edit(field: prefix + "/" + AnswerKey.position, label: definition.instanceNoun.text,
                                      value: .integer(state.instances.nextPosition(group, in: parent)))]
         for (key, value) in validator.defaults(for: definition.fields ?? [], in: prefix, answers: answers).sorted(by: { $0.key < $1.key }) {
-            edits.append(DraftStore.Edit(field: key, label: validator.field(forKey: key)?.label ?? key, value: value))
+            edits.append(DraftStore.Edit(field: key, label: validator.field(forKey: key)?.label.text ?? key, value: value))
         }
         edits += restorations(for: prefix + "/" + AnswerKey.position)
         try await write(edits)

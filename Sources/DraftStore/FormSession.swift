@@ -41,6 +41,8 @@ public actor FormSession {
     /// What the form's expressions and texts read as `record.start`, `record.device`: when the record was
     /// created, on this device.
     public nonisolated let metadata: RecordMetadata
+    /// The language the sheet opened in (the device's, when the form is written in it); nil for the default.
+    public nonisolated let openedLanguage: String?
     nonisolated let validator: FormValidator
     nonisolated let recordKey: String
     nonisolated let presentationKey: String
@@ -52,9 +54,11 @@ public actor FormSession {
     public internal(set) var state: FormState
     /// Whether the presentation is still open (false once completed, discarded or dismissed).
     public internal(set) var isOpen = true
+    /// The language the sheet shows its texts in: one of the form's `languages`, nil for its default.
+    public var language: String? { state.language }
 
     init(store: DraftStore, form: FormDefinition, recordID: UUID, presentationID: UUID, mode: Mode, answers: [String: AnswerValue],
-         metadata: RecordMetadata) {
+         metadata: RecordMetadata, language: String? = nil) {
         self.store = store
         self.form = form
         self.recordID = recordID
@@ -64,6 +68,8 @@ public actor FormSession {
         self.validator = FormValidator(form: form)
         self.metadata = metadata
         self.state = FormState(logic: validator.logic, answers: answers, metadata: metadata)
+        self.openedLanguage = language.flatMap { form.language(named: $0) }
+        self.state.language = openedLanguage
         self.recordKey = recordID.uuidString.lowercased()
         self.presentationKey = presentationID.uuidString.lowercased()
     }
@@ -75,6 +81,16 @@ public actor FormSession {
             let key = presentationKey
             Task { try? await store.endPresentation(key) }
         }
+    }
+
+    /// Shows the sheet's texts in the form's language `name` (`fr`, `Français`, `Français (fr)`; see
+    /// `FormDefinition.language(named:)`), or in its default for nil or a language the form is not written
+    /// in. Only what is shown changes: answers, drafts and what is saved stay as they are.
+    /// - Returns: the language now shown (nil: the default).
+    @discardableResult
+    public func setLanguage(_ name: String?) -> String? {
+        state.language = name.flatMap { form.language(named: $0) }
+        return state.language
     }
 
     // MARK: - State
@@ -112,7 +128,7 @@ public actor FormSession {
                 "The field \"\(key)\" (\(field.label)) cannot take a \(value.tag) answer (\"\(value.display())\"): \(FieldValidator.formatMessage(for: field)) Nothing was saved for it.")
         }
         guard answers[key] != value else { return validator.validate(field: key, in: state) }
-        var edits = [DraftStore.Edit(field: key, label: field.label, value: value)]
+        var edits = [DraftStore.Edit(field: key, label: field.label.text, value: value)]
         edits += restorations(for: key)
         try await write(edits)
         return validator.validate(field: key, in: state)

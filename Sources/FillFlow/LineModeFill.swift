@@ -7,7 +7,8 @@ import FormModel
 /// Each prompt shows the label, the hint, numbered choices and the current answer (the default for a
 /// new record) in brackets. Every answer is saved before the next prompt. Typing `:back` goes to the
 /// previous field, `:clear` clears this one, `:cancel` is the Cancel button (it asks first when
-/// something was typed). After the last field the form is completed; when that fails the problems
+/// something was typed), `:language fr` shows the form in another of its languages from then on (answers
+/// stay as they are). After the last field the form is completed; when that fails the problems
 /// are listed and the first invalid field is asked again. End of input keeps everything as a draft.
 public struct LineModeFill: Sendable {
     public var console: Console
@@ -55,6 +56,10 @@ public struct LineModeFill: Sendable {
         let form = session.form
         let id = session.recordID.uuidString.lowercased()
         console.line("\(form.title) — \(form.completionLabel) after the last field; :back, :clear, :cancel at any prompt.")
+        if !form.languages.isEmpty {
+            let shown = await session.language ?? form.defaultLanguage ?? form.languages[0]
+            console.line("In \(shown); :language NAME shows it in \(form.languages.filter { $0 != shown }.joined(separator: ", ")).")
+        }
         var index = 0
         while true {
             let prompts = await Self.prompts(session)
@@ -83,7 +88,7 @@ public struct LineModeFill: Sendable {
             let key: String
             switch prompt {
             case .addAnother(let group, let parent, let count):
-                let noun = group.instanceNoun.lowercased()
+                let noun = await session.state.text(group.instanceNoun, at: AnswerKey.key(group.id, in: parent)).lowercased()
                 console.say(count == 0 ? "Add a \(noun)? [y/N]: " : "Add another \(noun)? [y/N]: ")
                 guard let line = console.readLine() else { return try await endOfInput(session, id: id) }
                 switch line.trimmingCharacters(in: .whitespaces).lowercased() {
@@ -106,12 +111,14 @@ public struct LineModeFill: Sendable {
                 let current = await session.answers[key]
                 let choices = await session.choices(for: key)
                 let state = await session.state
-                self.prompt(field, place: place, number: index + 1, of: prompts.count, current: current, choices: choices) { state.text($0, at: fieldKey) }
+                self.prompt(field, place: place, number: index + 1, of: prompts.count, current: current, choices: choices, language: state.language) { state.text($0, at: fieldKey) }
             }
             let current = await session.answers[key]
             guard let line = console.readLine() else { return try await endOfInput(session, id: id) }
             let command = line.trimmingCharacters(in: .whitespaces)
             switch command {
+            case _ where command == ":language" || command.hasPrefix(":language "):
+                await switchLanguage(String(command.dropFirst(":language".count)), session)
             case ":back":
                 index = max(0, index - 1)
             case ":cancel":
@@ -142,6 +149,21 @@ public struct LineModeFill: Sendable {
         }
     }
 
+    /// `:language NAME`: the form's texts in another of its languages from the next prompt on.
+    private func switchLanguage(_ name: String, _ session: FormSession) async {
+        let form = session.form
+        let wanted = name.trimmingCharacters(in: .whitespaces)
+        guard !form.languages.isEmpty else {
+            console.line("  ! This form is written in one language only.")
+            return
+        }
+        guard !wanted.isEmpty, let language = await session.setLanguage(wanted) else {
+            console.line("  ! \(wanted.isEmpty ? "Name a language" : "The form is not written in \"\(wanted)\""): :language followed by one of \(form.languages.joined(separator: ", ")) (or its code).")
+            return
+        }
+        console.line("  Now in \(language); every answer is kept.")
+    }
+
     /// End of input keeps everything.
     private func endOfInput(_ session: FormSession, id: String) async throws -> FillOutcome {
         console.line("")
@@ -169,7 +191,7 @@ public struct LineModeFill: Sendable {
 
     /// Asks for one field; `text` shows a label, hint or choice label with the answers it refers to.
     private func prompt(_ field: FieldDefinition, place: String, number: Int, of count: Int, current: AnswerValue?, choices: [Choice],
-                        text: (String) -> String) {
+                        language: String?, text: (LocalizedText) -> String) {
         let label = text(field.label)
         console.line("[\(number)/\(count)] \(place)\(label)\(field.required ? " (required)" : "")")
         if let hint = field.hint { console.line("  \(text(hint))") }
@@ -179,7 +201,7 @@ public struct LineModeFill: Sendable {
                 console.line("  \(offset + 1)) \(text(choice.label))")
             }
         }
-        let shown = current.map { " [\($0.display(for: field))]" } ?? ""
+        let shown = current.map { " [\($0.display(for: field, language: language))]" } ?? ""
         console.say("\(label)\(shown): ")
     }
 

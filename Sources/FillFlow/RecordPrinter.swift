@@ -34,11 +34,13 @@ public enum RecordPrinter {
             text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\n", with: "\n      "), allowing: ["\n"])
     }
 
-    /// A record as a person reads it: each relevant field with its answer and any problem.
-    public static func text(_ record: StoredRecord, form: FormDefinition) -> String {
+    /// A record as a person reads it: each relevant field with its answer and any problem, in the form's
+    /// `language` (one of its languages; nil for its default).
+    public static func text(_ record: StoredRecord, form: FormDefinition, language: String? = nil) -> String {
         let validator = FormValidator(form: form)
         let metadata = RecordMetadata(startedAt: record.createdAt, endedAt: record.state == .submitted ? record.submittedAt ?? record.updatedAt : nil, device: nil)
-        let state = FormState(logic: validator.logic, answers: record.answers, metadata: metadata)
+        var state = FormState(logic: validator.logic, answers: record.answers, metadata: metadata)
+        state.language = language
         let report = validator.validate(state)
         var lines = [
             "Record \(record.id.uuidString.lowercased())",
@@ -58,19 +60,19 @@ public enum RecordPrinter {
             if field.kind == .repeat {
                 let live = state.instances.live(field.id, in: prefix)
                 let problems = shown(report.issues(for: key).map(\.message).joined(separator: " "))
-                lines.append("\(indent)\(shown(field.label)): \(live.count) \(shown(field.instanceNoun.lowercased()))\(live.count == 1 ? "" : "s")\(problems.isEmpty ? "" : "   ! \(problems)")")
+                lines.append("\(indent)\(shown(state.text(field.label, at: key))): \(live.count) \(shown(state.text(field.instanceNoun, at: key).lowercased()))\(live.count == 1 ? "" : "s")\(problems.isEmpty ? "" : "   ! \(problems)")")
                 for (number, instance) in live.enumerated().reversed() {
                     for child in (field.fields ?? []).reversed() { stack.append((child, instance.prefix, depth + 2)) }
-                    stack.append((FieldDefinition(id: "\u{0}", kind: .note, label: "\(field.instanceNoun) \(number + 1)"), instance.prefix, depth + 1))
+                    stack.append((FieldDefinition(id: "\u{0}", kind: .note, label: LocalizedText("\(state.text(field.instanceNoun, at: key)) \(number + 1)")), instance.prefix, depth + 1))
                 }
                 continue
             }
             if field.id == "\u{0}" {
-                lines.append("\(indent)\(shown(field.label))")
+                lines.append("\(indent)\(shown(field.label.text))")
                 continue
             }
             guard field.holdsValue else { continue }
-            let value = state.value(key).map { shownAnswer($0.display(for: field)) } ?? "—"
+            let value = state.value(key).map { shownAnswer($0.display(for: field, language: language)) } ?? "—"
             let problems = shown(report.issues(for: key).map(\.message).joined(separator: " "))
             lines.append("\(indent)\(shown(state.text(field.label, at: key)))\(field.isComputed ? " (computed)" : ""): \(value)\(problems.isEmpty ? "" : "   ! \(problems)")")
         }

@@ -127,6 +127,7 @@ extension AppModel {
     /// that, with the reviewer's comment at the top.
     func open(_ session: FormSession, review: RecordReview? = nil) {
         var sheet = SheetState(form: session.form, answers: session.openedAnswers, metadata: session.metadata)
+        sheet.language = session.openedLanguage
         if let review, review.state.needsChanges {
             sheet.title = "Fix and Resubmit"
             sheet.completionLabel = "Resubmit"

@@ -141,7 +141,7 @@ extension AppModel {
         if let record = try? await store.record(summary.id), let form = try? await store.form(id: record.formID, version: record.formVersion) {
             for field in form.allFields {
                 guard let value = record.answers[field.id] else { continue }
-                details.append((field.label, value.display(for: field).replacingOccurrences(of: "\n", with: " ")))
+                details.append((field.label.text, value.display(for: field).replacingOccurrences(of: "\n", with: " ")))
             }
             let waiting = record.missingOnServer.count
             if waiting > 0 { details.append(("Attachments", "waiting for \(waiting) attachment\(waiting == 1 ? "" : "s") to reach the server")) }

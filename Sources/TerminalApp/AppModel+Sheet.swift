@@ -11,6 +11,9 @@ extension AppModel {
             help = .sheet
             return .redraw
         }
+        if event == .function(2), case .record(let session, _)? = presented, sheet.form.languages.count > 1 {
+            return await switchLanguage(sheet, session: session)
+        }
         if case .mouse(let mouse) = event {
             guard mouse.action == .press else { return .redraw }
             intents = click(mouse, on: &sheet)
@@ -47,6 +50,24 @@ extension AppModel {
             }
         }
         return await perform(intents, sheet: sheet)
+    }
+
+    /// F2: the sheet in the form's next language, and the device's language from now on; what is typed and
+    /// every answer stay as they are.
+    func switchLanguage(_ sheet: SheetState, session: FormSession) async -> AppStep {
+        var sheet = sheet
+        let languages = sheet.form.languages
+        let current = sheet.language ?? sheet.form.defaultLanguage ?? languages[0]
+        let next = languages[((languages.firstIndex(of: current) ?? 0) + 1) % languages.count]
+        sheet.language = await session.setLanguage(next)
+        do {
+            try await store.setPreferredLanguage(next)
+            sheet.notice = "In \(next) · F2 next language"
+        } catch {
+            sheet.notice = "In \(next) for this sheet; the device's language was not saved: \(error)"
+        }
+        update(sheet)
+        return .redraw
     }
 
     /// Whether a key picks an option outright (a digit), rather than moving through the options.

@@ -125,7 +125,7 @@ extension AppModel {
                 let field = form.field(conflict.fieldID)
                 let show: (AnswerValue?) -> String = { $0?.display(for: field) ?? "(empty)" }
                 fields.append(FieldDefinition(
-                    id: "c\(conflict.id)", kind: .singleChoice, label: field?.label ?? conflict.fieldID, hint: "\(conflict.policy) conflict",
+                    id: "c\(conflict.id)", kind: .singleChoice, label: field?.label ?? LocalizedText(conflict.fieldID), hint: "\(conflict.policy) conflict",
                     choices: [
                         Choice(value: "mine", label: "Mine: \(show(conflict.mine)) (this device)"),
                         Choice(value: "theirs", label: "Theirs: \(show(conflict.theirs)) (\(conflict.theirsDevice ?? "the server"))"),

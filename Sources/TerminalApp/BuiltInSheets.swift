@@ -15,7 +15,7 @@ enum BuiltInSheets {
             pages: [FormPage(id: "new", fields: [
                 FieldDefinition(
                     id: "form", kind: .singleChoice, label: "Form", hint: "1–\(max(1, forms.count)), or ↑↓ then Enter", required: true,
-                    choices: forms.isEmpty ? [Choice(value: "-", label: "No forms yet: fieldsheet forms import FILE")] : forms.map { Choice(value: $0.id, label: $0.title) })
+                    choices: forms.isEmpty ? [Choice(value: "-", label: "No forms yet: fieldsheet forms import FILE")] : forms.map { Choice(value: $0.id, label: LocalizedText($0.title)) })
             ])])
     }
 

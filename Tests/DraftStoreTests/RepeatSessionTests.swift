@@ -122,3 +122,52 @@ struct RecordMetadataSessionTests {
         try await resumed.dismiss(reason: .escape)
     }
 }
+
+/// The device's language is a setting of its database: a sheet opens in it when its form is written in it,
+/// switches at any point without losing what was typed, and a form not written in it shows its default.
+struct LanguageSessionTests {
+    @Test func aSheetOpensInTheDevicesLanguageAndSwitchesKeepingItsAnswers() async throws {
+        let directory = TemporaryDirectory("language-session")
+        let store = try DraftStore(home: directory.url)
+        let json = #"""
+        { "id": "visit", "version": 1, "title": "Visit", "completionLabel": "Save",
+          "languages": ["English (en)", "Français (fr)"],
+          "pages": [{ "id": "main", "fields": [
+          { "id": "site", "kind": "text", "label": { "English (en)": "Site", "Français (fr)": "Lieu" }, "required": true },
+          { "id": "kind", "kind": "singleChoice", "label": "Kind", "required": true,
+            "choices": [{ "value": "office", "label": { "English (en)": "Office", "Français (fr)": "Bureau" } }] }] }] }
+        """#
+        let loaded = FormLoader().load(Data(json.utf8), file: "visit.json")
+        try await store.importForms([try #require(loaded.loaded?.form, "\(loaded.findings)")])
+        #expect(try await store.preferredLanguage() == nil)
+        try await store.setPreferredLanguage("fr")
+        #expect(try await store.preferredLanguage() == "fr")
+
+        let session = try await store.newRecord(formID: "visit")
+        #expect(session.openedLanguage == "Français (fr)")
+        #expect(await session.language == "Français (fr)")
+        let site = try #require(session.form.field("site"))
+        #expect(await session.state.text(site.label, at: "site") == "Lieu")
+        try await session.set("site", to: .text("Dépôt"))
+        // A choice typed by its French label is stored by its value.
+        try await session.set("kind", input: "Bureau")
+        #expect(await session.answers["kind"] == .choice("office"))
+        // Switching in the middle changes what is shown, not what is stored.
+        #expect(await session.setLanguage("en") == "English (en)")
+        #expect(await session.state.text(site.label, at: "site") == "Site")
+        #expect(await session.answers == ["site": .text("Dépôt"), "kind": .choice("office")])
+        // A language the form is not written in shows its default.
+        #expect(await session.setLanguage("de") == nil)
+        #expect(await session.language == nil)
+        try await session.dismiss(reason: .escape)
+
+        // Reopened (the setting outlives the store), the draft is in the device's language, with its answers.
+        let reopened = try DraftStore(home: directory.url)
+        let resumed = try await reopened.resumeDraft(session.recordID)
+        #expect(await resumed.language == "Français (fr)")
+        #expect(await resumed.answers == ["site": .text("Dépôt"), "kind": .choice("office")])
+        #expect(try await resumed.complete() == .submitted, "the record completes after the switches")
+        try await reopened.setPreferredLanguage(nil)
+        #expect(try await reopened.preferredLanguage() == nil)
+    }
+}

@@ -24,7 +24,7 @@ struct XLSFormCLITests {
         let directory = TemporaryDirectory("xlsform-lint")
         let clean = try Subprocess.run(CLIHome.binary, ["lint", Self.siteVisit])
         #expect(clean.status == 0, "\(clean.output)")
-        #expect(clean.stdout.contains("site-visit.xlsx: warning[xlsform-not-imported] survey!D1: Labels in Français (fr) are not imported"))
+        #expect(!clean.stdout.contains("Labels in Français (fr) are not imported"), "\(clean.output)")
         let broken = try Subprocess.run(CLIHome.binary, ["lint", try Self.brokenWorkbook(in: directory)])
         #expect(broken.status == 1)
         #expect(broken.stdout.contains("broken.xlsx: error[xlsform-choices] survey!A3: The list colours is not in the choices sheet"), "\(broken.output)")

@@ -82,10 +82,135 @@ import Testing
         let form = try #require(result.loaded?.form, "\(result.findings)")
         #expect(form.id == "site-visit" && form.version == 2_026_112_301 && form.title == "Site Visit")
         #expect(F.field("site", in: form)?.hint == "As on the board")
+        #expect(form.languages == ["English (en)", "Français (fr)"] && form.defaultLanguage == "English (en)")
         let warnings = result.findings.filter { $0.severity == .warning }.map { "\($0.cell ?? "") \($0.rule)" }
-        #expect(warnings.contains("survey!D1 xlsform-not-imported"))  // Français
+        #expect(!warnings.contains("survey!D1 xlsform-not-imported"), "\(warnings)")  // Français is imported
         #expect(warnings.contains("settings!B2 xlsform-form-id"))
         #expect(warnings.contains("settings!E2 xlsform-not-imported"))  // public_key
+    }
+
+    /// Every language of a workbook is imported: labels, hints, constraint messages, group titles, repeat
+    /// names and choice labels, each in the languages its row has; `default_language` chooses the default, an
+    /// untranslated column beside translated ones is pyxform's language `default`.
+    @Test func everyLanguageOfAWorkbookIsImported() throws {
+        let result = try F.load(survey: [
+            ["type", "name", "label::English (en)", "label::Français (fr)", "hint::Français (fr)", "constraint", "constraint_message::English (en)", "constraint_message::Français (fr)"],
+            ["begin_group", "site", "Site", "Lieu", nil, nil, nil, nil],
+            ["text", "name", "Name", "Nom", "Comme écrit", nil, nil, nil],
+            ["integer", "age", "Age of ${name}", "Âge de ${name}", nil, ". < 150", "Too old", "Trop vieux"],
+            ["select_one fruit", "fruit", "Fruit", nil, nil, nil, nil, nil],
+            ["end_group", nil, nil, nil, nil, nil, nil, nil],
+            ["begin_repeat", "visit", "Visit", "Visite", nil, nil, nil, nil],
+            ["text", "place", "Place", "Endroit", nil, nil, nil, nil],
+            ["end_repeat", nil, nil, nil, nil, nil, nil, nil],
+        ], choices: [
+            ["list_name", "name", "label::English (en)", "label::Français (fr)"],
+            ["fruit", "apple", "Apple", "Pomme"], ["fruit", "pear", "Pear", nil],
+        ], settings: [["form_title", "form_id", "default_language"], ["Visit", "visit", "Français (fr)"]])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.languages == ["English (en)", "Français (fr)"])
+        #expect(form.defaultLanguage == "Français (fr)")
+        let fr = "Français (fr)", en = "English (en)"
+        #expect(form.pages.first?.title?.text(in: en) == "Site" && form.pages.first?.title?.text == "Lieu")
+        #expect(F.field("name", in: form)?.label.text(in: en) == "Name" && F.field("name", in: form)?.label.text == "Nom")
+        #expect(F.field("name", in: form)?.hint?.text(in: en) == "Comme écrit")  // only in French: every language reads it
+        #expect(F.field("age", in: form)?.label.text(in: en) == "Age of ${name}" && F.field("age", in: form)?.label.text(in: fr) == "Âge de ${name}")
+        #expect(F.field("age", in: form)?.constraintMessage?.text(in: en) == "Too old" && F.field("age", in: form)?.constraintMessage?.text(in: fr) == "Trop vieux")
+        #expect(F.field("fruit", in: form)?.label.text(in: fr) == "Fruit")
+        #expect(F.field("fruit", in: form)?.label(ofChoice: "apple", in: fr) == "Pomme")
+        #expect(F.field("fruit", in: form)?.label(ofChoice: "apple", in: en) == "Apple")
+        #expect(F.field("fruit", in: form)?.label(ofChoice: "pear", in: fr) == "Pear")
+        #expect(F.field("visit", in: form)?.label.text(in: fr) == "Visite")
+        #expect(F.field("place", in: form)?.label.text(in: en) == "Place")
+        #expect(!result.findings.contains { $0.rule == "xlsform-not-imported" && $0.message.contains("Labels in") }, "\(result.findings)")
+    }
+
+    @Test func anUntranslatedLabelBesideTranslatedOnesIsTheLanguageDefault() throws {
+        let result = try F.load(survey: [
+            ["type", "name", "label", "label::Español (es)"],
+            ["text", "name", "Name", "Nombre"],
+            ["text", "city", "City", nil],
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(form.languages == ["default", "Español (es)"] && form.defaultLanguage == "default")
+        #expect(F.field("name", in: form)?.label.text(in: "Español (es)") == "Nombre")
+        #expect(F.field("city", in: form)?.label.text(in: "Español (es)") == "City")
+        // One translated language and no untranslated label: a form in one language, as before.
+        let single = try F.load(survey: [["type", "name", "label::English (en)"], ["text", "name", "Name"]])
+        let one = try #require(single.loaded?.form, "\(single.findings)")
+        #expect(one.languages.isEmpty && F.field("name", in: one)?.label == "Name")
+    }
+
+    /// `required_message` (in every language, showing answers) is the field's requiredMessage.
+    @Test func aRequiredMessageIsImported() throws {
+        let result = try F.load(survey: [
+            ["type", "name", "label", "required", "required_message", "required_message::Français (fr)", "label::Français (fr)"],
+            ["text", "name", "Name", nil, nil, nil, "Nom"],
+            ["integer", "age", "Age", "yes", "${name} needs an age", "Il faut l'âge de ${name}", "Âge"],
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let message = try #require(F.field("age", in: form)?.requiredMessage)
+        #expect(message.text(in: "default") == "${name} needs an age" && message.text(in: "Français (fr)") == "Il faut l'âge de ${name}")
+        #expect(!result.findings.contains { $0.message.contains("required_message") }, "\(result.findings)")
+    }
+
+    /// `begin loop over LIST`: a group per choice (and other, added by an or_other question on the list), each
+    /// with the loop's questions, `%(label)s` the choice's label in each language; cells name the loop's rows.
+    @Test func aLoopIsAGroupPerChoice() throws {
+        let result = try F.load(survey: [
+            ["type", "name", "label::English", "label::Français"],
+            ["select_multiple toilet or_other", "toilets", "Toilets", "Toilettes"],
+            ["begin loop over toilet", "per_toilet", "Per toilet", "Par toilette"],
+            ["integer", "number", "How many %(label)s?", "Combien de %(label)s ?"],
+            ["end loop", nil, nil, nil],
+        ], choices: [
+            ["list_name", "name", "label::English", "label::Français"],
+            ["toilet", "pit", "Pits", "fosses"], ["toilet", "flush", "Flush toilets", "chasses d'eau"],
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let page = try #require(form.pages.first { $0.id == "per_toilet" })
+        #expect(page.fields.map(\.id) == ["number", "flush_number", "other_number"])
+        #expect(page.fields[0].label.text(in: "English") == "How many Pits?" && page.fields[0].label.text(in: "Français") == "Combien de fosses ?")
+        #expect(page.fields[2].label.text(in: "English") == "How many Other?")
+        #expect(result.findings.contains { $0.rule == "xlsform-name" && $0.cell == "survey!B4" }, "renamed copies name the loop's row: \(result.findings)")
+        let missing = try F.load(survey: [["type", "name", "label"], ["begin loop over nothing", "l", "L"], ["integer", "n", "N"], ["end loop", nil, nil]])
+        #expect(missing.findings.contains { $0.rule == "xlsform-loop" && $0.cell == "survey!A2" && $0.message.contains("not in the choices sheet") }, "\(missing.findings)")
+    }
+
+    /// A note holds no answer: an expression reading one reads nothing (ODK reads it as empty text), warned
+    /// about naming the cell.
+    @Test func anExpressionReadingANoteReadsNothing() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("note", "intro", "Welcome"),
+            F.row("calculate", "same", nil, calculation: "if(${intro} = ${intro}, 'success', 'error')"),
+        ])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(F.field("same", in: form)?.calculation == "if(null == null, 'success', 'error')")
+        #expect(result.findings.contains { $0.rule == "xlsform-note-value" && $0.cell == "survey!F3" }, "\(result.findings)")
+    }
+
+    /// What pyxform's older workbooks hold reads as pyxform reads it: `bind:relevant` and `bind:constraint`
+    /// headers, the `imei` metadata row, a time default stored as a time, and nothing after 60 empty rows.
+    @Test func olderWorkbooksReadAsPyxformReadsThem() throws {
+        var survey: [[CellValue?]] = [
+            [.text("type"), .text("name"), .text("label"), .text("bind:relevant"), .text("bind:constraint"), .text("bind:jr:constraintMsg"), .text("default")],
+            [.text("imei"), .text("imei"), nil, nil, nil, nil, nil],
+            [.text("integer"), .text("age"), .text("Age"), nil, .text(". < 150"), .text("Too old"), nil],
+            [.text("text"), .text("name"), .text("Name"), .text("${age} >= 18"), nil, nil, nil],
+            [.text("time"), .text("start_time"), .text("Start"), nil, nil, nil, .number(0.395833333333333)],
+        ]
+        survey += Array(repeating: [nil], count: 61)
+        survey.append([.text("party like it's 1999"), .text("late"), .text("Late")])
+        let data = try WorkbookWriter().write([("survey", survey), ("settings", [[.text("form_title")], [.text("Old")]])])
+        let result = XLSFormImporter().load(try WorkbookReader().read(data), file: "old.xlsx")
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(F.field("name", in: form)?.relevant == "age >= 18")
+        #expect(F.field("age", in: form)?.constraint == ". < 150" && F.field("age", in: form)?.constraintMessage == "Too old")
+        #expect(F.field("start_time", in: form)?.defaultValue == .time("09:30"))
+        #expect(F.field("imei", in: form) == nil && F.field("late", in: form) == nil)
+        #expect(result.findings.contains { $0.cell == "survey!A67" && $0.rule == "xlsform-not-imported" && $0.message.contains("after more than 60 empty rows") },
+                "\(result.findings)")
     }
 
     /// Each malformed workbook is refused with a finding naming the cell, in the linter's format.

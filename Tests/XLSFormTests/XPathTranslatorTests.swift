@@ -44,6 +44,8 @@ import Testing
         // An absolute or relative path is read as the question it ends at.
         ("/data/age > 1 and ../age < 9 and ../../g/age != 3", "age > 1 and age < 9 and age != 3"),
         ("sum(/data/defects/cost)", "sum(defects.cost)"),
+        // position(..): the number of the repeat instance.
+        ("concat('Defect ', position(..))", "concat('Defect ', position())"),
     ]
 
     @Test(arguments: translations)
@@ -63,6 +65,18 @@ import Testing
         #expect(try filter.translate("name != 'x' and label != ''") == "choice.value != 'x' and choice.label != ''")
         // A column named like a word of FieldSheet's expressions cannot be read as choice.<column>.
         #expect(throws: XPathError.self) { try filter.translate("or = 'x'") }
+    }
+
+    /// `label::English` in a choice filter is the choice's label in that language: read when it is the form's
+    /// default language (FieldSheet's filters read that one), refused naming the language otherwise.
+    @Test func aChoiceFilterReadsTheLabelInTheDefaultLanguage() throws {
+        var filter = Self.translator(choiceFilter: true)
+        filter.defaultLanguage = "English"
+        #expect(try filter.translate("label::English != ''") == "choice.label != ''")
+        #expect(try filter.translate("label::english != '' and name != 'x'") == "choice.label != '' and choice.value != 'x'")
+        let refused = #expect(throws: XPathError.self) { try filter.translate("label::French = 'Oui'") }
+        #expect(refused?.message.contains("in French") == true && refused?.message.contains("(English)") == true, "\(String(describing: refused))")
+        #expect(throws: XPathError.self) { try Self.translator(choiceFilter: true).translate("label::English != ''") }
     }
 
     static let refusals: [(String, String, Int)] = [

@@ -218,6 +218,31 @@ def scenario(backend, work, storage):
         rows = driver.find_elements(By.CSS_SELECTOR, "table.records tbody tr")
         check(len(rows) == 1 and job[:8] in rows[0].text, "the edited filter does not show exactly the fixed record")
 
+        # A form written in English and French, filled on the device in French (choices typed by their French
+        # labels): the reviewer reads it in the form's default language, then in French from the page's language
+        # links; the stored values are the same either way.
+        visit = ana("fill", "site-visit", "--language", "fr", "--set", "site_name=Dépôt B", "--set", "site_type=Bureau",
+                    "--set", "ppe_checked=yes", "--set", "rating=Bon", "--complete").strip()
+        ana("sync")
+        check(re.fullmatch(r"[0-9a-f-]{36}", visit), f"fill printed no record id: {visit!r}")
+        record_url = f"{url}/console/projects/demo/records/{visit}"
+        browser.open(record_url, "bilingual record")
+        languages = driver.find_element(By.ID, "languages")
+        check("Type of site" in browser.text() and "Office" in browser.text() and "Bureau" not in browser.text(),
+              "the record is not shown in the form's default language (English)")
+        check(languages.find_element(By.CSS_SELECTOR, "strong").text == "English (en)", "the language shown is not marked")
+        languages.find_element(By.LINK_TEXT, "Français (fr)").click()
+        wait_until("the record in French", lambda: "Type de site" in browser.text())
+        check("lang=Fran" in driver.current_url, f"the language is not in the address: {driver.current_url}")
+        text = browser.text()
+        check("Nom du site" in text and "Dépôt B" in text and "Bureau" in text and "Bon" in text and "Type of site" not in text,
+              "the record is not shown in French")
+        browser.shot("record-french")
+        browser.at_phone_width("record-french")
+        browser.open(record_url + "?lang=de", "record in an unknown language")
+        check("not written in \"de\"" in browser.text() and "Type of site" in browser.text(),
+              "an unknown language is not explained, or the page is not in the default language")
+
         # Signing out ends the session.
         browser.submit(driver.find_element(By.CSS_SELECTOR, "form[action='/console/logout']"), "sign-out")
         wait_until("the signed-out page", lambda: "You are signed out." in browser.text())

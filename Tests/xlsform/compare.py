@@ -6,7 +6,8 @@ Usage: compare.py FIELDSHEET_BINARY
 Writes the corpus (corpus.py) to a temporary directory and reads the published workbooks under published/
 (each folder with its source's licence), converts every workbook with both, and compares what
 matters: question names and types, groups (top-level groups are FieldSheet's pages) and repeats, choice lists,
-and which questions carry relevance (their own or a group's), constraints and calculations. A workbook pyxform
+which questions carry relevance (their own or a group's), constraints and calculations, and the languages
+(every one pyxform reads is the definition's, and each question's label reads the same in each). A workbook pyxform
 refuses must be refused by FieldSheet too, with a finding naming the cell; a workbook FieldSheet refuses on
 purpose is listed in the corpus with its reason, and must be refused naming the cell given. A published
 workbook pyxform converts either imports with the same structure or is refused naming cells; the refusals
@@ -30,13 +31,13 @@ KINDS = {
     "date": {"date"}, "time": {"time"}, "dateTime": {"dateTime"}, "datetime": {"dateTime"}, "geopoint": {"location"}, "note": {"note"},
     "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"}, "phone number": {"text"},
     "photo": {"photo"}, "image": {"photo"}, "audio": {"audio"}, "video": {"file"}, "file": {"file"},
-    "barcode": {"text"}, "range": {"integer", "decimal"}, "hidden": {"calculate"},
+    "barcode": {"text"}, "range": {"integer", "decimal"}, "hidden": {"calculate"}, "gps": {"location"},
 }
 # What FieldSheet writes differently: a range's bounds are min and max (a step may be a constraint); a hidden
 # row's value is its calculation (its default, or null).
 # pyxform keeps phone number's digits-only constraint in its type, FieldSheet writes it as a pattern.
 IGNORED = {"range": {"constraint"}, "hidden": {"calculation"}, "phone number": {"constraint"}}
-METADATA = {"start", "end", "today", "deviceid", "username", "email", "phonenumber", "subscriberid", "simserial", "audit",
+METADATA = {"start", "end", "today", "deviceid", "imei", "username", "email", "phonenumber", "subscriberid", "simserial", "audit",
             "start-geopoint", "uri:deviceid", "uri:username", "uri:email", "uri:phonenumber", "uri:subscriberid", "uri:simserial"}
 FINDING = re.compile(r": error\[(?P<rule>[a-z-]+)\] (?P<cell>[^:\s]+): ")
 
@@ -58,6 +59,8 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
         keys["used"].add(wanted)
         return wanted
 
+    # pyxform's holder of a repeat's fixed count is named after the repeat.
+    repeat_counts = {f"{child.get('name')}_count" for child in node.get("children", []) if child.get("type") == "repeat"}
     for child in node.get("children", []):
         kind = child.get("type")
         name = child.get("name")
@@ -70,15 +73,22 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
             if top:
                 pages.append(own)
             pyxform_items(child, repeats, relevance, False, items, pages, own, keys)
+        elif kind == "loop":
+            # pyxform writes a loop as a group holding a group per choice (its columns), each with the loop's questions.
+            own = key(name)
+            if top:
+                pages.append(own)
+            groups = [{"type": "group", "name": column["name"], "children": child.get("children", [])} for column in child.get("columns", [])]
+            pyxform_items({"children": groups}, repeats, relevance, False, items, pages, own, keys)
         elif kind == "repeat":
             own = key(name)
             items[own] = ("repeat", repeats, relevance, False, False, None)
             pyxform_items(child, repeats + (own,), False, False, items, pages, own, keys)
         elif kind in METADATA:
             key(name)
-        elif name.startswith("reserved_name_for_field_list_labels_"):
+        elif name.startswith(("reserved_name_for_field_list_labels_", "generated_table_list_label_")):
             continue  # pyxform's header row of a table-list group (the choices' labels, no answer); FieldSheet warns of table-list
-        elif kind == "calculate" and name.endswith("_count") and re.fullmatch(r"\d+", str(bind.get("calculate", ""))):
+        elif kind == "calculate" and name in repeat_counts and re.fullmatch(r"\d+", str(bind.get("calculate", ""))):
             continue  # pyxform's own holder of a fixed repeat_count (FieldSheet: minCount and maxCount)
         else:
             choices = [choice["name"] for choice in child.get("choices", [])] or None
@@ -105,6 +115,57 @@ def fieldsheet_items(definition):
             pages.append(page["id"])
         walk(page["fields"], ())
     return items, pages
+
+
+def pyxform_texts(node, found=None):
+    """Every language pyxform reads (labels, hints, messages, choice labels), and each named question's label."""
+    found = {"languages": set(), "labels": {}} if found is None else found
+    texts = [node.get("label"), node.get("hint")] + list(node.get("bind", {}).values())
+    for text in texts:
+        if isinstance(text, dict):
+            found["languages"].update(text)
+    if node.get("name") and node.get("type") not in ("group", "repeat", "survey") and "label" in node:
+        found["labels"].setdefault(node["name"], []).append(node["label"])
+    choices = node.get("choices", [])
+    for choice in [c for lists in choices.values() for c in lists] if isinstance(choices, dict) else choices:
+        if isinstance(choice.get("label"), dict):
+            found["languages"].update(choice["label"])
+    for child in node.get("children", []):
+        pyxform_texts(child, found)
+    return found
+
+
+def compare_languages(reference, ours):
+    """Nothing lost in translation: every language pyxform reads is one of the definition's (an untranslated
+    column, pyxform's "default", is kept as every language's text), and each question's label reads, in each
+    language, what pyxform's does."""
+    problems = []
+    theirs = pyxform_texts(reference)
+    mine = set(ours.get("languages", []))
+    named = theirs["languages"] - ({"default"} if "default" not in mine else set())
+    lost = named - mine if mine else (named if len(named) > 1 else set())
+    if lost:
+        problems.append(f"languages lost: pyxform reads {sorted(theirs['languages'])}, FieldSheet {sorted(mine)}")
+    fields = {}
+
+    def walk(items):
+        for field in items:
+            fields[field["id"]] = field
+            walk(field.get("fields", []))
+    for page in ours["pages"]:
+        walk(page["fields"])
+    for name, labels in theirs["labels"].items():
+        field = fields.get(name)
+        if len(labels) != 1 or field is None or not isinstance(labels[0], dict):
+            continue
+        for language, text in labels[0].items():
+            if language not in mine or "${" in text or "%(label)s" in text or not text.strip():
+                continue
+            label = field["label"]
+            shown = label.get(language, label.get(ours.get("defaultLanguage"))) if isinstance(label, dict) else label
+            if shown != text.strip():
+                problems.append(f"{name}: label in {language} pyxform {text!r} vs FieldSheet {shown!r}")
+    return problems
 
 
 def relevance_through_repeats(items):
@@ -136,7 +197,7 @@ def compare(name, reference, ours):
         for index in range(1, 6):
             if a[index] != b[index] and labels[index] not in IGNORED.get(a[0], ()):
                 problems.append(f"{question}: {labels[index]} pyxform {a[index]!r} vs FieldSheet {b[index]!r}")
-    return problems
+    return problems + compare_languages(reference, ours)
 
 
 PUBLISHED = pathlib.Path(__file__).with_name("published")

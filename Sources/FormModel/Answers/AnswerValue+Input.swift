@@ -55,7 +55,8 @@ extension AnswerValue {
     private static func matchChoice(_ text: String, in field: FieldDefinition) -> String? {
         let choices = field.choices ?? []
         if let exact = choices.first(where: { $0.value == text }) { return exact.value }
-        if let labelled = choices.first(where: { $0.label.caseInsensitiveCompare(text) == .orderedSame }) { return labelled.value }
+        // A choice's label in any language of the form.
+        if let labelled = choices.first(where: { $0.label.allTexts.contains { $0.caseInsensitiveCompare(text) == .orderedSame } }) { return labelled.value }
         if let number = Int(text), choices.indices.contains(number - 1) { return choices[number - 1].value }
         return nil
     }

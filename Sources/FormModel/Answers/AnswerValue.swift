@@ -71,8 +71,9 @@ public enum AnswerValue: Sendable, Hashable {
         }
     }
 
-    /// The answer as a person reads it ("High", "yes", "52.52, 13.4 ±5 m").
-    public func display(for field: FieldDefinition? = nil) -> String {
+    /// The answer as a person reads it ("High", "yes", "52.52, 13.4 ±5 m"); a choice by its label in
+    /// `language` (nil: the form's default language).
+    public func display(for field: FieldDefinition? = nil, language: String? = nil) -> String {
         switch self {
         case .text(let text), .raw(let text): return text
         case .integer(let value): return String(value)
@@ -80,8 +81,8 @@ public enum AnswerValue: Sendable, Hashable {
         case .boolean(let value): return value ? "yes" : "no"
         case .date(let text), .time(let text): return text
         case .dateTime(let text): return text.replacingOccurrences(of: "T", with: " ")
-        case .choice(let value): return field?.label(ofChoice: value) ?? value
-        case .choices(let values): return values.map { field?.label(ofChoice: $0) ?? $0 }.joined(separator: ", ")
+        case .choice(let value): return field?.label(ofChoice: value, in: language) ?? value
+        case .choices(let values): return values.map { field?.label(ofChoice: $0, in: language) ?? $0 }.joined(separator: ", ")
         case .location(let location):
             let accuracy = location.accuracy.map { " ±\(Self.format($0)) m" } ?? ""
             return "\(Self.format(location.latitude)), \(Self.format(location.longitude))\(accuracy)"

@@ -4,13 +4,13 @@ import Foundation
 public struct Choice: Codable, Sendable, Hashable {
     /// The value stored in the record.
     public var value: String
-    /// What the person filling the form reads.
-    public var label: String
+    /// What the person filling the form reads, in each language of the form.
+    public var label: LocalizedText
     /// Further properties a `choiceFilter` reads as `choice.<name>` (`{"severity": "high"}`).
     public var properties: [String: String]?
 
     /// A choice stored as `value` and shown as `label`, with the properties a `choiceFilter` may read.
-    public init(value: String, label: String, properties: [String: String]? = nil) {
+    public init(value: String, label: LocalizedText, properties: [String: String]? = nil) {
         self.value = value
         self.label = label
         self.properties = properties
@@ -24,11 +24,14 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     /// What kind of answer the field takes, and so how it is typed, stored and checked.
     public var kind: FieldKind
     /// The question the person filling the form reads ("Site name").
-    public var label: String
+    public var label: LocalizedText
     /// Guidance shown under the field.
-    public var hint: String?
+    public var hint: LocalizedText?
     /// Whether completion needs an answer while the field is relevant; a draft may leave it empty.
     public var required: Bool
+    /// What to tell the person when a required field has no answer (XLSForm's `required_message`); "Required:
+    /// enter a value." when nil.
+    public var requiredMessage: LocalizedText?
     /// A condition under which completion needs an answer (`required` is then false), written
     /// `"required": {"expression": "age >= 18"}`: XLSForm's `required` written as an expression.
     public var requiredExpression: String?
@@ -45,7 +48,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     /// A regular expression the whole text must match.
     public var pattern: String?
     /// What to tell the person when `pattern` does not match ("Use the form ABC-123").
-    public var patternMessage: String?
+    public var patternMessage: LocalizedText?
     /// For `singleChoice` and `multipleChoice`: the options offered, in the order shown.
     public var choices: [Choice]?
     /// When to show the field, in the relevance language (`priority == 'high'`); always shown when nil.
@@ -58,7 +61,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     /// a draft may hold a value that breaks it, completion may not.
     public var constraint: String?
     /// What to tell the person when `constraint` is false.
-    public var constraintMessage: String?
+    public var constraintMessage: LocalizedText?
     /// The default as an expression (`today()`), written `"default": {"expression": "today()"}`.
     public var defaultExpression: String?
     /// Which choices are offered: an expression over other answers and `choice.<property>` of each choice.
@@ -72,7 +75,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     /// For `repeat`: the id of an integer or calculate field whose value is the number of instances.
     public var countFrom: String?
     /// For `repeat`: what one instance is called ("Defect"): "Defect 2", "Add another defect?".
-    public var instanceLabel: String?
+    public var instanceLabel: LocalizedText?
     /// For `photo`, `audio` and `file`: the largest file accepted, in bytes; no limit of the form's own when nil.
     public var maxBytes: Int64?
     /// For `photo`, `audio` and `file`: the media types accepted (`image/jpeg`, `image/*`); the kind's
@@ -82,14 +85,14 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     /// A field with its id, kind and label; every option not given is unset, so the field is optional and
     /// unconstrained.
     public init(
-        id: String, kind: FieldKind, label: String, hint: String? = nil, required: Bool = false,
+        id: String, kind: FieldKind, label: LocalizedText, hint: LocalizedText? = nil, required: Bool = false,
         defaultValue: AnswerValue? = nil, min: Double? = nil, max: Double? = nil,
-        minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil, patternMessage: String? = nil,
+        minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil, patternMessage: LocalizedText? = nil,
         choices: [Choice]? = nil, relevant: String? = nil, conflictPolicy: ConflictPolicy? = nil,
-        calculation: String? = nil, constraint: String? = nil, constraintMessage: String? = nil,
+        calculation: String? = nil, constraint: String? = nil, constraintMessage: LocalizedText? = nil,
         defaultExpression: String? = nil, choiceFilter: String? = nil, fields: [FieldDefinition]? = nil,
-        minCount: Int? = nil, maxCount: Int? = nil, countFrom: String? = nil, instanceLabel: String? = nil,
-        maxBytes: Int64? = nil, accept: [String]? = nil, requiredExpression: String? = nil
+        minCount: Int? = nil, maxCount: Int? = nil, countFrom: String? = nil, instanceLabel: LocalizedText? = nil,
+        maxBytes: Int64? = nil, accept: [String]? = nil, requiredExpression: String? = nil, requiredMessage: LocalizedText? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -119,10 +122,11 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         self.maxBytes = maxBytes
         self.accept = accept
         self.requiredExpression = requiredExpression
+        self.requiredMessage = requiredMessage
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, kind, label, hint, required
+        case id, kind, label, hint, required, requiredMessage
         case defaultValue = "default"
         case min, max, minLength, maxLength, pattern, patternMessage, choices, relevant, conflictPolicy
         case calculation, constraint, constraintMessage, choiceFilter, fields, minCount, maxCount, countFrom, instanceLabel
@@ -153,14 +157,14 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     }
 
     /// What one instance of a repeat is called: `instanceLabel`, or the label.
-    public var instanceNoun: String { instanceLabel ?? label }
+    public var instanceNoun: LocalizedText { instanceLabel ?? label }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
         kind = try container.decode(FieldKind.self, forKey: .kind)
-        label = try container.decode(String.self, forKey: .label)
-        hint = try container.decodeIfPresent(String.self, forKey: .hint)
+        label = try container.decode(LocalizedText.self, forKey: .label)
+        hint = try container.decodeIfPresent(LocalizedText.self, forKey: .hint)
         // `required` is true or false, or {"expression": "age >= 18"}: required when the condition holds.
         required = false
         requiredExpression = nil
@@ -174,24 +178,25 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
                 throw DecodingError.dataCorruptedError(forKey: .required, in: container, debugDescription: "required is true, false or {\"expression\": \"…\"}")
             }
         }
+        requiredMessage = try container.decodeIfPresent(LocalizedText.self, forKey: .requiredMessage)
         min = try container.decodeIfPresent(Double.self, forKey: .min)
         max = try container.decodeIfPresent(Double.self, forKey: .max)
         minLength = try container.decodeIfPresent(Int.self, forKey: .minLength)
         maxLength = try container.decodeIfPresent(Int.self, forKey: .maxLength)
         pattern = try container.decodeIfPresent(String.self, forKey: .pattern)
-        patternMessage = try container.decodeIfPresent(String.self, forKey: .patternMessage)
+        patternMessage = try container.decodeIfPresent(LocalizedText.self, forKey: .patternMessage)
         choices = try container.decodeIfPresent([Choice].self, forKey: .choices)
         relevant = try container.decodeIfPresent(String.self, forKey: .relevant)
         conflictPolicy = try container.decodeIfPresent(ConflictPolicy.self, forKey: .conflictPolicy)
         calculation = try container.decodeIfPresent(String.self, forKey: .calculation)
         constraint = try container.decodeIfPresent(String.self, forKey: .constraint)
-        constraintMessage = try container.decodeIfPresent(String.self, forKey: .constraintMessage)
+        constraintMessage = try container.decodeIfPresent(LocalizedText.self, forKey: .constraintMessage)
         choiceFilter = try container.decodeIfPresent(String.self, forKey: .choiceFilter)
         fields = try container.decodeIfPresent([FieldDefinition].self, forKey: .fields)
         minCount = try container.decodeIfPresent(Int.self, forKey: .minCount)
         maxCount = try container.decodeIfPresent(Int.self, forKey: .maxCount)
         countFrom = try container.decodeIfPresent(String.self, forKey: .countFrom)
-        instanceLabel = try container.decodeIfPresent(String.self, forKey: .instanceLabel)
+        instanceLabel = try container.decodeIfPresent(LocalizedText.self, forKey: .instanceLabel)
         maxBytes = try container.decodeIfPresent(Int64.self, forKey: .maxBytes)
         accept = try container.decodeIfPresent([String].self, forKey: .accept)
         // A default is written in the plain JSON form of the field's kind ("high", 3, true), or as
@@ -219,6 +224,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         } else if required {
             try container.encode(true, forKey: .required)
         }
+        try container.encodeIfPresent(requiredMessage, forKey: .requiredMessage)
         if let defaultExpression {
             try container.encode(ExpressionObject(expression: defaultExpression), forKey: .defaultValue)
         } else {
@@ -246,8 +252,28 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         try container.encodeIfPresent(accept, forKey: .accept)
     }
 
-    /// The label of the choice with `value`, or the value itself.
-    public func label(ofChoice value: String) -> String {
-        choices?.first { $0.value == value }?.label ?? value
+    /// The label of the choice with `value` in `language` (nil: the default language), or the value itself.
+    public func label(ofChoice value: String, in language: String? = nil) -> String {
+        choices?.first { $0.value == value }?.label.text(in: language) ?? value
+    }
+
+    /// Calls `body` with each text of the field a person reads (label, hint, messages, instance name, the
+    /// choices' labels) and of the fields it holds, so each may be changed.
+    mutating func updateTexts(_ body: (inout LocalizedText) -> Void) {
+        body(&label)
+        for path in [\FieldDefinition.hint, \.requiredMessage, \.patternMessage, \.constraintMessage, \.instanceLabel] {
+            if var text = self[keyPath: path] {
+                body(&text)
+                self[keyPath: path] = text
+            }
+        }
+        if var list = choices {
+            for index in list.indices { body(&list[index].label) }
+            choices = list
+        }
+        if var children = fields {
+            for index in children.indices { children[index].updateTexts(body) }
+            fields = children
+        }
     }
 }

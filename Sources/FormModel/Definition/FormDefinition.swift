@@ -5,12 +5,12 @@ public struct FormPage: Codable, Sendable, Hashable {
     /// Identifies the page; unique within the form.
     public var id: String
     /// The step's name, shown beside "Step 2 of 4"; nil for none (the linter warns about that in a multi-step form).
-    public var title: String?
+    public var title: LocalizedText?
     /// The page's fields, in the order they are shown.
     public var fields: [FieldDefinition]
 
     /// A page with these fields.
-    public init(id: String, title: String? = nil, fields: [FieldDefinition]) {
+    public init(id: String, title: LocalizedText? = nil, fields: [FieldDefinition]) {
         self.id = id
         self.title = title
         self.fields = fields
@@ -50,6 +50,12 @@ public struct FormDefinition: Codable, Sendable, Hashable {
     public var editableAfterSubmit: Bool
     /// The form's steps, in order; a one-page form has a single page.
     public var pages: [FormPage]
+    /// The languages the form is written in (`English (en)`, `Français (fr)`), in the order offered; empty
+    /// for a form in one language. A text written `{"English (en)": …, "Français (fr)": …}` names them.
+    public var languages: [String]
+    /// The language a device shows unless told otherwise, and the one a text falls back to when it has none
+    /// in the language chosen; one of `languages` (the first when the definition names none).
+    public var defaultLanguage: String?
 
     /// A form with the defaults a definition file gets for each option it leaves out (version 1, `automatic`
     /// presentation, "Cancel", `lastWriterWins`).
@@ -57,7 +63,8 @@ public struct FormDefinition: Codable, Sendable, Hashable {
         id: String, version: Int = 1, title: String, description: String? = nil,
         presentation: PresentationStyle = .automatic, completionLabel: String, cancelLabel: String = "Cancel",
         transition: TransitionStyle? = nil, transitionReason: String? = nil, anchor: String? = nil, parent: String? = nil, pane: String? = nil,
-        conflictPolicy: ConflictPolicy = .lastWriterWins, editableAfterSubmit: Bool = false, pages: [FormPage]
+        conflictPolicy: ConflictPolicy = .lastWriterWins, editableAfterSubmit: Bool = false, pages: [FormPage],
+        languages: [String] = [], defaultLanguage: String? = nil
     ) {
         self.id = id
         self.version = version
@@ -74,11 +81,14 @@ public struct FormDefinition: Codable, Sendable, Hashable {
         self.conflictPolicy = conflictPolicy
         self.editableAfterSubmit = editableAfterSubmit
         self.pages = pages
+        self.languages = languages
+        self.defaultLanguage = defaultLanguage ?? languages.first
+        settleTexts()
     }
 
     enum CodingKeys: String, CodingKey {
         case id, version, title, description, presentation, completionLabel, cancelLabel, transition
-        case transitionReason, anchor, parent, pane, conflictPolicy, editableAfterSubmit, pages
+        case transitionReason, anchor, parent, pane, conflictPolicy, editableAfterSubmit, pages, languages, defaultLanguage
     }
 
     public init(from decoder: any Decoder) throws {
@@ -98,6 +108,66 @@ public struct FormDefinition: Codable, Sendable, Hashable {
         conflictPolicy = try container.decodeIfPresent(ConflictPolicy.self, forKey: .conflictPolicy) ?? .lastWriterWins
         editableAfterSubmit = try container.decodeIfPresent(Bool.self, forKey: .editableAfterSubmit) ?? false
         pages = try container.decode([FormPage].self, forKey: .pages)
+        languages = try container.decodeIfPresent([String].self, forKey: .languages) ?? []
+        defaultLanguage = try container.decodeIfPresent(String.self, forKey: .defaultLanguage) ?? languages.first
+        settleTexts()
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(version, forKey: .version)
+        try container.encode(title, forKey: .title)
+        try container.encodeIfPresent(description, forKey: .description)
+        try container.encode(presentation, forKey: .presentation)
+        try container.encode(completionLabel, forKey: .completionLabel)
+        try container.encode(cancelLabel, forKey: .cancelLabel)
+        try container.encodeIfPresent(transition, forKey: .transition)
+        try container.encodeIfPresent(transitionReason, forKey: .transitionReason)
+        try container.encodeIfPresent(anchor, forKey: .anchor)
+        try container.encodeIfPresent(parent, forKey: .parent)
+        try container.encodeIfPresent(pane, forKey: .pane)
+        try container.encode(conflictPolicy, forKey: .conflictPolicy)
+        try container.encode(editableAfterSubmit, forKey: .editableAfterSubmit)
+        try container.encode(pages, forKey: .pages)
+        if !languages.isEmpty {
+            try container.encode(languages, forKey: .languages)
+            try container.encodeIfPresent(defaultLanguage, forKey: .defaultLanguage)
+        }
+    }
+
+    /// Every translated text reads the default language's text when a language has none of its own.
+    private mutating func settleTexts() {
+        let language = defaultLanguage
+        updateTexts { $0.settle(defaultLanguage: language) }
+    }
+
+    /// Calls `body` with each text of the form a person reads (page titles, and every field's texts), so each
+    /// may be changed.
+    mutating func updateTexts(_ body: (inout LocalizedText) -> Void) {
+        for page in pages.indices {
+            if var title = pages[page].title {
+                body(&title)
+                pages[page].title = title
+            }
+            for field in pages[page].fields.indices { pages[page].fields[field].updateTexts(body) }
+        }
+    }
+
+    /// The language of the form a person asked for by `name`: one of `languages` written exactly, or ignoring
+    /// case, or by its code in parentheses (`fr` for `Français (fr)`) or its name before them (`Français`);
+    /// nil when the form has no such language.
+    public func language(named name: String) -> String? {
+        let wanted = name.trimmingCharacters(in: .whitespaces).lowercased()
+        if let exact = languages.first(where: { $0 == name }) { return exact }
+        return languages.first { language in
+            let lowered = language.lowercased()
+            if lowered == wanted { return true }
+            guard let open = lowered.lastIndex(of: "("), lowered.hasSuffix(")") else { return false }
+            let code = lowered[lowered.index(after: open)..<lowered.index(before: lowered.endIndex)]
+            let before = lowered[..<open].trimmingCharacters(in: .whitespaces)
+            return code == wanted || before == wanted
+        }
     }
 
     /// The transition actually used: the named one or the style's default.

@@ -10,11 +10,16 @@ public protocol ExpressionScope {
     var clock: ExpressionClock { get }
     /// The label of the choice `value` of the choice field `field`, for `choice-label()`; nil when there is none.
     func choiceLabel(of value: String, field: String) -> String?
+    /// The number (from 1) of the repeat instance the expression is evaluated in, for `position()`; nil outside
+    /// a repeat.
+    var position: Int? { get }
 }
 
 extension ExpressionScope {
     /// No choice labels: `choice-label()` reads the value itself.
     public func choiceLabel(of value: String, field: String) -> String? { nil }
+    /// Not inside a repeat: `position()` reads null.
+    public var position: Int? { nil }
 }
 
 /// `today()` and `now()` as local date and time (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM`), read once per evaluation pass.
@@ -269,6 +274,8 @@ extension FormExpression {
             return result.isFinite ? .number(result) : .null
         case .pi:
             return .number(Double.pi)
+        case .position:
+            return scope.position.map { .number(Double($0)) } ?? .null
         case .int:
             guard let number = values[0].asNumber, number.isFinite else { return .null }
             return .number(number.rounded(.towardZero))

@@ -154,7 +154,7 @@ extension FormExpression {
             case .today: return .date
             case .now: return .dateTime
             case .sqrt, .pow, .int, .number: return .number
-            case .sin, .cos, .tan, .asin, .acos, .atan, .exp, .log, .log10, .pi: return .number
+            case .sin, .cos, .tan, .asin, .acos, .atan, .exp, .log, .log10, .pi, .position: return .number
             case .string, .substr, .normalizeSpace: return .text
             case .contains, .startsWith, .endsWith, .booleanFromString, .regex: return .bool
             case .date: return .date

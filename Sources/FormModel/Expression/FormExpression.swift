@@ -176,6 +176,9 @@ public indirect enum FormExpression: Sendable, Hashable {
         case log, log10
         /// `pi()`: π.
         case pi
+        /// `position()`: the number of the repeat instance the expression is evaluated in, from 1 among the live
+        /// instances (XLSForm's `position(..)`); only inside a repeat.
+        case position
 
         /// How many arguments the function takes.
         var arity: ClosedRange<Int> {
@@ -185,7 +188,7 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .selected: return 2...2
             case .countSelected, .stringLength, .sum, .count: return 1...1
             case .concat: return 1...64
-            case .today, .now, .pi: return 0...0
+            case .today, .now, .pi, .position: return 0...0
             case .min, .max: return 1...16
             case .round: return 1...2
             case .sqrt, .int, .number, .string, .normalizeSpace, .booleanFromString: return 1...1
@@ -234,6 +237,7 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .sin, .cos, .tan: return "\(rawValue)(radians)"
             case .asin, .acos, .atan, .exp, .log, .log10: return "\(rawValue)(number)"
             case .pi: return "pi()"
+            case .position: return "position()"
             }
         }
     }

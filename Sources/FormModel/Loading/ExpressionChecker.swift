@@ -65,6 +65,12 @@ struct ExpressionChecker {
                         return
                     }
                 }
+                var usesPosition = false
+                expression.visit { if case .call(.position, _) = $0 { usesPosition = true } }
+                if usesPosition, fields.repeatChain(id).isEmpty {
+                    error("\(property.rule)-position-outside-repeat", path, "The \(property.noun) \"\(shown)\" uses position(), the number of the repeat instance it is in, but \"\(id)\" is in no repeat.",
+                          fix: "Use position() only in the fields of a repeat.")
+                }
                 for name in expression.referencedNames {
                     if let problem = scopeProblem(name, from: field, property: property) {
                         namesKnown = false
@@ -95,6 +101,18 @@ struct ExpressionChecker {
                 }
             }
         }
+        // `${name}` in a page's title, read from the top level of the form (as the page's own fields read names).
+        for (index, page) in loaded.form.pages.enumerated() {
+            guard let title = page.title, let first = page.fields.first else { continue }
+            let path = JSONPath.root.appending("pages").appending(index).appending("title")
+            for source in title.allTexts where FormText.mayReference(source) {
+                for name in FormText(source).references {
+                    if let problem = scopeProblem(name, from: first, property: Self.textProperty) {
+                        error(problem.rule, path, "The text \"\(FormChecker.shown(source))\" \(problem.message)", fix: problem.fix)
+                    }
+                }
+            }
+        }
         let logic = FormLogic(form: loaded.form)
         if let cycle = RelevanceGraph(edges: logic.reads, fieldOrder: fields.order).firstCycle(), let first = cycle.first, let path = fieldPaths[first] {
             let calculated = cycle.contains { logic.calculation[$0] != nil }
@@ -107,12 +125,21 @@ struct ExpressionChecker {
     }
 
     /// The texts a person reads that may hold `${name}` references.
-    nonisolated(unsafe) static let textProperty = Property(key: "text", noun: "text", rule: "text", source: \.hint)
+    nonisolated(unsafe) static let textProperty = Property(key: "text", noun: "text", rule: "text", source: \.relevant)
 
-    /// A field's texts that show answers, with their paths: label, hint, constraint message, the choices' labels.
+    /// A field's texts that show answers, in every language, with their paths: label, hint, messages, the
+    /// instance name, the choices' labels.
     static func texts(of field: FieldDefinition, at path: JSONPath) -> [(JSONPath, String)] {
-        var texts: [(JSONPath, String)] = [(path.appending("label"), field.label)]
-        for (key, text) in [("hint", field.hint), ("constraintMessage", field.constraintMessage)] {
+        localizedTexts(of: field, at: path).flatMap { path, text in text.allTexts.map { (path, $0) } }
+    }
+
+    /// A field's texts a person reads, with their paths (not those of the fields a repeat holds).
+    static func localizedTexts(of field: FieldDefinition, at path: JSONPath) -> [(JSONPath, LocalizedText)] {
+        var texts: [(JSONPath, LocalizedText)] = [(path.appending("label"), field.label)]
+        let optional: [(String, LocalizedText?)] = [
+            ("hint", field.hint), ("requiredMessage", field.requiredMessage), ("constraintMessage", field.constraintMessage), ("patternMessage", field.patternMessage), ("instanceLabel", field.instanceLabel),
+        ]
+        for (key, text) in optional {
             if let text { texts.append((path.appending(key), text)) }
         }
         for (index, choice) in (field.choices ?? []).enumerated() {

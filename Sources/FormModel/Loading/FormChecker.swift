@@ -7,6 +7,16 @@ enum FormChecker {
             findings.append(Finding(.error, rule: rule, file: loaded.file, path: path, location: loaded.location(of: path), message: message, fix: fix))
         }
 
+        if let language = form.defaultLanguage, !form.languages.contains(language) {
+            error("language-unknown", .root.appending("defaultLanguage"), "The default language \"\(language)\" is not one of the form's languages (\(form.languages.isEmpty ? "it lists none" : form.languages.joined(separator: ", "))).",
+                  fix: "List every language the form is written in under \"languages\", the default among them.")
+        }
+        for (index, language) in form.languages.enumerated() where form.languages[..<index].contains(language) {
+            error("language-duplicate", .root.appending("languages").appending(index), "The language \"\(language)\" is listed twice.", fix: "List each language once.")
+        }
+        for (index, page) in form.pages.enumerated() {
+            if let title = page.title { checkLanguages(of: title, at: .root.appending("pages").appending(index).appending("title"), in: form, error) }
+        }
         var pageIDs: [String: Int] = [:]
         var fieldPaths: [String: JSONPath] = [:]
         for (pageIndex, page) in form.pages.enumerated() {
@@ -24,6 +34,9 @@ enum FormChecker {
                     fieldPaths[field.id] = path
                 }
                 checkOptions(field, at: path, error)
+                for (textPath, text) in ExpressionChecker.localizedTexts(of: field, at: path) {
+                    checkLanguages(of: text, at: textPath, in: form, error)
+                }
                 if let pattern = field.pattern {
                     findings += patternRiskFindings(pattern, at: path.appending("pattern"), in: loaded)
                 }
@@ -37,6 +50,15 @@ enum FormChecker {
         }
         findings += ExpressionChecker(loaded: loaded, fieldPaths: fieldPaths).check()
         return findings
+    }
+
+    /// A text written in languages names only the form's `languages`.
+    static func checkLanguages(of text: LocalizedText, at path: JSONPath, in form: FormDefinition, _ error: (String, JSONPath, String, String) -> Void) {
+        for language in text.translations.keys.sorted() where !form.languages.contains(language) {
+            error("language-unknown", path.appending(language),
+                  "The text is written in \"\(language)\", which is not one of the form's languages (\(form.languages.isEmpty ? "it lists none" : form.languages.joined(separator: ", "))).",
+                  "Add \"\(language)\" to the form's \"languages\", or write the text's language as the list names it.")
+        }
     }
 
     /// `text` as findings quote it: long conditions and patterns shortened, so a finding stays readable.

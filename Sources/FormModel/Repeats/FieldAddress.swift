@@ -63,13 +63,13 @@ extension FormState {
         var parts: [String] = []
         var parent = ""
         for step in path.steps {
-            let noun = logic.fields.byID[step.group]?.instanceNoun ?? step.group
+            let noun = logic.fields.byID[step.group]?.instanceNoun.text(in: language) ?? step.group
             let live = instances.live(step.group, in: parent)
             let number = live.firstIndex { $0.id == step.instance }.map { String($0 + 1) } ?? "(removed, \(step.instance.prefix(8)))"
             parts.append("\(noun) \(number)")
             parent = AnswerKey.key(step.group, in: parent) + "/" + step.instance
         }
-        if !path.isInstanceMeta { parts.append(logic.fields.byID[path.field]?.label ?? path.field) }
+        if !path.isInstanceMeta { parts.append(logic.fields.byID[path.field]?.label.text(in: language) ?? path.field) }
         return parts.joined(separator: " › ")
     }
 

@@ -16,6 +16,9 @@ public struct FormState: Sendable {
     public var clock: ExpressionClock
     /// What `record.start`, `record.device` and the like read (nothing known: null).
     public let metadata: RecordMetadata
+    /// The language texts are shown in (one of the form's `languages`); nil for the form's default. Changing
+    /// it changes only what `text(_:at:)` shows, never an answer.
+    public var language: String?
 
     /// Evaluates every field for `answers` of a record with `metadata`.
     public init(logic: FormLogic, answers: [String: AnswerValue], clock: ExpressionClock = .local(), metadata: RecordMetadata = RecordMetadata()) {
@@ -240,15 +243,25 @@ public struct FormState: Sendable {
 
         var clock: ExpressionClock { state.clock }
 
+        /// The number of the innermost instance `prefix` names among its group's live instances.
+        var position: Int? {
+            guard let slash = prefix.lastIndex(of: "/") else { return nil }
+            let groupKey = prefix[..<slash]
+            let instance = prefix[prefix.index(after: slash)...]
+            let group = groupKey.lastIndex(of: "/").map { groupKey[groupKey.index(after: $0)...] } ?? groupKey
+            let parent = groupKey.lastIndex(of: "/").map { String(groupKey[..<$0]) } ?? ""
+            return state.instances.live(String(group), in: parent).firstIndex { $0.id == instance }.map { $0 + 1 }
+        }
+
         func choiceLabel(of value: String, field: String) -> String? {
-            state.logic.fields.byID[field]?.choices?.first { $0.value == value }?.label
+            state.logic.fields.byID[field]?.choices?.first { $0.value == value }?.label.text
         }
 
         func value(of path: [String]) -> ExpressionValue {
             if let choice, path.count == 2, path[0] == "choice" {
                 switch path[1] {
                 case "value": return .string(choice.value)
-                case "label": return .string(choice.label)
+                case "label": return .string(choice.label.text)
                 default: return choice.properties?[path[1]].map(ExpressionValue.string) ?? .null
                 }
             }

@@ -67,21 +67,27 @@ public struct FormText: Sendable, Hashable {
     }
 
     /// A value as a person reads it in text: nothing for no answer, yes or no, a number without a needless
-    /// `.0`, a choice's label (`field` is the field the value came from), items joined by commas.
-    static func shown(_ value: ExpressionValue, field: FieldDefinition?) -> String {
+    /// `.0`, a choice's label in `language` (`field` is the field the value came from), items joined by commas.
+    static func shown(_ value: ExpressionValue, field: FieldDefinition?, language: String? = nil) -> String {
         switch value {
         case .null, .failure: return ""
         case .bool(let flag): return flag ? "yes" : "no"
         case .number(let number): return AnswerValue.format(number)
-        case .string(let text): return field?.choices == nil ? text : field?.label(ofChoice: text) ?? text
+        case .string(let text): return field?.choices == nil ? text : field?.label(ofChoice: text, in: language) ?? text
         case .date(let text): return text
         case .dateTime(let text): return text.replacingOccurrences(of: "T", with: " ")
-        case .list(let items): return items.map { shown($0, field: field) }.filter { !$0.isEmpty }.joined(separator: ", ")
+        case .list(let items): return items.map { shown($0, field: field, language: language) }.filter { !$0.isEmpty }.joined(separator: ", ")
         }
     }
 }
 
 extension FormState {
+    /// `text` in the state's `language` (else the form's default), with each `${name}` replaced by that answer
+    /// as read from `key`: what a person reads.
+    public func text(_ text: LocalizedText, at key: String) -> String {
+        self.text(text.text(in: language), at: key)
+    }
+
     /// `source` (a label, hint, note, choice label or message of the field at `key`) with each `${name}` replaced
     /// by that answer as read from `key` (inside a repeat, the same instance's): what a person reads. A
     /// reference to an unanswered or hidden field reads as nothing.
@@ -92,7 +98,7 @@ extension FormState {
             case .text(let text): return text
             case .reference(let path):
                 let field = logic.fields.byID[path[0]] == nil ? nil : path.last.flatMap { logic.fields.byID[$0] }
-                return FormText.shown(evaluate(.name(path), at: key), field: field)
+                return FormText.shown(evaluate(.name(path), at: key), field: field, language: language)
             }
         }.joined()
     }

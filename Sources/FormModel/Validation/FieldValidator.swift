@@ -41,7 +41,7 @@ public enum FieldValidator {
                 switch verdicts?.outcome(pattern: pattern, text: text) ?? PatternMatcher.check(text, pattern: pattern) {
                 case .match: break
                 case .mismatch, .invalidPattern:
-                    found += issue(.patternMismatch, field.patternMessage ?? "Use the expected format (\(pattern)).")
+                    found += issue(.patternMismatch, field.patternMessage?.text ?? "Use the expected format (\(pattern)).")
                 case .tooExpensive:
                     found += issue(.patternTooExpensive, PatternMatcher.tooExpensiveMessage)
                 }
@@ -181,7 +181,7 @@ public enum FieldValidator {
     }
 
     static func choiceMessage(_ field: FieldDefinition) -> String {
-        let labels = (field.choices ?? []).map(\.label)
+        let labels = (field.choices ?? []).map(\.label.text)
         return field.kind == .multipleChoice
             ? "Choose from: \(labels.joined(separator: ", "))."
             : "Choose one of: \(labels.joined(separator: ", "))."

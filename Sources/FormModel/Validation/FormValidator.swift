@@ -89,12 +89,15 @@ public struct FormValidator: Sendable {
         if field.isComputed { return [] }
         let answer = state.answers[key]
         var found = FieldValidator.issues(for: field, answer: answer, verdicts: verdicts).map {
-            FieldIssue(fieldID: key, code: $0.code, message: $0.message)
+            // The form's own messages in the state's language, showing answers.
+            let own = $0.code == .patternMismatch ? field.patternMessage : $0.code == .required ? field.requiredMessage : nil
+            return FieldIssue(fieldID: key, code: $0.code, message: own.map { state.text($0, at: key) } ?? $0.message)
         }
         guard found.isEmpty, let answer, !answer.isBlank else {
             // Required when a condition holds: checked like a relevance condition (a failure counts as false).
             if found.isEmpty, field.kind.takesAnswer, let condition = logic.requiredExpression[field.id], state.evaluate(condition, at: key).isTruthy {
-                found.append(FieldIssue(fieldID: key, code: .required, message: field.kind.hasChoices ? "Required: choose an option." : "Required: enter a value."))
+                found.append(FieldIssue(fieldID: key, code: .required, message: field.requiredMessage.map { state.text($0, at: key) }
+                    ?? (field.kind.hasChoices ? "Required: choose an option." : "Required: enter a value.")))
             }
             return found
         }
@@ -107,7 +110,7 @@ public struct FormValidator: Sendable {
             default: values = []
             }
             if values.contains(where: { value in !offered.contains { $0.value == value } }) {
-                let labels = offered.map(\.label).joined(separator: ", ")
+                let labels = offered.map { state.text($0.label, at: key) }.joined(separator: ", ")
                 found.append(FieldIssue(fieldID: key, code: .notAChoice, message: offered.isEmpty
                     ? "No choice fits the other answers; change them or clear this field."
                     : "Choose from the options that fit the other answers: \(labels)."))
@@ -127,7 +130,7 @@ public struct FormValidator: Sendable {
 
     func countIssues(_ group: FieldDefinition, key: String, prefix: String, state: FormState) -> [FieldIssue] {
         let count = state.instances.live(group.id, in: prefix).count
-        let noun = group.instanceNoun.lowercased()
+        let noun = group.instanceNoun.text(in: state.language).lowercased()
         var low = group.minCount
         var high = group.maxCount
         if let source = group.countFrom, let wanted = countFrom(source, at: prefix, in: state) {

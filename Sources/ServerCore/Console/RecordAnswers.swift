@@ -33,8 +33,8 @@ struct RecordAnswers {
 
     /// The answers of `values` under `definition`; without one (a version the server does not hold), every
     /// stored value under its key. Attachment answers link to `attachmentBase/<sha256>` unless the hash is
-    /// among `missing`.
-    init(definition: FormDefinition?, values: [String: AnswerValue], attachmentBase: String? = nil, missing: Set<String> = []) {
+    /// among `missing`. Labels and choices read in `language` (one of the form's languages; nil for its default).
+    init(definition: FormDefinition?, values: [String: AnswerValue], attachmentBase: String? = nil, missing: Set<String> = [], language: String? = nil) {
         func attachment(_ value: AnswerValue?) -> Attachment? {
             guard case .attachment(let reference)? = value, let attachmentBase else { return nil }
             return Attachment(href: "\(attachmentBase)/\(reference.sha256)", waiting: missing.contains(reference.sha256))
@@ -46,7 +46,8 @@ struct RecordAnswers {
             return
         }
         let fields = FormFields(form: definition)
-        let state = FormState(logic: FormLogic(form: definition), answers: values)
+        var state = FormState(logic: FormLogic(form: definition), answers: values)
+        state.language = language
         var children: [String: [FieldDefinition]] = [:]
         for id in fields.order {
             guard let field = fields.byID[id] else { continue }
@@ -56,15 +57,15 @@ struct RecordAnswers {
             children[group, default: []].compactMap { field in
                 if field.kind == .repeat {
                     let instances = state.instances.live(field.id, in: prefix).enumerated().map { index, instance in
-                        Instance(heading: "\(field.instanceLabel ?? field.label) \(index + 1)", nested: RecordAnswers(items: items(in: field.id, prefix: instance.prefix)))
+                        Instance(heading: "\(state.text(field.instanceNoun, at: instance.prefix + "/" + AnswerKey.position)) \(index + 1)", nested: RecordAnswers(items: items(in: field.id, prefix: instance.prefix)))
                     }
-                    return Item(label: field.label, isRepeat: true, hasValue: false, text: "", instances: instances)
+                    return Item(label: state.text(field.label, at: AnswerKey.key(field.id, in: prefix)), isRepeat: true, hasValue: false, text: "", instances: instances)
                 }
                 guard field.holdsValue else { return nil }
                 let key = prefix.isEmpty ? field.id : prefix + "/" + field.id
                 let value = state.computed[key] ?? state.answers[key]
                 return Item(
-                    label: state.text(field.label, at: key), isRepeat: false, hasValue: value != nil, text: value?.display(for: field) ?? "", instances: [],
+                    label: state.text(field.label, at: key), isRepeat: false, hasValue: value != nil, text: value?.display(for: field, language: language) ?? "", instances: [],
                     attachment: attachment(value))
             }
         }

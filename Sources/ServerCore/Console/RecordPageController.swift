@@ -11,6 +11,8 @@ struct RecordPageController {
     let services: ServerServices
 
     struct Choice { var value: String; var label: String; var checked: Bool }
+    /// One of the form's languages, as a link to the page in it (`?lang=`), the one shown marked.
+    struct LanguageLink { var name: String; var href: String; var current: Bool }
     struct Change { var text: String }
     struct HistoryItem { var at: String; var user: String; var via: String?; var summary: String; var hasChanges: Bool; var changes: [Change] }
     struct ConflictItem {
@@ -45,6 +47,9 @@ struct RecordPageController {
         var updated: String
         var received: String
         var answers: RecordAnswers
+        /// The form's languages, when it is written in several; the page's labels are in the current one.
+        var hasLanguages: Bool
+        var languages: [LanguageLink]
         /// "Waiting for 2 attachments" while the server lacks some the record references.
         var waitingText: String?
         var canReview: Bool
@@ -85,7 +90,11 @@ struct RecordPageController {
         let conflicts = reviewer ? try await services.storage.conflictLog(projectId: membership.projectId, viewer: principal.userId, recordId: record.id) : []
         // Keys inside repeat instances read as a person names them ("Defect 2 › Where"), numbered among the
         // record's live instances now.
-        let current = definition.map { FormState(logic: FormLogic(form: $0), answers: record.fields.values) }
+        // The reviewer's language: `?lang=fr` (a code, a name, or as the form lists it), else the form's default.
+        let asked = request.uri.queryParameters.get("lang").flatMap { $0.isEmpty ? nil : String($0) }
+        let language = asked.flatMap { definition?.language(named: $0) }
+        var current = definition.map { FormState(logic: FormLogic(form: $0), answers: record.fields.values) }
+        current?.language = language
         func label(_ fieldId: String?) -> String {
             guard let fieldId else { return "the record" }
             return current?.describe(fieldId) ?? fieldId
@@ -99,12 +108,22 @@ struct RecordPageController {
             return "\(label(key)): \(what)"
         }
         func show(_ value: AnswerValue?, _ fieldId: String?) -> String {
-            value?.display(for: fieldId.flatMap { fields?.byID[$0] }) ?? "(empty)"
+            value?.display(for: fieldId.flatMap { fields?.byID[$0] }, language: language) ?? "(empty)"
         }
-        let notice: String? = switch request.uri.queryParameters.get("done") {
+        var notice: String? = switch request.uri.queryParameters.get("done") {
         case "reviewed": "Review saved: \(ConsoleLabels.review(record.review?.state))."
         case "resolved": "Conflict resolved."
         default: nil
+        }
+        if let asked, language == nil, let definition {
+            notice = definition.languages.isEmpty
+                ? "The form is written in one language only; \"\(asked)\" is not offered."
+                : "The form is not written in \"\(asked)\"; shown in \(definition.defaultLanguage ?? definition.languages[0]). Its languages: \(definition.languages.joined(separator: ", "))."
+        }
+        let shownLanguage = language ?? definition?.defaultLanguage
+        let base = "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"
+        let languages = (definition?.languages ?? []).map { name in
+            LanguageLink(name: name, href: base + "?lang=" + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name), current: name == shownLanguage)
         }
         let page = Page(
             chrome: ConsoleChrome(title: "\(definition?.title ?? record.formId) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
@@ -115,7 +134,9 @@ struct RecordPageController {
             device: record.device ?? "—", created: ConsoleTime.text(record.times.created), submitted: ConsoleTime.text(record.times.submitted),
             updated: ConsoleTime.text(record.times.updated), received: ConsoleTime.text(record.receivedAt),
             answers: RecordAnswers(
-                definition: definition, values: record.fields.values, attachmentBase: "/console/projects/\(membership.projectName)/attachments", missing: missing),
+                definition: definition, values: record.fields.values, attachmentBase: "/console/projects/\(membership.projectName)/attachments", missing: missing,
+                language: language),
+            hasLanguages: languages.count > 1, languages: languages,
             waitingText: missing.isEmpty ? nil : "Waiting for \(missing.count) attachment\(missing.count == 1 ? "" : "s") to arrive from the device.",
             canReview: reviewer && record.state == .submitted,
             reviewChoices: ReviewState.settable.map { Choice(value: $0.rawValue, label: ConsoleLabels.review($0), checked: record.review?.state == $0) },

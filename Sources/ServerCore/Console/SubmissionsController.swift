@@ -98,7 +98,7 @@ struct SubmissionsController {
             },
             sortOptions: Self.sorts.map { Option(value: $0.value, label: $0.label, selected: $0.value == filter.sort.value) },
             author: filter.author, from: filter.from, to: filter.to,
-            columns: shown.map { Column(label: $0.label) },
+            columns: shown.map { Column(label: $0.label.text) },
             rows: rows.map { row in
                 let record = row.record
                 return Row(

@@ -24,6 +24,7 @@ public enum HelpView {
         ("Enter", "Next field; a new line in a long text"),
         ("Space 1-9 ← →", "Choose an option (or click it)"),
         ("Ctrl-U", "Clear the field"),
+        ("F2", "Next language of a form written in several"),
         ("Photo, file", "Type the file's path, Tab completes, Enter attaches"),
         ("Next ›", "Check this step, then move on"),
         ("Esc", "Close, keeping everything typed"),

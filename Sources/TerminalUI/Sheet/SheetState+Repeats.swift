@@ -74,11 +74,11 @@ extension SheetState {
             let instances = evaluated.instances.live(field.id, in: prefix)
             rows.append(.repeatHeading(field: field, count: instances.count, depth: depth))
             for (index, instance) in instances.enumerated() {
-                rows.append(.instance(prefix: instance.prefix, title: "\(field.instanceNoun) \(index + 1)", depth: depth + 1))
+                rows.append(.instance(prefix: instance.prefix, title: "\(evaluated.text(field.instanceNoun, at: instance.prefix + "/" + AnswerKey.position)) \(index + 1)", depth: depth + 1))
                 appendRows(field.fields ?? [], prefix: instance.prefix, depth: depth + 1, to: &rows)
             }
             if field.maxCount.map({ instances.count < $0 }) ?? true {
-                rows.append(.add(group: field.id, parent: prefix, noun: field.instanceNoun, depth: depth + 1))
+                rows.append(.add(group: field.id, parent: prefix, noun: evaluated.text(field.instanceNoun, at: AnswerKey.key(field.id, in: prefix)), depth: depth + 1))
             }
         }
     }

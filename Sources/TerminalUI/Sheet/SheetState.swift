@@ -42,6 +42,11 @@ public struct SheetState: Sendable {
     public private(set) var evaluated: FormState {
         didSet { visibleRows = buildVisibleRows() }
     }
+    /// The language the sheet shows its texts in (one of the form's `languages`); nil for the default.
+    public var language: String? {
+        get { evaluated.language }
+        set { evaluated.language = newValue }
+    }
     /// The rows of the current step: fields (inside repeat instances too), repeat headings, instance titles
     /// and Add buttons, in order. Kept as the answers and the step change, so a key that only moves the focus
     /// or redraws builds nothing (a record of 200 instances has thousands of rows).
@@ -263,7 +268,9 @@ public struct SheetState: Sendable {
     /// Replaces the answers (after the session reverted or merged them), keeping the focus where it can.
     public mutating func reload(_ answers: [String: AnswerValue]) {
         self.answers = answers
+        let language = evaluated.language
         evaluated = FormState(logic: validator.logic, answers: answers, metadata: evaluated.metadata)
+        evaluated.language = language
         typed = [:]
         attachPaths = [:]
         if !focusOrder.contains(focus) { focus = firstFocus }

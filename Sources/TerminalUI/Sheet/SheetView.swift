@@ -24,7 +24,7 @@ public struct SheetView: Sendable {
         let fields = page?.fields ?? []
         return fields.reduce(2) { rows, field in
             let choices = field.choices ?? []
-            let sideBySide = choices.map { $0.label.count + 6 }.reduce(0, +) <= PresentationFrame.popoverColumns - 4
+            let sideBySide = choices.map { $0.label.text.count + 6 }.reduce(0, +) <= PresentationFrame.popoverColumns - 4
             if field.kind == .multilineText { return rows + 2 + multilineRows.lowerBound }
             return rows + 2 + (choices.isEmpty || sideBySide ? 1 : choices.count)
         }
@@ -69,7 +69,7 @@ public struct SheetView: Sendable {
             row += 1
         }
         if form.pages.count > 1 {
-            let step = "Step \(state.page + 1) of \(form.pages.count)" + (form.pages[state.page].title.map { " · \($0)" } ?? "")
+            let step = "Step \(state.page + 1) of \(form.pages.count)" + (form.pages[state.page].title.map { " · \(state.evaluated.text($0, at: ""))" } ?? "")
             screen.write(step, column: left, row: row, limit: inner)
             let problems = state.stepErrorCount
             if problems > 0 {
@@ -186,8 +186,8 @@ public struct SheetView: Sendable {
         case let .field(key, field, _):
             drawField(field, at: key, row: y, left: left, width: width, on: &screen)
         case let .repeatHeading(field, count, _):
-            let noun = field.instanceNoun.lowercased()
-            screen.write("\(field.label)\(field.required ? " *" : "") — \(count) \(noun)\(count == 1 ? "" : "s")", column: left, row: y, style: .bold, limit: width)
+            let noun = field.instanceNoun.text(in: state.language).lowercased()
+            screen.write("\(field.label.text(in: state.language))\(field.required ? " *" : "") — \(count) \(noun)\(count == 1 ? "" : "s")", column: left, row: y, style: .bold, limit: width)
             if let error = state.errors[field.id] {
                 screen.write("⚠ " + error, column: left, row: y + 1, style: [.bold, .destructive], limit: width)
             }

@@ -14,6 +14,7 @@ enum RowType: Equatable {
     static let metadata: [String: String] = [
         "start": "the time the record was created", "end": "the time the record was last changed",
         "today": "the day the record was created", "deviceid": "the device that made the record",
+        "imei": "the device that made the record",  // pyxform's older name of deviceid
         "username": "the user who made the record", "email": "the user who made the record",
         "phonenumber": "nothing (FieldSheet does not read phone numbers)", "subscriberid": "nothing (FieldSheet does not read SIM cards)",
         "simserial": "nothing (FieldSheet does not read SIM cards)", "audit": "nothing (FieldSheet keeps the record's own history)",

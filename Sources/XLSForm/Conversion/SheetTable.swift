@@ -8,7 +8,14 @@ struct SheetTable {
     /// Every header in column order, normalized, with its column.
     private(set) var headers: [(name: String, column: Int)] = []
     let headerRow: Int
-    let rows: ArraySlice<Sheet.Row>
+    var rows: ArraySlice<Sheet.Row>
+    /// For rows written out from a loop (`expandLoops(choices:)`), the sheet's row each came from.
+    var sourceRows: [Int: Int] = [:]
+    /// The first row with values that is not read: after more than `maximumEmptyRun` empty rows in a row, the
+    /// rest of the sheet is not read, as pyxform reads it.
+    private(set) var unreadRow: Sheet.Row?
+    /// pyxform's run of empty rows that ends a sheet's data.
+    static let maximumEmptyRun = 60
 
     static let aliases: [String: String] = [
         "relevance": "relevant", "bind::relevant": "relevant",
@@ -31,21 +38,37 @@ struct SheetTable {
             return
         }
         headerRow = header.number
-        rows = sheet.rows.dropFirst()
+        var rows = sheet.rows.dropFirst()
         for (column, value) in header.cells.sorted(by: { $0.key < $1.key }) {
             let name = Self.normalize(value.text)
             guard !name.isEmpty, columns[name] == nil else { continue }
             columns[name] = column
             headers.append((name, column))
         }
+        // A row is empty when no column with a header holds a value in it (rows not stored at all are empty too).
+        let headed = Set(headers.map(\.column))
+        var lastFilled = headerRow
+        for index in rows.indices {
+            let row = rows[index]
+            let filled = row.cells.contains { headed.contains($0.key) && !$0.value.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+            guard filled else { continue }
+            if row.number - lastFilled - 1 > Self.maximumEmptyRun {
+                unreadRow = row
+                rows = rows[..<index]
+                break
+            }
+            lastFilled = row.number
+        }
+        self.rows = rows
     }
 
     /// `Label::English (en)` → `label::English (en)`; `Relevance` → `relevant`.
     static func normalize(_ header: String) -> String {
         var trimmed = header.trimmingCharacters(in: .whitespacesAndNewlines)
-        // `label:English (en)`: pyxform's older single-colon spelling of a translated column.
+        // `label:English (en)`, `bind:relevant`: pyxform's older single-colon spelling of a translated column or
+        // of a bind, control or media column.
         if !trimmed.contains("::"), let colon = trimmed.firstIndex(of: ":"),
-           translatable.contains(trimmed[..<colon].lowercased().trimmingCharacters(in: .whitespaces)) {
+           translatable.union(["bind", "control", "media"]).contains(trimmed[..<colon].lowercased().trimmingCharacters(in: .whitespaces)) {
             trimmed = String(trimmed[..<colon]) + "::" + trimmed[trimmed.index(after: colon)...]
         }
         let parts = trimmed.components(separatedBy: "::")
@@ -70,7 +93,12 @@ struct SheetTable {
 
     /// `survey!B14` for `header`'s column in `row` (column A when the sheet has no such column).
     func cell(_ row: Sheet.Row, _ header: String) -> String {
-        sheet.reference(row: row.number, column: columns[header] ?? 0)
+        reference(row: row, column: columns[header] ?? 0)
+    }
+
+    /// `survey!B14` for `column` of `row`: the sheet's row it came from, for a row written out from a loop.
+    func reference(row: Sheet.Row, column: Int) -> String {
+        sheet.reference(row: sourceRows[row.number] ?? row.number, column: column)
     }
 
     /// The header's own cell (`survey!F1`).
@@ -81,6 +109,21 @@ struct SheetTable {
     /// The languages of a translated column (`label::English (en)` → `English (en)`), in column order.
     func languages(of base: String) -> [String] {
         headers.compactMap { $0.name.hasPrefix(base + "::") ? String($0.name.dropFirst(base.count + 2)) : nil }
+    }
+
+    /// `base`'s text in `row` in each of `languages` (`default` reads the untranslated column), with its cell.
+    /// When `languages` leave out `default`, the untranslated column gives `defaultLanguage`'s text to a row
+    /// that has none of its own in that language.
+    func localized(_ base: String, _ row: Sheet.Row, languages: [String], defaultLanguage: String?) -> [(language: String, value: String, cell: String)] {
+        var found: [(language: String, value: String, cell: String)] = []
+        for language in languages {
+            let column = language == "default" ? base : "\(base)::\(language)"
+            if let value = value(row, column) { found.append((language, value, cell(row, column))) }
+        }
+        if !languages.contains("default"), let defaultLanguage, !found.contains(where: { $0.language == defaultLanguage }), let value = value(row, base) {
+            found.insert((defaultLanguage, value, cell(row, base)), at: 0)
+        }
+        return found
     }
 
     /// The column to read `base` from in `language` (nil: the untranslated column), falling back to the

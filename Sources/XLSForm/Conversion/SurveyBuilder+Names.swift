@@ -10,7 +10,7 @@ extension SurveyBuilder {
             guard let typeText = table.value(row, "type") else {
                 let filled = row.cells.keys.sorted().first { column in table.headers.contains { $0.column == column } }
                 if let filled, let name = table.value(row, "name") ?? table.value(row, table.column("label", language: language) ?? "label") {
-                    converter.warning(table.sheet.reference(row: row.number, column: table.columns["type"] ?? filled), "xlsform-type",
+                    converter.warning(table.reference(row: row, column: table.columns["type"] ?? filled), "xlsform-type",
                                       "The row (\(name)) has no type, so it is not imported.", fix: "Write its type, like text or select_one LIST, or delete the row.")
                 }
                 continue

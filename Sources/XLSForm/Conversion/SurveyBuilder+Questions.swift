@@ -6,7 +6,7 @@ extension SurveyBuilder {
 
     /// The columns read from the survey sheet (besides label, hint and constraint_message in any language).
     static let readColumns: Set<String> = [
-        "type", "name", "label", "hint", "required", "relevant", "constraint", "constraint_message", "calculation",
+        "type", "name", "label", "hint", "required", "required_message", "relevant", "constraint", "constraint_message", "calculation",
         "default", "choice_filter", "read_only", "repeat_count", "appearance", "parameters",
     ]
 
@@ -14,10 +14,10 @@ extension SurveyBuilder {
     func warnUnreadColumns(into converter: inout XLSFormConverter) {
         for header in table.headers {
             let base = header.name.components(separatedBy: "::")[0]
-            guard !Self.readColumns.contains(header.name), !["label", "hint", "constraint_message"].contains(base) || header.name.hasPrefix("media") else { continue }
+            guard !Self.readColumns.contains(header.name), !["label", "hint", "constraint_message", "required_message"].contains(base) || header.name.hasPrefix("media") else { continue }
             let rows = table.rows.filter { $0.cells[header.column].map { !$0.text.trimmingCharacters(in: .whitespaces).isEmpty } ?? false }.count
             guard rows > 0 else { continue }
-            let reason = base == "required_message" ? "FieldSheet says that a required question needs an answer in its own words" : "FieldSheet has no such column"
+            let reason = "FieldSheet has no such column"
             converter.warning(table.headerCell(header.name), "xlsform-not-imported",
                               "The column \(header.name) (\(rows) row\(rows == 1 ? "" : "s")) is not imported: \(reason).",
                               fix: "Nothing to do unless the column matters; the rest of each row is imported.")
@@ -38,15 +38,14 @@ extension SurveyBuilder {
         checkAppearance(row, allowed: kind == .multilineText ? ["multiline"] : [], into: &converter)
         node.members.append(("id", .string(name), table.cell(row, "name")))
         node.members.append(("kind", .string(kind.rawValue), table.cell(row, "type")))
-        var hint = translated("hint", row)
-        if let found = hint { hint?.value = converter.translateText(found.value, cell: found.cell, column: "hint", scope: scope) }
-        if let label = label(row) {
-            let cell = translated("label", row)?.cell ?? table.cell(row, "label")
-            node.members.append(("label", .string(converter.translateText(label, cell: cell, column: "label", scope: scope)), cell))
+        let hint = text("hint", row, scope: scope, into: &converter)
+        let label = text("label", row, scope: scope, into: &converter)
+        if let label {
+            node.members.append(("label", label.value, label.cell))
         } else if kind == .calculate {
             node.members.append(("label", .string(name), table.cell(row, "name")))
         } else if let hint {
-            node.members.append(("label", .string(hint.value), hint.cell))
+            node.members.append(("label", hint.value, hint.cell))
         } else if let image = table.headers.lazy.filter({ $0.name == "image" || $0.name.hasPrefix("image::") || $0.name.hasPrefix("media::image") })
                     .compactMap({ header in table.value(row, header.name).map { (file: $0, cell: table.cell(row, header.name)) } }).first {
             // Labelled only by a picture, which FieldSheet does not show: the picture's file name says what it is.
@@ -58,8 +57,8 @@ extension SurveyBuilder {
                             "The question \(name) has no label.", fix: "Write what the person filling the form reads, like \"Site name\".")
             return nil
         }
-        if let hint, label(row) != nil {
-            node.members.append(("hint", .string(hint.value), hint.cell))
+        if let hint, label != nil {
+            node.members.append(("hint", hint.value, hint.cell))
         } else if head == "phone_number" {
             node.members.append(("hint", .string("Enter numbers only."), table.cell(row, "type")))  // pyxform's hint
         }
@@ -75,6 +74,9 @@ extension SurveyBuilder {
         }
         if kind.takesAnswer, let required = requiredMember(row, scope: scope, into: &converter) {
             node.members.append(required)
+            if let message = text("required_message", row, scope: scope, into: &converter) {
+                node.members.append(("requiredMessage", message.value, message.cell))
+            }
         }
         if let value = table.value(row, "default"), head != "hidden" {
             if let member = defaultMember(row, value, kind: kind, scope: scope, into: &converter) { node.members.append(member) }
@@ -108,8 +110,8 @@ extension SurveyBuilder {
         if let own = converter.translate(table, row, "constraint", scope: scope) {
             let constraint = step.map { "(\(own)) and (\($0))" } ?? own
             node.members.append(("constraint", .string(constraint), table.cell(row, "constraint")))
-            if let message = translated("constraint_message", row) {
-                node.members.append(("constraintMessage", .string(converter.translateText(message.value, cell: message.cell, column: "constraint_message", scope: scope)), message.cell))
+            if let message = text("constraint_message", row, scope: scope, into: &converter) {
+                node.members.append(("constraintMessage", message.value, message.cell))
             }
         }
         if let filter = converter.translate(table, row, "choice_filter", scope: scope, choiceFilter: true) {
@@ -176,7 +178,8 @@ extension SurveyBuilder {
         node.children = []
         node.members.append(("id", .string(name), table.cell(row, "name")))
         node.members.append(("kind", .string("repeat"), table.cell(row, "type")))
-        node.members.append(("label", .string(label(row) ?? name), translated("label", row)?.cell ?? table.cell(row, "name")))
+        let label = text("label", row, scope: scope, references: false, into: &converter)
+        node.members.append(("label", label?.value ?? .string(name), label?.cell ?? table.cell(row, "name")))
         appendRelevant(to: node, row, scope: scope, conditions: conditions, into: &converter)
         checkAppearance(row, allowed: ["field-list"], into: &converter)
         if let countField {
@@ -259,6 +262,13 @@ extension SurveyBuilder {
             return ("default", .array(value.split(whereSeparator: \.isWhitespace).map { .string(String($0)) }), cell)
         case .date:
             if case .number(let serial)? = table.cellValue(row, "default") { return ("default", .string(Self.date(fromSerial: serial)), cell) }
+            return ("default", .string(value), cell)
+        case .time:
+            // A time a spreadsheet stores as a fraction of a day (9:30 is 0.395833…).
+            if case .number(let fraction)? = table.cellValue(row, "default"), fraction >= 0, fraction < 1 {
+                let minutes = Int((fraction * 24 * 60).rounded())
+                return ("default", .string(String(format: "%02d:%02d", minutes / 60 % 24, minutes % 60)), cell)
+            }
             return ("default", .string(value), cell)
         case .note, .calculate, .repeat:
             converter.warning(cell, "xlsform-not-imported", "A \(kind.rawValue) row takes no default; the default is not imported.", fix: "Remove the default.")

@@ -7,7 +7,9 @@ import FormModel
 /// rows). A group inside a page or a repeat is flattened into it, its relevance added to each of its fields.
 struct SurveyBuilder {
     let table: SheetTable
+    /// The form's default language, and all its languages (empty for a form in one).
     let language: String?
+    let languages: [String]
     let lists: [String: ChoiceList]
     let choicesSheet: String
 
@@ -51,12 +53,12 @@ struct SurveyBuilder {
 
     final class PageNode {
         var id: String
-        var title: String?
+        var title: DefinitionJSON?
         var cell: String
         var grouped: Bool
         var fields: [FieldNode] = []
 
-        init(id: String, title: String?, cell: String, grouped: Bool) {
+        init(id: String, title: DefinitionJSON?, cell: String, grouped: Bool) {
             self.id = id
             self.title = title
             self.cell = cell
@@ -76,9 +78,10 @@ struct SurveyBuilder {
         var node: FieldNode?
     }
 
-    init(table: SheetTable, language: String?, lists: [String: ChoiceList], choicesSheet: String) {
+    init(table: SheetTable, language: String?, languages: [String], lists: [String: ChoiceList], choicesSheet: String) {
         self.table = table
         self.language = language
+        self.languages = languages
         self.lists = lists
         self.choicesSheet = choicesSheet
     }
@@ -118,7 +121,7 @@ struct SurveyBuilder {
             case .beginGroup:
                 let relevant = converter.translate(table, row, "relevant", scope: scope())
                 if frames.isEmpty {
-                    let title = label(row)
+                    let title = text("label", row, scope: [], into: &converter)?.value
                     pages.append(PageNode(id: name, title: title, cell: table.cell(row, "name"), grouped: true))
                     frames.append(Frame(kind: .page, name: name, typeCell: table.cell(row, "type"), relevant: relevant, relevantCell: table.cell(row, "relevant")))
                 } else {
@@ -166,7 +169,7 @@ struct SurveyBuilder {
                 continue
             }
             var members: [(key: String, value: DefinitionJSON, cell: String?)] = [("id", .string(page.id), page.cell)]
-            if let title = page.title { members.append(("title", .string(title), page.cell)) }
+            if let title = page.title { members.append(("title", title, page.cell)) }
             members.append(("fields", .array(page.fields.map(\.json)), nil))
             json.append(.object(members))
         }
@@ -198,6 +201,29 @@ struct SurveyBuilder {
     func label(_ row: Sheet.Row) -> String? {
         if let column = table.column("label", language: language), let value = table.value(row, column) { return value }
         return table.languages(of: "label").lazy.compactMap { table.value(row, "label::\($0)") }.first
+    }
+
+    /// `base`'s text in the row in every language of the form, as the definition writes it (a string; an object
+    /// by language when the row has it in more than one), with the default language's cell; with `references`,
+    /// each language's `${name}` is read as FieldSheet reads it.
+    func text(_ base: String, _ row: Sheet.Row, scope: [String], references: Bool = true, into converter: inout XLSFormConverter) -> (value: DefinitionJSON, cell: String)? {
+        func read(_ text: String, _ cell: String) -> String {
+            references ? converter.translateText(text, cell: cell, column: base, scope: scope) : text
+        }
+        guard !languages.isEmpty else {
+            if base == "label" {
+                guard let value = label(row) else { return nil }
+                let cell = translated("label", row)?.cell ?? table.cell(row, "label")
+                return (.string(read(value, cell)), cell)
+            }
+            guard let found = translated(base, row) else { return nil }
+            return (.string(read(found.value, found.cell)), found.cell)
+        }
+        let found = table.localized(base, row, languages: languages, defaultLanguage: language)
+        guard let first = found.first else { return nil }
+        let cell = found.first { $0.language == language }?.cell ?? first.cell
+        if found.count == 1 { return (.string(read(first.value, first.cell)), cell) }
+        return (.object(found.map { (key: $0.language, value: .string(read($0.value, $0.cell)), cell: $0.cell) }), cell)
     }
 
     func translated(_ base: String, _ row: Sheet.Row) -> (value: String, cell: String)? {

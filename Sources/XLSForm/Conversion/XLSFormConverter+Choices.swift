@@ -11,7 +11,7 @@ extension XLSFormConverter {
     /// choice's properties, which a `choice_filter` reads; a duplicate value in a list is an error unless the
     /// settings allow duplicates (`allow_choice_duplicates`, as in pyxform: a cascading select's county named
     /// like one of another state), and then the form checker needs a choiceFilter to tell them apart.
-    mutating func readChoices(_ table: SheetTable?, language: String?, allowDuplicates: Bool = false) -> [String: ChoiceList] {
+    mutating func readChoices(_ table: SheetTable?, language: String?, languages: [String] = [], allowDuplicates: Bool = false) -> [String: ChoiceList] {
         guard let table, !table.headers.isEmpty else { return [:] }
         guard table.columns["list_name"] != nil, table.columns["name"] != nil || table.columns["value"] != nil else {
             error(table.sheet.reference(row: max(table.headerRow, 1), column: 0), "xlsform-sheet",
@@ -60,9 +60,14 @@ extension XLSFormConverter {
                             fix: "Write the label people should read.")
                 }
             }
+            // In a form of several languages, the label in each the row has.
+            let localized = languages.isEmpty ? [] : table.localized("label", row, languages: languages, defaultLanguage: language)
+            let labelJSON: DefinitionJSON = localized.count > 1
+                ? .object(localized.map { (key: $0.language, value: .string($0.value), cell: $0.cell) })
+                : .string(label ?? value)
             var members: [(key: String, value: DefinitionJSON, cell: String?)] = [
                 ("value", .string(value), table.cell(row, nameColumn)),
-                ("label", .string(label ?? value), table.cell(row, labelColumn ?? nameColumn)),
+                ("label", labelJSON, table.cell(row, labelColumn ?? nameColumn)),
             ]
             let properties: [(key: String, value: DefinitionJSON, cell: String?)] = propertyColumns.compactMap { column in
                 table.value(row, column).map { (column, .string($0), table.cell(row, column)) }

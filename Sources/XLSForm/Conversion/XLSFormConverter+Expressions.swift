@@ -7,10 +7,10 @@ extension XLSFormConverter {
         guard let source = table.value(row, column) else { return nil }
         let cell = table.cell(row, column)
         let resolve = resolver(scope: scope)
-        let translator = XPathTranslator(resolve: resolve, isChoiceFilter: choiceFilter)
+        let translator = XPathTranslator(resolve: resolve, isChoiceFilter: choiceFilter, defaultLanguage: defaultLanguage)
         for name in FormText(source).references.map({ $0.joined(separator: ".") }) {
-            if case .empty(let message) = resolve(name) {
-                warning(cell, "xlsform-metadata", "\(column) reads ${\(name)}: \(message).", fix: "Remove the reference if the value matters; nothing to do otherwise.")
+            if case .empty(let message, let rule) = resolve(name) {
+                warning(cell, rule, "\(column) reads ${\(name)}: \(message).", fix: "Remove the reference if the value matters; nothing to do otherwise.")
             }
         }
         let translated: String
@@ -56,8 +56,8 @@ extension XLSFormConverter {
             rest = rest[rest.index(after: end)...]
             switch resolve(name) {
             case .path(let path): result += "${\(path)}"
-            case .empty(let message):
-                warning(cell, "xlsform-metadata", "\(column) shows ${\(name)}: \(message).", fix: "Remove the reference if the value matters; nothing to do otherwise.")
+            case .empty(let message, let rule):
+                warning(cell, rule, "\(column) shows ${\(name)}: \(message).", fix: "Remove the reference if the value matters; nothing to do otherwise.")
             case .refused(let message, let fix):
                 self.error(cell, "xlsform-expression", "\(column) cannot show ${\(name)}: \(message).", fix: fix)
                 result += "${\(name)}"
@@ -79,7 +79,7 @@ extension XLSFormConverter {
 
     /// XLSForm's metadata a FieldSheet record keeps, by what `record.<name>` reads it as.
     static let recordMetadata: [String: String] = [
-        "start": "start", "end": "end", "today": "today", "deviceid": "device", "uri:deviceid": "device",
+        "start": "start", "end": "end", "today": "today", "deviceid": "device", "uri:deviceid": "device", "imei": "device",
         "username": "user", "uri:username": "user",
     ]
     /// XLSForm's metadata FieldSheet does not read (ODK Collect on current Android leaves most of them empty too).
@@ -128,6 +128,9 @@ extension XLSFormConverter {
                                 fix: type == "today" ? "Use today() instead." : "Remove the reference; the record keeps this itself.")
             case .notImported:
                 return .refused(message: "${\(name)} is a question that is not imported (see its own finding)", fix: "Remove the reference, or change that question's type.")
+            case .question(.note):
+                // A note holds no answer: ODK reads it as empty text, FieldSheet as nothing.
+                return .empty(message: "\(name) is a note, which holds no answer, so it reads as nothing (as ODK reads it, empty)", rule: "xlsform-note-value")
             case .question, .repeatGroup:
                 var common = 0
                 while common < scope.count, common < info.chain.count, scope[common] == info.chain[common] { common += 1 }

@@ -29,6 +29,8 @@ struct XLSFormConverter {
     var findings: [Finding] = []
     /// The survey's names and the repeats holding each, once the builder has read them (for `${name}`).
     var surveyNames: [String: SurveyBuilder.NameInfo] = [:]
+    /// The form's default language, once chosen (what `label::LANGUAGE` in a choice filter may name).
+    var defaultLanguage: String?
 
     init(file: String) {
         self.file = file
@@ -58,9 +60,23 @@ struct XLSFormConverter {
                   fix: "Name the sheet that lists the questions \"survey\", with type, name and label columns.")
             return XLSFormConversion(definition: nil, findings: findings, cells: [:])
         }
-        let survey = SheetTable(surveySheet)
+        var survey = SheetTable(surveySheet)
         let settings = workbook.sheet(named: "settings").map(SheetTable.init)
         let choicesTable = workbook.sheet(named: "choices").map(SheetTable.init)
+        let withOther = Set(survey.rows.compactMap { row -> String? in
+            guard let type = survey.value(row, "type"), RowType.otherSuffix(type) > 0, case .question(_, let list?) = RowType(type) else { return nil }
+            return list
+        })
+        for problem in survey.expandLoops(choices: choicesTable, withOther: withOther) {
+            error(problem.cell, "xlsform-loop", problem.message, fix: problem.fix)
+        }
+        for table in [survey, choicesTable].compactMap({ $0 }) {
+            if let row = table.unreadRow {
+                warning(table.sheet.reference(row: row.number, column: row.cells.keys.min() ?? 0), "xlsform-not-imported",
+                        "The rows from \(row.number) on are not read: they come after more than \(SheetTable.maximumEmptyRun) empty rows, where pyxform stops reading the sheet.",
+                        fix: "Move them up to the form's other rows, or delete them.")
+            }
+        }
         for name in workbook.sheetNames where !["survey", "choices", "settings"].contains(name.lowercased()) && name != surveySheet.name {
             warning(name, "xlsform-not-imported", "The sheet \"\(name)\" is not imported (only survey, choices and settings are read).",
                     fix: "Nothing to do if it holds notes; external_choices and entities are not supported.")
@@ -72,9 +88,10 @@ struct XLSFormConverter {
                   fix: "Put the column headers (type, name, label, …) in the survey sheet's first row.")
             return XLSFormConversion(definition: nil, findings: findings, cells: [:])
         }
-        let language = chooseLanguage(survey: survey, settings: settings, choices: choicesTable)
+        let (languages, language) = chooseLanguages(survey: survey, settings: settings, choices: choicesTable)
+        defaultLanguage = language
         let allowDuplicates = settings.flatMap { table in table.rows.first.flatMap { table.value($0, "allow_choice_duplicates") } }.flatMap(SurveyBuilder.flag) ?? false
-        var lists = readChoices(choicesTable, language: language, allowDuplicates: allowDuplicates)
+        var lists = readChoices(choicesTable, language: language, languages: languages, allowDuplicates: allowDuplicates)
         // `select_one LIST or_other`: as pyxform does, the list itself gets the choice other ("Other").
         var amended: Set<String> = []
         for row in survey.rows {
@@ -82,10 +99,15 @@ struct XLSFormConverter {
                   lists[list] != nil, amended.insert(list).inserted else { continue }
             lists[list]?.choices.append(.object([("value", .string("other"), survey.cell(row, "type")), ("label", .string("Other"), survey.cell(row, "type"))]))
         }
-        var builder = SurveyBuilder(table: survey, language: language, lists: lists, choicesSheet: choicesTable?.sheet.name ?? "choices")
+        var builder = SurveyBuilder(table: survey, language: language, languages: languages, lists: lists, choicesSheet: choicesTable?.sheet.name ?? "choices")
         let pages = builder.build(into: &self)
         var members = formMembers(settings: settings, pageCount: pages.count)
         members.append(("pages", .array(pages), nil))
+        if !languages.isEmpty {
+            let cell = settings.flatMap { table in table.rows.first.map { table.cell($0, "default_language") } } ?? survey.headerCell("label")
+            members.append(("languages", .array(languages.map(DefinitionJSON.string)), survey.headerCell("label")))
+            if let language { members.append(("defaultLanguage", .string(language), cell)) }
+        }
         guard !findings.hasErrors else { return XLSFormConversion(definition: nil, findings: findings, cells: [:]) }
         let (text, cells) = DefinitionJSON.object(members).rendered()
         var located = cells
@@ -93,31 +115,33 @@ struct XLSFormConverter {
         return XLSFormConversion(definition: text, findings: findings, cells: located)
     }
 
-    /// The default language: the settings' `default_language`, else the untranslated `label` column, else the
-    /// first language. The languages not imported are one warning.
-    mutating func chooseLanguage(survey: SheetTable, settings: SheetTable?, choices: SheetTable?) -> String? {
-        let languages = survey.languages(of: "label")
+    /// The form's languages and its default. The languages are those of the translated columns a person reads
+    /// (`label::Français (fr)`, `hint::…`, `constraint_message::…`, the choices' `label::…`), in column order, with
+    /// `default` first for an untranslated `label` column beside translated ones (as pyxform names it); a form
+    /// with fewer than two is a form in one language (no languages). The default is the settings'
+    /// `default_language`, else `default`, else the first language.
+    mutating func chooseLanguages(survey: SheetTable, settings: SheetTable?, choices: SheetTable?) -> (languages: [String], defaultLanguage: String?) {
+        var languages: [String] = []
+        for (table, base) in [(survey, "label"), (survey, "hint"), (survey, "constraint_message"), (survey, "required_message"), (choices, "label")] {
+            for language in table?.languages(of: base) ?? [] where !languages.contains(language) { languages.append(language) }
+        }
+        if !languages.isEmpty, survey.columns["label"] != nil || choices?.columns["label"] != nil { languages.insert("default", at: 0) }
         let settingsRow = settings?.rows.first
         var chosen: String?
         if let settings, let row = settingsRow, let wanted = settings.value(row, "default_language") {
-            if languages.contains(wanted) {
+            if languages.contains(wanted) || languages.isEmpty && survey.languages(of: "label") == [wanted] {
                 chosen = wanted
             } else {
+                let listed = languages.filter { $0 != "default" }
                 error(settings.cell(row, "default_language"), "xlsform-language",
-                      "The default language \"\(wanted)\" has no label::\(wanted) column in the survey sheet (its languages: \(languages.isEmpty ? "none" : languages.joined(separator: ", "))).",
+                      "The default language \"\(wanted)\" has no label::\(wanted) column in the survey sheet (its languages: \(listed.isEmpty ? "none" : listed.joined(separator: ", "))).",
                       fix: "Write the language exactly as in the label column's header, like English (en).")
             }
         } else if survey.columns["label"] == nil {
             chosen = languages.first
         }
-        let others = languages.filter { $0 != chosen }
-        if !others.isEmpty {
-            let column = survey.headerCell("label::\(others[0])")
-            let kept = chosen ?? "the untranslated label column"
-            warning(column, "xlsform-not-imported", "Labels in \(others.joined(separator: ", ")) are not imported; the form is in \(kept).",
-                    fix: "FieldSheet forms have one language: import each language as a form of its own, or set default_language in the settings sheet.")
-        }
-        return chosen
+        guard languages.count > 1 else { return ([], chosen ?? languages.first) }
+        return (languages, chosen ?? languages.first)
     }
 
     /// The form's own members, from the settings sheet: id, version, title, presentation and labels.

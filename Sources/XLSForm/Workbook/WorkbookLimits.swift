@@ -13,8 +13,8 @@ public struct WorkbookLimits: Sendable, Hashable {
     public var maximumSheets = 64
     /// Rows of one sheet (the highest row number a cell may have).
     public var maximumRows = 20_000
-    /// Columns of one sheet (the highest column a cell may have: 200 is GR).
-    public var maximumColumns = 200
+    /// Columns of one sheet (the highest column a cell may have: 256 is IV, as many as an .xls sheet holds).
+    public var maximumColumns = 256
     /// Characters of one cell.
     public var maximumCellLength = 8_192
     /// Entries of the shared-strings table.

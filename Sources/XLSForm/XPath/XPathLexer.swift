@@ -76,8 +76,14 @@ enum XPathLexer {
                 index = end
             } else if isNameStart(character) {
                 var end = index
-                while end < characters.count, isNameCharacter(characters[end]) || (characters[end] == ":" && end + 1 < characters.count && isNameStart(characters[end + 1])) {
-                    end += 1
+                while end < characters.count {
+                    if isNameCharacter(characters[end]) || (characters[end] == ":" && end + 1 < characters.count && isNameStart(characters[end + 1])) {
+                        end += 1
+                    } else if characters[end] == ":", end + 2 < characters.count, characters[end + 1] == ":", isNameStart(characters[end + 2]) {
+                        end += 2  // a translated column, `label::English`, in a choice filter
+                    } else {
+                        break
+                    }
                 }
                 // A name does not end with '.' or '-' in any expression people write (`a.` is rare; `x-` never).
                 while end > index + 1, characters[end - 1] == "." || characters[end - 1] == "-" { end -= 1 }

@@ -122,6 +122,11 @@ struct XPathParser {
             }
             try enter(at: token.column)
             defer { nesting -= 1 }
+            // position(..): the number of the repeat instance the expression is in (FieldSheet's position()).
+            if name == "position", peek?.kind == .symbol(".."), tokens.indices.contains(position + 1), tokens[position + 1].kind == .symbol(")") {
+                position += 2
+                return .call(name, [], column: token.column)
+            }
             var arguments: [XPathExpression] = []
             if !take(symbol: ")") {
                 repeat {

@@ -18,8 +18,9 @@ struct XPathTranslator {
     enum Resolution {
         /// How it is written in FieldSheet from where the expression is (`cost`, or `defects.cost`).
         case path(String)
-        /// Metadata FieldSheet does not know (a SIM's serial): read as null (nothing), and warned about.
-        case empty(message: String)
+        /// What holds no value in FieldSheet (a SIM's serial, a note): read as null (nothing), and warned about
+        /// under `rule`.
+        case empty(message: String, rule: String = "xlsform-metadata")
         /// Why it cannot be read: no such question, a group, metadata that is not imported.
         case refused(message: String, fix: String)
     }
@@ -28,6 +29,8 @@ struct XPathTranslator {
     var resolve: (String) -> Resolution
     /// Whether bare names are columns of the choices sheet (a `choice_filter`).
     var isChoiceFilter = false
+    /// The form's default language, which `label::LANGUAGE` in a choice filter may name (`choice.label`).
+    var defaultLanguage: String? = nil
 
     /// The functions translated, with the arguments each takes.
     static let functions: [String: ClosedRange<Int>] = [
@@ -38,7 +41,7 @@ struct XPathTranslator {
         "starts-with": 2...2, "ends-with": 2...2, "normalize-space": 1...1, "boolean-from-string": 1...1, "regex": 2...2,
         "date": 1...1, "decimal-date-time": 1...1, "count-non-empty": 1...1, "format-date": 2...2, "format-date-time": 2...2, "jr:choice-name": 2...2,
         "sin": 1...1, "cos": 1...1, "tan": 1...1, "asin": 1...1, "acos": 1...1, "atan": 1...1, "exp": 1...1, "log": 1...1,
-        "log10": 1...1, "pi": 0...0,
+        "log10": 1...1, "pi": 0...0, "position": 0...0,
     ]
 
     /// Words of FieldSheet's expressions that cannot follow `choice.`.
@@ -69,6 +72,14 @@ struct XPathTranslator {
             switch name {
             case "name": return ("choice.value", 8)
             case "label": return ("choice.label", 8)
+            case _ where name.hasPrefix("label::"):
+                // The choice's label in a language: FieldSheet's filters read the default language's.
+                let language = String(name.dropFirst("label::".count))
+                guard let defaultLanguage, language.caseInsensitiveCompare(defaultLanguage) == .orderedSame else {
+                    throw XPathError(message: "'\(name)' reads the choices' labels in \(language); a FieldSheet filter reads them in the form's default language\(defaultLanguage.map { " (\($0))" } ?? "")", column: column,
+                                     fix: "Filter by the choices' names or another column, or make \(language) the default_language in the settings sheet.")
+                }
+                return ("choice.label", 8)
             default:
                 guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }), !Self.keywords.contains(name) else {
                     throw XPathError(message: "The choices column '\(name)' cannot be named in a FieldSheet filter", column: column,
