@@ -201,10 +201,11 @@ public struct SQLiteStorage: ServerStorage {
 
     public func principal(tokenHash: Data) async throws -> Principal? {
         try await pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: """
+            // Every request asks this: the statements are prepared once per connection.
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT t.token_hash, u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id
                 WHERE t.token_hash = ? AND t.revoked_at IS NULL
-                """, arguments: [tokenHash]) else { return nil }
+                """), arguments: [tokenHash]) else { return nil }
             let stored: Data = row["token_hash"]
             guard ConstantTime.equals(stored, tokenHash) else { return nil }
             return try Self.principal(db, userId: row["id"], name: row["name"])
@@ -214,9 +215,9 @@ public struct SQLiteStorage: ServerStorage {
     /// The user with their memberships.
     static func principal(_ db: Database, userId: Int64, name: String) throws -> Principal {
         var memberships: [String: Principal.Membership] = [:]
-        for membership in try Row.fetchAll(db, sql: """
+        for membership in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = ?
-            """, arguments: [userId]) {
+            """), arguments: [userId]) {
             guard let role = Role(rawValue: membership["role"]) else { continue }
             let name: String = membership["name"]
             memberships[name] = .init(projectId: membership["project_id"], projectName: name, role: role)
