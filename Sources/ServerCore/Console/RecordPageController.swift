@@ -12,7 +12,18 @@ struct RecordPageController {
 
     struct Choice { var value: String; var label: String; var checked: Bool }
     struct Change { var text: String }
-    struct HistoryItem { var at: String; var user: String; var via: String?; var summary: String; var hasChanges: Bool; var changes: [Change] }
+    struct HistoryItem {
+        var at: String
+        var user: String
+        var via: String?
+        var summary: String
+        var hasChanges: Bool
+        var changes: [Change]
+        /// "and 3,950 more": the changes past ``RecordPageController/changesPerEntry``.
+        var more: String?
+    }
+    /// Most changes one history entry lists (a record created with 2,000 instances changed 4,000 answers).
+    static let changesPerEntry = 50
     struct ConflictItem {
         var id: Int64
         var field: String
@@ -114,7 +125,9 @@ struct RecordPageController {
             device: record.device ?? "—", created: ConsoleTime.text(record.times.created), submitted: ConsoleTime.text(record.times.submitted),
             updated: ConsoleTime.text(record.times.updated),
             answers: RecordAnswers(
-                definition: definition, values: record.fields.values, attachmentBase: "/console/projects/\(membership.projectName)/attachments", missing: missing),
+                definition: definition, values: record.fields.values, attachmentBase: "/console/projects/\(membership.projectName)/attachments", missing: missing,
+                from: request.uri.queryParameters.get("from").flatMap { Int($0) }.map { max(0, $0) } ?? 0,
+                pageLink: { "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)?from=\($0)" }),
             waitingText: missing.isEmpty ? nil : "Waiting for \(missing.count) attachment\(missing.count == 1 ? "" : "s") to arrive from the device.",
             canReview: reviewer && record.state == .submitted,
             reviewChoices: ReviewState.settable.map { Choice(value: $0.rawValue, label: ConsoleLabels.review($0), checked: record.review?.state == $0) },
@@ -137,11 +150,13 @@ struct RecordPageController {
                 if let resolution = entry.detail.resolution {
                     parts.append("resolved the conflict on \(label(resolution.fieldId)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
                 }
-                let changes = entry.detail.fields.keys.sorted().map { key in Change(text: change(key, entry.detail.fields[key])) }
-                if parts.isEmpty { parts.append(changes.isEmpty ? "no change" : "changed \(changes.count) answer\(changes.count == 1 ? "" : "s")") }
+                let keys = entry.detail.fields.keys.sorted()
+                let changes = keys.prefix(Self.changesPerEntry).map { key in Change(text: change(key, entry.detail.fields[key])) }
+                if parts.isEmpty { parts.append(keys.isEmpty ? "no change" : "changed \(keys.count) answer\(keys.count == 1 ? "" : "s")") }
                 return HistoryItem(
                     at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, summary: parts.joined(separator: "; "),
-                    hasChanges: !changes.isEmpty, changes: changes)
+                    hasChanges: !changes.isEmpty, changes: Array(changes),
+                    more: keys.count > Self.changesPerEntry ? "and \(keys.count - Self.changesPerEntry) more" : nil)
             })
         return ConsoleRenderer.page("record", page)
     }
