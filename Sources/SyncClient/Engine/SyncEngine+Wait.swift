@@ -28,6 +28,7 @@ extension SyncEngine {
         /// it did not hold the request: this token or device already holds as many waiting pulls as it may).
         public var retryAfter: Duration?
 
+        /// An answer saying whether a change waits, and how long to wait before asking again.
         public init(changed: Bool, retryAfter: Duration?) {
             self.changed = changed
             self.retryAfter = retryAfter
