@@ -220,8 +220,41 @@ ALTER TABLE attachment_uploads ADD COLUMN read_until DOUBLE PRECISION NOT NULL D
 
 -- migration: 7
 
+-- Attachments between members (as the SQLite schema's v7-attachment-holders: holders, who put each
+-- reference, who stored each attachment and its media type). Each member's upload of a hash is its own row
+-- (`uploader_id`, the user; another member's upload of the same hash never moves or discards it); the
+-- stored attachment is the row with `uploader_id` 0, which a verified upload becomes. Uploads in progress
+-- before this migration start again from byte 0 (the devices hold the files).
+DELETE FROM attachment_uploads WHERE NOT complete;
+ALTER TABLE attachment_chunks DROP CONSTRAINT attachment_chunks_project_id_sha256_fkey;
+ALTER TABLE attachment_uploads ADD COLUMN uploader_id BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE attachment_chunks ADD COLUMN uploader_id BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE attachment_uploads DROP CONSTRAINT attachment_uploads_pkey;
+ALTER TABLE attachment_uploads ADD PRIMARY KEY (project_id, sha256, uploader_id);
+ALTER TABLE attachment_chunks DROP CONSTRAINT attachment_chunks_pkey;
+ALTER TABLE attachment_chunks ADD PRIMARY KEY (project_id, sha256, uploader_id, start);
+ALTER TABLE attachment_chunks ADD FOREIGN KEY (project_id, sha256, uploader_id)
+    REFERENCES attachment_uploads (project_id, sha256, uploader_id) ON DELETE CASCADE ON UPDATE CASCADE;
+ALTER TABLE attachment_refs ADD COLUMN added_by BIGINT NOT NULL DEFAULT 0;
+UPDATE attachment_refs a SET added_by = r.author_id FROM records r WHERE r.project_id = a.project_id AND r.id = a.record_id;
+ALTER TABLE attachments ADD COLUMN stored_by BIGINT;
+ALTER TABLE attachments ADD COLUMN media_type TEXT;
+CREATE TABLE attachment_holders (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    sha256 TEXT NOT NULL,
+    user_id BIGINT NOT NULL REFERENCES users (id),
+    PRIMARY KEY (project_id, sha256, user_id)
+);
+INSERT INTO attachment_holders (project_id, sha256, user_id)
+SELECT DISTINCT a.project_id, a.sha256, r.author_id FROM attachment_refs a
+JOIN attachments s ON s.project_id = a.project_id AND s.sha256 = a.sha256
+JOIN records r ON r.project_id = a.project_id AND r.id = a.record_id
+ON CONFLICT DO NOTHING;
+
+-- migration: 8
+
 -- A record's times are its author's, the server's arrival is `received_at`; a conflict entry reaches the
--- device whose value lost at its next pull (as the SQLite schema's v7-record-times).
+-- device whose value lost at its next pull (as the SQLite schema's v8-record-times).
 ALTER TABLE records ADD COLUMN received_at DOUBLE PRECISION;
 UPDATE records SET received_at = updated_at;
 ALTER TABLE conflicts ADD COLUMN sequence BIGINT;

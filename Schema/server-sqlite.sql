@@ -197,7 +197,33 @@ CREATE TABLE attachment_unreferenced (
     PRIMARY KEY (project_id, sha256)
 ) WITHOUT ROWID;
 
--- migration: v7-record-times
+-- migration: v7-attachment-holders
+
+-- Attachments between members (the rules: README, "Attachments between members"). A hash proves nothing: a
+-- member holds an attachment once they sent all its bytes (verified) or downloaded it through a record that
+-- granted it. Each reference notes who put it into its record (`added_by`, kept while the field keeps the
+-- same hash); it grants the bytes to those who may read its record only when that member holds them. Who
+-- stored an attachment first is charged for it (`stored_by`, for the per-user quota); its media type is read
+-- from its first bytes when it is stored (`media_type`; NULL for those stored before, read at download).
+-- What was stored before this migration keeps the access it gave: every author of a record referencing it
+-- holds it, and each reference counts as put there by its record's author.
+ALTER TABLE attachment_refs ADD COLUMN added_by INTEGER NOT NULL DEFAULT 0;
+UPDATE attachment_refs SET added_by = (
+    SELECT r.author_id FROM records r WHERE r.project_id = attachment_refs.project_id AND r.id = attachment_refs.record_id);
+ALTER TABLE attachments ADD COLUMN stored_by INTEGER;
+ALTER TABLE attachments ADD COLUMN media_type TEXT;
+CREATE TABLE attachment_holders (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    sha256 TEXT NOT NULL,
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    PRIMARY KEY (project_id, sha256, user_id)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO attachment_holders (project_id, sha256, user_id)
+SELECT DISTINCT a.project_id, a.sha256, r.author_id FROM attachment_refs a
+JOIN attachments s ON s.project_id = a.project_id AND s.sha256 = a.sha256
+JOIN records r ON r.project_id = a.project_id AND r.id = a.record_id;
+
+-- migration: v8-record-times
 
 -- A record's times are its author's: `created_at`, `updated_at` and `submitted_at` now hold when that happened
 -- on the device that made the change (the mutation says; the server's clock for a change made on the server

@@ -44,6 +44,25 @@ extension FieldSheetServerCommand {
             help: "Most bytes of attachments one project may hold; an upload past it gets 507 attachment-quota-exceeded. No quota when not given.")
         var projectAttachmentQuotaBytes: Int64?
 
+        @Option(
+            name: .customLong("user-attachment-quota-bytes"),
+            help: "Most bytes of attachments one member may hold in a project (what they stored first and their uploads in progress); an upload past it gets 507 attachment-quota-exceeded. No quota when not given.")
+        var userAttachmentQuotaBytes: Int64?
+
+        @Option(
+            name: .customLong("max-held-polls-per-token"),
+            help: "Most waiting pulls (GET …/changes?wait=S) one token holds at once; more are answered at once with what the feed has and Retry-After.")
+        var maxHeldPollsPerToken = ServerLimits().maxHeldPollsPerToken
+
+        @Option(name: .customLong("max-held-polls-per-device"), help: "Most waiting pulls one device (the poll's client parameter) holds at once; more are answered at once with Retry-After.")
+        var maxHeldPollsPerDevice = ServerLimits().maxHeldPollsPerDevice
+
+        @Option(name: .customLong("max-held-polls"), help: "Most waiting pulls held at once in all (never more than half of --max-connections); more are answered at once with Retry-After.")
+        var maxHeldPolls = ServerLimits().maxHeldPolls
+
+        @Option(name: .customLong("held-poll-retry-after"), help: "Seconds the Retry-After of a waiting pull answered at once (a cap reached) asks the device to wait.")
+        var heldPollRetryAfter = ServerLimits().heldPollRetryAfterSeconds
+
         @Option(name: .customLong("max-batch"), help: "Most mutations in one push.")
         var maxBatch = ServerLimits().maxBatchSize
 
@@ -109,8 +128,14 @@ extension FieldSheetServerCommand {
                 throw ValidationError("--attachment-sweep-interval must be a number of minutes from 0 (never) to 525600; it is \(attachmentSweepInterval).")
             }
             guard storageReserveBytes >= 0 else { throw ValidationError("--storage-reserve-bytes must be 0 or more; it is \(storageReserveBytes).") }
-            if let quota = projectAttachmentQuotaBytes, quota < 0 {
-                throw ValidationError("--project-attachment-quota-bytes must be 0 or more; it is \(quota).")
+            for (name, quota) in [("--project-attachment-quota-bytes", projectAttachmentQuotaBytes), ("--user-attachment-quota-bytes", userAttachmentQuotaBytes)] {
+                if let quota, quota < 0 { throw ValidationError("\(name) must be 0 or more; it is \(quota).") }
+            }
+            for (name, value) in [("--max-held-polls-per-token", maxHeldPollsPerToken), ("--max-held-polls-per-device", maxHeldPollsPerDevice), ("--max-held-polls", maxHeldPolls)] {
+                guard value >= 1 else { throw ValidationError("\(name) must be at least 1; it is \(value).") }
+            }
+            guard heldPollRetryAfter >= 1, heldPollRetryAfter <= 3_600 else {
+                throw ValidationError("--held-poll-retry-after must be a number of seconds from 1 to 3600; it is \(heldPollRetryAfter).")
             }
             guard maxAttachmentBytes >= 1 else { throw ValidationError("--max-attachment-bytes must be at least 1.") }
             guard bodyMinRate >= 1 else { throw ValidationError("--body-min-rate must be at least 1 byte per second.") }
@@ -144,6 +169,11 @@ extension FieldSheetServerCommand {
             limits.maxAttachmentBytes = maxAttachmentBytes
             limits.storageReserveBytes = storageReserveBytes
             limits.projectAttachmentQuotaBytes = projectAttachmentQuotaBytes
+            limits.userAttachmentQuotaBytes = userAttachmentQuotaBytes
+            limits.maxHeldPollsPerToken = maxHeldPollsPerToken
+            limits.maxHeldPollsPerDevice = maxHeldPollsPerDevice
+            limits.maxHeldPolls = maxHeldPolls
+            limits.heldPollRetryAfterSeconds = heldPollRetryAfter
             limits.authFailureLimit = authFailureLimit
             limits.headerTimeout = .seconds(headerTimeout)
             limits.bodyTimeout = .seconds(bodyTimeout)

@@ -82,8 +82,9 @@ extension PostgresStorage {
                 guard let bytes else { return nil }
                 try await connection.query("DELETE FROM attachments WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
                 try await connection.query("DELETE FROM attachment_unreferenced WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
-                // Its chunks go with it (ON DELETE CASCADE).
-                try await connection.query("DELETE FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
+                try await connection.query("DELETE FROM attachment_holders WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
+                // Its chunks go with it (ON DELETE CASCADE); members' uploads of the same hash in progress stay.
+                try await connection.query("DELETE FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND complete", logger: .quiet)
                 return bytes
             }
             if let removed { sweep.collected.append(CollectedAttachment(key: key, reason: .unreferenced, bytes: removed)) }
@@ -92,11 +93,12 @@ extension PostgresStorage {
         //    DELETE itself, after any chunk being committed now (which moves it) has committed.
         let uploadCutoff = nowSeconds - policy.abandonedUploadAge
         let abandoned = try await perform {
-            var rows: [(key: AttachmentKey, bytes: Int64)] = []
-            for try await (project, sha256, received) in try await client.query("""
-                SELECT project_id, sha256, received FROM attachment_uploads WHERE NOT complete AND updated_at <= \(uploadCutoff) ORDER BY project_id, sha256
-                """, logger: .quiet).decode((Int64, String, Int64).self) {
-                rows.append((AttachmentKey(projectId: project, sha256: sha256), received))
+            var rows: [(key: AttachmentKey, uploader: Int64, bytes: Int64)] = []
+            for try await (project, sha256, uploader, received) in try await client.query("""
+                SELECT project_id, sha256, uploader_id, received FROM attachment_uploads WHERE NOT complete AND updated_at <= \(uploadCutoff)
+                ORDER BY project_id, sha256, uploader_id
+                """, logger: .quiet).decode((Int64, String, Int64, Int64).self) {
+                rows.append((AttachmentKey(projectId: project, sha256: sha256), uploader, received))
             }
             return rows
         }
@@ -106,9 +108,11 @@ extension PostgresStorage {
                 continue
             }
             let key = upload.key
+            let uploader = upload.uploader
             let removed: Int64? = try await transaction { connection in
                 for try await received in try await connection.query("""
-                    DELETE FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND NOT complete AND updated_at <= \(uploadCutoff)
+                    DELETE FROM attachment_uploads
+                    WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader) AND NOT complete AND updated_at <= \(uploadCutoff)
                     RETURNING received
                     """, logger: .quiet).decode(Int64.self) {
                     return received

@@ -73,7 +73,7 @@ extension PostgresStorage {
                         review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at,
                         received_at = excluded.received_at
                     """, logger: .quiet)
-                try await Self.writeAttachmentReferences(connection, projectId: projectId, records)
+                try await Self.writeAttachmentReferences(connection, projectId: projectId, records, history: decided.history)
             }
             try await Self.writeHistory(connection, projectId: projectId, decided.history)
             try await Self.resolve(connection, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
@@ -126,7 +126,7 @@ extension PostgresStorage {
                     r.created_at, r.updated_at, r.submitted_at,
                     array(SELECT DISTINCT a.sha256 FROM attachment_refs a
                           WHERE a.project_id = r.project_id AND a.record_id = r.id
-                            AND NOT EXISTS (SELECT 1 FROM attachments s WHERE s.project_id = a.project_id AND s.sha256 = a.sha256)
+                            AND NOT EXISTS (SELECT 1 FROM attachment_holders h WHERE h.project_id = a.project_id AND h.sha256 = a.sha256 AND h.user_id = a.added_by)
                           ORDER BY a.sha256)
                 FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = \(projectId) AND r.sequence > \(after) AND (r.author_id = \(userId) OR (\(shared) AND r.shared))

@@ -42,7 +42,7 @@ public struct PostgresStorage: ServerStorage {
     let logger: Logger
     public let changes = ChangeNotifier()
     /// The attachments this instance is receiving now (another instance's are refused chunk by chunk).
-    let activeUploads = NIOLockedValueBox(Set<AttachmentKey>())
+    let activeUploads = NIOLockedValueBox(Set<AttachmentUploadKey>())
     /// The running SHA-256 of uploads this instance left part way.
     let runningHashes = RunningHashes()
 

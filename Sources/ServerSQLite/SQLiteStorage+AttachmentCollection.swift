@@ -70,6 +70,7 @@ extension SQLiteStorage {
                             else { continue }
                             try db.execute(sql: "DELETE FROM attachments WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectId, file.key.sha256])
                             try db.execute(sql: "DELETE FROM attachment_unreferenced WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectId, file.key.sha256])
+                            try db.execute(sql: "DELETE FROM attachment_holders WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectId, file.key.sha256])
                             // Unlinked before the commit, still holding the writer: a HEAD's note that the
                             // attachment is stored (taken under the writer too) cannot slip in between.
                             if let bytes = try files.removeComplete(file.key) {

@@ -4,21 +4,32 @@ import ServerStorage
 import SyncCore
 
 extension SQLiteStorage {
-    public func attachmentStored(_ key: AttachmentKey, bytes: Int64) async throws -> Int64? {
+    public func attachmentStored(_ key: AttachmentKey, bytes: Int64, holder: Int64, mediaType: String) async throws -> Int64? {
         let files = files
         let last: Int64? = try await write { db in
             // Inside the writer: a sweep removes a file only while holding it too.
             guard files.holdsComplete(key) else { return nil }
             try db.execute(
-                sql: "INSERT INTO attachments (project_id, sha256, bytes, stored_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                arguments: [key.projectId, key.sha256, bytes, Date().timeIntervalSince1970])
-            guard db.changesCount > 0 else { return nil }
-            return try Self.resequence(db, projectId: key.projectId, sql: """
-                SELECT DISTINCT record_id FROM attachment_refs WHERE project_id = ? AND sha256 = ?
-                """, arguments: [key.projectId, key.sha256])
+                sql: "INSERT INTO attachments (project_id, sha256, bytes, stored_at, stored_by, media_type) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                arguments: [key.projectId, key.sha256, bytes, Date().timeIntervalSince1970, holder, mediaType])
+            return try Self.addHolder(db, key, userId: holder)
         }
         if let last { changes.notify(projectId: key.projectId, lastSequence: last) }
         return last
+    }
+
+    /// Notes that `userId` holds the stored attachment; the first time, every record whose reference to it they
+    /// put there gets a new sequence (its `missingAttachments` no longer lists it). Returns the project's last
+    /// sequence then, nil otherwise.
+    static func addHolder(_ db: Database, _ key: AttachmentKey, userId: Int64) throws -> Int64? {
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO attachment_holders (project_id, sha256, user_id)
+            SELECT project_id, sha256, ? FROM attachments WHERE project_id = ? AND sha256 = ?
+            """, arguments: [userId, key.projectId, key.sha256])
+        guard db.changesCount > 0 else { return nil }
+        return try resequence(db, projectId: key.projectId, sql: """
+            SELECT DISTINCT record_id FROM attachment_refs WHERE project_id = ? AND sha256 = ? AND added_by = ?
+            """, arguments: [key.projectId, key.sha256, userId])
     }
 
     /// Gives each record whose id the query returns a new sequence, in the writing transaction; returns the
@@ -45,21 +56,44 @@ extension SQLiteStorage {
         }
     }
 
-    public func storedAttachmentBytes(projectId: Int64) async throws -> Int64 {
+    public func storedAttachment(_ key: AttachmentKey, userId: Int64) async throws -> StoredAttachment? {
         try await pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM attachments WHERE project_id = ?", arguments: [projectId]) ?? 0
+            try Row.fetchOne(db, sql: """
+                SELECT s.bytes, s.media_type, EXISTS (SELECT 1 FROM attachment_holders h WHERE h.project_id = s.project_id AND h.sha256 = s.sha256 AND h.user_id = ?) AS held
+                FROM attachments s WHERE s.project_id = ? AND s.sha256 = ?
+                """, arguments: [userId, key.projectId, key.sha256]).map { row in
+                StoredAttachment(bytes: row["bytes"], mediaType: row["media_type"], held: row["held"])
+            }
+        }
+    }
+
+    public func addAttachmentHolder(_ key: AttachmentKey, userId: Int64) async throws {
+        if let last = try await write({ db in try Self.addHolder(db, key, userId: userId) }) {
+            changes.notify(projectId: key.projectId, lastSequence: last)
+        }
+    }
+
+    public func storedAttachmentBytes(projectId: Int64, storedBy: Int64?) async throws -> Int64 {
+        try await pool.read { db in
+            if let storedBy {
+                return try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM attachments WHERE project_id = ? AND stored_by = ?", arguments: [projectId, storedBy]) ?? 0
+            }
+            return try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(bytes), 0) FROM attachments WHERE project_id = ?", arguments: [projectId]) ?? 0
         }
     }
 
     public func attachmentUses(_ key: AttachmentKey) async throws -> [AttachmentUse] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT a.record_id, a.field_id, a.type, a.name, r.author_id, r.shared
+                SELECT a.record_id, a.field_id, a.type, a.name, r.author_id, r.shared, a.added_by,
+                    EXISTS (SELECT 1 FROM attachment_holders h WHERE h.project_id = a.project_id AND h.sha256 = a.sha256 AND h.user_id = a.added_by) AS grants
                 FROM attachment_refs a JOIN records r ON r.project_id = a.project_id AND r.id = a.record_id
                 WHERE a.project_id = ? AND a.sha256 = ? ORDER BY a.record_id, a.field_id
                 """, arguments: [key.projectId, key.sha256]).compactMap { row in
                 guard let id = UUID(uuidString: row["record_id"]) else { return nil }
-                return AttachmentUse(recordId: id, fieldId: row["field_id"], authorId: row["author_id"], shared: row["shared"], type: row["type"], name: row["name"])
+                return AttachmentUse(
+                    recordId: id, fieldId: row["field_id"], authorId: row["author_id"], shared: row["shared"], type: row["type"], name: row["name"],
+                    addedBy: row["added_by"], grants: row["grants"])
             }
         }
     }
@@ -67,8 +101,9 @@ extension SQLiteStorage {
     public func attachments(projectId: Int64, recordId: UUID) async throws -> [RecordAttachment] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT a.field_id, a.sha256, a.bytes, a.type, a.name, s.sha256 IS NOT NULL AS stored
-                FROM attachment_refs a LEFT JOIN attachments s ON s.project_id = a.project_id AND s.sha256 = a.sha256
+                SELECT a.field_id, a.sha256, a.bytes, a.type, a.name, h.sha256 IS NOT NULL AS stored
+                FROM attachment_refs a
+                LEFT JOIN attachment_holders h ON h.project_id = a.project_id AND h.sha256 = a.sha256 AND h.user_id = a.added_by
                 WHERE a.project_id = ? AND a.record_id = ? ORDER BY a.field_id
                 """, arguments: [projectId, recordId.lowercased]).map { row in
                 RecordAttachment(fieldId: row["field_id"], sha256: row["sha256"], bytes: row["bytes"], type: row["type"], name: row["name"], stored: row["stored"])
@@ -79,17 +114,22 @@ extension SQLiteStorage {
 
 extension SQLiteStorage {
     /// Replaces the attachment references of each record with those its values hold now (in the push's
-    /// transaction, so the index never disagrees with a committed record).
-    static func writeAttachmentReferences(_ db: Database, projectId: Int64, _ records: [StoredRecord]) throws {
-        let clear = try db.cachedStatement(sql: "DELETE FROM attachment_refs WHERE project_id = ? AND record_id = ?")
+    /// transaction, so the index never disagrees with a committed record), each noting who put it there
+    /// (``StoredRecord/attachmentAdders(previous:history:)``).
+    static func writeAttachmentReferences(_ db: Database, projectId: Int64, _ records: [StoredRecord], history: [HistoryEntry]) throws {
+        let clear = try db.cachedStatement(sql: "DELETE FROM attachment_refs WHERE project_id = ? AND record_id = ? RETURNING field_id, sha256, added_by")
         let insert = try db.cachedStatement(sql: """
-            INSERT INTO attachment_refs (project_id, record_id, field_id, sha256, bytes, type, name) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO attachment_refs (project_id, record_id, field_id, sha256, bytes, type, name, added_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for record in records {
             let id = record.id.lowercased
-            try clear.execute(arguments: [projectId, id])
+            var previous: [String: (sha256: String, addedBy: Int64)] = [:]
+            for row in try Row.fetchAll(clear, arguments: [projectId, id]) { previous[row[0]] = (row[1], row[2]) }
+            let adders = record.attachmentAdders(previous: previous, history: history)
             for (fieldId, reference) in record.attachmentReferences {
-                try insert.execute(arguments: [projectId, id, fieldId, reference.sha256, reference.bytes, reference.type, reference.name])
+                try insert.execute(arguments: [
+                    projectId, id, fieldId, reference.sha256, reference.bytes, reference.type, reference.name, adders[fieldId] ?? record.authorId,
+                ])
             }
         }
     }

@@ -53,7 +53,7 @@ extension SQLiteStorage {
                     sequences[record.id] = sequence
                     sequence += 1
                 }
-                try Self.writeAttachmentReferences(db, projectId: projectId, decided.records)
+                try Self.writeAttachmentReferences(db, projectId: projectId, decided.records, history: decided.history)
             }
             try Self.writeHistory(db, projectId: projectId, decided.history)
             try Self.resolve(db, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
@@ -96,7 +96,7 @@ extension SQLiteStorage {
                     (SELECT group_concat(m.sha256, ' ') FROM (
                         SELECT DISTINCT a.sha256 FROM attachment_refs a
                         WHERE a.project_id = r.project_id AND a.record_id = r.id
-                          AND NOT EXISTS (SELECT 1 FROM attachments s WHERE s.project_id = a.project_id AND s.sha256 = a.sha256)
+                          AND NOT EXISTS (SELECT 1 FROM attachment_holders h WHERE h.project_id = a.project_id AND h.sha256 = a.sha256 AND h.user_id = a.added_by)
                         ORDER BY a.sha256) m) AS missing
                 FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.sequence > ? AND (r.author_id = ? OR (? AND r.shared))

@@ -16,17 +16,42 @@ import NIOConcurrencyHelpers
 /// - An upload whose bytes do not hash to its name is discarded whole (``AttachmentError/hashMismatch``).
 /// - Attachments are kept per project: a member learns nothing about other projects' files.
 public protocol AttachmentStore: Sendable {
-    /// How much of the attachment is held.
-    func status(_ key: AttachmentKey) async throws -> AttachmentStatus
-    /// Opens the upload to continue at `offset` of `total` bytes, `length` of which this request means to
-    /// send (``AttachmentError/insufficientStorage`` at once when they cannot fit). Throws ``AttachmentError/offsetMismatch(received:)``
-    /// unless `offset` is what the store holds, ``AttachmentError/complete`` when it is already complete,
-    /// ``AttachmentError/busy(received:)`` while another request uploads it. An upload started with another
-    /// total is discarded when `offset` is 0, refused (``AttachmentError/lengthMismatch(total:)``) otherwise.
-    func beginUpload(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) async throws -> any AttachmentUpload
+    /// The size of the attachment when it is stored and verified; nil otherwise.
+    func stored(_ key: AttachmentKey) async throws -> Int64?
+    /// How much of its upload of the attachment `uploader` (a user id) has sent. Each member's upload of a
+    /// hash is their own: another member's upload of the same hash neither shows here nor moves or discards
+    /// it. `complete` only when this very upload was found whole and verified now (its last request ended
+    /// between the last byte and the check).
+    func status(_ key: AttachmentKey, uploader: Int64) async throws -> AttachmentStatus
+    /// Opens `uploader`'s upload to continue at `offset` of `total` bytes, `length` of which this request means
+    /// to send (``AttachmentError/insufficientStorage`` at once when they cannot fit). Throws
+    /// ``AttachmentError/offsetMismatch(received:)`` unless `offset` is what the store holds of this upload,
+    /// ``AttachmentError/busy(received:)`` while another request of the same uploader sends it. An upload of
+    /// theirs started with another total is discarded when `offset` is 0, refused
+    /// (``AttachmentError/lengthMismatch(total:)``) otherwise. An attachment stored already is uploaded (and
+    /// verified) all the same: sending its bytes is how a member shows they hold them.
+    func beginUpload(_ key: AttachmentKey, uploader: Int64, offset: Int64, total: Int64, length: Int64) async throws -> any AttachmentUpload
     /// The bytes of a complete attachment (`range` within it, or all), in pieces of bounded size;
     /// nil when the attachment is not complete.
     func read(_ key: AttachmentKey, range: ClosedRange<Int64>?) async throws -> AttachmentBytes?
+    /// The first `count` bytes of a complete attachment (fewer when it is shorter), read without holding it
+    /// against a sweep as a download does; nil when the attachment is not complete.
+    func leadingBytes(_ key: AttachmentKey, count: Int) async throws -> Data?
+    /// The bytes the project's uploads in progress hold (only `uploader`'s when given): what a quota counts
+    /// beside the stored attachments.
+    func partialBytes(projectId: Int64, uploader: Int64?) async throws -> Int64
+}
+
+/// One member's upload of one attachment.
+public struct AttachmentUploadKey: Sendable, Hashable {
+    public var key: AttachmentKey
+    /// The user sending it.
+    public var uploader: Int64
+
+    public init(_ key: AttachmentKey, uploader: Int64) {
+        self.key = key
+        self.uploader = uploader
+    }
 }
 
 /// One request's share of an upload: appends, then either suspends (the body ended early: what arrived is
@@ -105,8 +130,6 @@ public enum AttachmentError: Error, Sendable, Hashable {
     case busy(received: Int64)
     /// The upload was started with another total size.
     case lengthMismatch(total: Int64)
-    /// The attachment is complete already.
-    case complete
     /// The bytes hash to `actual`, not to the attachment's name; they were discarded.
     case hashMismatch(actual: String)
     /// The disk (or database) has no room; what was received before stays.
@@ -135,13 +158,13 @@ public struct RunningHash: @unchecked Sendable {
 /// square of its size (the 50 chunks of a 200 MB file hashed about 5 GB). Bounded: past ``limit`` uploads one
 /// is dropped, and read back if it continues.
 public final class RunningHashes: Sendable {
-    private let hashes = NIOLockedValueBox([AttachmentKey: RunningHash]())
+    private let hashes = NIOLockedValueBox([AttachmentUploadKey: RunningHash]())
     public static let limit = 256
 
     public init() {}
 
     /// Keeps `hash` for the next request of `key`.
-    public func keep(_ key: AttachmentKey, _ hash: RunningHash) {
+    public func keep(_ key: AttachmentUploadKey, _ hash: RunningHash) {
         hashes.withLockedValue { kept in
             if kept.count >= Self.limit, kept[key] == nil, let any = kept.keys.first { kept.removeValue(forKey: any) }
             kept[key] = hash
@@ -150,7 +173,7 @@ public final class RunningHashes: Sendable {
 
     /// The hash of `key`'s first `length` bytes when one was kept for exactly those bytes of the same
     /// `identity`; taken out either way (the request that continues the upload keeps the next one).
-    public func take(_ key: AttachmentKey, length: Int64, identity: [Int64]) -> SHA256? {
+    public func take(_ key: AttachmentUploadKey, length: Int64, identity: [Int64]) -> SHA256? {
         guard let kept = hashes.withLockedValue({ $0.removeValue(forKey: key) }), kept.length == length, kept.identity == identity else { return nil }
         return kept.hasher
     }

@@ -9,6 +9,9 @@ extension FileAttachmentStore {
         public var key: AttachmentKey
         /// Verified and at its final name; otherwise an upload's partial file.
         public var complete: Bool
+        /// Who sends a partial file (nil for a complete one, and for a partial file of a version that kept
+        /// one upload per hash).
+        public var uploader: Int64?
         public var path: String
         public var bytes: Int64
         /// When it was last written: the last appended byte of a partial file, the completion of a complete one.
@@ -27,15 +30,16 @@ extension FileAttachmentStore {
                 let sha256 = String(name.prefix(64))
                 guard AttachmentKey.isValidDigest(sha256) else { continue }
                 let complete = name.count == 64
+                var uploader: Int64?
                 if !complete {
-                    let middle = name.dropFirst(65).dropLast(".partial".count)
-                    guard name.dropFirst(64).hasPrefix("."), name.hasSuffix(".partial"), Int64(middle) != nil else { continue }
+                    guard let parsed = Self.parsePartial(name) else { continue }
+                    uploader = parsed.uploader
                 }
                 let path = "\(folder)/\(name)"
                 var info = stat()
                 guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
                 files.append(StoredFile(
-                    key: AttachmentKey(projectId: projectId, sha256: sha256), complete: complete, path: path, bytes: Int64(info.st_size),
+                    key: AttachmentKey(projectId: projectId, sha256: sha256), complete: complete, uploader: uploader, path: path, bytes: Int64(info.st_size),
                     modified: Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)))
             }
         }

@@ -6,17 +6,18 @@ import Glibc
 #endif
 
 /// ``AttachmentStore`` as files under a directory (the embedded server's data directory, `attachments/`):
-/// `<project id>/<sha256>` once complete, `<project id>/<sha256>.<total>.partial` while uploading.
+/// `<project id>/<sha256>` once complete, `<project id>/<sha256>.<total>.<uploader>.partial` while a member uploads
+/// it (each member's upload of a hash its own file).
 ///
 /// An upload appends to the partial file as bytes arrive, fsyncing every few megabytes and when the request
 /// ends, so what a status reports survives the process being killed. The SHA-256 is computed as the bytes
 /// go by, its running state kept between the requests of one upload (the partial file is re-read only when
 /// a request continues what this process did not hash: after a restart, or another instance's bytes); when the last byte
 /// is in, a match renames the partial file to its final name and fsyncs the directory, a mismatch deletes it.
-/// One request at a time uploads a given attachment: a second one is refused as busy.
+/// One request at a time sends a given member's upload: a second one is refused as busy.
 public final class FileAttachmentStore: AttachmentStore {
     public let directory: String
-    private let active = NIOLockedValueBox(Set<AttachmentKey>())
+    private let active = NIOLockedValueBox(Set<AttachmentUploadKey>())
     /// The running SHA-256 of each partial file as the last request left it, so a request that continues an
     /// upload hashes only its own bytes. Without it every request re-read all that was stored, and a file sent
     /// in chunks cost time in the square of its size (50 chunks of a 200 MB photo hashed about 5 GB).
@@ -33,28 +34,53 @@ public final class FileAttachmentStore: AttachmentStore {
     func projectDirectory(_ key: AttachmentKey) -> String { "\(directory)/\(key.projectId)" }
     func finalPath(_ key: AttachmentKey) -> String { "\(projectDirectory(key))/\(key.sha256)" }
 
-    /// The partial file of `key` and the total it was started with, if one exists.
-    func partial(_ key: AttachmentKey) -> (path: String, total: Int64)? {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: projectDirectory(key)) else { return nil }
-        for name in names where name.hasPrefix(key.sha256 + ".") && name.hasSuffix(".partial") {
-            let middle = name.dropFirst(key.sha256.count + 1).dropLast(".partial".count)
-            if let total = Int64(middle) { return ("\(projectDirectory(key))/\(name)", total) }
+    /// What a partial file's name says: the hash, the total its upload was started with, and who sends it
+    /// (nil for a partial file of a version that kept one upload per hash; only a sweep removes those).
+    static func parsePartial(_ name: String) -> (sha256: String, total: Int64, uploader: Int64?)? {
+        guard name.hasSuffix(".partial") else { return nil }
+        let parts = name.dropLast(".partial".count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, AttachmentKey.isValidDigest(parts[0]), let total = Int64(parts[1]) else { return nil }
+        if parts.count == 2 { return (String(parts[0]), total, nil) }
+        guard let uploader = Int64(parts[2]) else { return nil }
+        return (String(parts[0]), total, uploader)
+    }
+
+    /// The partial file of `upload` and the total it was started with, if one exists.
+    func partial(_ upload: AttachmentUploadKey) -> (path: String, total: Int64)? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: projectDirectory(upload.key)) else { return nil }
+        for name in names where name.hasPrefix(upload.key.sha256 + ".") {
+            if let parsed = Self.parsePartial(name), parsed.uploader == upload.uploader { return ("\(projectDirectory(upload.key))/\(name)", parsed.total) }
         }
         return nil
     }
 
-    public func status(_ key: AttachmentKey) async throws -> AttachmentStatus {
-        if let size = Self.fileSize(finalPath(key)) { return AttachmentStatus(received: size, total: size, complete: true) }
-        guard let partial = partial(key) else { return .none }
+    public func stored(_ key: AttachmentKey) async throws -> Int64? {
+        Self.fileSize(finalPath(key))
+    }
+
+    public func partialBytes(projectId: Int64, uploader: Int64?) async throws -> Int64 {
+        let folder = "\(directory)/\(projectId)"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return 0 }
+        var total: Int64 = 0
+        for name in names {
+            guard let parsed = Self.parsePartial(name), uploader == nil || parsed.uploader == uploader else { continue }
+            total += Self.fileSize("\(folder)/\(name)") ?? 0
+        }
+        return total
+    }
+
+    public func status(_ key: AttachmentKey, uploader: Int64) async throws -> AttachmentStatus {
+        let slot = AttachmentUploadKey(key, uploader: uploader)
+        guard let partial = partial(slot) else { return .none }
         let received = Self.fileSize(partial.path) ?? 0
-        if received >= partial.total, active.withLockedValue({ $0.insert(key).inserted }) {
+        if received >= partial.total, active.withLockedValue({ $0.insert(slot).inserted }) {
             // Every byte is in but the upload never finished (the server stopped between the last byte and the
             // rename): verify it now, or no client could ever complete it.
             let upload: FileAttachmentUpload
             do {
-                upload = try open(key, offset: received, total: partial.total, length: 0)
+                upload = try open(slot, offset: received, total: partial.total, length: 0)
             } catch {
-                release(key)
+                release(slot)
                 throw error
             }
             do {
@@ -67,22 +93,23 @@ public final class FileAttachmentStore: AttachmentStore {
         return AttachmentStatus(received: received, total: partial.total, complete: false)
     }
 
-    public func beginUpload(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) async throws -> any AttachmentUpload {
-        guard active.withLockedValue({ $0.insert(key).inserted }) else {
-            throw AttachmentError.busy(received: partial(key).flatMap { Self.fileSize($0.path) } ?? 0)
+    public func beginUpload(_ key: AttachmentKey, uploader: Int64, offset: Int64, total: Int64, length: Int64) async throws -> any AttachmentUpload {
+        let slot = AttachmentUploadKey(key, uploader: uploader)
+        guard active.withLockedValue({ $0.insert(slot).inserted }) else {
+            throw AttachmentError.busy(received: partial(slot).flatMap { Self.fileSize($0.path) } ?? 0)
         }
         do {
-            return try open(key, offset: offset, total: total, length: length)
+            return try open(slot, offset: offset, total: total, length: length)
         } catch {
-            release(key)
+            release(slot)
             throw error
         }
     }
 
-    /// Opens the upload; the caller holds `key` in `active`.
-    private func open(_ key: AttachmentKey, offset: Int64, total: Int64, length: Int64) throws -> FileAttachmentUpload {
-        if Self.fileSize(finalPath(key)) != nil { throw AttachmentError.complete }
-        var existing = partial(key)
+    /// Opens the upload; the caller holds `slot` in `active`.
+    private func open(_ slot: AttachmentUploadKey, offset: Int64, total: Int64, length: Int64) throws -> FileAttachmentUpload {
+        let key = slot.key
+        var existing = partial(slot)
         if let current = existing, current.total != total {
             guard offset == 0 else { throw AttachmentError.lengthMismatch(total: current.total) }
             unlink(current.path)
@@ -93,7 +120,7 @@ public final class FileAttachmentStore: AttachmentStore {
         try Self.makeDirectory(directory)
         try Self.makeDirectory(projectDirectory(key))
         if let free = Self.freeBytes(directory), free < length { throw AttachmentError.insufficientStorage }
-        let path = existing?.path ?? "\(projectDirectory(key))/\(key.sha256).\(total).partial"
+        let path = existing?.path ?? "\(projectDirectory(key))/\(key.sha256).\(total).\(slot.uploader).partial"
         let descriptor = Glibc.open(path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.ioError("open \(path)") }
         // The upload holds the partial file's lock while it is open: a sweep (in this process or an admin
@@ -118,7 +145,7 @@ public final class FileAttachmentStore: AttachmentStore {
         // left it when that is this very file at this length, else (a restart, bytes another instance appended)
         // by reading the file.
         var hasher = SHA256()
-        if let kept = hashes.take(key, length: received, identity: Self.identity(of: descriptor)) {
+        if let kept = hashes.take(slot, length: received, identity: Self.identity(of: descriptor)) {
             hasher = kept
         } else {
             do {
@@ -128,13 +155,13 @@ public final class FileAttachmentStore: AttachmentStore {
                 throw error
             }
         }
-        return FileAttachmentUpload(store: self, key: key, path: path, descriptor: descriptor, received: received, hasher: hasher)
+        return FileAttachmentUpload(store: self, slot: slot, path: path, descriptor: descriptor, received: received, hasher: hasher)
     }
 
     /// Keeps the running hash of the partial file open at `descriptor` after a request appended its bytes.
-    func keep(_ hasher: SHA256, of key: AttachmentKey, descriptor: Int32, length: Int64) {
+    func keep(_ hasher: SHA256, of slot: AttachmentUploadKey, descriptor: Int32, length: Int64) {
         guard Self.fileSize(descriptor: descriptor) == length else { return }
-        hashes.keep(key, RunningHash(hasher: hasher, length: length, identity: Self.identity(of: descriptor)))
+        hashes.keep(slot, RunningHash(hasher: hasher, length: length, identity: Self.identity(of: descriptor)))
     }
 
     /// Which file `descriptor` is (device and inode): a partial file removed and started again is another one.
@@ -144,8 +171,8 @@ public final class FileAttachmentStore: AttachmentStore {
         return [Int64(bitPattern: UInt64(info.st_dev)), Int64(bitPattern: UInt64(info.st_ino))]
     }
 
-    func release(_ key: AttachmentKey) {
-        _ = active.withLockedValue { $0.remove(key) }
+    func release(_ slot: AttachmentUploadKey) {
+        _ = active.withLockedValue { $0.remove(slot) }
     }
 
     public func read(_ key: AttachmentKey, range: ClosedRange<Int64>?) async throws -> AttachmentBytes? {
@@ -159,6 +186,14 @@ public final class FileAttachmentStore: AttachmentStore {
         // Pulled piece by piece: nothing is read before the response asks for it.
         let pieces = AsyncThrowingStream<Data, any Error>(unfolding: { try reader.next() })
         return AttachmentBytes(total: size, range: wanted, pieces: pieces)
+    }
+
+    public func leadingBytes(_ key: AttachmentKey, count: Int) async throws -> Data? {
+        guard let reader = try PieceReader(path: finalPath(key)) else { return nil }
+        reader.limit(to: 0..<min(reader.size, Int64(count)))
+        var bytes = Data()
+        while let piece = try reader.next() { bytes.append(piece) }
+        return bytes
     }
 
     // MARK: Files
@@ -275,16 +310,17 @@ final class PieceReader: @unchecked Sendable {
 /// One request's upload into a partial file (used by one task at a time).
 final class FileAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     let store: FileAttachmentStore
-    let key: AttachmentKey
+    let slot: AttachmentUploadKey
+    var key: AttachmentKey { slot.key }
     let path: String
     private var descriptor: Int32
     private var count: Int64
     private var unsynced: Int64 = 0
     private var hasher: SHA256
 
-    init(store: FileAttachmentStore, key: AttachmentKey, path: String, descriptor: Int32, received: Int64, hasher: SHA256) {
+    init(store: FileAttachmentStore, slot: AttachmentUploadKey, path: String, descriptor: Int32, received: Int64, hasher: SHA256) {
         self.store = store
-        self.key = key
+        self.slot = slot
         self.path = path
         self.descriptor = descriptor
         self.count = received
@@ -294,7 +330,7 @@ final class FileAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     deinit {
         if descriptor >= 0 {
             close(descriptor)
-            store.release(key)
+            store.release(slot)
         }
     }
 
@@ -330,7 +366,7 @@ final class FileAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         guard descriptor >= 0 else { return }
         defer { finish() }
         guard fsync(descriptor) == 0 else { throw FileAttachmentStore.ioError("fsync \(path)") }
-        store.keep(hasher, of: key, descriptor: descriptor, length: count)
+        store.keep(hasher, of: slot, descriptor: descriptor, length: count)
     }
 
     func complete() async throws {
@@ -344,6 +380,8 @@ final class FileAttachmentUpload: AttachmentUpload, @unchecked Sendable {
             try FileAttachmentStore.syncDirectory(directory)
             throw AttachmentError.hashMismatch(actual: actual)
         }
+        // When the attachment is stored already (another member's upload), the same verified bytes replace it
+        // in one step; a download that opened the old file goes on reading it.
         guard rename(path, store.finalPath(key)) == 0 else { throw FileAttachmentStore.ioError("rename \(path)") }
         try FileAttachmentStore.syncDirectory(directory)
     }
@@ -351,6 +389,6 @@ final class FileAttachmentUpload: AttachmentUpload, @unchecked Sendable {
     private func finish() {
         close(descriptor)
         descriptor = -1
-        store.release(key)
+        store.release(slot)
     }
 }

@@ -81,18 +81,27 @@ struct AttachmentUploadTests {
         }
     }
 
+    /// The same member's second device sends nothing; another member sends the bytes (a hash proves nothing),
+    /// which are checked and not stored twice.
     @Test(arguments: Backend.available)
     func theSameBytesFromTwoDevicesAreStoredOnce(backend: Backend) async throws {
         let blob = TestBlob(count: 150_000, seed: Self.seed)
         try await TestServer.with(backend) { server in
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let token = try await server.member("ana", project: "alpha", role: .collector)
+            let phone = Device(clientId: "d1", token: token)
+            let tablet = Device(clientId: "d3", token: token)
             let ben = Device(clientId: "d2", token: try await server.member("ben", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
-                #expect(try await ana.putAttachment(client, blob.sha256, blob.bytes).status == .created)
-                let seen = try await ben.headAttachment(client, blob.sha256)
-                #expect(seen.attachmentComplete == "true", "the second device sends nothing")
-                let sent = try await ben.putAttachment(client, blob.sha256, blob.bytes)
+                #expect(try await phone.putAttachment(client, blob.sha256, blob.bytes).status == .created)
+                let seen = try await tablet.headAttachment(client, blob.sha256)
+                #expect(seen.attachmentComplete == "true", "the member's second device sends nothing")
+                let sent = try await tablet.putAttachment(client, blob.sha256, blob.bytes)
                 #expect(sent.status == .ok)
+                let other = try await ben.headAttachment(client, blob.sha256)
+                #expect(other.attachmentComplete == "false", "another member learns nothing from the hash")
+                #expect(other.uploadOffset == 0)
+                #expect(try await ben.putAttachment(client, blob.sha256, blob.bytes).status == .created)
+                #expect(try await ben.headAttachment(client, blob.sha256).attachmentComplete == "true")
                 #expect(try await storedUploads(server) == 1)
             }
         }
@@ -137,7 +146,7 @@ struct AttachmentUploadTests {
         try await TestServer.with(backend) { server in
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let key = AttachmentKey(projectId: try await server.project("alpha").id, sha256: blob.sha256)
-            let upload = try await server.storage.attachments.beginUpload(key, offset: 0, total: Int64(blob.bytes.count), length: Int64(blob.bytes.count))
+            let upload = try await server.storage.attachments.beginUpload(key, uploader: try await server.userId(token: device.token), offset: 0, total: Int64(blob.bytes.count), length: Int64(blob.bytes.count))
             try await upload.append(blob.bytes)
             try await upload.suspend()
             try await server.app.test(.live) { client in

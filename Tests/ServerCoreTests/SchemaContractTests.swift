@@ -55,7 +55,7 @@ struct SchemaContractTests {
         try await TestServer.with(.postgres) { migrated in
             let storage = try #require(migrated.storage as? PostgresStorage)
             try await storage.migrate()
-            #expect(try await storage.appliedMigrations() == [1, 2, 3, 4, 5, 6, 7])
+            #expect(try await storage.appliedMigrations() == PostgresStorage.migrations.map(\.version))
             let catalog = try await storage.catalog()
             #expect(catalog.contains { $0.hasPrefix("column records.sequence bigint nullable=NO") })
             try await TestServer.withStorage(.postgres) { handle in

@@ -56,6 +56,33 @@ struct SyncServiceTests {
         #expect(try await phone.values(id) == ["title": .text("Made on the tablet")])
     }
 
+    /// A long-poll the server does not hold (the token holds as many as `serve --max-held-polls-per-token`
+    /// allows) is answered at once with `Retry-After`: the service asks again after that long, neither at once
+    /// nor after its longest backoff (30 s here, which it waited before).
+    @Test func aLongPollTheServerDoesNotHoldIsAskedAgainAfterItsRetryAfter() async throws {
+        let fixture = try SyncFixture(forms: [SyncForms.job()], serveOptions: ["--max-held-polls-per-token", "1", "--held-poll-retry-after", "2"])
+        let token = try fixture.user("alice")
+        let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
+        let timing = SyncService.Timing(localChangeDelay: .milliseconds(100), firstRetry: .milliseconds(200), maximumRetry: .seconds(30), waitSeconds: 20, interval: nil)
+        func refused() throws -> Int {
+            let metrics = try Subprocess.run("/usr/bin/curl", ["-s", fixture.server.url + "/metrics"], timeout: 10).stdout
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix("fieldsheet_held_polls_refused_total") }
+            return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map { Int($0) } ?? 0
+        }
+        // Two devices of one token: one holds the token's only waiting pull, the other is refused each time.
+        let services = [SyncService(engine: phone.engine, timing: timing), SyncService(engine: tablet.engine, timing: timing)]
+        let running = services.map { service in Task { await service.run() } }
+        defer { running.forEach { $0.cancel() } }
+        #expect(try await eventually(timeout: 30) { try refused() >= 1 }, "a poll was refused")
+        let first = ContinuousClock.now
+        let before = try refused()
+        #expect(try await eventually(timeout: 30) { try refused() >= before + 3 }, "asked again after Retry-After")
+        let took = ContinuousClock.now - first
+        print("SyncServiceTests: 3 more refused polls in \(took) (Retry-After: 2)")
+        #expect(took >= .seconds(4), "not at once: \(took)")
+        #expect(took < .seconds(15), "not after the 30 s backoff: \(took)")
+    }
+
     @Test func whileTheServerIsDownItBacksOffThenRecoversByItself() async throws {
         let fixture = try SyncFixture(forms: [SyncForms.job()])
         let token = try fixture.user("alice")

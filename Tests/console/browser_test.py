@@ -243,6 +243,33 @@ def scenario(backend, work, storage):
         check("not written in \"de\"" in browser.text() and "Type of site" in browser.text(),
               "an unknown language is not explained, or the page is not in the default language")
 
+        # A record of 120 instances is paged: 50 instances at a time, with links to the next and previous 50.
+        sets = ["--set", "site=Depot"]
+        for index in range(1, 121):
+            sets += ["--set", f"defects[{index}].location=Bay {index}", "--set", f"defects[{index}].severity=low",
+                     "--set", f"defects[{index}].action=note"]
+        big = ana("fill", "defect-inspection", *sets, "--complete").strip()
+        ana("sync")
+        browser.open(f"{url}/console/projects/demo/records/{big}", "record of 120 instances")
+        def instances():
+            return [h.text for h in driver.find_elements(By.CSS_SELECTOR, "section.instance > h4")]
+        check(instances() == [f"Defect {n}" for n in range(1, 51)], f"the first page shows {len(instances())} instances")
+        check("Defects: 1–50 of 120" in browser.text(), "the first page does not say which instances it shows")
+        check(not driver.find_elements(By.CSS_SELECTOR, "a.previous-instances"), "the first page links to a previous one")
+        browser.shot("record-paged")
+        browser.at_phone_width("record-paged")
+        driver.find_element(By.CSS_SELECTOR, "a.next-instances").click()
+        wait_until("the second page", lambda: "Defects: 51–100 of 120" in browser.text())
+        check(instances() == [f"Defect {n}" for n in range(51, 101)], f"the second page shows {instances()[:3]}…")
+        check("Bay 51" in browser.text() and "Bay 50" not in browser.text(), "the second page shows other instances' answers")
+        driver.find_element(By.CSS_SELECTOR, "a.next-instances").click()
+        wait_until("the last page", lambda: "Defects: 101–120 of 120" in browser.text())
+        check(instances() == [f"Defect {n}" for n in range(101, 121)], "the last page does not show the last 20")
+        check(not driver.find_elements(By.CSS_SELECTOR, "a.next-instances"), "the last page links to a next one")
+        driver.find_element(By.CSS_SELECTOR, "a.previous-instances").click()
+        wait_until("the page before", lambda: "Defects: 51–100 of 120" in browser.text())
+        check(len(driver.find_elements(By.CSS_SELECTOR, "ol.history li li")) <= 51, "a history entry lists more than 50 changes")
+
         # Signing out ends the session.
         browser.submit(driver.find_element(By.CSS_SELECTOR, "form[action='/console/logout']"), "sign-out")
         wait_until("the signed-out page", lambda: "You are signed out." in browser.text())

@@ -27,7 +27,7 @@ URL=$(sed -n 's/^listening on //p' "$OUT")
 timeout 300 schemathesis --config-file Tests/schemathesis/schemathesis.toml run Schema/openapi.yaml \
     --url "$URL" \
     --header "Authorization: Bearer $TOKEN" \
-    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
+    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance,unsupported_method \
     --phases examples,coverage,fuzzing \
     --max-examples "$EXAMPLES" \
     --generation-deterministic \

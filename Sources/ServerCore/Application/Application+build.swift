@@ -57,6 +57,8 @@ public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext>
     router.add(middleware: ServerClockMiddleware(clock: services.clock))
     router.add(middleware: MetricsMiddleware(metrics: services.metrics))
     router.add(middleware: ProblemMiddleware())
+    let routes = RouteTable()
+    router.add(middleware: MethodNotAllowedMiddleware(routes: routes))
     MetricsController(services: services).addRoutes(to: router)
     let v1 = router.group("v1")
     HealthController(services: services).addRoutes(to: v1)
@@ -66,5 +68,6 @@ public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext>
     ReviewController(services: services).addRoutes(to: project)
     AttachmentsController(services: services).addRoutes(to: project)
     ConsoleRoutes(services: services).addRoutes(to: router)
+    routes.fill(from: router)
     return router
 }

@@ -4,31 +4,47 @@ import Hummingbird
 import NIOCore
 import ServerStorage
 
-/// Serves an attachment's bytes (whole, or the one range asked for) to a member who may read a record that
-/// references it; for anyone else, and for an attachment not stored yet, the same 404 as a missing one. The
-/// API route and the web console's link both answer through it.
+/// Serves an attachment's bytes (whole, or the one range asked for) to a member a referencing record grants
+/// them to; for anyone else, and for an attachment not stored yet, the same 404 as a missing one. The API route
+/// and the web console's link both answer through it.
+///
+/// The rule (README, "Attachments between members"): a member may download an attachment when they may read
+/// a record that references it and either they hold it (sent its bytes, or were shown them before) or the
+/// member who put that reference into the record holds it. A reference to a hash whose bytes its writer never
+/// had grants nothing, not even to them. Downloading through another's reference makes the reader a holder.
 struct AttachmentDownload {
     let storage: any ServerStorage
 
+    /// The reference a download by `userId` goes through, and whether it is their first (they did not hold
+    /// the attachment); nil when they may not download it.
+    func grant(_ key: AttachmentKey, userId: Int64, role: Role) async throws -> (use: AttachmentUse, stored: StoredAttachment)? {
+        guard let stored = try await storage.storedAttachment(key, userId: userId) else { return nil }
+        let readable = try await storage.attachmentUses(key).filter { RecordAccess.canRead(authorId: $0.authorId, shared: $0.shared, userId: userId, role: role) }
+        guard let use = readable.first(where: { stored.held || $0.grants }) else { return nil }
+        return (use, stored)
+    }
+
     func response(_ key: AttachmentKey, userId: Int64, role: Role, range header: String?) async throws -> Response {
-        let uses = try await storage.attachmentUses(key)
-        guard let use = uses.first(where: { RecordAccess.canRead(authorId: $0.authorId, shared: $0.shared, userId: userId, role: role) }) else {
-            throw Problem.notFound("attachment")
+        guard let (use, stored) = try await grant(key, userId: userId, role: role) else { throw Problem.notFound("attachment") }
+        guard let total = try await storage.attachments.stored(key) else { throw Problem.notFound("attachment") }
+        if !stored.held { try await storage.addAttachmentHolder(key, userId: userId) }
+        var mediaType = stored.mediaType
+        if mediaType == nil {
+            // Stored by a version that did not note the type: read it from the first bytes now.
+            mediaType = AttachmentMediaType.of(try await storage.attachments.leadingBytes(key, count: AttachmentMediaType.prefixLength) ?? Data())
         }
-        let status = try await storage.attachments.status(key)
-        guard status.complete else { throw Problem.notFound("attachment") }
         var part: ClosedRange<Int64>?
-        switch ByteRanges.download(header, total: status.received) {
+        switch ByteRanges.download(header, total: total) {
         case .whole: part = nil
         case .part(let range): part = range
         case .unsatisfiable:
             throw Problem(
                 .rangeNotSatisfiable, "range-not-satisfiable", title: "Range not satisfiable",
-                detail: "The attachment is \(status.received) bytes long; ask for a range within it, as \"Range: bytes=0-\(max(0, status.received - 1))\".",
-                field: "Range", headers: [.contentRange: "bytes */\(status.received)"])
+                detail: "The attachment is \(total) bytes long; ask for a range within it, as \"Range: bytes=0-\(max(0, total - 1))\".",
+                field: "Range", headers: [.contentRange: "bytes */\(total)"])
         }
         guard let bytes = try await storage.attachments.read(key, range: part) else { throw Problem.notFound("attachment") }
-        var headers = Self.headers(use: use, sha256: key.sha256)
+        var headers = Self.headers(mediaType: mediaType ?? AttachmentMediaType.unknown, name: use.name, sha256: key.sha256)
         let length = bytes.total == 0 ? 0 : bytes.range.upperBound - bytes.range.lowerBound + 1
         headers[.contentLength] = String(length)
         if part != nil { headers[.contentRange] = "bytes \(bytes.range.lowerBound)-\(bytes.range.upperBound)/\(bytes.total)" }
@@ -41,14 +57,16 @@ struct AttachmentDownload {
             })
     }
 
-    /// The attachment's type as its reference gives it, its hash as the ETag, and a policy that keeps a file
-    /// opened in a browser from running anything on the console's origin (an uploaded page or SVG would).
-    static func headers(use: AttachmentUse, sha256: String) -> HTTPFields {
-        let inline = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/heic", "audio/", "video/", "application/pdf"].contains { use.type.lowercased().hasPrefix($0) }
-        let fallback = String(use.name.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" ? Character($0) : "_" })
-        let encoded = use.name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: ".-_"))) ?? fallback
+    /// The attachment's type as its bytes say (``AttachmentMediaType``: shown in place when it is a known
+    /// photo, audio, video or PDF format, else downloaded), the file name of the reference the reader came
+    /// through, its hash as the ETag, and a policy that keeps a file opened in a browser from running
+    /// anything on the console's origin.
+    static func headers(mediaType: String, name: String, sha256: String) -> HTTPFields {
+        let inline = AttachmentMediaType.isInline(mediaType)
+        let fallback = String(name.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" ? Character($0) : "_" })
+        let encoded = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: ".-_"))) ?? fallback
         return [
-            .contentType: use.type,
+            .contentType: mediaType,
             .eTag: "\"\(sha256)\"",
             .acceptRanges: "bytes",
             .cacheControl: "private, max-age=31536000, immutable",

@@ -6,7 +6,11 @@ import NIOCore
 import ServerStorage
 
 /// `HEAD`, `PUT` and `GET /v1/projects/{project}/attachments/{sha256}`: resumable uploads that stream to the
-/// ``AttachmentStore`` and downloads for those who may read a referencing record (Schema/openapi.yaml).
+/// ``AttachmentStore`` and downloads for those a referencing record grants them to (Schema/openapi.yaml).
+///
+/// A hash proves nothing (README, "Attachments between members"): each member's upload of a hash is their own,
+/// HEAD and PUT tell a member only about their own upload (complete once they hold the attachment), and a
+/// member who does not hold a stored attachment sends its bytes like anyone else, which is how they come to hold it.
 struct AttachmentsController {
     let services: ServerServices
 
@@ -25,22 +29,33 @@ struct AttachmentsController {
     /// Any member may upload: every role pushes records.
     @Sendable func head(_ request: Request, context: AppRequestContext) async throws -> Response {
         let key = try key(context, projectId: try context.membership().projectId)
-        let status = try await services.storage.attachments.status(key)
-        if status.complete { try await noteStored(key, bytes: status.received, context: context) }
-        return Response(status: .ok, headers: Self.uploadHeaders(status))
+        let userId = try context.requirePrincipal().userId
+        return Response(status: .ok, headers: Self.uploadHeaders(try await status(key, userId: userId)))
+    }
+
+    /// Where `userId`'s upload of the attachment stands: complete when they hold it, else what they sent of
+    /// it (another member's upload, or the attachment being stored, shows nothing).
+    func status(_ key: AttachmentKey, userId: Int64) async throws -> AttachmentStatus {
+        if let stored = try await services.storage.storedAttachment(key, userId: userId), stored.held {
+            return AttachmentStatus(received: stored.bytes, total: stored.bytes, complete: true)
+        }
+        let status = try await services.storage.attachments.status(key, uploader: userId)
+        // Found whole and verified just now (its last request ended between the last byte and the check).
+        if status.complete { try await noteStored(key, bytes: status.received, holder: userId) }
+        return status
     }
 
     @Sendable func put(_ request: Request, context: AppRequestContext) async throws -> Response {
         let key = try key(context, projectId: try context.membership().projectId)
-        let store = services.storage.attachments
+        let userId = try context.requirePrincipal().userId
         let range: ByteRanges.Upload
         do {
             range = try checkedRange(request)
         } catch let problem as Problem {
             // Refused before anything was read; the answer still says where the upload stands.
-            throw problem.with(uploadOffset: (try? await store.status(key))?.received ?? 0)
+            throw problem.with(uploadOffset: (try? await status(key, userId: userId))?.received ?? 0)
         }
-        return try await upload(request, key: key, range: range, context: context)
+        return try await upload(request, key: key, userId: userId, range: range, context: context)
     }
 
     /// The request's Content-Range, checked against its Content-Length and the size limit.
@@ -62,8 +77,10 @@ struct AttachmentsController {
         return range
     }
 
-    func upload(_ request: Request, key: AttachmentKey, range: ByteRanges.Upload, context: AppRequestContext) async throws -> Response {
+    func upload(_ request: Request, key: AttachmentKey, userId: Int64, range: ByteRanges.Upload, context: AppRequestContext) async throws -> Response {
         let store = services.storage.attachments
+        let current = try await status(key, userId: userId)
+        if current.complete { return Response(status: .ok, headers: Self.uploadHeaders(current)) }
         let header = request.headers[.contentRange] ?? ""
         // The whole rest of the upload must fit above the reserve, not just this request's piece.
         let needed = range.total - range.start
@@ -72,16 +89,11 @@ struct AttachmentsController {
                 "The server cannot take this attachment: the rest of it (\(needed) bytes) does not fit in its free space (\(free) bytes) above the \(services.limits.storageReserveBytes) bytes it keeps for the database (serve --storage-reserve-bytes). Nothing was written; what it received before is kept. Try again later; the server's admin must free space."
             ).with(uploadOffset: range.start)
         }
-        try await checkQuota(key, needed: needed, offset: range.start)
+        try await checkQuotas(key, userId: userId, needed: needed, offset: range.start)
         let upload: any AttachmentUpload
         do {
-            upload = try await store.beginUpload(key, offset: range.start, total: range.total, length: range.length)
+            upload = try await store.beginUpload(key, uploader: userId, offset: range.start, total: range.total, length: range.length)
         } catch let error as AttachmentError {
-            if case .complete = error {
-                let status = try await store.status(key)
-                try await noteStored(key, bytes: status.received, context: context)
-                return Response(status: .ok, headers: Self.uploadHeaders(status))
-            }
             throw Self.problem(error, key: key)
         }
         // Bytes go to storage as they arrive; a cut connection keeps what came (the next HEAD reports it).
@@ -130,30 +142,53 @@ struct AttachmentsController {
         } catch let error as AttachmentError {
             throw Self.problem(error, key: key, offset: 0)
         }
-        try await noteStored(key, bytes: range.total, context: context)
+        try await noteStored(key, bytes: range.total, holder: userId)
         services.metrics.recordAttachmentStored(bytes: range.total)
         if overflowed { throw tooLong.with(uploadOffset: range.total) }
         return Response(status: .created, headers: Self.uploadHeaders(AttachmentStatus(received: range.total, total: range.total, complete: true)))
     }
 
     /// Refuses an upload whose rest would take the project past its attachment quota (`serve
-    /// --project-attachment-quota-bytes`), saying what the project holds and the limit.
-    func checkQuota(_ key: AttachmentKey, needed: Int64, offset: Int64) async throws {
-        guard needed > 0, let quota = services.limits.projectAttachmentQuotaBytes else { return }
-        let used = try await services.storage.storedAttachmentBytes(projectId: key.projectId)
-        guard used + needed > quota else { return }
-        throw Problem(
-            .init(code: 507, reasonPhrase: "Insufficient Storage"), "attachment-quota-exceeded", title: "Project attachment quota exceeded",
-            detail: "The project's attachment quota is \(quota) bytes and it holds \(used) bytes of attachments; the rest of this upload (\(needed) bytes) would pass it (serve --project-attachment-quota-bytes). Nothing was written; what was received before is kept. Ask the server's admin to raise the quota or remove attachments no record needs.",
+    /// --project-attachment-quota-bytes`) or the member past theirs (`--user-attachment-quota-bytes`), saying
+    /// what is held and the limit. Both count the stored attachments (a member's: those they stored first) and
+    /// the bytes of uploads in progress (a member's: their own).
+    func checkQuotas(_ key: AttachmentKey, userId: Int64, needed: Int64, offset: Int64) async throws {
+        guard needed > 0 else { return }
+        let storage = services.storage
+        if let quota = services.limits.projectAttachmentQuotaBytes {
+            let used = try await storage.storedAttachmentBytes(projectId: key.projectId, storedBy: nil)
+                + storage.attachments.partialBytes(projectId: key.projectId, uploader: nil)
+            if used + needed > quota {
+                throw Self.quotaProblem(
+                    title: "Project attachment quota exceeded", whose: "The project's attachment quota", quota: quota, used: used, needed: needed,
+                    option: "--project-attachment-quota-bytes", offset: offset)
+            }
+        }
+        if let quota = services.limits.userAttachmentQuotaBytes {
+            let used = try await storage.storedAttachmentBytes(projectId: key.projectId, storedBy: userId)
+                + storage.attachments.partialBytes(projectId: key.projectId, uploader: userId)
+            if used + needed > quota {
+                throw Self.quotaProblem(
+                    title: "Member attachment quota exceeded", whose: "Your attachment quota in this project", quota: quota, used: used, needed: needed,
+                    option: "--user-attachment-quota-bytes", offset: offset)
+            }
+        }
+    }
+
+    static func quotaProblem(title: String, whose: String, quota: Int64, used: Int64, needed: Int64, option: String, offset: Int64) -> Problem {
+        Problem(
+            .init(code: 507, reasonPhrase: "Insufficient Storage"), "attachment-quota-exceeded", title: title,
+            detail: "\(whose) is \(quota) bytes and \(used) bytes of it are taken (stored attachments and uploads in progress, the \(offset) bytes this upload holds among them); the rest of this upload (\(needed) bytes) would pass it (serve \(option)). Nothing was written; what was received before is kept. Ask the server's admin to raise the quota or remove attachments no record needs.",
             field: "Content-Range"
         ).with(uploadOffset: offset)
     }
 
-    /// Tells the database the attachment is stored (once; a crash between storing and telling is repaired by
-    /// the next HEAD or PUT), which moves the records waiting for it forward in the change feed.
-    func noteStored(_ key: AttachmentKey, bytes: Int64, context: AppRequestContext) async throws {
-        guard try await !services.storage.isAttachmentStored(key) else { return }
-        _ = try await services.storage.attachmentStored(key, bytes: bytes)
+    /// Tells the database that `holder` sent the attachment's bytes, verified: the first time anyone does, it
+    /// is noted stored (of the media type its first bytes say), which moves the records waiting for it forward
+    /// in the change feed. A crash between storing and telling leaves the holder to send the bytes again.
+    func noteStored(_ key: AttachmentKey, bytes: Int64, holder: Int64) async throws {
+        let prefix = try await services.storage.attachments.leadingBytes(key, count: AttachmentMediaType.prefixLength) ?? Data()
+        _ = try await services.storage.attachmentStored(key, bytes: bytes, holder: holder, mediaType: AttachmentMediaType.of(prefix))
     }
 
     @Sendable func get(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -184,7 +219,7 @@ struct AttachmentsController {
         case .busy(let received):
             return Problem(
                 .conflict, "upload-offset-mismatch", title: "Upload in progress",
-                detail: "Another request is uploading this attachment now (\(received) bytes held). Ask again with HEAD in a moment and continue from its Upload-Offset.").with(uploadOffset: received)
+                detail: "Another request of yours is uploading this attachment now (\(received) bytes held). Ask again with HEAD in a moment and continue from its Upload-Offset.").with(uploadOffset: received)
         case .lengthMismatch(let total):
             return Problem(
                 .conflict, "upload-length-mismatch", title: "Upload length mismatch",
@@ -197,8 +232,6 @@ struct AttachmentsController {
         case .insufficientStorage:
             return Problem.insufficientStorage(
                 "The server has no room left for this attachment; what it received before is kept. Try again later; the server's admin must free space.").with(uploadOffset: offset ?? 0)
-        case .complete:
-            return Problem(.conflict, "upload-offset-mismatch", title: "Attachment complete", detail: "The server holds this attachment already; send nothing.")
         }
     }
 }

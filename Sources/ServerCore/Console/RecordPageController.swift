@@ -14,7 +14,18 @@ struct RecordPageController {
     /// One of the form's languages, as a link to the page in it (`?lang=`), the one shown marked.
     struct LanguageLink { var name: String; var href: String; var current: Bool }
     struct Change { var text: String }
-    struct HistoryItem { var at: String; var user: String; var via: String?; var summary: String; var hasChanges: Bool; var changes: [Change] }
+    struct HistoryItem {
+        var at: String
+        var user: String
+        var via: String?
+        var summary: String
+        var hasChanges: Bool
+        var changes: [Change]
+        /// "and 3,950 more": the changes past ``RecordPageController/changesPerEntry``.
+        var more: String?
+    }
+    /// Most changes one history entry lists (a record created with 2,000 instances changed 4,000 answers).
+    static let changesPerEntry = 50
     struct ConflictItem {
         var id: Int64
         var field: String
@@ -135,7 +146,8 @@ struct RecordPageController {
             updated: ConsoleTime.text(record.times.updated), received: ConsoleTime.text(record.receivedAt),
             answers: RecordAnswers(
                 definition: definition, values: record.fields.values, attachmentBase: "/console/projects/\(membership.projectName)/attachments", missing: missing,
-                language: language),
+                language: language, from: request.uri.queryParameters.get("from").flatMap { Int($0) }.map { max(0, $0) } ?? 0,
+                pageLink: { "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)?from=\($0)" + (language.map { "&lang=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" } ?? "") }),
             hasLanguages: languages.count > 1, languages: languages,
             waitingText: missing.isEmpty ? nil : "Waiting for \(missing.count) attachment\(missing.count == 1 ? "" : "s") to arrive from the device.",
             canReview: reviewer && record.state == .submitted,
@@ -159,11 +171,13 @@ struct RecordPageController {
                 if let resolution = entry.detail.resolution {
                     parts.append("resolved the conflict on \(label(resolution.fieldId)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
                 }
-                let changes = entry.detail.fields.keys.sorted().map { key in Change(text: change(key, entry.detail.fields[key])) }
-                if parts.isEmpty { parts.append(changes.isEmpty ? "no change" : "changed \(changes.count) answer\(changes.count == 1 ? "" : "s")") }
+                let keys = entry.detail.fields.keys.sorted()
+                let changes = keys.prefix(Self.changesPerEntry).map { key in Change(text: change(key, entry.detail.fields[key])) }
+                if parts.isEmpty { parts.append(keys.isEmpty ? "no change" : "changed \(keys.count) answer\(keys.count == 1 ? "" : "s")") }
                 return HistoryItem(
                     at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, summary: parts.joined(separator: "; "),
-                    hasChanges: !changes.isEmpty, changes: changes)
+                    hasChanges: !changes.isEmpty, changes: Array(changes),
+                    more: keys.count > Self.changesPerEntry ? "and \(keys.count - Self.changesPerEntry) more" : nil)
             })
         return ConsoleRenderer.page("record", page)
     }

@@ -9,9 +9,14 @@ public struct ServerLimits: Sendable, Hashable {
     /// `/v1/health` answers 503 `degraded` while less is free. Checked where the server can see its disk
     /// (SQLite); with PostgreSQL a full database disk still answers 507.
     public var storageReserveBytes: Int64 = 64 * 1024 * 1024
-    /// Most bytes of attachments one project may hold (stored ones, plus the rest of the upload asking); an
-    /// upload past it is refused with 507 `attachment-quota-exceeded`. Nil: no quota (the default).
+    /// Most bytes of attachments one project may hold (stored ones and uploads in progress, plus the rest of
+    /// the upload asking); an upload past it is refused with 507 `attachment-quota-exceeded`. Nil: no quota
+    /// (the default).
     public var projectAttachmentQuotaBytes: Int64?
+    /// Most bytes of attachments one member may hold in a project (those they stored first and their uploads
+    /// in progress, plus the rest of the upload asking); past it, 507 `attachment-quota-exceeded`. Nil: no
+    /// quota (the default).
+    public var userAttachmentQuotaBytes: Int64?
     /// Most mutations in one push (413 beyond).
     public var maxBatchSize = 1_000
     /// Deepest nesting of arrays and objects in a request body (400 beyond).

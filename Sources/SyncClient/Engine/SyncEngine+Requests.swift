@@ -18,6 +18,11 @@ extension SyncEngine {
     /// Sends a request as above and reads a 2xx body with `read`. A body `read` cannot read is retried;
     /// a `SyncError` it throws (the device database failed) ends the request.
     func send<T>(_ request: TransportRequest, doing: String, _ progress: SyncProgressTracker, read: (Data) async throws -> T) async throws -> T {
+        try await send(request, doing: doing, progress, readResponse: { try await read($0.body) })
+    }
+
+    /// Sends a request as above and reads a 2xx response (headers and body) with `readResponse`.
+    func send<T>(_ request: TransportRequest, doing: String, _ progress: SyncProgressTracker, readResponse read: (TransportResponse) async throws -> T) async throws -> T {
         var request = request
         request.headers["Authorization"] = "Bearer \(configuration.token)"
         request.headers["Accept"] = "application/json"
@@ -34,7 +39,7 @@ extension SyncEngine {
                 let response = try await transport.send(request)
                 if (200..<300).contains(response.status) {
                     do {
-                        return try await read(response.body)
+                        return try await read(response)
                     } catch let error as SyncError {
                         throw error
                     } catch is CancellationError {

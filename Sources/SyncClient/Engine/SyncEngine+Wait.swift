@@ -17,6 +17,27 @@ extension SyncEngine {
     /// The request is not retried: a failure throws ``SyncError`` at once (`unreachable`,
     /// `unauthorized`, …) so the caller can back off before waiting again.
     public func waitForChanges(timeout: TimeInterval) async throws -> Bool {
+        try await waitForChangesAnswer(timeout: timeout).changed
+    }
+
+    /// What the server answered one long-poll (``SyncEngine/waitForChangesAnswer(timeout:)``).
+    public struct WaitAnswer: Sendable, Hashable {
+        /// Whether a change this device has not pulled yet is waiting.
+        public var changed: Bool
+        /// How long the server asks the device to wait before it asks again (its `Retry-After`, given when
+        /// it did not hold the request: this token or device already holds as many waiting pulls as it may).
+        public var retryAfter: Duration?
+
+        /// An answer saying whether a change waits, and how long to wait before asking again.
+        public init(changed: Bool, retryAfter: Duration?) {
+            self.changed = changed
+            self.retryAfter = retryAfter
+        }
+    }
+
+    /// ``waitForChanges(timeout:)``, also telling the server's `Retry-After` when it answered without holding
+    /// the request, so the caller waits that long before it asks again.
+    public func waitForChangesAnswer(timeout: TimeInterval) async throws -> WaitAnswer {
         let cursor = try await storage("reading the sync cursor") { try await store.syncCursor() }
         let seconds = min(Self.maxWaitSeconds, max(1, Int(timeout.rounded(.up))))
         var once = configuration
@@ -28,7 +49,11 @@ extension SyncEngine {
             URLQueryItem(name: "after", value: String(cursor)), URLQueryItem(name: "limit", value: "1"),
             URLQueryItem(name: "wait", value: String(seconds)), URLQueryItem(name: "client", value: store.deviceID),
         ]
-        let page: PullPage = try await engine.get("changes?\(query.percentEncodedQuery ?? "")", doing: "waiting for changes", SyncProgressTracker { _ in })
-        return !page.changes.isEmpty
+        let request = TransportRequest(method: "GET", url: configuration.url("changes?\(query.percentEncodedQuery ?? "")"))
+        return try await engine.send(request, doing: "waiting for changes", SyncProgressTracker { _ in }) { response in
+            let page = try JSONDecoder().decode(PullPage.self, from: response.body)
+            let retryAfter = response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { Duration.seconds($0) }
+            return WaitAnswer(changed: !page.changes.isEmpty, retryAfter: retryAfter)
+        }
     }
 }

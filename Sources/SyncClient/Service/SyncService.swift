@@ -207,9 +207,9 @@ public actor SyncService {
             do {
                 let waiter = self.waiter
                 let seconds = timing.waitSeconds
-                let changed = try await abandoningOnCancel { try await waiter.waitForChanges(timeout: TimeInterval(seconds)) }
+                let answer = try await abandoningOnCancel { try await waiter.waitForChangesAnswer(timeout: TimeInterval(seconds)) }
                 failures = 0
-                if changed {
+                if answer.changed {
                     // Wait for a sync that starts after this request to end: until then the stored cursor
                     // still lies before the change, and a new wait would answer at once.
                     let ends = completions.subscribe()
@@ -221,6 +221,10 @@ public actor SyncService {
                         break
                     }
                     if !succeeded { try await Task.sleep(for: timing.delay(afterFailures: max(1, state.failures))) }
+                } else if let retryAfter = answer.retryAfter {
+                    // The server did not hold the request (this device or token holds as many waiting pulls as
+                    // it may): ask again when it says, within 1 s to 10 min whatever it says.
+                    try await Task.sleep(for: min(max(retryAfter, .seconds(1)), .seconds(600)))
                 } else if ContinuousClock.now - asked < .seconds(1) {
                     // The server answered without holding the request (one that does not support waiting):
                     // ask again later rather than at once.

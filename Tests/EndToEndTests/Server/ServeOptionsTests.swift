@@ -14,6 +14,11 @@ struct ServeOptionsTests {
         (["--max-value-bytes", "0"], "--max-value-bytes must be at least 1"),
         (["--storage-reserve-bytes=-1"], "--storage-reserve-bytes must be 0 or more"),
         (["--project-attachment-quota-bytes=-1"], "--project-attachment-quota-bytes must be 0 or more"),
+        (["--user-attachment-quota-bytes=-1"], "--user-attachment-quota-bytes must be 0 or more"),
+        (["--max-held-polls-per-token", "0"], "--max-held-polls-per-token must be at least 1"),
+        (["--max-held-polls-per-device", "0"], "--max-held-polls-per-device must be at least 1"),
+        (["--max-held-polls", "0"], "--max-held-polls must be at least 1"),
+        (["--held-poll-retry-after", "0"], "--held-poll-retry-after must be a number of seconds from 1 to 3600"),
     ])
     func nonsensicalOptionsAreRefusedBeforeStarting(options: [String], message: String) throws {
         let data = TemporaryDirectory("serve-options")
@@ -21,6 +26,14 @@ struct ServeOptionsTests {
             PackagePaths.debugProduct("fieldsheet-server"), ["serve", "--data", data.file("data"), "--port", "0"] + options, timeout: 30)
         #expect(result.status == 64, "\(result.output)")
         #expect(result.stderr.contains(message), "\(result.output)")
+    }
+
+    /// The held-poll caps and the attachment quotas are in `serve --help`.
+    @Test func theHeldPollCapsAndQuotasAreInTheHelp() throws {
+        let result = try Subprocess.run(PackagePaths.debugProduct("fieldsheet-server"), ["serve", "--help"], timeout: 30)
+        for option in ["--max-held-polls-per-token", "--max-held-polls-per-device", "--max-held-polls ", "--held-poll-retry-after", "--user-attachment-quota-bytes", "--project-attachment-quota-bytes"] {
+            #expect(result.stdout.contains(option), "\(option) in: \(result.output)")
+        }
     }
 
     @Test func behindANamedProxyWrongTokensCountPerClientAndAValidTokenAlwaysPasses() throws {

@@ -26,7 +26,7 @@ struct AttachmentQuotaTests {
                 #expect(refused.status.code == 507)
                 #expect(refused.headers[.uploadOffset] == "0")
                 let body = String(buffer: refused.body)
-                for words in ["attachment-quota-exceeded", "quota is 1000 bytes", "holds 600 bytes", "(600 bytes)", "--project-attachment-quota-bytes"] {
+                for words in ["attachment-quota-exceeded", "quota is 1000 bytes", "600 bytes of it are taken", "(600 bytes)", "--project-attachment-quota-bytes"] {
                     #expect(body.contains(words), "\(words) in: \(body)")
                 }
                 #expect(try await ana.headAttachment(client, Self.sha256(second)).headers[.uploadOffset] == "0", "nothing was written")
@@ -34,6 +34,53 @@ struct AttachmentQuotaTests {
                 let fits = Data((0..<400).map { UInt8(($0 * 3) % 241) })
                 #expect(try await ana.putAttachment(client, Self.sha256(fits), fits).status == .created)
                 #expect(try await bob.putAttachment(client, Self.sha256(second), second).status == .created)
+            }
+        }
+    }
+
+    /// With `--user-attachment-quota-bytes`, one member cannot take their project's space: what they stored
+    /// first and their uploads in progress count, and a member who fills theirs with uploads they never finish
+    /// neither stops another member's uploads nor slows their requests. Uploads in progress count against the
+    /// project's quota too.
+    @Test(arguments: Backend.available)
+    func aMembersQuotaCountsTheirUploadsInProgressAndLeavesOthersAlone(backend: Backend) async throws {
+        var limits = ServerLimits()
+        limits.userAttachmentQuotaBytes = 100_000
+        limits.projectAttachmentQuotaBytes = 1_000_000
+        try await TestServer.with(backend, limits: limits) { server in
+            try await server.publish(AttachmentAccessTests.form, project: "alpha")
+            let mallory = Device(clientId: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            try await server.app.test(.live) { client in
+                let port = try #require(client.port)
+                let bystander = try await AttachmentMembersTests.bystander(server, client)
+                let baseline = try await bystander.baseline(port: port)
+                let seed = AttachmentMembersTests.seed
+                let (refused, latencies) = try await bystander.timing(port: port) {
+                    let stored = TestBlob(count: 60_000, seed: seed &+ 10)
+                    #expect(try await mallory.putAttachment(client, stored.sha256, stored.bytes).status == .created)
+                    // Uploads started and never finished: each takes its part of the quota as it arrives.
+                    for index in 0..<3 {
+                        let partial = TestBlob(count: 20_000, seed: seed &+ 20 &+ UInt64(index))
+                        #expect(try await mallory.putAttachment(client, partial.sha256, partial.bytes, to: 10_000).status == .noContent)
+                    }
+                    let more = TestBlob(count: 20_000, seed: seed &+ 30)
+                    return try await mallory.putAttachment(client, more.sha256, more.bytes, to: 100)
+                }
+                Bystander.check(latencies, baseline: baseline, during: "AttachmentQuotaTests.aMembersQuota[\(backend)]")
+                #expect(refused.status.code == 507)
+                let body = String(buffer: refused.body)
+                for words in ["attachment-quota-exceeded", "Your attachment quota in this project is 100000 bytes", "90000 bytes of it are taken", "(20000 bytes)", "--user-attachment-quota-bytes"] {
+                    #expect(body.contains(words), "\(words) in: \(body)")
+                }
+                // Another member's quota is their own.
+                let anas = TestBlob(count: 90_000, seed: seed &+ 40)
+                #expect(try await ana.putAttachment(client, anas.sha256, anas.bytes).status == .created)
+                // The project's: 90,000 of Mallory's + 20,000 of Bob's + 90,000 of Ana's are taken; 800,001 more is refused.
+                let big = TestBlob(count: 800_001, seed: seed &+ 50)
+                let projectWide = try await ana.putAttachment(client, big.sha256, big.bytes, to: 100)
+                #expect(projectWide.status.code == 507)
+                #expect(String(buffer: projectWide.body).contains("200000 bytes of it are taken"), "\(String(buffer: projectWide.body))")
             }
         }
     }

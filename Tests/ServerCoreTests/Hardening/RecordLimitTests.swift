@@ -65,6 +65,43 @@ struct RecordLimitTests {
         }
     }
 
+    /// Mallory pushes records at the default limits (2,000 instances) and past them, one after another, while
+    /// Bob's small pushes are timed: his p99 stays within 1 s of what it is with nothing else going on.
+    @Test(arguments: Backend.available)
+    func recordsAtTheLimitsLeaveAnotherMembersPushesFast(backend: Backend) async throws {
+        let limit = ServerLimits().maxRecordInstances
+        try await TestServer.with(backend) { server in
+            try await server.publish(Self.form, project: "alpha")
+            try await server.publish(AttachmentAccessTests.form, project: "alpha")
+            let mallory = Device(clientId: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let bob = Device(clientId: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
+            // Encoded before the clock starts: encoding in this process would stall it, not the server.
+            let bodies = try (0..<3).flatMap { _ in
+                try [limit + 1, limit].map { count in
+                    try JSONEncoder().encode(PushRequest(clientId: mallory.clientId, mutations: [
+                        mallory.mutation(UUID(), state: .draft, form: "survey", Self.instances(mallory, 0..<count)),
+                    ]))
+                }
+            }
+            try await server.app.test(.live) { client in
+                let port = try #require(client.port)
+                let bystander = Bystander(device: bob, form: "inspection")
+                let baseline = try await bystander.baseline(port: port)
+                let (outcomes, latencies) = try await bystander.timing(port: port) {
+                    var outcomes: [MutationOutcome.Status?] = []
+                    for body in bodies {
+                        let (status, answer) = try await mallory.pushOnOwnConnection(port: port, body: body)
+                        #expect(status == .ok)
+                        outcomes.append(answer?.outcomes.first?.status)
+                    }
+                    return outcomes
+                }
+                #expect(outcomes == [.rejected, .applied, .rejected, .applied, .rejected, .applied])
+                Bystander.check(latencies, baseline: baseline, during: "RecordLimitTests.recordsAtTheLimits[\(backend)]")
+            }
+        }
+    }
+
     /// A multiple choice of 80 choices of 64 KiB (5.2 MB) or of 500,000 choices is one answer too large,
     /// though no single choice is.
     @Test(arguments: Backend.available)

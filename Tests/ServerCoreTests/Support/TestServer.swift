@@ -6,6 +6,7 @@ import Logging
 @testable import ServerCore
 import ServerStorage
 import SyncCore
+import Testing
 
 /// A fresh server for one test on one backend: its own temporary SQLite directory or PostgreSQL
 /// database, storage, services and application.
@@ -80,6 +81,11 @@ struct TestServer: Sendable {
         let token = AccessToken.generate()
         try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
         return token
+    }
+
+    /// The user id a member's token authenticates.
+    func userId(token: String) async throws -> Int64 {
+        try #require(try await storage.principal(tokenHash: AccessToken.hash(token))).userId
     }
 
     @discardableResult

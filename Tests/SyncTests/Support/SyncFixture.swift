@@ -12,8 +12,9 @@ final class SyncFixture: @unchecked Sendable {
     let project = "field"
 
     /// Sets up the project, publishes `forms` (before the server starts, as an admin would) and starts it.
-    /// `database`: a PostgreSQL URL for the server's data instead of SQLite.
-    init(forms: [FormDefinition], database: String? = nil) throws {
+    /// `database`: a PostgreSQL URL for the server's data instead of SQLite; `serveOptions`: more options
+    /// for `serve`.
+    init(forms: [FormDefinition], database: String? = nil, serveOptions: [String] = []) throws {
         server = ServerProcess(database: database)
         try server.createProject(project)
         for form in forms {
@@ -21,7 +22,7 @@ final class SyncFixture: @unchecked Sendable {
             encoder.outputFormatting = .sortedKeys
             try server.publish(json: String(decoding: try encoder.encode(form), as: UTF8.self), project: project)
         }
-        try server.start(port: 0)
+        try server.start(port: 0, options: serveOptions)
     }
 
     func user(_ name: String, role: String = "collector") throws -> String {
