@@ -57,7 +57,7 @@ public struct FormState: Sendable {
         // The repeat occurrence holding the innermost instance: `defects/<id>/f` → `defects`.
         var end = key.endIndex
         for _ in 0..<2 {
-            guard let slash = key[..<end].lastIndex(of: "/") else { return true }
+            guard let slash = key.utf8[..<end].lastIndex(of: UInt8(ascii: "/")) else { return true }
             end = slash
         }
         return isRelevant(String(key[..<end]))

@@ -243,9 +243,10 @@ public struct SheetState: Sendable {
     /// Next: checks the current step and shows its problems at their fields with a count, staying
     /// there; Next again moves on anyway (a draft may hold anything; only completion requires a valid form).
     mutating func next() {
-        let onStep = visibleKeySet
-        let issues = validator.validate(evaluated).issues.filter { onStep.contains($0.fieldID) }
-        for field in onStep { errors[field] = nil }
+        // The step's fields alone, in their order: a step of a few fields is not held up by 30,000 answers on
+        // another step (completion still checks the whole record).
+        let issues = visibleKeys.flatMap { validator.validate(field: $0, in: evaluated) }
+        errors = errors.filter { !visibleKeySet.contains($0.key) }
         for issue in issues where errors[issue.fieldID] == nil { errors[issue.fieldID] = issue.message }
         if issues.isEmpty || checkedStep == page {
             checkedStep = nil
