@@ -31,7 +31,8 @@ public enum StorageLocation: Sendable, Hashable {
 
     /// What a `--database` URL meets in a build without the PostgreSQL backend.
     public static let withoutPostgreSQL = StorageError(.unavailable, """
-        This fieldsheet-server was built without PostgreSQL (`make demo` leaves it out); it keeps its data in SQLite         under --data. For --database, build it with the default traits: swift build --product fieldsheet-server.
+        This fieldsheet-server was built without PostgreSQL (`make demo` leaves it out); it keeps its data in SQLite \
+        under --data. For --database, build it with the default traits: swift build --product fieldsheet-server.
         """)
 
     /// Says where, without secrets, for messages.
