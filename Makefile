@@ -10,6 +10,9 @@ TEST_APT_PACKAGES = tmux chromium chromium-driver
 # The executables the demo runs (Client/demo.sh): built alone, without the load generator, the benchmarks,
 # the test drivers and their packages.
 DEMO_PRODUCTS = fieldsheet fieldsheet-server
+# The demo's server keeps its data in SQLite: built without the PostgreSQL trait (the default traits have it),
+# so neither postgres-nio nor swift-nio-ssl's BoringSSL and the certificate packages are built.
+DEMO_TRAITS = Server,Tools
 
 .PHONY: deps build-deps build demo test bench fuzz docs clean
 
@@ -35,9 +38,11 @@ deps: build-deps
 	@python3 -c "import pyxform" 2>/dev/null || python3 -m pip install -q pyxform
 	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
 
-# The two executables, one product at a time (SwiftPM builds one product or everything).
+# The two executables, one product at a time (SwiftPM builds one product or everything; the second reuses
+# every module the first built). `make test` and `make bench` build with the default traits, PostgreSQL
+# included, so after `make demo` they compile FieldSheet's own modules again (not its dependencies).
 build: build-deps
-	@for product in $(DEMO_PRODUCTS); do $(SWIFT) build --product $$product $(SWIFT_BUILD_FLAGS) || exit 1; done
+	@for product in $(DEMO_PRODUCTS); do $(SWIFT) build --product $$product --traits $(DEMO_TRAITS) $(SWIFT_BUILD_FLAGS) || exit 1; done
 
 demo: build
 	@Client/demo.sh $(BIN)

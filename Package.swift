@@ -4,6 +4,7 @@ import PackageDescription
 // Dependencies on packages that only the server, or only the tools and tests, use.
 let server = TargetDependencyCondition.when(traits: ["Server"])
 let tools = TargetDependencyCondition.when(traits: ["Tools"])
+let postgreSQL = TargetDependencyCondition.when(traits: ["PostgreSQL"])
 
 let package = Package(
     name: "FieldSheet",
@@ -25,7 +26,10 @@ let package = Package(
     traits: [
         .trait(name: "Server", description: "The sync server and its storage backends, load generator and tests."),
         .trait(name: "Tools", description: "The fieldsheet command line, the benchmarks and the test-only packages."),
-        .default(enabledTraits: ["Server", "Tools"]),
+        // `make demo` builds the server without it (SQLite only): postgres-nio brings swift-nio-ssl's own copy
+        // of BoringSSL and the certificate packages, over a third of a clean build's steps.
+        .trait(name: "PostgreSQL", description: "The server's PostgreSQL backend (postgres-nio); without it fieldsheet-server keeps its data in SQLite only."),
+        .default(enabledTraits: ["Server", "Tools", "PostgreSQL"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -113,8 +117,8 @@ let package = Package(
                 "ServerStorage",
                 "FormModel",
                 "SyncCore",
-                .product(name: "PostgresNIO", package: "postgres-nio", condition: server),
-                .product(name: "_ConnectionPoolModule", package: "postgres-nio", condition: server),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: postgreSQL),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio", condition: postgreSQL),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: server),
                 .product(name: "NIOCore", package: "swift-nio", condition: server),
                 .product(name: "Logging", package: "swift-log"),
@@ -131,7 +135,7 @@ let package = Package(
                 "SyncCore",
                 "ServerStorage",
                 "ServerSQLite",
-                "ServerPostgres",
+                .target(name: "ServerPostgres", condition: postgreSQL),
                 .product(name: "NIOCore", package: "swift-nio", condition: server),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
                 .product(name: "Hummingbird", package: "hummingbird", condition: server),
@@ -172,7 +176,7 @@ let package = Package(
             dependencies: [
                 "ServerCore",
                 "ServerStorage",
-                "ServerPostgres",
+                .target(name: "ServerPostgres", condition: postgreSQL),
                 "FormModel",
                 "XLSForm",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
@@ -258,11 +262,11 @@ let package = Package(
                 "ServerCore",
                 "ServerStorage",
                 "ServerSQLite",
-                "ServerPostgres",
+                .target(name: "ServerPostgres", condition: postgreSQL),
                 "SyncCore",
                 "FormModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio", condition: server),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: postgreSQL),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
                 .product(name: "Logging", package: "swift-log"),

@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServerCore
+#if PostgreSQL
 import ServerPostgres
+#endif
 import ServerStorage
 
 /// `--data DIR` or `--database URL`, shared by every command.
@@ -40,7 +42,12 @@ struct DataOptions: ParsableArguments {
         guard poolSize >= 1 else { throw ValidationError("--pool-size must be at least 1.") }
         guard statementTimeout > 0 else { throw ValidationError("--statement-timeout must be a positive number of seconds.") }
         if let database {
+            #if PostgreSQL
             do { _ = try PostgresStorage.Configuration(url: database) } catch let error as StorageError { throw ValidationError(error.detail) }
+            #else
+            _ = database
+            throw ValidationError(StorageLocation.withoutPostgreSQL.detail)
+            #endif
         }
     }
 

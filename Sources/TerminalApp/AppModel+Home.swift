@@ -101,7 +101,7 @@ extension AppModel {
         do {
             let record = try await store.record(id)
             let session = record?.state == .draft ? try await store.resumeDraft(id) : try await store.editSubmitted(id)
-            open(session, review: record?.review)
+            await open(session, review: record?.review)
         } catch {
             say("\(error)")
         }
@@ -109,25 +109,24 @@ extension AppModel {
 
     /// Starts a new record of `formID` in its sheet.
     public func startNew(formID: String) async throws {
-        open(try await store.newRecord(formID: formID))
+        await open(try await store.newRecord(formID: formID))
     }
 
     /// Opens an existing record: a draft resumes, a submission is edited.
     public func openRecord(_ id: UUID) async throws {
         let record = try await store.record(id)
-        open(record?.state == .submitted ? try await store.editSubmitted(id) : try await store.resumeDraft(id), review: record?.review)
+        await open(record?.state == .submitted ? try await store.editSubmitted(id) : try await store.resumeDraft(id), review: record?.review)
     }
 
     /// Presents the sheet of an already opened session (`fieldsheet fill FORM` on a terminal).
-    public func present(session: FormSession) {
-        open(session)
+    public func present(session: FormSession) async {
+        await open(session)
     }
 
     /// Presents a session's sheet. A record the office sent back opens to be fixed: titled and labelled for
-    /// that, with the reviewer's comment at the top.
-    func open(_ session: FormSession, review: RecordReview? = nil) {
-        var sheet = SheetState(form: session.form, answers: session.openedAnswers, metadata: session.metadata)
-        sheet.language = session.openedLanguage
+    /// that, with the reviewer's comment at the top. The sheet starts from the session's evaluated answers.
+    func open(_ session: FormSession, review: RecordReview? = nil) async {
+        var sheet = SheetState(evaluated: await session.state)
         if let review, review.state.needsChanges {
             sheet.title = "Fix and Resubmit"
             sheet.completionLabel = "Resubmit"

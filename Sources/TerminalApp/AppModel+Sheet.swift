@@ -41,7 +41,7 @@ extension AppModel {
                 // In the chooser ↑↓ move through the forms (Tab still moves to the buttons).
                 if event == .down { event = .right } else if event == .up { event = .left }
             }
-            intents = sheet.handle(event)
+            intents = handle(event, in: &sheet)
             if sheet.form.id == BuiltInSheets.newID, !Self.picks(event) {
                 // Arrows and Space move through the forms; a digit, a click or Enter starts one.
                 intents = intents.filter { if case .set = $0 { return false } else { return true } }
@@ -68,6 +68,18 @@ extension AppModel {
         }
         update(sheet)
         return .redraw
+    }
+
+    /// Hands `event` to `sheet`, the presented sheet taken out: `presented` lets go of its copy meanwhile (and
+    /// gets the sheet back before anything else can run), so an edit changes the sheet's answers in place
+    /// instead of copying all of them (30,000 in a record of 5,000 defects) on every key.
+    func handle(_ event: InputEvent, in sheet: inout SheetState) -> [SheetIntent] {
+        let session: FormSession? = if case .record(let session, _)? = presented { session } else { nil }
+        let wasPresented = presented != nil
+        presented = nil
+        let intents = sheet.handle(event)
+        if wasPresented { presented = session.map { .record($0, sheet) } ?? .utility(sheet) }
+        return intents
     }
 
     /// Whether a key picks an option outright (a digit), rather than moving through the options.

@@ -106,8 +106,8 @@ public actor AppModel {
         } else {
             let rendered = AppScreen.render(home: home, sheet: presented?.sheet, size: size, appearance: appearance)
             screen = rendered.screen
-            if var sheet = presented?.sheet, let view = rendered.sheet, view.scrollTop != sheet.scrollTop {
-                sheet.scrollTop = view.scrollTop
+            if var sheet = presented?.sheet, let view = rendered.sheet, view.scroll != sheet.scroll {
+                sheet.scroll = view.scroll
                 update(sheet)
             }
         }

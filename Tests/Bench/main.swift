@@ -53,25 +53,30 @@ func baselineCommit(_ pool: DatabasePool, _ value: String) async throws {
 let base = CommandLine.arguments.count > 1 ? URL(fileURLWithPath: CommandLine.arguments[1]) : FileManager.default.temporaryDirectory
 let directory = base.appendingPathComponent("fieldsheet-bench-\(UUID().uuidString.prefix(8))")
 defer { try? FileManager.default.removeItem(at: directory) }
+/// Ends a run of one section (`FIELDSHEET_BENCH_ONLY`), removing its databases first (`exit` skips `defer`).
+func finish() -> Never {
+    try? FileManager.default.removeItem(at: directory)
+    exit(0)
+}
 print("machine: \(machine())")
 print("database: \(directory.path)")
 
 // First, while the process is small, so its peak memory is the import's.
 try benchXLSFormImport(in: directory.appendingPathComponent("xlsform"))
-if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "xlsform" { exit(0) }
+if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "xlsform" { finish() }
 try await benchAttach(in: directory.appendingPathComponent("attach"))
-if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "attach" { exit(0) }
+if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "attach" { finish() }
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "repeat" {
     try await benchRepeatRecord(in: try DraftStore(home: directory.appendingPathComponent("repeat")))
-    exit(0)
+    finish()
 }
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "defects" {
     try await benchDefects(in: directory.appendingPathComponent("defects"))
-    exit(0)
+    finish()
 }
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "repeat-app" {
     try await benchRepeatKeystrokes(in: directory.appendingPathComponent("app-repeat"))
-    exit(0)
+    finish()
 }
 
 let store = try DraftStore(home: directory)

@@ -50,6 +50,24 @@ struct RepeatTests {
         #expect(state.choices(for: "defects/b/action").map(\.value) == ["note", "photograph"])
     }
 
+    /// The shape revision moves when a field is shown or hidden or an instance comes or goes, and only then.
+    @Test func theShapeRevisionMovesWithWhatIsShownOnly() throws {
+        var state = FormState(form: try Self.form(), answers: Self.instance("a", position: 1, ["severity": .choice("low")]))
+        var shape = state.shapeRevision
+        state.apply(["defects/a/location": .text("Roof"), "defects/a/cost": .decimal(20)])
+        #expect(state.shapeRevision == shape, "typing a location or a cost shows and hides nothing")
+        state.apply(["defects/a/severity": .choice("medium")])
+        #expect(state.shapeRevision == shape, "still no urgent note at medium")
+        state.apply(["defects/a/severity": .choice("high")])
+        #expect(state.shapeRevision != shape, "high shows the urgent note")
+        shape = state.shapeRevision
+        state.apply(["defects/b/@position": .integer(2)])
+        #expect(state.shapeRevision != shape, "a new instance")
+        shape = state.shapeRevision
+        state.apply(["defects/b/@removed": .boolean(true)])
+        #expect(state.shapeRevision != shape, "a removed instance")
+    }
+
     @Test func completionChecksEveryInstanceConstraintsAndFilters() throws {
         let form = try Self.form()
         var answers: [String: AnswerValue] = ["site": .text("Depot"), "inspected_on": .date("2026-11-23"), "next_visit": .date("2026-11-01")]

@@ -117,7 +117,7 @@ struct SheetRepeatScrollTests {
     /// Draws `sheet` and keeps where it scrolled, as the app does; returns the screen's lines.
     static func draw(_ sheet: inout SheetState) throws -> [String] {
         let rendered = AppScreen.render(home: HomeState(), sheet: sheet, size: size)
-        sheet.scrollTop = try #require(rendered.sheet).scrollTop
+        sheet.scroll = try #require(rendered.sheet).scroll
         return rendered.screen.plainText(markDim: false).components(separatedBy: "\n")
     }
 
@@ -128,19 +128,51 @@ struct SheetRepeatScrollTests {
         var lines = try Self.draw(&sheet)
         let title = try #require(lines.firstIndex { $0.contains("▸ Defect 5") }, "Defect 5's title is on screen:\n\(lines.joined(separator: "\n"))")
         #expect(lines[(title + 1)...].contains { $0.contains("Place e") }, "its first field shows under its title:\n\(lines.joined(separator: "\n"))")
-        #expect(sheet.scrollTop > 0)
+        #expect(sheet.scroll > SheetScroll())
 
         // The instance's severity is on screen: focusing it moves nothing.
-        let scrolled = sheet.scrollTop
+        let scrolled = sheet.scroll
         sheet.focus(on: .field("defects/e/severity"))
         lines = try Self.draw(&sheet)
-        #expect(sheet.scrollTop == scrolled)
+        #expect(sheet.scroll == scrolled)
         #expect(lines.firstIndex { $0.contains("▸ Defect 5") } == title)
 
         // Back at the first instance, the sheet scrolls up only as far as that.
         sheet.focus(on: .field("defects/a/location"))
         lines = try Self.draw(&sheet)
-        #expect(sheet.scrollTop < scrolled)
+        #expect(sheet.scroll < scrolled)
         #expect(lines.contains { $0.contains("Place a") })
+    }
+
+    /// A step of 5,000 instances (30,000 rows) is drawn measuring only about the rows on screen, also when the
+    /// focus jumps to the last instance and back to the first.
+    @Test func aFrameMeasuresOnlyTheRowsNearWhatItShows() throws {
+        var answers: [String: AnswerValue] = ["site": .text("Depot")]
+        for index in 1...5_000 {
+            answers["defects/i\(index)/@position"] = .integer(index)
+            answers["defects/i\(index)/location"] = .text("Place \(index)")
+        }
+        var sheet = SheetState(form: try SheetRepeatTests.form(), answers: answers)
+        sheet.focus(on: .field("defects/i1/location"))
+        #expect(sheet.visibleRows.count > 30_000)
+        var rendered = AppScreen.render(home: HomeState(), sheet: sheet, size: Self.size)
+        var view = try #require(rendered.sheet)
+        sheet.scroll = view.scroll
+        #expect(view.measuredRows <= Self.size.rows, "the first frame measures the rows it draws, not \(view.measuredRows)")
+
+        sheet.focus(on: .field("defects/i5000/location"))
+        rendered = AppScreen.render(home: HomeState(), sheet: sheet, size: Self.size)
+        view = try #require(rendered.sheet)
+        sheet.scroll = view.scroll
+        #expect(view.measuredRows <= 3 * Self.size.rows, "a jump to the end measures a screenful either side, not \(view.measuredRows)")
+        var lines = rendered.screen.plainText(markDim: false)
+        #expect(lines.contains("Place 5000") && lines.contains("↑ more"), "the last instance is on screen:\n\(lines)")
+
+        sheet.focus(on: .field("defects/i1/location"))
+        rendered = AppScreen.render(home: HomeState(), sheet: sheet, size: Self.size)
+        view = try #require(rendered.sheet)
+        #expect(view.measuredRows <= Self.size.rows, "back at the top: \(view.measuredRows)")
+        lines = rendered.screen.plainText(markDim: false)
+        #expect(lines.contains("Place 1 ") && !lines.contains("Place 5000"), "the first instance is on screen:\n\(lines)")
     }
 }

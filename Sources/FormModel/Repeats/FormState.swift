@@ -12,6 +12,10 @@ public struct FormState: Sendable {
     public private(set) var hidden: Set<String> = []
     /// The values of computed fields by key (relevant ones that have a value).
     public private(set) var computed: [String: AnswerValue] = [:]
+    /// Changes whenever a field is shown or hidden, or an instance is added, removed or moved: what a list of
+    /// the shown fields (a sheet's rows) is built from. An edit that changes none of these (a key typed into a
+    /// text field, a choice that no condition reads) leaves it as it was, so such a list need not be built again.
+    public private(set) var shapeRevision = 0
     /// The clock `today()` and `now()` read during this state's evaluations.
     public var clock: ExpressionClock
     /// What `record.start`, `record.device` and the like read (nothing known: null).
@@ -56,7 +60,7 @@ public struct FormState: Sendable {
         // The repeat occurrence holding the innermost instance: `defects/<id>/f` → `defects`.
         var end = key.endIndex
         for _ in 0..<2 {
-            guard let slash = key[..<end].lastIndex(of: "/") else { return true }
+            guard let slash = key.utf8[..<end].lastIndex(of: UInt8(ascii: "/")) else { return true }
             end = slash
         }
         return isRelevant(String(key[..<end]))
@@ -139,6 +143,7 @@ public struct FormState: Sendable {
             if let group = path.steps.last?.group {
                 let after = instances.instance(path.instancePrefix)
                 if before == nil || before?.removed != after?.removed || before?.position != after?.position {
+                    shapeRevision &+= 1
                     // Who reads the repeat (count, sum) reads every instance; a new or restored instance's own
                     // fields are evaluated for the first time.
                     mark(group, nil)
@@ -214,7 +219,10 @@ public struct FormState: Sendable {
             // updated (otherwise each update would copy them whole).
             if let relevant {
                 let shown = read { $0.evaluate(relevant, key: key, prefix: prefix) }.isTruthy
-                if shown ? hidden.remove(key) != nil : hidden.insert(key).inserted { changed.insert(key) }
+                if shown ? hidden.remove(key) != nil : hidden.insert(key).inserted {
+                    changed.insert(key)
+                    shapeRevision &+= 1
+                }
             }
             if let calculation {
                 let value = isRelevant(key) ? read { $0.evaluate(calculation, key: key, prefix: prefix) }.answer(for: field.kind) : nil
@@ -301,14 +309,24 @@ public struct FormState: Sendable {
         }
 
         /// The prefix of the instance of the innermost of `chain` that `prefix` lies in ("" for an empty chain).
+        /// Read in place, without splitting `prefix`: every expression of every instance asks this.
         static func prefix(of chain: [String], in prefix: String) -> String? {
             guard !chain.isEmpty else { return "" }
-            let parts = prefix.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count >= chain.count * 2 else { return nil }
-            for (index, group) in chain.enumerated() where parts[index * 2] != group {
-                return nil
+            let bytes = prefix.utf8
+            let slash = UInt8(ascii: "/")
+            var index = bytes.startIndex
+            for (number, group) in chain.enumerated() {
+                if number > 0 {
+                    guard index < bytes.endIndex, bytes[index] == slash else { return nil }
+                    index = bytes.index(after: index)
+                }
+                // `group/`, then the instance id up to the next `/` or the end.
+                guard bytes[index...].starts(with: group.utf8) else { return nil }
+                index = bytes.index(index, offsetBy: group.utf8.count)
+                guard index < bytes.endIndex, bytes[index] == slash else { return nil }
+                index = bytes[bytes.index(after: index)...].firstIndex(of: slash) ?? bytes.endIndex
             }
-            return parts[0..<(chain.count * 2)].joined(separator: "/")
+            return index == bytes.endIndex ? prefix : String(prefix[..<index])
         }
 
         static func instancePrefix(of group: String, in prefix: String, after groupKey: String) -> String? {

@@ -11,8 +11,13 @@ public struct FormValidator: Sendable {
 
     /// A validator for `form`, parsing its expressions once; keep it for every record of the form.
     public init(form: FormDefinition) {
-        self.form = form
-        self.logic = FormLogic(form: form)
+        self.init(logic: FormLogic(form: form))
+    }
+
+    /// A validator for the form of `logic`, whose expressions are parsed already (a `FormState`'s).
+    public init(logic: FormLogic) {
+        self.form = logic.form
+        self.logic = logic
         self.relevance = Relevance(logic: logic)
     }
 

@@ -1,14 +1,13 @@
 import Hummingbird
 import HummingbirdCore
 import Logging
-import ServerPostgres
 
 /// The application type the server runs.
 public typealias FieldSheetApplication = Application<RouterResponder<AppRequestContext>>
 
 /// Opens the configured storage and builds the application. SQLite is migrated here, before any listener
 /// opens; PostgreSQL's connection pool runs as a service beside the HTTP server, and the migration runs
-/// once it is up, still before the server listens (``PostgresStorage/migrate()`` is safe when several
+/// once it is up, still before the server listens (`PostgresStorage.migrate()` is safe when several
 /// instances start at once).
 /// - Parameter onServerRunning: called with the bound host and port once the server listens.
 public func buildApplication(

@@ -132,8 +132,22 @@ extension SheetState {
     /// After an instance was added (at `prefix`): its first answerable field takes the focus.
     public mutating func focusFirstField(in prefix: String) {
         let inside = prefix + "/"
-        if let target = focusOrder.first(where: { if case .field(let key) = $0 { return key.hasPrefix(inside) } else { return false } }) {
+        if let target = visibleRows.lazy.compactMap(\.focus).first(where: { if case .field(let key) = $0 { return key.hasPrefix(inside) } else { return false } }) {
             focus = target
         }
+    }
+}
+
+extension Array where Element == SheetRow {
+    /// The index of the row nearest `start` that meets `matches`, looking both ways (the focus is usually
+    /// near where the sheet is scrolled, so a step of 30,000 rows is not searched from its top).
+    func nearestIndex(from start: Int, where matches: (SheetRow) -> Bool) -> Int? {
+        var distance = 0
+        while start - distance >= 0 || start + distance < count {
+            if start + distance < count, matches(self[start + distance]) { return start + distance }
+            if distance > 0, start - distance >= 0, start - distance < count, matches(self[start - distance]) { return start - distance }
+            distance += 1
+        }
+        return nil
     }
 }

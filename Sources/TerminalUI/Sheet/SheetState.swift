@@ -14,6 +14,26 @@ public enum SheetFocus: Sendable, Hashable {
     case complete
 }
 
+/// Where a sheet's field area is scrolled: the row at its top (an index into ``SheetState/visibleRows``) and
+/// the lines of that row scrolled past. Kept as a row rather than a count of lines, so drawing a frame
+/// measures only the rows it shows, never the thousands above them.
+public struct SheetScroll: Sendable, Hashable, Comparable {
+    /// The index of the first row in the field area.
+    public var row: Int
+    /// Lines of that row scrolled past.
+    public var line: Int
+
+    /// The position `line` lines into row `row` (the top of the field area by default).
+    public init(row: Int = 0, line: Int = 0) {
+        self.row = row
+        self.line = line
+    }
+
+    public static func < (lhs: SheetScroll, rhs: SheetScroll) -> Bool {
+        (lhs.row, lhs.line) < (rhs.row, rhs.line)
+    }
+}
+
 /// What a sheet asks its owner to do; the owner carries it out through `FormSession`
 /// (every `set` is made durable before the next key is handled).
 public enum SheetIntent: Sendable, Hashable {
@@ -37,26 +57,31 @@ public struct SheetState: Sendable {
     /// The form's checks, its expressions parsed once for the sheet's life (not per key).
     public let validator: FormValidator
     public var relevance: Relevance { validator.relevance }
-    public private(set) var answers: [String: AnswerValue]
+    /// The answers as shown (those of ``evaluated``: one dictionary, changed in place as keys are typed).
+    public var answers: [String: AnswerValue] { evaluated.answers }
     /// The answers evaluated: relevance, computed values, repeat instances (updated per edit for what depends on it).
-    public private(set) var evaluated: FormState {
-        didSet { visibleRows = buildVisibleRows() }
-    }
+    public private(set) var evaluated: FormState
     /// The language the sheet shows its texts in (one of the form's `languages`); nil for the default.
     public var language: String? {
         get { evaluated.language }
-        set { evaluated.language = newValue }
+        set {
+            evaluated.language = newValue
+            rebuildRows()
+        }
     }
     /// The rows of the current step: fields (inside repeat instances too), repeat headings, instance titles
-    /// and Add buttons, in order. Kept as the answers and the step change, so a key that only moves the focus
-    /// or redraws builds nothing (a record of 200 instances has thousands of rows).
+    /// and Add buttons, in order. Built again when the step changes or an edit shows or hides a field or adds,
+    /// removes or moves an instance (``FormState/shapeRevision``), so a key that only moves the focus, redraws
+    /// or types into a field builds nothing (a record of 5,000 instances has 30,000 rows).
     public private(set) var visibleRows: [SheetRow] = []
+    /// The keys of ``visibleKeys`` as a set, built with the rows: whether a field is on the step, at once.
+    private var visibleKeySet: Set<String> = []
     /// Text as typed into text-like fields, so raw input is shown exactly as typed.
     public private(set) var typed: [String: String] = [:]
     /// The path being typed into a photo, audio or file field, until Enter attaches it.
     public internal(set) var attachPaths: [String: String] = [:]
     public private(set) var page = 0 {
-        didSet { if page != oldValue { visibleRows = buildVisibleRows() } }
+        didSet { if page != oldValue { rebuildRows() } }
     }
     public internal(set) var focus: SheetFocus
     /// The choice under the cursor in a multiple-choice field.
@@ -68,9 +93,9 @@ public struct SheetState: Sendable {
     public internal(set) var confirmationSelection = 0
     /// The question before removing an instance that holds answers, when it is up.
     public internal(set) var removal: InstanceRemoval?
-    /// Lines of the field area scrolled past when the sheet was last drawn (``SheetView/scrollTop``); the
-    /// next frame moves from there only as far as the focus needs.
-    public var scrollTop = 0
+    /// Where the field area was scrolled when the sheet was last drawn (``SheetView/scroll``); the next
+    /// frame moves from there only as far as the focus needs.
+    public var scroll = SheetScroll()
     /// A short notice ("Draft saved").
     public var notice: String?
     /// The title the sheet shows: the form's, unless the owner names what the person is doing
@@ -88,14 +113,24 @@ public struct SheetState: Sendable {
 
     /// A sheet on `answers` of a record with `metadata` (what `record.start` and the like read).
     public init(form: FormDefinition, answers: [String: AnswerValue], metadata: RecordMetadata = RecordMetadata()) {
-        self.form = form
-        self.validator = FormValidator(form: form)
-        self.answers = answers
-        self.evaluated = FormState(logic: validator.logic, answers: answers, metadata: metadata)
+        let validator = FormValidator(form: form)
+        self.init(evaluated: FormState(logic: validator.logic, answers: answers, metadata: metadata), validator: validator)
+    }
+
+    /// A sheet on answers evaluated already (a `FormSession`'s state as it opens): a record of 5,000
+    /// instances is not evaluated a second time for its sheet.
+    public init(evaluated: FormState) {
+        self.init(evaluated: evaluated, validator: FormValidator(logic: evaluated.logic))
+    }
+
+    private init(evaluated: FormState, validator: FormValidator) {
+        self.form = validator.form
+        self.validator = validator
+        self.evaluated = evaluated
         self.title = form.title
         self.completionLabel = form.completionLabel
         self.focus = .complete
-        self.visibleRows = buildVisibleRows()
+        self.rebuildRows()
         self.focus = firstFocus
     }
 
@@ -103,7 +138,8 @@ public struct SheetState: Sendable {
     /// instance's title, before its fields), so the first answer, or a repeat's Add when it has no instances;
     /// Enter there never removes anything.
     public var firstFocus: SheetFocus {
-        focusOrder.first { if case .removeInstance = $0 { return false } else { return true } } ?? .complete
+        let answerable = visibleRows.lazy.compactMap(\.focus).first { if case .removeInstance = $0 { return false } else { return true } }
+        return answerable ?? buttonFocus.first ?? .complete
     }
 
     /// The keys of the fields shown on the current step (those inside repeat instances too).
@@ -112,13 +148,60 @@ public struct SheetState: Sendable {
     }
 
     /// Tab order: the step's answerable fields and repeat buttons, then Back, Next, the completion
-    /// button and Cancel.
+    /// button and Cancel. (Moving the focus walks the rows from the focused one instead of building this:
+    /// a step of 5,000 instances has 30,000 rows.)
     public var focusOrder: [SheetFocus] {
-        var order = visibleRows.compactMap(\.focus)
+        visibleRows.compactMap(\.focus) + buttonFocus
+    }
+
+    /// The end of the Tab order, after the rows: Back, Next, the completion button and Cancel.
+    var buttonFocus: [SheetFocus] {
+        var order: [SheetFocus] = []
         if page > 0 { order.append(.back) }
         if page < form.pages.count - 1 { order.append(.next) }
-        order += [.complete, .cancel]
-        return order
+        return order + [.complete, .cancel]
+    }
+
+    /// The index of the row whose control is `target`, looking from where the sheet is scrolled.
+    func rowIndex(of target: SheetFocus) -> Int? {
+        switch target {
+        case .field, .addInstance, .removeInstance:
+            return visibleRows.nearestIndex(from: scroll.row) { $0.focus == target }
+        case .back, .next, .cancel, .complete:
+            return nil
+        }
+    }
+
+    /// Whether `target` is in the Tab order (``focusOrder``).
+    func canFocus(_ target: SheetFocus) -> Bool {
+        buttonFocus.contains(target) || rowIndex(of: target) != nil
+    }
+
+    /// The control `step` places after (or, negative, before) `current` in the Tab order, wrapping around
+    /// when `wrapping`, else nil past either end; nil when `current` is not in the order.
+    func focus(from current: SheetFocus, by step: Int, wrapping: Bool = true) -> SheetFocus? {
+        let buttons = buttonFocus
+        let forward = step > 0
+        /// The first row control from `start` on in the direction of `step`.
+        func row(from start: Int) -> SheetFocus? {
+            var index = start
+            while visibleRows.indices.contains(index) {
+                if let focus = visibleRows[index].focus { return focus }
+                index += forward ? 1 : -1
+            }
+            return nil
+        }
+        let firstRow = { row(from: forward ? 0 : visibleRows.count - 1) }
+        if let button = buttons.firstIndex(of: current) {
+            let next = button + (forward ? 1 : -1)
+            if buttons.indices.contains(next) { return buttons[next] }
+            guard wrapping else { return nil }
+            return firstRow() ?? (forward ? buttons.first : buttons.last)
+        }
+        guard let index = rowIndex(of: current) else { return nil }
+        if let found = row(from: index + (forward ? 1 : -1)) { return found }
+        if forward { return buttons.first }
+        return wrapping ? buttons.last : nil
     }
 
     /// The text shown in the value slot of the field at `key`.
@@ -149,9 +232,10 @@ public struct SheetState: Sendable {
         attachPaths[key] = path
     }
 
-    /// How many fields of the current step show an error.
+    /// How many fields of the current step show an error (drawn on every frame: it counts the errors, not
+    /// the rows).
     public var stepErrorCount: Int {
-        visibleKeys.filter { errors[$0] != nil }.count
+        errors.keys.reduce(0) { $0 + (visibleKeySet.contains($1) ? 1 : 0) }
     }
 
     /// Whether the focused field takes typed text (so `?` types rather than asks for the keys).
@@ -167,9 +251,10 @@ public struct SheetState: Sendable {
     /// Next: checks the current step and shows its problems at their fields with a count, staying
     /// there; Next again moves on anyway (a draft may hold anything; only completion requires a valid form).
     mutating func next() {
-        let onStep = Set(visibleKeys)
-        let issues = validator.validate(evaluated).issues.filter { onStep.contains($0.fieldID) }
-        for field in onStep { errors[field] = nil }
+        // The step's fields alone, in their order: a step of a few fields is not held up by 30,000 answers on
+        // another step (completion still checks the whole record).
+        let issues = visibleKeys.flatMap { validator.validate(field: $0, in: evaluated) }
+        errors = errors.filter { !visibleKeySet.contains($0.key) }
         for issue in issues where errors[issue.fieldID] == nil { errors[issue.fieldID] = issue.message }
         if issues.isEmpty || checkedStep == page {
             checkedStep = nil
@@ -234,7 +319,7 @@ public struct SheetState: Sendable {
     /// Moves the focus to `target` (a click, or the first error after a failed completion).
     public mutating func focus(on target: SheetFocus) {
         if case .field(let key) = target, let index = form.pageIndex(of: AnswerKey(key)?.steps.first?.group ?? key) { page = index }
-        if focusOrder.contains(target) { focus = target }
+        if canFocus(target) { focus = target }
     }
 
     /// Shows a failed completion: each error at its field, focus on the first (on its step).
@@ -257,8 +342,7 @@ public struct SheetState: Sendable {
 
     /// Shows an answer the app stored itself (an attachment, once its file was copied in).
     public mutating func stored(_ key: String, _ value: AnswerValue?) {
-        answers[key] = value
-        evaluated.apply([key: value])
+        evaluate([key: value])
         attachPaths[key] = nil
         if errors[key] != nil {
             errors[key] = validator.validate(field: key, in: evaluated).first?.message
@@ -267,22 +351,18 @@ public struct SheetState: Sendable {
 
     /// Replaces the answers (after the session reverted or merged them), keeping the focus where it can.
     public mutating func reload(_ answers: [String: AnswerValue]) {
-        self.answers = answers
         let language = evaluated.language
         evaluated = FormState(logic: validator.logic, answers: answers, metadata: evaluated.metadata)
         evaluated.language = language
+        rebuildRows()
         typed = [:]
         attachPaths = [:]
-        if !focusOrder.contains(focus) { focus = firstFocus }
+        if !canFocus(focus) { focus = firstFocus }
     }
 
+    /// Moves the focus `step` (1 or -1) places along the Tab order, wrapping around.
     mutating func moveFocus(by step: Int) {
-        let order = focusOrder
-        guard let index = order.firstIndex(of: focus) else {
-            focus = order.first ?? .complete
-            return
-        }
-        focus = order[(index + step + order.count) % order.count]
+        focus = focus(from: focus, by: step) ?? visibleRows.lazy.compactMap(\.focus).first ?? buttonFocus.first ?? .complete
     }
 
     mutating func turnPage(by step: Int) {
@@ -296,9 +376,8 @@ public struct SheetState: Sendable {
     mutating func activate() -> [SheetIntent] {
         switch focus {
         case .field:
-            let order = focusOrder
-            if let index = order.firstIndex(of: focus), index + 1 < order.count, case .field = order[index + 1] {
-                focus = order[index + 1]
+            if let next = focus(from: focus, by: 1, wrapping: false), case .field = next {
+                focus = next
             } else if page < form.pages.count - 1 {
                 next()
             } else {
@@ -331,11 +410,24 @@ public struct SheetState: Sendable {
         return []
     }
 
+    /// Builds ``visibleRows`` (and the set of their keys) for the current step and answers.
+    mutating func rebuildRows() {
+        visibleRows = buildVisibleRows()
+        visibleKeySet = Set(visibleKeys)
+    }
+
+    /// Applies edits to the evaluated answers, building the rows again only when the edits changed which
+    /// fields are shown or which instances exist.
+    mutating func evaluate(_ edits: [String: AnswerValue?]) {
+        let shape = evaluated.shapeRevision
+        evaluated.apply(edits)
+        if evaluated.shapeRevision != shape { rebuildRows() }
+    }
+
     /// Records a value locally and asks for it to be saved. A field showing an error shows the error it
     /// has now (a constraint's message included), or none.
     mutating func set(_ key: String, _ field: FieldDefinition, _ value: AnswerValue?, typedText: String? = nil) -> [SheetIntent] {
-        answers[key] = value
-        evaluated.apply([key: value])
+        evaluate([key: value])
         typed[key] = typedText
         if errors[key] != nil {
             errors[key] = validator.validate(field: key, in: evaluated).first?.message

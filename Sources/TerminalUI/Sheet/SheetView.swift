@@ -7,9 +7,11 @@ public struct SheetView: Sendable {
     public let frame: PresentationFrame
     /// Clickable rectangles, later ones on top.
     public private(set) var regions: [(rect: Rect, target: SheetFocus)] = []
-    /// Lines of the field area scrolled past, as last drawn; keep it in ``SheetState/scrollTop`` so the
-    /// next frame scrolls from there.
-    public private(set) var scrollTop = 0
+    /// Where the field area is scrolled, as last drawn; keep it in ``SheetState/scroll`` so the next frame
+    /// scrolls from there.
+    public private(set) var scroll = SheetScroll()
+    /// How many rows the last frame measured (the rows it drew, and those it passed to reach the focus).
+    var measuredRows = 0
     /// Clickable options of choice and yes/no fields.
     public private(set) var options: [(rect: Rect, field: String, index: Int)] = []
 
@@ -116,49 +118,115 @@ public struct SheetView: Sendable {
     }
 
     /// Lays the rows out in blocks (rows inside repeat instances indented) and scrolls so the focused one
-    /// is visible; says when rows lie above ("↑ more") or below ("↓ more") what the sheet shows.
+    /// is visible; says when rows lie above ("↑ more") or below ("↓ more") what the sheet shows. Only the rows
+    /// from the scroll position down to the bottom of the frame are measured (and the focused one when the
+    /// sheet must scroll to it): a step of 5,000 repeat instances has 30,000 rows.
     mutating func drawFields(from top: Int, to bottom: Int, left: Int, width: Int, on screen: inout Screen) {
         let rows = state.visibleRows
-        let heights = rows.map { height(of: $0, width: width - 2 * $0.depth) }
         let available = max(0, bottom - top + 1)
-        let offset = Self.scrollOffset(rows: rows, heights: heights, focus: state.focus, from: state.scrollTop, available: available)
-        scrollTop = offset
-        var y = top - offset
+        var measured: [Int: Int] = [:]
+        func heightOf(_ index: Int) -> Int {
+            if let known = measured[index] { return known }
+            let row = rows[index]
+            let value = height(of: row, width: width - 2 * row.depth)
+            measured[index] = value
+            return value
+        }
+        let position = Self.scrollPosition(rows: rows, focus: state.focus, from: state.scroll, available: available, height: heightOf)
+        scroll = position
+        var y = top - position.line
         var hiddenBelow = false
-        for (row, height) in zip(rows, heights) {
-            defer { y += height }
-            // The space after a row may fall on the key-hint line; nothing drawn may.
-            guard y >= top, y + height - 1 - trailingSpace(of: row) <= bottom else {
-                if y >= top { hiddenBelow = true }
-                continue
+        var index = position.row
+        while index < rows.count {
+            let row = rows[index]
+            let height = heightOf(index)
+            defer {
+                y += height
+                index += 1
+            }
+            // A row partly scrolled past is not drawn.
+            guard y >= top else { continue }
+            // The space after a row may fall on the key-hint line; nothing drawn may. A row that does not fit
+            // ends the drawing: every row after it starts lower still.
+            guard y + height - 1 - trailingSpace(of: row) <= bottom else {
+                hiddenBelow = true
+                break
             }
             let indent = 2 * row.depth
             draw(row, row: y, left: left + indent, width: width - indent, on: &screen)
         }
-        if offset > 0 { screen.write(" ↑ more ", column: left + width - 8, row: top - 1, style: .bold) }
+        measuredRows = measured.count
+        if position > SheetScroll() { screen.write(" ↑ more ", column: left + width - 8, row: top - 1, style: .bold) }
         // On the sheet's bottom edge, below the key hints.
         if hiddenBelow { screen.write(" ↓ more ", column: left + width - 8, row: bottom + 2, style: .bold) }
     }
 
-    /// Lines of the field area to scroll past: where the sheet was scrolled (`previous`), moved only as far as
-    /// it takes to show the focused row, so moving back up does not jump. An instance's title (where its
-    /// Remove button is) brings the instance's fields into view under it, as far as they fit.
-    static func scrollOffset(rows: [SheetRow], heights: [Int], focus: SheetFocus, from previous: Int, available: Int) -> Int {
-        let total = heights.reduce(0, +)
-        var offset = min(max(0, previous), max(0, total - available))
-        guard let index = rows.firstIndex(where: { $0.focus == focus }) else { return offset }
-        let start = heights[..<index].reduce(0, +)
-        var end = start + heights[index]
+    /// Where to draw the field area from: where the sheet was scrolled (`previous`), moved only as far as it
+    /// takes to show the focused row, so moving back up does not jump, and up when rows below it no longer fill
+    /// `available` lines. An instance's title (where its Remove button is) brings the instance's fields into
+    /// view under it, as far as they fit. `height` gives a row's lines by index; it is asked only about the
+    /// rows from the position to the bottom of the frame, and those between it and the focused row when the
+    /// focus lies further (at most `available` lines of them).
+    static func scrollPosition(rows: [SheetRow], focus: SheetFocus, from previous: SheetScroll, available: Int, height: (Int) -> Int) -> SheetScroll {
+        guard !rows.isEmpty else { return SheetScroll() }
+        /// `lines` lines above `position`, stopping at the first row.
+        func up(_ position: SheetScroll, by lines: Int) -> SheetScroll {
+            var position = position
+            var lines = lines
+            while lines > 0 {
+                if position.line >= lines {
+                    position.line -= lines
+                    break
+                }
+                lines -= position.line
+                guard position.row > 0 else { return SheetScroll() }
+                position.row -= 1
+                position.line = height(position.row)
+            }
+            return position
+        }
+        /// The lines from `position` to the start of row `end`, counted only up to `limit + 1`.
+        func lines(from position: SheetScroll, to end: Int, limit: Int) -> Int {
+            var total = -position.line
+            var index = position.row
+            while index < end, total <= limit {
+                total += height(index)
+                index += 1
+            }
+            return total
+        }
+        // Where it was, on rows that may have changed since: inside the rows, the line inside its row.
+        var position = SheetScroll(row: min(max(0, previous.row), rows.count - 1), line: max(0, previous.line))
+        while position.line > 0, position.line >= height(position.row) {
+            guard position.row < rows.count - 1 else {
+                position.line = height(position.row) - 1
+                break
+            }
+            position.line -= height(position.row)
+            position.row += 1
+        }
+        // No blank lines under the last row while there are rows above.
+        let filled = lines(from: position, to: rows.count, limit: available)
+        if filled < available { position = up(position, by: available - filled) }
+        // Only fields and repeat buttons are rows; Back, Next and the sheet's buttons are not.
+        switch focus {
+        case .field, .addInstance, .removeInstance: break
+        case .back, .next, .cancel, .complete: return position
+        }
+        guard let index = rows.nearestIndex(from: position.row, where: { $0.focus == focus }) else { return position }
+        // The focused row and, for an instance's title, the rows of the instance under it.
+        var end = index + 1
         if case .instance(_, _, let depth) = rows[index] {
-            var next = index + 1
-            while next < rows.count, rows[next].depth > depth || (rows[next].depth == depth && rows[next].isInstanceContent) {
-                end += heights[next]
-                next += 1
+            while end < rows.count, rows[end].depth > depth || (rows[end].depth == depth && rows[end].isInstanceContent) {
+                end += 1
             }
         }
-        if end > offset + available { offset = min(start, end - available) }
-        if start < offset { offset = start }
-        return offset
+        // Above the top (or partly scrolled past): it goes to the top.
+        if index < position.row || (index == position.row && position.line > 0) { return SheetScroll(row: index) }
+        // Below the bottom: the sheet scrolls until its end is at the bottom, or its start at the top.
+        guard lines(from: position, to: end, limit: available) > available else { return position }
+        if lines(from: SheetScroll(row: index), to: end, limit: available) >= available { return SheetScroll(row: index) }
+        return up(SheetScroll(row: end), by: available)
     }
 
     /// The blank lines at the end of ``height(of:width:)``: the space after a field or an Add button.
