@@ -179,6 +179,10 @@ public indirect enum FormExpression: Sendable, Hashable {
         /// `position()`: the number of the repeat instance the expression is evaluated in, from 1 among the live
         /// instances (XLSForm's `position(..)`); only inside a repeat.
         case position
+        /// `indexed-repeat(group.field, number)`: the field's value in the repeat instance of that number (from 1
+        /// among the live ones), read from anywhere, inside the repeat too (another instance's); null when there is
+        /// no such instance (XLSForm's `indexed-repeat(${field}, ${group}, number)`).
+        case indexedRepeat = "indexed-repeat"
 
         /// How many arguments the function takes.
         var arity: ClosedRange<Int> {
@@ -196,7 +200,7 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .substr: return 2...3
             case .date, .decimalDateTime, .countNonEmpty: return 1...1
             case .sin, .cos, .tan, .asin, .acos, .atan, .exp, .log, .log10: return 1...1
-            case .formatDate, .formatDateTime, .choiceLabel: return 2...2
+            case .formatDate, .formatDateTime, .choiceLabel, .indexedRepeat: return 2...2
             }
         }
 
@@ -238,6 +242,7 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .asin, .acos, .atan, .exp, .log, .log10: return "\(rawValue)(number)"
             case .pi: return "pi()"
             case .position: return "position()"
+            case .indexedRepeat: return "indexed-repeat(group.field, number)"
             }
         }
     }

@@ -65,6 +65,16 @@ struct ExpressionChecker {
                         return
                     }
                 }
+                // indexed-repeat(group.field, n) names a repeat and a field directly inside it.
+                expression.visit { node in
+                    guard case .call(.indexedRepeat, let arguments) = node, arguments.count == 2 else { return }
+                    guard case .name(let name) = arguments[0], name.count == 2, fields.byID[name[0]]?.kind == .repeat else {
+                        namesKnown = false
+                        error("\(property.rule)-unknown-field", path, "The \(property.noun) \"\(shown)\" calls indexed-repeat() without a repeat's field, written repeat.field, as its first argument.",
+                              fix: "Write indexed-repeat(defects.cost, 2) with the id of a repeat and of a field directly inside it.")
+                        return
+                    }
+                }
                 var usesPosition = false
                 expression.visit { if case .call(.position, _) = $0 { usesPosition = true } }
                 if usesPosition, fields.repeatChain(id).isEmpty {

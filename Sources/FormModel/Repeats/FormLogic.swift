@@ -70,6 +70,11 @@ public struct FormLogic: Sendable {
                 for path in expression.referencedNames {
                     for (source, same) in Self.sources(of: path, from: id, in: fields) { add(source, sameInstance: same) }
                 }
+                // indexed-repeat(group.field, n) reads another instance than the reader's own, even inside the repeat.
+                expression.visit { node in
+                    guard case .call(.indexedRepeat, let arguments) = node, case .name(let path) = arguments.first else { return }
+                    for name in path where fields.byID[name] != nil { add(name, sameInstance: false) }
+                }
             }
             reads[id] = read
         }

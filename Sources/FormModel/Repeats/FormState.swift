@@ -276,6 +276,18 @@ public struct FormState: Sendable {
             return read(path[...], at: parent)
         }
 
+        /// The field `path[1]` of the instance numbered `number` of the repeat `path[0]` (inside the instance of
+        /// each repeat around it that this scope is in), whether or not this scope is inside that repeat.
+        func value(of path: [String], inInstance number: Int) -> ExpressionValue {
+            guard path.count == 2, let group = state.logic.fields.byID[path[0]], group.kind == .repeat,
+                  let field = state.logic.fields.byID[path[1]], state.logic.fields.container[field.id] == group.id,
+                  let parent = Self.prefix(of: state.logic.fields.repeatChain(group.id), in: prefix),
+                  state.isRelevant(AnswerKey.key(group.id, in: parent)) else { return .null }
+            let live = state.instances.live(group.id, in: parent)
+            guard live.indices.contains(number - 1) else { return .null }
+            return read([field.id], at: live[number - 1].prefix)
+        }
+
         /// Reads `path` starting with a field that lives at `parent`.
         func read(_ path: ArraySlice<String>, at parent: String) -> ExpressionValue {
             guard let name = path.first, let field = state.logic.fields.byID[name] else { return .null }
