@@ -196,6 +196,52 @@ struct IndexedRepeatTests {
     }
 }
 
+/// Kept calculations: `once(value)` and `uuid()` are computed once, stored as the field's answer and read from then on.
+struct KeptCalculationTests {
+    static let form = Fixtures.formJSON(fields: #"""
+    [{ "id": "name", "kind": "text", "label": "Name" },
+     { "id": "first_name", "kind": "calculate", "label": "First name given", "calculation": "once(name)" },
+     { "id": "key", "kind": "calculate", "label": "Key", "calculation": "uuid()" },
+     { "id": "shown", "kind": "text", "label": "Shown", "relevant": "name != null" }]
+    """#)
+
+    @Test func aKeptValueIsComputedOnceAndReadFromItsStoredAnswer() throws {
+        let loaded = Fixtures.load(Self.form)
+        let form = try #require(loaded.loaded?.form, "\(loaded.findings)")
+        let logic = FormLogic(form: form)
+        #expect(logic.kept == ["first_name", "key"])
+        // A new record starts with its uuid(); once(name) has nothing to keep yet.
+        let validator = FormValidator(form: form)
+        let defaults = validator.defaults
+        let key = try #require(defaults["key"]?.display())
+        #expect(key.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/) != nil, "\(key)")
+        #expect(defaults["first_name"] == nil)
+        #expect(validator.defaults["key"] != defaults["key"], "each record its own")
+
+        var state = FormState(logic: logic, answers: defaults)
+        #expect(state.value("key")?.display() == key, "read from the stored answer, not computed again")
+        #expect(state.valuesToKeep.isEmpty)
+        state.apply(["name": .text("Ann")])
+        #expect(state.valuesToKeep == ["first_name": .text("Ann")])
+        state.apply(state.valuesToKeep)
+        state.apply(["name": .text("Bob")])
+        #expect(state.value("first_name") == .text("Ann"), "once(): the first value stays")
+        #expect(state.valuesToKeep.isEmpty)
+        // Stored kept values are answers the form takes: neither refused on the way in nor at completion.
+        #expect(validator.draftIssue("key", .text(key)) == nil)
+        #expect(validator.draftIssue("key", .location(Location(latitude: 1, longitude: 2))) != nil)
+        #expect(!validator.validate(state).issues.contains { $0.fieldID == "key" || $0.fieldID == "first_name" }, "\(validator.validate(state).issues)")
+        // Without its stored answer, uuid() gives another value each time.
+        #expect(FormState(logic: logic, answers: [:]).value("key") != FormState(logic: logic, answers: [:]).value("key"))
+    }
+
+    @Test func onlyCalculationsAndDefaultsKeepAValue() {
+        let result = Fixtures.load(Self.form.replacingOccurrences(of: #""relevant": "name != null""#, with: #""relevant": "once(name) != null""#))
+        #expect(result.loaded == nil)
+        #expect(result.findings.contains { $0.rule == "relevance-kept-function" }, "\(result.findings)")
+    }
+}
+
 /// The form's own words for a required field's missing answer, in the state's language and showing answers; a
 /// page title's references are checked like a field's.
 struct RequiredMessageTests {

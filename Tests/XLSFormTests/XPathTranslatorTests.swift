@@ -48,6 +48,8 @@ import Testing
         ("concat('Defect ', position(..))", "concat('Defect ', position())"),
         // indexed-repeat(${field}, ${repeat}, n): the field read through its repeat.
         ("indexed-repeat(${cost}, ${defects}, 2) + 1", "indexed-repeat(defects.cost, 2) + 1"),
+        // once() and uuid(): kept calculations.
+        ("once(concat('id-', uuid()))", "once(concat('id-', uuid()))"),
     ]
 
     @Test(arguments: translations)

@@ -174,6 +174,7 @@ def cases():
         q("end_repeat"),
         q("calculate", "total_age", calculation="sum(${person_age})"),
         q("calculate", "first_day", calculation="indexed-repeat(${visit_day}, ${visit}, 1)"),
+        q("calculate", "record_key", calculation="once(concat('uuid:', uuid()))"),
         q("end_group"),
     )
     every_type_choices = choices(*YES_NO, ("colours", "red", "Red", None), ("colours", "blue", "Blue", None),

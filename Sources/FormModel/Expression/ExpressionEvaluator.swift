@@ -244,6 +244,8 @@ extension FormExpression {
         case .concat: return .string(values.map(\.text).joined())
         case .today: return .date(scope.clock.today)
         case .now: return .dateTime(scope.clock.now)
+        case .uuid: return .string(UUID().uuidString.lowercased())
+        case .once: return values[0]
         case .sum:
             let items: [ExpressionValue]
             if case .list(let list) = values[0] { items = list } else { items = [values[0]] }

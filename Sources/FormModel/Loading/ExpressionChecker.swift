@@ -75,6 +75,10 @@ struct ExpressionChecker {
                         return
                     }
                 }
+                if !["calculation", "default"].contains(property.key), expression.calls(.once) || expression.calls(.uuid) {
+                    error("\(property.rule)-kept-function", path, "The \(property.noun) \"\(shown)\" calls once() or uuid(), whose value is kept the first time it is computed; only a calculation or a default keeps a value.",
+                          fix: "Compute the value in a calculate field (\"calculation\": \"once(uuid())\") and read that field.")
+                }
                 var usesPosition = false
                 expression.visit { if case .call(.position, _) = $0 { usesPosition = true } }
                 if usesPosition, fields.repeatChain(id).isEmpty {

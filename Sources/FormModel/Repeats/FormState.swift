@@ -112,6 +112,16 @@ public struct FormState: Sendable {
         return expression.evaluate(in: Scope(state: self, prefix: path?.instancePrefix ?? "", current: ExpressionValue(answers[key])))
     }
 
+    /// The values of kept calculations (`FormLogic.kept`: they call `once()` or `uuid()`) computed but not yet
+    /// stored as answers, by key; the device stores them so they are not computed again.
+    public var valuesToKeep: [String: AnswerValue] {
+        guard !logic.kept.isEmpty else { return [:] }
+        return computed.filter { key, _ in
+            guard let field = AnswerKey(key)?.field, logic.kept.contains(field) else { return false }
+            return answers[key].map(\.isBlank) ?? true
+        }
+    }
+
     // MARK: - Changing
 
     /// Applies edits (nil clears) and evaluates again what depends on them; returns the keys whose relevance or
@@ -217,7 +227,14 @@ public struct FormState: Sendable {
                 if shown ? hidden.remove(key) != nil : hidden.insert(key).inserted { changed.insert(key) }
             }
             if let calculation {
-                let value = isRelevant(key) ? read { $0.evaluate(calculation, key: key, prefix: prefix) }.answer(for: field.kind) : nil
+                let value: AnswerValue?
+                if !isRelevant(key) {
+                    value = nil
+                } else if logic.kept.contains(id), let stored = answers[key], !stored.isBlank {
+                    value = stored  // computed once already and kept
+                } else {
+                    value = read { $0.evaluate(calculation, key: key, prefix: prefix) }.answer(for: field.kind)
+                }
                 if computed[key] != value {
                     computed[key] = value
                     changed.insert(key)
