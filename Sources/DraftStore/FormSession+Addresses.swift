@@ -114,6 +114,7 @@ extension FormSession {
                 return all
             }
             state.apply(Dictionary(written.map { ($0.field, $0.value) }, uniquingKeysWith: { _, last in last }))
+            try await storeKeptValues()
         }
         return keys.map { ($0, validator.validate(field: $0, in: state)) }
     }

@@ -43,6 +43,7 @@ extension FormSession {
         var applied: [String: AnswerValue?] = [key: .attachment(reference)]
         for restore in restorations { applied[restore.field] = restore.value }
         state.apply(applied)
+        try await storeKeptValues()
         return validator.validate(field: key, in: state)
     }
 

@@ -150,6 +150,17 @@ public actor FormSession {
             try await store.writeEdits(record: recordKey, presentation: presentationKey, edits)
         }
         state.apply(Dictionary(edits.map { ($0.field, $0.value) }, uniquingKeysWith: { _, last in last }))
+        try await storeKeptValues()
+    }
+
+    /// Stores the values of kept calculations (they call once() or uuid()) computed for the first time, so they
+    /// are never computed again, here, on the server or in an export.
+    func storeKeptValues() async throws {
+        let kept = state.valuesToKeep
+        guard !kept.isEmpty else { return }
+        let edits = kept.sorted { $0.key < $1.key }.map { DraftStore.Edit(field: $0.key, label: validator.field(forKey: $0.key)?.label.text ?? $0.key, value: $0.value) }
+        try await store.writeEdits(record: recordKey, presentation: presentationKey, edits)
+        state.apply(kept)
     }
 
     /// The field a person may type at `key` (`site`, `defects/<id>/severity`), in an instance the record has.

@@ -55,6 +55,46 @@ struct RepeatSessionTests {
         try await resumed.dismiss(reason: .escape)
     }
 
+    /// once() and uuid(): a new record stores its uuid() at once, a once() when it first has a value; both are
+    /// read back from the record, in this process and in another, and never computed again.
+    @Test func keptCalculationsAreStoredWithTheRecord() async throws {
+        let directory = TemporaryDirectory("kept")
+        let store = try DraftStore(home: directory.url)
+        let json = #"""
+        { "id": "kept", "version": 1, "title": "Kept", "completionLabel": "Save",
+          "pages": [{ "id": "main", "fields": [
+            { "id": "name", "kind": "text", "label": "Name" },
+            { "id": "first_name", "kind": "calculate", "label": "First name", "calculation": "once(name)" },
+            { "id": "key", "kind": "calculate", "label": "Key", "calculation": "uuid()" },
+            { "id": "visits", "kind": "repeat", "label": "Visits", "instanceLabel": "Visit", "fields": [
+                { "id": "visit_key", "kind": "calculate", "label": "Visit key", "calculation": "once(uuid())" }] }] }] }
+        """#
+        let loaded = FormLoader().load(Data(json.utf8), file: "kept.json")
+        try await store.importForms([try #require(loaded.loaded?.form, "\(loaded.findings)")])
+        let session = try await store.newRecord(formID: "kept")
+        let key = try #require(await session.answers["key"], "stored with the new record")
+        #expect(await session.computedValue("key") == key)
+        #expect(await session.changes.changedFields.isEmpty, "nothing typed yet")
+        try await session.set("name", input: "Ann")
+        #expect(await session.answers["first_name"] == .text("Ann"))
+        try await session.set("name", input: "Bob")
+        #expect(await session.computedValue("first_name") == .text("Ann"))
+        let visit = try await session.addInstance(to: "visits")
+        let visitKey = try #require(await session.answers[visit + "/visit_key"], "a new instance keeps its own")
+        try await session.dismiss(reason: .escape)
+
+        let reopened = try DraftStore(home: directory.url)
+        let record = try #require(try await reopened.record(session.recordID))
+        #expect(record.answers["key"] == key && record.answers["first_name"] == .text("Ann") && record.answers[visit + "/visit_key"] == visitKey)
+        let resumed = try await reopened.resumeDraft(session.recordID)
+        #expect(await resumed.computedValue("key") == key, "read back, not computed again")
+        #expect(await resumed.computedValue(visit + "/visit_key") == visitKey)
+        let issues = await resumed.validation.issues
+        #expect(issues.isEmpty, "\(issues)")
+        await #expect(throws: DraftStoreError.self) { try await resumed.set("key", to: .text("typed")) }
+        try await resumed.dismiss(reason: .escape)
+    }
+
     @Test func completionChecksEveryInstanceAndNamesIt() async throws {
         let (_, store) = try await Self.store()
         let session = try await store.newRecord(formID: "defect-inspection")

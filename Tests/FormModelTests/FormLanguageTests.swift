@@ -151,6 +151,97 @@ struct PositionTests {
     }
 }
 
+/// `indexed-repeat(group.field, n)`: a field of the repeat instance numbered n, from outside the repeat or from
+/// another instance of it (the previous one, with position()).
+struct IndexedRepeatTests {
+    static let form = Fixtures.formJSON(fields: #"""
+    [{ "id": "visits", "kind": "repeat", "label": "Visits", "instanceLabel": "Visit", "fields": [
+        { "id": "reading", "kind": "integer", "label": "Reading" },
+        { "id": "change", "kind": "calculate", "label": "Change", "calculation": "reading - indexed-repeat(visits.reading, position() - 1)" }] },
+     { "id": "second", "kind": "calculate", "label": "Second", "calculation": "indexed-repeat(visits.reading, 2)" },
+     { "id": "tenth", "kind": "calculate", "label": "Tenth", "calculation": "coalesce(indexed-repeat(visits.reading, 10), 'none')" }]
+    """#)
+
+    @Test func readsTheNumberedInstanceFromOutsideAndFromAnotherInstance() throws {
+        let loaded = Fixtures.load(Self.form)
+        let form = try #require(loaded.loaded?.form, "\(loaded.findings)")
+        var answers: [String: AnswerValue] = [:]
+        for (id, position, reading) in [("a", 1, 10), ("b", 2, 15), ("c", 3, 22)] {
+            answers["visits/\(id)/@position"] = .integer(position)
+            answers["visits/\(id)/reading"] = .integer(reading)
+        }
+        var state = FormState(logic: FormLogic(form: form), answers: answers)
+        #expect(state.value("second")?.display() == "15")
+        #expect(state.value("tenth")?.display() == "none", "no tenth instance: null")
+        #expect(state.value("visits/a/change") == nil, "the first has no previous instance")
+        #expect(state.value("visits/b/change")?.display() == "5")
+        #expect(state.value("visits/c/change")?.display() == "7")
+        // An edit of one instance evaluates again the next one, which reads it.
+        let changed = state.apply(["visits/b/reading": .integer(20)])
+        #expect(changed.contains("visits/c/change"))
+        #expect(state.value("visits/c/change")?.display() == "2")
+        #expect(state.value("second")?.display() == "20")
+        // Removing an instance renumbers the live ones.
+        state.apply(["visits/b/@removed": .boolean(true)])
+        #expect(state.value("second")?.display() == "22")
+        #expect(state.value("visits/c/change")?.display() == "12")
+    }
+
+    @Test func theFirstArgumentMustBeARepeatsField() {
+        for calculation in ["indexed-repeat(second, 1)", "indexed-repeat(1, 1)", "indexed-repeat(visits, 1)"] {
+            let result = Fixtures.load(Self.form.replacingOccurrences(of: "indexed-repeat(visits.reading, 2)", with: calculation))
+            #expect(result.loaded == nil, "\(calculation)")
+            #expect(result.findings.contains { $0.rule == "calculation-unknown-field" && $0.message.contains("indexed-repeat()") }, "\(calculation): \(result.findings)")
+        }
+    }
+}
+
+/// Kept calculations: `once(value)` and `uuid()` are computed once, stored as the field's answer and read from then on.
+struct KeptCalculationTests {
+    static let form = Fixtures.formJSON(fields: #"""
+    [{ "id": "name", "kind": "text", "label": "Name" },
+     { "id": "first_name", "kind": "calculate", "label": "First name given", "calculation": "once(name)" },
+     { "id": "key", "kind": "calculate", "label": "Key", "calculation": "uuid()" },
+     { "id": "shown", "kind": "text", "label": "Shown", "relevant": "name != null" }]
+    """#)
+
+    @Test func aKeptValueIsComputedOnceAndReadFromItsStoredAnswer() throws {
+        let loaded = Fixtures.load(Self.form)
+        let form = try #require(loaded.loaded?.form, "\(loaded.findings)")
+        let logic = FormLogic(form: form)
+        #expect(logic.kept == ["first_name", "key"])
+        // A new record starts with its uuid(); once(name) has nothing to keep yet.
+        let validator = FormValidator(form: form)
+        let defaults = validator.defaults
+        let key = try #require(defaults["key"]?.display())
+        #expect(key.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/) != nil, "\(key)")
+        #expect(defaults["first_name"] == nil)
+        #expect(validator.defaults["key"] != defaults["key"], "each record its own")
+
+        var state = FormState(logic: logic, answers: defaults)
+        #expect(state.value("key")?.display() == key, "read from the stored answer, not computed again")
+        #expect(state.valuesToKeep.isEmpty)
+        state.apply(["name": .text("Ann")])
+        #expect(state.valuesToKeep == ["first_name": .text("Ann")])
+        state.apply(state.valuesToKeep)
+        state.apply(["name": .text("Bob")])
+        #expect(state.value("first_name") == .text("Ann"), "once(): the first value stays")
+        #expect(state.valuesToKeep.isEmpty)
+        // Stored kept values are answers the form takes: neither refused on the way in nor at completion.
+        #expect(validator.draftIssue("key", .text(key)) == nil)
+        #expect(validator.draftIssue("key", .location(Location(latitude: 1, longitude: 2))) != nil)
+        #expect(!validator.validate(state).issues.contains { $0.fieldID == "key" || $0.fieldID == "first_name" }, "\(validator.validate(state).issues)")
+        // Without its stored answer, uuid() gives another value each time.
+        #expect(FormState(logic: logic, answers: [:]).value("key") != FormState(logic: logic, answers: [:]).value("key"))
+    }
+
+    @Test func onlyCalculationsAndDefaultsKeepAValue() {
+        let result = Fixtures.load(Self.form.replacingOccurrences(of: #""relevant": "name != null""#, with: #""relevant": "once(name) != null""#))
+        #expect(result.loaded == nil)
+        #expect(result.findings.contains { $0.rule == "relevance-kept-function" }, "\(result.findings)")
+    }
+}
+
 /// The form's own words for a required field's missing answer, in the state's language and showing answers; a
 /// page title's references are checked like a field's.
 struct RequiredMessageTests {

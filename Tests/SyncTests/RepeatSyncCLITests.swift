@@ -105,4 +105,45 @@ struct RepeatSyncCLITests {
         let lines = try server.admin(["export", "--project", "demo", "--form", "defect-inspection", "--format", "jsonl"])
         #expect(lines.stdout.contains("\"repeats\":{\"defects\":[{\"instanceId\""), "\(lines.stdout)")
     }
+
+    /// Kept calculations (once(), uuid()) through the real server: the device stores them with the record, the
+    /// server accepts them, and the other device and the export read the same values, never computed again.
+    @Test func keptCalculationsTravelWithTheRecord() throws {
+        let server = ServerProcess()
+        try server.createProject("demo")
+        let token = try server.addUser("alice", project: "demo")
+        let formFile = server.data.file("kept.json")
+        try #"""
+        { "id": "kept", "version": 1, "title": "Kept", "completionLabel": "Save", "editableAfterSubmit": true,
+          "pages": [{ "id": "main", "fields": [
+            { "id": "name", "kind": "text", "label": "Name" },
+            { "id": "first_name", "kind": "calculate", "label": "First name", "calculation": "once(name)" },
+            { "id": "key", "kind": "calculate", "label": "Key", "calculation": "uuid()" }] }] }
+        """#.write(toFile: formFile, atomically: true, encoding: .utf8)
+        let publish = try server.admin(["form", "publish", formFile, "--project", "demo"])
+        #expect(publish.status == 0, "\(publish.output)")
+        try server.start(port: 0)
+        let (phone, tablet) = (CLIHome(), CLIHome())
+        for home in [phone, tablet] {
+            let login = try Subprocess.run(CLIHome.binary, ["--home", home.home, "login", server.url, "--project", "demo"], environment: ["FIELDSHEET_TOKEN": token])
+            #expect(login.status == 0, "\(login.output)")
+        }
+        #expect(try phone.run("sync").status == 0)
+        let fill = try phone.run(["fill", "kept", "--set", "name=Ann", "--complete"])
+        #expect(fill.status == 0, "\(fill.output)")
+        let id = try #require(CLIHome.recordID(fill))
+        let onPhone = try Self.answers(phone, id)
+        let key = try #require((onPhone["key"] as? [String: String])?["text"], "\(onPhone)")
+        #expect((onPhone["first_name"] as? [String: String])?["text"] == "Ann")
+        #expect(try phone.run(["edit", id, "--set", "name=Bob", "--complete"]).status == 0)
+        let push = try phone.run("sync")
+        #expect(push.status == 0 && push.stdout.hasPrefix("pushed 1,"), "\(push.output)")
+        #expect(try tablet.run("sync").status == 0)
+        let onTablet = try Self.answers(tablet, id)
+        #expect((onTablet["key"] as? [String: String])?["text"] == key, "\(onTablet)")
+        #expect((onTablet["first_name"] as? [String: String])?["text"] == "Ann", "once(): the first name given")
+        let exported = try server.admin(["export", "--project", "demo", "--form", "kept", "--format", "jsonl"])
+        #expect(exported.stdout.contains("\"key\":{\"text\":\"\(key)\"}") || exported.stdout.contains(key), "\(exported.output)")
+        #expect(exported.stdout.contains("Ann") && exported.stdout.contains("Bob"), "\(exported.output)")
+    }
 }

@@ -46,6 +46,10 @@ import Testing
         ("sum(/data/defects/cost)", "sum(defects.cost)"),
         // position(..): the number of the repeat instance.
         ("concat('Defect ', position(..))", "concat('Defect ', position())"),
+        // indexed-repeat(${field}, ${repeat}, n): the field read through its repeat.
+        ("indexed-repeat(${cost}, ${defects}, 2) + 1", "indexed-repeat(defects.cost, 2) + 1"),
+        // once() and uuid(): kept calculations.
+        ("once(concat('id-', uuid()))", "once(concat('id-', uuid()))"),
     ]
 
     @Test(arguments: translations)
@@ -57,6 +61,13 @@ import Testing
 
     @Test func namesInTheSameRepeatStayShort() throws {
         #expect(try Self.translator(scope: ["defects"]).translate("${cost} > 0 and ${severity} = 'high'") == "cost > 0 and severity == 'high'")
+    }
+
+    @Test func indexedRepeatInsideTheRepeatReadsAnotherInstance() throws {
+        #expect(try Self.translator(scope: ["defects"]).translate("indexed-repeat(${cost}, ${defects}, position(..) - 1)") == "indexed-repeat(defects.cost, position() - 1)")
+        for source in ["indexed-repeat(${cost}, 'defects', 1)", "indexed-repeat(${cost}, ${defects}, 1, ${defects}, 1)"] {
+            #expect(throws: XPathError.self, "\(source)") { try Self.translator().translate(source) }
+        }
     }
 
     @Test func bareNamesOfAChoiceFilterAreChoiceProperties() throws {

@@ -170,8 +170,11 @@ def cases():
         q("select_one kinds", "animal_kind", "Animal kind"),
         q("begin_repeat", "visit", "Visit", repeat_count="3"),
         q("date", "visit_day", "Day"),
+        q("calculate", "previous_day", calculation="indexed-repeat(${visit_day}, ${visit}, position(..) - 1)"),
         q("end_repeat"),
         q("calculate", "total_age", calculation="sum(${person_age})"),
+        q("calculate", "first_day", calculation="indexed-repeat(${visit_day}, ${visit}, 1)"),
+        q("calculate", "record_key", calculation="once(concat('uuid:', uuid()))"),
         q("end_group"),
     )
     every_type_choices = choices(*YES_NO, ("colours", "red", "Red", None), ("colours", "blue", "Blue", None),

@@ -13,6 +13,9 @@ public protocol ExpressionScope {
     /// The number (from 1) of the repeat instance the expression is evaluated in, for `position()`; nil outside
     /// a repeat.
     var position: Int? { get }
+    /// The value of `path` (`["defects", "cost"]`, a repeat and a field directly inside it) in the repeat instance
+    /// numbered `number` (from 1 among the live ones), for `indexed-repeat()`; null when there is none.
+    func value(of path: [String], inInstance number: Int) -> ExpressionValue
 }
 
 extension ExpressionScope {
@@ -20,6 +23,11 @@ extension ExpressionScope {
     public func choiceLabel(of value: String, field: String) -> String? { nil }
     /// Not inside a repeat: `position()` reads null.
     public var position: Int? { nil }
+    /// The item numbered `number` of the list `path` reads (null when there is none, or it reads no list).
+    public func value(of path: [String], inInstance number: Int) -> ExpressionValue {
+        guard case .list(let items) = value(of: path), items.indices.contains(number - 1) else { return .null }
+        return items[number - 1]
+    }
 }
 
 /// `today()` and `now()` as local date and time (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM`), read once per evaluation pass.
@@ -204,6 +212,14 @@ extension FormExpression {
             }
             return .null
         }
+        if function == .indexedRepeat {
+            // The first argument names the repeat's field; it is not read as a value (inside the repeat it would
+            // read only this instance's).
+            let number = arguments[1].evaluate(scope, &budget)
+            if case .failure = number { return number }
+            guard case .name(let path) = arguments[0], let index = number.asNumber, index.isFinite, index == index.rounded(), abs(index) < 1e9 else { return .null }
+            return scope.value(of: path, inInstance: Int(index))
+        }
         var values: [ExpressionValue] = []
         for argument in arguments {
             let value = argument.evaluate(scope, &budget)
@@ -211,7 +227,7 @@ extension FormExpression {
             values.append(value)
         }
         switch function {
-        case .if, .coalesce: return .null  // handled above
+        case .if, .coalesce, .indexedRepeat: return .null  // handled above
         case .selected:
             switch values[0] {
             case .list(let items): return .bool(items.contains { $0.equals(values[1]) })
@@ -228,6 +244,8 @@ extension FormExpression {
         case .concat: return .string(values.map(\.text).joined())
         case .today: return .date(scope.clock.today)
         case .now: return .dateTime(scope.clock.now)
+        case .uuid: return .string(UUID().uuidString.lowercased())
+        case .once: return values[0]
         case .sum:
             let items: [ExpressionValue]
             if case .list(let list) = values[0] { items = list } else { items = [values[0]] }

@@ -160,6 +160,11 @@ extension FormExpression {
             case .date: return .date
             case .decimalDateTime, .countNonEmpty: return .number
             case .formatDate, .formatDateTime, .choiceLabel: return .text
+            case .uuid: return .text
+            case .once: return types[0]
+            case .indexedRepeat:
+                if case .list(let item) = types[0] { return .from(item) }
+                return types[0]
             }
         }
     }

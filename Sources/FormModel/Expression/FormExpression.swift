@@ -179,6 +179,18 @@ public indirect enum FormExpression: Sendable, Hashable {
         /// `position()`: the number of the repeat instance the expression is evaluated in, from 1 among the live
         /// instances (XLSForm's `position(..)`); only inside a repeat.
         case position
+        /// `indexed-repeat(group.field, number)`: the field's value in the repeat instance of that number (from 1
+        /// among the live ones), read from anywhere, inside the repeat too (another instance's); null when there is
+        /// no such instance (XLSForm's `indexed-repeat(${field}, ${group}, number)`).
+        case indexedRepeat = "indexed-repeat"
+        /// `uuid()`: a new random identifier (`8-4-4-4-12` lower-case hexadecimal digits) at each evaluation; in a
+        /// calculation, the first one computed is kept (see `once`).
+        case uuid
+        /// `once(value)`: the value; a calculation that calls `once()` or `uuid()` is kept: the first value it
+        /// computes on the device is stored as the field's answer, and read from then on instead of computing it
+        /// again (XLSForm's `once()`, evaluated only while the field is empty). Only calculations and defaults
+        /// may call them.
+        case once
 
         /// How many arguments the function takes.
         var arity: ClosedRange<Int> {
@@ -188,15 +200,15 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .selected: return 2...2
             case .countSelected, .stringLength, .sum, .count: return 1...1
             case .concat: return 1...64
-            case .today, .now, .pi, .position: return 0...0
+            case .today, .now, .pi, .position, .uuid: return 0...0
             case .min, .max: return 1...16
             case .round: return 1...2
-            case .sqrt, .int, .number, .string, .normalizeSpace, .booleanFromString: return 1...1
+            case .sqrt, .int, .number, .string, .normalizeSpace, .booleanFromString, .once: return 1...1
             case .pow, .contains, .startsWith, .endsWith, .regex: return 2...2
             case .substr: return 2...3
             case .date, .decimalDateTime, .countNonEmpty: return 1...1
             case .sin, .cos, .tan, .asin, .acos, .atan, .exp, .log, .log10: return 1...1
-            case .formatDate, .formatDateTime, .choiceLabel: return 2...2
+            case .formatDate, .formatDateTime, .choiceLabel, .indexedRepeat: return 2...2
             }
         }
 
@@ -238,6 +250,9 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .asin, .acos, .atan, .exp, .log, .log10: return "\(rawValue)(number)"
             case .pi: return "pi()"
             case .position: return "position()"
+            case .indexedRepeat: return "indexed-repeat(group.field, number)"
+            case .uuid: return "uuid()"
+            case .once: return "once(value)"
             }
         }
     }

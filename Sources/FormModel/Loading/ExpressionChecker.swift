@@ -65,6 +65,20 @@ struct ExpressionChecker {
                         return
                     }
                 }
+                // indexed-repeat(group.field, n) names a repeat and a field directly inside it.
+                expression.visit { node in
+                    guard case .call(.indexedRepeat, let arguments) = node, arguments.count == 2 else { return }
+                    guard case .name(let name) = arguments[0], name.count == 2, fields.byID[name[0]]?.kind == .repeat else {
+                        namesKnown = false
+                        error("\(property.rule)-unknown-field", path, "The \(property.noun) \"\(shown)\" calls indexed-repeat() without a repeat's field, written repeat.field, as its first argument.",
+                              fix: "Write indexed-repeat(defects.cost, 2) with the id of a repeat and of a field directly inside it.")
+                        return
+                    }
+                }
+                if !["calculation", "default"].contains(property.key), expression.calls(.once) || expression.calls(.uuid) {
+                    error("\(property.rule)-kept-function", path, "The \(property.noun) \"\(shown)\" calls once() or uuid(), whose value is kept the first time it is computed; only a calculation or a default keeps a value.",
+                          fix: "Compute the value in a calculate field (\"calculation\": \"once(uuid())\") and read that field.")
+                }
                 var usesPosition = false
                 expression.visit { if case .call(.position, _) = $0 { usesPosition = true } }
                 if usesPosition, fields.repeatChain(id).isEmpty {

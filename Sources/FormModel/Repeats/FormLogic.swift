@@ -21,6 +21,9 @@ public struct FormLogic: Sendable {
     public let defaultExpression: [String: FormExpression]
     /// Parsed required conditions (`"required": {"expression": "age >= 18"}`) by field id.
     public let requiredExpression: [String: FormExpression]
+    /// The fields whose calculation calls `once()` or `uuid()`: the first value computed on the device is stored
+    /// as the field's answer and read from then on.
+    public let kept: Set<String>
     /// Every field id, each after the fields its relevance and calculation read.
     public let order: [String]
     /// Each field's place in `order`.
@@ -55,6 +58,7 @@ public struct FormLogic: Sendable {
         self.choiceFilter = parsed(\.choiceFilter)
         self.defaultExpression = parsed(\.defaultExpression)
         self.requiredExpression = parsed(\.requiredExpression)
+        self.kept = Set(calculation.filter { $0.value.calls(.once) || $0.value.calls(.uuid) }.keys)
 
         var reads: [String: [String]] = [:]
         var dependents: [String: [Dependency]] = [:]
@@ -69,6 +73,11 @@ public struct FormLogic: Sendable {
             for expression in [relevant[id], calculation[id]].compactMap({ $0 }) {
                 for path in expression.referencedNames {
                     for (source, same) in Self.sources(of: path, from: id, in: fields) { add(source, sameInstance: same) }
+                }
+                // indexed-repeat(group.field, n) reads another instance than the reader's own, even inside the repeat.
+                expression.visit { node in
+                    guard case .call(.indexedRepeat, let arguments) = node, case .name(let path) = arguments.first else { return }
+                    for name in path where fields.byID[name] != nil { add(name, sameInstance: false) }
                 }
             }
             reads[id] = read

@@ -116,6 +116,16 @@ public struct FormState: Sendable {
         return expression.evaluate(in: Scope(state: self, prefix: path?.instancePrefix ?? "", current: ExpressionValue(answers[key])))
     }
 
+    /// The values of kept calculations (`FormLogic.kept`: they call `once()` or `uuid()`) computed but not yet
+    /// stored as answers, by key; the device stores them so they are not computed again.
+    public var valuesToKeep: [String: AnswerValue] {
+        guard !logic.kept.isEmpty else { return [:] }
+        return computed.filter { key, _ in
+            guard let field = AnswerKey(key)?.field, logic.kept.contains(field) else { return false }
+            return answers[key].map(\.isBlank) ?? true
+        }
+    }
+
     // MARK: - Changing
 
     /// Applies edits (nil clears) and evaluates again what depends on them; returns the keys whose relevance or
@@ -225,7 +235,14 @@ public struct FormState: Sendable {
                 }
             }
             if let calculation {
-                let value = isRelevant(key) ? read { $0.evaluate(calculation, key: key, prefix: prefix) }.answer(for: field.kind) : nil
+                let value: AnswerValue?
+                if !isRelevant(key) {
+                    value = nil
+                } else if logic.kept.contains(id), let stored = answers[key], !stored.isBlank {
+                    value = stored  // computed once already and kept
+                } else {
+                    value = read { $0.evaluate(calculation, key: key, prefix: prefix) }.answer(for: field.kind)
+                }
                 if computed[key] != value {
                     computed[key] = value
                     changed.insert(key)
@@ -282,6 +299,18 @@ public struct FormState: Sendable {
             let parent = Self.prefix(of: chain, in: prefix)
             guard let parent else { return .null }  // a field of a repeat this scope is not inside
             return read(path[...], at: parent)
+        }
+
+        /// The field `path[1]` of the instance numbered `number` of the repeat `path[0]` (inside the instance of
+        /// each repeat around it that this scope is in), whether or not this scope is inside that repeat.
+        func value(of path: [String], inInstance number: Int) -> ExpressionValue {
+            guard path.count == 2, let group = state.logic.fields.byID[path[0]], group.kind == .repeat,
+                  let field = state.logic.fields.byID[path[1]], state.logic.fields.container[field.id] == group.id,
+                  let parent = Self.prefix(of: state.logic.fields.repeatChain(group.id), in: prefix),
+                  state.isRelevant(AnswerKey.key(group.id, in: parent)) else { return .null }
+            let live = state.instances.live(group.id, in: parent)
+            guard live.indices.contains(number - 1) else { return .null }
+            return read([field.id], at: live[number - 1].prefix)
         }
 
         /// Reads `path` starting with a field that lives at `parent`.

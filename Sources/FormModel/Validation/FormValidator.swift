@@ -61,7 +61,7 @@ public struct FormValidator: Sendable {
         var unknownKeys: [String] = []
         for key in state.answers.keys {
             let definition = field(forKey: key)
-            guard definition == nil || definition?.isComputed == true else { continue }
+            guard definition == nil || (definition?.isComputed == true && !logic.kept.contains(definition?.id ?? "")) else { continue }
             if definition != nil, let path = AnswerKey(key), path.isInstanceMeta { continue }
             unknownKeys.append(key)
         }
@@ -158,8 +158,11 @@ public struct FormValidator: Sendable {
     }
 
     /// The answers a new record starts with: every top-level field's default, expressions (`today()`) evaluated now.
+    /// Kept calculations (`FormLogic.kept`) are computed now and start with the record too.
     public var defaults: [String: AnswerValue] {
-        defaults(for: form.allFields, in: "")
+        let defaults = defaults(for: form.allFields, in: "")
+        guard !logic.kept.isEmpty else { return defaults }
+        return defaults.merging(FormState(logic: logic, answers: defaults).valuesToKeep) { given, _ in given }
     }
 
     /// The defaults of `fields` (one instance's, or the top level's) for the instance at `prefix`.
@@ -221,6 +224,14 @@ public struct FormValidator: Sendable {
             case (_, nil), (AnswerKey.position, .integer?), (AnswerKey.removed, .boolean?): return nil
             default:
                 return FieldIssue(fieldID: key, code: .wrongType, message: "\(path.field) of an instance holds \(path.field == AnswerKey.position ? "a whole number" : "yes or no"), not a \(value?.tag ?? "null").")
+            }
+        }
+        if logic.kept.contains(field.id) {
+            // A kept calculation's stored value: what a calculation computes.
+            switch value {
+            case nil, .text?, .integer?, .decimal?, .boolean?, .date?, .dateTime?, .choices?: return nil
+            case let value?:
+                return FieldIssue(fieldID: key, code: .wrongType, message: "The kept value of the computed field \"\(key)\" is a \(value.tag); a calculation gives text, a number, yes or no, a date, a date and time or a list.")
             }
         }
         guard field.isEditable else {

@@ -10,8 +10,9 @@ import FormModel
 /// | `=` `!=` `<` `<=` `>` `>=` | `==` `!=` `<` `<=` `>` `>=` |
 /// | `+` `-` `*` `div` `mod` | `+` `-` `*` `/` `%` |
 /// | `and` `or` `not(x)` `true()` `false()` | `and` `or` `not (x)` `true` `false` |
-/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` `sqrt` `pow` `int` `number` `string` `substr` `contains` `starts-with` `ends-with` `normalize-space` `boolean-from-string` `regex` `date` `decimal-date-time` `count-non-empty` `format-date` `format-date-time` `sin` `cos` `tan` `asin` `acos` `atan` `exp` `log` `log10` `pi` | the same |
+/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` `sqrt` `pow` `int` `number` `string` `substr` `contains` `starts-with` `ends-with` `normalize-space` `boolean-from-string` `regex` `date` `decimal-date-time` `count-non-empty` `format-date` `format-date-time` `sin` `cos` `tan` `asin` `acos` `atan` `exp` `log` `log10` `pi` `uuid` `once` | the same |
 /// | `jr:choice-name(value, '${field}')` | `choice-label(value, 'field')` |
+/// | `indexed-repeat(${field}, ${repeat}, n)` | `indexed-repeat(repeat.field, n)` |
 /// | a bare name in a `choice_filter` | `choice.name` (`name` is `choice.value`, `label` is `choice.label`) |
 struct XPathTranslator {
     /// What a `${name}` reference becomes.
@@ -41,7 +42,7 @@ struct XPathTranslator {
         "starts-with": 2...2, "ends-with": 2...2, "normalize-space": 1...1, "boolean-from-string": 1...1, "regex": 2...2,
         "date": 1...1, "decimal-date-time": 1...1, "count-non-empty": 1...1, "format-date": 2...2, "format-date-time": 2...2, "jr:choice-name": 2...2,
         "sin": 1...1, "cos": 1...1, "tan": 1...1, "asin": 1...1, "acos": 1...1, "atan": 1...1, "exp": 1...1, "log": 1...1,
-        "log10": 1...1, "pi": 0...0, "position": 0...0,
+        "log10": 1...1, "pi": 0...0, "position": 0...0, "indexed-repeat": 3...3, "uuid": 0...0, "once": 1...1,
     ]
 
     /// Words of FieldSheet's expressions that cannot follow `choice.`.
@@ -153,11 +154,28 @@ struct XPathTranslator {
                                  fix: "Write jr:choice-name(${question}, '${question}').")
             }
             return ("choice-label(\(try render(arguments[0]).text), \(Self.quote(String(id))))", 8)
+        case "indexed-repeat":
+            // indexed-repeat(${field}, ${repeat}, n): FieldSheet names the field through its repeat, repeat.field.
+            // The forms with more pairs (a repeat inside a repeat) take 5 or 7 arguments and are refused above.
+            guard case .path(let group) = try resolveReference(arguments[1]), !group.contains("."),
+                  case .path(let field) = try resolveReference(arguments[0]), let id = field.split(separator: ".").last else {
+                throw XPathError(message: "indexed-repeat() needs a question and the repeat it is directly in, written ${question} and ${repeat}, and cannot read a repeat inside another from outside both", column: column,
+                                 fix: "Write indexed-repeat(${question}, ${repeat}, number).")
+            }
+            return ("indexed-repeat(\(group).\(id), \(try render(arguments[2]).text))", 8)
         default:
             var rendered: [String] = []
             for argument in arguments { rendered.append(try render(argument).text) }
             return ("\(name)(\(rendered.joined(separator: ", ")))", 8)
         }
+    }
+
+    /// What a `${name}` argument resolves to; nil for an argument that is no reference.
+    private func resolveReference(_ argument: XPathExpression) throws(XPathError) -> Resolution? {
+        guard case .reference(let name, let column) = argument else { return nil }
+        let resolution = resolve(name)
+        if case .refused(let message, let fix) = resolution { throw XPathError(message: message, column: column, fix: fix) }
+        return resolution
     }
 
     /// Text in single quotes, with `'` and `\` escaped as FieldSheet's expressions read them.
