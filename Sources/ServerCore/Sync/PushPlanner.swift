@@ -148,15 +148,20 @@ struct PushPlanner: Sendable {
     /// time, else the server's first store), last changed at the latest of the stored and the mutation's
     /// time, submitted at the device's submission when the mutation submits (the server's clock when it
     /// does not say), and the earlier submission kept otherwise. A device that does not send times gets the
-    /// server's clock, as before.
+    /// server's clock, as before. A device's time further ahead of the server's clock than the hybrid clock
+    /// allows a device (5 minutes) is taken as that limit, so one wrong clock cannot date records in the future.
     static func times(after current: StoredRecord?, mutation: Mutation, submitted: Bool, now: Date) -> RecordTimes {
-        let updated = mutation.times.updated ?? now
+        let latest = now.addingTimeInterval(Double(HybridLogicalClock().maximumDriftMillis) / 1000)
+        let sent = RecordTimes(
+            created: mutation.times.created.map { min($0, latest) }, updated: mutation.times.updated.map { min($0, latest) },
+            submitted: mutation.times.submitted.map { min($0, latest) })
+        let updated = sent.updated ?? now
         var submittedAt = current?.times.submitted
-        if submitted, current?.state != .submitted || mutation.times.submitted != nil {
-            submittedAt = mutation.times.submitted ?? now
+        if submitted, current?.state != .submitted || sent.submitted != nil {
+            submittedAt = sent.submitted ?? now
         }
         return RecordTimes(
-            created: current?.times.created ?? mutation.times.created ?? now,
+            created: current?.times.created ?? sent.created ?? now,
             updated: max(current?.times.updated ?? updated, updated),
             submitted: submittedAt)
     }
