@@ -211,8 +211,7 @@ extension DraftStore {
             let entry = conflict.entry
             try logConflict(
                 db, record: record, field: entry.fieldId ?? "", policy: entry.policy.rawValue, local: entry.server, remote: entry.client,
-                open: true, now: now)
-            try db.execute(sql: "UPDATE conflicts SET server_id = ? WHERE id = last_insert_rowid()", arguments: [conflict.id])
+                open: true, now: now, serverId: conflict.id)
             // The record's row is written so observations of it (the list's mark) see the new entry.
             try db.execute(sql: "UPDATE records SET updated_at = updated_at WHERE id = ?", arguments: [record])
         }

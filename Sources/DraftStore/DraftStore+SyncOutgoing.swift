@@ -158,15 +158,17 @@ extension DraftStore {
 
     static func logConflict(
         _ db: Database, record: String, field: String, policy: String, local: FieldState?, remote: FieldState?, open: Bool, now: Int64,
-        reason: String? = nil
+        reason: String? = nil, serverId: Int64? = nil
     ) throws {
         func json(_ value: AnswerValue?) throws -> String? { value.map { answerJSON($0) } }
         try db.cachedStatement(sql: """
-            INSERT INTO conflicts (record_id, field_id, policy, local_value, local_hlc, local_device, remote_value, remote_hlc, remote_device, detected_at, resolved_at, reason)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO conflicts (
+                record_id, field_id, policy, local_value, local_hlc, local_device, remote_value, remote_hlc, remote_device, detected_at, resolved_at,
+                reason, server_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
                 record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientId,
-                try json(remote?.value), remote?.hlc.rawValue, remote?.clientId, now, open ? nil : now, reason,
+                try json(remote?.value), remote?.hlc.rawValue, remote?.clientId, now, open ? nil : now, reason, serverId,
             ])
     }
 

@@ -115,10 +115,7 @@ extension PostgresStorage {
     }
 
     public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {
-        let (userId, shared): (Int64, Bool) = switch visibility {
-        case .authoredBy(let id): (id, false)
-        case .authoredByOrShared(let id): (id, true)
-        }
+        let (userId, shared) = visibility.viewer
         let client = client
         return try await perform {
             let rows = try await client.query("""
@@ -155,10 +152,7 @@ extension PostgresStorage {
 
     public func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow] {
         guard through > after else { return [] }
-        let (userId, shared): (Int64, Bool) = switch visibility {
-        case .authoredBy(let id): (id, false)
-        case .authoredByOrShared(let id): (id, true)
-        }
+        let (userId, shared) = visibility.viewer
         let client = client
         return try await perform {
             let rows = try await client.query("""

@@ -86,10 +86,7 @@ extension SQLiteStorage {
 
     public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {
         try await pool.read { db in
-            let (userId, shared): (Int64, Bool) = switch visibility {
-            case .authoredBy(let id): (id, false)
-            case .authoredByOrShared(let id): (id, true)
-            }
+            let (userId, shared) = visibility.viewer
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment,
                     r.created_at, r.updated_at, r.submitted_at,
@@ -123,10 +120,7 @@ extension SQLiteStorage {
     public func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow] {
         guard through > after else { return [] }
         return try await pool.read { db in
-            let (userId, shared): (Int64, Bool) = switch visibility {
-            case .authoredBy(let id): (id, false)
-            case .authoredByOrShared(let id): (id, true)
-            }
+            let (userId, shared) = visibility.viewer
             return try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT c.id, c.record_id, c.entry FROM conflicts c INDEXED BY conflicts_by_loser
                 JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id

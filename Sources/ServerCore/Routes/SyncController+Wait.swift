@@ -25,14 +25,13 @@ extension SyncController {
     /// The rows `query` finds; when they are empty and the request asks to `wait`, the rows found once
     /// something the query sees has committed, or empty rows at the deadline. A wait past the caps of
     /// ``HeldPolls`` is not held: the rows found at once, with `retryAfter`. A server stopping
-    /// (``ChangeNotifier/stop()``) ends every wait at once with the rows it has.
+    /// (``ChangeNotifier/stop()``) ends every wait at once with the rows it has. `device` is the pull's
+    /// `client`, already checked: the per-device cap counts it.
     func waitingForChanges(
-        _ request: Request, projectId: Int64, query: @escaping @Sendable () async throws -> FeedPage
+        _ request: Request, projectId: Int64, device: String?, query: @escaping @Sendable () async throws -> FeedPage
     ) async throws -> WaitedPage {
         let seconds = try Self.integer(request, "wait", default: 0, range: 0...Self.maxWaitSeconds)
         guard seconds > 0 else { return WaitedPage(page: try await query()) }
-        let device = request.uri.queryParameters.get("client")
-        if let device, let problem = Identifier.problem(device, field: "client") { throw problem }
         let token = request.headers[.authorization].map { AccessToken.hash($0).base64EncodedString() } ?? ""
         let ticket: HeldPolls.Ticket
         switch services.heldPolls.enter(token: token, device: device) {

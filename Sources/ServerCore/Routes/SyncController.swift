@@ -176,7 +176,7 @@ struct SyncController {
         let device: String? = request.uri.queryParameters.get("client").map { String($0) }
         if let device, let problem = Identifier.problem(device, field: "client") { throw problem }
         let visibility = RecordAccess.visibility(userId: principal.userId, role: membership.role)
-        let waited = try await waitingForChanges(request, projectId: membership.projectId) { [services] in
+        let waited = try await waitingForChanges(request, projectId: membership.projectId, device: device) { [services] in
             try await services.storage.changes(
                 projectId: membership.projectId, after: after, limit: limit, maxBytes: services.limits.maxPageBytes,
                 visibility: visibility)
