@@ -265,6 +265,7 @@ let package = Package(
                 .target(name: "ServerPostgres", condition: postgreSQL),
                 "SyncCore",
                 "FormModel",
+                "FieldSheetTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: postgreSQL),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),

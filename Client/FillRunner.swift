@@ -2,6 +2,7 @@ import ArgumentParser
 import DraftStore
 import FillFlow
 import FormModel
+import TerminalUI
 import Foundation
 
 #if canImport(Glibc)
@@ -10,9 +11,6 @@ import Glibc
 
 /// The glue `fill`, `resume` and `edit` share: print the record id, fill, end, exit with the outcome.
 enum FillRunner {
-    /// Signal sources kept alive while a sheet is open.
-    nonisolated(unsafe) static var signalSources: [any DispatchSourceSignal] = []
-
     static func run(_ session: FormSession, options: FillOptions) async throws -> Never {
         let assignments = try options.fieldAssignments()
         let attachments = try options.fieldAttachments()
@@ -43,19 +41,14 @@ enum FillRunner {
 
     /// Ctrl-C, SIGTERM and SIGHUP are non-cancel dismissals: everything is kept as a draft, exit 3.
     static func dismissOnSignals(_ session: FormSession) {
-        let triggers: [(Int32, DismissalTrigger)] = [(SIGINT, .interrupt), (SIGTERM, .terminate), (SIGHUP, .hangup)]
-        for (number, trigger) in triggers {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                Task {
-                    try? await session.dismiss(reason: trigger)
-                    warn("\nStopped by \(trigger.phrase): everything typed was kept. Resume it with `fieldsheet resume \(session.recordID.uuidString.lowercased())`.")
-                    exit(FillOutcome.kept.rawValue)
-                }
+        let triggers: [Int32: DismissalTrigger] = [SIGINT: .interrupt, SIGTERM: .terminate, SIGHUP: .hangup]
+        SignalWatch.start(Array(triggers.keys)) { number in
+            guard let trigger = triggers[number] else { return }
+            Task {
+                try? await session.dismiss(reason: trigger)
+                warn("\nStopped by \(trigger.phrase): everything typed was kept. Resume it with `fieldsheet resume \(session.recordID.uuidString.lowercased())`.")
+                exit(FillOutcome.kept.rawValue)
             }
-            source.resume()
-            signalSources.append(source)
         }
     }
 }

@@ -12,9 +12,9 @@ public struct Console: Sendable {
     /// Writes text for the person (no newline is added).
     public var say: @Sendable (String) -> Void
     /// Reads one line of input without its newline; nil at end of input.
-    public var readLine: @Sendable () -> String?
+    public var readLine: @Sendable () async -> String?
 
-    public init(result: @escaping @Sendable (String) -> Void, say: @escaping @Sendable (String) -> Void, readLine: @escaping @Sendable () -> String?) {
+    public init(result: @escaping @Sendable (String) -> Void, say: @escaping @Sendable (String) -> Void, readLine: @escaping @Sendable () async -> String?) {
         self.result = { result(TerminalText.visible($0, allowing: ["\t"])) }
         self.say = { say(TerminalText.visible($0, allowing: ["\n", "\t"])) }
         self.readLine = readLine
@@ -29,10 +29,16 @@ public struct Console: Sendable {
             FileHandle.standardError.write(Data(text.utf8))
         },
         readLine: {
-            let line = Swift.readLine(strippingNewline: true)
-            // Piped answers are not echoed by a terminal: echo them, so the transcript reads as typed.
-            if let line, isatty(0) == 0 { FileHandle.standardError.write(Data((TerminalText.visible(line) + "\n").utf8)) }
-            return line
+            // The wait for a person is a blocked read: on a thread of its own, so it holds none of the few
+            // threads Swift's concurrency shares (a signal's dismissal, the autosave and sync need them).
+            await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    let line = Swift.readLine(strippingNewline: true)
+                    // Piped answers are not echoed by a terminal: echo them, so the transcript reads as typed.
+                    if let line, isatty(0) == 0 { FileHandle.standardError.write(Data((TerminalText.visible(line) + "\n").utf8)) }
+                    continuation.resume(returning: line)
+                }
+            }
         }
     )
 

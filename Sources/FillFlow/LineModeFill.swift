@@ -90,7 +90,7 @@ public struct LineModeFill: Sendable {
             case .addAnother(let group, let parent, let count):
                 let noun = await session.state.text(group.instanceNoun, at: AnswerKey.key(group.id, in: parent)).lowercased()
                 console.say(count == 0 ? "Add a \(noun)? [y/N]: " : "Add another \(noun)? [y/N]: ")
-                guard let line = console.readLine() else { return try await endOfInput(session, id: id) }
+                guard let line = await console.readLine() else { return try await endOfInput(session, id: id) }
                 switch line.trimmingCharacters(in: .whitespaces).lowercased() {
                 case "y", "yes":
                     do {
@@ -114,7 +114,7 @@ public struct LineModeFill: Sendable {
                 self.prompt(field, place: place, number: index + 1, of: prompts.count, current: current, choices: choices, language: state.language) { state.text($0, at: fieldKey) }
             }
             let current = await session.answers[key]
-            guard let line = console.readLine() else { return try await endOfInput(session, id: id) }
+            guard let line = await console.readLine() else { return try await endOfInput(session, id: id) }
             let command = line.trimmingCharacters(in: .whitespaces)
             switch command {
             case _ where command == ":language" || command.hasPrefix(":language "):
@@ -219,7 +219,7 @@ public struct LineModeFill: Sendable {
                     console.line("  \(offset + 1)) \(choice.label)")
                 }
                 console.say("Choose 1, 2 or 3: ")
-                guard let answer = console.readLine() else {
+                guard let answer = await console.readLine() else {
                     console.line("")
                     try await session.dismiss(reason: .endOfInput)
                     console.line("End of input: nothing discarded; kept as a draft. Resume it with `fieldsheet resume \(id)`.")

@@ -49,8 +49,8 @@ public enum TerminalAppRunner {
         defer { TerminalDevice.restore() }
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
         startReadingInput(into: continuation)
-        let sources = watchSignals(into: continuation)
-        defer { sources.forEach { $0.cancel() } }
+        let signals = watchSignals(into: continuation)
+        defer { signals.cancel() }
 
         var decoder = InputDecoder()
         var shown: Screen?
@@ -168,16 +168,12 @@ public enum TerminalAppRunner {
     }
 
     /// SIGWINCH redraws; SIGTERM, SIGHUP and SIGINT dismiss keeping everything, then exit 143, 129, 130.
-    static func watchSignals(into continuation: AsyncStream<Event>.Continuation) -> [any DispatchSourceSignal] {
-        let handled: [(Int32, Event)] = [
-            (SIGWINCH, .resize), (SIGTERM, .signal(.terminate, 143)), (SIGHUP, .signal(.hangup, 129)), (SIGINT, .signal(.interrupt, 130)),
+    static func watchSignals(into continuation: AsyncStream<Event>.Continuation) -> SignalWatch.Watch {
+        let handled: [Int32: Event] = [
+            SIGWINCH: .resize, SIGTERM: .signal(.terminate, 143), SIGHUP: .signal(.hangup, 129), SIGINT: .signal(.interrupt, 130),
         ]
-        return handled.map { number, event in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(event) }
-            source.resume()
-            return source
+        return SignalWatch.start(Array(handled.keys)) { number in
+            if let event = handled[number] { continuation.yield(event) }
         }
     }
 }

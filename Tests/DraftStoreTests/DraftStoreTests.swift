@@ -214,7 +214,7 @@ struct ProcessIdentityTests {
         #expect(!ProcessIdentity.isAlive("\(getpid()):1"))
     }
 
-    @Test func aKilledButUnreapedChildCountsAsGone() throws {
+    @Test func aKilledButUnreapedChildCountsAsGone() async throws {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/bin/sleep")
         child.arguments = ["30"]
@@ -222,7 +222,7 @@ struct ProcessIdentityTests {
         let owner = ProcessIdentity.owner(of: child.processIdentifier)
         #expect(ProcessIdentity.isAlive(owner))
         kill(child.processIdentifier, SIGKILL)
-        #expect(Polling.until(timeout: 10) { !ProcessIdentity.isAlive(owner) })
+        #expect(await eventually(timeout: 10) { !ProcessIdentity.isAlive(owner) })
         child.waitUntilExit()
         #expect(!ProcessIdentity.isAlive(owner))
     }

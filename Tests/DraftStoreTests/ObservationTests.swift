@@ -137,7 +137,7 @@ struct ObservationTests {
         #expect(await eventually { seen.count == 1 })
         let home = fixture.directory.url.path
         let result = try await Task.detached {
-            try Subprocess.run(CLIHome.binary, ["--home", home, "fill", "follow-up-job", "--set", "site=Written from the CLI", "--complete"])
+            try await Subprocess.run(CLIHome.binary, ["--home", home, "fill", "follow-up-job", "--set", "site=Written from the CLI", "--complete"])
         }.value
         #expect(result.status == 0, "\(result.output)")
         let id = try #require(CLIHome.recordID(result).flatMap(UUID.init(uuidString:)))
@@ -189,12 +189,3 @@ func collect<Value>(_ observation: StoreObservation<Value>) -> (Task<Void, any E
     return (task, seen)
 }
 
-/// Polls `condition` until it holds or `timeout` seconds pass.
-func eventually(timeout: Double = 30, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return try await condition()
-}

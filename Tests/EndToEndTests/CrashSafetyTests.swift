@@ -80,7 +80,7 @@ struct CrashSafetyTests {
             if plan > 0 {
                 // 0: kill at once (during open or recovery); 1…4: kill when completion starts; else after 1…40 reports.
                 let limit = plan <= 4 ? 400 : Int(random.next() % 40) + 1
-                while lines < limit, let line = reader.next(deadline: deadline) {
+                while lines < limit, let line = await reader.next(deadline: deadline) {
                     ledger.read(line)
                     lines += 1
                     if plan <= 4, line == "C" { break }
@@ -89,7 +89,7 @@ struct CrashSafetyTests {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             // Reports written before the kill but not read yet are still in the pipe: acknowledgements too.
-            while let line = reader.next(deadline: Date().addingTimeInterval(2)) { ledger.read(line) }
+            while let line = await reader.next(deadline: Date().addingTimeInterval(2)) { ledger.read(line) }
             let childErrors = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationReason == .uncaughtSignal, "the driver stopped by itself (seed \(seed)): \(childErrors)")
             kills += 1

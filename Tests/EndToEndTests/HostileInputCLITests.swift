@@ -22,11 +22,11 @@ struct HostileInputCLITests {
     static let signalled: Set<Int32> = [128 + SIGSEGV, 128 + SIGBUS, 128 + SIGILL, 128 + SIGTRAP, 128 + SIGABRT]
 
     @Test(arguments: deepConditions.indices)
-    func lintPreviewAndImportAnswerADeepConditionWithAFinding(index: Int) throws {
+    func lintPreviewAndImportAnswerADeepConditionWithAFinding(index: Int) async throws {
         let cli = CLIHome()
         let file = cli.directory.write("deep.json", Self.formJSON(relevant: Self.deepConditions[index]))
         for arguments in [["lint", file], ["preview", "--summary", file], ["forms", "import", file]] {
-            let result = try cli.run(arguments)
+            let result = try await cli.run(arguments)
             #expect(result.status == 1, "\(arguments[0]): \(result.output.prefix(2_000))")
             #expect(!result.timedOut)
             let text = result.stdout + result.stderr
@@ -34,13 +34,13 @@ struct HostileInputCLITests {
             #expect(text.contains("error[relevance-syntax] $.pages[0].fields[3].relevant"), "\(arguments[0]): \(text.prefix(1_000))")
             #expect(text.contains("levels deep") || text.contains("characters long"))
         }
-        #expect(try cli.run("forms").stdout.isEmpty)  // nothing imported
+        #expect(try await cli.run("forms").stdout.isEmpty)  // nothing imported
     }
 
-    @Test func deeplyNestedJSONIsAFindingForLint() throws {
+    @Test func deeplyNestedJSONIsAFindingForLint() async throws {
         let cli = CLIHome()
         let file = cli.directory.write("nested.json", String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000))
-        let result = try cli.run("lint", file)
+        let result = try await cli.run("lint", file)
         #expect(result.status == 1)
         #expect(result.stdout.contains("nested.json:1:65: error[json-syntax] $: The document nests deeper than 64 levels."))
     }
@@ -55,10 +55,10 @@ struct HostileInputCLITests {
             let store = try DraftStore(home: URL(fileURLWithPath: cli.home))
             try await store.importForms([form])
         }
-        let fill = try cli.run("fill", "follow-up-job", "--set", "site=B2", "--set", "notes=n", "--complete")
+        let fill = try await cli.run("fill", "follow-up-job", "--set", "site=B2", "--set", "notes=n", "--complete")
         #expect(fill.status == 0, "\(fill.output)")
         let id = try #require(CLIHome.recordID(fill))
-        #expect(try cli.run("show", id).stdout.contains("Notes: n"))
+        #expect(try await cli.run("show", id).stdout.contains("Notes: n"))
     }
 
     /// What another person can write into a value: retitle the window, write the clipboard, clear the screen.
@@ -70,50 +70,50 @@ struct HostileInputCLITests {
         #expect(!text.contains("\u{9B}"), "\(what) printed CSI (C1)")
     }
 
-    @Test func showRecordsAndLineModeShowControlCharactersAsSymbols() throws {
+    @Test func showRecordsAndLineModeShowControlCharactersAsSymbols() async throws {
         let cli = CLIHome()
-        try cli.importFollowUpJob(editableAfterSubmit: true)
-        let fill = try cli.run("fill", "follow-up-job", "--set", "site=\(Self.hostileValue)", "--set", "count=\u{1B}[2J", "--dismiss")
+        try await cli.importFollowUpJob(editableAfterSubmit: true)
+        let fill = try await cli.run("fill", "follow-up-job", "--set", "site=\(Self.hostileValue)", "--set", "count=\u{1B}[2J", "--dismiss")
         #expect(fill.status == 3, "\(fill.output)")
         Self.expectNoEscapes(fill.stderr, "fill's messages")  // "count: Enter a whole number… (kept as typed: …)"
         let id = try #require(CLIHome.recordID(fill))
-        let show = try cli.run("show", id)
+        let show = try await cli.run("show", id)
         #expect(show.status == 0)
         Self.expectNoEscapes(show.stdout, "show")
         #expect(show.stdout.contains("Site: B2␛]0;pwned␇␛]52;c;cm0gLXJmIH4=␇␛[2J\u{FFFD}31m"))
         // The JSON form keeps the value exactly, escaped as JSON does.
-        let json = try cli.run("show", id, "--json")
+        let json = try await cli.run("show", id, "--json")
         Self.expectNoEscapes(json.stdout, "show --json")
         #expect(json.stdout.contains(#"\u001b]0;pwned"#))
         // Line mode shows the current answer in its prompt.
-        let resume = try cli.run(["resume", id], stdin: "")
+        let resume = try await cli.run(["resume", id], stdin: "")
         Self.expectNoEscapes(resume.stderr + resume.stdout, "line mode")
         #expect(resume.stderr.contains("␛]0;pwned"))
         // An error that echoes an argument.
-        let bad = try cli.run("show", "\u{1B}]0;pwned\u{07}")
+        let bad = try await cli.run("show", "\u{1B}]0;pwned\u{07}")
         #expect(bad.status == 64)
         Self.expectNoEscapes(bad.stderr, "a usage error")
         #expect(bad.stderr.contains("␛]0;pwned␇"))
     }
 
-    @Test func fiveThousandSetsAreAllStored() throws {
+    @Test func fiveThousandSetsAreAllStored() async throws {
         let cli = CLIHome()
         let file = cli.directory.write("wide.json", SampleForms.wideFormJSON(fieldCount: 5_000))
-        #expect(try cli.run("forms", "import", file).status == 0)
+        #expect(try await cli.run("forms", "import", file).status == 0)
         let sets = (0..<5_000).flatMap { ["--set", "f\($0)=value \($0)"] }
-        let fill = try cli.run(["fill", "wide-form"] + sets + ["--complete"], timeout: 600)
+        let fill = try await cli.run(["fill", "wide-form"] + sets + ["--complete"], timeout: 600)
         #expect(fill.status == 0, "\(fill.output.prefix(2_000))")
         let id = try #require(CLIHome.recordID(fill))
-        let show = try cli.run("show", id, "--json")
+        let show = try await cli.run("show", id, "--json")
         let record = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
         let answers = try #require(record["answers"] as? [String: Any])
         #expect(answers.count == 5_000)
         #expect((answers["f4999"] as? [String: String])?["text"] == "value 4999")
     }
 
-    @Test func theDeviceHomeAndDatabaseAreTheOwnersOnly() throws {
+    @Test func theDeviceHomeAndDatabaseAreTheOwnersOnly() async throws {
         let cli = CLIHome()
-        try cli.importFollowUpJob()
+        try await cli.importFollowUpJob()
         let attributes = { (path: String) throws -> Int in
             (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
         }
@@ -125,17 +125,17 @@ struct HostileInputCLITests {
         }
     }
 
-    @Test func publishingADeepConditionWithTheAdminCommandFailsCleanly() throws {
+    @Test func publishingADeepConditionWithTheAdminCommandFailsCleanly() async throws {
         let server = ServerProcess()
-        try server.createProject("alpha")
+        try await server.createProject("alpha")
         let file = server.data.write("deep.json", Self.formJSON(relevant: Self.deepConditions[1]))
-        let result = try Subprocess.run(server.binary, ["form", "publish", file, "--project", "alpha", "--data", server.dataDirectory])
+        let result = try await Subprocess.run(server.binary, ["form", "publish", file, "--project", "alpha", "--data", server.dataDirectory])
         #expect(result.status == 1, "\(result.output.prefix(2_000))")
         #expect(!Self.signalled.contains(result.status))
         #expect(result.stderr.contains("not published"))
         #expect(result.stderr.contains("levels deep") || result.stderr.contains("characters long"))
         #expect(result.stderr.count < 5_000, "the message echoes the whole condition")
         // And the same project takes a sound form afterwards.
-        try server.publish(json: SampleForms.followUpJobJSON(), project: "alpha")
+        try await server.publish(json: SampleForms.followUpJobJSON(), project: "alpha")
     }
 }

@@ -11,28 +11,28 @@ struct TerminalAppReviewTests {
     static let comment = "Add the pump's serial number from the plate on its side, photograph the pressure gauge before and after the repair, and add the name of the site contact who let you in."
 
     @Test(arguments: [(120, 40, "hasIssues", "has issues"), (80, 24, "rejected", "rejected")])
-    func aRecordSentBackShowsTheWholeCommentAndOpensToBeFixed(columns: Int, rows: Int, state: String, words: String) throws {
+    func aRecordSentBackShowsTheWholeCommentAndOpensToBeFixed(columns: Int, rows: Int, state: String, words: String) async throws {
         let server = ServerProcess()
-        try server.createProject("demo")
-        let ana = try server.addUser("ana", project: "demo")
-        let rita = try server.addUser("rita", project: "demo", role: "reviewer")
-        try server.admin(["form", "publish", PackagePaths.file("Schema/forms/follow-up-job.json"), "--project", "demo"])
-        try server.start(port: 0)
-        defer { server.stop() }
+        try await server.createProject("demo")
+        let ana = try await server.addUser("ana", project: "demo")
+        let rita = try await server.addUser("rita", project: "demo", role: "reviewer")
+        try await server.admin(["form", "publish", PackagePaths.file("Schema/forms/follow-up-job.json"), "--project", "demo"])
+        try await server.start(port: 0)
+        defer { server.kill() }
         let device = CLIHome()
-        func cli(_ arguments: [String]) throws -> ProcessResult {
-            let result = try Subprocess.run(CLIHome.binary, ["--home", device.home] + arguments, stdin: "")
+        func cli(_ arguments: [String]) async throws -> ProcessResult {
+            let result = try await Subprocess.run(CLIHome.binary, ["--home", device.home] + arguments, stdin: "")
             #expect(result.status == 0, "fieldsheet \(arguments.joined(separator: " ")): \(result.output)")
             return result
         }
-        _ = try cli(["login", server.url, "--project", "demo", "--token", ana])
-        _ = try cli(["sync"])
-        let filled = try cli(["fill", "follow-up-job", "--set", "site=Pump station", "--complete"])
+        _ = try await cli(["login", server.url, "--project", "demo", "--token", ana])
+        _ = try await cli(["sync"])
+        let filled = try await cli(["fill", "follow-up-job", "--set", "site=Pump station", "--complete"])
         let record = try #require(CLIHome.recordID(filled), "the record id in: \(filled.output)")
-        _ = try cli(["sync"])
+        _ = try await cli(["sync"])
 
         let body = try String(decoding: JSONSerialization.data(withJSONObject: ["state": state, "comment": Self.comment]), as: UTF8.self)
-        let review = try Subprocess.run("/usr/bin/curl", [
+        let review = try await Subprocess.run("/usr/bin/curl", [
             "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(rita)",
             "-H", "Content-Type: application/json", "--data-binary", body,
             server.url + "/v1/projects/demo/records/\(record.lowercased())/review",
@@ -42,23 +42,23 @@ struct TerminalAppReviewTests {
         let tmux = TmuxSession()
         try tmux.start("env FIELDSHEET_HOME=\(device.home) FIELDSHEET_REDUCE_MOTION=1 TERM=xterm-256color \(CLIHome.binary); echo EXIT $?; sleep 60", columns: columns, rows: rows)
         // The app syncs at start; the pulled review marks the record.
-        var screen = try tmux.waitFor("the record marked as needing changes") { $0.contains("⚑") && $0.contains("Needs changes") }
+        var screen = try await tmux.waitFor("the record marked as needing changes") { $0.contains("⚑") && $0.contains("Needs changes") }
         if columns >= 100 {
             // The details pane gives the review in words and the comment whole, over as many lines as it takes.
             let expected = "Review: sent back (\(words)): \(Self.comment)"
-            screen = try tmux.waitFor("the whole comment in the details") { Self.text(of: $0, from: " Details ").contains(expected) }
+            screen = try await tmux.waitFor("the whole comment in the details") { Self.text(of: $0, from: " Details ").contains(expected) }
             #expect(Self.text(of: screen, from: " Details ").contains(expected), "the details pane:\n\(screen)")
         }
         #expect(!screen.contains("hasIssues") && !screen.contains("needs changes ("), "an internal code on screen:\n\(screen)")
         // The filter offers the mark, so a collector can list only what was sent back.
         try tmux.keys("f")
-        try tmux.waitFor("Needs changes") { $0.contains("Drafts") && $0.contains("Needs changes") }
+        try await tmux.waitFor("Needs changes") { $0.contains("Drafts") && $0.contains("Needs changes") }
         try tmux.keys("Escape")
-        try tmux.waitFor("the filter closed") { !$0.contains("Filter Records") }
+        try await tmux.waitFor("the filter closed") { !$0.contains("Filter Records") }
 
         // Opened, the record is to be fixed and resubmitted, with the reviewer's word at the top of the sheet.
         try tmux.keys("Enter")
-        screen = try tmux.waitFor("Fix and Resubmit")
+        screen = try await tmux.waitFor("Fix and Resubmit")
         let heading = "The office sent this back (\(words)):"
         // The sheet's title line (the home screen's details behind it still name the form).
         let titleLine = screen.components(separatedBy: "\n").first { $0.contains("Fix and Resubmit") } ?? ""
@@ -68,9 +68,9 @@ struct TerminalAppReviewTests {
         #expect(Self.text(of: screen, from: heading).hasPrefix(heading + " " + Self.comment), "the note at the top of the sheet:\n\(screen)")
         #expect(screen.contains("[Pump station"), "the record's answers below the note:\n\(screen)")
         try tmux.keys("Escape")
-        try tmux.waitFor("the sheet closed") { !$0.contains("Fix and Resubmit") }
+        try await tmux.waitFor("the sheet closed") { !$0.contains("Fix and Resubmit") }
         try tmux.keys("q")
-        try tmux.waitFor("EXIT 0")
+        try await tmux.waitFor("EXIT 0")
     }
 
     /// The text of the block that starts where `marker` first appears: from that column, on that line and

@@ -59,9 +59,9 @@ final class TmuxSession {
 
     /// Polls the screen until `condition` holds, with a deadline; returns the last screen.
     @discardableResult
-    func waitFor(_ what: String, timeout: Double = 20, _ condition: (String) -> Bool) throws -> String {
+    func waitFor(_ what: String, timeout: Double = 20, _ condition: (String) -> Bool) async throws -> String {
         var last = ""
-        let found = try Polling.until(timeout: timeout) {
+        let found = try await eventually(timeout: timeout) {
             last = try screen()
             return condition(last)
         }
@@ -70,8 +70,8 @@ final class TmuxSession {
     }
 
     @discardableResult
-    func waitFor(_ text: String, timeout: Double = 20) throws -> String {
-        try waitFor("\"\(text)\"", timeout: timeout) { $0.contains(text) }
+    func waitFor(_ text: String, timeout: Double = 20) async throws -> String {
+        try await waitFor("\"\(text)\"", timeout: timeout) { $0.contains(text) }
     }
 
     deinit {
@@ -82,17 +82,17 @@ final class TmuxSession {
     /// returns the home. The shell prints `EXIT status` when the app ends. Without motion by default, so
     /// a screen read back is never a frame of a transition.
     @discardableResult
-    func startApp(columns: Int, rows: Int, home: TemporaryDirectory = TemporaryDirectory(), environment: String = "FIELDSHEET_REDUCE_MOTION=1") throws -> TemporaryDirectory {
+    func startApp(columns: Int, rows: Int, home: TemporaryDirectory = TemporaryDirectory(), environment: String = "FIELDSHEET_REDUCE_MOTION=1") async throws -> TemporaryDirectory {
         let fieldsheet = PackagePaths.debugProduct("fieldsheet")
-        let imported = try Subprocess.run(fieldsheet, ["--home", home.path, "forms", "import"] + ["add-note", "filter-jobs", "follow-up-job", "site-inspection"].map { PackagePaths.file("Schema/forms/\($0).json") })
+        let imported = try await Subprocess.run(fieldsheet, ["--home", home.path, "forms", "import"] + ["add-note", "filter-jobs", "follow-up-job", "site-inspection"].map { PackagePaths.file("Schema/forms/\($0).json") })
         #expect(imported.status == 0, "\(imported.output)")
         try start("env FIELDSHEET_HOME=\(home.path) TERM=xterm-256color \(environment) \(fieldsheet); echo EXIT $?; sleep 60", columns: columns, rows: rows)
-        try waitFor(" Records ")
+        try await waitFor(" Records ")
         return home
     }
 
     /// The records the device holds, one line each (`fieldsheet records`).
-    static func records(in home: TemporaryDirectory) throws -> [String] {
-        try Subprocess.run(PackagePaths.debugProduct("fieldsheet"), ["--home", home.path, "records"]).stdout.split(separator: "\n").map(String.init)
+    static func records(in home: TemporaryDirectory) async throws -> [String] {
+        try await Subprocess.run(PackagePaths.debugProduct("fieldsheet"), ["--home", home.path, "records"]).stdout.split(separator: "\n").map(String.init)
     }
 }

@@ -11,18 +11,18 @@ public final class CLIHome: Sendable {
     public var home: String { directory.file("home") }
 
     /// Runs `fieldsheet --home HOME arguments…`.
-    public func run(_ arguments: [String], stdin: String? = "", timeout: Double = 60) throws -> ProcessResult {
-        try Subprocess.run(Self.binary, ["--home", home] + arguments, stdin: stdin, timeout: timeout)
+    public func run(_ arguments: [String], stdin: String? = "", timeout: Double = 60) async throws -> ProcessResult {
+        try await Subprocess.run(Self.binary, ["--home", home] + arguments, stdin: stdin, timeout: timeout)
     }
 
-    public func run(_ arguments: String..., stdin: String? = "") throws -> ProcessResult {
-        try run(arguments, stdin: stdin)
+    public func run(_ arguments: String..., stdin: String? = "") async throws -> ProcessResult {
+        try await run(arguments, stdin: stdin)
     }
 
     /// Imports the follow-up job form (editable after submission unless told otherwise).
-    public func importFollowUpJob(editableAfterSubmit: Bool = true) throws {
+    public func importFollowUpJob(editableAfterSubmit: Bool = true) async throws {
         let file = directory.write("follow-up-job.json", SampleForms.followUpJobJSON(editableAfterSubmit: editableAfterSubmit))
-        let result = try run("forms", "import", file)
+        let result = try await run("forms", "import", file)
         precondition(result.status == 0, "importing the fixture form failed: \(result.output)")
     }
 

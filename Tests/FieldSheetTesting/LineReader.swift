@@ -1,6 +1,7 @@
 import Foundation
 
-/// Reads lines from a pipe as they arrive, waiting at most until a deadline (poll(2), no sleeps).
+/// Reads lines from a pipe as they arrive, waiting at most until a deadline: poll(2) without blocking, the task
+/// sleeping briefly between looks (no thread is held while nothing arrives).
 public final class LineReader {
     private let fd: Int32
     private var buffer: [UInt8] = []
@@ -12,7 +13,8 @@ public final class LineReader {
     }
 
     /// The next line without its newline; nil at end of input or when `deadline` passes first.
-    public func next(deadline: Date) -> String? {
+    public func next(deadline: Date) async -> String? {
+        var pause = Duration.microseconds(200)
         while true {
             if let newline = buffer.firstIndex(of: 10) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
@@ -20,12 +22,17 @@ public final class LineReader {
                 return line
             }
             if reachedEnd { return nil }
-            let remaining = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
-            if remaining == 0 { return nil }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, remaining)
+            let ready = poll(&descriptor, 1, 0)
             if ready < 0 && errno == EINTR { continue }
-            if ready <= 0 { return nil }
+            if ready < 0 { return nil }
+            if ready == 0 {
+                if deadline.timeIntervalSinceNow <= 0 { return nil }
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(20))
+                continue
+            }
+            pause = .microseconds(200)
             var chunk = [UInt8](repeating: 0, count: 4096)
             let count = read(fd, &chunk, chunk.count)
             if count < 0 && errno == EINTR { continue }

@@ -1,16 +1,16 @@
 import Foundation
 
-/// Waits for a condition without fixed sleeps: checks it, yields briefly, until it holds or the deadline passes.
-public enum Polling {
-    /// Returns true as soon as `condition` holds, false when `timeout` seconds pass first.
-    public static func until(timeout: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        var pause: useconds_t = 200
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(pause)
-            pause = min(pause * 2, 20_000)
-        }
-        return try condition()
+/// Waits for `condition` without fixed sleeps and without holding a thread: checks it, then sleeps the task
+/// briefly (`Task.sleep`, so the thread serves other tests meanwhile), until it holds or `timeout` seconds pass;
+/// whether it held. A passing check returns at once, so the default is generous: a full test run on two cores
+/// can keep a task from being scheduled for tens of seconds.
+public func eventually(timeout: Double = 120, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .seconds(timeout)
+    var pause = Duration.microseconds(200)
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: pause)
+        pause = min(pause * 2, .milliseconds(10))
     }
+    return try await condition()
 }

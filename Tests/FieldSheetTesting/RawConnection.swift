@@ -68,18 +68,34 @@ public final class RawConnection: @unchecked Sendable {
     }
 
     /// Waits at most `timeout` seconds for bytes, the end of the stream, or neither.
-    public func read(timeout: Double) -> ReadResult {
-        let result = receive(timeout: timeout, upTo: 65_536)
+    public func read(timeout: Double) async -> ReadResult {
+        keep(await receive(timeout: timeout, upTo: 65_536))
+    }
+
+    private func keep(_ result: ReadResult) -> ReadResult {
         if case .data(let chunk) = result { lock.withLock { received.append(chunk) } }
         return result
     }
 
     /// Reads what arrives within `timeout` seconds (at most `limit` bytes) without keeping it in ``received``.
-    private func receive(timeout: Double, upTo limit: Int) -> ReadResult {
+    /// The task sleeps briefly between looks, so no thread is held while nothing arrives.
+    private func receive(timeout: Double, upTo limit: Int) async -> ReadResult {
+        let deadline = ContinuousClock.now + .seconds(max(0, timeout))
+        var pause = Duration.microseconds(200)
+        while true {
+            let result = receiveNow(upTo: limit)
+            guard case .timedOut = result, ContinuousClock.now < deadline else { return result }
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(20))
+        }
+    }
+
+    /// What is there to read now: bytes, the end of the stream, or nothing yet (`.timedOut`).
+    private func receiveNow(upTo limit: Int) -> ReadResult {
         let fd = lock.withLock { descriptor }
         guard fd >= 0 else { return .closed }
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&poller, 1, Int32(max(0, timeout * 1000)))
+        let ready = poll(&poller, 1, 0)
         if ready == 0 { return .timedOut }
         var buffer = [UInt8](repeating: 0, count: limit)
         let count = recv(fd, &buffer, buffer.count, 0)
@@ -98,17 +114,17 @@ public final class RawConnection: @unchecked Sendable {
 
     /// Reads one response and counts its Content-Length body without keeping it (a large download), for at
     /// most `timeout` seconds; nil when the connection closed or the time passed first.
-    public func readResponseCountingBody(timeout: Double) -> (status: Int, bodyBytes: Int)? {
+    public func readResponseCountingBody(timeout: Double) async -> (status: Int, bodyBytes: Int)? {
         let deadline = Date().addingTimeInterval(timeout)
-        func next() -> Data? {
+        func next() async -> Data? {
             let left = deadline.timeIntervalSinceNow
-            guard left > 0, case .data(let chunk) = receive(timeout: left, upTo: 1 << 20) else { return nil }
+            guard left > 0, case .data(let chunk) = await receive(timeout: left, upTo: 1 << 20) else { return nil }
             return chunk
         }
         var start = Data()
         var head = RawResponse.head(start)
         while head == nil {
-            guard let chunk = next() else { return nil }
+            guard let chunk = await next() else { return nil }
             start.append(chunk)
             head = RawResponse.head(start)
         }
@@ -116,26 +132,26 @@ public final class RawConnection: @unchecked Sendable {
         let length = Int(head.headers["content-length"] ?? "0") ?? 0
         var bodyBytes = start.count - (head.bodyStart - start.startIndex)
         while bodyBytes < length {
-            guard let chunk = next() else { return nil }
+            guard let chunk = await next() else { return nil }
             bodyBytes += chunk.count
         }
         return (head.status, bodyBytes)
     }
 
     /// Reads until the peer closes, for at most `timeout` seconds; true when it closed.
-    public func readUntilClosed(timeout: Double) -> Bool {
+    public func readUntilClosed(timeout: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let left = deadline.timeIntervalSinceNow
             if left <= 0 { return false }
-            if read(timeout: left) == .closed { return true }
+            if await read(timeout: left) == .closed { return true }
         }
     }
 
     /// Whether the peer has closed, without waiting (reads whatever is pending).
     public var isClosedByPeer: Bool {
         while true {
-            switch read(timeout: 0) {
+            switch keep(receiveNow(upTo: 65_536)) {
             case .closed: return true
             case .timedOut: return false
             case .data: continue
@@ -143,14 +159,20 @@ public final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// The response read so far, reading whatever is pending without waiting; nil while it is incomplete.
+    public var responseSoFar: RawResponse? {
+        _ = isClosedByPeer
+        return RawResponse(lock.withLock { received })
+    }
+
     /// Reads one HTTP response (head and a Content-Length body), for at most `timeout` seconds.
-    public func readResponse(timeout: Double) -> RawResponse? {
+    public func readResponse(timeout: Double) async -> RawResponse? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let response = RawResponse(lock.withLock { received }) { return response }
             let left = deadline.timeIntervalSinceNow
             if left <= 0 { return nil }
-            if case .closed = read(timeout: left) { return RawResponse(lock.withLock { received }) }
+            if case .closed = await read(timeout: left) { return RawResponse(lock.withLock { received }) }
         }
     }
 

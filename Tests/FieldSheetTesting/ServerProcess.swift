@@ -11,6 +11,7 @@ public final class ServerProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var process: Process?
     private var currentPort = 0
+    private var exited = Exit()
 
     /// A PostgreSQL URL (`--database`) instead of SQLite in the temporary data directory.
     public let database: String?
@@ -35,30 +36,30 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Runs an admin command against the server's data (``storageArguments`` appended).
     @discardableResult
-    public func admin(_ arguments: [String]) throws -> ProcessResult {
-        let result = try Subprocess.run(binary, arguments + storageArguments, timeout: 60)
+    public func admin(_ arguments: [String]) async throws -> ProcessResult {
+        let result = try await Subprocess.run(binary, arguments + storageArguments, timeout: 60)
         guard result.status == 0 else { throw FixtureError("fieldsheet-server \(arguments.joined(separator: " ")) failed: \(result.output)") }
         return result
     }
 
-    public func createProject(_ name: String) throws {
-        try admin(["project", "create", name])
+    public func createProject(_ name: String) async throws {
+        try await admin(["project", "create", name])
     }
 
     /// Adds a user and returns their token.
-    public func addUser(_ name: String, project: String, role: String = "collector") throws -> String {
-        try admin(["user", "add", name, "--project", project, "--role", role]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    public func addUser(_ name: String, project: String, role: String = "collector") async throws -> String {
+        try await admin(["user", "add", name, "--project", project, "--role", role]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Publishes a form given as JSON text.
-    public func publish(json: String, project: String) throws {
+    public func publish(json: String, project: String) async throws {
         let file = data.write("form-\(UUID().uuidString.prefix(8)).json", json)
-        try admin(["form", "publish", file, "--project", project])
+        try await admin(["form", "publish", file, "--project", project])
     }
 
     /// Starts the server and waits until it listens; `port` nil reuses the previous port (a restart).
     /// `options` are added to `serve`'s command line.
-    public func start(port: Int? = nil, options: [String] = [], timeout: Double = 30) throws {
+    public func start(port: Int? = nil, options: [String] = [], timeout: Double = 30) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         let chosen = port ?? self.port
@@ -67,6 +68,8 @@ public final class ServerProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        let exit = Exit()
+        process.terminationHandler = { _ in exit.signal() }
         var lastError: (any Error)?
         // A restart on the port just freed can race the old socket's release: try a few times.
         for _ in 0..<50 {
@@ -76,13 +79,16 @@ public final class ServerProcess: @unchecked Sendable {
                 break
             } catch {
                 lastError = error
-                usleep(100_000)
+                try? await Task.sleep(for: .milliseconds(100))
             }
         }
         if let lastError { throw lastError }
         let buffer = PipeCollector(output.fileHandleForReading)
-        lock.withLock { self.process = process }
-        let ready = Polling.until(timeout: timeout) { buffer.text.contains("listening on http://") || !process.isRunning }
+        lock.withLock {
+            self.process = process
+            exited = exit
+        }
+        let ready = await eventually(timeout: timeout) { buffer.text.contains("listening on http://") || !process.isRunning }
         guard ready, process.isRunning, let line = buffer.text.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
             let portText = line.split(separator: ":").last, let listening = Int(portText.trimmingCharacters(in: .whitespaces))
         else {
@@ -93,15 +99,15 @@ public final class ServerProcess: @unchecked Sendable {
     }
 
     /// Starts again on the same port, retrying while the port is still held by the killed process.
-    public func restart(timeout: Double = 30) throws {
+    public func restart(timeout: Double = 30) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             do {
-                try start(port: port)
+                try await start(port: port)
                 return
             } catch {
                 if Date() > deadline { throw error }
-                usleep(50_000)
+                try? await Task.sleep(for: .milliseconds(50))
             }
         }
     }
@@ -119,11 +125,12 @@ public final class ServerProcess: @unchecked Sendable {
         lock.withLock { self.process = nil }
     }
 
-    /// SIGTERM, then wait for the graceful shutdown.
-    public func stop() {
-        guard let process = lock.withLock({ self.process }) else { return }
+    /// SIGTERM, then wait for the graceful shutdown (at most `timeout` seconds, then SIGKILL).
+    public func stop(timeout: Double = 60) async {
+        guard let (process, exited) = lock.withLock({ self.process.map { ($0, self.exited) } }) else { return }
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        if await !exited.wait(timeout: timeout) { kill() }
+        await exited.wait()
         lock.withLock { self.process = nil }
     }
 }

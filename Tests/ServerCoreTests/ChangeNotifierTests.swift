@@ -1,4 +1,5 @@
 @testable import ServerCore
+import FieldSheetTesting
 import ServerStorage
 import Testing
 

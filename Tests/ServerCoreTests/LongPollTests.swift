@@ -1,3 +1,4 @@
+import FieldSheetTesting
 import Foundation
 import FormModel
 import HummingbirdTesting

@@ -20,7 +20,7 @@ func serverMemory(_ pid: Int32) -> (now: Double, peak: Double) {
 }
 
 /// Writes `megabytes` of seeded pseudo-random bytes to `path` and returns their SHA-256.
-func makeBenchFile(_ path: String, megabytes: Int, seed: UInt64) throws -> String {
+func makeBenchFile(_ path: String, megabytes: Int, seed: UInt64) async throws -> String {
     var generator = SplitMix64(seed: seed)
     guard FileManager.default.createFile(atPath: path, contents: nil) else { throw FixtureError("cannot create \(path)") }
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
@@ -30,7 +30,7 @@ func makeBenchFile(_ path: String, megabytes: Int, seed: UInt64) throws -> Strin
         try handle.write(contentsOf: piece.withUnsafeBytes { Data($0) })
     }
     try handle.close()
-    let sum = try Subprocess.run("/usr/bin/sha256sum", [path], timeout: 120)
+    let sum = try await Subprocess.run("/usr/bin/sha256sum", [path], timeout: 120)
     return String(sum.stdout.prefix(64))
 }
 
@@ -43,11 +43,11 @@ func attachmentBenchSettings() -> (seed: UInt64, sizes: [Int]) {
 }
 
 /// A release server (not started) with project "bench", a collector's token and a form of one photo field.
-func photoBenchServer(bin: String) throws -> (server: ServerProcess, token: String) {
+func photoBenchServer(bin: String) async throws -> (server: ServerProcess, token: String) {
     let server = ServerProcess(binary: "\(bin)/fieldsheet-server")
-    try server.createProject("bench")
-    let token = try server.addUser("bench", project: "bench", role: "collector")
-    try server.publish(json: """
+    try await server.createProject("bench")
+    let token = try await server.addUser("bench", project: "bench", role: "collector")
+    try await server.publish(json: """
         { "id": "photos", "version": 1, "title": "Photos", "completionLabel": "Send",
           "pages": [ { "id": "main", "fields": [ { "id": "photo", "kind": "photo", "label": "Photo" } ] } ] }
         """, project: "bench")
@@ -58,12 +58,12 @@ func runAttachmentBench(bin: String) async throws {
     print("Attachments on loopback (release fieldsheet-server, embedded SQLite; one PUT up, one GET down; server RSS from /proc):")
     let (seed, sizes) = attachmentBenchSettings()
     for megabytes in sizes {
-        let (server, token) = try photoBenchServer(bin: bin)
+        let (server, token) = try await photoBenchServer(bin: bin)
         let file = server.data.file("blob-\(megabytes)")
-        let sha = try makeBenchFile(file, megabytes: megabytes, seed: seed)
+        let sha = try await makeBenchFile(file, megabytes: megabytes, seed: seed)
         let bytes = megabytes << 20
-        try server.start(port: 0)
-        defer { server.stop() }
+        try await server.start(port: 0)
+        defer { server.kill() }
         guard let pid = server.processIdentifier else { throw FixtureError("the server is not running") }
         let idle = serverMemory(pid)
 
@@ -72,7 +72,7 @@ func runAttachmentBench(bin: String) async throws {
         let uploadStart = Date()
         guard up.send("PUT \(path) HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/octet-stream\r\nContent-Range: bytes 0-\(bytes - 1)/\(bytes)\r\nContent-Length: \(bytes)\r\n\r\n") else { throw FixtureError("the server closed the connection") }
         try up.send(file: file)
-        guard let uploaded = up.readResponseCountingBody(timeout: 600) else { throw FixtureError("no answer to the upload") }
+        guard let uploaded = await up.readResponseCountingBody(timeout: 600) else { throw FixtureError("no answer to the upload") }
         let uploadSeconds = Date().timeIntervalSince(uploadStart)
         up.close()
         guard uploaded.status == 201 else { throw FixtureError("the upload was answered \(uploaded.status)") }
@@ -86,14 +86,14 @@ func runAttachmentBench(bin: String) async throws {
         let body = String(decoding: try JSONEncoder().encode(push), as: UTF8.self)
         let pusher = try RawConnection(port: server.port)
         guard pusher.send("POST /v1/projects/bench/push HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)") else { throw FixtureError("the server closed the connection") }
-        guard let pushed = pusher.readResponseCountingBody(timeout: 60) else { throw FixtureError("no answer to the push") }
+        guard let pushed = await pusher.readResponseCountingBody(timeout: 60) else { throw FixtureError("no answer to the push") }
         pusher.close()
         guard pushed.status == 200 else { throw FixtureError("the push was answered \(pushed.status)") }
 
         let down = try RawConnection(port: server.port)
         let downloadStart = Date()
         guard down.send("GET \(path) HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\n\r\n") else { throw FixtureError("the server closed the connection") }
-        guard let downloaded = down.readResponseCountingBody(timeout: 600) else { throw FixtureError("no complete answer to the download") }
+        guard let downloaded = await down.readResponseCountingBody(timeout: 600) else { throw FixtureError("no complete answer to the download") }
         let downloadSeconds = Date().timeIntervalSince(downloadStart)
         down.close()
         guard downloaded.status == 200, downloaded.bodyBytes == bytes else { throw FixtureError("the download was answered \(downloaded.status) with \(downloaded.bodyBytes) bytes") }

@@ -61,12 +61,12 @@ func runDeviceAttachmentBench(bin: String) async throws {
     let idle = try runMeasured(cli, ["--home", idleHome.path, "status"])
     print(String(format: "  fieldsheet status on an empty home (the CLI's floor): peak RSS %.1f MB", idle.peakMB))
     for megabytes in sizes {
-        let (server, token) = try photoBenchServer(bin: bin)
+        let (server, token) = try await photoBenchServer(bin: bin)
         let work = TemporaryDirectory("syncbench-device")
         let file = work.file("bench-\(megabytes).jpg")
-        let sha = try makeBenchFile(file, megabytes: megabytes, seed: seed)
-        try server.start(port: 0)
-        defer { server.stop() }
+        let sha = try await makeBenchFile(file, megabytes: megabytes, seed: seed)
+        try await server.start(port: 0)
+        defer { server.kill() }
         guard let pid = server.processIdentifier else { throw FixtureError("the server is not running") }
         let serverIdle = serverMemory(pid)
 

@@ -182,22 +182,22 @@ if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "device-attachments"
 let pushCount = Int(ProcessInfo.processInfo.environment["SYNCBENCH_PUSH"] ?? "") ?? 10_000
 let pullCount = Int(ProcessInfo.processInfo.environment["SYNCBENCH_PULL"] ?? "") ?? 100_000
 let server = ServerProcess(binary: "\(bin)/fieldsheet-server")
-try server.createProject("bench")
-let token = try server.addUser("bench", project: "bench", role: "collector")
-let seedToken = try server.addUser("seed", project: "bench", role: "collector")
-try server.publish(json: formJSON(), project: "bench")
+try await server.createProject("bench")
+let token = try await server.addUser("bench", project: "bench", role: "collector")
+let seedToken = try await server.addUser("seed", project: "bench", role: "collector")
+try await server.publish(json: formJSON(), project: "bench")
 print("Device sync on loopback (release fieldsheet-server, embedded SQLite):")
 try seedServer(data: server.dataDirectory, count: pullCount)
-try server.start(port: 0)
+try await server.start(port: 0)
 for (phase, count, user) in [("push", pushCount, token), ("pull", pullCount, seedToken)] {
     let home = TemporaryDirectory("syncbench-\(phase)")
     let serverPid = server.processIdentifier.map(String.init) ?? "0"
     let serverCPU = cpuSeconds(serverPid)
-    let result = try Subprocess.run(arguments[0], [phase, home.path, server.url, user, String(count)], timeout: 1_200)
+    let result = try await Subprocess.run(arguments[0], [phase, home.path, server.url, user, String(count)], timeout: 1_200)
     print(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         + String(format: "; server CPU %.0f µs/record (the whole child run)", (cpuSeconds(serverPid) - serverCPU) / Double(count) * 1e6))
     if result.status != 0 { print(result.stderr) }
 }
-server.stop()
+await server.stop()
 try await runAttachmentBench(bin: bin)
 try await runDeviceAttachmentBench(bin: bin)

@@ -28,9 +28,9 @@ final class BodyCountingTransport: HTTPTransport, @unchecked Sendable {
 /// device downloads it when the record is opened, verified by its hash.
 struct AttachmentSyncTests {
     @Test func aCutUploadResumesAndAnotherDeviceDownloadsThePhotoWhenItOpensTheRecord() async throws {
-        let fixture = try SyncFixture(forms: [SampleForms.damageReport()])
-        let collector = try fixture.user("alice")
-        let reviewer = try fixture.user("rita", role: "reviewer")
+        let fixture = try await SyncFixture(forms: [SampleForms.damageReport()])
+        let collector = try await fixture.user("alice")
+        let reviewer = try await fixture.user("rita", role: "reviewer")
         let proxy = try FaultProxy(targetPort: fixture.server.port)
         proxy.faultedRequests = "PUT "
         let device = try fixture.device(token: collector, url: proxy.url, retry: RetryPolicy(maxAttempts: 8, initialDelay: 0.02, maxDelay: 0.2, deadline: 30))
@@ -80,9 +80,9 @@ struct AttachmentSyncTests {
     }
 
     @Test func aRecordSyncsBeforeItsPhotoAndShowsAsWaitingForIt() async throws {
-        let fixture = try SyncFixture(forms: [SampleForms.damageReport()])
-        let collector = try fixture.user("alice")
-        let reviewer = try fixture.user("rita", role: "reviewer")
+        let fixture = try await SyncFixture(forms: [SampleForms.damageReport()])
+        let collector = try await fixture.user("alice")
+        let reviewer = try await fixture.user("rita", role: "reviewer")
         let device = try fixture.device(token: collector)
         try await device.sync()
         let photo = device.home.file("a.jpg")

@@ -20,8 +20,8 @@ struct RecordTimesSyncTests {
     }
 
     @Test func aRecordKeepsItsAuthorsTimesOnAnotherDeviceAndOnTheServer() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
         try await phone.sync()
         try await tablet.sync()
@@ -55,8 +55,8 @@ struct RecordTimesSyncTests {
     }
 
     @Test func anEditMadeLaterOnAnotherDeviceMovesTheRecordsTimeEverywhere() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
         try await phone.sync()
         let id = try await phone.fill("job", ["title": .text("Boiler")], submit: true)
@@ -76,8 +76,8 @@ struct RecordTimesSyncTests {
     }
 
     @Test func theDeviceWhoseValueLostGetsTheEntryAtItsNextPull() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (first, second) = (try fixture.device(token: token), try fixture.device(token: token))
         try await first.sync()
         let id = try await first.fill("job", ["title": .text("Pump"), "notes": .text("start")], submit: true)
@@ -119,9 +119,9 @@ struct RecordTimesSyncTests {
     }
 
     @Test func aReviewersEditReachesTheCollectorWhoseValueItReplaced() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let alice = try fixture.user("alice")
-        let reviewer = try fixture.user("rita", role: "reviewer")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let alice = try await fixture.user("alice")
+        let reviewer = try await fixture.user("rita", role: "reviewer")
         let (phone, desk) = (try fixture.device(token: alice), try fixture.device(token: reviewer))
         try await phone.sync()
         try await desk.sync()

@@ -9,8 +9,8 @@ import Testing
 /// so the next sync carries on from the last whole page and ends where an uninterrupted one would.
 struct SyncCrashTests {
     @Test func theDeviceKilledWhileApplyingPullPagesEndsWithEverythingOnce() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let source = try fixture.device(token: token)
         source.configuration.pushBatchSize = 100
         try await source.sync()
@@ -24,7 +24,7 @@ struct SyncCrashTests {
         var kills = 0
         for _ in 0..<5 {
             let pages = Int(1 + random.next() % 4)
-            let output = try Self.runDriver(home: target.path, url: fixture.server.url, project: fixture.project, token: token, killAfterPages: pages)
+            let output = try await Self.runDriver(home: target.path, url: fixture.server.url, project: fixture.project, token: token, killAfterPages: pages)
             if !output.contains("DONE") { kills += 1 }
         }
         #expect(kills >= 3)
@@ -41,7 +41,7 @@ struct SyncCrashTests {
     }
 
     /// Runs the crash driver and SIGKILLs it once it has reported `killAfterPages` applied pages.
-    static func runDriver(home: String, url: String, project: String, token: String, killAfterPages: Int) throws -> String {
+    static func runDriver(home: String, url: String, project: String, token: String, killAfterPages: Int) async throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: PackagePaths.debugProduct("fieldsheet-sync-crashdriver"))
         process.arguments = [home, url, project, token, "25"]
@@ -51,10 +51,10 @@ struct SyncCrashTests {
         try process.run()
         let lines = PipeCollector(pipe.fileHandleForReading)
         func pages() -> Int { lines.text.split(separator: "\n").filter { $0.hasPrefix("PAGE") }.count }
-        _ = Polling.until(timeout: 60) { pages() >= killAfterPages || !process.isRunning }
+        _ = await eventually(timeout: 60) { pages() >= killAfterPages || !process.isRunning }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        _ = Polling.until(timeout: 10) { lines.reachedEnd }
+        await process.ended(within: 30)
+        _ = await eventually(timeout: 10) { lines.reachedEnd }
         return lines.text
     }
 }

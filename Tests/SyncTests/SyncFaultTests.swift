@@ -29,8 +29,8 @@ struct SyncFaultTests {
     }
 
     @Test func connectionsCutMidRequestAndMidResponseAndStalledAreRetried() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let proxy = try FaultProxy(targetPort: fixture.server.port)
         let device = try fixture.device(token: token, url: proxy.url, retry: RetryPolicy(maxAttempts: 8, initialDelay: 0.02, maxDelay: 0.2, deadline: 30))
         device.configuration.pushBatchSize = 10
@@ -49,8 +49,8 @@ struct SyncFaultTests {
     }
 
     @Test func aResponseLostAfterTheServerCommittedIsAnsweredFromTheStoredOutcome() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job(policy: .manual)])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job(policy: .manual)])
+        let token = try await fixture.user("alice")
         let proxy = try FaultProxy(targetPort: fixture.server.port)
         let device = try fixture.device(token: token, url: proxy.url, retry: RetryPolicy(maxAttempts: 2, initialDelay: 0.01, maxDelay: 0.05, deadline: 30))
         try await device.sync()
@@ -76,8 +76,8 @@ struct SyncFaultTests {
     }
 
     @Test func theServerKilledDuringPushesAndRestartedTwentyTimes() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let device = try fixture.device(token: token, retry: RetryPolicy(maxAttempts: 4, initialDelay: 0.02, maxDelay: 0.1, deadline: 2))
         // One record per push: pushes go on through every kill, each one a transaction the kill can cut.
         device.configuration.pushBatchSize = 1
@@ -92,7 +92,7 @@ struct SyncFaultTests {
                 usleep(useconds_t(5_000 + random.next() % 40_000))
                 server.kill()
                 kills += 1
-                try? server.restart()
+                try? await server.restart()
             }
             done.set()
             return kills

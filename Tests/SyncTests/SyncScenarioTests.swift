@@ -10,8 +10,8 @@ import Testing
 /// anyone typed is current or in a conflict log.
 struct SyncScenarioTests {
     @Test func aRecordFilledOnOneDeviceReachesAnotherWithItsForms() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
         try await phone.sync()  // fetches the forms
         let id = try await phone.fill("job", ["title": .text("Boiler"), "count": .integer(2)], submit: true)
@@ -29,8 +29,8 @@ struct SyncScenarioTests {
 
     @Test(arguments: ConflictPolicy.allCases)
     func theSameFieldEditedOnTwoDevices(policy: ConflictPolicy) async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job(policy: policy)])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job(policy: policy)])
+        let token = try await fixture.user("alice")
         let (first, second) = (try fixture.device(token: token), try fixture.device(token: token))
         try await first.sync()
         let id = try await first.fill("job", ["title": .text("Pump"), "notes": .text("start")], submit: true)
@@ -65,8 +65,8 @@ struct SyncScenarioTests {
     }
 
     @Test func differentFieldsOfOneRecordAreMerged() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job(policy: .manual)])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job(policy: .manual)])
+        let token = try await fixture.user("alice")
         let (first, second) = (try fixture.device(token: token), try fixture.device(token: token))
         try await first.sync()
         let id = try await first.fill("job", ["title": .text("Valve")], submit: true)
@@ -82,8 +82,8 @@ struct SyncScenarioTests {
     }
 
     @Test func anEditAgainstADeleteRestoresTheRecord() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (first, second) = (try fixture.device(token: token), try fixture.device(token: token))
         try await first.sync()
         let id = try await first.fill("job", ["title": .text("Leak")])
@@ -100,10 +100,10 @@ struct SyncScenarioTests {
     }
 
     @Test func aDraftStartedOnOneDeviceIsFinishedOnAnotherAndStaysPrivateUntilThen() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let alice = try fixture.user("alice")
-        let bob = try fixture.user("bob")
-        let rita = try fixture.user("rita", role: "reviewer")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let alice = try await fixture.user("alice")
+        let bob = try await fixture.user("bob")
+        let rita = try await fixture.user("rita", role: "reviewer")
         let (phone, tablet) = (try fixture.device(token: alice), try fixture.device(token: alice))
         let (bobs, ritas) = (try fixture.device(token: bob), try fixture.device(token: rita))
         try await phone.sync()
@@ -127,8 +127,8 @@ struct SyncScenarioTests {
     }
 
     @Test func aDeviceOfflineForAThousandEditsAcrossAHundredRecords() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (offline, other) = (try fixture.device(token: token), try fixture.device(token: token))
         try await offline.sync()
         var ids: [UUID] = []
@@ -145,9 +145,9 @@ struct SyncScenarioTests {
     }
 
     @Test func aReviewerCorrectsASubmittedRecordWhileItsCollectorEditsIt() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job(policy: .lastWriterWins)])
-        let alice = try fixture.user("alice")
-        let rita = try fixture.user("rita", role: "reviewer")
+        let fixture = try await SyncFixture(forms: [SyncForms.job(policy: .lastWriterWins)])
+        let alice = try await fixture.user("alice")
+        let rita = try await fixture.user("rita", role: "reviewer")
         let (collector, reviewer) = (try fixture.device(token: alice), try fixture.device(token: rita))
         try await collector.sync()
         let id = try await collector.fill("job", ["title": .text("Roof tiel"), "count": .integer(1)], submit: true)

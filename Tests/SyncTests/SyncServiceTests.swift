@@ -18,8 +18,8 @@ struct SyncServiceTests {
     }
 
     @Test func anotherDevicesChangeReachesTheRunningServiceWithoutATimer() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
         try await phone.sync()
         let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
@@ -39,8 +39,8 @@ struct SyncServiceTests {
     }
 
     @Test func aLocalChangeIsSentShortlyAfterItIsMade() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
         try await tablet.sync()
         let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
@@ -60,12 +60,12 @@ struct SyncServiceTests {
     /// allows) is answered at once with `Retry-After`: the service asks again after that long, neither at once
     /// nor after its longest backoff (30 s here, which it waited before).
     @Test func aLongPollTheServerDoesNotHoldIsAskedAgainAfterItsRetryAfter() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()], serveOptions: ["--max-held-polls-per-token", "1", "--held-poll-retry-after", "2"])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()], serveOptions: ["--max-held-polls-per-token", "1", "--held-poll-retry-after", "2"])
+        let token = try await fixture.user("alice")
         let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
         let timing = SyncService.Timing(localChangeDelay: .milliseconds(100), firstRetry: .milliseconds(200), maximumRetry: .seconds(30), waitSeconds: 20, interval: nil)
-        func refused() throws -> Int {
-            let metrics = try Subprocess.run("/usr/bin/curl", ["-s", fixture.server.url + "/metrics"], timeout: 10).stdout
+        func refused() async throws -> Int {
+            let metrics = try await Subprocess.run("/usr/bin/curl", ["-s", fixture.server.url + "/metrics"], timeout: 10).stdout
             let line = metrics.split(separator: "\n").first { $0.hasPrefix("fieldsheet_held_polls_refused_total") }
             return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map { Int($0) } ?? 0
         }
@@ -73,10 +73,10 @@ struct SyncServiceTests {
         let services = [SyncService(engine: phone.engine, timing: timing), SyncService(engine: tablet.engine, timing: timing)]
         let running = services.map { service in Task { await service.run() } }
         defer { running.forEach { $0.cancel() } }
-        #expect(try await eventually(timeout: 30) { try refused() >= 1 }, "a poll was refused")
+        #expect(try await eventually(timeout: 30) { try await refused() >= 1 }, "a poll was refused")
         let first = ContinuousClock.now
-        let before = try refused()
-        #expect(try await eventually(timeout: 30) { try refused() >= before + 3 }, "asked again after Retry-After")
+        let before = try await refused()
+        #expect(try await eventually(timeout: 30) { try await refused() >= before + 3 }, "asked again after Retry-After")
         let took = ContinuousClock.now - first
         print("SyncServiceTests: 3 more refused polls in \(took) (Retry-After: 2)")
         #expect(took >= .seconds(4), "not at once: \(took)")
@@ -84,12 +84,12 @@ struct SyncServiceTests {
     }
 
     @Test func whileTheServerIsDownItBacksOffThenRecoversByItself() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let tablet = try fixture.device(token: token, retry: RetryPolicy(maxAttempts: 1, initialDelay: 0.01, maxDelay: 0.01, deadline: 1))
         try await tablet.sync()
         _ = try await tablet.fill("job", ["title": .text("Queued offline")], submit: true)
-        fixture.server.stop()
+        await fixture.server.stop()
 
         let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
         let events = Recorder(await service.events())
@@ -109,14 +109,14 @@ struct SyncServiceTests {
         #expect(waiting.nextRetry != nil)
         #expect(waiting.device?.queuedRecords == 1, "the record stays queued")
 
-        try fixture.server.start()
+        try await fixture.server.start()
         #expect(await eventually { statuses.last?.failures == 0 && statuses.last?.lastError == nil && statuses.last?.device?.queuedRecords == 0 },
                 "the service's own retry sent it once the server was back: \(events.all.suffix(3))")
     }
 
     @Test func cancellingItsTaskStopsTheServiceAndEndsItsStreams() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let tablet = try fixture.device(token: token)
         let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
         let events = Recorder(await service.events())
@@ -140,10 +140,10 @@ struct SyncServiceTests {
     /// connection closed, not left held until the server answers it (20 s here). A proxy in front of the
     /// real server sees the request and its connection.
     @Test func cancellingEndsTheHeldLongPollOnTheWireAtOnce() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
         let proxy = try FaultProxy(targetPort: fixture.server.port)
         defer { proxy.close() }
-        let token = try fixture.user("alice")
+        let token = try await fixture.user("alice")
         let tablet = try fixture.device(token: token, url: proxy.url)
         let service = SyncService(engine: tablet.engine, timing: Self.noTimer)
         let events = Recorder(await service.events())
@@ -186,12 +186,3 @@ final class Recorder<Element: Sendable>: @unchecked Sendable {
     func contains(_ predicate: (Element) -> Bool) -> Bool { all.contains(where: predicate) }
 }
 
-/// Polls `condition` until it holds or `timeout` seconds pass.
-func eventually(timeout: Double = 60, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return try await condition()
-}

@@ -10,8 +10,8 @@ import Testing
 struct SyncTransportTests {
     @Test(arguments: TransportKind.allCases)
     func twoDevicesSyncAndWaitOverTheTransport(_ kind: TransportKind) async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
         phone.transport = kind
         tablet.transport = kind
@@ -29,7 +29,7 @@ struct SyncTransportTests {
 
     @Test(arguments: TransportKind.allCases)
     func aRefusedTokenIsUnauthorizedOverTheTransport(_ kind: TransportKind) async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
         let device = try fixture.device(token: "not-a-token")
         device.transport = kind
         await #expect {

@@ -11,8 +11,8 @@ import Testing
 /// cursor, which reports a change waiting on the server without applying it.
 struct SyncWaitTests {
     @Test func aWaitingDeviceLearnsOfAnotherDevicesPushAndItsNextSyncAppliesIt() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let (phone, tablet) = (try fixture.device(token: token), try fixture.device(token: token))
         try await phone.sync()
         try await tablet.sync()
@@ -29,8 +29,8 @@ struct SyncWaitTests {
     }
 
     @Test func aWaitWithNothingNewReportsFalseAfterItsTimeout() async throws {
-        let fixture = try SyncFixture(forms: [SyncForms.job()])
-        let token = try fixture.user("alice")
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
         let phone = try fixture.device(token: token)
         try await phone.sync()  // fetches the forms
         _ = try await phone.fill("job", ["title": .text("Mine")], submit: true)

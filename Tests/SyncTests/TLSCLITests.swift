@@ -46,9 +46,9 @@ struct TLSCLITests {
         """#
 
     /// A self-signed certificate (its own CA) for `name` only, and its key, in `directory`.
-    static func certificate(_ stem: String, for name: String, in directory: TemporaryDirectory) throws -> (certificate: String, key: String) {
+    static func certificate(_ stem: String, for name: String, in directory: TemporaryDirectory) async throws -> (certificate: String, key: String) {
         let (certificate, key) = (directory.file("\(stem).pem"), directory.file("\(stem)-key.pem"))
-        let made = try Subprocess.run("/usr/bin/openssl", [
+        let made = try await Subprocess.run("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=\(name)",
             "-addext", "subjectAltName=DNS:\(name)", "-keyout", key, "-out", certificate,
         ])
@@ -56,17 +56,17 @@ struct TLSCLITests {
         return (certificate, key)
     }
 
-    @Test func aTLSFailureIsSaidExactlySavesNothingAndIsNotRetried() throws {
+    @Test func aTLSFailureIsSaidExactlySavesNothingAndIsNotRetried() async throws {
         let server = ServerProcess()
-        try server.createProject("demo")
-        let token = try server.addUser("ana", project: "demo")
-        try server.admin(["form", "publish", PackagePaths.file("Schema/forms/follow-up-job.json"), "--project", "demo"])
-        try server.start(port: 0)
-        defer { server.stop() }
+        try await server.createProject("demo")
+        let token = try await server.addUser("ana", project: "demo")
+        try await server.admin(["form", "publish", PackagePaths.file("Schema/forms/follow-up-job.json"), "--project", "demo"])
+        try await server.start(port: 0)
+        defer { server.kill() }
 
         let files = TemporaryDirectory("tls")
-        let trusted = try Self.certificate("server", for: "localhost", in: files)
-        let other = try Self.certificate("other", for: "localhost", in: files)
+        let trusted = try await Self.certificate("server", for: "localhost", in: files)
+        let other = try await Self.certificate("other", for: "localhost", in: files)
         let garbage = files.write("garbage.pem", "-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n")
 
         let proxy = Process()
@@ -81,16 +81,16 @@ struct TLSCLITests {
             proxy.waitUntilExit()
         }
         let printed = PipeCollector(output.fileHandleForReading)
-        #expect(Polling.until(timeout: 30) { printed.text.contains("\n") }, "the TLS proxy did not start")
+        #expect(await eventually(timeout: 30) { printed.text.contains("\n") }, "the TLS proxy did not start")
         let port = try #require(printed.text.split(separator: "\n").first.flatMap { Int($0) }, "the proxy's port: \(printed.text)")
         func attempts() -> Int { printed.text.split(separator: "\n").filter { $0 == "accepted" }.count }
 
         // The same server, trusted: login and sync work (so each failure below is the TLS one named).
         let device = CLIHome()
-        let login = try device.run(["login", "https://localhost:\(port)", "--project", "demo", "--token", token, "--ca-file", trusted.certificate])
+        let login = try await device.run(["login", "https://localhost:\(port)", "--project", "demo", "--token", token, "--ca-file", trusted.certificate])
         #expect(login.status == 0, "\(login.output)")
         #expect(FileManager.default.fileExists(atPath: device.home + "/login.json"))
-        let synced = try device.run(["sync"])
+        let synced = try await device.run(["sync"])
         #expect(synced.status == 0, "\(synced.output)")
 
         struct Case {
@@ -112,13 +112,13 @@ struct TLSCLITests {
         for item in cases {
             let home = CLIHome()
             let before = attempts()
-            let result = try home.run(["login", item.url, "--project", "demo", "--token", token] + (item.caFile.map { ["--ca-file", $0] } ?? []))
+            let result = try await home.run(["login", item.url, "--project", "demo", "--token", token] + (item.caFile.map { ["--ca-file", $0] } ?? []))
             #expect(result.status == item.status, "\(item.name): \(result.output)")
             #expect(result.stderr.contains(item.says), "\(item.name) is said: \(result.stderr)")
             #expect(!result.stderr.contains("could not be reached") && !result.stderr.contains("kept"), "\(item.name) taken for a network fault: \(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: home.home + "/login.json"), "\(item.name): a login was saved")
             if item.viaProxy {
-                #expect(Polling.until(timeout: 5) { attempts() > before })
+                #expect(await eventually(timeout: 5) { attempts() > before })
                 #expect(attempts() - before == 1, "\(item.name): tried \(attempts() - before) times")
             }
         }
@@ -127,11 +127,11 @@ struct TLSCLITests {
         try FileManager.default.removeItem(atPath: trusted.certificate)
         try FileManager.default.copyItem(atPath: other.certificate, toPath: trusted.certificate)
         let before = attempts()
-        let failed = try Subprocess.run(CLIHome.binary, ["--home", device.home, "sync"], stdin: "", environment: ["FIELDSHEET_LOG": "info"])
+        let failed = try await Subprocess.run(CLIHome.binary, ["--home", device.home, "sync"], stdin: "", environment: ["FIELDSHEET_LOG": "info"])
         #expect(failed.status == 6, "\(failed.output)")
         #expect(failed.stderr.contains("secure connection") && failed.stderr.contains("certificate"), "\(failed.stderr)")
         #expect(!failed.stderr.contains("Retrying") && !failed.stderr.contains("Could not reach"), "retried as a network fault: \(failed.stderr)")
-        #expect(Polling.until(timeout: 5) { attempts() > before })
+        #expect(await eventually(timeout: 5) { attempts() > before })
         #expect(attempts() - before == 1, "sync tried \(attempts() - before) times")
     }
 }

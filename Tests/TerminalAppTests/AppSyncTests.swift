@@ -11,19 +11,19 @@ import Testing
 struct AppSyncTests {
     @Test func syncFromTheHomeScreenThenResolveAConflictFieldByField() async throws {
         let server = ServerProcess()
-        try server.createProject("demo")
-        let token = try server.addUser("alice", project: "demo")
-        try server.admin(["form", "publish", PackagePaths.file("Schema/forms/follow-up-job.json"), "--project", "demo"])
-        try server.start(port: 0)
-        defer { server.stop() }
+        try await server.createProject("demo")
+        let token = try await server.addUser("alice", project: "demo")
+        try await server.admin(["form", "publish", PackagePaths.file("Schema/forms/follow-up-job.json"), "--project", "demo"])
+        try await server.start(port: 0)
+        defer { server.kill() }
         let (phone, tablet) = (CLIHome(), CLIHome())
         for device in [phone, tablet] {
-            let login = try Subprocess.run(CLIHome.binary, ["--home", device.home, "login", server.url, "--project", "demo", "--token", token])
+            let login = try await Subprocess.run(CLIHome.binary, ["--home", device.home, "login", server.url, "--project", "demo", "--token", token])
             #expect(login.status == 0, "\(login.output)")
         }
-        let fill = try phone.run(["fill", "follow-up-job", "--set", "site=B2", "--complete"])
+        let fill = try await phone.run(["fill", "follow-up-job", "--set", "site=B2", "--complete"])
         let id = try #require(CLIHome.recordID(fill))
-        #expect(try phone.run("sync").status == 0)
+        #expect(try await phone.run("sync").status == 0)
 
         // The tablet's app: s syncs, the record arrives.
         let store = try DraftStore(home: URL(fileURLWithPath: tablet.home))
@@ -39,9 +39,9 @@ struct AppSyncTests {
         #expect(await model.home.records.map(\.headline) == ["B2"])
 
         // Both sides change the priority (a manual-policy field): the tablet's record shows it is in conflict.
-        #expect(try phone.run(["edit", id, "--set", "priority=low", "--complete"]).status == 0)
-        #expect(try phone.run("sync").status == 0)
-        #expect(try tablet.run(["edit", id, "--set", "priority=high", "--set", "reason=Flooded", "--complete"]).status == 0)
+        #expect(try await phone.run(["edit", id, "--set", "priority=low", "--complete"]).status == 0)
+        #expect(try await phone.run("sync").status == 0)
+        #expect(try await tablet.run(["edit", id, "--set", "priority=high", "--set", "reason=Flooded", "--complete"]).status == 0)
         await model.runSync { _ in }
         #expect(await model.home.records.first?.state == .conflict)
         #expect(await model.render().plainText().contains("! B2 · In conflict"))
@@ -58,8 +58,8 @@ struct AppSyncTests {
         #expect(await model.presented == nil)
         #expect(await model.home.statusLine.hasPrefix("Resolved 1 conflict"))
         await model.runSync { _ in }
-        #expect(try phone.run("sync").status == 0)
-        #expect(try phone.run(["show", id, "--json"]).stdout.contains("\"high\""))
+        #expect(try await phone.run("sync").status == 0)
+        #expect(try await phone.run(["show", id, "--json"]).stdout.contains("\"high\""))
         #expect(await model.home.records.first?.state != .conflict)
     }
 }

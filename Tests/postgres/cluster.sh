@@ -45,6 +45,13 @@ start)
         rm -f "$DIR.initdb.log"
     fi
     if ! running; then
+        # PostgreSQL counts every descriptor it inherits against its own limit ("insufficient file descriptors
+        # available"): a test process that starts a cluster may hold hundreds. Keep only 0-2 (and bash's own
+        # script descriptor, 255).
+        for fd in /proc/$$/fd/*; do
+            fd=${fd##*/}
+            if [ "$fd" -gt 2 ] && [ "$fd" != 255 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+        done
         # A test cluster need not survive a power cut: without fsync, the forced checkpoints of the suites'
         # hundreds of CREATE/DROP DATABASE (one database per test) stop queueing every test behind a disk
         # sync. CLUSTER_DURABLE=1 keeps PostgreSQL's defaults (the load benchmark sets it).

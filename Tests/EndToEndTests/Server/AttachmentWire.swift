@@ -24,29 +24,29 @@ final class AttachmentWire: @unchecked Sendable {
 
     func path(_ sha256: String) -> String { "/v1/projects/\(project)/attachments/\(sha256)" }
 
-    func head(_ sha256: String) throws -> RawResponse {
+    func head(_ sha256: String) async throws -> RawResponse {
         let connection = try RawConnection(port: server.port)
         connection.send("HEAD \(path(sha256)) HTTP/1.1\r\nHost: fieldsheet\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
-        guard let response = connection.readResponse(timeout: 20) else { throw FixtureError("HEAD \(sha256) got no answer") }
+        guard let response = await connection.readResponse(timeout: 20) else { throw FixtureError("HEAD \(sha256) got no answer") }
         return response
     }
 
     /// The server's Upload-Offset for the attachment (-1 when HEAD fails).
-    func offset(_ sha256: String) -> Int {
-        (try? head(sha256)).flatMap { $0.headers["upload-offset"] }.flatMap { Int($0) } ?? -1
+    func offset(_ sha256: String) async -> Int {
+        await (try? head(sha256)).flatMap { $0.headers["upload-offset"] }.flatMap { Int($0) } ?? -1
     }
 
     /// Opens a PUT of `data[start..<end]` (the whole of `data` being the attachment) and sends its head; the
     /// caller sends the body with ``send(_:_:)``. Returns nil, sending no body byte, when the server answers
     /// at once (an upload of it still running, a wrong offset).
-    func open(_ sha256: String, total: Int, start: Int, end: Int) throws -> RawConnection? {
+    func open(_ sha256: String, total: Int, start: Int, end: Int) async throws -> RawConnection? {
         let connection = try RawConnection(port: server.port)
         connection.send("""
             PUT \(path(sha256)) HTTP/1.1\r\nHost: fieldsheet\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/octet-stream\r\n\
             Content-Range: bytes \(start)-\(end - 1)/\(total)\r\nContent-Length: \(end - start)\r\n\r\n
             """)
         // A refusal comes before any body byte is read; an accepted upload answers nothing until its body is in.
-        if case .data = connection.read(timeout: 0.3) { return nil }
+        if case .data = await connection.read(timeout: 0.3) { return nil }
         return connection
     }
 
@@ -56,13 +56,13 @@ final class AttachmentWire: @unchecked Sendable {
 
     /// Uploads `data` from the server's offset to the end, retrying while an earlier request still holds the
     /// upload; returns the final answer.
-    func resume(_ sha256: String, _ data: Data, timeout: Double = 30) throws -> RawResponse {
+    func resume(_ sha256: String, _ data: Data, timeout: Double = 30) async throws -> RawResponse {
         var answer: RawResponse?
-        _ = try Polling.until(timeout: timeout) {
-            let start = offset(sha256)
-            guard start >= 0, start < data.count, let connection = try open(sha256, total: data.count, start: start, end: data.count) else { return false }
+        _ = try await eventually(timeout: timeout) {
+            let start = await offset(sha256)
+            guard start >= 0, start < data.count, let connection = try await open(sha256, total: data.count, start: start, end: data.count) else { return false }
             send(connection, data[start...])
-            answer = connection.readResponse(timeout: 60)
+            answer = await connection.readResponse(timeout: 60)
             return answer.map { $0.status != 409 } ?? false
         }
         guard let answer else { throw FixtureError("the upload of \(sha256) could not be resumed") }

@@ -17,34 +17,33 @@ struct HeldPollTests {
     }
 
     static func arrived(_ connection: RawConnection) -> RawResponse? {
-        _ = connection.isClosedByPeer  // reads whatever is pending
-        return connection.readResponse(timeout: 0)
+        connection.responseSoFar
     }
 
-    static func timed(port: Int, _ request: String) throws -> (RawResponse?, Duration) {
+    static func timed(port: Int, _ request: String) async throws -> (RawResponse?, Duration) {
         let started = ContinuousClock.now
         let connection = try RawConnection(port: port)
         defer { connection.close() }
         connection.send(request)
-        let response = connection.readResponse(timeout: 30)
+        let response = await connection.readResponse(timeout: 30)
         return (response, ContinuousClock.now - started)
     }
 
     @Test(arguments: Storage.available)
-    func oneTokensPollsAreCappedOthersAreServedAndSigtermAnswersTheHeldPollsAtOnce(storage: Storage) throws {
-        try storage.withServer { server in
-            try server.createProject("alpha")
-            let mallory = try server.addUser("mallory", project: "alpha")
-            let ben = try server.addUser("ben", project: "alpha")
-            try server.start()
+    func oneTokensPollsAreCappedOthersAreServedAndSigtermAnswersTheHeldPollsAtOnce(storage: Storage) async throws {
+        try await storage.withServer { server in
+            try await server.createProject("alpha")
+            let mallory = try await server.addUser("mallory", project: "alpha")
+            let ben = try await server.addUser("ben", project: "alpha")
+            try await server.start()
 
             // 40 waiting pulls on one token: 8 are held, the other 32 are answered at once.
             let flood = try (0..<40).map { _ in try RawConnection(port: server.port) }
             for connection in flood { connection.send(Self.poll(mallory)) }
             /// The responses that have arrived, reading what is pending without waiting.
             func answers(_ connections: [RawConnection]) -> [RawResponse] { connections.compactMap(Self.arrived) }
-            #expect(Polling.until(timeout: 20) { answers(flood).count >= 32 })
-            Thread.sleep(forTimeInterval: 1)  // none of the held ones answers meanwhile (they wait 60 s)
+            #expect(await eventually(timeout: 20) { answers(flood).count >= 32 })
+            try await Task.sleep(for: .seconds(1))  // none of the held ones answers meanwhile (they wait 60 s)
             let answered = answers(flood)
             let waiting = flood.filter { Self.arrived($0) == nil }
             #expect(answered.count == 32, "\(answered.count) of 40 pulls on one token answered at once")
@@ -58,8 +57,8 @@ struct HeldPollTests {
             // Per device: two held, the third answered at once.
             let device = try (0..<3).map { _ in try RawConnection(port: server.port) }
             for connection in device { connection.send(Self.poll(ben, client: "ben-phone")) }
-            #expect(Polling.until(timeout: 20) { answers(device).count >= 1 })
-            Thread.sleep(forTimeInterval: 1)
+            #expect(await eventually(timeout: 20) { answers(device).count >= 1 })
+            try await Task.sleep(for: .seconds(1))
             let deviceAnswers = answers(device)
             #expect(deviceAnswers.count == 1)
             #expect(deviceAnswers.first?.headers["retry-after"] == "5")
@@ -68,9 +67,9 @@ struct HeldPollTests {
             // Health and another member's ordinary pull meanwhile.
             var latencies: [Duration] = []
             for _ in 0..<20 {
-                let (health, healthTook) = try Self.timed(port: server.port, "GET /v1/health HTTP/1.1\r\nHost: fieldsheet\r\n\r\n")
+                let (health, healthTook) = try await Self.timed(port: server.port, "GET /v1/health HTTP/1.1\r\nHost: fieldsheet\r\n\r\n")
                 #expect(health?.status == 200)
-                let (pull, pullTook) = try Self.timed(port: server.port, "GET /v1/projects/alpha/changes?after=0 HTTP/1.1\r\nHost: fieldsheet\r\nAuthorization: Bearer \(ben)\r\n\r\n")
+                let (pull, pullTook) = try await Self.timed(port: server.port, "GET /v1/projects/alpha/changes?after=0 HTTP/1.1\r\nHost: fieldsheet\r\nAuthorization: Bearer \(ben)\r\n\r\n")
                 #expect(pull?.status == 200)
                 latencies += [healthTook, pullTook]
             }
@@ -84,9 +83,9 @@ struct HeldPollTests {
             let signalled = ContinuousClock.now
             kill(pid, SIGTERM)
             var answeredAtStop = 0
-            for connection in held where connection.readResponse(timeout: 5)?.status == 200 { answeredAtStop += 1 }
+            for connection in held where await connection.readResponse(timeout: 5)?.status == 200 { answeredAtStop += 1 }
             let answerTook = ContinuousClock.now - signalled
-            #expect(Polling.until(timeout: 30) { server.processIdentifier == nil })
+            #expect(await eventually(timeout: 30) { server.processIdentifier == nil })
             let exitTook = ContinuousClock.now - signalled
             print("HeldPollTests[\(storage)]: SIGTERM answered \(answeredAtStop) held pulls in \(answerTook), exit after \(exitTook)")
             #expect(answeredAtStop == 10)

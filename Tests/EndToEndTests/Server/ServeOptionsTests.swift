@@ -20,38 +20,39 @@ struct ServeOptionsTests {
         (["--max-held-polls", "0"], "--max-held-polls must be at least 1"),
         (["--held-poll-retry-after", "0"], "--held-poll-retry-after must be a number of seconds from 1 to 3600"),
     ])
-    func nonsensicalOptionsAreRefusedBeforeStarting(options: [String], message: String) throws {
+    func nonsensicalOptionsAreRefusedBeforeStarting(options: [String], message: String) async throws {
         let data = TemporaryDirectory("serve-options")
-        let result = try Subprocess.run(
+        let result = try await Subprocess.run(
             PackagePaths.debugProduct("fieldsheet-server"), ["serve", "--data", data.file("data"), "--port", "0"] + options, timeout: 30)
         #expect(result.status == 64, "\(result.output)")
         #expect(result.stderr.contains(message), "\(result.output)")
     }
 
     /// The held-poll caps and the attachment quotas are in `serve --help`.
-    @Test func theHeldPollCapsAndQuotasAreInTheHelp() throws {
-        let result = try Subprocess.run(PackagePaths.debugProduct("fieldsheet-server"), ["serve", "--help"], timeout: 30)
+    @Test func theHeldPollCapsAndQuotasAreInTheHelp() async throws {
+        let result = try await Subprocess.run(PackagePaths.debugProduct("fieldsheet-server"), ["serve", "--help"], timeout: 30)
         for option in ["--max-held-polls-per-token", "--max-held-polls-per-device", "--max-held-polls ", "--held-poll-retry-after", "--user-attachment-quota-bytes", "--project-attachment-quota-bytes"] {
             #expect(result.stdout.contains(option), "\(option) in: \(result.output)")
         }
     }
 
-    @Test func behindANamedProxyWrongTokensCountPerClientAndAValidTokenAlwaysPasses() throws {
+    @Test func behindANamedProxyWrongTokensCountPerClientAndAValidTokenAlwaysPasses() async throws {
         let server = ServerProcess()
-        try server.createProject("alpha")
-        let token = try server.addUser("ana", project: "alpha")
-        try server.start(options: ["--trusted-proxy", "127.0.0.1", "--trusted-proxy", "10.0.0.0/8"])
-        defer { server.stop() }
+        try await server.createProject("alpha")
+        let token = try await server.addUser("ana", project: "alpha")
+        try await server.start(options: ["--trusted-proxy", "127.0.0.1", "--trusted-proxy", "10.0.0.0/8"])
+        defer { server.kill() }
         let connection = try RawConnection(port: server.port)
-        func status(token: String, forwardedFor: String) -> Int? {
+        func status(token: String, forwardedFor: String) async -> Int? {
             connection.clearReceived()
             connection.send("GET /v1/projects/alpha/forms HTTP/1.1\r\nHost: fieldsheet\r\nAuthorization: Bearer \(token)\r\nX-Forwarded-For: \(forwardedFor)\r\n\r\n")
-            return connection.readResponse(timeout: 10)?.status
+            return await connection.readResponse(timeout: 10)?.status
         }
-        let wrong = (0..<21).map { _ in status(token: "fst_revoked", forwardedFor: "203.0.113.5, 10.1.2.3") }
+        var wrong: [Int?] = []
+        for _ in 0..<21 { wrong.append(await status(token: "fst_revoked", forwardedFor: "203.0.113.5, 10.1.2.3")) }
         #expect(wrong.prefix(20).allSatisfy { $0 == 401 })
         #expect(wrong.last == 429)
-        #expect(status(token: "fst_revoked", forwardedFor: "203.0.113.6") == 401, "another client behind the same proxy")
-        #expect(status(token: token, forwardedFor: "203.0.113.5") == 200, "a valid token from the throttled client")
+        #expect(await status(token: "fst_revoked", forwardedFor: "203.0.113.6") == 401, "another client behind the same proxy")
+        #expect(await status(token: token, forwardedFor: "203.0.113.5") == 200, "a valid token from the throttled client")
     }
 }

@@ -1,3 +1,4 @@
+import FieldSheetTesting
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -22,14 +23,3 @@ extension Device {
     }
 }
 
-/// Waits, checking every few milliseconds, until `condition` holds; false when `timeout` passes first.
-/// The default is generous: a full test run on two cores can keep a task from being scheduled for tens of
-/// seconds, and a passing check returns at once anyway.
-func eventually(timeout: Duration = .seconds(120), _ condition: @Sendable () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return try await condition()
-}

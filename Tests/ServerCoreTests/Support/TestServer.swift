@@ -36,7 +36,7 @@ struct TestServer: Sendable {
             defer { try? FileManager.default.removeItem(atPath: directory) }
             return try await body(try LocatedStorage(.sqlite(directory: directory)))
         case .postgres:
-            guard let server = Backend.postgresServer else { throw TestFailure(Backend.skipNote) }
+            let server = try Backend.requirePostgres()
             return try await TestDatabase.with(server) { database in
                 try await body(try LocatedStorage(.postgres(database)))
             }

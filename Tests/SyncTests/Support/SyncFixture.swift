@@ -14,19 +14,19 @@ final class SyncFixture: @unchecked Sendable {
     /// Sets up the project, publishes `forms` (before the server starts, as an admin would) and starts it.
     /// `database`: a PostgreSQL URL for the server's data instead of SQLite; `serveOptions`: more options
     /// for `serve`.
-    init(forms: [FormDefinition], database: String? = nil, serveOptions: [String] = []) throws {
+    init(forms: [FormDefinition], database: String? = nil, serveOptions: [String] = []) async throws {
         server = ServerProcess(database: database)
-        try server.createProject(project)
+        try await server.createProject(project)
         for form in forms {
             let encoder = JSONEncoder()
             encoder.outputFormatting = .sortedKeys
-            try server.publish(json: String(decoding: try encoder.encode(form), as: UTF8.self), project: project)
+            try await server.publish(json: String(decoding: try encoder.encode(form), as: UTF8.self), project: project)
         }
-        try server.start(port: 0, options: serveOptions)
+        try await server.start(port: 0, options: serveOptions)
     }
 
-    func user(_ name: String, role: String = "collector") throws -> String {
-        try server.addUser(name, project: project, role: role)
+    func user(_ name: String, role: String = "collector") async throws -> String {
+        try await server.addUser(name, project: project, role: role)
     }
 
     /// A new device home logged in with `token`; `url` overrides the server's (a proxy in front of it).
