@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// The PostgreSQL server the backend cases run on: `FIELDSHEET_TEST_POSTGRES_URL`, when a server accepts
-/// connections there (`Tests/postgres/cluster.sh start` starts one). Every suite asks here, so the cases are
-/// skipped for one reason, said once, and a case that cannot run is reported as skipped rather than left out.
+/// connections there (`Tests/postgres/cluster.sh start` starts one). Every suite asks here, so the cases run or
+/// are left out together, for one reason said once (and `PostgresBackendTests` is then reported as skipped).
 public enum TestPostgres {
     public static let environmentKey = "FIELDSHEET_TEST_POSTGRES_URL"
 
