@@ -29,7 +29,7 @@ extension DraftStore {
                 INSERT INTO outbox (record_id, presentation_id, kind, form_id, form_version, value, base_revision, hlc, created_at)
                 VALUES (?, ?, 'create', ?, ?, ?, 0, ?, ?)
                 """, arguments: [record, presentation, form.id, form.version, answersJSON, clock.rawValue, now])
-            try Self.insertPresentation(db, presentation, record: record, kind: "new", now: now)
+            try Self.insertPresentation(db, presentation, record: record, kind: "new", now: now, stored: (Self.emptyFields, answersJSON))
             return now
         }
         return FormSession(store: self, form: form, recordID: recordID, presentationID: presentationID, mode: .newRecord, answers: defaults,
@@ -82,10 +82,14 @@ extension DraftStore {
                 // Left open by a process that died: a non-cancel dismissal, everything kept.
                 try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
             }
-            try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis())
+            // The record's fields and unsent edits are read once: the snapshot is made of them as read, and the
+            // answers are read from them (a record of 5,000 repeat instances holds 10,000 unsent edits).
+            let stored = try Self.fetchStoredAnswers(db, record: key)
+            let answers = try Self.answers(stored, record: key)
+            try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis(), stored: stored)
             // Attachments pulled with the record but not downloaded yet: the next sync fetches them.
             _ = try Self.requestDownloads(db, record: key)
-            return (form, try Self.fetchAnswers(db, record: key), row["created_at"])
+            return (form, answers, row["created_at"])
         }
         return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers,
                            metadata: metadata(createdMillis: created), language: try await preferredLanguage())
@@ -112,40 +116,27 @@ extension DraftStore {
         }
     }
 
-    /// A transaction that opens a presentation, committed without waiting for the disk.
+    /// A transaction that opens a presentation, committed without waiting for the disk (`unsyncedWrite`).
     ///
     /// Safe because what it writes needs no durability of its own: a snapshot (and a brand-new record
     /// holding only defaults) lost to a power cut leaves no presentation to recover and nothing typed to
     /// lose, and the first edit's synchronous=FULL commit syncs the WAL up to and including these frames.
     /// Not waiting for the disk keeps opening a sheet well inside its 2 ms budget.
     func openingWrite<T: Sendable>(doing: String, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do {
-            return try await pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
-                var result: T?
-                try db.inTransaction {
-                    result = try updates(db)
-                    return .commit
-                }
-                return result!
-            }
-        } catch {
-            throw DraftStoreError.wrap(error, doing: doing, path: path)
-        }
+        try await unsyncedWrite(doing: doing, updates)
     }
 
     /// Stored fields of a record the server has never seen.
     static let emptyFields = #"{"values":{},"writers":[]}"#
 
     /// Writes a presentation's snapshot: the record as it is at this moment, its synced fields and its
-    /// unsent edits (`{"fields": …, "local": …}`).
-    static func insertPresentation(_ db: Database, _ presentation: String, record: String, kind: String, now: Int64) throws {
-        try db.execute(sql: """
+    /// unsent edits (`{"fields": …, "local": …}`), from `stored` as the caller read them in this transaction
+    /// (``fetchStoredAnswers(_:record:)``; both JSON, whose answers the caller has read).
+    static func insertPresentation(_ db: Database, _ presentation: String, record: String, kind: String, now: Int64, stored: StoredAnswers) throws {
+        try db.cachedStatement(sql: """
             INSERT INTO presentations (id, record_id, kind, owner, opened_at, snapshot_state, snapshot_updated_at, snapshot_fields)
-            SELECT ?, r.id, ?, ?, ?, r.state, r.updated_at, json_object('fields', json(r.fields), 'local', json(\(localEditsJSON(of: "r.id"))))
-            FROM records r WHERE r.id = ?
-            """, arguments: [presentation, kind, ProcessIdentity.current, now, record])
+            SELECT ?, r.id, ?, ?, ?, r.state, r.updated_at, ? FROM records r WHERE r.id = ?
+            """).execute(arguments: [presentation, kind, ProcessIdentity.current, now, #"{"fields":"# + stored.fields + #","local":"# + stored.local + "}", record])
     }
 
     /// The answers a presentation opened with, from its snapshot.

@@ -86,7 +86,7 @@ extension DraftStore {
             case "set":
                 if let field: String = row[1] { fields = [field] }
             case "create":
-                if let json: String = row[2] { fields = Array(try fieldValues(json: json).keys) }
+                if let json: String = row[2] { fields = try fieldNames(json: json) }
             default:
                 break
             }
@@ -97,33 +97,74 @@ extension DraftStore {
             state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state), times: times)
     }
 
+    /// The keys of a stored object of answers (a `create` row's value), without reading the answers.
+    static func fieldNames(json: String) throws -> [String] {
+        var reader = JSONReader(Array(json.utf8))
+        var names: [String] = []
+        try reader.beginObject()
+        while let name = try reader.nextKey() {
+            names.append(name)
+            _ = try reader.skipValue()
+        }
+        try reader.finish()
+        return names
+    }
+
     /// Applies the server's outcomes of pushed mutations, all in one transaction: each record's revision
     /// and the values that won, every conflict logged, the acknowledged outbox rows removed, the clock moved.
     /// Outcomes of mutations this device no longer holds (already applied) are ignored.
+    ///
+    /// Committed without waiting for the disk (`unsyncedWrite`): a process killed after the commit keeps it,
+    /// and should a power cut lose it, the mutations are still frozen in `sent_mutations` (the transaction
+    /// that removes them is the one lost), so the next push sends them again with the same ids and the
+    /// server answers with the outcomes it stored: nothing is lost and nothing is applied twice. The next
+    /// commit that waits for the disk (the next batch's freeze, any edit) makes this one durable too.
     /// - Returns: how many conflicts the outcomes reported.
     @discardableResult
     package func applyOutcomes(_ outcomes: [MutationOutcome], serverClock: HybridTimestamp) async throws -> Int {
-        try await write(doing: "applying the server's answer to a push") { db in
+        try await unsyncedWrite(doing: "applying the server's answer to a push") { db in
             var conflicts = 0
             let device = try String.fetchOne(db, sql: "SELECT device_id FROM sync_state WHERE id = 1") ?? "unknown-device"
+            // The frozen mutations the outcomes answer, read in one statement; then they and the outbox rows they
+            // cover leave, in one statement each (a record has one frozen mutation at most, so what each
+            // outcome reads next is the same as if its own rows had left alone).
+            let ids = Self.jsonArray(outcomes.map(\.mutationId))
+            var sent: [String: (record: String, body: String)] = [:]
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT mutation_id, record_id, body FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
+                """), arguments: [ids])
+            while let row = try rows.next() { sent[row[0]] = (row[1], row[2]) }
+            try db.cachedStatement(sql: """
+                DELETE FROM outbox WHERE record_id IN (SELECT record_id FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?1)))
+                    AND mutation_id <= (SELECT s.last_outbox_id FROM sent_mutations s WHERE s.record_id = outbox.record_id)
+                """).execute(arguments: [ids])
+            try db.cachedStatement(sql: "DELETE FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))").execute(arguments: [ids])
             for outcome in outcomes {
-                conflicts += try Self.applyOutcome(db, outcome, device: device)
+                guard let frozen = sent.removeValue(forKey: outcome.mutationId) else { continue }
+                conflicts += try Self.applyOutcome(db, outcome, record: frozen.record, body: frozen.body, device: device)
             }
             try Self.observe(db, serverClock)
             return conflicts
         }
     }
 
-    static func applyOutcome(_ db: Database, _ outcome: MutationOutcome, device: String) throws -> Int {
-        guard let sent = try Row.fetchOne(db.cachedStatement(sql: "SELECT record_id, last_outbox_id, body FROM sent_mutations WHERE mutation_id = ?"), arguments: [outcome.mutationId]) else {
-            return 0
+    /// A JSON array of strings, for `json_each` to read in SQL.
+    static func jsonArray(_ strings: [String]) -> String {
+        var writer = JSONWriter(capacity: 2 + strings.reduce(0) { $0 + $1.utf8.count + 3 })
+        writer.beginArray()
+        for string in strings {
+            writer.element()
+            writer.string(string)
         }
-        let record: String = sent[0]
-        let lastRow: Int64 = sent[1]
-        var reader = JSONReader(Array((sent[2] as String).utf8))
+        writer.endArray()
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Applies one outcome to `record`, whose frozen mutation (`body`) and acknowledged outbox rows are gone
+    /// already: the values that won, the revision, the conflicts, the edits it settled.
+    static func applyOutcome(_ db: Database, _ outcome: MutationOutcome, record: String, body: String, device: String) throws -> Int {
+        var reader = JSONReader(Array(body.utf8))
         let mutation = try Mutation.read(from: &reader)
-        try db.cachedStatement(sql: "DELETE FROM sent_mutations WHERE mutation_id = ?").execute(arguments: [outcome.mutationId])
-        try db.cachedStatement(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?").execute(arguments: [record, lastRow])
         guard let stored = try fetchRecord(db, id: mutation.recordId) else { return 0 }
         // Fields edited again since the mutation was frozen keep their newer local value.
         let newer = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT field_id FROM outbox WHERE record_id = ? AND field_id IS NOT NULL"), arguments: [record]))
@@ -141,13 +182,19 @@ extension DraftStore {
         try db.cachedStatement(sql: "UPDATE records SET fields = ?, server_revision = ? WHERE id = ?").execute(arguments: [
             String(decoding: result.synced.jsonBytes(), as: UTF8.self), result.serverRevision, record,
         ])
-        // Only the edits the outcome settled leave; the rest stay as they are.
+        // Only the edits the outcome settled leave (in one statement: a record's twenty, or thousands); the
+        // rest stay as they are.
+        var settled: [String] = []
         for (key, value) in stored.pending where result.local[key] != value {
             if let kept = result.local[key] {
                 try setEdit(db, record: record, key: key, json: kept.map(answerJSON))
             } else {
-                try db.cachedStatement(sql: "DELETE FROM record_edits WHERE record_id = ? AND key = ?").execute(arguments: [record, key])
+                settled.append(key)
             }
+        }
+        if !settled.isEmpty {
+            try db.cachedStatement(sql: "DELETE FROM record_edits WHERE record_id = ? AND key IN (SELECT value FROM json_each(?))")
+                .execute(arguments: [record, jsonArray(settled)])
         }
         for (key, value) in result.local where stored.pending[key] == nil {
             try setEdit(db, record: record, key: key, json: value.map(answerJSON))

@@ -206,6 +206,27 @@ public struct DraftStore: Sendable {
         }
     }
 
+    /// A transaction committed without waiting for the disk (`synchronous = NORMAL` for its commit): a
+    /// process killed after it returns keeps it (the WAL is written), a power cut may lose it, and the next
+    /// commit that waits for the disk makes it durable too. Only for writes whose loss the device recovers
+    /// from by itself (each caller says how).
+    func unsyncedWrite<T: Sendable>(doing: String, _ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                var result: T?
+                try db.inTransaction {
+                    result = try updates(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch {
+            throw DraftStoreError.wrap(error, doing: doing, path: path)
+        }
+    }
+
     func read<T: Sendable>(doing: String, _ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await pool.read(value)

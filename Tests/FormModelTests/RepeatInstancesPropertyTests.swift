@@ -60,4 +60,29 @@ struct RepeatInstancesPropertyTests {
             }
         }
     }
+
+    /// Keys that are not of the shape `group/instance/…/field` (what `AnswerKey` refuses) make no instance,
+    /// found all at once or noted one by one; a nested key makes its outer instance too.
+    @Test func keysOfAnotherShapeMakeNoInstance() {
+        let answers: [String: AnswerValue] = [
+            "site": .text("top level"),
+            "a/b": .text("a group without a field"),
+            "defects//location": .text("an empty instance id"),
+            "@meta/i/location": .text("a group named like an instance field"),
+            "defects/i/": .text("an empty field name"),
+            "defects/i/location/x": .text("an odd number of parts"),
+            "defects/i/@position": .integer(2),
+            "defects/j/actions/k/what": .text("nested"),
+            "defects/j/@removed": .boolean(true),
+        ]
+        let found = RepeatInstances(answers: answers)
+        var noted = RepeatInstances()
+        for (key, value) in answers { noted.note(key, value) }
+        #expect(found.groups == noted.groups)
+        #expect(found.all("defects").map(\.prefix) == ["defects/i", "defects/j"])
+        #expect(found.all("defects").map(\.position) == [2, .max])
+        #expect(found.live("defects").map(\.id) == ["i"], "j is removed")
+        #expect(found.all("actions", in: "defects/j").map(\.prefix) == ["defects/j/actions/k"])
+        #expect(Set(found.groups.keys) == ["defects", "defects/j/actions"])
+    }
 }

@@ -4,8 +4,10 @@ import FormModel
 /// heading, an instance's heading with its Remove button, or a repeat's Add button. Rows inside instances
 /// are indented by `depth`.
 public enum SheetRow: Sendable, Hashable {
-    /// A field at `key` (`site`, `defects/<id>/severity`).
-    case field(key: String, field: FieldDefinition, depth: Int)
+    /// The field `id` at `key` (`site`, `defects/<id>/severity`), and whether it takes the focus. The row names
+    /// its field rather than holding a copy of its definition (``SheetState/definition(id:)`` looks it up
+    /// where a row is drawn): a step of 5,000 repeat instances has 30,000 rows.
+    case field(key: String, id: String, editable: Bool, depth: Int)
     /// A repeat's label and how many instances it has.
     case repeatHeading(field: FieldDefinition, count: Int, depth: Int)
     /// An instance's heading ("Defect 2"), with Remove.
@@ -16,7 +18,7 @@ public enum SheetRow: Sendable, Hashable {
     /// What the row's control is, when it can hold the focus.
     public var focus: SheetFocus? {
         switch self {
-        case let .field(key, field, _): return field.isEditable ? .field(key) : nil
+        case let .field(key, _, editable, _): return editable ? .field(key) : nil
         case .repeatHeading: return nil
         case let .instance(prefix, _, _): return .removeInstance(prefix)
         case let .add(group, parent, _, _): return .addInstance(group: group, parent: parent)
@@ -34,7 +36,7 @@ public enum SheetRow: Sendable, Hashable {
 
     public var depth: Int {
         switch self {
-        case let .field(_, _, depth), let .repeatHeading(_, _, depth), let .instance(_, _, depth), let .add(_, _, _, depth): return depth
+        case let .field(_, _, _, depth), let .repeatHeading(_, _, depth), let .instance(_, _, depth), let .add(_, _, _, depth): return depth
         }
     }
 }
@@ -68,10 +70,13 @@ extension SheetState {
             let key = AnswerKey.key(field.id, in: prefix)
             guard evaluated.isRelevant(key) else { continue }
             guard field.kind == .repeat else {
-                rows.append(.field(key: key, field: field, depth: depth))
+                rows.append(.field(key: key, id: field.id, editable: field.isEditable, depth: depth))
                 continue
             }
             let instances = evaluated.instances.live(field.id, in: prefix)
+            // Room for every instance's title and fields at once: 5,000 instances make 30,000 rows, which are
+            // not copied over and over as the list grows.
+            rows.reserveCapacity(rows.count + instances.count * (1 + (field.fields?.count ?? 0)) + 2)
             rows.append(.repeatHeading(field: field, count: instances.count, depth: depth))
             for (index, instance) in instances.enumerated() {
                 rows.append(.instance(prefix: instance.prefix, title: "\(evaluated.text(field.instanceNoun, at: instance.prefix + "/" + AnswerKey.position)) \(index + 1)", depth: depth + 1))
@@ -86,6 +91,11 @@ extension SheetState {
     /// The field definition an answer key belongs to (`defects/<id>/severity` → severity).
     public func definition(ofKey key: String) -> FieldDefinition? {
         relevance.logic.fields.definition(ofKey: key)
+    }
+
+    /// The definition of the field `id` (any depth), as a ``SheetRow/field(key:id:editable:depth:)`` names it.
+    public func definition(id: String) -> FieldDefinition? {
+        relevance.logic.fields.byID[id]
     }
 
     /// The choices offered at `key`: the field's, narrowed by its `choiceFilter`.

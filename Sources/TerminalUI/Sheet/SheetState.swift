@@ -144,7 +144,7 @@ public struct SheetState: Sendable {
 
     /// The keys of the fields shown on the current step (those inside repeat instances too).
     public var visibleKeys: [String] {
-        visibleRows.compactMap { if case .field(let key, _, _) = $0 { return key } else { return nil } }
+        visibleRows.compactMap { if case .field(let key, _, _, _) = $0 { return key } else { return nil } }
     }
 
     /// Tab order: the step's answerable fields and repeat buttons, then Back, Next, the completion
@@ -413,7 +413,9 @@ public struct SheetState: Sendable {
     /// Builds ``visibleRows`` (and the set of their keys) for the current step and answers.
     mutating func rebuildRows() {
         visibleRows = buildVisibleRows()
-        visibleKeySet = Set(visibleKeys)
+        var keys = Set<String>(minimumCapacity: visibleRows.count)
+        for case .field(let key, _, _, _) in visibleRows { keys.insert(key) }
+        visibleKeySet = keys
     }
 
     /// Applies edits to the evaluated answers, building the rows again only when the edits changed which

@@ -240,7 +240,8 @@ public struct SheetView: Sendable {
     /// Lines a row takes, the space after it included.
     func height(of row: SheetRow, width: Int) -> Int {
         switch row {
-        case let .field(key, field, _):
+        case let .field(key, id, _, _):
+            guard let field = state.definition(id: id) else { return 1 }
             return (field.kind == .note ? 1 : 1 + valueLineCount(field, at: key, width: width)) + (state.errors[key] == nil ? 0 : 1) + 1
         case .repeatHeading(let field, _, _):
             return state.errors[field.id] == nil ? 1 : 2
@@ -251,8 +252,8 @@ public struct SheetView: Sendable {
 
     mutating func draw(_ row: SheetRow, row y: Int, left: Int, width: Int, on screen: inout Screen) {
         switch row {
-        case let .field(key, field, _):
-            drawField(field, at: key, row: y, left: left, width: width, on: &screen)
+        case let .field(key, id, _, _):
+            if let field = state.definition(id: id) { drawField(field, at: key, row: y, left: left, width: width, on: &screen) }
         case let .repeatHeading(field, count, _):
             let noun = field.instanceNoun.text(in: state.language).lowercased()
             screen.write("\(field.label.text(in: state.language))\(field.required ? " *" : "") — \(count) \(noun)\(count == 1 ? "" : "s")", column: left, row: y, style: .bold, limit: width)
