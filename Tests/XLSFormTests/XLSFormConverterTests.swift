@@ -408,6 +408,25 @@ import Testing
         #expect(bad.findings.contains { $0.severity == .error && $0.cell == "survey!E2" && $0.rule == "xlsform-parameters" })
     }
 
+    /// `rank LIST` imports as a rank over the list, `geotrace` and `geoshape` as trace and shape, and `area()` and
+    /// `distance()` read them.
+    @Test func ranksTracesAndShapesImport() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("rank colours", "order", "Order", required: "yes", default: "blue red"),
+            F.row("geotrace", "path", "Path"),
+            F.row("geoshape", "plot", "Plot"),
+            F.row("calculate", "size", calculation: "round(area(${plot}), 0) + distance(${path})"),
+        ], choices: [["list_name", "name", "label"], ["colours", "red", "Red"], ["colours", "blue", "Blue"]])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let order = try #require(F.field("order", in: form))
+        #expect(order.kind == .rank && order.choices?.map(\.value) == ["red", "blue"] && order.defaultValue == .choices(["blue", "red"]))
+        #expect(F.field("path", in: form)?.kind == .trace && F.field("plot", in: form)?.kind == .shape)
+        #expect(F.field("size", in: form)?.calculation == "round(area(plot), 0) + distance(path)")
+        let missing = try F.load(survey: [F.header, F.row("rank", "order", "Order")])
+        #expect(missing.findings.contains { $0.severity == .error && $0.cell == "survey!A2" }, "\(missing.findings)")
+    }
+
     /// `select_one LIST or_other` (and pyxform's older `… or specify other`): as pyxform converts it, the list
     /// gets the choice other ("Other") and the question a text NAME_other shown while other is chosen.
     @Test func aSelectOrOtherGetsTheOtherChoiceAndATextToSpecifyIt() throws {

@@ -32,6 +32,7 @@ KINDS = {
     "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"}, "phone number": {"text"},
     "photo": {"photo"}, "image": {"photo"}, "audio": {"audio"}, "video": {"file"}, "file": {"file"},
     "barcode": {"text"}, "range": {"integer", "decimal"}, "hidden": {"calculate"}, "gps": {"location"},
+    "rank": {"rank"}, "geotrace": {"trace"}, "geoshape": {"shape"},
 }
 # What FieldSheet writes differently: a range's bounds are min and max (a step may be a constraint); a hidden
 # row's value is its calculation (its default, or null).

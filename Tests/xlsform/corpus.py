@@ -243,6 +243,14 @@ def cases():
                                                        q("range", "plain", "Plain"),
                                                        q("hidden", "source", default="survey"), q("hidden", "copied", default="${score}")),
                                       "settings": settings(form_title="Types")}, "same", None),
+        # An ordered choice, and lines and areas of points measured by expressions.
+        ("rank-and-geometry", {"survey": survey(q("rank colours", "order", "Put the colours in order", required="yes"),
+                                                q("geotrace", "path", "Path walked"), q("geoshape", "plot", "Plot", required="yes"),
+                                                q("calculate", "plot_area", calculation="area(${plot})"),
+                                                q("calculate", "walked", calculation="distance(${path})"),
+                                                q("note", "sizes", "Area ${plot_area} m², walked ${walked} m")),
+                               "choices": choices(("colours", "red", "Red"), ("colours", "blue", "Blue"), ("colours", "green", "Green")),
+                               "settings": settings(form_title="Rank and geometry")}, "same", None),
         ("repeat-count-expression", {"survey": survey(q("integer", "n", "N"), q("begin_repeat", "r", "R", repeat_count="${n} + 1"),
                                                       q("text", "a", "A"), q("end_repeat")), "settings": settings(form_title="Counts")}, "same", None),
         # XLSForm needs a name unique only within its group: FieldSheet stores the second as group_name.

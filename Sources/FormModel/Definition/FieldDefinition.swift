@@ -49,7 +49,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     public var pattern: String?
     /// What to tell the person when `pattern` does not match ("Use the form ABC-123").
     public var patternMessage: LocalizedText?
-    /// For `singleChoice` and `multipleChoice`: the options offered, in the order shown.
+    /// For `singleChoice`, `multipleChoice` and `rank`: the options offered, in the order shown.
     public var choices: [Choice]?
     /// When to show the field, in the relevance language (`priority == 'high'`); always shown when nil.
     public var relevant: String?

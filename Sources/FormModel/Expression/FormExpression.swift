@@ -191,6 +191,12 @@ public indirect enum FormExpression: Sendable, Hashable {
         /// again (XLSForm's `once()`, evaluated only while the field is empty). Only calculations and defaults
         /// may call them.
         case once
+        /// `area(shape)`: the area a `shape` answer encloses, in square metres on the sphere (`Geometry.area`); null
+        /// when the value is not a shape.
+        case area
+        /// `distance(trace)`: the length of a `trace` answer (a `shape`'s perimeter) in metres along great
+        /// circles (`Geometry.length`); null when the value is not a line of points.
+        case distance
 
         /// How many arguments the function takes.
         var arity: ClosedRange<Int> {
@@ -203,7 +209,7 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .today, .now, .pi, .position, .uuid: return 0...0
             case .min, .max: return 1...16
             case .round: return 1...2
-            case .sqrt, .int, .number, .string, .normalizeSpace, .booleanFromString, .once: return 1...1
+            case .sqrt, .int, .number, .string, .normalizeSpace, .booleanFromString, .once, .area, .distance: return 1...1
             case .pow, .contains, .startsWith, .endsWith, .regex: return 2...2
             case .substr: return 2...3
             case .date, .decimalDateTime, .countNonEmpty: return 1...1
@@ -253,6 +259,8 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .indexedRepeat: return "indexed-repeat(group.field, number)"
             case .uuid: return "uuid()"
             case .once: return "once(value)"
+            case .area: return "area(shape)"
+            case .distance: return "distance(trace)"
             }
         }
     }

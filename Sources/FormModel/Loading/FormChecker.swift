@@ -104,7 +104,7 @@ enum FormChecker {
         func fail(_ rule: String, _ key: String, _ message: String, fix: String) { error(rule, path.appending(key), message, fix) }
         let kind = field.kind
         if !kind.hasChoices, field.choices != nil {
-            fail("option-not-for-kind", "choices", "\"choices\" applies only to singleChoice and multipleChoice fields, not to \(kind.rawValue).", fix: "Remove \"choices\" or change the kind.")
+            fail("option-not-for-kind", "choices", "\"choices\" applies only to singleChoice, multipleChoice and rank fields, not to \(kind.rawValue).", fix: "Remove \"choices\" or change the kind.")
         }
         if !kind.hasNumericRange {
             if field.min != nil { fail("option-not-for-kind", "min", "\"min\" applies only to integer and decimal fields, not to \(kind.rawValue).", fix: "Remove \"min\" or change the kind.") }
@@ -155,7 +155,7 @@ enum FormChecker {
             fail("option-not-for-kind", "calculation", "A note holds no value, so it cannot have a calculation.", fix: "Use a text field with the calculation to show a computed value.")
         }
         if field.choiceFilter != nil, !kind.hasChoices {
-            fail("option-not-for-kind", "choiceFilter", "\"choiceFilter\" applies only to singleChoice and multipleChoice fields, not to \(kind.rawValue).", fix: "Remove \"choiceFilter\" or change the kind.")
+            fail("option-not-for-kind", "choiceFilter", "\"choiceFilter\" applies only to singleChoice, multipleChoice and rank fields, not to \(kind.rawValue).", fix: "Remove \"choiceFilter\" or change the kind.")
         }
         if field.constraintMessage != nil, field.constraint == nil {
             fail("option-not-for-kind", "constraintMessage", "\"constraintMessage\" is shown when the constraint fails, but the field has no \"constraint\".", fix: "Add a \"constraint\" or remove the message.")

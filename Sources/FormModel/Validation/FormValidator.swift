@@ -121,6 +121,14 @@ public struct FormValidator: Sendable {
                     : "Choose from the options that fit the other answers: \(labels)."))
             }
         }
+        if found.isEmpty, field.kind == .rank, case .choices(let list) = answer {
+            // A rank orders every choice offered (those its filter lets through), each once.
+            let missing = state.choices(for: key).filter { !list.contains($0.value) }
+            if !missing.isEmpty {
+                let labels = missing.map { state.text($0.label, at: key) }.joined(separator: ", ")
+                found.append(FieldIssue(fieldID: key, code: .notAChoice, message: "Put every choice in order; still to place: \(labels)."))
+            }
+        }
         if let constraint = logic.constraint[field.id] {
             switch state.evaluate(constraint, at: key) {
             case .failure(let reason):

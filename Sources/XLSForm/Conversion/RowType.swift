@@ -30,9 +30,6 @@ enum RowType: Equatable {
     /// Questions that attach a file, by the FieldSheet kind they become (a video is a file of any type).
     static let attachments: [String: FieldKind] = ["image": .photo, "photo": .photo, "audio": .audio, "video": .file, "file": .file]
     static let refusals: [String: String] = [
-        "rank": "Use a select_multiple question, or one select_one per rank.",
-        "geotrace": "Use geopoint questions in a repeat.",
-        "geoshape": "Use geopoint questions in a repeat.",
         "select_one_from_file": "Copy the file's choices into the choices sheet and use select_one.",
         "select_multiple_from_file": "Copy the file's choices into the choices sheet and use select_multiple.",
         "xml-external": "Copy the data into the choices sheet.",
@@ -98,8 +95,8 @@ enum RowType: Equatable {
         case "select_one_external", "select_multiple_external", "osm":
             self = .refused(head, fix: head == "osm" ? "Use geopoint and text questions." : "Copy the external choices into the choices sheet and use select_one.")
             return
-        case "select_one", "select_multiple":
-            let kind: FieldKind = head == "select_one" ? .singleChoice : .multipleChoice
+        case "select_one", "select_multiple", "rank":
+            let kind: FieldKind = head == "select_one" ? .singleChoice : head == "rank" ? .rank : .multipleChoice
             if lowered.count == 2 {
                 self = .question(kind, list: original[1])
             } else if lowered.count == 1 {
@@ -124,6 +121,8 @@ enum RowType: Equatable {
         case "time": self = .question(.time, list: nil)
         case "datetime": self = .question(.dateTime, list: nil)
         case "geopoint", "location", "gps": self = .question(.location, list: nil)
+        case "geotrace": self = .question(.trace, list: nil)
+        case "geoshape": self = .question(.shape, list: nil)
         case "note": self = .question(.note, list: nil)
         case "calculate": self = .question(.calculate, list: nil)
         case "acknowledge", "trigger": self = .question(.boolean, list: nil)

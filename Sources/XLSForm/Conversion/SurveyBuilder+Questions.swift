@@ -258,7 +258,7 @@ extension SurveyBuilder {
         case .boolean:
             guard let flag = Self.flag(value) ?? (value.lowercased() == "ok" ? true : nil) else { return refuse("yes or no") }
             return ("default", .bool(flag), cell)
-        case .multipleChoice:
+        case .multipleChoice, .rank:
             return ("default", .array(value.split(whereSeparator: \.isWhitespace).map { .string(String($0)) }), cell)
         case .date:
             if case .number(let serial)? = table.cellValue(row, "default") { return ("default", .string(Self.date(fromSerial: serial)), cell) }

@@ -10,7 +10,7 @@ import FormModel
 /// | `=` `!=` `<` `<=` `>` `>=` | `==` `!=` `<` `<=` `>` `>=` |
 /// | `+` `-` `*` `div` `mod` | `+` `-` `*` `/` `%` |
 /// | `and` `or` `not(x)` `true()` `false()` | `and` `or` `not (x)` `true` `false` |
-/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` `sqrt` `pow` `int` `number` `string` `substr` `contains` `starts-with` `ends-with` `normalize-space` `boolean-from-string` `regex` `date` `decimal-date-time` `count-non-empty` `format-date` `format-date-time` `sin` `cos` `tan` `asin` `acos` `atan` `exp` `log` `log10` `pi` `uuid` `once` | the same |
+/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` `sqrt` `pow` `int` `number` `string` `substr` `contains` `starts-with` `ends-with` `normalize-space` `boolean-from-string` `regex` `date` `decimal-date-time` `count-non-empty` `format-date` `format-date-time` `sin` `cos` `tan` `asin` `acos` `atan` `exp` `log` `log10` `pi` `uuid` `once` `area` `distance` | the same |
 /// | `jr:choice-name(value, '${field}')` | `choice-label(value, 'field')` |
 /// | `indexed-repeat(${field}, ${repeat}, n)` | `indexed-repeat(repeat.field, n)` |
 /// | a bare name in a `choice_filter` | `choice.name` (`name` is `choice.value`, `label` is `choice.label`) |
@@ -43,6 +43,7 @@ struct XPathTranslator {
         "date": 1...1, "decimal-date-time": 1...1, "count-non-empty": 1...1, "format-date": 2...2, "format-date-time": 2...2, "jr:choice-name": 2...2,
         "sin": 1...1, "cos": 1...1, "tan": 1...1, "asin": 1...1, "acos": 1...1, "atan": 1...1, "exp": 1...1, "log": 1...1,
         "log10": 1...1, "pi": 0...0, "position": 0...0, "indexed-repeat": 3...3, "uuid": 0...0, "once": 1...1,
+        "area": 1...1, "distance": 1...1,
     ]
 
     /// Words of FieldSheet's expressions that cannot follow `choice.`.
