@@ -62,6 +62,8 @@ extension AnswerValue {
     }
 
     private static func matchChoice(_ text: String, in field: FieldDefinition) -> String? {
+        // Choices from an entity list are typed as the entity's id (the device holds no lists yet).
+        if field.choicesFrom != nil { return text }
         let choices = field.choices ?? []
         if let exact = choices.first(where: { $0.value == text }) { return exact.value }
         // A choice's label in any language of the form.

@@ -167,6 +167,9 @@ extension FormExpression {
             return result
         case .call(let function, let arguments):
             return Self.call(function, arguments, scope, &budget)
+        case .entity:
+            // No entity list is held on the device yet: an entity's property reads as nothing.
+            return .null
         }
     }
 

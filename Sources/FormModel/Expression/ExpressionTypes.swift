@@ -88,6 +88,7 @@ extension FormExpression {
         case .literal(.number(let number)): return AnswerValue.format(number)
         case .current: return "."
         case .call(let function, _): return function.rawValue + "(…)"
+        case .entity(let list, _, let property): return "entity('\(list)', …, '\(property)')"
         default: return "the expression"
         }
     }
@@ -137,6 +138,9 @@ extension FormExpression {
                 previous = step.operand
             }
             return result
+        case .entity(_, let id, _):
+            _ = id.infer(typeOf, &mismatches)
+            return .any
         case .call(let function, let arguments):
             let types = arguments.map { $0.infer(typeOf, &mismatches) }
             switch function {

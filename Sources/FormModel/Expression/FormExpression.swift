@@ -13,7 +13,8 @@ import Foundation
 /// sum        := product (("+" | "-") product)*
 /// product    := unary (("*" | "/" | "%") unary)*
 /// unary      := "-" unary | operand
-/// operand    := name ("." name)* | function "(" expression, … ")" | "." | 'text' | "text" | number
+/// operand    := name ("." name)* | function "(" expression, … ")" | "entity" "(" 'list', expression, 'property' ")"
+///             | "." | 'text' | "text" | number
 ///             | true | false | null | "[" literal, … "]" | "(" expression ")"
 /// ```
 /// A field's name stands for its answer (null when unanswered or not itself relevant). Inside a repeat, a
@@ -45,6 +46,11 @@ public indirect enum FormExpression: Sendable, Hashable {
     case arithmetic(FormExpression, [ArithmeticStep])
     /// A call of a built-in function with its arguments.
     case call(Function, [FormExpression])
+    /// `entity('households', household, 'members')`: the property `members` of the entity of the list
+    /// `households` whose id is the value of `household` (XLSForm's
+    /// `instance('households')/root/item[name = ${household}]/members`); `'label'` reads its label. It reads
+    /// nothing (null) until the device holds entity lists (docs/entity-lists.md).
+    case entity(list: String, id: FormExpression, property: String)
 
     /// A constant written in an expression.
     public enum Literal: Sendable, Hashable {
@@ -302,6 +308,8 @@ public indirect enum FormExpression: Sendable, Hashable {
             for step in steps { step.operand.visit(body) }
         case .call(_, let arguments):
             for argument in arguments { argument.visit(body) }
+        case .entity(_, let id, _):
+            id.visit(body)
         }
     }
 }

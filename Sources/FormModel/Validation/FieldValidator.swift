@@ -198,7 +198,9 @@ public enum FieldValidator {
     }
 
     static func isChoice(_ value: String, of field: FieldDefinition) -> Bool {
-        field.choices?.contains { $0.value == value } ?? false
+        // An entity's id: the device holds no entity lists yet to check it against.
+        if field.choicesFrom != nil { return !value.isEmpty }
+        return field.choices?.contains { $0.value == value } ?? false
     }
 
     static func choiceMessage(_ field: FieldDefinition) -> String {

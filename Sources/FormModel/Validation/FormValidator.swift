@@ -106,7 +106,7 @@ public struct FormValidator: Sendable {
             }
             return found
         }
-        if logic.choiceFilter[field.id] != nil {
+        if logic.choiceFilter[field.id] != nil, field.choicesFrom == nil {
             let offered = state.choices(for: key)
             let values: [String]
             switch answer {
