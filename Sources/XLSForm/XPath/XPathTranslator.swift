@@ -14,6 +14,7 @@ import FormModel
 /// | `jr:choice-name(value, '${field}')` | `choice-label(value, 'field')` |
 /// | `indexed-repeat(${field}, ${repeat}, n)` | `indexed-repeat(repeat.field, n)` |
 /// | a bare name in a `choice_filter` | `choice.name` (`name` is `choice.value`, `label` is `choice.label`) |
+/// | `instance('LIST')/root/item[name = ${q}]/property` | `entity('LIST', q, 'property')` |
 struct XPathTranslator {
     /// What a `${name}` reference becomes.
     enum Resolution {
@@ -32,6 +33,8 @@ struct XPathTranslator {
     var isChoiceFilter = false
     /// The form's default language, which `label::LANGUAGE` in a choice filter may name (`choice.label`).
     var defaultLanguage: String? = nil
+    /// The choices sheet's lists: `instance('LIST')/…` of one of them is not read as an entity list.
+    var choiceLists: Set<String> = []
 
     /// The functions translated, with the arguments each takes.
     static let functions: [String: ClosedRange<Int>] = [
@@ -99,6 +102,17 @@ struct XPathTranslator {
             return try binary(op, left, right)
         case .call(let name, let arguments, let column):
             return try call(name, arguments, column)
+        case .entityLookup(let list, let key, let property, let column):
+            guard !choiceLists.contains(list) else {
+                throw XPathError(message: "instance('\(list)') reads the choices sheet's list \(list), not an entity list", column: column,
+                                 fix: "Read a choice's label with jr:choice-name(${question}, '${question}').")
+            }
+            guard list.range(of: #"^[A-Za-z_][A-Za-z0-9_-]*$"#, options: .regularExpression) != nil,
+                  property.range(of: #"^[A-Za-z_][A-Za-z0-9_.-]*$"#, options: .regularExpression) != nil else {
+                throw XPathError(message: "instance('\(list)')/…/\(property) does not name an entity list and a property FieldSheet reads", column: column,
+                                 fix: "Name the list and the property with letters, digits, _ and -.")
+            }
+            return ("entity(\(Self.quote(list)), \(try render(key).text), \(Self.quote(property)))", 8)
         }
     }
 
