@@ -222,7 +222,7 @@ import Testing
         ("duplicate name", [F.header, F.row("text", "a", "A"), F.row("integer", "a", "B")], nil, "survey!B3", "already used at survey!B2"),
         ("unknown type", [F.header, F.row("colour", "a", "A")], nil, "survey!A2", "not a question type"),
         ("background recording", [F.header, F.row("background-audio", "p", "Sound")], nil, "survey!A2", "no FieldSheet equivalent"),
-        ("untranslatable", [F.header, F.row("date", "a", "A"), F.row("integer", "b", "B", relevant: "pulldata('fruits', 'name', 'key', ${a}) = 'x'")], nil, "survey!D3", "a CSV file attached to the form; such files come with entity lists"),
+        ("untranslatable", [F.header, F.row("date", "a", "A"), F.row("integer", "b", "B", relevant: "pulldata('fruits', 'name', 'key', ${a}) = 'x'")], nil, "survey!D3", "pulldata() reads a CSV file attached to the form, which FieldSheet does not read"),
         ("choices from a file that is no entity list", [F.header, F.row("select_one_from_file trees.geojson", "tree", "Tree")], nil, "survey!A2", "from a file attached to the form that is no entity list"),
         ("external choices", [F.header, F.row("select_one_external trees", "tree", "Tree")], nil, "survey!A2", "no entity list"),
         ("unknown reference", [F.header, F.row("integer", "a", "A", constraint: ". > ${b}")], nil, "survey!E2", "${b} names no question"),

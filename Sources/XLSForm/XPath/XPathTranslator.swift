@@ -145,8 +145,8 @@ struct XPathTranslator {
 
     private func call(_ name: String, _ arguments: [XPathExpression], _ column: Int) throws(XPathError) -> Rendered {
         if name == "pulldata" {
-            throw XPathError(message: "pulldata() reads a CSV file attached to the form; such files come with entity lists, which FieldSheet does not support yet",
-                             column: column, fix: "Copy the values into the choices sheet (a select_one and a choice_filter), or into calculations.")
+            throw XPathError(message: "pulldata() reads a CSV file attached to the form, which FieldSheet does not read",
+                             column: column, fix: "Read the value from an entity list, instance('LIST')/root/item[name = ${key}]/column, or copy the values into the choices sheet (a select_one and a choice_filter) or into calculations.")
         }
         guard let arity = Self.functions[name] else {
             throw XPathError(message: "The function \(name)() has no FieldSheet equivalent and is not translated", column: column,
