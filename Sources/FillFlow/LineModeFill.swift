@@ -196,6 +196,11 @@ public struct LineModeFill: Sendable {
         console.line("[\(number)/\(count)] \(place)\(label)\(field.required ? " (required)" : "")")
         if let hint = field.hint { console.line("  \(text(hint))") }
         if field.kind.takesAttachment { console.line("  Type the path of the file to attach.") }
+        if let source = field.choicesFrom {
+            console.line("  Type the id of an entity of the list \(source.entityList) (entity lists are not on this device yet).")
+        }
+        if field.kind == .rank { console.line("  Type every choice in order, first the most preferred, by number or name, separated by commas (like 2, 1, 3).") }
+        if field.kind.isGeometry { console.line("  Type the points: \(Geometry.pointFormat)\(field.kind == .shape ? "; the last joins the first" : "").") }
         if field.kind.hasChoices {
             for (offset, choice) in choices.enumerated() {
                 console.line("  \(offset + 1)) \(text(choice.label))")

@@ -31,10 +31,10 @@ public struct XLSFormImporter: Sendable {
         public var loadResult: FormLoadResult { FormLoadResult(loaded: loaded, findings: findings) }
     }
 
-    /// The sheets read: survey, choices and settings (any case); the others are only named. A workbook whose
-    /// only sheet has another name is read whole, as its survey.
+    /// The sheets read: survey, choices, settings and entities (any case); the others are only named. A workbook
+    /// whose only sheet has another name is read whole, as its survey.
     static func readsSheet(_ name: String, of names: [String]) -> Bool {
-        names.count == 1 || ["survey", "choices", "settings"].contains(name.lowercased())
+        names.count == 1 || ["survey", "choices", "settings", "entities"].contains(name.lowercased())
     }
 
     /// Reads, converts and loads the workbook at `path`.

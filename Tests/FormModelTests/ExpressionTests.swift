@@ -208,6 +208,7 @@ struct ExpressionPropertyTests {
             // Left to right, each step in its own parentheses: the tree's order whatever the operators' precedence.
             return steps.reduce(source(first)) { text, step in "(\(text) \(step.operation.rawValue) \(source(step.operand)))" }
         case .call(let function, let arguments): return function.rawValue + "(" + arguments.map(source).joined(separator: ", ") + ")"
+        case .entity(let list, let id, let property): return "entity('\(list)', \(source(id)), '\(property)')"
         }
     }
 }

@@ -100,6 +100,7 @@ struct InputLimitTests {
             return 1 + max(depth(of: left), depth(of: right))
         case .arithmetic(let first, let steps): return 1 + (([first] + steps.map(\.operand)).map { depth(of: $0) }.max() ?? 0)
         case .call(_, let arguments): return 1 + (arguments.map { depth(of: $0) }.max() ?? 0)
+        case .entity(_, let id, _): return 1 + depth(of: id)
         }
     }
 }

@@ -222,9 +222,9 @@ import Testing
         ("duplicate name", [F.header, F.row("text", "a", "A"), F.row("integer", "a", "B")], nil, "survey!B3", "already used at survey!B2"),
         ("unknown type", [F.header, F.row("colour", "a", "A")], nil, "survey!A2", "not a question type"),
         ("background recording", [F.header, F.row("background-audio", "p", "Sound")], nil, "survey!A2", "no FieldSheet equivalent"),
-        ("untranslatable", [F.header, F.row("date", "a", "A"), F.row("integer", "b", "B", relevant: "pulldata('fruits', 'name', 'key', ${a}) = 'x'")], nil, "survey!D3", "a CSV file attached to the form; such files come with entity lists"),
-        ("choices from a file", [F.header, F.row("select_one_from_file trees.csv", "tree", "Tree")], nil, "survey!A2", "from a file attached to the form; such files come with entity lists, which FieldSheet does not support yet"),
-        ("external choices", [F.header, F.row("select_one_external trees", "tree", "Tree")], nil, "survey!A2", "entity lists"),
+        ("untranslatable", [F.header, F.row("date", "a", "A"), F.row("integer", "b", "B", relevant: "pulldata('fruits', 'name', 'key', ${a}) = 'x'")], nil, "survey!D3", "pulldata() reads a CSV file attached to the form, which FieldSheet does not read"),
+        ("choices from a file that is no entity list", [F.header, F.row("select_one_from_file trees.geojson", "tree", "Tree")], nil, "survey!A2", "from a file attached to the form that is no entity list"),
+        ("external choices", [F.header, F.row("select_one_external trees", "tree", "Tree")], nil, "survey!A2", "no entity list"),
         ("unknown reference", [F.header, F.row("integer", "a", "A", constraint: ". > ${b}")], nil, "survey!E2", "${b} names no question"),
         ("group reference", [F.header, F.row("begin_group", "g", "G"), F.row("text", "a", "A", relevant: "${g} = 1"), F.row("end_group", nil)], nil, "survey!D3", "is a group"),
         ("required condition that does not translate", [F.header, F.row("integer", "a", "A"), F.row("text", "b", "B", required: "${c} > 1")], nil, "survey!G3", "${c} names no question"),
@@ -406,6 +406,25 @@ import Testing
         #expect(validator.validate(["phone": .text("+44 12")]).issues.map(\.code) == [.patternMismatch])
         let bad = try F.load(survey: [header, ["range", "r", "R", nil, "start=a", nil]])
         #expect(bad.findings.contains { $0.severity == .error && $0.cell == "survey!E2" && $0.rule == "xlsform-parameters" })
+    }
+
+    /// `rank LIST` imports as a rank over the list, `geotrace` and `geoshape` as trace and shape, and `area()` and
+    /// `distance()` read them.
+    @Test func ranksTracesAndShapesImport() throws {
+        let result = try F.load(survey: [
+            F.header,
+            F.row("rank colours", "order", "Order", required: "yes", default: "blue red"),
+            F.row("geotrace", "path", "Path"),
+            F.row("geoshape", "plot", "Plot"),
+            F.row("calculate", "size", calculation: "round(area(${plot}), 0) + distance(${path})"),
+        ], choices: [["list_name", "name", "label"], ["colours", "red", "Red"], ["colours", "blue", "Blue"]])
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let order = try #require(F.field("order", in: form))
+        #expect(order.kind == .rank && order.choices?.map(\.value) == ["red", "blue"] && order.defaultValue == .choices(["blue", "red"]))
+        #expect(F.field("path", in: form)?.kind == .trace && F.field("plot", in: form)?.kind == .shape)
+        #expect(F.field("size", in: form)?.calculation == "round(area(plot), 0) + distance(path)")
+        let missing = try F.load(survey: [F.header, F.row("rank", "order", "Order")])
+        #expect(missing.findings.contains { $0.severity == .error && $0.cell == "survey!A2" }, "\(missing.findings)")
     }
 
     /// `select_one LIST or_other` (and pyxform's older `… or specify other`): as pyxform converts it, the list

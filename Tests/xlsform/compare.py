@@ -9,7 +9,10 @@ matters: question names and types, groups (top-level groups are FieldSheet's pag
 which questions carry relevance (their own or a group's), constraints and calculations, and the languages
 (every one pyxform reads is the definition's, and each question's label reads the same in each). A workbook pyxform
 refuses must be refused by FieldSheet too, with a finding naming the cell; a workbook FieldSheet refuses on
-purpose is listed in the corpus with its reason, and must be refused naming the cell given. A published
+purpose is listed in the corpus with its reason, and must be refused naming the cell given. Entity forms
+compare too: the list a form saves to, whether it creates (and on which condition) and updates (on which
+condition, naming which entity), whether it gives a label, which question saves to which property, and which
+entity list a select_one_from_file LIST.csv reads (pyxform_entities.py adds pyxform's own entity tests). A published
 workbook pyxform converts either imports with the same structure or is refused naming cells; the refusals
 are counted by rule, and the share of published workbooks that import is printed.
 """
@@ -32,13 +35,15 @@ KINDS = {
     "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"}, "phone number": {"text"},
     "photo": {"photo"}, "image": {"photo"}, "audio": {"audio"}, "video": {"file"}, "file": {"file"},
     "barcode": {"text"}, "range": {"integer", "decimal"}, "hidden": {"calculate"}, "gps": {"location"},
+    "rank": {"rank"}, "geotrace": {"trace"}, "geoshape": {"shape"},
 }
 # What FieldSheet writes differently: a range's bounds are min and max (a step may be a constraint); a hidden
 # row's value is its calculation (its default, or null).
 # pyxform keeps phone number's digits-only constraint in its type, FieldSheet writes it as a pattern.
 IGNORED = {"range": {"constraint"}, "hidden": {"calculation"}, "phone number": {"constraint"}}
 METADATA = {"start", "end", "today", "deviceid", "imei", "username", "email", "phonenumber", "subscriberid", "simserial", "audit",
-            "start-geopoint", "uri:deviceid", "uri:username", "uri:email", "uri:phonenumber", "uri:subscriberid", "uri:simserial"}
+            "start-geopoint", "uri:deviceid", "uri:username", "uri:email", "uri:phonenumber", "uri:subscriberid", "uri:simserial",
+            "csv-external"}  # csv-external LIST declares the entity list LIST a form reads; FieldSheet's lookups name it
 FINDING = re.compile(r": error\[(?P<rule>[a-z-]+)\] (?P<cell>[^:\s]+): ")
 
 
@@ -82,7 +87,7 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
             pyxform_items({"children": groups}, repeats, relevance, False, items, pages, own, keys)
         elif kind == "repeat":
             own = key(name)
-            items[own] = ("repeat", repeats, relevance, False, False, None)
+            items[own] = ("repeat", repeats, relevance, False, False, None, None, None)
             pyxform_items(child, repeats + (own,), False, False, items, pages, own, keys)
         elif kind in METADATA:
             key(name)
@@ -92,7 +97,10 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
             continue  # pyxform's own holder of a fixed repeat_count (FieldSheet: minCount and maxCount)
         else:
             choices = [choice["name"] for choice in child.get("choices", [])] or None
-            items[key(name)] = (kind, repeats, relevance, bool(bind.get("constraint")), bool(bind.get("calculate")), choices)
+            itemset = child.get("itemset")
+            source = itemset[:-4] if isinstance(itemset, str) and itemset.endswith(".csv") else None
+            items[key(name)] = (kind, repeats, relevance, bool(bind.get("constraint")), bool(bind.get("calculate")), choices,
+                                bind.get("entities:saveto"), source)
     return items, pages
 
 
@@ -104,11 +112,12 @@ def fieldsheet_items(definition):
         for field in fields:
             choices = [choice["value"] for choice in field.get("choices", [])] or None
             if field["kind"] == "repeat":
-                items[field["id"]] = ("repeat", repeats, bool(field.get("relevant")), False, False, None)
+                items[field["id"]] = ("repeat", repeats, bool(field.get("relevant")), False, False, None, None, None)
                 walk(field["fields"], repeats + (field["id"],))
             else:
                 items[field["id"]] = (field["kind"], repeats, bool(field.get("relevant")), bool(field.get("constraint")),
-                                      bool(field.get("calculation")), choices)
+                                      bool(field.get("calculation")), choices, field.get("saveTo"),
+                                      field.get("choicesFrom", {}).get("entityList"))
 
     for page in definition["pages"]:
         if not re.fullmatch(r"page_\d+_*", page["id"]):
@@ -171,9 +180,9 @@ def compare_languages(reference, ours):
 def relevance_through_repeats(items):
     """A question inside a relevant repeat is relevant only when the repeat is: count that on both sides."""
     result = {}
-    for name, (kind, repeats, relevant, constraint, calculation, choices) in items.items():
+    for name, (kind, repeats, relevant, *rest) in items.items():
         inherited = relevant or any(items.get(r, (None, (), False))[2] for r in repeats)
-        result[name] = (kind, repeats, inherited, constraint, calculation, choices)
+        result[name] = (kind, repeats, inherited, *rest)
     return result
 
 
@@ -186,7 +195,7 @@ def compare(name, reference, ours):
         problems.append(f"questions differ: pyxform {list(theirs)} vs FieldSheet {list(mine)}")
     if their_pages != my_pages:
         problems.append(f"top-level groups differ: pyxform {their_pages} vs FieldSheet pages {my_pages}")
-    labels = ["type", "repeats", "relevance", "constraint", "calculation", "choices"]
+    labels = ["type", "repeats", "relevance", "constraint", "calculation", "choices", "save_to", "entity list of the choices"]
     for question in theirs.keys() & mine.keys():
         a, b = theirs[question], mine[question]
         if a[0] == "repeat" or b[0] == "repeat":
@@ -194,10 +203,38 @@ def compare(name, reference, ours):
                 problems.append(f"{question}: pyxform {a[0]}, FieldSheet {b[0]}")
         elif b[0] not in KINDS.get(a[0], set()):
             problems.append(f"{question}: pyxform type {a[0]!r} became {b[0]!r}")
-        for index in range(1, 6):
+        for index in range(1, 8):
             if a[index] != b[index] and labels[index] not in IGNORED.get(a[0], ()):
                 problems.append(f"{question}: {labels[index]} pyxform {a[index]!r} vs FieldSheet {b[index]!r}")
+    their_entity, my_entity = pyxform_entity(reference), fieldsheet_entity(ours)
+    if their_entity != my_entity:
+        problems.append(f"entity declarations differ: pyxform {their_entity} vs FieldSheet {my_entity}")
     return problems + compare_languages(reference, ours)
+
+
+def pyxform_entity(reference):
+    """The entity declaration pyxform writes in the survey's meta block: (list, creates, on a condition, updates,
+    on a condition, has a label), or None."""
+    for child in reference.get("children", []):
+        if child.get("name") != "meta":
+            continue
+        for entity in child.get("children", []):
+            if entity.get("type") != "entity":
+                continue
+            parts = {part.get("name"): part for part in entity.get("children", [])}
+            dataset = parts.get("dataset", {}).get("value")
+            create, update = parts.get("create"), parts.get("update")
+            return (dataset, create is not None, bool(create and create.get("bind", {}).get("calculate")),
+                    update is not None, bool(update and update.get("bind", {}).get("calculate")), "label" in parts)
+    return None
+
+
+def fieldsheet_entity(definition):
+    entity = definition.get("entity")
+    if entity is None:
+        return None
+    creates = "entityId" not in entity or "createIf" in entity
+    return (entity["list"], creates, "createIf" in entity, "entityId" in entity, "updateIf" in entity, "label" in entity)
 
 
 PUBLISHED = pathlib.Path(__file__).with_name("published")

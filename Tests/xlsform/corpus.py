@@ -17,6 +17,8 @@ import zipfile
 
 import openpyxl
 
+import pyxform_entities
+
 FIXED_TIME = (2026, 1, 1, 0, 0, 0)
 
 
@@ -243,6 +245,14 @@ def cases():
                                                        q("range", "plain", "Plain"),
                                                        q("hidden", "source", default="survey"), q("hidden", "copied", default="${score}")),
                                       "settings": settings(form_title="Types")}, "same", None),
+        # An ordered choice, and lines and areas of points measured by expressions.
+        ("rank-and-geometry", {"survey": survey(q("rank colours", "order", "Put the colours in order", required="yes"),
+                                                q("geotrace", "path", "Path walked"), q("geoshape", "plot", "Plot", required="yes"),
+                                                q("calculate", "plot_area", calculation="area(${plot})"),
+                                                q("calculate", "walked", calculation="distance(${path})"),
+                                                q("note", "sizes", "Area ${plot_area} m², walked ${walked} m")),
+                               "choices": choices(("colours", "red", "Red"), ("colours", "blue", "Blue"), ("colours", "green", "Green")),
+                               "settings": settings(form_title="Rank and geometry")}, "same", None),
         ("repeat-count-expression", {"survey": survey(q("integer", "n", "N"), q("begin_repeat", "r", "R", repeat_count="${n} + 1"),
                                                       q("text", "a", "A"), q("end_repeat")), "settings": settings(form_title="Counts")}, "same", None),
         # XLSForm needs a name unique only within its group: FieldSheet stores the second as group_name.
@@ -257,6 +267,19 @@ def cases():
                                                q("select_one yes_no", "ok", "OK?"), q("note", None, "Thank you"),
                                                q("text", "why", "Why", relevant="${ok} = \u2018yes\u2019", constraint=". != \u201cnone\u201d")),
                               "choices": choices(*YES_NO), "settings": settings(form_id="habits")}, "same", None),
+        # Entity lists: a registration form that saves a household, and a follow-up that picks one from the list,
+        # reads its properties and updates it.
+        ("entity-registration", {"survey": survey(q("text", "hh_name", "Household name", save_to="name_of_head"),
+                                                  q("integer", "members", "Members", save_to="members"),
+                                                  q("geopoint", "location", "Location", save_to="geometry")),
+                                 "entities": [["list_name", "label"], ["households", "concat(${hh_name}, ' (', ${members}, ')')"]],
+                                 "settings": settings(form_title="Register a household")}, "same", None),
+        ("entity-follow-up", {"survey": survey(q("select_one_from_file households.csv", "household", "Household", choice_filter="members > 0"),
+                                               q("calculate", "previous", calculation="instance('households')/root/item[name = ${household}]/members"),
+                                               q("integer", "members", "Members now", default="${previous}", save_to="members"),
+                                               q("note", "was", "Was ${previous}")),
+                              "entities": [["list_name", "entity_id", "update_if"], ["households", "${household}", "${members} != ${previous}"]],
+                              "settings": settings(form_title="Visit a household")}, "same", None),
         # What pyxform refuses, FieldSheet refuses too, naming the cell.
         ("missing-survey", {"questions": survey(q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey"),
         ("group-without-end", {"survey": survey(q("begin_group", "g", "G"), q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey!A2"),
@@ -273,7 +296,7 @@ def cases():
         ("zip-not-workbook", "zip", "refused", "workbook"),
         # pyxform converts these; FieldSheet refuses them on purpose, naming the cell.
         ("untranslatable-function", {"survey": survey(q("date", "d", "D"), q("calculate", "c", calculation="pulldata('fruits', 'name', 'key', ${d})")),
-                                     "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "pulldata reads a CSV file attached to the form, which entity lists will bring")),
+                                     "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "pulldata reads a CSV file attached to the form; an entity list lookup, instance('LIST')/root/item[name = …]/column, reads one instead")),
         ("required-expression", {"survey": survey(q("integer", "a", "A"), q("text", "b", "B", required="${a} > 1")), "settings": settings(form_title="X")},
          "same", None),
         ("hyphenated-name", {"survey": survey(q("text", "first-name", "First name"), q("text", "b", "B", relevant="${first-name} != ''")),
@@ -282,7 +305,7 @@ def cases():
         ("huge-sheet", {"survey": survey(*[q("text", f"q{n}", f"Question {n}") for n in range(25_000)]), "settings": settings(form_title="Huge")},
          "fieldsheet-refuses", ("survey!A20001", "more rows than the 20,000 a form's sheet may have")),
     ]
-    return cases
+    return cases + pyxform_entities.cases()
 
 
 def main():

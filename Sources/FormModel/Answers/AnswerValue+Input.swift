@@ -5,7 +5,8 @@ extension AnswerValue {
     /// otherwise `.raw` holding the text unchanged. Returns nil for empty input (no answer).
     ///
     /// Choices may be given by value, by label (any case) or by their 1-based number;
-    /// multiple choices are separated by commas.
+    /// multiple choices are separated by commas, and a rank lists every choice so, first the most preferred.
+    /// A trace or shape is its points as ODK writes them (`Geometry`); a shape left open is closed.
     public static func parse(_ input: String, for field: FieldDefinition) -> AnswerValue? {
         let trimmed = input.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.isEmpty { return nil }
@@ -36,14 +37,22 @@ extension AnswerValue {
             return LocalDateTime.normalizedDateTime(trimmed).map(AnswerValue.dateTime) ?? .raw(input)
         case .singleChoice:
             return matchChoice(trimmed, in: field).map(AnswerValue.choice) ?? .raw(input)
-        case .multipleChoice:
+        case .multipleChoice, .rank:
             let parts = trimmed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             var values: [String] = []
             for part in parts {
                 guard let value = matchChoice(part, in: field) else { return .raw(input) }
-                if !values.contains(value) { values.append(value) }
+                if values.contains(value) {
+                    // A rank puts each choice in one place.
+                    if field.kind == .rank { return .raw(input) }
+                } else {
+                    values.append(value)
+                }
             }
             return .choices(values)
+        case .trace, .shape:
+            guard let geometry = try? Geometry(parsing: trimmed, for: field.kind, closing: true) else { return .raw(input) }
+            return .text(geometry.text)
         case .location:
             let numbers = trimmed.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
             guard (2...3).contains(numbers.count), numbers.allSatisfy({ $0 != nil }) else { return .raw(input) }
@@ -53,6 +62,8 @@ extension AnswerValue {
     }
 
     private static func matchChoice(_ text: String, in field: FieldDefinition) -> String? {
+        // Choices from an entity list are typed as the entity's id (the device holds no lists yet).
+        if field.choicesFrom != nil { return text }
         let choices = field.choices ?? []
         if let exact = choices.first(where: { $0.value == text }) { return exact.value }
         // A choice's label in any language of the form.
@@ -66,6 +77,9 @@ extension AnswerValue {
     public init?(plain: PlainJSON, kind: FieldKind) {
         switch (kind, plain) {
         case (.text, .string(let text)), (.multilineText, .string(let text)): self = .text(text)
+        case (.trace, .string(let text)), (.shape, .string(let text)):
+            guard (try? Geometry(parsing: text, for: kind)) != nil else { return nil }
+            self = .text(text)
         case (.integer, .number(let number)) where number.rounded() == number && abs(number) < 9e15: self = .integer(Int(number))
         case (.decimal, .number(let number)): self = .decimal(Decimal(number))
         case (.boolean, .bool(let flag)): self = .boolean(flag)
@@ -77,7 +91,7 @@ extension AnswerValue {
             guard let value = LocalDateTime.normalizedDateTime(text) else { return nil }
             self = .dateTime(value)
         case (.singleChoice, .string(let value)): self = .choice(value)
-        case (.multipleChoice, .array(let items)):
+        case (.multipleChoice, .array(let items)), (.rank, .array(let items)):
             var values: [String] = []
             for item in items {
                 guard case .string(let value) = item else { return nil }

@@ -5,7 +5,8 @@ import Foundation
 /// Raw input is kept so nothing a person typed is ever thrown away; validation reports it and
 /// gates completion only.
 public enum AnswerValue: Sendable, Hashable {
-    /// The answer of a `text` or `multilineText` field.
+    /// The answer of a `text` or `multilineText` field; of a `trace` or `shape` field, its points as ODK writes
+    /// them (`Geometry`).
     case text(String)
     /// The answer of an `integer` field; a `decimal` field accepts it too.
     case integer(Int)
@@ -22,7 +23,8 @@ public enum AnswerValue: Sendable, Hashable {
     case dateTime(String)
     /// The value (not the label) of the option chosen in a `singleChoice` field.
     case choice(String)
-    /// The values of the options chosen in a `multipleChoice` field.
+    /// The values of the options chosen in a `multipleChoice` field; of a `rank` field, every option in the
+    /// order the person put them.
     case choices([String])
     /// The answer of a `location` field.
     case location(Location)
@@ -53,10 +55,10 @@ public enum AnswerValue: Sendable, Hashable {
     public func fits(_ kind: FieldKind) -> Bool {
         switch (self, kind) {
         case (.raw, _): return kind.takesAnswer
-        case (.text, .text), (.text, .multilineText): return true
+        case (.text, .text), (.text, .multilineText), (.text, .trace), (.text, .shape): return true
         case (.integer, .integer), (.decimal, .decimal), (.integer, .decimal): return true
         case (.boolean, .boolean), (.date, .date), (.time, .time), (.dateTime, .dateTime): return true
-        case (.choice, .singleChoice), (.choices, .multipleChoice), (.location, .location): return true
+        case (.choice, .singleChoice), (.choices, .multipleChoice), (.choices, .rank), (.location, .location): return true
         case (.attachment, let kind): return kind.takesAttachment
         default: return false
         }

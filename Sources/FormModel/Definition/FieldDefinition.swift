@@ -49,8 +49,12 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     public var pattern: String?
     /// What to tell the person when `pattern` does not match ("Use the form ABC-123").
     public var patternMessage: LocalizedText?
-    /// For `singleChoice` and `multipleChoice`: the options offered, in the order shown.
+    /// For `singleChoice`, `multipleChoice` and `rank`: the options offered, in the order shown.
     public var choices: [Choice]?
+    /// For `singleChoice` and `multipleChoice` without `choices`: where the choices come from (an entity list).
+    public var choicesFrom: ChoiceSource?
+    /// The property of the form's entity (`FormDefinition.entity`) this field's answer is saved to.
+    public var saveTo: String?
     /// When to show the field, in the relevance language (`priority == 'high'`); always shown when nil.
     public var relevant: String?
     /// Overrides the form's conflict policy for this field.
@@ -92,8 +96,11 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         calculation: String? = nil, constraint: String? = nil, constraintMessage: LocalizedText? = nil,
         defaultExpression: String? = nil, choiceFilter: String? = nil, fields: [FieldDefinition]? = nil,
         minCount: Int? = nil, maxCount: Int? = nil, countFrom: String? = nil, instanceLabel: LocalizedText? = nil,
-        maxBytes: Int64? = nil, accept: [String]? = nil, requiredExpression: String? = nil, requiredMessage: LocalizedText? = nil
+        maxBytes: Int64? = nil, accept: [String]? = nil, requiredExpression: String? = nil, requiredMessage: LocalizedText? = nil,
+        choicesFrom: ChoiceSource? = nil, saveTo: String? = nil
     ) {
+        self.choicesFrom = choicesFrom
+        self.saveTo = saveTo
         self.id = id
         self.kind = kind
         self.label = label
@@ -130,7 +137,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         case defaultValue = "default"
         case min, max, minLength, maxLength, pattern, patternMessage, choices, relevant, conflictPolicy
         case calculation, constraint, constraintMessage, choiceFilter, fields, minCount, maxCount, countFrom, instanceLabel
-        case maxBytes, accept
+        case maxBytes, accept, choicesFrom, saveTo
     }
 
     /// `"default": {"expression": "today()"}`.
@@ -199,6 +206,8 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         instanceLabel = try container.decodeIfPresent(LocalizedText.self, forKey: .instanceLabel)
         maxBytes = try container.decodeIfPresent(Int64.self, forKey: .maxBytes)
         accept = try container.decodeIfPresent([String].self, forKey: .accept)
+        choicesFrom = try container.decodeIfPresent(ChoiceSource.self, forKey: .choicesFrom)
+        saveTo = try container.decodeIfPresent(String.self, forKey: .saveTo)
         // A default is written in the plain JSON form of the field's kind ("high", 3, true), or as
         // {"expression": "today()"}.
         defaultValue = nil
@@ -237,6 +246,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         try container.encodeIfPresent(pattern, forKey: .pattern)
         try container.encodeIfPresent(patternMessage, forKey: .patternMessage)
         try container.encodeIfPresent(choices, forKey: .choices)
+        try container.encodeIfPresent(choicesFrom, forKey: .choicesFrom)
         try container.encodeIfPresent(relevant, forKey: .relevant)
         try container.encodeIfPresent(conflictPolicy, forKey: .conflictPolicy)
         try container.encodeIfPresent(calculation, forKey: .calculation)
@@ -250,6 +260,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         try container.encodeIfPresent(instanceLabel, forKey: .instanceLabel)
         try container.encodeIfPresent(maxBytes, forKey: .maxBytes)
         try container.encodeIfPresent(accept, forKey: .accept)
+        try container.encodeIfPresent(saveTo, forKey: .saveTo)
     }
 
     /// The label of the choice with `value` in `language` (nil: the default language), or the value itself.

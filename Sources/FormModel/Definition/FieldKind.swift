@@ -20,8 +20,17 @@ public enum FieldKind: String, Codable, Sendable, CaseIterable {
     case singleChoice
     /// Any number of the field's `choices`, stored as the list of their values.
     case multipleChoice
+    /// Every one of the field's `choices`, put in order by the person filling the form (first = most preferred),
+    /// stored as the list of their values in that order.
+    case rank
     /// A position on Earth: latitude and longitude in degrees, and optionally the accuracy in metres.
     case location
+    /// A line on Earth: two or more points, stored as text the way ODK writes a geotrace
+    /// (`lat lon alt acc;lat lon alt acc`); see `Geometry`.
+    case trace
+    /// An area on Earth: a closed line of three or more distinct points, its last point the first, stored as
+    /// text the way ODK writes a geoshape; see `Geometry`.
+    case shape
     /// A photo: an image file attached to the record (`accept` defaults to `image/*`).
     case photo
     /// An audio recording attached to the record (`accept` defaults to `audio/*`).
@@ -53,7 +62,10 @@ public enum FieldKind: String, Codable, Sendable, CaseIterable {
     }
 
     /// Whether `choices` apply to this kind.
-    public var hasChoices: Bool { self == .singleChoice || self == .multipleChoice }
+    public var hasChoices: Bool { self == .singleChoice || self == .multipleChoice || self == .rank }
+
+    /// Whether the answer is a list of points (`trace`, `shape`), stored as text in ODK's form.
+    public var isGeometry: Bool { self == .trace || self == .shape }
 
     /// Whether `min`/`max` apply to this kind.
     public var hasNumericRange: Bool { self == .integer || self == .decimal }

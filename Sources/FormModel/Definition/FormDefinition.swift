@@ -56,6 +56,8 @@ public struct FormDefinition: Codable, Sendable, Hashable {
     /// The language a device shows unless told otherwise, and the one a text falls back to when it has none
     /// in the language chosen; one of `languages` (the first when the definition names none).
     public var defaultLanguage: String?
+    /// The entity list the form saves to, and how (see `EntityDeclaration`); nil for a form that saves none.
+    public var entity: EntityDeclaration?
 
     /// A form with the defaults a definition file gets for each option it leaves out (version 1, `automatic`
     /// presentation, "Cancel", `lastWriterWins`).
@@ -64,8 +66,9 @@ public struct FormDefinition: Codable, Sendable, Hashable {
         presentation: PresentationStyle = .automatic, completionLabel: String, cancelLabel: String = "Cancel",
         transition: TransitionStyle? = nil, transitionReason: String? = nil, anchor: String? = nil, parent: String? = nil, pane: String? = nil,
         conflictPolicy: ConflictPolicy = .lastWriterWins, editableAfterSubmit: Bool = false, pages: [FormPage],
-        languages: [String] = [], defaultLanguage: String? = nil
+        languages: [String] = [], defaultLanguage: String? = nil, entity: EntityDeclaration? = nil
     ) {
+        self.entity = entity
         self.id = id
         self.version = version
         self.title = title
@@ -88,7 +91,7 @@ public struct FormDefinition: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case id, version, title, description, presentation, completionLabel, cancelLabel, transition
-        case transitionReason, anchor, parent, pane, conflictPolicy, editableAfterSubmit, pages, languages, defaultLanguage
+        case transitionReason, anchor, parent, pane, conflictPolicy, editableAfterSubmit, pages, languages, defaultLanguage, entity
     }
 
     public init(from decoder: any Decoder) throws {
@@ -110,6 +113,7 @@ public struct FormDefinition: Codable, Sendable, Hashable {
         pages = try container.decode([FormPage].self, forKey: .pages)
         languages = try container.decodeIfPresent([String].self, forKey: .languages) ?? []
         defaultLanguage = try container.decodeIfPresent(String.self, forKey: .defaultLanguage) ?? languages.first
+        entity = try container.decodeIfPresent(EntityDeclaration.self, forKey: .entity)
         settleTexts()
     }
 
@@ -134,6 +138,7 @@ public struct FormDefinition: Codable, Sendable, Hashable {
             try container.encode(languages, forKey: .languages)
             try container.encodeIfPresent(defaultLanguage, forKey: .defaultLanguage)
         }
+        try container.encodeIfPresent(entity, forKey: .entity)
     }
 
     /// Every translated text reads the default language's text when a language has none of its own.

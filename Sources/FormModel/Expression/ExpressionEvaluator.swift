@@ -167,6 +167,9 @@ extension FormExpression {
             return result
         case .call(let function, let arguments):
             return Self.call(function, arguments, scope, &budget)
+        case .entity:
+            // No entity list is held on the device yet: an entity's property reads as nothing.
+            return .null
         }
     }
 
@@ -268,6 +271,11 @@ extension FormExpression {
             let digits = values.count > 1 ? Int((values[1].asNumber ?? 0).rounded()) : 0
             let scale = pow(10, Double(Swift.max(-15, Swift.min(15, digits))))
             return .number((number * scale).rounded() / scale)
+        case .area, .distance:
+            guard case .string(let text) = values[0],
+                  let geometry = try? Geometry(parsing: text, for: function == .area ? .shape : .trace, closing: true)
+            else { return .null }
+            return .number(function == .area ? geometry.area : geometry.length)
         case .sqrt:
             guard let number = values[0].asNumber, number >= 0 else { return .null }
             return .number(number.squareRoot())

@@ -288,6 +288,7 @@ struct ExpressionParser {
     }
 
     mutating func parseCall(_ name: String, at column: Int) throws(ExpressionSyntaxError) -> FormExpression {
+        if name == "entity" { return try parseEntity(at: column) }
         guard let function = FormExpression.Function(rawValue: name) else {
             let known = FormExpression.Function.allCases.map(\.rawValue).joined(separator: ", ")
             throw ExpressionSyntaxError(message: "'\(name)' is not a function; known functions: \(known)", column: column)
@@ -311,6 +312,29 @@ struct ExpressionParser {
                 column: column)
         }
         return .call(function, arguments)
+    }
+
+    /// `entity('list', id, 'property')`, the list and the property written as text.
+    mutating func parseEntity(at column: Int) throws(ExpressionSyntaxError) -> FormExpression {
+        let signature = "write entity('households', household, 'members'): the entity list and the property in quotes"
+        position += 1  // "("
+        try enter(at: column)
+        defer { nesting -= 1 }
+        func name(_ what: String) throws(ExpressionSyntaxError) -> String {
+            guard let token = peek, case .string(let text) = token.kind,
+                  text.range(of: #"^[A-Za-z_][A-Za-z0-9_.-]*$"#, options: .regularExpression) != nil else {
+                throw ExpressionSyntaxError(message: "entity() needs the \(what) as a name in quotes; \(signature)", column: peek?.column ?? endColumn)
+            }
+            position += 1
+            return text
+        }
+        let list = try name("entity list")
+        guard take(",") else { throw ExpressionSyntaxError(message: "Expected ',' after the entity list; \(signature)", column: peek?.column ?? endColumn) }
+        let id = try parseOr()
+        guard take(",") else { throw ExpressionSyntaxError(message: "Expected ',' after the entity's id; \(signature)", column: peek?.column ?? endColumn) }
+        let property = try name("property")
+        guard take(")") else { throw ExpressionSyntaxError(message: "Expected ')' after the property; \(signature)", column: peek?.column ?? endColumn) }
+        return .entity(list: list, id: id, property: property)
     }
 
     mutating func parseListItems() throws(ExpressionSyntaxError) -> [FormExpression.Literal] {

@@ -26,10 +26,10 @@ public enum ExpressionType: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .integer, .decimal: self = .number
         case .boolean: self = .bool
-        case .text, .multilineText, .singleChoice, .time, .location, .note, .photo, .audio, .file: self = .text
+        case .text, .multilineText, .singleChoice, .time, .location, .trace, .shape, .note, .photo, .audio, .file: self = .text
         case .date: self = .date
         case .dateTime: self = .dateTime
-        case .multipleChoice: self = .list(.text)
+        case .multipleChoice, .rank: self = .list(.text)
         case .calculate: self = .any
         case .repeat: self = .list(.bool)
         }
@@ -66,7 +66,7 @@ public enum ExpressionType: Sendable, Hashable, CustomStringConvertible {
         case (.number, .integer), (.number, .decimal), (.bool, .boolean), (.date, .date), (.dateTime, .dateTime): return true
         case (_, .text), (_, .multilineText): return true
         case (.text, .date): return true  // a date written as text
-        case (.text, .singleChoice), (.list, .multipleChoice): return true
+        case (.text, .singleChoice), (.list, .multipleChoice), (.list, .rank), (.text, .trace), (.text, .shape): return true
         default: return false
         }
     }
@@ -88,6 +88,7 @@ extension FormExpression {
         case .literal(.number(let number)): return AnswerValue.format(number)
         case .current: return "."
         case .call(let function, _): return function.rawValue + "(…)"
+        case .entity(let list, _, let property): return "entity('\(list)', …, '\(property)')"
         default: return "the expression"
         }
     }
@@ -137,6 +138,9 @@ extension FormExpression {
                 previous = step.operand
             }
             return result
+        case .entity(_, let id, _):
+            _ = id.infer(typeOf, &mismatches)
+            return .any
         case .call(let function, let arguments):
             let types = arguments.map { $0.infer(typeOf, &mismatches) }
             switch function {
@@ -158,7 +162,7 @@ extension FormExpression {
             case .string, .substr, .normalizeSpace: return .text
             case .contains, .startsWith, .endsWith, .booleanFromString, .regex: return .bool
             case .date: return .date
-            case .decimalDateTime, .countNonEmpty: return .number
+            case .decimalDateTime, .countNonEmpty, .area, .distance: return .number
             case .formatDate, .formatDateTime, .choiceLabel: return .text
             case .uuid: return .text
             case .once: return types[0]

@@ -68,7 +68,9 @@ public enum ExpressionValue: Sendable, Hashable {
         case (.dateTime(let text), .dateTime), (.dateTime(let text), .calculate): return .dateTime(text)
         case (.date(let text), .text), (.dateTime(let text), .text): return .text(text)
         case (.string(let text), .singleChoice): return .choice(text)
-        case (.list(let items), .multipleChoice), (.list(let items), .calculate):
+        case (.string(let text), .trace), (.string(let text), .shape):
+            return (try? Geometry(parsing: text, for: kind)).map { .text($0.text) }
+        case (.list(let items), .multipleChoice), (.list(let items), .rank), (.list(let items), .calculate):
             return .choices(items.compactMap { if case .string(let text) = $0 { return text } else { return nil } })
         default: return nil
         }

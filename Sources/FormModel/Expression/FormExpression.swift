@@ -13,7 +13,8 @@ import Foundation
 /// sum        := product (("+" | "-") product)*
 /// product    := unary (("*" | "/" | "%") unary)*
 /// unary      := "-" unary | operand
-/// operand    := name ("." name)* | function "(" expression, … ")" | "." | 'text' | "text" | number
+/// operand    := name ("." name)* | function "(" expression, … ")" | "entity" "(" 'list', expression, 'property' ")"
+///             | "." | 'text' | "text" | number
 ///             | true | false | null | "[" literal, … "]" | "(" expression ")"
 /// ```
 /// A field's name stands for its answer (null when unanswered or not itself relevant). Inside a repeat, a
@@ -45,6 +46,11 @@ public indirect enum FormExpression: Sendable, Hashable {
     case arithmetic(FormExpression, [ArithmeticStep])
     /// A call of a built-in function with its arguments.
     case call(Function, [FormExpression])
+    /// `entity('households', household, 'members')`: the property `members` of the entity of the list
+    /// `households` whose id is the value of `household` (XLSForm's
+    /// `instance('households')/root/item[name = ${household}]/members`); `'label'` reads its label. It reads
+    /// nothing (null) until the device holds entity lists (docs/entity-lists.md).
+    case entity(list: String, id: FormExpression, property: String)
 
     /// A constant written in an expression.
     public enum Literal: Sendable, Hashable {
@@ -191,6 +197,12 @@ public indirect enum FormExpression: Sendable, Hashable {
         /// again (XLSForm's `once()`, evaluated only while the field is empty). Only calculations and defaults
         /// may call them.
         case once
+        /// `area(shape)`: the area a `shape` answer encloses, in square metres on the sphere (`Geometry.area`); null
+        /// when the value is not a shape.
+        case area
+        /// `distance(trace)`: the length of a `trace` answer (a `shape`'s perimeter) in metres along great
+        /// circles (`Geometry.length`); null when the value is not a line of points.
+        case distance
 
         /// How many arguments the function takes.
         var arity: ClosedRange<Int> {
@@ -203,7 +215,7 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .today, .now, .pi, .position, .uuid: return 0...0
             case .min, .max: return 1...16
             case .round: return 1...2
-            case .sqrt, .int, .number, .string, .normalizeSpace, .booleanFromString, .once: return 1...1
+            case .sqrt, .int, .number, .string, .normalizeSpace, .booleanFromString, .once, .area, .distance: return 1...1
             case .pow, .contains, .startsWith, .endsWith, .regex: return 2...2
             case .substr: return 2...3
             case .date, .decimalDateTime, .countNonEmpty: return 1...1
@@ -253,6 +265,8 @@ public indirect enum FormExpression: Sendable, Hashable {
             case .indexedRepeat: return "indexed-repeat(group.field, number)"
             case .uuid: return "uuid()"
             case .once: return "once(value)"
+            case .area: return "area(shape)"
+            case .distance: return "distance(trace)"
             }
         }
     }
@@ -294,6 +308,8 @@ public indirect enum FormExpression: Sendable, Hashable {
             for step in steps { step.operand.visit(body) }
         case .call(_, let arguments):
             for argument in arguments { argument.visit(body) }
+        case .entity(_, let id, _):
+            id.visit(body)
         }
     }
 }

@@ -127,6 +127,26 @@ struct ExpressionChecker {
                 }
             }
         }
+        // The entity declaration's expressions, read from the top level of the form.
+        if let entity = loaded.form.entity, let top = loaded.form.pages.first?.fields.first {
+            for (key, source) in entity.expressions {
+                let path = JSONPath.root.appending("entity").appending(key)
+                let property = Property(key: "entity", noun: "entity \(key)", rule: "entity", source: \.relevant)
+                let expression: FormExpression
+                do {
+                    expression = try FormExpression.parse(source)
+                } catch let failure {
+                    error("entity-syntax", path, "The entity \(key) \"\(FormChecker.shown(source))\" does not parse: \(failure.message) at column \(failure.column).",
+                          fix: "Write an expression over the form's answers, like concat(head_name, ' ', village).")
+                    continue
+                }
+                for name in expression.referencedNames {
+                    if let problem = scopeProblem(name, from: top, property: property) {
+                        error(problem.rule, path, "The entity \(key) \"\(FormChecker.shown(source))\" \(problem.message)", fix: problem.fix)
+                    }
+                }
+            }
+        }
         let logic = FormLogic(form: loaded.form)
         if let cycle = RelevanceGraph(edges: logic.reads, fieldOrder: fields.order).firstCycle(), let first = cycle.first, let path = fieldPaths[first] {
             let calculated = cycle.contains { logic.calculation[$0] != nil }
@@ -171,6 +191,8 @@ struct ExpressionChecker {
     /// Why `name` cannot be read from `field`'s place, if it cannot.
     func scopeProblem(_ name: [String], from field: FieldDefinition, property: Property) -> ScopeProblem? {
         if name.count == 2, name[0] == "choice", property.key == "choiceFilter" {
+            // An entity list's properties are the list's, not the form's: any may be read.
+            if field.choicesFrom != nil { return nil }
             let properties = Set((field.choices ?? []).flatMap { ($0.properties ?? [:]).keys } + ["value", "label"])
             guard properties.contains(name[1]) else {
                 return ScopeProblem(rule: "choice-filter-unknown-property", message: "reads choice.\(name[1]), but no choice of \"\(field.id)\" has the property \"\(name[1])\".",

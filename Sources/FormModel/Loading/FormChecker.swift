@@ -48,8 +48,56 @@ enum FormChecker {
                 }
             }
         }
+        checkEntity(form, fieldPaths: fieldPaths, error)
         findings += ExpressionChecker(loaded: loaded, fieldPaths: fieldPaths).check()
         return findings
+    }
+
+    /// The form's entity declaration is one ODK's rules give a meaning to, and its fields' `saveTo` are sound: a
+    /// form with an entity list, a property saved by one field, no property the entity keeps itself, no field of
+    /// a repeat (an entity per instance is not supported yet), no note or repeat.
+    static func checkEntity(_ form: FormDefinition, fieldPaths: [String: JSONPath], _ error: (String, JSONPath, String, String) -> Void) {
+        let entityPath = JSONPath.root.appending("entity")
+        if let entity = form.entity {
+            if entity.list.hasPrefix("__") {
+                error("entity-list-name", entityPath.appending("list"), "The entity list name \"\(entity.list)\" starts with __, which is kept for the system's own names.", "Name the list without the leading underscores, like households.")
+            }
+            if entity.updateIf != nil, entity.entityId == nil {
+                error("entity-update-without-id", entityPath.appending("updateIf"), "The form updates an entity (\"updateIf\") but does not say which: it has no \"entityId\".",
+                      "Add \"entityId\", usually the field where the entity is chosen (a choice field with \"choicesFrom\": {\"entityList\": \"\(entity.list)\"}).")
+            }
+            if entity.entityId != nil, entity.createIf != nil, entity.updateIf == nil {
+                error("entity-create-without-update-if", entityPath.appending("createIf"), "The form names an entity to update (\"entityId\") and has a \"createIf\", but no \"updateIf\" to say when it updates instead of creating.",
+                      "Add \"updateIf\" (the two conditions should not hold together), or remove \"createIf\" to always update.")
+            }
+            if entity.entityId == nil, entity.label == nil {
+                error("entity-label-missing", entityPath, "The form creates entities in \"\(entity.list)\" but gives them no \"label\", which every entity has.",
+                      "Add \"label\": an expression like concat(head_name, ' ', village).")
+            }
+        }
+        let fields = FormFields(form: form)
+        var savedBy: [String: String] = [:]
+        for id in fields.order {
+            guard let field = fields.byID[id], let property = field.saveTo, let path = fieldPaths[id]?.appending("saveTo") else { continue }
+            guard form.entity != nil else {
+                error("save-to-without-entity", path, "The field \"\(id)\" saves to the entity property \"\(property)\", but the form declares no entity list.",
+                      "Add \"entity\": {\"list\": …, \"label\": …} to the form, or remove \"saveTo\".")
+                continue
+            }
+            if !field.holdsValue {
+                error("save-to-not-a-value", path, "The field \"\(id)\" is a \(field.kind.rawValue), which holds no answer to save.", "Move \"saveTo\" to a field that takes or computes an answer.")
+            } else if !fields.repeatChain(id).isEmpty {
+                error("save-to-in-repeat", path, "The field \"\(id)\" is inside the repeat \"\(fields.repeatChain(id).last ?? "")\"; an entity saved from each repeat instance is not supported yet.",
+                      "Save properties from fields outside repeats.")
+            } else if let problem = EntityDeclaration.propertyProblem(property) {
+                error("save-to-reserved", path, "The field \"\(id)\" saves to \(problem).", "Save to a property of its own name, like \(property.lowercased() == "label" ? "title" : "\(id)").")
+            } else if let earlier = savedBy[property] {
+                error("save-to-duplicate", path, "The entity property \"\(property)\" is already saved by the field \"\(earlier)\" (\(fieldPaths[earlier]?.description ?? earlier)).",
+                      "Save each property from one field; give this one another property name.")
+            } else {
+                savedBy[property] = id
+            }
+        }
     }
 
     /// A text written in languages names only the form's `languages`.
@@ -104,7 +152,7 @@ enum FormChecker {
         func fail(_ rule: String, _ key: String, _ message: String, fix: String) { error(rule, path.appending(key), message, fix) }
         let kind = field.kind
         if !kind.hasChoices, field.choices != nil {
-            fail("option-not-for-kind", "choices", "\"choices\" applies only to singleChoice and multipleChoice fields, not to \(kind.rawValue).", fix: "Remove \"choices\" or change the kind.")
+            fail("option-not-for-kind", "choices", "\"choices\" applies only to singleChoice, multipleChoice and rank fields, not to \(kind.rawValue).", fix: "Remove \"choices\" or change the kind.")
         }
         if !kind.hasNumericRange {
             if field.min != nil { fail("option-not-for-kind", "min", "\"min\" applies only to integer and decimal fields, not to \(kind.rawValue).", fix: "Remove \"min\" or change the kind.") }
@@ -155,7 +203,14 @@ enum FormChecker {
             fail("option-not-for-kind", "calculation", "A note holds no value, so it cannot have a calculation.", fix: "Use a text field with the calculation to show a computed value.")
         }
         if field.choiceFilter != nil, !kind.hasChoices {
-            fail("option-not-for-kind", "choiceFilter", "\"choiceFilter\" applies only to singleChoice and multipleChoice fields, not to \(kind.rawValue).", fix: "Remove \"choiceFilter\" or change the kind.")
+            fail("option-not-for-kind", "choiceFilter", "\"choiceFilter\" applies only to singleChoice, multipleChoice and rank fields, not to \(kind.rawValue).", fix: "Remove \"choiceFilter\" or change the kind.")
+        }
+        if field.choicesFrom != nil {
+            if kind != .singleChoice && kind != .multipleChoice {
+                fail("option-not-for-kind", "choicesFrom", "\"choicesFrom\" applies only to singleChoice and multipleChoice fields, not to \(kind.rawValue).", fix: "Remove \"choicesFrom\" or change the kind.")
+            } else if field.choices != nil {
+                fail("choices-and-choices-from", "choicesFrom", "The field lists its own \"choices\" and takes them from an entity list (\"choicesFrom\") too.", fix: "Keep one: the choices listed, or the entity list's.")
+            }
         }
         if field.constraintMessage != nil, field.constraint == nil {
             fail("option-not-for-kind", "constraintMessage", "\"constraintMessage\" is shown when the constraint fails, but the field has no \"constraint\".", fix: "Add a \"constraint\" or remove the message.")

@@ -32,6 +32,9 @@ public struct FieldIssue: Sendable, Hashable, Codable, CustomStringConvertible {
         case invalidDateTime
         /// Not a latitude (−90…90) and longitude (−180…180), with an accuracy that is not negative.
         case invalidLocation
+        /// Not a line (`trace`) or area (`shape`) of points as `Geometry` reads them; the message says which point
+        /// and why.
+        case invalidGeometry
         /// What was typed in a `boolean` field is not yes or no.
         case notYesOrNo
         /// The form has no field with this key that takes an answer.

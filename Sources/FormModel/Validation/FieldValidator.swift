@@ -17,7 +17,14 @@ public enum FieldValidator {
             guard field.required else { return [] }
             return issue(.required, field.kind.hasChoices ? "Required: choose an option." : "Required: enter a value.")
         }
-        if case .raw = answer {
+        if case .raw(let text) = answer {
+            if field.kind.isGeometry {
+                do throws(Geometry.Problem) {
+                    _ = try Geometry(parsing: text, for: field.kind, closing: true)
+                } catch {
+                    return issue(.invalidGeometry, error.message)
+                }
+            }
             return issue(rawCode(field.kind), formatMessage(for: field))
         }
         guard answer.fits(field.kind) else {
@@ -28,6 +35,13 @@ public enum FieldValidator {
             return rangeIssues(field, Double(value))
         case .decimal(let value):
             return rangeIssues(field, NSDecimalNumber(decimal: value).doubleValue)
+        case .text(let text) where field.kind.isGeometry:
+            do throws(Geometry.Problem) {
+                _ = try Geometry(parsing: text, for: field.kind)
+                return []
+            } catch {
+                return issue(.invalidGeometry, error.message)
+            }
         case .text(let text):
             var found: [FieldIssue] = []
             let length = text.count
@@ -56,7 +70,8 @@ public enum FieldValidator {
         case .choice(let value):
             return isChoice(value, of: field) ? [] : issue(.notAChoice, choiceMessage(field))
         case .choices(let values):
-            return values.allSatisfy { isChoice($0, of: field) } ? [] : issue(.notAChoice, choiceMessage(field))
+            guard values.allSatisfy({ isChoice($0, of: field) }) else { return issue(.notAChoice, choiceMessage(field)) }
+            return field.kind == .rank && Set(values).count != values.count ? issue(.notAChoice, choiceMessage(field)) : []
         case .location(let location):
             return location.isOnEarth ? [] : issue(.invalidLocation, formatMessage(for: field))
         case .attachment(let reference):
@@ -75,7 +90,9 @@ public enum FieldValidator {
         case .date: return "Enter a date as YYYY-MM-DD, like 2026-11-22."
         case .time: return "Enter a time as HH:MM, like 14:30."
         case .dateTime: return "Enter a date and time as YYYY-MM-DD HH:MM, like 2026-11-22 14:30."
-        case .singleChoice, .multipleChoice: return choiceMessage(field)
+        case .singleChoice, .multipleChoice, .rank: return choiceMessage(field)
+        case .trace: return "Enter a line of at least 2 points: \(Geometry.pointFormat)."
+        case .shape: return "Enter an area of at least 3 points: \(Geometry.pointFormat)."
         case .location: return "Enter a location as latitude, longitude and optionally accuracy in metres, like 52.52, 13.40, 5."
         case .photo, .audio, .file: return attachSentence(field)
         case .text, .multilineText: return "Enter text."
@@ -93,8 +110,9 @@ public enum FieldValidator {
         case .date: return .invalidDate
         case .time: return .invalidTime
         case .dateTime: return .invalidDateTime
-        case .singleChoice, .multipleChoice: return .notAChoice
+        case .singleChoice, .multipleChoice, .rank: return .notAChoice
         case .location: return .invalidLocation
+        case .trace, .shape: return .invalidGeometry
         case .text, .multilineText, .note, .photo, .audio, .file: return .wrongType
         case .calculate, .repeat: return .readOnly
         }
@@ -111,7 +129,10 @@ public enum FieldValidator {
         case .dateTime: return "a date and time"
         case .singleChoice: return "one choice"
         case .multipleChoice: return "a list of choices"
+        case .rank: return "every choice, in order"
         case .location: return "a location"
+        case .trace: return "a line of points"
+        case .shape: return "an area of points"
         case .photo: return "a photo"
         case .audio: return "an audio recording"
         case .file: return "a file"
@@ -177,13 +198,17 @@ public enum FieldValidator {
     }
 
     static func isChoice(_ value: String, of field: FieldDefinition) -> Bool {
-        field.choices?.contains { $0.value == value } ?? false
+        // An entity's id: the device holds no entity lists yet to check it against.
+        if field.choicesFrom != nil { return !value.isEmpty }
+        return field.choices?.contains { $0.value == value } ?? false
     }
 
     static func choiceMessage(_ field: FieldDefinition) -> String {
         let labels = (field.choices ?? []).map(\.label.text)
-        return field.kind == .multipleChoice
-            ? "Choose from: \(labels.joined(separator: ", "))."
-            : "Choose one of: \(labels.joined(separator: ", "))."
+        switch field.kind {
+        case .multipleChoice: return "Choose from: \(labels.joined(separator: ", "))."
+        case .rank: return "Put every choice in order, each once, separated by commas, first the most preferred: \(labels.joined(separator: ", "))."
+        default: return "Choose one of: \(labels.joined(separator: ", "))."
+        }
     }
 }

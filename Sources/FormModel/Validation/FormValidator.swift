@@ -106,7 +106,7 @@ public struct FormValidator: Sendable {
             }
             return found
         }
-        if logic.choiceFilter[field.id] != nil {
+        if logic.choiceFilter[field.id] != nil, field.choicesFrom == nil {
             let offered = state.choices(for: key)
             let values: [String]
             switch answer {
@@ -119,6 +119,14 @@ public struct FormValidator: Sendable {
                 found.append(FieldIssue(fieldID: key, code: .notAChoice, message: offered.isEmpty
                     ? "No choice fits the other answers; change them or clear this field."
                     : "Choose from the options that fit the other answers: \(labels)."))
+            }
+        }
+        if found.isEmpty, field.kind == .rank, case .choices(let list) = answer {
+            // A rank orders every choice offered (those its filter lets through), each once.
+            let missing = state.choices(for: key).filter { !list.contains($0.value) }
+            if !missing.isEmpty {
+                let labels = missing.map { state.text($0.label, at: key) }.joined(separator: ", ")
+                found.append(FieldIssue(fieldID: key, code: .notAChoice, message: "Put every choice in order; still to place: \(labels)."))
             }
         }
         if let constraint = logic.constraint[field.id] {

@@ -31,7 +31,7 @@ extension SheetState {
                 return set(key, field, nil)
             default: return []
             }
-        case .multipleChoice:
+        case .multipleChoice, .rank:
             let choices = choices(at: key)
             guard !choices.isEmpty else { return [] }
             let cursor = choiceCursor[key] ?? 0
@@ -65,7 +65,7 @@ extension SheetState {
             return []
         case .note, .calculate, .repeat:
             return []
-        case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location:
+        case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location, .trace, .shape:
             var text = self.text(of: field, at: key)
             switch event {
             case .character(let character): text.append(character)
@@ -86,9 +86,11 @@ extension SheetState {
         } else {
             selected.append(value)
         }
-        // Keep the form's order, whatever order things were ticked in.
-        let order = (field.choices ?? []).map(\.value)
-        selected.sort { (order.firstIndex(of: $0) ?? 0) < (order.firstIndex(of: $1) ?? 0) }
+        // Keep the form's order, whatever order things were ticked in; a rank keeps the order they were placed in.
+        if field.kind != .rank {
+            let order = (field.choices ?? []).map(\.value)
+            selected.sort { (order.firstIndex(of: $0) ?? 0) < (order.firstIndex(of: $1) ?? 0) }
+        }
         return set(key, field, selected.isEmpty ? nil : .choices(selected))
     }
 }

@@ -275,7 +275,7 @@ public struct SheetState: Sendable {
         switch field.kind {
         case .singleChoice where choices.indices.contains(index):
             return set(key, field, .choice(choices[index].value))
-        case .multipleChoice where choices.indices.contains(index):
+        case .multipleChoice where choices.indices.contains(index), .rank where choices.indices.contains(index):
             choiceCursor[key] = index
             return toggle(choices[index].value, at: key, in: field)
         case .boolean:

@@ -274,7 +274,7 @@ public struct SheetView: Sendable {
     /// instances has thousands of rows.
     func valueLineCount(_ field: FieldDefinition, at key: String, width: Int) -> Int {
         switch field.kind {
-        case .singleChoice, .multipleChoice, .multilineText: return valueLayout(field, at: key, width: width).lines.count
+        case .singleChoice, .multipleChoice, .rank, .multilineText: return valueLayout(field, at: key, width: width).lines.count
         default: return 1
         }
     }
@@ -301,6 +301,14 @@ public struct SheetView: Sendable {
             let cursor = state.choiceCursor[key] ?? 0
             items = state.choices(at: key).enumerated().map { index, choice in
                 (focused && index == cursor ? "›" : "") + (chosen.contains(choice.value) ? "[x] " : "[ ] ") + state.evaluated.text(choice.label, at: key)
+            }
+        case .rank:
+            // Each choice shows its place in the order ([2]), Space places the one under the cursor next or takes it out.
+            let placed: [String] = { if case .choices(let values)? = state.answers[key] { return values } else { return [] } }()
+            let cursor = state.choiceCursor[key] ?? 0
+            items = state.choices(at: key).enumerated().map { index, choice in
+                let place = placed.firstIndex(of: choice.value).map { "[\($0 + 1)] " } ?? "[ ] "
+                return (focused && index == cursor ? "›" : "") + place + state.evaluated.text(choice.label, at: key)
             }
         case .multilineText:
             let room = max(3, width - 2)

@@ -7,6 +7,9 @@ enum RowType: Equatable {
     case beginGroup, endGroup, beginRepeat, endRepeat
     /// Kept by every record already (`start`, `end`, `deviceid`, …): not imported as a question.
     case metadata(String)
+    /// `csv-external LIST`: the form reads the entity list LIST (in `instance('LIST')/…` lookups); nothing to
+    /// import, FieldSheet's lookups name their list.
+    case entityListInstance
     /// An XLSForm type FieldSheet has no equivalent for, with what to do instead.
     case refused(String, fix: String)
     case unknown(String)
@@ -24,19 +27,20 @@ enum RowType: Equatable {
         "uri:email": "the user who made the record", "uri:phonenumber": "nothing (FieldSheet does not read phone numbers)",
         "uri:subscriberid": "nothing (FieldSheet does not read SIM cards)", "uri:simserial": "nothing (FieldSheet does not read SIM cards)",
     ]
-    /// Types whose choices are read from a file attached to the form (a CSV, XML or GeoJSON file), which entity
-    /// lists will bring.
+    /// Types whose choices are read from a file attached to the form (a CSV, XML or GeoJSON file); a CSV file
+    /// `LIST.csv` of `select_one_from_file` and `select_multiple_from_file` names the entity list LIST.
     static let fromFile: Set<String> = ["select_one_from_file", "select_multiple_from_file", "select_one_external", "select_multiple_external"]
+
+    /// The entity list a `select_one_from_file` file names: `households.csv` is the list households; nil for
+    /// another kind of file (XML, GeoJSON).
+    static func entityList(fromFile file: String) -> String? {
+        guard file.lowercased().hasSuffix(".csv"), file.count > 4 else { return nil }
+        return String(file.dropLast(4))
+    }
     /// Questions that attach a file, by the FieldSheet kind they become (a video is a file of any type).
     static let attachments: [String: FieldKind] = ["image": .photo, "photo": .photo, "audio": .audio, "video": .file, "file": .file]
     static let refusals: [String: String] = [
-        "rank": "Use a select_multiple question, or one select_one per rank.",
-        "geotrace": "Use geopoint questions in a repeat.",
-        "geoshape": "Use geopoint questions in a repeat.",
-        "select_one_from_file": "Copy the file's choices into the choices sheet and use select_one.",
-        "select_multiple_from_file": "Copy the file's choices into the choices sheet and use select_multiple.",
         "xml-external": "Copy the data into the choices sheet.",
-        "csv-external": "Copy the data into the choices sheet.",
         "begin_loop": "Use begin_repeat.",
         "end_loop": "Use end_repeat.",
         "rank_one": "Use select_one.",
@@ -98,8 +102,22 @@ enum RowType: Equatable {
         case "select_one_external", "select_multiple_external", "osm":
             self = .refused(head, fix: head == "osm" ? "Use geopoint and text questions." : "Copy the external choices into the choices sheet and use select_one.")
             return
-        case "select_one", "select_multiple":
-            let kind: FieldKind = head == "select_one" ? .singleChoice : .multipleChoice
+        case "select_one_from_file", "select_multiple_from_file":
+            // Choices from a file attached to the form: a CSV file LIST.csv is the entity list LIST.
+            let kind: FieldKind = head == "select_one_from_file" ? .singleChoice : .multipleChoice
+            if lowered.count == 2, Self.entityList(fromFile: original[1]) != nil {
+                self = .question(kind, list: original[1])
+            } else if lowered.count == 2 {
+                self = .refused(head, fix: "Only a .csv file, which names an entity list (households.csv), is read; copy the file's choices into the choices sheet and use \(head == "select_one_from_file" ? "select_one" : "select_multiple").")
+            } else {
+                self = .unknown(cell)
+            }
+            return
+        case "csv-external":
+            self = lowered.count == 1 ? .entityListInstance : .unknown(cell)
+            return
+        case "select_one", "select_multiple", "rank":
+            let kind: FieldKind = head == "select_one" ? .singleChoice : head == "rank" ? .rank : .multipleChoice
             if lowered.count == 2 {
                 self = .question(kind, list: original[1])
             } else if lowered.count == 1 {
@@ -124,6 +142,8 @@ enum RowType: Equatable {
         case "time": self = .question(.time, list: nil)
         case "datetime": self = .question(.dateTime, list: nil)
         case "geopoint", "location", "gps": self = .question(.location, list: nil)
+        case "geotrace": self = .question(.trace, list: nil)
+        case "geoshape": self = .question(.shape, list: nil)
         case "note": self = .question(.note, list: nil)
         case "calculate": self = .question(.calculate, list: nil)
         case "acknowledge", "trigger": self = .question(.boolean, list: nil)

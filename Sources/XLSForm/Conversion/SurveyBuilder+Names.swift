@@ -43,11 +43,13 @@ extension SurveyBuilder {
                 continue
             case .refused(let what, let fix):
                 let message = RowType.fromFile.contains(what)
-                    ? "The type \(what) reads its choices from a file attached to the form; such files come with entity lists, which FieldSheet does not support yet, so it is not imported."
+                    ? "The type \(what) reads its choices from a file attached to the form that is no entity list (only a file LIST.csv names one), so it is not imported."
                     : "The type \(what) has no FieldSheet equivalent and is not imported."
                 converter.error(typeCell, "xlsform-type", message, fix: fix)
                 recordName(name, kind: .notImported, open: open, cell: nameCell, row: row, into: &converter)
                 continue
+            case .entityListInstance:
+                continue  // the lookups instance('LIST')/… name their list
             case .metadata(let what):
                 converter.warning(typeCell, "xlsform-metadata",
                                   "\(what) is not imported as a question: every record already keeps \(RowType.metadata[what] ?? "it").",

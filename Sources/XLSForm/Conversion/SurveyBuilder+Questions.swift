@@ -7,7 +7,7 @@ extension SurveyBuilder {
     /// The columns read from the survey sheet (besides label, hint and constraint_message in any language).
     static let readColumns: Set<String> = [
         "type", "name", "label", "hint", "required", "required_message", "relevant", "constraint", "constraint_message", "calculation",
-        "default", "choice_filter", "read_only", "repeat_count", "appearance", "parameters",
+        "default", "choice_filter", "read_only", "repeat_count", "appearance", "parameters", "save_to",
     ]
 
     /// One warning per survey column that holds values FieldSheet does not import (required_message, media, …).
@@ -81,7 +81,10 @@ extension SurveyBuilder {
         if let value = table.value(row, "default"), head != "hidden" {
             if let member = defaultMember(row, value, kind: kind, scope: scope, into: &converter) { node.members.append(member) }
         }
-        if let list {
+        if let list, let entityList = RowType.entityList(fromFile: list) {
+            // select_one_from_file LIST.csv: the choices are the entities of the list LIST.
+            node.members.append(("choicesFrom", .object([("entityList", .string(entityList), table.cell(row, "type"))]), table.cell(row, "type")))
+        } else if let list {
             guard let choices = lists[list] else {
                 converter.error(table.cell(row, "type"), "xlsform-choices",
                                 "The list \(list) is not in the \(choicesSheet) sheet\(lists.isEmpty ? " (the workbook has no choice lists)" : ""); known lists: \(lists.keys.sorted().prefix(8).joined(separator: ", ")).",
@@ -122,12 +125,32 @@ extension SurveyBuilder {
                 node.members.append(("choiceFilter", .string(filter), table.cell(row, "choice_filter")))
             }
         }
+        if let property = saveTo(row, into: &converter) {
+            node.members.append(("saveTo", .string(property), table.cell(row, "save_to")))
+        }
         if let readOnly = table.value(row, "read_only"), Self.flag(readOnly) == true, kind.takesAnswer, table.value(row, "calculation") == nil {
             converter.warning(table.cell(row, "read_only"), "xlsform-not-imported",
                               "read_only is not imported for \(name): FieldSheet shows a field read-only only when it has a calculation.",
                               fix: "Give the question a calculation, or make it a note.")
         }
         return node
+    }
+
+    /// The entity property the row's `save_to` names: `property`, or `list#property` with the list the entities
+    /// sheet declares (pyxform's spelling for a form with several lists); nil when empty or refused.
+    func saveTo(_ row: Sheet.Row, into converter: inout XLSFormConverter) -> String? {
+        guard let value = table.value(row, "save_to")?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        let parts = value.split(separator: "#", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count <= 2 else {
+            converter.error(table.cell(row, "save_to"), "xlsform-save-to", "save_to \"\(value)\" has more than one #.", fix: "Write the property (members), or the list and the property (households#members).")
+            return nil
+        }
+        if parts.count == 2, let declared = converter.entityList, parts[0] != declared {
+            converter.error(table.cell(row, "save_to"), "xlsform-save-to", "save_to \"\(value)\" names the entity list \(parts[0]), but the entities sheet declares \(declared).",
+                            fix: "Write \(declared)#\(parts[1]), or just \(parts[1]).")
+            return nil
+        }
+        return parts.last
     }
 
     /// Whether the row's repeat_count is an expression other than a number or one `${question}`.
@@ -258,7 +281,7 @@ extension SurveyBuilder {
         case .boolean:
             guard let flag = Self.flag(value) ?? (value.lowercased() == "ok" ? true : nil) else { return refuse("yes or no") }
             return ("default", .bool(flag), cell)
-        case .multipleChoice:
+        case .multipleChoice, .rank:
             return ("default", .array(value.split(whereSeparator: \.isWhitespace).map { .string(String($0)) }), cell)
         case .date:
             if case .number(let serial)? = table.cellValue(row, "default") { return ("default", .string(Self.date(fromSerial: serial)), cell) }

@@ -117,6 +117,10 @@ struct SurveyBuilder {
             guard let typeText = table.value(row, "type") else { continue }
             let type = RowType(typeText)
             let name = keys[row.number] ?? rowName(row, type) ?? ""
+            if [.beginGroup, .endGroup, .beginRepeat, .endRepeat].contains(type), table.value(row, "save_to") != nil {
+                converter.error(table.cell(row, "save_to"), "xlsform-save-to", "A group or repeat row has no value to save to an entity property.",
+                                fix: "Move save_to to a question inside it.")
+            }
             switch type {
             case .beginGroup:
                 let relevant = converter.translate(table, row, "relevant", scope: scope())
@@ -157,7 +161,7 @@ struct SurveyBuilder {
                     add(node, row: row)
                     if RowType.otherSuffix(typeText) > 0 { add(otherField(row, name: name, conditions: groupConditions()), row: row) }
                 }
-            case .metadata, .refused, .unknown:
+            case .metadata, .refused, .unknown, .entityListInstance:
                 continue  // reported while collecting names
             }
         }

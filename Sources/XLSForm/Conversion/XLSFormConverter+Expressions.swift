@@ -7,7 +7,7 @@ extension XLSFormConverter {
         guard let source = table.value(row, column) else { return nil }
         let cell = table.cell(row, column)
         let resolve = resolver(scope: scope)
-        let translator = XPathTranslator(resolve: resolve, isChoiceFilter: choiceFilter, defaultLanguage: defaultLanguage)
+        let translator = XPathTranslator(resolve: resolve, isChoiceFilter: choiceFilter, defaultLanguage: defaultLanguage, choiceLists: choiceListNames)
         for name in FormText(source).references.map({ $0.joined(separator: ".") }) {
             if case .empty(let message, let rule) = resolve(name) {
                 warning(cell, rule, "\(column) reads ${\(name)}: \(message).", fix: "Remove the reference if the value matters; nothing to do otherwise.")

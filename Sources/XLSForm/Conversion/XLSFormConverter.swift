@@ -31,6 +31,10 @@ struct XLSFormConverter {
     var surveyNames: [String: SurveyBuilder.NameInfo] = [:]
     /// The form's default language, once chosen (what `label::LANGUAGE` in a choice filter may name).
     var defaultLanguage: String?
+    /// The entity list the entities sheet declares, once read (what `save_to`'s `list#property` may name).
+    var entityList: String?
+    /// The lists of the choices sheet, which an `instance('LIST')/…` lookup does not read as an entity list.
+    var choiceListNames: Set<String> = []
 
     init(file: String) {
         self.file = file
@@ -77,10 +81,12 @@ struct XLSFormConverter {
                         fix: "Move them up to the form's other rows, or delete them.")
             }
         }
-        for name in workbook.sheetNames where !["survey", "choices", "settings"].contains(name.lowercased()) && name != surveySheet.name {
-            warning(name, "xlsform-not-imported", "The sheet \"\(name)\" is not imported (only survey, choices and settings are read).",
-                    fix: "Nothing to do if it holds notes; external_choices and entities are not supported.")
+        for name in workbook.sheetNames where !["survey", "choices", "settings", "entities"].contains(name.lowercased()) && name != surveySheet.name {
+            warning(name, "xlsform-not-imported", "The sheet \"\(name)\" is not imported (only survey, choices, settings and entities are read).",
+                    fix: "Nothing to do if it holds notes; external_choices is not supported.")
         }
+        let entities = readEntities(workbook.sheet(named: "entities").map(SheetTable.init))
+        entityList = entities?.list
         guard survey.columns["type"] != nil, survey.columns["name"] != nil else {
             let missing = ["type", "name"].filter { survey.columns[$0] == nil }.joined(separator: " and ")
             error(survey.sheet.reference(row: max(survey.headerRow, 1), column: 0), "xlsform-sheet",
@@ -92,6 +98,7 @@ struct XLSFormConverter {
         defaultLanguage = language
         let allowDuplicates = settings.flatMap { table in table.rows.first.flatMap { table.value($0, "allow_choice_duplicates") } }.flatMap(SurveyBuilder.flag) ?? false
         var lists = readChoices(choicesTable, language: language, languages: languages, allowDuplicates: allowDuplicates)
+        choiceListNames = Set(lists.keys)
         // `select_one LIST or_other`: as pyxform does, the list itself gets the choice other ("Other").
         var amended: Set<String> = []
         for row in survey.rows {
@@ -103,6 +110,7 @@ struct XLSFormConverter {
         let pages = builder.build(into: &self)
         var members = formMembers(settings: settings, pageCount: pages.count)
         members.append(("pages", .array(pages), nil))
+        if let entities, let entity = entityMember(entities) { members.append(entity) }
         if !languages.isEmpty {
             let cell = settings.flatMap { table in table.rows.first.map { table.cell($0, "default_language") } } ?? survey.headerCell("label")
             members.append(("languages", .array(languages.map(DefinitionJSON.string)), survey.headerCell("label")))

@@ -12,6 +12,9 @@ indirect enum XPathExpression: Sendable, Hashable {
     case binary(XPathOperator, XPathExpression, XPathExpression)
     case negate(XPathExpression)
     case call(String, [XPathExpression], column: Int)
+    /// `instance('households')/root/item[name = ${household}]/members`: a property of the entity of a list whose
+    /// id (`name`) is the key.
+    case entityLookup(list: String, key: XPathExpression, property: String, column: Int)
 }
 
 /// XPath's binary operators, loosest first.

@@ -9,8 +9,9 @@
 /// additive       := multiplicative (("+" | "-") multiplicative)*
 /// multiplicative := unary (("*" | "div" | "mod") unary)*
 /// unary          := "-" unary | primary
-/// primary        := ${name} | "." | 'text' | number | name "(" arguments ")" | name | "(" or ")" | path
+/// primary        := ${name} | "." | 'text' | number | name "(" arguments ")" | name | "(" or ")" | path | lookup
 /// path           := ("/" name)+ | ".." ("/" "..")* ("/" name)+
+/// lookup         := "instance" "(" 'list' ")" "/" "root" "/" "item" "[" "name" "=" or "]" "/" name
 /// ```
 struct XPathParser {
     /// The longest expression read, as FieldSheet's own expressions.
@@ -122,6 +123,7 @@ struct XPathParser {
             }
             try enter(at: token.column)
             defer { nesting -= 1 }
+            if name == "instance" { return try parseLookup(at: token.column) }
             // position(..): the number of the repeat instance the expression is in (FieldSheet's position()).
             if name == "position", peek?.kind == .symbol(".."), tokens.indices.contains(position + 1), tokens[position + 1].kind == .symbol(")") {
                 position += 2
@@ -145,6 +147,33 @@ struct XPathParser {
         case .symbol:
             throw unexpected(token, after: nil)
         }
+    }
+
+    /// `instance('LIST')/root/item[name = key]/property`, after `instance(`: an entity's property, as ODK forms
+    /// read an entity list (the key may stand on either side of `=`).
+    private mutating func parseLookup(at column: Int) throws(XPathError) -> XPathExpression {
+        let fix = "Write instance('households')/root/item[name = ${household}]/property."
+        func refuse(_ what: String) -> XPathError {
+            XPathError(message: "instance() is read only as a lookup in an entity list, instance('LIST')/root/item[name = …]/property; \(what)", column: peek?.column ?? endColumn, fix: fix)
+        }
+        guard case .string(let list)? = peek?.kind else { throw refuse("the list's name in quotes is missing") }
+        position += 1
+        guard take(symbol: ")") else { throw refuse("expected ')' after the list's name") }
+        for step in ["root", "item"] {
+            guard take(symbol: "/"), peek?.kind == .name(step) else { throw refuse("expected /\(step)") }
+            position += 1
+        }
+        guard take(symbol: "[") else { throw refuse("expected [name = …] after item") }
+        let predicate = try parseBinary(level: 1)
+        guard take(symbol: "]") else { throw refuse("expected ']' after the item's condition") }
+        let key: XPathExpression
+        switch predicate {
+        case .binary(.equal, .name("name", _), let other), .binary(.equal, let other, .name("name", _)): key = other
+        default: throw refuse("the item's condition must be name = the entity's id")
+        }
+        guard take(symbol: "/"), case .name(let property)? = peek?.kind else { throw refuse("expected /property after the item") }
+        position += 1
+        return .entityLookup(list: list, key: key, property: property, column: column)
     }
 
     /// `/data/group/name` or `../name`, `../../name`: the question the path ends at, read as `${name}` (a name

@@ -10,10 +10,11 @@ import FormModel
 /// | `=` `!=` `<` `<=` `>` `>=` | `==` `!=` `<` `<=` `>` `>=` |
 /// | `+` `-` `*` `div` `mod` | `+` `-` `*` `/` `%` |
 /// | `and` `or` `not(x)` `true()` `false()` | `and` `or` `not (x)` `true` `false` |
-/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` `sqrt` `pow` `int` `number` `string` `substr` `contains` `starts-with` `ends-with` `normalize-space` `boolean-from-string` `regex` `date` `decimal-date-time` `count-non-empty` `format-date` `format-date-time` `sin` `cos` `tan` `asin` `acos` `atan` `exp` `log` `log10` `pi` `uuid` `once` | the same |
+/// | `selected` `count-selected` `if` `concat` `string-length` `today` `now` `sum` `count` `min` `max` `round` `coalesce` `sqrt` `pow` `int` `number` `string` `substr` `contains` `starts-with` `ends-with` `normalize-space` `boolean-from-string` `regex` `date` `decimal-date-time` `count-non-empty` `format-date` `format-date-time` `sin` `cos` `tan` `asin` `acos` `atan` `exp` `log` `log10` `pi` `uuid` `once` `area` `distance` | the same |
 /// | `jr:choice-name(value, '${field}')` | `choice-label(value, 'field')` |
 /// | `indexed-repeat(${field}, ${repeat}, n)` | `indexed-repeat(repeat.field, n)` |
 /// | a bare name in a `choice_filter` | `choice.name` (`name` is `choice.value`, `label` is `choice.label`) |
+/// | `instance('LIST')/root/item[name = ${q}]/property` | `entity('LIST', q, 'property')` |
 struct XPathTranslator {
     /// What a `${name}` reference becomes.
     enum Resolution {
@@ -32,6 +33,8 @@ struct XPathTranslator {
     var isChoiceFilter = false
     /// The form's default language, which `label::LANGUAGE` in a choice filter may name (`choice.label`).
     var defaultLanguage: String? = nil
+    /// The choices sheet's lists: `instance('LIST')/…` of one of them is not read as an entity list.
+    var choiceLists: Set<String> = []
 
     /// The functions translated, with the arguments each takes.
     static let functions: [String: ClosedRange<Int>] = [
@@ -43,6 +46,7 @@ struct XPathTranslator {
         "date": 1...1, "decimal-date-time": 1...1, "count-non-empty": 1...1, "format-date": 2...2, "format-date-time": 2...2, "jr:choice-name": 2...2,
         "sin": 1...1, "cos": 1...1, "tan": 1...1, "asin": 1...1, "acos": 1...1, "atan": 1...1, "exp": 1...1, "log": 1...1,
         "log10": 1...1, "pi": 0...0, "position": 0...0, "indexed-repeat": 3...3, "uuid": 0...0, "once": 1...1,
+        "area": 1...1, "distance": 1...1,
     ]
 
     /// Words of FieldSheet's expressions that cannot follow `choice.`.
@@ -98,6 +102,17 @@ struct XPathTranslator {
             return try binary(op, left, right)
         case .call(let name, let arguments, let column):
             return try call(name, arguments, column)
+        case .entityLookup(let list, let key, let property, let column):
+            guard !choiceLists.contains(list) else {
+                throw XPathError(message: "instance('\(list)') reads the choices sheet's list \(list), not an entity list", column: column,
+                                 fix: "Read a choice's label with jr:choice-name(${question}, '${question}').")
+            }
+            guard list.range(of: #"^[A-Za-z_][A-Za-z0-9_-]*$"#, options: .regularExpression) != nil,
+                  property.range(of: #"^[A-Za-z_][A-Za-z0-9_.-]*$"#, options: .regularExpression) != nil else {
+                throw XPathError(message: "instance('\(list)')/…/\(property) does not name an entity list and a property FieldSheet reads", column: column,
+                                 fix: "Name the list and the property with letters, digits, _ and -.")
+            }
+            return ("entity(\(Self.quote(list)), \(try render(key).text), \(Self.quote(property)))", 8)
         }
     }
 
@@ -130,8 +145,8 @@ struct XPathTranslator {
 
     private func call(_ name: String, _ arguments: [XPathExpression], _ column: Int) throws(XPathError) -> Rendered {
         if name == "pulldata" {
-            throw XPathError(message: "pulldata() reads a CSV file attached to the form; such files come with entity lists, which FieldSheet does not support yet",
-                             column: column, fix: "Copy the values into the choices sheet (a select_one and a choice_filter), or into calculations.")
+            throw XPathError(message: "pulldata() reads a CSV file attached to the form, which FieldSheet does not read",
+                             column: column, fix: "Read the value from an entity list, instance('LIST')/root/item[name = ${key}]/column, or copy the values into the choices sheet (a select_one and a choice_filter) or into calculations.")
         }
         guard let arity = Self.functions[name] else {
             throw XPathError(message: "The function \(name)() has no FieldSheet equivalent and is not translated", column: column,
