@@ -127,7 +127,7 @@ final class Count: Sendable { let value = Mutex(0) }
 /// The push threads: work runs at once on a free thread or a new one, and threads are kept for the next.
 struct PushThreadsTests {
     @Test func workThatWaitsForOtherWorkGetsAThreadOfItsOwn() async throws {
-        let threads = PushThreads(idleTimeout: 5)
+        let threads = PushThreads(idleTimeout: 600)
         // Three pieces of work that each finish only when all three have started: with fewer threads than
         // pieces this would never finish.
         let started = Count()
@@ -149,7 +149,7 @@ struct PushThreadsTests {
     }
 
     @Test func oneThreadServesWorkThatComesOneAfterAnother() async throws {
-        let threads = PushThreads(idleTimeout: 5)
+        let threads = PushThreads(idleTimeout: 600)
         for value in 0..<50 {
             #expect(try await threads.run { value * 2 } == value * 2)
         }
