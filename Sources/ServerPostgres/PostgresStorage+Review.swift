@@ -5,10 +5,10 @@ import ServerStorage
 import SyncCore
 
 extension PostgresStorage {
-    /// Inserts the plan's history entries with one statement over arrays, in the push's transaction.
-    static func writeHistory(_ connection: PostgresConnection, projectId: Int64, _ history: [HistoryEntry]) async throws {
+    /// Inserts the plan's history entries with one statement over arrays, in the push's transaction, each
+    /// with its detail encoded as in `details` (``PushPlan/encoding()``).
+    static func writeHistory(_ connection: PostgresConnection, projectId: Int64, _ history: [HistoryEntry], details: [String]) async throws {
         guard !history.isEmpty else { return }
-        let details = history.map { String(decoding: $0.detail.jsonBytes(), as: UTF8.self) }
         try await connection.query("""
             INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at)
             SELECT \(projectId), h.record_id, h.revision, h.kind, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at FROM unnest(

@@ -32,6 +32,7 @@ extension PostgresStorage {
                 storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
                 records: try await Self.records(connection, projectId: projectId, ids: recordIds))
             var decided = try plan(snapshot)
+            let encoded = decided.encoding()
             let now = Date().timeIntervalSince1970
             if decided.writesAttachmentReferences {
                 // Shared with every other such push; a sweep takes it alone for its last check and removal.
@@ -49,7 +50,7 @@ extension PostgresStorage {
                 try await Self.announceChanges(connection, projectId: projectId, lastSequence: last)
                 for index in decided.records.indices { decided.records[index].sequence = last - count + 1 + Int64(index) }
                 let records = decided.records
-                let fields = records.map { String(decoding: $0.fields.jsonBytes(), as: UTF8.self) }
+                let fields = encoded.fields
                 try await connection.query("""
                     INSERT INTO records (
                         project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields,
@@ -75,22 +76,21 @@ extension PostgresStorage {
                     """, logger: .quiet)
                 try await Self.writeAttachmentReferences(connection, projectId: projectId, records, history: decided.history)
             }
-            try await Self.writeHistory(connection, projectId: projectId, decided.history)
+            try await Self.writeHistory(connection, projectId: projectId, decided.history, details: encoded.history)
             try await Self.resolve(connection, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
             if !decided.newOutcomes.isEmpty {
                 let outcomes = decided.newOutcomes
-                let encoded = outcomes.map { String(decoding: $0.outcome.jsonBytes(), as: UTF8.self) }
                 try await connection.query("""
                     INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at)
                     SELECT \(projectId), \(clientId), *, \(now) FROM unnest(
                         \(outcomes.map(\.mutationId))::text[], \(outcomes.map(\.userId))::int8[],
-                        \(outcomes.map { ByteBuffer(bytes: $0.digest) })::bytea[], \(encoded)::text[])
+                        \(outcomes.map { ByteBuffer(bytes: $0.digest) })::bytea[], \(encoded.outcomes)::text[])
                     """, logger: .quiet)
             }
             if !decided.conflicts.isEmpty {
                 let conflicts = decided.conflicts
                 let sequences = Dictionary(decided.records.map { ($0.id, $0.sequence) }, uniquingKeysWith: { $1 })
-                let entries = conflicts.map { String(decoding: $0.entry.jsonBytes(), as: UTF8.self) }
+                let entries = encoded.conflicts
                 // WITH ORDINALITY keeps the log in the batch's order (ids are assigned in insertion order).
                 try await connection.query("""
                     INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)

@@ -5,15 +5,16 @@ import SyncCore
 
 extension SQLiteStorage {
     /// Inserts the plan's history entries (plain inserts, in the push's transaction).
-    static func writeHistory(_ db: Database, projectId: Int64, _ history: [HistoryEntry]) throws {
+    /// Writes `history`, each entry with its detail encoded as in `details` (``PushPlan/encoding()``).
+    static func writeHistory(_ db: Database, projectId: Int64, _ history: [HistoryEntry], details: [String]) throws {
         guard !history.isEmpty else { return }
         let insert = try db.cachedStatement(sql: """
             INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        for entry in history {
+        for (entry, detail) in zip(history, details) {
             try insert.execute(arguments: [
                 projectId, entry.recordId.lowercased, entry.revision, entry.kind.rawValue, entry.userId, entry.clientId,
-                String(decoding: entry.detail.jsonBytes(), as: UTF8.self), entry.at.timeIntervalSince1970,
+                detail, entry.at.timeIntervalSince1970,
             ])
         }
     }

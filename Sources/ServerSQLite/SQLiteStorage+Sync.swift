@@ -14,11 +14,12 @@ extension SQLiteStorage {
         projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
-        try await write { db in
+        try await groupWrite { db in
             let snapshot = PushSnapshot(
                 storedOutcomes: try Self.storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
                 records: try Self.records(db, projectId: projectId, ids: recordIds))
             var decided = try plan(snapshot)
+            let encoded = decided.encoding()
             let now = Date().timeIntervalSince1970
             var sequences: [UUID: Int64] = [:]
             if !decided.records.isEmpty {
@@ -43,10 +44,9 @@ extension SQLiteStorage {
                 for index in decided.records.indices {
                     decided.records[index].sequence = sequence
                     let record = decided.records[index]
-                    let fields = String(decoding: record.fields.jsonBytes(), as: UTF8.self)
                     try upsert.execute(arguments: [
                         projectId, record.id.lowercased, record.formId, record.formVersion, record.state.rawValue,
-                        record.authorId, record.shared, record.revision, sequence, fields, record.times.updated?.timeIntervalSince1970 ?? now,
+                        record.authorId, record.shared, record.revision, sequence, encoded.fields[index], record.times.updated?.timeIntervalSince1970 ?? now,
                         record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
                         record.times.submitted?.timeIntervalSince1970, record.device, record.receivedAt?.timeIntervalSince1970 ?? now,
                     ])
@@ -55,21 +55,19 @@ extension SQLiteStorage {
                 }
                 try Self.writeAttachmentReferences(db, projectId: projectId, decided.records, history: decided.history)
             }
-            try Self.writeHistory(db, projectId: projectId, decided.history)
+            try Self.writeHistory(db, projectId: projectId, decided.history, details: encoded.history)
             try Self.resolve(db, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
             let insertOutcome = try db.cachedStatement(sql: """
                 INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
-            for stored in decided.newOutcomes {
-                let outcome = String(decoding: stored.outcome.jsonBytes(), as: UTF8.self)
+            for (stored, outcome) in zip(decided.newOutcomes, encoded.outcomes) {
                 try insertOutcome.execute(arguments: [projectId, clientId, stored.mutationId, stored.userId, stored.digest, outcome, now])
             }
             let insertConflict = try db.cachedStatement(sql: """
                 INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-            for conflict in decided.conflicts {
-                let entry = String(decoding: conflict.entry.jsonBytes(), as: UTF8.self)
+            for (conflict, entry) in zip(decided.conflicts, encoded.conflicts) {
                 try insertConflict.execute(arguments: [
                     projectId, conflict.recordId.lowercased, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
                     sequences[conflict.recordId], conflict.otherLoser,

@@ -17,6 +17,8 @@ public struct SQLiteStorage: ServerStorage {
     /// Attachment bytes: files in the data directory's `attachments/`.
     public var attachments: any AttachmentStore { files }
     let files: FileAttachmentStore
+    /// Pushes waiting for the writer, committed together.
+    package let pushes = GroupCommit()
 
     /// Opens (creating when needed) `fieldsheet.sqlite` in `directory`. What it creates only its owner may
     /// read: the directory 0700, the database 0600 (SQLite gives its `-wal` and `-shm` files the
@@ -132,9 +134,25 @@ public struct SQLiteStorage: ServerStorage {
     func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await pool.write(updates)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
-            throw StorageError.insufficientStorage("The disk holding the database is full (\(error.message ?? "SQLITE_FULL")).")
+        } catch let error as DatabaseError {
+            throw Self.storageError(error)
         }
+    }
+
+    /// A push's transaction, written with the pushes that wait for the writer with it (``GroupCommit``), each
+    /// in a savepoint of its own: what `updates` throws leaves nothing of that push and fails only it.
+    func groupWrite(_ updates: @escaping @Sendable (Database) throws -> PushPlan) async throws -> PushPlan {
+        do {
+            return try await pushes.run(pool, updates)
+        } catch let error as DatabaseError {
+            throw Self.storageError(error)
+        }
+    }
+
+    /// A full disk (`SQLITE_FULL`) as ``StorageError/Code/insufficientStorage``; any other error as it is.
+    static func storageError(_ error: DatabaseError) -> any Error {
+        guard error.resultCode == .SQLITE_FULL else { return error }
+        return StorageError.insufficientStorage("The disk holding the database is full (\(error.message ?? "SQLITE_FULL")).")
     }
 
     /// The schema as SQLite reports it, for the test that holds it to `Schema/server-sqlite.sql`.

@@ -222,6 +222,8 @@ public struct PushPlan: Sendable {
     public var resolvedConflicts: [Int64]
     /// Number of mutations that changed a record.
     public var appliedCount: Int
+    /// The JSON columns, when the planner encoded them (``encode()``): outside any write lock.
+    private var encoded: Encoded?
 
     public init(outcomes: [MutationOutcome] = [], newOutcomes: [StoredOutcome] = [], records: [StoredRecord] = [], conflicts: [LoggedConflict] = [], history: [HistoryEntry] = [], resolvedConflicts: [Int64] = [], appliedCount: Int = 0) {
         self.outcomes = outcomes
@@ -231,5 +233,40 @@ public struct PushPlan: Sendable {
         self.history = history
         self.resolvedConflicts = resolvedConflicts
         self.appliedCount = appliedCount
+    }
+
+    /// What a storage writes as JSON text: each record's fields, each history entry's detail, each new
+    /// outcome and each conflict entry, in the order of ``records``, ``history``, ``newOutcomes`` and
+    /// ``conflicts``.
+    public struct Encoded: Sendable {
+        public var fields: [String]
+        public var history: [String]
+        public var outcomes: [String]
+        public var conflicts: [String]
+    }
+
+    /// Encodes the JSON columns now, so the storage's transaction (which holds the single writer) only
+    /// binds them; `fields`, when given, are the records' fields already encoded (one per record, in order).
+    /// Encoding again after a change to the plan is needed: ``encoding()`` checks the counts only.
+    public mutating func encode(fields: [String]? = nil) {
+        encoded = makeEncoding(fields: fields)
+    }
+
+    /// The JSON columns: those ``encode()`` made, or made now.
+    public func encoding() -> Encoded {
+        if let encoded, encoded.fields.count == records.count, encoded.history.count == history.count,
+           encoded.outcomes.count == newOutcomes.count, encoded.conflicts.count == conflicts.count {
+            return encoded
+        }
+        return makeEncoding()
+    }
+
+    private func makeEncoding(fields: [String]? = nil) -> Encoded {
+        Encoded(
+            fields: fields.flatMap { $0.count == records.count ? $0 : nil }
+                ?? records.map { String(decoding: $0.fields.jsonBytes(), as: UTF8.self) },
+            history: history.map { String(decoding: $0.detail.jsonBytes(), as: UTF8.self) },
+            outcomes: newOutcomes.map { String(decoding: $0.outcome.jsonBytes(), as: UTF8.self) },
+            conflicts: conflicts.map { String(decoding: $0.entry.jsonBytes(), as: UTF8.self) })
     }
 }

@@ -42,6 +42,16 @@ public struct ServerMetrics: Sendable {
 
     func recordClampedClock() { clampedClocks.increment() }
 
+    /// How long one step of a push took (`read`: reading, checking and digesting the body; `snapshot`:
+    /// reading what it touches; `plan`: deciding it; `write`: waiting for the single writer and committing),
+    /// each including its wait for a thread or a connection: where a crowd's latency goes.
+    func recordPushStep(_ step: String, _ duration: Duration) {
+        registry.makeDurationHistogram(
+            descriptor: .init(namespace: "fieldsheet", metricName: "push_step_duration", unitName: "seconds", helpText: "Time of each step of a push (read, snapshot, plan, write), waits included."),
+            labels: [("step", step)], buckets: Self.latencyBuckets
+        ).record(duration)
+    }
+
     /// Counts a long-poll answered at once instead of held (a cap of ``HeldPolls``, or the server stopping).
     func recordHeldPollRefused() {
         registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "held_polls_refused", unitName: "total", helpText: "Long-polls answered at once: a cap on held polls was reached, or the server was stopping.")).increment()

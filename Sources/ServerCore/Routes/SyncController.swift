@@ -24,6 +24,7 @@ struct SyncController {
         try request.requireJSONContentType()
         let bytes = try await request.boundedBodyBytes(limits: services.limits)
         // Reading, checking and digesting a body of megabytes takes a while: off the request-serving threads.
+        let began = ContinuousClock.now
         let (body, digests) = try await Self.offload { [self] in
             let body = try readPushBody(bytes)
             try check(body)
@@ -31,6 +32,7 @@ struct SyncController {
             // differently (Foundation's encoder does), so the digest is of the canonical form.
             return (body, body.mutations.map { Data(SHA256.hash(data: $0.canonicalBytes())) })
         }
+        services.metrics.recordPushStep("read", began.duration(to: .now))
         if let clock = body.clock, services.clock.observe(clock).clamped {
             context.logger.warning("Device clock far ahead; clamped", metadata: ["client": .string(body.clientId), "clock": .stringConvertible(clock)])
             services.metrics.recordClampedClock()
@@ -86,16 +88,23 @@ struct SyncController {
     /// decision can cost everyone else.
     func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushPlan {
         let storage = services.storage
+        let metrics = services.metrics
+        var began = ContinuousClock.now
         var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds)
+        metrics.recordPushStep("snapshot", began.duration(to: .now))
         var verdicts = PatternVerdicts(budget: services.limits.patternBudget)
         for _ in 1...Self.maxPlanAttempts {
             let planned = snapshot
+            began = .now
             let (plan, checked) = try await Self.offload { [verdicts] in
                 var verdicts = verdicts
                 let plan = try planner.plan(planned, verdicts: &verdicts)
                 return (plan, verdicts)
             }
+            metrics.recordPushStep("plan", began.duration(to: .now))
             verdicts = checked
+            began = .now
+            defer { metrics.recordPushStep("write", began.duration(to: .now)) }
             do {
                 return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds) { current in
                     guard current == planned else { throw SnapshotMoved(snapshot: current) }
@@ -116,15 +125,9 @@ struct SyncController {
         var snapshot: PushSnapshot
     }
 
-    /// Runs `work` on a thread of its own, outside Swift's cooperative pool (whose few threads serve every
-    /// request). Not on Dispatch's global queues either: they run as many items at once as there are cores,
-    /// so three hostile pushes would keep every other push waiting behind them (measured: 1.2 s).
+    /// Runs `work` on one of the push threads (``PushThreads``), outside Swift's cooperative pool.
     static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try work() }) }
-            thread.name = "fieldsheet-push"
-            thread.start()
-        }
+        try await PushThreads.shared.run(work)
     }
 
     /// The push body read by the byte-level reader (no Codable model of the request is built), or the problem.

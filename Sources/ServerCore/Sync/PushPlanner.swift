@@ -52,6 +52,8 @@ struct PushPlanner: Sendable {
         var plan = PushPlan()
         var working = snapshot.records
         var writtenIndex: [UUID: Int] = [:]
+        // Each written record's fields as encoded for the size check, written as they are.
+        var encodedFields: [String] = []
         var seen = snapshot.storedOutcomes
         for (index, prepared) in mutations.enumerated() {
             let mutation = prepared.mutation
@@ -65,12 +67,14 @@ struct PushPlanner: Sendable {
                 plan.outcomes.append(stored.outcome)
                 continue
             }
-            let outcome = apply(mutation, working: &working, plan: &plan, writtenIndex: &writtenIndex, verdicts: &verdicts)
+            let outcome = apply(mutation, working: &working, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields, verdicts: &verdicts)
             plan.outcomes.append(outcome)
             let stored = StoredOutcome(mutationId: mutation.mutationId, userId: userId, digest: prepared.digest, outcome: outcome)
             plan.newOutcomes.append(stored)
             seen[mutation.mutationId] = stored
         }
+        // Here, outside the write lock, not in the storage's transaction.
+        plan.encode(fields: encodedFields)
         return plan
     }
 
@@ -79,7 +83,8 @@ struct PushPlanner: Sendable {
     }
 
     private func apply(
-        _ mutation: Mutation, working: inout [UUID: StoredRecord], plan: inout PushPlan, writtenIndex: inout [UUID: Int], verdicts: inout PatternVerdicts
+        _ mutation: Mutation, working: inout [UUID: StoredRecord], plan: inout PushPlan, writtenIndex: inout [UUID: Int], encodedFields: inout [String],
+        verdicts: inout PatternVerdicts
     ) -> MutationOutcome {
         let key = FormKey(id: mutation.formId, version: mutation.formVersion)
         guard let validator = validators[key] else {
@@ -106,8 +111,12 @@ struct PushPlanner: Sendable {
             current: current.map { MergeableRecord(state: $0.state, revision: $0.revision, fields: $0.fields) },
             mutation: mutation, clientId: clientId, recordPolicy: form.conflictPolicy,
             policy: { validator.logic.fields.conflictPolicy(for: $0, formPolicy: form.conflictPolicy) })
-        if merged.changed, let problem = oversizedRecord(merged.record.fields, current: current?.fields, mutation: mutation) {
-            return reject(mutation, problem)
+        var fieldsBytes: [UInt8] = []
+        if merged.changed {
+            fieldsBytes = merged.record.fields.jsonBytes()
+            if let problem = oversizedRecord(merged.record.fields, bytes: fieldsBytes.count, current: current?.fields, mutation: mutation) {
+                return reject(mutation, problem)
+            }
         }
         if let problem = validate(merged.record, mutation: mutation, form: form, validator: validator, verdicts: &verdicts) {
             return reject(mutation, problem)
@@ -129,13 +138,16 @@ struct PushPlanner: Sendable {
                 fields: merged.record.fields)
             plan.history.append(HistoryEntry(
                 recordId: record.id, revision: record.revision, kind: .change, userId: userId, clientId: clientId, at: now,
-                detail: Self.detail(from: current, to: record, changed: mutation.changes.keys)))
+                detail: Self.detail(from: current, to: record, changed: merged.changedFields)))
             working[record.id] = record
+            let fields = String(decoding: fieldsBytes, as: UTF8.self)
             if let index = writtenIndex[record.id] {
                 plan.records[index] = record
+                encodedFields[index] = fields
             } else {
                 writtenIndex[record.id] = plan.records.count
                 plan.records.append(record)
+                encodedFields.append(fields)
             }
             plan.appliedCount += 1
             revision = record.revision
@@ -183,8 +195,9 @@ struct PushPlanner: Sendable {
     }
 
     /// The problem when the change grows the record past `maxRecordInstances` repeat instances or
-    /// `maxRecordBytes` bytes (a record already past a limit may still shrink).
-    func oversizedRecord(_ fields: RecordFields, current: RecordFields?, mutation: Mutation) -> Problem? {
+    /// `maxRecordBytes` bytes (`bytes`: the length of its fields' JSON; a record already past a limit may
+    /// still shrink).
+    func oversizedRecord(_ fields: RecordFields, bytes: Int, current: RecordFields?, mutation: Mutation) -> Problem? {
         let instances = Self.instanceCount(fields)
         if instances > maxRecordInstances, instances > current.map(Self.instanceCount) ?? 0 {
             return Problem(
@@ -192,7 +205,6 @@ struct PushPlanner: Sendable {
                 detail: "Record \(mutation.recordId) would hold \(instances) repeat instances; this server takes at most \(maxRecordInstances) per record (serve --max-record-instances). "
                     + "Nothing of this change was applied. Remove instances, or split the work into several records.")
         }
-        let bytes = fields.jsonBytes().count
         if bytes > maxRecordBytes, bytes > current.map({ $0.jsonBytes().count }) ?? 0 {
             return Problem(
                 .contentTooLarge, "record-too-large", title: "Record too large",
@@ -220,13 +232,15 @@ struct PushPlanner: Sendable {
         return review
     }
 
-    /// What a change did, for the record's history: the state, each field named by the mutation whose answer
-    /// changed (from what to what), and a review state it moved.
+    /// What a change did, for the record's history: the state, each of `fieldIds` (the fields the merge set,
+    /// ``RecordMerge/Result/changedFields``) whose answer changed (from what to what), and a review state it
+    /// moved. Only those fields are compared, not every field the mutation named.
     static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIds: some Collection<String>) -> HistoryDetail {
         var detail = HistoryDetail()
         if current?.state != record.state { detail.state = .init(from: current?.state, to: record.state) }
+        detail.fields.reserveCapacity(fieldIds.count)
         for fieldId in fieldIds {
-            let before = current?.fields[fieldId]?.value
+            let before = current.flatMap { $0.fields[fieldId]?.value }
             let after = record.fields[fieldId]?.value
             if before != after { detail.fields[fieldId] = .init(from: before, to: after) }
         }

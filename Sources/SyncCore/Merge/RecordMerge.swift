@@ -26,6 +26,9 @@ public enum RecordMerge {
         public var changed: Bool
         /// Every conflict log entry the mutation produced, in field-id order.
         public var conflicts: [ConflictEntry]
+        /// The fields the mutation's changes set (their value changed), in field-id order; not the repeat
+        /// instances it restored.
+        public var changedFields: [String] = []
     }
 
     /// Merges `mutation` into `current` (nil for a record the server does not have yet).
@@ -41,6 +44,8 @@ public enum RecordMerge {
         var record = base
         var changed = current == nil
         var conflicts: [ConflictEntry] = []
+        var changedFields: [String] = []
+        record.fields.states.reserveCapacity(base.fields.count + mutation.changes.count)
         if let current, current.state == .deleted, mutation.state != .deleted {
             conflicts.append(ConflictEntry(kind: .restoredAfterDelete, fieldId: nil, policy: recordPolicy, winner: .client, server: nil, client: nil))
         }
@@ -51,6 +56,7 @@ public enum RecordMerge {
                 policy: policy(fieldId), revision: revision)
             if let newState = result.newState {
                 record.fields[fieldId] = newState
+                changedFields.append(fieldId)
                 changed = true
             }
             if let conflict = result.conflict { conflicts.append(conflict) }
@@ -66,7 +72,7 @@ public enum RecordMerge {
             changed = true
         }
         if changed { record.revision = revision }
-        return Result(record: record, changed: changed, conflicts: conflicts)
+        return Result(record: record, changed: changed, conflicts: conflicts, changedFields: changedFields)
     }
 
     /// The removed instances that the mutation's applied edits lie in, with the clock of the latest such edit;

@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+import ServerStorage
+import Synchronization
+
+/// Group commit of pushes: pushes that reach the single writer while it is busy wait together and are then
+/// written in one transaction, each in a savepoint of its own, so a crowd of devices pays one commit (one
+/// fsync of the WAL, with `synchronous=FULL`) per group instead of one per push.
+///
+/// Every guarantee of a push holding the writer alone is kept:
+/// - each push is decided on what the pushes before it in the group wrote (they share the transaction), in
+///   the order they reached the writer, so sequences still follow commit order;
+/// - a push whose work throws (a planning problem, a snapshot that moved, a conflict already resolved) is
+///   rolled back to its savepoint, leaving nothing of it, and the others go on;
+/// - no push is answered before the group's commit is durable;
+/// - a database error inside the group (a full disk, say) rolls the whole group back, and each of its
+///   pushes is then written again in a transaction of its own, so one push's failure fails only that push.
+package final class GroupCommit: Sendable {
+    typealias Work = @Sendable (Database) throws -> PushPlan
+
+    struct Job: Sendable {
+        let work: Work
+        let continuation: CheckedContinuation<PushPlan, any Error>
+        let queued: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var jobs: [Job] = []
+        var writing = false
+        var statistics = Statistics()
+    }
+
+    private let state = Mutex(State())
+
+    /// What the writer did so far: groups committed, pushes in them, and the longest any push waited for
+    /// the writer.
+    package struct Statistics: Sendable, Hashable {
+        package var groups = 0
+        package var pushes = 0
+        package var longestWait = Duration.zero
+        package var largestGroup = 0
+    }
+
+    package var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Pushes waiting for the writer now.
+    package var waiting: Int { state.withLock { $0.jobs.count } }
+
+    /// The most pushes one transaction takes: the first of a group waits for all of them.
+    static let largestGroup = 64
+
+    /// Runs `work` in the writer's next group and returns once that group's commit is durable.
+    func run(_ pool: DatabasePool, _ work: @escaping Work) async throws -> PushPlan {
+        try await withCheckedThrowingContinuation { continuation in
+            let start = state.withLock { state in
+                state.jobs.append(Job(work: work, continuation: continuation, queued: .now))
+                if state.writing { return false }
+                state.writing = true
+                return true
+            }
+            if start {
+                Task.detached { await self.drain(pool) }
+            }
+        }
+    }
+
+    /// Writes groups until no push waits.
+    private func drain(_ pool: DatabasePool) async {
+        while true {
+            let group = state.withLock { state in
+                let jobs = Array(state.jobs.prefix(Self.largestGroup))
+                state.jobs.removeFirst(jobs.count)
+                if jobs.isEmpty { state.writing = false }
+                return jobs
+            }
+            guard !group.isEmpty else { return }
+            let began = ContinuousClock.now
+            let results = await Self.write(group, pool)
+            let wait = group.map { $0.queued.duration(to: began) }.max() ?? .zero
+            state.withLock { state in
+                state.statistics.groups += 1
+                state.statistics.pushes += group.count
+                state.statistics.longestWait = max(state.statistics.longestWait, wait)
+                state.statistics.largestGroup = max(state.statistics.largestGroup, group.count)
+            }
+            for (job, result) in zip(group, results) { job.continuation.resume(with: result) }
+        }
+    }
+
+    /// The group in one transaction, each push in a savepoint; after a database error, each push alone.
+    private static func write(_ group: [Job], _ pool: DatabasePool) async -> [Result<PushPlan, any Error>] {
+        let works = group.map(\.work)
+        if works.count > 1 {
+            do {
+                return try await pool.writeWithoutTransaction { db in
+                    var results: [Result<PushPlan, any Error>] = []
+                    results.reserveCapacity(works.count)
+                    try db.inTransaction(.immediate) {
+                        for work in works {
+                            do {
+                                var result: Result<PushPlan, any Error> = .failure(CancellationError())
+                                try db.inSavepoint {
+                                    result = .success(try work(db))
+                                    return .commit
+                                }
+                                results.append(result)
+                            } catch let error as DatabaseError {
+                                // Not this push's decision: the database itself failed. The group is rolled
+                                // back and its pushes are written one by one.
+                                throw error
+                            } catch {
+                                results.append(.failure(error))
+                            }
+                        }
+                        return .commit
+                    }
+                    return results
+                }
+            } catch {
+                // Fall through: each push in a transaction of its own.
+            }
+        }
+        var results: [Result<PushPlan, any Error>] = []
+        for work in works {
+            do {
+                results.append(.success(try await pool.write(work)))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        return results
+    }
+}

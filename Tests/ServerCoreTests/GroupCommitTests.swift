@@ -1,0 +1,160 @@
+import Foundation
+import FormModel
+@testable import ServerCore
+import ServerSQLite
+import ServerStorage
+import Synchronization
+import SyncCore
+import Testing
+
+/// SQLite's group commit: pushes that wait for the writer together are written in one transaction, each in
+/// a savepoint, and answered only after it commits.
+struct GroupCommitTests {
+    /// A plan creating record `id` with one answer, and its stored outcome (a conflict id to resolve makes the
+    /// write fail after the record is written: the conflict does not exist).
+    static func plan(_ id: UUID, author: Int64, resolving conflict: Int64? = nil) -> PushPlan {
+        let fields = RecordFields(["title": FieldState(value: .text("Pump \(id)"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "d1")])
+        let record = StoredRecord(
+            id: id, formId: "job", formVersion: 1, state: .draft, authorId: author, authorName: "ana", shared: false, revision: 1,
+            sequence: 0, fields: fields)
+        let outcome = MutationOutcome(mutationId: "m-\(id)", recordId: id, status: .applied, revision: 1)
+        return PushPlan(
+            outcomes: [outcome], newOutcomes: [StoredOutcome(mutationId: "m-\(id)", userId: author, digest: Data([1]), outcome: outcome)],
+            records: [record], resolvedConflicts: conflict.map { [$0] } ?? [], appliedCount: 1)
+    }
+
+    /// Waits (without blocking a thread) until `condition` holds, for at most `seconds`.
+    static func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    @Test func pushesWaitingForTheWriterCommitTogetherAndAFailingOneLeavesNothing() async throws {
+        try await TestServer.with(.sqlite) { server in
+            try await server.publish(TestForms.job(), project: "alpha")
+            let author = try await server.userId(token: try await server.member("ana", project: "alpha", role: .collector))
+            let projectId = try await server.project("alpha").id
+            let storage = try #require(server.storage as? SQLiteStorage)
+            let before = storage.pushes.statistics
+
+            // The first push holds the writer until the others wait for it.
+            let holding = HoldingFlag()
+            let release = DispatchSemaphore(value: 0)
+            let first = UUID()
+            let firstPush = Task {
+                try await storage.push(projectId: projectId, clientId: "d1", mutationIds: ["m-\(first)"], recordIds: [first]) { _ in
+                    holding.value.withLock { $0 = true }
+                    release.wait()
+                    return Self.plan(first, author: author)
+                }
+            }
+            #expect(try await Self.eventually { holding.value.withLock { $0 } })
+            let ids = (0..<8).map { _ in UUID() }
+            let failing = ids[3]
+            let pushes = ids.map { id in
+                Task {
+                    try await storage.push(projectId: projectId, clientId: "d\(id)", mutationIds: ["m-\(id)"], recordIds: [id]) { _ in
+                        Self.plan(id, author: author, resolving: id == failing ? 999_999 : nil)
+                    }
+                }
+            }
+            #expect(try await Self.eventually { storage.pushes.waiting == ids.count })
+            release.signal()
+
+            #expect(try await firstPush.value.records.map(\.sequence) == [1])
+            var sequences: [Int64] = []
+            for (id, push) in zip(ids, pushes) {
+                if id == failing {
+                    await #expect(throws: StorageError.self) { try await push.value }
+                    #expect(try await storage.record(projectId: projectId, id: id) == nil, "the failing push left its record")
+                } else {
+                    let plan = try await push.value
+                    sequences += plan.records.map(\.sequence)
+                    let stored = try #require(try await storage.record(projectId: projectId, id: id))
+                    #expect(stored.fields["title"]?.value == .text("Pump \(id)"))
+                }
+            }
+            // In the order they reached the writer, numbered without a gap after the first push's.
+            #expect(sequences == Array(2...8))
+            let after = storage.pushes.statistics
+            #expect(after.groups - before.groups == 2)
+            #expect(after.pushes - before.pushes == 9)
+            #expect(after.largestGroup == 8)
+            // The failing push's outcome was not stored: a retry of it is decided again.
+            let snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: "d\(failing)", mutationIds: ["m-\(failing)"], recordIds: [failing])
+            #expect(snapshot.storedOutcomes.isEmpty)
+        }
+    }
+
+    @Test func concurrentDevicesPushingOverHTTPAllGetTheirOutcomesAndEveryRecordOnce() async throws {
+        try await TestServer.with(.sqlite) { server in
+            try await server.publish(TestForms.job(), project: "alpha")
+            let token = try await server.member("ana", project: "alpha", role: .collector)
+            try await server.app.test(.router) { client in
+                let devices = (0..<24).map { Device(clientId: "d\($0)", token: token) }
+                let records = devices.map { _ in UUID() }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (device, record) in zip(devices, records) {
+                        group.addTask {
+                            let (response, push) = try await device.push(client, [device.mutation(record, ["title": device.change(.text("Pump"))])])
+                            #expect(response.status == .ok)
+                            #expect(push?.outcomes.map(\.status) == [.applied])
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let page = try await devices[0].pull(client)
+                #expect(Set(page.changes.map(\.recordId)) == Set(records))
+                #expect(page.changes.map(\.sequence) == Array(1...Int64(records.count)))
+                // Where each push's time went, step by step.
+                let metrics = try await client.execute(uri: "/metrics", method: .get).text
+                for step in ["read", "snapshot", "plan", "write"] {
+                    #expect(metrics.contains("fieldsheet_push_step_duration_seconds_count{step=\"\(step)\"} \(records.count)"), "\(step)")
+                }
+            }
+        }
+    }
+}
+
+/// A flag and a count shared between tasks and threads.
+final class HoldingFlag: Sendable { let value = Mutex(false) }
+final class Count: Sendable { let value = Mutex(0) }
+
+/// The push threads: work runs at once on a free thread or a new one, and threads are kept for the next.
+struct PushThreadsTests {
+    @Test func workThatWaitsForOtherWorkGetsAThreadOfItsOwn() async throws {
+        let threads = PushThreads(idleTimeout: 600)
+        // Three pieces of work that each finish only when all three have started: with fewer threads than
+        // pieces this would never finish.
+        let started = Count()
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    try await threads.run {
+                        started.value.withLock { $0 += 1 }
+                        let deadline = Date().addingTimeInterval(20)
+                        while started.value.withLock({ $0 }) < 3, Date() < deadline { sched_yield() }
+                        return started.value.withLock { $0 } == 3
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results == [true, true, true])
+        #expect(threads.count == 3)
+    }
+
+    @Test func oneThreadServesWorkThatComesOneAfterAnother() async throws {
+        let threads = PushThreads(idleTimeout: 600)
+        for value in 0..<50 {
+            #expect(try await threads.run { value * 2 } == value * 2)
+        }
+        #expect(threads.count == 1)
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) { try await threads.run { throw Refused() } }
+    }
+}
