@@ -80,7 +80,9 @@ struct SyncServiceTests {
         let took = ContinuousClock.now - first
         print("SyncServiceTests: 3 more refused polls in \(took) (Retry-After: 2)")
         #expect(took >= .seconds(4), "not at once: \(took)")
-        #expect(took < .seconds(15), "not after the 30 s backoff: \(took)")
+        // Any one wait of the longest backoff alone would pass 29 s; three Retry-After waits do not, even on a
+        // loaded machine (19 s seen in a full run).
+        #expect(took < .seconds(29), "not after the 30 s backoff: \(took)")
     }
 
     @Test func whileTheServerIsDownItBacksOffThenRecoversByItself() async throws {

@@ -12,7 +12,9 @@ final class PushThreads: @unchecked Sendable {
 
     // Guarded by `condition`.
     private let condition = NSCondition()
-    private var work: [@Sendable () -> Void] = []
+    /// Each piece runs its work and returns how to hand the result back, which its thread does only once it
+    /// counts itself free: the caller's next piece of work then reuses that thread instead of starting one.
+    private var work: [@Sendable () -> @Sendable () -> Void] = []
     private var next = 0
     private var idle = 0
     private var threads = 0
@@ -32,11 +34,14 @@ final class PushThreads: @unchecked Sendable {
     /// Runs `work` on one of the threads and returns its result.
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            submit { continuation.resume(with: Result { try work() }) }
+            submit {
+                let result = Result { try work() }
+                return { continuation.resume(with: result) }
+            }
         }
     }
 
-    private func submit(_ item: @escaping @Sendable () -> Void) {
+    private func submit(_ item: @escaping @Sendable () -> @Sendable () -> Void) {
         condition.lock()
         work.append(item)
         let waiting = work.count - next
@@ -72,8 +77,13 @@ final class PushThreads: @unchecked Sendable {
                 next = 0
             }
             condition.unlock()
-            item()
+            let handBack = item()
             condition.lock()
+            idle += 1
+            condition.unlock()
+            handBack()
+            condition.lock()
+            idle -= 1
         }
     }
 }
