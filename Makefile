@@ -47,9 +47,7 @@ build: build-deps
 demo: build
 	@Client/demo.sh $(BIN)
 
-# Suites that run a server or the sync service inside the test process (see the test target): the
-# transports, the sync service, and every server suite (ServerCoreTests: the API, the console, both storage
-# backends), whose PostgreSQL clients time out after 20 s when child-process tests hold the pool's threads.
+# How many tests run at once (see the test target), and the suites that run alone after the others.
 TEST_WIDTH ?= $(shell echo $$(( $$(nproc) * 3 )))
 LATENCY_SUITES = PatternLockTests|AttachmentMembersTests|AttachmentQuotaTests|RecordLimitTests|HeldPollTests
 
