@@ -128,7 +128,7 @@ extension DraftStore {
             // The frozen mutations the outcomes answer, read in one statement; then they and the outbox rows they
             // cover leave, in one statement each (a record has one frozen mutation at most, so what each
             // outcome reads next is the same as if its own rows had left alone).
-            let ids = Self.jsonArray(outcomes.map(\.mutationId))
+            let ids = JSONWriter.array(of: outcomes.map(\.mutationId))
             var sent: [String: (record: String, body: String)] = [:]
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT mutation_id, record_id, body FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
@@ -146,18 +146,6 @@ extension DraftStore {
             try Self.observe(db, serverClock)
             return conflicts
         }
-    }
-
-    /// A JSON array of strings, for `json_each` to read in SQL.
-    static func jsonArray(_ strings: [String]) -> String {
-        var writer = JSONWriter(capacity: 2 + strings.reduce(0) { $0 + $1.utf8.count + 3 })
-        writer.beginArray()
-        for string in strings {
-            writer.element()
-            writer.string(string)
-        }
-        writer.endArray()
-        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     /// Applies one outcome to `record`, whose frozen mutation (`body`) and acknowledged outbox rows are gone
@@ -194,7 +182,7 @@ extension DraftStore {
         }
         if !settled.isEmpty {
             try db.cachedStatement(sql: "DELETE FROM record_edits WHERE record_id = ? AND key IN (SELECT value FROM json_each(?))")
-                .execute(arguments: [record, jsonArray(settled)])
+                .execute(arguments: [record, JSONWriter.array(of: settled)])
         }
         for (key, value) in result.local where stored.pending[key] == nil {
             try setEdit(db, record: record, key: key, json: value.map(answerJSON))

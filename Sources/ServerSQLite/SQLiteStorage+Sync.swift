@@ -174,7 +174,7 @@ extension SQLiteStorage {
         for row in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT mutation_id, user_id, digest, outcome FROM mutations
             WHERE project_id = ? AND client_id = ? AND mutation_id IN (SELECT value FROM json_each(?))
-            """), arguments: [projectId, clientId, Self.jsonArray(mutationIds)]) {
+            """), arguments: [projectId, clientId, JSONWriter.array(of: mutationIds)]) {
             let outcome: String = row["outcome"]
             var reader = JSONReader(Array(outcome.utf8))
             let stored = StoredOutcome(
@@ -191,23 +191,11 @@ extension SQLiteStorage {
         for row in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT \(recordColumns) FROM records r JOIN users u ON u.id = r.author_id
             WHERE r.project_id = ? AND r.id IN (SELECT value FROM json_each(?))
-            """), arguments: [projectId, Self.jsonArray(ids.map(\.lowercased))]) {
+            """), arguments: [projectId, JSONWriter.array(of: ids.map(\.lowercased))]) {
             let record = try storedRecord(row)
             result[record.id] = record
         }
         return result
-    }
-
-    /// `strings` as a JSON array, for `IN (SELECT value FROM json_each(?))`.
-    static func jsonArray(_ strings: [String]) -> String {
-        var writer = JSONWriter(capacity: strings.reduce(2) { $0 + $1.utf8.count + 3 })
-        writer.beginArray()
-        for string in strings {
-            writer.element()
-            writer.string(string)
-        }
-        writer.endArray()
-        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     static func storedRecord(_ row: Row) throws -> StoredRecord {

@@ -16,6 +16,19 @@ public struct JSONWriter: Sendable {
         started.reserveCapacity(8)
     }
 
+    /// `strings` as a JSON array of strings: what SQL's `IN (SELECT value FROM json_each(?))` reads, so a
+    /// statement takes any number of ids as one argument.
+    public static func array(of strings: [String]) -> String {
+        var writer = JSONWriter(capacity: strings.reduce(2) { $0 + $1.utf8.count + 3 })
+        writer.beginArray()
+        for string in strings {
+            writer.element()
+            writer.string(string)
+        }
+        writer.endArray()
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
     public mutating func beginObject() {
         bytes.append(UInt8(ascii: "{"))
         started.append(false)
