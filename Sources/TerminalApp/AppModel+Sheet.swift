@@ -263,6 +263,11 @@ extension AppModel {
         presented = nil
         closing = sheet
         dismissals += 1
+        // Edits made within one millisecond share the record's `updatedAt`, so a headline or details read
+        // while the sheet was open can look current though later keystrokes changed the record: read them again.
+        let key = record.uuidString.lowercased()
+        headlines[key] = nil
+        if detailsShown?.id == key { detailsShown = nil }
         await reload()
         // The record just closed is the one selected, when it is still listed.
         if let index = home.visibleRecords.firstIndex(where: { $0.id == record.uuidString.lowercased() }) { home.selection = index }

@@ -105,3 +105,22 @@ struct EntityDeclarationTests {
         #expect(FormState(form: form, answers: [:]).choices(for: "household").isEmpty)
     }
 }
+
+/// The record's reserved `__entity` key: taken as text by a form that saves to a list, unknown to any other.
+struct EntityChangeKeyTests {
+    @Test func aFormThatSavesToAListTakesTheEntityChangeAsText() throws {
+        let saving = try #require(Fixtures.load(EntityDeclarationTests.form(entity: #"{ "list": "households", "label": "head" }"#)).loaded?.form)
+        let validator = FormValidator(form: saving)
+        #expect(validator.draftIssue(AnswerKey.entityChange, .text("{}")) == nil)
+        #expect(validator.draftIssue(AnswerKey.entityChange, .integer(3))?.code == .wrongType)
+        let report = validator.validate([AnswerKey.entityChange: .text("{}")])
+        #expect(!report.issues.contains { $0.fieldID == AnswerKey.entityChange })
+    }
+
+    @Test func aFormThatSavesToNoListRefusesTheKey() throws {
+        let plain = try #require(Fixtures.load(Fixtures.formJSON(fields: #"[{ "id": "head", "kind": "text", "label": "Head" }]"#)).loaded?.form)
+        let validator = FormValidator(form: plain)
+        #expect(validator.draftIssue(AnswerKey.entityChange, .text("{}"))?.code == .unknownField)
+        #expect(validator.validate([AnswerKey.entityChange: .text("{}")]).issues.map(\.code) == [.unknownField])
+    }
+}

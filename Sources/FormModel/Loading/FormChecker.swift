@@ -33,6 +33,9 @@ enum FormChecker {
                 } else {
                     fieldPaths[field.id] = path
                 }
+                if field.id.hasPrefix("__") {
+                    error("reserved-field-id", path.appending("id"), "The field id \"\(field.id)\" starts with __, which is kept for what the system stores in a record (such as \(AnswerKey.entityChange)).", fix: "Rename the field so that it does not start with two underscores.")
+                }
                 checkOptions(field, at: path, error)
                 for (textPath, text) in ExpressionChecker.localizedTexts(of: field, at: path) {
                     checkLanguages(of: text, at: textPath, in: form, error)

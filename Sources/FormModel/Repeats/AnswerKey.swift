@@ -23,6 +23,9 @@ public struct AnswerKey: Hashable, Sendable, CustomStringConvertible {
     public static let position = "@position"
     /// The instance field holding an instance's tombstone (`true` once removed; `false` when restored).
     public static let removed = "@removed"
+    /// The key under which a submitted record of a form that saves to an entity list keeps what it did to
+    /// the entity (SyncCore's `RecordEntityChange`, as text). Keys starting `__` are reserved; this is the only one.
+    public static let entityChange = "__entity"
 
     /// The instances from the outermost in, empty for a top-level field.
     public var steps: [Step]

@@ -60,6 +60,7 @@ public struct FormValidator: Sendable {
         // Answers the form does not take (unknown or computed fields), in key order: each key read once.
         var unknownKeys: [String] = []
         for key in state.answers.keys {
+            if key == AnswerKey.entityChange, form.entity != nil { continue }
             let definition = field(forKey: key)
             guard definition == nil || (definition?.isComputed == true && !logic.kept.contains(definition?.id ?? "")) else { continue }
             if definition != nil, let path = AnswerKey(key), path.isInstanceMeta { continue }
@@ -224,6 +225,14 @@ public struct FormValidator: Sendable {
     /// What refuses `value` for `key` even in a draft: a key the form does not have, a field that takes no answer,
     /// a value of the wrong type (an instance's `@position` is a whole number, its `@removed` yes or no).
     public func draftIssue(_ key: String, _ value: AnswerValue?) -> FieldIssue? {
+        if key == AnswerKey.entityChange, form.entity != nil {
+            // What the record did to its entity: text the sync layer reads (and checks) as a `RecordEntityChange`.
+            switch value {
+            case nil, .text?: return nil
+            case let value?:
+                return FieldIssue(fieldID: key, code: .wrongType, message: "\(key) holds the record's entity change as text, not a \(value.tag).")
+            }
+        }
         guard let path = AnswerKey(key), let field = field(forKey: key) else {
             return FieldIssue(fieldID: key, code: .unknownField, message: "The form \(form.id) has no field \"\(key)\" that takes an answer.")
         }
