@@ -1,4 +1,5 @@
 import Foundation
+import FormModel
 import Logging
 import PostgresNIO
 import ServerStorage

@@ -1,4 +1,5 @@
 import Foundation
+import FormModel
 import GRDB
 import ServerStorage
 import SyncCore

@@ -15,15 +15,17 @@ struct JSONParserTests {
 
     @Test(arguments: [
         ("{\"a\": 1,, }", 1, 9, "Expected a quoted key"),
-        ("{\"a\": 1}\n x", 2, 2, "Unexpected content"),
-        ("[1, 2", 1, 6, "not closed"),
+        ("{\"a\": 1}\n x", 2, 2, "Unexpected 'x' after the JSON value"),
+        ("[1, 2", 1, 6, "Expected a value or ']', found the end of the input"),
         ("{\"a\" 1}", 1, 6, "Expected ':'"),
-        ("\"abc", 1, 5, "not closed"),
-        ("{\"a\": 01}", 1, 8, "leading zero"),
-        ("{\"a\": tru}", 1, 7, "Expected 'true'"),
+        ("\"abc", 1, 5, "The string is not closed"),
+        ("{\"a\": 01}", 1, 7, "must not start with 0"),
+        ("{\"a\": tru}", 1, 7, "Expected true"),
         ("", 1, 1, "document ended"),
         ("{\"a\": 1, \"a\": 2}", 1, 10, "Duplicate key \"a\""),
         ("\"a\tb\"", 1, 3, "control character"),
+        ("[1, @]", 1, 5, "Expected a value"),
+        ("\u{FEFF}{\"a\":\n  [é, 1]}", 2, 4, "found byte 0xc3"),
     ])
     func malformedJSONIsReportedWithItsPlace(source: String, line: Int, column: Int, message: String) {
         #expect {

@@ -18,7 +18,7 @@ TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(expression json form pattern input sync xlsform)
 mkdir -p "$OUT/modules"
 
-# FormModel and the terminal input decoder as instrumented modules (object files linked into each target).
+# FormModel (with the JSON reader and writer) and the terminal input decoder as instrumented modules (object files linked into each target).
 # ZIPFoundation (the XLSForm reader's zip archives) imports zlib through its CZlib module map.
 ZIP=.build/checkouts/ZIPFoundation
 ZLIB=(-I "$ZIP/Sources/CZLib")
@@ -32,7 +32,7 @@ echo "building FormModel with -sanitize=fuzzer,address"
 "$SWIFTC" -O Plugins/SchemaConstantsTool/main.swift -o "$OUT/schema-constants"
 "$OUT/schema-constants" Schema/form-definition.schema.json "$OUT/FormDefinitionSchema.swift" FormDefinitionSchema
 build_module FormModel $(find Sources/FormModel -name '*.swift' | sort) "$OUT/FormDefinitionSchema.swift"
-echo "building SyncCore (the byte-level reader and writer of the sync shapes)"
+echo "building SyncCore (the byte codec of the sync shapes)"
 build_module SyncCore $(find Sources/SyncCore -name '*.swift' | sort)
 echo "building TerminalUI's input decoder"
 build_module TerminalUI Sources/TerminalUI/Input/*.swift

@@ -1,4 +1,5 @@
 import Foundation
+import FormModel
 import Testing
 @testable import SyncCore
 

@@ -1,4 +1,5 @@
 import Foundation
+import FormModel
 
 /// Where a submitted record stands in the office's review.
 ///

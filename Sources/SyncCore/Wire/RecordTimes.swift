@@ -1,4 +1,5 @@
 import Foundation
+import FormModel
 
 /// When a record was created, last changed and last submitted, each read on the clock of the device (or the
 /// server, for a change made in the console) where it happened: the author's times, the same on every device

@@ -21,8 +21,9 @@ public struct JSONReadError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 }
 
-/// A pull reader for JSON held as bytes: the sync path's hot shapes (record fields, mutations, pages,
-/// answers) are read with it straight from request and database bytes, without building a tree.
+/// A pull reader for JSON held as bytes, the one JSON lexer of FieldSheet: the sync path's hot shapes (record
+/// fields, mutations, pages, answers) are read with it straight from request and database bytes, without
+/// building a tree, and ``JSONParser`` builds a form definition's located tree on it.
 ///
 /// Limits: containers nest at most `maximumDepth` deep; a string or number is only as long as the input.
 /// Every failure is a ``JSONReadError`` naming the byte offset; nothing traps on hostile input.
@@ -30,6 +31,8 @@ public struct JSONReader: Sendable {
     public let bytes: [UInt8]
     /// The offset of the next unread byte.
     public private(set) var offset: Int
+    /// The offset of the opening quote of the key ``nextKey()`` read last.
+    public private(set) var keyOffset = 0
     public let end: Int
     public let maximumDepth: Int
     private var depth = 0
@@ -100,7 +103,8 @@ public struct JSONReader: Sendable {
 
     private mutating func enter(object: Bool) throws {
         depth += 1
-        guard depth <= maximumDepth else { throw error("JSON nests deeper than \(maximumDepth) levels") }
+        // Said at the bracket that opened one level too many.
+        guard depth <= maximumDepth else { throw JSONReadError(offset: offset - 1, message: "JSON nests deeper than \(maximumDepth) levels") }
         started.append(false)
         isObject.append(object)
     }
@@ -118,6 +122,11 @@ public struct JSONReader: Sendable {
             try consume(UInt8(ascii: ","), "',' or '}'")
         } else {
             started[started.count - 1] = true
+        }
+        skipWhitespace()
+        keyOffset = offset
+        guard offset < end, bytes[offset] == UInt8(ascii: "\"") else {
+            throw error(offset < end ? "Expected a quoted key, found \(Self.describe(bytes[offset]))" : "Expected a quoted key, found the end of the input")
         }
         let key = try readString()
         try consume(UInt8(ascii: ":"), "':' after a key")
@@ -257,7 +266,7 @@ public struct JSONReader: Sendable {
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("A control character must be escaped inside a string") }
+            if byte < 0x20 { throw JSONReadError(offset: offset, message: "A control character must be escaped inside a string") }
             offset += 1
         }
         var buffer = Array(bytes[start..<offset])
@@ -299,7 +308,7 @@ public struct JSONReader: Sendable {
                     throw error("Unknown escape \\\(Self.describe(escape))")
                 }
             default:
-                if byte < 0x20 { throw error("A control character must be escaped inside a string") }
+                if byte < 0x20 { throw JSONReadError(offset: offset, message: "A control character must be escaped inside a string") }
                 buffer.append(byte)
                 offset += 1
             }
