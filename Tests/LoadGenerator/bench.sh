@@ -3,7 +3,9 @@
 # instances on the same database, starts release servers on loopback over fresh data, plays devices
 # against them with fieldsheet-loadgen (round-robin over the instances), prints a Markdown table per
 # configuration, and stops everything.
-#   Tests/LoadGenerator/bench.sh [BIN_DIR] [push-records] [pull-records] [devices] [crowd]
+# Then exports a project of EXPORT records × 20 fields (default 100,000) as CSV and as JSON Lines with
+# `fieldsheet-server export`, timing each and reading its peak memory.
+#   Tests/LoadGenerator/bench.sh [BIN_DIR] [push-records] [pull-records] [devices] [crowd] [export-records]
 # PostgreSQL runs in a throwaway cluster (Tests/postgres/cluster.sh) on port $BENCH_PG_PORT (54339);
 # the PostgreSQL rows are left out, with a note, when its server binaries are missing.
 set -euo pipefail
@@ -12,6 +14,7 @@ PUSH=${2:-10000}
 PULL=${3:-20000}
 DEVICES=${4:-200}
 CROWD=${5:-500}
+EXPORT=${6:-100000}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d)
 PG_DIR=$(mktemp -u /tmp/fieldsheet-bench-pg.XXXXXX)  # outside WORK: the postgres user must reach it
@@ -91,4 +94,45 @@ if CLUSTER_DURABLE=1 "$ROOT/Tests/postgres/cluster.sh" start "$PG_DIR" "$PG_PORT
 else
     echo
     echo "PostgreSQL rows SKIPPED: could not start a cluster ($(tr '\n' ' ' <"$WORK/pg.err"))."
+fi
+
+# export FORMAT: `fieldsheet-server export` of the export project to /dev/null; wall time, CPU and peak RSS.
+export_bench() {
+    python3 - "$BIN/fieldsheet-server" "$WORK/export" "$1" "$EXPORT" <<'PY'
+import resource, subprocess, sys, time
+server, data, fmt, records = sys.argv[1:5]
+start = time.monotonic()
+with open("/dev/null", "wb") as out:
+    done = subprocess.run([server, "export", "--project", "bench", "--form", "wide", "--format", fmt, "--data", data],
+                          stdout=out, stderr=subprocess.PIPE)
+wall = time.monotonic() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+if done.returncode != 0:
+    sys.exit(f"export failed: {done.stderr.decode()}")
+print(f"| export {int(records):,} records × 20 fields, {fmt} | {wall:.1f} s | {int(records) / wall:,.0f} records/s "
+      f"| {(usage.ru_utime + usage.ru_stime) / int(records) * 1e6:.0f} µs | {usage.ru_maxrss / 1024:.0f} MiB |")
+PY
+}
+if [ "$EXPORT" -gt 0 ]; then
+    mkdir -p "$WORK/export"
+    "$BIN/fieldsheet-server" project create bench --data "$WORK/export" >/dev/null
+    token=$("$BIN/fieldsheet-server" user add bench --project bench --role reviewer --data "$WORK/export" 2>/dev/null)
+    "$BIN/fieldsheet-server" form publish "$WORK/wide.json" --project bench --data "$WORK/export" >/dev/null
+    out="$WORK/server-export.out"
+    "$BIN/fieldsheet-server" serve --data "$WORK/export" --port 0 --log-level warning >"$out" 2>&1 &
+    PIDS+=($!)
+    pid=$!
+    for _ in $(seq 100); do grep -q '^listening on ' "$out" 2>/dev/null && break; sleep 0.1; done
+    url=$(sed -n 's/^listening on //p' "$out")
+    [ -n "$url" ] || { echo "fieldsheet-server did not start:" >&2; cat "$out" >&2; exit 1; }
+    # Push the records (the load generator's push scenario, its figures not shown here), then stop the server.
+    timeout 900 "$BIN/fieldsheet-loadgen" "$url" "$token" "$pid" "$EXPORT" 0 0 0 >/dev/null
+    stop_servers
+    echo
+    echo "### Export (embedded SQLite)"
+    echo
+    echo "| export | wall | throughput | CPU per record | peak RSS |"
+    echo "|---|---|---|---|---|"
+    export_bench csv
+    export_bench jsonl
 fi

@@ -14,7 +14,8 @@ public struct RecordExporter: Sendable {
         case jsonl
     }
 
-    struct Line: Encodable {
+    /// One JSON Lines line, written with `JSONWriter` (keys in sorted order, slashes as they are).
+    struct Line {
         /// Lower case, as every id the server writes.
         var recordId: String
         var formVersion: Int
@@ -37,7 +38,7 @@ public struct RecordExporter: Sendable {
         var files: [String: String]?
     }
 
-    struct InstanceLine: Encodable {
+    struct InstanceLine {
         var instanceId: String
         var values: [String: AnswerValue]
         var repeats: [String: [InstanceLine]]?
@@ -73,8 +74,13 @@ public struct RecordExporter: Sendable {
 
     /// A field's cells; a location answer split into its numbers (what does not fit stays in the first cell).
     static func cells(_ value: AnswerValue?, field: FieldDefinition?) -> [String] {
+        cells(value, field: field, unlabelled: field.map(unlabelled))
+    }
+
+    /// ``cells(_:field:)`` with the field's unlabelled copy made once, not per cell.
+    static func cells(_ value: AnswerValue?, field: FieldDefinition?, unlabelled: FieldDefinition?) -> [String] {
         guard let field, field.kind == .location else {
-            return [value?.display(for: field.map { unlabelled($0) }) ?? ""]
+            return [value?.display(for: unlabelled) ?? ""]
         }
         switch value {
         case .location(let location)?:
@@ -126,7 +132,8 @@ public struct RecordExporter: Sendable {
         let definitions = Dictionary(versions.map { ($0.version, $0.definition) }, uniquingKeysWith: { first, _ in first })
         var logics: [Int: FormLogic] = [:]
         let latestFields = Dictionary(versions.flatMap(\.definition.everyField).map { ($0.id, $0) }, uniquingKeysWith: { _, new in new })
-        func cells(_ value: AnswerValue?, _ id: String) -> [String] { Self.cells(value, field: latestFields[id]) }
+        let unlabelledFields = latestFields.mapValues(Self.unlabelled)
+        func cells(_ value: AnswerValue?, _ id: String) -> [String] { Self.cells(value, field: latestFields[id], unlabelled: unlabelledFields[id]) }
         // An attachment answer's cell names its exported file (when there is an attachments directory).
         func cells(_ key: String, _ id: String, _ value: AnswerValue?, _ files: [String: String]) -> [String] {
             if case .attachment(let reference)? = value, attachments != nil {
@@ -141,8 +148,6 @@ public struct RecordExporter: Sendable {
                 try await write(table.repeatId, (["recordId", "parentInstanceId", "instanceId", "position"] + headers(table.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
             }
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var after: UUID?
         var count = 0
         while true {
@@ -176,8 +181,8 @@ public struct RecordExporter: Sendable {
                     }
                 case .jsonl:
                     var top: [String: AnswerValue] = [:]
-                    for (key, answer) in values where !key.contains("/") { top[key] = answer }
-                    for (key, answer) in state?.computed ?? [:] where !key.contains("/") { top[key] = answer }
+                    for (key, answer) in values where !key.utf8.contains(UInt8(ascii: "/")) { top[key] = answer }
+                    for (key, answer) in state?.computed ?? [:] where !key.utf8.contains(UInt8(ascii: "/")) { top[key] = answer }
                     let repeats = state.map { Self.nested(in: "", ids: layout.topRepeats, state: $0, layout: layout) }
                     let line = Line(
                         recordId: record.id.lowercased, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
@@ -186,7 +191,9 @@ public struct RecordExporter: Sendable {
                         submittedAt: record.times.submitted.map(Timestamp.string), updatedAt: record.times.updated.map(Timestamp.string),
                         receivedAt: record.receivedAt.map(Timestamp.string),
                         values: top, repeats: repeats?.isEmpty == false ? repeats : nil, files: files.isEmpty ? nil : files)
-                    try await write(nil, String(decoding: try encoder.encode(line), as: UTF8.self) + "\n")
+                    var writer = JSONWriter(capacity: 2048)
+                    line.write(to: &writer)
+                    try await write(nil, String(decoding: writer.bytes, as: UTF8.self) + "\n")
                 }
                 count += 1
             }
@@ -268,6 +275,31 @@ public struct RecordExporter: Sendable {
     /// control shows as its visible symbol, as on a terminal: ESC as `␛`); and a leading quote for cells a
     /// spreadsheet would run as a formula (starting with =, +, -, @, tab or carriage return, and not a number).
     static func csvField(_ text: String) -> String {
+        needsCSVWork(text) ? quotedCSVField(text) : text
+    }
+
+    /// Whether a cell needs more than copying: a formula start, or a byte that may begin a control character
+    /// (C0, DEL, C1 as `C2 80–9F`, the bidirectional controls as `E2 80–81 …`), a quote, a comma or a line break.
+    /// Most cells need nothing, and are read once, byte by byte, without building a string.
+    static func needsCSVWork(_ text: String) -> Bool {
+        var utf8 = text.utf8.makeIterator()
+        guard let first = utf8.next() else { return false }
+        switch first {
+        case UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"): return true
+        default: break
+        }
+        var byte = first
+        while true {
+            switch byte {
+            case 0x00...0x1F, 0x7F, 0xC2, 0xE2, UInt8(ascii: "\""), UInt8(ascii: ","): return true
+            default: break
+            }
+            guard let next = utf8.next() else { return false }
+            byte = next
+        }
+    }
+
+    static func quotedCSVField(_ text: String) -> String {
         let formulaStarts: Set<Character> = ["=", "+", "-", "@", "\t", "\r"]
         var text = text
         if let first = text.first, formulaStarts.contains(first) || first.unicodeScalars.first == "\r", Double(text) == nil { text = "'" + text }
@@ -275,5 +307,87 @@ public struct RecordExporter: Sendable {
             text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n"), allowing: ["\n"])
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+extension RecordExporter.Line {
+    /// The line's JSON, members in sorted key order, absent values left out.
+    func write(to writer: inout JSONWriter) {
+        func member(_ key: String, _ value: String?) {
+            guard let value else { return }
+            writer.key(key)
+            writer.string(value)
+        }
+        writer.beginObject()
+        member("author", author)
+        member("createdAt", createdAt)
+        member("device", device)
+        if let files {
+            writer.key("files")
+            writer.beginObject()
+            for key in files.keys.sorted() {
+                writer.key(key)
+                writer.string(files[key] ?? "")
+            }
+            writer.endObject()
+        }
+        writer.key("formVersion")
+        writer.int(formVersion)
+        member("receivedAt", receivedAt)
+        member("recordId", recordId)
+        if let repeats {
+            writer.key("repeats")
+            RecordExporter.InstanceLine.write(repeats, to: &writer)
+        }
+        member("reviewComment", reviewComment)
+        member("reviewState", reviewState)
+        writer.key("revision")
+        writer.int(revision)
+        member("state", state)
+        member("submittedAt", submittedAt)
+        member("updatedAt", updatedAt)
+        writer.key("values")
+        RecordExporter.InstanceLine.write(values, to: &writer)
+        writer.endObject()
+    }
+}
+
+extension RecordExporter.InstanceLine {
+    func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("instanceId")
+        writer.string(instanceId)
+        if let repeats {
+            writer.key("repeats")
+            Self.write(repeats, to: &writer)
+        }
+        writer.key("values")
+        Self.write(values, to: &writer)
+        writer.endObject()
+    }
+
+    /// Answers by key, in key order.
+    static func write(_ values: [String: AnswerValue], to writer: inout JSONWriter) {
+        writer.beginObject()
+        for key in values.keys.sorted() {
+            writer.key(key)
+            values[key]?.write(to: &writer)
+        }
+        writer.endObject()
+    }
+
+    /// Each repeat's instances, by repeat id in order.
+    static func write(_ repeats: [String: [Self]], to writer: inout JSONWriter) {
+        writer.beginObject()
+        for key in repeats.keys.sorted() {
+            writer.key(key)
+            writer.beginArray()
+            for instance in repeats[key] ?? [] {
+                writer.element()
+                instance.write(to: &writer)
+            }
+            writer.endArray()
+        }
+        writer.endObject()
     }
 }
