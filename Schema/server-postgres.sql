@@ -260,3 +260,66 @@ UPDATE records SET received_at = updated_at;
 ALTER TABLE conflicts ADD COLUMN sequence BIGINT;
 ALTER TABLE conflicts ADD COLUMN loser TEXT;
 CREATE INDEX conflicts_by_loser ON conflicts (project_id, loser, sequence) WHERE loser IS NOT NULL;
+
+-- migration: 9
+
+-- Entity lists, entities, their history and conflict log, and members' properties (as the SQLite schema's
+-- v9-entities).
+CREATE TABLE entity_lists (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    name TEXT NOT NULL,
+    properties TEXT NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'all',
+    last_sequence BIGINT NOT NULL DEFAULT 0,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (project_id, name)
+);
+CREATE TABLE entities (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    id UUID NOT NULL,
+    list TEXT NOT NULL,
+    revision BIGINT NOT NULL,
+    sequence BIGINT NOT NULL,
+    creator_id BIGINT NOT NULL REFERENCES users (id),
+    assignee_id BIGINT REFERENCES users (id),
+    deleted BOOLEAN NOT NULL DEFAULT false,
+    label TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (project_id, id),
+    FOREIGN KEY (project_id, list) REFERENCES entity_lists (project_id, name)
+);
+CREATE UNIQUE INDEX entities_by_sequence ON entities (project_id, list, sequence);
+CREATE INDEX entities_by_label ON entities (project_id, list, label COLLATE "C", id);
+CREATE TABLE entity_history (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    entity_id UUID NOT NULL,
+    revision BIGINT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('create', 'update', 'import', 'assign', 'delete')),
+    record_id UUID,
+    user_id BIGINT NOT NULL REFERENCES users (id),
+    client_id TEXT,
+    detail TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX entity_history_by_entity ON entity_history (project_id, entity_id, id);
+CREATE TABLE entity_conflicts (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    entity_id UUID NOT NULL,
+    record_id UUID NOT NULL,
+    mutation_id TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    entry TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX entity_conflicts_by_entity ON entity_conflicts (project_id, entity_id, id);
+CREATE TABLE user_properties (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    user_id BIGINT NOT NULL REFERENCES users (id),
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (project_id, user_id, name)
+);

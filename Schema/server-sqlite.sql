@@ -237,3 +237,76 @@ UPDATE records SET received_at = updated_at;
 ALTER TABLE conflicts ADD COLUMN sequence INTEGER;
 ALTER TABLE conflicts ADD COLUMN loser TEXT;
 CREATE INDEX conflicts_by_loser ON conflicts (project_id, loser, sequence) WHERE loser IS NOT NULL;
+
+-- migration: v9-entities
+
+-- Entity lists (docs/entity-lists.md). A list has declared properties (JSON: [{"kind","name"}], by name), a
+-- scope (all, creator, assignee or property:NAME) and its own feed position: every change of one of its
+-- entities takes the next number, inside the writing transaction, as a record change takes the project's.
+CREATE TABLE entity_lists (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    name TEXT NOT NULL,
+    properties TEXT NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'all',
+    last_sequence INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (project_id, name)
+) WITHOUT ROWID;
+-- An entity: its id (made where it was created; a record's id when a record created it), its list, revision,
+-- the position of its latest change in its list's feed, creator, assignee, a tombstone, its label (also in
+-- `fields`, kept here for the console's table, ordered and searched by it) and its label and properties as
+-- RecordFields JSON (Schema/record-fields.schema.json, the label under `label`).
+CREATE TABLE entities (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    id TEXT NOT NULL,
+    list TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    sequence INTEGER NOT NULL,
+    creator_id INTEGER NOT NULL REFERENCES users (id),
+    assignee_id INTEGER REFERENCES users (id),
+    deleted INTEGER NOT NULL DEFAULT 0,
+    label TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (project_id, id),
+    FOREIGN KEY (project_id, list) REFERENCES entity_lists (project_id, name)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX entities_by_sequence ON entities (project_id, list, sequence);
+CREATE INDEX entities_by_label ON entities (project_id, list, label, id);
+-- Every change of an entity: which record made it (NULL for an import, an assignment or a deletion on the
+-- server), by whom, from which device, when, and what it set (JSON: fields from what to what). The record's
+-- review state is read from the record (a rejected record's change stays applied; the console says so).
+CREATE TABLE entity_history (
+    id INTEGER PRIMARY KEY,
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    entity_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('create', 'update', 'import', 'assign', 'delete')),
+    record_id TEXT,
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    client_id TEXT,
+    detail TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX entity_history_by_entity ON entity_history (project_id, entity_id, id);
+-- The losing values of entity properties, like the record conflict log's entries (ConflictEntry JSON).
+CREATE TABLE entity_conflicts (
+    id INTEGER PRIMARY KEY,
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    entity_id TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    mutation_id TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    entry TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX entity_conflicts_by_entity ON entity_conflicts (project_id, entity_id, id);
+-- A member's properties in a project (a collector's district), read by `property:NAME` scopes.
+CREATE TABLE user_properties (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (project_id, user_id, name)
+) WITHOUT ROWID;

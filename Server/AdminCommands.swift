@@ -32,7 +32,7 @@ extension FieldSheetServerCommand {
 
     /// `user add NAME --project P --role R`.
     struct User: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self])
+        static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, SetProperty.self])
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(

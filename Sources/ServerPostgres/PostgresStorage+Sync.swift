@@ -22,15 +22,24 @@ extension PostgresStorage {
     /// 4. Take the sequence numbers from the project's counter row (its lock is held until COMMIT) and
     ///    write records, outcomes and conflicts, each with one statement over arrays.
     public func push(
-        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
+        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         try await transaction { connection in
-            let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIds.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }).sorted()
+            let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIds.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }
+                + entityIds.map { Self.lockKey("\(projectId)/entity/\($0.lowercased)") }).sorted()
             _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
+            let records = try await Self.records(connection, projectId: projectId, ids: recordIds)
+            let allEntityIds = PushSnapshot.entityIds(named: entityIds, records: records)
+            // The entities the batch's records changed before (a later edit of such a record changes the same
+            // entity): locked too, once the records are known.
+            let more = Set(allEntityIds).subtracting(entityIds).map { Self.lockKey("\(projectId)/entity/\($0.lowercased)") }.sorted()
+            if !more.isEmpty {
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(more)::int8[]) AS k", logger: .quiet).collect()
+            }
             let snapshot = PushSnapshot(
                 storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
-                records: try await Self.records(connection, projectId: projectId, ids: recordIds))
+                records: records, entities: try await Self.entities(connection, projectId: projectId, ids: allEntityIds))
             var decided = try plan(snapshot)
             let encoded = decided.encoding()
             let now = Date().timeIntervalSince1970
@@ -77,6 +86,10 @@ extension PostgresStorage {
                 try await Self.writeAttachmentReferences(connection, projectId: projectId, records, history: decided.history)
             }
             try await Self.writeHistory(connection, projectId: projectId, decided.history, details: encoded.history)
+            // The records' entity changes, in the records' transaction (docs/entity-lists.md).
+            var entities = decided.entities
+            try await Self.writeEntities(connection, projectId: projectId, &entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
+            decided.entities = entities
             try await Self.resolve(connection, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
             if !decided.newOutcomes.isEmpty {
                 let outcomes = decided.newOutcomes
@@ -170,13 +183,15 @@ extension PostgresStorage {
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
-                PushSnapshot(
+                let records = try await Self.records(connection, projectId: projectId, ids: recordIds)
+                return PushSnapshot(
                     storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
-                    records: try await Self.records(connection, projectId: projectId, ids: recordIds))
+                    records: records,
+                    entities: try await Self.entities(connection, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)))
             }
         }
     }

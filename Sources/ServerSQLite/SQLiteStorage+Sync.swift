@@ -11,13 +11,11 @@ extension SQLiteStorage {
         """
 
     public func push(
-        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
+        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         try await groupWrite { db in
-            let snapshot = PushSnapshot(
-                storedOutcomes: try Self.storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
-                records: try Self.records(db, projectId: projectId, ids: recordIds))
+            let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
             var decided = try plan(snapshot)
             let encoded = decided.encoding()
             let now = Date().timeIntervalSince1970
@@ -56,6 +54,8 @@ extension SQLiteStorage {
                 try Self.writeAttachmentReferences(db, projectId: projectId, decided.records, history: decided.history)
             }
             try Self.writeHistory(db, projectId: projectId, decided.history, details: encoded.history)
+            // The records' entity changes, in the records' transaction (docs/entity-lists.md).
+            try Self.writeEntities(db, projectId: projectId, &decided.entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
             try Self.resolve(db, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
             let insertOutcome = try db.cachedStatement(sql: """
                 INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -130,12 +130,18 @@ extension SQLiteStorage {
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
         try await pool.read { db in
-            PushSnapshot(
-                storedOutcomes: try Self.storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
-                records: try Self.records(db, projectId: projectId, ids: recordIds))
+            try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
         }
+    }
+
+    static func pushSnapshot(_ db: Database, projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) throws -> PushSnapshot {
+        let records = try records(db, projectId: projectId, ids: recordIds)
+        return PushSnapshot(
+            storedOutcomes: try storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
+            records: records,
+            entities: try entities(db, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)))
     }
 
     public func record(projectId: Int64, id: UUID) async throws -> StoredRecord? {

@@ -13,7 +13,7 @@ import SyncCore
 ///   single writer gives this for free; on PostgreSQL take the project's counter row with
 ///   `UPDATE projects SET last_sequence = last_sequence + n … RETURNING` inside the transaction: the row
 ///   lock is held until commit, so a later writer cannot take (let alone commit) higher numbers first.
-public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentIndexStorage {
+public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentIndexStorage, EntityStorage {
     /// Creates or upgrades the schema; run before the server accepts requests.
     func migrate() async throws
     /// Succeeds when the database answers a trivial query; throws ``StorageError/Code/unavailable`` when not.
@@ -48,14 +48,16 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
 
     /// Runs one push batch in one transaction: reads what `plan` needs, lets it decide, writes its
     /// decision with sequence numbers in commit order, and commits. A throwing `plan` writes nothing.
+    /// `entityIds`: the entities the batch's entity changes name; the snapshot holds those and the ones its
+    /// records' stored entity changes name (``PushSnapshot/entityIds(named:records:)``).
     func push(
-        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
+        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan
     /// What `push` would hand its `plan` now, read without taking any write lock: the server decides a
     /// push (merge, validation) on this snapshot outside the lock, then commits it through `push` only if
     /// the snapshot there is still the same (see `SyncController`).
-    func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushSnapshot
+    func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) async throws -> PushSnapshot
     /// Records changed after `after`, ordered by sequence: at most `limit`, and no more once their fields
     /// add up to `maxBytes` (a page always holds at least one record, however large). Fields stay as stored.
     func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage
@@ -83,6 +85,21 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     func conflict(projectId: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry?
 }
 
+extension ServerStorage {
+    /// A push batch that changes no entity (reviews, resolutions).
+    public func push(
+        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
+        plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
+    ) async throws -> PushPlan {
+        try await push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: [], plan: plan)
+    }
+
+    /// The snapshot of a push batch that changes no entity.
+    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushSnapshot {
+        try await pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: [])
+    }
+}
+
 /// A storage failure a caller can act on. Database errors themselves never leave the server.
 public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable {
@@ -98,6 +115,12 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         case alreadyResolved
         /// The disk holding the database is full; nothing was written. Retry once the server's admin freed space.
         case insufficientStorage
+        /// An entity list property would change its kind; nothing was written.
+        case entityPropertyKind
+        /// An entity id is taken by an entity of another list; nothing was written.
+        case entityConflict
+        /// The entity list does not exist.
+        case unknownEntityList
     }
 
     public var code: Code

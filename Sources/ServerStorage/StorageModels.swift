@@ -162,10 +162,13 @@ public struct PushSnapshot: Sendable, Hashable {
     public var storedOutcomes: [String: StoredOutcome]
     /// The project's current records named by the batch.
     public var records: [UUID: StoredRecord]
+    /// The project's current entities the batch may change (``entityIds(named:records:)``), deleted ones too.
+    public var entities: [UUID: StoredEntity]
 
-    public init(storedOutcomes: [String: StoredOutcome], records: [UUID: StoredRecord]) {
+    public init(storedOutcomes: [String: StoredOutcome], records: [UUID: StoredRecord], entities: [UUID: StoredEntity] = [:]) {
         self.storedOutcomes = storedOutcomes
         self.records = records
+        self.entities = entities
     }
 }
 
@@ -222,6 +225,13 @@ public struct PushPlan: Sendable {
     public var resolvedConflicts: [Int64]
     /// Number of mutations that changed a record.
     public var appliedCount: Int
+    /// Entities to insert or replace, each once, in the order their changes were made: the entity changes
+    /// of the records this plan writes (docs/entity-lists.md). Each takes the next number of its list's sequence.
+    public var entities: [StoredEntity] = []
+    /// One entry per applied entity change, in order.
+    public var entityHistory: [EntityHistoryEntry] = []
+    /// The losing values of entity properties.
+    public var entityConflicts: [LoggedEntityConflict] = []
     /// The JSON columns, when the planner encoded them (``encode()``): outside any write lock.
     private var encoded: Encoded?
 

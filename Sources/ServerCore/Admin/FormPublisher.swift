@@ -65,9 +65,25 @@ public struct FormPublisher: Sendable {
         let reasons = Self.breakingChanges(from: versions.map(\.definition), to: definition, fieldsInUse: inUse)
         guard reasons.isEmpty else { throw FormPublishError(code: .breaking, reasons: reasons) }
         definition.version = (versions.last?.version ?? 0) + 1
+        if let entity = definition.entity {
+            // The list comes into being, or gains the properties this form saves; a kind never changes.
+            do {
+                try await storage.declareEntityList(projectId: projectId, name: entity.list, properties: Self.entityProperties(of: definition))
+            } catch let error as StorageError where error.code == .entityPropertyKind {
+                throw FormPublishError(code: .breaking, reasons: [error.detail])
+            }
+        }
         let published = PublishedForm(projectId: projectId, definition: definition, digest: digest, publishedAt: Date())
         try await storage.insertForm(published)
         return Result(form: published, isNew: true, warnings: warnings)
+    }
+
+    /// The entity properties a form saves (`saveTo`), each with its field's kind, in field order.
+    static func entityProperties(of form: FormDefinition) -> [EntityProperty] {
+        let fields = FormFields(form: form)
+        return fields.order.compactMap { id in
+            fields.byID[id].flatMap { field in field.saveTo.map { EntityProperty(name: $0, kind: field.kind) } }
+        }
     }
 
     /// SHA-256 of the definition's canonical JSON with the version left out.

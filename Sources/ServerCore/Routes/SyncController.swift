@@ -64,7 +64,7 @@ struct SyncController {
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordId).inserted { recordIds.append(mutation.recordId) }
         let plan = try await commit(planner, projectId: membership.projectId, clientId: body.clientId,
-            mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIds: recordIds)
+            mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIds: recordIds, entityIds: PushPlanner.entityIds(body.mutations))
         services.storage.changes.announce(plan, projectId: membership.projectId)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
@@ -86,11 +86,11 @@ struct SyncController {
     /// found. After `maxPlanAttempts` such races (many devices pushing to one record at once) it is decided
     /// under the lock, as the storage serialises it: what is left of its pattern budget bounds what that
     /// decision can cost everyone else.
-    func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushPlan {
+    func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
         let storage = services.storage
         let metrics = services.metrics
         var began = ContinuousClock.now
-        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds)
+        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
         metrics.recordPushStep("snapshot", began.duration(to: .now))
         var verdicts = PatternVerdicts(budget: services.limits.patternBudget)
         for _ in 1...Self.maxPlanAttempts {
@@ -106,7 +106,7 @@ struct SyncController {
             began = .now
             defer { metrics.recordPushStep("write", began.duration(to: .now)) }
             do {
-                return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds) { current in
+                return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds) { current in
                     guard current == planned else { throw SnapshotMoved(snapshot: current) }
                     return plan
                 }
@@ -114,7 +114,7 @@ struct SyncController {
                 snapshot = moved.snapshot
             }
         }
-        return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds) { [verdicts] current in
+        return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds) { [verdicts] current in
             var verdicts = verdicts
             return try planner.plan(current, verdicts: &verdicts)
         }

@@ -55,6 +55,7 @@ struct PushPlanner: Sendable {
         // Each written record's fields as encoded for the size check, written as they are.
         var encodedFields: [String] = []
         var seen = snapshot.storedOutcomes
+        var entities = EntityWork(working: snapshot.entities)
         for (index, prepared) in mutations.enumerated() {
             let mutation = prepared.mutation
             if let stored = seen[mutation.mutationId] {
@@ -67,7 +68,8 @@ struct PushPlanner: Sendable {
                 plan.outcomes.append(stored.outcome)
                 continue
             }
-            let outcome = apply(mutation, working: &working, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields, verdicts: &verdicts)
+            let outcome = apply(
+                mutation, working: &working, entities: &entities, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields, verdicts: &verdicts)
             plan.outcomes.append(outcome)
             let stored = StoredOutcome(mutationId: mutation.mutationId, userId: userId, digest: prepared.digest, outcome: outcome)
             plan.newOutcomes.append(stored)
@@ -82,9 +84,15 @@ struct PushPlanner: Sendable {
         MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: .rejected, problem: problem.details)
     }
 
+    /// The entities as the batch's earlier mutations left them, and where each written one is in the plan.
+    struct EntityWork {
+        var working: [UUID: StoredEntity]
+        var writtenIndex: [UUID: Int] = [:]
+    }
+
     private func apply(
-        _ mutation: Mutation, working: inout [UUID: StoredRecord], plan: inout PushPlan, writtenIndex: inout [UUID: Int], encodedFields: inout [String],
-        verdicts: inout PatternVerdicts
+        _ mutation: Mutation, working: inout [UUID: StoredRecord], entities: inout EntityWork, plan: inout PushPlan, writtenIndex: inout [UUID: Int],
+        encodedFields: inout [String], verdicts: inout PatternVerdicts
     ) -> MutationOutcome {
         let key = FormKey(id: mutation.formId, version: mutation.formVersion)
         guard let validator = validators[key] else {
@@ -120,6 +128,31 @@ struct PushPlanner: Sendable {
         }
         if let problem = validate(merged.record, mutation: mutation, form: form, validator: validator, verdicts: &verdicts) {
             return reject(mutation, problem)
+        }
+        var entityChange: EntityApplication?
+        if merged.changed {
+            switch entityApplication(
+                record: merged.record, current: current, changedFields: merged.changedFields, mutation: mutation, form: form,
+                authorId: current?.authorId ?? userId, entities: entities.working) {
+            case .failure(let problem): return reject(mutation, problem)
+            case .success(let application): entityChange = application
+            }
+        }
+        if let entityChange {
+            for entry in entityChange.conflicts {
+                plan.entityConflicts.append(LoggedEntityConflict(
+                    entityId: entityChange.entity.id, recordId: mutation.recordId, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
+            }
+            if let history = entityChange.history {
+                plan.entityHistory.append(history)
+                entities.working[entityChange.entity.id] = entityChange.entity
+                if let index = entities.writtenIndex[entityChange.entity.id] {
+                    plan.entities[index] = entityChange.entity
+                } else {
+                    entities.writtenIndex[entityChange.entity.id] = plan.entities.count
+                    plan.entities.append(entityChange.entity)
+                }
+            }
         }
         for entry in merged.conflicts {
             plan.conflicts.append(LoggedConflict(recordId: mutation.recordId, mutationId: mutation.mutationId, clientId: clientId, entry: entry))

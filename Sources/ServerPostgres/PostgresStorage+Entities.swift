@@ -1,0 +1,407 @@
+import Foundation
+import FormModel
+import Logging
+import PostgresNIO
+import ServerStorage
+import SyncCore
+
+extension PostgresStorage {
+    static let entityColumns = """
+        e.list, e.id, e.revision, e.sequence, e.creator_id, c.name, e.assignee_id, a.name, e.deleted, e.fields, e.created_at, e.updated_at
+        """
+    static let entityJoins = "JOIN users c ON c.id = e.creator_id LEFT JOIN users a ON a.id = e.assignee_id"
+
+    // MARK: Lists
+
+    public func entityLists(projectId: Int64) async throws -> [EntityListInfo] {
+        let client = client
+        return try await perform {
+            try await Self.entityLists(try await client.query("""
+                SELECT name, properties, scope, last_sequence FROM entity_lists WHERE project_id = \(projectId) ORDER BY name
+                """))
+        }
+    }
+
+    public func entityList(projectId: Int64, name: String) async throws -> EntityListInfo? {
+        let client = client
+        return try await perform {
+            try await Self.entityLists(try await client.query("""
+                SELECT name, properties, scope, last_sequence FROM entity_lists WHERE project_id = \(projectId) AND name = \(name)
+                """)).first
+        }
+    }
+
+    static func entityLists(_ rows: PostgresRowSequence) async throws -> [EntityListInfo] {
+        var result: [EntityListInfo] = []
+        for try await (name, properties, scope, last) in rows.decode((String, String, String, Int64).self) {
+            result.append(EntityListInfo(name: name, properties: try EntityListInfo.properties(json: properties), scope: EntityScope(scope) ?? .all, lastSequence: last))
+        }
+        return result
+    }
+
+    @discardableResult
+    public func declareEntityList(projectId: Int64, name: String, properties: [EntityProperty]) async throws -> EntityListInfo {
+        try await transaction { connection in
+            try await connection.query("""
+                INSERT INTO entity_lists (project_id, name, properties, created_at) VALUES (\(projectId), \(name), '[]', \(Date().timeIntervalSince1970))
+                ON CONFLICT (project_id, name) DO NOTHING
+                """, logger: .quiet)
+            // Locked until COMMIT: two forms declaring properties at once add both.
+            let rows = try await connection.query("""
+                SELECT name, properties, scope, last_sequence FROM entity_lists WHERE project_id = \(projectId) AND name = \(name) FOR UPDATE
+                """, logger: .quiet)
+            guard let existing = try await Self.entityLists(rows).first else { throw StorageError(.unknownEntityList, "No entity list \"\(name)\".") }
+            let merged = try EntityListInfo.merging(existing.properties, properties, list: name)
+            try await connection.query("""
+                UPDATE entity_lists SET properties = \(EntityListInfo.propertiesJSON(merged)) WHERE project_id = \(projectId) AND name = \(name)
+                """, logger: .quiet)
+            return EntityListInfo(name: name, properties: merged, scope: existing.scope, lastSequence: existing.lastSequence)
+        }
+    }
+
+    public func setEntityScope(projectId: Int64, list: String, scope: EntityScope) async throws {
+        try await transaction { connection in
+            let rows = try await connection.query("""
+                UPDATE entity_lists SET scope = \(scope.description) WHERE project_id = \(projectId) AND name = \(list) RETURNING name
+                """, logger: .quiet).collect()
+            guard rows.count == 1 else { throw StorageError(.unknownEntityList, "This project has no entity list \"\(list)\".") }
+            try await Self.moveInFeed(connection, projectId: projectId, list: list, values: nil)
+        }
+    }
+
+    /// Gives the list's entities (all, or those whose scope property text is one of `values.texts`) the next
+    /// numbers of the list's sequence, in their order: each is sent again by the feed, in scope or as removed.
+    static func moveInFeed(_ connection: PostgresConnection, projectId: Int64, list: String, values: (property: String, texts: [String])?) async throws {
+        let rows = try await connection.query("""
+            SELECT last_sequence FROM entity_lists WHERE project_id = \(projectId) AND name = \(list) FOR UPDATE
+            """, logger: .quiet).collect()
+        guard let last = try rows.first?.decode(Int64.self) else { return }
+        let moved = try await connection.query("""
+            UPDATE entities SET sequence = n.sequence FROM (
+                SELECT e.id, \(last) + row_number() OVER (ORDER BY e.sequence) AS sequence FROM entities e
+                WHERE e.project_id = \(projectId) AND e.list = \(list)
+                  AND (\(values == nil) OR (SELECT j.value FROM jsonb_each_text(e.fields::jsonb -> 'values' -> \(values?.property ?? "")::text) j LIMIT 1)
+                       = ANY(\(values?.texts ?? [])::text[]))) AS n
+            WHERE entities.project_id = \(projectId) AND entities.id = n.id RETURNING entities.id
+            """, logger: .quiet).collect().count
+        try await connection.query("""
+            UPDATE entity_lists SET last_sequence = last_sequence + \(Int64(moved)) WHERE project_id = \(projectId) AND name = \(list)
+            """, logger: .quiet)
+    }
+
+    // MARK: Feed and reads
+
+    public func entityChanges(projectId: Int64, list: String, after: Int64, limit: Int, maxBytes: Int) async throws -> EntityFeedPage {
+        let client = client
+        return try await perform {
+            let rows = try await client.query("""
+                SELECT e.id, e.revision, e.sequence, e.creator_id, c.name, e.assignee_id, a.name, e.deleted, e.fields
+                FROM entities e \(unescaped: Self.entityJoins)
+                WHERE e.project_id = \(projectId) AND e.list = \(list) AND e.sequence > \(after) ORDER BY e.sequence LIMIT \(Int64(limit + 1))
+                """)
+            var result: [EntityFeedRow] = []
+            var bytes = 0
+            var hasMore = false
+            for try await (id, revision, sequence, creatorId, creator, assigneeId, assignee, deleted, fields) in rows.decode(
+                (UUID, Int64, Int64, Int64, String, Int64?, String?, Bool, String).self) {
+                if hasMore { continue }
+                if result.count == limit || (!result.isEmpty && bytes + fields.utf8.count > maxBytes) {
+                    hasMore = true
+                    continue
+                }
+                bytes += fields.utf8.count
+                result.append(EntityFeedRow(
+                    id: id, revision: revision, sequence: sequence, creatorId: creatorId, creatorName: creator, assigneeId: assigneeId,
+                    assigneeName: assignee, deleted: deleted, fields: fields))
+            }
+            return EntityFeedPage(rows: result, hasMore: hasMore)
+        }
+    }
+
+    public func entity(projectId: Int64, id: UUID) async throws -> StoredEntity? {
+        let client = client
+        return try await perform {
+            try await client.withConnection { connection in try await Self.entities(connection, projectId: projectId, ids: [id])[id] }
+        }
+    }
+
+    public func entities(projectId: Int64, list: String, after: UUID?, limit: Int) async throws -> [StoredEntity] {
+        let client = client
+        return try await perform {
+            try await Self.storedEntities(try await client.query("""
+                SELECT \(unescaped: Self.entityColumns) FROM entities e \(unescaped: Self.entityJoins)
+                WHERE e.project_id = \(projectId) AND e.list = \(list) AND (\(after)::uuid IS NULL OR e.id > \(after)::uuid)
+                ORDER BY e.id LIMIT \(Int64(limit))
+                """))
+        }
+    }
+
+    static func entities(_ connection: PostgresConnection, projectId: Int64, ids: [UUID]) async throws -> [UUID: StoredEntity] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await connection.query("""
+            SELECT \(unescaped: entityColumns) FROM entities e \(unescaped: entityJoins)
+            WHERE e.project_id = \(projectId) AND e.id = ANY(\(ids)::uuid[])
+            """, logger: .quiet)
+        return Dictionary(uniqueKeysWithValues: try await storedEntities(rows).map { ($0.id, $0) })
+    }
+
+    static func storedEntities(_ rows: PostgresRowSequence) async throws -> [StoredEntity] {
+        var result: [StoredEntity] = []
+        for try await (list, id, revision, sequence, creatorId, creator, assigneeId, assignee, deleted, fields, created, updated) in rows.decode(
+            (String, UUID, Int64, Int64, Int64, String, Int64?, String?, Bool, String, Double, Double).self) {
+            result.append(StoredEntity(
+                list: list, id: id, revision: revision, sequence: sequence, creatorId: creatorId, creatorName: creator, assigneeId: assigneeId,
+                assigneeName: assignee, deleted: deleted, fields: try RecordFields(jsonBytes: Array(fields.utf8)),
+                createdAt: Date(timeIntervalSince1970: created), updatedAt: Date(timeIntervalSince1970: updated)))
+        }
+        return result
+    }
+
+    public func entityHistory(projectId: Int64, entityId: UUID) async throws -> [EntityHistoryEntry] {
+        let client = client
+        return try await perform {
+            var result: [EntityHistoryEntry] = []
+            for try await (revision, kind, recordId, userId, userName, clientId, detail, at, review) in try await client.query("""
+                SELECT h.revision, h.kind, h.record_id, h.user_id, u.name, h.client_id, h.detail, h.created_at, r.review_state
+                FROM entity_history h JOIN users u ON u.id = h.user_id
+                LEFT JOIN records r ON r.project_id = h.project_id AND r.id = h.record_id
+                WHERE h.project_id = \(projectId) AND h.entity_id = \(entityId) ORDER BY h.id
+                """).decode((Int64, String, UUID?, Int64, String, String?, String, Double, String?).self) {
+                result.append(EntityHistoryEntry(
+                    entityId: entityId, revision: revision, kind: EntityHistoryEntry.Kind(rawValue: kind) ?? .update, recordId: recordId,
+                    userId: userId, userName: userName, clientId: clientId, at: Date(timeIntervalSince1970: at), detail: try HistoryDetail(jsonText: detail),
+                    recordReview: review.flatMap(ReviewState.init(rawValue:))))
+            }
+            return result
+        }
+    }
+
+    public func entityConflicts(projectId: Int64, entityId: UUID) async throws -> [LoggedEntityConflict] {
+        let client = client
+        return try await perform {
+            var result: [LoggedEntityConflict] = []
+            for try await (recordId, mutationId, clientId, entry, at) in try await client.query("""
+                SELECT record_id, mutation_id, client_id, entry, created_at FROM entity_conflicts
+                WHERE project_id = \(projectId) AND entity_id = \(entityId) ORDER BY id
+                """).decode((UUID, String, String, String, Double).self) {
+                var reader = JSONReader(Array(entry.utf8))
+                result.append(LoggedEntityConflict(
+                    entityId: entityId, recordId: recordId, mutationId: mutationId, clientId: clientId,
+                    entry: try ConflictEntry.read(from: &reader), at: Date(timeIntervalSince1970: at)))
+            }
+            return result
+        }
+    }
+
+    // MARK: Writes
+
+    /// Writes entities (each once) with the next numbers of their lists' sequences (each list's row stays
+    /// locked until COMMIT: the list's serialized commit step), their history and conflicts, inside the
+    /// caller's transaction; sets each written entity's ``StoredEntity/sequence``.
+    static func writeEntities(
+        _ connection: PostgresConnection, projectId: Int64, _ entities: inout [StoredEntity], history: [EntityHistoryEntry],
+        conflicts: [LoggedEntityConflict], now: Double
+    ) async throws {
+        guard !entities.isEmpty || !history.isEmpty || !conflicts.isEmpty else { return }
+        var byList: [String: [Int]] = [:]
+        for (index, entity) in entities.enumerated() { byList[entity.list, default: []].append(index) }
+        for list in byList.keys.sorted() {
+            let indices = byList[list]!
+            try await connection.query("""
+                INSERT INTO entity_lists (project_id, name, properties, created_at) VALUES (\(projectId), \(list), '[]', \(now))
+                ON CONFLICT (project_id, name) DO NOTHING
+                """, logger: .quiet)
+            let count = Int64(indices.count)
+            let rows = try await connection.query("""
+                UPDATE entity_lists SET last_sequence = last_sequence + \(count) WHERE project_id = \(projectId) AND name = \(list) RETURNING last_sequence
+                """, logger: .quiet).collect()
+            let last = try rows.first?.decode(Int64.self) ?? count
+            for (offset, index) in indices.enumerated() { entities[index].sequence = last - count + 1 + Int64(offset) }
+        }
+        if !entities.isEmpty {
+            let written = entities
+            try await connection.query("""
+                INSERT INTO entities (project_id, id, list, revision, sequence, creator_id, assignee_id, deleted, label, fields, created_at, updated_at)
+                SELECT \(projectId), e.id, e.list, e.revision, e.sequence, e.creator_id, NULLIF(e.assignee_id, 0), e.deleted, e.label, e.fields,
+                    e.created_at, e.updated_at
+                FROM unnest(
+                    \(written.map(\.id))::uuid[], \(written.map(\.list))::text[], \(written.map(\.revision))::int8[], \(written.map(\.sequence))::int8[],
+                    \(written.map(\.creatorId))::int8[], \(written.map { $0.assigneeId ?? 0 })::int8[], \(written.map(\.deleted))::bool[],
+                    \(written.map(\.label))::text[], \(written.map { String(decoding: $0.fields.jsonBytes(), as: UTF8.self) })::text[],
+                    \(written.map { $0.createdAt?.timeIntervalSince1970 ?? now })::float8[], \(written.map { $0.updatedAt?.timeIntervalSince1970 ?? now })::float8[]
+                ) AS e (id, list, revision, sequence, creator_id, assignee_id, deleted, label, fields, created_at, updated_at)
+                ON CONFLICT (project_id, id) DO UPDATE SET
+                    revision = excluded.revision, sequence = excluded.sequence, assignee_id = excluded.assignee_id, deleted = excluded.deleted,
+                    label = excluded.label, fields = excluded.fields, updated_at = excluded.updated_at
+                """, logger: .quiet)
+        }
+        if !history.isEmpty {
+            try await connection.query("""
+                INSERT INTO entity_history (project_id, entity_id, revision, kind, record_id, user_id, client_id, detail, created_at)
+                SELECT \(projectId), h.entity_id, h.revision, h.kind, NULLIF(h.record_id, ''::text)::uuid, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at
+                FROM unnest(
+                    \(history.map(\.entityId))::uuid[], \(history.map(\.revision))::int8[], \(history.map(\.kind.rawValue))::text[],
+                    \(history.map { $0.recordId?.lowercased ?? "" })::text[], \(history.map(\.userId))::int8[], \(history.map { $0.clientId ?? "" })::text[],
+                    \(history.map { String(decoding: $0.detail.jsonBytes(), as: UTF8.self) })::text[], \(history.map(\.at.timeIntervalSince1970))::float8[]
+                ) WITH ORDINALITY AS h (entity_id, revision, kind, record_id, user_id, client_id, detail, created_at, n) ORDER BY h.n
+                """, logger: .quiet)
+        }
+        if !conflicts.isEmpty {
+            try await connection.query("""
+                INSERT INTO entity_conflicts (project_id, entity_id, record_id, mutation_id, client_id, entry, created_at)
+                SELECT \(projectId), c.entity_id, c.record_id, c.mutation_id, c.client_id, c.entry, \(now) FROM unnest(
+                    \(conflicts.map(\.entityId))::uuid[], \(conflicts.map(\.recordId))::uuid[], \(conflicts.map(\.mutationId))::text[],
+                    \(conflicts.map(\.clientId))::text[], \(conflicts.map { String(decoding: $0.entry.jsonBytes(), as: UTF8.self) })::text[]
+                ) WITH ORDINALITY AS c (entity_id, record_id, mutation_id, client_id, entry, n) ORDER BY c.n
+                """, logger: .quiet)
+        }
+    }
+
+    public func writeEntities(projectId: Int64, list: String, _ entities: [StoredEntity], history: [EntityHistoryEntry]) async throws {
+        try await transaction { connection in
+            let existing = try await Self.entities(connection, projectId: projectId, ids: entities.map(\.id))
+            if let other = entities.first(where: { existing[$0.id].map { $0.list != list } ?? false }) {
+                throw StorageError(.entityConflict, "The id \(other.id.lowercased) is taken by an entity of the list \"\(existing[other.id]?.list ?? "")\".")
+            }
+            var written = entities
+            try await Self.writeEntities(connection, projectId: projectId, &written, history: history, conflicts: [], now: Date().timeIntervalSince1970)
+        }
+    }
+
+    static func memberId(_ connection: PostgresConnection, projectId: Int64, userName: String) async throws -> Int64 {
+        let rows = try await connection.query("""
+            SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE u.name = \(userName) AND m.project_id = \(projectId)
+            """, logger: .quiet).collect()
+        guard let id = try rows.first?.decode(Int64.self) else {
+            throw StorageError(.unknownUser, "\"\(userName)\" is not a member of this project.")
+        }
+        return id
+    }
+
+    public func assignEntities(projectId: Int64, list: String, ids: [UUID], userName: String?, by userId: Int64) async throws -> Int {
+        try await transaction { connection in
+            var assignee: Int64?
+            if let userName { assignee = try await Self.memberId(connection, projectId: projectId, userName: userName) }
+            let now = Date()
+            var entities = try await Self.entities(connection, projectId: projectId, ids: ids).values.filter { $0.list == list }
+                .sorted { $0.id.uuidString < $1.id.uuidString }
+            let found = entities.count
+            var history: [EntityHistoryEntry] = []
+            var changed: [StoredEntity] = []
+            for index in entities.indices where entities[index].assigneeId != assignee {
+                entities[index].assigneeId = assignee
+                entities[index].revision += 1
+                entities[index].updatedAt = now
+                changed.append(entities[index])
+                history.append(EntityHistoryEntry(
+                    entityId: entities[index].id, revision: entities[index].revision, kind: .assign, recordId: nil, userId: userId, clientId: nil,
+                    at: now, detail: HistoryDetail(fields: ["@assignee": .init(from: nil, to: userName.map { .text($0) })])))
+            }
+            try await Self.writeEntities(connection, projectId: projectId, &changed, history: history, conflicts: [], now: now.timeIntervalSince1970)
+            return found
+        }
+    }
+
+    public func deleteEntity(projectId: Int64, list: String, id: UUID, by userId: Int64) async throws -> Bool {
+        try await transaction { connection in
+            guard var entity = try await Self.entities(connection, projectId: projectId, ids: [id])[id], entity.list == list else { return false }
+            guard !entity.deleted else { return true }
+            let now = Date()
+            entity.deleted = true
+            entity.revision += 1
+            entity.updatedAt = now
+            var written = [entity]
+            try await Self.writeEntities(connection, projectId: projectId, &written, history: [EntityHistoryEntry(
+                entityId: id, revision: entity.revision, kind: .delete, recordId: nil, userId: userId, clientId: nil, at: now, detail: HistoryDetail())],
+                conflicts: [], now: now.timeIntervalSince1970)
+            return true
+        }
+    }
+
+    // MARK: User properties
+
+    public func memberIds(projectId: Int64) async throws -> [String: Int64] {
+        let client = client
+        return try await perform {
+            var result: [String: Int64] = [:]
+            for try await (name, id) in try await client.query("""
+                SELECT u.name, u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.project_id = \(projectId)
+                """).decode((String, Int64).self) {
+                result[name] = id
+            }
+            return result
+        }
+    }
+
+    public func userProperties(projectId: Int64, userId: Int64) async throws -> [String: String] {
+        let client = client
+        return try await perform {
+            var result: [String: String] = [:]
+            for try await (name, value) in try await client.query("""
+                SELECT name, value FROM user_properties WHERE project_id = \(projectId) AND user_id = \(userId)
+                """).decode((String, String).self) {
+                result[name] = value
+            }
+            return result
+        }
+    }
+
+    public func setUserProperty(projectId: Int64, userName: String, name: String, value: String?) async throws {
+        try await transaction { connection in
+            let userId = try await Self.memberId(connection, projectId: projectId, userName: userName)
+            let rows = try await connection.query("""
+                SELECT value FROM user_properties WHERE project_id = \(projectId) AND user_id = \(userId) AND name = \(name) FOR UPDATE
+                """, logger: .quiet).collect()
+            let old = try rows.first?.decode(String.self)
+            guard old != value else { return }
+            if let value {
+                try await connection.query("""
+                    INSERT INTO user_properties (project_id, user_id, name, value) VALUES (\(projectId), \(userId), \(name), \(value))
+                    ON CONFLICT (project_id, user_id, name) DO UPDATE SET value = excluded.value
+                    """, logger: .quiet)
+            } else {
+                try await connection.query("""
+                    DELETE FROM user_properties WHERE project_id = \(projectId) AND user_id = \(userId) AND name = \(name)
+                    """, logger: .quiet)
+            }
+            var lists: [String] = []
+            for try await list in try await connection.query("""
+                SELECT name FROM entity_lists WHERE project_id = \(projectId) AND scope = \(EntityScope.userProperty(name).description)
+                """, logger: .quiet).decode(String.self) {
+                lists.append(list)
+            }
+            for list in lists {
+                try await Self.moveInFeed(connection, projectId: projectId, list: list, values: (name, [old, value].compactMap { $0 }))
+            }
+        }
+    }
+
+    // MARK: Console
+
+    public func entityTable(projectId: Int64, list: String, query: EntityTableQuery) async throws -> [EntityTableRow] {
+        let client = client
+        let search = query.search.flatMap { $0.isEmpty ? nil : "%" + Self.likeEscaped($0) + "%" }
+        return try await perform {
+            var result: [EntityTableRow] = []
+            for try await (id, label, revision, creator, assignee, deleted, updated, fields) in try await client.query("""
+                SELECT e.id, e.label, e.revision, c.name, a.name, e.deleted, e.updated_at, e.fields
+                FROM entities e \(unescaped: Self.entityJoins)
+                WHERE e.project_id = \(projectId) AND e.list = \(list)
+                  AND (\(query.after == nil) OR (e.label COLLATE "C", e.id) > (\(query.after?.label ?? "")::text COLLATE "C", \(query.after?.id)::uuid))
+                  AND (\(search)::text IS NULL OR e.label ILIKE \(search)::text)
+                  AND (\(query.filter == nil) OR (SELECT j.value FROM jsonb_each_text(e.fields::jsonb -> 'values' -> \(query.filter?.name ?? "")::text) j LIMIT 1) = \(query.filter?.value ?? "")::text)
+                ORDER BY e.label COLLATE "C", e.id LIMIT \(Int64(query.limit))
+                """).decode((UUID, String, Int64, String, String?, Bool, Double, String).self) {
+                result.append(EntityTableRow(
+                    id: id, label: label, revision: revision, creatorName: creator, assigneeName: assignee, deleted: deleted,
+                    updatedAt: Date(timeIntervalSince1970: updated), fields: fields))
+            }
+            return result
+        }
+    }
+
+    /// `text` for a LIKE pattern (backslash is PostgreSQL's default escape): `%`, `_` and `\` match themselves.
+    static func likeEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+    }
+}
