@@ -296,7 +296,7 @@ def cases():
         ("zip-not-workbook", "zip", "refused", "workbook"),
         # pyxform converts these; FieldSheet refuses them on purpose, naming the cell.
         ("untranslatable-function", {"survey": survey(q("date", "d", "D"), q("calculate", "c", calculation="pulldata('fruits', 'name', 'key', ${d})")),
-                                     "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "pulldata reads a CSV file attached to the form; an entity list lookup, instance('LIST')/root/item[name = …]/column, reads one instead")),
+                                     "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "pulldata looks up a CSV file's rows by a column other than name; FieldSheet reads the file LIST.csv as the entity list LIST, looked up by name")),
         ("required-expression", {"survey": survey(q("integer", "a", "A"), q("text", "b", "B", required="${a} > 1")), "settings": settings(form_title="X")},
          "same", None),
         ("hyphenated-name", {"survey": survey(q("text", "first-name", "First name"), q("text", "b", "B", relevant="${first-name} != ''")),

@@ -85,10 +85,13 @@ extension SurveyBuilder {
             // select_one_from_file LIST.csv: the choices are the entities of the list LIST.
             node.members.append(("choicesFrom", .object([("entityList", .string(entityList), table.cell(row, "type"))]), table.cell(row, "type")))
         } else if let list {
+            // select_one_external LIST reads the external_choices sheet's list; the others the choices sheet's.
+            let external = RowType.external.contains(head)
+            let (lists, sheet) = external ? (externalLists, externalSheet) : (lists, choicesSheet)
             guard let choices = lists[list] else {
                 converter.error(table.cell(row, "type"), "xlsform-choices",
-                                "The list \(list) is not in the \(choicesSheet) sheet\(lists.isEmpty ? " (the workbook has no choice lists)" : ""); known lists: \(lists.keys.sorted().prefix(8).joined(separator: ", ")).",
-                                fix: "Add the list's choices to the choices sheet under list_name \(list), or correct the list name (case matters).")
+                                "The list \(list) is not in the \(sheet) sheet\(lists.isEmpty ? " (the workbook has no \(external ? "external " : "")choice lists)" : ""); known lists: \(lists.keys.sorted().prefix(8).joined(separator: ", ")).",
+                                fix: "Add the list's choices to the \(external ? "external_choices" : "choices") sheet under list_name \(list), or correct the list name (case matters).")
                 return nil
             }
             node.members.append(("choices", .array(choices.choices), table.cell(row, "type")))
