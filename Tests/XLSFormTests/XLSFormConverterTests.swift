@@ -581,6 +581,17 @@ import Testing
         let form = try #require(result.loaded?.form, "\(result.findings)")
         #expect(F.field("look", in: form)?.label == "map.png")
         #expect(result.findings.contains { $0.rule == "xlsform-label" && $0.severity == .warning && $0.cell == "survey!D2" })
+        // In a form of several languages, the image of each language (`media::image::Français (fr)`, `image::…`).
+        for base in ["media::image", "image"] {
+            let bilingual = try F.load(survey: [
+                ["type", "name", "label::English (en)", "label::Français (fr)", "\(base)::English (en)", "\(base)::Français (fr)"],
+                ["text", "site", "Site", "Site visité", nil, nil],
+                ["note", "look", nil, nil, "map-en.png", "carte-fr.png"],
+            ])
+            let look = try #require(bilingual.loaded.flatMap { F.field("look", in: $0.form) }, "\(bilingual.findings)")
+            #expect(look.label.text(in: "English (en)") == "map-en.png" && look.label.text(in: "Français (fr)") == "carte-fr.png", "\(base): \(look.label)")
+            #expect(bilingual.findings.contains { $0.rule == "xlsform-label" && $0.cell == "survey!E3" }, "\(bilingual.findings)")
+        }
     }
 
     @Test func aReferenceToANameOfTwoElementsAndARepeatNameUsedTwiceAreRefused() throws {

@@ -46,11 +46,13 @@ extension SurveyBuilder {
             node.members.append(("label", .string(name), table.cell(row, "name")))
         } else if let hint {
             node.members.append(("label", hint.value, hint.cell))
-        } else if let image = table.headers.lazy.filter({ $0.name == "image" || $0.name.hasPrefix("image::") || $0.name.hasPrefix("media::image") })
-                    .compactMap({ header in table.value(row, header.name).map { (file: $0, cell: table.cell(row, header.name)) } }).first {
-            // Labelled only by a picture, which FieldSheet does not show: the picture's file name says what it is.
-            node.members.append(("label", .string(image.file), image.cell))
-            converter.warning(image.cell, "xlsform-label", "The question \(name) is labelled only by the image \(image.file), which FieldSheet does not show; its label is the file's name.",
+        } else if let image = text("image", row, scope: scope, references: false, into: &converter)
+                    ?? text("media::image", row, scope: scope, references: false, into: &converter) {
+            // Labelled only by a picture, which FieldSheet does not show: the picture's file name says what it is,
+            // in each language the row has one for (`media::image::Français (fr)`).
+            node.members.append(("label", image.value, image.cell))
+            let file = (translated("image", row) ?? translated("media::image", row))?.value ?? ""
+            converter.warning(image.cell, "xlsform-label", "The question \(name) is labelled only by the image \(file), which FieldSheet does not show; its label is the file's name.",
                               fix: "Write a label in words as well.")
         } else {
             converter.error(table.cell(row, table.column("label", language: language) ?? "label"), "xlsform-label",
