@@ -326,6 +326,19 @@ import Testing
         #expect(unfiltered.findings.contains { $0.rule == "duplicate-choice" && $0.cell?.hasPrefix("choices!") == true }, "\(unfiltered.findings)")
     }
 
+    /// A choice_filter comparing a column with an unquoted word (`pastel=yes`) reads the word as another column
+    /// (pyxform and ODK read it as a path to no value): refused naming the cell, and when the word is a value
+    /// of the choices' columns, the fix says to quote it.
+    @Test func aFilterComparingWithAnUnquotedWordIsRefusedWithTheQuotedWordAsTheFix() throws {
+        let choices: [[String?]] = [["list_name", "name", "label", "pastel"], ["colors", "red", "Red", "no"], ["colors", "mauve", "Mauve", "yes"]]
+        let result = try F.load(survey: [F.header, F.row("select_one colors", "fav_pastel", "Pastel", choiceFilter: "pastel=yes")], choices: choices)
+        #expect(result.loaded == nil)
+        let finding = try #require(result.findings.first { $0.rule == "choice-filter-unknown-property" }, "\(result.findings)")
+        #expect(finding.cell == "survey!H2" && finding.fix.contains("If \"yes\" is the text the choices' pastel holds, write it in quotes: 'yes'."), "\(finding)")
+        let quoted = try F.load(survey: [F.header, F.row("select_one colors", "fav_pastel", "Pastel", choiceFilter: "pastel='yes'")], choices: choices)
+        #expect(quoted.loaded != nil, "\(quoted.findings)")
+    }
+
     /// `${name}` in labels, hints and messages is part of the form: written as FieldSheet reads it from where
     /// the question stands, checked, and shown with the answers.
     @Test func labelsHintsAndMessagesReferToAnswers() throws {
