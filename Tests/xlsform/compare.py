@@ -12,7 +12,8 @@ refuses must be refused by FieldSheet too, with a finding naming the cell; a wor
 purpose is listed in the corpus with its reason, and must be refused naming the cell given. Entity forms
 compare too: the list a form saves to, whether it creates (and on which condition) and updates (on which
 condition, naming which entity), whether it gives a label, which question saves to which property, and which
-entity list a select_one_from_file LIST.csv reads (pyxform_entities.py adds pyxform's own entity tests). A published
+entity list a select_one_from_file LIST.csv reads (pyxform_entities.py adds pyxform's own entity tests); a
+select_one_external's choices are those pyxform writes to itemsets.csv. A published
 workbook pyxform converts either imports with the same structure or is refused naming cells; the refusals
 are counted by rule, and the share of published workbooks that import is printed.
 """
