@@ -605,6 +605,15 @@ import Testing
             #expect(look.label.text(in: "English (en)") == "map-en.png" && look.label.text(in: "Français (fr)") == "carte-fr.png", "\(base): \(look.label)")
             #expect(bilingual.findings.contains { $0.rule == "xlsform-label" && $0.cell == "survey!E3" }, "\(bilingual.findings)")
         }
+        // A sound or a video in one language only, as pyxform takes them: the file's name, warned about.
+        let played = try F.load(survey: [["type", "name", "label", "media::audio::English (en)", "video::Français (fr)"],
+                                         ["note", "hear", nil, "hello.mp3", nil], ["note", "watch", nil, nil, "clip.mp4"]])
+        let playedForm = try #require(played.loaded?.form, "\(played.findings)")
+        #expect(F.field("hear", in: playedForm)?.label == "hello.mp3" && F.field("watch", in: playedForm)?.label == "clip.mp4")
+        #expect(played.findings.filter { $0.rule == "xlsform-label" }.map(\.message) == [
+            "The question hear is labelled only by the audio hello.mp3, which FieldSheet does not play; its label is the file's name.",
+            "The question watch is labelled only by the video clip.mp4, which FieldSheet does not play; its label is the file's name.",
+        ])
     }
 
     @Test func aReferenceToANameOfTwoElementsAndARepeatNameUsedTwiceAreRefused() throws {

@@ -291,6 +291,13 @@ def cases():
                                                q("calculate", "colour", calculation="pulldata('fruits', 'colour', 'name', ${kind})"),
                                                q("note", "shown", "The colour of ${kind} is ${colour}")),
                               "settings": settings(form_title="Fruits")}, "same", None),
+        # Questions labelled only by a picture or a sound, in each language: the file's name is the label.
+        ("media-labels", {"survey": [["type", "name", "label::English (en)", "label::Français (fr)", "media::image::English (en)",
+                                      "media::image::Français (fr)", "media::audio::English (en)"],
+                                     ["text", "site", "Site", "Site visité", None, None, None],
+                                     ["note", "look", None, None, "map-en.png", "carte-fr.png", None],
+                                     ["note", "hear", None, None, None, None, "hello.mp3"]],
+                          "settings": settings(form_title="Media")}, "same", None),
         # What pyxform refuses, FieldSheet refuses too, naming the cell.
         ("missing-survey", {"questions": survey(q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey"),
         ("group-without-end", {"survey": survey(q("begin_group", "g", "G"), q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey!A2"),

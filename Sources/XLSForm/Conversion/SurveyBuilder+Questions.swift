@@ -46,13 +46,11 @@ extension SurveyBuilder {
             node.members.append(("label", .string(name), table.cell(row, "name")))
         } else if let hint {
             node.members.append(("label", hint.value, hint.cell))
-        } else if let image = text("image", row, scope: scope, references: false, into: &converter)
-                    ?? text("media::image", row, scope: scope, references: false, into: &converter) {
-            // Labelled only by a picture, which FieldSheet does not show: the picture's file name says what it is,
-            // in each language the row has one for (`media::image::Français (fr)`).
-            node.members.append(("label", image.value, image.cell))
-            let file = (translated("image", row) ?? translated("media::image", row))?.value ?? ""
-            converter.warning(image.cell, "xlsform-label", "The question \(name) is labelled only by the image \(file), which FieldSheet does not show; its label is the file's name.",
+        } else if let media = mediaLabel(row, scope: scope, into: &converter) {
+            // Labelled only by a picture, a sound or a video, which FieldSheet does not show or play: the file's
+            // name says what it is, in each language the row has one for (`media::image::Français (fr)`).
+            node.members.append(("label", media.value, media.cell))
+            converter.warning(media.cell, "xlsform-label", "The question \(name) is labelled only by the \(media.kind) \(media.file), which FieldSheet does not \(media.kind == "image" ? "show" : "play"); its label is the file's name.",
                               fix: "Write a label in words as well.")
         } else {
             converter.error(table.cell(row, table.column("label", language: language) ?? "label"), "xlsform-label",
@@ -139,6 +137,18 @@ extension SurveyBuilder {
                               fix: "Give the question a calculation, or make it a note.")
         }
         return node
+    }
+
+    /// The media file a row without a label or hint is labelled by (`image`, `big-image`, `audio`, `video`, each
+    /// also written `media::…`), as a label: the file's name in each language the row has one for.
+    func mediaLabel(_ row: Sheet.Row, scope: [String], into converter: inout XLSFormConverter) -> (value: DefinitionJSON, cell: String, kind: String, file: String)? {
+        for kind in ["image", "big-image", "audio", "video"] {
+            for base in [kind, "media::" + kind] {
+                guard let found = text(base, row, scope: scope, references: false, into: &converter) else { continue }
+                return (found.value, found.cell, kind == "big-image" ? "image" : kind, translated(base, row)?.value ?? "")
+            }
+        }
+        return nil
     }
 
     /// The entity property the row's `save_to` names: `property`, or `list#property` with the list the entities
