@@ -133,21 +133,34 @@ extension AppModel {
             detailsShown = nil
             return
         }
-        if let shown = detailsShown, shown.id == item.id, shown.updatedAt == summary.updatedAt, shown.review == summary.review { return }
+        let preferred = try? await store.preferredLanguage()
+        if let shown = detailsShown, shown.id == item.id, shown.updatedAt == summary.updatedAt, shown.review == summary.review,
+           shown.language == preferred { return }
         var details: [(label: String, value: String)] = []
         if let review = summary.review {
             details.append(("Review", review.display { $0.replacingOccurrences(of: "\n", with: " ") }))
         }
         if let record = try? await store.record(summary.id), let form = try? await store.form(id: record.formID, version: record.formVersion) {
+            // In the device's language, and a label showing answers (`${name}`) shows this record's, as its sheet does.
+            let language = preferred.flatMap { form.language(named: $0) }
+            var state: FormState?
             for field in form.allFields {
                 guard let value = record.answers[field.id] else { continue }
-                details.append((field.label.text, value.display(for: field).replacingOccurrences(of: "\n", with: " ")))
+                var label = field.label.text(in: language)
+                if FormText.mayReference(label) {
+                    if state == nil {
+                        state = FormState(form: form, answers: record.answers)
+                        state?.language = language
+                    }
+                    label = state?.text(label, at: field.id) ?? label
+                }
+                details.append((label, value.display(for: field, language: language).replacingOccurrences(of: "\n", with: " ")))
             }
             let waiting = record.missingOnServer.count
             if waiting > 0 { details.append(("Attachments", "waiting for \(waiting) attachment\(waiting == 1 ? "" : "s") to reach the server")) }
         }
         home.selectedDetails = details
-        detailsShown = (item.id, summary.updatedAt, summary.review)
+        detailsShown = (item.id, summary.updatedAt, summary.review, preferred)
     }
 
     // MARK: - Search

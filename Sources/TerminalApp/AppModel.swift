@@ -72,8 +72,8 @@ public actor AppModel {
     var searchIndex: [String: (updatedAt: Date, text: [UInt8])] = [:]
     /// Reads values into the search index in the background.
     var indexing: Task<Void, Never>?
-    /// Whose details the detail pane shows, and as of when.
-    var detailsShown: (id: String, updatedAt: Date, review: RecordReview?)?
+    /// Whose details the detail pane shows, as of when, and in the device's language as it was set then.
+    var detailsShown: (id: String, updatedAt: Date, review: RecordReview?, language: String?)?
     /// Counts presentations, so the runner knows when a new sheet should play its transition.
     public internal(set) var presentations = 0
     /// Counts dismissals; `closing` holds the sheet that went away, for its closing transition.

@@ -31,10 +31,12 @@ public struct XLSFormImporter: Sendable {
         public var loadResult: FormLoadResult { FormLoadResult(loaded: loaded, findings: findings) }
     }
 
-    /// The sheets read: survey, choices, settings and entities (any case); the others are only named. A workbook
-    /// whose only sheet has another name is read whole, as its survey.
+    /// The sheets read (any case); the others are only named.
+    static let sheetsRead: Set<String> = ["survey", "choices", "external_choices", "settings", "entities"]
+
+    /// Whether the sheet `name` is read: one of `sheetsRead`, or a workbook's only sheet, read whole as its survey.
     static func readsSheet(_ name: String, of names: [String]) -> Bool {
-        names.count == 1 || ["survey", "choices", "settings", "entities"].contains(name.lowercased())
+        names.count == 1 || sheetsRead.contains(name.lowercased())
     }
 
     /// Reads, converts and loads the workbook at `path`.

@@ -77,6 +77,41 @@ struct AppHomeListTests {
         #expect(try await store.records().count == 3, "nothing typed, nothing kept")
     }
 
+    /// The selected record's details read as its sheet does: in the device's language, and a label showing
+    /// answers (`${name}`) shows this record's.
+    @Test func detailsAreInTheDevicesLanguageWithTheAnswersTheirLabelsShow() async throws {
+        let json = #"""
+        {"id": "visit", "version": 1, "title": "Visit", "presentation": "formSheet", "completionLabel": "Submit",
+         "languages": ["English", "Français (fr)"], "defaultLanguage": "English",
+         "pages": [{"id": "p", "fields": [
+           {"id": "site", "kind": "text", "label": {"English": "Site", "Français (fr)": "Site visité"}},
+           {"id": "state", "kind": "singleChoice", "label": {"English": "State of ${site}", "Français (fr)": "État de ${site}"},
+            "choices": [{"value": "good", "label": {"English": "Good", "Français (fr)": "Bon"}}]}]}]}
+        """#
+        let form = try #require(FormLoader().load(Data(json.utf8), file: "visit.json").loaded?.form)
+        _ = try await store.importForms([form])
+        let session = try await store.newRecord(formID: "visit")
+        try await session.set("site", to: .text("Quai 4"))
+        try await session.set("state", to: .choice("good"))
+        try await session.dismiss(reason: .escape)
+        try await store.setPreferredLanguage("fr")
+        await model.reload()
+        let index = try #require(await model.home.visibleRecords.firstIndex { $0.headline == "Quai 4" })
+        for _ in 0..<4 { _ = await model.handle(.up) }
+        for _ in 0..<index { _ = await model.handle(.down) }
+        #expect(await model.home.selected?.headline == "Quai 4")
+        await model.loadDetails()
+        let details = await model.home.selectedDetails
+        #expect(details.contains { $0.label == "Site visité" && $0.value == "Quai 4" }, "\(details)")
+        #expect(details.contains { $0.label == "État de Quai 4" && $0.value == "Bon" }, "\(details)")
+        // Back in the form's default language.
+        try await store.setPreferredLanguage(nil)
+        await model.reload()
+        await model.loadDetails()
+        let english = await model.home.selectedDetails
+        #expect(english.contains { $0.label == "State of Quai 4" && $0.value == "Good" }, "\(english)")
+    }
+
     @Test func noticesExpire() async throws {
         _ = await model.handle(.character("s"))
         #expect(await model.home.notice?.hasPrefix("Not logged in") == true)

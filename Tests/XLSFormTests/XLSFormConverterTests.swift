@@ -222,9 +222,11 @@ import Testing
         ("duplicate name", [F.header, F.row("text", "a", "A"), F.row("integer", "a", "B")], nil, "survey!B3", "already used at survey!B2"),
         ("unknown type", [F.header, F.row("colour", "a", "A")], nil, "survey!A2", "not a question type"),
         ("background recording", [F.header, F.row("background-audio", "p", "Sound")], nil, "survey!A2", "no FieldSheet equivalent"),
-        ("untranslatable", [F.header, F.row("date", "a", "A"), F.row("integer", "b", "B", relevant: "pulldata('fruits', 'name', 'key', ${a}) = 'x'")], nil, "survey!D3", "pulldata() reads a CSV file attached to the form, which FieldSheet does not read"),
+        ("untranslatable", [F.header, F.row("date", "a", "A"), F.row("integer", "b", "B", relevant: "pulldata('fruits', 'name', 'key', ${a}) = 'x'")], nil, "survey!D3", "pulldata() looks up the rows of the CSV file fruits.csv by its column 'key'"),
         ("choices from a file that is no entity list", [F.header, F.row("select_one_from_file trees.geojson", "tree", "Tree")], nil, "survey!A2", "from a file attached to the form that is no entity list"),
-        ("external choices", [F.header, F.row("select_one_external trees", "tree", "Tree")], nil, "survey!A2", "no entity list"),
+        ("external choices without the sheet", [F.header, F.row("select_one_external trees", "tree", "Tree")], nil, "survey!A2", "The list trees is not in the external_choices sheet"),
+        ("select_multiple_external, which XLSForm has not", [F.header, F.row("select_multiple_external trees", "tree", "Tree")], nil, "survey!A2", "not a question type"),
+        ("osm", [F.header, F.row("osm building_tags", "building", "Building")], nil, "survey!A2", "no FieldSheet equivalent"),
         ("unknown reference", [F.header, F.row("integer", "a", "A", constraint: ". > ${b}")], nil, "survey!E2", "${b} names no question"),
         ("group reference", [F.header, F.row("begin_group", "g", "G"), F.row("text", "a", "A", relevant: "${g} = 1"), F.row("end_group", nil)], nil, "survey!D3", "is a group"),
         ("required condition that does not translate", [F.header, F.row("integer", "a", "A"), F.row("text", "b", "B", required: "${c} > 1")], nil, "survey!G3", "${c} names no question"),
@@ -322,6 +324,19 @@ import Testing
         let unfiltered = try F.load(survey: [F.header, F.row("select_one county", "county", "County")], choices: choices, settings: allow)
         #expect(unfiltered.loaded == nil)
         #expect(unfiltered.findings.contains { $0.rule == "duplicate-choice" && $0.cell?.hasPrefix("choices!") == true }, "\(unfiltered.findings)")
+    }
+
+    /// A choice_filter comparing a column with an unquoted word (`pastel=yes`) reads the word as another column
+    /// (pyxform and ODK read it as a path to no value): refused naming the cell, and when the word is a value
+    /// of the choices' columns, the fix says to quote it.
+    @Test func aFilterComparingWithAnUnquotedWordIsRefusedWithTheQuotedWordAsTheFix() throws {
+        let choices: [[String?]] = [["list_name", "name", "label", "pastel"], ["colors", "red", "Red", "no"], ["colors", "mauve", "Mauve", "yes"]]
+        let result = try F.load(survey: [F.header, F.row("select_one colors", "fav_pastel", "Pastel", choiceFilter: "pastel=yes")], choices: choices)
+        #expect(result.loaded == nil)
+        let finding = try #require(result.findings.first { $0.rule == "choice-filter-unknown-property" }, "\(result.findings)")
+        #expect(finding.cell == "survey!H2" && finding.fix.contains("If \"yes\" is the text the choices' pastel holds, write it in quotes: 'yes'."), "\(finding)")
+        let quoted = try F.load(survey: [F.header, F.row("select_one colors", "fav_pastel", "Pastel", choiceFilter: "pastel='yes'")], choices: choices)
+        #expect(quoted.loaded != nil, "\(quoted.findings)")
     }
 
     /// `${name}` in labels, hints and messages is part of the form: written as FieldSheet reads it from where
@@ -425,6 +440,36 @@ import Testing
         #expect(F.field("size", in: form)?.calculation == "round(area(plot), 0) + distance(path)")
         let missing = try F.load(survey: [F.header, F.row("rank", "order", "Order")])
         #expect(missing.findings.contains { $0.severity == .error && $0.cell == "survey!A2" }, "\(missing.findings)")
+    }
+
+    /// `select_one_external LIST` offers the list of the external_choices sheet (which ODK's tools attach to the form
+    /// as itemsets.csv), its extra columns as properties a choice_filter reads; a list of the same name in the
+    /// choices sheet is another list.
+    @Test func anExternalSelectOffersTheExternalChoicesSheetsList() throws {
+        let survey = F.text([F.header, F.row("select_one zone", "zone", "Zone"),
+                             F.row("select_one_external type", "atype", "Type", choiceFilter: "zone=${zone}")])
+        let choices = F.text([["list name", "name", "label"], ["zone", "north", "North"], ["zone", "south", "South"], ["type", "x", "Not this one"]])
+        let external = F.text([["list name", "name", "label", "zone"], ["type", "a", "Type A", "north"], ["type", "b", "Type B", "south"]])
+        let settings = F.text([["form_title", "form_id"], ["Zones", "zones"]])
+        // Read from a file, as the commands read it (only the sheets the importer reads are read).
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("zones-\(UUID().uuidString).xlsx")
+        try WorkbookWriter().write([("survey", survey), ("choices", choices), ("external_choices", external), ("settings", settings)]).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = XLSFormImporter().load(contentsOf: file.path)
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        let type = try #require(F.field("atype", in: form))
+        #expect(type.kind == .singleChoice && type.choices?.map(\.value) == ["a", "b"] && type.choiceFilter == "choice.zone == zone")
+        #expect(type.choices?.first?.properties?["zone"] == "north")
+        #expect(!result.findings.contains { $0.cell == "external_choices" }, "the sheet is read, not warned about: \(result.findings)")
+        #expect(result.findings.isEmpty, "\(result.findings)")
+        let validator = FormValidator(form: form)
+        #expect(validator.validate(["zone": .choice("south"), "atype": .choice("b")]).issues.isEmpty)
+        #expect(validator.validate(["zone": .choice("south"), "atype": .choice("a")]).issues.map(\.code) == [.notAChoice])
+        // A list the external_choices sheet does not have is refused naming the type's cell, as pyxform refuses it.
+        let missing = try WorkbookWriter().write([("survey", F.text([F.header, F.row("select_one_external zone", "z", "Z")])), ("external_choices", external)])
+        let refused = XLSFormImporter().load(try WorkbookReader().read(missing), file: "zones.xlsx")
+        #expect(refused.loaded == nil)
+        #expect(refused.findings.contains { $0.severity == .error && $0.cell == "survey!A2" && $0.message.contains("external_choices sheet") }, "\(refused.findings)")
     }
 
     /// `select_one LIST or_other` (and pyxform's older `… or specify other`): as pyxform converts it, the list
@@ -549,6 +594,26 @@ import Testing
         let form = try #require(result.loaded?.form, "\(result.findings)")
         #expect(F.field("look", in: form)?.label == "map.png")
         #expect(result.findings.contains { $0.rule == "xlsform-label" && $0.severity == .warning && $0.cell == "survey!D2" })
+        // In a form of several languages, the image of each language (`media::image::Français (fr)`, `image::…`).
+        for base in ["media::image", "image"] {
+            let bilingual = try F.load(survey: [
+                ["type", "name", "label::English (en)", "label::Français (fr)", "\(base)::English (en)", "\(base)::Français (fr)"],
+                ["text", "site", "Site", "Site visité", nil, nil],
+                ["note", "look", nil, nil, "map-en.png", "carte-fr.png"],
+            ])
+            let look = try #require(bilingual.loaded.flatMap { F.field("look", in: $0.form) }, "\(bilingual.findings)")
+            #expect(look.label.text(in: "English (en)") == "map-en.png" && look.label.text(in: "Français (fr)") == "carte-fr.png", "\(base): \(look.label)")
+            #expect(bilingual.findings.contains { $0.rule == "xlsform-label" && $0.cell == "survey!E3" }, "\(bilingual.findings)")
+        }
+        // A sound or a video in one language only, as pyxform takes them: the file's name, warned about.
+        let played = try F.load(survey: [["type", "name", "label", "media::audio::English (en)", "video::Français (fr)"],
+                                         ["note", "hear", nil, "hello.mp3", nil], ["note", "watch", nil, nil, "clip.mp4"]])
+        let playedForm = try #require(played.loaded?.form, "\(played.findings)")
+        #expect(F.field("hear", in: playedForm)?.label == "hello.mp3" && F.field("watch", in: playedForm)?.label == "clip.mp4")
+        #expect(played.findings.filter { $0.rule == "xlsform-label" }.map(\.message) == [
+            "The question hear is labelled only by the audio hello.mp3, which FieldSheet does not play; its label is the file's name.",
+            "The question watch is labelled only by the video clip.mp4, which FieldSheet does not play; its label is the file's name.",
+        ])
     }
 
     @Test func aReferenceToANameOfTwoElementsAndARepeatNameUsedTwiceAreRefused() throws {

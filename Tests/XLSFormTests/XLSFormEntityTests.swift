@@ -37,6 +37,27 @@ struct XLSFormEntityTests {
         #expect(result.findings.isEmpty, "\(result.findings)")
     }
 
+    /// `pulldata('LIST', 'column', 'name', key)` reads the row of LIST.csv named key: the same lookup as
+    /// `instance('LIST')/root/item[name = key]/column`, the file LIST.csv being the entity list LIST as in
+    /// `select_one_from_file`. A lookup in another column is refused naming the cell, with the lookup that reads.
+    @Test func pulldataByNameIsAnEntityLookup() throws {
+        let result = try Self.load(survey: [
+            Self.header,
+            ["calculate", "fruit", nil, nil, "pulldata('fruits', 'name','name', 'mango')", nil],
+            ["text", "kind", "Kind", nil, nil, nil],
+            ["calculate", "colour", nil, nil, "pulldata('fruits', 'colour', 'name', ${kind})", nil],
+            ["note", "shown", "The fruit ${fruit} is ${colour}", nil, nil, nil],
+        ], entities: nil)
+        let form = try #require(result.loaded?.form, "\(result.findings)")
+        #expect(F.field("fruit", in: form)?.calculation == "entity('fruits', 'mango', 'name')")
+        #expect(F.field("colour", in: form)?.calculation == "entity('fruits', kind, 'colour')")
+        let other = try Self.load(survey: [Self.header, ["text", "kind", "Kind", nil, nil, nil],
+                                           ["calculate", "colour", nil, nil, "pulldata('fruits', 'colour', 'kind', ${kind})", nil]], entities: nil)
+        #expect(other.loaded == nil)
+        #expect(other.findings.contains { $0.severity == .error && $0.cell == "survey!E3" && $0.message.contains("by its column 'kind'")
+            && $0.fix.contains("pulldata('fruits', 'colour', 'name', ${key})") }, "\(other.findings)")
+    }
+
     static let refusals: [(String, [[String?]], [[String?]]?, String, String)] = [
         ("an unknown column", [header, ["text", "q1", "Q1", nil, nil, nil]], [["list_name", "label", "what"], ["e1", "${q1}", "!"]], "entities!C1", "not one XLSForm's entities sheet has"),
         ("a reference to no question", [header, ["text", "q1", "Q1", nil, nil, nil]], [["list_name", "label"], ["e1", "${q2}"]], "entities!B2", "${q2} names no question"),

@@ -93,7 +93,8 @@ import Testing
     static let refusals: [(String, String, Int)] = [
         ("${missing} = 1", "names no question", 1),
         ("age > 1", "bare name", 1),
-        ("pulldata('fruits', 'name', 'key', ${age})", "a CSV file attached to the form, which FieldSheet does not read", 1),
+        ("pulldata('fruits', 'name', 'key', ${age})", "looks up the rows of the CSV file fruits.csv by its column 'key'", 1),
+        ("pulldata(${age}, 'name', 'name', ${age})", "the first three quoted", 1),
         ("//age > 1", "paths other than", 1),
         ("/data/g/.. = 1", "paths other than", 9),
         ("../g/age[1]", "paths other than", 9),

@@ -242,6 +242,27 @@ def scenario(backend, work, storage):
         browser.open(record_url + "?lang=de", "record in an unknown language")
         check("not written in \"de\"" in browser.text() and "Type of site" in browser.text(),
               "an unknown language is not explained, or the page is not in the default language")
+        # The form's records table in French, reached from the record page in French: the headers and choices read
+        # in French, its rows open records in French, and a review saved there returns to the page in French.
+        browser.open(record_url + "?lang=fr", "bilingual record in French")
+        driver.find_element(By.LINK_TEXT, "site-visit").click()
+        browser.collect_console("bilingual submissions")
+        def headers():
+            return [h.text for h in driver.find_elements(By.CSS_SELECTOR, "table.records thead th")]
+        wait_until("the table in French", lambda: "Nom du site" in headers())
+        check(headers()[4:] == ["Nom du site", "Visité le", "Type de site"], f"the table's headers are {headers()}")
+        check("Bureau" in driver.find_element(By.CSS_SELECTOR, "table.records tbody").text, "a choice in the table is not in French")
+        check(driver.find_element(By.CSS_SELECTOR, "#languages strong").text == "Français (fr)", "the table's language is not marked")
+        browser.shot("submissions-french")
+        browser.at_phone_width("submissions-french")
+        driver.find_element(By.LINK_TEXT, visit[:8]).click()
+        wait_until("the record in French from the table", lambda: "Type de site" in browser.text())
+        form = driver.find_element(By.ID, "review-form")
+        form.find_element(By.CSS_SELECTOR, "input[value=approved]").click()
+        browser.submit(form, "bilingual record after review")
+        wait_until("the review to be saved", lambda: driver.find_element(By.ID, "review-state").text == "Approved")
+        check("Type de site" in browser.text() and "lang=Fran" in driver.current_url,
+              f"after the review the record is not in French: {driver.current_url}")
 
         # A record of 120 instances is paged: 50 instances at a time, with links to the next and previous 50.
         sets = ["--set", "site=Depot"]

@@ -12,10 +12,13 @@ refuses must be refused by FieldSheet too, with a finding naming the cell; a wor
 purpose is listed in the corpus with its reason, and must be refused naming the cell given. Entity forms
 compare too: the list a form saves to, whether it creates (and on which condition) and updates (on which
 condition, naming which entity), whether it gives a label, which question saves to which property, and which
-entity list a select_one_from_file LIST.csv reads (pyxform_entities.py adds pyxform's own entity tests). A published
+entity list a select_one_from_file LIST.csv reads (pyxform_entities.py adds pyxform's own entity tests); a
+select_one_external's choices are those pyxform writes to itemsets.csv. A published
 workbook pyxform converts either imports with the same structure or is refused naming cells; the refusals
 are counted by rule, and the share of published workbooks that import is printed.
 """
+import csv
+import io
 import json
 import pathlib
 import re
@@ -30,7 +33,7 @@ import corpus
 # pyxform's type → FieldSheet's kind. Metadata (start, end, deviceid, …) is not imported as questions.
 KINDS = {
     "text": {"text", "multilineText"}, "string": {"text", "multilineText"}, "integer": {"integer"}, "int": {"integer"},
-    "decimal": {"decimal"}, "select one": {"singleChoice"}, "select all that apply": {"multipleChoice"},
+    "decimal": {"decimal"}, "select one": {"singleChoice"}, "select one external": {"singleChoice"}, "select all that apply": {"multipleChoice"},
     "date": {"date"}, "time": {"time"}, "dateTime": {"dateTime"}, "datetime": {"dateTime"}, "geopoint": {"location"}, "note": {"note"},
     "calculate": {"calculate"}, "acknowledge": {"boolean"}, "trigger": {"boolean"}, "phone number": {"text"},
     "photo": {"photo"}, "image": {"photo"}, "audio": {"audio"}, "video": {"file"}, "file": {"file"},
@@ -47,9 +50,11 @@ METADATA = {"start", "end", "today", "deviceid", "imei", "username", "email", "p
 FINDING = re.compile(r": error\[(?P<rule>[a-z-]+)\] (?P<cell>[^:\s]+): ")
 
 
-def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=None, pages=None, parent=None, keys=None):
+def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=None, pages=None, parent=None, keys=None, external=None):
     """Flattens pyxform's tree: {key: (types, repeats, relevance, constraint, calculation, choices)}. The key is
-    the name, or for the same name met again in another group FieldSheet's id for it (parent's key_name)."""
+    the name, or for the same name met again in another group FieldSheet's id for it (parent's key_name). A
+    select_one_external's choices are those pyxform writes to itemsets.csv (external: {list: [names]})."""
+    external = node.get("_external_choices", {}) if external is None else external
     items = {} if items is None else items
     pages = [] if pages is None else pages
     keys = {"names": set(), "used": set()} if keys is None else keys
@@ -77,18 +82,18 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
             own = key(name)
             if top:
                 pages.append(own)
-            pyxform_items(child, repeats, relevance, False, items, pages, own, keys)
+            pyxform_items(child, repeats, relevance, False, items, pages, own, keys, external)
         elif kind == "loop":
             # pyxform writes a loop as a group holding a group per choice (its columns), each with the loop's questions.
             own = key(name)
             if top:
                 pages.append(own)
             groups = [{"type": "group", "name": column["name"], "children": child.get("children", [])} for column in child.get("columns", [])]
-            pyxform_items({"children": groups}, repeats, relevance, False, items, pages, own, keys)
+            pyxform_items({"children": groups}, repeats, relevance, False, items, pages, own, keys, external)
         elif kind == "repeat":
             own = key(name)
             items[own] = ("repeat", repeats, relevance, False, False, None, None, None)
-            pyxform_items(child, repeats + (own,), False, False, items, pages, own, keys)
+            pyxform_items(child, repeats + (own,), False, False, items, pages, own, keys, external)
         elif kind in METADATA:
             key(name)
         elif name.startswith(("reserved_name_for_field_list_labels_", "generated_table_list_label_")):
@@ -98,6 +103,8 @@ def pyxform_items(node, repeats=(), inherited_relevance=False, top=True, items=N
         else:
             choices = [choice["name"] for choice in child.get("choices", [])] or None
             itemset = child.get("itemset")
+            if kind == "select one external":
+                choices = external.get(itemset) or None
             source = itemset[:-4] if isinstance(itemset, str) and itemset.endswith(".csv") else None
             items[key(name)] = (kind, repeats, relevance, bool(bind.get("constraint")), bool(bind.get("calculate")), choices,
                                 bind.get("entities:saveto"), source)
@@ -243,7 +250,14 @@ PUBLISHED = pathlib.Path(__file__).with_name("published")
 def check(binary, name, path, entry, tally):
     """Converts one workbook with both; returns its problems and a one-line verdict, and counts it in tally."""
     try:
-        reference = xls2xform.convert(str(path))._pyxform
+        converted = xls2xform.convert(str(path))
+        reference = converted._pyxform
+        external = {}
+        rows = list(csv.reader(io.StringIO(converted.itemsets or "")))
+        header = [column.lower().replace(" ", "_") for column in rows[0]] if rows else []
+        for row in rows[1:]:
+            external.setdefault(row[header.index("list_name")], []).append(row[header.index("name")])
+        reference["_external_choices"] = external
         refused_by_pyxform = None
     except Exception as error:  # pyxform raises its own errors and, for some malformed files, others
         reference = None

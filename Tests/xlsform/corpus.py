@@ -280,6 +280,24 @@ def cases():
                                                q("note", "was", "Was ${previous}")),
                               "entities": [["list_name", "entity_id", "update_if"], ["households", "${household}", "${members} != ${previous}"]],
                               "settings": settings(form_title="Visit a household")}, "same", None),
+        # Choices from the external_choices sheet (which ODK's tools attach as itemsets.csv), filtered by an answer;
+        # pulldata() reading a row of a CSV file by its name, as an entity list lookup reads it.
+        ("external-choices", {"survey": survey(q("select_one zone", "zone", "Zone"),
+                                               q("select_one_external type", "atype", "Type", choice_filter="zone=${zone}")),
+                              "choices": choices(("zone", "north", "North"), ("zone", "south", "South")),
+                              "external_choices": choices(("type", "a", "Type A", "north"), ("type", "b", "Type B", "south"), extra=("zone",)),
+                              "settings": settings(form_title="Zones")}, "same", None),
+        ("pulldata-by-name", {"survey": survey(q("text", "kind", "Kind"),
+                                               q("calculate", "colour", calculation="pulldata('fruits', 'colour', 'name', ${kind})"),
+                                               q("note", "shown", "The colour of ${kind} is ${colour}")),
+                              "settings": settings(form_title="Fruits")}, "same", None),
+        # Questions labelled only by a picture or a sound, in each language: the file's name is the label.
+        ("media-labels", {"survey": [["type", "name", "label::English (en)", "label::Français (fr)", "media::image::English (en)",
+                                      "media::image::Français (fr)", "media::audio::English (en)"],
+                                     ["text", "site", "Site", "Site visité", None, None, None],
+                                     ["note", "look", None, None, "map-en.png", "carte-fr.png", None],
+                                     ["note", "hear", None, None, None, None, "hello.mp3"]],
+                          "settings": settings(form_title="Media")}, "same", None),
         # What pyxform refuses, FieldSheet refuses too, naming the cell.
         ("missing-survey", {"questions": survey(q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey"),
         ("group-without-end", {"survey": survey(q("begin_group", "g", "G"), q("text", "a", "A")), "settings": settings(form_title="X")}, "refused", "survey!A2"),
@@ -296,7 +314,10 @@ def cases():
         ("zip-not-workbook", "zip", "refused", "workbook"),
         # pyxform converts these; FieldSheet refuses them on purpose, naming the cell.
         ("untranslatable-function", {"survey": survey(q("date", "d", "D"), q("calculate", "c", calculation="pulldata('fruits', 'name', 'key', ${d})")),
-                                     "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "pulldata reads a CSV file attached to the form; an entity list lookup, instance('LIST')/root/item[name = …]/column, reads one instead")),
+                                     "settings": settings(form_title="X")}, "fieldsheet-refuses", ("survey!I3", "pulldata looks up a CSV file's rows by a column other than name; FieldSheet reads the file LIST.csv as the entity list LIST, looked up by name")),
+        ("osm-question", {"survey": survey(q("geopoint", "where", "Where"), q("osm building_tags", "building", "Building")),
+                          "osm": choices(("building_tags", "height", "Height")), "settings": settings(form_title="X")},
+         "fieldsheet-refuses", ("survey!A3", "an osm question's answer is a map feature tagged in the OpenMapKit app, which FieldSheet has not")),
         ("required-expression", {"survey": survey(q("integer", "a", "A"), q("text", "b", "B", required="${a} > 1")), "settings": settings(form_title="X")},
          "same", None),
         ("hyphenated-name", {"survey": survey(q("text", "first-name", "First name"), q("text", "b", "B", relevant="${first-name} != ''")),

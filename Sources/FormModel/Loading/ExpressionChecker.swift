@@ -195,8 +195,11 @@ struct ExpressionChecker {
             if field.choicesFrom != nil { return nil }
             let properties = Set((field.choices ?? []).flatMap { ($0.properties ?? [:]).keys } + ["value", "label"])
             guard properties.contains(name[1]) else {
+                // `pastel == yes` where yes is a value of the choices' property pastel: the text, unquoted.
+                let holder = (field.choices ?? []).lazy.compactMap { $0.properties?.first { $0.value == name[1] }?.key }.first
+                let quote = holder.map { " If \"\(name[1])\" is the text the choices' \($0) holds, write it in quotes: '\(name[1])'." } ?? ""
                 return ScopeProblem(rule: "choice-filter-unknown-property", message: "reads choice.\(name[1]), but no choice of \"\(field.id)\" has the property \"\(name[1])\".",
-                                    fix: "Add \"properties\": {\"\(name[1])\": …} to the choices, or read one of: \(properties.sorted().joined(separator: ", ")).")
+                                    fix: "Add \"properties\": {\"\(name[1])\": …} to the choices, or read one of: \(properties.sorted().joined(separator: ", ")).\(quote)")
             }
             return nil
         }

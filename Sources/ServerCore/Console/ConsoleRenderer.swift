@@ -7,11 +7,11 @@ import Mustache
 /// Every `{{value}}` is HTML-escaped by Mustache; no template uses the unescaped `{{{…}}}` form, so a value a
 /// collector typed (`<script>`) shows as text.
 struct ConsoleRenderer: Sendable {
-    /// The templates by name (`record` for `record.mustache`); `head`, `foot` and `answers` are partials.
+    /// The templates by name (`record` for `record.mustache`); `head`, `foot`, `answers` and `languages` are partials.
     static let library: MustacheLibrary = {
         let sources: [String: [UInt8]] = [
             "head": PackageResources.head_mustache, "foot": PackageResources.foot_mustache,
-            "answers": PackageResources.answers_mustache, "login": PackageResources.login_mustache,
+            "answers": PackageResources.answers_mustache, "languages": PackageResources.languages_mustache, "login": PackageResources.login_mustache,
             "error": PackageResources.error_mustache, "projects": PackageResources.projects_mustache,
             "forms": PackageResources.forms_mustache, "submissions": PackageResources.submissions_mustache,
             "record": PackageResources.record_mustache, "users": PackageResources.users_mustache,

@@ -11,8 +11,6 @@ struct RecordPageController {
     let services: ServerServices
 
     struct Choice { var value: String; var label: String; var checked: Bool }
-    /// One of the form's languages, as a link to the page in it (`?lang=`), the one shown marked.
-    struct LanguageLink { var name: String; var href: String; var current: Bool }
     struct Change { var text: String }
     struct HistoryItem {
         var at: String
@@ -60,7 +58,12 @@ struct RecordPageController {
         var answers: RecordAnswers
         /// The form's languages, when it is written in several; the page's labels are in the current one.
         var hasLanguages: Bool
-        var languages: [LanguageLink]
+        var languages: [ConsoleLanguage.Link]
+        /// `?lang=…` for the page's forms, so that the page they return to is in the same language; empty for
+        /// the form's default.
+        var languageQuery: String
+        /// The form's records table, in the page's language.
+        var formLink: String
         /// "Waiting for 2 attachments" while the server lacks some the record references.
         var waitingText: String?
         var canReview: Bool
@@ -102,8 +105,9 @@ struct RecordPageController {
         // Keys inside repeat instances read as a person names them ("Defect 2 › Where"), numbered among the
         // record's live instances now.
         // The reviewer's language: `?lang=fr` (a code, a name, or as the form lists it), else the form's default.
-        let asked = request.uri.queryParameters.get("lang").flatMap { $0.isEmpty ? nil : String($0) }
-        let language = asked.flatMap { definition?.language(named: $0) }
+        let base = "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"
+        let shownIn = ConsoleLanguage(request, definition: definition, base: base)
+        let language = shownIn.language
         var current = definition.map { FormState(logic: FormLogic(form: $0), answers: record.fields.values) }
         current?.language = language
         func label(_ fieldId: String?) -> String {
@@ -121,20 +125,10 @@ struct RecordPageController {
         func show(_ value: AnswerValue?, _ fieldId: String?) -> String {
             value?.display(for: fieldId.flatMap { fields?.byID[$0] }, language: language) ?? "(empty)"
         }
-        var notice: String? = switch request.uri.queryParameters.get("done") {
+        let notice: String? = switch request.uri.queryParameters.get("done") {
         case "reviewed": "Review saved: \(ConsoleLabels.review(record.review?.state))."
         case "resolved": "Conflict resolved."
-        default: nil
-        }
-        if let asked, language == nil, let definition {
-            notice = definition.languages.isEmpty
-                ? "The form is written in one language only; \"\(asked)\" is not offered."
-                : "The form is not written in \"\(asked)\"; shown in \(definition.defaultLanguage ?? definition.languages[0]). Its languages: \(definition.languages.joined(separator: ", "))."
-        }
-        let shownLanguage = language ?? definition?.defaultLanguage
-        let base = "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"
-        let languages = (definition?.languages ?? []).map { name in
-            LanguageLink(name: name, href: base + "?lang=" + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name), current: name == shownLanguage)
+        default: shownIn.notice
         }
         let page = Page(
             chrome: ConsoleChrome(title: "\(definition?.title ?? record.formId) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
@@ -147,8 +141,9 @@ struct RecordPageController {
             answers: RecordAnswers(
                 definition: definition, values: record.fields.values, attachmentBase: "/console/projects/\(membership.projectName)/attachments", missing: missing,
                 language: language, from: request.uri.queryParameters.get("from").flatMap { Int($0) }.map { max(0, $0) } ?? 0,
-                pageLink: { "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)?from=\($0)" + (language.map { "&lang=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" } ?? "") }),
-            hasLanguages: languages.count > 1, languages: languages,
+                pageLink: { shownIn.link(base + "?from=\($0)") }),
+            hasLanguages: !shownIn.links.isEmpty, languages: shownIn.links, languageQuery: shownIn.link(""),
+            formLink: shownIn.link("/console/projects/\(membership.projectName)/forms/\(record.formId)"),
             waitingText: missing.isEmpty ? nil : "Waiting for \(missing.count) attachment\(missing.count == 1 ? "" : "s") to arrive from the device.",
             canReview: reviewer && record.state == .submitted,
             reviewChoices: ReviewState.settable.map { Choice(value: $0.rawValue, label: ConsoleLabels.review($0), checked: record.review?.state == $0) },
@@ -192,7 +187,7 @@ struct RecordPageController {
         let state = try ReviewActions.settableState(raw)
         let comment = try ReviewActions.comment(form.comment)
         _ = try await ReviewActions(services: services).review(membership, principal, recordId: record.id, state: state, comment: comment, logger: context.logger)
-        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)?done=reviewed")
+        return ConsoleRenderer.redirect(to: Self.returning(request, to: "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)?done=reviewed"))
     }
 
     @Sendable func resolve(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -207,6 +202,12 @@ struct RecordPageController {
             throw Problem.validation("Choose which value to keep: the server's or the device's.", field: "keep")
         }
         _ = try await ReviewActions(services: services).resolve(membership, principal, conflictId: id, keep: keep, logger: context.logger)
-        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/records/\(conflict.recordId.lowercased)?done=resolved")
+        return ConsoleRenderer.redirect(to: Self.returning(request, to: "/console/projects/\(membership.projectName)/records/\(conflict.recordId.lowercased)?done=resolved"))
+    }
+
+    /// `url` (the record page a form returns to) in the language the form was posted from (its `?lang=`).
+    static func returning(_ request: Request, to url: String) -> String {
+        guard let language = request.uri.queryParameters.get("lang"), !language.isEmpty else { return url }
+        return ConsoleLanguage.join(url, "lang=" + ConsoleLanguage.encoded(String(language)))
     }
 }

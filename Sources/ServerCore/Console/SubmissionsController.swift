@@ -19,6 +19,8 @@ struct SubmissionsController {
     struct Cell { var text: String }
     struct Row {
         var recordId: String
+        /// The record's page, in the table's language.
+        var link: String
         var shortId: String
         var isDraft: Bool
         var reviewState: String
@@ -43,6 +45,11 @@ struct SubmissionsController {
         var author: String
         var from: String
         var to: String
+        /// The form's languages, when it is written in several: the headers and choices read in the current one.
+        var hasLanguages: Bool
+        var languages: [ConsoleLanguage.Link]
+        /// The language shown, for the filters' form to keep; nil for the form's default.
+        var language: String?
         var columns: [Column]
         var rows: [Row]
         var hasRows: Bool
@@ -87,8 +94,11 @@ struct SubmissionsController {
         let shown = fields.order.compactMap { fields.byID[$0] }
             .filter { fields.container[$0.id] == nil && $0.holdsValue && $0.kind != .repeat }.prefix(Self.answerColumns)
         let base = "/console/projects/\(membership.projectName)/forms/\(formId)"
+        // The reviewer's language, as on a record's page; the links to the other languages keep the filters.
+        let shownIn = ConsoleLanguage(request, definition: latest.definition, base: base + filter.queryString(after: nil))
+        let language = shownIn.language
         let page = Page(
-            chrome: ConsoleChrome(title: latest.definition.title, context: context, project: membership.projectName),
+            chrome: ConsoleChrome(title: latest.definition.title, context: context, project: membership.projectName, notice: shownIn.notice),
             projectName: membership.projectName, formId: formId, formTitle: latest.definition.title,
             canExport: membership.role.seesSharedRecords,
             exportScope: filter.isFiltering ? "the records these filters list (every page)" : "every record of this form",
@@ -98,18 +108,27 @@ struct SubmissionsController {
             },
             sortOptions: Self.sorts.map { Option(value: $0.value, label: $0.label, selected: $0.value == filter.sort.value) },
             author: filter.author, from: filter.from, to: filter.to,
-            columns: shown.map { Column(label: $0.label.text) },
+            hasLanguages: !shownIn.links.isEmpty, languages: shownIn.links, language: language,
+            columns: shown.map { Column(label: Self.header($0.label.text(in: language))) },
             rows: rows.map { row in
                 let record = row.record
                 return Row(
-                    recordId: record.id.lowercased, shortId: String(record.id.lowercased.prefix(8)), isDraft: record.state == .draft,
+                    recordId: record.id.lowercased, link: shownIn.link("/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"),
+                    shortId: String(record.id.lowercased.prefix(8)), isDraft: record.state == .draft,
                     reviewState: record.review?.state.rawValue ?? "none", reviewLabel: ConsoleLabels.review(record.review?.state),
                     author: record.authorName, changed: ConsoleTime.text(record.times.updated),
-                    cells: shown.map { Cell(text: Self.short(record.fields.values[$0.id]?.display(for: $0) ?? "")) })
+                    cells: shown.map { Cell(text: Self.short(record.fields.values[$0.id]?.display(for: $0, language: language) ?? "")) })
             },
-            hasRows: !rows.isEmpty, isLaterPage: query.after != nil, firstLink: base + filter.queryString(after: nil),
-            nextLink: hasMore ? rows.last.map { base + filter.queryString(after: $0.cursor.text) } : nil)
+            hasRows: !rows.isEmpty, isLaterPage: query.after != nil, firstLink: shownIn.link(base + filter.queryString(after: nil)),
+            nextLink: hasMore ? rows.last.map { shownIn.link(base + filter.queryString(after: $0.cursor.text)) } : nil)
         return ConsoleRenderer.page("submissions", page)
+    }
+
+    /// A field's label as a column's header, which no one record's answers fill in: a `${name}` reads "…".
+    static func header(_ label: String) -> String {
+        FormText(label).parts.map { part in
+            if case .text(let text) = part { text } else { "…" }
+        }.joined()
     }
 
     static func short(_ text: String) -> String {

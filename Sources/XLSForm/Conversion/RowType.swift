@@ -29,7 +29,10 @@ enum RowType: Equatable {
     ]
     /// Types whose choices are read from a file attached to the form (a CSV, XML or GeoJSON file); a CSV file
     /// `LIST.csv` of `select_one_from_file` and `select_multiple_from_file` names the entity list LIST.
-    static let fromFile: Set<String> = ["select_one_from_file", "select_multiple_from_file", "select_one_external", "select_multiple_external"]
+    static let fromFile: Set<String> = ["select_one_from_file", "select_multiple_from_file"]
+    /// Types whose choices are the list of the workbook's `external_choices` sheet (which ODK's tools write to a
+    /// file, `itemsets.csv`, attached to the form). XLSForm has no `select_multiple_external`.
+    static let external: Set<String> = ["select_one_external"]
 
     /// The entity list a `select_one_from_file` file names: `households.csv` is the list households; nil for
     /// another kind of file (XML, GeoJSON).
@@ -39,6 +42,9 @@ enum RowType: Equatable {
     }
     /// Questions that attach a file, by the FieldSheet kind they become (a video is a file of any type).
     static let attachments: [String: FieldKind] = ["image": .photo, "photo": .photo, "audio": .audio, "video": .file, "file": .file]
+    /// Why `osm` is refused, and what to use: its answer is an OpenStreetMap file that the OpenMapKit app, not the
+    /// form, edits (a map feature with the tags of the `osm` sheet); FieldSheet has no such editor.
+    static let osmFix = "An osm question's answer is an OpenStreetMap feature tagged in the OpenMapKit app; use a geopoint, geotrace or geoshape question for the place and a select_one question for each tag of the osm sheet."
     static let refusals: [String: String] = [
         "xml-external": "Copy the data into the choices sheet.",
         "begin_loop": "Use begin_repeat.",
@@ -99,8 +105,8 @@ enum RowType: Equatable {
             return
         }
         switch head {
-        case "select_one_external", "select_multiple_external", "osm":
-            self = .refused(head, fix: head == "osm" ? "Use geopoint and text questions." : "Copy the external choices into the choices sheet and use select_one.")
+        case "osm":
+            self = .refused(head, fix: Self.osmFix)
             return
         case "select_one_from_file", "select_multiple_from_file":
             // Choices from a file attached to the form: a CSV file LIST.csv is the entity list LIST.
@@ -116,12 +122,12 @@ enum RowType: Equatable {
         case "csv-external":
             self = lowered.count == 1 ? .entityListInstance : .unknown(cell)
             return
-        case "select_one", "select_multiple", "rank":
-            let kind: FieldKind = head == "select_one" ? .singleChoice : head == "rank" ? .rank : .multipleChoice
+        case "select_one", "select_multiple", "rank", "select_one_external":
+            let kind: FieldKind = head.hasPrefix("select_one") ? .singleChoice : head == "rank" ? .rank : .multipleChoice
             if lowered.count == 2 {
                 self = .question(kind, list: original[1])
             } else if lowered.count == 1 {
-                self = .refused(head, fix: "Name the choice list after the type: \(head) LIST, where LIST is a list_name of the choices sheet.")
+                self = .refused(head, fix: "Name the choice list after the type: \(head) LIST, where LIST is a list_name of the \(Self.external.contains(head) ? "external_choices" : "choices") sheet.")
             } else {
                 self = .unknown(cell)
             }

@@ -46,11 +46,11 @@ extension SurveyBuilder {
             node.members.append(("label", .string(name), table.cell(row, "name")))
         } else if let hint {
             node.members.append(("label", hint.value, hint.cell))
-        } else if let image = table.headers.lazy.filter({ $0.name == "image" || $0.name.hasPrefix("image::") || $0.name.hasPrefix("media::image") })
-                    .compactMap({ header in table.value(row, header.name).map { (file: $0, cell: table.cell(row, header.name)) } }).first {
-            // Labelled only by a picture, which FieldSheet does not show: the picture's file name says what it is.
-            node.members.append(("label", .string(image.file), image.cell))
-            converter.warning(image.cell, "xlsform-label", "The question \(name) is labelled only by the image \(image.file), which FieldSheet does not show; its label is the file's name.",
+        } else if let media = mediaLabel(row, scope: scope, into: &converter) {
+            // Labelled only by a picture, a sound or a video, which FieldSheet does not show or play: the file's
+            // name says what it is, in each language the row has one for (`media::image::Français (fr)`).
+            node.members.append(("label", media.value, media.cell))
+            converter.warning(media.cell, "xlsform-label", "The question \(name) is labelled only by the \(media.kind) \(media.file), which FieldSheet does not \(media.kind == "image" ? "show" : "play"); its label is the file's name.",
                               fix: "Write a label in words as well.")
         } else {
             converter.error(table.cell(row, table.column("label", language: language) ?? "label"), "xlsform-label",
@@ -85,10 +85,13 @@ extension SurveyBuilder {
             // select_one_from_file LIST.csv: the choices are the entities of the list LIST.
             node.members.append(("choicesFrom", .object([("entityList", .string(entityList), table.cell(row, "type"))]), table.cell(row, "type")))
         } else if let list {
+            // select_one_external LIST reads the external_choices sheet's list; the others the choices sheet's.
+            let external = RowType.external.contains(head)
+            let (lists, sheet) = external ? (externalLists, externalSheet) : (lists, choicesSheet)
             guard let choices = lists[list] else {
                 converter.error(table.cell(row, "type"), "xlsform-choices",
-                                "The list \(list) is not in the \(choicesSheet) sheet\(lists.isEmpty ? " (the workbook has no choice lists)" : ""); known lists: \(lists.keys.sorted().prefix(8).joined(separator: ", ")).",
-                                fix: "Add the list's choices to the choices sheet under list_name \(list), or correct the list name (case matters).")
+                                "The list \(list) is not in the \(sheet) sheet\(lists.isEmpty ? " (the workbook has no \(external ? "external " : "")choice lists)" : ""); known lists: \(lists.keys.sorted().prefix(8).joined(separator: ", ")).",
+                                fix: "Add the list's choices to the \(external ? "external_choices" : "choices") sheet under list_name \(list), or correct the list name (case matters).")
                 return nil
             }
             node.members.append(("choices", .array(choices.choices), table.cell(row, "type")))
@@ -134,6 +137,18 @@ extension SurveyBuilder {
                               fix: "Give the question a calculation, or make it a note.")
         }
         return node
+    }
+
+    /// The media file a row without a label or hint is labelled by (`image`, `big-image`, `audio`, `video`, each
+    /// also written `media::…`), as a label: the file's name in each language the row has one for.
+    func mediaLabel(_ row: Sheet.Row, scope: [String], into converter: inout XLSFormConverter) -> (value: DefinitionJSON, cell: String, kind: String, file: String)? {
+        for kind in ["image", "big-image", "audio", "video"] {
+            for base in [kind, "media::" + kind] {
+                guard let found = text(base, row, scope: scope, references: false, into: &converter) else { continue }
+                return (found.value, found.cell, kind == "big-image" ? "image" : kind, translated(base, row)?.value ?? "")
+            }
+        }
+        return nil
     }
 
     /// The entity property the row's `save_to` names: `property`, or `list#property` with the list the entities

@@ -12,6 +12,9 @@ struct SurveyBuilder {
     let languages: [String]
     let lists: [String: ChoiceList]
     let choicesSheet: String
+    /// The lists of the `external_choices` sheet, which `select_one_external LIST` reads.
+    let externalLists: [String: ChoiceList]
+    let externalSheet: String
 
     enum NameKind: Equatable {
         case question(FieldKind), group, repeatGroup, metadata(String), notImported
@@ -78,12 +81,15 @@ struct SurveyBuilder {
         var node: FieldNode?
     }
 
-    init(table: SheetTable, language: String?, languages: [String], lists: [String: ChoiceList], choicesSheet: String) {
+    init(table: SheetTable, language: String?, languages: [String], lists: [String: ChoiceList], choicesSheet: String,
+         externalLists: [String: ChoiceList] = [:], externalSheet: String = "external_choices") {
         self.table = table
         self.language = language
         self.languages = languages
         self.lists = lists
         self.choicesSheet = choicesSheet
+        self.externalLists = externalLists
+        self.externalSheet = externalSheet
     }
 
     /// The pages, as JSON; errors and warnings go to `converter`.

@@ -7,7 +7,7 @@ struct ChoiceList {
 }
 
 extension XLSFormConverter {
-    /// The choices sheet's lists by list_name. Columns other than list_name, name and label become the
+    /// The lists of the choices sheet (or the external_choices sheet, which has the same columns) by list_name. Columns other than list_name, name and label become the
     /// choice's properties, which a `choice_filter` reads; a duplicate value in a list is an error unless the
     /// settings allow duplicates (`allow_choice_duplicates`, as in pyxform: a cascading select's county named
     /// like one of another state), and then the form checker needs a choiceFilter to tell them apart.
@@ -15,8 +15,8 @@ extension XLSFormConverter {
         guard let table, !table.headers.isEmpty else { return [:] }
         guard table.columns["list_name"] != nil, table.columns["name"] != nil || table.columns["value"] != nil else {
             error(table.sheet.reference(row: max(table.headerRow, 1), column: 0), "xlsform-sheet",
-                  "The choices sheet has no list_name and name columns in its first row.",
-                  fix: "Put the column headers list_name, name and label in the choices sheet's first row.")
+                  "The \(table.sheet.name) sheet has no list_name and name columns in its first row.",
+                  fix: "Put the column headers list_name, name and label in the \(table.sheet.name) sheet's first row.")
             return [:]
         }
         let nameColumn = table.columns["name"] != nil ? "name" : "value"

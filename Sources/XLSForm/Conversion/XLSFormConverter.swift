@@ -67,6 +67,7 @@ struct XLSFormConverter {
         var survey = SheetTable(surveySheet)
         let settings = workbook.sheet(named: "settings").map(SheetTable.init)
         let choicesTable = workbook.sheet(named: "choices").map(SheetTable.init)
+        let externalTable = workbook.sheet(named: "external_choices").map(SheetTable.init)
         let withOther = Set(survey.rows.compactMap { row -> String? in
             guard let type = survey.value(row, "type"), RowType.otherSuffix(type) > 0, case .question(_, let list?) = RowType(type) else { return nil }
             return list
@@ -81,9 +82,9 @@ struct XLSFormConverter {
                         fix: "Move them up to the form's other rows, or delete them.")
             }
         }
-        for name in workbook.sheetNames where !["survey", "choices", "settings", "entities"].contains(name.lowercased()) && name != surveySheet.name {
-            warning(name, "xlsform-not-imported", "The sheet \"\(name)\" is not imported (only survey, choices, settings and entities are read).",
-                    fix: "Nothing to do if it holds notes; external_choices is not supported.")
+        for name in workbook.sheetNames where !XLSFormImporter.sheetsRead.contains(name.lowercased()) && name != surveySheet.name {
+            warning(name, "xlsform-not-imported", "The sheet \"\(name)\" is not imported (only survey, choices, external_choices, settings and entities are read).",
+                    fix: name.lowercased() == "osm" ? "Nothing to do: FieldSheet has no osm questions, whose tags it lists." : "Nothing to do if it holds notes.")
         }
         let entities = readEntities(workbook.sheet(named: "entities").map(SheetTable.init))
         entityList = entities?.list
@@ -94,11 +95,12 @@ struct XLSFormConverter {
                   fix: "Put the column headers (type, name, label, …) in the survey sheet's first row.")
             return XLSFormConversion(definition: nil, findings: findings, cells: [:])
         }
-        let (languages, language) = chooseLanguages(survey: survey, settings: settings, choices: choicesTable)
+        let (languages, language) = chooseLanguages(survey: survey, settings: settings, choices: choicesTable, external: externalTable)
         defaultLanguage = language
         let allowDuplicates = settings.flatMap { table in table.rows.first.flatMap { table.value($0, "allow_choice_duplicates") } }.flatMap(SurveyBuilder.flag) ?? false
         var lists = readChoices(choicesTable, language: language, languages: languages, allowDuplicates: allowDuplicates)
         choiceListNames = Set(lists.keys)
+        let externalLists = readChoices(externalTable, language: language, languages: languages, allowDuplicates: allowDuplicates)
         // `select_one LIST or_other`: as pyxform does, the list itself gets the choice other ("Other").
         var amended: Set<String> = []
         for row in survey.rows {
@@ -106,7 +108,8 @@ struct XLSFormConverter {
                   lists[list] != nil, amended.insert(list).inserted else { continue }
             lists[list]?.choices.append(.object([("value", .string("other"), survey.cell(row, "type")), ("label", .string("Other"), survey.cell(row, "type"))]))
         }
-        var builder = SurveyBuilder(table: survey, language: language, languages: languages, lists: lists, choicesSheet: choicesTable?.sheet.name ?? "choices")
+        var builder = SurveyBuilder(table: survey, language: language, languages: languages, lists: lists, choicesSheet: choicesTable?.sheet.name ?? "choices",
+                                    externalLists: externalLists, externalSheet: externalTable?.sheet.name ?? "external_choices")
         let pages = builder.build(into: &self)
         var members = formMembers(settings: settings, pageCount: pages.count)
         members.append(("pages", .array(pages), nil))
@@ -124,13 +127,13 @@ struct XLSFormConverter {
     }
 
     /// The form's languages and its default. The languages are those of the translated columns a person reads
-    /// (`label::Français (fr)`, `hint::…`, `constraint_message::…`, the choices' `label::…`), in column order, with
+    /// (`label::Français (fr)`, `hint::…`, `constraint_message::…`, the choices' and external choices' `label::…`), in column order, with
     /// `default` first for an untranslated `label` column beside translated ones (as pyxform names it); a form
     /// with fewer than two is a form in one language (no languages). The default is the settings'
     /// `default_language`, else `default`, else the first language.
-    mutating func chooseLanguages(survey: SheetTable, settings: SheetTable?, choices: SheetTable?) -> (languages: [String], defaultLanguage: String?) {
+    mutating func chooseLanguages(survey: SheetTable, settings: SheetTable?, choices: SheetTable?, external: SheetTable? = nil) -> (languages: [String], defaultLanguage: String?) {
         var languages: [String] = []
-        for (table, base) in [(survey, "label"), (survey, "hint"), (survey, "constraint_message"), (survey, "required_message"), (choices, "label")] {
+        for (table, base) in [(survey, "label"), (survey, "hint"), (survey, "constraint_message"), (survey, "required_message"), (choices, "label"), (external, "label")] {
             for language in table?.languages(of: base) ?? [] where !languages.contains(language) { languages.append(language) }
         }
         if !languages.isEmpty, survey.columns["label"] != nil || choices?.columns["label"] != nil { languages.insert("default", at: 0) }

@@ -14,7 +14,7 @@ import FormModel
 /// | `jr:choice-name(value, '${field}')` | `choice-label(value, 'field')` |
 /// | `indexed-repeat(${field}, ${repeat}, n)` | `indexed-repeat(repeat.field, n)` |
 /// | a bare name in a `choice_filter` | `choice.name` (`name` is `choice.value`, `label` is `choice.label`) |
-/// | `instance('LIST')/root/item[name = ${q}]/property` | `entity('LIST', q, 'property')` |
+/// | `instance('LIST')/root/item[name = ${q}]/property`, `pulldata('LIST', 'property', 'name', ${q})` | `entity('LIST', q, 'property')` |
 struct XPathTranslator {
     /// What a `${name}` reference becomes.
     enum Resolution {
@@ -145,8 +145,18 @@ struct XPathTranslator {
 
     private func call(_ name: String, _ arguments: [XPathExpression], _ column: Int) throws(XPathError) -> Rendered {
         if name == "pulldata" {
-            throw XPathError(message: "pulldata() reads a CSV file attached to the form, which FieldSheet does not read",
-                             column: column, fix: "Read the value from an entity list, instance('LIST')/root/item[name = ${key}]/column, or copy the values into the choices sheet (a select_one and a choice_filter) or into calculations.")
+            // pulldata('LIST', 'column', 'name', key) reads LIST.csv's row whose name is key: as a file LIST.csv
+            // of select_one_from_file is the entity list LIST, this is instance('LIST')/root/item[name = key]/column.
+            guard arguments.count == 4, case .string(let list) = arguments[0], case .string(let property) = arguments[1],
+                  case .string(let keyColumn) = arguments[2] else {
+                throw XPathError(message: "pulldata() takes the file's name, the column to read, the column to look in and the value to look for, the first three quoted", column: column,
+                                 fix: "Write pulldata('LIST', 'column', 'name', ${key}).")
+            }
+            guard keyColumn == "name" else {
+                throw XPathError(message: "pulldata() looks up the rows of the CSV file \(list).csv by its column '\(keyColumn)'; FieldSheet reads such a file as the entity list \(list), whose rows are looked up by their name", column: column,
+                                 fix: "Look the row up by its name, pulldata('\(list)', '\(property)', 'name', ${key}), or copy the values into the choices sheet (a select_one and a choice_filter) or into calculations.")
+            }
+            return try render(.entityLookup(list: list, key: arguments[3], property: property, column: column))
         }
         guard let arity = Self.functions[name] else {
             throw XPathError(message: "The function \(name)() has no FieldSheet equivalent and is not translated", column: column,

@@ -47,6 +47,13 @@ struct ConsoleTableTests {
         return all
     }
 
+    /// A column's header is a field's label, which no one record fills in: a `${name}` in it reads "…".
+    @Test func aHeaderReadsAReferenceAsAnEllipsis() {
+        #expect(SubmissionsController.header("State of ${site}") == "State of …")
+        #expect(SubmissionsController.header("${visit.site} and ${b}") == "… and …")
+        #expect(SubmissionsController.header("Cost (${ not a reference") == "Cost (${ not a reference")
+    }
+
     @Test(arguments: Backend.available)
     func theTablePagesThroughEveryRecordByKeysetWithFiltersAndSorts(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
