@@ -3,6 +3,8 @@
 
 Usage: corpus.py OUTDIR          the corpus, with OUTDIR/manifest.json saying what each workbook expects
        corpus.py --demo FILE     only the demo's inspection form (Schema/forms/site-visit.xlsx)
+       corpus.py --examples DIR  the example workbooks of Schema/forms (site-visit.xlsx and the household
+                                 registration and visit forms of an entity list) into DIR
 
 Each case is "same" (both convert it; the structures must agree), "refused" (pyxform refuses it; FieldSheet
 must too, naming the cell), or "fieldsheet-refuses" (pyxform converts it, FieldSheet refuses it on purpose,
@@ -140,6 +142,42 @@ def demo():
     }
 
 
+WATER = [("water", "tap", "Tap"), ("water", "well", "Well"), ("water", "river", "River")]
+
+
+def household_registration():
+    """Registers a household in the entity list `households` (Schema/forms/household-registration.json as XLSForm)."""
+    return {
+        "survey": survey(q("text", "village", "Village", required="yes", save_to="village"),
+                         q("text", "head_name", "Head of household", required="yes", save_to="head_name"),
+                         q("integer", "members", "Members", required="yes", constraint=". >= 1 and . <= 40", save_to="members"),
+                         q("select_one water", "water_source", "Main water source", save_to="water_source")),
+        "choices": choices(*WATER),
+        "entities": [["list_name", "label"], ["households", "concat(${head_name}, ' · ', ${village})"]],
+        "settings": settings(form_title="Register a Household", form_id="household-registration", version="1"),
+    }
+
+
+def household_visit():
+    """A follow-up visit that picks a household of the list and updates it (Schema/forms/household-visit.json as XLSForm)."""
+    return {
+        "survey": survey(q("text", "village", "Village", hint="Narrows the households offered"),
+                         q("select_one_from_file households.csv", "household", "Household", required="yes",
+                           choice_filter="${village} = '' or village = ${village}"),
+                         q("calculate", "last_members", calculation="instance('households')/root/item[name = ${household}]/members"),
+                         q("note", "last_visit", "Members at the last visit: ${last_members}"),
+                         q("integer", "members", "Members now", required="yes", constraint=". >= 1 and . <= 40", save_to="members"),
+                         q("select_one water", "water_source", "Main water source", save_to="water_source"),
+                         q("text", "notes", "Notes", appearance="multiline")),
+        "choices": choices(*WATER),
+        "entities": [["list_name", "entity_id"], ["households", "${household}"]],
+        "settings": settings(form_title="Visit a Household", form_id="household-visit", version="1"),
+    }
+
+
+EXAMPLES = {"site-visit": demo, "household-registration": household_registration, "household-visit": household_visit}
+
+
 def cases():
     """(name, sheets or raw bytes, expectation, details)."""
     every_type = survey(
@@ -217,6 +255,8 @@ def cases():
                                                    q("begin repeat", "rep", "Rep"), q("text", "inside", "Inside"), q("end repeat")),
                                   "settings": settings(form_title="Pages")}, "same", None),
         ("site-visit", demo(), "same", None),
+        ("household-registration", household_registration(), "same", None),
+        ("household-visit", household_visit(), "same", None),
         ("attachments", {"survey": survey(q("text", "a", "A"), q("image", "photo", "Photo"), q("audio", "voice", "Voice note"),
                                           q("file", "doc", "Document"), q("video", "clip", "Clip")),
                          "settings": settings(form_title="Attachments")}, "same", None),
@@ -332,6 +372,10 @@ def cases():
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--demo":
         save(demo(), sys.argv[2])
+        return
+    if len(sys.argv) == 3 and sys.argv[1] == "--examples":
+        for name, sheets in EXAMPLES.items():
+            save(sheets(), pathlib.Path(sys.argv[2]) / f"{name}.xlsx")
         return
     if len(sys.argv) != 2:
         sys.exit(__doc__)
