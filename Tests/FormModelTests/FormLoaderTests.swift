@@ -4,7 +4,7 @@ import Testing
 
 struct FormLoaderTests {
     @Test func everyExampleFormLoadsWithoutFindings() throws {
-        #expect(Fixtures.exampleForms.count == 5)
+        #expect(Fixtures.exampleForms.count == 7)
         for file in Fixtures.exampleForms {
             let result = FormLoader().load(contentsOf: file)
             #expect(result.findings.isEmpty, "\(file): \(result.findings)")
