@@ -118,6 +118,38 @@ struct RecordTimesSyncTests {
         #expect(try await first.store.conflicts(openOnly: true).isEmpty)
     }
 
+    @Test func aPushWhoseValueLosesLeavesTheEntryOpenOnThePushingDevice() async throws {
+        let fixture = try await SyncFixture(forms: [SyncForms.job()])
+        let token = try await fixture.user("alice")
+        let (first, second) = (try fixture.device(token: token), try fixture.device(token: token))
+        try await first.sync()
+        let id = try await first.fill("job", ["title": .text("Pump"), "notes": .text("start")], submit: true)
+        try await first.sync()
+        try await second.sync()
+        try await first.edit(id, ["notes": .text("from first")])
+        try await second.edit(id, ["notes": .text("from second")])  // later clock: wins
+        #expect(try await second.sync().conflicts == 0, "the second device pushes first: nothing to meet")
+        // The first device pushes its older value after: the server's (the second device's) value wins.
+        #expect(try await first.sync().conflicts == 1)
+        let open = try await first.store.conflicts(openOnly: true, record: id)
+        #expect(open.count == 1, "the person whose value was replaced sees it, as a device that hears of it by a pull does")
+        let entry = try #require(open.first)
+        #expect(entry.fieldID == "notes")
+        #expect(entry.mine == .text("from first"))
+        #expect(entry.theirs == .text("from second"))
+        #expect(try await first.values(id)["notes"] == .text("from second"))
+        let summary = try #require(try await first.store.recordListSummaries().first { $0.id == id })
+        #expect(summary.openConflicts == 1, "the record is marked in the list")
+        // The winner learns nothing to decide: its value stands.
+        try await second.sync()
+        #expect(try await second.store.conflicts(openOnly: true).isEmpty)
+        // Keeping the value that won closes the entry and changes nothing on the server.
+        try await first.store.resolveConflict(record: id, field: "notes", choice: .theirs)
+        try await first.sync()
+        #expect(try await first.store.conflicts(openOnly: true).isEmpty)
+        #expect(try await first.values(id)["notes"] == .text("from second"))
+    }
+
     @Test func aReviewersEditReachesTheCollectorWhoseValueItReplaced() async throws {
         let fixture = try await SyncFixture(forms: [SyncForms.job()])
         let alice = try await fixture.user("alice")

@@ -145,7 +145,13 @@ public enum DeviceSync {
         }
         for entry in outcome.conflicts where entry.kind == .field {
             guard let field = entry.fieldId else { continue }
-            result.conflicts.append(LoggedConflict(field: field, policy: entry.policy.rawValue, local: entry.client, remote: entry.server, open: entry.open))
+            // Where the server's value won, this device's value was replaced without its person deciding it:
+            // the entry stays open, as one a pull delivers to a device whose value lost (`LostConflict`), so
+            // the record is marked wherever a value lost. Where this device's value won, the entry records the
+            // other writer's loss and is only for reading (unless the policy leaves it open for a person).
+            result.conflicts.append(LoggedConflict(
+                field: field, policy: entry.policy.rawValue, local: entry.client, remote: entry.server,
+                open: entry.open || entry.winner == .server))
         }
         // The device holds the record at this revision only when this mutation made it (it changed the
         // record) right after the revision the device held. A mutation that changed nothing may come back
