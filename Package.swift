@@ -253,7 +253,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TerminalAppTests",
-            dependencies: ["TerminalApp", "TerminalUI", "DraftStore", "FormModel", "SyncClient", "FieldSheetTesting", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["TerminalApp", "TerminalUI", "DraftStore", "FormModel", "SyncClient", "SyncCore", "FieldSheetTesting", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "FormModel"], exclude: ["Golden"]),
         .testTarget(

@@ -266,3 +266,44 @@ ALTER TABLE records ADD COLUMN submitted_at INTEGER;
 -- log id, so a page applied again logs it once.
 ALTER TABLE conflicts ADD COLUMN server_id INTEGER;
 CREATE UNIQUE INDEX conflicts_by_server_id ON conflicts (server_id) WHERE server_id IS NOT NULL;
+
+-- migration: v12-entities
+
+-- Each entity list this device's forms use, as the server last sent it (docs/entity-lists.md, "On the device"):
+-- one row per entity in scope, its label and properties as the `RecordFields` bytes the feed page carried
+-- (stored as received), the label read out of them for the lists a form offers, its revision, its position in
+-- its list's feed, its creator and assignee.
+CREATE TABLE entities (
+    list TEXT NOT NULL,
+    id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    sequence INTEGER NOT NULL,
+    creator TEXT NOT NULL,
+    assignee TEXT,
+    fields TEXT NOT NULL,
+    label TEXT,
+    PRIMARY KEY (list, id)
+) WITHOUT ROWID;
+CREATE INDEX entities_by_label ON entities (list, label, id);
+
+-- Each list's feed cursor: the `cursor` of the last applied page of `GET …/entities/{list}/changes`.
+CREATE TABLE entity_cursors (
+    list TEXT PRIMARY KEY NOT NULL,
+    cursor INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- What this device's submitted records did to entities that the server has not sent back yet, one row per
+-- entity and property (`label` the label; the empty property marks an entity a record created here): the value
+-- as the record stores it (answer JSON, NULL when cleared) and the stamp the record's field carries (clock and
+-- writer). A form reads the server's entity with these on top where their stamp is newer; a row leaves when the
+-- server's entity carries a stamp at least as new for its property (for the mark: once the server sends it).
+CREATE TABLE entity_local_changes (
+    list TEXT NOT NULL,
+    entity_id TEXT NOT NULL,
+    property TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    value TEXT,
+    hlc INTEGER NOT NULL,
+    writer TEXT NOT NULL,
+    PRIMARY KEY (list, entity_id, property)
+) WITHOUT ROWID;

@@ -9,7 +9,7 @@ extension FormSession {
     /// presentation ends. When not, nothing changes and the presentation stays open.
     public func complete() async throws -> CompletionResult {
         try requireOpen()
-        let (validator, record, presentation, title) = (validator, recordKey, presentationKey, form.title)
+        let (validator, record, presentation, title, form, metadata) = (validator, recordKey, presentationKey, form.title, form, metadata)
         let opened = openedAnswers
         let (result, stored) = try await store.write(doing: "completing record \(record)") { db -> (CompletionResult, [String: AnswerValue]) in
             try DraftStore.requirePresentation(db, presentation, record: record)
@@ -22,18 +22,21 @@ extension FormSession {
             case .stay(let report):
                 return (.invalid(report), answers)
             default:
-                let (clock, _) = try DraftStore.tick(db)
+                let (clock, device) = try DraftStore.tick(db)
                 let now = DraftStore.nowMillis()
+                // What the record does to its entity, decided now and applied here in this transaction.
+                try DraftStore.applyEntityDeclaration(
+                    db, form: form, logic: validator.logic, record: current, metadata: metadata, clock: clock, device: device, presentation: presentation)
                 try db.execute(sql: "UPDATE records SET state = 'submitted', updated_at = ?1, submitted_at = ?1 WHERE id = ?2", arguments: [now, record])
                 try db.execute(
                     sql: "INSERT INTO outbox (record_id, presentation_id, kind, base_revision, hlc, created_at) VALUES (?, ?, 'submit', ?, ?, ?)",
                     arguments: [record, presentation, current.serverRevision, clock.rawValue, now])
                 try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
-                return (.submitted, answers)
+                return (.submitted, try DraftStore.fetchRecord(db, id: current.id)?.answers ?? answers)
             }
         }
         let language = state.language
-        state = FormState(logic: validator.logic, answers: stored, metadata: metadata)
+        state = FormState(logic: validator.logic, answers: stored, metadata: metadata, entities: store)
         state.language = language
         if result == .submitted { isOpen = false }
         return result
@@ -106,7 +109,7 @@ extension FormSession {
             return result
         }
         let language = state.language
-        state = FormState(logic: validator.logic, answers: openedAnswers, metadata: metadata)
+        state = FormState(logic: validator.logic, answers: openedAnswers, metadata: metadata, entities: store)
         state.language = language
         isOpen = false
         return result

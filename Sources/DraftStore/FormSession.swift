@@ -67,7 +67,7 @@ public actor FormSession {
         self.openedAnswers = answers
         self.validator = FormValidator(form: form)
         self.metadata = metadata
-        self.state = FormState(logic: validator.logic, answers: answers, metadata: metadata)
+        self.state = FormState(logic: validator.logic, answers: answers, metadata: metadata, entities: store)
         self.openedLanguage = language.flatMap { form.language(named: $0) }
         self.state.language = openedLanguage
         self.recordKey = recordID.uuidString.lowercased()

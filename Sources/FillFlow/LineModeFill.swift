@@ -61,6 +61,8 @@ public struct LineModeFill: Sendable {
             console.line("In \(shown); :language NAME shows it in \(form.languages.filter { $0 != shown }.joined(separator: ", ")).")
         }
         var index = 0
+        // The matches of the last search of each entity choice field, chosen by their number.
+        var searches: [String: [EntityRow]] = [:]
         while true {
             let prompts = await Self.prompts(session)
             if index >= prompts.count {
@@ -109,7 +111,8 @@ public struct LineModeFill: Sendable {
                 key = fieldKey
                 field = definition
                 let current = await session.answers[key]
-                let choices = await session.choices(for: key)
+                // An entity list is searched, not listed: it may hold 100,000 entities.
+                let choices = field.choicesFrom == nil ? await session.choices(for: key) : []
                 let state = await session.state
                 self.prompt(field, place: place, number: index + 1, of: prompts.count, current: current, choices: choices, language: state.language) { state.text($0, at: fieldKey) }
             }
@@ -141,6 +144,20 @@ public struct LineModeFill: Sendable {
                     if report(issues) { index += 1 }
                 } catch let error as DraftStoreError where [.attachmentUnreadable, .attachmentRefused].contains(error.code) {
                     console.line("  ! \(error.message)")
+                }
+            case _ where field.choicesFrom != nil && field.kind == .singleChoice:
+                let state = await session.state
+                switch Self.entityInput(command, state: state, key: key, previous: searches[key] ?? []) {
+                case .chosen(let entity):
+                    console.line("  \(entity.label)")
+                    searches[key] = nil
+                    if report(try await session.set(key, to: .choice(entity.id))) { index += 1 }
+                case .matches(let found):
+                    searches[key] = found
+                    for (offset, entity) in found.enumerated() { console.line("  \(offset + 1)) \(entity.label)") }
+                    console.line("  Type a number to choose\(found.count == Self.searchLimit ? ", or more of the name to narrow the first \(Self.searchLimit)" : "").")
+                case .none:
+                    console.line("  ! No entity of the list \(field.choicesFrom?.entityList ?? "") on this device has \"\(command)\" in its name. Type another part of it (sync to get the latest).")
                 }
             default:
                 let issues = try await session.set(key, input: Self.input(line, choices: await session.choices(for: key), field: field))
@@ -174,6 +191,38 @@ public struct LineModeFill: Sendable {
         return .kept
     }
 
+    /// The most matches a search of an entity list shows.
+    static let searchLimit = 10
+
+    /// What a line typed at an entity choice field means.
+    enum EntityInput: Equatable {
+        /// This entity: the number of one of the last matches, its id, or the only match of the text.
+        case chosen(EntityRow)
+        /// The first matches of the text (by label, in label order): choose one by its number.
+        case matches([EntityRow])
+        /// Nothing matches.
+        case none
+    }
+
+    /// Type-to-search over an entity list: a number picks one of `previous` (the last matches shown), an
+    /// entity's id picks it, other text narrows the list by label to its first ``searchLimit`` matches
+    /// (one match is chosen at once). Stops reading the list after those matches, whatever its size.
+    static func entityInput(_ line: String, state: FormState, key: String, previous: [EntityRow]) -> EntityInput {
+        let text = line.trimmingCharacters(in: .whitespaces)
+        if let number = Int(text), previous.indices.contains(number - 1) { return .chosen(previous[number - 1]) }
+        if UUID(uuidString: text) != nil, state.offersEntity(text.lowercased(), at: key),
+           let list = state.logic.fields.byID[AnswerKey(key)?.field ?? ""]?.choicesFrom?.entityList,
+           let entity = state.entities?.entity(text.lowercased(), in: list) {
+            return .chosen(entity)
+        }
+        let found = state.entityChoices(for: key, matching: text, limit: searchLimit)
+        switch found.count {
+        case 0: return .none
+        case 1: return .chosen(found[0])
+        default: return .matches(found)
+        }
+    }
+
     /// A choice typed by its number among the offered (filtered) choices means that choice's value.
     static func input(_ line: String, choices: [Choice], field: FieldDefinition) -> String {
         guard field.kind == .singleChoice, field.choiceFilter != nil, let number = Int(line.trimmingCharacters(in: .whitespaces)),
@@ -197,7 +246,9 @@ public struct LineModeFill: Sendable {
         if let hint = field.hint { console.line("  \(text(hint))") }
         if field.kind.takesAttachment { console.line("  Type the path of the file to attach.") }
         if let source = field.choicesFrom {
-            console.line("  Type the id of an entity of the list \(source.entityList) (entity lists are not on this device yet).")
+            console.line(field.kind == .singleChoice
+                ? "  Type part of the name to search the list \(source.entityList); choose among the matches by number."
+                : "  Type the ids of entities of the list \(source.entityList), separated by commas.")
         }
         if field.kind == .rank { console.line("  Type every choice in order, first the most preferred, by number or name, separated by commas (like 2, 1, 3).") }
         if field.kind.isGeometry { console.line("  Type the points: \(Geometry.pointFormat)\(field.kind == .shape ? "; the last joins the first" : "").") }

@@ -6,7 +6,8 @@
 //   pull: 100,000 records (seeded straight into the server's database) pulled into an empty device;
 //   attachments: 20 MB and 200 MB uploaded and downloaded, the server alone over a plain socket
 //   (AttachmentBench.swift), then device ↔ server through the fieldsheet CLI, both sides' peak RSS
-//   (DeviceAttachmentBench.swift).
+//   (DeviceAttachmentBench.swift);
+//   entities: 100,000 entities of 10 properties into an empty device, then a sync after 10 changed (EntityBench.swift).
 // Each phase also reports the time spent waiting for the server, to separate the device's share.
 import DraftStore
 import FieldSheetTesting
@@ -175,6 +176,10 @@ if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "attachments" {
     try await runDeviceAttachmentBench(bin: bin)
     exit(0)
 }
+if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "entities" {
+    try await runEntityBench(bin: bin)
+    exit(0)
+}
 if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "device-attachments" {
     try await runDeviceAttachmentBench(bin: bin)
     exit(0)
@@ -201,3 +206,4 @@ for (phase, count, user) in [("push", pushCount, token), ("pull", pullCount, see
 await server.stop()
 try await runAttachmentBench(bin: bin)
 try await runDeviceAttachmentBench(bin: bin)
+try await runEntityBench(bin: bin)

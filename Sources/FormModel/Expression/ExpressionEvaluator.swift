@@ -16,11 +16,16 @@ public protocol ExpressionScope {
     /// The value of `path` (`["defects", "cost"]`, a repeat and a field directly inside it) in the repeat instance
     /// numbered `number` (from 1 among the live ones), for `indexed-repeat()`; null when there is none.
     func value(of path: [String], inInstance number: Int) -> ExpressionValue
+    /// The property `property` of the entity `id` of the list `list`, for `entity('list', id, 'property')`
+    /// (`name` the id, `label` the label); null when there is no such entity or property.
+    func entity(_ list: String, id: String, property: String) -> ExpressionValue
 }
 
 extension ExpressionScope {
     /// No choice labels: `choice-label()` reads the value itself.
     public func choiceLabel(of value: String, field: String) -> String? { nil }
+    /// No entity lists: an entity's property reads as null.
+    public func entity(_ list: String, id: String, property: String) -> ExpressionValue { .null }
     /// Not inside a repeat: `position()` reads null.
     public var position: Int? { nil }
     /// The item numbered `number` of the list `path` reads (null when there is none, or it reads no list).
@@ -167,9 +172,11 @@ extension FormExpression {
             return result
         case .call(let function, let arguments):
             return Self.call(function, arguments, scope, &budget)
-        case .entity:
-            // No entity list is held on the device yet: an entity's property reads as nothing.
-            return .null
+        case .entity(let list, let idExpression, let property):
+            let id = idExpression.evaluate(scope, &budget)
+            if case .failure = id { return id }
+            guard !id.isNull, case let text = id.text, !text.isEmpty else { return .null }
+            return scope.entity(list, id: text, property: property)
         }
     }
 

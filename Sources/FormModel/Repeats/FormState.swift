@@ -1,3 +1,5 @@
+import Foundation
+
 /// A record's answers evaluated against its form: which fields are shown, what computed fields hold, and the
 /// instances of every repeat. Built once for a set of answers; `apply(_:)` updates it after edits by evaluating
 /// again only the fields that depend on what changed (in the edited instance, when they read only their own).
@@ -23,14 +25,21 @@ public struct FormState: Sendable {
     /// The language texts are shown in (one of the form's `languages`); nil for the form's default. Changing
     /// it changes only what `text(_:at:)` shows, never an answer.
     public var language: String?
+    /// The entity lists `entity(…)` and choice fields over a list (`choicesFrom`) read; nil: none (an entity
+    /// reads as null, such a field offers no choice and accepts any id).
+    public let entities: (any EntityLookup)?
 
-    /// Evaluates every field for `answers` of a record with `metadata`.
-    public init(logic: FormLogic, answers: [String: AnswerValue], clock: ExpressionClock = .local(), metadata: RecordMetadata = RecordMetadata()) {
+    /// Evaluates every field for `answers` of a record with `metadata`, reading entity lists from `entities`.
+    public init(
+        logic: FormLogic, answers: [String: AnswerValue], clock: ExpressionClock = .local(), metadata: RecordMetadata = RecordMetadata(),
+        entities: (any EntityLookup)? = nil
+    ) {
         self.logic = logic
         self.answers = answers
         self.instances = RepeatInstances(answers: answers)
         self.clock = clock
         self.metadata = metadata
+        self.entities = entities
         for id in logic.order { evaluate(id, in: occurrences(of: id)) }
     }
 
@@ -41,6 +50,7 @@ public struct FormState: Sendable {
         self.instances = RepeatInstances(answers: answers)
         self.clock = .local()
         self.metadata = RecordMetadata()
+        self.entities = nil
         for id in logic.order where ids.contains(id) { evaluate(id, in: occurrences(of: id)) }
     }
 
@@ -99,14 +109,60 @@ public struct FormState: Sendable {
     }
 
     /// The choices offered for the field at `key`: those its `choiceFilter` lets through (all when it has none).
+    /// A field whose choices come from an entity list (`choicesFrom`) offers the list's entities, in label order.
     public func choices(for key: String) -> [Choice] {
         guard let path = AnswerKey(key), let field = logic.fields.byID[path.field] else { return [] }
+        if field.choicesFrom != nil {
+            var found: [Choice] = []
+            forEachEntityChoice(at: key) { entity in
+                found.append(entity.choice)
+                return true
+            }
+            return found
+        }
         let all = field.choices ?? []
         guard let filter = logic.choiceFilter[path.field] else { return all }
         var scope = Scope(state: self, prefix: path.instancePrefix, current: ExpressionValue(answers[key]))
         return all.filter { choice in
             scope.choice = choice
             return filter.evaluate(in: scope).isTruthy
+        }
+    }
+
+    /// The first `limit` entities offered for the entity choice field at `key` (`choicesFrom`) whose label
+    /// contains `text` (ignoring case; all for empty text), in label order: type-to-search over a list of any
+    /// size stops at the first matches.
+    public func entityChoices(for key: String, matching text: String, limit: Int) -> [EntityRow] {
+        var found: [EntityRow] = []
+        guard limit > 0 else { return found }
+        forEachEntityChoice(at: key, labelContaining: text.trimmingCharacters(in: .whitespaces)) { entity in
+            found.append(entity)
+            return found.count < limit
+        }
+        return found
+    }
+
+    /// Whether `id` is an entity the entity choice field at `key` offers (of its list, let through by its
+    /// filter); true for any non-empty id when this state reads no entity list.
+    public func offersEntity(_ id: String, at key: String) -> Bool {
+        guard let path = AnswerKey(key), let list = logic.fields.byID[path.field]?.choicesFrom?.entityList else { return false }
+        guard let entities else { return !id.isEmpty }
+        guard let entity = entities.entity(id, in: list) else { return false }
+        guard let filter = logic.choiceFilter[path.field] else { return true }
+        var scope = Scope(state: self, prefix: path.instancePrefix, current: ExpressionValue(answers[key]))
+        scope.entity = entity
+        return filter.evaluate(in: scope).isTruthy
+    }
+
+    /// Visits the entities the entity choice field at `key` offers whose label contains `text`, in label order,
+    /// while `visit` returns true.
+    func forEachEntityChoice(at key: String, labelContaining text: String = "", _ visit: (EntityRow) -> Bool) {
+        guard let path = AnswerKey(key), let list = logic.fields.byID[path.field]?.choicesFrom?.entityList, let entities else { return }
+        guard let filter = logic.choiceFilter[path.field] else { return entities.forEachEntity(in: list, labelContaining: text, visit) }
+        var scope = Scope(state: self, prefix: path.instancePrefix, current: ExpressionValue(answers[key]))
+        entities.forEachEntity(in: list, labelContaining: text) { entity in
+            scope.entity = entity
+            return filter.evaluate(in: scope).isTruthy ? visit(entity) : true
         }
     }
 
@@ -265,6 +321,8 @@ public struct FormState: Sendable {
         let prefix: String
         let current: ExpressionValue
         var choice: Choice?
+        /// The entity a `choiceFilter` of an entity choice field is tested on (`choice.<property>`).
+        var entity: EntityRow?
 
         var clock: ExpressionClock { state.clock }
 
@@ -282,7 +340,17 @@ public struct FormState: Sendable {
             state.logic.fields.byID[field]?.choices?.first { $0.value == value }?.label.text
         }
 
+        func entity(_ list: String, id: String, property: String) -> ExpressionValue {
+            state.entities?.entity(id, in: list)?.value(of: property) ?? .null
+        }
+
         func value(of path: [String]) -> ExpressionValue {
+            if let entity, path.count == 2, path[0] == "choice" {
+                switch path[1] {
+                case "value": return .string(entity.id)
+                default: return entity.value(of: path[1])
+                }
+            }
             if let choice, path.count == 2, path[0] == "choice" {
                 switch path[1] {
                 case "value": return .string(choice.value)

@@ -107,6 +107,21 @@ public struct FormValidator: Sendable {
             }
             return found
         }
+        if let source = field.choicesFrom, state.entities != nil {
+            // An entity's id: one of the list's, let through by the field's filter.
+            let values: [String]
+            switch answer {
+            case .choice(let value): values = [value]
+            case .choices(let list): values = list
+            case .text(let value), .raw(let value): values = [value]
+            default: values = []
+            }
+            if let unknown = values.first(where: { !state.offersEntity($0, at: key) }) {
+                found.append(FieldIssue(fieldID: key, code: .notAChoice, message: logic.choiceFilter[field.id] == nil
+                    ? "\"\(unknown)\" is not an entity of the list \(source.entityList) on this device; choose one of its entities (sync to get the latest)."
+                    : "\"\(unknown)\" is not among the entities of the list \(source.entityList) that fit the other answers; choose one of those."))
+            }
+        }
         if logic.choiceFilter[field.id] != nil, field.choicesFrom == nil {
             let offered = state.choices(for: key)
             let values: [String]

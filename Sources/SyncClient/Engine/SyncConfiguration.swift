@@ -12,6 +12,8 @@ public struct SyncConfiguration: Sendable, Hashable {
     public var pushBatchSize = 250
     /// Records per pull page.
     public var pullPageSize = 500
+    /// Entities per page of an entity list's feed (the server also bounds a page by its bytes).
+    public var entityPageSize = 1_000
     /// How requests are retried while the server does not answer.
     public var retry = RetryPolicy()
     /// Bytes of an attachment sent or fetched per request (4 MiB): what a transfer holds in memory, and

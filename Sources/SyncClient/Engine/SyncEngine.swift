@@ -12,6 +12,8 @@ import SyncCore
 ///   removed in one local transaction.
 /// - Pull: pages since the stored cursor; each page and its cursor in one local transaction. Unsent local
 ///   edits stay on top of pulled values.
+/// - Entities: after the records, each entity list the device's forms use, from its own cursor, page by
+///   page; each page and its cursor in one local transaction (docs/entity-lists.md).
 /// - Every response moves the device's hybrid logical clock past the server's.
 ///
 /// ```swift
@@ -72,6 +74,9 @@ public struct SyncEngine: Sendable {
             progress.update { $0.phase = .pulling }
             try await pull(progress)
         }
+        // After the records: the server has applied this sync's pushed entity changes, so what they did
+        // comes back with the lists and replaces the device's own copy of it.
+        try await pullEntities(progress)
         progress.update { $0.phase = .downloading }
         _ = try await downloadAttachments(progress)
         _ = try await storage("removing attachments nothing refers to") { try await store.collectGarbage() }

@@ -15,6 +15,28 @@ extension SheetState {
             case .backspace, .delete: return set(key, field, nil)
             default: return []
             }
+        case .singleChoice where field.choicesFrom != nil:
+            // Type-to-search: text narrows the entities shown, the arrows choose among them.
+            var search = entitySearch[key] ?? ""
+            switch event {
+            case .left, .right:
+                let choices = choices(at: key)
+                guard !choices.isEmpty else { return [] }
+                let current: Int? = { if case .choice(let value)? = answers[key] { return choices.firstIndex { $0.value == value } } else { return nil } }()
+                let next = event == .left ? ((current ?? 0) - 1 + choices.count) % choices.count : ((current ?? -1) + 1) % choices.count
+                return set(key, field, .choice(choices[next].value))
+            case .character(let character): search.append(character)
+            case .paste(let pasted): search += pasted.replacingOccurrences(of: "\n", with: " ")
+            case .backspace, .delete:
+                if search.isEmpty { return answers[key] == nil ? [] : set(key, field, nil) }
+                search.removeLast()
+            default: return []
+            }
+            entitySearch[key] = search
+            // One match left: it is the answer.
+            let matches = evaluated.entityChoices(for: key, matching: search, limit: 2)
+            if matches.count == 1, answers[key] != .choice(matches[0].id) { return set(key, field, .choice(matches[0].id)) }
+            return []
         case .singleChoice:
             let choices = choices(at: key)
             guard !choices.isEmpty else { return [] }

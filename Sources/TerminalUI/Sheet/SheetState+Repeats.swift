@@ -98,9 +98,20 @@ extension SheetState {
         relevance.logic.fields.byID[id]
     }
 
-    /// The choices offered at `key`: the field's, narrowed by its `choiceFilter`.
+    /// The choices offered at `key`: the field's, narrowed by its `choiceFilter`. A single choice over an entity
+    /// list offers the first ``entityMatches`` entities whose label contains what was typed into it
+    /// (``entitySearch``), the chosen one first when the search does not find it: a list of 100,000 is
+    /// searched, never listed.
     public func choices(at key: String) -> [Choice] {
-        evaluated.choices(for: key)
+        guard let field = definition(ofKey: key), let list = field.choicesFrom?.entityList, field.kind == .singleChoice else {
+            return evaluated.choices(for: key)
+        }
+        var matches = evaluated.entityChoices(for: key, matching: entitySearch[key] ?? "", limit: Self.entityMatches).map(\.choice)
+        if case .choice(let chosen)? = answers[key], !matches.contains(where: { $0.value == chosen }),
+           let entity = evaluated.entities?.entity(chosen, in: list) {
+            matches.insert(entity.choice, at: 0)
+        }
+        return matches
     }
 
     /// Remove on an instance: at once when it holds nothing typed, else after asking.

@@ -86,6 +86,11 @@ public struct SheetState: Sendable {
     public internal(set) var focus: SheetFocus
     /// The choice under the cursor in a multiple-choice field.
     public internal(set) var choiceCursor: [String: Int] = [:]
+    /// What was typed into a choice field over an entity list (`choicesFrom`): it narrows the entities shown
+    /// to the first ``entityMatches`` whose label contains it.
+    public internal(set) var entitySearch: [String: String] = [:]
+    /// The most entities a choice field over an entity list shows at once.
+    public static let entityMatches = 8
     /// Inline errors by field, shown after a completion attempt and updated as fields change.
     public private(set) var errors: [String: String] = [:]
     /// The discard confirmation when it is up, with the selected choice.

@@ -1,0 +1,59 @@
+import DraftStore
+import FieldSheetTesting
+import Foundation
+import Logging
+import SyncClient
+
+/// Entity lists on loopback: 100,000 entities of 10 properties imported on the server, pulled into an empty
+/// device (the whole sync, end to end), then 10 of them changed on the server and the next sync timed, with
+/// the bytes each moved.
+func runEntityBench(bin: String) async throws {
+    let count = Int(ProcessInfo.processInfo.environment["SYNCBENCH_ENTITIES"] ?? "") ?? 100_000
+    let properties = (1...10).map { "p\($0)" }
+    func csv(_ numbers: some Sequence<Int>, generation: Int) -> String {
+        var text = "name,label," + properties.joined(separator: ",") + "\n"
+        for number in numbers {
+            text += String(format: "00000000-0000-4000-8000-%012d", number) + ",Household \(number),"
+            text += properties.map { "\($0) of household \(number) generation \(generation)" }.joined(separator: ",") + "\n"
+        }
+        return text
+    }
+    let server = ServerProcess(binary: "\(bin)/fieldsheet-server")
+    try await server.createProject("bench")
+    _ = try await server.addUser("admin", project: "bench", role: "admin")
+    let token = try await server.addUser("collector", project: "bench", role: "collector")
+    try await server.publish(json: """
+        { "id": "visit", "version": 1, "title": "Visit", "completionLabel": "Save",
+          "pages": [ { "id": "main", "fields": [
+            { "id": "household", "kind": "singleChoice", "label": "Household", "choicesFrom": { "entityList": "households" } } ] } ] }
+        """, project: "bench")
+    let file = server.data.write("households.csv", csv(0..<count, generation: 1))
+    try await server.admin(["entities", "import", file, "--project", "bench", "--list", "households", "--user", "admin", "--max-bytes", "1000000000"])
+    try await server.start(port: 0)
+
+    let home = TemporaryDirectory("syncbench-entities")
+    let store = try DraftStore(home: home.url)
+    var logger = Logger(label: "syncbench")
+    logger.logLevel = .critical
+    let transport = TimedTransport(CurlTransport())
+    let engine = SyncEngine(store: store, transport: transport, configuration: SyncConfiguration(serverURL: server.url, project: "bench", token: token), logger: logger)
+    var started = Date()
+    try await engine.sync()
+    let first = Date().timeIntervalSince(started)
+    let firstBytes = transport.received
+    let firstWaiting = transport.waiting
+    print("entities " + String(format: "%d × 10 properties into an empty device: %.2f s end to end (the whole sync), %.2f s of it waiting for the server; %.1f MB received",
+        count, first, firstWaiting, Double(firstBytes) / 1e6))
+
+    let changed = stride(from: 0, to: count, by: max(1, count / 10)).prefix(10)
+    let changes = csv(changed, generation: 2)
+    let again = server.data.write("changed.csv", changes)
+    try await server.admin(["entities", "import", again, "--project", "bench", "--list", "households", "--user", "admin"])
+    started = Date()
+    try await engine.sync()
+    let second = Date().timeIntervalSince(started)
+    let entityBytes = transport.received - firstBytes
+    print("entities " + String(format: "10 changed on the server: next sync %.1f ms (the whole sync: forms, records, the list); %d bytes received in all (the 10 entities' CSV values: %d bytes)",
+        second * 1000, entityBytes, changes.utf8.count))
+    await server.stop()
+}
