@@ -62,7 +62,7 @@ extension FieldSheetCommand {
                 } else {
                     shown = try await store.preferredLanguage().flatMap { form.language(named: $0) }
                 }
-                print(json ? try RecordPrinter.json(record, form: form) : RecordPrinter.text(record, form: form, language: shown))
+                print(json ? try RecordPrinter.json(record, form: form) : RecordPrinter.text(record, form: form, language: shown, entities: store))
             }
         }
     }

@@ -19,15 +19,18 @@ public struct LineModeFill: Sendable {
 
     /// One prompt of line mode: a field (at its key), or the question whether to add another instance.
     enum Prompt: Equatable {
-        case field(key: String, FieldDefinition, place: String)
+        /// A field to answer, after the keys of the relevant notes that come just before it (shown first).
+        case field(key: String, FieldDefinition, place: String, notes: [String])
         case addAnother(group: FieldDefinition, parent: String, count: Int)
     }
 
     /// The prompts for the current answers: relevant fields that take an answer in form order, each live repeat
-    /// instance's fields in turn, and after a repeat's instances "Add another …?".
-    static func prompts(_ session: FormSession) async -> [Prompt] {
+    /// instance's fields in turn, and after a repeat's instances "Add another …?"; the relevant notes go with
+    /// the field after them, and those after the last field are `trailingNotes`.
+    static func prompts(_ session: FormSession) async -> (prompts: [Prompt], trailingNotes: [String]) {
         let state = await session.state
         var prompts: [Prompt] = []
+        var notes: [String] = []
         var stack: [(FieldDefinition, String)] = session.form.allFields.reversed().map { ($0, "") }
         while let (field, parent) = stack.popLast() {
             if parent.hasPrefix("\u{0}") {
@@ -45,11 +48,27 @@ public struct LineModeFill: Sendable {
                 }
                 continue
             }
+            if field.kind == .note {
+                notes.append(key)
+                continue
+            }
             guard field.isEditable else { continue }
             let place = parent.isEmpty ? "" : state.describe(parent + "/" + AnswerKey.position) + " › "
-            prompts.append(.field(key: key, field, place: place))
+            prompts.append(.field(key: key, field, place: place, notes: notes))
+            notes = []
         }
-        return prompts
+        return (prompts, notes)
+    }
+
+    /// Shows the notes at `keys`: their text (and hint) with the current answers, in the sheet's language.
+    private func show(notes keys: [String], _ session: FormSession) async {
+        guard !keys.isEmpty else { return }
+        let state = await session.state
+        for key in keys {
+            guard let note = state.logic.fields.byID[AnswerKey(key)?.field ?? ""] else { continue }
+            console.line("Note: \(TerminalText.visible(state.text(note.label, at: key)))")
+            if let hint = note.hint { console.line("  \(TerminalText.visible(state.text(hint, at: key)))") }
+        }
     }
 
     public func run(_ session: FormSession) async throws -> FillOutcome {
@@ -64,8 +83,9 @@ public struct LineModeFill: Sendable {
         // The matches of the last search of each entity choice field, chosen by their number.
         var searches: [String: [EntityRow]] = [:]
         while true {
-            let prompts = await Self.prompts(session)
+            let (prompts, trailingNotes) = await Self.prompts(session)
             if index >= prompts.count {
+                await show(notes: trailingNotes, session)
                 switch try await session.complete() {
                 case .submitted:
                     console.line("\(form.completionLabel) done: record \(id) is submitted and queued for sync.")
@@ -78,7 +98,7 @@ public struct LineModeFill: Sendable {
                     }
                     index = prompts.firstIndex { prompt in
                         switch prompt {
-                        case .field(let key, _, _): return key == report.firstInvalidField
+                        case .field(let key, _, _, _): return key == report.firstInvalidField
                         case .addAnother(let group, let parent, _): return AnswerKey.key(group.id, in: parent) == report.firstInvalidField
                         }
                     } ?? 0
@@ -107,9 +127,10 @@ public struct LineModeFill: Sendable {
                 default: console.line("  ! Answer y to add one, n (or nothing) to go on.")
                 }
                 continue
-            case .field(let fieldKey, let definition, let place):
+            case .field(let fieldKey, let definition, let place, let notes):
                 key = fieldKey
                 field = definition
+                await show(notes: notes, session)
                 let current = await session.answers[key]
                 // An entity list is searched, not listed: it may hold 100,000 entities.
                 let choices = field.choicesFrom == nil ? await session.choices(for: key) : []

@@ -36,10 +36,12 @@ public enum RecordPrinter {
 
     /// A record as a person reads it: each relevant field with its answer and any problem, in the form's
     /// `language` (one of its languages; nil for its default).
-    public static func text(_ record: StoredRecord, form: FormDefinition, language: String? = nil) -> String {
+    /// `entities` are the entity lists the form reads (a choice of an entity shows its label, `entity(…)` reads
+    /// them); nil reads none.
+    public static func text(_ record: StoredRecord, form: FormDefinition, language: String? = nil, entities: (any EntityLookup)? = nil) -> String {
         let validator = FormValidator(form: form)
         let metadata = RecordMetadata(startedAt: record.createdAt, endedAt: record.state == .submitted ? record.submittedAt ?? record.updatedAt : nil, device: nil)
-        var state = FormState(logic: validator.logic, answers: record.answers, metadata: metadata)
+        var state = FormState(logic: validator.logic, answers: record.answers, metadata: metadata, entities: entities)
         state.language = language
         let report = validator.validate(state)
         var lines = [
@@ -72,11 +74,29 @@ public enum RecordPrinter {
                 continue
             }
             guard field.holdsValue else { continue }
-            let value = state.value(key).map { shownAnswer($0.display(for: field, language: language)) } ?? "—"
+            let value = state.value(key).map { shownAnswer(entityLabels($0, of: field, in: state) ?? $0.display(for: field, language: language)) } ?? "—"
             let problems = shown(report.issues(for: key).map(\.message).joined(separator: " "))
             lines.append("\(indent)\(shown(state.text(field.label, at: key)))\(field.isComputed ? " (computed)" : ""): \(value)\(problems.isEmpty ? "" : "   ! \(problems)")")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// An answer of a choice over an entity list as the entities' labels, each with its id: nil for any other
+    /// field, or when the list does not hold one of them (the id is shown then).
+    static func entityLabels(_ value: AnswerValue, of field: FieldDefinition, in state: FormState) -> String? {
+        guard let list = field.choicesFrom?.entityList, let entities = state.entities else { return nil }
+        let ids: [String]
+        switch value {
+        case .choice(let id): ids = [id]
+        case .choices(let chosen): ids = chosen
+        default: return nil
+        }
+        var shown: [String] = []
+        for id in ids {
+            guard let entity = entities.entity(id, in: list) else { return nil }
+            shown.append("\(entity.label) (\(id))")
+        }
+        return shown.joined(separator: ", ")
     }
 
     /// A record as JSON: answers in their tagged form (`{"integer": 3}`, raw input as `{"raw": "…"}`)

@@ -41,6 +41,29 @@ struct LineModeTests {
         #expect(shown.contains("How old is Ada?: 36"), "\(shown)")
     }
 
+    /// A note is shown where it stands, with the answers it names, when it is relevant; a note after the last
+    /// question is shown before the form completes; a note that is not relevant is not shown.
+    @Test func notesAreShownWhereTheyStandWithTheAnswersTheyName() async throws {
+        let cli = CLIHome()
+        let form = cli.directory.write("visit.json", """
+        { "id": "visit", "version": 1, "title": "Visit", "completionLabel": "Save", "pages": [{ "id": "p", "fields": [
+          { "id": "who", "kind": "text", "label": "Name", "required": true },
+          { "id": "hello", "kind": "note", "label": "Greet ${who} first.", "hint": "Say who you are." },
+          { "id": "late", "kind": "note", "label": "Apologise for the delay.", "relevant": "who == 'Bob'" },
+          { "id": "age", "kind": "integer", "label": "Age" },
+          { "id": "bye", "kind": "note", "label": "Thank ${who} for ${age} years of patience." }
+        ] }] }
+        """)
+        #expect(try await cli.run("forms", "import", form).status == 0)
+        let fill = try await cli.run(["fill", "visit"], stdin: "Ada\n36\n")
+        #expect(fill.status == 0, "\(fill.output)")
+        let output = fill.stderr
+        let greeting = try #require(output.range(of: "Note: Greet Ada first.\n  Say who you are.\n[2/2] Age"), "\(output)")
+        let thanks = try #require(output.range(of: "Note: Thank Ada for 36 years of patience.\nSave done"), "\(output)")
+        #expect(greeting.upperBound < thanks.lowerBound)
+        #expect(!output.contains("Apologise"), "a note that is not relevant stays hidden")
+    }
+
     @Test func invalidInputIsPromptedAgainAndAnEmptyAnswerKeepsTheDefault() async throws {
         let cli = CLIHome()
         try await cli.importFollowUpJob()

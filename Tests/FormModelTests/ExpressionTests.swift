@@ -37,6 +37,13 @@ struct ExpressionTests {
         ("max(a, 9, 4)", .number(9)),
         ("round(2.456, 2)", .number(2.46)),
         ("not (a == 3) or b == null", .bool(true)),
+        // An unanswered field equals the empty text, as in XPath (XLSForm's `${b} = ''`), and nothing else.
+        ("b == ''", .bool(true)),
+        ("b != ''", .bool(false)),
+        ("'' == b", .bool(true)),
+        ("b == 'x'", .bool(false)),
+        ("name == ''", .bool(false)),
+        ("b == 0", .bool(false)),
         // The functions XLSForm's published forms use, as ODK evaluates them.
         ("sqrt(16)", .number(4)),
         ("sqrt(-1)", .null),

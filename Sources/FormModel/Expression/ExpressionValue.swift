@@ -115,8 +115,11 @@ public enum ExpressionValue: Sendable, Hashable {
         }
     }
 
+    /// Whether two values are equal. An unanswered field equals the empty text, as an empty answer does in
+    /// XPath: XLSForm's `${x} = ''` holds, and `${x} != ''` fails, until `x` is answered.
     func equals(_ other: ExpressionValue) -> Bool {
         switch (self, other) {
+        case (.null, .string(let text)), (.string(let text), .null): return text.isEmpty
         case (.number(let left), .number(let right)): return left == right
         case (.number(let left), .string), (.number(let left), .bool): return other.asNumber == left
         case (.string, .number(let right)), (.bool, .number(let right)): return asNumber == right
