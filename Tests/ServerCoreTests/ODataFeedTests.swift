@@ -102,7 +102,7 @@ struct ODataFeedTests {
                 #expect((first["@odata.context"] as? String)?.hasSuffix("$metadata#Submissions(__id,__author,site,where)") == true)
 
                 // Filters on review state and author.
-                let approved = try Self.json(try await client.execute(uri: root + "Submissions?$filter=__reviewState%20eq%20'approved'", method: .get, headers: rita.headers))
+                let approved = try Self.json(try await client.execute(uri: root + "Submissions?%24filter=__reviewState%20eq%20'approved'", method: .get, headers: rita.headers))
                 #expect((approved["value"] as? [[String: Any]])?.compactMap { $0["__id"] as? String } == [ids[2].lowercased])
                 let bobs = try await client.execute(uri: root + "Submissions/$count?$filter=__author%20eq%20'bob'%20and%20__submittedAt%20ge%202020-01-01", method: .get, headers: rita.headers)
                 #expect(String(buffer: bobs.body) == "2")

@@ -31,6 +31,12 @@ struct ODataQueryTests {
         #expect(try Self.parse([]).top == nil)
     }
 
+    @Test func queryStringsDecodeAsClientsEncodeThem() {
+        let items = ODataQuery.items(query: "%24filter=__author+eq+%27a%2Bb%27&$top=5&plain&%zz=1")
+        #expect(items.map(\.name) == ["$filter", "$top", "plain", "%zz"])
+        #expect(items.map(\.value) == ["__author eq 'a+b'", "5", "", "1"])
+    }
+
     @Test func refusesOptionsOutOfBoundsOrUnknown() {
         #expect(Self.failure([("$top", "-1")])?.option == "$top")
         #expect(Self.failure([("$top", "1e3")])?.option == "$top")

@@ -129,7 +129,7 @@ struct ODataController {
 
     /// The request's query options, or a 400 problem naming the one that cannot be served.
     static func query(_ request: Request, set: ODataModel.EntitySet) throws -> ODataQuery {
-        let items = request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) }
+        let items = ODataQuery.items(query: request.uri.query ?? "")
         do throws(ODataQuery.Failure) {
             return try ODataQuery.parse(items, properties: set.propertyNames, repeatSet: set.repeatTable != nil)
         } catch {

@@ -88,6 +88,20 @@ struct ODataQuery: Sendable, Hashable {
         return query
     }
 
+    /// The names and values of a raw query string, decoded as clients encode them: percent escapes in names
+    /// too (`%24filter`), and `+` as a space (form encoding, which Python's and JavaScript's URL builders use;
+    /// a `+` of a time's offset then arrives as `%2B`). A part that does not decode is kept as it is.
+    static func items(query: String) -> [(name: String, value: String)] {
+        query.split(separator: "&").map { part in
+            func decode(_ text: Substring) -> String {
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            guard let equals = part.firstIndex(of: "=") else { return (decode(part), "") }
+            return (decode(part[..<equals]), decode(part[part.index(after: equals)...]))
+        }
+    }
+
     static func integer(_ text: String, option: String, maximum: Int) throws(Failure) -> Int {
         guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), text.count <= 10,
               let value = Int(text), value <= maximum else {
