@@ -6,6 +6,7 @@ import SyncCore
 /// the previous page (a keyset cursor: a page deep in 100,000 records costs what the first one does). Deleted
 /// records are left out.
 public struct RecordFeedQuery: Sendable, Hashable {
+    /// The form whose records are read.
     public var formId: String
     /// Every condition holds (`and`).
     public var conditions: [RecordCondition]
@@ -13,8 +14,10 @@ public struct RecordFeedQuery: Sendable, Hashable {
     public var after: UUID?
     /// Records skipped before the page starts (the client's `$skip`; only the first page of a feed has one).
     public var offset: Int
+    /// The most records the page holds.
     public var limit: Int
 
+    /// A page of `formId`'s records passing every condition, after `after`, skipping `offset`, of at most `limit`.
     public init(formId: String, conditions: [RecordCondition] = [], after: UUID? = nil, offset: Int = 0, limit: Int = 1000) {
         self.formId = formId
         self.conditions = conditions
@@ -58,6 +61,7 @@ public struct RecordCondition: Sendable, Hashable {
         public var isTime: Bool { self == .submittedAt || self == .updatedAt || self == .receivedAt }
     }
 
+    /// OData's comparison operators: equal, not equal, greater than, greater or equal, less than, less or equal.
     public enum Comparison: String, Sendable, Hashable, CaseIterable {
         case eq, ne, gt, ge, lt, le
 
@@ -86,10 +90,14 @@ public struct RecordCondition: Sendable, Hashable {
         case text(String)
     }
 
+    /// What is compared.
     public var property: Property
+    /// How it is compared.
     public var comparison: Comparison
+    /// What it is compared with.
     public var value: Value
 
+    /// `property comparison value`, as a `$filter` reads it.
     public init(_ property: Property, _ comparison: Comparison, _ value: Value) {
         self.property = property
         self.comparison = comparison

@@ -17,6 +17,7 @@ public struct GeoJSONExporter: Sendable {
     let storage: any ServerStorage
     let pageSize: Int
 
+    /// An exporter reading `storage`, `pageSize` records at a time.
     public init(storage: any ServerStorage, pageSize: Int = 500) {
         self.storage = storage
         self.pageSize = pageSize
@@ -24,8 +25,11 @@ public struct GeoJSONExporter: Sendable {
 
     /// Why an export cannot be written: the form has no such location field.
     public struct FieldError: Error, Sendable, CustomStringConvertible {
+        /// The field asked for.
         public var field: String
+        /// The form's top-level location fields, which may be asked for.
         public var locationFields: [String]
+        /// What was asked for and what may be.
         public var description: String {
             "field names \"\(field)\", which is no top-level location field of this form\(locationFields.isEmpty ? " (it has none)" : " (\(locationFields.joined(separator: ", ")))")."
         }
