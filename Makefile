@@ -37,6 +37,9 @@ deps: build-deps
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
 	@python3 -c "import pyxform" 2>/dev/null || python3 -m pip install -q pyxform
 	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
+	@# The OData feed's independent v4 client (pyodata reads OData v2 only) and the GeoJSON validity check.
+	@python3 -c "import odata, requests" 2>/dev/null || python3 -m pip install -q python-odata requests
+	@python3 -c "import geojson" 2>/dev/null || python3 -m pip install -q geojson
 
 # The two executables, one product at a time (SwiftPM builds one product or everything; the second reuses
 # every module the first built). `make test` and `make bench` build with the default traits, PostgreSQL
@@ -57,6 +60,9 @@ test: deps
 	@# XLSForm import against pyxform, the reference converter, over a generated corpus of workbooks.
 	python3 Tests/xlsform/compare.py $(BIN)/fieldsheet
 	Tests/schemathesis/run.sh $(BIN)/fieldsheet-server
+	@# The OData feed read by python-odata over HTTP Basic, and the GeoJSON export checked by the geojson package,
+	@# against the real server (SQLite; PostgreSQL too when FIELDSHEET_TEST_POSTGRES_URL is set).
+	timeout --signal=INT --kill-after=30 300 python3 Tests/odata/check_feed.py $(BIN)
 	@# The web console in headless Chromium against the real server, the fieldsheet CLI as the collector's
 	@# device; screenshots (desk and phone width) are kept in .build/console-screenshots.
 	timeout --signal=INT --kill-after=30 300 python3 Tests/console/browser_test.py $(BIN) .build/console-screenshots

@@ -12,6 +12,11 @@ public protocol ConsoleStorage: Sendable {
     /// One page of a form's records, as ``RecordTableQuery`` says: filtered, sorted and after its cursor, with an
     /// index serving the order, so a page deep in 100,000 records costs what the first one does.
     func recordTable(projectId: Int64, query: RecordTableQuery, visibility: RecordVisibility) async throws -> [RecordTableRow]
+    /// One page of a form's records for a feed another tool reads, as ``RecordFeedQuery`` says: filtered by its
+    /// conditions, ordered by id after its cursor (the form's id index serves the order), deleted records left out.
+    func feedRecords(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> [StoredRecord]
+    /// How many records pass the query's form, conditions and visibility (its cursor, offset and limit ignored).
+    func countFeedRecords(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> Int
     /// The project's members by name, with their roles.
     func members(projectId: Int64) async throws -> [ProjectMember]
     /// The conflict log of one record (open and resolved), oldest first, when `viewer` may see the record.

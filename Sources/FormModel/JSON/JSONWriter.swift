@@ -138,6 +138,12 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: json)
     }
 
+    /// Empties the buffer of what was written so far, keeping the containers that are open: a long document is
+    /// written and handed on in pieces, each piece's bytes taken before this is called.
+    public mutating func removeAllBytes() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     /// Appends text that already is JSON, as it is.
     public mutating func raw(_ json: String) {
         bytes.append(contentsOf: json.utf8)

@@ -67,6 +67,11 @@ public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext>
     EntitiesController(services: services).addRoutes(to: project)
     ReviewController(services: services).addRoutes(to: project)
     AttachmentsController(services: services).addRoutes(to: project)
+    // The read-only feeds a desktop tool reads (Power BI, Excel, QGIS) also take HTTP Basic, the token as the password.
+    let feeds = v1.group("projects/:project").add(
+        middleware: AuthMiddleware(storage: services.storage, throttle: services.throttle, proxies: services.trustedProxies, acceptsBasic: true))
+    ODataController(services: services).addRoutes(to: feeds)
+    GeoJSONController(services: services).addRoutes(to: feeds)
     ConsoleRoutes(services: services).addRoutes(to: router)
     routes.fill(from: router)
     return router

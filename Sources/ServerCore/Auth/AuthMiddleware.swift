@@ -1,8 +1,12 @@
+import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import ServerStorage
 
-/// Authenticates `Authorization: Bearer <token>` and sets `context.principal`.
+/// Authenticates `Authorization: Bearer <token>` and sets `context.principal`. Where ``acceptsBasic`` is set (the
+/// read-only feeds a desktop tool holds a password for: OData, GeoJSON), `Authorization: Basic` is read too, the
+/// token as the password (the user name is not checked: the token names its user), and a refusal offers both.
 ///
 /// A valid token is always accepted, whatever came before it from the same address: behind a site's NAT
 /// or a load balancer one address is many people. Missing or wrong tokens get 401; once an address has
@@ -14,20 +18,41 @@ public struct AuthMiddleware: RouterMiddleware {
     let storage: any ServerStorage
     let throttle: AuthThrottle
     let proxies: TrustedProxies
+    /// Whether HTTP Basic with the token as the password is accepted beside a bearer token.
+    let acceptsBasic: Bool
 
-    public init(storage: any ServerStorage, throttle: AuthThrottle, proxies: TrustedProxies = TrustedProxies()) {
+    public init(storage: any ServerStorage, throttle: AuthThrottle, proxies: TrustedProxies = TrustedProxies(), acceptsBasic: Bool = false) {
         self.storage = storage
         self.throttle = throttle
         self.proxies = proxies
+        self.acceptsBasic = acceptsBasic
+    }
+
+    /// The token of an `Authorization` header value: a bearer token, or (when accepted) the password of HTTP Basic.
+    static func token(_ header: String, acceptsBasic: Bool) -> String? {
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, !parts[1].isEmpty, parts[1].utf8.count <= 512 else { return nil }
+        switch parts[0].lowercased() {
+        case "bearer":
+            return String(parts[1])
+        case "basic" where acceptsBasic:
+            guard let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+                  let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
+            let password = text[text.index(after: colon)...]
+            return password.isEmpty ? nil : String(password)
+        default:
+            return nil
+        }
     }
 
     public func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization] else {
-            throw refusal(request, context, "Send your access token as \"Authorization: Bearer <token>\". Ask your server's admin for one (fieldsheet-server user add).")
+            throw refusal(
+                request, context,
+                "Send your access token as \"Authorization: Bearer <token>\"\(acceptsBasic ? " (or as the password of HTTP Basic)" : ""). Ask your server's admin for one (fieldsheet-server user add).")
         }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty, parts[1].utf8.count <= 256,
-              let principal = try await storage.principal(tokenHash: AccessToken.hash(String(parts[1])))
+        guard let token = Self.token(header, acceptsBasic: acceptsBasic), token.utf8.count <= 256,
+              let principal = try await storage.principal(tokenHash: AccessToken.hash(token))
         else {
             throw refusal(request, context, "The access token is not valid or was revoked. Ask your server's admin for a new one.")
         }
@@ -41,7 +66,11 @@ public struct AuthMiddleware: RouterMiddleware {
     private func refusal(_ request: Request, _ context: AppRequestContext, _ detail: String) -> Problem {
         let address = proxies.clientAddress(peer: context.remoteAddress, headers: request.headers)
         context.logger.info("Authentication failed", metadata: ["remote": .string(address)])
-        guard let wait = throttle.recordFailure(from: address) else { return Problem.unauthorized(detail) }
+        guard let wait = throttle.recordFailure(from: address) else {
+            var problem = Problem.unauthorized(detail)
+            if acceptsBasic { problem.headers.append(HTTPField(name: .wwwAuthenticate, value: "Basic realm=\"FieldSheet\", charset=\"UTF-8\"")) }
+            return problem
+        }
         let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
         return Problem.tooManyAttempts(retryAfter: seconds, reason: detail)
     }

@@ -30,8 +30,11 @@ struct ExportController {
             throw Problem.forbidden("Only reviewers and admins export a form's records; your role in this project is collector.")
         }
         let formatName = request.uri.queryParameters.get("format") ?? "csv"
+        if formatName == "geojson" {
+            return try await geoJSON(request, context: context, formId: formId)
+        }
         guard let format = RecordExporter.Format(rawValue: formatName) else {
-            throw Problem.badRequest("format must be csv or jsonl, not \"\(formatName)\".", field: "format")
+            throw Problem.badRequest("format must be csv, jsonl or geojson, not \"\(formatName)\".", field: "format")
         }
         let filter = try SubmissionsController.Filter(request.uri.queryParameters).query(formId: formId)
         let table = request.uri.queryParameters.get("table").flatMap { $0.isEmpty ? nil : $0 }
@@ -68,6 +71,31 @@ struct ExportController {
         return Response(
             status: .ok,
             headers: [.contentType: contentType, .contentDisposition: "attachment; filename=\"\(filename)\""],
+            body: body)
+    }
+
+    /// The located records the viewer may see that pass the table's filters, as a GeoJSON FeatureCollection.
+    func geoJSON(_ request: Request, context: AppRequestContext, formId: String) async throws -> Response {
+        let membership = try context.membership()
+        let principal = try context.requirePrincipal()
+        guard request.uri.queryParameters.get("table").map(\.isEmpty) ?? true else {
+            throw Problem.badRequest("table is for a CSV export; a GeoJSON export holds the records' features.", field: "table")
+        }
+        let filter = try SubmissionsController.Filter(request.uri.queryParameters).query(formId: formId)
+        let exporter = GeoJSONExporter(storage: services.storage)
+        let projectId = membership.projectId
+        let visibility = RecordAccess.visibility(userId: principal.userId, role: membership.role)
+        let logger = context.logger
+        let body = ResponseBody { writer in
+            let count = try await exporter.export(projectId: projectId, formId: formId, visibility: visibility, include: { filter.matches($0) }) { bytes in
+                try await writer.write(ByteBuffer(bytes: bytes))
+            }
+            try await writer.finish(nil)
+            logger.info("Console export", metadata: ["form": .string(formId), "format": "geojson", "features": .stringConvertible(count)])
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/geo+json", .contentDisposition: "attachment; filename=\"\(formId).geojson\""],
             body: body)
     }
 }

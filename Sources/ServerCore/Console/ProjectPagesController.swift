@@ -26,6 +26,8 @@ struct ProjectPagesController {
             var drafts: Int
             var total: Int
             var repeatTables: [Table]
+            /// Whether the form has a top-level location field (then it has a GeoJSON export).
+            var hasLocation: Bool
         }
         var chrome: ConsoleChrome
         var projectName: String
@@ -72,7 +74,8 @@ struct ProjectPagesController {
             return FormsPage.Form(
                 formId: formId, title: versions.last?.definition.title ?? formId,
                 versions: versions.map { String($0.version) }.joined(separator: ", "), counts: states,
-                drafts: mine.first { $0.reviewState == nil }?.count ?? 0, total: mine.reduce(0) { $0 + $1.count }, repeatTables: tables)
+                drafts: mine.first { $0.reviewState == nil }?.count ?? 0, total: mine.reduce(0) { $0 + $1.count }, repeatTables: tables,
+                hasLocation: !GeoJSONExporter.locationFields(versions.map(\.definition)).isEmpty)
         }
         return ConsoleRenderer.page("forms", FormsPage(
             chrome: ConsoleChrome(title: membership.projectName, context: context, project: membership.projectName),

@@ -40,6 +40,9 @@ struct SubmissionsController {
         var exportScope: String
         var csvLink: String
         var jsonlLink: String
+        /// Whether the form has a top-level location field, and the GeoJSON export of the same records.
+        var hasLocation: Bool
+        var geojsonLink: String
         var reviewOptions: [Option]
         var sortOptions: [Option]
         var author: String
@@ -102,7 +105,8 @@ struct SubmissionsController {
             projectName: membership.projectName, formId: formId, formTitle: latest.definition.title,
             canExport: membership.role.seesSharedRecords,
             exportScope: filter.isFiltering ? "the records these filters list (every page)" : "every record of this form",
-            csvLink: base + "/export" + filter.exportQuery(format: .csv), jsonlLink: base + "/export" + filter.exportQuery(format: .jsonl),
+            csvLink: base + "/export" + filter.exportQuery(format: "csv"), jsonlLink: base + "/export" + filter.exportQuery(format: "jsonl"),
+            hasLocation: !GeoJSONExporter.locationFields(versions.map(\.definition)).isEmpty, geojsonLink: base + "/export" + filter.exportQuery(format: "geojson"),
             reviewOptions: [Option(value: "", label: "Any", selected: filter.review == nil)] + ReviewState.allCases.map {
                 Option(value: $0.rawValue, label: ConsoleLabels.review($0), selected: filter.review == $0)
             },
@@ -194,8 +198,9 @@ struct SubmissionsController {
         }
 
         /// The export's query: the format and the filters (an export is not paged or sorted by the table).
-        func exportQuery(format: RecordExporter.Format) -> String {
-            Self.query([("format", format.rawValue), ("review", review?.rawValue ?? ""), ("author", author), ("from", from), ("to", to)])
+        /// The export link's query: `format` (`csv`, `jsonl`, `geojson`) and the table's filters.
+        func exportQuery(format: String) -> String {
+            Self.query([("format", format), ("review", review?.rawValue ?? ""), ("author", author), ("from", from), ("to", to)])
         }
 
         static func query(_ items: [(String, String)]) -> String {
