@@ -272,7 +272,8 @@ CREATE UNIQUE INDEX conflicts_by_server_id ON conflicts (server_id) WHERE server
 -- Each entity list this device's forms use, as the server last sent it (docs/entity-lists.md, "On the device"):
 -- one row per entity in scope, its label and properties as the `RecordFields` bytes the feed page carried
 -- (stored as received), the label read out of them for the lists a form offers, its revision, its position in
--- its list's feed, its creator and assignee.
+-- its list's feed, its creator and assignee. A rowid table, as `entity_local_changes`: SQLite reports their
+-- changes to observers (`observeEntities`), which it does not for WITHOUT ROWID tables.
 CREATE TABLE entities (
     list TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -283,7 +284,7 @@ CREATE TABLE entities (
     fields TEXT NOT NULL,
     label TEXT,
     PRIMARY KEY (list, id)
-) WITHOUT ROWID;
+);
 CREATE INDEX entities_by_label ON entities (list, label, id);
 
 -- Each list's feed cursor: the `cursor` of the last applied page of `GET …/entities/{list}/changes`.
@@ -306,4 +307,4 @@ CREATE TABLE entity_local_changes (
     hlc INTEGER NOT NULL,
     writer TEXT NOT NULL,
     PRIMARY KEY (list, entity_id, property)
-) WITHOUT ROWID;
+);

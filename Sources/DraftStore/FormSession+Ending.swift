@@ -10,6 +10,7 @@ extension FormSession {
     public func complete() async throws -> CompletionResult {
         try requireOpen()
         let (validator, record, presentation, title, form, metadata) = (validator, recordKey, presentationKey, form.title, form, metadata)
+        let editing = mode == .editSubmitted
         let opened = openedAnswers
         let (result, stored) = try await store.write(doing: "completing record \(record)") { db -> (CompletionResult, [String: AnswerValue]) in
             try DraftStore.requirePresentation(db, presentation, record: record)
@@ -18,7 +19,11 @@ extension FormSession {
             }
             let answers = current.answers
             let changes = PresentationChanges(formTitle: title, opened: opened, current: answers)
-            switch DismissalPolicy.decide(.complete, changes: changes, validation: validator.validate(answers)) {
+            // Checked against the entity lists as this transaction sees them (an entity choice must be one of its
+            // list's), except a fix of a submitted record: its entity may have left the device since (reassigned).
+            let lookup: (any EntityLookup)? = editing ? nil : TransactionEntityLookup(db: db)
+            let evaluated = FormState(logic: validator.logic, answers: answers, metadata: metadata, entities: lookup)
+            switch DismissalPolicy.decide(.complete, changes: changes, validation: validator.validate(evaluated)) {
             case .stay(let report):
                 return (.invalid(report), answers)
             default:
