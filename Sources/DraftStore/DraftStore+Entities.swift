@@ -142,7 +142,9 @@ extension DraftStore {
             onlyHere.sort { ($0.label, $0.id) > ($1.label, $1.id) }  // popped from the end
         }
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT id, fields, coalesce(label, id) FROM entities WHERE list = ?1 AND (?2 IS NULL OR coalesce(label, id) LIKE ?2 ESCAPE '\\')
+            SELECT id, fields, coalesce(label, id) FROM entities WHERE list = ?1
+                AND (?2 IS NULL OR coalesce(label, id) LIKE ?2 ESCAPE '\\'
+                    OR id IN (SELECT entity_id FROM entity_local_changes WHERE list = ?1 AND property = 'label'))
             ORDER BY label, id
             """), arguments: [list, like])
         while let row = try rows.next() {
