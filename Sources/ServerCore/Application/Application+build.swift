@@ -21,6 +21,7 @@ public func buildApplication(
     if configuration.attachmentCollection.interval != nil {
         app.addServices(AttachmentCollector(storage: storage, schedule: configuration.attachmentCollection, metrics: services.metrics, logger: logger))
     }
+    app.addServices(WebhookDeliveryService(storage: storage, options: configuration.webhooks, logger: logger))
     if let service = handle.service {
         app.addServices(service)
         app.beforeServerStarts { try await storage.migrate() }
