@@ -143,6 +143,13 @@ extension PostgresStorage {
         }
     }
 
+    public func releaseWebhookClaims(ids: [Int64]) async throws {
+        guard !ids.isEmpty else { return }
+        _ = try await transaction { connection in
+            try await connection.query("UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ANY(\(ids)::int8[])", logger: .quiet)
+        }
+    }
+
     public func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry] {
         let client = client
         let before = before ?? Int64.max

@@ -113,6 +113,15 @@ extension SQLiteStorage {
         }
     }
 
+    public func releaseWebhookClaims(ids: [Int64]) async throws {
+        guard !ids.isEmpty else { return }
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE webhook_deliveries SET claimed_until = NULL WHERE id IN (SELECT value FROM json_each(?))",
+                arguments: ["[" + ids.map { String($0) }.joined(separator: ",") + "]"])
+        }
+    }
+
     public func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """

@@ -31,6 +31,9 @@ public protocol WebhookStorage: Sendable {
     func claimWebhookDeliveries(now: Date, lease: Duration, limit: Int, excluding: Set<Int64>) async throws -> [ClaimedWebhookDelivery]
     /// Records the outcome of one attempt: delivered, or failed with when to try again.
     func finishWebhookDelivery(id: Int64, attempt: WebhookAttempt) async throws
+    /// Gives claimed deliveries that were not attempted back (a server shutting down), so any instance may
+    /// take them at once rather than when their lease runs out.
+    func releaseWebhookClaims(ids: [Int64]) async throws
     /// The delivery log of the project (one endpoint's, when given), newest first, before the delivery id
     /// `before` when given.
     func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry]

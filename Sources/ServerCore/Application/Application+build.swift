@@ -21,13 +21,15 @@ public func buildApplication(
     if configuration.attachmentCollection.interval != nil {
         app.addServices(AttachmentCollector(storage: storage, schedule: configuration.attachmentCollection, metrics: services.metrics, logger: logger))
     }
-    app.addServices(WebhookDeliveryService(storage: storage, options: configuration.webhooks, logger: logger))
     if let service = handle.service {
         app.addServices(service)
         app.beforeServerStarts { try await storage.migrate() }
     } else {
         try await storage.migrate()
     }
+    // After the storage's service: services stop in reverse order, so deliveries under way finish (and record
+    // their outcome) before the database connections close.
+    app.addServices(WebhookDeliveryService(storage: storage, options: configuration.webhooks, logger: logger))
     return app
 }
 

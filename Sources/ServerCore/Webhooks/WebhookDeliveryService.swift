@@ -46,7 +46,13 @@ public struct WebhookDeliveryService: Service {
                 for (endpoint, deliveries) in byEndpoint {
                     busy.set.withLock { _ = $0.insert(endpoint) }
                     group.addTask {
-                        for delivery in deliveries.sorted(by: { $0.id < $1.id }) {
+                        let ordered = deliveries.sorted(by: { $0.id < $1.id })
+                        for (index, delivery) in ordered.enumerated() {
+                            if Task.isShuttingDownGracefully {
+                                // What was not attempted goes back at once, for this or another instance.
+                                try? await storage.releaseWebhookClaims(ids: ordered[index...].map(\.id))
+                                break
+                            }
                             await deliver(delivery, sender: sender)
                         }
                         busy.set.withLock { _ = $0.remove(endpoint) }

@@ -26,7 +26,7 @@ public struct WebhookOptions: Sendable, Hashable {
     public init(
         allowPrivateAddresses: Bool = false, timeout: Duration = .seconds(10), maxResponseBytes: Int = 64 * 1024,
         retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(3600), pollInterval: Duration = .seconds(1),
-        batchSize: Int = 16, deliver: Bool = true
+        batchSize: Int = 8, deliver: Bool = true
     ) {
         self.allowPrivateAddresses = allowPrivateAddresses
         self.timeout = timeout
