@@ -31,8 +31,8 @@ public struct WebhookDeliveryService: Service {
         let busy = BusyEndpoints()
         let signal = storage.webhookSignal
         let sender = WebhookSender(options: options)
-        // The claim's lease covers a whole batch sent one after another, with room to record the outcomes.
-        let lease = options.timeout * options.batchSize + .seconds(30)
+        // A claimed batch is sent at once: the lease covers one attempt, with room to record the outcomes.
+        let lease = options.timeout + .seconds(30)
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 var claimed: [ClaimedWebhookDelivery] = []
@@ -46,14 +46,18 @@ public struct WebhookDeliveryService: Service {
                 for (endpoint, deliveries) in byEndpoint {
                     busy.set.withLock { _ = $0.insert(endpoint) }
                     group.addTask {
-                        let ordered = deliveries.sorted(by: { $0.id < $1.id })
-                        for (index, delivery) in ordered.enumerated() {
-                            if Task.isShuttingDownGracefully {
-                                // What was not attempted goes back at once, for this or another instance.
-                                try? await storage.releaseWebhookClaims(ids: ordered[index...].map(\.id))
-                                break
+                        guard !Task.isShuttingDownGracefully else {
+                            // Not attempted: back at once, for this or another instance.
+                            try? await storage.releaseWebhookClaims(ids: deliveries.map(\.id))
+                            busy.set.withLock { _ = $0.remove(endpoint) }
+                            return
+                        }
+                        // A claim holds at most one delivery per record (the next waits for it to be delivered),
+                        // so the batch may go out at once without breaking any record's order.
+                        await withDiscardingTaskGroup { sends in
+                            for delivery in deliveries {
+                                sends.addTask { await deliver(delivery, sender: sender) }
                             }
-                            await deliver(delivery, sender: sender)
                         }
                         busy.set.withLock { _ = $0.remove(endpoint) }
                         signal.signal()  // this endpoint may have more waiting

@@ -18,7 +18,8 @@ public struct WebhookOptions: Sendable, Hashable {
     /// How often the service looks for due deliveries when nothing woke it (events another instance wrote,
     /// retries that came due).
     public var pollInterval: Duration
-    /// The most deliveries the service holds at once, over all endpoints.
+    /// The most deliveries the service claims at once, over all endpoints; an endpoint's claimed deliveries are
+    /// sent at the same time, each on a thread of its own.
     public var batchSize: Int
     /// Whether this server delivers at all (`serve --no-webhook-delivery`: it still writes the outbox).
     public var deliver: Bool
@@ -26,7 +27,7 @@ public struct WebhookOptions: Sendable, Hashable {
     public init(
         allowPrivateAddresses: Bool = false, timeout: Duration = .seconds(10), maxResponseBytes: Int = 64 * 1024,
         retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(3600), pollInterval: Duration = .seconds(1),
-        batchSize: Int = 8, deliver: Bool = true
+        batchSize: Int = 32, deliver: Bool = true
     ) {
         self.allowPrivateAddresses = allowPrivateAddresses
         self.timeout = timeout
