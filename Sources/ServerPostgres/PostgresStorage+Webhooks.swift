@@ -126,19 +126,25 @@ extension PostgresStorage {
         }
     }
 
-    public func finishWebhookDelivery(id: Int64, attempt: WebhookAttempt) async throws {
-        let status = attempt.delivered ? "delivered" : "pending"
-        let deliveredAt = attempt.delivered ? attempt.at.timeIntervalSince1970 : nil
-        let next = (attempt.retryAt ?? attempt.at).timeIntervalSince1970
-        let httpStatus = attempt.status.map(Int32.init(truncatingIfNeeded:))
-        let millis = Int32(truncatingIfNeeded: attempt.responseMillis)
-        let error = attempt.error
+    public func finishWebhookDeliveries(_ outcomes: [(id: Int64, attempt: WebhookAttempt)]) async throws {
+        guard !outcomes.isEmpty else { return }
+        let ids = outcomes.map(\.id)
+        let statuses = outcomes.map { $0.attempt.delivered ? "delivered" : "pending" }
+        let httpStatuses = outcomes.map { Int64($0.attempt.status ?? -1) }
+        let errors = outcomes.map { $0.attempt.error ?? "" }
+        let millis = outcomes.map { Int64($0.attempt.responseMillis) }
+        let deliveredAt = outcomes.map { $0.attempt.delivered ? $0.attempt.at.timeIntervalSince1970 : -1 }
+        let next = outcomes.map { ($0.attempt.retryAt ?? $0.attempt.at).timeIntervalSince1970 }
         _ = try await transaction { connection in
             try await connection.query("""
-                UPDATE webhook_deliveries SET
-                    status = \(status), attempts = attempts + 1, claimed_until = NULL, last_status = \(httpStatus), last_error = \(error),
-                    response_ms = \(millis), delivered_at = \(deliveredAt), next_attempt_at = \(next)
-                WHERE id = \(id)
+                UPDATE webhook_deliveries w SET
+                    status = o.status, attempts = w.attempts + 1, claimed_until = NULL, last_status = NULLIF(o.http, -1)::int4,
+                    last_error = NULLIF(o.error, ''), response_ms = o.millis::int4, delivered_at = NULLIF(o.delivered_at, -1), next_attempt_at = o.next
+                FROM unnest(
+                    \(ids)::int8[], \(statuses)::text[], \(httpStatuses)::int8[], \(errors)::text[], \(millis)::int8[],
+                    \(deliveredAt)::float8[], \(next)::float8[]
+                ) AS o (id, status, http, error, millis, delivered_at, next)
+                WHERE w.id = o.id
                 """, logger: .quiet)
         }
     }

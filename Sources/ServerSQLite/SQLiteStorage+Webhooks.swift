@@ -98,18 +98,22 @@ extension SQLiteStorage {
         }
     }
 
-    public func finishWebhookDelivery(id: Int64, attempt: WebhookAttempt) async throws {
+    public func finishWebhookDeliveries(_ outcomes: [(id: Int64, attempt: WebhookAttempt)]) async throws {
+        guard !outcomes.isEmpty else { return }
         try await write { db in
-            try db.execute(sql: """
+            let update = try db.cachedStatement(sql: """
                 UPDATE webhook_deliveries SET
                     status = ?, attempts = attempts + 1, claimed_until = NULL, last_status = ?, last_error = ?, response_ms = ?,
                     delivered_at = ?, next_attempt_at = ?
                 WHERE id = ?
-                """, arguments: [
+                """)
+            for (id, attempt) in outcomes {
+                try update.execute(arguments: [
                     attempt.delivered ? "delivered" : "pending", attempt.status, attempt.error, attempt.responseMillis,
                     attempt.delivered ? attempt.at.timeIntervalSince1970 : nil,
                     (attempt.retryAt ?? attempt.at).timeIntervalSince1970, id,
                 ])
+            }
         }
     }
 

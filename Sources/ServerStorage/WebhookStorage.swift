@@ -29,8 +29,8 @@ public protocol WebhookStorage: Sendable {
     /// and subject, leaving out the endpoints in `excluding` (busy in this process), and holds them for
     /// `lease`: until then no other claim (of this or another instance) takes them.
     func claimWebhookDeliveries(now: Date, lease: Duration, limit: Int, excluding: Set<Int64>) async throws -> [ClaimedWebhookDelivery]
-    /// Records the outcome of one attempt: delivered, or failed with when to try again.
-    func finishWebhookDelivery(id: Int64, attempt: WebhookAttempt) async throws
+    /// Records the outcomes of attempts (delivered, or failed with when to try again) in one transaction.
+    func finishWebhookDeliveries(_ outcomes: [(id: Int64, attempt: WebhookAttempt)]) async throws
     /// Gives claimed deliveries that were not attempted back (a server shutting down), so any instance may
     /// take them at once rather than when their lease runs out.
     func releaseWebhookClaims(ids: [Int64]) async throws

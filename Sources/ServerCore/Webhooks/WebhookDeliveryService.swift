@@ -54,10 +54,20 @@ public struct WebhookDeliveryService: Service {
                         }
                         // A claim holds at most one delivery per record (the next waits for it to be delivered),
                         // so the batch may go out at once without breaking any record's order.
-                        await withDiscardingTaskGroup { sends in
+                        let outcomes = await withTaskGroup(of: (id: Int64, attempt: WebhookAttempt).self) { sends in
                             for delivery in deliveries {
-                                sends.addTask { await deliver(delivery, sender: sender) }
+                                sends.addTask { (delivery.id, await attempt(delivery, sender: sender)) }
                             }
+                            return await sends.reduce(into: []) { $0.append($1) }
+                        }
+                        // The batch's outcomes in one transaction (one commit, not one per delivery).
+                        do {
+                            try await storage.finishWebhookDeliveries(outcomes)
+                        } catch {
+                            // The claims' lease runs out and the deliveries are sent again: at least once.
+                            logger.warning("Webhook delivery outcomes could not be stored", metadata: [
+                                "deliveries": .string(outcomes.map { String($0.id) }.joined(separator: ",")), "error": .string("\(error)"),
+                            ])
                         }
                         busy.set.withLock { _ = $0.remove(endpoint) }
                         signal.signal()  // this endpoint may have more waiting
@@ -82,8 +92,8 @@ public struct WebhookDeliveryService: Service {
         }
     }
 
-    /// One attempt of one delivery, and its outcome recorded.
-    func deliver(_ delivery: ClaimedWebhookDelivery, sender: WebhookSender) async {
+    /// One attempt of one delivery; its outcome, to be recorded.
+    func attempt(_ delivery: ClaimedWebhookDelivery, sender: WebhookSender) async -> WebhookAttempt {
         let now = Date()
         let timestamp = Int64(now.timeIntervalSince1970)
         let headers = [
@@ -104,14 +114,7 @@ public struct WebhookDeliveryService: Service {
                 "event": .string(delivery.eventId), "attempt": .stringConvertible(delivery.attempts + 1), "error": .string(error),
             ])
         }
-        do {
-            try await storage.finishWebhookDelivery(id: delivery.id, attempt: attempt)
-        } catch {
-            // The claim's lease runs out and the delivery is sent again: at least once.
-            logger.warning("Webhook delivery outcome could not be stored", metadata: [
-                "delivery": .stringConvertible(delivery.id), "error": .string("\(error)"),
-            ])
-        }
+        return attempt
     }
 }
 
