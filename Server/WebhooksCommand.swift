@@ -61,7 +61,7 @@ extension FieldSheetServerCommand {
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "List a project's endpoints (never their secrets).",
-                discussion: "One line each: id, enabled or disabled, the URL and the events wanted; then how many deliveries wait.")
+                discussion: "One line each: id, enabled or disabled, the URL and the events wanted (separated by commas).")
             @OptionGroup var data: DataOptions
             @Option(help: "Project.") var project: String
 

@@ -21,7 +21,7 @@ public struct WebhookOptions: Sendable, Hashable {
     /// The most deliveries the service claims at once, over all endpoints; an endpoint's claimed deliveries are
     /// sent at the same time, each on a thread of its own.
     public var batchSize: Int
-    /// Whether this server delivers at all (`serve --no-webhook-delivery`: it still writes the outbox).
+    /// Whether this server delivers at all (off: it still writes the outbox, and another instance delivers).
     public var deliver: Bool
 
     public init(
