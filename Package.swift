@@ -136,6 +136,8 @@ let package = Package(
                 "ServerStorage",
                 "ServerSQLite",
                 .target(name: "ServerPostgres", condition: postgreSQL),
+                // Webhook deliveries are sent with libcurl.
+                .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .product(name: "NIOCore", package: "swift-nio", condition: server),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
                 .product(name: "Hummingbird", package: "hummingbird", condition: server),

@@ -323,3 +323,39 @@ CREATE TABLE user_properties (
     value TEXT NOT NULL,
     PRIMARY KEY (project_id, user_id, name)
 );
+
+-- migration: 11
+
+-- Webhook endpoints and their outbox of deliveries (as the SQLite schema's v11-webhooks). Several instances
+-- claim due deliveries with FOR UPDATE SKIP LOCKED and hold each until `claimed_until`, so each is sent by one.
+CREATE TABLE webhook_endpoints (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    enabled BOOLEAN NOT NULL DEFAULT true,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX webhook_endpoints_by_project ON webhook_endpoints (project_id);
+CREATE TABLE webhook_deliveries (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    endpoint_id BIGINT NOT NULL REFERENCES webhook_endpoints (id),
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    event_id UUID NOT NULL,
+    kind TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at DOUBLE PRECISION NOT NULL,
+    claimed_until DOUBLE PRECISION,
+    last_status INTEGER,
+    last_error TEXT,
+    response_ms INTEGER,
+    delivered_at DOUBLE PRECISION
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_by_subject ON webhook_deliveries (endpoint_id, subject, id);
+CREATE INDEX webhook_deliveries_by_project ON webhook_deliveries (project_id, endpoint_id, id);

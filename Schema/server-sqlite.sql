@@ -310,3 +310,45 @@ CREATE TABLE user_properties (
     value TEXT NOT NULL,
     PRIMARY KEY (project_id, user_id, name)
 ) WITHOUT ROWID;
+
+-- migration: v11-webhooks
+
+-- Webhooks (docs/integrations.md, "Webhooks"). An endpoint per project: its URL, the events it wants (names
+-- separated by spaces), the secret its deliveries are signed with (never shown again after creation) and
+-- whether it is enabled.
+CREATE TABLE webhook_endpoints (
+    id INTEGER PRIMARY KEY,
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    enabled INTEGER NOT NULL DEFAULT 1,
+    created_at REAL NOT NULL
+);
+CREATE INDEX webhook_endpoints_by_project ON webhook_endpoints (project_id);
+-- The outbox and the delivery log in one: a row per event and endpoint that wants it, written in the
+-- transaction of the change it reports. `event_id` is the event's stable id (the same for every endpoint and
+-- every attempt), `subject` the record or entity it is about (deliveries of one endpoint and subject leave
+-- in id order, each only once the one before it was delivered), `payload` the body sent byte for byte.
+-- A claim holds a row until `claimed_until`; a failed attempt sets `next_attempt_at` with backoff.
+CREATE TABLE webhook_deliveries (
+    id INTEGER PRIMARY KEY,
+    endpoint_id INTEGER NOT NULL REFERENCES webhook_endpoints (id),
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    event_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at REAL NOT NULL,
+    claimed_until REAL,
+    last_status INTEGER,
+    last_error TEXT,
+    response_ms INTEGER,
+    delivered_at REAL
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_by_subject ON webhook_deliveries (endpoint_id, subject, id);
+CREATE INDEX webhook_deliveries_by_project ON webhook_deliveries (project_id, endpoint_id, id);

@@ -118,7 +118,40 @@ extension FieldSheetServerCommand {
                 valueName: "cidr"))
         var trustedProxies: [String] = []
 
+        @Flag(
+            name: .customLong("webhooks-allow-private-addresses"),
+            help: "Let webhook endpoints resolve to loopback, link-local, private and reserved addresses (a receiver on this machine or the local network). Without it such deliveries fail without connecting.")
+        var webhooksAllowPrivateAddresses = false
+
+        @Option(name: .customLong("webhook-timeout"), help: "Seconds one webhook delivery attempt may take, connecting included.")
+        var webhookTimeout = WebhookOptions.seconds(WebhookOptions().timeout)
+
+        @Option(name: .customLong("webhook-max-response-bytes"), help: "Most bytes of a webhook receiver's answer read; the rest is cut off.")
+        var webhookMaxResponseBytes = WebhookOptions().maxResponseBytes
+
+        @Option(
+            name: .customLong("webhook-retry-delay"),
+            help: "Seconds before a failed webhook delivery is first tried again; the wait doubles with each failure (with jitter) up to --webhook-max-retry-delay.")
+        var webhookRetryDelay = WebhookOptions.seconds(WebhookOptions().retryDelay)
+
+        @Option(name: .customLong("webhook-max-retry-delay"), help: "Longest wait, in seconds, between attempts of a failing webhook delivery.")
+        var webhookMaxRetryDelay = WebhookOptions.seconds(WebhookOptions().maxRetryDelay)
+
+        @Option(
+            name: .customLong("webhook-poll-interval"),
+            help: "Seconds between looks for due webhook deliveries when no push of this instance woke the sender (retries, other instances' events).")
+        var webhookPollInterval = WebhookOptions.seconds(WebhookOptions().pollInterval)
+
         func validate() throws {
+            for (name, value, low, high) in [
+                ("--webhook-timeout", webhookTimeout, 0.001, 300.0), ("--webhook-retry-delay", webhookRetryDelay, 0.001, 86_400.0),
+                ("--webhook-max-retry-delay", webhookMaxRetryDelay, 0.001, 7 * 86_400.0), ("--webhook-poll-interval", webhookPollInterval, 0.001, 3_600.0),
+            ] {
+                guard value >= low, value <= high else { throw ValidationError("\(name) must be a number of seconds from \(low) to \(Int(high)); it is \(value).") }
+            }
+            guard (1...64 * 1024 * 1024).contains(webhookMaxResponseBytes) else {
+                throw ValidationError("--webhook-max-response-bytes must be 1 to 67108864; it is \(webhookMaxResponseBytes).")
+            }
             guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
             for (name, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout), ("--send-timeout", sendTimeout)] {
@@ -185,7 +218,11 @@ extension FieldSheetServerCommand {
             let configuration = ServerConfiguration(
                 host: host, port: port, dataDirectory: data.data, storageLocation: try data.location(), limits: limits, trustedProxies: proxies,
                 attachmentCollection: AttachmentCollectionSchedule(
-                    interval: attachmentSweepInterval > 0 ? .milliseconds(Int64(attachmentSweepInterval * 60_000)) : nil, policy: attachmentAges.policy))
+                    interval: attachmentSweepInterval > 0 ? .milliseconds(Int64(attachmentSweepInterval * 60_000)) : nil, policy: attachmentAges.policy),
+                webhooks: WebhookOptions(
+                    allowPrivateAddresses: webhooksAllowPrivateAddresses, timeout: .milliseconds(Int64(webhookTimeout * 1000)),
+                    maxResponseBytes: webhookMaxResponseBytes, retryDelay: .milliseconds(Int64(webhookRetryDelay * 1000)),
+                    maxRetryDelay: .milliseconds(Int64(webhookMaxRetryDelay * 1000)), pollInterval: .milliseconds(Int64(webhookPollInterval * 1000))))
             if case .sqlite(let directory) = configuration.storage {
                 logger.info("Data in \(URL(fileURLWithPath: directory).standardizedFileURL.path)")
             }

@@ -25,7 +25,7 @@ extension PostgresStorage {
         projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
-        try await transaction { connection in
+        let committed = try await transaction { connection in
             let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIds.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }
                 + entityIds.map { Self.lockKey("\(projectId)/entity/\($0.lowercased)") }).sorted()
             _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
@@ -100,12 +100,13 @@ extension PostgresStorage {
                         \(outcomes.map { ByteBuffer(bytes: $0.digest) })::bytea[], \(encoded.outcomes)::text[])
                     """, logger: .quiet)
             }
+            var conflictIds: [Int64] = []
             if !decided.conflicts.isEmpty {
                 let conflicts = decided.conflicts
                 let sequences = Dictionary(decided.records.map { ($0.id, $0.sequence) }, uniquingKeysWith: { $1 })
                 let entries = encoded.conflicts
                 // WITH ORDINALITY keeps the log in the batch's order (ids are assigned in insertion order).
-                try await connection.query("""
+                let inserted = try await connection.query("""
                     INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
                     SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now), NULLIF(c.sequence, 0),
                         NULLIF(c.loser, '') FROM unnest(
@@ -113,7 +114,11 @@ extension PostgresStorage {
                         \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordId] ?? 0 })::int8[],
                         \(conflicts.map { $0.otherLoser ?? "" })::text[]
                     ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, sequence, loser, n) ORDER BY c.n
+                    RETURNING id
                     """, logger: .quiet)
+                for try await id in inserted.decode(Int64.self) { conflictIds.append(id) }
+                // Identities are taken in insertion order: sorted, the ids follow the batch's order.
+                conflictIds.sort()
                 // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
                 let kept = decided.conflictAttachmentReferences
                 if !kept.isEmpty {
@@ -123,8 +128,13 @@ extension PostgresStorage {
                         """, logger: .quiet)
                 }
             }
+            // The events this push reports, in its transaction (WebhookStorage).
+            decided.webhookDeliveries = try await Self.writeWebhookEvents(
+                connection, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
             return decided
         }
+        if committed.webhookDeliveries > 0 { webhookSignal.signal() }
+        return committed
     }
 
     public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {

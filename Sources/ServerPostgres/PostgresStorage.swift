@@ -41,6 +41,8 @@ public struct PostgresStorage: ServerStorage {
     let client: PostgresClient
     let logger: Logger
     public let changes = ChangeNotifier()
+    /// Wakes this instance's webhook delivery service when one of its pushes wrote events.
+    public let webhookSignal = WebhookSignal()
     /// The attachments this instance is receiving now (another instance's are refused chunk by chunk).
     let activeUploads = NIOLockedValueBox(Set<AttachmentUploadKey>())
     /// The running SHA-256 of uploads this instance left part way.

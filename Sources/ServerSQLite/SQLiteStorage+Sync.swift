@@ -14,7 +14,7 @@ extension SQLiteStorage {
         projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
-        try await groupWrite { db in
+        let committed = try await groupWrite { db in
             let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
             var decided = try plan(snapshot)
             let encoded = decided.encoding()
@@ -67,19 +67,25 @@ extension SQLiteStorage {
                 INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+            var conflictIds: [Int64] = []
             for (conflict, entry) in zip(decided.conflicts, encoded.conflicts) {
                 try insertConflict.execute(arguments: [
                     projectId, conflict.recordId.lowercased, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
                     sequences[conflict.recordId], conflict.otherLoser,
                 ])
+                conflictIds.append(db.lastInsertedRowID)
             }
             // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
             let keep = try db.cachedStatement(sql: "INSERT OR IGNORE INTO conflict_attachment_refs (project_id, sha256, record_id) VALUES (?, ?, ?)")
             for (recordId, sha256) in decided.conflictAttachmentReferences {
                 try keep.execute(arguments: [projectId, sha256, recordId.lowercased])
             }
+            // The events this push reports, in its transaction (WebhookStorage).
+            decided.webhookDeliveries = try Self.writeWebhookEvents(db, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
             return decided
         }
+        if committed.webhookDeliveries > 0 { webhookSignal.signal() }
+        return committed
     }
 
     public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {

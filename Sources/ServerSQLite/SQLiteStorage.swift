@@ -19,6 +19,8 @@ public struct SQLiteStorage: ServerStorage {
     let files: FileAttachmentStore
     /// Pushes waiting for the writer, committed together.
     package let pushes = GroupCommit()
+    /// Wakes the webhook delivery service when a push wrote events.
+    public let webhookSignal = WebhookSignal()
 
     /// Opens (creating when needed) `fieldsheet.sqlite` in `directory`. What it creates only its owner may
     /// read: the directory 0700, the database 0600 (SQLite gives its `-wal` and `-shm` files the

@@ -232,6 +232,8 @@ public struct PushPlan: Sendable {
     public var entityHistory: [EntityHistoryEntry] = []
     /// The losing values of entity properties.
     public var entityConflicts: [LoggedEntityConflict] = []
+    /// Set by the storage: how many webhook deliveries the push wrote to the outbox with its changes.
+    public var webhookDeliveries = 0
     /// The JSON columns, when the planner encoded them (``encode()``): outside any write lock.
     private var encoded: Encoded?
 

@@ -27,6 +27,9 @@ public func buildApplication(
     } else {
         try await storage.migrate()
     }
+    // After the storage's service: services stop in reverse order, so deliveries under way finish (and record
+    // their outcome) before the database connections close.
+    app.addServices(WebhookDeliveryService(storage: storage, options: configuration.webhooks, logger: logger))
     return app
 }
 

@@ -16,12 +16,15 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: TrustedProxies
     /// When the server sweeps attachments nothing keeps any more.
     public var attachmentCollection: AttachmentCollectionSchedule
+    /// How webhooks are delivered (`serve --webhook-…`).
+    public var webhooks: WebhookOptions
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = ServerConfiguration.defaultDataDirectory, storageLocation: StorageLocation? = nil,
         limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies(),
-        attachmentCollection: AttachmentCollectionSchedule = AttachmentCollectionSchedule()
+        attachmentCollection: AttachmentCollectionSchedule = AttachmentCollectionSchedule(), webhooks: WebhookOptions = WebhookOptions()
     ) {
+        self.webhooks = webhooks
         self.attachmentCollection = attachmentCollection
         self.host = host
         self.port = port

@@ -95,7 +95,7 @@ public struct IPAddressRange: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension IPAddress {
-    fileprivate init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: [UInt8]) { self.bytes = bytes }
 }
 
 extension Character {

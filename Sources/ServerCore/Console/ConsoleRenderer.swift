@@ -15,6 +15,7 @@ struct ConsoleRenderer: Sendable {
             "error": PackageResources.error_mustache, "projects": PackageResources.projects_mustache,
             "forms": PackageResources.forms_mustache, "submissions": PackageResources.submissions_mustache,
             "record": PackageResources.record_mustache, "users": PackageResources.users_mustache,
+            "webhooks": PackageResources.webhooks_mustache,
         ]
         var library = MustacheLibrary()
         for (name, bytes) in sources {

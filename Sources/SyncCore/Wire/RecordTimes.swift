@@ -33,7 +33,7 @@ public struct RecordTimes: Sendable, Hashable {
     }
 
     /// Writes the known times as `createdAt`, `updatedAt`, `submittedAt` (in that order) into an open object.
-    func write(to writer: inout JSONWriter) {
+    public func write(to writer: inout JSONWriter) {
         for (key, date) in [("createdAt", created), ("submittedAt", submitted), ("updatedAt", updated)] {
             guard let date else { continue }
             writer.key(key)

@@ -55,6 +55,7 @@ struct ConsoleAuthTests {
                     (Self.record(UUID()), [.notFound, .notFound, .notFound, .notFound]),
                     ("/console/projects/alpha/forms/job/export?format=csv", [.forbidden, .ok, .ok, .notFound]),
                     ("/console/projects/alpha/users", [.forbidden, .forbidden, .ok, .notFound]),
+                    ("/console/projects/alpha/webhooks", [.forbidden, .forbidden, .ok, .notFound]),
                     ("/console/projects/alpha/nothing-here", [.notFound, .notFound, .notFound, .notFound]),
                 ]
                 for (path, expected) in matrix {
@@ -112,6 +113,8 @@ struct ConsoleAuthTests {
             "GET /console/projects/{project}/forms/{formId}/export", "GET /console/projects/{project}/records/{recordId}",
             "POST /console/projects/{project}/records/{recordId}/review", "POST /console/projects/{project}/conflicts/{conflictId}/resolve",
             "GET /console/projects/{project}/attachments/{sha256}",  // ConsoleAttachmentTests
+            "GET /console/projects/{project}/webhooks", "POST /console/projects/{project}/webhooks",  // ConsoleWebhooksTests
+            "POST /console/projects/{project}/webhooks/{endpoint}/remove", "POST /console/projects/{project}/webhooks/deliveries/{delivery}/redeliver",
             "GET /console/**",
         ]
         #expect(registered == covered, "not in the matrix: \(registered.subtracting(covered).sorted()); gone: \(covered.subtracting(registered).sorted())")

@@ -1,0 +1,172 @@
+import Foundation
+#if canImport(CCurl)
+import CCurl
+#endif
+
+/// Sends one webhook delivery over libcurl, on a thread of its own (never one of Swift's cooperative threads),
+/// as an outbound request made on an admin's word: no redirect followed, http and https only, no proxy from
+/// the environment, the whole attempt bounded by ``WebhookOptions/timeout``, at most
+/// ``WebhookOptions/maxResponseBytes`` of the answer read, and, unless the operator allows them, no connection
+/// to a loopback, link-local, private or otherwise non-public address — checked on the address libcurl is
+/// about to connect to (its open-socket callback), after resolution, so a public name that resolves to a
+/// private address is refused too.
+struct WebhookSender: Sendable {
+    /// What one attempt came to.
+    struct Response: Sendable, Hashable {
+        /// The HTTP status, when the receiver answered.
+        var status: Int?
+        /// Why it failed; nil for a 2xx.
+        var error: String?
+        var millis: Int
+        var delivered: Bool { error == nil }
+    }
+
+    let options: WebhookOptions
+
+    /// Posts `body` to `url` with `headers`, waiting on a dedicated thread.
+    func send(url: String, body: String, headers: [(String, String)]) async -> Response {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: perform(url: url, body: body, headers: headers)) }
+            thread.name = "fieldsheet-webhook"
+            thread.start()
+        }
+    }
+
+    /// Addresses a delivery never connects to unless the operator allows it: "this network", private
+    /// (RFC 1918, unique local), shared (RFC 6598), loopback, link-local, benchmarking, multicast and reserved.
+    static let nonPublic: [IPAddressRange] = [
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+        "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
+        "::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8",
+    ].compactMap { try? IPAddressRange(cidr: $0) }
+
+    /// Whether `bytes` (4 or 16) is an address a delivery may connect to without the operator's leave. An
+    /// IPv6 address that carries an IPv4 one (mapped, or NAT64's 64:ff9b::/96) is judged by that.
+    static func isPublic(_ bytes: [UInt8]) -> Bool {
+        var address = IPAddress(bytes: bytes)
+        if bytes.count == 16,
+           bytes.prefix(12).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF])
+            || bytes.prefix(12).elementsEqual([0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0]) {
+            address = IPAddress(bytes: Array(bytes.suffix(4)))
+        }
+        return !nonPublic.contains { $0.contains(address) }
+    }
+
+    #if canImport(CCurl)
+    private static let globalInit: Void = {
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    }()
+
+    /// One attempt, blocking the calling thread.
+    func perform(url: String, body: String, headers: [(String, String)]) -> Response {
+        _ = Self.globalInit
+        let started = ContinuousClock.now
+        func millis() -> Int {
+            let elapsed = ContinuousClock.now - started
+            return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        }
+        guard let curl = curl_easy_init() else { return Response(status: nil, error: "libcurl could not start", millis: 0) }
+        defer { curl_easy_cleanup(curl) }
+        let context = Context(limit: options.maxResponseBytes, allowPrivate: options.allowPrivateAddresses)
+        let unmanaged = Unmanaged.passRetained(context)
+        defer { unmanaged.release() }
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+
+        _ = fs_curl_setopt_string(curl, CURLOPT_URL, url)
+        _ = fs_curl_setopt_long(curl, CURLOPT_POST, 1)
+        let bytes = Array(body.utf8)
+        _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+        bytes.withUnsafeBytes { raw in
+            _ = fs_curl_setopt_pointer(curl, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+        }
+        for (name, value) in headers { headerList = curl_slist_append(headerList, "\(name): \(value)") }
+        headerList = curl_slist_append(headerList, "Content-Type: application/json")
+        headerList = curl_slist_append(headerList, "Expect:")
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList))
+        _ = fs_curl_setopt_string(curl, CURLOPT_USERAGENT, "FieldSheet-Webhooks/1")
+        _ = fs_curl_setopt_long(curl, CURLOPT_FOLLOWLOCATION, 0)
+        _ = fs_curl_setopt_string(curl, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = fs_curl_setopt_string(curl, CURLOPT_PROXY, "")  // the environment's proxy would hide the address connected to
+        let timeout = Int(WebhookOptions.seconds(options.timeout) * 1000)
+        _ = fs_curl_setopt_long(curl, CURLOPT_TIMEOUT_MS, max(1, timeout))
+        _ = fs_curl_setopt_long(curl, CURLOPT_CONNECTTIMEOUT_MS, max(1, timeout))
+        _ = fs_curl_setopt_long(curl, CURLOPT_NOSIGNAL, 1)
+        _ = fs_curl_setopt_opensocket_callback(curl) { userdata, _, address in
+            guard let userdata, let address else { return fs_curl_socket_bad() }
+            let context = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
+            var raw = [UInt8](repeating: 0, count: 16)
+            let count = Int(fs_curl_sockaddr_bytes(address, &raw))
+            let bytes = Array(raw.prefix(count))
+            guard count > 0, context.allowPrivate || WebhookSender.isPublic(bytes) else {
+                context.refused = count > 0 ? IPAddress(bytes: bytes).description : "an address of an unknown family"
+                return fs_curl_socket_bad()
+            }
+            return fs_curl_open_socket(address)
+        }
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_OPENSOCKETDATA, unmanaged.toOpaque())
+        _ = fs_curl_setopt_data_callback(curl, CURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
+            let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
+            let length = size * count
+            let room = max(0, context.limit - context.body.count)
+            if let buffer, room > 0 {
+                context.body.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: min(room, length)))
+            }
+            guard length <= room else {
+                context.truncated = true
+                return 0  // stops the transfer: enough of the answer was read
+            }
+            return length
+        }
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_WRITEDATA, unmanaged.toOpaque())
+
+        let code = errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
+            _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, buffer.baseAddress)
+            defer { _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, nil) }
+            return curl_easy_perform(curl)
+        }
+        var status = 0
+        _ = fs_curl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
+        if let refused = context.refused {
+            return Response(
+                status: nil,
+                error: "refused to connect to \(refused): a loopback, link-local, private or reserved address (the server's operator may allow them with serve --webhooks-allow-private-addresses)",
+                millis: millis())
+        }
+        guard code == CURLE_OK || (code == CURLE_WRITE_ERROR && context.truncated && status > 0) else {
+            let message = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+            let kind = code == CURLE_OPERATION_TIMEDOUT ? "timed out" : code == CURLE_COULDNT_CONNECT ? "connection failed" : "request failed"
+            return Response(status: nil, error: "\(kind): \(detail)", millis: millis())
+        }
+        guard (200..<300).contains(status) else {
+            let answer = String(decoding: context.body.prefix(200), as: UTF8.self)
+                .filter { !$0.isNewline }
+            let redirect = (300..<400).contains(status) ? " (redirects are not followed)" : ""
+            return Response(status: status, error: "HTTP \(status)\(redirect)\(answer.isEmpty ? "" : ": \(answer)")", millis: millis())
+        }
+        return Response(status: status, error: nil, millis: millis())
+    }
+    #else
+    func perform(url: String, body: String, headers: [(String, String)]) -> Response {
+        Response(status: nil, error: "this server was built without libcurl and cannot deliver webhooks", millis: 0)
+    }
+    #endif
+}
+
+#if canImport(CCurl)
+/// What libcurl's callbacks of one attempt share: the answer read so far and the address refused.
+private final class Context: @unchecked Sendable {
+    let limit: Int
+    let allowPrivate: Bool
+    var body: [UInt8] = []
+    var truncated = false
+    var refused: String?
+
+    init(limit: Int, allowPrivate: Bool) {
+        self.limit = limit
+        self.allowPrivate = allowPrivate
+    }
+}
+#endif

@@ -1,0 +1,209 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServerStorage
+import SyncCore
+
+extension PostgresStorage {
+    /// Writes the webhook events `plan` makes into the outbox, in the push's transaction: one row per event
+    /// and endpoint that wants it. Returns how many rows it wrote (0, after one indexed read, for a project
+    /// without enabled endpoints).
+    static func writeWebhookEvents(
+        _ connection: PostgresConnection, projectId: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], now: Double
+    ) async throws -> Int {
+        var subscriptions: [WebhookSubscription] = []
+        var projectName = ""
+        for try await (id, events, name) in try await connection.query("""
+            SELECT e.id, e.events, p.name FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
+            WHERE e.project_id = \(projectId) AND e.enabled
+            """, logger: .quiet).decode((Int64, String, String).self) {
+            subscriptions.append(WebhookSubscription(endpointId: id, events: WebhookEventKind.read(stored: events)))
+            projectName = name
+        }
+        guard !subscriptions.isEmpty else { return 0 }
+        let events = WebhookEvents.make(
+            plan: plan, encoded: encoded, conflictIds: conflictIds, subscriptions: subscriptions, projectName: projectName,
+            at: Date(timeIntervalSince1970: now))
+        var endpointIds: [Int64] = []
+        var eventIds: [String] = []
+        var kinds: [String] = []
+        var subjects: [String] = []
+        var payloads: [String] = []
+        for (event, endpoints) in events {
+            for endpoint in endpoints {
+                endpointIds.append(endpoint)
+                eventIds.append(event.id)
+                kinds.append(event.kind.rawValue)
+                subjects.append(event.subject)
+                payloads.append(event.body)
+            }
+        }
+        guard !endpointIds.isEmpty else { return 0 }
+        // WITH ORDINALITY: identities follow the events' order, which is the order they are delivered in.
+        try await connection.query("""
+            INSERT INTO webhook_deliveries (endpoint_id, project_id, event_id, kind, subject, payload, created_at, next_attempt_at)
+            SELECT d.endpoint_id, \(projectId), d.event_id::uuid, d.kind, d.subject, d.payload, \(now), \(now) FROM unnest(
+                \(endpointIds)::int8[], \(eventIds)::text[], \(kinds)::text[], \(subjects)::text[], \(payloads)::text[]
+            ) WITH ORDINALITY AS d (endpoint_id, event_id, kind, subject, payload, n) ORDER BY d.n
+            """, logger: .quiet)
+        return endpointIds.count
+    }
+
+    public func addWebhookEndpoint(projectId: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint {
+        let now = Date()
+        let stored = WebhookEventKind.stored(events)
+        return try await transaction { connection in
+            let rows = try await connection.query("""
+                INSERT INTO webhook_endpoints (project_id, url, events, secret, enabled, created_at)
+                VALUES (\(projectId), \(url), \(stored), \(secret), true, \(now.timeIntervalSince1970)) RETURNING id
+                """, logger: .quiet).collect()
+            guard let id = try rows.first?.decode(Int64.self) else { throw StorageError(.unknownProject, "There is no project with id \(projectId).") }
+            return WebhookEndpoint(id: id, projectId: projectId, url: url, events: events, enabled: true, createdAt: now)
+        }
+    }
+
+    public func webhookEndpoints(projectId: Int64) async throws -> [WebhookEndpoint] {
+        let client = client
+        return try await perform {
+            var endpoints: [WebhookEndpoint] = []
+            for try await (id, url, events, enabled, created) in try await client.query("""
+                SELECT id, url, events, enabled, created_at FROM webhook_endpoints WHERE project_id = \(projectId) ORDER BY id
+                """).decode((Int64, String, String, Bool, Double).self) {
+                endpoints.append(WebhookEndpoint(
+                    id: id, projectId: projectId, url: url, events: WebhookEventKind.read(stored: events), enabled: enabled,
+                    createdAt: Date(timeIntervalSince1970: created)))
+            }
+            return endpoints
+        }
+    }
+
+    public func removeWebhookEndpoint(projectId: Int64, id: Int64) async throws -> Bool {
+        try await transaction { connection in
+            try await connection.query("DELETE FROM webhook_deliveries WHERE project_id = \(projectId) AND endpoint_id = \(id)", logger: .quiet)
+            let rows = try await connection.query(
+                "DELETE FROM webhook_endpoints WHERE project_id = \(projectId) AND id = \(id) RETURNING id", logger: .quiet).collect()
+            return !rows.isEmpty
+        }
+    }
+
+    public func setWebhookEndpointEnabled(projectId: Int64, id: Int64, enabled: Bool) async throws -> Bool {
+        try await transaction { connection in
+            let rows = try await connection.query(
+                "UPDATE webhook_endpoints SET enabled = \(enabled) WHERE project_id = \(projectId) AND id = \(id) RETURNING id", logger: .quiet).collect()
+            return !rows.isEmpty
+        }
+    }
+
+    /// Several instances claim at once: `FOR UPDATE … SKIP LOCKED` gives each row to one claimer, and the
+    /// lease (`claimed_until`) keeps it from the others until it is finished or the lease runs out.
+    public func claimWebhookDeliveries(now: Date, lease: Duration, limit: Int, excluding: Set<Int64>) async throws -> [ClaimedWebhookDelivery] {
+        let at = now.timeIntervalSince1970
+        let until = at + Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let busy = Array(excluding)
+        let limit = Int64(limit)
+        return try await transaction { connection in
+            var claimed: [ClaimedWebhookDelivery] = []
+            for try await (id, endpointId, url, secret, eventId, kind, body, attempts) in try await connection.query("""
+                WITH due AS (
+                    SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+                    WHERE d.status = 'pending' AND d.next_attempt_at <= \(at) AND (d.claimed_until IS NULL OR d.claimed_until < \(at)) AND e.enabled
+                      AND NOT (d.endpoint_id = ANY(\(busy)::int8[]))
+                      AND NOT EXISTS (
+                          SELECT 1 FROM webhook_deliveries b
+                          WHERE b.endpoint_id = d.endpoint_id AND b.subject = d.subject AND b.id < d.id AND b.status = 'pending')
+                    ORDER BY d.next_attempt_at, d.id LIMIT \(limit)
+                    FOR UPDATE OF d SKIP LOCKED
+                )
+                UPDATE webhook_deliveries w SET claimed_until = \(until)
+                FROM due, webhook_endpoints e WHERE w.id = due.id AND e.id = w.endpoint_id
+                RETURNING w.id, w.endpoint_id, e.url, e.secret, w.event_id::text, w.kind, w.payload, w.attempts
+                """, logger: .quiet).decode((Int64, Int64, String, String, String, String, String, Int).self) {
+                guard let kind = WebhookEventKind(rawValue: kind) else { continue }
+                claimed.append(ClaimedWebhookDelivery(
+                    id: id, endpointId: endpointId, url: url, secret: secret, eventId: eventId, kind: kind, body: body, attempts: attempts))
+            }
+            return claimed.sorted { $0.id < $1.id }
+        }
+    }
+
+    public func finishWebhookDeliveries(_ outcomes: [(id: Int64, attempt: WebhookAttempt)]) async throws {
+        guard !outcomes.isEmpty else { return }
+        let ids = outcomes.map(\.id)
+        let statuses = outcomes.map { $0.attempt.delivered ? "delivered" : "pending" }
+        let httpStatuses = outcomes.map { Int64($0.attempt.status ?? -1) }
+        let errors = outcomes.map { $0.attempt.error ?? "" }
+        let millis = outcomes.map { Int64($0.attempt.responseMillis) }
+        let deliveredAt = outcomes.map { $0.attempt.delivered ? $0.attempt.at.timeIntervalSince1970 : -1 }
+        let next = outcomes.map { ($0.attempt.retryAt ?? $0.attempt.at).timeIntervalSince1970 }
+        _ = try await transaction { connection in
+            try await connection.query("""
+                UPDATE webhook_deliveries w SET
+                    status = o.status, attempts = w.attempts + 1, claimed_until = NULL, last_status = NULLIF(o.http, -1)::int4,
+                    last_error = NULLIF(o.error, ''), response_ms = o.millis::int4, delivered_at = NULLIF(o.delivered_at, -1), next_attempt_at = o.next
+                FROM unnest(
+                    \(ids)::int8[], \(statuses)::text[], \(httpStatuses)::int8[], \(errors)::text[], \(millis)::int8[],
+                    \(deliveredAt)::float8[], \(next)::float8[]
+                ) AS o (id, status, http, error, millis, delivered_at, next)
+                WHERE w.id = o.id
+                """, logger: .quiet)
+        }
+    }
+
+    public func releaseWebhookClaims(ids: [Int64]) async throws {
+        guard !ids.isEmpty else { return }
+        _ = try await transaction { connection in
+            try await connection.query("UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ANY(\(ids)::int8[])", logger: .quiet)
+        }
+    }
+
+    public func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry] {
+        let client = client
+        let before = before ?? Int64.max
+        let limit = Int64(limit)
+        return try await perform {
+            var entries: [WebhookDeliveryLogEntry] = []
+            for try await row in try await client.query("""
+                SELECT id, endpoint_id, event_id::text, kind, subject, status, attempts, last_status, last_error, response_ms, created_at,
+                    next_attempt_at, delivered_at
+                FROM webhook_deliveries
+                WHERE project_id = \(projectId) AND (\(endpointId)::int8 IS NULL OR endpoint_id = \(endpointId)) AND id < \(before)
+                ORDER BY id DESC LIMIT \(limit)
+                """) {
+                let (id, endpoint, eventId, kind, subject, status, attempts, lastStatus, lastError, millis, created, next, delivered) = try row.decode(
+                    (Int64, Int64, String, String, String, String, Int, Int?, String?, Int?, Double, Double, Double?).self)
+                guard let kind = WebhookEventKind(rawValue: kind), let status = WebhookDeliveryLogEntry.Status(rawValue: status) else { continue }
+                entries.append(WebhookDeliveryLogEntry(
+                    id: id, endpointId: endpoint, eventId: eventId, kind: kind, subject: subject, status: status, attempts: attempts,
+                    lastStatus: lastStatus, lastError: lastError, responseMillis: millis, createdAt: Date(timeIntervalSince1970: created),
+                    nextAttemptAt: status == .pending ? Date(timeIntervalSince1970: next) : nil, deliveredAt: delivered.map(Date.init(timeIntervalSince1970:))))
+            }
+            return entries
+        }
+    }
+
+    public func redeliverWebhook(projectId: Int64, deliveryId: Int64) async throws -> Bool {
+        let now = Date().timeIntervalSince1970
+        let changed = try await transaction { connection in
+            let rows = try await connection.query("""
+                UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = \(now), claimed_until = NULL
+                WHERE project_id = \(projectId) AND id = \(deliveryId) RETURNING id
+                """, logger: .quiet).collect()
+            return !rows.isEmpty
+        }
+        if changed { webhookSignal.signal() }
+        return changed
+    }
+
+    public func replayWebhooks(projectId: Int64, endpointId: Int64, from: Date, through: Date) async throws -> Int {
+        let now = Date().timeIntervalSince1970
+        let (low, high) = (from.timeIntervalSince1970, through.timeIntervalSince1970)
+        let count = try await transaction { connection in
+            try await connection.query("""
+                UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = \(now), claimed_until = NULL
+                WHERE project_id = \(projectId) AND endpoint_id = \(endpointId) AND created_at >= \(low) AND created_at <= \(high) RETURNING id
+                """, logger: .quiet).collect().count
+        }
+        if count > 0 { webhookSignal.signal() }
+        return count
+    }
+}

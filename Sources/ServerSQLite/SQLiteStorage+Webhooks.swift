@@ -1,0 +1,171 @@
+import Foundation
+import GRDB
+import ServerStorage
+import SyncCore
+
+extension SQLiteStorage {
+    /// Writes the webhook events `plan` makes into the outbox, in the push's transaction: one row per event
+    /// and endpoint that wants it. Returns how many rows it wrote (0, after one indexed read, for a project
+    /// without enabled endpoints).
+    static func writeWebhookEvents(
+        _ db: Database, projectId: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], now: Double
+    ) throws -> Int {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT e.id, e.events, p.name FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
+            WHERE e.project_id = ? AND e.enabled
+            """), arguments: [projectId])
+        guard let first = rows.first else { return 0 }
+        let subscriptions = rows.map { WebhookSubscription(endpointId: $0[0], events: WebhookEventKind.read(stored: $0[1])) }
+        let events = WebhookEvents.make(
+            plan: plan, encoded: encoded, conflictIds: conflictIds, subscriptions: subscriptions, projectName: first[2],
+            at: Date(timeIntervalSince1970: now))
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO webhook_deliveries (endpoint_id, project_id, event_id, kind, subject, payload, created_at, next_attempt_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        var count = 0
+        for (event, endpoints) in events {
+            for endpoint in endpoints {
+                try insert.execute(arguments: [endpoint, projectId, event.id, event.kind.rawValue, event.subject, event.body, now, now])
+                count += 1
+            }
+        }
+        return count
+    }
+
+    public func addWebhookEndpoint(projectId: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint {
+        try await write { db in
+            let now = Date()
+            try db.execute(
+                sql: "INSERT INTO webhook_endpoints (project_id, url, events, secret, enabled, created_at) VALUES (?, ?, ?, ?, 1, ?)",
+                arguments: [projectId, url, WebhookEventKind.stored(events), secret, now.timeIntervalSince1970])
+            return WebhookEndpoint(id: db.lastInsertedRowID, projectId: projectId, url: url, events: events, enabled: true, createdAt: now)
+        }
+    }
+
+    public func webhookEndpoints(projectId: Int64) async throws -> [WebhookEndpoint] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, url, events, enabled, created_at FROM webhook_endpoints WHERE project_id = ? ORDER BY id", arguments: [projectId]).map {
+                WebhookEndpoint(
+                    id: $0[0], projectId: projectId, url: $0[1], events: WebhookEventKind.read(stored: $0[2]), enabled: $0[3],
+                    createdAt: Date(timeIntervalSince1970: $0[4]))
+            }
+        }
+    }
+
+    public func removeWebhookEndpoint(projectId: Int64, id: Int64) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM webhook_deliveries WHERE project_id = ? AND endpoint_id = ?", arguments: [projectId, id])
+            try db.execute(sql: "DELETE FROM webhook_endpoints WHERE project_id = ? AND id = ?", arguments: [projectId, id])
+            return db.changesCount > 0
+        }
+    }
+
+    public func setWebhookEndpointEnabled(projectId: Int64, id: Int64, enabled: Bool) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "UPDATE webhook_endpoints SET enabled = ? WHERE project_id = ? AND id = ?", arguments: [enabled, projectId, id])
+            return db.changesCount > 0
+        }
+    }
+
+    public func claimWebhookDeliveries(now: Date, lease: Duration, limit: Int, excluding: Set<Int64>) async throws -> [ClaimedWebhookDelivery] {
+        let until = now.timeIntervalSince1970 + Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        // A look without the writer first: the service asks often, and mostly nothing is due.
+        let due = try await pool.read { db in
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1"),
+                             arguments: [now.timeIntervalSince1970])
+        }
+        guard due != nil else { return [] }
+        return try await write { db in
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT d.id, d.endpoint_id, e.url, e.secret, d.event_id, d.kind, d.payload, d.attempts
+                FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+                WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.claimed_until IS NULL OR d.claimed_until < ?) AND e.enabled
+                  AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
+                  AND NOT EXISTS (
+                      SELECT 1 FROM webhook_deliveries b
+                      WHERE b.endpoint_id = d.endpoint_id AND b.subject = d.subject AND b.id < d.id AND b.status = 'pending')
+                ORDER BY d.next_attempt_at, d.id LIMIT ?
+                """), arguments: [now.timeIntervalSince1970, now.timeIntervalSince1970, "[" + excluding.map { String($0) }.joined(separator: ",") + "]", limit])
+            let claim = try db.cachedStatement(sql: "UPDATE webhook_deliveries SET claimed_until = ? WHERE id = ?")
+            return try rows.compactMap { row in
+                let id: Int64 = row[0]
+                try claim.execute(arguments: [until, id])
+                guard let kind = WebhookEventKind(rawValue: row[5]) else { return nil }
+                return ClaimedWebhookDelivery(
+                    id: id, endpointId: row[1], url: row[2], secret: row[3], eventId: row[4], kind: kind, body: row[6], attempts: row[7])
+            }
+        }
+    }
+
+    public func finishWebhookDeliveries(_ outcomes: [(id: Int64, attempt: WebhookAttempt)]) async throws {
+        guard !outcomes.isEmpty else { return }
+        try await write { db in
+            let update = try db.cachedStatement(sql: """
+                UPDATE webhook_deliveries SET
+                    status = ?, attempts = attempts + 1, claimed_until = NULL, last_status = ?, last_error = ?, response_ms = ?,
+                    delivered_at = ?, next_attempt_at = ?
+                WHERE id = ?
+                """)
+            for (id, attempt) in outcomes {
+                try update.execute(arguments: [
+                    attempt.delivered ? "delivered" : "pending", attempt.status, attempt.error, attempt.responseMillis,
+                    attempt.delivered ? attempt.at.timeIntervalSince1970 : nil,
+                    (attempt.retryAt ?? attempt.at).timeIntervalSince1970, id,
+                ])
+            }
+        }
+    }
+
+    public func releaseWebhookClaims(ids: [Int64]) async throws {
+        guard !ids.isEmpty else { return }
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE webhook_deliveries SET claimed_until = NULL WHERE id IN (SELECT value FROM json_each(?))",
+                arguments: ["[" + ids.map { String($0) }.joined(separator: ",") + "]"])
+        }
+    }
+
+    public func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, endpoint_id, event_id, kind, subject, status, attempts, last_status, last_error, response_ms, created_at,
+                    next_attempt_at, delivered_at
+                FROM webhook_deliveries
+                WHERE project_id = ? AND (? IS NULL OR endpoint_id = ?) AND id < ?
+                ORDER BY id DESC LIMIT ?
+                """, arguments: [projectId, endpointId, endpointId, before ?? Int64.max, limit]).compactMap(Self.deliveryLogEntry)
+        }
+    }
+
+    static func deliveryLogEntry(_ row: Row) -> WebhookDeliveryLogEntry? {
+        guard let kind = WebhookEventKind(rawValue: row[3]), let status = WebhookDeliveryLogEntry.Status(rawValue: row[5]) else { return nil }
+        return WebhookDeliveryLogEntry(
+            id: row[0], endpointId: row[1], eventId: row[2], kind: kind, subject: row[4], status: status, attempts: row[6],
+            lastStatus: row[7], lastError: row[8], responseMillis: row[9], createdAt: Date(timeIntervalSince1970: row[10]),
+            nextAttemptAt: status == .pending ? date(row[11]) : nil, deliveredAt: date(row[12]))
+    }
+
+    public func redeliverWebhook(projectId: Int64, deliveryId: Int64) async throws -> Bool {
+        let changed = try await write { db in
+            try db.execute(
+                sql: "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, claimed_until = NULL WHERE project_id = ? AND id = ?",
+                arguments: [Date().timeIntervalSince1970, projectId, deliveryId])
+            return db.changesCount > 0
+        }
+        if changed { webhookSignal.signal() }
+        return changed
+    }
+
+    public func replayWebhooks(projectId: Int64, endpointId: Int64, from: Date, through: Date) async throws -> Int {
+        let count = try await write { db in
+            try db.execute(sql: """
+                UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, claimed_until = NULL
+                WHERE project_id = ? AND endpoint_id = ? AND created_at >= ? AND created_at <= ?
+                """, arguments: [Date().timeIntervalSince1970, projectId, endpointId, from.timeIntervalSince1970, through.timeIntervalSince1970])
+            return db.changesCount
+        }
+        if count > 0 { webhookSignal.signal() }
+        return count
+    }
+}

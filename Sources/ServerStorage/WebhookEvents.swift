@@ -1,0 +1,229 @@
+import Foundation
+import FormModel
+import SyncCore
+import Synchronization
+
+/// Builds a push's webhook events from its committed plan, in the push's transaction: what both storage
+/// backends write to their outbox. The body is made once, here, and sent byte for byte on every attempt.
+///
+/// Which change makes which event (docs/integrations.md, "Webhooks"):
+/// - a device's change that submits a record: `record.submitted`; one that deletes it: `record.deleted`; any
+///   other change of a shared (once submitted) record: `record.edited` (drafts stay private: no event);
+/// - a review: `record.reviewed`; a resolution: `conflict.resolved`;
+/// - a conflict the change logged open: `conflict.opened`, right after the change's own event;
+/// - a record's entity change: `entity.created` or `entity.updated`.
+///
+/// Every event carries the record as the push left it (``StoredRecord`` in the wire's `RecordSnapshot`
+/// shape, its fields as the stored `RecordFields` JSON) and what the change changed (``HistoryDetail``), both
+/// copied from the JSON the push already encoded for its own rows.
+public enum WebhookEvents {
+    /// The events `plan` makes that some subscription wants, each with the endpoints that want it, in the
+    /// order the changes were made.
+    /// - Parameters:
+    ///   - encoded: the plan's JSON columns (``PushPlan/encoding()``), reused for the bodies.
+    ///   - conflictIds: the conflict log's ids of `plan.conflicts`, in order (empty when not known).
+    public static func make(
+        plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], subscriptions: [WebhookSubscription], projectName: String, at now: Date
+    ) -> [(event: WebhookEvent, endpoints: [Int64])] {
+        let wanted = subscriptions.reduce(into: Set<WebhookEventKind>()) { $0.formUnion($1.events) }
+        guard !wanted.isEmpty else { return [] }
+        var recordIndex: [UUID: Int] = [:]
+        for (index, record) in plan.records.enumerated() { recordIndex[record.id] = index }
+        var result: [(event: WebhookEvent, endpoints: [Int64])] = []
+        func add(_ kind: WebhookEventKind, subject: String, _ body: (inout JSONWriter) -> Void) {
+            let endpoints = subscriptions.filter { $0.events.contains(kind) }.map(\.endpointId)
+            guard !endpoints.isEmpty else { return }
+            let id = UUID().lowercased
+            var writer = JSONWriter(capacity: 1024)
+            writer.beginObject()
+            writer.key("id")
+            writer.string(id)
+            writer.key("type")
+            writer.string(kind.rawValue)
+            writer.key("occurredAt")
+            writer.int(RecordTimes.millis(now))
+            writer.key("project")
+            writer.string(projectName)
+            body(&writer)
+            writer.endObject()
+            result.append((WebhookEvent(id: id, kind: kind, subject: subject, body: String(decoding: writer.bytes, as: UTF8.self)), endpoints))
+        }
+        func writeRecord(_ id: UUID, to writer: inout JSONWriter) {
+            guard let index = recordIndex[id] else { return }
+            let record = plan.records[index]
+            writer.key("record")
+            writer.beginObject()
+            writer.key("recordId")
+            writer.string(record.id.lowercased)
+            writer.key("formId")
+            writer.string(record.formId)
+            writer.key("formVersion")
+            writer.int(record.formVersion)
+            writer.key("state")
+            writer.string(record.state.rawValue)
+            writer.key("revision")
+            writer.int(record.revision)
+            writer.key("sequence")
+            writer.int(record.sequence)
+            writer.key("author")
+            writer.string(record.authorName)
+            if let review = record.review {
+                writer.key("review")
+                review.write(to: &writer)
+            }
+            record.times.write(to: &writer)
+            writer.key("fields")
+            writer.raw(encoded.fields[index])
+            writer.endObject()
+        }
+        func conflictOpened(_ conflictIndex: Int) {
+            let conflict = plan.conflicts[conflictIndex]
+            add(.conflictOpened, subject: conflict.recordId.lowercased) { writer in
+                writer.key("conflict")
+                writer.beginObject()
+                if conflictIndex < conflictIds.count {
+                    writer.key("id")
+                    writer.int(conflictIds[conflictIndex])
+                }
+                writer.key("device")
+                writer.string(conflict.clientId)
+                writer.key("entry")
+                writer.raw(encoded.conflicts[conflictIndex])
+                writer.endObject()
+                writeRecord(conflict.recordId, to: &writer)
+            }
+        }
+        var conflictsByRecord: [UUID: [Int]] = [:]
+        for (index, conflict) in plan.conflicts.enumerated() where conflict.entry.open {
+            conflictsByRecord[conflict.recordId, default: []].append(index)
+        }
+        for (index, entry) in plan.history.enumerated() {
+            let subject = entry.recordId.lowercased
+            let kind: WebhookEventKind?
+            switch entry.kind {
+            case .change:
+                let shared = recordIndex[entry.recordId].map { plan.records[$0].shared } ?? false
+                if entry.detail.state?.to == .submitted, entry.detail.state?.from != .submitted {
+                    kind = .recordSubmitted
+                } else if entry.detail.state?.to == .deleted, entry.detail.state?.from != .deleted {
+                    kind = shared ? .recordDeleted : nil
+                } else {
+                    kind = shared ? .recordEdited : nil
+                }
+            case .review: kind = .recordReviewed
+            case .resolution: kind = .conflictResolved
+            }
+            if let kind {
+                add(kind, subject: subject) { writer in
+                    writer.key("changedBy")
+                    writer.beginObject()
+                    writer.key("userId")
+                    writer.int(entry.userId)
+                    if let clientId = entry.clientId {
+                        writer.key("device")
+                        writer.string(clientId)
+                    }
+                    writer.endObject()
+                    if let resolution = entry.detail.resolution {
+                        writer.key("conflict")
+                        writer.beginObject()
+                        writer.key("id")
+                        writer.int(resolution.conflictId)
+                        if let fieldId = resolution.fieldId {
+                            writer.key("fieldId")
+                            writer.string(fieldId)
+                        }
+                        writer.key("kept")
+                        writer.string(resolution.kept.rawValue)
+                        writer.endObject()
+                    }
+                    writer.key("changes")
+                    writer.raw(encoded.history[index])
+                    writeRecord(entry.recordId, to: &writer)
+                }
+            }
+            // The conflicts this change logged, after its own event.
+            if entry.kind == .change, let opened = conflictsByRecord.removeValue(forKey: entry.recordId) {
+                for conflictIndex in opened { conflictOpened(conflictIndex) }
+            }
+        }
+        // Conflicts of a change that changed nothing (the server's value stayed): no history entry of their own.
+        for conflictIndex in conflictsByRecord.values.flatMap({ $0 }).sorted() { conflictOpened(conflictIndex) }
+        let entities = Dictionary(plan.entities.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        for change in plan.entityHistory {
+            let kind: WebhookEventKind
+            switch change.kind {
+            case .create: kind = .entityCreated
+            case .update: kind = .entityUpdated
+            case .import, .assign, .delete: continue
+            }
+            add(kind, subject: change.entityId.lowercased) { writer in
+                if let recordId = change.recordId {
+                    writer.key("recordId")
+                    writer.string(recordId.lowercased)
+                }
+                writer.key("changes")
+                writer.raw(change.detail.jsonBytes())
+                if let entity = entities[change.entityId] {
+                    writer.key("entity")
+                    writer.beginObject()
+                    writer.key("id")
+                    writer.string(entity.id.lowercased)
+                    writer.key("list")
+                    writer.string(entity.list)
+                    writer.key("revision")
+                    writer.int(entity.revision)
+                    writer.key("deleted")
+                    writer.bool(entity.deleted)
+                    writer.key("fields")
+                    entity.fields.write(to: &writer)
+                    writer.endObject()
+                }
+            }
+        }
+        return result
+    }
+}
+
+/// Wakes this process's webhook delivery service when a push committed events, so an event leaves at once
+/// rather than at the service's next look (which still catches what other processes wrote).
+public final class WebhookSignal: Sendable {
+    private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    public init() {}
+
+    /// Wakes the waiting service (or the next one to wait).
+    public func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state.waiter = nil }
+            if state.waiter == nil { state.pending = true }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the next signal, or at once when one came since the last wait, or when the calling task is
+    /// cancelled. One waiter at a time.
+    public func wait() async {
+        await withTaskCancellationHandler {
+            await suspend()
+        } onCancel: {
+            signal()
+        }
+    }
+
+    private func suspend() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.pending {
+                    state.pending = false
+                    return true
+                }
+                state.waiter?.resume()
+                state.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+}

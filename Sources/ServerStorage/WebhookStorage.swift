@@ -1,0 +1,228 @@
+import Foundation
+import FormModel
+import SyncCore
+
+/// Webhooks as the server keeps them (docs/integrations.md, "Webhooks"): endpoints per project and an outbox
+/// of deliveries, one row per event and endpoint, written in the transaction of the change it reports.
+///
+/// A push (``ServerStorage/push(projectId:clientId:mutationIds:recordIds:entityIds:plan:)``) reads the
+/// project's enabled endpoints inside its transaction; when one wants an event the push makes, the event is
+/// built from the committed plan (``WebhookEvents``) and written beside the records, so a rolled-back push
+/// leaves no event and a committed one cannot lose its event. A project without endpoints pays one indexed
+/// read of an empty table.
+///
+/// Deliveries are claimed by the delivery service (``claimWebhookDeliveries(now:lease:limit:excluding:)``),
+/// sent, and finished with their outcome. A delivery is claimed only when every earlier delivery of the same
+/// endpoint and subject (the record or entity the event is about) has been delivered, so a receiver gets
+/// each record's events in order.
+public protocol WebhookStorage: Sendable {
+    /// Registers an endpoint; its secret is stored as given and only ever read back to sign deliveries.
+    func addWebhookEndpoint(projectId: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint
+    /// The project's endpoints by id, without their secrets.
+    func webhookEndpoints(projectId: Int64) async throws -> [WebhookEndpoint]
+    /// Removes the endpoint with its delivery log; false when the project has no such endpoint.
+    func removeWebhookEndpoint(projectId: Int64, id: Int64) async throws -> Bool
+    /// Turns the endpoint's deliveries on or off (a disabled endpoint gets no new events and nothing is
+    /// sent to it); false when the project has no such endpoint.
+    func setWebhookEndpointEnabled(projectId: Int64, id: Int64, enabled: Bool) async throws -> Bool
+    /// Takes up to `limit` deliveries that are due at `now`, each the oldest undelivered one of its endpoint
+    /// and subject, leaving out the endpoints in `excluding` (busy in this process), and holds them for
+    /// `lease`: until then no other claim (of this or another instance) takes them.
+    func claimWebhookDeliveries(now: Date, lease: Duration, limit: Int, excluding: Set<Int64>) async throws -> [ClaimedWebhookDelivery]
+    /// Records the outcomes of attempts (delivered, or failed with when to try again) in one transaction.
+    func finishWebhookDeliveries(_ outcomes: [(id: Int64, attempt: WebhookAttempt)]) async throws
+    /// Gives claimed deliveries that were not attempted back (a server shutting down), so any instance may
+    /// take them at once rather than when their lease runs out.
+    func releaseWebhookClaims(ids: [Int64]) async throws
+    /// The delivery log of the project (one endpoint's, when given), newest first, before the delivery id
+    /// `before` when given.
+    func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry]
+    /// Sends the delivery again as soon as possible (delivered or not); false when the project has no such delivery.
+    func redeliverWebhook(projectId: Int64, deliveryId: Int64) async throws -> Bool
+    /// Sends the endpoint's deliveries of events created in `from...through` again, in their order; returns how many.
+    func replayWebhooks(projectId: Int64, endpointId: Int64, from: Date, through: Date) async throws -> Int
+    /// Wakes this process's delivery service when a push committed events.
+    var webhookSignal: WebhookSignal { get }
+}
+
+/// What a webhook endpoint may ask for.
+public enum WebhookEventKind: String, Sendable, Hashable, CaseIterable, Comparable {
+    case recordSubmitted = "record.submitted"
+    case recordEdited = "record.edited"
+    case recordDeleted = "record.deleted"
+    case recordReviewed = "record.reviewed"
+    case conflictOpened = "conflict.opened"
+    case conflictResolved = "conflict.resolved"
+    case entityCreated = "entity.created"
+    case entityUpdated = "entity.updated"
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The kinds named in `text` (comma- or space-separated; `all` or `*` for every kind), or an error naming
+    /// the unknown one and the known ones.
+    public static func parse(_ text: String) throws -> Set<WebhookEventKind> {
+        var kinds = Set<WebhookEventKind>()
+        for name in text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) where !name.isEmpty {
+            if name == "all" || name == "*" {
+                kinds.formUnion(allCases)
+            } else if let kind = WebhookEventKind(rawValue: name) {
+                kinds.insert(kind)
+            } else {
+                throw ServerConfigurationError(
+                    "Unknown webhook event \"\(name)\"; expected one or more of \(allCases.map(\.rawValue).joined(separator: ", ")) (or all), separated by commas.")
+            }
+        }
+        guard !kinds.isEmpty else {
+            throw ServerConfigurationError("No webhook event named; expected one or more of \(allCases.map(\.rawValue).joined(separator: ", ")) (or all).")
+        }
+        return kinds
+    }
+
+    /// The stored form: names sorted, separated by spaces.
+    public static func stored(_ kinds: Set<WebhookEventKind>) -> String {
+        kinds.sorted().map(\.rawValue).joined(separator: " ")
+    }
+
+    /// Reads the stored form, skipping names this server does not know.
+    public static func read(stored: String) -> Set<WebhookEventKind> {
+        Set(stored.split(separator: " ").compactMap { WebhookEventKind(rawValue: String($0)) })
+    }
+}
+
+/// A registered endpoint, as admins see it: never its secret.
+public struct WebhookEndpoint: Sendable, Hashable {
+    public var id: Int64
+    public var projectId: Int64
+    public var url: String
+    public var events: Set<WebhookEventKind>
+    public var enabled: Bool
+    public var createdAt: Date
+
+    public init(id: Int64, projectId: Int64, url: String, events: Set<WebhookEventKind>, enabled: Bool, createdAt: Date) {
+        self.id = id
+        self.projectId = projectId
+        self.url = url
+        self.events = events
+        self.enabled = enabled
+        self.createdAt = createdAt
+    }
+}
+
+/// One event for the outbox, built in the push's transaction.
+public struct WebhookEvent: Sendable, Hashable {
+    /// The stable id receivers deduplicate on (a UUID, lowercase).
+    public var id: String
+    public var kind: WebhookEventKind
+    /// The record or entity the event is about: deliveries of one subject go out in order.
+    public var subject: String
+    /// The JSON body sent, byte for byte, on every attempt.
+    public var body: String
+
+    public init(id: String, kind: WebhookEventKind, subject: String, body: String) {
+        self.id = id
+        self.kind = kind
+        self.subject = subject
+        self.body = body
+    }
+}
+
+/// A delivery the service holds and is about to send.
+public struct ClaimedWebhookDelivery: Sendable, Hashable {
+    public var id: Int64
+    public var endpointId: Int64
+    public var url: String
+    /// Used only to sign the body.
+    public var secret: String
+    public var eventId: String
+    public var kind: WebhookEventKind
+    public var body: String
+    /// Attempts made before this one.
+    public var attempts: Int
+
+    public init(id: Int64, endpointId: Int64, url: String, secret: String, eventId: String, kind: WebhookEventKind, body: String, attempts: Int) {
+        self.id = id
+        self.endpointId = endpointId
+        self.url = url
+        self.secret = secret
+        self.eventId = eventId
+        self.kind = kind
+        self.body = body
+        self.attempts = attempts
+    }
+}
+
+/// The outcome of one delivery attempt.
+public struct WebhookAttempt: Sendable, Hashable {
+    /// The receiver answered 2xx.
+    public var delivered: Bool
+    /// The HTTP status, when the receiver answered.
+    public var status: Int?
+    /// Why the attempt failed (refused, timed out, the status and the start of the answer); nil when delivered.
+    public var error: String?
+    public var responseMillis: Int
+    public var at: Date
+    /// When to try again (failed attempts).
+    public var retryAt: Date?
+
+    public init(delivered: Bool, status: Int?, error: String?, responseMillis: Int, at: Date, retryAt: Date?) {
+        self.delivered = delivered
+        self.status = status
+        self.error = error
+        self.responseMillis = responseMillis
+        self.at = at
+        self.retryAt = retryAt
+    }
+}
+
+/// One line of the delivery log.
+public struct WebhookDeliveryLogEntry: Sendable, Hashable {
+    public enum Status: String, Sendable, Hashable {
+        /// Not sent yet, or failed and waiting for its next attempt.
+        case pending
+        case delivered
+    }
+
+    public var id: Int64
+    public var endpointId: Int64
+    public var eventId: String
+    public var kind: WebhookEventKind
+    public var subject: String
+    public var status: Status
+    public var attempts: Int
+    public var lastStatus: Int?
+    public var lastError: String?
+    public var responseMillis: Int?
+    public var createdAt: Date
+    public var nextAttemptAt: Date?
+    public var deliveredAt: Date?
+
+    public init(
+        id: Int64, endpointId: Int64, eventId: String, kind: WebhookEventKind, subject: String, status: Status, attempts: Int, lastStatus: Int?,
+        lastError: String?, responseMillis: Int?, createdAt: Date, nextAttemptAt: Date?, deliveredAt: Date?
+    ) {
+        self.id = id
+        self.endpointId = endpointId
+        self.eventId = eventId
+        self.kind = kind
+        self.subject = subject
+        self.status = status
+        self.attempts = attempts
+        self.lastStatus = lastStatus
+        self.lastError = lastError
+        self.responseMillis = responseMillis
+        self.createdAt = createdAt
+        self.nextAttemptAt = nextAttemptAt
+        self.deliveredAt = deliveredAt
+    }
+}
+
+/// An enabled endpoint as a push reads it in its transaction: which events it wants.
+public struct WebhookSubscription: Sendable, Hashable {
+    public var endpointId: Int64
+    public var events: Set<WebhookEventKind>
+
+    public init(endpointId: Int64, events: Set<WebhookEventKind>) {
+        self.endpointId = endpointId
+        self.events = events
+    }
+}
