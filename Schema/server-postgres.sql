@@ -323,3 +323,8 @@ CREATE TABLE user_properties (
     value TEXT NOT NULL,
     PRIMARY KEY (project_id, user_id, name)
 );
+
+-- migration: 10
+
+-- The console's entity table filtered by assignee (as the SQLite schema's v10-entity-table).
+CREATE INDEX entities_by_assignee ON entities (project_id, list, assignee_id, label COLLATE "C", id);

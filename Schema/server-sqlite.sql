@@ -310,3 +310,9 @@ CREATE TABLE user_properties (
     value TEXT NOT NULL,
     PRIMARY KEY (project_id, user_id, name)
 ) WITHOUT ROWID;
+
+-- migration: v10-entity-table
+
+-- The console's entity table filtered by assignee reads that member's entities of the list in label order
+-- from an index of their own (the table's other pages read entities_by_label).
+CREATE INDEX entities_by_assignee ON entities (project_id, list, assignee_id, label, id);
