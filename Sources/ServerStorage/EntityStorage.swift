@@ -314,7 +314,9 @@ public struct EntityTableQuery: Sendable, Hashable {
     public var filter: (name: String, value: String)?
     /// The member the entities are assigned to (by name); nil for any.
     public var assignee: String?
+    /// Where the page is: first, after or before a row's key, last.
     public var position: Position
+    /// Most rows the page holds.
     public var limit: Int
 
     public init(search: String? = nil, filter: (name: String, value: String)? = nil, assignee: String? = nil, position: Position = .first, limit: Int = 50) {
