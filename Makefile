@@ -106,6 +106,7 @@ bench: deps
 	Tests/LoadGenerator/bench.sh .build/release
 	.build/release/fieldsheet-syncbench .build/release
 	python3 Tests/console/table_bench.py .build/release
+	python3 Tests/console/entity_table_bench.py .build/release
 
 # The client library's reference documentation (DocC): FormModel, DraftStore and SyncClient, each with its
 # catalog of articles, into .build/docs/<Module>.doccarchive. Any DocC warning (a broken link, a symbol

@@ -324,6 +324,11 @@ CREATE TABLE user_properties (
     PRIMARY KEY (project_id, user_id, name)
 );
 
+-- migration: 10
+
+-- The console's entity table filtered by assignee (as the SQLite schema's v10-entity-table).
+CREATE INDEX entities_by_assignee ON entities (project_id, list, assignee_id, label COLLATE "C", id);
+
 -- migration: 11
 
 -- Webhook endpoints and their outbox of deliveries (as the SQLite schema's v11-webhooks). Several instances

@@ -311,6 +311,12 @@ CREATE TABLE user_properties (
     PRIMARY KEY (project_id, user_id, name)
 ) WITHOUT ROWID;
 
+-- migration: v10-entity-table
+
+-- The console's entity table filtered by assignee reads that member's entities of the list in label order
+-- from an index of their own (the table's other pages read entities_by_label).
+CREATE INDEX entities_by_assignee ON entities (project_id, list, assignee_id, label, id);
+
 -- migration: v11-webhooks
 
 -- Webhooks (docs/integrations.md, "Webhooks"). An endpoint per project: its URL, the events it wants (names

@@ -335,32 +335,55 @@ extension SQLiteStorage {
     // MARK: Console
 
     public func entityTable(projectId: Int64, list: String, query: EntityTableQuery) async throws -> [EntityTableRow] {
-        try await pool.read { db in
-            var conditions = ["e.project_id = ?", "e.list = ?"]
-            var arguments: StatementArguments = [projectId, list]
-            if let after = query.after {
-                conditions.append("(e.label, e.id) > (?, ?)")
-                arguments += [after.label, after.id.lowercased]
-            }
-            if let search = query.search, !search.isEmpty {
-                conditions.append("e.label LIKE ? ESCAPE '\\'")
-                arguments += ["%" + Self.likeEscaped(search) + "%"]
-            }
-            if let filter = query.filter {
-                conditions.append("\(Self.propertyText("e.fields")) = ?")
-                arguments += [Self.propertyPath(filter.name), filter.value]
-            }
-            arguments += [query.limit]
-            return try Row.fetchAll(db, sql: """
-                SELECT e.id, e.label, e.revision, c.name, a.name, e.deleted, e.updated_at, e.fields
-                FROM entities e INDEXED BY entities_by_label \(Self.entityJoins)
-                WHERE \(conditions.joined(separator: " AND ")) ORDER BY e.label, e.id LIMIT ?
-                """, arguments: arguments).map { row in
+        let (sql, arguments) = Self.entityTableSQL(projectId: projectId, list: list, query: query)
+        return try await pool.read { db in
+            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
                 EntityTableRow(
                     id: UUID(uuidString: row[0]) ?? UUID(), label: row[1], revision: row[2], creatorName: row[3], assigneeName: row[4],
                     deleted: row[5], updatedAt: Date(timeIntervalSince1970: row[6]), fields: row[7])
             }
+            return query.readsBackwards ? rows.reversed() : rows
         }
+    }
+
+    /// The entity table's statement: a range of `entities_by_label` (of `entities_by_assignee` for one assignee's
+    /// entities) from the keyset, in the table's order or (for `before` and `last`) against it.
+    package static func entityTableSQL(projectId: Int64, list: String, query: EntityTableQuery) -> (String, StatementArguments) {
+        var conditions = ["e.project_id = ?", "e.list = ?"]
+        var arguments: StatementArguments = [projectId, list]
+        switch query.position {
+        case .first, .last: break
+        case .after(let label, let id):
+            conditions.append("(e.label, e.id) > (?, ?)")
+            arguments += [label, id.lowercased]
+        case .before(let label, let id):
+            conditions.append("(e.label, e.id) < (?, ?)")
+            arguments += [label, id.lowercased]
+        }
+        let index: String
+        if let assignee = query.assignee {
+            conditions.append("e.assignee_id = (SELECT id FROM users WHERE name = ?)")
+            arguments += [assignee]
+            index = "entities_by_assignee"
+        } else {
+            index = "entities_by_label"
+        }
+        if let search = query.search, !search.isEmpty {
+            conditions.append("e.label LIKE ? ESCAPE '\\'")
+            arguments += ["%" + likeEscaped(search) + "%"]
+        }
+        if let filter = query.filter {
+            conditions.append("\(propertyText("e.fields")) = ?")
+            arguments += [propertyPath(filter.name), filter.value]
+        }
+        arguments += [query.limit]
+        let direction = query.readsBackwards ? "DESC" : "ASC"
+        let sql = """
+            SELECT e.id, e.label, e.revision, c.name, a.name, e.deleted, e.updated_at, e.fields
+            FROM entities e INDEXED BY \(index) \(entityJoins)
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY e.label \(direction), e.id \(direction) LIMIT ?
+            """
+        return (sql, arguments)
     }
 
     /// `text` for a LIKE pattern with `\` as its escape: `%`, `_` and `\` match themselves.

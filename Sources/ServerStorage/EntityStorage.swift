@@ -50,8 +50,10 @@ public protocol EntityStorage: Sendable {
     /// whose value is the old or the new one move in their feeds, so the member's devices receive and remove
     /// what the change gives and takes. Throws ``StorageError/Code/unknownUser`` for a user who is not a member.
     func setUserProperty(projectId: Int64, userName: String, name: String, value: String?) async throws
-    /// A page of a list's entities for the console: ordered by label then id, after the keyset `after`,
-    /// whose label contains `search` (case-insensitive) and whose property `filter.name` is `filter.value`.
+    /// A page of a list's entities for the console, ordered by label then id: at the query's keyset position
+    /// (first, after or before a row, last), whose label contains `search` (case-insensitive), whose property
+    /// `filter.name` is `filter.value` and that are assigned to `assignee`. Rows come in the table's order
+    /// whichever way the page was read.
     func entityTable(projectId: Int64, list: String, query: EntityTableQuery) async throws -> [EntityTableRow]
 }
 
@@ -291,34 +293,60 @@ public struct LoggedEntityConflict: Sendable, Hashable {
     }
 }
 
-/// What the console's entity table asks for.
+/// What the console's entity table asks for: a page of a list's entities ordered by label then id, found by
+/// keyset (never by offset), so the last page of a million entities costs what the first does.
 public struct EntityTableQuery: Sendable, Hashable {
+    /// Where the page is in the order.
+    public enum Position: Sendable, Hashable {
+        /// The first `limit` rows.
+        case first
+        /// The `limit` rows after this key (the last row of the page before): the next page.
+        case after(label: String, id: UUID)
+        /// The `limit` rows before this key (the first row of the page after): the previous page.
+        case before(label: String, id: UUID)
+        /// The last `limit` rows.
+        case last
+    }
+
     /// Text the label contains (case-insensitive); nil for every entity.
     public var search: String?
     /// A property and the value it must have (as ``StoredEntity/scopeText(_:)`` writes it).
     public var filter: (name: String, value: String)?
-    /// The keyset: the last row of the previous page (label, id).
-    public var after: (label: String, id: UUID)?
+    /// The member the entities are assigned to (by name); nil for any.
+    public var assignee: String?
+    /// Where the page is: first, after or before a row's key, last.
+    public var position: Position
+    /// Most rows the page holds.
     public var limit: Int
 
-    public init(search: String? = nil, filter: (name: String, value: String)? = nil, after: (label: String, id: UUID)? = nil, limit: Int = 50) {
+    public init(search: String? = nil, filter: (name: String, value: String)? = nil, assignee: String? = nil, position: Position = .first, limit: Int = 50) {
         self.search = search
         self.filter = filter
-        self.after = after
+        self.assignee = assignee
+        self.position = position
         self.limit = limit
+    }
+
+    /// Whether the page is read backwards from its end (`before` and `last`); the rows are still returned in
+    /// the table's order.
+    public var readsBackwards: Bool {
+        switch position {
+        case .first, .after: false
+        case .before, .last: true
+        }
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.search == rhs.search && lhs.filter?.name == rhs.filter?.name && lhs.filter?.value == rhs.filter?.value
-            && lhs.after?.label == rhs.after?.label && lhs.after?.id == rhs.after?.id && lhs.limit == rhs.limit
+            && lhs.assignee == rhs.assignee && lhs.position == rhs.position && lhs.limit == rhs.limit
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(search)
         hasher.combine(filter?.name)
         hasher.combine(filter?.value)
-        hasher.combine(after?.label)
-        hasher.combine(after?.id)
+        hasher.combine(assignee)
+        hasher.combine(position)
         hasher.combine(limit)
     }
 }

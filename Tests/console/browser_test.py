@@ -4,7 +4,12 @@ on a loopback port, with the real `fieldsheet` CLI as the collector's device.
 
 A reviewer signs in with her token, filters the submissions table, opens a record, rejects it with a comment;
 the collector's device shows the comment after a sync; the collector fixes the record and syncs; the console
-shows it `edited`. No page may log a browser console error (CSP violations included), and the table and the
+shows it `edited`. Entity lists: a list of households imported from CSV (`fieldsheet-server entities import`)
+and a household registered and then visited from two devices through the push API (the record's entity change
+as a device writes it on submission), so that both visits changed the same property since the same revision:
+the reviewer pages the list's table (next, previous, last), searches and filters it, opens the household and
+sees its properties, its history and the conflict (both values, who wrote each, which was kept), rejects one
+visit in review and sees the history mark that change as coming from a rejected record. No page may log a browser console error (CSP violations included), and the table and the
 record page must fit a phone's width (390 CSS pixels) without the page scrolling sideways.
 
 Runs on SQLite, and on PostgreSQL too when FIELDSHEET_TEST_POSTGRES_URL names a server (a database of its own
@@ -12,6 +17,7 @@ is created there and dropped afterwards).
 
 Usage: browser_test.py BIN_DIR [SCREENSHOT_DIR]   (screenshots default to .build/console-screenshots/BACKEND)
 """
+import json
 import os
 import re
 import shutil
@@ -20,6 +26,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 import uuid
 
 from selenium import webdriver
@@ -33,6 +40,9 @@ SHOTS = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else ".build/console-sc
 SERVER = os.path.join(BIN, "fieldsheet-server")
 CLI = os.path.join(BIN, "fieldsheet")
 FORMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Schema", "forms")
+ENTITY_FORMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forms")
+HOSTILE_HOUSEHOLD = "Zawadi <b>bold</b> & <script>alert(2)</script>"
+HOUSEHOLDS = 120
 COMMENT = "Count the spare pumps too."
 HOSTILE = "Roof <script>alert(1)</script> & \"annex\""
 PHONE_WIDTH = 390
@@ -126,6 +136,147 @@ class Browser:
             self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
+def push(url, token, client_id, mutations):
+    """Pushes mutations as the device `client_id` would; returns the outcomes."""
+    body = json.dumps({"clientId": client_id, "mutations": mutations}).encode()
+    request = urllib.request.Request(f"{url}/v1/projects/demo/push", data=body,
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        outcomes = json.loads(response.read())["outcomes"]
+    check(all(o.get("status") == "applied" for o in outcomes), f"the push was not applied: {outcomes}")
+    return outcomes
+
+
+def submitted(record, form, answers, millis, entity):
+    """A submitted record's mutation: its answers and the entity change the device decided on submission
+    (the reserved field __entity), every field stamped at `millis`."""
+    hlc = millis << 16
+    changes = {name: {"value": value, "baseRevision": 0, "hlc": hlc} for name, value in answers.items()}
+    changes["__entity"] = {"value": {"text": json.dumps(entity, sort_keys=True)}, "baseRevision": 0, "hlc": hlc}
+    return {"mutationId": str(uuid.uuid4()), "recordId": record, "formId": form, "formVersion": 1, "state": "submitted",
+            "changes": changes}
+
+
+def entity_pages(browser, url, tokens):
+    """The households list: registered on ana's device, visited on ana's and bob's since the same revision."""
+    driver = browser.driver
+    household = str(uuid.uuid4())
+    visit_ana, visit_bob = str(uuid.uuid4()), str(uuid.uuid4())
+    now = int(time.time() * 1000)
+    push(url, tokens["ana"], "ana-phone", [submitted(
+        household, "household-register", {"head_name": {"text": "Amina Yusuf"}, "members": {"integer": 4}, "district": {"text": "North"}},
+        now - 60_000, {"list": "households", "entityId": household, "action": "create", "baseRevision": 0, "label": "Amina Yusuf"})])
+    # Both devices held revision 1 and changed the members offline; Ana's change is the later one, so Bob's is
+    # the one logged.
+    push(url, tokens["ana"], "ana-phone", [submitted(
+        visit_ana, "household-visit", {"household": {"choice": household}, "members": {"integer": 5}},
+        now - 20_000, {"list": "households", "entityId": household, "action": "update", "baseRevision": 1})])
+    push(url, tokens["bob"], "bob-phone", [submitted(
+        visit_bob, "household-visit", {"household": {"choice": household}, "members": {"integer": 7}},
+        now - 40_000, {"list": "households", "entityId": household, "action": "update", "baseRevision": 1})])
+
+    # From the project page to the list's table.
+    browser.open(url + "/console/projects/demo", "project with entity lists")
+    driver.find_element(By.ID, "entity-lists").click()
+    browser.collect_console("entity lists")
+    wait_until("the entity lists", lambda: "households" in browser.text() and "Entity lists of demo" in browser.text())
+    check("head_name (text)" in browser.text() and "members (integer)" in browser.text(), "the list's properties are not shown with their kinds")
+    browser.shot("entity-lists")
+    driver.find_element(By.LINK_TEXT, "households").click()
+    browser.collect_console("entity table")
+
+    def labels():
+        return [row.find_element(By.CSS_SELECTOR, "td a").text for row in driver.find_elements(By.CSS_SELECTOR, "table.entities tbody tr")]
+
+    def go(rel, name):
+        driver.find_element(By.CSS_SELECTOR, f"nav.pager a[rel={rel}]").click()
+        browser.collect_console(name)
+
+    first = wait_until("the entity table", lambda: labels() if driver.find_elements(By.CSS_SELECTOR, "table.entities") else None)
+    # 121 households ordered by label: Amina, Household 001…, and the hostile label last (Z).
+    check(len(first) == 50 and first[0] == "Amina Yusuf" and first[1] == "Household 001", f"the first page is {first[:3]}… ({len(first)})")
+    headers = [h.text for h in driver.find_elements(By.CSS_SELECTOR, "table.entities thead th")]
+    check(headers == ["Label", "district", "head_name", "members", "Creator", "Assignee", "Last change"], f"the table's headers are {headers}")
+    check(not driver.find_elements(By.CSS_SELECTOR, "nav.pager a[rel=prev]"), "the first page links to a previous one")
+    browser.shot("entity-table")
+    browser.at_phone_width("entity-table")
+    go("next", "entity table page 2")
+    second = wait_until("the second page", lambda: labels() if "after=" in driver.current_url else None)
+    check(second[0] == "Household 051" and len(second) == 50, f"the second page starts {second[:2]}")
+    go("last", "entity table last page")
+    last = wait_until("the last page", lambda: labels() if "last=1" in driver.current_url else None)
+    check(len(last) == 50 and last[-1] == HOSTILE_HOUSEHOLD and not driver.find_elements(By.CSS_SELECTOR, "nav.pager a[rel=next]"),
+          f"the last page ends {last[-2:]} ({len(last)} rows)")
+    go("prev", "entity table before the last")
+    before = wait_until("the page before the last", lambda: labels() if "before=" in driver.current_url else None)
+    check(before[-1] == "Household " + f"{int(last[0].split()[1]) - 1:03d}" and len(before) == 50,
+          f"the page before the last ends {before[-1]}, the last starts {last[0]}")
+
+    # Search by label, then filter by a property and by assignee.
+    browser.open(url + "/console/projects/demo/entities/households", "entity table")
+    filters = driver.find_element(By.ID, "entity-filters")
+    filters.find_element(By.NAME, "q").send_keys("household 11")
+    browser.submit(filters, "entity search")
+    found = wait_until("the search", lambda: labels() if "q=household" in driver.current_url else None)
+    check(found == [f"Household {n}" for n in range(110, 120)], f"searching 'household 11' finds {found}")
+    browser.open(url + "/console/projects/demo/entities/households?property=district&value=South&assignee=bob&col=members", "entity filter")
+    found = labels()
+    check(found == [f"Household {n:03d}" for n in range(10, 121, 10)], f"South households assigned to bob: {found}")
+    headers = [h.text for h in driver.find_elements(By.CSS_SELECTOR, "table.entities thead th")]
+    check(headers == ["Label", "members", "Creator", "Assignee", "Last change"], f"the chosen column is not the only one: {headers}")
+    browser.open(url + "/console/projects/demo/entities/households?q=zawadi", "entity search hostile")
+    check(labels() == [HOSTILE_HOUSEHOLD], "the hostile label is not shown as text")
+    check(not driver.find_elements(By.CSS_SELECTOR, "table.entities b"), "the hostile label's markup was rendered")
+
+    # The household: properties, conflict, history with the records that changed it.
+    browser.open(url + "/console/projects/demo/entities/households?q=Amina", "entity search")
+    driver.find_element(By.LINK_TEXT, "Amina Yusuf").click()
+    browser.collect_console("entity")
+    wait_until("the entity page", lambda: "Properties" in browser.text())
+    properties = {item.find_element(By.TAG_NAME, "dt").text: item.find_element(By.TAG_NAME, "dd").text
+                  for item in driver.find_elements(By.CSS_SELECTOR, "#properties > div")}
+    check(properties == {"district text": "North", "head_name text": "Amina Yusuf", "members integer": "5"}, f"the properties are {properties}")
+    # Bob's value lost: it changed nothing, so the entity is at the revision Ana's visit made.
+    check(driver.find_element(By.ID, "entity-revision").text == "2", "the entity is not at revision 2")
+    conflicts = driver.find_elements(By.CSS_SELECTOR, "section.entity-conflict")
+    check(len(conflicts) == 1, f"{len(conflicts)} conflicts shown")
+    conflict = conflicts[0].text
+    check("members" in conflict and "Held by the server" in conflict and "5" in conflict and "ana on ana-phone" in conflict
+          and "From the record" in conflict and "7" in conflict and "bob on bob-phone" in conflict and visit_bob[:8] in conflict,
+          f"the conflict shows {conflict!r}")
+    kept = conflicts[0].find_element(By.CSS_SELECTOR, ".badge").find_element(By.XPATH, "..").text
+    check(kept.startswith("5"), f"the kept value is not Ana's 5: {kept!r}")
+    history = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#entity-history > li")]
+    check(len(history) == 2, f"the history has {len(history)} entries: {history}")
+    check("created by a record" in history[0] and household[:8] in history[0] and "ana on ana-phone" in history[0], f"history: {history[0]!r}")
+    check("updated by a record" in history[1] and visit_ana[:8] in history[1] and "members: 4 → 5" in history[1]
+          and "rejected" not in history[1].lower(), f"history: {history[1]!r}")
+    browser.shot("entity")
+    browser.at_phone_width("entity")
+
+    # Ana's visit rejected in review: its record's page links to the household, whose history marks the change.
+    driver.find_element(By.LINK_TEXT, visit_ana[:8]).click()
+    browser.collect_console("visit record")
+    wait_until("the visit's record page", lambda: driver.find_elements(By.ID, "record-entity"))
+    check(driver.find_element(By.ID, "record-entity").text == "Amina Yusuf", "the record page does not link to its entity")
+    form = driver.find_element(By.ID, "review-form")
+    form.find_element(By.CSS_SELECTOR, "input[value=rejected]").click()
+    browser.submit(form, "visit rejected")
+    wait_until("the review to be saved", lambda: driver.find_element(By.ID, "review-state").text == "Rejected")
+    driver.find_element(By.ID, "record-entity").click()
+    browser.collect_console("entity after rejection")
+    wait_until("the entity page again", lambda: driver.find_elements(By.ID, "entity-history"))
+    history = [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#entity-history > li")]
+    check("Rejected" in history[1] and "rejected in review; its change stays applied" in history[1], f"the rejected change: {history[1]!r}")
+    check("rejected" not in history[0].lower(), f"the registration is marked: {history[0]!r}")
+    members = driver.find_element(By.XPATH, "//dl[@id='properties']/div[dt[starts-with(., 'members')]]/dd").text
+    check(members == "5", f"the rejected record's value is no longer applied: members {members!r}")
+    browser.shot("entity-rejected")
+    driver.find_element(By.ID, "created-by").click()
+    wait_until("the registration record", lambda: "Register a household" in browser.text())
+    check(driver.find_element(By.ID, "record-entity").text == "Amina Yusuf", "the registration does not link to its entity")
+
+
 def scenario(backend, work, storage):
     """The reviewer's loop on one storage backend (`storage`: the server's --data or --database option)."""
     shots = os.path.join(SHOTS, backend)
@@ -138,6 +289,18 @@ def scenario(backend, work, storage):
                   for name, role in (("rita", "reviewer"), ("ana", "collector"), ("bob", "collector"))}
         for form in sorted(os.listdir(FORMS)):
             run(SERVER, "form", "publish", os.path.join(FORMS, form), "--project", "demo", *storage)
+        for form in sorted(os.listdir(ENTITY_FORMS)):
+            run(SERVER, "form", "publish", os.path.join(ENTITY_FORMS, form), "--project", "demo", *storage)
+        # The households list from a CSV: 120 households (every tenth assigned to bob), one with a hostile label.
+        households = os.path.join(work, "households.csv")
+        with open(households, "w") as out:
+            out.write("label,assignee,district,members,head_name\n")
+            for n in range(1, HOUSEHOLDS + 1):
+                name = HOSTILE_HOUSEHOLD if n == 7 else f"Household {n:03d}"
+                quoted = '"' + name.replace('"', '""') + '"'
+                out.write(f"{quoted},{'bob' if n % 10 == 0 else ''},{'North' if n % 2 else 'South'},{n % 9 + 1},Head {n}\n")
+        imported = run(SERVER, "entities", "import", households, "--project", "demo", "--list", "households", "--user", "rita", *storage)
+        check(f"imported {HOUSEHOLDS} rows" in imported, f"the import says {imported!r}")
         output = open(os.path.join(work, "server.out"), "w")
         server = subprocess.Popen([SERVER, "serve", *storage, "--port", "0", "--log-level", "warning"],
                                   stdout=output, stderr=open(os.path.join(work, "server.log"), "w"))
@@ -292,6 +455,8 @@ def scenario(backend, work, storage):
         driver.find_element(By.CSS_SELECTOR, "a.previous-instances").click()
         wait_until("the page before", lambda: "Defects: 51–100 of 120" in browser.text())
         check(len(driver.find_elements(By.CSS_SELECTOR, "ol.history li li")) <= 51, "a history entry lists more than 50 changes")
+
+        entity_pages(browser, url, tokens)
 
         # Signing out ends the session.
         browser.submit(driver.find_element(By.CSS_SELECTOR, "form[action='/console/logout']"), "sign-out")

@@ -16,6 +16,8 @@ struct ConsoleRenderer: Sendable {
             "forms": PackageResources.forms_mustache, "submissions": PackageResources.submissions_mustache,
             "record": PackageResources.record_mustache, "users": PackageResources.users_mustache,
             "webhooks": PackageResources.webhooks_mustache,
+            "entity-lists": PackageResources.entity_lists_mustache, "entity-table": PackageResources.entity_table_mustache,
+            "entity": PackageResources.entity_mustache,
         ]
         var library = MustacheLibrary()
         for (name, bytes) in sources {

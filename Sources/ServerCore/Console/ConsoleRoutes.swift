@@ -25,6 +25,7 @@ struct ConsoleRoutes {
         RecordPageController(services: services).addRoutes(to: signedIn)
         ExportController(services: services).addRoutes(to: signedIn)
         WebhooksPageController(services: services).addRoutes(to: signedIn)
+        EntityPagesController(services: services).addRoutes(to: signedIn)
         // Any other address under /console: the console's own 404 page.
         signedIn.get("**") { _, _ -> Response in throw Problem.notFound("page") }
     }

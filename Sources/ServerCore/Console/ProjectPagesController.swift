@@ -34,6 +34,8 @@ struct ProjectPagesController {
         var isAdmin: Bool
         var canExport: Bool
         var forms: [Form]
+        /// The project's entity lists (reviewers and admins), each linking to its table.
+        var entityLists: [Table]
     }
 
     struct UsersPage {
@@ -77,9 +79,11 @@ struct ProjectPagesController {
                 drafts: mine.first { $0.reviewState == nil }?.count ?? 0, total: mine.reduce(0) { $0 + $1.count }, repeatTables: tables,
                 hasLocation: !GeoJSONExporter.locationFields(versions.map(\.definition)).isEmpty)
         }
+        let entityLists = membership.role.seesSharedRecords ? try await services.storage.entityLists(projectId: membership.projectId) : []
         return ConsoleRenderer.page("forms", FormsPage(
             chrome: ConsoleChrome(title: membership.projectName, context: context, project: membership.projectName),
-            projectName: membership.projectName, isAdmin: membership.role == .admin, canExport: membership.role.seesSharedRecords, forms: forms))
+            projectName: membership.projectName, isAdmin: membership.role == .admin, canExport: membership.role.seesSharedRecords, forms: forms,
+            entityLists: entityLists.map { FormsPage.Table(name: $0.name) }))
     }
 
     @Sendable func users(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -71,7 +71,11 @@ struct RecordPageController {
         var showConflicts: Bool
         var conflicts: [ConflictItem]
         var history: [HistoryItem]
+        /// The entity the record created or updated when it was submitted (reviewers and admins).
+        var entity: EntityLink?
     }
+
+    struct EntityLink { var action: String; var list: String; var label: String; var link: String }
 
     struct ReviewForm: Decodable { var state: String?; var comment: String? }
     struct ResolveForm: Decodable { var keep: String? }
@@ -125,6 +129,15 @@ struct RecordPageController {
         func show(_ value: AnswerValue?, _ fieldId: String?) -> String {
             value?.display(for: fieldId.flatMap { fields?.byID[$0] }, language: language) ?? "(empty)"
         }
+        // The entity the record's submission created or updated (its `__entity` change), for those who see entities.
+        var entityLink: EntityLink?
+        if reviewer, let answer = record.fields.values[RecordEntityChange.fieldId], let change = try? RecordEntityChange(answer: answer) {
+            let entity = try await services.storage.entity(projectId: membership.projectId, id: change.entityId)
+            entityLink = EntityLink(
+                action: change.action == .create ? "Created" : "Updated", list: change.list,
+                label: entity?.label ?? change.label ?? change.entityId.lowercased,
+                link: "/console/projects/\(membership.projectName)/entities/\(change.list)/\(change.entityId.lowercased)")
+        }
         let notice: String? = switch request.uri.queryParameters.get("done") {
         case "reviewed": "Review saved: \(ConsoleLabels.review(record.review?.state))."
         case "resolved": "Conflict resolved."
@@ -173,7 +186,8 @@ struct RecordPageController {
                     at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, summary: parts.joined(separator: "; "),
                     hasChanges: !changes.isEmpty, changes: Array(changes),
                     more: keys.count > Self.changesPerEntry ? "and \(keys.count - Self.changesPerEntry) more" : nil)
-            })
+            },
+            entity: entityLink)
         return ConsoleRenderer.page("record", page)
     }
 

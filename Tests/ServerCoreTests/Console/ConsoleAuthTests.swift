@@ -43,6 +43,9 @@ struct ConsoleAuthTests {
         try await TestServer.with(backend) { server in
             try await server.app.test(.router) { client in
                 let w = try await World.make(server, client)
+                let alpha = try await server.project("alpha").id
+                _ = try await EntityImporter(storage: server.storage).importCSV("label,district\nAmina,North\n", projectId: alpha, list: "households", userName: "rita", maxRows: 10)
+                let entity = try #require(try await server.storage.entityTable(projectId: alpha, list: "households", query: EntityTableQuery()).first).id
                 // path → expected status for ana (collector), rita (reviewer), adam (admin), olga (other project's admin)
                 let matrix: [(String, [HTTPResponse.Status])] = [
                     ("/console", [.ok, .ok, .ok, .ok]),
@@ -56,6 +59,12 @@ struct ConsoleAuthTests {
                     ("/console/projects/alpha/forms/job/export?format=csv", [.forbidden, .ok, .ok, .notFound]),
                     ("/console/projects/alpha/users", [.forbidden, .forbidden, .ok, .notFound]),
                     ("/console/projects/alpha/webhooks", [.forbidden, .forbidden, .ok, .notFound]),
+                    ("/console/projects/alpha/entities", [.forbidden, .ok, .ok, .notFound]),
+                    ("/console/projects/alpha/entities/households", [.forbidden, .ok, .ok, .notFound]),
+                    ("/console/projects/alpha/entities/clinics", [.forbidden, .notFound, .notFound, .notFound]),
+                    ("/console/projects/alpha/entities/households/\(entity.lowercased)", [.forbidden, .ok, .ok, .notFound]),
+                    ("/console/projects/alpha/entities/households/\(UUID().uuidString)", [.forbidden, .notFound, .notFound, .notFound]),
+                    ("/console/projects/beta/entities/households/\(entity.lowercased)", [.notFound, .notFound, .notFound, .notFound]),
                     ("/console/projects/alpha/nothing-here", [.notFound, .notFound, .notFound, .notFound]),
                 ]
                 for (path, expected) in matrix {
@@ -115,6 +124,8 @@ struct ConsoleAuthTests {
             "GET /console/projects/{project}/attachments/{sha256}",  // ConsoleAttachmentTests
             "GET /console/projects/{project}/webhooks", "POST /console/projects/{project}/webhooks",  // ConsoleWebhooksTests
             "POST /console/projects/{project}/webhooks/{endpoint}/remove", "POST /console/projects/{project}/webhooks/deliveries/{delivery}/redeliver",
+            "GET /console/projects/{project}/entities", "GET /console/projects/{project}/entities/{list}",
+            "GET /console/projects/{project}/entities/{list}/{entityId}",
             "GET /console/**",
         ]
         #expect(registered == covered, "not in the matrix: \(registered.subtracting(covered).sorted()); gone: \(covered.subtracting(registered).sorted())")

@@ -1,0 +1,161 @@
+import Foundation
+import FormModel
+import GRDB
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+@testable import ServerCore
+import ServerSQLite
+import ServerStorage
+import SyncCore
+import Testing
+
+/// The console's entity table and entity page: the storage's keyset query (first, after, before, last, with a
+/// search, a property filter and an assignee) on both backends, and the pages a reviewer reads.
+struct ConsoleEntityTests {
+    static let list = "households"
+
+    /// "Household 001" … : `count` households, every tenth assigned to bob, the even ones in the South.
+    static func label(_ n: Int) -> String { "Household " + String(repeating: "0", count: max(0, 3 - String(n).count)) + String(n) }
+
+    static func importHouseholds(_ server: TestServer, count: Int, extra: String = "") async throws -> Int64 {
+        let projectId = try await server.project("alpha").id
+        var csv = "label,assignee,district\n"
+        for n in 1...count {
+            csv += "\(label(n)),\(n % 10 == 0 ? "bob" : ""),\(n % 2 == 0 ? "South" : "North")\n"
+        }
+        csv += extra
+        _ = try await EntityImporter(storage: server.storage).importCSV(csv, projectId: projectId, list: list, userName: "rita", maxRows: 10_000)
+        return projectId
+    }
+
+    @Test(arguments: Backend.available)
+    func theTablePagesByKeysetForwardsAndBackwardsWithSearchAndFilters(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            _ = try await server.member("rita", project: "alpha", role: .reviewer)
+            _ = try await server.member("bob", project: "alpha", role: .collector)
+            let projectId = try await Self.importHouseholds(server, count: 125)
+            let storage = server.storage
+            func page(_ query: EntityTableQuery) async throws -> [EntityTableRow] {
+                try await storage.entityTable(projectId: projectId, list: Self.list, query: query)
+            }
+            let all = (1...125).map(Self.label)
+
+            // Forwards from the first page by the last row's key, then backwards from the last by the first row's.
+            var forwards: [String] = []
+            var position = EntityTableQuery.Position.first
+            while true {
+                let rows = try await page(EntityTableQuery(position: position, limit: 20))
+                forwards += rows.map(\.label)
+                guard rows.count == 20, let last = rows.last else { break }
+                position = .after(label: last.label, id: last.id)
+            }
+            #expect(forwards == all)
+            var backwards: [[String]] = []
+            position = .last
+            while true {
+                let rows = try await page(EntityTableQuery(position: position, limit: 20))
+                backwards.append(rows.map(\.label))
+                guard rows.count == 20, let first = rows.first else { break }
+                position = .before(label: first.label, id: first.id)
+            }
+            #expect(backwards.first == Array(all.suffix(20)), "the last page holds the last rows, in the table's order")
+            #expect(backwards.reversed().flatMap { $0 } == all)
+
+            // A search is case-insensitive and takes % and _ literally; filters combine with paging.
+            #expect(try await page(EntityTableQuery(search: "household 11")).map(\.label) == (110...119).map(Self.label))
+            #expect(try await page(EntityTableQuery(search: "50%")).isEmpty)
+            #expect(try await page(EntityTableQuery(search: "_")).isEmpty)
+            let south = try await page(EntityTableQuery(filter: ("district", "South"), limit: 100))
+            #expect(south.map(\.label) == stride(from: 2, through: 124, by: 2).map(Self.label))
+            let bobs = try await page(EntityTableQuery(filter: ("district", "South"), assignee: "bob", limit: 5))
+            #expect(bobs.map(\.label) == [10, 20, 30, 40, 50].map(Self.label))
+            #expect(bobs.allSatisfy { $0.assigneeName == "bob" && $0.creatorName == "rita" })
+            let last = try #require(bobs.last)
+            let later = try await page(EntityTableQuery(filter: ("district", "South"), assignee: "bob", position: .after(label: last.label, id: last.id), limit: 5))
+            #expect(later.map(\.label) == [60, 70, 80, 90, 100].map(Self.label))
+            let earlier = try await page(EntityTableQuery(assignee: "bob", position: .before(label: later[0].label, id: later[0].id), limit: 3))
+            #expect(earlier.map(\.label) == [30, 40, 50].map(Self.label))
+            #expect(try await page(EntityTableQuery(assignee: "bob", position: .last, limit: 2)).map(\.label) == [110, 120].map(Self.label))
+            #expect(try await page(EntityTableQuery(assignee: "nobody")).isEmpty)
+            #expect(try await page(EntityTableQuery(search: "Household 12", position: .last, limit: 3)).map(\.label) == [123, 124, 125].map(Self.label))
+        }
+    }
+
+    /// Every page of the table is a seek into an index and a walk in its order: no sort of the list's entities,
+    /// whichever way the page is read and whatever filters it.
+    @Test func theTableQuerySeeksItsIndexWithoutSorting() async throws {
+        try await TestServer.with(.sqlite) { server in
+            guard case .sqlite(let directory) = server.location else { return }
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: directory + "/fieldsheet.sqlite", configuration: configuration)
+            let key = (label: "Household 500", id: UUID())
+            let positions: [EntityTableQuery.Position] = [.first, .after(label: key.label, id: key.id), .before(label: key.label, id: key.id), .last]
+            for position in positions {
+                for (query, index) in [
+                    (EntityTableQuery(position: position, limit: 51), "entities_by_label"),
+                    (EntityTableQuery(search: "hold", filter: ("district", "South"), position: position, limit: 51), "entities_by_label"),
+                    (EntityTableQuery(assignee: "bob", position: position, limit: 51), "entities_by_assignee"),
+                ] {
+                    let (sql, arguments) = SQLiteStorage.entityTableSQL(projectId: 1, list: Self.list, query: query)
+                    let plan = try await queue.read { db in
+                        try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }.joined(separator: "\n")
+                    }
+                    #expect(plan.contains("USING INDEX \(index)") || plan.contains("USING COVERING INDEX \(index)"), "\(position): \(plan)")
+                    #expect(!plan.contains("TEMP B-TREE"), "\(position): \(plan)")
+                    switch position {
+                    case .after, .before: #expect(plan.contains("(label,id)") || plan.contains("label>") || plan.contains("label<"), "not sought to the key: \(position): \(plan)")
+                    case .first, .last: break
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func theListsTableAndEntityPagesShowWhatTheListHolds(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            let rita = try await server.member("rita", project: "alpha", role: .reviewer)
+            let ana = try await server.member("ana", project: "alpha", role: .collector)
+            _ = try await server.member("bob", project: "alpha", role: .collector)
+            let projectId = try await Self.importHouseholds(server, count: 60, extra: "\"<script>alert(1)</script> & Co\",,North\n")
+            let hostile = try #require(try await server.storage.entityTable(projectId: projectId, list: Self.list, query: EntityTableQuery(search: "script")).first)
+            try await server.app.test(.router) { client in
+                let project = try await client.console("/console/projects/alpha", token: rita)
+                #expect(project.text.contains("href=\"/console/projects/alpha/entities/households\""))
+                let lists = try await client.console("/console/projects/alpha/entities", token: rita)
+                #expect(lists.status == .ok)
+                #expect(lists.text.contains("district (text)") && lists.text.contains("<code>all</code>"))
+
+                let first = try await client.console("/console/projects/alpha/entities/households", token: rita)
+                #expect(first.status == .ok)
+                #expect(first.text.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; Co") && !first.text.contains("<script>"))
+                #expect(first.text.contains("rel=\"next\"") && first.text.contains("rel=\"last\"") && !first.text.contains("rel=\"prev\""))
+                let last = try await client.console("/console/projects/alpha/entities/households?last=1", token: rita)
+                #expect(last.text.contains("Household 060") && !last.text.contains("Household 010<"))
+                #expect(last.text.contains("rel=\"prev\"") && !last.text.contains("rel=\"next\""))
+                // A search as a browser's form sends it: a space as +, a typed + as %2B.
+                let searched = try await client.console("/console/projects/alpha/entities/households?q=household+05&col=district", token: rita)
+                #expect(searched.text.contains(">Household 050</a>") && !searched.text.contains(">Household 049</a>"), "\(searched.text)")
+                #expect(try await client.console("/console/projects/alpha/entities/households?q=household%2B05", token: rita).text.contains("No entities match."))
+                let filtered = try await client.console("/console/projects/alpha/entities/households?assignee=bob&col=district", token: rita)
+                #expect(filtered.text.contains("<th>district</th>") && filtered.text.contains(">Household 050</a>") && !filtered.text.contains(">Household 051</a>"))
+
+                // Bad input is explained, not a crash.
+                let damaged = try await client.console("/console/projects/alpha/entities/households?after=nonsense", token: rita)
+                #expect(damaged.status == .badRequest && damaged.text.contains("The page link is damaged"))
+                let unknown = try await client.console("/console/projects/alpha/entities/households?property=colour&value=red", token: rita)
+                #expect(unknown.status == .badRequest && unknown.text.contains("no property &quot;colour&quot;"))
+                #expect(try await client.console("/console/projects/alpha/entities/clinics", token: rita).status == .notFound)
+                #expect(try await client.console("/console/projects/alpha/entities", token: ana).status == .forbidden)
+
+                let page = try await client.console("/console/projects/alpha/entities/households/\(hostile.id.lowercased)", token: rita)
+                #expect(page.status == .ok)
+                #expect(page.text.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; Co") && !page.text.contains("<script>"))
+                #expect(page.text.contains("imported (revision 1)") && page.text.contains("district <span class=\"muted\">text</span>"))
+                #expect(try await client.console("/console/projects/alpha/entities/households/\(UUID().uuidString)", token: rita).status == .notFound)
+            }
+        }
+    }
+}
