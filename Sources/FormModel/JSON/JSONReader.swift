@@ -7,6 +7,7 @@ public struct JSONReadError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The property path being read (`mutations[3].changes.notes`), when the caller knows it.
     public var path: String?
 
+    /// A failure at byte `offset` of the input, saying what was wrong, at the JSON `path` when it is known.
     public init(offset: Int, message: String, path: String? = nil) {
         self.offset = offset
         self.message = message
@@ -28,12 +29,15 @@ public struct JSONReadError: Error, Sendable, Hashable, CustomStringConvertible 
 /// Limits: containers nest at most `maximumDepth` deep; a string or number is only as long as the input.
 /// Every failure is a ``JSONReadError`` naming the byte offset; nothing traps on hostile input.
 public struct JSONReader: Sendable {
+    /// The input being read.
     public let bytes: [UInt8]
     /// The offset of the next unread byte.
     public private(set) var offset: Int
     /// The offset of the opening quote of the key ``nextKey()`` read last.
     public private(set) var keyOffset = 0
+    /// The offset just past the last byte this reader reads.
     public let end: Int
+    /// How deeply objects and arrays may nest before reading fails.
     public let maximumDepth: Int
     private var depth = 0
     /// Per open container: whether a member or element was already read (so a comma must come next).
@@ -41,6 +45,7 @@ public struct JSONReader: Sendable {
     /// Per open container: whether it is an object (else an array).
     private var isObject: [Bool] = []
 
+    /// A reader of `bytes` (or of the part of them in `range`), refusing nesting deeper than `maximumDepth`.
     public init(_ bytes: [UInt8], range: Range<Int>? = nil, maximumDepth: Int = 64) {
         self.bytes = bytes
         self.offset = range?.lowerBound ?? 0
@@ -49,6 +54,7 @@ public struct JSONReader: Sendable {
         started.reserveCapacity(8)
     }
 
+    /// A failure at the current position, with `message`.
     public func error(_ message: String) -> JSONReadError {
         var offset = self.offset
         while offset < end, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[offset]) { offset += 1 }
@@ -171,6 +177,7 @@ public struct JSONReader: Sendable {
         return true
     }
 
+    /// Reads `true` or `false`; throws for anything else.
     public mutating func readBool() throws -> Bool {
         switch peek() {
         case UInt8(ascii: "t"): try literal("true"); return true

@@ -4,12 +4,14 @@
 /// before each array element. Strings are escaped as RFC 8259 requires; every control character is
 /// written as an escape, never raw.
 public struct JSONWriter: Sendable {
+    /// The JSON written so far, as UTF-8.
     public private(set) var bytes: [UInt8]
     /// Whether `/` is written as `\/` (as Foundation's encoder does by default).
     public var escapesSlashes = false
     /// Per open container: whether something was written in it (so the next item needs a comma).
     private var started: [Bool] = []
 
+    /// An empty writer with room for `capacity` bytes before it grows.
     public init(capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
@@ -29,21 +31,25 @@ public struct JSONWriter: Sendable {
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
+    /// Writes `{`.
     public mutating func beginObject() {
         bytes.append(UInt8(ascii: "{"))
         started.append(false)
     }
 
+    /// Writes `}`.
     public mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
         started.removeLast()
     }
 
+    /// Writes `[`.
     public mutating func beginArray() {
         bytes.append(UInt8(ascii: "["))
         started.append(false)
     }
 
+    /// Writes `]`.
     public mutating func endArray() {
         bytes.append(UInt8(ascii: "]"))
         started.removeLast()
@@ -66,6 +72,7 @@ public struct JSONWriter: Sendable {
         separate()
     }
 
+    /// Writes `text` as a JSON string, escaping what JSON requires.
     public mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
@@ -93,6 +100,7 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Writes an integer.
     public mutating func int(_ value: Int64) {
         if value >= 0, value < 10 {
             bytes.append(UInt8(ascii: "0") + UInt8(value))
@@ -113,6 +121,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Writes an integer.
     public mutating func int(_ value: Int) { int(Int64(value)) }
 
     /// Writes a finite double in the shortest form that reads back as the same value.
@@ -125,10 +134,12 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Writes `true` or `false`.
     public mutating func bool(_ value: Bool) {
         bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
     }
 
+    /// Writes `null`.
     public mutating func null() {
         bytes.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
     }
