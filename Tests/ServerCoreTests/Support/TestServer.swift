@@ -21,10 +21,17 @@ struct TestServer: Sendable {
     static func with<T: Sendable>(
         _ backend: Backend, limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies(), _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        try await withStorage(backend) { handle in
-            try await handle.withRunning { storage in
-                try await body(TestServer(backend: backend, location: handle.location, storage: storage, limits: limits, trustedProxies: trustedProxies))
+        do {
+            return try await withStorage(backend) { handle in
+                try await handle.withRunning { storage in
+                    try await body(TestServer(backend: backend, location: handle.location, storage: storage, limits: limits, trustedProxies: trustedProxies))
+                }
             }
+        } catch {
+            // postgres-nio describes its errors generically ("to prevent accidental leakage"); a test's failure
+            // needs the server's own message, code and the statement to be understood.
+            if String(describing: type(of: error)) == "PSQLError" { Issue.record("PostgreSQL: \(String(reflecting: error))") }
+            throw error
         }
     }
 
