@@ -75,13 +75,30 @@ struct ConsoleChrome: Sendable {
 
 /// Times as the console shows them: UTC, to the minute.
 enum ConsoleTime {
+    /// `yyyy-MM-dd HH:mm UTC`, "—" for none. Worked out from the seconds (a table page shows hundreds of
+    /// times; a formatter per call cost more than the rest of the row).
     static func text(_ date: Date?) -> String {
-        guard let date else { return "—" }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
-        return formatter.string(from: date)
+        guard let date, date.timeIntervalSince1970.isFinite else { return "—" }
+        let minutes = Int64((date.timeIntervalSince1970 / 60).rounded(.down))
+        let (days, minuteOfDay) = minutes.quotientAndRemainder(dividingBy: 1440)
+        let (day, minute) = minuteOfDay < 0 ? (days - 1, minuteOfDay + 1440) : (days, minuteOfDay)
+        let (year, month, dayOfMonth) = civil(fromDays: day)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let yearText = year >= 0 && year < 10_000 ? String(repeating: "0", count: 4 - "\(year)".count) + "\(year)" : "\(year)"
+        return "\(yearText)-\(two(month))-\(two(dayOfMonth)) \(two(minute / 60)):\(two(minute % 60)) UTC"
+    }
+
+    /// The proleptic Gregorian date of a count of days since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
+        let month = shifted < 10 ? shifted + 3 : shifted - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// A `yyyy-MM-dd` date (from a date input) as the start of that day in UTC.
