@@ -21,15 +21,20 @@ struct TestServer: Sendable {
     static func with<T: Sendable>(
         _ backend: Backend, limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies(), _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        do {
-            return try await withStorage(backend) { handle in
-                try await handle.withRunning { storage in
-                    try await body(TestServer(backend: backend, location: handle.location, storage: storage, limits: limits, trustedProxies: trustedProxies))
-                }
+        try await withStorage(backend) { handle in
+            try await handle.withRunning { storage in
+                try await body(TestServer(backend: backend, location: handle.location, storage: storage, limits: limits, trustedProxies: trustedProxies))
             }
+        }
+    }
+
+    /// Runs `body`; a PostgreSQL error that ends it is recorded with postgres-nio's full description first.
+    /// postgres-nio describes its errors generically ("to prevent accidental leakage"); a test's failure needs
+    /// the server's own message, code and the statement to be understood.
+    static func recordingPostgresErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
         } catch {
-            // postgres-nio describes its errors generically ("to prevent accidental leakage"); a test's failure
-            // needs the server's own message, code and the statement to be understood.
             if String(describing: type(of: error)) == "PSQLError" { Issue.record("PostgreSQL: \(String(reflecting: error))") }
             throw error
         }
@@ -44,8 +49,10 @@ struct TestServer: Sendable {
             return try await body(try LocatedStorage(.sqlite(directory: directory)))
         case .postgres:
             let server = try Backend.requirePostgres()
-            return try await TestDatabase.with(server) { database in
-                try await body(try LocatedStorage(.postgres(database)))
+            return try await recordingPostgresErrors {
+                try await TestDatabase.with(server) { database in
+                    try await body(try LocatedStorage(.postgres(database)))
+                }
             }
         }
     }
