@@ -364,3 +364,13 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_by_subject ON webhook_deliveries (endpoint_id, subject, id);
 CREATE INDEX webhook_deliveries_by_project ON webhook_deliveries (project_id, endpoint_id, id);
+
+-- migration: 15
+-- Project keys for sensitive fields: the public half of each X25519 key pair only (see server-sqlite.sql).
+CREATE TABLE project_keys (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    key_id TEXT NOT NULL,
+    public_key TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (project_id, key_id)
+);

@@ -358,3 +358,16 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_by_subject ON webhook_deliveries (endpoint_id, subject, id);
 CREATE INDEX webhook_deliveries_by_project ON webhook_deliveries (project_id, endpoint_id, id);
+
+-- migration: v15-project-keys
+-- Project keys for sensitive fields (docs/sensitive-fields.md): only the public half of each X25519 key pair,
+-- with its id; the private half is written to the admin's key file and never stored here. The newest key of a
+-- project is its current one, which devices seal new sensitive answers to; older keys stay, because answers
+-- sealed to them keep naming their id.
+CREATE TABLE project_keys (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    key_id TEXT NOT NULL,
+    public_key TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (project_id, key_id)
+);
