@@ -9,8 +9,8 @@ import Testing
 /// devices over libcurl, the admin commands. The answers are sealed on the device; the server stores, merges
 /// and logs conflicts of ciphertext it cannot read; the export decrypts them with the key file.
 struct SensitiveFieldSyncTests {
-    static func intake() -> FormDefinition {
-        FormDefinition(id: "intake", version: 1, title: "Intake", completionLabel: "Save", editableAfterSubmit: true, pages: [
+    static func intake(policy: ConflictPolicy = .lastWriterWins) -> FormDefinition {
+        FormDefinition(id: "intake", version: 1, title: "Intake", completionLabel: "Save", conflictPolicy: policy, editableAfterSubmit: true, pages: [
             FormPage(id: "main", fields: [
                 FieldDefinition(id: "name", kind: .text, label: "Name", required: true),
                 FieldDefinition(id: "diagnosis", kind: .text, label: "Diagnosis", required: true, sensitive: true),
@@ -48,6 +48,14 @@ struct SensitiveFieldSyncTests {
         return object?["conflicts"] as? [[String: Any]] ?? []
     }
 
+    /// Sends `method` to the project's `path` with a JSON body as `token`; returns the status and body.
+    static func request(_ fixture: SyncFixture, _ method: String, _ path: String, token: String, json: String) async throws -> (Int, String) {
+        let response = try await CurlTransport(options: TransportOptions()).send(TransportRequest(
+            method: method, url: "\(fixture.server.url)/v1/projects/\(fixture.project)/\(path)",
+            headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"], body: Data(json.utf8)))
+        return (response.status, String(decoding: response.body, as: UTF8.self))
+    }
+
     /// The sealed answers in a JSON object of the conflict log (`server` and `client` sides).
     static func sealedValues(in entry: [String: Any]) throws -> [SealedAnswer] {
         try ["server", "client"].compactMap { side in
@@ -61,6 +69,7 @@ struct SensitiveFieldSyncTests {
         try await backend.withDatabase { database in
             let fixture = try await SyncFixture(forms: [Self.intake()], database: database)
             let keyDirectory = TemporaryDirectory("keys")
+            defer { withExtendedLifetime(keyDirectory) {} }  // the directory is removed when released
             let keyFile = keyDirectory.file("field.key")
             let created = try await fixture.server.admin(["project", "key", "create", fixture.project, "--out", keyFile])
             #expect(created.stdout.contains("created key"))
@@ -130,9 +139,45 @@ struct SensitiveFieldSyncTests {
         }
     }
 
+    @Test(arguments: ServerBackend.available)
+    func anOfficeResolvesAndReviewsASensitiveConflictWithoutReadingIt(backend: ServerBackend) async throws {
+        try await backend.withDatabase { database in
+            let fixture = try await SyncFixture(forms: [Self.intake(policy: .manual)], database: database)
+            let keys = TemporaryDirectory("keys")
+            defer { withExtendedLifetime(keys) {} }  // the directory is removed when released
+            let keyFile = keys.file("field.key")
+            try await fixture.server.admin(["project", "key", "create", fixture.project, "--out", keyFile])
+            let alice = try await fixture.user("alice")
+            let admin = try await fixture.user("ada", role: "admin")
+            let (phone, tablet) = (try fixture.device(token: alice), try fixture.device(token: alice))
+            try await phone.sync()
+            let id = try await phone.fill("intake", ["name": .text("Household 9"), "diagnosis": .text("PLAINMARK-a")], submit: true)
+            try await phone.sync()
+            try await tablet.sync()
+            try await phone.edit(id, ["diagnosis": .text("PLAINMARK-phone")])
+            try await tablet.edit(id, ["diagnosis": .text("PLAINMARK-tablet")])
+            try await phone.sync()
+            try await tablet.sync()
+            // Manual: the phone's value stands and the conflict waits for a person, who keeps the tablet's.
+            let open = try await Self.conflictLog(fixture, token: admin).filter { $0["open"] as? Bool == true }
+            let conflict = try #require(open.first?["id"] as? Int, "\(open)")
+            let (resolved, body) = try await Self.request(fixture, "POST", "conflicts/\(conflict)/resolve", token: admin, json: #"{"keep": "client"}"#)
+            #expect(resolved == 200, "\(body)")
+            let (reviewed, review) = try await Self.request(fixture, "POST", "records/\(id.uuidString.lowercased())/review", token: admin, json: #"{"state": "approved", "comment": "ok"}"#)
+            #expect(reviewed == 200, "\(review)")
+            try await phone.sync()
+            try await tablet.sync()
+            #expect(try await tablet.values(id)["diagnosis"] == .text("PLAINMARK-tablet"))
+            let exported = try await fixture.server.admin(["export", "--project", fixture.project, "--form", "intake", "--format", "jsonl", "--decrypt-with", keyFile])
+            #expect(exported.stdout.contains("\"diagnosis\":{\"text\":\"PLAINMARK-tablet\"}") && exported.stdout.contains("\"reviewState\":\"approved\""), "\(exported.output)")
+            #expect(!(try await Self.serverBytes(fixture)).contains("PLAINMARK"))
+        }
+    }
+
     @Test func aRotatedKeySealsNewAnswersAndOldAnswersOpenWithTheOldKey() async throws {
         let fixture = try await SyncFixture(forms: [Self.intake()])
         let keys = TemporaryDirectory("keys")
+        defer { withExtendedLifetime(keys) {} }  // the directory is removed when released
         let (oldFile, newFile) = (keys.file("old.key"), keys.file("new.key"))
         try await fixture.server.admin(["project", "key", "create", fixture.project, "--out", oldFile])
         let alice = try await fixture.user("alice")
@@ -177,6 +222,7 @@ struct SensitiveFieldSyncTests {
         }
         #expect(try await phone.store.syncStatus().queuedRecords == 1)
         let keys = TemporaryDirectory("keys")
+        defer { withExtendedLifetime(keys) {} }  // the directory is removed when released
         try await fixture.server.admin(["project", "key", "create", fixture.project, "--out", keys.file("field.key")])
         try await phone.sync()
         #expect(try await phone.store.syncStatus().queuedRecords == 0)
