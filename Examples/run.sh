@@ -16,7 +16,9 @@ $SWIFT build --package-path Examples/FieldNotes --scratch-path .build-example
 DATA="$WORK/server-data"
 "$SRV" project create notes --data "$DATA" >/dev/null
 TOKEN=$("$SRV" user add sam --project notes --role collector --data "$DATA" 2>/dev/null)
-"$SRV" form publish Schema/forms/follow-up-job.json --project notes --data "$DATA" >/dev/null 2>&1
+for FORM in follow-up-job household-registration household-visit; do
+    "$SRV" form publish "Schema/forms/$FORM.json" --project notes --data "$DATA" >/dev/null 2>&1
+done
 "$SRV" serve --data "$DATA" --port 0 --log-level warning > "$WORK/server.out" 2> "$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 1 600); do grep -q '^listening on ' "$WORK/server.out" 2>/dev/null && break; sleep 0.1; done

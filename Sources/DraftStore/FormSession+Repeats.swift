@@ -16,6 +16,13 @@ extension FormSession {
         state.choices(for: key)
     }
 
+    /// Type-to-search for an entity choice field (`choicesFrom`): the first `limit` entities it offers whose
+    /// label contains `text` (ignoring case; the first ones in label order for empty text), after its
+    /// `choiceFilter`, read from the device's lists. Setting the field's input to an entity's `id` chooses it.
+    public func entityChoices(for key: String, matching text: String, limit: Int = 8) -> [EntityRow] {
+        state.entityChoices(for: key, matching: text, limit: limit)
+    }
+
     /// Adds an instance to the repeat `group` inside the instance at `parent`, with a new stable id made here,
     /// at the end; its `@position` and its fields' defaults are written in one durable transaction.
     /// - Returns: the new instance's key prefix (`defects/<id>`), under which its fields are set.

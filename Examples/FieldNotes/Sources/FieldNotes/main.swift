@@ -5,8 +5,9 @@ import Logging
 import SyncClient
 
 // What an app does with FieldSheet, on two devices (a phone and a tablet) of one collector:
-// open a store, present a form, watch a list that updates by observation, sync with the server, and
-// show a conflict and resolve it. Exits 0 when every step happened, 1 with the reason when one did not.
+// open a store, present a form, watch a list that updates by observation, sync with the server,
+// show a conflict and resolve it, then register a household and visit it by choosing it from the entity
+// list with type-to-search. Exits 0 when every step happened, 1 with the reason when one did not.
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let token = ProcessInfo.processInfo.environment["FIELDSHEET_TOKEN"] else {
@@ -79,6 +80,36 @@ do {
     let resolved = try await phone.conflicts(openOnly: true)
     guard resolved.isEmpty else { throw ExampleFailure("\(resolved.count) conflict(s) still open after resolving") }
     print("phone: conflict resolved (kept the tablet's value); nothing waits to be sent")
+
+    // Revisits: the phone registers a household, offline; its entity list has it at once.
+    let registration = try await phone.newRecord(formID: "household-registration")
+    for (field, input) in [("village", "Hill"), ("head_name", "Baraka"), ("members", "3")] {
+        _ = try await registration.set(field, input: input)
+    }
+    guard case .submitted = try await registration.complete() else { throw ExampleFailure("the registration was not valid") }
+    let households = try await firstValue(of: phone.observeEntities(list: "households"), within: 10, "the phone's households") {
+        $0.contains { $0.row.label == "Baraka · Hill" }
+    }
+    print("phone: \(households.count) household(s) on the device, Baraka's registered offline")
+
+    // A visit: the person types "bar" in the household field and picks the first match; the form reads
+    // the household's members from the list; the visit's answer updates the household when it is submitted.
+    let visit = try await phone.newRecord(formID: "household-visit")
+    guard let household = await visit.entityChoices(for: "household", matching: "bar").first else {
+        throw ExampleFailure("typing \"bar\" offered no household")
+    }
+    _ = try await visit.set("household", input: household.id)
+    let members = await visit.computedValue("last_members")
+    guard members?.display() == "3" else {
+        throw ExampleFailure("the visit read \(members.map { "\($0)" } ?? "nothing") as the members, not 3")
+    }
+    _ = try await visit.set("members", input: "4")
+    guard case .submitted = try await visit.complete() else { throw ExampleFailure("the visit was not valid") }
+    try await phoneSync.sync()
+    let visited = try await firstValue(of: tablet.observeEntities(list: "households"), within: 60, "the visit reaching the tablet") {
+        $0.contains { $0.id.uuidString.lowercased() == household.id && $0.row.properties["members"]?.display() == "4" }
+    }
+    print("tablet: \(visited.count) household(s); \(household.label) now has 4 members")
 } catch {
     FileHandle.standardError.write(Data("field-notes: \(error)\n".utf8))
     exit(1)
