@@ -68,6 +68,8 @@ test: deps
 	timeout --signal=INT --kill-after=30 300 python3 Tests/console/browser_test.py $(BIN) .build/console-screenshots
 	@# The webhooks page with a receiver on loopback: add, a delivery retried and verified, redeliver, remove.
 	timeout --signal=INT --kill-after=30 180 python3 Tests/console/webhooks_test.py $(BIN) .build/console-screenshots
+	@# Sensitive answers: the console shows them as encrypted, the author's device and the keyed export in clear.
+	timeout --signal=INT --kill-after=30 180 python3 Tests/console/sensitive_test.py $(BIN) .build/console-screenshots
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \

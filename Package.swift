@@ -54,7 +54,11 @@ let package = Package(
         // The centre: form definitions, answers, validation, presentation and dismissal rules, the linter.
         .target(name: "FormModel", plugins: ["SchemaConstants"]),
         // Shared by device and server: wire types, hybrid logical clock, field-level merge.
-        .target(name: "SyncCore", dependencies: ["FormModel"]),
+        // Sensitive answers are sealed with HPKE: CryptoKit on Apple platforms, swift-crypto's same API elsewhere.
+        .target(
+            name: "SyncCore",
+            dependencies: ["FormModel", .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux]))]
+        ),
         // The device database (GRDB over libsqlite3): forms, records with per-field values and their sync base,
         // presentation snapshots, outbox, conflicts, sync state; and FormSession, the integrator's API.
         .target(
@@ -180,6 +184,7 @@ let package = Package(
                 "ServerStorage",
                 .target(name: "ServerPostgres", condition: postgreSQL),
                 "FormModel",
+                "SyncCore",
                 "XLSForm",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
                 .product(name: "Hummingbird", package: "hummingbird", condition: server),

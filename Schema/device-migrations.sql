@@ -308,3 +308,22 @@ CREATE TABLE entity_local_changes (
     writer TEXT NOT NULL,
     PRIMARY KEY (list, entity_id, property)
 );
+
+-- migration: v14-project-keys
+-- The project's current public key for sensitive fields, as the server sent it with the forms: a sensitive
+-- answer is sealed to it when its change is frozen for sending (docs/sensitive-fields.md).
+CREATE TABLE project_key (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    key_id TEXT NOT NULL,
+    public_key TEXT NOT NULL
+);
+-- The plaintext of each sensitive answer this device sealed, by record and answer key, with the ciphertext it
+-- was sealed to: where the server sends that same ciphertext back (an outcome, a pull), the device shows its
+-- own plaintext instead; a ciphertext it did not make (another device's answer) stays sealed.
+CREATE TABLE sealed_plaintexts (
+    record_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    ct TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (record_id, key)
+) WITHOUT ROWID;

@@ -385,3 +385,13 @@ CREATE INDEX audit_log_by_action ON audit_log (action, id);
 CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RAISE EXCEPTION ''the audit log is append-only''; END';
 CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
+
+-- migration: 15
+-- Project keys for sensitive fields: the public half of each X25519 key pair only (see server-sqlite.sql).
+CREATE TABLE project_keys (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    key_id TEXT NOT NULL,
+    public_key TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (project_id, key_id)
+);

@@ -381,3 +381,16 @@ CREATE INDEX audit_log_by_project ON audit_log (project_id, id);
 CREATE INDEX audit_log_by_action ON audit_log (action, id);
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+
+-- migration: v15-project-keys
+-- Project keys for sensitive fields (docs/sensitive-fields.md): only the public half of each X25519 key pair,
+-- with its id; the private half is written to the admin's key file and never stored here. The newest key of a
+-- project is its current one, which devices seal new sensitive answers to; older keys stay, because answers
+-- sealed to them keep naming their id.
+CREATE TABLE project_keys (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    key_id TEXT NOT NULL,
+    public_key TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (project_id, key_id)
+);

@@ -2,13 +2,67 @@ import ArgumentParser
 import Foundation
 import ServerCore
 import ServerStorage
+import SyncCore
 
 extension Role: ExpressibleByArgument {}
 
 extension FieldSheetServerCommand {
     /// `project create NAME`.
     struct Project: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Manage projects.", subcommands: [Create.self])
+        static let configuration = CommandConfiguration(abstract: "Manage projects.", subcommands: [Create.self, Key.self])
+
+        /// `project key create P --out FILE`.
+        struct Key: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Manage the project's keys for sensitive fields.", subcommands: [Create.self, List.self])
+
+            struct Create: AsyncParsableCommand {
+                static let configuration = CommandConfiguration(
+                    abstract: "Make a new key pair for the project's sensitive fields; it becomes the current key.",
+                    discussion: """
+                        Writes the private key to --out (created readable by you only; an existing file is never \
+                        overwritten) and stores only the public key, which devices receive with the forms and seal new \
+                        sensitive answers to. The server never holds the private key: keep the file safe (answers sealed \
+                        to it cannot be read without it) and give it to `export --decrypt-with`. Running it again rotates: \
+                        the new key is current, answers sealed earlier keep naming the older key.
+                        """)
+                @OptionGroup var data: DataOptions
+                @Argument(help: "Project name.") var project: String
+                @Option(help: ArgumentHelp("The file to write the private key to (must not exist).", valueName: "file")) var out: String
+
+                func run() async throws {
+                    try await reportingFailures {
+                        try await data.withStorage { storage in
+                            let info = try await data.project(project, in: storage)
+                            do {
+                                let key = try await ProjectKeys.create(storage: storage, projectId: info.id, projectName: info.name, file: out)
+                                print("created key \(key.id) for project \(info.name): private key written to \(out) (keep it safe; the server does not hold it)")
+                            } catch let error as ProjectKeyError {
+                                throw CommandFailure(error.description)
+                            }
+                        }
+                    }
+                }
+            }
+
+            struct List: AsyncParsableCommand {
+                static let configuration = CommandConfiguration(abstract: "List the project's keys, oldest first; the last is the current one.")
+                @OptionGroup var data: DataOptions
+                @Argument(help: "Project name.") var project: String
+
+                func run() async throws {
+                    try await reportingFailures {
+                        try await data.withStorage { storage in
+                            let info = try await data.project(project, in: storage)
+                            let keys = try await storage.projectKeys(projectId: info.id)
+                            if keys.isEmpty { print("project \(info.name) has no key; make one with: fieldsheet-server project key create \(info.name) --out FILE") }
+                            for (index, key) in keys.enumerated() {
+                                print("\(key.key.id)\t\(ISO8601DateFormatter().string(from: key.createdAt))\t\(key.key.publicKey)\(index == keys.count - 1 ? "\tcurrent" : "")")
+                            }
+                        }
+                    }
+                }
+            }
+        }
 
         struct Create: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Create a project.")

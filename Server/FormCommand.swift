@@ -2,12 +2,13 @@ import ArgumentParser
 import Foundation
 import FormModel
 import ServerCore
+import SyncCore
 import XLSForm
 
 extension FieldSheetServerCommand {
-    /// `form publish FILE --project P`, `form list --project P`.
+    /// `form publish FILE --project P`, `form list --project P`, `form export` (the same as `export`).
     struct Form: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Publish and list forms.", subcommands: [Publish.self, List.self])
+        static let configuration = CommandConfiguration(abstract: "Publish and list forms.", subcommands: [Publish.self, List.self, Export.self])
 
         struct Publish: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -85,7 +86,11 @@ extension FieldSheetServerCommand {
                 repeat (rows keyed to their record and parent instance), written into --output-dir as FORM.csv and \
                 FORM-REPEAT.csv; without repeats, CSV goes to stdout unless --output-dir is given. With --attachments DIR, \
                 every attachment the records reference is written into DIR as RECORD-FIELD-NAME, and its CSV cell (or, in \
-                JSON Lines, the record's "files" by answer key) gives that name; one not uploaded yet says so instead.
+                JSON Lines, the record's "files" by answer key) gives that name; one not uploaded yet says so instead. \
+                Answers of sensitive fields are sealed to a project key the server does not hold: --decrypt-with KEYFILE \
+                (repeat it for older keys) writes them in clear; without their key they stay sealed ("sensitive — \
+                encrypted (key ID)" in CSV, {"sealed": …} in JSON Lines) and the command says how many, by key. Also \
+                run as `form export`.
                 """)
         @OptionGroup var data: DataOptions
         @Option(help: "Project.") var project: String
@@ -93,6 +98,8 @@ extension FieldSheetServerCommand {
         @Option(help: "csv or jsonl.") var format: RecordExporter.Format = .csv
         @Option(help: "Directory for the CSV files (needed for a form with repeats).") var outputDir: String?
         @Option(help: ArgumentHelp("Directory to write the records' attachments into (created if missing).", valueName: "dir")) var attachments: String?
+        @Option(name: .customLong("decrypt-with"), help: ArgumentHelp("A project key file (from `project key create`) to decrypt sensitive answers with; repeat for older keys.", valueName: "keyfile"))
+        var decryptWith: [String] = []
 
         func run() async throws {
             try await reportingFailures {
@@ -105,7 +112,13 @@ extension FieldSheetServerCommand {
                             throw ValidationError("Cannot create the attachments directory \(attachments): \((error as NSError).localizedDescription)")
                         }
                     }
-                    let exporter = RecordExporter(storage: storage, attachmentsDirectory: attachments)
+                    let keys: [String: ProjectPrivateKey]
+                    do {
+                        keys = try ProjectKeys.read(files: decryptWith)
+                    } catch let error as ProjectKeyError {
+                        throw CommandFailure(error.description)
+                    }
+                    let exporter = RecordExporter(storage: storage, attachmentsDirectory: attachments, decryptionKeys: keys)
                     let tables = format == .csv ? try await exporter.repeatTables(projectId: project.id, formId: form) : []
                     let count: Int
                     if let outputDir {
@@ -120,6 +133,12 @@ extension FieldSheetServerCommand {
                         }
                     }
                     FileHandle.standardError.write(Data("exported \(count) record\(count == 1 ? "" : "s")\n".utf8))
+                    if exporter.sealed.opened > 0 {
+                        FileHandle.standardError.write(Data("decrypted \(exporter.sealed.opened) sensitive answer\(exporter.sealed.opened == 1 ? "" : "s")\n".utf8))
+                    }
+                    for (key, left) in exporter.sealed.stillSealed.sorted(by: { $0.key < $1.key }) {
+                        FileHandle.standardError.write(Data("\(left) sensitive answer\(left == 1 ? " is" : "s are") still sealed to key \(key) (sensitive — encrypted): give its key file with --decrypt-with\n".utf8))
+                    }
                 }
             }
         }

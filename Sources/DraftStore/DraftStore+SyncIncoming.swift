@@ -130,6 +130,7 @@ extension DraftStore {
             UPDATE blobs SET upload = 'waiting', transferred = 0, failures = 0, retry_at = NULL, last_error = NULL
             WHERE sha256 = ? AND upload = 'done' AND stored = 1
             """)
+        let anySealed = try holdsSealedPlaintexts(db)
         var anyReviews = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record_reviews)") ?? true
         var reviewsWritten = false
         let end = try PullPageReader.read(bytes) { record in
@@ -160,6 +161,7 @@ extension DraftStore {
             if db.changesCount > 0 {
                 applied += 1
                 if !rebase.keepsLocalEdits, anyEdits { try Self.clearEdits(db, record: id) }
+                if anySealed { try Self.restoreSealedPlaintexts(db, record: id) }
             }
             // What the server still waits for, as of this revision (a newer page says when it arrived).
             let hashes = record.missingAttachments.filter(AttachmentReference.isHash)

@@ -33,14 +33,16 @@ extension DraftStore {
                 GROUP BY record_id ORDER BY min(mutation_id) LIMIT ?
                 """, arguments: [limit - batch.count])
             let now = Self.nowMillis()
+            var sensitive: [FormKey: Set<String>] = [:]
             for candidate in candidates {
                 let record: String = candidate[0]
                 let lastRow: Int64 = candidate[1]
-                guard let mutation = try Self.coalesce(db, record: record, upTo: lastRow) else {
+                guard var mutation = try Self.coalesce(db, record: record, upTo: lastRow) else {
                     // The record is gone (a never-synced draft deleted): nothing to send.
                     try db.execute(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?", arguments: [record, lastRow])
                     continue
                 }
+                try Self.sealSensitiveAnswers(db, &mutation, cache: formCache, sensitive: &sensitive)
                 let body = String(decoding: mutation.jsonBytes(), as: UTF8.self)
                 try db.cachedStatement(sql: """
                     INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?, ?, ?, ?, ?)
@@ -170,6 +172,7 @@ extension DraftStore {
         try db.cachedStatement(sql: "UPDATE records SET fields = ?, server_revision = ? WHERE id = ?").execute(arguments: [
             String(decoding: result.synced.jsonBytes(), as: UTF8.self), result.serverRevision, record,
         ])
+        try restoreSealedPlaintexts(db, record: record)
         // Only the edits the outcome settled leave (in one statement: a record's twenty, or thousands); the
         // rest stay as they are.
         var settled: [String] = []

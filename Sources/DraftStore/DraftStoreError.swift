@@ -50,6 +50,8 @@ public struct DraftStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         case attachmentUnreadable
         /// The field does not take that file (too large for its `maxBytes`, a media type it does not accept).
         case attachmentRefused
+        /// A sensitive answer cannot be sealed: the device has no usable key of the project (sync to fetch it).
+        case noProjectKey
     }
 
     /// What went wrong, for code to branch on.

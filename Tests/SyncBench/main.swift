@@ -8,6 +8,8 @@
 //   (AttachmentBench.swift), then device ↔ server through the fieldsheet CLI, both sides' peak RSS
 //   (DeviceAttachmentBench.swift);
 //   entities: 100,000 entities of 10 properties into an empty device, then a sync after 10 changed (EntityBench.swift).
+//   SYNCBENCH_ONLY=sensitive: the push of 2,000 records with 0, 5 and 20 of the 20 fields sensitive (sealed
+//   on the device to the project key, docs/sensitive-fields.md), device and server CPU per record.
 // Each phase also reports the time spent waiting for the server, to separate the device's share.
 import DraftStore
 import FieldSheetTesting
@@ -19,6 +21,8 @@ import SyncClient
 import SyncCore
 
 let fieldCount = 20
+/// How many of the wide form's fields are sensitive (the first ones), from SYNCBENCH_SENSITIVE.
+let sensitiveCount = Int(ProcessInfo.processInfo.environment["SYNCBENCH_SENSITIVE"] ?? "") ?? 0
 
 /// Peak resident set size of this process, in MB (VmHWM).
 func peakRSS() -> Double {
@@ -54,8 +58,9 @@ final class TimedTransport: HTTPTransport, @unchecked Sendable {
     }
 }
 
-func formJSON() -> String {
-    let fields = (1...fieldCount).map { #"{ "id": "f\#($0)", "kind": "text", "label": "Field \#($0)" }"# }.joined(separator: ",\n")
+/// The wide form: `fieldCount` text fields, the first `sensitive` of them sensitive.
+func formJSON(sensitive: Int = sensitiveCount) -> String {
+    let fields = (1...fieldCount).map { #"{ "id": "f\#($0)", "kind": "text", "label": "Field \#($0)"\#($0 <= sensitive ? ", \"sensitive\": true" : "") }"# }.joined(separator: ",\n")
     return """
         { "id": "wide", "version": 1, "title": "Wide Record", "completionLabel": "Create",
           "pages": [ { "id": "main", "fields": [ \(fields) ] } ] }
@@ -178,6 +183,29 @@ if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "attachments" {
 }
 if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "entities" {
     try await runEntityBench(bin: bin)
+    exit(0)
+}
+if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "sensitive" {
+    // The same push with none, a quarter and all of the fields sealed: one server (and project key) per run.
+    let count = Int(ProcessInfo.processInfo.environment["SYNCBENCH_PUSH"] ?? "") ?? 2_000
+    print("Push with sensitive fields (\(bin), embedded SQLite):")
+    for sealed in [0, 5, 20] {
+        let server = ServerProcess(binary: "\(bin)/fieldsheet-server")
+        try await server.createProject("bench")
+        let token = try await server.addUser("bench", project: "bench", role: "collector")
+        let keys = TemporaryDirectory("syncbench-keys")
+        try await server.admin(["project", "key", "create", "bench", "--out", keys.file("bench.key")])
+        try await server.publish(json: formJSON(sensitive: sealed), project: "bench")
+        try await server.start(port: 0)
+        let home = TemporaryDirectory("syncbench-sensitive")
+        let serverPid = server.processIdentifier.map(String.init) ?? "0"
+        let serverCPU = cpuSeconds(serverPid)
+        let result = try await Subprocess.run(arguments[0], ["push", home.path, server.url, token, String(count)], environment: ["SYNCBENCH_SENSITIVE": String(sealed)], timeout: 1_200)
+        print("\(sealed) of \(fieldCount) sensitive: " + result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            + String(format: "; server CPU %.0f µs/record (the whole child run)", (cpuSeconds(serverPid) - serverCPU) / Double(count) * 1e6))
+        if result.status != 0 { print(result.stderr) }
+        await server.stop()
+    }
     exit(0)
 }
 if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "device-attachments" {

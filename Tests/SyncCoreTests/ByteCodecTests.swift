@@ -26,7 +26,7 @@ struct Random {
     }
 
     mutating func answer() -> AnswerValue {
-        switch int(0...11) {
+        switch int(0...12) {
         case 0: return .text(text())
         case 1: return .integer(bool() ? int(-1000...1000) : Int(truncatingIfNeeded: next()))
         case 2: return .decimal(Decimal(int(-100_000...100_000)) / 100)
@@ -41,6 +41,7 @@ struct Random {
             let digits = Array("0123456789abcdef")
             let hash = String((0..<64).map { _ in digits[int(0...15)] })
             return .attachment(AttachmentReference(sha256: hash, bytes: Int64(int(0...1_000_000_000)), type: bool() ? "image/jpeg" : "application/pdf", name: text()))
+        case 11: return .sealed(SealedAnswer(key: "k\(int(0...99))", enc: "ZW5j\(int(0...9))", ct: "Y3Q=\(text())"))
         default: return .raw(text())
         }
     }

@@ -134,6 +134,8 @@ extension AnswerValue {
                 "sha256": .string(reference.sha256), "bytes": .number(Double(reference.bytes)),
                 "type": .string(reference.type), "name": .string(reference.name),
             ])
+        case .sealed(let sealed):
+            return .object(["sealed": .object(["key": .string(sealed.key), "enc": .string(sealed.enc), "ct": .string(sealed.ct)])])
         }
     }
 }

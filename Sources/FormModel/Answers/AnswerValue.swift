@@ -32,6 +32,9 @@ public enum AnswerValue: Sendable, Hashable {
     case attachment(AttachmentReference)
     /// Text as typed that is not a valid answer for the field's kind.
     case raw(String)
+    /// The answer of a sensitive field, sealed on the device to the project's public key: only the key's
+    /// holder reads it.
+    case sealed(SealedAnswer)
 
     /// The tag used in the stored and wire form (`{"integer": 3}`).
     public var tag: String {
@@ -48,13 +51,14 @@ public enum AnswerValue: Sendable, Hashable {
         case .location: return "location"
         case .attachment: return "attachment"
         case .raw: return "raw"
+        case .sealed: return "sealed"
         }
     }
 
     /// Whether this value has the shape `kind` expects; raw input fits every kind as a draft.
     public func fits(_ kind: FieldKind) -> Bool {
         switch (self, kind) {
-        case (.raw, _): return kind.takesAnswer
+        case (.raw, _), (.sealed, _): return kind.takesAnswer
         case (.text, .text), (.text, .multilineText), (.text, .trace), (.text, .shape): return true
         case (.integer, .integer), (.decimal, .decimal), (.integer, .decimal): return true
         case (.boolean, .boolean), (.date, .date), (.time, .time), (.dateTime, .dateTime): return true
@@ -89,11 +93,16 @@ public enum AnswerValue: Sendable, Hashable {
             let accuracy = location.accuracy.map { " ±\(Self.format($0)) m" } ?? ""
             return "\(Self.format(location.latitude)), \(Self.format(location.longitude))\(accuracy)"
         case .attachment(let reference): return reference.display
+        case .sealed: return Self.sealedDisplay
         }
     }
 
+    /// How a sealed answer is shown wherever its value cannot be read: the console, the OData feed, GeoJSON,
+    /// an export without the key, another device.
+    public static let sealedDisplay = "sensitive — encrypted"
+
     /// Every tag an answer may have, for messages that list them.
-    public static let tags = "text, integer, decimal, boolean, date, time, dateTime, choice, choices, location, attachment, raw"
+    public static let tags = "text, integer, decimal, boolean, date, time, dateTime, choice, choices, location, attachment, raw, sealed"
 
     static func format(_ value: Double) -> String {
         value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
@@ -134,6 +143,7 @@ extension AnswerValue: Codable {
         case "location": self = .location(try container.decode(Location.self, forKey: key))
         case "attachment": self = .attachment(try container.decode(AttachmentReference.self, forKey: key))
         case "raw": self = .raw(try container.decode(String.self, forKey: key))
+        case "sealed": self = .sealed(try container.decode(SealedAnswer.self, forKey: key))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: container,
@@ -153,6 +163,7 @@ extension AnswerValue: Codable {
         case .choices(let values): try container.encode(values, forKey: key)
         case .location(let location): try container.encode(location, forKey: key)
         case .attachment(let reference): try container.encode(reference, forKey: key)
+        case .sealed(let sealed): try container.encode(sealed, forKey: key)
         }
     }
 }

@@ -85,6 +85,9 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
     /// For `photo`, `audio` and `file`: the media types accepted (`image/jpeg`, `image/*`); the kind's
     /// `defaultAccept` when nil.
     public var accept: [String]?
+    /// Whether the answer is sealed to the project's public key on the device before it leaves it, so the
+    /// server stores, merges and exports it without being able to read it (docs/sensitive-fields.md).
+    public var sensitive: Bool
 
     /// A field with its id, kind and label; every option not given is unset, so the field is optional and
     /// unconstrained.
@@ -97,8 +100,9 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         defaultExpression: String? = nil, choiceFilter: String? = nil, fields: [FieldDefinition]? = nil,
         minCount: Int? = nil, maxCount: Int? = nil, countFrom: String? = nil, instanceLabel: LocalizedText? = nil,
         maxBytes: Int64? = nil, accept: [String]? = nil, requiredExpression: String? = nil, requiredMessage: LocalizedText? = nil,
-        choicesFrom: ChoiceSource? = nil, saveTo: String? = nil
+        choicesFrom: ChoiceSource? = nil, saveTo: String? = nil, sensitive: Bool = false
     ) {
+        self.sensitive = sensitive
         self.choicesFrom = choicesFrom
         self.saveTo = saveTo
         self.id = id
@@ -137,7 +141,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         case defaultValue = "default"
         case min, max, minLength, maxLength, pattern, patternMessage, choices, relevant, conflictPolicy
         case calculation, constraint, constraintMessage, choiceFilter, fields, minCount, maxCount, countFrom, instanceLabel
-        case maxBytes, accept, choicesFrom, saveTo
+        case maxBytes, accept, choicesFrom, saveTo, sensitive
     }
 
     /// `"default": {"expression": "today()"}`.
@@ -208,6 +212,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         accept = try container.decodeIfPresent([String].self, forKey: .accept)
         choicesFrom = try container.decodeIfPresent(ChoiceSource.self, forKey: .choicesFrom)
         saveTo = try container.decodeIfPresent(String.self, forKey: .saveTo)
+        sensitive = try container.decodeIfPresent(Bool.self, forKey: .sensitive) ?? false
         // A default is written in the plain JSON form of the field's kind ("high", 3, true), or as
         // {"expression": "today()"}.
         defaultValue = nil
@@ -261,6 +266,7 @@ public struct FieldDefinition: Codable, Sendable, Hashable, Identifiable {
         try container.encodeIfPresent(maxBytes, forKey: .maxBytes)
         try container.encodeIfPresent(accept, forKey: .accept)
         try container.encodeIfPresent(saveTo, forKey: .saveTo)
+        if sensitive { try container.encode(true, forKey: .sensitive) }
     }
 
     /// The label of the choice with `value` in `language` (nil: the default language), or the value itself.

@@ -42,6 +42,8 @@ public enum ExpressionValue: Sendable, Hashable {
         case .choices(let values)?: self = .list(values.map(ExpressionValue.string))
         case .location(let location)?: self = .string(AnswerValue.location(location).display())
         case .attachment(let reference)?: self = .string(reference.name)
+        // Nothing can read a sealed value where it is sealed; the linter keeps expressions off sensitive fields.
+        case .sealed?: self = .null
         }
     }
 

@@ -52,6 +52,7 @@ enum FormChecker {
             }
         }
         checkEntity(form, fieldPaths: fieldPaths, error)
+        SensitiveFieldChecker.check(form, fieldPaths: fieldPaths, error)
         findings += ExpressionChecker(loaded: loaded, fieldPaths: fieldPaths).check()
         return findings
     }

@@ -17,6 +17,8 @@ public enum FieldValidator {
             guard field.required else { return [] }
             return issue(.required, field.kind.hasChoices ? "Required: choose an option." : "Required: enter a value.")
         }
+        // A sealed answer was checked on the device that sealed it; here only its presence counts.
+        if case .sealed = answer { return [] }
         if case .raw(let text) = answer {
             if field.kind.isGeometry {
                 do throws(Geometry.Problem) {
@@ -76,7 +78,7 @@ public enum FieldValidator {
             return location.isOnEarth ? [] : issue(.invalidLocation, formatMessage(for: field))
         case .attachment(let reference):
             return attachmentIssues(field, reference)
-        case .boolean, .raw:
+        case .boolean, .raw, .sealed:
             return []
         }
     }

@@ -107,6 +107,8 @@ public struct FormValidator: Sendable {
             }
             return found
         }
+        // A sealed answer was checked on the device that sealed it (its value is unreadable here): it is present.
+        if case .sealed = answer { return found }
         if let source = field.choicesFrom, state.entities != nil {
             // An entity's id: one of the list's, let through by the field's filter.
             let values: [String]

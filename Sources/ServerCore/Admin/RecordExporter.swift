@@ -79,6 +79,11 @@ public struct RecordExporter: Sendable {
 
     /// ``cells(_:field:)`` with the field's unlabelled copy made once, not per cell.
     static func cells(_ value: AnswerValue?, field: FieldDefinition?, unlabelled: FieldDefinition?) -> [String] {
+        if case .sealed(let sealed)? = value {
+            // Sealed to a key the export was not given: said so, with the key that opens it.
+            let cell = "\(AnswerValue.sealedDisplay) (key \(sealed.key))"
+            return field?.kind == .location ? [cell, "", ""] : [cell]
+        }
         guard let field, field.kind == .location else {
             return [value?.display(for: unlabelled) ?? ""]
         }
@@ -96,11 +101,18 @@ public struct RecordExporter: Sendable {
     let pageSize: Int
     /// Where to write every referenced attachment (nil: cells show the reference as a person reads it).
     let attachments: AttachmentExport?
+    /// Opens the sealed answers of sensitive fields with the project keys given (`--decrypt-with`), and counts
+    /// those it could not open.
+    public let sealed: SealedAnswerOpener
 
-    public init(storage: any ServerStorage, pageSize: Int = 500, attachmentsDirectory: String? = nil) {
+    /// An exporter reading `storage` a page of `pageSize` records at a time; with `attachmentsDirectory`, every
+    /// referenced attachment is written there; with `decryptionKeys` (by key id), sealed answers are written
+    /// in clear where their key is among them.
+    public init(storage: any ServerStorage, pageSize: Int = 500, attachmentsDirectory: String? = nil, decryptionKeys: [String: ProjectPrivateKey] = [:]) {
         self.storage = storage
         self.pageSize = pageSize
         self.attachments = attachmentsDirectory.map { AttachmentExport(storage: storage, directory: $0) }
+        self.sealed = SealedAnswerOpener(keys: decryptionKeys)
     }
 
     /// The repeat tables a CSV export of `formId` writes besides the records' (empty for a form without repeats).
@@ -153,7 +165,7 @@ public struct RecordExporter: Sendable {
         while true {
             let page = try await storage.records(projectId: projectId, formId: formId, after: after, limit: pageSize)
             for record in page where include(record) {
-                let values = record.fields.values
+                let values = try sealed.open(record.fields.values, record: record.id.lowercased)
                 let files = try await attachments?.write(record, projectId: projectId) ?? [:]
                 let logic: FormLogic?
                 if let known = logics[record.formVersion] {

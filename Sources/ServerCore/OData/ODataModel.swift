@@ -117,7 +117,8 @@ struct ODataModel: Sendable {
                 var name = id
                 while taken.contains(name) { name += "_" }
                 taken.insert(name)
-                return Property(name: name, type: fields[id].map { PropertyType(kind: $0.kind) } ?? .string, fieldId: id)
+                // A sensitive field is text whatever its kind: the feed can only say that its answer is sealed.
+                return Property(name: name, type: fields[id].map { $0.sensitive ? .string : PropertyType(kind: $0.kind) } ?? .string, fieldId: id)
             }
         }
         var sets = [EntitySet(name: "Submissions", typeName: "Submission", repeatTable: nil, properties: properties(Self.recordProperties, layout.columns))]

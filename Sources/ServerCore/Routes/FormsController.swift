@@ -2,6 +2,7 @@ import Foundation
 import FormModel
 import Hummingbird
 import ServerStorage
+import SyncCore
 
 /// `GET /v1/projects/{project}/forms` (every version, any member) and `POST` (publish, admins).
 struct FormsController {
@@ -15,6 +16,8 @@ struct FormsController {
 
     struct FormList: Codable, Sendable {
         var forms: [FormVersion]
+        /// The project's current key for sensitive fields, which devices seal to; nil while it has none.
+        var projectKey: ProjectPublicKey?
     }
 
     struct PublishResponse: Codable, Sendable {
@@ -35,7 +38,8 @@ struct FormsController {
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let forms = try await services.storage.forms(projectId: membership.projectId)
-        return try .json(FormList(forms: forms.map(Self.wire)))
+        let key = try await services.storage.projectKeys(projectId: membership.projectId).last?.key
+        return try .json(FormList(forms: forms.map(Self.wire), projectKey: key))
     }
 
     @Sendable func publish(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -287,6 +287,13 @@ struct PushPlanner: Sendable {
     /// the device's own code); drafts only need values of the right kind (raw input allowed) for fields the form
     /// has, at keys that follow its repeats.
     private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator, verdicts: inout PatternVerdicts) -> Problem? {
+        // A sensitive field's answer arrives sealed to the project key, or not at all: the server never takes its plaintext.
+        for fieldId in mutation.changes.keys.sorted() {
+            guard let value = mutation.changes[fieldId]?.value, validator.field(forKey: fieldId)?.sensitive == true else { continue }
+            guard case .sealed = value else {
+                return .validation("The field \"\(fieldId)\" is sensitive: its answer must be sealed on the device to the project key, not sent as a \(value.tag). Nothing of this change was applied; update the app, sync its forms and send the record again.", field: fieldId)
+            }
+        }
         switch record.state {
         case .submitted:
             let values = record.fields.values

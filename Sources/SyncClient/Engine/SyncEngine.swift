@@ -90,12 +90,18 @@ public struct SyncEngine: Sendable {
         return summary
     }
 
-    /// Imports every form version the server publishes that the device lacks. A stored version whose
-    /// definition differs (imported locally by hand) is kept and logged, not overwritten.
+    /// Imports every form version the server publishes that the device lacks, and stores the project's current
+    /// key for sensitive fields. A stored version whose definition differs (imported locally by hand) is kept
+    /// and logged, not overwritten.
     func fetchForms(_ progress: SyncProgressTracker) async throws {
-        struct FormList: Decodable { var forms: [Entry] }
+        struct FormList: Decodable {
+            var forms: [Entry]
+            /// The key sensitive answers are sealed to (docs/sensitive-fields.md).
+            var projectKey: ProjectPublicKey?
+        }
         struct Entry: Decodable { var definition: FormDefinition }
         let list: FormList = try await get("forms", doing: "fetching the project's forms", progress)
+        try await storage("storing the project key") { try await store.storeProjectKey(list.projectKey) }
         for entry in list.forms {
             do {
                 try await store.importForms([entry.definition])

@@ -34,6 +34,7 @@ extension AnswerValue {
         case "location": value = .location(try Location.read(from: &reader))
         case "attachment": value = .attachment(try AttachmentReference.read(from: &reader))
         case "raw": value = .raw(try reader.readString())
+        case "sealed": value = .sealed(try SealedAnswer.read(from: &reader))
         default:
             throw reader.error("Unknown answer type \"\(tag)\"; expected one of \(AnswerValue.tags)")
         }
@@ -76,6 +77,7 @@ extension AnswerValue {
             writer.endArray()
         case .location(let location): location.write(to: &writer)
         case .attachment(let reference): reference.write(to: &writer)
+        case .sealed(let sealed): sealed.write(to: &writer)
         }
         writer.endObject()
     }
@@ -161,6 +163,42 @@ extension AttachmentReference {
         writer.string(sha256)
         writer.key("type")
         writer.string(type)
+        writer.endObject()
+    }
+}
+
+extension SealedAnswer {
+    static func read(from reader: inout JSONReader) throws -> SealedAnswer {
+        var key: String?
+        var enc: String?
+        var ct: String?
+        try reader.beginObject()
+        while let member = try reader.nextKey() {
+            switch member {
+            case "key": key = try reader.readString()
+            case "enc": enc = try reader.readString()
+            case "ct": ct = try reader.readString()
+            default: throw reader.error("A sealed answer has only key, enc and ct; \"\(member)\" is not one of them")
+            }
+        }
+        guard let key, let enc, let ct, !enc.isEmpty, !ct.isEmpty else {
+            throw reader.error("A sealed answer needs key (the project key's id), enc and ct (base64)")
+        }
+        guard SealedAnswer.isKeyID(key) else {
+            throw reader.error("A sealed answer's key is a project key id (1-64 letters, digits, - or _), not \"\(key.prefix(80))\"")
+        }
+        return SealedAnswer(key: key, enc: enc, ct: ct)
+    }
+
+    /// Members in key order, as JSONEncoder's sorted keys write them.
+    func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("ct")
+        writer.string(ct)
+        writer.key("enc")
+        writer.string(enc)
+        writer.key("key")
+        writer.string(key)
         writer.endObject()
     }
 }

@@ -7,7 +7,7 @@ extension SurveyBuilder {
     /// The columns read from the survey sheet (besides label, hint and constraint_message in any language).
     static let readColumns: Set<String> = [
         "type", "name", "label", "hint", "required", "required_message", "relevant", "constraint", "constraint_message", "calculation",
-        "default", "choice_filter", "read_only", "repeat_count", "appearance", "parameters", "save_to",
+        "default", "choice_filter", "read_only", "repeat_count", "appearance", "parameters", "save_to", "sensitive",
     ]
 
     /// One warning per survey column that holds values FieldSheet does not import (required_message, media, …).
@@ -130,6 +130,14 @@ extension SurveyBuilder {
         }
         if let property = saveTo(row, into: &converter) {
             node.members.append(("saveTo", .string(property), table.cell(row, "save_to")))
+        }
+        // FieldSheet's own column: yes seals the answer on the device to the project key (docs/sensitive-fields.md).
+        if let text = table.value(row, "sensitive")?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
+            if let flag = Self.flag(text) {
+                if flag { node.members.append(("sensitive", .bool(true), table.cell(row, "sensitive"))) }
+            } else {
+                converter.error(table.cell(row, "sensitive"), "xlsform-sensitive", "sensitive \"\(text)\" of \(name) is not yes or no.", fix: "Write yes to seal the answer to the project key, or leave the cell empty.")
+            }
         }
         if let readOnly = table.value(row, "read_only"), Self.flag(readOnly) == true, kind.takesAnswer, table.value(row, "calculation") == nil {
             converter.warning(table.cell(row, "read_only"), "xlsform-not-imported",
