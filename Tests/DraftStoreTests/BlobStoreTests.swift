@@ -171,7 +171,8 @@ struct BlobStoreTests {
         // Synced fields refer too: moving the reference from the unsent edits to the synced fields keeps it.
         try await fixture.store.pool.write { db in
             try db.execute(sql: """
-                UPDATE records SET fields = json_set(fields, '$.values.photo', json((SELECT value FROM record_edits WHERE record_id = ?1 AND key = 'photo')))
+                UPDATE records SET fields = fs_seal_fields(json_set(fs_open_fields(fields, 'record', id), '$.values.photo',
+                    json((SELECT fs_open(value, 'edit', record_id, key) FROM record_edits WHERE record_id = ?1 AND key = 'photo'))), 'record', id)
                 WHERE id = ?1
                 """, arguments: [record.uuidString.lowercased()])
             try DraftStore.clearEdits(db, record: record.uuidString.lowercased())

@@ -178,6 +178,7 @@ final class StoreEncryption: Sendable {
             try db.execute(sql: "PRAGMA secure_delete = ON")
             defer { try? db.execute(sql: "PRAGMA secure_delete = OFF") }
             var batches = 0
+            var converted = 0
             func batch(_ body: () throws -> Int) throws -> Bool {
                 if let batchLimit, batches >= batchLimit {
                     throw DraftStoreError(.storageFailed, "Stopped encrypting the device database after \(batches) batches, as asked.")
@@ -188,6 +189,7 @@ final class StoreEncryption: Sendable {
                     changed = try body()
                     return .commit
                 }
+                converted += changed
                 return changed > 0
             }
             for conversion in conversions {
@@ -215,9 +217,13 @@ final class StoreEncryption: Sendable {
             try sealFiles()
             // What the file held in clear before (freed pages, the write-ahead log's old frames) is rewritten
             // away: the database is rebuilt and the log emptied. Another process reading the database at this
-            // moment keeps them from running (docs/device-encryption.md says so).
-            try? db.execute(sql: "VACUUM")
-            try? db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            // moment keeps them from running (docs/device-encryption.md says so). A new database, with nothing
+            // converted and no freed page, has nothing to rewrite.
+            let freed = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            if converted > 0 || freed > 0 {
+                try? db.execute(sql: "VACUUM")
+                try? db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
             try db.execute(sql: "UPDATE device_encryption SET state = 'encrypted' WHERE id = 1")
         }
     }
