@@ -318,15 +318,14 @@ CREATE TABLE entity_local_changes (
 -- first gets a key: the salt a passphrase is derived with, a check value sealed with the key (a wrong key is
 -- refused before anything is read), and how far the conversion of values written in clear has got. A database
 -- that held values in clear is converted after this migration, in committed batches (`encrypting` until the
--- last one): the rows with values still in text, and for records and entities, whose sealed fields are JSON
--- text too, the last rowid converted. A store opened without encryption has no row.
+-- last one): the rows with values still in text, and for records, whose sealed fields are JSON text too, the
+-- last rowid converted. A store opened without encryption has no row.
 CREATE TABLE device_encryption (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     salt BLOB NOT NULL,
     key_check BLOB NOT NULL,
     state TEXT NOT NULL CHECK (state IN ('encrypting', 'encrypted')),
-    records_done INTEGER NOT NULL DEFAULT 0,
-    entities_done INTEGER NOT NULL DEFAULT 0
+    records_done INTEGER NOT NULL DEFAULT 0
 );
 
 -- The attachments still referred to, read through the store's SQL functions that open sealed values

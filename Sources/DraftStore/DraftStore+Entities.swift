@@ -117,7 +117,7 @@ extension DraftStore {
 
     static func entityRow(_ db: Database, list: String, id: String) throws -> EntityRow? {
         let key = id.lowercased()
-        let fields = try String.fetchOne(db.cachedStatement(sql: "SELECT fs_open_fields(fields, 'entity', list, id) FROM entities WHERE list = ? AND id = ?"), arguments: [list, key])
+        let fields = try String.fetchOne(db.cachedStatement(sql: "SELECT fs_open(fields, 'entity', list, id) FROM entities WHERE list = ? AND id = ?"), arguments: [list, key])
         let local = try localChanges(db, list: list, id: key)[key] ?? []
         guard fields != nil || !local.isEmpty else { return nil }
         return try mergedEntity(id: key, fields: fields, local: local)
@@ -142,7 +142,7 @@ extension DraftStore {
             onlyHere.sort { ($0.label, $0.id) > ($1.label, $1.id) }  // popped from the end
         }
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT id, fs_open_fields(fields, 'entity', list, id), coalesce(label, id) FROM entities WHERE list = ?1
+            SELECT id, fs_open(fields, 'entity', list, id), coalesce(label, id) FROM entities WHERE list = ?1
                 AND (?2 IS NULL OR coalesce(label, id) LIKE ?2 ESCAPE '\\'
                     OR id IN (SELECT entity_id FROM entity_local_changes WHERE list = ?1 AND property = 'label'))
             ORDER BY label, id
@@ -262,7 +262,7 @@ extension DraftStore {
         var pending = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT entity_id FROM entity_local_changes WHERE list = ?"), arguments: [list]))
         let upsert = try db.cachedStatement(sql: """
             INSERT INTO entities (list, id, revision, sequence, creator, assignee, fields, label)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, fs_seal_fields(?7, 'entity', ?1, ?2), json_extract(?7, '$.values.label.text'))
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, fs_seal(?7, 'entity', ?1, ?2), json_extract(?7, '$.values.label.text'))
             ON CONFLICT (list, id) DO UPDATE SET revision = excluded.revision, sequence = excluded.sequence, creator = excluded.creator,
                 assignee = excluded.assignee, fields = excluded.fields, label = excluded.label
             """)

@@ -116,7 +116,7 @@ final class StoreEncryption: Sendable {
             let check = try cipher.seal(Self.keyCheckPlaintext, place: Self.keyCheckPlace)
             try pool.write { db in
                 try db.execute(sql: """
-                    INSERT INTO device_encryption (id, salt, key_check, state, records_done, entities_done) VALUES (1, ?, ?, 'encrypting', 0, 0)
+                    INSERT INTO device_encryption (id, salt, key_check, state, records_done) VALUES (1, ?, ?, 'encrypting', 0)
                     ON CONFLICT (id) DO NOTHING
                     """, arguments: [Data(salt), Data(check)])
             }
@@ -162,6 +162,10 @@ final class StoreEncryption: Sendable {
         WHERE rowid IN (SELECT rowid FROM sent_mutations WHERE typeof(body) = 'text' LIMIT ?1)
         """,
         """
+        UPDATE entities SET fields = fs_seal(fields, 'entity', list, id)
+        WHERE rowid IN (SELECT rowid FROM entities WHERE typeof(fields) = 'text' LIMIT ?1)
+        """,
+        """
         UPDATE entity_local_changes SET value = fs_seal(value, 'entity-change', list, entity_id, property)
         WHERE rowid IN (SELECT rowid FROM entity_local_changes WHERE typeof(value) = 'text' LIMIT ?1)
         """,
@@ -169,8 +173,8 @@ final class StoreEncryption: Sendable {
 
     /// Seals what the store holds in clear, in committed batches of `batchSize` rows: a process stopped part
     /// way leaves every batch before done, and the next open goes on from there (a row's value is text until
-    /// its batch commits; the record and entity tables, whose sealed fields are text too, keep how far they
-    /// got in `device_encryption`). Then `sealFiles` seals the attachments' files. `batchLimit` stops after that
+    /// its batch commits; the records, whose sealed fields are JSON text too, keep how far they got in
+    /// `device_encryption`). Then `sealFiles` seals the attachments' files. `batchLimit` stops after that
     /// many batches (tests of a stop part way).
     static func encryptInPlace(_ pool: DatabasePool, batchSize: Int, batchLimit: Int?, sealFiles: () throws -> Void) throws {
         try pool.writeWithoutTransaction { db in
@@ -200,7 +204,6 @@ final class StoreEncryption: Sendable {
             }
             let progress: [(table: String, column: String, statement: String)] = [
                 ("records", "records_done", "UPDATE records SET fields = fs_seal_fields(fields, 'record', id) WHERE rowid = ?"),
-                ("entities", "entities_done", "UPDATE entities SET fields = fs_seal_fields(fields, 'entity', list, id) WHERE rowid = ?"),
             ]
             for step in progress {
                 while try batch({
