@@ -179,6 +179,8 @@ public struct DraftStore: Sendable {
         }
         var configuration = Configuration()
         configuration.readonly = true
+        // Another process (or a store of this one being closed) may hold a lock for a moment: wait as the pool does.
+        configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
         let applied = try queue.read { db in try DeviceMigrations.migrator.appliedIdentifiers(db) }

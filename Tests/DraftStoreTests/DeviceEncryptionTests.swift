@@ -191,7 +191,9 @@ struct DeviceEncryptionTests {
             try DraftStore(home: directory.url, options: .init(encryptionBatchSize: 2, stopEncryptingAfterBatches: 3))
         }
         #expect(stopped?.message.contains("after 3 batches") == true, "\(stopped?.message ?? "")")
-        let partway = try DatabaseQueue(path: directory.file(DraftStore.databaseFileName))
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let partway = try DatabaseQueue(path: directory.file(DraftStore.databaseFileName), configuration: configuration)
         let (state, sealedEdits) = try await partway.read { db in
             (try String.fetchOne(db, sql: "SELECT state FROM device_encryption"),
              try Int.fetchOne(db, sql: "SELECT count(*) FROM record_edits WHERE typeof(value) = 'blob'") ?? 0)
