@@ -67,8 +67,11 @@ let package = Package(
                 "FormModel",
                 "SyncCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SHA-256 of attachments: CryptoKit on Apple platforms, swift-crypto's same API elsewhere.
+                // SHA-256 of attachments and ChaCha20-Poly1305 of the encrypted store: CryptoKit on Apple
+                // platforms, swift-crypto's same API elsewhere.
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
+                // scrypt, for a device key derived from a passphrase (CryptoKit has none).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             plugins: ["SchemaConstants"]
         ),

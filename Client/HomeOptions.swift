@@ -9,6 +9,24 @@ struct HomeOptions: ParsableArguments {
         valueName: "dir"))
     var home: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "The device key file that encrypts the home's answers and attachments (default: $FIELDSHEET_KEY_FILE, else device.key in the home; made, readable by you only, with a new home). With $FIELDSHEET_PASSPHRASE set and no key file given, the key is derived from that passphrase instead.",
+        valueName: "file"))
+    var keyFile: String?
+
+    /// Where the device data key comes from: the key file given, else a passphrase from the environment, else
+    /// the key file in the home.
+    var encryption: DraftStore.Encryption {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = keyFile ?? environment["FIELDSHEET_KEY_FILE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            return .key(DeviceKeyFile(path: (path as NSString).expandingTildeInPath))
+        }
+        if let passphrase = environment["FIELDSHEET_PASSPHRASE"], !passphrase.isEmpty {
+            return .key(DevicePassphrase(passphrase))
+        }
+        return .keyFileInHome
+    }
+
     /// The home directory in force.
     var directory: URL {
         if let home { return URL(fileURLWithPath: (home as NSString).expandingTildeInPath) }
@@ -20,7 +38,7 @@ struct HomeOptions: ParsableArguments {
 
     /// Opens the device database, telling the person about sheets a killed process had left open.
     func openStore() throws -> DraftStore {
-        let store = try DraftStore(home: directory)
+        let store = try DraftStore(home: directory, options: DraftStore.Options(encryption: encryption))
         for recovered in store.recovered {
             warn("A sheet for record \(recovered.recordID.uuidString.lowercased()) (\(recovered.formID)) was left open when FieldSheet stopped; everything typed was kept (\(recovered.state.rawValue)).")
         }

@@ -309,6 +309,46 @@ CREATE TABLE entity_local_changes (
     PRIMARY KEY (list, entity_id, property)
 );
 
+-- migration: v13-encrypted-store
+
+-- The store's encryption (docs/device-encryption.md): every answer value, unsent edit, presentation snapshot,
+-- conflict value, in-flight mutation body and entity value is sealed with the device data key
+-- (ChaCha20-Poly1305, a fresh nonce per value, the value's place — table, record id, field key — as associated
+-- data); ids, form ids, states, times, stamps and sync bookkeeping stay in clear. One row, made when the store
+-- first gets a key: the salt a passphrase is derived with, a check value sealed with the key (a wrong key is
+-- refused before anything is read), and how far the conversion of values written in clear has got. A database
+-- that held values in clear is converted after this migration, in committed batches (`encrypting` until the
+-- last one): the rows with values still in text, and for records, whose sealed fields are JSON text too, the
+-- last rowid converted. A store opened without encryption has no row.
+CREATE TABLE device_encryption (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    salt BLOB NOT NULL,
+    key_check BLOB NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('encrypting', 'encrypted')),
+    records_done INTEGER NOT NULL DEFAULT 0
+);
+
+-- The attachments still referred to, read through the store's SQL functions that open sealed values
+-- (`fs_open`, `fs_open_fields`, each given the value's place): the same rows as v8's view.
+DROP VIEW attachment_references;
+CREATE VIEW attachment_references (record_id, sha256, bytes, type, name) AS
+    WITH answers (record_id, value) AS (
+        SELECT r.id, v.value FROM records r, json_each(fs_open_fields(r.fields, 'record', r.id), '$.values') v WHERE v.type = 'object'
+        UNION ALL
+        SELECT e.record_id, fs_open(e.value, 'edit', e.record_id, e.key) FROM record_edits e
+        UNION ALL
+        SELECT p.record_id, v.value FROM presentations p, json_each(fs_open(p.snapshot_fields, 'snapshot', p.id, p.record_id), '$.fields.values') v WHERE v.type = 'object'
+        UNION ALL
+        SELECT p.record_id, v.value FROM presentations p, json_each(fs_open(p.snapshot_fields, 'snapshot', p.id, p.record_id), '$.local') v WHERE v.type = 'object'
+        UNION ALL
+        SELECT c.record_id, fs_open(c.local_value, 'conflict', c.record_id, c.field_id, 'local') FROM conflicts c
+        UNION ALL
+        SELECT c.record_id, fs_open(c.remote_value, 'conflict', c.record_id, c.field_id, 'remote') FROM conflicts c
+    )
+    SELECT record_id, json_extract(value, '$.attachment.sha256'), json_extract(value, '$.attachment.bytes'),
+        json_extract(value, '$.attachment.type'), json_extract(value, '$.attachment.name')
+    FROM answers WHERE json_type(value, '$.attachment') = 'object';
+
 -- migration: v14-project-keys
 -- The project's current public key for sensitive fields, as the server sent it with the forms: a sensitive
 -- answer is sealed to it when its change is frozen for sending (docs/sensitive-fields.md).

@@ -12,6 +12,9 @@ import Foundation
 /// hashed and fsynced first; the rename and the directory's fsync happen under the database's write lock
 /// (see `DraftStore+Blobs`), so a garbage collection never removes a file an attach is placing. A failure
 /// at any step removes the temporary file: nothing half-written is left under a hash's name.
+///
+/// In an encrypted store every file here is sealed with the device data key (``SealedBlobFile``); its name,
+/// the SHA-256 of the plaintext, and its size (plus 28 bytes a chunk and a 20-byte header) stay visible.
 struct BlobDirectory: Sendable {
     /// The directory's name inside the home.
     static let name = "attachments"
@@ -25,9 +28,16 @@ struct BlobDirectory: Sendable {
     /// `…/attachments`.
     let path: String
 
-    init(home: String) {
+    /// The store's cipher, read at each use (the key is known once the database is open).
+    let encryption: StoreEncryption
+
+    init(home: String, encryption: StoreEncryption) {
         path = (home as NSString).appendingPathComponent(Self.name)
+        self.encryption = encryption
     }
+
+    /// How files are sealed here; nil in a store opened without encryption.
+    var sealing: SealedBlobFile? { encryption.current.cipher.map(SealedBlobFile.init(cipher:)) }
 
     /// Where the verified bytes of `sha256` live.
     func file(_ sha256: String) -> String { (path as NSString).appendingPathComponent(sha256) }
@@ -78,6 +88,7 @@ struct BlobDirectory: Sendable {
         var hasher = SHA256()
         var total: Int64 = 0
         var buffer = [UInt8](repeating: 0, count: Self.chunkSize)
+        var sealed = try sealing.map { try SealedBlobFile.Writer($0, fd: output, write: write, doing: "copying \(source) into \(path)") }
         while true {
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if count < 0 {
@@ -88,10 +99,15 @@ struct BlobDirectory: Sendable {
             try buffer.withUnsafeBytes { bytes in
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
                 hasher.update(bufferPointer: chunk)
-                try write.all(output, chunk, doing: "copying \(source) into \(path)")
+                if sealed != nil {
+                    try sealed!.append(chunk)
+                } else {
+                    try write.all(output, chunk, doing: "copying \(source) into \(path)")
+                }
             }
             total += Int64(count)
         }
+        try sealed?.finish()
         guard fsync(output) == 0 else { throw BlobFileError(errno: errno, doing: "saving \(source) into \(path)") }
         finished = true
         return Incoming(temporary: temporary, sha256: Self.hex(hasher.finalize()), bytes: total)
@@ -124,6 +140,7 @@ struct BlobDirectory: Sendable {
     /// Bytes `range` of the stored `sha256`.
     func bytes(_ sha256: String, _ range: ClosedRange<Int64>) throws -> Data {
         let path = file(sha256)
+        if let sealing { return try sealing.read(path, range) }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw BlobFileError(errno: errno, doing: "opening the attachment \(path)") }
         defer { close(fd) }
@@ -146,6 +163,7 @@ struct BlobDirectory: Sendable {
 
     /// Size of the partial download of `sha256`; 0 when there is none.
     func partialSize(_ sha256: String) -> Int64 {
+        if sealing != nil { return SealedBlobFile.plaintextSize(partial(sha256)) }
         var status = stat()
         return stat(partial(sha256), &status) == 0 ? Int64(status.st_size) : 0
     }
@@ -155,6 +173,7 @@ struct BlobDirectory: Sendable {
     func writePartial(_ sha256: String, at offset: Int64, _ data: Data, write: BlobWriter = .system) throws {
         try create()
         let path = partial(sha256)
+        if let sealing { return try sealing.writePartial(path, at: offset, data, write: write) }
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw BlobFileError(errno: errno, doing: "creating \(path)") }
         defer { close(fd) }
@@ -202,6 +221,52 @@ struct BlobDirectory: Sendable {
             }
         }
         return (blobs, partials, incoming)
+    }
+
+    /// The SHA-256 and size of the plaintext of the download under way of `sha256`; in an encrypted store, its
+    /// last chunk is sealed again as the last, ready to be placed.
+    func finishPartial(_ sha256: String) throws -> (sha256: String, bytes: Int64) {
+        let path = partial(sha256)
+        guard let sealing else { return try Self.hash(ofFile: path) }
+        var hasher = SHA256()
+        var total: Int64 = 0
+        try sealing.forEachChunk(path, complete: false) { chunk in
+            hasher.update(data: chunk)
+            total += Int64(chunk.count)
+        }
+        try sealing.sealLastChunk(path)
+        return (Self.hex(hasher.finalize()), total)
+    }
+
+    /// The whole plaintext of the stored `sha256`.
+    func contents(_ sha256: String) throws -> Data {
+        let path = file(sha256)
+        if let sealing {
+            var data = Data()
+            try sealing.forEachChunk(path, complete: true) { data.append(contentsOf: $0) }
+            return data
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { throw BlobFileError(.missing, "\(path) cannot be read") }
+        return data
+    }
+
+    /// Seals every stored file still in clear (written before the store was encrypted), each through a sealed
+    /// copy renamed over it, and drops downloads under way in clear (they start again). Run while the store is
+    /// being encrypted; a file already sealed is left.
+    func sealFilesInClear() throws {
+        guard let sealing else { return }
+        let (blobs, partials, _) = listing()
+        for name in partials { unlink(partial(name)) }
+        guard !blobs.isEmpty || !partials.isEmpty else { return }
+        for sha256 in blobs.sorted() where !sealing.isSealed(file(sha256)) {
+            let incoming = try copyIn(file(sha256))
+            guard rename(incoming.temporary, file(sha256)) == 0 else {
+                let error = BlobFileError(errno: errno, doing: "encrypting the attachment \(sha256)")
+                unlink(incoming.temporary)
+                throw error
+            }
+        }
+        try syncDirectory()
     }
 
     /// The SHA-256 of a whole file, read in chunks (memory flat in the file's size).

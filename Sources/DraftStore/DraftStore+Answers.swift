@@ -13,7 +13,7 @@ extension DraftStore {
     static func fetchStoredAnswers(_ db: Database, record: String) throws -> StoredAnswers {
         // The unsent edits come as one JSON object built by SQLite, read in one pass: cheaper than reading
         // thousands of small values one by one.
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT r.fields, \(localEditsJSON(of: "r.id")) FROM records r WHERE r.id = ?"), arguments: [record]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT fs_open_fields(r.fields, 'record', r.id), \(localEditsJSON(of: "r.id")) FROM records r WHERE r.id = ?"), arguments: [record]) else {
             return (emptyFields, "{}")
         }
         return (row[0], row[1])

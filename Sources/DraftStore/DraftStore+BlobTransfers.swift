@@ -80,12 +80,13 @@ extension DraftStore {
         // Every opening runs this, so values that name no attachment at all are passed over without parsing
         // them (a record of 200 repeat instances holds some 150 KB of fields, or 2,000 unsent edits).
         let missing = try String.fetchAll(db, sql: """
-            WITH answers (value) AS (
-                SELECT v.value FROM records r, json_each(r.fields, '$.values') v
-                    WHERE r.id = ?1 AND instr(r.fields, '"attachment"') > 0 AND v.type = 'object'
-                UNION ALL SELECT value FROM record_edits WHERE record_id = ?1 AND instr(value, '"attachment"') > 0
-                UNION ALL SELECT local_value FROM conflicts WHERE record_id = ?1
-                UNION ALL SELECT remote_value FROM conflicts WHERE record_id = ?1
+            WITH opened (fields) AS MATERIALIZED (SELECT fs_open_fields(fields, 'record', id) FROM records WHERE id = ?1),
+            answers (value) AS (
+                SELECT v.value FROM opened r, json_each(r.fields, '$.values') v
+                    WHERE instr(r.fields, '"attachment"') > 0 AND v.type = 'object'
+                UNION ALL SELECT v FROM (SELECT fs_open(value, 'edit', record_id, key) AS v FROM record_edits WHERE record_id = ?1) WHERE instr(v, '"attachment"') > 0
+                UNION ALL SELECT fs_open(local_value, 'conflict', record_id, field_id, 'local') FROM conflicts WHERE record_id = ?1
+                UNION ALL SELECT fs_open(remote_value, 'conflict', record_id, field_id, 'remote') FROM conflicts WHERE record_id = ?1
             ),
             refs (sha256, bytes, type) AS (
                 SELECT json_extract(value, '$.attachment.sha256'), json_extract(value, '$.attachment.bytes'), json_extract(value, '$.attachment.type')
@@ -138,7 +139,7 @@ extension DraftStore {
     package func finishDownload(_ transfer: BlobTransfer) async throws -> Bool {
         let directory = blobDirectory
         let partial = directory.partial(transfer.sha256)
-        let (sha256, bytes) = try BlobDirectory.hash(ofFile: partial)
+        let (sha256, bytes) = try directory.finishPartial(transfer.sha256)
         guard sha256 == transfer.sha256, bytes == transfer.bytes else {
             unlink(partial)
             return false

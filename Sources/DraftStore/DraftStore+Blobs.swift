@@ -3,10 +3,23 @@ import GRDB
 import Synchronization
 
 extension DraftStore {
-    /// The path of the verified bytes of `sha256` on this device, or nil when they are not here (yet).
+    /// The path of the stored file of `sha256` on this device, or nil when its bytes are not here (yet). In an
+    /// encrypted store (``isEncrypted``) the file is sealed with the device key: read the attachment with
+    /// ``attachmentData(_:)``.
     public func attachmentFile(_ sha256: String) -> URL? {
         guard AttachmentHash.isValid(sha256), blobDirectory.contains(sha256) else { return nil }
         return URL(fileURLWithPath: blobDirectory.file(sha256))
+    }
+
+    /// The bytes of the attachment `sha256` (decrypted in an encrypted store), or nil when they are not here (yet).
+    /// - Throws: `DraftStoreError` (`databaseDamaged`) when the stored file was altered or cut short.
+    public func attachmentData(_ sha256: String) throws -> Data? {
+        guard AttachmentHash.isValid(sha256), blobDirectory.contains(sha256) else { return nil }
+        do {
+            return try blobDirectory.contents(sha256)
+        } catch let error as BlobFileError {
+            throw DraftStoreError(.databaseDamaged, "The attachment \(sha256) cannot be read: \(error.message).")
+        }
     }
 
     /// The stored state of the attachment `sha256`, or nil when this device has no row for it.

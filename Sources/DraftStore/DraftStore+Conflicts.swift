@@ -59,7 +59,7 @@ extension DraftStore {
     }
 
     static func fetchConflicts(_ db: Database, openOnly: Bool, record: UUID?, detectedSince: Date? = nil) throws -> [StoredConflict] {
-        var sql = "SELECT * FROM conflicts WHERE 1 = 1"
+        var sql = "SELECT \(conflictColumns) FROM conflicts WHERE 1 = 1"
         var arguments: StatementArguments = []
         if openOnly { sql += " AND resolved_at IS NULL" }
         if let record {
@@ -72,6 +72,13 @@ extension DraftStore {
         }
         return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(Self.conflict(from:))
     }
+
+    /// The columns of a conflict row, its values opened.
+    static let conflictColumns = """
+        id, record_id, field_id, policy, fs_open(local_value, 'conflict', record_id, field_id, 'local') AS local_value, local_hlc, local_device,
+        fs_open(remote_value, 'conflict', record_id, field_id, 'remote') AS remote_value, remote_hlc, remote_device, detected_at, resolved_at,
+        fs_open(reason, 'conflict', record_id, field_id, 'reason') AS reason, server_id
+        """
 
     static func conflict(from row: Row) throws -> StoredConflict {
         func value(_ json: String?) -> AnswerValue? {
@@ -99,7 +106,7 @@ extension DraftStore {
             throw DraftStoreError(.unknownField, "The form \(form.id) has no field \"\(field)\" that takes an answer.")
         }
         return try await write(doing: "resolving the conflict of \"\(field)\" in record \(key)") { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM conflicts WHERE record_id = ? AND field_id = ? AND resolved_at IS NULL ORDER BY id DESC LIMIT 1", arguments: [key, field]) else {
+            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.conflictColumns) FROM conflicts WHERE record_id = ? AND field_id = ? AND resolved_at IS NULL ORDER BY id DESC LIMIT 1", arguments: [key, field]) else {
                 throw DraftStoreError(.noOpenConflict, "Record \(key) has no open conflict on \"\(field)\". List them with `fieldsheet conflicts`.")
             }
             let conflict = try Self.conflict(from: row)
@@ -122,7 +129,7 @@ extension DraftStore {
             try Self.setEdit(db, record: key, key: field, json: json)
             let baseRevision = try Self.editBase(db, record: key, field: field, serverRevision: serverRevision)
             try db.execute(sql: """
-                INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at) VALUES (?, 'set', ?, ?, ?, ?, ?)
+                INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at) VALUES (?1, 'set', ?2, fs_seal(?3, 'outbox', ?1, ?2), ?4, ?5, ?6)
                 """, arguments: [key, field, json, baseRevision, clock.rawValue, now])
             return chosen
         }

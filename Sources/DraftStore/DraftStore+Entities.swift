@@ -79,7 +79,7 @@ extension DraftStore {
     static func localChanges(_ db: Database, list: String, id: String?) throws -> [String: [LocalEntityChange]] {
         var changes: [String: [LocalEntityChange]] = [:]
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT entity_id, property, value, hlc, writer FROM entity_local_changes WHERE list = ?1 AND (?2 IS NULL OR entity_id = ?2)
+            SELECT entity_id, property, fs_open(value, 'entity-change', list, entity_id, property), hlc, writer FROM entity_local_changes WHERE list = ?1 AND (?2 IS NULL OR entity_id = ?2)
             """), arguments: [list, id])
         while let row = try rows.next() {
             changes[row[0], default: []].append(LocalEntityChange(property: row[1], value: row[2], hlc: row[3], writer: row[4]))
@@ -117,7 +117,7 @@ extension DraftStore {
 
     static func entityRow(_ db: Database, list: String, id: String) throws -> EntityRow? {
         let key = id.lowercased()
-        let fields = try String.fetchOne(db.cachedStatement(sql: "SELECT fields FROM entities WHERE list = ? AND id = ?"), arguments: [list, key])
+        let fields = try String.fetchOne(db.cachedStatement(sql: "SELECT fs_open(fields, 'entity', list, id) FROM entities WHERE list = ? AND id = ?"), arguments: [list, key])
         let local = try localChanges(db, list: list, id: key)[key] ?? []
         guard fields != nil || !local.isEmpty else { return nil }
         return try mergedEntity(id: key, fields: fields, local: local)
@@ -142,7 +142,7 @@ extension DraftStore {
             onlyHere.sort { ($0.label, $0.id) > ($1.label, $1.id) }  // popped from the end
         }
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT id, fields, coalesce(label, id) FROM entities WHERE list = ?1
+            SELECT id, fs_open(fields, 'entity', list, id), coalesce(label, id) FROM entities WHERE list = ?1
                 AND (?2 IS NULL OR coalesce(label, id) LIKE ?2 ESCAPE '\\'
                     OR id IN (SELECT entity_id FROM entity_local_changes WHERE list = ?1 AND property = 'label'))
             ORDER BY label, id
@@ -262,7 +262,7 @@ extension DraftStore {
         var pending = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT entity_id FROM entity_local_changes WHERE list = ?"), arguments: [list]))
         let upsert = try db.cachedStatement(sql: """
             INSERT INTO entities (list, id, revision, sequence, creator, assignee, fields, label)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, json_extract(?7, '$.values.label.text'))
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, fs_seal(?7, 'entity', ?1, ?2), json_extract(?7, '$.values.label.text'))
             ON CONFLICT (list, id) DO UPDATE SET revision = excluded.revision, sequence = excluded.sequence, creator = excluded.creator,
                 assignee = excluded.assignee, fields = excluded.fields, label = excluded.label
             """)
@@ -382,7 +382,7 @@ extension DraftStore {
             let base = try editBase(db, record: recordKey, field: RecordEntityChange.fieldId, serverRevision: record.serverRevision)
             try db.execute(sql: """
                 INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)
-                VALUES (?, ?, 'set', ?, ?, ?, ?, ?)
+                VALUES (?1, ?2, 'set', ?3, fs_seal(?4, 'outbox', ?1, ?3), ?5, ?6, ?7)
                 """, arguments: [recordKey, presentation, RecordEntityChange.fieldId, json, base, clock.rawValue, nowMillis()])
             let entityKey = change.entityId.uuidString.lowercased()
             if change.action == .create {
@@ -398,7 +398,7 @@ extension DraftStore {
         for field in form.allFields {
             guard let property = field.saveTo else { continue }
             let pendingClock = try Int64.fetchOne(db.cachedStatement(sql: """
-                SELECT max(hlc) FROM outbox WHERE record_id = ?1 AND (field_id = ?2 OR (field_id IS NULL AND kind = 'create' AND json_type(value, ?3) IS NOT NULL))
+                SELECT max(hlc) FROM outbox WHERE record_id = ?1 AND (field_id = ?2 OR (field_id IS NULL AND kind = 'create' AND json_type(fs_open(value, 'outbox', record_id, ''), ?3) IS NOT NULL))
                 """), arguments: [recordKey, field.id, "$.\"\(field.id)\""])
             let stamp: (HybridTimestamp, String)
             if let pendingClock {
@@ -418,7 +418,7 @@ extension DraftStore {
         _ db: Database, list: String, entity: String, property: String, record: String, value: String?, hlc: HybridTimestamp, writer: String
     ) throws {
         try db.cachedStatement(sql: """
-            INSERT INTO entity_local_changes (list, entity_id, property, record_id, value, hlc, writer) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO entity_local_changes (list, entity_id, property, record_id, value, hlc, writer) VALUES (?1, ?2, ?3, ?4, fs_seal(?5, 'entity-change', ?1, ?2, ?3), ?6, ?7)
             ON CONFLICT (list, entity_id, property) DO UPDATE SET record_id = excluded.record_id, value = excluded.value, hlc = excluded.hlc,
                 writer = excluded.writer
             WHERE (excluded.hlc, excluded.writer) >= (entity_local_changes.hlc, entity_local_changes.writer)

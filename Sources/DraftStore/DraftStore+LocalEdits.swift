@@ -10,13 +10,13 @@ extension DraftStore {
     /// SQL for the unsent edits of the record whose id is the SQL expression `record`, as one JSON object
     /// (`{"site": {"text": "Pump 4"}, "notes": null}`): the shape snapshots keep.
     static func localEditsJSON(of record: String) -> String {
-        "(SELECT json_group_object(e.key, json(e.value)) FROM record_edits e WHERE e.record_id = \(record))"
+        "(SELECT json_group_object(e.key, json(fs_open(e.value, 'edit', e.record_id, e.key))) FROM record_edits e WHERE e.record_id = \(record))"
     }
 
     /// Sets the unsent edit of `key` (`json` nil: the field was cleared).
     static func setEdit(_ db: Database, record: String, key: String, json: String?) throws {
         try db.cachedStatement(sql: """
-            INSERT INTO record_edits (record_id, key, value) VALUES (?, ?, ?)
+            INSERT INTO record_edits (record_id, key, value) VALUES (?1, ?2, fs_seal(?3, 'edit', ?1, ?2))
             ON CONFLICT (record_id, key) DO UPDATE SET value = excluded.value
             """).execute(arguments: [record, key, json])
     }

@@ -83,7 +83,7 @@ extension DraftStore {
     static func fetchRecord(_ db: Database, id: UUID) throws -> StoredRecord? {
         // Prepared once per connection: a push reads every record it sends and every one it settles.
         guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.submitted_at, r.server_revision, r.fields,
+            SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.submitted_at, r.server_revision, fs_open_fields(r.fields, 'record', r.id) AS fields,
                    \(localEditsJSON(of: "r.id")) AS local, r.missing_attachments, v.state AS review_state, v.comment AS review_comment
             FROM records r LEFT JOIN record_reviews v ON v.record_id = r.id WHERE r.id = ?
             """), arguments: [id.uuidString.lowercased()])

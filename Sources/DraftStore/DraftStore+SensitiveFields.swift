@@ -5,7 +5,8 @@ import SyncCore
 
 /// Sensitive fields on the device (docs/sensitive-fields.md): each answer of a field marked `sensitive` is
 /// sealed to the project's public key when its change is frozen for sending, so it never leaves the device in
-/// clear. The device keeps what it sealed (`sealed_plaintexts`) and shows it in place of the ciphertext when
+/// clear. The device keeps what it sealed (`sealed_plaintexts`, itself sealed with the device data key like every
+/// value the store holds) and shows it in place of the ciphertext when
 /// the server sends that ciphertext back; another device's sealed answer stays sealed here.
 extension DraftStore {
     /// The project's current key for sensitive fields, as last received with the forms; nil when the server
@@ -68,7 +69,7 @@ extension DraftStore {
             }
             mutation.changes[key]?.value = .sealed(sealed)
             try db.execute(sql: """
-                INSERT INTO sealed_plaintexts (record_id, key, ct, value) VALUES (?, ?, ?, ?)
+                INSERT INTO sealed_plaintexts (record_id, key, ct, value) VALUES (?1, ?2, ?3, fs_seal(?4, 'sensitive', ?1, ?2))
                 ON CONFLICT (record_id, key) DO UPDATE SET ct = excluded.ct, value = excluded.value
                 """, arguments: [record, key, sealed.ct, answerJSON(value)])
         }
@@ -77,8 +78,8 @@ extension DraftStore {
     /// Puts this device's own plaintext back in place of the sealed answers of `record`'s synced fields whose
     /// ciphertext it made itself (after an outcome or a pull wrote the server's sealed copy).
     static func restoreSealedPlaintexts(_ db: Database, record: String) throws {
-        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT key, ct, value FROM sealed_plaintexts WHERE record_id = ?"), arguments: [record])
-        guard !rows.isEmpty, let json = try String.fetchOne(db.cachedStatement(sql: "SELECT fields FROM records WHERE id = ?"), arguments: [record]) else { return }
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT key, ct, fs_open(value, 'sensitive', record_id, key) FROM sealed_plaintexts WHERE record_id = ?"), arguments: [record])
+        guard !rows.isEmpty, let json = try String.fetchOne(db.cachedStatement(sql: "SELECT fs_open_fields(fields, 'record', id) FROM records WHERE id = ?"), arguments: [record]) else { return }
         var fields = try decodeSynced(json, record: record)
         var changed = false
         for row in rows {
@@ -89,7 +90,7 @@ extension DraftStore {
             changed = true
         }
         guard changed else { return }
-        try db.cachedStatement(sql: "UPDATE records SET fields = ? WHERE id = ?").execute(arguments: [String(decoding: fields.jsonBytes(), as: UTF8.self), record])
+        try db.cachedStatement(sql: "UPDATE records SET fields = fs_seal_fields(?1, 'record', ?2) WHERE id = ?2").execute(arguments: [String(decoding: fields.jsonBytes(), as: UTF8.self), record])
     }
 
     /// Whether this device holds the plaintext of any answer it sealed (so pulled records may need it back).

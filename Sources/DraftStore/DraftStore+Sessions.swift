@@ -27,7 +27,7 @@ extension DraftStore {
             }
             try db.execute(sql: """
                 INSERT INTO outbox (record_id, presentation_id, kind, form_id, form_version, value, base_revision, hlc, created_at)
-                VALUES (?, ?, 'create', ?, ?, ?, 0, ?, ?)
+                VALUES (?1, ?2, 'create', ?3, ?4, fs_seal(?5, 'outbox', ?1, ''), 0, ?6, ?7)
                 """, arguments: [record, presentation, form.id, form.version, answersJSON, clock.rawValue, now])
             try Self.insertPresentation(db, presentation, record: record, kind: "new", now: now, stored: (Self.emptyFields, answersJSON))
             return now
@@ -135,7 +135,7 @@ extension DraftStore {
     static func insertPresentation(_ db: Database, _ presentation: String, record: String, kind: String, now: Int64, stored: StoredAnswers) throws {
         try db.cachedStatement(sql: """
             INSERT INTO presentations (id, record_id, kind, owner, opened_at, snapshot_state, snapshot_updated_at, snapshot_fields)
-            SELECT ?, r.id, ?, ?, ?, r.state, r.updated_at, ? FROM records r WHERE r.id = ?
+            SELECT ?1, r.id, ?2, ?3, ?4, r.state, r.updated_at, fs_seal(?5, 'snapshot', ?1, r.id) FROM records r WHERE r.id = ?6
             """).execute(arguments: [presentation, kind, ProcessIdentity.current, now, #"{"fields":"# + stored.fields + #","local":"# + stored.local + "}", record])
     }
 

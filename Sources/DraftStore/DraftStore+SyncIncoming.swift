@@ -104,7 +104,7 @@ extension DraftStore {
         // a record with edits waiting here keeps the later of its own last change and the pulled one.
         let upsert = try db.cachedStatement(sql: """
             INSERT INTO records (id, form_id, form_version, state, created_at, updated_at, submitted_at, server_revision, fields)
-            VALUES (?1, ?2, ?3, ?4, coalesce(?10, ?5), coalesce(?11, ?5), ?12, ?6, ?7)
+            VALUES (?1, ?2, ?3, ?4, coalesce(?10, ?5), coalesce(?11, ?5), ?12, ?6, fs_seal_fields(?7, 'record', ?1))
             ON CONFLICT (id) DO UPDATE SET
                 form_version = CASE WHEN ?8 THEN records.form_version ELSE excluded.form_version END,
                 state = CASE WHEN ?9 THEN records.state ELSE excluded.state END,

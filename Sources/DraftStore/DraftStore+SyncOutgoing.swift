@@ -22,7 +22,7 @@ extension DraftStore {
     package func prepareOutgoing(limit: Int) async throws -> [OutgoingMutation] {
         try await write(doing: "preparing changes to send") { db in
             var batch: [OutgoingMutation] = []
-            let frozen = try Row.fetchCursor(db, sql: "SELECT mutation_id, record_id, body FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
+            let frozen = try Row.fetchCursor(db, sql: "SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
             while let row = try frozen.next() {
                 batch.append(OutgoingMutation(mutationId: row[0], recordId: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
             }
@@ -45,7 +45,7 @@ extension DraftStore {
                 try Self.sealSensitiveAnswers(db, &mutation, cache: formCache, sensitive: &sensitive)
                 let body = String(decoding: mutation.jsonBytes(), as: UTF8.self)
                 try db.cachedStatement(sql: """
-                    INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
                     """).execute(arguments: [mutation.mutationId, record, lastRow, body, now])
                 batch.append(OutgoingMutation(mutationId: mutation.mutationId, recordId: mutation.recordId, body: body))
             }
@@ -63,7 +63,7 @@ extension DraftStore {
                 SELECT min(base_revision) AS base FROM outbox WHERE record_id = ?1 AND field_id = ?2
                 UNION ALL
                 SELECT min(base_revision) FROM outbox
-                WHERE record_id = ?1 AND field_id IS NULL AND kind = 'create' AND json_type(value, ?3) IS NOT NULL)
+                WHERE record_id = ?1 AND field_id IS NULL AND kind = 'create' AND json_type(fs_open(value, 'outbox', record_id, ''), ?3) IS NOT NULL)
             """), arguments: [record, field, "$.\"\(field)\""])
         return DeviceSync.editBase(pendingBase: pending, serverRevision: serverRevision)
     }
@@ -75,7 +75,7 @@ extension DraftStore {
         guard let id = UUID(uuidString: record), let stored = try fetchRecord(db, id: id) else { return nil }
         var entries: [DeviceSync.OutboxEntry] = []
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT kind, field_id, value, base_revision, hlc, created_at FROM outbox WHERE record_id = ? AND mutation_id <= ? ORDER BY mutation_id
+            SELECT kind, field_id, fs_open(value, 'outbox', record_id, coalesce(field_id, '')), base_revision, hlc, created_at FROM outbox WHERE record_id = ? AND mutation_id <= ? ORDER BY mutation_id
             """), arguments: [record, upTo])
         var times = RecordTimes(created: stored.createdAt)
         while let row = try rows.next() {
@@ -133,7 +133,7 @@ extension DraftStore {
             let ids = JSONWriter.array(of: outcomes.map(\.mutationId))
             var sent: [String: (record: String, body: String)] = [:]
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT mutation_id, record_id, body FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
+                SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
                 """), arguments: [ids])
             while let row = try rows.next() { sent[row[0]] = (row[1], row[2]) }
             try db.cachedStatement(sql: """
@@ -169,7 +169,7 @@ extension DraftStore {
         for conflict in result.conflicts {
             try logConflict(db, record: record, field: conflict.field, policy: conflict.policy, local: conflict.local, remote: conflict.remote, open: conflict.open, now: now, reason: conflict.reason)
         }
-        try db.cachedStatement(sql: "UPDATE records SET fields = ?, server_revision = ? WHERE id = ?").execute(arguments: [
+        try db.cachedStatement(sql: "UPDATE records SET fields = fs_seal_fields(?1, 'record', ?3), server_revision = ?2 WHERE id = ?3").execute(arguments: [
             String(decoding: result.synced.jsonBytes(), as: UTF8.self), result.serverRevision, record,
         ])
         try restoreSealedPlaintexts(db, record: record)
@@ -203,7 +203,8 @@ extension DraftStore {
             INSERT INTO conflicts (
                 record_id, field_id, policy, local_value, local_hlc, local_device, remote_value, remote_hlc, remote_device, detected_at, resolved_at,
                 reason, server_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?1, ?2, ?3, fs_seal(?4, 'conflict', ?1, ?2, 'local'), ?5, ?6, fs_seal(?7, 'conflict', ?1, ?2, 'remote'), ?8, ?9, ?10, ?11,
+                fs_seal(?12, 'conflict', ?1, ?2, 'reason'), ?13)
             """).execute(arguments: [
                 record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientId,
                 try json(remote?.value), remote?.hlc.rawValue, remote?.clientId, now, open ? nil : now, reason, serverId,
@@ -220,8 +221,8 @@ extension DraftStore {
             guard case .attachment(let reference)? = conflict.local?.value else { continue }
             try db.cachedStatement(sql: """
                 UPDATE blobs SET upload = 'none', retry_at = NULL WHERE sha256 = ?1 AND upload = 'waiting'
-                    AND NOT EXISTS (SELECT 1 FROM records WHERE instr(fields, ?1) > 0)
-                    AND NOT EXISTS (SELECT 1 FROM record_edits WHERE instr(value, ?1) > 0)
+                    AND NOT EXISTS (SELECT 1 FROM records WHERE instr(fs_open_fields(fields, 'record', id), ?1) > 0)
+                    AND NOT EXISTS (SELECT 1 FROM record_edits WHERE instr(fs_open(value, 'edit', record_id, key), ?1) > 0)
                 """).execute(arguments: [reference.sha256])
         }
     }

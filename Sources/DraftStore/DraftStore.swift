@@ -23,10 +23,37 @@ public struct DraftStore: Sendable {
         /// full disk would. Nil (the default) leaves the file free to grow.
         public var maximumPageCount: Int?
 
-        /// Options for opening a store; by default the database may grow freely.
-        public init(maximumPageCount: Int? = nil) {
+        /// Where the device data key comes from (docs/device-encryption.md); by default the key file in the
+        /// home, made with a new home.
+        public var encryption: Encryption
+
+        /// How many rows each committed batch converts when a database written in clear is encrypted.
+        public var encryptionBatchSize: Int
+
+        /// Stops the conversion of a database written in clear after this many batches, as a process killed
+        /// part way would (the open then fails; the next one goes on). For tests; nil (the default) finishes.
+        public var stopEncryptingAfterBatches: Int?
+
+        /// Options for opening a store; by default the database may grow freely and is encrypted with the key
+        /// file in its home.
+        public init(maximumPageCount: Int? = nil, encryption: Encryption = .keyFileInHome, encryptionBatchSize: Int = 500, stopEncryptingAfterBatches: Int? = nil) {
             self.maximumPageCount = maximumPageCount
+            self.encryption = encryption
+            self.encryptionBatchSize = max(1, encryptionBatchSize)
+            self.stopEncryptingAfterBatches = stopEncryptingAfterBatches
         }
+    }
+
+    /// Whether and with which key the values of the device database are encrypted at rest.
+    public enum Encryption: Sendable {
+        /// The key file `device.key` beside the database (``DeviceKeyFile``), made (mode 0600) when the
+        /// database has no key yet: the default.
+        case keyFileInHome
+        /// The key `provider` gives (a ``DeviceKeyFile`` elsewhere, a ``DevicePassphrase``, the platform's keystore).
+        case key(any DeviceKeyProvider)
+        /// No encryption: values in clear, as before version 13 of the database. Refused for a database that
+        /// is encrypted.
+        case none
     }
 
     let pool: DatabasePool
@@ -42,6 +69,11 @@ public struct DraftStore: Sendable {
     public let deviceID: String
     /// Presentations a killed process had left open, closed by this open as non-cancel dismissals.
     public let recovered: [RecoveredPresentation]
+    /// The cipher of this store's values (none when opened without encryption).
+    let encryption: StoreEncryption
+
+    /// Whether this store's values are encrypted at rest with a device data key.
+    public var isEncrypted: Bool { encryption.current.cipher != nil }
 
     /// Opens (creating when needed) the database in `home`, a directory created if missing.
     /// - Throws: `DraftStoreError` naming the directory or file and what to do.
@@ -73,12 +105,15 @@ public struct DraftStore: Sendable {
     /// Opens (creating when needed) the database file at `path`.
     public init(path: String, options: Options = Options()) throws {
         self.path = path
-        self.blobDirectory = BlobDirectory(home: (path as NSString).deletingLastPathComponent)
+        let encryption = StoreEncryption()
+        self.encryption = encryption
+        self.blobDirectory = BlobDirectory(home: (path as NSString).deletingLastPathComponent, encryption: encryption)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.label = "DraftStore"
         let maximumPageCount = options.maximumPageCount
         configuration.prepareDatabase { db in
+            encryption.register(db)
             if let maximumPageCount {
                 try db.execute(sql: "PRAGMA max_page_count = \(maximumPageCount)")
             }
@@ -101,6 +136,21 @@ public struct DraftStore: Sendable {
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Checkpointer.writerBackstopPages)")
             }
             try DeviceMigrations.migrator.migrate(pool)
+            let provider: (any DeviceKeyProvider)?
+            switch options.encryption {
+            case .keyFileInHome:
+                provider = DeviceKeyFile(path: ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(DeviceKeyFile.defaultFileName))
+            case .key(let given): provider = given
+            case .none: provider = nil
+            }
+            let blobDirectory = self.blobDirectory
+            try encryption.open(pool, path: path, provider: provider, batchSize: options.encryptionBatchSize, batchLimit: options.stopEncryptingAfterBatches) {
+                do {
+                    try blobDirectory.sealFilesInClear()
+                } catch let error as BlobFileError {
+                    throw DraftStoreError(error.kind == .full ? .storageFull : .storageFailed, "Could not encrypt the attachments of \(path): \(error.message).")
+                }
+            }
             self.deviceID = try pool.read { db in
                 try String.fetchOne(db, sql: "SELECT device_id FROM sync_state WHERE id = 1") ?? "unknown-device"
             }
@@ -129,6 +179,8 @@ public struct DraftStore: Sendable {
         }
         var configuration = Configuration()
         configuration.readonly = true
+        // Another process (or a store of this one being closed) may hold a lock for a moment: wait as the pool does.
+        configuration.busyMode = .timeout(10)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
         let applied = try queue.read { db in try DeviceMigrations.migrator.appliedIdentifiers(db) }

@@ -52,6 +52,9 @@ public struct DraftStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         case attachmentRefused
         /// A sensitive answer cannot be sealed: the device has no usable key of the project (sync to fetch it).
         case noProjectKey
+        /// The device data key cannot be had or does not open the database (missing or exposed key file,
+        /// wrong passphrase, a keystore that refused): nothing was read or changed.
+        case deviceKeyUnusable
     }
 
     /// What went wrong, for code to branch on.
@@ -71,6 +74,9 @@ public struct DraftStoreError: Error, Sendable, Hashable, CustomStringConvertibl
     /// ("saving field \"site\""), `path` names the database file.
     static func wrap(_ error: any Error, doing: String, path: String) -> DraftStoreError {
         if let error = error as? DraftStoreError { return error }
+        if let error = error as? DatabaseError, let message = error.message, let found = DeviceCipher.storeError(in: message) {
+            return found
+        }
         guard let database = error as? DatabaseError else {
             return DraftStoreError(.storageFailed, "Could not finish \(doing) in \(path): \(error). Nothing was changed; try again.")
         }

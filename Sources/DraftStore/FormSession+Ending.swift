@@ -131,7 +131,7 @@ extension DraftStore {
     /// Reverts one presentation from its snapshot, in the caller's transaction.
     static func revertPresentation(_ db: Database, _ presentation: String, record: String) throws -> DiscardResult {
         guard let snapshot = try Row.fetchOne(db, sql: """
-            SELECT kind, snapshot_state, snapshot_updated_at, snapshot_fields FROM presentations WHERE id = ?
+            SELECT kind, snapshot_state, snapshot_updated_at, fs_open(snapshot_fields, 'snapshot', id, record_id) AS snapshot_fields FROM presentations WHERE id = ?
             """, arguments: [presentation])
         else {
             throw DraftStoreError(.presentationEnded, "The sheet for record \(record) was already closed; nothing was discarded.")
@@ -181,7 +181,7 @@ extension DraftStore {
                 let json = opened[id].map { answerJSON($0) }
                 try db.execute(sql: """
                     INSERT INTO outbox (record_id, kind, field_id, value, base_revision, hlc, created_at)
-                    VALUES (?, 'set', ?, ?, ?, ?, ?)
+                    VALUES (?1, 'set', ?2, fs_seal(?3, 'outbox', ?1, ?2), ?4, ?5, ?6)
                     """, arguments: [record, id, json, bases[id] ?? current.serverRevision, clock.rawValue, now])
             }
         }

@@ -211,7 +211,7 @@ extension DraftStore {
             let baseRevision = try Self.editBase(db, record: record, field: field, serverRevision: serverRevision)
             try db.cachedStatement(sql: """
                 INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)
-                VALUES (?, ?, 'set', ?, ?, ?, ?, ?)
+                VALUES (?1, ?2, 'set', ?3, fs_seal(?4, 'outbox', ?1, ?3), ?5, ?6, ?7)
                 """).execute(arguments: [record, presentation, field, json, baseRevision, clock.rawValue, now])
         }
         checkpointer.noteCommit()

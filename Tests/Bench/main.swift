@@ -1,7 +1,7 @@
 // fieldsheet-bench [DIR]: the device database's speed and memory (see BENCHMARKS.md; run with `make bench`).
 //
 // Figures: one edit made durable (FormSession.set: WAL commit with synchronous=FULL) p50/p99/max over
-// 10,000 edits; opening a draft of a 200-field form; editing and opening a record of 200 repeat instances; filling, opening and typing into a record of 5,000 defects; listing 10,000 drafts; RSS as the record count grows;
+// 10,000 edits; opening a draft of a 200-field form; the encrypted store against one in clear; editing and opening a record of 200 repeat instances; filling, opening and typing into a record of 5,000 defects; listing 10,000 drafts; RSS as the record count grows;
 // the app's keystrokes and home screen; a commit reaching an observer of the 10,000-record list; attaching a
 // 10 MB photo until durable.
 // DIR (default: the system temporary directory) should be on the disk the device would use: fsync is the cost.
@@ -66,6 +66,10 @@ try benchXLSFormImport(in: directory.appendingPathComponent("xlsform"))
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "xlsform" { finish() }
 try await benchAttach(in: directory.appendingPathComponent("attach"))
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "attach" { finish() }
+if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "encryption" {
+    try await benchEncryption(in: directory.appendingPathComponent("encryption"))
+    finish()
+}
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "repeat" {
     try await benchRepeatRecord(in: try DraftStore(home: directory.appendingPathComponent("repeat")))
     finish()
@@ -129,6 +133,9 @@ do {
     }
     report("open a draft of a 200-field form (resumeDraft)", samples, target: "<= 2 ms")
 }
+
+// 2a. The encrypted store against the same store in clear: an edit, opening a 200-field draft, a 10,000-record list.
+try await benchEncryption(in: directory.appendingPathComponent("encryption"))
 
 // 2b. A record with 200 repeat instances of 10 fields (and a total summed over them): opening it, and one
 // edit of an instance's field made durable with the total recomputed (only what depends on the edit).

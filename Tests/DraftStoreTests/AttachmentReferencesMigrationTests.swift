@@ -56,6 +56,8 @@ struct AttachmentReferencesMigrationTests {
         #expect(before.count == 6, "v7 lists one reference from each of its six sources: \(before)")
 
         // The upgrade alone (opening a DraftStore would also end the presentation a killed process left open).
+        // From v13 the view reads values through the store's SQL functions: here those of a store without a key.
+        queue.inDatabase { db in StoreEncryption().register(db) }
         try DeviceMigrations.migrator.migrate(queue)
         let (after, applied, viewSQL) = try await queue.read { db in
             (try Self.references(db),
@@ -64,6 +66,7 @@ struct AttachmentReferencesMigrationTests {
         }
         #expect(applied.contains("v8-attachment-references-once"))
         #expect(viewSQL.contains("WITH answers"), "the view was recreated by v8")
+        #expect(viewSQL.contains("fs_open_fields(r.fields, 'record', r.id)"), "and by v13")
         #expect(after == before)
         #expect(Set(after.compactMap { String.fromDatabaseValue($0[4]) }) == ["synced.jpg", "edited.jpg", "snap.jpg", "snaplocal.jpg", "mine.jpg", "theirs.jpg"])
     }

@@ -127,10 +127,10 @@ struct CrashSafetyTests {
         let (duplicates, distinctClocks, setRows, values) = try await store.pool.read { db in
             let key = record.uuidString.lowercased()
             return (
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT value FROM outbox WHERE record_id = ? AND kind = 'set' GROUP BY value HAVING count(*) > 1)", arguments: [key])!,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT fs_open(value, 'outbox', record_id, field_id) AS v FROM outbox WHERE record_id = ? AND kind = 'set' GROUP BY v HAVING count(*) > 1)", arguments: [key])!,
                 try Int.fetchOne(db, sql: "SELECT count(DISTINCT hlc) = count(*) FROM outbox")!,
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE record_id = ? AND kind = 'set'", arguments: [key])!,
-                Set(try String.fetchAll(db, sql: "SELECT value FROM outbox WHERE record_id = ? AND kind = 'set'", arguments: [key]))
+                Set(try String.fetchAll(db, sql: "SELECT fs_open(value, 'outbox', record_id, field_id) FROM outbox WHERE record_id = ? AND kind = 'set'", arguments: [key]))
             )
         }
         #expect(duplicates == 0, "an edit was queued twice (seed \(seed))")

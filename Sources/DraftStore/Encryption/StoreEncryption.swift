@@ -1,0 +1,237 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// How a store's values are sealed: the SQL functions every statement that writes or reads a value goes
+/// through, the key check, and the encryption of a database that holds values in clear (migration
+/// `v13-encrypted-store`).
+///
+/// Every connection of the pool has four functions, each taking the value and then the parts of its place
+/// (its table's tag and the row's identity: record id, field key…):
+/// - `fs_seal(text, parts…)`: a BLOB sealed at that place (a BLOB given is already sealed and kept);
+/// - `fs_open(value, parts…)`: the text of a sealed BLOB;
+/// - `fs_seal_fields(json, parts…)`, `fs_open_fields(json, parts…)`: a ``RecordFields`` JSON whose answers are
+///   sealed one by one (place: the parts and the field's key), its stamps and writers left in clear.
+/// NULL stays NULL. In a store opened without encryption they return their value as it is.
+final class StoreEncryption: Sendable {
+    struct State: Sendable {
+        var cipher: DeviceCipher?
+        /// Whether a value in clear is read as it is: in an unencrypted store, and while an encrypted one
+        /// still converts the values written before it was encrypted.
+        var acceptsPlaintext = true
+    }
+
+    let state = Mutex(State())
+
+    var current: State { state.withLock { $0 } }
+
+    /// Adds the SQL functions to a connection.
+    func register(_ db: Database) {
+        db.add(function: DatabaseFunction("fs_seal", argumentCount: nil, pure: false) { [self] arguments in
+            guard let value = arguments.first, !value.isNull else { return nil }
+            guard let cipher = current.cipher else { return value }
+            if case .blob = value.storage { return value }
+            guard case .string(let text) = value.storage else { throw DeviceCipher.damaged("A value to seal is not text.") }
+            return Data(try cipher.seal(Array(text.utf8), place: Self.place(arguments)))
+        })
+        db.add(function: DatabaseFunction("fs_open", argumentCount: nil, pure: false) { [self] arguments in
+            guard let value = arguments.first, !value.isNull else { return nil }
+            let state = current
+            switch value.storage {
+            case .blob(let sealed):
+                guard let cipher = state.cipher else {
+                    throw DeviceCipher.failure(.deviceKeyUnusable, "The device database holds encrypted values and was opened without its key.")
+                }
+                guard let plaintext = cipher.open(Array(sealed), place: Self.place(arguments)) else {
+                    throw DeviceCipher.damaged("A stored value (\(Self.describe(arguments))) does not open with the device key: it was altered or moved.")
+                }
+                return String(decoding: plaintext, as: UTF8.self)
+            default:
+                guard state.acceptsPlaintext else {
+                    throw DeviceCipher.damaged("A value (\(Self.describe(arguments))) is stored in clear in an encrypted store.")
+                }
+                return value
+            }
+        })
+        db.add(function: DatabaseFunction("fs_seal_fields", argumentCount: nil, pure: false) { [self] arguments in
+            guard let value = arguments.first, !value.isNull else { return nil }
+            guard let cipher = current.cipher, case .string(let text) = value.storage else { return value }
+            return String(decoding: try cipher.sealFields(Array(text.utf8), parts: Self.parts(arguments)), as: UTF8.self)
+        })
+        db.add(function: DatabaseFunction("fs_open_fields", argumentCount: nil, pure: false) { [self] arguments in
+            guard let value = arguments.first, !value.isNull else { return nil }
+            let state = current
+            guard case .string(let text) = value.storage else { return value }
+            // A store without a key has no sealed answer: opening an encrypted one without its key is refused.
+            guard let cipher = state.cipher else { return value }
+            return String(decoding: try cipher.openFields(Array(text.utf8), parts: Self.parts(arguments), acceptsPlaintext: state.acceptsPlaintext), as: UTF8.self)
+        })
+    }
+
+    static func parts(_ arguments: [DatabaseValue]) -> [String] {
+        arguments.dropFirst().map { argument in String.fromDatabaseValue(argument) ?? Int64.fromDatabaseValue(argument).map { "\($0)" } ?? "" }
+    }
+
+    static func place(_ arguments: [DatabaseValue]) -> [UInt8] {
+        DeviceCipher.place(parts(arguments))
+    }
+
+    static func describe(_ arguments: [DatabaseValue]) -> String {
+        parts(arguments).joined(separator: " ")
+    }
+
+    // MARK: - Opening
+
+    /// Reads the store's key record and sets the cipher: with `provider`, the key it gives (checked against the
+    /// store's check value; made when the store has none); without, none (refused when the store is
+    /// encrypted). Then converts, batch by batch, what an earlier version left in clear.
+    func open(_ pool: DatabasePool, path: String, provider: (any DeviceKeyProvider)?, batchSize: Int, batchLimit: Int?, sealFiles: () throws -> Void) throws {
+        let row = try pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT salt, key_check, state FROM device_encryption WHERE id = 1")
+        }
+        guard let provider else {
+            if row != nil {
+                throw DraftStoreError(.deviceKeyUnusable,
+                    "The device database \(path) is encrypted; open it with its device key (the key file, passphrase or keystore it was made with).")
+            }
+            state.withLock { $0 = State(cipher: nil, acceptsPlaintext: true) }
+            return
+        }
+        let cipher: DeviceCipher
+        var converting = true
+        if let row {
+            let salt: Data = row["salt"]
+            let check: Data = row["key_check"]
+            cipher = DeviceCipher(try provider.dataKey(for: DeviceKeyRequest(databasePath: path, salt: Array(salt), mayCreate: false)))
+            guard cipher.open(Array(check), place: Self.keyCheckPlace) == Self.keyCheckPlaintext else {
+                throw DraftStoreError(.deviceKeyUnusable,
+                    "The device key given does not open the device database \(path) (a wrong passphrase, or the key file of another home). Nothing was read or changed.")
+            }
+            converting = (row["state"] as String) != "encrypted"
+        } else {
+            var salt = [UInt8](repeating: 0, count: 16)
+            var generator = SystemRandomNumberGenerator()
+            for index in salt.indices { salt[index] = UInt8.random(in: 0...255, using: &generator) }
+            cipher = DeviceCipher(try provider.dataKey(for: DeviceKeyRequest(databasePath: path, salt: salt, mayCreate: true)))
+            let check = try cipher.seal(Self.keyCheckPlaintext, place: Self.keyCheckPlace)
+            try pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO device_encryption (id, salt, key_check, state, records_done) VALUES (1, ?, ?, 'encrypting', 0)
+                    ON CONFLICT (id) DO NOTHING
+                    """, arguments: [Data(salt), Data(check)])
+            }
+            // Another process may have set the key first: then that one is the store's, and this one must match it.
+            if let stored = try pool.read({ db in try Data.fetchOne(db, sql: "SELECT key_check FROM device_encryption WHERE id = 1") }),
+                cipher.open(Array(stored), place: Self.keyCheckPlace) != Self.keyCheckPlaintext {
+                throw DraftStoreError(.deviceKeyUnusable, "Another process set a different device key for \(path) at the same moment; open it again.")
+            }
+        }
+        state.withLock { $0 = State(cipher: cipher, acceptsPlaintext: converting) }
+        if converting {
+            try Self.encryptInPlace(pool, batchSize: batchSize, batchLimit: batchLimit, sealFiles: sealFiles)
+            state.withLock { $0.acceptsPlaintext = false }
+        }
+    }
+
+    static let keyCheckPlace = DeviceCipher.place(["key-check"])
+    static let keyCheckPlaintext = Array("FieldSheet device key".utf8)
+
+    /// One table's values still in clear, converted a batch at a time: the statement seals the rows its
+    /// subquery selects (those whose value is still text), at most `?1` of them.
+    static let conversions: [String] = [
+        """
+        UPDATE sealed_plaintexts SET value = fs_seal(value, 'sensitive', record_id, key)
+        WHERE (record_id, key) IN (SELECT record_id, key FROM sealed_plaintexts WHERE typeof(value) = 'text' LIMIT ?1)
+        """,
+        """
+        UPDATE record_edits SET value = fs_seal(value, 'edit', record_id, key)
+        WHERE (record_id, key) IN (SELECT record_id, key FROM record_edits WHERE typeof(value) = 'text' LIMIT ?1)
+        """,
+        """
+        UPDATE outbox SET value = fs_seal(value, 'outbox', record_id, coalesce(field_id, ''))
+        WHERE mutation_id IN (SELECT mutation_id FROM outbox WHERE typeof(value) = 'text' LIMIT ?1)
+        """,
+        """
+        UPDATE presentations SET snapshot_fields = fs_seal(snapshot_fields, 'snapshot', id, record_id)
+        WHERE rowid IN (SELECT rowid FROM presentations WHERE typeof(snapshot_fields) = 'text' LIMIT ?1)
+        """,
+        """
+        UPDATE conflicts SET local_value = fs_seal(local_value, 'conflict', record_id, field_id, 'local'),
+            remote_value = fs_seal(remote_value, 'conflict', record_id, field_id, 'remote'),
+            reason = fs_seal(reason, 'conflict', record_id, field_id, 'reason')
+        WHERE id IN (SELECT id FROM conflicts WHERE typeof(local_value) = 'text' OR typeof(remote_value) = 'text' OR typeof(reason) = 'text' LIMIT ?1)
+        """,
+        """
+        UPDATE sent_mutations SET body = fs_seal(body, 'mutation', mutation_id, record_id)
+        WHERE rowid IN (SELECT rowid FROM sent_mutations WHERE typeof(body) = 'text' LIMIT ?1)
+        """,
+        """
+        UPDATE entities SET fields = fs_seal(fields, 'entity', list, id)
+        WHERE rowid IN (SELECT rowid FROM entities WHERE typeof(fields) = 'text' LIMIT ?1)
+        """,
+        """
+        UPDATE entity_local_changes SET value = fs_seal(value, 'entity-change', list, entity_id, property)
+        WHERE rowid IN (SELECT rowid FROM entity_local_changes WHERE typeof(value) = 'text' LIMIT ?1)
+        """,
+    ]
+
+    /// Seals what the store holds in clear, in committed batches of `batchSize` rows: a process stopped part
+    /// way leaves every batch before done, and the next open goes on from there (a row's value is text until
+    /// its batch commits; the records, whose sealed fields are JSON text too, keep how far they got in
+    /// `device_encryption`). Then `sealFiles` seals the attachments' files. `batchLimit` stops after that
+    /// many batches (tests of a stop part way).
+    static func encryptInPlace(_ pool: DatabasePool, batchSize: Int, batchLimit: Int?, sealFiles: () throws -> Void) throws {
+        try pool.writeWithoutTransaction { db in
+            // A value rewritten sealed leaves no copy in clear in the page it left (nor in a freed page).
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+            defer { try? db.execute(sql: "PRAGMA secure_delete = OFF") }
+            var batches = 0
+            var converted = 0
+            func batch(_ body: () throws -> Int) throws -> Bool {
+                if let batchLimit, batches >= batchLimit {
+                    throw DraftStoreError(.storageFailed, "Stopped encrypting the device database after \(batches) batches, as asked.")
+                }
+                batches += 1
+                var changed = 0
+                try db.inTransaction {
+                    changed = try body()
+                    return .commit
+                }
+                converted += changed
+                return changed > 0
+            }
+            for conversion in conversions {
+                while try batch({
+                    try db.execute(sql: conversion, arguments: [batchSize])
+                    return db.changesCount
+                }) {}
+            }
+            let progress: [(table: String, column: String, statement: String)] = [
+                ("records", "records_done", "UPDATE records SET fields = fs_seal_fields(fields, 'record', id) WHERE rowid = ?"),
+            ]
+            for step in progress {
+                while try batch({
+                    let done = try Int64.fetchOne(db, sql: "SELECT \(step.column) FROM device_encryption WHERE id = 1") ?? 0
+                    let rows = try Int64.fetchAll(db, sql: "SELECT rowid FROM \(step.table) WHERE rowid > ? ORDER BY rowid LIMIT ?", arguments: [done, batchSize])
+                    let seal = try db.makeStatement(sql: step.statement)
+                    for row in rows { try seal.execute(arguments: [row]) }
+                    if let last = rows.last {
+                        try db.execute(sql: "UPDATE device_encryption SET \(step.column) = ? WHERE id = 1", arguments: [last])
+                    }
+                    return rows.count
+                }) {}
+            }
+            try sealFiles()
+            // What the file held in clear before (freed pages, the write-ahead log's old frames) is rewritten
+            // away: the database is rebuilt and the log emptied. Another process reading the database at this
+            // moment keeps them from running (docs/device-encryption.md says so). A new database, with nothing
+            // converted and no freed page, has nothing to rewrite.
+            let freed = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            if converted > 0 || freed > 0 {
+                try? db.execute(sql: "VACUUM")
+                try? db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+            try db.execute(sql: "UPDATE device_encryption SET state = 'encrypted' WHERE id = 1")
+        }
+    }
+}
