@@ -364,3 +364,35 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_by_subject ON webhook_deliveries (endpoint_id, subject, id);
 CREATE INDEX webhook_deliveries_by_project ON webhook_deliveries (project_id, endpoint_id, id);
+
+-- migration: 13
+
+-- People, devices and login codes (as the SQLite schema's v13-devices).
+ALTER TABLE users ADD COLUMN server_admin BOOLEAN NOT NULL DEFAULT false;
+CREATE TABLE devices (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    token_id BIGINT NOT NULL UNIQUE REFERENCES tokens (id),
+    user_id BIGINT NOT NULL REFERENCES users (id),
+    project_id BIGINT REFERENCES projects (id),
+    name TEXT NOT NULL,
+    client_id TEXT,
+    client_version TEXT,
+    first_sync_at DOUBLE PRECISION,
+    last_sync_at DOUBLE PRECISION,
+    waiting INTEGER,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX devices_by_user ON devices (user_id, id);
+INSERT INTO devices (token_id, user_id, name, created_at) SELECT id, user_id, 'access token', created_at FROM tokens;
+CREATE TABLE login_codes (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    code_hash BYTEA NOT NULL UNIQUE,
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    user_id BIGINT NOT NULL REFERENCES users (id),
+    created_by BIGINT REFERENCES users (id),
+    created_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
+    used_at DOUBLE PRECISION,
+    device_id BIGINT REFERENCES devices (id)
+);
+CREATE INDEX login_codes_by_user ON login_codes (project_id, user_id, id);
