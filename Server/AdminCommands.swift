@@ -23,7 +23,11 @@ extension FieldSheetServerCommand {
 
             func run() async throws {
                 try await reportingFailures {
-                    let project = try await data.withStorage { try await $0.createProject(name: name) }
+                    let project = try await data.withStorage { storage in
+                        let project = try await storage.createProject(name: name)
+                        await storage.auditCommandLine(.projectCreated, projectId: project.id, subject: project.name)
+                        return project
+                    }
                     print("created project \(project.name)")
                 }
             }
@@ -61,14 +65,17 @@ extension FieldSheetServerCommand {
                         var said: [String] = []
                         if serverAdmin {
                             try await storage.setServerAdmin(userName: name, true)
+                            await storage.auditCommandLine(.serverAdminGranted, subject: name)
                             said.append("made \(name) a server admin")
                         }
                         if let project, let role {
                             let project = try await data.project(project, in: storage)
                             try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
+                            await storage.auditCommandLine(.tokenIssued, projectId: project.id, subject: name, detail: ["role": role.rawValue])
                             said.append("added \(name) to \(project.name) as \(role.rawValue)")
                         } else {
                             try await storage.addToken(userName: name, projectId: nil, tokenHash: AccessToken.hash(token))
+                            await storage.auditCommandLine(.tokenIssued, subject: name)
                         }
                         FileHandle.standardError.write(Data("\(said.joined(separator: "; ")); the token below is shown only once:\n".utf8))
                         print(token)
@@ -107,6 +114,8 @@ extension FieldSheetServerCommand {
                         try await storage.createLoginCode(LoginCodeRecord(
                             codeHash: LoginCode.hash(normalized: LoginCode.normalized(code) ?? code), projectId: project.id, userId: userId,
                             createdBy: nil, createdAt: now, expiresAt: expires))
+                        await storage.auditCommandLine(
+                            .loginCodeCreated, projectId: project.id, subject: name, detail: ["expires": ISO8601DateFormatter().string(from: expires)])
                         FileHandle.standardError.write(Data("login code for \(name) in \(project.name), valid once until \(ISO8601DateFormatter().string(from: expires)):\n".utf8))
                         print(code)
                     }
@@ -126,7 +135,11 @@ extension FieldSheetServerCommand {
 
             func run() async throws {
                 try await reportingFailures {
-                    let count = try await data.withStorage { try await $0.revokeTokens(userName: name) }
+                    let count = try await data.withStorage { storage in
+                        let count = try await storage.revokeTokens(userName: name)
+                        await storage.auditCommandLine(.tokensRevoked, subject: name, detail: ["tokens": String(count)])
+                        return count
+                    }
                     print("revoked \(count) token\(count == 1 ? "" : "s") of \(name)")
                 }
             }

@@ -16,6 +16,7 @@ struct ConsoleRenderer: Sendable {
             "forms": PackageResources.forms_mustache, "submissions": PackageResources.submissions_mustache,
             "record": PackageResources.record_mustache, "people": PackageResources.people_mustache,
             "person": PackageResources.person_mustache, "login-code": PackageResources.login_code_mustache,
+            "audit": PackageResources.audit_mustache,
             "webhooks": PackageResources.webhooks_mustache,
             "entity-lists": PackageResources.entity_lists_mustache, "entity-table": PackageResources.entity_table_mustache,
             "entity": PackageResources.entity_mustache,

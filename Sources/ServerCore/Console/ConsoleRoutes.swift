@@ -22,6 +22,7 @@ struct ConsoleRoutes {
         SignInController(services: services).addSignedInRoutes(to: signedIn)
         ProjectPagesController(services: services).addRoutes(to: signedIn)
         PeopleController(services: services).addRoutes(to: signedIn)
+        AuditPageController(services: services).addRoutes(to: signedIn)
         SubmissionsController(services: services).addRoutes(to: signedIn)
         RecordPageController(services: services).addRoutes(to: signedIn)
         ExportController(services: services).addRoutes(to: signedIn)

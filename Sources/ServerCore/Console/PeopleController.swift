@@ -126,7 +126,7 @@ struct PeopleController {
                 throw Problem(.conflict, "project-exists", title: "Project exists", detail: error.detail, field: "name")
             }
             try await services.storage.setMembership(userName: principal.userName, projectId: project.id, role: .admin)
-            try await ConsoleAudit.record(services, context, request, action: .projectCreated, project: project.id, subject: project.name, detail: [:])
+            await services.audit(.projectCreated, request: request, context: context, projectId: project.id, subject: project.name)
             return ConsoleRenderer.redirect(to: "/console/projects/\(project.name)/users")
         }
         throw Problem(.unprocessableContent, "validation", title: "Invalid project name", detail: problem, field: "name")
@@ -178,8 +178,8 @@ struct PeopleController {
                 status: .conflict)
         }
         let userId = try await services.storage.setMembership(userName: name, projectId: membership.projectId, role: role)
-        try await ConsoleAudit.record(
-            services, context, request, action: .memberInvited, project: membership.projectId, subject: name, detail: ["role": role.rawValue])
+        await services.audit(.memberInvited, request: request, context: context,
+            projectId: membership.projectId, subject: name, detail: ["role": role.rawValue])
         let member = ProjectMember(name: name, role: role, activeTokens: 0, userId: userId)
         return try await codePage(membership, member, createdBy: principal.userId, request, context)
     }
@@ -221,9 +221,8 @@ struct PeopleController {
         }
         if role != member.role {
             try await services.storage.setMembership(userName: member.name, projectId: membership.projectId, role: role)
-            try await ConsoleAudit.record(
-                services, context, request, action: .roleChanged, project: membership.projectId, subject: member.name,
-                detail: ["from": member.role.rawValue, "to": role.rawValue])
+            await services.audit(.roleChanged, request: request, context: context,
+                projectId: membership.projectId, subject: member.name, detail: ["from": member.role.rawValue, "to": role.rawValue])
         }
         return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users/\(member.userId)")
     }
@@ -241,9 +240,8 @@ struct PeopleController {
                 status: .unprocessableContent)
         }
         try await services.storage.setUserProperty(projectId: membership.projectId, userName: member.name, name: name, value: value.isEmpty ? nil : value)
-        try await ConsoleAudit.record(
-            services, context, request, action: value.isEmpty ? .propertyRemoved : .propertySet, project: membership.projectId, subject: member.name,
-            detail: value.isEmpty ? ["property": name] : ["property": name, "value": value])
+        await services.audit(value.isEmpty ? .propertyRemoved : .propertySet, request: request, context: context,
+            projectId: membership.projectId, subject: member.name, detail: value.isEmpty ? ["property": name] : ["property": name, "value": value])
         return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users/\(member.userId)")
     }
 
@@ -264,9 +262,8 @@ struct PeopleController {
         try await services.storage.createLoginCode(LoginCodeRecord(
             codeHash: LoginCode.hash(normalized: LoginCode.normalized(code) ?? code), projectId: membership.projectId, userId: member.userId,
             createdBy: createdBy, createdAt: now, expiresAt: expires))
-        try await ConsoleAudit.record(
-            services, context, request, action: .loginCodeCreated, project: membership.projectId, subject: member.name,
-            detail: ["expires": ISO8601DateFormatter().string(from: expires)])
+        await services.audit(.loginCodeCreated, request: request, context: context,
+            projectId: membership.projectId, subject: member.name, detail: ["expires": ISO8601DateFormatter().string(from: expires)])
         let server = Self.serverURL(request, context, proxies: services.trustedProxies)
         let qrText = "{\"server\":\"\(server)\",\"code\":\"\(code)\"}"
         let qr = QRCode(qrText)
@@ -295,9 +292,8 @@ struct PeopleController {
               let device = try await services.storage.revokeDevice(projectId: membership.projectId, deviceId: id, at: Date())
         else { throw Problem.notFound("device") }
         if device.revokedAt == nil {
-            try await ConsoleAudit.record(
-                services, context, request, action: .deviceRevoked, project: membership.projectId, subject: member.name,
-                detail: ["device": String(device.id), "name": device.name])
+            await services.audit(.deviceRevoked, request: request, context: context,
+                projectId: membership.projectId, subject: member.name, detail: ["device": String(device.id), "name": device.name])
         }
         return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users/\(member.userId)")
     }
@@ -309,9 +305,8 @@ struct PeopleController {
             return try await personPage(membership, member, context, problem: "You cannot remove yourself; another admin of the project can.", status: .conflict)
         }
         let revoked = try await services.storage.removeMember(projectId: membership.projectId, userId: member.userId, at: Date())
-        try await ConsoleAudit.record(
-            services, context, request, action: .memberRemoved, project: membership.projectId, subject: member.name,
-            detail: ["role": member.role.rawValue, "devicesRevoked": String(revoked)])
+        await services.audit(.memberRemoved, request: request, context: context,
+            projectId: membership.projectId, subject: member.name, detail: ["role": member.role.rawValue, "devicesRevoked": String(revoked)])
         return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users")
     }
 }

@@ -66,9 +66,8 @@ struct LoginController {
         switch outcome {
         case .enrolled(let deviceId, _, let userName, let projectId, let projectName):
             context.logger.info("Device enrolled with a login code", metadata: ["user": .string(userName), "project": .string(projectName)])
-            try await ConsoleAudit.record(
-                services, context, request, action: .loginCodeUsed, actor: userName, project: projectId, subject: userName,
-                detail: ["device": String(deviceId), "name": name.isEmpty ? "device" : name])
+            await services.audit(.loginCodeUsed, request: request, context: context,
+                projectId: projectId, subject: userName, detail: ["device": String(deviceId), "name": name.isEmpty ? "device" : name], actor: userName)
             return try Response.json(LoginResponse(token: token, project: projectName, user: userName, deviceId: deviceId))
         case .unknown:
             throw try await failure(address, request, context, "That login code is not known. Check what you typed, or ask your project's admin for a new code.")
@@ -84,7 +83,7 @@ struct LoginController {
     /// Counts a failed exchange: 401 `login-code-invalid`, or 429 once the address has failed too often.
     private func failure(_ address: String, _ request: Request, _ context: AppRequestContext, _ detail: String) async throws -> Problem {
         context.logger.info("Login code refused", metadata: ["remote": .string(address)])
-        try await ConsoleAudit.record(services, context, request, action: .loginCodeRefused, actor: "—", project: nil, subject: "", detail: ["reason": detail])
+        await services.audit(.loginCodeRefused, request: request, context: context, detail: ["reason": detail], actor: "(unknown code)")
         if let wait = services.throttle.recordFailure(from: address) {
             return Problem.tooManyAttempts(retryAfter: Self.seconds(wait), reason: detail)
         }

@@ -70,6 +70,9 @@ struct ConsoleAuthTests {
                     ("/console/projects/alpha/nothing-here", [.notFound, .notFound, .notFound, .notFound]),
                     ("/console/projects/alpha/users/\(anaId)", [.forbidden, .forbidden, .ok, .notFound]),
                     ("/console/projects/alpha/users/\(olgaId)", [.forbidden, .forbidden, .notFound, .notFound]),
+                    ("/console/projects/alpha/audit", [.forbidden, .forbidden, .ok, .notFound]),
+                    ("/console/projects/beta/audit", [.notFound, .notFound, .notFound, .ok]),
+                    ("/console/audit", [.forbidden, .forbidden, .forbidden, .forbidden]),
                 ]
                 for (path, expected) in matrix {
                     for (device, status) in zip([w.ana, w.rita, w.adam, w.olga], expected) {
@@ -155,6 +158,7 @@ struct ConsoleAuthTests {
             "POST /console/projects/{project}/users/{user}/role", "POST /console/projects/{project}/users/{user}/properties",
             "POST /console/projects/{project}/users/{user}/code", "POST /console/projects/{project}/users/{user}/devices/{device}/revoke",
             "POST /console/projects/{project}/users/{user}/remove",
+            "GET /console/audit", "GET /console/projects/{project}/audit",
             "GET /console/**",
         ]
         #expect(registered == covered, "not in the matrix: \(registered.subtracting(covered).sorted()); gone: \(covered.subtracting(registered).sorted())")

@@ -109,6 +109,29 @@ struct ConsolePeopleTests {
                 let me = try #require(try await server.storage.members(projectId: north.id).first { $0.name == "root" })
                 #expect(try await root.post(client, "/console/projects/north/users/\(me.userId)/remove", []).status == .conflict)
                 #expect(try await root.post(client, "/console/projects/north/users/\(me.userId)/role", [("role", "collector")]).status == .conflict)
+
+                // The audit log: a line for each act, by whom; filtered by action and actor; exported as JSON Lines.
+                let audit = try await root.get(client, "/console/projects/north/audit")
+                #expect(audit.status == .ok)
+                for action in ["project.created", "member.invited", "login-code.created", "login-code.used", "member.role-changed",
+                               "member.property-set", "member.property-removed", "device.revoked", "member.removed"] {
+                    #expect(audit.text.contains("<code>\(action)</code>"), "no \(action) line")
+                }
+                let revocations = try await root.get(client, "/console/projects/north/audit?action=device.revoked").text
+                #expect(revocations.contains("<code>device.revoked</code>") && !revocations.contains("<code>member.invited</code>"))
+                let byAna = try await root.get(client, "/console/projects/north/audit?actor=ana").text
+                #expect(byAna.contains("<code>login-code.used</code>") && !byAna.contains("<code>member.invited</code>"))
+                #expect(try await root.get(client, "/console/projects/north/audit?from=yesterday").status == .badRequest)
+                let lines = try await root.get(client, "/console/projects/north/audit?format=jsonl").text.split(separator: "\n")
+                #expect(lines.count == 11, "\(lines.count) lines")
+                for line in lines {
+                    let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    #expect(object["project"] as? String == "north" && object["action"] is String && object["detail"] is [String: Any])
+                }
+                // The server's log holds what belongs to no project: sign-ins and refused codes.
+                let serverLog = try await root.get(client, "/console/audit").text
+                #expect(serverLog.contains("<code>sign-in</code>") && serverLog.contains("<code>login-code.refused</code>"))
+                #expect(try await client.console("/console/audit", token: collector).status == .forbidden)
             }
         }
     }
