@@ -5,8 +5,8 @@ BIN = .build/debug
 # What building FieldSheet needs (`make demo`): the C libraries SwiftPM links and pkg-config to find them.
 BUILD_APT_PACKAGES = libsqlite3-dev libcurl4-openssl-dev pkg-config
 # What only the tests need: tmux (the full-screen app at a size), Debian's Chromium and its WebDriver (the
-# web console's browser test, Tests/console).
-TEST_APT_PACKAGES = tmux chromium chromium-driver
+# web console's browser tests, Tests/console), and zbar's decoder (reads back the console's QR codes).
+TEST_APT_PACKAGES = tmux chromium chromium-driver zbar-tools
 # The executables the demo runs (Client/demo.sh): built alone, without the load generator, the benchmarks,
 # the test drivers and their packages.
 DEMO_PRODUCTS = fieldsheet fieldsheet-server
@@ -37,6 +37,8 @@ deps: build-deps
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
 	@python3 -c "import pyxform" 2>/dev/null || python3 -m pip install -q pyxform
 	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
+	@# axe-core for the console's accessibility checks (Tests/console/people_test.py).
+	@python3 -c "import axe_selenium_python" 2>/dev/null || python3 -m pip install -q axe-selenium-python
 	@# The OData feed's independent v4 client (pyodata reads OData v2 only) and the GeoJSON validity check.
 	@python3 -c "import odata, requests" 2>/dev/null || python3 -m pip install -q python-odata requests
 	@python3 -c "import geojson" 2>/dev/null || python3 -m pip install -q geojson
@@ -70,6 +72,8 @@ test: deps
 	timeout --signal=INT --kill-after=30 180 python3 Tests/console/webhooks_test.py $(BIN) .build/console-screenshots
 	@# Sensitive answers: the console shows them as encrypted, the author's device and the keyed export in clear.
 	timeout --signal=INT --kill-after=30 180 python3 Tests/console/sensitive_test.py $(BIN) .build/console-screenshots
+	@# People and devices: a project made and run from the browser, a device enrolled by code and signed out.
+	timeout --signal=INT --kill-after=30 300 python3 Tests/console/people_test.py $(BIN) .build/console-screenshots
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \

@@ -17,6 +17,9 @@ extension FieldSheetCommand {
                 let status = try await store.syncStatus()
                 let login = try? DeviceLogin.load(from: home.directory)
                 print("server: \(login.map { "\($0.serverURL) (project \($0.project))" } ?? "not logged in")")
+                if try await store.isSignedOut() {
+                    print("signed out: \(SyncError.signedOutMessage) Log in again with a new code to send what waits.")
+                }
                 print("device: \(status.deviceID)")
                 if let login { print("attachment downloads: \(login.attachmentDownloads.rawValue) (\(login.attachmentDownloads.summary))") }
                 print("queued: \(status.queuedChanges) change\(status.queuedChanges == 1 ? "" : "s") in \(status.queuedRecords) record\(status.queuedRecords == 1 ? "" : "s")")

@@ -21,7 +21,7 @@ enum SyncExit {
     static func code(for error: SyncError) -> Int32 {
         switch error.code {
         case .unreachable: return unreachable
-        case .unauthorized: return unauthorized
+        case .unauthorized, .signedOut: return unauthorized
         case .refused, .serverError: return serverError
         case .tls: return tls
         case .storage: return 1

@@ -386,6 +386,38 @@ CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS 'BEG
 CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
 
+-- migration: 13
+
+-- People, devices and login codes (as the SQLite schema's v13-devices).
+ALTER TABLE users ADD COLUMN server_admin BOOLEAN NOT NULL DEFAULT false;
+CREATE TABLE devices (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    token_id BIGINT NOT NULL UNIQUE REFERENCES tokens (id),
+    user_id BIGINT NOT NULL REFERENCES users (id),
+    project_id BIGINT REFERENCES projects (id),
+    name TEXT NOT NULL,
+    client_id TEXT,
+    client_version TEXT,
+    first_sync_at DOUBLE PRECISION,
+    last_sync_at DOUBLE PRECISION,
+    waiting INTEGER,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX devices_by_user ON devices (user_id, id);
+INSERT INTO devices (token_id, user_id, name, created_at) SELECT id, user_id, 'access token', created_at FROM tokens;
+CREATE TABLE login_codes (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    code_hash BYTEA NOT NULL UNIQUE,
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    user_id BIGINT NOT NULL REFERENCES users (id),
+    created_by BIGINT REFERENCES users (id),
+    created_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
+    used_at DOUBLE PRECISION,
+    device_id BIGINT REFERENCES devices (id)
+);
+CREATE INDEX login_codes_by_user ON login_codes (project_id, user_id, id);
+
 -- migration: 15
 -- Project keys for sensitive fields: the public half of each X25519 key pair only (see server-sqlite.sql).
 CREATE TABLE project_keys (

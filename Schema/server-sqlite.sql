@@ -382,6 +382,45 @@ CREATE INDEX audit_log_by_action ON audit_log (action, id);
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 
+-- migration: v13-devices
+
+-- People and devices (README, "People, devices and login codes"). A server admin creates projects from the
+-- console (`user add --server-admin`). Every access token belongs to one device row: who it is, the project it
+-- was enrolled for, its name, and what it last reported (its client id and version, first and last sync, how
+-- many changes it had waiting to send). A device is revoked by revoking its token (`tokens.revoked_at`): there
+-- is no second flag. Tokens issued before this migration each get a device row named "access token".
+ALTER TABLE users ADD COLUMN server_admin INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE devices (
+    id INTEGER PRIMARY KEY,
+    token_id INTEGER NOT NULL UNIQUE REFERENCES tokens (id),
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    project_id INTEGER REFERENCES projects (id),
+    name TEXT NOT NULL,
+    client_id TEXT,
+    client_version TEXT,
+    first_sync_at REAL,
+    last_sync_at REAL,
+    waiting INTEGER,
+    created_at REAL NOT NULL
+);
+CREATE INDEX devices_by_user ON devices (user_id, id);
+INSERT INTO devices (token_id, user_id, name, created_at) SELECT id, user_id, 'access token', created_at FROM tokens;
+-- One-time login codes: only the SHA-256 of the code (normalised: upper case, no separators), the member and
+-- project it enrols a device for, who created it (NULL: the command line), when it expires, and when it was
+-- used and by which device (a code is used once).
+CREATE TABLE login_codes (
+    id INTEGER PRIMARY KEY,
+    code_hash BLOB NOT NULL UNIQUE,
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    user_id INTEGER NOT NULL REFERENCES users (id),
+    created_by INTEGER REFERENCES users (id),
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    used_at REAL,
+    device_id INTEGER REFERENCES devices (id)
+);
+CREATE INDEX login_codes_by_user ON login_codes (project_id, user_id, id);
+
 -- migration: v15-project-keys
 -- Project keys for sensitive fields (docs/sensitive-fields.md): only the public half of each X25519 key pair,
 -- with its id; the private half is written to the admin's key file and never stored here. The newest key of a

@@ -77,7 +77,11 @@ extension FieldSheetServerCommand {
 
             func run() async throws {
                 try await reportingFailures {
-                    let project = try await data.withStorage { try await $0.createProject(name: name) }
+                    let project = try await data.withStorage { storage in
+                        let project = try await storage.createProject(name: name)
+                        await storage.auditCommandLine(.projectCreated, projectId: project.id, subject: project.name)
+                        return project
+                    }
                     print("created project \(project.name)")
                 }
             }
@@ -86,29 +90,88 @@ extension FieldSheetServerCommand {
 
     /// `user add NAME --project P --role R`.
     struct User: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, SetProperty.self])
+        static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, Code.self, SetProperty.self])
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Add a user to a project and print a new access token.",
-                discussion: "The token is printed once, on stdout, and stored only as a hash: hand it over now. An existing user keeps their other tokens and memberships; their role in this project is set to --role.")
+                abstract: "Add a user to a project (or make them a server admin) and print a new access token.",
+                discussion: """
+                    The token is printed once, on stdout, and stored only as a hash: hand it over now. An existing user keeps \
+                    their other tokens and memberships; their role in this project is set to --role. --server-admin makes the \
+                    user a server admin, who creates projects from the web console (then --project and --role may be left out).
+                    """)
             @OptionGroup var data: DataOptions
             @Argument(help: "User name.") var name: String
-            @Option(help: "Project the user joins.") var project: String
-            @Option(help: "collector, reviewer or admin.") var role: Role
+            @Option(help: "Project the user joins.") var project: String?
+            @Option(help: "collector, reviewer or admin.") var role: Role?
+            @Flag(name: .customLong("server-admin"), help: "Make the user a server admin (creates projects in the console).") var serverAdmin = false
 
             func validate() throws {
                 guard !name.isEmpty, name.count <= 64, !name.contains(where: \.isNewline) else { throw ValidationError("A user name is 1 to 64 characters on one line.") }
+                guard (project == nil) == (role == nil) else { throw ValidationError("Give --project and --role together.") }
+                guard project != nil || serverAdmin else { throw ValidationError("Give --project P --role R, or --server-admin.") }
+            }
+
+            func run() async throws {
+                try await reportingFailures {
+                    try await data.withStorage { storage in
+                        let token = AccessToken.generate()
+                        var said: [String] = []
+                        if serverAdmin {
+                            try await storage.setServerAdmin(userName: name, true)
+                            await storage.auditCommandLine(.serverAdminGranted, subject: name)
+                            said.append("made \(name) a server admin")
+                        }
+                        if let project, let role {
+                            let project = try await data.project(project, in: storage)
+                            try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
+                            await storage.auditCommandLine(.tokenIssued, projectId: project.id, subject: name, detail: ["role": role.rawValue])
+                            said.append("added \(name) to \(project.name) as \(role.rawValue)")
+                        } else {
+                            try await storage.addToken(userName: name, projectId: nil, tokenHash: AccessToken.hash(token))
+                            await storage.auditCommandLine(.tokenIssued, subject: name)
+                        }
+                        FileHandle.standardError.write(Data("\(said.joined(separator: "; ")); the token below is shown only once:\n".utf8))
+                        print(token)
+                    }
+                }
+            }
+        }
+
+        /// `user code NAME --project P [--expires-in HOURS]`.
+        struct Code: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Print a one-time login code that enrols one device of a member.",
+                discussion: """
+                    On the device: fieldsheet login --server URL --code CODE. The code is stored only as a hash, works once, \
+                    and expires after --expires-in hours (24 by default); the project's admin can also make one in the web console.
+                    """)
+            @OptionGroup var data: DataOptions
+            @Argument(help: "User name (a member of the project).") var name: String
+            @Option(help: "The project the device syncs.") var project: String
+            @Option(name: .customLong("expires-in"), help: "Hours until the code expires.") var expiresIn: Double = LoginCode.defaultLifetime / 3600
+
+            func validate() throws {
+                guard expiresIn > 0, expiresIn <= 24 * 30 else { throw ValidationError("--expires-in is a number of hours above 0 and at most 720 (30 days).") }
             }
 
             func run() async throws {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        let token = AccessToken.generate()
-                        try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
-                        FileHandle.standardError.write(Data("added \(name) to \(project.name) as \(role.rawValue); the token below is shown only once:\n".utf8))
-                        print(token)
+                        guard let userId = try await storage.userId(named: name),
+                              try await storage.members(projectId: project.id).contains(where: { $0.name == name })
+                        else { throw CommandFailure("\(name) is not a member of \(project.name). Add them first: fieldsheet-server user add \(name) --project \(project.name) --role collector") }
+                        let code = LoginCode.generate()
+                        let now = Date()
+                        let expires = now.addingTimeInterval(expiresIn * 3600)
+                        try await storage.createLoginCode(LoginCodeRecord(
+                            codeHash: LoginCode.hash(normalized: LoginCode.normalized(code) ?? code), projectId: project.id, userId: userId,
+                            createdBy: nil, createdAt: now, expiresAt: expires))
+                        await storage.auditCommandLine(
+                            .loginCodeCreated, projectId: project.id, subject: name, detail: ["expires": ISO8601DateFormatter().string(from: expires)])
+                        FileHandle.standardError.write(Data("login code for \(name) in \(project.name), valid once until \(ISO8601DateFormatter().string(from: expires)):\n".utf8))
+                        print(code)
                     }
                 }
             }
@@ -126,7 +189,11 @@ extension FieldSheetServerCommand {
 
             func run() async throws {
                 try await reportingFailures {
-                    let count = try await data.withStorage { try await $0.revokeTokens(userName: name) }
+                    let count = try await data.withStorage { storage in
+                        let count = try await storage.revokeTokens(userName: name)
+                        await storage.auditCommandLine(.tokensRevoked, subject: name, detail: ["tokens": String(count)])
+                        return count
+                    }
                     print("revoked \(count) token\(count == 1 ? "" : "s") of \(name)")
                 }
             }

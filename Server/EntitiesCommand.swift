@@ -214,6 +214,9 @@ extension FieldSheetServerCommand.User {
                 try await data.withStorage { storage in
                     let project = try await data.project(project, in: storage)
                     try await storage.setUserProperty(projectId: project.id, userName: name, name: property, value: remove ? nil : value)
+                    await storage.auditCommandLine(
+                        remove ? .propertyRemoved : .propertySet, projectId: project.id, subject: name,
+                        detail: remove ? ["property": property] : ["property": property, "value": value ?? ""])
                     print(remove ? "removed \(property) of \(name) in \(project.name)" : "set \(property) of \(name) in \(project.name) to \(value ?? "")")
                 }
             }

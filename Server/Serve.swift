@@ -78,6 +78,9 @@ extension FieldSheetServerCommand {
         @Option(name: .customLong("auth-failure-limit"), help: "Failed authentications from one address per minute before it gets 429.")
         var authFailureLimit = ServerLimits().authFailureLimit
 
+        @Option(name: .customLong("login-code-lifetime"), help: "Hours a login code made in the web console stays valid (it works once).")
+        var loginCodeLifetime = ServerLimits().loginCodeLifetime / 3600
+
         @Option(
             name: .customLong("header-timeout"),
             help: "Seconds a client has to send a request's complete head, from connecting or from the request's first byte; then 408 and the connection closes.")
@@ -153,6 +156,9 @@ extension FieldSheetServerCommand {
                 throw ValidationError("--webhook-max-response-bytes must be 1 to 67108864; it is \(webhookMaxResponseBytes).")
             }
             guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
+            guard loginCodeLifetime > 0, loginCodeLifetime <= 720 else {
+                throw ValidationError("--login-code-lifetime must be a number of hours above 0 and at most 720 (30 days); it is \(loginCodeLifetime).")
+            }
             guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
             for (name, value) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout), ("--send-timeout", sendTimeout)] {
                 guard value > 0, value <= 86_400 else { throw ValidationError("\(name) must be a number of seconds from more than 0 to 86400; it is \(value).") }
@@ -208,6 +214,7 @@ extension FieldSheetServerCommand {
             limits.maxHeldPolls = maxHeldPolls
             limits.heldPollRetryAfterSeconds = heldPollRetryAfter
             limits.authFailureLimit = authFailureLimit
+            limits.loginCodeLifetime = loginCodeLifetime * 3600
             limits.headerTimeout = .seconds(headerTimeout)
             limits.bodyTimeout = .seconds(bodyTimeout)
             limits.bodyMinBytesPerSecond = bodyMinRate

@@ -25,4 +25,24 @@ extension DraftStore {
             }
         }
     }
+
+    /// Whether the server said this device was signed out (its project's admin revoked it): kept in the device
+    /// database so that every program on this home (`fieldsheet status`, the app) can say so while offline,
+    /// until a login or a sync succeeds again. What waits to be sent stays on the device whatever this says.
+    public func isSignedOut() async throws -> Bool {
+        try await read(doing: "reading whether the device was signed out") { db in
+            try String.fetchOne(db, sql: "SELECT value FROM device_settings WHERE name = 'signedOut'") != nil
+        }
+    }
+
+    /// Notes (or clears) that the server signed this device out (see `isSignedOut()`).
+    public func setSignedOut(_ signedOut: Bool) async throws {
+        try await write(doing: "noting that the device was signed out") { db in
+            if signedOut {
+                try db.execute(sql: "INSERT INTO device_settings (name, value) VALUES ('signedOut', '1') ON CONFLICT (name) DO NOTHING")
+            } else {
+                try db.execute(sql: "DELETE FROM device_settings WHERE name = 'signedOut'")
+            }
+        }
+    }
 }

@@ -58,11 +58,11 @@ extension PostgresStorage {
         let client = client
         return try await perform {
             var result: [ProjectMember] = []
-            for try await (name, role, tokens) in try await client.query("""
-                SELECT u.name, m.role, (SELECT count(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL)
+            for try await (name, role, tokens, userId) in try await client.query("""
+                SELECT u.name, m.role, (SELECT count(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL), u.id
                 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.project_id = \(projectId) ORDER BY u.name
-                """).decode((String, String, Int64).self) {
-                if let role = Role(rawValue: role) { result.append(ProjectMember(name: name, role: role, activeTokens: Int(tokens))) }
+                """).decode((String, String, Int64, Int64).self) {
+                if let role = Role(rawValue: role) { result.append(ProjectMember(name: name, role: role, activeTokens: Int(tokens), userId: userId)) }
             }
             return result
         }

@@ -197,8 +197,14 @@ public struct PostgresStorage: ServerStorage {
                 INSERT INTO memberships (user_id, project_id, role) VALUES (\(userId), \(projectId), \(role.rawValue))
                 ON CONFLICT (user_id, project_id) DO UPDATE SET role = excluded.role
                 """, logger: .quiet)
-            try await connection.query(
-                "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (\(userId), \(ByteBuffer(bytes: tokenHash)), \(now))", logger: .quiet)
+            var tokenId: Int64?
+            for try await id in try await connection.query(
+                "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (\(userId), \(ByteBuffer(bytes: tokenHash)), \(now)) RETURNING id",
+                logger: .quiet).decode(Int64.self) { tokenId = id }
+            try await connection.query("""
+                INSERT INTO devices (token_id, user_id, project_id, name, created_at)
+                VALUES (\(tokenId), \(userId), \(projectId), \(DeviceInfo.commandLineTokenName), \(now))
+                """, logger: .quiet)
         }
     }
 
@@ -220,15 +226,17 @@ public struct PostgresStorage: ServerStorage {
     public func principal(tokenHash: Data) async throws -> Principal? {
         let client = client
         return try await perform {
-            var found: (stored: ByteBuffer, id: Int64, name: String)?
+            var found: (stored: ByteBuffer, tokenId: Int64, id: Int64, name: String)?
             for try await row in try await client.query("""
-                SELECT t.token_hash, u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id
+                SELECT t.token_hash, t.id, u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id
                 WHERE t.token_hash = \(ByteBuffer(bytes: tokenHash)) AND t.revoked_at IS NULL
-                """).decode((ByteBuffer, Int64, String).self) {
+                """).decode((ByteBuffer, Int64, Int64, String).self) {
                 found = row
             }
             guard let found, ConstantTime.equals(Data(found.stored.readableBytesView), tokenHash) else { return nil }
-            return try await client.withConnection { connection in try await Self.principal(connection, userId: found.id, name: found.name) }
+            var principal = try await client.withConnection { connection in try await Self.principal(connection, userId: found.id, name: found.name) }
+            principal.tokenId = found.tokenId
+            return principal
         }
     }
 
@@ -241,7 +249,11 @@ public struct PostgresStorage: ServerStorage {
             guard let role = Role(rawValue: roleName) else { continue }
             memberships[project] = .init(projectId: projectId, projectName: project, role: role)
         }
-        return Principal(userId: userId, userName: name, memberships: memberships)
+        var serverAdmin = false
+        for try await flag in try await connection.query("SELECT server_admin FROM users WHERE id = \(userId)", logger: .quiet).decode(Bool.self) {
+            serverAdmin = flag
+        }
+        return Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
     }
 }
 

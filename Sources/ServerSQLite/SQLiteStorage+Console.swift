@@ -68,10 +68,10 @@ extension SQLiteStorage {
     public func members(projectId: Int64) async throws -> [ProjectMember] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT u.name, m.role, (SELECT count(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL)
+                SELECT u.name, m.role, (SELECT count(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL), u.id
                 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.project_id = ? ORDER BY u.name
                 """, arguments: [projectId]).compactMap { row in
-                Role(rawValue: row[1]).map { ProjectMember(name: row[0], role: $0, activeTokens: row[2]) }
+                Role(rawValue: row[1]).map { ProjectMember(name: row[0], role: $0, activeTokens: row[2], userId: row[3]) }
             }
         }
     }

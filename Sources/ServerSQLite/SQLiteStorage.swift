@@ -204,6 +204,9 @@ public struct SQLiteStorage: ServerStorage {
                 sql: "INSERT INTO memberships (user_id, project_id, role) VALUES (?, ?, ?) ON CONFLICT (user_id, project_id) DO UPDATE SET role = excluded.role",
                 arguments: [userId, projectId, role.rawValue])
             try db.execute(sql: "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (?, ?, ?)", arguments: [userId, tokenHash, now])
+            try db.execute(
+                sql: "INSERT INTO devices (token_id, user_id, project_id, name, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [db.lastInsertedRowID, userId, projectId, DeviceInfo.commandLineTokenName, now])
         }
     }
 
@@ -223,12 +226,14 @@ public struct SQLiteStorage: ServerStorage {
         try await pool.read { db in
             // Every request asks this: the statements are prepared once per connection.
             guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT t.token_hash, u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id
+                SELECT t.token_hash, t.id AS token_id, u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id
                 WHERE t.token_hash = ? AND t.revoked_at IS NULL
                 """), arguments: [tokenHash]) else { return nil }
             let stored: Data = row["token_hash"]
             guard ConstantTime.equals(stored, tokenHash) else { return nil }
-            return try Self.principal(db, userId: row["id"], name: row["name"])
+            var principal = try Self.principal(db, userId: row["id"], name: row["name"])
+            principal.tokenId = row["token_id"]
+            return principal
         }
     }
 
@@ -242,6 +247,7 @@ public struct SQLiteStorage: ServerStorage {
             let name: String = membership["name"]
             memberships[name] = .init(projectId: membership["project_id"], projectName: name, role: role)
         }
-        return Principal(userId: userId, userName: name, memberships: memberships)
+        let serverAdmin = try Bool.fetchOne(db.cachedStatement(sql: "SELECT server_admin FROM users WHERE id = ?"), arguments: [userId]) ?? false
+        return Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
     }
 }

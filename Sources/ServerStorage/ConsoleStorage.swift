@@ -67,11 +67,14 @@ public struct ProjectMember: Sendable, Hashable {
     public var role: Role
     /// Tokens that are not revoked.
     public var activeTokens: Int
+    /// The user's id (what the console's person pages are addressed by).
+    public var userId: Int64
 
-    public init(name: String, role: Role, activeTokens: Int) {
+    public init(name: String, role: Role, activeTokens: Int, userId: Int64 = 0) {
         self.name = name
         self.role = role
         self.activeTokens = activeTokens
+        self.userId = userId
     }
 }
 

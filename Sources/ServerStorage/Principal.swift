@@ -17,10 +17,16 @@ public struct Principal: Sendable, Hashable {
     public var userName: String
     /// Memberships keyed by project name.
     public var memberships: [String: Membership]
+    /// Whether the user administers the server: creates projects and reads every project's audit log.
+    public var isServerAdmin: Bool
+    /// The access token (and so the device) the request came with; nil for a console session.
+    public var tokenId: Int64?
 
-    public init(userId: Int64, userName: String, memberships: [String: Membership]) {
+    public init(userId: Int64, userName: String, memberships: [String: Membership], isServerAdmin: Bool = false, tokenId: Int64? = nil) {
         self.userId = userId
         self.userName = userName
         self.memberships = memberships
+        self.isServerAdmin = isServerAdmin
+        self.tokenId = tokenId
     }
 }

@@ -66,9 +66,12 @@ struct RecordIdCaseTests {
             let storage = try #require(located.handle.storage as? SQLiteStorage)
             try SQLiteStorage.migrator.migrate(storage.pool, upTo: "v1")
             let project = try await storage.createProject(name: "alpha")
-            try await storage.addMember(userName: "ana", projectId: project.id, role: .collector, tokenHash: Data(repeating: 1, count: 32))
             let id = UUID()
             try await storage.pool.write { db in
+                // The first version's member, as it stored one (today's storage also writes tables added since).
+                try db.execute(sql: "INSERT INTO users (id, name, created_at) VALUES (1, 'ana', 0)")
+                try db.execute(sql: "INSERT INTO memberships (user_id, project_id, role) VALUES (1, ?, 'collector')", arguments: [project.id])
+                try db.execute(sql: "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (1, ?, 0)", arguments: [Data(repeating: 1, count: 32)])
                 try db.execute(sql: """
                     INSERT INTO records (project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at)
                     VALUES (?, ?, 'job', 1, 'submitted', 1, 1, 1, 1, '{}', 0)

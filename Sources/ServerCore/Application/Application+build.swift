@@ -64,6 +64,7 @@ public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext>
     MetricsController(services: services).addRoutes(to: router)
     let v1 = router.group("v1")
     HealthController(services: services).addRoutes(to: v1)
+    LoginController(services: services).addRoutes(to: v1)
     let project = v1.group("projects/:project").add(middleware: AuthMiddleware(storage: services.storage, throttle: services.throttle, proxies: services.trustedProxies))
     FormsController(services: services).addRoutes(to: project)
     SyncController(services: services).addRoutes(to: project)

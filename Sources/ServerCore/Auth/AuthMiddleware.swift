@@ -51,14 +51,21 @@ public struct AuthMiddleware: RouterMiddleware {
                 request, context,
                 "Send your access token as \"Authorization: Bearer <token>\"\(acceptsBasic ? " (or as the password of HTTP Basic)" : ""). Ask your server's admin for one (fieldsheet-server user add).")
         }
-        guard let token = Self.token(header, acceptsBasic: acceptsBasic), token.utf8.count <= 256,
-              let principal = try await storage.principal(tokenHash: AccessToken.hash(token))
-        else {
+        guard let token = Self.token(header, acceptsBasic: acceptsBasic), token.utf8.count <= 256 else {
+            throw refusal(request, context, "The access token is not valid or was revoked. Ask your server's admin for a new one.")
+        }
+        let hash = AccessToken.hash(token)
+        guard let principal = try await storage.principal(tokenHash: hash) else {
+            // A revoked token is no guess: its holder is told, and its address is not counted against.
+            if try await storage.tokenRevoked(tokenHash: hash) { throw Problem.deviceSignedOut }
             throw refusal(request, context, "The access token is not valid or was revoked. Ask your server's admin for a new one.")
         }
         var context = context
         context.principal = principal
         context.logger[metadataKey: "user"] = .string(principal.userName)
+        if let tokenId = principal.tokenId, let report = DeviceHeaders.report(request.headers) {
+            try await storage.recordDeviceSync(tokenId: tokenId, report: report)
+        }
         return try await next(request, context)
     }
 

@@ -21,6 +21,8 @@ struct ConsoleRoutes {
         let signedIn = console.group().add(middleware: ConsoleAuthMiddleware(services: services))
         SignInController(services: services).addSignedInRoutes(to: signedIn)
         ProjectPagesController(services: services).addRoutes(to: signedIn)
+        PeopleController(services: services).addRoutes(to: signedIn)
+        AuditPageController(services: services).addRoutes(to: signedIn)
         SubmissionsController(services: services).addRoutes(to: signedIn)
         RecordPageController(services: services).addRoutes(to: signedIn)
         ExportController(services: services).addRoutes(to: signedIn)

@@ -3,8 +3,9 @@ import Hummingbird
 import ServerStorage
 import SyncCore
 
-/// `GET /console` (the caller's projects), `GET /console/projects/{project}` (its forms with versions and
-/// counts per review state) and `GET /console/projects/{project}/users` (members and roles, admins only).
+/// `GET /console` (the caller's projects, and a server admin's form to create one) and
+/// `GET /console/projects/{project}` (its forms with versions and counts per review state). The project's people
+/// are ``PeopleController``'s.
 struct ProjectPagesController {
     let services: ServerServices
 
@@ -13,6 +14,9 @@ struct ProjectPagesController {
         struct Projects { var items: [Item] }
         var chrome: ConsoleChrome
         var projects: Projects?
+        /// Whether the caller is a server admin: the page then has the form that creates a project.
+        var serverAdmin: Bool
+        var csrf: String?
     }
 
     struct FormsPage {
@@ -38,17 +42,9 @@ struct ProjectPagesController {
         var entityLists: [Table]
     }
 
-    struct UsersPage {
-        struct Member { var name: String; var role: String; var tokens: Int }
-        var chrome: ConsoleChrome
-        var projectName: String
-        var members: [Member]
-    }
-
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.get("", use: projects)
         group.get("projects/:project", use: forms)
-        group.get("projects/:project/users", use: users)
     }
 
     @Sendable func projects(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -56,7 +52,8 @@ struct ProjectPagesController {
         let items = principal.memberships.values.sorted { $0.projectName < $1.projectName }
             .map { ProjectsPage.Item(name: $0.projectName, role: $0.role.rawValue) }
         return ConsoleRenderer.page("projects", ProjectsPage(
-            chrome: ConsoleChrome(title: "Projects", context: context), projects: items.isEmpty ? nil : .init(items: items)))
+            chrome: ConsoleChrome(title: "Projects", context: context), projects: items.isEmpty ? nil : .init(items: items),
+            serverAdmin: principal.isServerAdmin, csrf: context.consoleCSRF))
     }
 
     @Sendable func forms(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -84,18 +81,6 @@ struct ProjectPagesController {
             chrome: ConsoleChrome(title: membership.projectName, context: context, project: membership.projectName),
             projectName: membership.projectName, isAdmin: membership.role == .admin, canExport: membership.role.seesSharedRecords, forms: forms,
             entityLists: entityLists.map { FormsPage.Table(name: $0.name) }))
-    }
-
-    @Sendable func users(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let membership = try context.membership()
-        guard membership.role == .admin else {
-            throw Problem.forbidden("Only a project admin sees its users and their roles; your role in this project is \(membership.role.rawValue).")
-        }
-        let members = try await services.storage.members(projectId: membership.projectId)
-        return ConsoleRenderer.page("users", UsersPage(
-            chrome: ConsoleChrome(title: "Users of \(membership.projectName)", context: context, project: membership.projectName),
-            projectName: membership.projectName,
-            members: members.map { .init(name: $0.name, role: $0.role.rawValue, tokens: $0.activeTokens) }))
     }
 }
 

@@ -53,6 +53,9 @@ struct SignInController {
               let principal = try await services.storage.openSession(tokenHash: AccessToken.hash(token), session: record)
         else {
             context.logger.info("Console sign-in failed", metadata: ["remote": .string(address)])
+            if services.throttle.retryAfter(for: address) == nil {
+                await services.audit(.signInFailed, request: request, context: context, actor: "(unknown token)")
+            }
             if let wait = services.throttle.recordFailure(from: address) {
                 let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
                 return signInPage(request, context, next: next, status: .tooManyRequests, headers: [.retryAfter: String(seconds)],
@@ -62,6 +65,7 @@ struct SignInController {
                               problem: "That access token is not valid or was revoked. Paste the whole token (it starts with fst_), or ask your server's admin for a new one.")
         }
         context.logger.info("Console sign-in", metadata: ["user": .string(principal.userName)])
+        await services.audit(.signIn, request: request, context: context, subject: principal.userName, actor: principal.userName)
         let secure = ConsoleSessions.overTLS(request, context, proxies: services.trustedProxies)
         var response = ConsoleRenderer.redirect(to: next)
         response.setCookie(ConsoleSessions.cookie(ConsoleSessions.cookieName, session, maxAge: Int(ConsoleSessions.lifetime), secure: secure))

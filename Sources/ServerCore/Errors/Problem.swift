@@ -59,6 +59,12 @@ extension Problem {
         Problem(.unauthorized, "unauthorized", title: "Authentication required", detail: detail, headers: [.wwwAuthenticate: "Bearer"])
     }
 
+    /// A request with a token whose device a project admin revoked (or whose person they removed): not a wrong
+    /// token, so the device can tell its person why it stopped syncing.
+    public static let deviceSignedOut = Problem(
+        .unauthorized, "device-signed-out", title: "Device signed out",
+        detail: "This device was signed out by your project's admin.", headers: [.wwwAuthenticate: "Bearer"])
+
     public static func forbidden(_ detail: String, field: String? = nil) -> Problem {
         Problem(.forbidden, "forbidden", title: "Not allowed", detail: detail, field: field)
     }

@@ -48,6 +48,8 @@ public struct ServerLimits: Sendable, Hashable {
     /// Failed authentications from one address within `authFailureWindow` before it gets 429.
     public var authFailureLimit = 20
     public var authFailureWindow: Duration = .seconds(60)
+    /// Seconds a login code made in the console stays valid (`serve --login-code-lifetime`, in hours there).
+    public var loginCodeLifetime: Double = LoginCode.defaultLifetime
     /// How far ahead of the server's wall clock a device clock may be before it is clamped.
     public var maxClockDriftMillis: Int64 = 5 * 60 * 1000
 

@@ -53,6 +53,10 @@ extension SyncEngine {
                 } else {
                     let problem = try? JSONDecoder().decode(ProblemDetails.self, from: response.body)
                     finalError = SyncError.from(status: response.status, problem: problem, doing: doing)
+                    if finalError.code == .signedOut {
+                        // Kept in the device database, so `fieldsheet status` and the app can say so offline.
+                        try? await store.setSignedOut(true)
+                    }
                     guard [408, 429, 500, 502, 503, 504].contains(response.status) else { throw finalError }
                     failure = "HTTP \(response.status)"
                 }
@@ -80,5 +84,16 @@ extension SyncEngine {
     /// does after `fieldsheet login`. Throws `SyncError` (`unauthorized`, `unreachable`…).
     public func checkLogin() async throws {
         try await fetchForms(SyncProgressTracker { _ in })
+        try await storage("noting the login") { try await store.setSignedOut(false) }
+    }
+
+    /// A pull or push request with what the device reports about itself (`FieldSheet-Waiting`: the records
+    /// waiting to be sent; `FieldSheet-Device`: this device database's id), which the server shows the project's
+    /// admin beside the device's last sync.
+    func reporting(_ request: TransportRequest) async -> TransportRequest {
+        var request = request
+        if let waiting = try? await store.syncStatus().queuedRecords { request.headers["FieldSheet-Waiting"] = String(waiting) }
+        request.headers["FieldSheet-Device"] = store.deviceID
+        return request
     }
 }

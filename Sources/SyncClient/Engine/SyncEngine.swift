@@ -82,7 +82,10 @@ public struct SyncEngine: Sendable {
         _ = try await storage("removing attachments nothing refers to") { try await store.collectGarbage() }
         let status = try await storage("reading the sync status") { try await store.syncStatus() }
         let clock = progress.serverClock
-        try await storage("recording the sync") { try await store.markSynced(serverClock: clock) }
+        try await storage("recording the sync") {
+            try await store.markSynced(serverClock: clock)
+            try await store.setSignedOut(false)
+        }
         progress.update { $0.phase = .done }
         let event = progress.current
         let summary = SyncSummary(pushed: event.pushed, pulled: event.pulled, conflicts: event.conflicts, openConflicts: status.openConflicts, retries: progress.retries)
@@ -124,7 +127,7 @@ public struct SyncEngine: Sendable {
         while true {
             try Task.checkCancellation()
             let (first, page) = try await send(
-                TransportRequest(method: "GET", url: configuration.url("changes?after=\(cursor)&limit=\(configuration.pullPageSize)&client=\(client)")),
+                await reporting(TransportRequest(method: "GET", url: configuration.url("changes?after=\(cursor)&limit=\(configuration.pullPageSize)&client=\(client)"))),
                 doing: "pulling changes", progress
             ) { body -> (PullPageApplication, [UInt8]) in
                 let page = [UInt8](body)
@@ -161,7 +164,7 @@ public struct SyncEngine: Sendable {
             let batch = try await storage("preparing changes to send") { try await store.prepareOutgoing(limit: configuration.pushBatchSize) }
             if batch.isEmpty { break }
             let response = try await send(
-                TransportRequest(method: "POST", url: configuration.url("push"), body: Self.pushBody(clientId: store.deviceID, batch)),
+                await reporting(TransportRequest(method: "POST", url: configuration.url("push"), body: Self.pushBody(clientId: store.deviceID, batch))),
                 doing: "pushing \(batch.count) record\(batch.count == 1 ? "" : "s")", progress
             ) { try PushResponse(jsonBytes: [UInt8]($0)) }
             progress.serverClock = max(progress.serverClock, response.serverClock)

@@ -12,6 +12,10 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case tls
         /// The server refused the token (401) or the project (403, 404).
         case unauthorized
+        /// The project's admin signed this device out (revoked it, or removed its person from the project): the
+        /// server answered `device-signed-out`. Everything unsent stays on the device; a new login (a new code
+        /// from the admin) sends it.
+        case signedOut
         /// The server refused a request as malformed or too large (4xx).
         case refused
         /// The server failed (5xx after every retry) or answered something this client cannot read.
@@ -33,7 +37,16 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { message }
 
+    /// The sentence a person reads when the project's admin signed this device out.
+    public static let signedOutMessage = "This device was signed out by your project's admin."
+
+    /// The problem type the server answers a revoked device's requests with.
+    static let signedOutType = "https://fieldsheet.dev/problems/device-signed-out"
+
     static func from(status: Int, problem: ProblemDetails?, doing: String) -> SyncError {
+        if status == 401, problem?.type == signedOutType {
+            return SyncError(.signedOut, "\(signedOutMessage) Your unsent records stay on this device (`fieldsheet records` lists them); log in again with a new code from your project's admin to send them.")
+        }
         let detail = problem.map { "\($0.title): \($0.detail)" } ?? "HTTP \(status)"
         switch status {
         case 401:

@@ -46,6 +46,8 @@ struct ConsoleAuthTests {
                 let alpha = try await server.project("alpha").id
                 _ = try await EntityImporter(storage: server.storage).importCSV("label,district\nAmina,North\n", projectId: alpha, list: "households", userName: "rita", maxRows: 10)
                 let entity = try #require(try await server.storage.entityTable(projectId: alpha, list: "households", query: EntityTableQuery()).first).id
+                let anaId = try await server.userId(token: w.ana.token)
+                let olgaId = try await server.userId(token: w.olga.token)
                 // path → expected status for ana (collector), rita (reviewer), adam (admin), olga (other project's admin)
                 let matrix: [(String, [HTTPResponse.Status])] = [
                     ("/console", [.ok, .ok, .ok, .ok]),
@@ -66,6 +68,11 @@ struct ConsoleAuthTests {
                     ("/console/projects/alpha/entities/households/\(UUID().uuidString)", [.forbidden, .notFound, .notFound, .notFound]),
                     ("/console/projects/beta/entities/households/\(entity.lowercased)", [.notFound, .notFound, .notFound, .notFound]),
                     ("/console/projects/alpha/nothing-here", [.notFound, .notFound, .notFound, .notFound]),
+                    ("/console/projects/alpha/users/\(anaId)", [.forbidden, .forbidden, .ok, .notFound]),
+                    ("/console/projects/alpha/users/\(olgaId)", [.forbidden, .forbidden, .notFound, .notFound]),
+                    ("/console/projects/alpha/audit", [.forbidden, .forbidden, .ok, .notFound]),
+                    ("/console/projects/beta/audit", [.notFound, .notFound, .notFound, .ok]),
+                    ("/console/audit", [.forbidden, .forbidden, .forbidden, .forbidden]),
                 ]
                 for (path, expected) in matrix {
                     for (device, status) in zip([w.ana, w.rita, w.adam, w.olga], expected) {
@@ -90,6 +97,27 @@ struct ConsoleAuthTests {
                 #expect(try await server.storage.record(projectId: try await server.project("alpha").id, id: w.anaSubmitted)?.review
                         == RecordReview(state: .approved, comment: "fine"))
                 #expect(try await client.console("/console/projects/alpha/conflicts/1/resolve", token: w.rita.token, method: .post, form: "keep=server").status == .notFound)
+
+                // People and devices: project admins only; a collector or reviewer is refused, an outsider finds nothing,
+                // and only a server admin creates projects.
+                let anaDevice = try #require(try await server.storage.devices(projectId: alpha, userId: anaId).first).id
+                let people: [(String, String)] = [
+                    ("/console/projects/alpha/users", "name=zoe&role=collector"),
+                    ("/console/projects/alpha/users/\(anaId)/role", "role=reviewer"),
+                    ("/console/projects/alpha/users/\(anaId)/properties", "name=district&value=north"),
+                    ("/console/projects/alpha/users/\(anaId)/code", ""),
+                    ("/console/projects/alpha/users/\(anaId)/devices/\(anaDevice)/revoke", ""),
+                    ("/console/projects/alpha/users/\(anaId)/remove", ""),
+                ]
+                for (path, form) in people {
+                    for (device, status) in zip([w.ana, w.rita, w.olga], [HTTPResponse.Status.forbidden, .forbidden, .notFound]) {
+                        let response = try await client.console(path, token: device.token, method: .post, form: form)
+                        #expect(response.status == status, "\(device.clientId) POST \(path): \(response.status)")
+                    }
+                }
+                #expect(try await server.storage.members(projectId: alpha).first { $0.userId == anaId }?.role == .collector, "nothing changed")
+                #expect(try await client.console("/console/projects", token: w.adam.token, method: .post, form: "name=gamma").status == .forbidden)
+                #expect(try await server.storage.project(named: "gamma") == nil)
 
                 // Another project's record reads exactly like a missing one, page and all.
                 let foreign = try await client.console(Self.record(w.anaSubmitted), token: w.olga.token)
@@ -126,6 +154,11 @@ struct ConsoleAuthTests {
             "POST /console/projects/{project}/webhooks/{endpoint}/remove", "POST /console/projects/{project}/webhooks/deliveries/{delivery}/redeliver",
             "GET /console/projects/{project}/entities", "GET /console/projects/{project}/entities/{list}",
             "GET /console/projects/{project}/entities/{list}/{entityId}",
+            "POST /console/projects", "POST /console/projects/{project}/users", "GET /console/projects/{project}/users/{user}",
+            "POST /console/projects/{project}/users/{user}/role", "POST /console/projects/{project}/users/{user}/properties",
+            "POST /console/projects/{project}/users/{user}/code", "POST /console/projects/{project}/users/{user}/devices/{device}/revoke",
+            "POST /console/projects/{project}/users/{user}/remove",
+            "GET /console/audit", "GET /console/projects/{project}/audit",
             "GET /console/**",
         ]
         #expect(registered == covered, "not in the matrix: \(registered.subtracting(covered).sorted()); gone: \(covered.subtracting(registered).sorted())")

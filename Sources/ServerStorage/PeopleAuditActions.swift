@@ -1,0 +1,33 @@
+extension AuditAction {
+    /// A person was added to a project with a role (the subject), by invitation in the console.
+    public static let memberInvited = AuditAction("member.invited")
+    /// A member's role changed (`from`, `to`).
+    public static let roleChanged = AuditAction("member.role-changed")
+    /// A member's property was set (`property`, `value`).
+    public static let propertySet = AuditAction("member.property-set")
+    /// A member's property was removed (`property`).
+    public static let propertyRemoved = AuditAction("member.property-removed")
+    /// A person was taken out of a project; their devices enrolled for it were signed out (`devicesRevoked`).
+    public static let memberRemoved = AuditAction("member.removed")
+    /// A login code was made for the subject (`expires`).
+    public static let loginCodeCreated = AuditAction("login-code.created")
+    /// A login code enrolled a device (`device`, `name`); the actor is the code's person.
+    public static let loginCodeUsed = AuditAction("login-code.used")
+    /// A login code was refused (`reason`).
+    public static let loginCodeRefused = AuditAction("login-code.refused")
+    /// A device was signed out (`device`, `name`).
+    public static let deviceRevoked = AuditAction("device.revoked")
+    /// Every token of a person was revoked (`fieldsheet-server token revoke`; `tokens`).
+    public static let tokensRevoked = AuditAction("tokens.revoked")
+    /// A token was issued on the command line (`fieldsheet-server user add`).
+    public static let tokenIssued = AuditAction("token.issued")
+    /// A user was made a server admin.
+    public static let serverAdminGranted = AuditAction("server-admin.granted")
+
+    /// The acts the console's audit page offers to filter by.
+    public static let known: [AuditAction] = [
+        .signIn, .signInFailed, .projectCreated, .formPublished, .recordReviewed, .conflictResolved, .exported,
+        .memberInvited, .roleChanged, .propertySet, .propertyRemoved, .memberRemoved, .loginCodeCreated, .loginCodeUsed,
+        .loginCodeRefused, .deviceRevoked, .tokensRevoked, .tokenIssued, .serverAdminGranted,
+    ]
+}
