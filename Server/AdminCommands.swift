@@ -35,6 +35,7 @@ extension FieldSheetServerCommand {
                             let info = try await data.project(project, in: storage)
                             do {
                                 let key = try await ProjectKeys.create(storage: storage, projectId: info.id, projectName: info.name, file: out)
+                                await storage.auditCommandLine(.projectKeyCreated, projectId: info.id, subject: key.id)
                                 print("created key \(key.id) for project \(info.name): private key written to \(out) (keep it safe; the server does not hold it)")
                             } catch let error as ProjectKeyError {
                                 throw CommandFailure(error.description)

@@ -23,11 +23,13 @@ extension AuditAction {
     public static let tokenIssued = AuditAction("token.issued")
     /// A user was made a server admin.
     public static let serverAdminGranted = AuditAction("server-admin.granted")
+    /// A key pair for the project's sensitive fields was made and became current (the subject is its id).
+    public static let projectKeyCreated = AuditAction("project-key.created")
 
     /// The acts the console's audit page offers to filter by.
     public static let known: [AuditAction] = [
         .signIn, .signInFailed, .projectCreated, .formPublished, .recordReviewed, .conflictResolved, .exported,
         .memberInvited, .roleChanged, .propertySet, .propertyRemoved, .memberRemoved, .loginCodeCreated, .loginCodeUsed,
-        .loginCodeRefused, .deviceRevoked, .tokensRevoked, .tokenIssued, .serverAdminGranted,
+        .loginCodeRefused, .deviceRevoked, .tokensRevoked, .tokenIssued, .serverAdminGranted, .projectKeyCreated,
     ]
 }

@@ -120,13 +120,18 @@ class Browser:
         os.makedirs(self.shots, exist_ok=True)
         self.driver.save_screenshot(os.path.join(self.shots, name + ".png"))
 
-    def at_phone_width(self, name):
-        """Shows the current page as a phone would (390 px wide, mobile viewport) and checks nothing overflows."""
+    def at_phone_width(self, name, reload=True):
+        """Shows the current page as a phone would (390 px wide, mobile viewport) and checks nothing overflows.
+        A page that answered a form post is not reloaded (that would post the form again): `reload=False`
+        applies the phone's metrics to the page as it is."""
         self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                     {"width": PHONE_WIDTH, "height": 844, "deviceScaleFactor": 2, "mobile": True})
         try:
-            self.driver.refresh()
-            self.collect_console(name)
+            if reload:
+                self.driver.refresh()
+                self.collect_console(name)
+            else:
+                wait_until("the phone's width", lambda: self.driver.execute_script("return window.innerWidth;") == PHONE_WIDTH)
             widths = self.driver.execute_script(
                 "return [document.documentElement.scrollWidth, document.body.scrollWidth, window.innerWidth];")
             self.shot(name + "-phone")
@@ -134,6 +139,14 @@ class Browser:
                   f"{name} overflows a phone's width: page {widths[0]} px, body {widths[1]} px, viewport {widths[2]} px")
         finally:
             self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def accessible(self, page):
+        """Runs axe-core (axe-selenium-python bundles it) on the current page: no serious or critical violation."""
+        from axe_selenium_python import Axe
+        axe = Axe(self.driver)
+        axe.inject()
+        violations = [v for v in axe.run()["violations"] if v.get("impact") in ("serious", "critical")]
+        check(not violations, f"axe-core finds on {page}:\n" + axe.report(violations))
 
 
 def push(url, token, client_id, mutations):

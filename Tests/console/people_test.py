@@ -28,7 +28,7 @@ import uuid
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from browser_test import CLI, FORMS, PHONE_WIDTH, SERVER, SHOTS, Browser, Failure, check, run, wait_until
+from browser_test import CLI, FORMS, SERVER, SHOTS, Browser, Failure, check, run, wait_until
 
 
 def cli(home, *arguments):
@@ -46,29 +46,6 @@ def decoded_qr(browser, work):
     result = subprocess.run(["zbarimg", "--raw", "-q", image], capture_output=True, text=True, timeout=30)
     check(result.returncode == 0, f"zbarimg read no QR code from the page: {result.stderr}")
     return result.stdout.strip()
-
-
-def accessible(browser, page):
-    """Runs axe-core (axe-selenium-python bundles it) on the current page: no serious or critical violation."""
-    from axe_selenium_python import Axe
-    axe = Axe(browser.driver)
-    axe.inject()
-    violations = [v for v in axe.run()["violations"] if v.get("impact") in ("serious", "critical")]
-    check(not violations, f"axe-core finds on {page}:\n" + axe.report(violations))
-
-
-def at_phone_width_in_place(browser, name):
-    """As Browser.at_phone_width, for a page that answered a form (a reload would send the form again): the
-    phone's metrics apply to the page as it is."""
-    driver = browser.driver
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": PHONE_WIDTH, "height": 844, "deviceScaleFactor": 2, "mobile": True})
-    try:
-        wait_until("the phone's width", lambda: driver.execute_script("return window.innerWidth;") == PHONE_WIDTH)
-        widths = driver.execute_script("return [document.documentElement.scrollWidth, document.body.scrollWidth];")
-        browser.shot(name + "-phone")
-        check(widths[0] <= PHONE_WIDTH and widths[1] <= PHONE_WIDTH, f"{name} overflows a phone's width: page {widths[0]} px, body {widths[1]} px")
-    finally:
-        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def scenario(backend, work, storage):
@@ -96,7 +73,7 @@ def scenario(backend, work, storage):
         browser.submit(driver.find_element(By.CSS_SELECTOR, "form[action='/console/login']"), "sign-in")
         wait_until("the projects page", lambda: "Create a project" in body())
         browser.shot("projects")
-        accessible(browser, "projects")
+        browser.accessible("projects")
         driver.find_element(By.ID, "project-name").send_keys("district-north")
         browser.submit(driver.find_element(By.ID, "new-project"), "create project")
         wait_until("the new project's people page", lambda: "People of district-north" in body())
@@ -120,13 +97,13 @@ def scenario(backend, work, storage):
                 check(code in held and url in held, f"the QR code holds {held!r}, not the code and the server")
             codes[name] = code
             if name == "ana":
-                accessible(browser, "login code")
+                browser.accessible("login code")
                 browser.shot("login-code")
-                at_phone_width_in_place(browser, "login-code")
+                browser.at_phone_width("login-code", reload=False)
         browser.open(url + "/console/projects/district-north/users", "people")
         check("ana" in body() and "rita" in body() and "reviewer" in body(), "the people page does not list the invited")
         browser.shot("people")
-        accessible(browser, "people")
+        browser.accessible("people")
         browser.at_phone_width("people")
 
         # The collector's device enrols with its code, fills a record and syncs.
@@ -149,7 +126,7 @@ def scenario(backend, work, storage):
         check(cells[4].endswith("UTC") and cells[5] == "0 records" and cells[6] == "active", f"the device row says {cells}")
         check("fieldsheet/" in cells[1], f"no client version in {cells}")
         browser.shot("person")
-        accessible(browser, "person")
+        browser.accessible("person")
         browser.at_phone_width("person")
         status, out, err = cli(home, "fill", "follow-up-job", "--set", "site=Water tower", "--set", "technicians=1", "--complete")
         unsent = out.strip().splitlines()[0] if out.strip() else ""
@@ -174,7 +151,7 @@ def scenario(backend, work, storage):
         for action in ("project.created", "member.invited", "login-code.created", "login-code.used", "device.revoked"):
             check(action in audit, f"the audit log has no {action} line:\n{audit[:3000]}")
         browser.shot("audit")
-        accessible(browser, "audit")
+        browser.accessible("audit")
         browser.at_phone_width("audit")
         Select(driver.find_element(By.ID, "audit-action")).select_by_value("device.revoked")
         browser.submit(driver.find_element(By.ID, "audit-filters"), "audit filtered")
