@@ -37,6 +37,7 @@ deps: build-deps
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
 	@python3 -c "import pyxform" 2>/dev/null || python3 -m pip install -q pyxform
 	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
+	@python3 -c "import axe_selenium_python" 2>/dev/null || python3 -m pip install -q axe-selenium-python
 	@# The OData feed's independent v4 client (pyodata reads OData v2 only) and the GeoJSON validity check.
 	@python3 -c "import odata, requests" 2>/dev/null || python3 -m pip install -q python-odata requests
 	@python3 -c "import geojson" 2>/dev/null || python3 -m pip install -q geojson
@@ -66,6 +67,9 @@ test: deps
 	@# The web console in headless Chromium against the real server, the fieldsheet CLI as the collector's
 	@# device; screenshots (desk and phone width) are kept in .build/console-screenshots.
 	timeout --signal=INT --kill-after=30 300 python3 Tests/console/browser_test.py $(BIN) .build/console-screenshots
+	@# Forms run from the console (upload with findings, preview, publish, bulk review, close, the map), with the CLI
+	@# as the device; axe-core checks the pages when axe-selenium-python is installed.
+	timeout --signal=INT --kill-after=30 300 python3 Tests/console/forms_test.py $(BIN) .build/console-screenshots
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \

@@ -15,6 +15,9 @@ struct FormsController {
 
     struct FormList: Codable, Sendable {
         var forms: [FormVersion]
+        /// The ids of the forms an admin closed to new records (a push that would create a record of one is
+        /// refused; records already stored still take edits): devices learn it here at their next sync.
+        var closedForms: [String]
     }
 
     struct PublishResponse: Codable, Sendable {
@@ -35,7 +38,8 @@ struct FormsController {
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let forms = try await services.storage.forms(projectId: membership.projectId)
-        return try .json(FormList(forms: forms.map(Self.wire)))
+        let closed = try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formId).sorted()
+        return try .json(FormList(forms: forms.map(Self.wire), closedForms: closed))
     }
 
     @Sendable func publish(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -90,12 +90,20 @@ public struct SyncEngine: Sendable {
         return summary
     }
 
-    /// Imports every form version the server publishes that the device lacks. A stored version whose
-    /// definition differs (imported locally by hand) is kept and logged, not overwritten.
+    /// Imports every form version the server publishes that the device lacks, and records which forms are
+    /// closed to new records. A stored version whose definition differs (imported locally by hand) is kept and
+    /// logged, not overwritten.
     func fetchForms(_ progress: SyncProgressTracker) async throws {
-        struct FormList: Decodable { var forms: [Entry] }
+        struct FormList: Decodable {
+            var forms: [Entry]
+            /// The forms closed to new records; absent from servers that predate closing forms.
+            var closedForms: [String]?
+        }
         struct Entry: Decodable { var definition: FormDefinition }
         let list: FormList = try await get("forms", doing: "fetching the project's forms", progress)
+        if let closed = list.closedForms {
+            try await storage("recording the closed forms") { try await store.setClosedForms(Set(closed)) }
+        }
         for entry in list.forms {
             do {
                 try await store.importForms([entry.definition])
