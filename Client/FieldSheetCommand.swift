@@ -21,7 +21,7 @@ struct FieldSheetCommand: AsyncParsableCommand {
             host name, CA file, or no TLS at that address; not retried). `status` shows what is queued, \
             `conflicts` what waits for you, `resolve` settles it.
             """,
-        subcommands: [Forms.self, Form.self, Fill.self, Resume.self, Edit.self, Records.self, Show.self, DeleteDraft.self, Lint.self, Preview.self, Login.self, Sync.self, Status.self, Conflicts.self, Resolve.self]
+        subcommands: [Forms.self, Form.self, Fill.self, Resume.self, Edit.self, Records.self, Show.self, DeleteDraft.self, Lint.self, Preview.self, Login.self, Sync.self, Status.self, Conflicts.self, Resolve.self, Entities.self]
     )
 
     /// `--home DIR` given before the subcommand (`fieldsheet --home DIR records`).

@@ -365,6 +365,26 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) 
 CREATE INDEX webhook_deliveries_by_subject ON webhook_deliveries (endpoint_id, subject, id);
 CREATE INDEX webhook_deliveries_by_project ON webhook_deliveries (project_id, endpoint_id, id);
 
+-- migration: 12
+
+-- The audit log (as the SQLite schema's v12-audit): appended, never changed; a trigger refuses UPDATE,
+-- DELETE and TRUNCATE for every role.
+CREATE TABLE audit_log (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at DOUBLE PRECISION NOT NULL,
+    actor_id BIGINT,
+    actor TEXT NOT NULL,
+    address TEXT,
+    project_id BIGINT,
+    action TEXT NOT NULL,
+    subject TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX audit_log_by_project ON audit_log (project_id, id);
+CREATE INDEX audit_log_by_action ON audit_log (action, id);
+CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RAISE EXCEPTION ''the audit log is append-only''; END';
+CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
 -- migration: 14
 
 -- Forms run from the console: which forms are closed to new records, and uploads waiting to be published

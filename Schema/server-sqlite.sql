@@ -359,6 +359,28 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) 
 CREATE INDEX webhook_deliveries_by_subject ON webhook_deliveries (endpoint_id, subject, id);
 CREATE INDEX webhook_deliveries_by_project ON webhook_deliveries (project_id, endpoint_id, id);
 
+-- migration: v12-audit
+
+-- The audit log (docs/audit-log.md): one row per administrative act, appended and never changed. `actor` is
+-- the user's name as it was (or as typed, for a failed sign-in), `actor_id` the user when known; `address`
+-- the client's address (the command line's acts have none); `project_id` the project acted in, when any;
+-- `action` what was done (AuditAction), `subject` what it was done to, `detail` a JSON object with the rest.
+-- The triggers make the table append-only for every connection, the product's own included.
+CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    actor_id INTEGER,
+    actor TEXT NOT NULL,
+    address TEXT,
+    project_id INTEGER,
+    action TEXT NOT NULL,
+    subject TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX audit_log_by_project ON audit_log (project_id, id);
+CREATE INDEX audit_log_by_action ON audit_log (action, id);
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 -- migration: v14-form-states
 
 -- Forms run from the console. A form closed to new records (pushes that would create a record of it are

@@ -45,15 +45,25 @@ extension PostgresStorage {
         }
     }
 
-    /// The statements of a SQL script: lines that start with `--` dropped, the rest split at each `;` (a script
-    /// passed here holds no `;` inside a literal).
+    /// The statements of a SQL script as the schema files write them: lines that start with `--` dropped; a
+    /// statement ends with a line whose last character is `;` (so a `;` inside a line, as in a function's
+    /// body, stays in its statement).
     static func statements(_ sql: String) -> [String] {
-        sql.split(separator: "\n")
-            .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("--") }
-            .joined(separator: "\n")
-            .split(separator: ";")
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            .filter { !$0.isEmpty }
+        var statements: [String] = []
+        var pending: [Substring] = []
+        for line in sql.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("--") {
+            pending.append(line)
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasSuffix(";") else { continue }
+            var statement = pending.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            statement.removeLast()
+            statement = statement.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !statement.isEmpty { statements.append(statement) }
+            pending = []
+        }
+        let rest = pending.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        if !rest.isEmpty { statements.append(rest) }
+        return statements
     }
 
     /// The versions recorded in `schema_migrations`, ascending.

@@ -78,7 +78,7 @@ struct RecordFieldsMigrationTests {
                 try await storage.addMember(userName: "ana", projectId: project.id, role: .collector, tokenHash: Data(repeating: 1, count: 32))
                 let id = UUID()
                 let legacy = try Self.legacyJSON().replacingOccurrences(of: "'", with: "''")
-                // One statement: the script runner splits at `;`, which the legacy text holds.
+                // One statement: the script runner ends a statement at a line ending in `;`, which the legacy text may hold.
                 try await storage.execute(script: """
                     INSERT INTO records (project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at)
                     SELECT \(project.id), '\(id.uuidString.lowercased())', 'job', 1, 'submitted', u.id, true, 3, 1, replace('\(legacy.replacingOccurrences(of: ";", with: "<semicolon>"))', '<semicolon>', chr(59)), 0

@@ -51,7 +51,7 @@ struct NewerSchemaTests {
             // The pool service runs once per storage: everything happens inside one run.
             try await located.withRunning(migrating: false) { _ in
                 try await storage.migrate()
-                try await storage.execute(script: "INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0); CREATE TABLE from_the_future (id INTEGER)")
+                try await storage.execute(script: "INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0);\nCREATE TABLE from_the_future (id INTEGER)")
                 let catalog = try await storage.catalog()
                 let error = await #expect(throws: StorageError.self) { try await storage.migrate() }
                 #expect(error?.code == .newerSchema)
