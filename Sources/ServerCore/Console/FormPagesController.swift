@@ -115,6 +115,12 @@ struct FormPagesController {
             uploadId = try await services.storage.storeFormUpload(
                 projectId: membership.projectId, fileName: fileName, definition: definitionText, userId: principal.userId)
         }
+        await services.audit(
+            .formUploaded, request: request, context: context, projectId: membership.projectId, subject: fileName,
+            detail: [
+                "errors": String(findings.filter { $0.severity == .error }.count), "warnings": String(findings.filter { $0.severity == .warning }.count),
+                "form": check?.definition.map { "\($0.id)@\($0.version)" } ?? "", "publishable": uploadId != nil ? "yes" : "no",
+            ])
         context.logger.info("Form uploaded", metadata: [
             "file": .string(fileName), "errors": .stringConvertible(findings.filter { $0.severity == .error }.count),
             "publishable": .stringConvertible(uploadId != nil),
@@ -153,6 +159,11 @@ struct FormPagesController {
         context.logger.info("Form published", metadata: [
             "form": .string(result.form.formId), "version": .stringConvertible(result.form.version), "changed": .stringConvertible(result.isNew),
         ])
+        if result.isNew {
+            await services.audit(
+                .formPublished, request: request, context: context, projectId: membership.projectId,
+                subject: "\(result.form.formId)@\(result.form.version)", detail: ["file": upload.fileName, "title": result.form.definition.title])
+        }
         let done = result.isNew ? "published" : "unchanged"
         return ConsoleRenderer.redirect(
             to: "/console/projects/\(membership.projectName)?done=\(done)&form=\(ConsoleLanguage.encoded(result.form.formId))&version=\(result.form.version)")
@@ -161,14 +172,14 @@ struct FormPagesController {
     // MARK: Close and reopen
 
     @Sendable func close(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await setClosed(true, context: context)
+        try await setClosed(true, request: request, context: context)
     }
 
     @Sendable func reopen(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try await setClosed(false, context: context)
+        try await setClosed(false, request: request, context: context)
     }
 
-    func setClosed(_ closed: Bool, context: AppRequestContext) async throws -> Response {
+    func setClosed(_ closed: Bool, request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try Self.admin(context)
         let principal = try context.requirePrincipal()
         let formId = context.parameters.get("formId") ?? ""
@@ -176,6 +187,7 @@ struct FormPagesController {
             throw Problem.notFound("form")
         }
         try await services.storage.setFormClosed(projectId: membership.projectId, formId: formId, closed: closed, userId: principal.userId)
+        await services.audit(closed ? .formClosed : .formReopened, request: request, context: context, projectId: membership.projectId, subject: formId)
         context.logger.info(closed ? "Form closed" : "Form reopened", metadata: ["form": .string(formId)])
         return ConsoleRenderer.redirect(
             to: "/console/projects/\(membership.projectName)?done=\(closed ? "closed" : "reopened")&form=\(ConsoleLanguage.encoded(formId))")

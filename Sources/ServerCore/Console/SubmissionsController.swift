@@ -246,6 +246,12 @@ struct SubmissionsController {
         }
         let summary = try await BulkReview(services: services).review(
             membership, principal, recordIds: recordIds, state: state, comment: comment, batch: batch, logger: context.logger)
+        await services.audit(
+            .recordsReviewedInBulk, request: request, context: context, projectId: membership.projectId, subject: formId,
+            detail: [
+                "state": state.rawValue, "reviewed": String(summary.reviewed), "repeated": String(summary.repeated), "skipped": String(summary.skipped),
+                "scope": form.scope ?? "selected", "comment": comment ?? "",
+            ])
         var target = "/console/projects/\(membership.projectName)/forms/\(formId)" + filter.queryString(after: nil)
         for (name, value) in [("bulk", state.rawValue), ("reviewed", String(summary.reviewed)), ("repeated", String(summary.repeated)), ("skipped", String(summary.skipped))] {
             target = ConsoleLanguage.join(target, "\(name)=\(value)")

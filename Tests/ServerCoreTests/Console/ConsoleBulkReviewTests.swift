@@ -82,6 +82,11 @@ struct ConsoleBulkReviewTests {
                 #expect(Self.query(sentBack)["reviewed"] == "3", "\(sentBack.headers)")
                 #expect(Self.query(sentBack)["review"] == "received", "the table keeps its filters")
 
+                // The audit log has one line per bulk review sent, the retry's included.
+                let log = try await server.storage.auditLog(AuditQuery(projectId: try await server.project("alpha").id, action: .recordsReviewedInBulk))
+                #expect(log.map { $0.event.detail["reviewed"] } == ["3", "0", "3"])
+                #expect(log.first?.event.detail["state"] == "hasIssues" && log.first?.event.actor == "rita")
+
                 // The device learns every review as it learns a single one: on its next pull.
                 let page = try await ana.pull(client, after: before.cursor)
                 let reviews = Dictionary(uniqueKeysWithValues: page.changes.map { ($0.recordId, $0.review) })

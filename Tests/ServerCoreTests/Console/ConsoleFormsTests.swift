@@ -107,6 +107,12 @@ struct ConsoleFormsTests {
                 #expect(try await browser.get(client, "/console/projects/alpha/forms/survey/preview").text.contains("id=\"preview-remark\""))
                 #expect(try await browser.get(client, "/console/projects/alpha/forms/survey/preview?version=9").status == .badRequest)
 
+                // The audit log holds each upload and each version published, by adam.
+                let log = try await server.storage.auditLog(AuditQuery(projectId: project.id))
+                #expect(log.filter { $0.event.action == .formPublished }.map(\.event.subject).sorted() == ["survey@1", "survey@2"])
+                #expect(log.filter { $0.event.action == .formUploaded }.count == 4)
+                #expect(log.allSatisfy { $0.event.actor == "adam" })
+
                 // An upload without the CSRF token is refused before it is read.
                 #expect(try await Self.upload(client, browser, name: "survey.json", try Self.json(Self.survey()), csrf: .some(nil)).status == .forbidden)
             }
@@ -174,6 +180,11 @@ struct ConsoleFormsTests {
                 let (_, taken) = try await ana.push(client, [ana.mutation(UUID(), ["title": ana.change(.text("New"))])])
                 #expect(taken?.outcomes.first?.status == .applied)
                 #expect(try await browser.post(client, "/console/projects/alpha/forms/nope/close", []).status == .notFound)
+                let log = try await server.storage.auditLog(AuditQuery(projectId: try await server.project("alpha").id))
+                let acts: [AuditAction] = log.map(\.event.action).filter { (action: AuditAction) -> Bool in action == .formClosed || action == .formReopened }
+                let expected: [AuditAction] = [.formReopened, .formClosed]
+                #expect(acts == expected, "newest first")
+                #expect(log.first { $0.event.action == .formClosed }?.event.subject == "job")
             }
         }
     }
