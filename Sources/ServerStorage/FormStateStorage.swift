@@ -3,7 +3,9 @@ import Foundation
 /// Whether a form takes new records: an admin closes a form (pushes that would create a record of it are
 /// refused; records already stored still take edits) and reopens it. A form never closed is open.
 public struct FormAvailability: Sendable, Hashable {
+    /// The form's id.
     public var formId: String
+    /// Whether the form is closed to new records.
     public var closed: Bool
     /// Who closed or reopened it last, and when.
     public var changedBy: String?
@@ -19,12 +21,15 @@ public struct FormAvailability: Sendable, Hashable {
 
 /// A form uploaded in the console and checked, kept until an admin publishes it.
 public struct FormUpload: Sendable, Hashable {
+    /// The upload's id, which its publish form names.
     public var id: Int64
+    /// The project it was uploaded to.
     public var projectId: Int64
     /// The uploaded file's name, as the browser gave it.
     public var fileName: String
     /// The form definition as JSON text (a workbook's, as converted).
     public var definition: String
+    /// Who uploaded it (a user id), and when.
     public var uploadedBy: Int64
     public var uploadedAt: Date
 

@@ -12,13 +12,19 @@ each located record as a link, and following one opens that record. Every page i
 included) or scroll sideways on the phone. When axe-core is installed (`pip install axe-selenium-python`), the
 pages touched are checked and no serious or critical violation may remain.
 
-Usage: forms_test.py BIN_DIR [SCREENSHOT_DIR]   (screenshots default to .build/console-screenshots/forms)
+Runs on SQLite, and on PostgreSQL too when FIELDSHEET_TEST_POSTGRES_URL names a server (a database of its own is
+created there and dropped afterwards).
+
+Usage: forms_test.py BIN_DIR [SCREENSHOT_DIR]   (screenshots in SCREENSHOT_DIR/forms/BACKEND; the directory
+defaults to .build/console-screenshots)
 """
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import urllib.parse
+import uuid
 
 from openpyxl import Workbook
 from selenium.webdriver.common.by import By
@@ -75,9 +81,10 @@ def upload(browser, url, path, page):
     wait_until(f"the check of {os.path.basename(path)}", lambda: "Checking" in browser.text())
 
 
-def scenario(work):
-    shots = os.path.join(browser_test.SHOTS, "forms")
-    storage = ["--data", os.path.join(work, "server")]
+def scenario(backend, work, storage):
+    """The admin's session on one storage backend (`storage`: the server's --data or --database option)."""
+    shots = os.path.join(browser_test.SHOTS, "forms", backend)
+    os.makedirs(work, exist_ok=True)
     server = None
     browser = None
     accessibility = []
@@ -200,7 +207,7 @@ def scenario(work):
 
         check(not browser.errors, "the browser logged console errors:\n" + "\n".join(browser.errors))
         check(not accessibility, "axe-core found serious or critical violations:\n" + "\n".join(accessibility))
-        print(f"console forms test passed; screenshots in {shots}" + ("" if Axe else " (axe-core not installed: accessibility not checked)"))
+        print(f"console forms test passed on {backend}; screenshots in {shots}" + ("" if Axe else " (axe-core not installed: accessibility not checked)"))
     except Exception:
         if browser:
             try:
@@ -222,7 +229,18 @@ def scenario(work):
 def main():
     work = tempfile.mkdtemp(prefix="fieldsheet-console-forms-")
     try:
-        scenario(work)
+        scenario("sqlite", os.path.join(work, "sqlite"), ["--data", os.path.join(work, "sqlite", "server")])
+        url = os.environ.get("FIELDSHEET_TEST_POSTGRES_URL")
+        if not url:
+            print("NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the console forms test ran on SQLite only.")
+            return
+        name = "fieldsheet_forms_" + uuid.uuid4().hex[:12]
+        run("psql", url, "-q", "-c", f"CREATE DATABASE {name}")
+        try:
+            parts = urllib.parse.urlsplit(url)
+            scenario("postgres", os.path.join(work, "postgres"), ["--database", parts._replace(path="/" + name).geturl()])
+        finally:
+            run("psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     finally:
         subprocess.run(["rm", "-rf", work])
 

@@ -44,7 +44,9 @@ public struct GeoJSONExporter: Sendable {
 
     /// A record with the location it is placed at (what the console's map draws).
     public struct LocatedRecord: Sendable {
+        /// The record, as stored.
         public var record: StoredRecord
+        /// Where it is: its first answered top-level location field's answer.
         public var location: Location
     }
 
