@@ -1,4 +1,5 @@
 import Foundation
+import FieldSheetTesting
 import FormModel
 import HTTPTypes
 import Hummingbird
@@ -141,6 +142,11 @@ struct ConsoleFormsTests {
                 #expect(fixed.text.contains("Red") && fixed.text.contains("Blue"), "the preview lists the choices")
                 _ = try await browser.post(client, try #require(Self.publishAction(fixed.text)), [])
                 #expect(try await server.storage.forms(projectId: try await server.project("alpha").id).map(\.formId) == ["colours"])
+                // The example bilingual workbook: its preview gives each label in English and in French.
+                let siteVisit = try Data(contentsOf: URL(fileURLWithPath: PackagePaths.file("Schema/forms/site-visit.xlsx")))
+                let bilingual = try await Self.upload(client, browser, name: "site-visit.xlsx", siteVisit)
+                #expect(bilingual.text.contains("Type of site") && bilingual.text.contains("Type de site"), "\(bilingual.text)")
+                #expect(Self.publishAction(bilingual.text) != nil)
                 // Not a workbook at all.
                 let garbage = try await Self.upload(client, browser, name: "colours.xlsx", Data("PK not a zip".utf8))
                 #expect(garbage.text.contains("stop this form from being published") && Self.publishAction(garbage.text) == nil)
