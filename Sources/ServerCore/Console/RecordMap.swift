@@ -45,9 +45,9 @@ struct RecordMap {
     static let width = 800.0
     static let minHeight = 240.0
     static let maxHeight = 560.0
-    /// The smallest extent drawn, in Web Mercator units (the world is 1 wide): about 8 km at the equator, so a
+    /// The smallest extent drawn, in Web Mercator units (the world is 1 wide): about 800 m at the equator, so a
     /// single record, or records at one place, are drawn in a neighbourhood rather than a point.
-    static let minSpan = 0.0002
+    static let minSpan = 0.00002
 
     var height: Double
     var points: [Point]
