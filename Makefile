@@ -37,7 +37,7 @@ deps: build-deps
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
 	@python3 -c "import pyxform" 2>/dev/null || python3 -m pip install -q pyxform
 	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
-	@# axe-core for the console's accessibility checks (Tests/console/people_test.py).
+	@# axe-core for the console's accessibility checks (Tests/console: browser_test.py's Browser.accessible).
 	@python3 -c "import axe_selenium_python" 2>/dev/null || python3 -m pip install -q axe-selenium-python
 	@# The OData feed's independent v4 client (pyodata reads OData v2 only) and the GeoJSON validity check.
 	@python3 -c "import odata, requests" 2>/dev/null || python3 -m pip install -q python-odata requests
@@ -74,6 +74,9 @@ test: deps
 	timeout --signal=INT --kill-after=30 180 python3 Tests/console/sensitive_test.py $(BIN) .build/console-screenshots
 	@# People and devices: a project made and run from the browser, a device enrolled by code and signed out.
 	timeout --signal=INT --kill-after=30 300 python3 Tests/console/people_test.py $(BIN) .build/console-screenshots
+	@# Forms run from the console (upload with findings, preview, publish, bulk review, close, the map), with the CLI
+	@# as the device; axe-core checks its pages.
+	timeout --signal=INT --kill-after=30 300 python3 Tests/console/forms_test.py $(BIN) .build/console-screenshots
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \

@@ -45,7 +45,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
-        // XLSForm workbooks (.xlsx) are zip archives; only the tools read them.
+        // XLSForm workbooks (.xlsx) are zip archives: the tools read them, and so does the server, whose console
+        // takes workbooks uploaded from the browser.
         .package(url: "https://github.com/weichsel/ZIPFoundation", exact: "0.9.20"),
         // `make docs`: the DocC catalogs of the client library (a command plugin; no target links it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -92,10 +93,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // XLSForm import for the command-line tools: reads .xlsx workbooks and converts them to form definitions.
+        // XLSForm import for the command-line tools and the server's console: reads .xlsx workbooks and converts
+        // them to form definitions.
         .target(
             name: "XLSForm",
-            dependencies: ["FormModel", .product(name: "ZIPFoundation", package: "ZIPFoundation", condition: tools)]
+            dependencies: ["FormModel", .product(name: "ZIPFoundation", package: "ZIPFoundation", condition: .when(traits: ["Tools", "Server"]))]
         ),
         // Screen geometry and drawing for the terminal presentations.
         .target(name: "TerminalUI", dependencies: ["FormModel"]),
@@ -143,6 +145,8 @@ let package = Package(
                 "ServerStorage",
                 "ServerSQLite",
                 .target(name: "ServerPostgres", condition: postgreSQL),
+                // Forms uploaded in the console as XLSForm workbooks are converted as `form publish` converts them.
+                "XLSForm",
                 // Webhook deliveries are sent with libcurl.
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .product(name: "NIOCore", package: "swift-nio", condition: server),
@@ -276,6 +280,8 @@ let package = Package(
                 "SyncCore",
                 "FormModel",
                 "FieldSheetTesting",
+                // The console's upload tests write workbooks with its WorkbookWriter.
+                "XLSForm",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: postgreSQL),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: server),

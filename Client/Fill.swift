@@ -27,6 +27,10 @@ extension FieldSheetCommand {
             try await reportingErrors {
                 let store = try home.openStore()
                 let definition = try await store.form(id: form)
+                if try await store.closedForms().contains(definition.id) {
+                    warn("error: the form \(definition.id) was closed to new records by your project's admin (as of the last sync), so the server would refuse a new record of it. Records already sent can still be edited; `fieldsheet sync` learns when it is reopened.")
+                    throw ExitCode(1)
+                }
                 try FieldAssignment.check(try options.fieldAssignments(), removals: options.removals, attachments: try options.fieldAttachments(), against: definition)
                 let session = try await store.newRecord(formID: definition.id, version: definition.version)
                 try await FillRunner.run(session, options: options)

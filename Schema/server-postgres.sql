@@ -418,6 +418,28 @@ CREATE TABLE login_codes (
 );
 CREATE INDEX login_codes_by_user ON login_codes (project_id, user_id, id);
 
+-- migration: 14
+
+-- Forms run from the console: which forms are closed to new records, and uploads waiting to be published
+-- (as the SQLite schema's v14-form-states).
+CREATE TABLE form_states (
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    form_id TEXT NOT NULL,
+    closed BOOLEAN NOT NULL DEFAULT false,
+    changed_by BIGINT REFERENCES users (id),
+    changed_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (project_id, form_id)
+);
+CREATE TABLE form_uploads (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    file_name TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    uploaded_by BIGINT NOT NULL REFERENCES users (id),
+    uploaded_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX form_uploads_by_project ON form_uploads (project_id, id);
+
 -- migration: 15
 -- Project keys for sensitive fields: the public half of each X25519 key pair only (see server-sqlite.sql).
 CREATE TABLE project_keys (

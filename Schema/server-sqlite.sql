@@ -421,6 +421,31 @@ CREATE TABLE login_codes (
 );
 CREATE INDEX login_codes_by_user ON login_codes (project_id, user_id, id);
 
+-- migration: v14-form-states
+
+-- Forms run from the console. A form closed to new records (pushes that would create a record of it are
+-- refused; records already stored still take edits) has a row here with `closed` 1; reopening it sets 0.
+-- Who changed it last and when. A form without a row is open.
+CREATE TABLE form_states (
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    form_id TEXT NOT NULL,
+    closed INTEGER NOT NULL DEFAULT 0,
+    changed_by INTEGER REFERENCES users (id),
+    changed_at REAL NOT NULL,
+    PRIMARY KEY (project_id, form_id)
+);
+-- A form uploaded in the console and checked, waiting to be published: its definition as JSON text (a
+-- workbook's, converted), the file's name, who uploaded it and when. Publishing reads it from here.
+CREATE TABLE form_uploads (
+    id INTEGER PRIMARY KEY,
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    file_name TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    uploaded_by INTEGER NOT NULL REFERENCES users (id),
+    uploaded_at REAL NOT NULL
+);
+CREATE INDEX form_uploads_by_project ON form_uploads (project_id, id);
+
 -- migration: v15-project-keys
 -- Project keys for sensitive fields (docs/sensitive-fields.md): only the public half of each X25519 key pair,
 -- with its id; the private half is written to the admin's key file and never stored here. The newest key of a

@@ -126,6 +126,13 @@ extension FieldSheetServerCommand {
             help: "Let webhook endpoints resolve to loopback, link-local, private and reserved addresses (a receiver on this machine or the local network). Without it such deliveries fail without connecting.")
         var webhooksAllowPrivateAddresses = false
 
+        @Option(
+            name: .customLong("map-tiles"),
+            help: ArgumentHelp(
+                "A tile server's URL template ({z}, {x} and {y}, as https://tile.openstreetmap.org/{z}/{x}/{y}.png) whose tiles the console's map of a form's records is drawn over. Without it (the default) the map is the records' points alone and the browser loads nothing from elsewhere.",
+                valueName: "url-template"))
+        var mapTiles: String?
+
         @Option(name: .customLong("webhook-timeout"), help: "Seconds one webhook delivery attempt may take, connecting included.")
         var webhookTimeout = WebhookOptions.seconds(WebhookOptions().timeout)
 
@@ -222,7 +229,7 @@ extension FieldSheetServerCommand {
             limits.sendTimeout = .seconds(sendTimeout)
             limits.maxConnections = OpenFileLimit.connectionsAllowed(maxConnections, logger: logger)
             let proxies = TrustedProxies(try trustedProxies.map(IPAddressRange.init(cidr:)))
-            let configuration = ServerConfiguration(
+            var configuration = ServerConfiguration(
                 host: host, port: port, dataDirectory: data.data, storageLocation: try data.location(), limits: limits, trustedProxies: proxies,
                 attachmentCollection: AttachmentCollectionSchedule(
                     interval: attachmentSweepInterval > 0 ? .milliseconds(Int64(attachmentSweepInterval * 60_000)) : nil, policy: attachmentAges.policy),
@@ -230,6 +237,11 @@ extension FieldSheetServerCommand {
                     allowPrivateAddresses: webhooksAllowPrivateAddresses, timeout: .milliseconds(Int64(webhookTimeout * 1000)),
                     maxResponseBytes: webhookMaxResponseBytes, retryDelay: .milliseconds(Int64(webhookRetryDelay * 1000)),
                     maxRetryDelay: .milliseconds(Int64(webhookMaxRetryDelay * 1000)), pollInterval: .milliseconds(Int64(webhookPollInterval * 1000))))
+            do {
+                configuration.mapTiles = try mapTiles.map { try MapTiles(template: $0) }
+            } catch {
+                throw ValidationError("\(error)")
+            }
             if case .sqlite(let directory) = configuration.storage {
                 logger.info("Data in \(URL(fileURLWithPath: directory).standardizedFileURL.path)")
             }

@@ -1,3 +1,4 @@
+import Foundation
 import FormModel
 
 /// Loads form files of either kind, JSON definitions and XLSForm workbooks, and lints them together: what the
@@ -13,7 +14,23 @@ public struct FormFiles: Sendable {
     /// A workbook converted, loaded and linted on its own: its definition (when it has no error) and every
     /// finding, each naming its cell. What `form publish` checks before it publishes the definition.
     public func checkWorkbook(_ path: String, linter: FormLinter = FormLinter()) -> (definition: String?, findings: [Finding]) {
-        let result = XLSFormImporter().load(contentsOf: path)
+        check(XLSFormImporter().load(contentsOf: path), linter: linter)
+    }
+
+    /// A workbook given as the bytes of its .xlsx file (an upload), named `file` in the findings, checked as
+    /// ``checkWorkbook(_:linter:)`` checks one on disk.
+    public func checkWorkbook(data: Data, file: String, linter: FormLinter = FormLinter()) -> (definition: String?, findings: [Finding]) {
+        let importer = XLSFormImporter()
+        let workbook: Workbook
+        do {
+            workbook = try WorkbookReader(limits: importer.limits).read(data, sheets: XLSFormImporter.readsSheet)
+        } catch {
+            return (nil, [Finding(.error, rule: "xlsform-workbook", file: file, path: .root, message: error.message, fix: error.fix, cell: error.place ?? "workbook")])
+        }
+        return check(importer.load(workbook, file: file), linter: linter)
+    }
+
+    private func check(_ result: XLSFormImporter.Result, linter: FormLinter) -> (definition: String?, findings: [Finding]) {
         guard let loaded = result.loaded, let conversion = result.conversion else { return (nil, result.findings) }
         let findings = result.findings + linter.lint([loaded]).map { XLSFormImporter.relocate($0, conversion) }
         return (findings.hasErrors ? nil : result.definition, findings)

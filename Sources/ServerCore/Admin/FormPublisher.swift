@@ -45,26 +45,53 @@ public struct FormPublisher: Sendable {
         self.storage = storage
     }
 
-    public func publish(_ data: Data, file: String, projectId: Int64) async throws -> Result {
+    /// What publishing a file would do, found out without storing anything: the console shows it before an
+    /// admin publishes.
+    public struct Check: Sendable {
+        /// The form as it would be published (with the version it would get), when the file loads.
+        public var definition: FormDefinition?
+        /// The loader's and the linter's findings, errors and warnings.
+        public var findings: [Finding]
+        /// Why the form cannot be published over the versions stored (breaking changes).
+        public var breaking: [String]
+        /// The latest version, when the file is identical to it (publishing would change nothing).
+        public var unchanged: PublishedForm?
+        /// The definition's digest (``FormPublisher/digest(of:)``).
+        var digest: String
+
+        /// Whether publishing stores a new version.
+        public var publishesNewVersion: Bool { definition != nil && !findings.hasErrors && breaking.isEmpty && unchanged == nil }
+    }
+
+    /// Loads and lints `data` and compares it with the project's versions of the form.
+    public func check(_ data: Data, file: String, projectId: Int64) async throws -> Check {
         let loaded = FormLoader().load(data, file: file)
         guard let form = loaded.loaded else {
-            throw FormPublishError(code: .invalid, reasons: loaded.findings.map(\.description))
+            return Check(definition: nil, findings: loaded.findings, breaking: [], unchanged: nil, digest: "")
         }
         let findings = loaded.findings + FormLinter().lint([form])
-        if findings.hasErrors {
-            throw FormPublishError(code: .invalid, reasons: findings.filter { $0.severity == .error }.map(\.description))
-        }
-        let warnings = findings.filter { $0.severity == .warning }
         var definition = form.form
         let digest = try Self.digest(of: definition)
         let versions = try await storage.forms(projectId: projectId).filter { $0.formId == definition.id }
+        definition.version = (versions.last?.version ?? 0) + 1
         if let latest = versions.last, latest.digest == digest {
-            return Result(form: latest, isNew: false, warnings: warnings)
+            return Check(definition: latest.definition, findings: findings, breaking: [], unchanged: latest, digest: digest)
         }
         let inUse = try await storage.fieldsInUse(projectId: projectId, formId: definition.id)
         let reasons = Self.breakingChanges(from: versions.map(\.definition), to: definition, fieldsInUse: inUse)
-        guard reasons.isEmpty else { throw FormPublishError(code: .breaking, reasons: reasons) }
-        definition.version = (versions.last?.version ?? 0) + 1
+        return Check(definition: definition, findings: findings, breaking: reasons, unchanged: nil, digest: digest)
+    }
+
+    public func publish(_ data: Data, file: String, projectId: Int64) async throws -> Result {
+        let check = try await check(data, file: file, projectId: projectId)
+        guard let definition = check.definition, !check.findings.hasErrors else {
+            throw FormPublishError(code: .invalid, reasons: check.findings.filter { $0.severity == .error }.map(\.description))
+        }
+        let warnings = check.findings.filter { $0.severity == .warning }
+        if let latest = check.unchanged {
+            return Result(form: latest, isNew: false, warnings: warnings)
+        }
+        guard check.breaking.isEmpty else { throw FormPublishError(code: .breaking, reasons: check.breaking) }
         if let entity = definition.entity {
             // The list comes into being, or gains the properties this form saves; a kind never changes.
             do {
@@ -73,7 +100,7 @@ public struct FormPublisher: Sendable {
                 throw FormPublishError(code: .breaking, reasons: [error.detail])
             }
         }
-        let published = PublishedForm(projectId: projectId, definition: definition, digest: digest, publishedAt: Date())
+        let published = PublishedForm(projectId: projectId, definition: definition, digest: check.digest, publishedAt: Date())
         try await storage.insertForm(published)
         return Result(form: published, isNew: true, warnings: warnings)
     }

@@ -42,14 +42,22 @@ public struct GeoJSONExporter: Sendable {
         return layout.columns.filter { fields[$0]?.kind == .location }
     }
 
-    /// Writes the collection of `formId`'s records that `visibility` shows and `include` accepts, in pieces through
-    /// `write`; returns how many features it wrote. Throws ``FieldError`` before writing anything when `field` is
-    /// no top-level location field.
-    @discardableResult
-    public func export(
-        projectId: Int64, formId: String, visibility: RecordVisibility, field: String? = nil,
-        include: @Sendable (StoredRecord) -> Bool = { _ in true }, write: ([UInt8]) async throws -> Void
-    ) async throws -> Int {
+    /// A record with the location it is placed at (what the console's map draws).
+    public struct LocatedRecord: Sendable {
+        /// The record, as stored.
+        public var record: StoredRecord
+        /// Where it is: its first answered top-level location field's answer.
+        public var location: Location
+    }
+
+    /// Calls `body` with each of `formId`'s records that `visibility` shows and `include` accepts and that has a
+    /// location (chosen as the type's summary says), with its answers by column, a keyset page at a time, until
+    /// `body` returns false. Throws ``FieldError`` before reading any record when `field` is no top-level
+    /// location field.
+    func forEachLocated(
+        projectId: Int64, formId: String, visibility: RecordVisibility, field: String?, include: @Sendable (StoredRecord) -> Bool,
+        _ body: (StoredRecord, Location, [String: AnswerValue], ODataModel) async throws -> Bool
+    ) async throws {
         let versions = try await storage.forms(projectId: projectId).filter { $0.formId == formId }.map(\.definition)
         let model = ODataModel(formId: formId, versions: versions)
         let candidates = Self.locationFields(versions)
@@ -57,16 +65,8 @@ public struct GeoJSONExporter: Sendable {
             throw FieldError(field: field, locationFields: candidates)
         }
         let chosen = field.map { [$0] } ?? candidates
-        guard let records = model.set(named: "Submissions") else { return 0 }
         var reader = RecordReader(versions: versions)
-        var writer = JSONWriter(capacity: 64 * 1024)
-        writer.beginObject()
-        writer.key("type")
-        writer.string("FeatureCollection")
-        writer.key("features")
-        writer.beginArray()
         var after: UUID?
-        var count = 0
         while true {
             let page = try await storage.feedRecords(
                 projectId: projectId, query: RecordFeedQuery(formId: formId, after: after, limit: pageSize), visibility: visibility)
@@ -80,35 +80,72 @@ public struct GeoJSONExporter: Sendable {
                     if case .location(let location)? = values[key], location.isOnEarth, location.latitude.isFinite, location.longitude.isFinite { return location }
                     return nil
                 }).first else { continue }
-                writer.element()
-                writer.beginObject()
-                writer.key("type")
-                writer.string("Feature")
-                writer.key("id")
-                writer.string(record.id.lowercased)
-                writer.key("geometry")
-                writer.beginObject()
-                writer.key("type")
-                writer.string("Point")
-                writer.key("coordinates")
-                writer.beginArray()
-                writer.element()
-                writer.double(location.longitude)
-                writer.element()
-                writer.double(location.latitude)
-                writer.endArray()
-                writer.endObject()
-                writer.key("properties")
-                model.write(ODataModel.entity(record, values: values), of: records, select: nil, to: &writer)
-                writer.endObject()
-                count += 1
-                if writer.bytes.count >= 32 * 1024 {
-                    try await write(writer.bytes)
-                    writer.removeAllBytes()
-                }
+                guard try await body(record, location, values, model) else { return }
             }
             guard page.count == pageSize, let last = page.last else { break }
             after = last.id
+        }
+    }
+
+    /// At most `limit` of `formId`'s located records that `visibility` shows, by id, and whether more were left out.
+    public func locatedRecords(projectId: Int64, formId: String, visibility: RecordVisibility, limit: Int) async throws -> (records: [LocatedRecord], more: Bool) {
+        var found: [LocatedRecord] = []
+        var more = false
+        try await forEachLocated(projectId: projectId, formId: formId, visibility: visibility, field: nil, include: { $0.state != .deleted }) { record, location, _, _ in
+            guard found.count < limit else {
+                more = true
+                return false
+            }
+            found.append(LocatedRecord(record: record, location: location))
+            return true
+        }
+        return (found, more)
+    }
+
+    /// Writes the collection of `formId`'s records that `visibility` shows and `include` accepts, in pieces through
+    /// `write`; returns how many features it wrote. Throws ``FieldError`` before writing anything when `field` is
+    /// no top-level location field.
+    @discardableResult
+    public func export(
+        projectId: Int64, formId: String, visibility: RecordVisibility, field: String? = nil,
+        include: @Sendable (StoredRecord) -> Bool = { _ in true }, write: ([UInt8]) async throws -> Void
+    ) async throws -> Int {
+        var writer = JSONWriter(capacity: 64 * 1024)
+        writer.beginObject()
+        writer.key("type")
+        writer.string("FeatureCollection")
+        writer.key("features")
+        writer.beginArray()
+        var count = 0
+        try await forEachLocated(projectId: projectId, formId: formId, visibility: visibility, field: field, include: include) { record, location, values, model in
+            guard let records = model.set(named: "Submissions") else { return false }
+            writer.element()
+            writer.beginObject()
+            writer.key("type")
+            writer.string("Feature")
+            writer.key("id")
+            writer.string(record.id.lowercased)
+            writer.key("geometry")
+            writer.beginObject()
+            writer.key("type")
+            writer.string("Point")
+            writer.key("coordinates")
+            writer.beginArray()
+            writer.element()
+            writer.double(location.longitude)
+            writer.element()
+            writer.double(location.latitude)
+            writer.endArray()
+            writer.endObject()
+            writer.key("properties")
+            model.write(ODataModel.entity(record, values: values), of: records, select: nil, to: &writer)
+            writer.endObject()
+            count += 1
+            if writer.bytes.count >= 32 * 1024 {
+                try await write(writer.bytes)
+                writer.removeAllBytes()
+            }
+            return true
         }
         writer.endArray()
         writer.endObject()

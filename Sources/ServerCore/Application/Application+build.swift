@@ -16,7 +16,8 @@ public func buildApplication(
 ) async throws -> FieldSheetApplication {
     let handle = try configuration.storage.open(logger: logger)
     let storage = handle.storage
-    let services = ServerServices(storage: storage, limits: configuration.limits, trustedProxies: configuration.trustedProxies)
+    var services = ServerServices(storage: storage, limits: configuration.limits, trustedProxies: configuration.trustedProxies)
+    services.mapTiles = configuration.mapTiles
     var app = buildApplication(configuration, services: services, logger: logger, onServerRunning: onServerRunning)
     if configuration.attachmentCollection.interval != nil {
         app.addServices(AttachmentCollector(storage: storage, schedule: configuration.attachmentCollection, metrics: services.metrics, logger: logger))

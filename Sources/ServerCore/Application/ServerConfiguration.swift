@@ -18,6 +18,8 @@ public struct ServerConfiguration: Sendable {
     public var attachmentCollection: AttachmentCollectionSchedule
     /// How webhooks are delivered (`serve --webhook-…`).
     public var webhooks: WebhookOptions
+    /// The tile server the console's map draws under its points (`serve --map-tiles`); nil: none (the default).
+    public var mapTiles: MapTiles?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, dataDirectory: String = ServerConfiguration.defaultDataDirectory, storageLocation: StorageLocation? = nil,
@@ -47,6 +49,8 @@ public struct ServerServices: Sendable {
     public let forms: FormCatalog
     public let limits: ServerLimits
     public let trustedProxies: TrustedProxies
+    /// The tile server of the console's map (``ServerConfiguration/mapTiles``).
+    public var mapTiles: MapTiles?
     /// The long-polls held now, against their caps.
     let heldPolls: HeldPolls
 

@@ -66,7 +66,7 @@ struct AuditPageController {
 
     /// The filters of the query string; a bad one is a 400 page that says which and what is expected.
     static func query(_ request: Request, projectId: Int64?) throws -> (AuditQuery, [String: String]) {
-        let parameters = request.uri.queryParameters
+        let parameters = ConsoleQuery(request)
         var filters: [String: String] = [:]
         var query = AuditQuery(projectId: projectId, limit: pageSize)
         if let actor = parameters.get("actor")?.trimmingCharacters(in: .whitespaces), !actor.isEmpty {

@@ -35,8 +35,14 @@ struct ConsoleAuthMiddleware: RouterMiddleware {
         context.logger[metadataKey: "user"] = .string(session.principal.userName)
         var request = request
         if request.method == .post {
-            let form = try await request.consoleForm(CSRFField.self)
-            guard ConsoleSessions.tokensMatch(session.csrf, form.csrf) else {
+            // A file upload is a multipart form; every other form is URL-encoded.
+            let token: String?
+            if MultipartForm.isMultipart(request) {
+                token = try await MultipartForm.read(&request).part("csrf")?.text
+            } else {
+                token = try await request.consoleForm(CSRFField.self).csrf
+            }
+            guard ConsoleSessions.tokensMatch(session.csrf, token) else {
                 throw Problem.forbidden("The form's security token does not match your session: it came from another page or an older session. Reload the page and send it again.")
             }
         }

@@ -7,7 +7,8 @@ import Mustache
 /// Every `{{value}}` is HTML-escaped by Mustache; no template uses the unescaped `{{{…}}}` form, so a value a
 /// collector typed (`<script>`) shows as text.
 struct ConsoleRenderer: Sendable {
-    /// The templates by name (`record` for `record.mustache`); `head`, `foot`, `answers` and `languages` are partials.
+    /// The templates by name (`record` for `record.mustache`); `head`, `foot`, `answers`, `languages` and
+    /// `form-preview` are partials.
     static let library: MustacheLibrary = {
         let sources: [String: [UInt8]] = [
             "head": PackageResources.head_mustache, "foot": PackageResources.foot_mustache,
@@ -20,6 +21,8 @@ struct ConsoleRenderer: Sendable {
             "webhooks": PackageResources.webhooks_mustache,
             "entity-lists": PackageResources.entity_lists_mustache, "entity-table": PackageResources.entity_table_mustache,
             "entity": PackageResources.entity_mustache,
+            "upload": PackageResources.upload_mustache, "preview": PackageResources.preview_mustache,
+            "form-preview": PackageResources.form_preview_mustache, "map": PackageResources.map_mustache,
         ]
         var library = MustacheLibrary()
         for (name, bytes) in sources {

@@ -151,7 +151,7 @@ struct EntityPagesController {
     @Sendable func table(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try reviewer(context)
         let list = try await list(membership, context)
-        let parameters = Query(request.uri.query)
+        let parameters = ConsoleQuery(request)
         let filter = try Filter(parameters, list: list)
         var query = filter.query
         query.limit = Self.pageSize + 1
@@ -201,7 +201,7 @@ struct EntityPagesController {
     }
 
     /// The page the link asks for: `after=` or `before=` a row's keyset, `last=1`, or the first.
-    static func position(_ parameters: Query) throws -> EntityTableQuery.Position {
+    static func position(_ parameters: ConsoleQuery) throws -> EntityTableQuery.Position {
         func key(_ name: String) throws -> (String, UUID)? {
             guard let text = parameters.get(name) else { return nil }
             let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
@@ -218,27 +218,6 @@ struct EntityPagesController {
 
     /// A query string as a browser's GET form sends it: `+` is a space (a typed `+` comes as `%2B`), the rest
     /// percent-encoded; a name may repeat (`col=a&col=b`).
-    struct Query {
-        var items: [(name: String, value: String)]
-
-        init(_ query: String?) {
-            items = (query ?? "").split(separator: "&").map { item in
-                let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                func decoded(_ text: Substring?) -> String {
-                    guard let text else { return "" }
-                    let spaced = text.replacingOccurrences(of: "+", with: " ")
-                    return spaced.removingPercentEncoding ?? spaced
-                }
-                return (decoded(parts.first), decoded(parts.count > 1 ? parts[1] : nil))
-            }
-        }
-
-        /// The first value of `name`.
-        func get(_ name: String) -> String? { items.first { $0.name == name }?.value }
-        /// Every value of `name`, in order.
-        func getAll(_ name: String) -> [String] { items.filter { $0.name == name }.map(\.value) }
-    }
-
     /// The table's search, filters and columns as the query string gives them.
     struct Filter {
         var search: String
@@ -249,7 +228,7 @@ struct EntityPagesController {
         /// Whether the reviewer chose the columns (`col=`), so that the page links keep them.
         var chosenColumns: Bool
 
-        init(_ parameters: Query, list: EntityListInfo) throws {
+        init(_ parameters: ConsoleQuery, list: EntityListInfo) throws {
             search = (parameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
             property = parameters.get("property") ?? ""
             value = parameters.get("value") ?? ""

@@ -36,7 +36,7 @@ struct ExportController {
         guard let format = RecordExporter.Format(rawValue: formatName) else {
             throw Problem.badRequest("format must be csv, jsonl or geojson, not \"\(formatName)\".", field: "format")
         }
-        let filter = try SubmissionsController.Filter(request.uri.queryParameters).query(formId: formId)
+        let filter = try SubmissionsController.Filter(ConsoleQuery(request)).query(formId: formId)
         let table = request.uri.queryParameters.get("table").flatMap { $0.isEmpty ? nil : $0 }
         if let table {
             let tables = try await exporter.repeatTables(projectId: membership.projectId, formId: formId).map(\.repeatId)
@@ -81,7 +81,7 @@ struct ExportController {
         guard request.uri.queryParameters.get("table").map(\.isEmpty) ?? true else {
             throw Problem.badRequest("table is for a CSV export; a GeoJSON export holds the records' features.", field: "table")
         }
-        let filter = try SubmissionsController.Filter(request.uri.queryParameters).query(formId: formId)
+        let filter = try SubmissionsController.Filter(ConsoleQuery(request)).query(formId: formId)
         let exporter = GeoJSONExporter(storage: services.storage)
         let projectId = membership.projectId
         let visibility = RecordAccess.visibility(userId: principal.userId, role: membership.role)

@@ -30,12 +30,17 @@ struct ProjectPagesController {
             var drafts: Int
             var total: Int
             var repeatTables: [Table]
-            /// Whether the form has a top-level location field (then it has a GeoJSON export).
+            /// Whether the form has a top-level location field (then it has a GeoJSON export and a map).
             var hasLocation: Bool
+            /// Whether the form is closed to new records, and who closed it when.
+            var closed: Bool
+            var closedBy: String?
         }
         var chrome: ConsoleChrome
         var projectName: String
         var isAdmin: Bool
+        /// The session's CSRF token for the admin's forms (upload, close, reopen).
+        var csrf: String?
         var canExport: Bool
         var forms: [Form]
         /// The project's entity lists (reviewers and admins), each linking to its table.
@@ -62,6 +67,7 @@ struct ProjectPagesController {
         let published = try await services.storage.forms(projectId: membership.projectId)
         let counts = try await services.storage.reviewCounts(
             projectId: membership.projectId, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
+        let availability = try await services.storage.formStates(projectId: membership.projectId)
         let byForm = Dictionary(grouping: published, by: \.formId)
         let forms = byForm.keys.sorted().map { formId -> FormsPage.Form in
             let versions = byForm[formId, default: []].sorted { $0.version < $1.version }
@@ -74,13 +80,29 @@ struct ProjectPagesController {
                 formId: formId, title: versions.last?.definition.title ?? formId,
                 versions: versions.map { String($0.version) }.joined(separator: ", "), counts: states,
                 drafts: mine.first { $0.reviewState == nil }?.count ?? 0, total: mine.reduce(0) { $0 + $1.count }, repeatTables: tables,
-                hasLocation: !GeoJSONExporter.locationFields(versions.map(\.definition)).isEmpty)
+                hasLocation: !GeoJSONExporter.locationFields(versions.map(\.definition)).isEmpty,
+                closed: availability[formId]?.closed ?? false,
+                closedBy: availability[formId].flatMap { $0.closed ? "closed by \($0.changedBy ?? "an admin") on \(ConsoleTime.text($0.changedAt))" : nil })
         }
         let entityLists = membership.role.seesSharedRecords ? try await services.storage.entityLists(projectId: membership.projectId) : []
         return ConsoleRenderer.page("forms", FormsPage(
-            chrome: ConsoleChrome(title: membership.projectName, context: context, project: membership.projectName),
-            projectName: membership.projectName, isAdmin: membership.role == .admin, canExport: membership.role.seesSharedRecords, forms: forms,
+            chrome: ConsoleChrome(
+                title: membership.projectName, context: context, project: membership.projectName, notice: Self.formNotice(request.uri.queryParameters)),
+            projectName: membership.projectName, isAdmin: membership.role == .admin, csrf: context.consoleCSRF, canExport: membership.role.seesSharedRecords, forms: forms,
             entityLists: entityLists.map { FormsPage.Table(name: $0.name) }))
+    }
+
+    /// What the forms page says after an admin's act (its redirect's `done`, `form` and `version`).
+    static func formNotice(_ parameters: Parameters) -> String? {
+        guard let done = parameters.get("done"), let form = parameters.get("form") else { return nil }
+        let version = parameters.get("version") ?? ""
+        switch done {
+        case "published": return "Published \(form) version \(version). Devices get it at their next sync."
+        case "unchanged": return "\(form) version \(version) is published already and identical: nothing changed."
+        case "closed": return "Closed \(form) to new records. Devices learn it at their next sync; records already sent can still be edited."
+        case "reopened": return "Reopened \(form): it takes new records again."
+        default: return nil
+        }
     }
 }
 

@@ -6,7 +6,9 @@ import SyncCore
 
 /// `GET /console/projects/{project}/forms/{formId}`: a form's records as a table, filtered by review state,
 /// author and date of last change, sorted by last change or creation, a page at a time by keyset (the link to
-/// the next page carries the last row's sort time and id; see ``RecordTableQuery``).
+/// the next page carries the last row's sort time and id; see ``RecordTableQuery``). For reviewers and admins
+/// the table is a form: a checkbox per submitted record, or every record the filters list, approved or sent
+/// back with one comment by `POST …/forms/{formId}/review` (``BulkReview``).
 struct SubmissionsController {
     let services: ServerServices
 
@@ -25,6 +27,8 @@ struct SubmissionsController {
         var isDraft: Bool
         var reviewState: String
         var reviewLabel: String
+        /// Whether the row has a checkbox for the bulk review (submitted records, for reviewers).
+        var selectable: Bool
         var author: String
         var changed: String
         var cells: [Cell]
@@ -59,6 +63,35 @@ struct SubmissionsController {
         var isLaterPage: Bool
         var firstLink: String
         var nextLink: String?
+        /// The bulk review form (reviewers and admins): the session's CSRF token, the request's id, the
+        /// number of submitted records the filters list (at most ``BulkReview/maxRecords`` are counted).
+        var canReview: Bool
+        var csrf: String?
+        var batch: String
+        var matching: String
+        var matchingCount: Int
+        var maxRecords: Int
+        var filterFields: [Hidden]
+        var reviewAction: String
+    }
+
+    struct Hidden { var name: String; var value: String }
+
+    /// The bulk review form as posted.
+    struct BulkForm: Decodable {
+        var batch: String?
+        /// `selected` (the rows checked) or `all` (every record the filters list).
+        var scope: String?
+        var records: [String]?
+        /// `approved`, or `hasIssues` to send the records back.
+        var decision: String?
+        var comment: String?
+        var review: String?
+        var author: String?
+        var from: String?
+        var to: String?
+        var sort: String?
+        var lang: String?
     }
 
     static let sorts: [(value: String, label: String, key: RecordTableQuery.SortKey, descending: Bool)] = [
@@ -70,6 +103,7 @@ struct SubmissionsController {
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.get("projects/:project/forms/:formId", use: table)
+        group.post("projects/:project/forms/:formId/review", use: bulkReview)
     }
 
     @Sendable func table(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -78,7 +112,7 @@ struct SubmissionsController {
         let formId = context.parameters.get("formId") ?? ""
         let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formId == formId }
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
-        let parameters = request.uri.queryParameters
+        let parameters = ConsoleQuery(request)
         let filter = try Filter(parameters)
         var query = filter.query(formId: formId)
         query.limit = Self.pageSize + 1
@@ -100,8 +134,19 @@ struct SubmissionsController {
         // The reviewer's language, as on a record's page; the links to the other languages keep the filters.
         let shownIn = ConsoleLanguage(request, definition: latest.definition, base: base + filter.queryString(after: nil))
         let language = shownIn.language
+        let canReview = membership.role.seesSharedRecords
+        var matchingCount = 0
+        if canReview {
+            var all = filter.query(formId: formId)
+            all.limit = BulkReview.maxRecords + 1
+            matchingCount = try await services.storage.recordTable(
+                projectId: membership.projectId, query: all, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role)
+            ).filter { $0.record.state == .submitted }.count
+        }
         let page = Page(
-            chrome: ConsoleChrome(title: latest.definition.title, context: context, project: membership.projectName, notice: shownIn.notice),
+            chrome: ConsoleChrome(
+                title: latest.definition.title, context: context, project: membership.projectName,
+                notice: shownIn.notice ?? Self.bulkNotice(parameters)),
             projectName: membership.projectName, formId: formId, formTitle: latest.definition.title,
             canExport: membership.role.seesSharedRecords,
             exportScope: filter.isFiltering ? "the records these filters list (every page)" : "every record of this form",
@@ -120,12 +165,110 @@ struct SubmissionsController {
                     recordId: record.id.lowercased, link: shownIn.link("/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"),
                     shortId: String(record.id.lowercased.prefix(8)), isDraft: record.state == .draft,
                     reviewState: record.review?.state.rawValue ?? "none", reviewLabel: ConsoleLabels.review(record.review?.state),
-                    author: record.authorName, changed: ConsoleTime.text(record.times.updated),
+                    selectable: canReview && record.state == .submitted, author: record.authorName, changed: ConsoleTime.text(record.times.updated),
                     cells: shown.map { Cell(text: Self.short(record.fields.values[$0.id]?.display(for: $0, language: language) ?? "")) })
             },
             hasRows: !rows.isEmpty, isLaterPage: query.after != nil, firstLink: shownIn.link(base + filter.queryString(after: nil)),
-            nextLink: hasMore ? rows.last.map { shownIn.link(base + filter.queryString(after: $0.cursor.text)) } : nil)
+            nextLink: hasMore ? rows.last.map { shownIn.link(base + filter.queryString(after: $0.cursor.text)) } : nil,
+            canReview: canReview, csrf: context.consoleCSRF, batch: ConsoleSessions.newSecret(),
+            matching: matchingCount > BulkReview.maxRecords ? "more than \(BulkReview.maxRecords)" : String(matchingCount),
+            matchingCount: matchingCount, maxRecords: BulkReview.maxRecords,
+            filterFields: filter.fields.map { Hidden(name: $0.0, value: $0.1) } + (language.map { [Hidden(name: "lang", value: $0)] } ?? []),
+            reviewAction: base + "/review")
         return ConsoleRenderer.page("submissions", page)
+    }
+
+    /// `POST …/forms/{formId}/review`: approves the chosen records, or sends them back with one comment, then
+    /// returns to the table (with the same filters) saying what was done. Sent again (the same form's request
+    /// id), it reviews nothing twice.
+    @Sendable func bulkReview(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let membership = try context.membership()
+        let principal = try context.requirePrincipal()
+        guard membership.role.seesSharedRecords else {
+            throw Problem.forbidden("Only reviewers and admins review records; your role in this project is collector.")
+        }
+        let formId = context.parameters.get("formId") ?? ""
+        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formId == formId }) else {
+            throw Problem.notFound("form")
+        }
+        var request = request
+        let form = try await request.consoleForm(BulkForm.self)
+        let batch = try BulkReview.requestId(form.batch)
+        let state: ReviewState
+        switch form.decision ?? "" {
+        case ReviewState.approved.rawValue: state = .approved
+        case ReviewState.hasIssues.rawValue: state = .hasIssues
+        default:
+            throw Problem.validation("Choose what to do with the records: approve them, or send them back with a comment.", field: "decision")
+        }
+        let comment = try ReviewActions.comment(form.comment)
+        if state == .hasIssues, comment == nil {
+            throw Problem.validation("Say in the comment what the collectors should fix: records are sent back with a comment.", field: "comment")
+        }
+        let filter = try Filter { name in
+            switch name {
+            case "review": form.review
+            case "author": form.author
+            case "from": form.from
+            case "to": form.to
+            case "sort": form.sort
+            default: nil
+            }
+        }
+        let recordIds: [UUID]
+        switch form.scope ?? "selected" {
+        case "all":
+            var query = filter.query(formId: formId)
+            query.limit = BulkReview.maxRecords + 1
+            let rows = try await services.storage.recordTable(
+                projectId: membership.projectId, query: query, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role)
+            ).filter { $0.record.state == .submitted }
+            guard rows.count <= BulkReview.maxRecords else {
+                throw Problem.validation(
+                    "More than \(BulkReview.maxRecords) records match the filters; one bulk review takes at most \(BulkReview.maxRecords). Narrow the filters (by review state, author or dates) and send it again.",
+                    field: "scope")
+            }
+            recordIds = rows.map(\.record.id)
+        case "selected":
+            var ids: [UUID] = []
+            for text in form.records ?? [] {
+                guard let id = UUID(uuidString: text) else {
+                    throw Problem.badRequest("\"\(text)\" is not a record id. Reload the table and send it again.", field: "records")
+                }
+                ids.append(id)
+            }
+            guard !ids.isEmpty else {
+                throw Problem.validation("Tick the records to review first, or choose every record the filters list.", field: "records")
+            }
+            recordIds = ids
+        default:
+            throw Problem.badRequest("scope must be \"selected\" or \"all\", not \"\(form.scope ?? "")\".", field: "scope")
+        }
+        let summary = try await BulkReview(services: services).review(
+            membership, principal, recordIds: recordIds, state: state, comment: comment, batch: batch, logger: context.logger)
+        await services.audit(
+            .recordsReviewedInBulk, request: request, context: context, projectId: membership.projectId, subject: formId,
+            detail: [
+                "state": state.rawValue, "reviewed": String(summary.reviewed), "repeated": String(summary.repeated), "skipped": String(summary.skipped),
+                "scope": form.scope ?? "selected", "comment": comment ?? "",
+            ])
+        var target = "/console/projects/\(membership.projectName)/forms/\(formId)" + filter.queryString(after: nil)
+        for (name, value) in [("bulk", state.rawValue), ("reviewed", String(summary.reviewed)), ("repeated", String(summary.repeated)), ("skipped", String(summary.skipped))] {
+            target = ConsoleLanguage.join(target, "\(name)=\(value)")
+        }
+        if let lang = form.lang, !lang.isEmpty { target = ConsoleLanguage.join(target, "lang=" + ConsoleLanguage.encoded(lang)) }
+        return ConsoleRenderer.redirect(to: target)
+    }
+
+    /// What the table says after a bulk review (its redirect's `bulk`, `reviewed`, `repeated` and `skipped`).
+    static func bulkNotice(_ parameters: ConsoleQuery) -> String? {
+        guard let raw = parameters.get("bulk"), let state = ReviewState(rawValue: String(raw)) else { return nil }
+        let count = { (name: String) in parameters.get(name).flatMap { Int($0) } ?? 0 }
+        let records = { (n: Int) in n == 1 ? "1 record" : "\(n) records" }
+        var parts = ["\(state == .approved ? "Approved" : "Sent back") \(records(count("reviewed")))."]
+        if count("repeated") > 0 { parts.append("\(records(count("repeated"))) had been reviewed by this same form already and were left as they were.") }
+        if count("skipped") > 0 { parts.append("\(records(count("skipped"))) could not be reviewed (not submitted, or not visible to you) and were left as they were.") }
+        return parts.joined(separator: " ")
     }
 
     /// A field's label as a column's header, which no one record's answers fill in: a `${name}` reads "…".
@@ -149,8 +292,13 @@ struct SubmissionsController {
         var toDate: Date?
         var sort: (value: String, label: String, key: RecordTableQuery.SortKey, descending: Bool)
 
-        init(_ parameters: Parameters) throws {
-            let review = parameters.get("review") ?? ""
+        init(_ parameters: ConsoleQuery) throws {
+            try self.init { name in parameters.get(name) }
+        }
+
+        /// The filters from named values (a query string's or a posted form's).
+        init(_ value: (String) -> String?) throws {
+            let review = value("review") ?? ""
             if review.isEmpty {
                 self.review = nil
             } else {
@@ -160,12 +308,12 @@ struct SubmissionsController {
                 }
                 self.review = state
             }
-            author = (parameters.get("author") ?? "").trimmingCharacters(in: .whitespaces)
-            from = parameters.get("from") ?? ""
-            to = parameters.get("to") ?? ""
+            author = (value("author") ?? "").trimmingCharacters(in: .whitespaces)
+            from = value("from") ?? ""
+            to = value("to") ?? ""
             fromDate = try Self.day(from, "from")
             toDate = try Self.day(to, "to")
-            let sortValue = parameters.get("sort") ?? "-updated"
+            let sortValue = value("sort") ?? "-updated"
             guard let sort = SubmissionsController.sorts.first(where: { $0.value == sortValue }) else {
                 throw Problem.badRequest("sort must be one of \(SubmissionsController.sorts.map(\.value).joined(separator: ", ")); not \"\(sortValue)\".", field: "sort")
             }
@@ -190,6 +338,11 @@ struct SubmissionsController {
 
         /// Whether any filter narrows the table.
         var isFiltering: Bool { review != nil || !author.isEmpty || fromDate != nil || toDate != nil }
+
+        /// The filters as name and value (the empty ones left out), for a form's hidden fields.
+        var fields: [(String, String)] {
+            [("review", review?.rawValue ?? ""), ("author", author), ("from", from), ("to", to), ("sort", sort.value)].filter { !$0.1.isEmpty }
+        }
 
         func queryString(after: String?) -> String {
             var items = [("review", review?.rawValue ?? ""), ("author", author), ("from", from), ("to", to), ("sort", sort.value)]

@@ -18,6 +18,9 @@ struct FormsController {
         var forms: [FormVersion]
         /// The project's current key for sensitive fields, which devices seal to; nil while it has none.
         var projectKey: ProjectPublicKey?
+        /// The ids of the forms an admin closed to new records (a push that would create a record of one is
+        /// refused; records already stored still take edits): devices learn it here at their next sync.
+        var closedForms: [String]
     }
 
     struct PublishResponse: Codable, Sendable {
@@ -39,7 +42,8 @@ struct FormsController {
         let membership = try context.membership()
         let forms = try await services.storage.forms(projectId: membership.projectId)
         let key = try await services.storage.projectKeys(projectId: membership.projectId).last?.key
-        return try .json(FormList(forms: forms.map(Self.wire), projectKey: key))
+        let closed = try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formId).sorted()
+        return try .json(FormList(forms: forms.map(Self.wire), projectKey: key, closedForms: closed))
     }
 
     @Sendable func publish(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -57,9 +57,10 @@ struct SyncController {
         }
         let keys = Set(body.mutations.map { FormKey(id: $0.formId, version: $0.formVersion) })
         let validators = try await services.forms.validators(projectId: membership.projectId, keys: keys)
-        let planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, validators: validators, mutations: prepared,
+        var planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, validators: validators, mutations: prepared,
             maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,
             maxRecordInstances: services.limits.maxRecordInstances)
+        planner.closedForms = Set(try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formId))
         var recordIds: [UUID] = []
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordId).inserted { recordIds.append(mutation.recordId) }

@@ -29,6 +29,9 @@ struct PushPlanner: Sendable {
     /// The largest record and the most repeat instances a change may grow a record to (`ServerLimits`).
     let maxRecordBytes: Int
     let maxRecordInstances: Int
+    /// The forms closed to new records (``FormStateStorage``): a mutation that would create a record of one is
+    /// refused; records already stored still take edits.
+    var closedForms: Set<String> = []
 
     init(
         principal: Principal, role: Role, clientId: String, validators: [FormKey: FormValidator], mutations: [PreparedMutation],
@@ -80,6 +83,14 @@ struct PushPlanner: Sendable {
         return plan
     }
 
+    /// Why a new record of a closed form is refused.
+    static func formClosed(_ formId: String) -> Problem {
+        Problem(
+            .conflict, "form-closed", title: "Form closed to new records",
+            detail: "The form \"\(formId)\" was closed to new records by the project's admin, so this new record was not taken. Records already sent can still be edited. Keep the record on this device (it can be exported) and ask the admin to reopen the form.",
+            field: "formId")
+    }
+
     private func reject(_ mutation: Mutation, _ problem: Problem) -> MutationOutcome {
         MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: .rejected, problem: problem.details)
     }
@@ -104,6 +115,9 @@ struct PushPlanner: Sendable {
         let form = validator.logic.form
         if let problem = oversizedAttachment(mutation) { return reject(mutation, problem) }
         let current = working[mutation.recordId]
+        if current == nil, closedForms.contains(mutation.formId) {
+            return reject(mutation, Self.formClosed(mutation.formId))
+        }
         if let current {
             if let problem = RecordAccess.writeProblem(current, userId: userId, role: role, newState: mutation.state) {
                 return reject(mutation, problem)

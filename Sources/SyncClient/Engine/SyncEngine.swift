@@ -93,18 +93,23 @@ public struct SyncEngine: Sendable {
         return summary
     }
 
-    /// Imports every form version the server publishes that the device lacks, and stores the project's current
-    /// key for sensitive fields. A stored version whose definition differs (imported locally by hand) is kept
-    /// and logged, not overwritten.
+    /// Imports every form version the server publishes that the device lacks, stores the project's current
+    /// key for sensitive fields, and records which forms are closed to new records. A stored version whose
+    /// definition differs (imported locally by hand) is kept and logged, not overwritten.
     func fetchForms(_ progress: SyncProgressTracker) async throws {
         struct FormList: Decodable {
             var forms: [Entry]
             /// The key sensitive answers are sealed to (docs/sensitive-fields.md).
             var projectKey: ProjectPublicKey?
+            /// The forms closed to new records; absent from servers that predate closing forms.
+            var closedForms: [String]?
         }
         struct Entry: Decodable { var definition: FormDefinition }
         let list: FormList = try await get("forms", doing: "fetching the project's forms", progress)
         try await storage("storing the project key") { try await store.storeProjectKey(list.projectKey) }
+        if let closed = list.closedForms {
+            try await storage("recording the closed forms") { try await store.setClosedForms(Set(closed)) }
+        }
         for entry in list.forms {
             do {
                 try await store.importForms([entry.definition])

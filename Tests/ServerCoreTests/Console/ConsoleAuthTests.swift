@@ -73,6 +73,10 @@ struct ConsoleAuthTests {
                     ("/console/projects/alpha/audit", [.forbidden, .forbidden, .ok, .notFound]),
                     ("/console/projects/beta/audit", [.notFound, .notFound, .notFound, .ok]),
                     ("/console/audit", [.forbidden, .forbidden, .forbidden, .forbidden]),
+                    ("/console/projects/alpha/forms/job/preview", [.ok, .ok, .ok, .notFound]),
+                    ("/console/projects/alpha/forms/nope/preview", [.notFound, .notFound, .notFound, .notFound]),
+                    ("/console/projects/alpha/forms/job/map", [.ok, .ok, .ok, .notFound]),
+                    ("/console/projects/alpha/forms/nope/map", [.notFound, .notFound, .notFound, .notFound]),
                 ]
                 for (path, expected) in matrix {
                     for (device, status) in zip([w.ana, w.rita, w.adam, w.olga], expected) {
@@ -97,6 +101,25 @@ struct ConsoleAuthTests {
                 #expect(try await server.storage.record(projectId: try await server.project("alpha").id, id: w.anaSubmitted)?.review
                         == RecordReview(state: .approved, comment: "fine"))
                 #expect(try await client.console("/console/projects/alpha/conflicts/1/resolve", token: w.rita.token, method: .post, form: "keep=server").status == .notFound)
+                // Bulk review of the table: reviewers and admins of the project; a collector is refused, an outsider finds nothing.
+                let bulk = "batch=bulk-matrix-0123456789&scope=selected&decision=approved&records%5B%5D=\(w.bobSubmitted.lowercased)"
+                for (device, status) in zip([w.ana, w.rita, w.adam, w.olga], [HTTPResponse.Status.forbidden, .seeOther, .seeOther, .notFound]) {
+                    let response = try await client.console("/console/projects/alpha/forms/job/review", token: device.token, method: .post, form: bulk)
+                    #expect(response.status == status, "\(device.clientId) bulk review: \(response.status)")
+                }
+                #expect(try await client.console("/console/projects/alpha/forms/nope/review", token: w.rita.token, method: .post, form: bulk).status == .notFound)
+                // Forms: uploads, publishing, closing and reopening are the project admin's (adam's upload here is no
+                // multipart form, and there is no upload 99); an outsider finds nothing.
+                let adminPosts: [(String, HTTPResponse.Status)] = [
+                    ("/console/projects/alpha/uploads", .badRequest), ("/console/projects/alpha/uploads/99/publish", .notFound),
+                    ("/console/projects/alpha/forms/job/close", .seeOther), ("/console/projects/alpha/forms/job/reopen", .seeOther),
+                ]
+                for (path, adminStatus) in adminPosts {
+                    for (device, status) in zip([w.ana, w.rita, w.adam, w.olga], [HTTPResponse.Status.forbidden, .forbidden, adminStatus, .notFound]) {
+                        let response = try await client.console(path, token: device.token, method: .post, form: "")
+                        #expect(response.status == status, "\(device.clientId) POST \(path): \(response.status)")
+                    }
+                }
 
                 // People and devices: project admins only; a collector or reviewer is refused, an outsider finds nothing,
                 // and only a server admin creates projects.
@@ -149,6 +172,10 @@ struct ConsoleAuthTests {
             "GET /console/projects/{project}", "GET /console/projects/{project}/users", "GET /console/projects/{project}/forms/{formId}",
             "GET /console/projects/{project}/forms/{formId}/export", "GET /console/projects/{project}/records/{recordId}",
             "POST /console/projects/{project}/records/{recordId}/review", "POST /console/projects/{project}/conflicts/{conflictId}/resolve",
+            "POST /console/projects/{project}/forms/{formId}/review",  // ConsoleBulkReviewTests
+            "POST /console/projects/{project}/uploads", "POST /console/projects/{project}/uploads/{upload}/publish",  // ConsoleFormsTests
+            "GET /console/projects/{project}/forms/{formId}/preview", "GET /console/projects/{project}/forms/{formId}/map",
+            "POST /console/projects/{project}/forms/{formId}/close", "POST /console/projects/{project}/forms/{formId}/reopen",
             "GET /console/projects/{project}/attachments/{sha256}",  // ConsoleAttachmentTests
             "GET /console/projects/{project}/webhooks", "POST /console/projects/{project}/webhooks",  // ConsoleWebhooksTests
             "POST /console/projects/{project}/webhooks/{endpoint}/remove", "POST /console/projects/{project}/webhooks/deliveries/{delivery}/redeliver",

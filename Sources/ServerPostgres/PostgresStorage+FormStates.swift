@@ -1,0 +1,55 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServerStorage
+
+extension PostgresStorage {
+    public func formStates(projectId: Int64) async throws -> [String: FormAvailability] {
+        let client = client
+        return try await perform {
+            var states: [String: FormAvailability] = [:]
+            for try await (formId, closed, name, changed) in try await client.query("""
+                SELECT s.form_id, s.closed, u.name, s.changed_at FROM form_states s LEFT JOIN users u ON u.id = s.changed_by
+                WHERE s.project_id = \(projectId)
+                """).decode((String, Bool, String?, Double).self) {
+                states[formId] = FormAvailability(formId: formId, closed: closed, changedBy: name, changedAt: Date(timeIntervalSince1970: changed))
+            }
+            return states
+        }
+    }
+
+    public func setFormClosed(projectId: Int64, formId: String, closed: Bool, userId: Int64) async throws {
+        let now = Date().timeIntervalSince1970
+        _ = try await transaction { connection in
+            _ = try await connection.query("""
+                INSERT INTO form_states (project_id, form_id, closed, changed_by, changed_at) VALUES (\(projectId), \(formId), \(closed), \(userId), \(now))
+                ON CONFLICT (project_id, form_id) DO UPDATE SET closed = excluded.closed, changed_by = excluded.changed_by, changed_at = excluded.changed_at
+                """, logger: .quiet)
+            return true
+        }
+    }
+
+    public func storeFormUpload(projectId: Int64, fileName: String, definition: String, userId: Int64) async throws -> Int64 {
+        let now = Date().timeIntervalSince1970
+        return try await transaction { connection in
+            let rows = try await connection.query("""
+                INSERT INTO form_uploads (project_id, file_name, definition, uploaded_by, uploaded_at)
+                VALUES (\(projectId), \(fileName), \(definition), \(userId), \(now)) RETURNING id
+                """, logger: .quiet).collect()
+            guard let id = try rows.first?.decode(Int64.self) else { throw StorageError(.unknownProject, "There is no project with id \(projectId).") }
+            return id
+        }
+    }
+
+    public func formUpload(projectId: Int64, id: Int64) async throws -> FormUpload? {
+        let client = client
+        return try await perform {
+            for try await (fileName, definition, by, at) in try await client.query("""
+                SELECT file_name, definition, uploaded_by, uploaded_at FROM form_uploads WHERE project_id = \(projectId) AND id = \(id)
+                """).decode((String, String, Int64, Double).self) {
+                return FormUpload(id: id, projectId: projectId, fileName: fileName, definition: definition, uploadedBy: by, uploadedAt: Date(timeIntervalSince1970: at))
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import GRDB
+import ServerStorage
+
+extension SQLiteStorage {
+    public func formStates(projectId: Int64) async throws -> [String: FormAvailability] {
+        try await pool.read { db in
+            var states: [String: FormAvailability] = [:]
+            for row in try Row.fetchAll(db, sql: """
+                SELECT s.form_id, s.closed, u.name, s.changed_at FROM form_states s LEFT JOIN users u ON u.id = s.changed_by
+                WHERE s.project_id = ?
+                """, arguments: [projectId]) {
+                let state = FormAvailability(formId: row[0], closed: row[1], changedBy: row[2], changedAt: Date(timeIntervalSince1970: row[3]))
+                states[state.formId] = state
+            }
+            return states
+        }
+    }
+
+    public func setFormClosed(projectId: Int64, formId: String, closed: Bool, userId: Int64) async throws {
+        try await write { db in
+            try db.execute(sql: """
+                INSERT INTO form_states (project_id, form_id, closed, changed_by, changed_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (project_id, form_id) DO UPDATE SET closed = excluded.closed, changed_by = excluded.changed_by, changed_at = excluded.changed_at
+                """, arguments: [projectId, formId, closed, userId, Date().timeIntervalSince1970])
+        }
+    }
+
+    public func storeFormUpload(projectId: Int64, fileName: String, definition: String, userId: Int64) async throws -> Int64 {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO form_uploads (project_id, file_name, definition, uploaded_by, uploaded_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [projectId, fileName, definition, userId, Date().timeIntervalSince1970])
+            return db.lastInsertedRowID
+        }
+    }
+
+    public func formUpload(projectId: Int64, id: Int64) async throws -> FormUpload? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT file_name, definition, uploaded_by, uploaded_at FROM form_uploads WHERE project_id = ? AND id = ?
+                """, arguments: [projectId, id]).map {
+                FormUpload(id: id, projectId: projectId, fileName: $0[0], definition: $0[1], uploadedBy: $0[2], uploadedAt: Date(timeIntervalSince1970: $0[3]))
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// Whether a form takes new records: an admin closes a form (pushes that would create a record of it are
+/// refused; records already stored still take edits) and reopens it. A form never closed is open.
+public struct FormAvailability: Sendable, Hashable {
+    /// The form's id.
+    public var formId: String
+    /// Whether the form is closed to new records.
+    public var closed: Bool
+    /// Who closed or reopened it last, and when.
+    public var changedBy: String?
+    public var changedAt: Date
+
+    public init(formId: String, closed: Bool, changedBy: String?, changedAt: Date) {
+        self.formId = formId
+        self.closed = closed
+        self.changedBy = changedBy
+        self.changedAt = changedAt
+    }
+}
+
+/// A form uploaded in the console and checked, kept until an admin publishes it.
+public struct FormUpload: Sendable, Hashable {
+    /// The upload's id, which its publish form names.
+    public var id: Int64
+    /// The project it was uploaded to.
+    public var projectId: Int64
+    /// The uploaded file's name, as the browser gave it.
+    public var fileName: String
+    /// The form definition as JSON text (a workbook's, as converted).
+    public var definition: String
+    /// Who uploaded it (a user id), and when.
+    public var uploadedBy: Int64
+    public var uploadedAt: Date
+
+    public init(id: Int64, projectId: Int64, fileName: String, definition: String, uploadedBy: Int64, uploadedAt: Date) {
+        self.id = id
+        self.projectId = projectId
+        self.fileName = fileName
+        self.definition = definition
+        self.uploadedBy = uploadedBy
+        self.uploadedAt = uploadedAt
+    }
+}
+
+/// Forms as the console runs them: closed or open to new records, and uploads waiting to be published.
+public protocol FormStateStorage: Sendable {
+    /// The forms of the project that were ever closed or reopened, by form id.
+    func formStates(projectId: Int64) async throws -> [String: FormAvailability]
+    /// Closes the form to new records, or reopens it, as `userId`.
+    func setFormClosed(projectId: Int64, formId: String, closed: Bool, userId: Int64) async throws
+    /// Keeps a checked upload; returns its id.
+    func storeFormUpload(projectId: Int64, fileName: String, definition: String, userId: Int64) async throws -> Int64
+    /// One upload of the project.
+    func formUpload(projectId: Int64, id: Int64) async throws -> FormUpload?
+}
