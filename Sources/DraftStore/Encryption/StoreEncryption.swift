@@ -140,10 +140,6 @@ final class StoreEncryption: Sendable {
     /// subquery selects (those whose value is still text), at most `?1` of them.
     static let conversions: [String] = [
         """
-        UPDATE sealed_plaintexts SET value = fs_seal(value, 'sensitive', record_id, key)
-        WHERE (record_id, key) IN (SELECT record_id, key FROM sealed_plaintexts WHERE typeof(value) = 'text' LIMIT ?1)
-        """,
-        """
         UPDATE record_edits SET value = fs_seal(value, 'edit', record_id, key)
         WHERE (record_id, key) IN (SELECT record_id, key FROM record_edits WHERE typeof(value) = 'text' LIMIT ?1)
         """,
@@ -172,6 +168,10 @@ final class StoreEncryption: Sendable {
         """
         UPDATE entity_local_changes SET value = fs_seal(value, 'entity-change', list, entity_id, property)
         WHERE rowid IN (SELECT rowid FROM entity_local_changes WHERE typeof(value) = 'text' LIMIT ?1)
+        """,
+        """
+        UPDATE sealed_plaintexts SET value = fs_seal(value, 'sensitive', record_id, key)
+        WHERE (record_id, key) IN (SELECT record_id, key FROM sealed_plaintexts WHERE typeof(value) = 'text' LIMIT ?1)
         """,
     ]
 
