@@ -97,8 +97,9 @@ extension FieldSheetServerCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Add a user to a project (or make them a server admin) and print a new access token.",
                 discussion: """
-                    The token is printed once, on stdout, and stored only as a hash: hand it over now. An existing user keeps \
-                    their other tokens and memberships; their role in this project is set to --role. --server-admin makes the \
+                    The token is printed once, on stdout, and stored only as a hash: hand it over now. The token acts in --project \
+                    only (a server admin's in every project); an existing user keeps their other tokens and memberships, and \
+                    their role in this project is set to --role. --server-admin makes the \
                     user a server admin, who creates projects from the web console (then --project and --role may be left out).
                     """)
             @OptionGroup var data: DataOptions
@@ -125,7 +126,13 @@ extension FieldSheetServerCommand {
                         }
                         if let project, let role {
                             let project = try await data.project(project, in: storage)
-                            try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
+                            if serverAdmin {
+                                // A server admin's token is not tied to the project it joins: it acts in every project.
+                                _ = try await storage.setMembership(userName: name, projectId: project.id, role: role)
+                                try await storage.addToken(userName: name, projectId: nil, tokenHash: AccessToken.hash(token))
+                            } else {
+                                try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
+                            }
                             await storage.auditCommandLine(.tokenIssued, projectId: project.id, subject: name, detail: ["role": role.rawValue])
                             said.append("added \(name) to \(project.name) as \(role.rawValue)")
                         } else {

@@ -93,6 +93,19 @@ extension DraftStore {
         try db.cachedStatement(sql: "UPDATE records SET fields = fs_seal_fields(?1, 'record', ?2) WHERE id = ?2").execute(arguments: [String(decoding: fields.jsonBytes(), as: UTF8.self), record])
     }
 
+    /// `state` with this device's own plaintext in place of a sealed answer the device made itself, so that a
+    /// conflict entry (a refusal, or the server's value winning) shows the person what they typed and a choice of
+    /// "mine" sends it again; an answer another device sealed stays sealed.
+    static func ownPlaintext(_ db: Database, record: String, key: String, _ state: FieldState?) throws -> FieldState? {
+        guard var state, case .sealed(let sealed)? = state.value else { return state }
+        guard let json = try String.fetchOne(db.cachedStatement(sql: """
+            SELECT fs_open(value, 'sensitive', record_id, key) FROM sealed_plaintexts WHERE record_id = ? AND key = ? AND ct = ?
+            """), arguments: [record, key, sealed.ct]) else { return state }
+        var reader = JSONReader(Array(json.utf8))
+        state.value = try AnswerValue.read(from: &reader)
+        return state
+    }
+
     /// Whether this device holds the plaintext of any answer it sealed (so pulled records may need it back).
     static func holdsSealedPlaintexts(_ db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sealed_plaintexts)") ?? false

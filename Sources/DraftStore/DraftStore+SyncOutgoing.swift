@@ -167,7 +167,10 @@ extension DraftStore {
         }
         let now = nowMillis()
         for conflict in result.conflicts {
-            try logConflict(db, record: record, field: conflict.field, policy: conflict.policy, local: conflict.local, remote: conflict.remote, open: conflict.open, now: now, reason: conflict.reason)
+            try logConflict(
+                db, record: record, field: conflict.field, policy: conflict.policy,
+                local: try ownPlaintext(db, record: record, key: conflict.field, conflict.local),
+                remote: try ownPlaintext(db, record: record, key: conflict.field, conflict.remote), open: conflict.open, now: now, reason: conflict.reason)
         }
         try db.cachedStatement(sql: "UPDATE records SET fields = fs_seal_fields(?1, 'record', ?3), server_revision = ?2 WHERE id = ?3").execute(arguments: [
             String(decoding: result.synced.jsonBytes(), as: UTF8.self), result.serverRevision, record,

@@ -97,7 +97,7 @@ extension PostgresStorage {
                 INSERT INTO console_sessions (id_hash, token_id, csrf, created_at, expires_at)
                 VALUES (\(ByteBuffer(bytes: session.idHash)), \(found.tokenId), \(session.csrf), \(created), \(expires))
                 """, logger: .quiet)
-            return try await Self.principal(connection, userId: found.userId, name: found.name)
+            return try await Self.principal(connection, userId: found.userId, name: found.name, tokenId: found.tokenId)
         }
     }
 
@@ -106,16 +106,16 @@ extension PostgresStorage {
         let now = now.timeIntervalSince1970
         return try await perform {
             try await client.withConnection { connection in
-                var found: (stored: ByteBuffer, csrf: String, userId: Int64, name: String)?
+                var found: (stored: ByteBuffer, csrf: String, userId: Int64, name: String, tokenId: Int64)?
                 for try await row in try await connection.query("""
-                    SELECT s.id_hash, s.csrf, u.id, u.name FROM console_sessions s
+                    SELECT s.id_hash, s.csrf, u.id, u.name, t.id FROM console_sessions s
                     JOIN tokens t ON t.id = s.token_id JOIN users u ON u.id = t.user_id
                     WHERE s.id_hash = \(ByteBuffer(bytes: idHash)) AND s.expires_at > \(now) AND t.revoked_at IS NULL
-                    """, logger: .quiet).decode((ByteBuffer, String, Int64, String).self) {
+                    """, logger: .quiet).decode((ByteBuffer, String, Int64, String, Int64).self) {
                     found = row
                 }
                 guard let found, ConstantTime.equals(Data(found.stored.readableBytesView), idHash) else { return nil }
-                return (try await Self.principal(connection, userId: found.userId, name: found.name), found.csrf)
+                return (try await Self.principal(connection, userId: found.userId, name: found.name, tokenId: found.tokenId), found.csrf)
             }
         }
     }

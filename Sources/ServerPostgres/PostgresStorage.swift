@@ -234,24 +234,30 @@ public struct PostgresStorage: ServerStorage {
                 found = row
             }
             guard let found, ConstantTime.equals(Data(found.stored.readableBytesView), tokenHash) else { return nil }
-            var principal = try await client.withConnection { connection in try await Self.principal(connection, userId: found.id, name: found.name) }
+            var principal = try await client.withConnection { connection in try await Self.principal(connection, userId: found.id, name: found.name, tokenId: found.tokenId) }
             principal.tokenId = found.tokenId
             return principal
         }
     }
 
-    /// The user with their memberships.
-    static func principal(_ connection: PostgresConnection, userId: Int64, name: String) async throws -> Principal {
+    /// The user with their memberships, as the token `tokenId` may act: a token a device got for one project
+    /// (a login code's) acts in that project only and never as a server admin, whatever else its person may do.
+    static func principal(_ connection: PostgresConnection, userId: Int64, name: String, tokenId: Int64) async throws -> Principal {
+        var scope: Int64?
+        for try await project in try await connection.query("SELECT project_id FROM devices WHERE token_id = \(tokenId)", logger: .quiet).decode(Int64?.self) {
+            scope = project
+        }
         var memberships: [String: Principal.Membership] = [:]
         for try await (projectId, project, roleName) in try await connection.query("""
             SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = \(userId)
             """, logger: .quiet).decode((Int64, String, String).self) {
             guard let role = Role(rawValue: roleName) else { continue }
+            if let scope, projectId != scope { continue }
             memberships[project] = .init(projectId: projectId, projectName: project, role: role)
         }
         var serverAdmin = false
         for try await flag in try await connection.query("SELECT server_admin FROM users WHERE id = \(userId)", logger: .quiet).decode(Bool.self) {
-            serverAdmin = flag
+            serverAdmin = flag && scope == nil
         }
         return Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
     }

@@ -98,20 +98,20 @@ extension SQLiteStorage {
             try db.execute(sql: """
                 INSERT INTO console_sessions (id_hash, token_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
                 """, arguments: [session.idHash, tokenId, session.csrf, session.createdAt.timeIntervalSince1970, session.expiresAt.timeIntervalSince1970])
-            return try Self.principal(db, userId: row[2], name: row[3])
+            return try Self.principal(db, userId: row[2], name: row[3], tokenId: tokenId)
         }
     }
 
     public func session(idHash: Data, now: Date) async throws -> (principal: Principal, csrf: String)? {
         try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: """
-                SELECT s.id_hash, s.csrf, u.id, u.name FROM console_sessions s
+                SELECT s.id_hash, s.csrf, u.id, u.name, t.id FROM console_sessions s
                 JOIN tokens t ON t.id = s.token_id JOIN users u ON u.id = t.user_id
                 WHERE s.id_hash = ? AND s.expires_at > ? AND t.revoked_at IS NULL
                 """, arguments: [idHash, now.timeIntervalSince1970]) else { return nil }
             let stored: Data = row[0]
             guard ConstantTime.equals(stored, idHash) else { return nil }
-            return (try Self.principal(db, userId: row[2], name: row[3]), row[1])
+            return (try Self.principal(db, userId: row[2], name: row[3], tokenId: row[4]), row[1])
         }
     }
 

@@ -231,23 +231,29 @@ public struct SQLiteStorage: ServerStorage {
                 """), arguments: [tokenHash]) else { return nil }
             let stored: Data = row["token_hash"]
             guard ConstantTime.equals(stored, tokenHash) else { return nil }
-            var principal = try Self.principal(db, userId: row["id"], name: row["name"])
+            var principal = try Self.principal(db, userId: row["id"], name: row["name"], tokenId: row["token_id"])
             principal.tokenId = row["token_id"]
             return principal
         }
     }
 
-    /// The user with their memberships.
-    static func principal(_ db: Database, userId: Int64, name: String) throws -> Principal {
+    /// The user with their memberships, as the token `tokenId` may act: a token a device got for one project
+    /// (a login code's) acts in that project only and never as a server admin, whatever else its person may do.
+    static func principal(_ db: Database, userId: Int64, name: String, tokenId: Int64) throws -> Principal {
+        let scope = try Int64.fetchOne(db.cachedStatement(sql: "SELECT project_id FROM devices WHERE token_id = ?"), arguments: [tokenId])
         var memberships: [String: Principal.Membership] = [:]
         for membership in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = ?
             """), arguments: [userId]) {
             guard let role = Role(rawValue: membership["role"]) else { continue }
+            let projectId: Int64 = membership["project_id"]
+            if let scope, projectId != scope { continue }
             let name: String = membership["name"]
-            memberships[name] = .init(projectId: membership["project_id"], projectName: name, role: role)
+            memberships[name] = .init(projectId: projectId, projectName: name, role: role)
         }
-        let serverAdmin = try Bool.fetchOne(db.cachedStatement(sql: "SELECT server_admin FROM users WHERE id = ?"), arguments: [userId]) ?? false
+        let serverAdmin = scope == nil
+            ? try Bool.fetchOne(db.cachedStatement(sql: "SELECT server_admin FROM users WHERE id = ?"), arguments: [userId]) ?? false
+            : false
         return Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
     }
 }

@@ -107,6 +107,14 @@ struct PushPullTests {
                 #expect(outcomes[1].problem?.field == "count")
                 #expect(outcomes[3].problem?.field == "count")
                 #expect(outcomes[4].problem?.field == "ghost")
+
+                // A sealed answer is taken only for a field the form marks sensitive.
+                let sealed = AnswerValue.sealed(SealedAnswer(key: "k1", enc: "ZW5j", ct: "Y3Q="))
+                let (_, again) = try await device.push(client, [device.mutation(UUID(), state: .draft, ["notes": device.change(sealed)])])
+                let refused = try #require(again?.outcomes.first)
+                #expect(refused.status == .rejected)
+                #expect(refused.problem?.field == "notes")
+                #expect(refused.problem?.detail.contains("is not sensitive") == true, "\(String(describing: refused.problem))")
             }
         }
     }

@@ -106,6 +106,9 @@ struct SensitiveFieldSyncTests {
             #expect(try await tablet.sync().conflicts == 1)
             try await phone.sync()
             #expect(try await tablet.values(id)["diagnosis"] == .text("PLAINMARK-tablet"))
+            // The tablet's own side of the conflict it logged reads as what it typed, not as its ciphertext.
+            let logged = try await tablet.store.conflicts().first { $0.fieldID == "diagnosis" }
+            #expect(logged?.mine == .text("PLAINMARK-tablet"), "\(String(describing: logged))")
             guard case .sealed? = try await phone.values(id)["diagnosis"] else {
                 Issue.record("the phone should see the tablet's winning diagnosis sealed")
                 return

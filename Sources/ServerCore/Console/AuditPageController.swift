@@ -99,14 +99,15 @@ struct AuditPageController {
             return export(query, names: names, file: (projectName ?? "server") + "-audit.jsonl")
         }
         let entries = try await services.storage.auditLog(query)
+        // Each name and value encoded on its own, so an actor with `&`, `+` or `=` in it reads back as itself.
         let encode = { (values: [String: String]) in
-            values.keys.sorted().map { "\($0)=\(values[$0] ?? "")" }.joined(separator: "&")
+            values.keys.sorted().map { "\(ConsoleLanguage.encoded($0))=\(ConsoleLanguage.encoded(values[$0] ?? ""))" }.joined(separator: "&")
         }
         var older: String?
         if entries.count == Self.pageSize, let last = entries.last {
-            older = path + "?" + encode(filters.merging(["before": String(last.id)]) { $1 }).addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!
+            older = path + "?" + encode(filters.merging(["before": String(last.id)]) { $1 })
         }
-        let export = path + "?" + encode(filters.merging(["format": "jsonl"]) { $1 }).addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!
+        let export = path + "?" + encode(filters.merging(["format": "jsonl"]) { $1 })
         let known = Set(AuditAction.known.map(\.rawValue)).union(filters["action"].map { [$0] } ?? [])
         let page = Page(
             chrome: ConsoleChrome(title: "Audit log", context: context, project: projectName),

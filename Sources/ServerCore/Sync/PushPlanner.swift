@@ -301,11 +301,16 @@ struct PushPlanner: Sendable {
     /// the device's own code); drafts only need values of the right kind (raw input allowed) for fields the form
     /// has, at keys that follow its repeats.
     private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator, verdicts: inout PatternVerdicts) -> Problem? {
-        // A sensitive field's answer arrives sealed to the project key, or not at all: the server never takes its plaintext.
+        // A sensitive field's answer arrives sealed to the project key, or not at all: the server never takes its
+        // plaintext. Any other field's answer arrives in clear: a sealed one would pass no check and be unreadable.
         for fieldId in mutation.changes.keys.sorted() {
-            guard let value = mutation.changes[fieldId]?.value, validator.field(forKey: fieldId)?.sensitive == true else { continue }
-            guard case .sealed = value else {
+            guard let value = mutation.changes[fieldId]?.value, let field = validator.field(forKey: fieldId) else { continue }
+            let sealed = if case .sealed = value { true } else { false }
+            if field.sensitive && !sealed {
                 return .validation("The field \"\(fieldId)\" is sensitive: its answer must be sealed on the device to the project key, not sent as a \(value.tag). Nothing of this change was applied; update the app, sync its forms and send the record again.", field: fieldId)
+            }
+            if !field.sensitive && sealed {
+                return .validation("The field \"\(fieldId)\" is not sensitive: its answer is sent as it is, not sealed. Nothing of this change was applied; sync the app's forms and send the record again.", field: fieldId)
             }
         }
         switch record.state {

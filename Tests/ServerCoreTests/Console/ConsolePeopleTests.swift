@@ -164,4 +164,34 @@ struct ConsolePeopleTests {
             }
         }
     }
+
+    /// A token a login code gave a device acts in the code's project only: an admin of another project cannot
+    /// reach, through a code they make for a person, that person's other projects or server-admin rights.
+    @Test(arguments: Backend.available)
+    func aCodesTokenActsInItsProjectOnly(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            try await server.app.test(.router) { client in
+                _ = try await server.member("alice", project: "north", role: .admin)
+                _ = try await server.member("alice", project: "south", role: .collector)
+                try await server.storage.setServerAdmin(userName: "alice", true)
+                let south = try await server.project("south")
+                let userId = try #require(try await server.storage.userId(named: "alice"))
+                let code = LoginCode.generate()
+                try await server.storage.createLoginCode(LoginCodeRecord(
+                    codeHash: LoginCode.hash(normalized: try #require(LoginCode.normalized(code))), projectId: south.id, userId: userId,
+                    createdBy: nil, createdAt: Date(), expiresAt: Date().addingTimeInterval(600)))
+                let answer = try await Self.login(client, code)
+                #expect(answer.status == .ok, "\(answer.text)")
+                let object = try JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any]
+                let token = try #require(object?["token"] as? String, "\(answer.text)")
+                let principal = try #require(try await server.storage.principal(tokenHash: AccessToken.hash(token)))
+                #expect(Set(principal.memberships.keys) == ["south"])
+                #expect(!principal.isServerAdmin)
+                let north = try await client.execute(uri: "/v1/projects/north/forms", method: .get, headers: [.authorization: "Bearer \(token)"])
+                #expect(north.status == .notFound)
+                let projects = try await client.execute(uri: "/console/audit", method: .get, headers: [.authorization: "Bearer \(token)"])
+                #expect(projects.status == .forbidden)
+            }
+        }
+    }
 }

@@ -22,4 +22,10 @@ struct ConsoleQueryTests {
         #expect(filter.author == "Ana Lima")
         #expect(filter.review == .approved)
     }
+
+    @Test func aValueTheConsoleEncodesForALinkReadsBackAsItself() {
+        for text in ["a&b+c=d", "Ana Lima", "é #1 ?x", "100%"] {
+            #expect(ConsoleQuery("actor=" + ConsoleLanguage.encoded(text) + "&before=5").get("actor") == text)
+        }
+    }
 }
