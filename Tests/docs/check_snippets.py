@@ -87,6 +87,13 @@ let path = "/tmp/crack.png"
 let token = "a token the app keeps in its keychain"
 let reference = AttachmentReference(sha256: String(repeating: "0", count: 64), bytes: 0, type: "image/jpeg", name: "IMG_0042.jpg")
 
+/// The app's own keystore (the device encryption article's example of a key provider).
+enum Keystore {
+    static func read(_ name: String) throws -> Data? { nil }
+    static func write(_ name: String, _ data: Data) throws {}
+}
+enum AppError: Error { case keyLost }
+
 func show<each Value>(_ values: repeat each Value) {}
 func show<Issues, Field>(_ issues: Issues, focus: Field) {}
 func showIssues<Issues, Field>(_ issues: Issues, focus: Field) {}
