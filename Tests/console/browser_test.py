@@ -483,14 +483,7 @@ def scenario(backend, work, storage):
         check(not browser.errors, "the browser logged console errors:\n" + "\n".join(browser.errors))
         print(f"console browser test passed on {backend}; screenshots in {shots}")
     except Exception:
-        if browser:
-            try:
-                browser.shot("failure")
-                print(f"page at failure: {browser.driver.current_url}\n{browser.text()[:2000]}", file=sys.stderr)
-            except Exception:
-                pass
-        if os.path.exists(os.path.join(work, "server.log")):
-            print("server log:\n" + open(os.path.join(work, "server.log")).read()[-4000:], file=sys.stderr)
+        report_failure(browser, work)
         raise
     finally:
         if browser:
@@ -500,28 +493,48 @@ def scenario(backend, work, storage):
             server.wait(timeout=30)
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="fieldsheet-console-")
+def on_each_backend(name, scenario):
+    """Runs `scenario(backend, work, storage)` on SQLite, then on PostgreSQL in a database of its own when
+    FIELDSHEET_TEST_POSTGRES_URL names a server (dropped afterwards); `storage` is the server's --data or
+    --database option. What every console browser script does."""
+    work = tempfile.mkdtemp(prefix=f"fieldsheet-{name}-")
     try:
         scenario("sqlite", os.path.join(work, "sqlite"), ["--data", os.path.join(work, "sqlite", "server")])
         url = os.environ.get("FIELDSHEET_TEST_POSTGRES_URL")
         if not url:
-            print("NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the console browser test ran on SQLite only.")
+            print(f"NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the {name} test ran on SQLite only.")
             return
-        name = "fieldsheet_console_" + uuid.uuid4().hex[:12]
-        run("psql", url, "-q", "-c", f"CREATE DATABASE {name}")
+        database = f"fieldsheet_{name.replace('-', '_')}_" + uuid.uuid4().hex[:12]
+        run("psql", url, "-q", "-c", f"CREATE DATABASE {database}")
         try:
             parts = urllib.parse.urlsplit(url)
-            scenario("postgres", os.path.join(work, "postgres"), ["--database", parts._replace(path="/" + name).geturl()])
+            scenario("postgres", os.path.join(work, "postgres"), ["--database", parts._replace(path="/" + database).geturl()])
         finally:
-            run("psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            run("psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-if __name__ == "__main__":
+def report_failure(browser, work):
+    """On a failing scenario: a screenshot and the page's text, and the end of the server's log."""
+    if browser:
+        try:
+            browser.shot("failure")
+            print(f"page at failure: {browser.driver.current_url}\n{browser.text()[:2000]}", file=sys.stderr)
+        except Exception:
+            pass
+    if os.path.exists(os.path.join(work, "server.log")):
+        print("server log:\n" + open(os.path.join(work, "server.log")).read()[-4000:], file=sys.stderr)
+
+
+def script(main):
+    """Runs `main` as a script: a Failure is one line on stderr and exit status 1."""
     try:
         main()
     except Failure as failure:
         print(f"FAILED: {failure}", file=sys.stderr)
         sys.exit(1)
+
+
+if __name__ == "__main__":
+    script(lambda: on_each_backend("console", scenario))

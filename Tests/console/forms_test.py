@@ -21,16 +21,13 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
-import urllib.parse
-import uuid
 
 from openpyxl import Workbook
 from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_test  # noqa: E402  (the shared scaffolding: Browser, Device, check, run, wait_until)
-from browser_test import Browser, Device, Failure, check, run, wait_until  # noqa: E402
+from browser_test import Browser, Device, check, on_each_backend, report_failure, run, script, wait_until  # noqa: E402
 
 COMMENT = "Photo of the gate is missing."
 SITES = [("North gate", "52.5200,13.4050"), ("South yard", "52.5100,13.3900"), ("East shed", "52.5150,13.4200")]
@@ -188,14 +185,7 @@ def scenario(backend, work, storage):
         check(not browser.errors, "the browser logged console errors:\n" + "\n".join(browser.errors))
         print(f"console forms test passed on {backend}; screenshots in {shots}")
     except Exception:
-        if browser:
-            try:
-                browser.shot("failure")
-                print(f"page at failure: {browser.driver.current_url}\n{browser.text()[:2000]}", file=sys.stderr)
-            except Exception:
-                pass
-        if os.path.exists(os.path.join(work, "server.log")):
-            print("server log:\n" + open(os.path.join(work, "server.log")).read()[-4000:], file=sys.stderr)
+        report_failure(browser, work)
         raise
     finally:
         if browser:
@@ -205,28 +195,6 @@ def scenario(backend, work, storage):
             server.wait(timeout=30)
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="fieldsheet-console-forms-")
-    try:
-        scenario("sqlite", os.path.join(work, "sqlite"), ["--data", os.path.join(work, "sqlite", "server")])
-        url = os.environ.get("FIELDSHEET_TEST_POSTGRES_URL")
-        if not url:
-            print("NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the console forms test ran on SQLite only.")
-            return
-        name = "fieldsheet_forms_" + uuid.uuid4().hex[:12]
-        run("psql", url, "-q", "-c", f"CREATE DATABASE {name}")
-        try:
-            parts = urllib.parse.urlsplit(url)
-            scenario("postgres", os.path.join(work, "postgres"), ["--database", parts._replace(path="/" + name).geturl()])
-        finally:
-            run("psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    finally:
-        subprocess.run(["rm", "-rf", work])
-
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        print(f"FAILED: {failure}", file=sys.stderr)
-        sys.exit(1)
+    script(lambda: on_each_backend("forms", scenario))

@@ -20,15 +20,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import tempfile
-import urllib.parse
-import uuid
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from browser_test import CLI, FORMS, SERVER, SHOTS, Browser, Failure, check, run, wait_until
+from browser_test import CLI, FORMS, SERVER, SHOTS, Browser, check, on_each_backend, report_failure, run, script, wait_until
 
 
 def cli(home, *arguments):
@@ -165,14 +161,7 @@ def scenario(backend, work, storage):
         check(not browser.errors, "the browser logged console errors:\n" + "\n".join(browser.errors))
         print(f"console people test passed on {backend}; screenshots in {shots}")
     except Exception:
-        if browser:
-            try:
-                browser.shot("failure")
-                print(f"page at failure: {browser.driver.current_url}\n{browser.text()[:2000]}", file=sys.stderr)
-            except Exception:
-                pass
-        if os.path.exists(os.path.join(work, "server.log")):
-            print("server log:\n" + open(os.path.join(work, "server.log")).read()[-4000:], file=sys.stderr)
+        report_failure(browser, work)
         raise
     finally:
         if browser:
@@ -182,28 +171,6 @@ def scenario(backend, work, storage):
             server.wait(timeout=30)
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="fieldsheet-people-")
-    try:
-        scenario("sqlite", os.path.join(work, "sqlite"), ["--data", os.path.join(work, "sqlite", "server")])
-        url = os.environ.get("FIELDSHEET_TEST_POSTGRES_URL")
-        if not url:
-            print("NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the console people test ran on SQLite only.")
-            return
-        name = "fieldsheet_people_" + uuid.uuid4().hex[:12]
-        run("psql", url, "-q", "-c", f"CREATE DATABASE {name}")
-        try:
-            parts = urllib.parse.urlsplit(url)
-            scenario("postgres", os.path.join(work, "postgres"), ["--database", parts._replace(path="/" + name).geturl()])
-        finally:
-            run("psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        print(f"FAILED: {failure}", file=sys.stderr)
-        sys.exit(1)
+    script(lambda: on_each_backend("people", scenario))

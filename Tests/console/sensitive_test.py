@@ -14,16 +14,12 @@ Usage: sensitive_test.py BIN_DIR [SCREENSHOT_DIR]
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import urllib.parse
-import uuid
 
 sys.argv = sys.argv[:3]
 import browser_test as base  # noqa: E402  (the scaffolding: Browser, Device, check, run, wait_until)
-from browser_test import Browser, Device, Failure, check, run, wait_until  # noqa: E402
+from browser_test import Browser, Device, check, on_each_backend, run, script, wait_until  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 SHOTS = os.path.join(base.SHOTS, "sensitive")
@@ -105,28 +101,6 @@ def scenario(backend, work, storage):
             server.wait(timeout=30)
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="fieldsheet-sensitive-")
-    try:
-        scenario("sqlite", os.path.join(work, "sqlite"), ["--data", os.path.join(work, "sqlite", "server")])
-        url = os.environ.get("FIELDSHEET_TEST_POSTGRES_URL")
-        if not url:
-            print("NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the sensitive console test ran on SQLite only.")
-            return
-        name = "fieldsheet_sensitive_" + uuid.uuid4().hex[:12]
-        run("psql", url, "-q", "-c", f"CREATE DATABASE {name}")
-        try:
-            parts = urllib.parse.urlsplit(url)
-            scenario("postgres", os.path.join(work, "postgres"), ["--database", parts._replace(path="/" + name).geturl()])
-        finally:
-            run("psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as failure:
-        print(f"FAILED: {failure}", file=sys.stderr)
-        sys.exit(1)
+    script(lambda: on_each_backend("sensitive", scenario))
