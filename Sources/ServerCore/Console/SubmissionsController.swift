@@ -245,7 +245,7 @@ struct SubmissionsController {
             throw Problem.badRequest("scope must be \"selected\" or \"all\", not \"\(form.scope ?? "")\".", field: "scope")
         }
         let summary = try await BulkReview(services: services).review(
-            membership, principal, recordIds: recordIds, state: state, comment: comment, batch: batch, logger: context.logger)
+            membership, principal, formId: formId, recordIds: recordIds, state: state, comment: comment, batch: batch, logger: context.logger)
         await services.audit(
             .recordsReviewedInBulk, request: request, context: context, projectId: membership.projectId, subject: formId,
             detail: [

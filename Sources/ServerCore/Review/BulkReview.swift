@@ -42,9 +42,11 @@ struct BulkReview {
     }
 
     /// Reviews `recordIds` (at most ``maxRecords``) with `state` and `comment`, under the request id `batch`.
+    /// Reviews the records `recordIds` of the form `formId` (a record of another form is skipped, so the
+    /// audit entry names every record the review touched).
     func review(
-        _ membership: Principal.Membership, _ principal: Principal, recordIds: [UUID], state: ReviewState, comment: String?, batch: String,
-        logger: Logger
+        _ membership: Principal.Membership, _ principal: Principal, formId: String, recordIds: [UUID], state: ReviewState, comment: String?,
+        batch: String, logger: Logger
     ) async throws -> Summary {
         guard membership.role.seesSharedRecords else {
             throw Problem.forbidden("Only reviewers and admins review records; your role in this project is collector.")
@@ -77,6 +79,9 @@ struct BulkReview {
                     }
                     let outcome: MutationOutcome
                     do {
+                        if let record = snapshot.records[recordId], record.formId != formId {
+                            throw Problem.notFound("record")
+                        }
                         let one = try planner.review(snapshot, recordId: recordId, state: state, comment: comment)
                         plan.records += one.records
                         plan.history += one.history

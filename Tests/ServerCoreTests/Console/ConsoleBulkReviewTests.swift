@@ -135,6 +135,16 @@ struct ConsoleBulkReviewTests {
                 #expect(refused.status == .forbidden)
                 let history = try await server.storage.history(projectId: try await server.project("alpha").id, recordId: id)
                 #expect(!history.contains { $0.kind == .review }, "nothing refused was written")
+
+                // A record of another form ticked on this form's table is left as it is.
+                try await server.publish(TestForms.wide(fields: 2), project: "alpha")
+                let other = UUID()
+                _ = try await ana.push(client, [ana.mutation(other, form: "wide", ["f1": ana.change(.text("x"))])])
+                let elsewhere = try await browser.post(
+                    client, path, [("batch", batch), ("scope", "selected"), ("records[]", other.lowercased), ("decision", "approved")])
+                #expect(elsewhere.status == .seeOther || elsewhere.status == .found, "\(elsewhere.status)")
+                let untouched = try await server.storage.history(projectId: try await server.project("alpha").id, recordId: other)
+                #expect(!untouched.contains { $0.kind == .review }, "a record of another form was reviewed through the job form")
             }
         }
     }
@@ -148,7 +158,7 @@ struct ConsoleBulkReviewTests {
             let ids = (0...BulkReview.maxRecords).map { _ in UUID() }
             await #expect(throws: Problem.self) {
                 _ = try await BulkReview(services: server.services).review(
-                    membership, principal, recordIds: ids, state: .approved, comment: nil, batch: "abcdefghijklmnop", logger: TestServer.quietLogger)
+                    membership, principal, formId: "job", recordIds: ids, state: .approved, comment: nil, batch: "abcdefghijklmnop", logger: TestServer.quietLogger)
             }
         }
     }
