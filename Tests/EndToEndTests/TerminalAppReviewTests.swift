@@ -58,8 +58,11 @@ struct TerminalAppReviewTests {
 
         // Opened, the record is to be fixed and resubmitted, with the reviewer's word at the top of the sheet.
         try tmux.keys("Enter")
-        screen = try await tmux.waitFor("Fix and Resubmit")
         let heading = "The office sent this back (\(words)):"
+        // Waited for until the note is drawn whole (a screen read while the sheet is still being drawn holds part of it).
+        screen = try await tmux.waitFor("Fix and Resubmit with the office's whole note") {
+            $0.contains("Fix and Resubmit") && Self.text(of: $0, from: heading).hasPrefix(heading + " " + Self.comment)
+        }
         // The sheet's title line (the home screen's details behind it still name the form).
         let titleLine = screen.components(separatedBy: "\n").first { $0.contains("Fix and Resubmit") } ?? ""
         #expect(titleLine.contains(" Resubmit ") && titleLine.contains(" Cancel "), "the completion button names what the person does:\n\(screen)")
