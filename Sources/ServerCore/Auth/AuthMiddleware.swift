@@ -94,6 +94,16 @@ extension AppRequestContext {
         return membership
     }
 
+    /// The caller's membership when they are the project's admin: 404 for a project they are not in (as
+    /// ``membership()``), 403 for another role, saying "Only a project admin `does`; your role …".
+    func adminMembership(_ does: String) throws -> Principal.Membership {
+        let membership = try membership()
+        guard membership.role == .admin else {
+            throw Problem.forbidden("Only a project admin \(does); your role in this project is \(membership.role.rawValue).")
+        }
+        return membership
+    }
+
     /// The authenticated principal (routes behind ``AuthMiddleware`` always have one).
     func requirePrincipal() throws -> Principal {
         guard let principal else { throw Problem.unauthorized("Send your access token as \"Authorization: Bearer <token>\".") }

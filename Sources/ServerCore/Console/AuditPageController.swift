@@ -49,10 +49,7 @@ struct AuditPageController {
     }
 
     @Sendable func projectLog(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let membership = try context.membership()
-        guard membership.role == .admin else {
-            throw Problem.forbidden("Only a project admin reads its audit log; your role in this project is \(membership.role.rawValue).")
-        }
+        let membership = try context.adminMembership("reads its audit log")
         return try await render(
             request, context, projectId: membership.projectId, projectName: membership.projectName,
             path: "/console/projects/\(membership.projectName)/audit")

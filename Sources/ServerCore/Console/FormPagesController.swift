@@ -29,11 +29,7 @@ struct FormPagesController {
     }
 
     static func admin(_ context: AppRequestContext) throws -> Principal.Membership {
-        let membership = try context.membership()
-        guard membership.role == .admin else {
-            throw Problem.forbidden("Only a project admin uploads, publishes, closes and reopens forms; your role in this project is \(membership.role.rawValue).")
-        }
-        return membership
+        try context.adminMembership("uploads, publishes, closes and reopens forms")
     }
 
     // MARK: Upload and publish

@@ -94,11 +94,7 @@ struct PeopleController {
 
     /// The caller's membership when they are the project's admin: 404 for another project, 403 for another role.
     static func admin(_ context: AppRequestContext) throws -> Principal.Membership {
-        let membership = try context.membership()
-        guard membership.role == .admin else {
-            throw Problem.forbidden("Only a project admin manages its people and devices; your role in this project is \(membership.role.rawValue).")
-        }
-        return membership
+        try context.adminMembership("manages its people and devices")
     }
 
     /// The member named by the `user` path parameter (a user id), with their role: 404 when they are no member.

@@ -68,11 +68,7 @@ struct WebhooksPageController {
     static func field(_ kind: WebhookEventKind) -> String { kind.rawValue.replacingOccurrences(of: ".", with: "_") }
 
     func admin(_ context: AppRequestContext) throws -> Principal.Membership {
-        let membership = try context.membership()
-        guard membership.role == .admin else {
-            throw Problem.forbidden("Only a project admin manages its webhooks; your role in this project is \(membership.role.rawValue).")
-        }
-        return membership
+        try context.adminMembership("manages its webhooks")
     }
 
     @Sendable func page(_ request: Request, context: AppRequestContext) async throws -> Response {
