@@ -37,8 +37,8 @@ deps: build-deps
 	@python3 -c "import jsonschema" 2>/dev/null || python3 -m pip install -q jsonschema
 	@python3 -c "import pyxform" 2>/dev/null || python3 -m pip install -q pyxform
 	@python3 -c "import selenium" 2>/dev/null || python3 -m pip install -q selenium
-	@# axe-core for the console's accessibility checks (Tests/console: browser_test.py's Browser.accessible).
-	@python3 -c "import axe_selenium_python" 2>/dev/null || python3 -m pip install -q axe-selenium-python
+	@# axe-core 4.9 for the console's accessibility checks (Tests/console: browser_test.py's Browser.accessible).
+	@python3 -c "import selenium_axe_python" 2>/dev/null || python3 -m pip install -q selenium-axe-python==2.2.0
 	@# The OData feed's independent v4 client (pyodata reads OData v2 only) and the GeoJSON validity check.
 	@python3 -c "import odata, requests" 2>/dev/null || python3 -m pip install -q python-odata requests
 	@python3 -c "import geojson" 2>/dev/null || python3 -m pip install -q geojson

@@ -56,6 +56,10 @@ extension FieldSheetServerCommand {
                         let project = try await data.project(project, in: storage)
                         do {
                             let summary = try await EntityImporter(storage: storage).importCSV(text, projectId: project.id, list: list, userName: user, maxRows: maxRows)
+                            await storage.auditCommandLine(
+                                .entitiesImported, projectId: project.id, subject: list,
+                                detail: ["file": (file as NSString).lastPathComponent, "as": user, "created": String(summary.created),
+                                         "updated": String(summary.updated), "unchanged": String(summary.unchanged)])
                             print("imported \(summary.rows) row\(summary.rows == 1 ? "" : "s") into \(list): \(summary.created) created, \(summary.updated) updated, \(summary.unchanged) unchanged")
                         } catch let error as EntityImportError {
                             throw CommandFailure("\(file): \(error.description)")
@@ -116,6 +120,11 @@ extension FieldSheetServerCommand {
                         }
                         let uuids = ids.compactMap(UUID.init(uuidString:))
                         let found = try await storage.assignEntities(projectId: project.id, list: list, ids: uuids, userName: unassign ? nil : to, by: userId)
+                        if found > 0 {
+                            await storage.auditCommandLine(
+                                .entityAssigned, projectId: project.id, subject: list,
+                                detail: ["entities": String(found), "assignee": unassign ? "nobody" : (to ?? "nobody"), "as": user])
+                        }
                         guard found == Set(uuids).count else {
                             throw CommandFailure("\(Set(uuids).count - found) of the ids name no entity of the list \(list); the others were \(unassign ? "unassigned" : "assigned").")
                         }
@@ -149,6 +158,7 @@ extension FieldSheetServerCommand {
                         let project = try await data.project(project, in: storage)
                         guard let scope = EntityScope(scope) else { return }
                         try await storage.setEntityScope(projectId: project.id, list: list, scope: scope)
+                        await storage.auditCommandLine(.entityScopeSet, projectId: project.id, subject: list, detail: ["scope": "\(scope)"])
                         print("the list \(list) is scoped \(scope)")
                     }
                 }
@@ -180,6 +190,10 @@ extension FieldSheetServerCommand {
                         var missing: [String] = []
                         for id in ids.compactMap(UUID.init(uuidString:)) where !(try await storage.deleteEntity(projectId: project.id, list: list, id: id, by: userId)) {
                             missing.append(id.lowercased)
+                        }
+                        if missing.count < ids.count {
+                            await storage.auditCommandLine(
+                                .entityDeleted, projectId: project.id, subject: list, detail: ["entities": String(ids.count - missing.count), "as": user])
                         }
                         guard missing.isEmpty else { throw CommandFailure("No entity of the list \(list) has the id \(missing.joined(separator: ", ")); the others were deleted.") }
                         print("deleted \(ids.count) entit\(ids.count == 1 ? "y" : "ies")")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import FormModel
 import ServerCore
+import ServerStorage
 import SyncCore
 import XLSForm
 
@@ -46,6 +47,11 @@ extension FieldSheetServerCommand {
                             let result = try await FormPublisher(storage: storage).publish(contents, file: file, projectId: project.id)
                             // A workbook's warnings name its cells; the publisher's are the same, about the JSON.
                             for warning in workbookWarnings ?? result.warnings { warn("\(warning)") }
+                            if result.isNew {
+                                await storage.auditCommandLine(
+                                    .formPublished, projectId: project.id, subject: "\(result.form.formId)@\(result.form.version)",
+                                    detail: ["file": (file as NSString).lastPathComponent, "title": result.form.definition.title])
+                            }
                             print(result.isNew
                                   ? "published \(result.form.formId) version \(result.form.version) to \(project.name)"
                                   : "unchanged: \(result.form.formId) version \(result.form.version) is already published in \(project.name)")

@@ -31,7 +31,10 @@ extension PostgresStorage {
 
     public func storeFormUpload(projectId: Int64, fileName: String, definition: String, userId: Int64) async throws -> Int64 {
         let now = Date().timeIntervalSince1970
+        let expired = now - FormUpload.lifetime
         return try await transaction { connection in
+            _ = try await connection.query(
+                "DELETE FROM form_uploads WHERE project_id = \(projectId) AND uploaded_at < \(expired)", logger: .quiet)
             let rows = try await connection.query("""
                 INSERT INTO form_uploads (project_id, file_name, definition, uploaded_by, uploaded_at)
                 VALUES (\(projectId), \(fileName), \(definition), \(userId), \(now)) RETURNING id

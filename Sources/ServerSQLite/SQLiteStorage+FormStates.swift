@@ -27,11 +27,18 @@ extension SQLiteStorage {
     }
 
     public func storeFormUpload(projectId: Int64, fileName: String, definition: String, userId: Int64) async throws -> Int64 {
-        try await write { db in
+        let now = Date().timeIntervalSince1970
+        return try await write { db in
             try db.execute(
                 sql: "INSERT INTO form_uploads (project_id, file_name, definition, uploaded_by, uploaded_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [projectId, fileName, definition, userId, Date().timeIntervalSince1970])
-            return db.lastInsertedRowID
+                arguments: [projectId, fileName, definition, userId, now])
+            let id = db.lastInsertedRowID
+            // After the insert: the newest row stays, so SQLite never gives a new upload the id of a removed one
+            // (an old page's publish link must not name another upload).
+            try db.execute(
+                sql: "DELETE FROM form_uploads WHERE project_id = ? AND uploaded_at < ? AND id <> ?",
+                arguments: [projectId, now - FormUpload.lifetime, id])
+            return id
         }
     }
 

@@ -19,8 +19,12 @@ public struct FormAvailability: Sendable, Hashable {
     }
 }
 
-/// A form uploaded in the console and checked, kept until an admin publishes it.
+/// A form uploaded in the console and checked, kept until an admin publishes it, for ``lifetime`` at most.
 public struct FormUpload: Sendable, Hashable {
+    /// How long an upload waits to be published: storing a new upload removes the project's uploads older
+    /// than this, so abandoned uploads do not pile up. Publishing one that is gone asks for the file again.
+    public static let lifetime: TimeInterval = 24 * 60 * 60
+
     /// The upload's id, which its publish form names.
     public var id: Int64
     /// The project it was uploaded to.
@@ -49,7 +53,8 @@ public protocol FormStateStorage: Sendable {
     func formStates(projectId: Int64) async throws -> [String: FormAvailability]
     /// Closes the form to new records, or reopens it, as `userId`.
     func setFormClosed(projectId: Int64, formId: String, closed: Bool, userId: Int64) async throws
-    /// Keeps a checked upload; returns its id.
+    /// Keeps a checked upload and removes the project's uploads older than ``FormUpload/lifetime``; returns
+    /// the new upload's id.
     func storeFormUpload(projectId: Int64, fileName: String, definition: String, userId: Int64) async throws -> Int64
     /// One upload of the project.
     func formUpload(projectId: Int64, id: Int64) async throws -> FormUpload?

@@ -26,10 +26,20 @@ extension AuditAction {
     /// A key pair for the project's sensitive fields was made and became current (the subject is its id).
     public static let projectKeyCreated = AuditAction("project-key.created")
 
+    /// An entity assigned to a member, or to nobody (console or `entities assign`).
+    public static let entityAssigned = AuditAction("entity.assigned")
+    /// An entity deleted (console or `entities delete`).
+    public static let entityDeleted = AuditAction("entity.deleted")
+    /// Entities imported into a list from a file (`entities import`).
+    public static let entitiesImported = AuditAction("entities.imported")
+    /// A list's scope set (`entities scope`).
+    public static let entityScopeSet = AuditAction("entity-list.scope-set")
+
     /// The acts the console's audit page offers to filter by.
     public static let known: [AuditAction] = [
         .signIn, .signInFailed, .projectCreated, .formPublished, .recordReviewed, .conflictResolved, .exported,
         .memberInvited, .roleChanged, .propertySet, .propertyRemoved, .memberRemoved, .loginCodeCreated, .loginCodeUsed,
         .loginCodeRefused, .deviceRevoked, .tokensRevoked, .tokenIssued, .serverAdminGranted, .projectKeyCreated,
+        .entityAssigned, .entityDeleted, .entitiesImported, .entityScopeSet,
     ]
 }

@@ -141,8 +141,9 @@ class Browser:
             self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
     def accessible(self, page):
-        """Runs axe-core (axe-selenium-python bundles it) on the current page: no serious or critical violation."""
-        from axe_selenium_python import Axe
+        """Runs axe-core (4.9, which selenium-axe-python bundles) on the current page: no serious or critical
+        violation."""
+        from selenium_axe_python import Axe
         axe = Axe(self.driver)
         axe.inject()
         violations = [v for v in axe.run()["violations"] if v.get("impact") in ("serious", "critical")]
@@ -237,6 +238,7 @@ def entity_pages(browser, url, tokens):
     check(found == [f"Household {n:03d}" for n in range(10, 121, 10)], f"South households assigned to bob: {found}")
     headers = [h.text for h in driver.find_elements(By.CSS_SELECTOR, "table.entities thead th")]
     check(headers == ["Label", "members", "Creator", "Assignee", "Last change"], f"the chosen column is not the only one: {headers}")
+    browser.accessible("entity table")
     browser.open(url + "/console/projects/demo/entities/households?q=zawadi", "entity search hostile")
     check(labels() == [HOSTILE_HOUSEHOLD], "the hostile label is not shown as text")
     check(not driver.find_elements(By.CSS_SELECTOR, "table.entities b"), "the hostile label's markup was rendered")
@@ -268,6 +270,7 @@ def entity_pages(browser, url, tokens):
     check("updated by a record" in history[1] and visit_ana[:8] in history[1] and "members: 4 → 5" in history[1]
           and "rejected" not in history[1].lower(), f"history: {history[1]!r}")
     browser.shot("entity")
+    browser.accessible("entity")
     browser.at_phone_width("entity")
 
     # Ana's visit rejected in review: its record's page links to the household, whose history marks the change.
@@ -417,6 +420,7 @@ def scenario(backend, work, storage):
         check("Nom du site" in text and "Dépôt B" in text and "Bureau" in text and "Bon" in text and "Type of site" not in text,
               "the record is not shown in French")
         browser.shot("record-french")
+        browser.accessible("record")
         browser.at_phone_width("record-french")
         browser.open(record_url + "?lang=de", "record in an unknown language")
         check("not written in \"de\"" in browser.text() and "Type of site" in browser.text(),

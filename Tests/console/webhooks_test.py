@@ -104,6 +104,7 @@ def main():
         secret = notice[0].text.strip()
         check(len(secret) >= 16, f"the secret shown is {secret!r}")
         browser.shot("webhooks-added")
+        browser.accessible("webhooks")
         rows = driver.find_elements(By.CSS_SELECTOR, "#endpoints tbody tr")
         check(len(rows) == 1 and receiver.url in rows[0].text and "record.submitted" in rows[0].text,
               f"the endpoints table reads {[row.text for row in rows]}")
@@ -131,6 +132,7 @@ def main():
               f"attempts, HTTP status and response time read {row[6].text!r}, {row[7].text!r}, {row[8].text!r}")
         check(secret not in driver.page_source, "the secret is shown again on the delivery log")
         browser.shot("webhooks-log")
+        browser.accessible("webhook delivery log")
         browser.at_phone_width("webhooks-log")
 
         # Redeliver: the same event, with the same id, again.

@@ -126,35 +126,13 @@ struct AuditPageController {
     func export(_ query: AuditQuery, names: [Int64: String], file: String) -> Response {
         let storage = services.storage
         let body = ResponseBody { writer in
-            var query = query
-            query.limit = 500
-            while true {
-                let entries = try await storage.auditLog(query)
+            try await AuditLines.read(query, from: storage) { entries in
                 var buffer = ByteBuffer()
                 for entry in entries {
-                    var line = JSONWriter(capacity: 256)
-                    line.beginObject()
-                    line.key("id"); line.int(entry.id)
-                    line.key("at"); line.string(Self.iso(entry.at))
-                    line.key("actor"); line.string(entry.event.actor)
-                    line.key("address"); if let address = entry.event.address { line.string(address) } else { line.null() }
-                    line.key("project"); if let name = entry.event.projectId.flatMap({ names[$0] }) { line.string(name) } else { line.null() }
-                    line.key("action"); line.string(entry.event.action.rawValue)
-                    line.key("subject"); line.string(entry.event.subject)
-                    line.key("detail")
-                    line.beginObject()
-                    for key in entry.event.detail.keys.sorted() {
-                        line.key(key)
-                        line.string(entry.event.detail[key] ?? "")
-                    }
-                    line.endObject()
-                    line.endObject()
-                    buffer.writeBytes(line.bytes)
+                    buffer.writeBytes(AuditLines.line(entry, project: entry.event.projectId.flatMap { names[$0] }))
                     buffer.writeString("\n")
                 }
                 try await writer.write(buffer)
-                guard entries.count == query.limit, let last = entries.last else { break }
-                query.before = last.id
             }
             try await writer.finish(nil)
         }
@@ -169,12 +147,6 @@ struct AuditPageController {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
-        return formatter.string(from: date)
-    }
-
-    static func iso(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
     }
 }

@@ -104,12 +104,26 @@ struct EntityPagesController {
         var history: [HistoryItem]
         var conflicts: [ConflictItem]
         var hasConflicts: Bool
+        /// What a project admin may do to the entity (assign it, delete it); nil for a reviewer and once deleted.
+        var manage: Manage?
     }
+
+    /// The entity page's forms for a project admin: the members to assign it to, and the session's CSRF token.
+    struct Manage {
+        var action: String
+        var csrf: String?
+        var members: [Option]
+    }
+
+    struct AssignForm: Decodable { var assignee: String? }
+    struct DeleteForm: Decodable { var confirm: String? }
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.get("projects/:project/entities", use: lists)
         group.get("projects/:project/entities/:list", use: table)
         group.get("projects/:project/entities/:list/:entityId", use: entity)
+        group.post("projects/:project/entities/:list/:entityId/assign", use: assign)
+        group.post("projects/:project/entities/:list/:entityId/delete", use: delete)
     }
 
     /// The caller's membership, when its role sees every entity (reviewers and admins receive every entity
@@ -288,6 +302,14 @@ struct EntityPagesController {
         let kinds = Dictionary(list.properties.map { ($0.name, $0.kind.rawValue) }, uniquingKeysWith: { first, _ in first })
         let names = (Set(list.properties.map(\.name)).union(entity.fields.values.keys)).subtracting([StoredEntity.labelKey]).sorted()
         let createdBy = history.first { $0.kind == .create }?.recordId
+        var manage: Manage?
+        if membership.role == .admin, !entity.deleted {
+            let members = try await services.storage.memberIds(projectId: membership.projectId).keys.sorted()
+            manage = Manage(
+                action: Self.base(membership) + "/" + list.name + "/" + entity.id.lowercased, csrf: context.consoleCSRF,
+                members: [Option(value: "", label: "nobody", selected: entity.assigneeName == nil)]
+                    + members.map { Option(value: $0, label: $0, selected: $0 == entity.assigneeName) })
+        }
         let page = EntityPage(
             chrome: ConsoleChrome(title: entity.label, context: context, project: membership.projectName),
             projectName: membership.projectName, list: list.name, listLink: Self.base(membership) + "/" + list.name,
@@ -321,8 +343,53 @@ struct EntityPagesController {
                     clientBy: [authors[logged.recordId], logged.clientId].compactMap { $0 }.joined(separator: " on "),
                     recordLink: recordLink(logged.recordId), recordShortId: String(logged.recordId.lowercased.prefix(8)))
             },
-            hasConflicts: !conflicts.isEmpty)
+            hasConflicts: !conflicts.isEmpty, manage: manage)
         return ConsoleRenderer.page("entity", page)
+    }
+
+    /// The entity a project admin's form names, of the list in the address, not deleted.
+    func managed(_ context: AppRequestContext, _ does: String) async throws -> (Principal.Membership, StoredEntity) {
+        let membership = try context.adminMembership(does)
+        let list = try await list(membership, context)
+        guard let id = context.parameters.get("entityId").flatMap(UUID.init(uuidString:)),
+              let entity = try await services.storage.entity(projectId: membership.projectId, id: id), entity.list == list.name, !entity.deleted
+        else { throw Problem.notFound("entity") }
+        return (membership, entity)
+    }
+
+    /// `POST …/entities/{list}/{entityId}/assign`: assigns the entity to a member (or to nobody); a list scoped
+    /// to assignees moves it from the old assignee's devices to the new one's at their next sync.
+    @Sendable func assign(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (membership, entity) = try await managed(context, "assigns entities")
+        var request = request
+        let name = (try await request.consoleForm(AssignForm.self).assignee ?? "").trimmingCharacters(in: .whitespaces)
+        if !name.isEmpty, try await services.storage.memberIds(projectId: membership.projectId)[name] == nil {
+            throw Problem.badRequest("\"\(name)\" is not a member of \(membership.projectName); choose one of the project's people.", field: "assignee")
+        }
+        let principal = try context.requirePrincipal()
+        _ = try await services.storage.assignEntities(
+            projectId: membership.projectId, list: entity.list, ids: [entity.id], userName: name.isEmpty ? nil : name, by: principal.userId)
+        await services.audit(
+            .entityAssigned, request: request, context: context, projectId: membership.projectId,
+            subject: "\(entity.list)/\(entity.id.lowercased)", detail: ["label": entity.label, "assignee": name.isEmpty ? "nobody" : name])
+        return ConsoleRenderer.redirect(to: Self.base(membership) + "/" + entity.list + "/" + entity.id.lowercased)
+    }
+
+    /// `POST …/entities/{list}/{entityId}/delete` with `confirm=yes`: deletes the entity (its history and conflicts
+    /// stay); devices drop it at their next sync.
+    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let (membership, entity) = try await managed(context, "deletes entities")
+        var request = request
+        guard try await request.consoleForm(DeleteForm.self).confirm == "yes" else {
+            throw Problem.badRequest("Tick \"Yes, delete \(entity.label)\" to delete the entity; nothing was deleted.", field: "confirm")
+        }
+        let principal = try context.requirePrincipal()
+        if try await services.storage.deleteEntity(projectId: membership.projectId, list: entity.list, id: entity.id, by: principal.userId) {
+            await services.audit(
+                .entityDeleted, request: request, context: context, projectId: membership.projectId,
+                subject: "\(entity.list)/\(entity.id.lowercased)", detail: ["label": entity.label])
+        }
+        return ConsoleRenderer.redirect(to: Self.base(membership) + "/" + entity.list + "/" + entity.id.lowercased)
     }
 
     static func describe(_ kind: EntityHistoryEntry.Kind) -> String {

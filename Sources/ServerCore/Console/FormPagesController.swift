@@ -145,7 +145,10 @@ struct FormPagesController {
         let membership = try Self.admin(context)
         guard let id = context.parameters.get("upload").flatMap(Int64.init),
               let upload = try await services.storage.formUpload(projectId: membership.projectId, id: id)
-        else { throw Problem.notFound("upload") }
+        else {
+            throw Problem(.gone, "upload-gone", title: "Upload not kept",
+                          detail: "This upload is not kept any more (an upload waits \(Int(FormUpload.lifetime / 3600)) hours to be published) or is of another project. Upload the file again.")
+        }
         let result: FormPublisher.Result
         do {
             result = try await FormPublisher(storage: services.storage).publish(Data(upload.definition.utf8), file: upload.fileName, projectId: membership.projectId)

@@ -58,6 +58,11 @@ struct FormsController {
             let result = try await publisher.publish(data, file: "request body", projectId: membership.projectId)
             let form = result.form
             context.logger.info("Form published", metadata: ["form": .string(form.formId), "version": .stringConvertible(form.version), "changed": .stringConvertible(result.isNew)])
+            if result.isNew {
+                await services.audit(
+                    .formPublished, request: request, context: context, projectId: membership.projectId,
+                    subject: "\(form.formId)@\(form.version)", detail: ["file": "request body", "title": form.definition.title])
+            }
             return try .json(
                 PublishResponse(formId: form.formId, version: form.version, status: result.isNew ? "published" : "unchanged", warnings: result.warnings.map(\.description)),
                 status: result.isNew ? .created : .ok)

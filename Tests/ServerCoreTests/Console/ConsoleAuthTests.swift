@@ -111,7 +111,7 @@ struct ConsoleAuthTests {
                 // Forms: uploads, publishing, closing and reopening are the project admin's (adam's upload here is no
                 // multipart form, and there is no upload 99); an outsider finds nothing.
                 let adminPosts: [(String, HTTPResponse.Status)] = [
-                    ("/console/projects/alpha/uploads", .badRequest), ("/console/projects/alpha/uploads/99/publish", .notFound),
+                    ("/console/projects/alpha/uploads", .badRequest), ("/console/projects/alpha/uploads/99/publish", .gone),
                     ("/console/projects/alpha/forms/job/close", .seeOther), ("/console/projects/alpha/forms/job/reopen", .seeOther),
                 ]
                 for (path, adminStatus) in adminPosts {
@@ -120,6 +120,35 @@ struct ConsoleAuthTests {
                         #expect(response.status == status, "\(device.clientId) POST \(path): \(response.status)")
                     }
                 }
+
+                // An entity is assigned and deleted by the project's admins: a collector or reviewer is refused, an
+                // outsider finds nothing; a member who is not one, or a delete not confirmed, changes nothing.
+                let entityPath = "/console/projects/alpha/entities/households/\(entity.lowercased)"
+                for (path, form) in [(entityPath + "/assign", "assignee=rita"), (entityPath + "/delete", "confirm=yes")] {
+                    for (device, status) in zip([w.ana, w.rita, w.olga], [HTTPResponse.Status.forbidden, .forbidden, .notFound]) {
+                        let response = try await client.console(path, token: device.token, method: .post, form: form)
+                        #expect(response.status == status, "\(device.clientId) POST \(path): \(response.status)")
+                    }
+                }
+                #expect(try await client.console(entityPath + "/assign", token: w.adam.token, method: .post, form: "assignee=olga").status == .badRequest)
+                #expect(try await client.console(entityPath + "/delete", token: w.adam.token, method: .post, form: "").status == .badRequest)
+                #expect(try await client.console(entityPath, token: w.rita.token).text.contains("id=\"assign\"") == false, "a reviewer has no assign form")
+                #expect(try await client.console(entityPath, token: w.adam.token).text.contains("id=\"assign\""))
+                let untouched = try #require(try await server.storage.entity(projectId: alpha, id: entity))
+                #expect(untouched.assigneeName == nil && !untouched.deleted, "nothing changed")
+                #expect(try await client.console(entityPath + "/assign", token: w.adam.token, method: .post, form: "assignee=rita").status == .seeOther)
+                #expect(try await server.storage.entity(projectId: alpha, id: entity)?.assigneeName == "rita")
+                #expect(try await client.console(entityPath + "/assign", token: w.adam.token, method: .post, form: "assignee=").status == .seeOther)
+                #expect(try await server.storage.entity(projectId: alpha, id: entity)?.assigneeName == nil)
+                #expect(try await client.console(entityPath + "/delete", token: w.adam.token, method: .post, form: "confirm=yes").status == .seeOther)
+                #expect(try await server.storage.entity(projectId: alpha, id: entity)?.deleted == true)
+                let deletedPage = try await client.console(entityPath, token: w.adam.token)
+                #expect(deletedPage.status == .ok && !deletedPage.text.contains("id=\"delete\""), "a deleted entity has no forms")
+                #expect(try await client.console(entityPath + "/delete", token: w.adam.token, method: .post, form: "confirm=yes").status == .notFound)
+                let entityActs = try await server.storage.auditLog(AuditQuery(projectId: alpha)).map(\.event).filter { $0.subject.hasPrefix("households/") }
+                #expect(entityActs.map(\.action) == [.entityDeleted, .entityAssigned, .entityAssigned])
+                #expect(entityActs.map { $0.detail["assignee"] } == [nil, "nobody", "rita"])
+                #expect(entityActs.allSatisfy { $0.actor == "adam" && $0.detail["label"] == "Amina" })
 
                 // People and devices: project admins only; a collector or reviewer is refused, an outsider finds nothing,
                 // and only a server admin creates projects.
@@ -181,6 +210,7 @@ struct ConsoleAuthTests {
             "POST /console/projects/{project}/webhooks/{endpoint}/remove", "POST /console/projects/{project}/webhooks/deliveries/{delivery}/redeliver",
             "GET /console/projects/{project}/entities", "GET /console/projects/{project}/entities/{list}",
             "GET /console/projects/{project}/entities/{list}/{entityId}",
+            "POST /console/projects/{project}/entities/{list}/{entityId}/assign", "POST /console/projects/{project}/entities/{list}/{entityId}/delete",
             "POST /console/projects", "POST /console/projects/{project}/users", "GET /console/projects/{project}/users/{user}",
             "POST /console/projects/{project}/users/{user}/role", "POST /console/projects/{project}/users/{user}/properties",
             "POST /console/projects/{project}/users/{user}/code", "POST /console/projects/{project}/users/{user}/devices/{device}/revoke",

@@ -120,6 +120,39 @@ struct ConsoleFormsTests {
         }
     }
 
+    @Test(arguments: Backend.available)
+    func anUploadLeftADayIsRemovedAndAFormPublishedByTheAPIIsAudited(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            let adam = try await server.member("adam", project: "alpha", role: .admin)
+            let project = try await server.project("alpha")
+            try await server.app.test(.router) { client in
+                let browser = try await ConsoleBrowser.signIn(client, token: adam)
+                let old = try await Self.upload(client, browser, name: "survey.json", try Self.json(Self.survey()))
+                let oldAction = try #require(Self.publishAction(old.text))
+                try await AuditLogTests.execute("UPDATE form_uploads SET uploaded_at = uploaded_at - \(FormUpload.lifetime + 60)", on: server.location)
+                // The next upload removes the one left longer than its lifetime; publishing that asks for the file again.
+                let fresh = try await Self.upload(client, browser, name: "survey.json", try Self.json(Self.survey()))
+                let gone = try await browser.post(client, oldAction, [])
+                #expect(gone.status == .gone)
+                #expect(gone.text.contains("Upload the file again"), "\(gone.text)")
+                #expect(try await server.storage.forms(projectId: project.id).isEmpty)
+                let published = try await browser.post(client, try #require(Self.publishAction(fresh.text)), [])
+                #expect(published.status == .seeOther)
+
+                // A version published through the API is in the audit log as one published in the console is.
+                let response = try await client.execute(
+                    uri: "/v1/projects/alpha/forms", method: .post,
+                    headers: [.authorization: "Bearer \(adam)", .contentType: "application/json"],
+                    body: ByteBuffer(bytes: try Self.json(Self.survey(version2: true))))
+                #expect(response.status == .created)
+                let published2 = try await server.storage.auditLog(AuditQuery(projectId: project.id, action: .formPublished))
+                #expect(published2.map(\.event.subject) == ["survey@2", "survey@1"])
+                #expect(published2.first?.event.detail["file"] == "request body")
+                #expect(published2.first?.event.actor == "adam")
+            }
+        }
+    }
+
     @Test func aWorkbooksFindingsNameItsCells() async throws {
         try await TestServer.with(.sqlite) { server in
             let adam = try await server.member("adam", project: "alpha", role: .admin)
