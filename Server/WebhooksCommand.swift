@@ -51,6 +51,9 @@ extension FieldSheetServerCommand {
                         let secret = secret ?? WebhookSignature.newSecret()
                         let endpoint = try await storage.addWebhookEndpoint(
                             projectId: project.id, url: url, events: try WebhookEventKind.parse(events), secret: secret)
+                        await storage.auditCommandLine(
+                            .webhookAdded, projectId: project.id, subject: String(endpoint.id),
+                            detail: ["url": url, "events": endpoint.events.map(\.rawValue).sorted().joined(separator: ",")])
                         print("endpoint \(endpoint.id)")
                         print("secret \(secret)")
                     }
@@ -93,6 +96,7 @@ extension FieldSheetServerCommand {
                         guard try await storage.removeWebhookEndpoint(projectId: project.id, id: id) else {
                             throw CommandFailure("\(project.name) has no webhook endpoint \(id); `fieldsheet-server webhooks list --project \(project.name)` lists them.")
                         }
+                        await storage.auditCommandLine(.webhookRemoved, projectId: project.id, subject: String(id))
                         print("removed endpoint \(id)")
                     }
                 }
@@ -146,6 +150,7 @@ extension FieldSheetServerCommand {
                         guard try await storage.redeliverWebhook(projectId: project.id, deliveryId: id) else {
                             throw CommandFailure("\(project.name) has no webhook delivery \(id); `fieldsheet-server webhooks deliveries --project \(project.name)` lists them.")
                         }
+                        await storage.auditCommandLine(.webhookRedelivered, projectId: project.id, subject: "delivery \(id)")
                         print("delivery \(id) will be sent again")
                     }
                 }
@@ -190,6 +195,9 @@ extension FieldSheetServerCommand {
                             throw CommandFailure("\(project.name) has no webhook endpoint \(id); `fieldsheet-server webhooks list --project \(project.name)` lists them.")
                         }
                         let count = try await storage.replayWebhooks(projectId: project.id, endpointId: id, from: start, through: end)
+                        await storage.auditCommandLine(
+                            .webhookRedelivered, projectId: project.id, subject: "endpoint \(id)",
+                            detail: ["deliveries": String(count), "from": from, "through": through ?? "now"])
                         print("\(count) deliver\(count == 1 ? "y" : "ies") will be sent again")
                     }
                 }

@@ -35,11 +35,18 @@ extension AuditAction {
     /// A list's scope set (`entities scope`).
     public static let entityScopeSet = AuditAction("entity-list.scope-set")
 
+    /// A webhook endpoint registered (console or `webhooks add`); the secret is never recorded.
+    public static let webhookAdded = AuditAction("webhook.added")
+    /// A webhook endpoint removed.
+    public static let webhookRemoved = AuditAction("webhook.removed")
+    /// One delivery sent again, or a range of events replayed to an endpoint.
+    public static let webhookRedelivered = AuditAction("webhook.redelivered")
+
     /// The acts the console's audit page offers to filter by.
     public static let known: [AuditAction] = [
         .signIn, .signInFailed, .projectCreated, .formPublished, .recordReviewed, .conflictResolved, .exported,
         .memberInvited, .roleChanged, .propertySet, .propertyRemoved, .memberRemoved, .loginCodeCreated, .loginCodeUsed,
         .loginCodeRefused, .deviceRevoked, .tokensRevoked, .tokenIssued, .serverAdminGranted, .projectKeyCreated,
-        .entityAssigned, .entityDeleted, .entitiesImported, .entityScopeSet,
+        .entityAssigned, .entityDeleted, .entitiesImported, .entityScopeSet, .webhookAdded, .webhookRemoved, .webhookRedelivered,
     ]
 }

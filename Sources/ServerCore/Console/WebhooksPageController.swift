@@ -124,6 +124,9 @@ struct WebhooksPageController {
         let secret = WebhookSignature.newSecret()
         let endpoint = try await services.storage.addWebhookEndpoint(projectId: membership.projectId, url: url, events: kinds, secret: secret)
         context.logger.info("Webhook endpoint added", metadata: ["endpoint": .stringConvertible(endpoint.id), "url": .string(url)])
+        await services.audit(
+            .webhookAdded, request: request, context: context, projectId: membership.projectId, subject: String(endpoint.id),
+            detail: ["url": url, "events": kinds.map(\.rawValue).sorted().joined(separator: ",")])
         // Shown on this answer only (not a redirect): reloading the page never shows the secret again.
         return try await render(membership, endpointFilter: nil, before: nil, context: context, created: (endpoint.id, secret))
     }
@@ -133,6 +136,7 @@ struct WebhooksPageController {
         guard let id = context.parameters.get("endpoint").flatMap(Int64.init),
               try await services.storage.removeWebhookEndpoint(projectId: membership.projectId, id: id)
         else { throw Problem.notFound("webhook endpoint") }
+        await services.audit(.webhookRemoved, request: request, context: context, projectId: membership.projectId, subject: String(id))
         return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/webhooks")
     }
 
@@ -141,6 +145,8 @@ struct WebhooksPageController {
         guard let id = context.parameters.get("delivery").flatMap(Int64.init),
               try await services.storage.redeliverWebhook(projectId: membership.projectId, deliveryId: id)
         else { throw Problem.notFound("webhook delivery") }
+        await services.audit(
+            .webhookRedelivered, request: request, context: context, projectId: membership.projectId, subject: "delivery \(id)")
         return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/webhooks")
     }
 }

@@ -44,6 +44,13 @@ struct ConsoleWebhooksTests {
                 #expect(try await browser.post(client, "\(path)/deliveries/999999/redeliver", []).status == .notFound)
                 #expect(try await browser.post(client, "\(path)/\(endpoint.id)/remove", []).status == .seeOther)
                 #expect(try await server.storage.webhookEndpoints(projectId: alpha.id).isEmpty)
+
+                // Each act is in the audit log, by adam; the secret is not.
+                let acts = try await server.storage.auditLog(AuditQuery(projectId: alpha.id)).map(\.event).filter { $0.action.rawValue.hasPrefix("webhook.") }
+                #expect(acts.map(\.action) == [.webhookRemoved, .webhookRedelivered, .webhookAdded])
+                #expect(acts.map(\.subject) == [String(endpoint.id), "delivery \(delivery.id)", String(endpoint.id)])
+                #expect(acts.last?.detail == ["url": "https://example.org/hook", "events": "record.reviewed,record.submitted"])
+                #expect(acts.allSatisfy { $0.actor == "adam" && !$0.detail.values.contains(secret) })
             }
         }
     }
