@@ -7,7 +7,8 @@ workbook and uploads it again, reads the preview and publishes it. The collector
 device. The admin ticks two records in the submissions table and approves them at once, then sends one back
 with a comment, which the device shows after its next sync. The admin closes the form: a new record from the
 device is refused with the reason, and the console says the form is closed. The map of the form's records draws
-each located record as a link, and following one opens that record. Every page is shown at a desk's width
+each located record as a link, and following one opens that record. The audit log holds a line for each of the
+admin's acts. Every page is shown at a desk's width
 (1280 px) and a phone's (390 px), screenshots kept; no page may log a browser console error (CSP violations
 included) or scroll sideways on the phone, and axe-core finds no serious or critical violation on the pages touched.
 
@@ -181,6 +182,15 @@ def scenario(backend, work, storage):
                                  capture_output=True, text=True, timeout=60)
         check(refused.returncode != 0 and "closed to new records" in refused.stderr,
               f"the device starts a new record of the closed form: {refused.stdout}\n{refused.stderr}")
+
+        # The audit log holds a line for each of the admin's acts, the command line's setup included.
+        browser.open(url + "/console/projects/demo/audit", "audit")
+        rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#audit tbody tr")]
+        for action, subject in (("form.uploaded", "site-survey.xlsx"), ("form.published", "site-survey@1"),
+                                ("records.reviewed", "site-survey"), ("form.closed", "site-survey"), ("token.issued", "adam")):
+            check(any(action in row and subject in row for row in rows), f"the audit log has no {action} line for {subject}:\n" + "\n".join(rows))
+        check(sum("records.reviewed" in row for row in rows) == 2, "the two bulk reviews are not two lines:\n" + "\n".join(rows))
+        browser.accessible("audit")
 
         check(not browser.errors, "the browser logged console errors:\n" + "\n".join(browser.errors))
         print(f"console forms test passed on {backend}; screenshots in {shots}")
