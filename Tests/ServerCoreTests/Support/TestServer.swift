@@ -1,9 +1,12 @@
+import FieldSheetTesting
 import Foundation
 import FormModel
 import Hummingbird
 import HummingbirdTesting
 import Logging
 @testable import ServerCore
+import ServerPostgres
+import ServerSQLite
 import ServerStorage
 import SyncCore
 import Testing
@@ -17,9 +20,18 @@ struct TestServer: Sendable {
     let services: ServerServices
     let app: FieldSheetApplication
 
-    /// Runs `body` with a new server on `backend` and removes its data afterwards.
+    /// Runs `body` with a new server on `backend` and removes its data afterwards. The server holds a lease on
+    /// the machine meanwhile (``MachineGate``), so no timing test measures beside it.
     static func with<T: Sendable>(
         _ backend: Backend, limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies(), _ body: (TestServer) async throws -> T
+    ) async throws -> T {
+        try await MachineGate.shared.withLease {
+            try await running(backend, limits: limits, trustedProxies: trustedProxies, body)
+        }
+    }
+
+    private static func running<T: Sendable>(
+        _ backend: Backend, limits: ServerLimits, trustedProxies: TrustedProxies, _ body: (TestServer) async throws -> T
     ) async throws -> T {
         try await withStorage(backend) { handle in
             try await handle.withRunning { storage in
