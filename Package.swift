@@ -136,15 +136,14 @@ let package = Package(
             ],
             plugins: ["SchemaConstants"]
         ),
-        // The sync server application (Hummingbird), over either storage backend.
+        // The sync server application (Hummingbird), over the storage it is handed: fieldsheet-server chooses and
+        // opens the backend, so ServerCore links neither.
         .target(
             name: "ServerCore",
             dependencies: [
                 "FormModel",
                 "SyncCore",
                 "ServerStorage",
-                "ServerSQLite",
-                .target(name: "ServerPostgres", condition: postgreSQL),
                 // Forms uploaded in the console as XLSForm workbooks are converted as `form publish` converts them.
                 "XLSForm",
                 // Webhook deliveries are sent with libcurl.
@@ -189,6 +188,8 @@ let package = Package(
             dependencies: [
                 "ServerCore",
                 "ServerStorage",
+                // The composition root (Server/StorageLocation.swift): --data opens SQLite, --database PostgreSQL.
+                "ServerSQLite",
                 .target(name: "ServerPostgres", condition: postgreSQL),
                 "FormModel",
                 "SyncCore",

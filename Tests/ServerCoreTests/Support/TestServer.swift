@@ -121,6 +121,24 @@ struct TestServer: Sendable {
     }
 }
 
+/// Where a test's storage lives: a SQLite data directory or a PostgreSQL database. Tests open it as
+/// fieldsheet-server's composition root does (`Server/StorageLocation.swift`): the backend's storage handed to
+/// ServerCore as a ``StorageHandle``.
+enum StorageLocation: Sendable, Hashable {
+    case sqlite(directory: String)
+    case postgres(PostgresStorage.Configuration)
+
+    func open(logger: Logger) throws -> StorageHandle {
+        switch self {
+        case .sqlite(let directory):
+            return StorageHandle(storage: try SQLiteStorage(directory: directory), service: nil)
+        case .postgres(let configuration):
+            let storage = PostgresStorage(configuration, logger: logger)
+            return StorageHandle(storage: storage, service: storage.service)
+        }
+    }
+}
+
 /// A storage opened at a known location (tests look behind the storage at its files or database).
 struct LocatedStorage: Sendable {
     let location: StorageLocation
