@@ -10,7 +10,8 @@ import Foundation
 /// The servers and processes it starts itself take no lease.
 ///
 /// Leases are never refused while no timing test runs, so a test that starts a second server while it holds the
-/// first cannot deadlock. A timing test that finds the machine never quiet (leases overlapping for
+/// first cannot deadlock. A timing test that ends while another waits hands the machine over directly, so the
+/// timing tests that are ready run back to back. A timing test that finds the machine never quiet (leases overlapping for
 /// `patience`) then holds new leases off and waits for the held ones to end, at most `drain` more; past that
 /// it runs anyway and says so on standard error.
 public final class MachineGate: @unchecked Sendable {
@@ -23,6 +24,11 @@ public final class MachineGate: @unchecked Sendable {
     private let lock = NSLock()
     private var leases = 0
     private var exclusiveHeld = false
+    /// Timing tests waiting for the machine: when one ends it hands the machine to the next directly, so the
+    /// timing tests that are ready run back to back instead of each waiting for a quiet moment.
+    private var exclusiveWaiting = 0
+    /// Set when a timing test ends while another waits: that one takes the machine without waiting for quiet.
+    private var handedOver = false
 
     public init() {}
 
@@ -57,7 +63,7 @@ public final class MachineGate: @unchecked Sendable {
         if Self.insideExclusive { return Lease(nil) }
         while true {
             let taken = lock.withLock {
-                guard !exclusiveHeld else { return false }
+                guard !exclusiveHeld, !handedOver else { return false }
                 leases += 1
                 return true
             }
@@ -88,11 +94,15 @@ public final class MachineGate: @unchecked Sendable {
     ) async rethrows -> T {
         if Self.insideExclusive { return try await body() }
         let started = ContinuousClock.now
+        lock.withLock { exclusiveWaiting += 1 }
         var claimed = false
         while !claimed, ContinuousClock.now - started < patience {
             claimed = lock.withLock {
-                guard !exclusiveHeld, leases == 0 else { return false }
+                guard !exclusiveHeld else { return false }
+                guard leases == 0 || handedOver else { return false }
                 exclusiveHeld = true
+                handedOver = false
+                exclusiveWaiting -= 1
                 return true
             }
             if !claimed { try? await Task.sleep(for: .milliseconds(50)) }
@@ -104,6 +114,8 @@ public final class MachineGate: @unchecked Sendable {
                 claimed = lock.withLock {
                     guard !exclusiveHeld else { return false }
                     exclusiveHeld = true
+                    handedOver = false
+                    exclusiveWaiting -= 1
                     return true
                 }
                 if !claimed { try? await Task.sleep(for: .milliseconds(50)) }
@@ -117,7 +129,16 @@ public final class MachineGate: @unchecked Sendable {
                     "MachineGate: a timing test runs beside \(leasesHeld) servers or processes of other tests (the machine was not quiet within \(patience + drain))\n".utf8))
             }
         }
-        defer { lock.withLock { exclusiveHeld = false } }
+        let waited = ContinuousClock.now - started
+        if waited > .seconds(10) {
+            FileHandle.standardError.write(Data("MachineGate: a timing test waited \(waited) for the machine\n".utf8))
+        }
+        defer {
+            lock.withLock {
+                exclusiveHeld = false
+                handedOver = exclusiveWaiting > 0
+            }
+        }
         return try await Self.$insideExclusive.withValue(true) { try await body() }
     }
 }
