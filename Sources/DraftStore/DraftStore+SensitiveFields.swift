@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-package import SyncCore
+public import SyncCore
 
 /// Sensitive fields on the device (docs/sensitive-fields.md): each answer of a field marked `sensitive` is
 /// sealed to the project's public key when its change is frozen for sending, so it never leaves the device in
@@ -11,7 +11,7 @@ package import SyncCore
 extension DraftStore {
     /// The project's current key for sensitive fields, as last received with the forms; nil when the server
     /// has sent none.
-    package func projectKey() async throws -> ProjectPublicKey? {
+    public func projectKey() async throws -> ProjectPublicKey? {
         try await read(doing: "reading the project key") { db in
             try Row.fetchOne(db, sql: "SELECT key_id, public_key FROM project_key WHERE id = 1").map { ProjectPublicKey(id: $0[0], publicKey: $0[1]) }
         }
