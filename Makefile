@@ -52,9 +52,8 @@ build: build-deps
 demo: build
 	@Client/demo.sh $(BIN)
 
-# How many tests run at once (see the test target), and the suites that run alone after the others.
+# How many tests run at once (see the test target).
 TEST_WIDTH ?= $(shell echo $$(( $$(nproc) * 2 )))
-TIMING_SUITES = PatternLockTests|AttachmentMembersTests|AttachmentQuotaTests|RecordLimitTests|HeldPollTests|SyncCrashTests
 
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
@@ -81,17 +80,15 @@ test: deps
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \
 	else echo "PostgreSQL backend tests against $$FIELDSHEET_TEST_POSTGRES_URL"; fi
-	@# A hung test fails the run after 20 minutes instead of holding CI for its whole budget. No test holds a
-	@# thread while it waits (fixtures sleep the task, and await child processes), so the servers and services
-	@# that run in the test process itself are never starved of Swift's few concurrency threads. As nothing
-	@# blocks, nothing limits how many tests run at once either: a bound (3 per core) keeps hundreds of servers
-	@# and CLIs from starting together and missing their deadlines (2 per core).
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) timeout --signal=INT --kill-after=30 1200 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --skip '$(TIMING_SUITES)'
-	@# The suites whose outcome depends on timing run alone, one test at a time (about a minute): those that
-	@# time another member's requests while one member does something hostile (beside other tests they measure
-	@# their neighbours), and the device killed after its Nth pull page (a loaded run noticed the pages only
-	@# after the device had finished).
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=1 timeout --signal=INT --kill-after=30 600 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --filter '$(TIMING_SUITES)'
+	@# One swift test run. A hung test fails it after 30 minutes instead of holding CI for its whole budget. No test
+	@# holds a thread while it waits (fixtures sleep the task, and await child processes), so the servers and
+	@# services that run in the test process itself are never starved of Swift's few concurrency threads. As
+	@# nothing blocks, nothing limits how many tests run at once either: TEST_WIDTH (2 per core) keeps hundreds of
+	@# servers and CLIs from starting together and missing their deadlines. The suites whose outcome depends on
+	@# timing (those that time another member's requests while one member does something hostile, the device killed
+	@# after its Nth pull page) carry the .measuresTiming trait: each of their tests waits until no other test's
+	@# server or child process runs and holds new ones off while it measures (Tests/FieldSheetTesting/MachineGate.swift).
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) timeout --signal=INT --kill-after=30 1800 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 	@# A client generated from Schema/openapi.yaml (swift-openapi-generator) pushes, pulls and reads records
 	@# against the fieldsheet-server built above; its own package and build folder.
 	$(SWIFT) build --build-tests --package-path Tests/GeneratedClient --scratch-path .build-generated-client

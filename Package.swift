@@ -136,15 +136,14 @@ let package = Package(
             ],
             plugins: ["SchemaConstants"]
         ),
-        // The sync server application (Hummingbird), over either storage backend.
+        // The sync server application (Hummingbird), over the storage it is handed: fieldsheet-server chooses and
+        // opens the backend, so ServerCore links neither.
         .target(
             name: "ServerCore",
             dependencies: [
                 "FormModel",
                 "SyncCore",
                 "ServerStorage",
-                "ServerSQLite",
-                .target(name: "ServerPostgres", condition: postgreSQL),
                 // Forms uploaded in the console as XLSForm workbooks are converted as `form publish` converts them.
                 "XLSForm",
                 // Webhook deliveries are sent with libcurl.
@@ -189,6 +188,8 @@ let package = Package(
             dependencies: [
                 "ServerCore",
                 "ServerStorage",
+                // The composition root (Server/StorageLocation.swift): --data opens SQLite, --database PostgreSQL.
+                "ServerSQLite",
                 .target(name: "ServerPostgres", condition: postgreSQL),
                 "FormModel",
                 "SyncCore",
@@ -215,6 +216,9 @@ let package = Package(
         ),
         // Fixtures shared by the test targets: temporary directories, sample forms, subprocesses, polling.
         .target(name: "FieldSheetTesting", dependencies: ["FormModel", "DraftStore", "SyncClient"], path: "Tests/FieldSheetTesting"),
+        // The `.measuresTiming` trait (Swift Testing): the timing tests run with the machine to themselves. Test
+        // targets only (the executables above link FieldSheetTesting, not the Testing library).
+        .target(name: "FieldSheetTestTraits", dependencies: ["FieldSheetTesting"], path: "Tests/FieldSheetTestTraits"),
         // A child process for the crash-safety test: types edits into a record and reports each one made durable.
         .executableTarget(
             name: "fieldsheet-crashdriver",
@@ -280,6 +284,7 @@ let package = Package(
                 "SyncCore",
                 "FormModel",
                 "FieldSheetTesting",
+                "FieldSheetTestTraits",
                 // The console's upload tests write workbooks with its WorkbookWriter.
                 "XLSForm",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -299,6 +304,7 @@ let package = Package(
                 "DraftStore",
                 "FormModel",
                 "FieldSheetTesting",
+                "FieldSheetTestTraits",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -306,7 +312,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FormModel", "DraftStore", "FieldSheetTesting", "XLSForm", .product(name: "GRDB", package: "GRDB.swift"),
+                "FormModel", "DraftStore", "FieldSheetTesting", "FieldSheetTestTraits", "XLSForm", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto", condition: server),
             ]
         ),

@@ -9,10 +9,14 @@ import ServerStorage
 
 /// `--data DIR` or `--database URL`, shared by every command.
 struct DataOptions: ParsableArguments {
+    /// Where the data lives when neither `--data` nor `FIELDSHEET_DATA` says: a fixed system path, never
+    /// one that depends on the directory or the user the server was started from.
+    static let defaultDataDirectory = "/var/lib/fieldsheet"
+
     @Option(
         name: .customLong("data"),
         help: ArgumentHelp(
-            "Data directory holding fieldsheet.sqlite (the default storage), created owner-only (0700, files 0600). Default: $FIELDSHEET_DATA, else \(ServerConfiguration.defaultDataDirectory) — never the current or home directory.",
+            "Data directory holding fieldsheet.sqlite (the default storage), created owner-only (0700, files 0600). Default: $FIELDSHEET_DATA, else \(DataOptions.defaultDataDirectory) — never the current or home directory.",
             valueName: "dir"))
     var dataOption: String?
 
@@ -20,7 +24,7 @@ struct DataOptions: ParsableArguments {
     var data: String {
         if let dataOption { return dataOption }
         if let environment = ProcessInfo.processInfo.environment["FIELDSHEET_DATA"], !environment.isEmpty { return environment }
-        return ServerConfiguration.defaultDataDirectory
+        return DataOptions.defaultDataDirectory
     }
 
     @Option(

@@ -230,7 +230,7 @@ extension FieldSheetServerCommand {
             limits.maxConnections = OpenFileLimit.connectionsAllowed(maxConnections, logger: logger)
             let proxies = TrustedProxies(try trustedProxies.map(IPAddressRange.init(cidr:)))
             var configuration = ServerConfiguration(
-                host: host, port: port, dataDirectory: data.data, storageLocation: try data.location(), limits: limits, trustedProxies: proxies,
+                host: host, port: port, limits: limits, trustedProxies: proxies,
                 attachmentCollection: AttachmentCollectionSchedule(
                     interval: attachmentSweepInterval > 0 ? .milliseconds(Int64(attachmentSweepInterval * 60_000)) : nil, policy: attachmentAges.policy),
                 webhooks: WebhookOptions(
@@ -242,13 +242,14 @@ extension FieldSheetServerCommand {
             } catch {
                 throw ValidationError("\(error)")
             }
-            if case .sqlite(let directory) = configuration.storage {
+            let location = try data.location()
+            if case .sqlite(let directory) = location {
                 logger.info("Data in \(URL(fileURLWithPath: directory).standardizedFileURL.path)")
             }
             try await reportingFailures {
                 let app: FieldSheetApplication
                 do {
-                    app = try await buildApplication(configuration, logger: logger) { host, port in
+                    app = try await buildApplication(configuration, storage: try location.open(logger: logger), logger: logger) { host, port in
                         // Written unbuffered so a script waiting for this line sees it at once.
                         FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
                     }
@@ -258,7 +259,7 @@ extension FieldSheetServerCommand {
                 do {
                     try await app.runService()
                 } catch let error as StorageError where error.code == .unavailable {
-                    throw CommandFailure("Cannot start: \(configuration.storage.displayName) is unreachable (\(error.detail)).")
+                    throw CommandFailure("Cannot start: \(location.displayName) is unreachable (\(error.detail)).")
                 }
             }
         }

@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+internal import SyncCore
 
 extension DraftStore {
     /// A record's stored fields (`records.fields`) and its unsent edits as one JSON object (`{"site": {"text":

@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+package import SyncCore
 
 /// One entry of the device's conflict log: both values of a field and who wrote them.
 public struct StoredConflict: Sendable, Hashable {
@@ -17,13 +17,13 @@ public struct StoredConflict: Sendable, Hashable {
     /// This device's value, its clock reading and device.
     public var mine: AnswerValue?
     /// The hybrid clock reading of this device's write.
-    public var mineClock: HybridTimestamp?
+    package var mineClock: HybridTimestamp?
     /// The device that wrote `mine`.
     public var mineDevice: String?
     /// The server's value (written by another device or person), its clock reading and device.
     public var theirs: AnswerValue?
     /// The hybrid clock reading of the server's write.
-    public var theirsClock: HybridTimestamp?
+    package var theirsClock: HybridTimestamp?
     /// The device that wrote `theirs`.
     public var theirsDevice: String?
     /// When this device learned of the conflict.

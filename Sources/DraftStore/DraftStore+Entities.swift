@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+internal import SyncCore
 
 /// What a form reads of an entity list on this device (docs/entity-lists.md, "On the device"): each list's
 /// entities as the server last sent them, with the changes this device's submitted records made on top where

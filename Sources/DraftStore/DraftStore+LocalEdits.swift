@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+internal import SyncCore
 
 /// A record's unsent edits (`record_edits`, one row per field, a NULL value for a cleared field): what a
 /// person sees is the synced `fields` overlaid by them. An edit writes one small row, whatever the size of

@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+internal import SyncCore
 
 extension DraftStore {
     /// The record with `id`, with every field's value and metadata; nil when there is none.

@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+public import SyncCore
 
 /// Sensitive fields on the device (docs/sensitive-fields.md): each answer of a field marked `sensitive` is
 /// sealed to the project's public key when its change is frozen for sending, so it never leaves the device in

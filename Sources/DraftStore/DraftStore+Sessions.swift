@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+internal import SyncCore
 
 extension DraftStore {
     /// Opens a sheet for a brand-new record of `formID` (its newest version unless `version` is given).

@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+public import SyncCore
 
 /// One row of a records list, from columns alone (never the field values): what a home screen needs
 /// to list ten thousand records without reading them.

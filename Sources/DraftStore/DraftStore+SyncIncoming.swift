@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+package import SyncCore
 
 /// Where this device stands with the server.
 public struct SyncStatus: Sendable, Hashable {

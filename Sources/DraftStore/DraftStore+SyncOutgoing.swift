@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+package import SyncCore
 
 /// A record's coalesced changes, frozen with their mutation id before being sent.
 package struct OutgoingMutation: Sendable, Hashable {

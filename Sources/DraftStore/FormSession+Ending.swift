@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+internal import SyncCore
 
 extension FormSession {
     /// The completion button ("Create", "Add", "Submit"): validates the whole form as stored; when

@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+internal import SyncCore
 
 /// One presentation of a form: the integrator's API between a sheet on screen and the device database.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+internal import SyncCore
 
 /// Migration v3 of the device database: each record's first-version `fields` (every field an object
 /// `{"v": value, "b": base value, "r": base revision, "h": clock, "d": device}`) becomes the server's

@@ -1,6 +1,6 @@
 import Foundation
 import FormModel
-import SyncCore
+public import SyncCore
 
 /// A record as stored on the device, with every field's value and sync metadata.
 public struct StoredRecord: Sendable, Hashable {
@@ -25,10 +25,10 @@ public struct StoredRecord: Sendable, Hashable {
     public var serverRevision: Int64
     /// The fields as the server last had them (the sync base), with their merge metadata: the record
     /// representation shared by device, wire and server.
-    public var synced: RecordFields
+    package var synced: RecordFields
     /// Edits made on this device that the server has not acknowledged yet, on top of `synced`
     /// (`nil`: cleared here).
-    public var pending: FieldValues
+    package var pending: FieldValues
     /// The office's review as the server last sent it; nil for drafts and for records only `received`.
     public var review: RecordReview? = nil
     /// Attachments the record refers to that the server said, at the last pull, it does not hold yet

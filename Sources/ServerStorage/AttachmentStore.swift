@@ -43,12 +43,12 @@ public protocol AttachmentStore: Sendable {
 }
 
 /// One member's upload of one attachment.
-public struct AttachmentUploadKey: Sendable, Hashable {
-    public var key: AttachmentKey
+package struct AttachmentUploadKey: Sendable, Hashable {
+    package var key: AttachmentKey
     /// The user sending it.
-    public var uploader: Int64
+    package var uploader: Int64
 
-    public init(_ key: AttachmentKey, uploader: Int64) {
+    package init(_ key: AttachmentKey, uploader: Int64) {
         self.key = key
         self.uploader = uploader
     }
@@ -123,7 +123,7 @@ public struct AttachmentBytes: Sendable {
 }
 
 /// Why an attachment operation was refused.
-public enum AttachmentError: Error, Sendable, Hashable {
+package enum AttachmentError: Error, Sendable, Hashable {
     /// The upload must continue at `received`.
     case offsetMismatch(received: Int64)
     /// Another request is uploading this attachment now; it holds `received` bytes.
@@ -140,13 +140,13 @@ public enum AttachmentError: Error, Sendable, Hashable {
 ///
 /// swift-crypto's `SHA256` is a copy-on-write value (a shared context is copied before it is updated) that is
 /// not marked `Sendable`; a running hash is only ever handed from one request to the next under a lock.
-public struct RunningHash: @unchecked Sendable {
-    public var hasher: SHA256
-    public var length: Int64
+package struct RunningHash: @unchecked Sendable {
+    package var hasher: SHA256
+    package var length: Int64
     /// What else must match for the hash to continue: which partial file, with what total.
-    public var identity: [Int64]
+    package var identity: [Int64]
 
-    public init(hasher: SHA256, length: Int64, identity: [Int64]) {
+    package init(hasher: SHA256, length: Int64, identity: [Int64]) {
         self.hasher = hasher
         self.length = length
         self.identity = identity
@@ -157,14 +157,14 @@ public struct RunningHash: @unchecked Sendable {
 /// bytes instead of reading back everything stored: without them, a file sent in chunks cost time in the
 /// square of its size (the 50 chunks of a 200 MB file hashed about 5 GB). Bounded: past ``limit`` uploads one
 /// is dropped, and read back if it continues.
-public final class RunningHashes: Sendable {
+package final class RunningHashes: Sendable {
     private let hashes = NIOLockedValueBox([AttachmentUploadKey: RunningHash]())
-    public static let limit = 256
+    package static let limit = 256
 
-    public init() {}
+    package init() {}
 
     /// Keeps `hash` for the next request of `key`.
-    public func keep(_ key: AttachmentUploadKey, _ hash: RunningHash) {
+    package func keep(_ key: AttachmentUploadKey, _ hash: RunningHash) {
         hashes.withLockedValue { kept in
             if kept.count >= Self.limit, kept[key] == nil, let any = kept.keys.first { kept.removeValue(forKey: any) }
             kept[key] = hash
@@ -173,7 +173,7 @@ public final class RunningHashes: Sendable {
 
     /// The hash of `key`'s first `length` bytes when one was kept for exactly those bytes of the same
     /// `identity`; taken out either way (the request that continues the upload keeps the next one).
-    public func take(_ key: AttachmentUploadKey, length: Int64, identity: [Int64]) -> SHA256? {
+    package func take(_ key: AttachmentUploadKey, length: Int64, identity: [Int64]) -> SHA256? {
         guard let kept = hashes.withLockedValue({ $0.removeValue(forKey: key) }), kept.length == length, kept.identity == identity else { return nil }
         return kept.hasher
     }

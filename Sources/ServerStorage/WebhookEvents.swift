@@ -16,13 +16,13 @@ import Synchronization
 /// Every event carries the record as the push left it (``StoredRecord`` in the wire's `RecordSnapshot`
 /// shape, its fields as the stored `RecordFields` JSON) and what the change changed (``HistoryDetail``), both
 /// copied from the JSON the push already encoded for its own rows.
-public enum WebhookEvents {
+package enum WebhookEvents {
     /// The events `plan` makes that some subscription wants, each with the endpoints that want it, in the
     /// order the changes were made.
     /// - Parameters:
     ///   - encoded: the plan's JSON columns (``PushPlan/encoding()``), reused for the bodies.
     ///   - conflictIds: the conflict log's ids of `plan.conflicts`, in order (empty when not known).
-    public static func make(
+    package static func make(
         plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], subscriptions: [WebhookSubscription], projectName: String, at now: Date
     ) -> [(event: WebhookEvent, endpoints: [Int64])] {
         let wanted = subscriptions.reduce(into: Set<WebhookEventKind>()) { $0.formUnion($1.events) }

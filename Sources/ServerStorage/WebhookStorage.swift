@@ -109,16 +109,16 @@ public struct WebhookEndpoint: Sendable, Hashable {
 }
 
 /// One event for the outbox, built in the push's transaction.
-public struct WebhookEvent: Sendable, Hashable {
+package struct WebhookEvent: Sendable, Hashable {
     /// The stable id receivers deduplicate on (a UUID, lowercase).
-    public var id: String
-    public var kind: WebhookEventKind
+    package var id: String
+    package var kind: WebhookEventKind
     /// The record or entity the event is about: deliveries of one subject go out in order.
-    public var subject: String
+    package var subject: String
     /// The JSON body sent, byte for byte, on every attempt.
-    public var body: String
+    package var body: String
 
-    public init(id: String, kind: WebhookEventKind, subject: String, body: String) {
+    package init(id: String, kind: WebhookEventKind, subject: String, body: String) {
         self.id = id
         self.kind = kind
         self.subject = subject
@@ -217,11 +217,11 @@ public struct WebhookDeliveryLogEntry: Sendable, Hashable {
 }
 
 /// An enabled endpoint as a push reads it in its transaction: which events it wants.
-public struct WebhookSubscription: Sendable, Hashable {
-    public var endpointId: Int64
-    public var events: Set<WebhookEventKind>
+package struct WebhookSubscription: Sendable, Hashable {
+    package var endpointId: Int64
+    package var events: Set<WebhookEventKind>
 
-    public init(endpointId: Int64, events: Set<WebhookEventKind>) {
+    package init(endpointId: Int64, events: Set<WebhookEventKind>) {
         self.endpointId = endpointId
         self.events = events
     }

@@ -177,7 +177,7 @@ extension AppModel {
                 } catch {
                     say("\(error)")
                 }
-                await reload()
+                await refreshList()
             }
         case .control("c"): return .exit(130)
         default: break

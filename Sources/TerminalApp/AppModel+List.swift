@@ -6,39 +6,76 @@ import TerminalUI
 /// The home list: one summary query for every record, the values of only the rows on screen (their
 /// headlines) and of the selected record (its details), and a search index read once and kept up to date.
 extension AppModel {
-    /// Loads the record list from the device database (columns only, in one query).
-    public func reload() async {
+    /// Follows the record list with DraftStore's ``DraftStore/observeRecords(_:)`` until the calling task is
+    /// cancelled: the list as it is now, then again after every commit that changes it — this app's edits, a sync
+    /// running beside it, or another process on the same home (the `fieldsheet` CLI). `changed` is called after
+    /// each value is shown, so the runner redraws without waiting for a key. While it follows, the app's own
+    /// actions do not read the list again (see ``refreshList()``).
+    public func followRecords(changed: @escaping @Sendable () -> Void) async {
+        followingList = true
+        defer { followingList = false }
         do {
-            let list = try await store.recordListSummaries()
-            var items: [RecordListItem] = []
-            items.reserveCapacity(list.count)
-            var byID: [String: RecordListSummary] = [:]
-            byID.reserveCapacity(list.count)
-            var waiting = 0
-            var conflicted = 0
-            for summary in list {
-                let key = summary.id.uuidString.lowercased()
-                byID[key] = summary
-                if summary.waitingChanges > 0 { waiting += 1 }
-                if summary.openConflicts > 0 { conflicted += 1 }
-                let state = Self.listState(of: summary)
-                let headline = headlines[key].flatMap { $0.updatedAt == summary.updatedAt ? $0.text : nil } ?? ""
-                items.append(RecordListItem(id: key, formTitle: summary.formTitle, headline: headline, state: state))
+            for try await list in store.observeRecords() {
+                await show(list)
+                changed()
             }
-            let selectedID = home.selected?.id
-            summaries = byID
-            home.records = items
-            if let selectedID, let index = home.visibleRecords.firstIndex(where: { $0.id == selectedID }) { home.selection = index }
-            home.moveSelection(by: 0)
-            waitingRecords = waiting
-            conflictedRecords = conflicted
-            waitingUploads = (try? await store.waitingUploads()) ?? waitingUploads
-            if home.search != nil { applySearch() }
-            indexForSearch()
-            home.status = statusText()
         } catch {
             home.status = "Cannot read the records: \(error)"
+            changed()
         }
+    }
+
+    /// Reads the record list once (columns only, in one query) and shows it: before the runner follows it,
+    /// and where no runner does (tests, benchmarks).
+    public func reload() async {
+        do {
+            await show(try await store.recordListSummaries())
+        } catch {
+            home.status = "Cannot read the records: \(error)"
+            await refreshVisible()
+        }
+    }
+
+    /// After the app's own change: the list as it is now. When ``followRecords(changed:)`` runs, its
+    /// observation brings the change, so nothing is read here.
+    func refreshList() async {
+        if !followingList { await reload() }
+    }
+
+    /// Shows `list` (the summaries of every draft and submitted record), keeping the selection on the record it
+    /// was on, or on ``selectWhenListed`` once that record is listed.
+    func show(_ list: [RecordListSummary]) async {
+        var items: [RecordListItem] = []
+        items.reserveCapacity(list.count)
+        var byID: [String: RecordListSummary] = [:]
+        byID.reserveCapacity(list.count)
+        var waiting = 0
+        var conflicted = 0
+        for summary in list {
+            let key = summary.id.uuidString.lowercased()
+            byID[key] = summary
+            if summary.waitingChanges > 0 { waiting += 1 }
+            if summary.openConflicts > 0 { conflicted += 1 }
+            let state = Self.listState(of: summary)
+            let headline = headlines[key].flatMap { $0.updatedAt == summary.updatedAt ? $0.text : nil } ?? ""
+            items.append(RecordListItem(id: key, formTitle: summary.formTitle, headline: headline, state: state))
+        }
+        let selectedID = home.selected?.id
+        summaries = byID
+        home.records = items
+        if let wanted = selectWhenListed, let index = home.visibleRecords.firstIndex(where: { $0.id == wanted }) {
+            home.selection = index
+            selectWhenListed = nil
+        } else if let selectedID, let index = home.visibleRecords.firstIndex(where: { $0.id == selectedID }) {
+            home.selection = index
+        }
+        home.moveSelection(by: 0)
+        waitingRecords = waiting
+        conflictedRecords = conflicted
+        waitingUploads = (try? await store.waitingUploads()) ?? waitingUploads
+        if home.search != nil { applySearch() }
+        indexForSearch()
+        home.status = statusText()
         await refreshVisible()
     }
 

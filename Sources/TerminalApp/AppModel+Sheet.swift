@@ -268,9 +268,16 @@ extension AppModel {
         let key = record.uuidString.lowercased()
         headlines[key] = nil
         if detailsShown?.id == key { detailsShown = nil }
-        await reload()
-        // The record just closed is the one selected, when it is still listed.
-        if let index = home.visibleRecords.firstIndex(where: { $0.id == record.uuidString.lowercased() }) { home.selection = index }
+        // The record just closed is the one selected, when it is still listed (now, or once the list shows it).
+        selectWhenListed = key
+        await refreshList()
+        if let index = home.visibleRecords.firstIndex(where: { $0.id == key }) {
+            home.selection = index
+            selectWhenListed = nil
+            await loadDetails()
+        } else if !followingList {
+            selectWhenListed = nil
+        }
         say(notice)
         localChangeClosed()
         return singleSheet ? .exit(outcome.rawValue) : .redraw

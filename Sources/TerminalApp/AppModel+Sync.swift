@@ -69,14 +69,14 @@ extension AppModel {
         syncing = false
         lastSynced = Date()
         lastSyncFailure = nil
-        await reload()
+        await refreshList()
         if announce || summary.pulled > 0 || summary.conflicts > 0 { say("Synced: \(summary.description).") }
     }
 
     func syncFailed(_ error: any Error, announce: Bool) async {
         syncing = false
         lastSyncFailure = Self.shortReason(error)
-        await reload()
+        await refreshList()
         if announce { say("Sync stopped: \(error) Everything stays queued; the app tries again by itself.") }
     }
 
@@ -151,7 +151,7 @@ extension AppModel {
                 _ = try await store.resolveConflict(record: recordID, field: conflict.fieldID, choice: side == "mine" ? .mine : .theirs)
                 resolved += 1
             }
-            await reload()
+            await refreshList()
             say("Resolved \(resolved) conflict\(resolved == 1 ? "" : "s"); the next sync sends the choice.")
             localChangeClosed()
         } catch {

@@ -72,6 +72,10 @@ public actor AppModel {
     var searchIndex: [String: (updatedAt: Date, text: [UInt8])] = [:]
     /// Reads values into the search index in the background.
     var indexing: Task<Void, Never>?
+    /// Whether ``followRecords(changed:)`` keeps the list current (then the app's own actions read nothing).
+    var followingList = false
+    /// A record to select once the list shows it (the record whose sheet just closed).
+    var selectWhenListed: String?
     /// Whose details the detail pane shows, as of when, and in the device's language as it was set then.
     var detailsShown: (id: String, updatedAt: Date, review: RecordReview?, language: String?)?
     /// Counts presentations, so the runner knows when a new sheet should play its transition.

@@ -223,7 +223,8 @@ struct ProcessIdentityTests {
         #expect(ProcessIdentity.isAlive(owner))
         kill(child.processIdentifier, SIGKILL)
         #expect(await eventually(timeout: 10) { !ProcessIdentity.isAlive(owner) })
-        child.waitUntilExit()
+        // Reaped (Foundation's process monitor waits for it): still gone.
+        #expect(await eventually(timeout: 10) { !child.isRunning })
         #expect(!ProcessIdentity.isAlive(owner))
     }
 }

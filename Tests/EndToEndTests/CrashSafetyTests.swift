@@ -87,7 +87,7 @@ struct CrashSafetyTests {
                 }
             }
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await process.ended(within: 30)
             // Reports written before the kill but not read yet are still in the pipe: acknowledgements too.
             while let line = await reader.next(deadline: Date().addingTimeInterval(2)) { ledger.read(line) }
             let childErrors = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -12,6 +12,8 @@ public final class ServerProcess: @unchecked Sendable {
     private var process: Process?
     private var currentPort = 0
     private var exited = Exit()
+    /// The hold on the machine while the server runs (``MachineGate``).
+    private var lease: MachineGate.Lease?
 
     /// A PostgreSQL URL (`--database`) instead of SQLite in the temporary data directory.
     public let database: String?
@@ -70,6 +72,7 @@ public final class ServerProcess: @unchecked Sendable {
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         let exit = Exit()
         process.terminationHandler = { _ in exit.signal() }
+        let lease = await MachineGate.shared.lease()
         var lastError: (any Error)?
         // A restart on the port just freed can race the old socket's release: try a few times.
         for _ in 0..<50 {
@@ -82,12 +85,18 @@ public final class ServerProcess: @unchecked Sendable {
                 try? await Task.sleep(for: .milliseconds(100))
             }
         }
-        if let lastError { throw lastError }
+        if let lastError {
+            lease.release()
+            throw lastError
+        }
         let buffer = PipeCollector(output.fileHandleForReading)
-        lock.withLock {
+        let previous = lock.withLock {
             self.process = process
             exited = exit
+            defer { self.lease = lease }
+            return self.lease
         }
+        previous?.release()
         let ready = await eventually(timeout: timeout) { buffer.text.contains("listening on http://") || !process.isRunning }
         guard ready, process.isRunning, let line = buffer.text.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
             let portText = line.split(separator: ":").last, let listening = Int(portText.trimmingCharacters(in: .whitespaces))
@@ -117,21 +126,42 @@ public final class ServerProcess: @unchecked Sendable {
         lock.withLock { process?.isRunning == true ? process?.processIdentifier : nil }
     }
 
-    /// SIGKILL: no chance to finish anything in flight.
+    /// SIGKILL: no chance to finish anything in flight. Returns at once, without waiting for the process to
+    /// be gone (for `defer` and `deinit`); ``killAndWait()`` waits.
     public func kill() {
-        guard let process = lock.withLock({ self.process }) else { return }
+        guard let (process, lease) = lock.withLock({ () -> (Process, MachineGate.Lease?)? in
+            defer {
+                self.process = nil
+                self.lease = nil
+            }
+            return self.process.map { ($0, self.lease) }
+        }) else { return }
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        lock.withLock { self.process = nil }
+        lease?.release()
+    }
+
+    /// SIGKILL, then waits (the task sleeping) until the process has exited, so its port and files are free.
+    public func killAndWait() async {
+        let exited = lock.withLock { self.exited }
+        let running = processIdentifier != nil
+        kill()
+        if running { await exited.wait() }
     }
 
     /// SIGTERM, then wait for the graceful shutdown (at most `timeout` seconds, then SIGKILL).
     public func stop(timeout: Double = 60) async {
         guard let (process, exited) = lock.withLock({ self.process.map { ($0, self.exited) } }) else { return }
         if process.isRunning { process.terminate() }
-        if await !exited.wait(timeout: timeout) { kill() }
+        if await !exited.wait(timeout: timeout) { Glibc.kill(process.processIdentifier, SIGKILL) }
         await exited.wait()
-        lock.withLock { self.process = nil }
+        let lease = lock.withLock {
+            defer {
+                self.process = nil
+                self.lease = nil
+            }
+            return self.lease
+        }
+        lease?.release()
     }
 }
 

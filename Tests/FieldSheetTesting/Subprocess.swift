@@ -36,6 +36,8 @@ public enum Subprocess {
         process.standardError = errors
         let exited = Exit()
         process.terminationHandler = { _ in exited.signal() }
+        let lease = await MachineGate.shared.lease()
+        defer { lease.release() }
         try process.run()
         let out = PipeCollector(output.fileHandleForReading)
         let err = PipeCollector(errors.fileHandleForReading)
@@ -115,12 +117,15 @@ private final class ResumeOnce: @unchecked Sendable {
 
 extension Process {
     /// Waits at most `timeout` seconds for the process to end, the task sleeping meanwhile, and SIGKILLs it if it
-    /// has not; whether it ended by itself. The process is reaped either way.
+    /// has not; whether it ended by itself. Either way the process has been reaped when this returns (its
+    /// termination status can be read), unless it outlives a SIGKILL by 30 seconds.
     @discardableResult
     public func ended(within timeout: Double) async -> Bool {
         let ended = await eventually(timeout: timeout) { !isRunning }
-        if !ended { kill(processIdentifier, SIGKILL) }
-        waitUntilExit()
+        if !ended {
+            kill(processIdentifier, SIGKILL)
+            _ = await eventually(timeout: 30) { !isRunning }
+        }
         return ended
     }
 }

@@ -1,3 +1,4 @@
+import FieldSheetTesting
 import Foundation
 import FormModel
 import HTTPTypes
@@ -103,13 +104,9 @@ struct DatabaseOutageTests {
         }
     }
 
-    /// Polls `condition` until it holds, failing after 30 seconds.
+    /// Polls `condition` until it holds (``eventually``), failing after 30 seconds.
     static func until(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting until \(what)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        guard try await eventually(timeout: 30, condition) else { throw TestFailure("timed out waiting until \(what)") }
     }
 
     actor Progress {

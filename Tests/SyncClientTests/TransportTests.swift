@@ -180,13 +180,14 @@ final class PortBox: @unchecked Sendable {
         lock.withLock { port = value }
     }
 
-    /// Polls for the port with a deadline.
+    /// Polls for the port with a deadline (``eventually``).
     func wait(timeout: TimeInterval = 60) async throws -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let port = lock.withLock({ port }) { return port }
-            try await Task.sleep(for: .milliseconds(5))
+        var bound: Int?
+        _ = await eventually(timeout: timeout) {
+            bound = lock.withLock { port }
+            return bound != nil
         }
-        throw CancellationError()
+        guard let bound else { throw CancellationError() }
+        return bound
     }
 }

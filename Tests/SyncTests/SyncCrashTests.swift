@@ -1,4 +1,5 @@
 import DraftStore
+import FieldSheetTestTraits
 import FieldSheetTesting
 import Foundation
 import FormModel
@@ -7,6 +8,7 @@ import Testing
 
 /// The device process SIGKILLed while it applies pull pages: each page and its cursor commit together,
 /// so the next sync carries on from the last whole page and ends where an uninterrupted one would.
+@Suite(.measuresTiming)
 struct SyncCrashTests {
     @Test func theDeviceKilledWhileApplyingPullPagesEndsWithEverythingOnce() async throws {
         let fixture = try await SyncFixture(forms: [SyncForms.job()])

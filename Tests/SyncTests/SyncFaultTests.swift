@@ -89,8 +89,8 @@ struct SyncFaultTests {
             var kills = 0
             var random = SplitMix64(seed: UInt64(Date().timeIntervalSince1970))
             while kills < 20 {
-                usleep(useconds_t(5_000 + random.next() % 40_000))
-                server.kill()
+                try? await Task.sleep(for: .microseconds(5_000 + random.next() % 40_000))
+                await server.killAndWait()
                 kills += 1
                 try? await server.restart()
             }

@@ -13,41 +13,41 @@ import SyncCore
 /// Which location: the field named by `field`, else the first top-level location field (in the form's order,
 /// newest version first, as the export's columns) that the record answered. Records without one are left out.
 /// Memory stays flat: records are read a keyset page at a time and written as they come.
-public struct GeoJSONExporter: Sendable {
+package struct GeoJSONExporter: Sendable {
     let storage: any ServerStorage
     let pageSize: Int
 
     /// An exporter reading `storage`, `pageSize` records at a time.
-    public init(storage: any ServerStorage, pageSize: Int = 500) {
+    package init(storage: any ServerStorage, pageSize: Int = 500) {
         self.storage = storage
         self.pageSize = pageSize
     }
 
     /// Why an export cannot be written: the form has no such location field.
-    public struct FieldError: Error, Sendable, CustomStringConvertible {
+    package struct FieldError: Error, Sendable, CustomStringConvertible {
         /// The field asked for.
-        public var field: String
+        package var field: String
         /// The form's top-level location fields, which may be asked for.
-        public var locationFields: [String]
+        package var locationFields: [String]
         /// What was asked for and what may be.
-        public var description: String {
+        package var description: String {
             "field names \"\(field)\", which is no top-level location field of this form\(locationFields.isEmpty ? " (it has none)" : " (\(locationFields.joined(separator: ", ")))")."
         }
     }
 
     /// The form's top-level location fields, in the order the export chooses among them.
-    public static func locationFields(_ versions: [FormDefinition]) -> [String] {
+    package static func locationFields(_ versions: [FormDefinition]) -> [String] {
         let layout = RecordExporter.layout(versions.sorted { $0.version < $1.version })
         let fields = Dictionary(versions.sorted { $0.version < $1.version }.flatMap(\.everyField).map { ($0.id, $0) }, uniquingKeysWith: { _, new in new })
         return layout.columns.filter { fields[$0]?.kind == .location }
     }
 
     /// A record with the location it is placed at (what the console's map draws).
-    public struct LocatedRecord: Sendable {
+    package struct LocatedRecord: Sendable {
         /// The record, as stored.
-        public var record: StoredRecord
+        package var record: StoredRecord
         /// Where it is: its first answered top-level location field's answer.
-        public var location: Location
+        package var location: Location
     }
 
     /// Calls `body` with each of `formId`'s records that `visibility` shows and `include` accepts and that has a
@@ -88,7 +88,7 @@ public struct GeoJSONExporter: Sendable {
     }
 
     /// At most `limit` of `formId`'s located records that `visibility` shows, by id, and whether more were left out.
-    public func locatedRecords(projectId: Int64, formId: String, visibility: RecordVisibility, limit: Int) async throws -> (records: [LocatedRecord], more: Bool) {
+    package func locatedRecords(projectId: Int64, formId: String, visibility: RecordVisibility, limit: Int) async throws -> (records: [LocatedRecord], more: Bool) {
         var found: [LocatedRecord] = []
         var more = false
         try await forEachLocated(projectId: projectId, formId: formId, visibility: visibility, field: nil, include: { $0.state != .deleted }) { record, location, _, _ in
@@ -106,7 +106,7 @@ public struct GeoJSONExporter: Sendable {
     /// `write`; returns how many features it wrote. Throws ``FieldError`` before writing anything when `field` is
     /// no top-level location field.
     @discardableResult
-    public func export(
+    package func export(
         projectId: Int64, formId: String, visibility: RecordVisibility, field: String? = nil,
         include: @Sendable (StoredRecord) -> Bool = { _ in true }, write: ([UInt8]) async throws -> Void
     ) async throws -> Int {

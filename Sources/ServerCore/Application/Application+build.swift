@@ -5,16 +5,15 @@ import Logging
 /// The application type the server runs.
 public typealias FieldSheetApplication = Application<RouterResponder<AppRequestContext>>
 
-/// Opens the configured storage and builds the application. SQLite is migrated here, before any listener
-/// opens; PostgreSQL's connection pool runs as a service beside the HTTP server, and the migration runs
-/// once it is up, still before the server listens (`PostgresStorage.migrate()` is safe when several
-/// instances start at once).
+/// Builds the application over an opened storage (fieldsheet-server opens the one its options name). A storage
+/// without background work (SQLite) is migrated here, before any listener opens; one with a service
+/// (PostgreSQL's connection pool) runs it beside the HTTP server, and the migration runs once it is up, still
+/// before the server listens (`PostgresStorage.migrate()` is safe when several instances start at once).
 /// - Parameter onServerRunning: called with the bound host and port once the server listens.
 public func buildApplication(
-    _ configuration: ServerConfiguration, logger: Logger,
+    _ configuration: ServerConfiguration, storage handle: StorageHandle, logger: Logger,
     onServerRunning: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
 ) async throws -> FieldSheetApplication {
-    let handle = try configuration.storage.open(logger: logger)
     let storage = handle.storage
     var services = ServerServices(storage: storage, limits: configuration.limits, trustedProxies: configuration.trustedProxies)
     services.mapTiles = configuration.mapTiles
@@ -35,7 +34,7 @@ public func buildApplication(
 }
 
 /// Builds the application on the given services (tests pass their own storage).
-public func buildApplication(
+package func buildApplication(
     _ configuration: ServerConfiguration, services: ServerServices, logger: Logger,
     onServerRunning: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
 ) -> FieldSheetApplication {
@@ -53,7 +52,7 @@ public func buildApplication(
 }
 
 /// The routes: `/v1/health`, `/metrics`, the project routes behind authentication, and the web console at `/console`.
-public func buildRouter(_ services: ServerServices) -> Router<AppRequestContext> {
+package func buildRouter(_ services: ServerServices) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     // Outermost first; middleware applies to routes added after it.
     router.add(middleware: RequestIdMiddleware())

@@ -21,13 +21,13 @@ public struct AttachmentCollectionSchedule: Sendable, Hashable {
 /// Removes attachments nothing keeps any more (``AttachmentCollectionPolicy`` is the rule), logging each and
 /// counting them in the metrics. Runs as a service beside the HTTP server; several instances on one
 /// PostgreSQL database may sweep at once.
-public struct AttachmentCollector: Service {
+package struct AttachmentCollector: Service {
     let storage: any ServerStorage
     let schedule: AttachmentCollectionSchedule
     let metrics: ServerMetrics?
     let logger: Logger
 
-    public init(storage: any ServerStorage, schedule: AttachmentCollectionSchedule, metrics: ServerMetrics? = nil, logger: Logger) {
+    package init(storage: any ServerStorage, schedule: AttachmentCollectionSchedule, metrics: ServerMetrics? = nil, logger: Logger) {
         self.storage = storage
         self.schedule = schedule
         self.metrics = metrics
@@ -36,7 +36,7 @@ public struct AttachmentCollector: Service {
 
     /// One sweep now; logs what it removed (or, in a dry run, would remove).
     @discardableResult
-    public func sweep(now: Date = Date(), dryRun: Bool = false) async throws -> AttachmentSweep {
+    package func sweep(now: Date = Date(), dryRun: Bool = false) async throws -> AttachmentSweep {
         let started = ContinuousClock.now
         let sweep = try await storage.sweepAttachments(policy: schedule.policy, now: now, dryRun: dryRun)
         for item in sweep.collected {
@@ -57,7 +57,7 @@ public struct AttachmentCollector: Service {
 
     /// Sweeps a minute after start (or after one interval, if shorter), then once per interval, until the
     /// server shuts down. A failed sweep is logged and tried again at the next interval.
-    public func run() async throws {
+    package func run() async throws {
         guard let interval = schedule.interval else { return }
         var wait = min(interval, .seconds(60))
         while !Task.isCancelled && !Task.isShuttingDownGracefully {

@@ -13,15 +13,15 @@ import ServerStorage
 /// sent too many of them within the window, its further failures get 429 with `Retry-After` instead.
 /// The address is the peer's, or the client's as reported by a proxy in ``TrustedProxies``. Tokens are
 /// hashed before lookup and never logged.
-public struct AuthMiddleware: RouterMiddleware {
-    public typealias Context = AppRequestContext
+package struct AuthMiddleware: RouterMiddleware {
+    package typealias Context = AppRequestContext
     let storage: any ServerStorage
     let throttle: AuthThrottle
     let proxies: TrustedProxies
     /// Whether HTTP Basic with the token as the password is accepted beside a bearer token.
     let acceptsBasic: Bool
 
-    public init(storage: any ServerStorage, throttle: AuthThrottle, proxies: TrustedProxies = TrustedProxies(), acceptsBasic: Bool = false) {
+    package init(storage: any ServerStorage, throttle: AuthThrottle, proxies: TrustedProxies = TrustedProxies(), acceptsBasic: Bool = false) {
         self.storage = storage
         self.throttle = throttle
         self.proxies = proxies
@@ -45,7 +45,7 @@ public struct AuthMiddleware: RouterMiddleware {
         }
     }
 
-    public func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization] else {
             throw refusal(
                 request, context,

@@ -4,7 +4,7 @@ import Synchronization
 /// Counts failed authentications per address: after `limit` failures from one address within `window`,
 /// its further failures are answered 429 with the time left in the window. It never refuses a request by
 /// itself: a valid token is checked and accepted whatever the count (``AuthMiddleware``).
-public final class AuthThrottle: Sendable {
+package final class AuthThrottle: Sendable {
     struct Entry {
         var failures: Int
         var windowStart: ContinuousClock.Instant
@@ -14,13 +14,13 @@ public final class AuthThrottle: Sendable {
     let window: Duration
     private let entries = Mutex<[String: Entry]>([:])
 
-    public init(limit: Int, window: Duration) {
+    package init(limit: Int, window: Duration) {
         self.limit = limit
         self.window = window
     }
 
     /// How long the caller must wait before trying again, or nil when it may try now.
-    public func retryAfter(for address: String, now: ContinuousClock.Instant = .now) -> Duration? {
+    package func retryAfter(for address: String, now: ContinuousClock.Instant = .now) -> Duration? {
         entries.withLock { entries in
             guard let entry = entries[address] else { return nil }
             let elapsed = entry.windowStart.duration(to: now)
@@ -35,7 +35,7 @@ public final class AuthThrottle: Sendable {
     /// Records a failed authentication from `address`; returns how long it should wait before trying
     /// again when it has now failed more than `limit` times within the window, nil otherwise.
     @discardableResult
-    public func recordFailure(from address: String, now: ContinuousClock.Instant = .now) -> Duration? {
+    package func recordFailure(from address: String, now: ContinuousClock.Instant = .now) -> Duration? {
         entries.withLock { entries in
             if entries.count > 100_000 {
                 // Forget stale entries so a flood of addresses cannot grow the table without bound.

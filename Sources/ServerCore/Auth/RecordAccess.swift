@@ -8,18 +8,18 @@ import SyncCore
 /// - Reviewers and admins also see every record that was ever submitted (tombstones too) and may edit
 ///   submitted records, keeping them submitted.
 /// - Anything else is invisible: answered exactly like a record that does not exist.
-public enum RecordAccess {
-    public static func canRead(_ record: StoredRecord, userId: Int64, role: Role) -> Bool {
+package enum RecordAccess {
+    package static func canRead(_ record: StoredRecord, userId: Int64, role: Role) -> Bool {
         canRead(authorId: record.authorId, shared: record.shared, userId: userId, role: role)
     }
 
     /// Whether a member may read a record by `authorId`, shared or not.
-    public static func canRead(authorId: Int64, shared: Bool, userId: Int64, role: Role) -> Bool {
+    package static func canRead(authorId: Int64, shared: Bool, userId: Int64, role: Role) -> Bool {
         authorId == userId || (role.seesSharedRecords && shared)
     }
 
     /// Why `userId` may not apply a mutation to `record`, or nil when they may.
-    public static func writeProblem(_ record: StoredRecord, userId: Int64, role: Role, newState: RecordState) -> Problem? {
+    package static func writeProblem(_ record: StoredRecord, userId: Int64, role: Role, newState: RecordState) -> Problem? {
         if record.authorId == userId { return nil }
         guard canRead(record, userId: userId, role: role) else { return .notFound("record") }
         guard record.state == .submitted, newState == .submitted else {
@@ -29,7 +29,7 @@ public enum RecordAccess {
     }
 
     /// The change-feed visibility of a member.
-    public static func visibility(userId: Int64, role: Role) -> RecordVisibility {
+    package static func visibility(userId: Int64, role: Role) -> RecordVisibility {
         role.seesSharedRecords ? .authoredByOrShared(userId) : .authoredBy(userId)
     }
 }

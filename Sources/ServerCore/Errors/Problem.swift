@@ -6,18 +6,18 @@ import SyncCore
 ///
 /// `type` is stable (`https://fieldsheet.dev/problems/<slug>`); `detail` says what happened and what to
 /// do; `field` names the offending field or request property. Never carries a stack trace or SQL.
-public struct Problem: Error, HTTPResponseError, Sendable, CustomStringConvertible {
-    public static let typeBase = "https://fieldsheet.dev/problems/"
+package struct Problem: Error, HTTPResponseError, Sendable, CustomStringConvertible {
+    package static let typeBase = "https://fieldsheet.dev/problems/"
 
-    public var status: HTTPResponse.Status
+    package var status: HTTPResponse.Status
     /// The last path component of `type`, like `validation` or `not-found`.
-    public var slug: String
-    public var title: String
-    public var detail: String
-    public var field: String?
-    public var headers: HTTPFields
+    package var slug: String
+    package var title: String
+    package var detail: String
+    package var field: String?
+    package var headers: HTTPFields
 
-    public init(_ status: HTTPResponse.Status, _ slug: String, title: String, detail: String, field: String? = nil, headers: HTTPFields = [:]) {
+    package init(_ status: HTTPResponse.Status, _ slug: String, title: String, detail: String, field: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
         self.slug = slug
         self.title = title
@@ -26,20 +26,20 @@ public struct Problem: Error, HTTPResponseError, Sendable, CustomStringConvertib
         self.headers = headers
     }
 
-    public var type: String { Self.typeBase + slug }
+    package var type: String { Self.typeBase + slug }
 
-    public var details: ProblemDetails {
+    package var details: ProblemDetails {
         ProblemDetails(type: type, title: title, status: status.code, detail: detail, field: field)
     }
 
-    public var description: String { "\(status.code) \(slug): \(detail)" }
+    package var description: String { "\(status.code) \(slug): \(detail)" }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         response()
     }
 
     /// The problem as an HTTP response.
-    public func response() -> Response {
+    package func response() -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = (try? encoder.encode(details)) ?? Data()
@@ -51,44 +51,44 @@ public struct Problem: Error, HTTPResponseError, Sendable, CustomStringConvertib
 
 extension Problem {
     /// The one answer for a project, record or route that does not exist or that the caller may not see.
-    public static func notFound(_ what: String) -> Problem {
+    package static func notFound(_ what: String) -> Problem {
         Problem(.notFound, "not-found", title: "Not found", detail: "There is no \(what) here, or you may not see it. Check the address and your project membership.")
     }
 
-    public static func unauthorized(_ detail: String) -> Problem {
+    package static func unauthorized(_ detail: String) -> Problem {
         Problem(.unauthorized, "unauthorized", title: "Authentication required", detail: detail, headers: [.wwwAuthenticate: "Bearer"])
     }
 
     /// A request with a token whose device a project admin revoked (or whose person they removed): not a wrong
     /// token, so the device can tell its person why it stopped syncing.
-    public static let deviceSignedOut = Problem(
+    package static let deviceSignedOut = Problem(
         .unauthorized, "device-signed-out", title: "Device signed out",
         detail: "This device was signed out by your project's admin.", headers: [.wwwAuthenticate: "Bearer"])
 
-    public static func forbidden(_ detail: String, field: String? = nil) -> Problem {
+    package static func forbidden(_ detail: String, field: String? = nil) -> Problem {
         Problem(.forbidden, "forbidden", title: "Not allowed", detail: detail, field: field)
     }
 
-    public static func badRequest(_ detail: String, field: String? = nil) -> Problem {
+    package static func badRequest(_ detail: String, field: String? = nil) -> Problem {
         Problem(.badRequest, "bad-request", title: "Malformed request", detail: detail, field: field)
     }
 
     /// A body that is not declared as JSON.
-    public static func unsupportedMediaType(_ detail: String) -> Problem {
+    package static func unsupportedMediaType(_ detail: String) -> Problem {
         Problem(.unsupportedMediaType, "unsupported-media-type", title: "Body is not JSON", detail: detail, field: "Content-Type")
     }
 
-    public static func validation(_ detail: String, field: String?) -> Problem {
+    package static func validation(_ detail: String, field: String?) -> Problem {
         Problem(.unprocessableContent, "validation", title: "Invalid record", detail: detail, field: field)
     }
 
-    public static func tooLarge(_ detail: String, slug: String = "too-large", field: String? = nil) -> Problem {
+    package static func tooLarge(_ detail: String, slug: String = "too-large", field: String? = nil) -> Problem {
         Problem(.contentTooLarge, slug, title: "Request too large", detail: detail, field: field)
     }
 
     /// A failed authentication from an address that has failed too often; `reason` says what was wrong
     /// with this one. A valid token is never answered so.
-    public static func tooManyAttempts(retryAfter seconds: Int, reason: String) -> Problem {
+    package static func tooManyAttempts(retryAfter seconds: Int, reason: String) -> Problem {
         Problem(
             .tooManyRequests, "too-many-failed-authentications", title: "Too many failed authentications",
             detail: "\(reason) Too many requests with a missing or wrong token came from your address: wait \(seconds) seconds before trying again. A valid token is accepted at any time.",
@@ -97,7 +97,7 @@ extension Problem {
 
     /// The database is down, unreachable or too slow. Nothing of the request was acknowledged; a push
     /// retried with the same mutation ids is applied once.
-    public static func databaseUnavailable(retryAfter seconds: Int = 2) -> Problem {
+    package static func databaseUnavailable(retryAfter seconds: Int = 2) -> Problem {
         Problem(
             .serviceUnavailable, "database-unavailable", title: "Database unavailable",
             detail: "The server cannot reach its database right now. Nothing was acknowledged: retry after \(seconds) seconds with the same request (pushes are idempotent by mutation id).",
@@ -106,11 +106,11 @@ extension Problem {
 
     /// The server's disk is full, or an upload would eat into the space kept for the database
     /// (`serve --storage-reserve-bytes`). Nothing of the request was written; what an upload received before stays.
-    public static func insufficientStorage(_ detail: String = "The server's disk is full: nothing was written. Retry later (pushes are idempotent by mutation id); the server's admin must free space.") -> Problem {
+    package static func insufficientStorage(_ detail: String = "The server's disk is full: nothing was written. Retry later (pushes are idempotent by mutation id); the server's admin must free space.") -> Problem {
         Problem(.init(code: 507, reasonPhrase: "Insufficient Storage"), "insufficient-storage", title: "Server storage full", detail: detail)
     }
 
-    public static let internalError = Problem(
+    package static let internalError = Problem(
         .internalServerError, "internal", title: "Internal server error",
         detail: "The server failed to handle the request. Nothing was acknowledged; retry later, and report the X-Request-Id if it persists.")
 }

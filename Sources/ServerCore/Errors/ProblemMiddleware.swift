@@ -9,10 +9,10 @@ import ServerStorage
 ///
 /// Errors the server did not anticipate become a bare 500 problem; what went wrong is logged with the
 /// request id, never sent.
-public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
-    public init() {}
+package struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    package init() {}
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let problem as Problem {

@@ -1,8 +1,8 @@
 /// Checks how deeply a JSON document nests, in one pass over its bytes and before it is decoded, so a
 /// hostile body cannot exhaust the decoder's stack. Malformed JSON is left to the decoder to report.
-public enum JSONDepthLimit {
+package enum JSONDepthLimit {
     /// The deepest nesting of arrays and objects in `bytes`, stopping early once `limit` is exceeded.
-    public static func depth(of bytes: some Sequence<UInt8>, stoppingAfter limit: Int) -> Int {
+    package static func depth(of bytes: some Sequence<UInt8>, stoppingAfter limit: Int) -> Int {
         var depth = 0
         var deepest = 0
         var inString = false

@@ -1,15 +1,15 @@
 import Hummingbird
 
 /// Counts requests and measures their latency into ``ServerMetrics``.
-public struct MetricsMiddleware: RouterMiddleware {
-    public typealias Context = AppRequestContext
+package struct MetricsMiddleware: RouterMiddleware {
+    package typealias Context = AppRequestContext
     let metrics: ServerMetrics
 
-    public init(metrics: ServerMetrics) {
+    package init(metrics: ServerMetrics) {
         self.metrics = metrics
     }
 
-    public func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next(request, context)
         metrics.recordRequest(

@@ -5,13 +5,13 @@ import Logging
 
 /// Gives every request an id (the caller's `X-Request-Id` when it is sane, else a new one), puts it in
 /// the logger's metadata and returns it in `X-Request-Id`.
-public struct RequestIdMiddleware: RouterMiddleware {
-    public typealias Context = AppRequestContext
+package struct RequestIdMiddleware: RouterMiddleware {
+    package typealias Context = AppRequestContext
     static let header = HTTPField.Name("X-Request-Id")!
 
-    public init() {}
+    package init() {}
 
-    public func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: AppRequestContext, next: (Request, AppRequestContext) async throws -> Response) async throws -> Response {
         var context = context
         let incoming = request.headers[Self.header].flatMap { value in
             value.count <= 64 && value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") } ? value : nil

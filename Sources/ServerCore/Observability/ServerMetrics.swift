@@ -2,15 +2,15 @@ import Prometheus
 import ServerStorage
 
 /// The server's Prometheus metrics, in a registry of its own (nothing global is bootstrapped).
-public struct ServerMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
+package struct ServerMetrics: Sendable {
+    package let registry: PrometheusCollectorRegistry
     let mutationsApplied: Counter
     let mutationsRejected: Counter
     let conflicts: Counter
     let clampedClocks: Counter
     let openConnections: Gauge
 
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    package init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         mutationsApplied = registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "mutations_applied", unitName: "total", helpText: "Mutations that changed a record."))
         mutationsRejected = registry.makeCounter(descriptor: .init(namespace: "fieldsheet", metricName: "mutations_rejected", unitName: "total", helpText: "Mutations refused (validation, access, unknown form)."))
@@ -87,5 +87,5 @@ public struct ServerMetrics: Sendable {
     }
 
     /// The registry in Prometheus text format.
-    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+    package func exposition() -> [UInt8] { registry.emitToBuffer() }
 }

@@ -5,11 +5,11 @@ import Synchronization
 /// Published form versions, cached with their validators (the form's expressions parsed, its fields
 /// indexed): a published version never changes, so a cached one is never stale, and a push of a long
 /// questionnaire does not parse the form again.
-public final class FormCatalog: Sendable {
+package final class FormCatalog: Sendable {
     let storage: any ServerStorage
     private let cache = Mutex<[Int64: [FormKey: FormValidator]]>([:])
 
-    public init(storage: any ServerStorage) {
+    package init(storage: any ServerStorage) {
         self.storage = storage
     }
 

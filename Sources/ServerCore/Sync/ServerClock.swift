@@ -3,21 +3,21 @@ import Synchronization
 import SyncCore
 
 /// The server's hybrid logical clock, shared by every request.
-public final class ServerClock: Sendable {
+package final class ServerClock: Sendable {
     private let clock: Mutex<HybridLogicalClock>
 
-    public init(maximumDriftMillis: Int64) {
+    package init(maximumDriftMillis: Int64) {
         clock = Mutex(HybridLogicalClock(maximumDriftMillis: maximumDriftMillis))
     }
 
     /// A new reading, later than every earlier one.
-    public func now() -> HybridTimestamp {
+    package func now() -> HybridTimestamp {
         clock.withLock { $0.tick() }
     }
 
     /// Moves the clock past a device's reading; a reading too far ahead is clamped, and the clamped
     /// value is returned.
-    public func observe(_ remote: HybridTimestamp) -> (accepted: HybridTimestamp, clamped: Bool) {
+    package func observe(_ remote: HybridTimestamp) -> (accepted: HybridTimestamp, clamped: Bool) {
         clock.withLock { clock in
             let wall = HybridLogicalClock.wallMillis()
             let clamped = clock.observe(remote, wallMillis: wall)

@@ -14,19 +14,19 @@ import Synchronization
 /// record's next event only once the one before it was delivered, so each receiver gets a record's events in
 /// order. The service wakes when a push of this process wrote events (``WebhookSignal``) and otherwise looks
 /// every ``WebhookOptions/pollInterval`` (retries that came due, events other instances wrote).
-public struct WebhookDeliveryService: Service {
+package struct WebhookDeliveryService: Service {
     let storage: any ServerStorage
     let options: WebhookOptions
     let logger: Logger
 
-    public init(storage: any ServerStorage, options: WebhookOptions, logger: Logger) {
+    package init(storage: any ServerStorage, options: WebhookOptions, logger: Logger) {
         self.storage = storage
         self.options = options
         self.logger = logger
     }
 
     /// Runs until the server shuts down; deliveries under way finish (each bounded by the timeout).
-    public func run() async throws {
+    package func run() async throws {
         guard options.deliver else { return }
         let busy = BusyEndpoints()
         let signal = storage.webhookSignal

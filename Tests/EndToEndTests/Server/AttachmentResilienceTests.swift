@@ -71,7 +71,7 @@ struct AttachmentResilienceTests {
                 acknowledged = await wire.offset(sha)
                 return acknowledged >= part - 2 * 1024 * 1024
             })
-            server.kill()
+            await server.killAndWait()
             connection.close()
             try await server.restart()
             let after = await wire.offset(sha)

@@ -1,3 +1,4 @@
+import FieldSheetTestTraits
 import FieldSheetTesting
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Glibc
 /// Long-polls against the real `fieldsheet-server`: one token cannot hold more than its share of waiting
 /// pulls (the excess is answered at once, empty, with `Retry-After`), other requests are served meanwhile,
 /// and a server told to stop (SIGTERM) answers the held pulls at once and exits within seconds.
-@Suite(.serialized)
+@Suite(.serialized, .measuresTiming)
 struct HeldPollTests {
     typealias Storage = AttachmentResilienceTests.Storage
 

@@ -1,3 +1,4 @@
+import FieldSheetTestTraits
 import Foundation
 import FormModel
 import HTTPTypes
@@ -11,6 +12,7 @@ import Testing
 /// member only about their own upload, another member's upload of the same hash leaves one in progress alone,
 /// and what a download is served as comes from the bytes. Each hostile member's actions run while another
 /// member's requests are timed.
+@Suite(.measuresTiming)
 struct AttachmentMembersTests {
     static let seed = UInt64(ProcessInfo.processInfo.environment["FIELDSHEET_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
 

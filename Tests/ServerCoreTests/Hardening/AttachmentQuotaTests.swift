@@ -1,4 +1,5 @@
 import Crypto
+import FieldSheetTestTraits
 import Foundation
 import HummingbirdTesting
 @testable import ServerCore
@@ -7,6 +8,7 @@ import Testing
 /// One project cannot take all the server's space: with `serve --project-attachment-quota-bytes`, an upload
 /// whose rest would take the project past its quota is refused at its first piece, saying which quota, what
 /// the project holds and the limit; other projects are not counted.
+@Suite(.measuresTiming)
 struct AttachmentQuotaTests {
     static func sha256(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
 

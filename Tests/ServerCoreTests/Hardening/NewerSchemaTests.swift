@@ -42,7 +42,7 @@ struct NewerSchemaTests {
         try queue.close()
     }
 
-    @Test(.enabled(if: Backend.postgresReachable, "PostgreSQL backend SKIPPED: set FIELDSHEET_TEST_POSTGRES_URL"))
+    @Test(.enabled(if: Backend.postgresReachable, Comment(rawValue: Backend.skipNote)))
     func postgresRefusesAndLeavesTheDatabaseUntouched() async throws {
         try await TestServer.withStorage(.postgres) { located in
             guard case .postgres = located.location, let storage = located.handle.storage as? PostgresStorage else {

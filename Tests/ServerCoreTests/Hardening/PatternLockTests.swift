@@ -1,3 +1,4 @@
+import FieldSheetTestTraits
 import Foundation
 import FormModel
 import Hummingbird
@@ -9,6 +10,7 @@ import Testing
 
 /// One member's push against a pattern that backtracks must not stall anybody else's pushes: validation runs
 /// outside the write lock, every pattern check is bounded in time, and a push's checks share one budget.
+@Suite(.measuresTiming)
 struct PatternLockTests {
     /// Patterns that backtrack badly on a long run of `a` followed by `b`, both refused at publish now, so
     /// they are stored as forms published by an earlier server would be.

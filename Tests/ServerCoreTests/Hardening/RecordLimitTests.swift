@@ -1,3 +1,4 @@
+import FieldSheetTestTraits
 import Foundation
 import FormModel
 import Hummingbird
@@ -9,6 +10,7 @@ import Testing
 /// One member's records cannot grow without bound: a record's repeat instances and bytes are capped (a
 /// change past a cap is refused for that record with `record-too-large`, and a record may still shrink),
 /// and an answer's size counts all of a multiple choice's choices together.
+@Suite(.measuresTiming)
 struct RecordLimitTests {
     static let form = FormDefinition(id: "survey", version: 1, title: "Survey", completionLabel: "Add", pages: [
         FormPage(id: "main", fields: [

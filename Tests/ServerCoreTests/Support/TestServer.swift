@@ -1,9 +1,12 @@
+import FieldSheetTesting
 import Foundation
 import FormModel
 import Hummingbird
 import HummingbirdTesting
 import Logging
 @testable import ServerCore
+import ServerPostgres
+import ServerSQLite
 import ServerStorage
 import SyncCore
 import Testing
@@ -17,9 +20,18 @@ struct TestServer: Sendable {
     let services: ServerServices
     let app: FieldSheetApplication
 
-    /// Runs `body` with a new server on `backend` and removes its data afterwards.
+    /// Runs `body` with a new server on `backend` and removes its data afterwards. The server holds a lease on
+    /// the machine meanwhile (``MachineGate``), so no timing test measures beside it.
     static func with<T: Sendable>(
         _ backend: Backend, limits: ServerLimits = ServerLimits(), trustedProxies: TrustedProxies = TrustedProxies(), _ body: (TestServer) async throws -> T
+    ) async throws -> T {
+        try await MachineGate.shared.withLease {
+            try await running(backend, limits: limits, trustedProxies: trustedProxies, body)
+        }
+    }
+
+    private static func running<T: Sendable>(
+        _ backend: Backend, limits: ServerLimits, trustedProxies: TrustedProxies, _ body: (TestServer) async throws -> T
     ) async throws -> T {
         try await withStorage(backend) { handle in
             try await handle.withRunning { storage in
@@ -106,6 +118,24 @@ struct TestServer: Sendable {
     func publish(_ form: FormDefinition, project: String) async throws -> FormPublisher.Result {
         let project = try await self.project(project)
         return try await FormPublisher(storage: storage).publish(try JSONEncoder().encode(form), file: "\(form.id).json", projectId: project.id)
+    }
+}
+
+/// Where a test's storage lives: a SQLite data directory or a PostgreSQL database. Tests open it as
+/// fieldsheet-server's composition root does (`Server/StorageLocation.swift`): the backend's storage handed to
+/// ServerCore as a ``StorageHandle``.
+enum StorageLocation: Sendable, Hashable {
+    case sqlite(directory: String)
+    case postgres(PostgresStorage.Configuration)
+
+    func open(logger: Logger) throws -> StorageHandle {
+        switch self {
+        case .sqlite(let directory):
+            return StorageHandle(storage: try SQLiteStorage(directory: directory), service: nil)
+        case .postgres(let configuration):
+            let storage = PostgresStorage(configuration, logger: logger)
+            return StorageHandle(storage: storage, service: storage.service)
+        }
     }
 }
 

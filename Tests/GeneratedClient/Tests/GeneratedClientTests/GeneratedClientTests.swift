@@ -9,11 +9,11 @@ import Testing
 @Suite(.serialized)
 struct GeneratedClientTests {
     @Test func aGeneratedClientPushesPullsAndReadsRecords() async throws {
-        let server = try ServerProcess()
+        let server = try await ServerProcess()
         defer { server.stop() }
-        let collector = try server.member("ana", role: "collector")
-        let reviewer = try server.member("rita", role: "reviewer")
-        try server.start()
+        let collector = try await server.member("ana", role: "collector")
+        let reviewer = try await server.member("rita", role: "reviewer")
+        try await server.start()
         let ana = Client(serverURL: server.url, transport: URLSessionTransport(), middlewares: [BearerToken(token: collector)])
         let rita = Client(serverURL: server.url, transport: URLSessionTransport(), middlewares: [BearerToken(token: reviewer)])
 
