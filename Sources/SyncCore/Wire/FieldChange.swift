@@ -33,7 +33,12 @@ public struct FieldChange: Codable, Sendable, Hashable {
     }
 }
 
-/// The current value of one field of a stored record, with the metadata the merge needs.
+/// The current value of one field of a stored record, with its stamp: the metadata of the write that set it
+/// (the record revision, the hybrid logical clock reading and the device), which the merge needs.
+///
+/// This is the one stamp type of the protocol: ``RecordFields`` lays the same triple out as `stamp`/`stamps`
+/// (`revision`, `clock`, `writer`) in its JSON, a conflict entry as `revision`, `hlc`, `clientId`; in Swift
+/// both are a `FieldState`, and ``stamp`` is one without its value.
 public struct FieldState: Codable, Sendable, Hashable {
     /// The answer; `nil` when the field was cleared.
     public var value: AnswerValue?
@@ -49,6 +54,11 @@ public struct FieldState: Codable, Sendable, Hashable {
         self.revision = revision
         self.hlc = hlc
         self.clientId = clientId
+    }
+
+    /// The stamp alone: this state with its value left out, so two fields written by the same write compare equal.
+    public var stamp: FieldState {
+        FieldState(value: nil, revision: revision, hlc: hlc, clientId: clientId)
     }
 
     enum CodingKeys: String, CodingKey { case value, revision, hlc, clientId }
