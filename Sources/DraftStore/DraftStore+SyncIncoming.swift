@@ -134,7 +134,7 @@ extension DraftStore {
         var anyReviews = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record_reviews)") ?? true
         var reviewsWritten = false
         let end = try PullPageReader.read(bytes) { record in
-            let form = FormKey(id: record.formId, version: record.formVersion)
+            let form = record.form
             let stored: Bool
             if let known = forms[form] {
                 stored = known
@@ -145,14 +145,14 @@ extension DraftStore {
             if !stored { missing.insert(form) }
             // Once a form is missing nothing is applied; the rest of the page is read for its forms.
             guard missing.isEmpty else { return }
-            let id = record.recordId.lowercased
+            let id = record.recordID.lowercased
             var pending = DeviceSync.PendingWork.none
             if anythingPending, let row = try Row.fetchOne(pendingWork, arguments: [id]) {
                 pending = DeviceSync.PendingWork(edits: row[0], stateChange: row[1], inFlight: row[2])
             }
             let rebase = DeviceSync.rebase(pulledState: record.state, under: pending)
             try upsert.execute(arguments: [
-                id, record.formId, record.formVersion, record.state.rawValue, now, record.revision, record.fieldsText,
+                id, form.id, form.version, record.state.rawValue, now, record.revision, record.fieldsText,
                 rebase.keepsLocalFormVersion, rebase.keepsLocalState,
                 record.times.created.map(RecordTimes.millis), record.times.updated.map(RecordTimes.millis),
                 record.times.submitted.map(RecordTimes.millis),

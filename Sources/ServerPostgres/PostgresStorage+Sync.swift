@@ -152,7 +152,7 @@ extension PostgresStorage {
                 WHERE r.project_id = \(projectId) AND r.sequence > \(after) AND (r.author_id = \(userId) OR (\(shared) AND r.shared))
                 ORDER BY r.sequence LIMIT \(Int64(limit + 1))
                 """)
-            var records: [FeedRecord] = []
+            var records: [RecordEnvelope] = []
             var bytes = 0
             var hasMore = false
             for try await (id, formId, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment, created, updated, submitted, missing) in rows.decode(
@@ -163,11 +163,11 @@ extension PostgresStorage {
                     continue
                 }
                 bytes += fields.utf8.count
-                records.append(FeedRecord(
-                    id: id.lowercased, formId: formId, formVersion: formVersion, state: state, authorName: author,
-                    revision: revision, sequence: sequence, review: Self.review(state: reviewState, comment: reviewComment),
-                    times: RecordTimes(created: Self.date(created), updated: Self.date(updated), submitted: Self.date(submitted)), fields: fields,
-                    missingAttachments: missing))
+                records.append(RecordEnvelope(
+                    recordID: id, form: FormKey(id: formId, version: formVersion), state: RecordState(rawValue: state) ?? .draft,
+                    revision: revision, sequence: sequence, author: author, review: Self.review(state: reviewState, comment: reviewComment),
+                    times: RecordTimes(created: Self.date(created), updated: Self.date(updated), submitted: Self.date(submitted)),
+                    missingAttachments: missing, fieldsJSON: Array(fields.utf8)))
             }
             return FeedPage(records: records, hasMore: hasMore)
         }

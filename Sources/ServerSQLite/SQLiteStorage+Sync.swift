@@ -103,7 +103,7 @@ extension SQLiteStorage {
                 WHERE r.project_id = ? AND r.sequence > ? AND (r.author_id = ? OR (? AND r.shared))
                 ORDER BY r.sequence LIMIT ?
                 """), arguments: [projectId, after, userId, shared, limit + 1])
-            var records: [FeedRecord] = []
+            var records: [RecordEnvelope] = []
             var bytes = 0
             while let row = try rows.next() {
                 let fields: String = row[7]
@@ -111,11 +111,12 @@ extension SQLiteStorage {
                     return FeedPage(records: records, hasMore: true)
                 }
                 bytes += fields.utf8.count
-                records.append(FeedRecord(
-                    id: row[0], formId: row[1], formVersion: row[2], state: row[3], authorName: row[4],
-                    revision: row[5], sequence: row[6], review: Self.review(state: row[8], comment: row[9]),
-                    times: RecordTimes(created: Self.date(row[10]), updated: Self.date(row[11]), submitted: Self.date(row[12])), fields: fields,
-                    missingAttachments: (row[13] as String?)?.split(separator: " ").map(String.init) ?? []))
+                records.append(RecordEnvelope(
+                    recordID: UUID(uuidString: row[0]) ?? UUID(), form: FormKey(id: row[1], version: row[2]),
+                    state: RecordState(rawValue: row[3]) ?? .draft, revision: row[5], sequence: row[6], author: row[4],
+                    review: Self.review(state: row[8], comment: row[9]),
+                    times: RecordTimes(created: Self.date(row[10]), updated: Self.date(row[11]), submitted: Self.date(row[12])),
+                    missingAttachments: (row[13] as String?)?.split(separator: " ").map(String.init) ?? [], fieldsJSON: Array(fields.utf8)))
             }
             return FeedPage(records: records, hasMore: false)
         }

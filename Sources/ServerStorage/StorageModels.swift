@@ -77,56 +77,22 @@ public struct StoredRecord: Sendable, Hashable {
         self.fields = fields
     }
 
-    /// The record as sent to devices.
-    public var snapshot: RecordSnapshot {
-        RecordSnapshot(recordId: id, formId: formId, formVersion: formVersion, state: state, revision: revision, sequence: sequence, author: authorName, review: review, times: times, fields: fields)
+    /// The record as sent to devices (`GET …/records/{id}`), its fields in their canonical JSON form.
+    public var envelope: RecordEnvelope {
+        RecordEnvelope(
+            recordID: id, form: FormKey(id: formId, version: formVersion), state: state, revision: revision, sequence: sequence,
+            author: authorName, review: review, times: times, fields: fields)
     }
 }
 
-/// One record of the change feed as stored: its envelope, and its fields as the stored ``RecordFields``
-/// JSON, never decoded on the way to a pull page.
-public struct FeedRecord: Sendable, Hashable {
-    /// The record id as stored (lowercase).
-    public var id: String
-    public var formId: String
-    public var formVersion: Int
-    public var state: String
-    public var authorName: String
-    public var revision: Int64
-    public var sequence: Int64
-    public var review: RecordReview?
-    /// When the record was created, last changed and submitted, where that happened.
-    public var times: RecordTimes
-    /// The stored ``RecordFields`` JSON.
-    public var fields: String
-    /// The SHA-256 of each attachment the record references that the server does not hold yet, sorted.
-    public var missingAttachments: [String]
-
-    public init(
-        id: String, formId: String, formVersion: Int, state: String, authorName: String, revision: Int64, sequence: Int64, review: RecordReview? = nil,
-        times: RecordTimes = RecordTimes(), fields: String, missingAttachments: [String] = []
-    ) {
-        self.id = id
-        self.formId = formId
-        self.formVersion = formVersion
-        self.state = state
-        self.authorName = authorName
-        self.revision = revision
-        self.sequence = sequence
-        self.review = review
-        self.times = times
-        self.fields = fields
-        self.missingAttachments = missingAttachments
-    }
-}
-
-/// A slice of the change feed, bounded in count and in bytes.
+/// A slice of the change feed, bounded in count and in bytes: each record's envelope with its fields as the
+/// stored ``RecordFields`` JSON, never decoded on the way to a pull page.
 public struct FeedPage: Sendable, Hashable {
-    public var records: [FeedRecord]
+    public var records: [RecordEnvelope]
     /// Whether more changes follow right away.
     public var hasMore: Bool
 
-    public init(records: [FeedRecord], hasMore: Bool) {
+    public init(records: [RecordEnvelope], hasMore: Bool) {
         self.records = records
         self.hasMore = hasMore
     }

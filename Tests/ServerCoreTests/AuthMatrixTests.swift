@@ -97,7 +97,7 @@ struct AuthMatrixTests {
         try await withWorld(backend, role: role) { _, world, client in
             let page = try await world.actor.pull(client)
             let expected: Set<UUID> = role == .collector ? [world.ownDraft, world.ownSubmitted] : [world.ownDraft, world.ownSubmitted, world.otherSubmitted]
-            #expect(Set(page.changes.map(\.recordId)) == expected)
+            #expect(Set(page.changes.map(\.recordID)) == expected)
             let beta = try await client.execute(uri: "/v1/projects/beta/changes", method: .get, headers: world.actor.headers)
             #expect(beta.status == .notFound)
         }

@@ -52,7 +52,7 @@ struct DatabaseOutageTests {
                     }
                     #expect(await progress.refused > 0, "the outage was seen by the devices")
                     let written = await progress.records
-                    var seen: [RecordSnapshot] = []
+                    var seen: [RecordEnvelope] = []
                     var cursor: Int64 = 0
                     while true {
                         let page = try await reviewer.pull(client, after: cursor, limit: 500)
@@ -61,7 +61,7 @@ struct DatabaseOutageTests {
                         if !page.hasMore { break }
                     }
                     #expect(written.count >= devices * batches * batchSize)
-                    #expect(Set(seen.map(\.recordId)) == written, "nothing acknowledged was lost")
+                    #expect(Set(seen.map(\.recordID)) == written, "nothing acknowledged was lost")
                     #expect(seen.count == written.count, "no record appears twice")
                     #expect(seen.allSatisfy { $0.revision == 1 }, "no mutation was applied twice")
                     #expect(cursor == Int64(written.count), "every sequence number was used exactly once")

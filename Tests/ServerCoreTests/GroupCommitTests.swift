@@ -100,7 +100,7 @@ struct GroupCommitTests {
                     try await group.waitForAll()
                 }
                 let page = try await devices[0].pull(client)
-                #expect(Set(page.changes.map(\.recordId)) == Set(records))
+                #expect(Set(page.changes.map(\.recordID)) == Set(records))
                 #expect(page.changes.map(\.sequence) == Array(1...Int64(records.count)))
                 // Where each push's time went, step by step.
                 let metrics = try await client.execute(uri: "/metrics", method: .get).text

@@ -21,7 +21,7 @@ struct LiveServerTests {
                 let (_, retry) = try await device.push(client, batch)
                 #expect(first?.outcomes == retry?.outcomes)
                 let page = try await device.pull(client)
-                #expect(page.changes.map(\.recordId) == [record])
+                #expect(page.changes.map(\.recordID) == [record])
                 let missing = try await device.get(client, "/v1/projects/alpha/records/not-a-uuid")
                 #expect(missing.status == .notFound)
             }

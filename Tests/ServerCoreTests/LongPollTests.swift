@@ -25,7 +25,7 @@ struct LongPollTests {
                 let (response, _) = try await writer.push(client, [writer.mutation(record, ["title": writer.change(.text("Boiler"))])])
                 #expect(response.status == .ok)
                 let (page, took) = try await pull.value
-                #expect(page.changes.map(\.recordId) == [record])
+                #expect(page.changes.map(\.recordID) == [record])
                 #expect(page.cursor == 1)
                 #expect(took < .seconds(wait), "the pull ran to its deadline instead of answering the push")
                 #expect(server.storage.changes.waiting == 0)
@@ -48,7 +48,7 @@ struct LongPollTests {
                 #expect(took >= .seconds(1))
                 // Something already there is answered at once, waiting or not.
                 let (first, _) = try await device.longPoll(port: try #require(client.port), after: 0, wait: 30)
-                #expect(first.changes.map(\.recordId) == [record])
+                #expect(first.changes.map(\.recordID) == [record])
             }
         }
     }
@@ -77,7 +77,7 @@ struct LongPollTests {
                 let mine = UUID()
                 _ = try await ana.push(client, [ana.mutation(mine, state: .draft, ["title": ana.change(.text("Ana's"))])])
                 let (next, tookNext) = try await again.value
-                #expect(next.changes.map(\.recordId) == [mine])
+                #expect(next.changes.map(\.recordID) == [mine])
                 #expect(tookNext < .seconds(60))
             }
         }
@@ -187,7 +187,7 @@ struct LongPollTests {
                     let (response, _) = try await writer.push(clientA, [writer.mutation(record, ["title": writer.change(.text("next"))])])
                     #expect(response.status == .ok)
                     let (page, took) = try await pull.value
-                    #expect(page.changes.map(\.recordId) == [record])
+                    #expect(page.changes.map(\.recordID) == [record])
                     #expect(took < .seconds(wait))
                 }
             }

@@ -10,7 +10,7 @@ import Testing
 struct MergePolicyTests {
     /// Device A creates the record (revision 1), then A and B both change `notes` from base 1:
     /// A first at `aMillis`, then B at `bMillis`. Returns B's outcome, the stored record and the conflict log.
-    func race(_ backend: Backend, policy: ConflictPolicy, aMillis: Int64, bMillis: Int64) async throws -> (MutationOutcome, RecordSnapshot, [LoggedConflict]) {
+    func race(_ backend: Backend, policy: ConflictPolicy, aMillis: Int64, bMillis: Int64) async throws -> (MutationOutcome, RecordEnvelope, [LoggedConflict]) {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: policy), project: "alpha")
             let reviewerToken = try await server.member("rita", project: "alpha", role: .reviewer)
@@ -21,7 +21,7 @@ struct MergePolicyTests {
                 _ = try await a.push(client, [a.mutation(record, ["title": a.change(.text("Pump")), "notes": a.change(.text("base"))])])
                 _ = try await a.push(client, [a.mutation(record, ["notes": a.change(.text("from A"), base: 1, millis: aMillis)])])
                 let (_, pushB) = try await b.push(client, [b.mutation(record, ["notes": b.change(.text("from B"), base: 1, millis: bMillis), "count": b.change(.integer(7), base: 1, millis: bMillis)])])
-                let snapshot = try JSONDecoder().decode(RecordSnapshot.self, from: Data(buffer: try await b.get(client, "/v1/projects/alpha/records/\(record)").body))
+                let snapshot = try RecordEnvelope(jsonBytes: [UInt8](buffer: try await b.get(client, "/v1/projects/alpha/records/\(record)").body))
                 let project = try #require(try await server.storage.project(named: "alpha"))
                 return (try #require(pushB?.outcomes.first), snapshot, try await server.storage.conflicts(projectId: project.id, recordId: record))
             }
@@ -32,12 +32,12 @@ struct MergePolicyTests {
     func lastWriterWinsKeepsTheLaterEdit(backend: Backend) async throws {
         let (outcome, record, log) = try await race(backend, policy: .lastWriterWins, aMillis: 2_000, bMillis: 3_000)
         #expect(outcome.status == .applied)
-        #expect(record.fields["notes"]?.value == .text("from B"))
+        #expect(try record.fields["notes"]?.value == .text("from B"))
         #expect(log.map(\.entry.losingValue) == [.text("from A")])
 
         let (earlier, kept, log2) = try await race(backend, policy: .lastWriterWins, aMillis: 3_000, bMillis: 2_000)
         #expect(earlier.status == .merged)
-        #expect(kept.fields["notes"]?.value == .text("from A"))
+        #expect(try kept.fields["notes"]?.value == .text("from A"))
         #expect(log2.map(\.entry.losingValue) == [.text("from B")])
     }
 
@@ -45,8 +45,8 @@ struct MergePolicyTests {
     func serverWinsKeepsTheFirstCommittedEdit(backend: Backend) async throws {
         let (outcome, record, log) = try await race(backend, policy: .serverWins, aMillis: 2_000, bMillis: 3_000)
         #expect(outcome.status == .merged)
-        #expect(record.fields["notes"]?.value == .text("from A"))
-        #expect(record.fields["count"]?.value == .integer(7), "a field only B touched is applied")
+        #expect(try record.fields["notes"]?.value == .text("from A"))
+        #expect(try record.fields["count"]?.value == .integer(7), "a field only B touched is applied")
         #expect(log.count == 1)
         #expect(log.first?.entry.server?.value == .text("from A"))
         #expect(log.first?.entry.client?.value == .text("from B"))
@@ -56,7 +56,7 @@ struct MergePolicyTests {
     func clientWinsTakesTheIncomingEdit(backend: Backend) async throws {
         let (outcome, record, log) = try await race(backend, policy: .clientWins, aMillis: 3_000, bMillis: 2_000)
         #expect(outcome.status == .applied)
-        #expect(record.fields["notes"]?.value == .text("from B"))
+        #expect(try record.fields["notes"]?.value == .text("from B"))
         #expect(log.first?.entry.losingValue == .text("from A"))
     }
 
@@ -65,7 +65,7 @@ struct MergePolicyTests {
         let (outcome, record, log) = try await race(backend, policy: .manual, aMillis: 2_000, bMillis: 3_000)
         #expect(outcome.status == .merged)
         #expect(outcome.conflicts.first?.open == true)
-        #expect(record.fields["notes"]?.value == .text("from A"))
+        #expect(try record.fields["notes"]?.value == .text("from A"))
         #expect(log.first?.entry.open == true)
     }
 
@@ -99,8 +99,8 @@ struct MergePolicyTests {
                 #expect(push?.outcomes.first?.conflicts.map(\.kind) == [.restoredAfterDelete])
                 let page = try await a.pull(client)
                 #expect(page.changes.first?.state == .draft)
-                #expect(page.changes.first?.fields["title"]?.value == .text("t"))
-                #expect(page.changes.first?.fields["notes"]?.value == .text("late edit"))
+                #expect(try page.changes.first?.fields["title"]?.value == .text("t"))
+                #expect(try page.changes.first?.fields["notes"]?.value == .text("late edit"))
             }
         }
     }
@@ -133,8 +133,8 @@ struct MergePolicyTests {
                 }
                 let page = try await creator.pull(client)
                 let stored = try #require(page.changes.first)
-                for index in 2...41 { #expect(stored.fields["f\(index)"]?.value == .text("mine \(index)")) }
-                #expect(stored.fields["f1"]?.value == .text("shared 41"), "last writer by clock wins the shared field")
+                for index in 2...41 { #expect(try stored.fields["f\(index)"]?.value == .text("mine \(index)")) }
+                #expect(try stored.fields["f1"]?.value == .text("shared 41"), "last writer by clock wins the shared field")
                 let project = try #require(try await server.storage.project(named: "alpha"))
                 let log = try await server.storage.conflicts(projectId: project.id, recordId: record)
                 // The first device to commit applied cleanly; each later one met a conflict on f1, and

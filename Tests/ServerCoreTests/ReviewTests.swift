@@ -71,14 +71,14 @@ struct ReviewTests {
 
                 let rejected = try await Self.review(client, rita, record, #"{"state":"rejected","comment":"  The count is wrong.\n"}"#)
                 #expect(rejected.status == .ok, "\(rejected.text)")
-                let snapshot = try JSONDecoder().decode(RecordSnapshot.self, from: Data(buffer: rejected.body))
+                let snapshot = try RecordEnvelope(jsonBytes: [UInt8](buffer: rejected.body))
                 #expect(snapshot.review == RecordReview(state: .rejected, comment: "The count is wrong."))
                 #expect(snapshot.revision == 3)
                 // The review travels with the record on pull, as a change after the collector's cursor.
                 let page = try await ana.pull(client, after: 2)
-                #expect(page.changes.map(\.recordId) == [record])
+                #expect(page.changes.map(\.recordID) == [record])
                 #expect(page.changes.first?.review == RecordReview(state: .rejected, comment: "The count is wrong."))
-                #expect(page.changes.first?.fields["count"]?.value == .integer(3), "the fields are unchanged")
+                #expect(try page.changes.first?.fields["count"]?.value == .integer(3), "the fields are unchanged")
 
                 let (_, fixed) = try await ana.push(client, [ana.mutation(record, ["count": ana.change(.integer(4), base: 3)])])
                 #expect(fixed?.outcomes.first?.status == .applied)
@@ -104,7 +104,7 @@ struct ReviewTests {
                 #expect(history.history[3].review?.from == .rejected && history.history[3].review?.to == .edited)
 
                 let approved = try await Self.review(client, rita, record, #"{"state":"approved"}"#)
-                #expect(try JSONDecoder().decode(RecordSnapshot.self, from: Data(buffer: approved.body)).review == RecordReview(state: .approved))
+                #expect(try RecordEnvelope(jsonBytes: [UInt8](buffer: approved.body)).review == RecordReview(state: .approved))
                 let stored = try #require(try await server.storage.record(projectId: try await server.project("alpha").id, id: record))
                 #expect(stored.times.created != nil && stored.times.submitted != nil && stored.times.updated != nil)
                 #expect(stored.device == "ana-phone")
@@ -146,7 +146,7 @@ struct ReviewTests {
                 #expect(notJSON.status == .unsupportedMediaType)
                 // Nothing of the refused reviews was written.
                 let stored = try await ana.get(client, "/v1/projects/alpha/records/\(submitted)")
-                #expect(try JSONDecoder().decode(RecordSnapshot.self, from: Data(buffer: stored.body)).review == RecordReview(state: .received))
+                #expect(try RecordEnvelope(jsonBytes: [UInt8](buffer: stored.body)).review == RecordReview(state: .received))
             }
         }
     }
@@ -191,7 +191,7 @@ struct ReviewTests {
 
                 // The device's value is now the record's, and the pull carries it.
                 let page = try await ana.pull(client)
-                #expect(page.changes.first?.fields["notes"]?.value == .text("from bo"))
+                #expect(try page.changes.first?.fields["notes"]?.value == .text("from bo"))
                 let open = try JSONDecoder().decode(ConflictListBody.self, from: Data(buffer: try await rita.get(client, "/v1/projects/alpha/conflicts").body))
                 #expect(open.conflicts.isEmpty)
                 let all = try JSONDecoder().decode(ConflictListBody.self, from: Data(buffer: try await rita.get(client, "/v1/projects/alpha/conflicts?state=all").body))

@@ -66,7 +66,7 @@ struct ScaleOutTests {
                         let page = try await reader.pull(instance, after: cursor, limit: 50)
                         turn += 1
                         guard page.changes.allSatisfy({ $0.sequence > cursor }) else { throw TestFailure("a page went backwards") }
-                        seen += page.changes.map(\.recordId)
+                        seen += page.changes.map(\.recordID)
                         cursor = page.cursor
                         if finished && page.changes.isEmpty && !page.hasMore { return .read(index, seen) }
                     }

@@ -17,11 +17,14 @@ struct WireTypesTests {
     }
 
     @Test func aPullPageRoundTripsThroughJSON() throws {
+        let fields: RecordFields = ["n": FieldState(value: .integer(3), revision: 2, hlc: HybridTimestamp(millis: 1, counter: 0), clientId: "d")]
         let page = PullPage(changes: [
-            RecordSnapshot(recordId: UUID(), formId: "job", formVersion: 1, state: .draft, revision: 2, sequence: 9, author: "ana",
-                           fields: ["n": FieldState(value: .integer(3), revision: 2, hlc: HybridTimestamp(millis: 1, counter: 0), clientId: "d")])
+            RecordEnvelope(recordID: UUID(), form: FormKey(id: "job", version: 1), state: .draft, revision: 2, sequence: 9, author: "ana",
+                           missingAttachments: [String(repeating: "f", count: 64)], fields: fields)
         ], cursor: 9, hasMore: false, serverClock: HybridTimestamp(millis: 10, counter: 0))
-        let data = try JSONEncoder().encode(page)
-        #expect(try JSONDecoder().decode(PullPage.self, from: data) == page)
+        let read = try PullPage(jsonBytes: page.jsonBytes())
+        #expect(read == page)
+        #expect(try read.changes.first?.fields == fields)
+        #expect(read.changes.first?.missingAttachments == [String(repeating: "f", count: 64)], "missingAttachments travels in the one codec")
     }
 }

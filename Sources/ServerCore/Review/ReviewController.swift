@@ -28,7 +28,7 @@ struct ReviewController {
         let state = try ReviewActions.settableState(body.state)
         let comment = try ReviewActions.comment(body.comment)
         let record = try await ReviewActions(services: services).review(membership, principal, recordId: id, state: state, comment: comment, logger: context.logger)
-        return try .json(record.snapshot)
+        return .jsonBytes(record.envelope.jsonBytes())
     }
 
     @Sendable func history(_ request: Request, context: AppRequestContext) async throws -> Response {

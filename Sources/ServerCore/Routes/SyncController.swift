@@ -187,13 +187,8 @@ struct SyncController {
         }
         let page = waited.page
         // Assembled from the stored bytes: each record's fields are copied into the page as they are.
-        var writer = PullPageWriter(capacity: page.records.reduce(256) { $0 + $1.fields.utf8.count + 200 })
-        for record in page.records {
-            writer.append(
-                recordId: record.id, formId: record.formId, formVersion: record.formVersion, state: record.state,
-                revision: record.revision, sequence: record.sequence, author: record.authorName, review: record.review,
-                times: record.times, missingAttachments: record.missingAttachments, fields: record.fields.utf8)
-        }
+        var writer = PullPageWriter(capacity: page.records.reduce(256) { $0 + $1.fieldsJSON.count + 200 })
+        for record in page.records { writer.append(record) }
         let cursor = page.records.last?.sequence ?? after
         var lost: [LostConflictRow] = []
         if let device {
@@ -219,7 +214,7 @@ struct SyncController {
               let record = try await services.storage.record(projectId: membership.projectId, id: id),
               RecordAccess.canRead(record, userId: principal.userId, role: membership.role)
         else { throw Problem.notFound("record") }
-        return try .json(record.snapshot)
+        return .jsonBytes(record.envelope.jsonBytes())
     }
 
     static func integer(_ request: Request, _ name: String, default value: Int64, range: ClosedRange<Int64>) throws -> Int64 {

@@ -89,7 +89,7 @@ struct ConsoleBulkReviewTests {
 
                 // The device learns every review as it learns a single one: on its next pull.
                 let page = try await ana.pull(client, after: before.cursor)
-                let reviews = Dictionary(uniqueKeysWithValues: page.changes.map { ($0.recordId, $0.review) })
+                let reviews = Dictionary(uniqueKeysWithValues: page.changes.map { ($0.recordID, $0.review) })
                 for id in ticked { #expect(reviews[id]??.state == .approved) }
                 for id in submitted.dropFirst(3) {
                     #expect(reviews[id]??.state == .hasIssues)

@@ -30,7 +30,7 @@ struct Device: Sendable {
         let query = "after=\(after)" + (limit.map { "&limit=\($0)" } ?? "")
         let response = try await client.execute(uri: "/v1/projects/\(project)/changes?\(query)", method: .get, headers: headers)
         guard response.status == .ok else { throw TestFailure("pull answered \(response.status): \(String(buffer: response.body))") }
-        return try JSONDecoder().decode(PullPage.self, from: Data(buffer: response.body))
+        return try PullPage(jsonBytes: [UInt8](buffer: response.body))
     }
 
     func get(_ client: some TestClientProtocol, _ path: String) async throws -> TestResponse {

@@ -134,26 +134,26 @@ struct SimulatedDevice {
 
     /// What `DraftStore.applyPullPage` does with one page; returns whether the feed has more.
     mutating func applyPullPage(_ bytes: [UInt8], now: Int64) throws -> Bool {
-        var pulled: [PulledRecord] = []
+        var pulled: [RecordEnvelope] = []
         let end = try PullPageReader.read(bytes) { pulled.append($0) }
         for record in pulled {
-            let fields = try RecordFields(jsonBytes: Array(record.fields))
-            guard var stored = records[record.recordId] else {
-                records[record.recordId] = Record(formVersion: record.formVersion, state: record.state, serverRevision: record.revision, synced: fields)
+            let fields = try record.fields
+            guard var stored = records[record.recordID] else {
+                records[record.recordID] = Record(formVersion: record.form.version, state: record.state, serverRevision: record.revision, synced: fields)
                 continue
             }
             guard DeviceSync.isNewer(pulledRevision: record.revision, than: stored.serverRevision) else { continue }
             let pending = DeviceSync.PendingWork(
-                edits: outbox.contains { $0.record == record.recordId },
+                edits: outbox.contains { $0.record == record.recordID },
                 stateChange: false,
-                inFlight: sent.contains { $0.mutation.recordId == record.recordId })
+                inFlight: sent.contains { $0.mutation.recordId == record.recordID })
             let rebase = DeviceSync.rebase(pulledState: record.state, under: pending)
-            if !rebase.keepsLocalFormVersion { stored.formVersion = record.formVersion }
+            if !rebase.keepsLocalFormVersion { stored.formVersion = record.form.version }
             stored.state = rebase.state(local: stored.state, pulled: record.state)
             stored.serverRevision = record.revision
             stored.synced = fields
             if !rebase.keepsLocalEdits { stored.local = [:] }
-            records[record.recordId] = stored
+            records[record.recordID] = stored
         }
         cursor = end.cursor
         clock.observe(end.serverClock, wallMillis: now + skewMillis)

@@ -89,9 +89,9 @@ struct SimulatedServer {
         var writer = PullPageWriter()
         var end = cursor
         for (id, stored) in changed.prefix(limit) {
-            writer.append(
-                recordId: id.lowercased, formId: "form", formVersion: stored.formVersion, state: stored.record.state.rawValue,
-                revision: stored.record.revision, sequence: stored.sequence, author: "someone", fields: stored.record.fields.jsonBytes())
+            writer.append(RecordEnvelope(
+                recordID: id, form: FormKey(id: "form", version: stored.formVersion), state: stored.record.state,
+                revision: stored.record.revision, sequence: stored.sequence, author: "someone", fields: stored.record.fields))
             end = stored.sequence
         }
         return writer.finish(cursor: end, hasMore: changed.count > limit, serverClock: clock.tick(wallMillis: now))
