@@ -112,6 +112,10 @@ public enum RecordPrinter {
             var submittedAt: String?
             var answers: [String: AnswerValue]
             var issues: [FieldIssue]
+
+            private enum CodingKeys: String, CodingKey {
+                case id, formId, formVersion, state, createdAt, updatedAt, submittedAt, answers, issues
+            }
         }
         let output = Output(
             id: record.id.uuidString.lowercased(), formId: record.formID, formVersion: record.formVersion,

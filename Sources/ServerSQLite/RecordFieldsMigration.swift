@@ -14,6 +14,10 @@ enum RecordFieldsMigration {
         var revision: Int64
         var hlc: Int64
         var clientId: String
+
+        private enum CodingKeys: String, CodingKey {
+            case value, revision, hlc, clientId
+        }
     }
 
     static func convertSQLite(_ db: Database) throws {

@@ -83,6 +83,10 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
         /// `server` or `client`: whose value the record keeps.
         public var kept: ConflictEntry.Winner
 
+        private enum CodingKeys: String, CodingKey {
+            case conflictId, fieldId, kept
+        }
+
         public init(conflictId: Int64, fieldId: String?, kept: ConflictEntry.Winner) {
             self.conflictId = conflictId
             self.fieldId = fieldId

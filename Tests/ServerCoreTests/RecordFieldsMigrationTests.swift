@@ -18,6 +18,10 @@ struct RecordFieldsMigrationTests {
         var revision: Int64
         var hlc: Int64
         var clientId: String
+
+        private enum CodingKeys: String, CodingKey {
+            case value, revision, hlc, clientId
+        }
     }
 
     static let device = "device-0123456789abcdef0123456789abcdef0123"

@@ -21,7 +21,12 @@ struct RecordIdCaseTests {
     /// The outcomes' `recordId`s as the server wrote them (not parsed into UUIDs).
     static func outcomeIds(_ response: TestResponse) throws -> [String] {
         struct Answer: Decodable { var outcomes: [Outcome] }
-        struct Outcome: Decodable { var recordId: String }
+        struct Outcome: Decodable {
+            var recordId: String
+            private enum CodingKeys: String, CodingKey {
+                case recordId
+            }
+        }
         return try JSONDecoder().decode(Answer.self, from: Data(buffer: response.body)).outcomes.map(\.recordId)
     }
 

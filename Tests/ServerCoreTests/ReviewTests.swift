@@ -15,7 +15,14 @@ struct ReviewTests {
             struct Diff: Decodable { var from: AnswerValue?; var to: AnswerValue? }
             struct StateDiff: Decodable { var from: RecordState?; var to: RecordState }
             struct ReviewDiff: Decodable { var from: ReviewState?; var to: ReviewState; var comment: String? }
-            struct Resolution: Decodable { var conflictId: Int64; var fieldId: String?; var kept: String }
+            struct Resolution: Decodable {
+                var conflictId: Int64
+                var fieldId: String?
+                var kept: String
+                private enum CodingKeys: String, CodingKey {
+                    case conflictId, fieldId, kept
+                }
+            }
             var revision: Int64
             var kind: String
             var user: String
@@ -28,6 +35,9 @@ struct ReviewTests {
         }
         var recordId: String
         var history: [Entry]
+        private enum CodingKeys: String, CodingKey {
+            case recordId, history
+        }
     }
 
     struct ConflictBody: Decodable {
@@ -41,6 +51,9 @@ struct ReviewTests {
         var server: Side?
         var client: Side?
         var resolution: Resolution?
+        private enum CodingKeys: String, CodingKey {
+            case id, recordId, formId, fieldId, open, server, client, resolution
+        }
     }
 
     struct ConflictListBody: Decodable {

@@ -32,6 +32,10 @@ struct HistoryResponse: Encodable, Sendable {
     var recordId: String
     var history: [Entry]
 
+    private enum CodingKeys: String, CodingKey {
+        case recordId, history
+    }
+
     init(recordId: UUID, entries: [HistoryEntry]) {
         self.recordId = recordId.lowercased
         history = entries.map { entry in
@@ -91,6 +95,10 @@ struct ConflictView: Encodable, Sendable {
     var server: Side?
     var client: Side?
     var resolution: Resolution?
+
+    private enum CodingKeys: String, CodingKey {
+        case id, recordId, formId, fieldId, kind, policy, winner, open, createdAt, mutationId, server, client, resolution
+    }
 
     init(_ entry: ConflictLogEntry) {
         id = entry.id

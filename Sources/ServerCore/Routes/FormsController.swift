@@ -12,6 +12,10 @@ struct FormsController {
         var digest: String
         var publishedAt: String
         var definition: FormDefinition
+
+        private enum CodingKeys: String, CodingKey {
+            case formId, version, digest, publishedAt, definition
+        }
     }
 
     struct FormList: Codable, Sendable {
@@ -29,6 +33,10 @@ struct FormsController {
         /// `published` (a new version) or `unchanged` (identical to the latest version).
         var status: String
         var warnings: [String]
+
+        private enum CodingKeys: String, CodingKey {
+            case formId, version, status, warnings
+        }
     }
 
     let services: ServerServices

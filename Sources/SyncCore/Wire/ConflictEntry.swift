@@ -30,6 +30,10 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
     /// The device's side.
     public var client: FieldState?
 
+    private enum CodingKeys: String, CodingKey {
+        case kind, fieldId, policy, winner, open, server, client
+    }
+
     public init(kind: Kind = .field, fieldId: String?, policy: ConflictPolicy, winner: Winner, open: Bool = false, server: FieldState?, client: FieldState?) {
         self.kind = kind
         self.fieldId = fieldId
@@ -54,6 +58,10 @@ public struct LostConflict: Codable, Sendable, Hashable {
     public var id: Int64
     public var recordId: UUID
     public var entry: ConflictEntry
+
+    private enum CodingKeys: String, CodingKey {
+        case id, recordId, entry
+    }
 
     public init(id: Int64, recordId: UUID, entry: ConflictEntry) {
         self.id = id

@@ -26,6 +26,10 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
     /// Why the mutation was rejected.
     public var problem: ProblemDetails?
 
+    private enum CodingKeys: String, CodingKey {
+        case mutationId, recordId, status, revision, changed, conflicts, problem
+    }
+
     public init(mutationId: String, recordId: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil, changed: Bool? = nil) {
         self.mutationId = mutationId
         self.recordId = recordId

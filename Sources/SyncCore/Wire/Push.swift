@@ -7,6 +7,10 @@ public struct PushRequest: Codable, Sendable, Hashable {
     public var clock: HybridTimestamp?
     public var mutations: [Mutation]
 
+    private enum CodingKeys: String, CodingKey {
+        case clientId, clock, mutations
+    }
+
     public init(clientId: String, clock: HybridTimestamp? = nil, mutations: [Mutation]) {
         self.clientId = clientId
         self.clock = clock
