@@ -208,7 +208,7 @@ extension DraftStore {
         let held = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM records WHERE id = ?)")
         let now = nowMillis()
         for conflict in lost {
-            let record = conflict.recordId.lowercased
+            let record = conflict.recordID.lowercased
             guard try Bool.fetchOne(known, arguments: [conflict.id]) == false, try Bool.fetchOne(held, arguments: [record]) == true else { continue }
             let entry = conflict.entry
             try logConflict(

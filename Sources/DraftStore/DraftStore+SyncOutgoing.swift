@@ -6,7 +6,7 @@ import SyncCore
 /// A record's coalesced changes, frozen with their mutation id before being sent.
 package struct OutgoingMutation: Sendable, Hashable {
     package var mutationId: String
-    package var recordId: UUID
+    package var recordID: UUID
     /// The mutation as JSON, exactly as it is sent every time (same id, same content).
     package var body: String
 }
@@ -24,7 +24,7 @@ extension DraftStore {
             var batch: [OutgoingMutation] = []
             let frozen = try Row.fetchCursor(db, sql: "SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
             while let row = try frozen.next() {
-                batch.append(OutgoingMutation(mutationId: row[0], recordId: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
+                batch.append(OutgoingMutation(mutationId: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
             }
             guard batch.count < limit else { return batch }
             let candidates = try Row.fetchAll(db, sql: """
@@ -47,7 +47,7 @@ extension DraftStore {
                 try db.cachedStatement(sql: """
                     INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
                     """).execute(arguments: [mutation.mutationId, record, lastRow, body, now])
-                batch.append(OutgoingMutation(mutationId: mutation.mutationId, recordId: mutation.recordId, body: body))
+                batch.append(OutgoingMutation(mutationId: mutation.mutationId, recordID: mutation.recordID, body: body))
             }
             return batch
         }
@@ -95,7 +95,7 @@ extension DraftStore {
             entries.append(DeviceSync.OutboxEntry(fields: fields, baseRevision: row[3], hlc: HybridTimestamp(rawValue: row[4])))
         }
         return Mutation(
-            mutationId: UUID().uuidString.lowercased(), recordId: id, formId: stored.formID, formVersion: stored.formVersion,
+            mutationId: UUID().uuidString.lowercased(), recordID: id, formId: stored.formID, formVersion: stored.formVersion,
             state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state), times: times)
     }
 
@@ -155,7 +155,7 @@ extension DraftStore {
     static func applyOutcome(_ db: Database, _ outcome: MutationOutcome, record: String, body: String, device: String) throws -> Int {
         var reader = JSONReader(Array(body.utf8))
         let mutation = try Mutation.read(from: &reader)
-        guard let stored = try fetchRecord(db, id: mutation.recordId) else { return 0 }
+        guard let stored = try fetchRecord(db, id: mutation.recordID) else { return 0 }
         // Fields edited again since the mutation was frozen keep their newer local value.
         let newer = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT field_id FROM outbox WHERE record_id = ? AND field_id IS NOT NULL"), arguments: [record]))
         let result = DeviceSync.applyOutcome(

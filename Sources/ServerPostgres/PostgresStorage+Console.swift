@@ -68,13 +68,13 @@ extension PostgresStorage {
         }
     }
 
-    public func conflictLog(projectId: Int64, viewer: Int64, recordId: UUID) async throws -> [ConflictLogEntry] {
+    public func conflictLog(projectId: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry] {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
                 try await Self.conflictLogEntries(connection, projectId: projectId, try await connection.query("""
                     \(unescaped: ConflictLogEntry.selectSQL)
-                    WHERE c.project_id = \(projectId) AND c.record_id = \(recordId) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id
+                    WHERE c.project_id = \(projectId) AND c.record_id = \(recordID) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id
                     """, logger: .quiet))
             }
         }

@@ -22,14 +22,14 @@ extension PostgresStorage {
     /// 4. Take the sequence numbers from the project's counter row (its lock is held until COMMIT) and
     ///    write records, outcomes and conflicts, each with one statement over arrays.
     public func push(
-        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
+        projectId: Int64, clientId: String, mutationIds: [String], recordIDs: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         let committed = try await transaction { connection in
-            let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIds.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }
+            let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIDs.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }
                 + entityIds.map { Self.lockKey("\(projectId)/entity/\($0.lowercased)") }).sorted()
             _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
-            let records = try await Self.records(connection, projectId: projectId, ids: recordIds)
+            let records = try await Self.records(connection, projectId: projectId, ids: recordIDs)
             let allEntityIds = PushSnapshot.entityIds(named: entityIds, records: records)
             // The entities the batch's records changed before (a later edit of such a record changes the same
             // entity): locked too, once the records are known.
@@ -110,8 +110,8 @@ extension PostgresStorage {
                     INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
                     SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now), NULLIF(c.sequence, 0),
                         NULLIF(c.loser, '') FROM unnest(
-                        \(conflicts.map(\.recordId))::uuid[], \(conflicts.map(\.mutationId))::text[], \(conflicts.map(\.clientId))::text[],
-                        \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordId] ?? 0 })::int8[],
+                        \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationId))::text[], \(conflicts.map(\.clientId))::text[],
+                        \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordID] ?? 0 })::int8[],
                         \(conflicts.map { $0.otherLoser ?? "" })::text[]
                     ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, sequence, loser, n) ORDER BY c.n
                     RETURNING id
@@ -124,7 +124,7 @@ extension PostgresStorage {
                 if !kept.isEmpty {
                     try await connection.query("""
                         INSERT INTO conflict_attachment_refs (project_id, sha256, record_id)
-                        SELECT \(projectId), * FROM unnest(\(kept.map(\.sha256))::text[], \(kept.map(\.recordId))::uuid[]) ON CONFLICT DO NOTHING
+                        SELECT \(projectId), * FROM unnest(\(kept.map(\.sha256))::text[], \(kept.map(\.recordID))::uuid[]) ON CONFLICT DO NOTHING
                         """, logger: .quiet)
                 }
             }
@@ -186,18 +186,18 @@ extension PostgresStorage {
                 ORDER BY c.sequence, c.id
                 """)
             var result: [LostConflictRow] = []
-            for try await (id, recordId, entry) in rows.decode((Int64, UUID, String).self) {
-                result.append(LostConflictRow(id: id, recordId: recordId.lowercased, entry: entry))
+            for try await (id, recordID, entry) in rows.decode((Int64, UUID, String).self) {
+                result.append(LostConflictRow(id: id, recordID: recordID.lowercased, entry: entry))
             }
             return result
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
-                let records = try await Self.records(connection, projectId: projectId, ids: recordIds)
+                let records = try await Self.records(connection, projectId: projectId, ids: recordIDs)
                 return PushSnapshot(
                     storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
                     records: records,
@@ -224,16 +224,16 @@ extension PostgresStorage {
         }
     }
 
-    public func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict] {
+    public func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict] {
         let client = client
         return try await perform {
             var result: [LoggedConflict] = []
             for try await (mutationId, clientId, entry) in try await client.query("""
-                SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = \(projectId) AND record_id = \(recordId) ORDER BY id
+                SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = \(projectId) AND record_id = \(recordID) ORDER BY id
                 """).decode((String, String, String).self) {
                 var reader = JSONReader(Array(entry.utf8))
                 result.append(LoggedConflict(
-                    recordId: recordId, mutationId: mutationId, clientId: clientId,
+                    recordID: recordID, mutationId: mutationId, clientId: clientId,
                     entry: try ConflictEntry.read(from: &reader)))
             }
             return result

@@ -76,12 +76,12 @@ extension SQLiteStorage {
         }
     }
 
-    public func conflictLog(projectId: Int64, viewer: Int64, recordId: UUID) async throws -> [ConflictLogEntry] {
+    public func conflictLog(projectId: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 \(ConflictLogEntry.selectSQL)
                 WHERE c.project_id = ? AND c.record_id = ? AND (r.author_id = ? OR r.shared) ORDER BY c.id
-                """, arguments: [projectId, recordId.lowercased, viewer]).map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
+                """, arguments: [projectId, recordID.lowercased, viewer]).map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
         }
     }
 

@@ -11,11 +11,11 @@ extension SQLiteStorage {
         """
 
     public func push(
-        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
+        projectId: Int64, clientId: String, mutationIds: [String], recordIDs: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         let committed = try await groupWrite { db in
-            let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
+            let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIDs: recordIDs, entityIds: entityIds)
             var decided = try plan(snapshot)
             let encoded = decided.encoding()
             let now = Date().timeIntervalSince1970
@@ -70,15 +70,15 @@ extension SQLiteStorage {
             var conflictIds: [Int64] = []
             for (conflict, entry) in zip(decided.conflicts, encoded.conflicts) {
                 try insertConflict.execute(arguments: [
-                    projectId, conflict.recordId.lowercased, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
-                    sequences[conflict.recordId], conflict.otherLoser,
+                    projectId, conflict.recordID.lowercased, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
+                    sequences[conflict.recordID], conflict.otherLoser,
                 ])
                 conflictIds.append(db.lastInsertedRowID)
             }
             // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
             let keep = try db.cachedStatement(sql: "INSERT OR IGNORE INTO conflict_attachment_refs (project_id, sha256, record_id) VALUES (?, ?, ?)")
-            for (recordId, sha256) in decided.conflictAttachmentReferences {
-                try keep.execute(arguments: [projectId, sha256, recordId.lowercased])
+            for (recordID, sha256) in decided.conflictAttachmentReferences {
+                try keep.execute(arguments: [projectId, sha256, recordID.lowercased])
             }
             // The events this push reports, in its transaction (WebhookStorage).
             decided.webhookDeliveries = try Self.writeWebhookEvents(db, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
@@ -132,19 +132,19 @@ extension SQLiteStorage {
                 WHERE c.project_id = ? AND c.loser = ? AND c.sequence > ? AND c.sequence <= ? AND (r.author_id = ? OR (? AND r.shared))
                 ORDER BY c.sequence, c.id
                 """), arguments: [projectId, device, after, through, userId, shared]).map {
-                LostConflictRow(id: $0[0], recordId: $0[1], entry: $0[2])
+                LostConflictRow(id: $0[0], recordID: $0[1], entry: $0[2])
             }
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
         try await pool.read { db in
-            try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
+            try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIDs: recordIDs, entityIds: entityIds)
         }
     }
 
-    static func pushSnapshot(_ db: Database, projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) throws -> PushSnapshot {
-        let records = try records(db, projectId: projectId, ids: recordIds)
+    static func pushSnapshot(_ db: Database, projectId: Int64, clientId: String, mutationIds: [String], recordIDs: [UUID], entityIds: [UUID]) throws -> PushSnapshot {
+        let records = try records(db, projectId: projectId, ids: recordIDs)
         return PushSnapshot(
             storedOutcomes: try storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
             records: records,
@@ -164,15 +164,15 @@ extension SQLiteStorage {
         }
     }
 
-    public func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict] {
+    public func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = ? AND record_id = ? ORDER BY id
-                """, arguments: [projectId, recordId.lowercased]).map { row in
+                """, arguments: [projectId, recordID.lowercased]).map { row in
                 let entry: String = row["entry"]
                 var reader = JSONReader(Array(entry.utf8))
                 return LoggedConflict(
-                    recordId: recordId, mutationId: row["mutation_id"], clientId: row["client_id"],
+                    recordID: recordID, mutationId: row["mutation_id"], clientId: row["client_id"],
                     entry: try ConflictEntry.read(from: &reader))
             }
         }

@@ -27,7 +27,7 @@ public protocol AttachmentIndexStorage: Sendable {
     func attachmentUses(_ key: AttachmentKey) async throws -> [AttachmentUse]
     /// The attachments one record references, each with whether its bytes are there for it (stored, and held
     /// by the member who put the reference in: what a pull's `missingAttachments` leaves out).
-    func attachments(projectId: Int64, recordId: UUID) async throws -> [RecordAttachment]
+    func attachments(projectId: Int64, recordID: UUID) async throws -> [RecordAttachment]
     /// One garbage-collection sweep over every project's attachments: removes what
     /// ``AttachmentCollectionPolicy`` lets go at `now` (nothing when `dryRun`, which reports what it would remove)
     /// and notes which attachments it found unreferenced. Safe beside uploads, downloads, pushes and other sweeps.
@@ -36,7 +36,7 @@ public protocol AttachmentIndexStorage: Sendable {
 
 /// One field of one record that references an attachment.
 public struct AttachmentUse: Sendable, Hashable {
-    public var recordId: UUID
+    public var recordID: UUID
     public var fieldId: String
     public var authorId: Int64
     /// Whether the record was ever submitted (reviewers see it then).
@@ -50,8 +50,8 @@ public struct AttachmentUse: Sendable, Hashable {
     /// may read the record.
     public var grants: Bool
 
-    public init(recordId: UUID, fieldId: String, authorId: Int64, shared: Bool, type: String, name: String, addedBy: Int64, grants: Bool) {
-        self.recordId = recordId
+    public init(recordID: UUID, fieldId: String, authorId: Int64, shared: Bool, type: String, name: String, addedBy: Int64, grants: Bool) {
+        self.recordID = recordID
         self.fieldId = fieldId
         self.authorId = authorId
         self.shared = shared
@@ -104,7 +104,7 @@ extension StoredRecord {
     /// keeps its hash (`previous`, what the index held); else the member whose change last touched the record
     /// in `history`, else its author.
     public func attachmentAdders(previous: [String: (sha256: String, addedBy: Int64)], history: [HistoryEntry]) -> [String: Int64] {
-        let pusher = history.last { $0.recordId == id }?.userId ?? authorId
+        let pusher = history.last { $0.recordID == id }?.userId ?? authorId
         var adders: [String: Int64] = [:]
         for (fieldId, reference) in attachmentReferences {
             if let before = previous[fieldId], before.sha256 == reference.sha256 { adders[fieldId] = before.addedBy } else { adders[fieldId] = pusher }

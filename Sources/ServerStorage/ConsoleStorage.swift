@@ -20,7 +20,7 @@ public protocol ConsoleStorage: Sendable {
     /// The project's members by name, with their roles.
     func members(projectId: Int64) async throws -> [ProjectMember]
     /// The conflict log of one record (open and resolved), oldest first, when `viewer` may see the record.
-    func conflictLog(projectId: Int64, viewer: Int64, recordId: UUID) async throws -> [ConflictLogEntry]
+    func conflictLog(projectId: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry]
 
     /// Opens a session for the holder of an active token (by its SHA-256): stores the session id's hash, the
     /// token it was opened with, its CSRF token and its expiry; removes expired sessions. Nil, storing

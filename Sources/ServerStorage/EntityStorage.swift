@@ -242,7 +242,7 @@ public struct EntityHistoryEntry: Sendable, Hashable {
     public var revision: Int64
     public var kind: Kind
     /// The record whose entity change this was (nil for changes made on the server).
-    public var recordId: UUID?
+    public var recordID: UUID?
     public var userId: Int64
     /// Filled in when read.
     public var userName: String
@@ -256,13 +256,13 @@ public struct EntityHistoryEntry: Sendable, Hashable {
     public var recordReview: ReviewState?
 
     public init(
-        entityId: UUID, revision: Int64, kind: Kind, recordId: UUID?, userId: Int64, userName: String = "", clientId: String?, at: Date,
+        entityId: UUID, revision: Int64, kind: Kind, recordID: UUID?, userId: Int64, userName: String = "", clientId: String?, at: Date,
         detail: HistoryDetail, recordReview: ReviewState? = nil
     ) {
         self.entityId = entityId
         self.revision = revision
         self.kind = kind
-        self.recordId = recordId
+        self.recordID = recordID
         self.userId = userId
         self.userName = userName
         self.clientId = clientId
@@ -276,16 +276,16 @@ public struct EntityHistoryEntry: Sendable, Hashable {
 public struct LoggedEntityConflict: Sendable, Hashable {
     public var entityId: UUID
     /// The record whose change met the conflict.
-    public var recordId: UUID
+    public var recordID: UUID
     public var mutationId: String
     public var clientId: String
     public var entry: ConflictEntry
     /// Filled in when read.
     public var at: Date?
 
-    public init(entityId: UUID, recordId: UUID, mutationId: String, clientId: String, entry: ConflictEntry, at: Date? = nil) {
+    public init(entityId: UUID, recordID: UUID, mutationId: String, clientId: String, entry: ConflictEntry, at: Date? = nil) {
         self.entityId = entityId
-        self.recordId = recordId
+        self.recordID = recordID
         self.mutationId = mutationId
         self.clientId = clientId
         self.entry = entry

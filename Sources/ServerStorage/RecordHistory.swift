@@ -14,7 +14,7 @@ public struct HistoryEntry: Sendable, Hashable {
         case resolution
     }
 
-    public var recordId: UUID
+    public var recordID: UUID
     /// The record's revision after the change (a resolution that kept the server's value made none, and
     /// names the revision it left).
     public var revision: Int64
@@ -27,8 +27,8 @@ public struct HistoryEntry: Sendable, Hashable {
     public var at: Date
     public var detail: HistoryDetail
 
-    public init(recordId: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientId: String?, at: Date, detail: HistoryDetail) {
-        self.recordId = recordId
+    public init(recordID: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientId: String?, at: Date, detail: HistoryDetail) {
+        self.recordID = recordID
         self.revision = revision
         self.kind = kind
         self.userId = userId
@@ -188,7 +188,7 @@ public struct ConflictLogEntry: Sendable, Hashable {
         """
 
     public var id: Int64
-    public var recordId: UUID
+    public var recordID: UUID
     public var formId: String
     public var mutationId: String
     /// The device whose change met the server's value.
@@ -203,11 +203,11 @@ public struct ConflictLogEntry: Sendable, Hashable {
     public var resolution: ConflictResolution?
 
     public init(
-        id: Int64, recordId: UUID, formId: String, mutationId: String, clientId: String, entry: ConflictEntry,
+        id: Int64, recordID: UUID, formId: String, mutationId: String, clientId: String, entry: ConflictEntry,
         clientAuthor: String?, serverAuthor: String?, open: Bool, createdAt: Date, resolution: ConflictResolution?
     ) {
         self.id = id
-        self.recordId = recordId
+        self.recordID = recordID
         self.formId = formId
         self.mutationId = mutationId
         self.clientId = clientId

@@ -140,13 +140,13 @@ public struct PushSnapshot: Sendable, Hashable {
 
 /// A conflict log entry with where it came from.
 public struct LoggedConflict: Sendable, Hashable {
-    public var recordId: UUID
+    public var recordID: UUID
     public var mutationId: String
     public var clientId: String
     public var entry: ConflictEntry
 
-    public init(recordId: UUID, mutationId: String, clientId: String, entry: ConflictEntry) {
-        self.recordId = recordId
+    public init(recordID: UUID, mutationId: String, clientId: String, entry: ConflictEntry) {
+        self.recordID = recordID
         self.mutationId = mutationId
         self.clientId = clientId
         self.entry = entry
@@ -165,12 +165,12 @@ public struct LoggedConflict: Sendable, Hashable {
 public struct LostConflictRow: Sendable, Hashable {
     public var id: Int64
     /// The record id as stored (lowercase).
-    public var recordId: String
+    public var recordID: String
     public var entry: String
 
-    public init(id: Int64, recordId: String, entry: String) {
+    public init(id: Int64, recordID: String, entry: String) {
         self.id = id
-        self.recordId = recordId
+        self.recordID = recordID
         self.entry = entry
     }
 }

@@ -78,7 +78,7 @@ public enum WebhookEvents {
         }
         func conflictOpened(_ conflictIndex: Int) {
             let conflict = plan.conflicts[conflictIndex]
-            add(.conflictOpened, subject: conflict.recordId.lowercased) { writer in
+            add(.conflictOpened, subject: conflict.recordID.lowercased) { writer in
                 writer.key("conflict")
                 writer.beginObject()
                 if conflictIndex < conflictIds.count {
@@ -90,19 +90,19 @@ public enum WebhookEvents {
                 writer.key("entry")
                 writer.raw(encoded.conflicts[conflictIndex])
                 writer.endObject()
-                writeRecord(conflict.recordId, to: &writer)
+                writeRecord(conflict.recordID, to: &writer)
             }
         }
         var conflictsByRecord: [UUID: [Int]] = [:]
         for (index, conflict) in plan.conflicts.enumerated() where conflict.entry.open {
-            conflictsByRecord[conflict.recordId, default: []].append(index)
+            conflictsByRecord[conflict.recordID, default: []].append(index)
         }
         for (index, entry) in plan.history.enumerated() {
-            let subject = entry.recordId.lowercased
+            let subject = entry.recordID.lowercased
             let kind: WebhookEventKind?
             switch entry.kind {
             case .change:
-                let shared = recordIndex[entry.recordId].map { plan.records[$0].shared } ?? false
+                let shared = recordIndex[entry.recordID].map { plan.records[$0].shared } ?? false
                 if entry.detail.state?.to == .submitted, entry.detail.state?.from != .submitted {
                     kind = .recordSubmitted
                 } else if entry.detail.state?.to == .deleted, entry.detail.state?.from != .deleted {
@@ -139,11 +139,11 @@ public enum WebhookEvents {
                     }
                     writer.key("changes")
                     writer.raw(encoded.history[index])
-                    writeRecord(entry.recordId, to: &writer)
+                    writeRecord(entry.recordID, to: &writer)
                 }
             }
             // The conflicts this change logged, after its own event.
-            if entry.kind == .change, let opened = conflictsByRecord.removeValue(forKey: entry.recordId) {
+            if entry.kind == .change, let opened = conflictsByRecord.removeValue(forKey: entry.recordID) {
                 for conflictIndex in opened { conflictOpened(conflictIndex) }
             }
         }
@@ -158,9 +158,9 @@ public enum WebhookEvents {
             case .import, .assign, .delete: continue
             }
             add(kind, subject: change.entityId.lowercased) { writer in
-                if let recordId = change.recordId {
+                if let recordID = change.recordID {
                     writer.key("recordId")
-                    writer.string(recordId.lowercased)
+                    writer.string(recordID.lowercased)
                 }
                 writer.key("changes")
                 writer.raw(change.detail.jsonBytes())

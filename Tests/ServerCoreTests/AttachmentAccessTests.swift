@@ -67,7 +67,7 @@ struct AttachmentAccessTests {
                 #expect(try await ana.putAttachment(client, sketch.sha256, sketch.bytes).status == .created)
                 let third = try await Self.pulledMissing(ana, client, after: middle)
                 #expect(third.missing[record] == [], "nothing missing: the envelope leaves the key out")
-                let attachments = try await server.storage.attachments(projectId: try await server.project("alpha").id, recordId: record)
+                let attachments = try await server.storage.attachments(projectId: try await server.project("alpha").id, recordID: record)
                 #expect(attachments.map(\.fieldId) == ["photo", "sketch"])
                 #expect(attachments.allSatisfy { $0.stored })
 

@@ -123,7 +123,7 @@ struct AttachmentCollectionTests {
                 // A later photo replaces the winner, which the log still holds (as the server's side).
                 _ = try await phone.push(client, [phone.mutation(record, form: "inspection", ["photo": phone.change(AttachmentAccessTests.reference(latest), base: 2, millis: 9_000, now: now)])])
                 let projectId = try await server.project("alpha").id
-                let history = try await server.storage.history(projectId: projectId, recordId: record)
+                let history = try await server.storage.history(projectId: projectId, recordID: record)
                 #expect(history.contains { $0.detail.fields["photo"]?.from == AttachmentAccessTests.reference(first) })
 
                 _ = try await Self.sweep(server, after: 0)
@@ -134,7 +134,7 @@ struct AttachmentCollectionTests {
                 #expect(try await Self.isComplete(phone, client, latest))
                 #expect(try await !Self.isComplete(phone, client, first))
                 // The history still shows the reference (name, size) it recorded.
-                let after = try await server.storage.history(projectId: projectId, recordId: record)
+                let after = try await server.storage.history(projectId: projectId, recordID: record)
                 #expect(after == history)
             }
         }

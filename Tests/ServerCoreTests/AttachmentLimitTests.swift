@@ -41,7 +41,7 @@ struct AttachmentLimitTests {
                 #expect(pulled.missing[fits] == [String(repeating: "b", count: 64)], "at the limit it is taken, and waited for")
 
                 let projectId = try await server.project("alpha").id
-                #expect(try await server.storage.attachments(projectId: projectId, recordId: large).isEmpty)
+                #expect(try await server.storage.attachments(projectId: projectId, recordID: large).isEmpty)
             }
         }
     }

@@ -101,7 +101,7 @@ struct EntityServerTests {
             }
             let history = try await server.storage.entityHistory(projectId: projectId, entityId: record)
             #expect(history.map(\.kind) == [.create])
-            #expect(history.first?.recordId == record && history.first?.clientId == "ana-phone" && history.first?.userName == "ana")
+            #expect(history.first?.recordID == record && history.first?.clientId == "ana-phone" && history.first?.userName == "ana")
             #expect(history.first?.detail.fields["members"] == .init(from: nil, to: .integer(4)))
         }
     }
@@ -246,7 +246,7 @@ struct EntityServerTests {
             #expect(entity.fields.values["members"] == .integer(8))
             let history = try await server.storage.entityHistory(projectId: projectId, entityId: household)
             #expect(history.map(\.kind) == [.create, .update, .update])
-            #expect(history.map(\.recordId) == [household, visit, visit])
+            #expect(history.map(\.recordID) == [household, visit, visit])
             #expect(history[1].detail.fields["members"] == .init(from: .integer(4), to: .integer(9)))
             #expect(history[2].detail.fields.keys.sorted() == ["members"])
             // The review state of the record that made the change is read with the history.

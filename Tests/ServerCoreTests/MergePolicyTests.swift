@@ -23,7 +23,7 @@ struct MergePolicyTests {
                 let (_, pushB) = try await b.push(client, [b.mutation(record, ["notes": b.change(.text("from B"), base: 1, millis: bMillis), "count": b.change(.integer(7), base: 1, millis: bMillis)])])
                 let snapshot = try RecordEnvelope(jsonBytes: [UInt8](buffer: try await b.get(client, "/v1/projects/alpha/records/\(record)").body))
                 let project = try #require(try await server.storage.project(named: "alpha"))
-                return (try #require(pushB?.outcomes.first), snapshot, try await server.storage.conflicts(projectId: project.id, recordId: record))
+                return (try #require(pushB?.outcomes.first), snapshot, try await server.storage.conflicts(projectId: project.id, recordID: record))
             }
         }
     }
@@ -136,7 +136,7 @@ struct MergePolicyTests {
                 for index in 2...41 { #expect(try stored.fields["f\(index)"]?.value == .text("mine \(index)")) }
                 #expect(try stored.fields["f1"]?.value == .text("shared 41"), "last writer by clock wins the shared field")
                 let project = try #require(try await server.storage.project(named: "alpha"))
-                let log = try await server.storage.conflicts(projectId: project.id, recordId: record)
+                let log = try await server.storage.conflicts(projectId: project.id, recordID: record)
                 // The first device to commit applied cleanly; each later one met a conflict on f1, and
                 // every value that lost is in the log exactly once.
                 #expect(log.count == 39)

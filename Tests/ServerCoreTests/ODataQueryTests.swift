@@ -95,10 +95,10 @@ struct ODataQueryTests {
 
     @Test func skipTokensRoundTripAndRowCountsOnlyForRepeatSets() throws {
         let id = UUID()
-        let token = ODataSkipToken(recordId: id, rowsWritten: 3)
+        let token = ODataSkipToken(recordID: id, rowsWritten: 3)
         #expect(ODataSkipToken(text: token.text, repeatSet: true) == token)
         #expect(ODataSkipToken(text: token.text, repeatSet: false) == nil)
-        #expect(ODataSkipToken(text: id.lowercased, repeatSet: false) == ODataSkipToken(recordId: id))
+        #expect(ODataSkipToken(text: id.lowercased, repeatSet: false) == ODataSkipToken(recordID: id))
         #expect(ODataSkipToken(text: "\(id.lowercased)~0", repeatSet: true) == nil)
         #expect(ODataSkipToken(text: "\(id.lowercased)~x", repeatSet: true) == nil)
     }
@@ -218,7 +218,7 @@ struct ODataQueryTests {
         query.count = true
         query.top = 1500
         let id = UUID()
-        let text = ODataController.nextQuery(query, token: ODataSkipToken(recordId: id), written: 1000)
+        let text = ODataController.nextQuery(query, token: ODataSkipToken(recordID: id), written: 1000)
         #expect(text == "$filter=__author%20eq%20%27a%26b%27&$select=__id,site&$count=true&$top=500&$skiptoken=\(id.lowercased)")
     }
 

@@ -9,11 +9,11 @@ import Testing
 
 /// Ids come back as the contract says: an outcome echoes the mutation's `recordId` exactly as sent;
 /// pulled and fetched records carry it in lowercase.
-struct RecordIdCaseTests {
+struct RecordIDCaseTests {
     /// A push body written by hand, as a client in any language would, with `recordId` in the case given.
-    static func body(clientId: String, mutationId: String, recordId: String, title: String, hlc: Int64) -> ByteBuffer {
+    static func body(clientId: String, mutationId: String, recordID: String, title: String, hlc: Int64) -> ByteBuffer {
         return ByteBuffer(string: """
-            {"clientId":"\(clientId)","mutations":[{"mutationId":"\(mutationId)","recordId":"\(recordId)","formId":"job","formVersion":1,\
+            {"clientId":"\(clientId)","mutations":[{"mutationId":"\(mutationId)","recordId":"\(recordID)","formId":"job","formVersion":1,\
             "state":"submitted","changes":{"title":{"value":{"text":"\(title)"},"baseRevision":0,"hlc":\(hlc)}}}]}
             """)
     }
@@ -22,16 +22,16 @@ struct RecordIdCaseTests {
     static func outcomeIds(_ response: TestResponse) throws -> [String] {
         struct Answer: Decodable { var outcomes: [Outcome] }
         struct Outcome: Decodable {
-            var recordId: String
+            var recordID: String
             private enum CodingKeys: String, CodingKey {
-                case recordId
+                case recordID = "recordId"
             }
         }
-        return try JSONDecoder().decode(Answer.self, from: Data(buffer: response.body)).outcomes.map(\.recordId)
+        return try JSONDecoder().decode(Answer.self, from: Data(buffer: response.body)).outcomes.map(\.recordID)
     }
 
     @Test(arguments: Backend.available)
-    func anOutcomeEchoesTheRecordIdAsSentAndRecordsComeBackLowercase(backend: Backend) async throws {
+    func anOutcomeEchoesTheRecordIDAsSentAndRecordsComeBackLowercase(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
@@ -44,14 +44,14 @@ struct RecordIdCaseTests {
                 for (mutationId, text) in [("m1", lower), ("m2", id.uuidString), ("m3", mixed)] {
                     let response = try await client.execute(
                         uri: "/v1/projects/alpha/push", method: .post, headers: device.headers,
-                        body: Self.body(clientId: "d1", mutationId: mutationId, recordId: text, title: mutationId, hlc: hlc))
+                        body: Self.body(clientId: "d1", mutationId: mutationId, recordID: text, title: mutationId, hlc: hlc))
                     #expect(response.status == .ok, "\(response.text)")
                     #expect(try Self.outcomeIds(response) == [text])
                 }
                 // A retry of m1 written in another case gets m1's stored outcome, echoed as this retry sent it.
                 let retry = try await client.execute(
                     uri: "/v1/projects/alpha/push", method: .post, headers: device.headers,
-                    body: Self.body(clientId: "d1", mutationId: "m1", recordId: id.uuidString, title: "m1", hlc: hlc))
+                    body: Self.body(clientId: "d1", mutationId: "m1", recordID: id.uuidString, title: "m1", hlc: hlc))
                 #expect(try Self.outcomeIds(retry) == [id.uuidString])
 
                 let page = try await device.get(client, "/v1/projects/alpha/changes?after=0")

@@ -33,10 +33,10 @@ struct ReviewTests {
             var review: ReviewDiff?
             var resolution: Resolution?
         }
-        var recordId: String
+        var recordID: String
         var history: [Entry]
         private enum CodingKeys: String, CodingKey {
-            case recordId, history
+            case recordID = "recordId", history
         }
     }
 
@@ -44,7 +44,7 @@ struct ReviewTests {
         struct Side: Decodable { var value: AnswerValue?; var revision: Int64; var device: String; var author: String? }
         struct Resolution: Decodable { var kept: String; var by: String }
         var id: Int64
-        var recordId: String
+        var recordID: String
         var formId: String
         var fieldId: String?
         var open: Bool
@@ -52,7 +52,7 @@ struct ReviewTests {
         var client: Side?
         var resolution: Resolution?
         private enum CodingKeys: String, CodingKey {
-            case id, recordId, formId, fieldId, open, server, client, resolution
+            case id, recordID = "recordId", formId, fieldId, open, server, client, resolution
         }
     }
 
@@ -101,7 +101,7 @@ struct ReviewTests {
                 let historyResponse = try await ana.get(client, "/v1/projects/alpha/records/\(record)/history")
                 #expect(historyResponse.status == .ok)
                 let history = try JSONDecoder().decode(HistoryBody.self, from: Data(buffer: historyResponse.body))
-                #expect(history.recordId == record.lowercased)
+                #expect(history.recordID == record.lowercased)
                 #expect(history.history.map(\.kind) == ["change", "change", "review", "change"])
                 #expect(history.history.map(\.revision) == [1, 2, 3, 4])
                 #expect(history.history.map(\.user) == ["ana", "ana", "rita", "ana"])
@@ -186,7 +186,7 @@ struct ReviewTests {
                 let conflict = try #require(list.conflicts.first)
                 #expect(list.conflicts.count == 1)
                 #expect(list.next == nil)
-                #expect(conflict.recordId == record.lowercased && conflict.formId == "job" && conflict.fieldId == "notes" && conflict.open)
+                #expect(conflict.recordID == record.lowercased && conflict.formId == "job" && conflict.fieldId == "notes" && conflict.open)
                 #expect(conflict.server?.value == .text("from ana") && conflict.server?.author == "ana" && conflict.server?.device == "ana-phone")
                 #expect(conflict.client?.value == .text("from bo") && conflict.client?.author == "bo" && conflict.client?.device == "bo-phone")
                 #expect(try await rita.get(client, "/v1/projects/alpha/conflicts?state=bogus").status == .badRequest)

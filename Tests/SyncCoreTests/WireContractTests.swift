@@ -87,7 +87,7 @@ struct WireContractTests {
 
     @Test func aPullPageWritesItsSchema() throws {
         let record = RecordEnvelope(recordID: UUID(), form: FormKey(id: "job", version: 1), state: .draft, revision: 1, sequence: 1, author: "ana", fields: [:])
-        let lost = LostConflict(id: 4, recordId: record.recordID, entry: ConflictEntry(fieldId: "site", policy: .lastWriterWins, winner: .server, server: Self.stamp, client: Self.stamp))
+        let lost = LostConflict(id: 4, recordID: record.recordID, entry: ConflictEntry(fieldId: "site", policy: .lastWriterWins, winner: .server, server: Self.stamp, client: Self.stamp))
         let full = PullPage(changes: [record], cursor: 1, hasMore: false, serverClock: Self.clock, lostConflicts: [lost])
         let minimal = PullPage(changes: [], cursor: 0, hasMore: false, serverClock: Self.clock)
         try Self.check("PullPage", full: full.jsonBytes(), minimal: minimal.jsonBytes())
@@ -109,9 +109,9 @@ struct WireContractTests {
 
     @Test func mutationsWriteTheirSchemaInBothCodecs() throws {
         let full = Mutation(
-            mutationId: "m1", recordId: UUID(), formId: "job", formVersion: 1, state: .submitted,
+            mutationId: "m1", recordID: UUID(), formId: "job", formVersion: 1, state: .submitted,
             changes: ["site": FieldChange(value: .text("Pump"), baseRevision: 0, hlc: Self.clock)], times: Self.times)
-        let minimal = Mutation(mutationId: "m2", recordId: UUID(), formId: "job", formVersion: 1, state: .draft, changes: [:])
+        let minimal = Mutation(mutationId: "m2", recordID: UUID(), formId: "job", formVersion: 1, state: .draft, changes: [:])
         try Self.check("Mutation", full: full.jsonBytes(), minimal: minimal.jsonBytes())
         try Self.twins(full, full.jsonBytes())
         try Self.twins(minimal, minimal.jsonBytes())
@@ -125,8 +125,8 @@ struct WireContractTests {
         try Self.twins(bare, bare.jsonBytes())
 
         let problem = ProblemDetails(type: "https://fieldsheet.dev/problems/invalid", title: "Invalid", status: 422, detail: "No.", field: "site")
-        let full = MutationOutcome(mutationId: "m1", recordId: UUID(), status: .merged, revision: 4, conflicts: [conflict], problem: problem, changed: true)
-        let minimal = MutationOutcome(mutationId: "m2", recordId: UUID(), status: .rejected)
+        let full = MutationOutcome(mutationId: "m1", recordID: UUID(), status: .merged, revision: 4, conflicts: [conflict], problem: problem, changed: true)
+        let minimal = MutationOutcome(mutationId: "m2", recordID: UUID(), status: .rejected)
         try Self.check("MutationOutcome", full: full.jsonBytes(), minimal: minimal.jsonBytes())
         try Self.twins(full, full.jsonBytes())
         try Self.twins(minimal, minimal.jsonBytes())

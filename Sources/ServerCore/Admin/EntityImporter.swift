@@ -169,7 +169,7 @@ public struct EntityImporter: Sendable {
             entity.updatedAt = now
             entities.append(entity)
             history.append(EntityHistoryEntry(
-                entityId: entity.id, revision: revision, kind: .import, recordId: nil, userId: userId, clientId: nil, at: now, detail: HistoryDetail(fields: diffs)))
+                entityId: entity.id, revision: revision, kind: .import, recordID: nil, userId: userId, clientId: nil, at: now, detail: HistoryDetail(fields: diffs)))
         }
         guard !entities.isEmpty else { return }
         do {

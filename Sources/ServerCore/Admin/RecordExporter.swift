@@ -17,7 +17,7 @@ public struct RecordExporter: Sendable {
     /// One JSON Lines line, written with `JSONWriter` (keys in sorted order, slashes as they are).
     struct Line {
         /// Lower case, as every id the server writes.
-        var recordId: String
+        var recordID: String
         var formVersion: Int
         var state: String
         var author: String
@@ -197,7 +197,7 @@ public struct RecordExporter: Sendable {
                     for (key, answer) in state?.computed ?? [:] where !key.utf8.contains(UInt8(ascii: "/")) { top[key] = answer }
                     let repeats = state.map { Self.nested(in: "", ids: layout.topRepeats, state: $0, layout: layout) }
                     let line = Line(
-                        recordId: record.id.lowercased, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
+                        recordID: record.id.lowercased, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
                         revision: record.revision, reviewState: record.review?.state.rawValue, reviewComment: record.review?.comment,
                         device: record.device, createdAt: record.times.created.map(Timestamp.string),
                         submittedAt: record.times.submitted.map(Timestamp.string), updatedAt: record.times.updated.map(Timestamp.string),
@@ -346,7 +346,7 @@ extension RecordExporter.Line {
         writer.key("formVersion")
         writer.int(formVersion)
         member("receivedAt", receivedAt)
-        member("recordId", recordId)
+        member("recordId", recordID)
         if let repeats {
             writer.key("repeats")
             RecordExporter.InstanceLine.write(repeats, to: &writer)

@@ -280,14 +280,14 @@ struct EntityPagesController {
             return state.clientId
         }
         var authors: [UUID: String] = [:]
-        for conflict in conflicts where authors[conflict.recordId] == nil {
-            if let record = try await services.storage.record(projectId: membership.projectId, id: conflict.recordId) {
-                authors[conflict.recordId] = record.authorName
+        for conflict in conflicts where authors[conflict.recordID] == nil {
+            if let record = try await services.storage.record(projectId: membership.projectId, id: conflict.recordID) {
+                authors[conflict.recordID] = record.authorName
             }
         }
         let kinds = Dictionary(list.properties.map { ($0.name, $0.kind.rawValue) }, uniquingKeysWith: { first, _ in first })
         let names = (Set(list.properties.map(\.name)).union(entity.fields.values.keys)).subtracting([StoredEntity.labelKey]).sorted()
-        let createdBy = history.first { $0.kind == .create }?.recordId
+        let createdBy = history.first { $0.kind == .create }?.recordID
         let page = EntityPage(
             chrome: ConsoleChrome(title: entity.label, context: context, project: membership.projectName),
             projectName: membership.projectName, list: list.name, listLink: Self.base(membership) + "/" + list.name,
@@ -301,7 +301,7 @@ struct EntityPagesController {
                 let review = entry.recordReview
                 return HistoryItem(
                     at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, kind: Self.describe(entry.kind), revision: entry.revision,
-                    recordLink: entry.recordId.map(recordLink), recordShortId: entry.recordId.map { String($0.lowercased.prefix(8)) },
+                    recordLink: entry.recordID.map(recordLink), recordShortId: entry.recordID.map { String($0.lowercased.prefix(8)) },
                     rejected: review == .rejected, reviewLabel: review.map { ConsoleLabels.review($0) },
                     changes: keys.map { key in
                         let diff = entry.detail.fields[key]
@@ -318,8 +318,8 @@ struct EntityPagesController {
                     serverWon: serverWon,
                     serverValue: show(entry.server?.value), serverBy: writer(entry.server),
                     clientValue: show(entry.client?.value),
-                    clientBy: [authors[logged.recordId], logged.clientId].compactMap { $0 }.joined(separator: " on "),
-                    recordLink: recordLink(logged.recordId), recordShortId: String(logged.recordId.lowercased.prefix(8)))
+                    clientBy: [authors[logged.recordID], logged.clientId].compactMap { $0 }.joined(separator: " on "),
+                    recordLink: recordLink(logged.recordID), recordShortId: String(logged.recordID.lowercased.prefix(8)))
             },
             hasConflicts: !conflicts.isEmpty)
         return ConsoleRenderer.page("entity", page)

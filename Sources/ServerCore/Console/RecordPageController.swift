@@ -40,7 +40,7 @@ struct RecordPageController {
         var chrome: ConsoleChrome
         var csrf: String?
         var projectName: String
-        var recordId: String
+        var recordID: String
         var shortId: String
         var formId: String
         var formTitle: String
@@ -103,9 +103,9 @@ struct RecordPageController {
         let definition = try await services.storage.form(projectId: membership.projectId, formId: record.formId, version: record.formVersion)?.definition
         let fields = definition.map(FormFields.init(form:))
         let reviewer = membership.role.seesSharedRecords
-        let history = try await services.storage.history(projectId: membership.projectId, recordId: record.id)
-        let missing = Set(try await services.storage.attachments(projectId: membership.projectId, recordId: record.id).filter { !$0.stored }.map(\.sha256))
-        let conflicts = reviewer ? try await services.storage.conflictLog(projectId: membership.projectId, viewer: principal.userId, recordId: record.id) : []
+        let history = try await services.storage.history(projectId: membership.projectId, recordID: record.id)
+        let missing = Set(try await services.storage.attachments(projectId: membership.projectId, recordID: record.id).filter { !$0.stored }.map(\.sha256))
+        let conflicts = reviewer ? try await services.storage.conflictLog(projectId: membership.projectId, viewer: principal.userId, recordID: record.id) : []
         // Keys inside repeat instances read as a person names them ("Defect 2 › Where"), numbered among the
         // record's live instances now.
         // The reviewer's language: `?lang=fr` (a code, a name, or as the form lists it), else the form's default.
@@ -145,7 +145,7 @@ struct RecordPageController {
         }
         let page = Page(
             chrome: ConsoleChrome(title: "\(definition?.title ?? record.formId) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
-            csrf: context.consoleCSRF, projectName: membership.projectName, recordId: record.id.lowercased,
+            csrf: context.consoleCSRF, projectName: membership.projectName, recordID: record.id.lowercased,
             shortId: String(record.id.lowercased.prefix(8)), formId: record.formId, formTitle: definition?.title ?? record.formId,
             formVersion: record.formVersion, state: record.state.rawValue, reviewState: record.review?.state.rawValue ?? "none",
             reviewLabel: ConsoleLabels.review(record.review?.state), reviewComment: record.review?.comment, author: record.authorName,
@@ -200,7 +200,7 @@ struct RecordPageController {
         }
         let state = try ReviewActions.settableState(raw)
         let comment = try ReviewActions.comment(form.comment)
-        _ = try await ReviewActions(services: services).review(membership, principal, recordId: record.id, state: state, comment: comment, logger: context.logger)
+        _ = try await ReviewActions(services: services).review(membership, principal, recordID: record.id, state: state, comment: comment, logger: context.logger)
         return ConsoleRenderer.redirect(to: Self.returning(request, to: "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)?done=reviewed"))
     }
 
@@ -216,7 +216,7 @@ struct RecordPageController {
             throw Problem.validation("Choose which value to keep: the server's or the device's.", field: "keep")
         }
         _ = try await ReviewActions(services: services).resolve(membership, principal, conflictId: id, keep: keep, logger: context.logger)
-        return ConsoleRenderer.redirect(to: Self.returning(request, to: "/console/projects/\(membership.projectName)/records/\(conflict.recordId.lowercased)?done=resolved"))
+        return ConsoleRenderer.redirect(to: Self.returning(request, to: "/console/projects/\(membership.projectName)/records/\(conflict.recordID.lowercased)?done=resolved"))
     }
 
     /// `url` (the record page a form returns to) in the language the form was posted from (its `?lang=`).

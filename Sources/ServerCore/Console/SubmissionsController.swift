@@ -20,7 +20,7 @@ struct SubmissionsController {
     struct Column { var label: String }
     struct Cell { var text: String }
     struct Row {
-        var recordId: String
+        var recordID: String
         /// The record's page, in the table's language.
         var link: String
         var shortId: String
@@ -162,7 +162,7 @@ struct SubmissionsController {
             rows: rows.map { row in
                 let record = row.record
                 return Row(
-                    recordId: record.id.lowercased, link: shownIn.link("/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"),
+                    recordID: record.id.lowercased, link: shownIn.link("/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"),
                     shortId: String(record.id.lowercased.prefix(8)), isDraft: record.state == .draft,
                     reviewState: record.review?.state.rawValue ?? "none", reviewLabel: ConsoleLabels.review(record.review?.state),
                     selectable: canReview && record.state == .submitted, author: record.authorName, changed: ConsoleTime.text(record.times.updated),
@@ -215,7 +215,7 @@ struct SubmissionsController {
             default: nil
             }
         }
-        let recordIds: [UUID]
+        let recordIDs: [UUID]
         switch form.scope ?? "selected" {
         case "all":
             var query = filter.query(formId: formId)
@@ -228,7 +228,7 @@ struct SubmissionsController {
                     "More than \(BulkReview.maxRecords) records match the filters; one bulk review takes at most \(BulkReview.maxRecords). Narrow the filters (by review state, author or dates) and send it again.",
                     field: "scope")
             }
-            recordIds = rows.map(\.record.id)
+            recordIDs = rows.map(\.record.id)
         case "selected":
             var ids: [UUID] = []
             for text in form.records ?? [] {
@@ -240,12 +240,12 @@ struct SubmissionsController {
             guard !ids.isEmpty else {
                 throw Problem.validation("Tick the records to review first, or choose every record the filters list.", field: "records")
             }
-            recordIds = ids
+            recordIDs = ids
         default:
             throw Problem.badRequest("scope must be \"selected\" or \"all\", not \"\(form.scope ?? "")\".", field: "scope")
         }
         let summary = try await BulkReview(services: services).review(
-            membership, principal, formId: formId, recordIds: recordIds, state: state, comment: comment, batch: batch, logger: context.logger)
+            membership, principal, formId: formId, recordIDs: recordIDs, state: state, comment: comment, batch: batch, logger: context.logger)
         await services.audit(
             .recordsReviewedInBulk, request: request, context: context, projectId: membership.projectId, subject: formId,
             detail: [

@@ -29,15 +29,15 @@ struct HistoryResponse: Encodable, Sendable {
         var resolution: HistoryDetail.Resolution?
     }
 
-    var recordId: String
+    var recordID: String
     var history: [Entry]
 
     private enum CodingKeys: String, CodingKey {
-        case recordId, history
+        case recordID = "recordId", history
     }
 
-    init(recordId: UUID, entries: [HistoryEntry]) {
-        self.recordId = recordId.lowercased
+    init(recordID: UUID, entries: [HistoryEntry]) {
+        self.recordID = recordID.lowercased
         history = entries.map { entry in
             Entry(
                 revision: entry.revision, kind: entry.kind, user: entry.userName, device: entry.clientId, at: Timestamp.string(entry.at),
@@ -83,7 +83,7 @@ struct ConflictView: Encodable, Sendable {
     }
 
     var id: Int64
-    var recordId: String
+    var recordID: String
     var formId: String
     var fieldId: String?
     var kind: ConflictEntry.Kind
@@ -97,12 +97,12 @@ struct ConflictView: Encodable, Sendable {
     var resolution: Resolution?
 
     private enum CodingKeys: String, CodingKey {
-        case id, recordId, formId, fieldId, kind, policy, winner, open, createdAt, mutationId, server, client, resolution
+        case id, recordID = "recordId", formId, fieldId, kind, policy, winner, open, createdAt, mutationId, server, client, resolution
     }
 
     init(_ entry: ConflictLogEntry) {
         id = entry.id
-        recordId = entry.recordId.lowercased
+        recordID = entry.recordID.lowercased
         formId = entry.formId
         fieldId = entry.entry.fieldId
         kind = entry.entry.kind

@@ -61,11 +61,11 @@ struct SyncController {
             maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,
             maxRecordInstances: services.limits.maxRecordInstances)
         planner.closedForms = Set(try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formId))
-        var recordIds: [UUID] = []
+        var recordIDs: [UUID] = []
         var seenIds = Set<UUID>()
-        for mutation in body.mutations where seenIds.insert(mutation.recordId).inserted { recordIds.append(mutation.recordId) }
+        for mutation in body.mutations where seenIds.insert(mutation.recordID).inserted { recordIDs.append(mutation.recordID) }
         let plan = try await commit(planner, projectId: membership.projectId, clientId: body.clientId,
-            mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIds: recordIds, entityIds: PushPlanner.entityIds(body.mutations))
+            mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIDs: recordIDs, entityIds: PushPlanner.entityIds(body.mutations))
         services.storage.changes.announce(plan, projectId: membership.projectId)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
@@ -73,7 +73,7 @@ struct SyncController {
             "client": .string(body.clientId), "mutations": .stringConvertible(body.mutations.count),
             "applied": .stringConvertible(plan.appliedCount), "conflicts": .stringConvertible(plan.conflicts.count),
         ])
-        return .jsonBytes(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()).jsonBytes(recordIdsAsSent: body.recordIdsAsSent))
+        return .jsonBytes(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()).jsonBytes(recordIDsAsSent: body.recordIDsAsSent))
     }
 
     /// How often a push is decided outside the lock before it is decided under it.
@@ -87,11 +87,11 @@ struct SyncController {
     /// found. After `maxPlanAttempts` such races (many devices pushing to one record at once) it is decided
     /// under the lock, as the storage serialises it: what is left of its pattern budget bounds what that
     /// decision can cost everyone else.
-    func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
+    func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIds: [String], recordIDs: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
         let storage = services.storage
         let metrics = services.metrics
         var began = ContinuousClock.now
-        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
+        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIDs: recordIDs, entityIds: entityIds)
         metrics.recordPushStep("snapshot", began.duration(to: .now))
         var verdicts = PatternVerdicts(budget: services.limits.patternBudget)
         for _ in 1...Self.maxPlanAttempts {
@@ -107,7 +107,7 @@ struct SyncController {
             began = .now
             defer { metrics.recordPushStep("write", began.duration(to: .now)) }
             do {
-                return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds) { current in
+                return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIDs: recordIDs, entityIds: entityIds) { current in
                     guard current == planned else { throw SnapshotMoved(snapshot: current) }
                     return plan
                 }
@@ -115,7 +115,7 @@ struct SyncController {
                 snapshot = moved.snapshot
             }
         }
-        return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds) { [verdicts] current in
+        return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIDs: recordIDs, entityIds: entityIds) { [verdicts] current in
             var verdicts = verdicts
             return try planner.plan(current, verdicts: &verdicts)
         }
@@ -197,7 +197,7 @@ struct SyncController {
         }
         let bytes = writer.finish(
             cursor: cursor, hasMore: page.hasMore, serverClock: services.clock.now(),
-            lostConflicts: lost.map { (id: $0.id, recordId: $0.recordId, entry: $0.entry) })
+            lostConflicts: lost.map { (id: $0.id, recordID: $0.recordID, entry: $0.entry) })
         var response = Response.jsonBytes(bytes)
         if let seconds = waited.retryAfter {
             // Not held: the client should wait before asking again, and its connection is given back now.

@@ -44,31 +44,31 @@ extension PushPlanner {
         } catch {
             return .failure(Problem(
                 .unprocessableContent, "entity-change-invalid", title: "Invalid entity change",
-                detail: "Record \(mutation.recordId) holds in \(field) something that is not an entity change: \(error). It holds the list, entity id, action (create or update), base revision and label as JSON.",
+                detail: "Record \(mutation.recordID) holds in \(field) something that is not an entity change: \(error). It holds the list, entity id, action (create or update), base revision and label as JSON.",
                 field: field))
         }
         guard let declaration = form.entity else {
             return .failure(Problem(
                 .unprocessableContent, "entity-not-declared", title: "Form saves to no entity list",
-                detail: "Record \(mutation.recordId) changes the entity \(change.entityId.lowercased) of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) declares no entity list.",
+                detail: "Record \(mutation.recordID) changes the entity \(change.entityId.lowercased) of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) declares no entity list.",
                 field: field))
         }
         guard change.list == declaration.list else {
             return .failure(Problem(
                 .unprocessableContent, "entity-list-mismatch", title: "Entity change names another list",
-                detail: "Record \(mutation.recordId) changes an entity of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) saves to the list \"\(declaration.list)\".",
+                detail: "Record \(mutation.recordID) changes an entity of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) saves to the list \"\(declaration.list)\".",
                 field: field))
         }
         switch change.action {
         case .create where !declaration.creates, .update where !declaration.updates:
             return .failure(Problem(
                 .unprocessableContent, "entity-action-not-declared", title: "Entity change the form does not make",
-                detail: "Record \(mutation.recordId) would \(change.action.rawValue) an entity of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) only \(declaration.creates ? "creates" : "updates") entities.",
+                detail: "Record \(mutation.recordID) would \(change.action.rawValue) an entity of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) only \(declaration.creates ? "creates" : "updates") entities.",
                 field: field))
-        case .create where change.entityId != mutation.recordId:
+        case .create where change.entityId != mutation.recordID:
             return .failure(Problem(
                 .unprocessableContent, "entity-id-not-record", title: "Created entity's id is not the record's",
-                detail: "Record \(mutation.recordId) creates the entity \(change.entityId.lowercased); an entity a record creates takes the record's own id (\(mutation.recordId.lowercased)).",
+                detail: "Record \(mutation.recordID) creates the entity \(change.entityId.lowercased); an entity a record creates takes the record's own id (\(mutation.recordID.lowercased)).",
                 field: field))
         default:
             break
@@ -77,14 +77,14 @@ extension PushPlanner {
         if let existing, existing.list != change.list {
             return .failure(Problem(
                 .conflict, "entity-list-mismatch", title: "Entity belongs to another list",
-                detail: "Record \(mutation.recordId) changes the entity \(change.entityId.lowercased) as one of the list \"\(change.list)\"; it belongs to the list \"\(existing.list)\".",
+                detail: "Record \(mutation.recordID) changes the entity \(change.entityId.lowercased) as one of the list \"\(change.list)\"; it belongs to the list \"\(existing.list)\".",
                 field: field))
         }
         if existing?.deleted ?? false || (change.action == .update && existing == nil) {
             let what = existing == nil ? "does not exist" : "was deleted"
             return .failure(Problem(
                 .unprocessableContent, "entity-not-found", title: "Entity not found",
-                detail: "Record \(mutation.recordId) \(change.action == .update ? "updates" : "creates") the entity \(change.entityId.lowercased) of the list \"\(change.list)\", which \(what) on the server. "
+                detail: "Record \(mutation.recordID) \(change.action == .update ? "updates" : "creates") the entity \(change.entityId.lowercased) of the list \"\(change.list)\", which \(what) on the server. "
                     + "Nothing of this change was applied. Sync to get the list's entities, then choose an entity that exists.",
                 field: field))
         }
@@ -115,7 +115,7 @@ extension PushPlanner {
         entity.revision = revision
         entity.updatedAt = now
         let history = EntityHistoryEntry(
-            entityId: entity.id, revision: revision, kind: existing == nil ? .create : .update, recordId: mutation.recordId, userId: userId,
+            entityId: entity.id, revision: revision, kind: existing == nil ? .create : .update, recordID: mutation.recordID, userId: userId,
             clientId: clientId, at: now, detail: HistoryDetail(fields: diffs))
         return .success(EntityApplication(entity: entity, history: history, conflicts: conflicts))
     }

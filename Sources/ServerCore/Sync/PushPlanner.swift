@@ -92,7 +92,7 @@ struct PushPlanner: Sendable {
     }
 
     private func reject(_ mutation: Mutation, _ problem: Problem) -> MutationOutcome {
-        MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: .rejected, problem: problem.details)
+        MutationOutcome(mutationId: mutation.mutationId, recordID: mutation.recordID, status: .rejected, problem: problem.details)
     }
 
     /// The entities as the batch's earlier mutations left them, and where each written one is in the plan.
@@ -114,7 +114,7 @@ struct PushPlanner: Sendable {
         }
         let form = validator.logic.form
         if let problem = oversizedAttachment(mutation) { return reject(mutation, problem) }
-        let current = working[mutation.recordId]
+        let current = working[mutation.recordID]
         if current == nil, closedForms.contains(mutation.formId) {
             return reject(mutation, Self.formClosed(mutation.formId))
         }
@@ -125,7 +125,7 @@ struct PushPlanner: Sendable {
             if current.formId != mutation.formId {
                 return reject(mutation, Problem(
                     .conflict, "form-mismatch", title: "Record belongs to another form",
-                    detail: "Record \(mutation.recordId) is a \"\(current.formId)\" record; it cannot be changed as \"\(mutation.formId)\".",
+                    detail: "Record \(mutation.recordID) is a \"\(current.formId)\" record; it cannot be changed as \"\(mutation.formId)\".",
                     field: "formId"))
             }
         }
@@ -155,7 +155,7 @@ struct PushPlanner: Sendable {
         if let entityChange {
             for entry in entityChange.conflicts {
                 plan.entityConflicts.append(LoggedEntityConflict(
-                    entityId: entityChange.entity.id, recordId: mutation.recordId, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
+                    entityId: entityChange.entity.id, recordID: mutation.recordID, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
             }
             if let history = entityChange.history {
                 plan.entityHistory.append(history)
@@ -169,13 +169,13 @@ struct PushPlanner: Sendable {
             }
         }
         for entry in merged.conflicts {
-            plan.conflicts.append(LoggedConflict(recordId: mutation.recordId, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
+            plan.conflicts.append(LoggedConflict(recordID: mutation.recordID, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
         }
         var revision = current?.revision ?? 0
         if merged.changed {
             let review = Self.review(after: current?.review, state: merged.record.state)
             let record = StoredRecord(
-                id: mutation.recordId, formId: mutation.formId, formVersion: mutation.formVersion, state: merged.record.state,
+                id: mutation.recordID, formId: mutation.formId, formVersion: mutation.formVersion, state: merged.record.state,
                 authorId: current?.authorId ?? userId, authorName: current?.authorName ?? userName,
                 shared: (current?.shared ?? false) || merged.record.state == .submitted,
                 revision: merged.record.revision, sequence: 0, review: review,
@@ -184,7 +184,7 @@ struct PushPlanner: Sendable {
                 device: current == nil ? clientId : current?.device,
                 fields: merged.record.fields)
             plan.history.append(HistoryEntry(
-                recordId: record.id, revision: record.revision, kind: .change, userId: userId, clientId: clientId, at: now,
+                recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientId: clientId, at: now,
                 detail: Self.detail(from: current, to: record, changed: merged.changedFields)))
             working[record.id] = record
             let fields = String(decoding: fieldsBytes, as: UTF8.self)
@@ -200,7 +200,7 @@ struct PushPlanner: Sendable {
             revision = record.revision
         }
         let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
-        return MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
+        return MutationOutcome(mutationId: mutation.mutationId, recordID: mutation.recordID, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
     }
 
     /// The record's times after an applied change, where each happened: created once (the device's creation
@@ -249,13 +249,13 @@ struct PushPlanner: Sendable {
         if instances > maxRecordInstances, instances > current.map(Self.instanceCount) ?? 0 {
             return Problem(
                 .contentTooLarge, "record-too-large", title: "Record too large",
-                detail: "Record \(mutation.recordId) would hold \(instances) repeat instances; this server takes at most \(maxRecordInstances) per record (serve --max-record-instances). "
+                detail: "Record \(mutation.recordID) would hold \(instances) repeat instances; this server takes at most \(maxRecordInstances) per record (serve --max-record-instances). "
                     + "Nothing of this change was applied. Remove instances, or split the work into several records.")
         }
         if bytes > maxRecordBytes, bytes > current.map({ $0.jsonBytes().count }) ?? 0 {
             return Problem(
                 .contentTooLarge, "record-too-large", title: "Record too large",
-                detail: "Record \(mutation.recordId) would hold \(bytes) bytes of answers; this server takes at most \(maxRecordBytes) per record (serve --max-record-bytes). "
+                detail: "Record \(mutation.recordID) would hold \(bytes) bytes of answers; this server takes at most \(maxRecordBytes) per record (serve --max-record-bytes). "
                     + "Nothing of this change was applied. Shorten or clear answers, or split the work into several records.")
         }
         return nil

@@ -8,7 +8,7 @@ public struct ReadPushRequest: Sendable {
     public var clock: HybridTimestamp?
     public var mutations: [Mutation]
     /// Each mutation's `recordId` exactly as sent (any case), in order, for the outcomes to echo.
-    public var recordIdsAsSent: [String]
+    public var recordIDsAsSent: [String]
 
     /// Reads a push body in one pass.
     /// - Parameter maximumMutations: more than this many is refused while reading, before decoding them.
@@ -38,7 +38,7 @@ public struct ReadPushRequest: Sendable {
                     }
                     do {
                         var sent: String?
-                        mutations.append(try Mutation.read(from: &reader, recordIdAsSent: &sent))
+                        mutations.append(try Mutation.read(from: &reader, recordIDAsSent: &sent))
                         sentIds.append(sent ?? "")
                     } catch var error as JSONReadError {
                         error.path = "mutations[\(index)]" + (error.path.map { ".\($0)" } ?? "")
@@ -55,7 +55,7 @@ public struct ReadPushRequest: Sendable {
         self.clientId = clientId
         self.clock = clock
         self.mutations = mutations
-        self.recordIdsAsSent = sentIds
+        self.recordIDsAsSent = sentIds
     }
 }
 
@@ -83,7 +83,7 @@ public struct PullPageWriter: Sendable {
     /// Closes the page. `lostConflicts` are the conflict-log entries (stored ``ConflictEntry`` JSON, copied as
     /// it is) whose losing value the pulling device wrote, logged in the page's range of the feed.
     public consuming func finish(
-        cursor: Int64, hasMore: Bool, serverClock: HybridTimestamp, lostConflicts: [(id: Int64, recordId: String, entry: String)] = []
+        cursor: Int64, hasMore: Bool, serverClock: HybridTimestamp, lostConflicts: [(id: Int64, recordID: String, entry: String)] = []
     ) -> [UInt8] {
         writer.endArray()
         if !lostConflicts.isEmpty {
@@ -95,7 +95,7 @@ public struct PullPageWriter: Sendable {
                 writer.key("id")
                 writer.int(conflict.id)
                 writer.key("recordId")
-                writer.string(conflict.recordId)
+                writer.string(conflict.recordID)
                 writer.key("entry")
                 writer.raw(conflict.entry.utf8)
                 writer.endObject()

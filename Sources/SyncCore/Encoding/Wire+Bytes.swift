@@ -93,13 +93,13 @@ extension FieldState {
 extension Mutation {
     public static func read(from reader: inout JSONReader) throws -> Mutation {
         var sent: String?
-        return try read(from: &reader, recordIdAsSent: &sent)
+        return try read(from: &reader, recordIDAsSent: &sent)
     }
 
     /// Reads a mutation and reports its `recordId` exactly as it was written (any case), to echo it.
-    public static func read(from reader: inout JSONReader, recordIdAsSent: inout String?) throws -> Mutation {
+    public static func read(from reader: inout JSONReader, recordIDAsSent: inout String?) throws -> Mutation {
         var mutationId: String?
-        var recordId: UUID?
+        var recordID: UUID?
         var formId: String?
         var formVersion: Int64?
         var state: RecordState?
@@ -113,8 +113,8 @@ extension Mutation {
             case "recordId":
                 let text = try reader.readString()
                 guard let id = UUID(uuidString: text) else { throw reader.error("recordId must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
-                recordId = id
-                recordIdAsSent = text
+                recordID = id
+                recordIDAsSent = text
             case "formId": formId = try reader.readString()
             case "formVersion": formVersion = try reader.readInt64()
             case "state": state = try RecordState.read(from: &reader)
@@ -137,7 +137,7 @@ extension Mutation {
             JSONReadError(offset: reader.offset, message: "A mutation needs \(name): \(expected)", path: name)
         }
         guard let mutationId else { throw missing("mutationId", "a string unique on the device, such as a UUID") }
-        guard let recordId else { throw missing("recordId", "the record's UUID") }
+        guard let recordID else { throw missing("recordId", "the record's UUID") }
         guard let formId else { throw missing("formId", "the id of the record's form") }
         guard let formVersion else { throw missing("formVersion", "the form version the record was started on, a whole number from 1") }
         guard let state else { throw missing("state", "draft, submitted or deleted") }
@@ -145,10 +145,10 @@ extension Mutation {
         guard formVersion >= 1, let version = Int(exactly: formVersion) else {
             throw JSONReadError(offset: reader.offset, message: "formVersion must be a whole number from 1, not \(formVersion)", path: "formVersion")
         }
-        return Mutation(mutationId: mutationId, recordId: recordId, formId: formId, formVersion: version, state: state, changes: changes, times: times)
+        return Mutation(mutationId: mutationId, recordID: recordID, formId: formId, formVersion: version, state: state, changes: changes, times: times)
     }
 
-    public func write(to writer: inout JSONWriter, uppercaseRecordId: Bool = false) {
+    public func write(to writer: inout JSONWriter, uppercaseRecordID: Bool = false) {
         writer.beginObject()
         writer.key("changes")
         writer.beginObject()
@@ -168,7 +168,7 @@ extension Mutation {
         writer.key("mutationId")
         writer.string(mutationId)
         writer.key("recordId")
-        writer.string(uppercaseRecordId ? recordId.uuidString : recordId.lowercased)
+        writer.string(uppercaseRecordID ? recordID.uuidString : recordID.lowercased)
         writer.key("state")
         writer.string(state.rawValue)
         if let submitted = times.submitted {
@@ -188,7 +188,7 @@ extension Mutation {
     public func canonicalBytes() -> [UInt8] {
         var writer = JSONWriter(capacity: 128 + 64 * changes.count)
         writer.escapesSlashes = true
-        write(to: &writer, uppercaseRecordId: true)
+        write(to: &writer, uppercaseRecordID: true)
         return writer.bytes
     }
 
@@ -308,7 +308,7 @@ extension ConflictEntry {
 extension MutationOutcome {
     public static func read(from reader: inout JSONReader) throws -> MutationOutcome {
         var mutationId: String?
-        var recordId: UUID?
+        var recordID: UUID?
         var status: Status?
         var revision: Int64?
         var changed: Bool?
@@ -318,7 +318,7 @@ extension MutationOutcome {
         while let key = try reader.nextKey() {
             switch key {
             case "mutationId": mutationId = try reader.readString()
-            case "recordId": recordId = try UUID.read(from: &reader, "recordId")
+            case "recordId": recordID = try UUID.read(from: &reader, "recordId")
             case "status":
                 let text = try reader.readString()
                 guard let read = Status(rawValue: text) else { throw reader.error("Unknown outcome status \"\(text)\"") }
@@ -332,11 +332,11 @@ extension MutationOutcome {
             default: try reader.skipValue()
             }
         }
-        guard let mutationId, let recordId, let status else { throw reader.error("An outcome needs mutationId, recordId and status") }
-        return MutationOutcome(mutationId: mutationId, recordId: recordId, status: status, revision: revision, conflicts: conflicts, problem: problem, changed: changed)
+        guard let mutationId, let recordID, let status else { throw reader.error("An outcome needs mutationId, recordId and status") }
+        return MutationOutcome(mutationId: mutationId, recordID: recordID, status: status, revision: revision, conflicts: conflicts, problem: problem, changed: changed)
     }
 
-    public func write(to writer: inout JSONWriter, recordIdAsSent: String? = nil) {
+    public func write(to writer: inout JSONWriter, recordIDAsSent: String? = nil) {
         writer.beginObject()
         if let changed {
             writer.key("changed")
@@ -356,7 +356,7 @@ extension MutationOutcome {
             problem.write(to: &writer)
         }
         writer.key("recordId")
-        writer.string(recordIdAsSent ?? recordId.lowercased)
+        writer.string(recordIDAsSent ?? recordID.lowercased)
         if let revision {
             writer.key("revision")
             writer.int(revision)
@@ -377,15 +377,15 @@ extension MutationOutcome {
 extension PushResponse {
     /// The response's JSON; with `recordIdsAsSent` (one per outcome, in order), each outcome's `recordId` is
     /// written exactly as its mutation's was sent.
-    public func jsonBytes(recordIdsAsSent: [String]? = nil) -> [UInt8] {
+    public func jsonBytes(recordIDsAsSent: [String]? = nil) -> [UInt8] {
         var writer = JSONWriter(capacity: 64 + 160 * outcomes.count)
         writer.beginObject()
         writer.key("outcomes")
         writer.beginArray()
         for (index, outcome) in outcomes.enumerated() {
             writer.element()
-            let sent = recordIdsAsSent.flatMap { index < $0.count ? $0[index] : nil }
-            outcome.write(to: &writer, recordIdAsSent: sent.flatMap { UUID(uuidString: $0) == outcome.recordId ? $0 : nil })
+            let sent = recordIDsAsSent.flatMap { index < $0.count ? $0[index] : nil }
+            outcome.write(to: &writer, recordIDAsSent: sent.flatMap { UUID(uuidString: $0) == outcome.recordID ? $0 : nil })
         }
         writer.endArray()
         writer.key("serverClock")

@@ -8,7 +8,7 @@ import Foundation
 public struct Mutation: Codable, Sendable, Hashable {
     /// Unique per device; a UUID is a good choice.
     public var mutationId: String
-    public var recordId: UUID
+    public var recordID: UUID
     public var formId: String
     /// The form version the record was started on or upgraded to.
     public var formVersion: Int
@@ -22,11 +22,11 @@ public struct Mutation: Codable, Sendable, Hashable {
     public var times: RecordTimes
 
     public init(
-        mutationId: String, recordId: UUID, formId: String, formVersion: Int, state: RecordState, changes: [String: FieldChange],
+        mutationId: String, recordID: UUID, formId: String, formVersion: Int, state: RecordState, changes: [String: FieldChange],
         times: RecordTimes = RecordTimes()
     ) {
         self.mutationId = mutationId
-        self.recordId = recordId
+        self.recordID = recordID
         self.formId = formId
         self.formVersion = formVersion
         self.state = state
@@ -35,13 +35,13 @@ public struct Mutation: Codable, Sendable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case mutationId, recordId, formId, formVersion, state, changes, createdAt, updatedAt, submittedAt
+        case mutationId, recordID = "recordId", formId, formVersion, state, changes, createdAt, updatedAt, submittedAt
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         mutationId = try container.decode(String.self, forKey: .mutationId)
-        recordId = try container.decode(UUID.self, forKey: .recordId)
+        recordID = try container.decode(UUID.self, forKey: .recordID)
         formId = try container.decode(String.self, forKey: .formId)
         formVersion = try container.decode(Int.self, forKey: .formVersion)
         state = try container.decode(RecordState.self, forKey: .state)
@@ -52,7 +52,7 @@ public struct Mutation: Codable, Sendable, Hashable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(mutationId, forKey: .mutationId)
-        try container.encode(recordId, forKey: .recordId)
+        try container.encode(recordID, forKey: .recordID)
         try container.encode(formId, forKey: .formId)
         try container.encode(formVersion, forKey: .formVersion)
         try container.encode(state, forKey: .state)

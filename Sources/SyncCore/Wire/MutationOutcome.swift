@@ -13,7 +13,7 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
     }
 
     public var mutationId: String
-    public var recordId: UUID
+    public var recordID: UUID
     public var status: Status
     /// The record's revision after this mutation (absent when rejected).
     public var revision: Int64?
@@ -27,12 +27,12 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
     public var problem: ProblemDetails?
 
     private enum CodingKeys: String, CodingKey {
-        case mutationId, recordId, status, revision, changed, conflicts, problem
+        case mutationId, recordID = "recordId", status, revision, changed, conflicts, problem
     }
 
-    public init(mutationId: String, recordId: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil, changed: Bool? = nil) {
+    public init(mutationId: String, recordID: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil, changed: Bool? = nil) {
         self.mutationId = mutationId
-        self.recordId = recordId
+        self.recordID = recordID
         self.status = status
         self.revision = revision
         self.changed = changed

@@ -204,6 +204,6 @@ public struct PullPage: Sendable, Hashable {
         for record in changes { writer.append(record) }
         return writer.finish(
             cursor: cursor, hasMore: hasMore, serverClock: serverClock,
-            lostConflicts: lostConflicts.map { (id: $0.id, recordId: $0.recordId.lowercased, entry: String(decoding: $0.entry.jsonBytes(), as: UTF8.self)) })
+            lostConflicts: lostConflicts.map { (id: $0.id, recordID: $0.recordID.lowercased, entry: String(decoding: $0.entry.jsonBytes(), as: UTF8.self)) })
     }
 }

@@ -80,7 +80,7 @@ struct SimulatedDevice {
     mutating func prepareOutgoing(limit: Int, frozen: (Mutation, [OutboxRow]) -> Void) -> [Mutation] {
         var batch = sent.prefix(limit).map(\.mutation)
         guard batch.count < limit else { return batch }
-        let inFlight = Set(sent.map(\.mutation.recordId))
+        let inFlight = Set(sent.map(\.mutation.recordID))
         var candidates: [(record: UUID, first: Int64, last: Int64)] = []
         for row in outbox where !inFlight.contains(row.record) {
             if let index = candidates.firstIndex(where: { $0.record == row.record }) {
@@ -94,7 +94,7 @@ struct SimulatedDevice {
             let rows = outbox.filter { $0.record == candidate.record && $0.id <= candidate.last }
             let entries = rows.map { DeviceSync.OutboxEntry(fields: Array($0.values.keys), baseRevision: $0.baseRevision, hlc: $0.hlc) }
             let mutation = Mutation(
-                mutationId: "\(id)-m\(nextMutation)", recordId: candidate.record, formId: "form", formVersion: stored.formVersion,
+                mutationId: "\(id)-m\(nextMutation)", recordID: candidate.record, formId: "form", formVersion: stored.formVersion,
                 state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state))
             nextMutation += 1
             // Sent as bytes: what the server gets is what the device's writer wrote.
@@ -112,7 +112,7 @@ struct SimulatedDevice {
         for outcome in response.outcomes {
             guard let index = sent.firstIndex(where: { $0.mutation.mutationId == outcome.mutationId }) else { continue }
             let frozen = sent.remove(at: index)
-            let record = frozen.mutation.recordId
+            let record = frozen.mutation.recordID
             outbox.removeAll { $0.record == record && $0.id <= frozen.lastRow }
             guard let stored = records[record] else { continue }
             let newer = Set(outbox.filter { $0.record == record && !$0.isCreate }.flatMap(\.values.keys))
@@ -146,7 +146,7 @@ struct SimulatedDevice {
             let pending = DeviceSync.PendingWork(
                 edits: outbox.contains { $0.record == record.recordID },
                 stateChange: false,
-                inFlight: sent.contains { $0.mutation.recordId == record.recordID })
+                inFlight: sent.contains { $0.mutation.recordID == record.recordID })
             let rebase = DeviceSync.rebase(pulledState: record.state, under: pending)
             if !rebase.keepsLocalFormVersion { stored.formVersion = record.form.version }
             stored.state = rebase.state(local: stored.state, pulled: record.state)

@@ -56,25 +56,25 @@ struct SimulatedServer {
                 continue
             }
             merges[key, default: 0] += 1
-            let current = records[mutation.recordId]?.record
+            let current = records[mutation.recordID]?.record
             let merged = RecordMerge.merge(
                 current: current, mutation: mutation, clientId: clientId, recordPolicy: .lastWriterWins,
                 policy: { policies[$0] ?? .lastWriterWins })
             for (field, change) in mutation.changes {
                 effects(FieldEffect(
-                    record: mutation.recordId, field: field, before: current?.fields[field], after: merged.record.fields[field],
+                    record: mutation.recordID, field: field, before: current?.fields[field], after: merged.record.fields[field],
                     change: change, conflict: merged.conflicts.first { $0.fieldId == field }, mutationId: mutation.mutationId, clientId: clientId))
                 clock.observe(change.hlc, wallMillis: now)
             }
             if merged.changed {
-                records[mutation.recordId] = Stored(record: merged.record, formVersion: mutation.formVersion, sequence: nextSequence)
+                records[mutation.recordID] = Stored(record: merged.record, formVersion: mutation.formVersion, sequence: nextSequence)
                 nextSequence += 1
-                changingMerges[mutation.recordId, default: 0] += 1
+                changingMerges[mutation.recordID, default: 0] += 1
             }
-            log += merged.conflicts.map { Logged(record: mutation.recordId, entry: $0) }
+            log += merged.conflicts.map { Logged(record: mutation.recordID, entry: $0) }
             let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
             let outcome = MutationOutcome(
-                mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied,
+                mutationId: mutation.mutationId, recordID: mutation.recordID, status: lost ? .merged : .applied,
                 revision: merged.record.revision, conflicts: merged.conflicts, changed: merged.changed)
             outcomes[key] = outcome
             answers.append(outcome)

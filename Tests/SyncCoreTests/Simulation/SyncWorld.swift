@@ -167,7 +167,7 @@ struct SyncWorld {
                 violations.append("\(mutation.mutationId) sends \(field) = \(change.value?.display() ?? "nil") but the device's last edit was \(value?.display() ?? "nil"): that edit is lost")
             }
             for earlier in edits.dropLast() {
-                if let replaced = earlier.values[field] ?? nil { accounted.insert(Self.key(mutation.recordId, field, replaced)) }
+                if let replaced = earlier.values[field] ?? nil { accounted.insert(Self.key(mutation.recordID, field, replaced)) }
             }
             firstSeen[field] = edits.first?.seen[field] ?? nil
         }
