@@ -68,7 +68,7 @@ extension PostgresStorage {
                         r.updated_at, NULLIF(r.review_state, ''), NULLIF(r.review_comment, ''), r.created_at, NULLIF(r.submitted_at, -1),
                         NULLIF(r.device, ''), r.received_at
                     FROM unnest(
-                        \(records.map(\.id))::uuid[], \(records.map(\.formId))::text[], \(records.map { Int64($0.formVersion) })::int8[],
+                        \(records.map(\.id))::uuid[], \(records.map(\.formID))::text[], \(records.map { Int64($0.formVersion) })::int8[],
                         \(records.map(\.state.rawValue))::text[], \(records.map(\.authorId))::int8[], \(records.map(\.shared))::bool[],
                         \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[],
                         \(records.map { $0.times.updated?.timeIntervalSince1970 ?? now })::float8[], \(records.map { $0.review?.state.rawValue ?? "" })::text[],
@@ -155,7 +155,7 @@ extension PostgresStorage {
             var records: [RecordEnvelope] = []
             var bytes = 0
             var hasMore = false
-            for try await (id, formId, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment, created, updated, submitted, missing) in rows.decode(
+            for try await (id, formID, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment, created, updated, submitted, missing) in rows.decode(
                 (UUID, String, Int, String, String, Int64, Int64, String, String?, String?, Double?, Double, Double?, [String]).self) {
                 if hasMore { continue }
                 if records.count == limit || (!records.isEmpty && bytes + fields.utf8.count > maxBytes) {
@@ -164,7 +164,7 @@ extension PostgresStorage {
                 }
                 bytes += fields.utf8.count
                 records.append(RecordEnvelope(
-                    recordID: id, form: FormKey(id: formId, version: formVersion), state: RecordState(rawValue: state) ?? .draft,
+                    recordID: id, form: FormKey(id: formID, version: formVersion), state: RecordState(rawValue: state) ?? .draft,
                     revision: revision, sequence: sequence, author: author, review: Self.review(state: reviewState, comment: reviewComment),
                     times: RecordTimes(created: Self.date(created), updated: Self.date(updated), submitted: Self.date(submitted)),
                     missingAttachments: missing, fieldsJSON: Array(fields.utf8)))
@@ -213,12 +213,12 @@ extension PostgresStorage {
         }
     }
 
-    public func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
+    public func records(projectId: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
         let client = client
         return try await perform {
             try await Self.storedRecords(try await client.query("""
                 SELECT \(unescaped: Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
-                WHERE r.project_id = \(projectId) AND r.form_id = \(formId) AND (\(after)::uuid IS NULL OR r.id > \(after)::uuid)
+                WHERE r.project_id = \(projectId) AND r.form_id = \(formID) AND (\(after)::uuid IS NULL OR r.id > \(after)::uuid)
                 ORDER BY r.id LIMIT \(Int64(limit))
                 """))
         }
@@ -279,11 +279,11 @@ extension PostgresStorage {
 
     static func storedRecords(_ rows: PostgresRowSequence) async throws -> [StoredRecord] {
         var result: [StoredRecord] = []
-        for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
+        for try await (id, formID, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
                        reviewState, reviewComment, created, submitted, updated, device, received) in rows.decode(
             (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?, Double?).self) {
             result.append(try storedRecord(
-                id: id, formId: formId, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
+                id: id, formID: formID, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
                 revision: revision, sequence: sequence, fields: fields, reviewState: reviewState, reviewComment: reviewComment,
                 created: created, submitted: submitted, updated: updated, received: received, device: device))
         }
@@ -292,12 +292,12 @@ extension PostgresStorage {
 
     /// A record from the columns of ``recordColumns``.
     static func storedRecord(
-        id: UUID, formId: String, formVersion: Int, state: String, authorId: Int64, authorName: String, shared: Bool, revision: Int64,
+        id: UUID, formID: String, formVersion: Int, state: String, authorId: Int64, authorName: String, shared: Bool, revision: Int64,
         sequence: Int64, fields: String, reviewState: String?, reviewComment: String?, created: Double?, submitted: Double?, updated: Double,
         received: Double?, device: String?
     ) throws -> StoredRecord {
         StoredRecord(
-            id: id, formId: formId, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
+            id: id, formID: formID, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
             authorId: authorId, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
             review: review(state: reviewState, comment: reviewComment),
             times: RecordTimes(created: date(created), updated: date(updated), submitted: date(submitted)),

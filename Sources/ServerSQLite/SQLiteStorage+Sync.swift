@@ -43,7 +43,7 @@ extension SQLiteStorage {
                     decided.records[index].sequence = sequence
                     let record = decided.records[index]
                     try upsert.execute(arguments: [
-                        projectId, record.id.lowercased, record.formId, record.formVersion, record.state.rawValue,
+                        projectId, record.id.lowercased, record.formID, record.formVersion, record.state.rawValue,
                         record.authorId, record.shared, record.revision, sequence, encoded.fields[index], record.times.updated?.timeIntervalSince1970 ?? now,
                         record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
                         record.times.submitted?.timeIntervalSince1970, record.device, record.receivedAt?.timeIntervalSince1970 ?? now,
@@ -155,12 +155,12 @@ extension SQLiteStorage {
         try await pool.read { db in try Self.records(db, projectId: projectId, ids: [id])[id] }
     }
 
-    public func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
+    public func records(projectId: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
         try await pool.read { db in
             return try Row.fetchAll(db, sql: """
                 SELECT \(Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.form_id = ? AND r.id > ? ORDER BY r.id LIMIT ?
-                """, arguments: [projectId, formId, after?.lowercased ?? "", limit]).map { try Self.storedRecord($0) }
+                """, arguments: [projectId, formID, after?.lowercased ?? "", limit]).map { try Self.storedRecord($0) }
         }
     }
 
@@ -216,7 +216,7 @@ extension SQLiteStorage {
         let fields: String = row["fields"]
         return StoredRecord(
             id: UUID(uuidString: id) ?? UUID(),
-            formId: row["form_id"], formVersion: row["form_version"],
+            formID: row["form_id"], formVersion: row["form_version"],
             state: RecordState(rawValue: row["state"]) ?? .draft,
             authorId: row["author_id"], authorName: row["author_name"], shared: row["shared"],
             revision: row["revision"], sequence: row["sequence"],

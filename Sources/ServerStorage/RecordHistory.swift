@@ -189,7 +189,7 @@ public struct ConflictLogEntry: Sendable, Hashable {
 
     public var id: Int64
     public var recordID: UUID
-    public var formId: String
+    public var formID: String
     public var mutationId: String
     /// The device whose change met the server's value.
     public var clientId: String
@@ -203,12 +203,12 @@ public struct ConflictLogEntry: Sendable, Hashable {
     public var resolution: ConflictResolution?
 
     public init(
-        id: Int64, recordID: UUID, formId: String, mutationId: String, clientId: String, entry: ConflictEntry,
+        id: Int64, recordID: UUID, formID: String, mutationId: String, clientId: String, entry: ConflictEntry,
         clientAuthor: String?, serverAuthor: String?, open: Bool, createdAt: Date, resolution: ConflictResolution?
     ) {
         self.id = id
         self.recordID = recordID
-        self.formId = formId
+        self.formID = formID
         self.mutationId = mutationId
         self.clientId = clientId
         self.entry = entry

@@ -38,9 +38,9 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
 
     /// Every published version of every form of the project, by form id then version.
     func forms(projectId: Int64) async throws -> [PublishedForm]
-    func form(projectId: Int64, formId: String, version: Int) async throws -> PublishedForm?
+    func form(projectId: Int64, formID: String, version: Int) async throws -> PublishedForm?
     /// Ids of the fields that some record of the form holds a value for.
-    func fieldsInUse(projectId: Int64, formId: String) async throws -> Set<String>
+    func fieldsInUse(projectId: Int64, formID: String) async throws -> Set<String>
     /// Stores a new version; throws ``StorageError/versionTaken`` when that version exists.
     func insertForm(_ form: PublishedForm) async throws
 
@@ -68,7 +68,7 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow]
     func record(projectId: Int64, id: UUID) async throws -> StoredRecord?
     /// A page of one form's records ordered by id, after `after` (for exports that stream).
-    func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord]
+    func records(projectId: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord]
     /// The conflict log of one record, oldest first.
     func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict]
 

@@ -21,7 +21,7 @@ public struct PublishedForm: Sendable, Hashable {
     public var digest: String
     public var publishedAt: Date
 
-    public var formId: String { definition.id }
+    public var formID: String { definition.id }
     public var version: Int { definition.version }
 
     public init(projectId: Int64, definition: FormDefinition, digest: String, publishedAt: Date) {
@@ -35,7 +35,7 @@ public struct PublishedForm: Sendable, Hashable {
 /// A record as stored: one row per record, every field with its metadata together.
 public struct StoredRecord: Sendable, Hashable {
     public var id: UUID
-    public var formId: String
+    public var formID: String
     public var formVersion: Int
     public var state: RecordState
     public var authorId: Int64
@@ -57,12 +57,12 @@ public struct StoredRecord: Sendable, Hashable {
     public var fields: RecordFields
 
     public init(
-        id: UUID, formId: String, formVersion: Int, state: RecordState, authorId: Int64, authorName: String,
+        id: UUID, formID: String, formVersion: Int, state: RecordState, authorId: Int64, authorName: String,
         shared: Bool, revision: Int64, sequence: Int64, review: RecordReview? = nil, times: RecordTimes = RecordTimes(),
         receivedAt: Date? = nil, device: String? = nil, fields: RecordFields
     ) {
         self.id = id
-        self.formId = formId
+        self.formID = formID
         self.formVersion = formVersion
         self.state = state
         self.authorId = authorId
@@ -80,7 +80,7 @@ public struct StoredRecord: Sendable, Hashable {
     /// The record as sent to devices (`GET …/records/{id}`), its fields in their canonical JSON form.
     public var envelope: RecordEnvelope {
         RecordEnvelope(
-            recordID: id, form: FormKey(id: formId, version: formVersion), state: state, revision: revision, sequence: sequence,
+            recordID: id, form: FormKey(id: formID, version: formVersion), state: state, revision: revision, sequence: sequence,
             author: authorName, review: review, times: times, fields: fields)
     }
 }

@@ -56,7 +56,7 @@ public enum WebhookEvents {
             writer.key("recordId")
             writer.string(record.id.lowercased)
             writer.key("formId")
-            writer.string(record.formId)
+            writer.string(record.formID)
             writer.key("formVersion")
             writer.int(record.formVersion)
             writer.key("state")

@@ -181,14 +181,14 @@ struct AttachmentAccessTests {
             let projectId = try await server.project("alpha").id
             let exporter = RecordExporter(storage: server.storage, attachmentsDirectory: directory)
             var csv = ""
-            try await exporter.export(projectId: projectId, formId: "inspection", format: .csv) { csv += $0 }
+            try await exporter.export(projectId: projectId, formID: "inspection", format: .csv) { csv += $0 }
             let name = "\(record.uuidString.lowercased())-photo-_crack_ north, 1.jpg"
             #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)) == photo.bytes)
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [name], "only stored attachments are written")
             #expect(csv.contains("\"\(name)\""), "the CSV cell names the file: \(csv)")
             #expect(csv.contains("waiting for upload: plan.pdf"))
             var jsonl = ""
-            try await exporter.export(projectId: projectId, formId: "inspection", format: .jsonl) { jsonl += $0 }
+            try await exporter.export(projectId: projectId, formID: "inspection", format: .jsonl) { jsonl += $0 }
             let line = try #require(try JSONSerialization.jsonObject(with: Data(jsonl.utf8)) as? [String: Any])
             #expect(line["files"] as? [String: String] == ["photo": name])
         }

@@ -293,7 +293,7 @@ struct EntityServerTests {
             let error = await #expect(throws: FormPublishError.self) { try await server.publish(wrong, project: "alpha") }
             #expect(error?.code == .breaking)
             #expect(error?.description.contains("\"members\"") == true && error?.description.contains("integer") == true)
-            #expect(try await server.storage.forms(projectId: projectId).map(\.formId).contains("recount") == false)
+            #expect(try await server.storage.forms(projectId: projectId).map(\.formID).contains("recount") == false)
         }
     }
 

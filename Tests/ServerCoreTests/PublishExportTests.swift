@@ -77,13 +77,13 @@ struct PublishExportTests {
             let project = try await server.project("alpha")
             var csv: [String] = []
             let exporter = RecordExporter(storage: server.storage, pageSize: 3)
-            let count = try await exporter.export(projectId: project.id, formId: "job", format: .csv) { csv.append($0) }
+            let count = try await exporter.export(projectId: project.id, formID: "job", format: .csv) { csv.append($0) }
             #expect(count == 7)
             #expect(csv.count == 8)
             #expect(csv[0] == "recordId,formVersion,state,author,revision,reviewState,reviewComment,device,createdAt,submittedAt,updatedAt,receivedAt,title,priority,count,notes\r\n")
             #expect(csv.contains { $0.contains(",\"Pump, \"\"big\"\"\",high,,") })
             var jsonl: [String] = []
-            try await exporter.export(projectId: project.id, formId: "job", format: .jsonl) { jsonl.append($0) }
+            try await exporter.export(projectId: project.id, formID: "job", format: .jsonl) { jsonl.append($0) }
             #expect(jsonl.count == 7)
             #expect(jsonl.allSatisfy { $0.hasSuffix("\n") && $0.contains("\"priority\":{\"choice\":\"high\"}") })
             #expect(RecordExporter.csvField("=SUM(A1)") == "'=SUM(A1)")

@@ -45,14 +45,14 @@ struct ReviewTests {
         struct Resolution: Decodable { var kept: String; var by: String }
         var id: Int64
         var recordID: String
-        var formId: String
+        var formID: String
         var fieldId: String?
         var open: Bool
         var server: Side?
         var client: Side?
         var resolution: Resolution?
         private enum CodingKeys: String, CodingKey {
-            case id, recordID = "recordId", formId, fieldId, open, server, client, resolution
+            case id, recordID = "recordId", formID = "formId", fieldId, open, server, client, resolution
         }
     }
 
@@ -186,7 +186,7 @@ struct ReviewTests {
                 let conflict = try #require(list.conflicts.first)
                 #expect(list.conflicts.count == 1)
                 #expect(list.next == nil)
-                #expect(conflict.recordID == record.lowercased && conflict.formId == "job" && conflict.fieldId == "notes" && conflict.open)
+                #expect(conflict.recordID == record.lowercased && conflict.formID == "job" && conflict.fieldId == "notes" && conflict.open)
                 #expect(conflict.server?.value == .text("from ana") && conflict.server?.author == "ana" && conflict.server?.device == "ana-phone")
                 #expect(conflict.client?.value == .text("from bo") && conflict.client?.author == "bo" && conflict.client?.device == "bo-phone")
                 #expect(try await rita.get(client, "/v1/projects/alpha/conflicts?state=bogus").status == .badRequest)

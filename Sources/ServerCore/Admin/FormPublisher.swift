@@ -72,12 +72,12 @@ public struct FormPublisher: Sendable {
         let findings = loaded.findings + FormLinter().lint([form])
         var definition = form.form
         let digest = try Self.digest(of: definition)
-        let versions = try await storage.forms(projectId: projectId).filter { $0.formId == definition.id }
+        let versions = try await storage.forms(projectId: projectId).filter { $0.formID == definition.id }
         definition.version = (versions.last?.version ?? 0) + 1
         if let latest = versions.last, latest.digest == digest {
             return Check(definition: latest.definition, findings: findings, breaking: [], unchanged: latest, digest: digest)
         }
-        let inUse = try await storage.fieldsInUse(projectId: projectId, formId: definition.id)
+        let inUse = try await storage.fieldsInUse(projectId: projectId, formID: definition.id)
         let reasons = Self.breakingChanges(from: versions.map(\.definition), to: definition, fieldsInUse: inUse)
         return Check(definition: definition, findings: findings, breaking: reasons, unchanged: nil, digest: digest)
     }

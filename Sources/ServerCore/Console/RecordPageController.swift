@@ -42,7 +42,7 @@ struct RecordPageController {
         var projectName: String
         var recordID: String
         var shortId: String
-        var formId: String
+        var formID: String
         var formTitle: String
         var formVersion: Int
         var state: String
@@ -100,7 +100,7 @@ struct RecordPageController {
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let (membership, principal, record) = try await readable(context)
-        let definition = try await services.storage.form(projectId: membership.projectId, formId: record.formId, version: record.formVersion)?.definition
+        let definition = try await services.storage.form(projectId: membership.projectId, formID: record.formID, version: record.formVersion)?.definition
         let fields = definition.map(FormFields.init(form:))
         let reviewer = membership.role.seesSharedRecords
         let history = try await services.storage.history(projectId: membership.projectId, recordID: record.id)
@@ -144,9 +144,9 @@ struct RecordPageController {
         default: shownIn.notice
         }
         let page = Page(
-            chrome: ConsoleChrome(title: "\(definition?.title ?? record.formId) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
+            chrome: ConsoleChrome(title: "\(definition?.title ?? record.formID) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
             csrf: context.consoleCSRF, projectName: membership.projectName, recordID: record.id.lowercased,
-            shortId: String(record.id.lowercased.prefix(8)), formId: record.formId, formTitle: definition?.title ?? record.formId,
+            shortId: String(record.id.lowercased.prefix(8)), formID: record.formID, formTitle: definition?.title ?? record.formID,
             formVersion: record.formVersion, state: record.state.rawValue, reviewState: record.review?.state.rawValue ?? "none",
             reviewLabel: ConsoleLabels.review(record.review?.state), reviewComment: record.review?.comment, author: record.authorName,
             device: record.device ?? "—", created: ConsoleTime.text(record.times.created), submitted: ConsoleTime.text(record.times.submitted),
@@ -156,7 +156,7 @@ struct RecordPageController {
                 language: language, from: request.uri.queryParameters.get("from").flatMap { Int($0) }.map { max(0, $0) } ?? 0,
                 pageLink: { shownIn.link(base + "?from=\($0)") }),
             hasLanguages: !shownIn.links.isEmpty, languages: shownIn.links, languageQuery: shownIn.link(""),
-            formLink: shownIn.link("/console/projects/\(membership.projectName)/forms/\(record.formId)"),
+            formLink: shownIn.link("/console/projects/\(membership.projectName)/forms/\(record.formID)"),
             waitingText: missing.isEmpty ? nil : "Waiting for \(missing.count) attachment\(missing.count == 1 ? "" : "s") to arrive from the device.",
             canReview: reviewer && record.state == .submitted,
             reviewChoices: ReviewState.settable.map { Choice(value: $0.rawValue, label: ConsoleLabels.review($0), checked: record.review?.state == $0) },

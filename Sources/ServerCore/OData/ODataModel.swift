@@ -93,7 +93,7 @@ struct ODataModel: Sendable {
         Property(name: "__position", type: .int64, nullable: false),
     ]
 
-    let formId: String
+    let formID: String
     let sets: [EntitySet]
     /// Every field of every version by id, the latest version's definition winning.
     let fields: [String: FieldDefinition]
@@ -102,8 +102,8 @@ struct ODataModel: Sendable {
     let layout: RecordExporter.Layout
 
     /// The model of a form from its published versions (any order).
-    init(formId: String, versions: [FormDefinition]) {
-        self.formId = formId
+    init(formID: String, versions: [FormDefinition]) {
+        self.formID = formID
         let ordered = versions.sorted { $0.version < $1.version }
         let layout = RecordExporter.layout(ordered)
         self.layout = layout

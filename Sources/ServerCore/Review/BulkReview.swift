@@ -45,7 +45,7 @@ struct BulkReview {
     /// Reviews the records `recordIds` of the form `formId` (a record of another form is skipped, so the
     /// audit entry names every record the review touched).
     func review(
-        _ membership: Principal.Membership, _ principal: Principal, formId: String, recordIDs: [UUID], state: ReviewState, comment: String?,
+        _ membership: Principal.Membership, _ principal: Principal, formID: String, recordIDs: [UUID], state: ReviewState, comment: String?,
         batch: String, logger: Logger
     ) async throws -> Summary {
         guard membership.role.seesSharedRecords else {
@@ -79,7 +79,7 @@ struct BulkReview {
                     }
                     let outcome: MutationOutcome
                     do {
-                        if let record = snapshot.records[recordID], record.formId != formId {
+                        if let record = snapshot.records[recordID], record.formID != formID {
                             throw Problem.notFound("record")
                         }
                         let one = try planner.review(snapshot, recordID: recordID, state: state, comment: comment)

@@ -84,7 +84,7 @@ struct ConflictView: Encodable, Sendable {
 
     var id: Int64
     var recordID: String
-    var formId: String
+    var formID: String
     var fieldId: String?
     var kind: ConflictEntry.Kind
     var policy: ConflictPolicy
@@ -97,13 +97,13 @@ struct ConflictView: Encodable, Sendable {
     var resolution: Resolution?
 
     private enum CodingKeys: String, CodingKey {
-        case id, recordID = "recordId", formId, fieldId, kind, policy, winner, open, createdAt, mutationId, server, client, resolution
+        case id, recordID = "recordId", formID = "formId", fieldId, kind, policy, winner, open, createdAt, mutationId, server, client, resolution
     }
 
     init(_ entry: ConflictLogEntry) {
         id = entry.id
         recordID = entry.recordID.lowercased
-        formId = entry.formId
+        formID = entry.formID
         fieldId = entry.entry.fieldId
         kind = entry.entry.kind
         policy = entry.entry.policy

@@ -7,14 +7,14 @@ import SyncCore
 /// `GET /v1/projects/{project}/forms` (every version, any member) and `POST` (publish, admins).
 struct FormsController {
     struct FormVersion: Codable, Sendable {
-        var formId: String
+        var formID: String
         var version: Int
         var digest: String
         var publishedAt: String
         var definition: FormDefinition
 
         private enum CodingKeys: String, CodingKey {
-            case formId, version, digest, publishedAt, definition
+            case formID = "formId", version, digest, publishedAt, definition
         }
     }
 
@@ -28,14 +28,14 @@ struct FormsController {
     }
 
     struct PublishResponse: Codable, Sendable {
-        var formId: String
+        var formID: String
         var version: Int
         /// `published` (a new version) or `unchanged` (identical to the latest version).
         var status: String
         var warnings: [String]
 
         private enum CodingKeys: String, CodingKey {
-            case formId, version, status, warnings
+            case formID = "formId", version, status, warnings
         }
     }
 
@@ -50,7 +50,7 @@ struct FormsController {
         let membership = try context.membership()
         let forms = try await services.storage.forms(projectId: membership.projectId)
         let key = try await services.storage.projectKeys(projectId: membership.projectId).last?.key
-        let closed = try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formId).sorted()
+        let closed = try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formID).sorted()
         return try .json(FormList(forms: forms.map(Self.wire), projectKey: key, closedForms: closed))
     }
 
@@ -65,9 +65,9 @@ struct FormsController {
         do {
             let result = try await publisher.publish(data, file: "request body", projectId: membership.projectId)
             let form = result.form
-            context.logger.info("Form published", metadata: ["form": .string(form.formId), "version": .stringConvertible(form.version), "changed": .stringConvertible(result.isNew)])
+            context.logger.info("Form published", metadata: ["form": .string(form.formID), "version": .stringConvertible(form.version), "changed": .stringConvertible(result.isNew)])
             return try .json(
-                PublishResponse(formId: form.formId, version: form.version, status: result.isNew ? "published" : "unchanged", warnings: result.warnings.map(\.description)),
+                PublishResponse(formID: form.formID, version: form.version, status: result.isNew ? "published" : "unchanged", warnings: result.warnings.map(\.description)),
                 status: result.isNew ? .created : .ok)
         } catch let error as FormPublishError {
             throw error.problem
@@ -75,6 +75,6 @@ struct FormsController {
     }
 
     static func wire(_ form: PublishedForm) -> FormVersion {
-        FormVersion(formId: form.formId, version: form.version, digest: form.digest, publishedAt: ISO8601DateFormatter().string(from: form.publishedAt), definition: form.definition)
+        FormVersion(formID: form.formID, version: form.version, digest: form.digest, publishedAt: ISO8601DateFormatter().string(from: form.publishedAt), definition: form.definition)
     }
 }

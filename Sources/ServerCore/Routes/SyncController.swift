@@ -55,12 +55,12 @@ struct SyncController {
             context.logger.warning("Field clocks far ahead of the server; clamped", metadata: ["client": .string(body.clientId), "fields": .stringConvertible(clampedChanges)])
             services.metrics.recordClampedClock()
         }
-        let keys = Set(body.mutations.map { FormKey(id: $0.formId, version: $0.formVersion) })
+        let keys = Set(body.mutations.map { FormKey(id: $0.formID, version: $0.formVersion) })
         let validators = try await services.forms.validators(projectId: membership.projectId, keys: keys)
         var planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, validators: validators, mutations: prepared,
             maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,
             maxRecordInstances: services.limits.maxRecordInstances)
-        planner.closedForms = Set(try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formId))
+        planner.closedForms = Set(try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formID))
         var recordIDs: [UUID] = []
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordID).inserted { recordIDs.append(mutation.recordID) }

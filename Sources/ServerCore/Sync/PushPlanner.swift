@@ -84,10 +84,10 @@ struct PushPlanner: Sendable {
     }
 
     /// Why a new record of a closed form is refused.
-    static func formClosed(_ formId: String) -> Problem {
+    static func formClosed(_ formID: String) -> Problem {
         Problem(
             .conflict, "form-closed", title: "Form closed to new records",
-            detail: "The form \"\(formId)\" was closed to new records by the project's admin, so this new record was not taken. Records already sent can still be edited. Keep the record on this device (it can be exported) and ask the admin to reopen the form.",
+            detail: "The form \"\(formID)\" was closed to new records by the project's admin, so this new record was not taken. Records already sent can still be edited. Keep the record on this device (it can be exported) and ask the admin to reopen the form.",
             field: "formId")
     }
 
@@ -105,27 +105,27 @@ struct PushPlanner: Sendable {
         _ mutation: Mutation, working: inout [UUID: StoredRecord], entities: inout EntityWork, plan: inout PushPlan, writtenIndex: inout [UUID: Int],
         encodedFields: inout [String], verdicts: inout PatternVerdicts
     ) -> MutationOutcome {
-        let key = FormKey(id: mutation.formId, version: mutation.formVersion)
+        let key = FormKey(id: mutation.formID, version: mutation.formVersion)
         guard let validator = validators[key] else {
             return reject(mutation, Problem(
                 .unprocessableContent, "unknown-form", title: "Unknown form version",
-                detail: "This project has no form \"\(mutation.formId)\" version \(mutation.formVersion). Fetch the project's forms and start records on a published version.",
+                detail: "This project has no form \"\(mutation.formID)\" version \(mutation.formVersion). Fetch the project's forms and start records on a published version.",
                 field: "formId"))
         }
         let form = validator.logic.form
         if let problem = oversizedAttachment(mutation) { return reject(mutation, problem) }
         let current = working[mutation.recordID]
-        if current == nil, closedForms.contains(mutation.formId) {
-            return reject(mutation, Self.formClosed(mutation.formId))
+        if current == nil, closedForms.contains(mutation.formID) {
+            return reject(mutation, Self.formClosed(mutation.formID))
         }
         if let current {
             if let problem = RecordAccess.writeProblem(current, userId: userId, role: role, newState: mutation.state) {
                 return reject(mutation, problem)
             }
-            if current.formId != mutation.formId {
+            if current.formID != mutation.formID {
                 return reject(mutation, Problem(
                     .conflict, "form-mismatch", title: "Record belongs to another form",
-                    detail: "Record \(mutation.recordID) is a \"\(current.formId)\" record; it cannot be changed as \"\(mutation.formId)\".",
+                    detail: "Record \(mutation.recordID) is a \"\(current.formID)\" record; it cannot be changed as \"\(mutation.formID)\".",
                     field: "formId"))
             }
         }
@@ -175,7 +175,7 @@ struct PushPlanner: Sendable {
         if merged.changed {
             let review = Self.review(after: current?.review, state: merged.record.state)
             let record = StoredRecord(
-                id: mutation.recordID, formId: mutation.formId, formVersion: mutation.formVersion, state: merged.record.state,
+                id: mutation.recordID, formID: mutation.formID, formVersion: mutation.formVersion, state: merged.record.state,
                 authorId: current?.authorId ?? userId, authorName: current?.authorName ?? userName,
                 shared: (current?.shared ?? false) || merged.record.state == .submitted,
                 revision: merged.record.revision, sequence: 0, review: review,

@@ -100,7 +100,7 @@ extension Mutation {
     public static func read(from reader: inout JSONReader, recordIDAsSent: inout String?) throws -> Mutation {
         var mutationId: String?
         var recordID: UUID?
-        var formId: String?
+        var formID: String?
         var formVersion: Int64?
         var state: RecordState?
         var changes: [String: FieldChange]?
@@ -115,7 +115,7 @@ extension Mutation {
                 guard let id = UUID(uuidString: text) else { throw reader.error("recordId must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
                 recordID = id
                 recordIDAsSent = text
-            case "formId": formId = try reader.readString()
+            case "formId": formID = try reader.readString()
             case "formVersion": formVersion = try reader.readInt64()
             case "state": state = try RecordState.read(from: &reader)
             case "changes":
@@ -138,14 +138,14 @@ extension Mutation {
         }
         guard let mutationId else { throw missing("mutationId", "a string unique on the device, such as a UUID") }
         guard let recordID else { throw missing("recordId", "the record's UUID") }
-        guard let formId else { throw missing("formId", "the id of the record's form") }
+        guard let formID else { throw missing("formId", "the id of the record's form") }
         guard let formVersion else { throw missing("formVersion", "the form version the record was started on, a whole number from 1") }
         guard let state else { throw missing("state", "draft, submitted or deleted") }
         guard let changes else { throw missing("changes", "an object of field changes by field id, possibly empty") }
         guard formVersion >= 1, let version = Int(exactly: formVersion) else {
             throw JSONReadError(offset: reader.offset, message: "formVersion must be a whole number from 1, not \(formVersion)", path: "formVersion")
         }
-        return Mutation(mutationId: mutationId, recordID: recordID, formId: formId, formVersion: version, state: state, changes: changes, times: times)
+        return Mutation(mutationId: mutationId, recordID: recordID, formID: formID, formVersion: version, state: state, changes: changes, times: times)
     }
 
     public func write(to writer: inout JSONWriter, uppercaseRecordID: Bool = false) {
@@ -162,7 +162,7 @@ extension Mutation {
             writer.int(RecordTimes.millis(created))
         }
         writer.key("formId")
-        writer.string(formId)
+        writer.string(formID)
         writer.key("formVersion")
         writer.int(formVersion)
         writer.key("mutationId")

@@ -9,7 +9,7 @@ public struct Mutation: Codable, Sendable, Hashable {
     /// Unique per device; a UUID is a good choice.
     public var mutationId: String
     public var recordID: UUID
-    public var formId: String
+    public var formID: String
     /// The form version the record was started on or upgraded to.
     public var formVersion: Int
     /// The state the device wants the record in after this mutation.
@@ -22,12 +22,12 @@ public struct Mutation: Codable, Sendable, Hashable {
     public var times: RecordTimes
 
     public init(
-        mutationId: String, recordID: UUID, formId: String, formVersion: Int, state: RecordState, changes: [String: FieldChange],
+        mutationId: String, recordID: UUID, formID: String, formVersion: Int, state: RecordState, changes: [String: FieldChange],
         times: RecordTimes = RecordTimes()
     ) {
         self.mutationId = mutationId
         self.recordID = recordID
-        self.formId = formId
+        self.formID = formID
         self.formVersion = formVersion
         self.state = state
         self.changes = changes
@@ -35,14 +35,14 @@ public struct Mutation: Codable, Sendable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case mutationId, recordID = "recordId", formId, formVersion, state, changes, createdAt, updatedAt, submittedAt
+        case mutationId, recordID = "recordId", formID = "formId", formVersion, state, changes, createdAt, updatedAt, submittedAt
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         mutationId = try container.decode(String.self, forKey: .mutationId)
         recordID = try container.decode(UUID.self, forKey: .recordID)
-        formId = try container.decode(String.self, forKey: .formId)
+        formID = try container.decode(String.self, forKey: .formID)
         formVersion = try container.decode(Int.self, forKey: .formVersion)
         state = try container.decode(RecordState.self, forKey: .state)
         changes = try container.decode([String: FieldChange].self, forKey: .changes)
@@ -53,7 +53,7 @@ public struct Mutation: Codable, Sendable, Hashable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(mutationId, forKey: .mutationId)
         try container.encode(recordID, forKey: .recordID)
-        try container.encode(formId, forKey: .formId)
+        try container.encode(formID, forKey: .formID)
         try container.encode(formVersion, forKey: .formVersion)
         try container.encode(state, forKey: .state)
         try container.encode(changes, forKey: .changes)

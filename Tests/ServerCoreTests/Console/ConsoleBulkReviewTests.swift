@@ -158,7 +158,7 @@ struct ConsoleBulkReviewTests {
             let ids = (0...BulkReview.maxRecords).map { _ in UUID() }
             await #expect(throws: Problem.self) {
                 _ = try await BulkReview(services: server.services).review(
-                    membership, principal, formId: "job", recordIDs: ids, state: .approved, comment: nil, batch: "abcdefghijklmnop", logger: TestServer.quietLogger)
+                    membership, principal, formID: "job", recordIDs: ids, state: .approved, comment: nil, batch: "abcdefghijklmnop", logger: TestServer.quietLogger)
             }
         }
     }

@@ -141,7 +141,7 @@ struct ConsoleFormsTests {
                 #expect(fixed.status == .ok, "\(fixed.text)")
                 #expect(fixed.text.contains("Red") && fixed.text.contains("Blue"), "the preview lists the choices")
                 _ = try await browser.post(client, try #require(Self.publishAction(fixed.text)), [])
-                #expect(try await server.storage.forms(projectId: try await server.project("alpha").id).map(\.formId) == ["colours"])
+                #expect(try await server.storage.forms(projectId: try await server.project("alpha").id).map(\.formID) == ["colours"])
                 // The example bilingual workbook: its preview gives each label in English and in French.
                 let siteVisit = try Data(contentsOf: URL(fileURLWithPath: PackagePaths.file("Schema/forms/site-visit.xlsx")))
                 let bilingual = try await Self.upload(client, browser, name: "site-visit.xlsx", siteVisit)
