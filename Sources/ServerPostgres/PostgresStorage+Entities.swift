@@ -180,13 +180,13 @@ extension PostgresStorage {
         let client = client
         return try await perform {
             var result: [LoggedEntityConflict] = []
-            for try await (recordID, mutationId, clientId, entry, at) in try await client.query("""
+            for try await (recordID, mutationID, clientId, entry, at) in try await client.query("""
                 SELECT record_id, mutation_id, client_id, entry, created_at FROM entity_conflicts
                 WHERE project_id = \(projectId) AND entity_id = \(entityId) ORDER BY id
                 """).decode((UUID, String, String, String, Double).self) {
                 var reader = JSONReader(Array(entry.utf8))
                 result.append(LoggedEntityConflict(
-                    entityId: entityId, recordID: recordID, mutationId: mutationId, clientId: clientId,
+                    entityId: entityId, recordID: recordID, mutationID: mutationID, clientId: clientId,
                     entry: try ConflictEntry.read(from: &reader), at: Date(timeIntervalSince1970: at)))
             }
             return result
@@ -250,7 +250,7 @@ extension PostgresStorage {
             try await connection.query("""
                 INSERT INTO entity_conflicts (project_id, entity_id, record_id, mutation_id, client_id, entry, created_at)
                 SELECT \(projectId), c.entity_id, c.record_id, c.mutation_id, c.client_id, c.entry, \(now) FROM unnest(
-                    \(conflicts.map(\.entityId))::uuid[], \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationId))::text[],
+                    \(conflicts.map(\.entityId))::uuid[], \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationID))::text[],
                     \(conflicts.map(\.clientId))::text[], \(conflicts.map { String(decoding: $0.entry.jsonBytes(), as: UTF8.self) })::text[]
                 ) WITH ORDINALITY AS c (entity_id, record_id, mutation_id, client_id, entry, n) ORDER BY c.n
                 """, logger: .quiet)

@@ -81,7 +81,7 @@ extension PostgresStorage {
         var decoded: [ConflictRow] = []
         for try await row in rows.decode(ConflictRow.self) { decoded.append(row) }
         var result: [ConflictLogEntry] = []
-        for (id, recordID, formID, mutationId, clientId, text, open, createdAt, clientAuthor, resolution, resolvedAt, resolver) in decoded {
+        for (id, recordID, formID, mutationID, clientId, text, open, createdAt, clientAuthor, resolution, resolvedAt, resolver) in decoded {
             var reader = JSONReader(Array(text.utf8))
             var entry = try ConflictEntry.read(from: &reader)
             entry.open = open
@@ -95,7 +95,7 @@ extension PostgresStorage {
                     """, logger: .quiet).decode(String.self) { serverAuthor = name }
             }
             result.append(ConflictLogEntry(
-                id: id, recordID: recordID, formID: formID, mutationId: mutationId, clientId: clientId, entry: entry,
+                id: id, recordID: recordID, formID: formID, mutationID: mutationID, clientId: clientId, entry: entry,
                 clientAuthor: clientAuthor, serverAuthor: serverAuthor, open: open, createdAt: Date(timeIntervalSince1970: createdAt),
                 resolution: resolution.flatMap(ConflictEntry.Winner.init(rawValue:)).map {
                     ConflictResolution(kept: $0, by: resolver ?? "", at: Date(timeIntervalSince1970: resolvedAt ?? 0))

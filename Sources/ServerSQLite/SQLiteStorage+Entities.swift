@@ -154,7 +154,7 @@ extension SQLiteStorage {
                 let entry: String = row[3]
                 var reader = JSONReader(Array(entry.utf8))
                 return LoggedEntityConflict(
-                    entityId: entityId, recordID: UUID(uuidString: row[0]) ?? UUID(), mutationId: row[1], clientId: row[2],
+                    entityId: entityId, recordID: UUID(uuidString: row[0]) ?? UUID(), mutationID: row[1], clientId: row[2],
                     entry: try ConflictEntry.read(from: &reader), at: Date(timeIntervalSince1970: row[4]))
             }
         }
@@ -211,7 +211,7 @@ extension SQLiteStorage {
             """)
         for conflict in conflicts {
             try insertConflict.execute(arguments: [
-                projectId, conflict.entityId.lowercased, conflict.recordID.lowercased, conflict.mutationId, conflict.clientId,
+                projectId, conflict.entityId.lowercased, conflict.recordID.lowercased, conflict.mutationID, conflict.clientId,
                 String(decoding: conflict.entry.jsonBytes(), as: UTF8.self), now,
             ])
         }

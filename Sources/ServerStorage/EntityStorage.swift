@@ -277,16 +277,16 @@ public struct LoggedEntityConflict: Sendable, Hashable {
     public var entityId: UUID
     /// The record whose change met the conflict.
     public var recordID: UUID
-    public var mutationId: String
+    public var mutationID: String
     public var clientId: String
     public var entry: ConflictEntry
     /// Filled in when read.
     public var at: Date?
 
-    public init(entityId: UUID, recordID: UUID, mutationId: String, clientId: String, entry: ConflictEntry, at: Date? = nil) {
+    public init(entityId: UUID, recordID: UUID, mutationID: String, clientId: String, entry: ConflictEntry, at: Date? = nil) {
         self.entityId = entityId
         self.recordID = recordID
-        self.mutationId = mutationId
+        self.mutationID = mutationID
         self.clientId = clientId
         self.entry = entry
         self.at = at

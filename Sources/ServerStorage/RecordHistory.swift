@@ -190,7 +190,7 @@ public struct ConflictLogEntry: Sendable, Hashable {
     public var id: Int64
     public var recordID: UUID
     public var formID: String
-    public var mutationId: String
+    public var mutationID: String
     /// The device whose change met the server's value.
     public var clientId: String
     public var entry: ConflictEntry
@@ -203,13 +203,13 @@ public struct ConflictLogEntry: Sendable, Hashable {
     public var resolution: ConflictResolution?
 
     public init(
-        id: Int64, recordID: UUID, formID: String, mutationId: String, clientId: String, entry: ConflictEntry,
+        id: Int64, recordID: UUID, formID: String, mutationID: String, clientId: String, entry: ConflictEntry,
         clientAuthor: String?, serverAuthor: String?, open: Bool, createdAt: Date, resolution: ConflictResolution?
     ) {
         self.id = id
         self.recordID = recordID
         self.formID = formID
-        self.mutationId = mutationId
+        self.mutationID = mutationID
         self.clientId = clientId
         self.entry = entry
         self.clientAuthor = clientAuthor

@@ -108,14 +108,14 @@ public enum RecordVisibility: Sendable, Hashable {
 
 /// The stored outcome of one mutation, kept so a retry gets the same answer.
 public struct StoredOutcome: Sendable, Hashable {
-    public var mutationId: String
+    public var mutationID: String
     public var userId: Int64
     /// SHA-256 of the mutation as first sent; a different payload under the same id is refused.
     public var digest: Data
     public var outcome: MutationOutcome
 
-    public init(mutationId: String, userId: Int64, digest: Data, outcome: MutationOutcome) {
-        self.mutationId = mutationId
+    public init(mutationID: String, userId: Int64, digest: Data, outcome: MutationOutcome) {
+        self.mutationID = mutationID
         self.userId = userId
         self.digest = digest
         self.outcome = outcome
@@ -141,13 +141,13 @@ public struct PushSnapshot: Sendable, Hashable {
 /// A conflict log entry with where it came from.
 public struct LoggedConflict: Sendable, Hashable {
     public var recordID: UUID
-    public var mutationId: String
+    public var mutationID: String
     public var clientId: String
     public var entry: ConflictEntry
 
-    public init(recordID: UUID, mutationId: String, clientId: String, entry: ConflictEntry) {
+    public init(recordID: UUID, mutationID: String, clientId: String, entry: ConflictEntry) {
         self.recordID = recordID
-        self.mutationId = mutationId
+        self.mutationID = mutationID
         self.clientId = clientId
         self.entry = entry
     }

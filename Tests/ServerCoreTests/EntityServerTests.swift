@@ -216,7 +216,7 @@ struct EntityServerTests {
                 #expect(try await server.storage.entityHistory(projectId: projectId, entityId: household).count == 2)
                 // The same record sent again under a new mutation id: every value is already there.
                 var resent = visit
-                resent.mutationId = UUID().uuidString
+                resent.mutationID = UUID().uuidString
                 _ = try await ana.push(client, [resent])
                 #expect(try await server.storage.entity(projectId: projectId, id: household)?.revision == 2)
                 #expect(try await server.storage.entityConflicts(projectId: projectId, entityId: household).isEmpty)

@@ -18,9 +18,9 @@ struct GroupCommitTests {
         let record = StoredRecord(
             id: id, formID: "job", formVersion: 1, state: .draft, authorId: author, authorName: "ana", shared: false, revision: 1,
             sequence: 0, fields: fields)
-        let outcome = MutationOutcome(mutationId: "m-\(id)", recordID: id, status: .applied, revision: 1)
+        let outcome = MutationOutcome(mutationID: "m-\(id)", recordID: id, status: .applied, revision: 1)
         return PushPlan(
-            outcomes: [outcome], newOutcomes: [StoredOutcome(mutationId: "m-\(id)", userId: author, digest: Data([1]), outcome: outcome)],
+            outcomes: [outcome], newOutcomes: [StoredOutcome(mutationID: "m-\(id)", userId: author, digest: Data([1]), outcome: outcome)],
             records: [record], resolvedConflicts: conflict.map { [$0] } ?? [], appliedCount: 1)
     }
 
@@ -37,7 +37,7 @@ struct GroupCommitTests {
             let release = DispatchSemaphore(value: 0)
             let first = UUID()
             let firstPush = Task {
-                try await storage.push(projectId: projectId, clientId: "d1", mutationIds: ["m-\(first)"], recordIDs: [first]) { _ in
+                try await storage.push(projectId: projectId, clientId: "d1", mutationIDs: ["m-\(first)"], recordIDs: [first]) { _ in
                     holding.value.withLock { $0 = true }
                     release.wait()
                     return Self.plan(first, author: author)
@@ -48,7 +48,7 @@ struct GroupCommitTests {
             let failing = ids[3]
             let pushes = ids.map { id in
                 Task {
-                    try await storage.push(projectId: projectId, clientId: "d\(id)", mutationIds: ["m-\(id)"], recordIDs: [id]) { _ in
+                    try await storage.push(projectId: projectId, clientId: "d\(id)", mutationIDs: ["m-\(id)"], recordIDs: [id]) { _ in
                         Self.plan(id, author: author, resolving: id == failing ? 999_999 : nil)
                     }
                 }
@@ -77,7 +77,7 @@ struct GroupCommitTests {
             #expect(after.pushes - before.pushes == 9)
             #expect(after.largestGroup == 8)
             // The failing push's outcome was not stored: a retry of it is decided again.
-            let snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: "d\(failing)", mutationIds: ["m-\(failing)"], recordIDs: [failing])
+            let snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: "d\(failing)", mutationIDs: ["m-\(failing)"], recordIDs: [failing])
             #expect(snapshot.storedOutcomes.isEmpty)
         }
     }

@@ -65,7 +65,7 @@ struct PushPullTests {
     }
 
     @Test(arguments: Backend.available)
-    func aReusedMutationIdWithADifferentPayloadIsRefusedAndNothingApplied(backend: Backend) async throws {
+    func aReusedMutationIDWithADifferentPayloadIsRefusedAndNothingApplied(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))

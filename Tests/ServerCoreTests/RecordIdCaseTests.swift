@@ -11,9 +11,9 @@ import Testing
 /// pulled and fetched records carry it in lowercase.
 struct RecordIDCaseTests {
     /// A push body written by hand, as a client in any language would, with `recordId` in the case given.
-    static func body(clientId: String, mutationId: String, recordID: String, title: String, hlc: Int64) -> ByteBuffer {
+    static func body(clientId: String, mutationID: String, recordID: String, title: String, hlc: Int64) -> ByteBuffer {
         return ByteBuffer(string: """
-            {"clientId":"\(clientId)","mutations":[{"mutationId":"\(mutationId)","recordId":"\(recordID)","formId":"job","formVersion":1,\
+            {"clientId":"\(clientId)","mutations":[{"mutationId":"\(mutationID)","recordId":"\(recordID)","formId":"job","formVersion":1,\
             "state":"submitted","changes":{"title":{"value":{"text":"\(title)"},"baseRevision":0,"hlc":\(hlc)}}}]}
             """)
     }
@@ -41,17 +41,17 @@ struct RecordIDCaseTests {
             let hlc = HybridTimestamp(millis: HybridLogicalClock.wallMillis() - 60_000, counter: 0).rawValue
             let mixed = String(lower.enumerated().map { $0.offset.isMultiple(of: 2) ? Character($0.element.uppercased()) : $0.element })
             try await server.app.test(.router) { client in
-                for (mutationId, text) in [("m1", lower), ("m2", id.uuidString), ("m3", mixed)] {
+                for (mutationID, text) in [("m1", lower), ("m2", id.uuidString), ("m3", mixed)] {
                     let response = try await client.execute(
                         uri: "/v1/projects/alpha/push", method: .post, headers: device.headers,
-                        body: Self.body(clientId: "d1", mutationId: mutationId, recordID: text, title: mutationId, hlc: hlc))
+                        body: Self.body(clientId: "d1", mutationID: mutationID, recordID: text, title: mutationID, hlc: hlc))
                     #expect(response.status == .ok, "\(response.text)")
                     #expect(try Self.outcomeIds(response) == [text])
                 }
                 // A retry of m1 written in another case gets m1's stored outcome, echoed as this retry sent it.
                 let retry = try await client.execute(
                     uri: "/v1/projects/alpha/push", method: .post, headers: device.headers,
-                    body: Self.body(clientId: "d1", mutationId: "m1", recordID: id.uuidString, title: "m1", hlc: hlc))
+                    body: Self.body(clientId: "d1", mutationID: "m1", recordID: id.uuidString, title: "m1", hlc: hlc))
                 #expect(try Self.outcomeIds(retry) == [id.uuidString])
 
                 let page = try await device.get(client, "/v1/projects/alpha/changes?after=0")

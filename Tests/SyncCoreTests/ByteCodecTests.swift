@@ -72,7 +72,7 @@ struct Random {
         for index in 0..<int(0...6) {
             changes["field \(index) \(text())"] = FieldChange(value: int(0...5) == 0 ? nil : answer(), baseRevision: Int64(int(0...9)), hlc: HybridTimestamp(rawValue: Int64(bitPattern: next() >> 1)))
         }
-        return Mutation(mutationId: text(), recordID: UUID(), formID: "form-\(text())", formVersion: int(1...5), state: [.draft, .submitted, .deleted][int(0...2)], changes: changes)
+        return Mutation(mutationID: text(), recordID: UUID(), formID: "form-\(text())", formVersion: int(1...5), state: [.draft, .submitted, .deleted][int(0...2)], changes: changes)
     }
 
     mutating func outcome() -> MutationOutcome {
@@ -81,7 +81,7 @@ struct Random {
             ConflictEntry(kind: bool() ? .field : .restoredAfterDelete, fieldId: bool() ? text() : nil, policy: [.lastWriterWins, .serverWins, .clientWins, .manual][int(0...3)], winner: bool() ? .server : .client, open: bool(), server: bool() ? state(&self) : nil, client: bool() ? state(&self) : nil)
         }
         let problem = bool() ? nil : ProblemDetails(type: "https://fieldsheet.dev/problems/\(text())", title: text(), status: 422, detail: text(), field: bool() ? text() : nil)
-        return MutationOutcome(mutationId: text(), recordID: UUID(), status: [.applied, .merged, .rejected][int(0...2)], revision: bool() ? Int64(int(0...99)) : nil, conflicts: conflicts, problem: problem, changed: [nil, true, false][int(0...2)])
+        return MutationOutcome(mutationID: text(), recordID: UUID(), status: [.applied, .merged, .rejected][int(0...2)], revision: bool() ? Int64(int(0...99)) : nil, conflicts: conflicts, problem: problem, changed: [nil, true, false][int(0...2)])
     }
 }
 

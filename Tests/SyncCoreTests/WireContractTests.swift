@@ -109,9 +109,9 @@ struct WireContractTests {
 
     @Test func mutationsWriteTheirSchemaInBothCodecs() throws {
         let full = Mutation(
-            mutationId: "m1", recordID: UUID(), formID: "job", formVersion: 1, state: .submitted,
+            mutationID: "m1", recordID: UUID(), formID: "job", formVersion: 1, state: .submitted,
             changes: ["site": FieldChange(value: .text("Pump"), baseRevision: 0, hlc: Self.clock)], times: Self.times)
-        let minimal = Mutation(mutationId: "m2", recordID: UUID(), formID: "job", formVersion: 1, state: .draft, changes: [:])
+        let minimal = Mutation(mutationID: "m2", recordID: UUID(), formID: "job", formVersion: 1, state: .draft, changes: [:])
         try Self.check("Mutation", full: full.jsonBytes(), minimal: minimal.jsonBytes())
         try Self.twins(full, full.jsonBytes())
         try Self.twins(minimal, minimal.jsonBytes())
@@ -125,8 +125,8 @@ struct WireContractTests {
         try Self.twins(bare, bare.jsonBytes())
 
         let problem = ProblemDetails(type: "https://fieldsheet.dev/problems/invalid", title: "Invalid", status: 422, detail: "No.", field: "site")
-        let full = MutationOutcome(mutationId: "m1", recordID: UUID(), status: .merged, revision: 4, conflicts: [conflict], problem: problem, changed: true)
-        let minimal = MutationOutcome(mutationId: "m2", recordID: UUID(), status: .rejected)
+        let full = MutationOutcome(mutationID: "m1", recordID: UUID(), status: .merged, revision: 4, conflicts: [conflict], problem: problem, changed: true)
+        let minimal = MutationOutcome(mutationID: "m2", recordID: UUID(), status: .rejected)
         try Self.check("MutationOutcome", full: full.jsonBytes(), minimal: minimal.jsonBytes())
         try Self.twins(full, full.jsonBytes())
         try Self.twins(minimal, minimal.jsonBytes())

@@ -65,15 +65,15 @@ struct BulkReview {
         while start < unique.count {
             let chunk = Array(unique[start..<min(start + Self.chunkSize, unique.count)])
             start += chunk.count
-            let mutationIds = chunk.map { Self.mutationId(batch: batch, recordID: $0) }
+            let mutationIDs = chunk.map { Self.mutationID(batch: batch, recordID: $0) }
             let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
             let userId = principal.userId
             let plan = try await services.storage.push(
-                projectId: membership.projectId, clientId: Self.clientId, mutationIds: mutationIds, recordIDs: chunk
+                projectId: membership.projectId, clientId: Self.clientId, mutationIDs: mutationIDs, recordIDs: chunk
             ) { snapshot in
                 var plan = PushPlan()
-                for (recordID, mutationId) in zip(chunk, mutationIds) {
-                    if let stored = snapshot.storedOutcomes[mutationId] {
+                for (recordID, mutationID) in zip(chunk, mutationIDs) {
+                    if let stored = snapshot.storedOutcomes[mutationID] {
                         plan.outcomes.append(stored.outcome)
                         continue
                     }
@@ -87,21 +87,21 @@ struct BulkReview {
                         plan.history += one.history
                         plan.appliedCount += 1
                         outcome = MutationOutcome(
-                            mutationId: mutationId, recordID: recordID, status: .applied, revision: one.records.first?.revision, changed: true)
+                            mutationID: mutationID, recordID: recordID, status: .applied, revision: one.records.first?.revision, changed: true)
                     } catch let problem as Problem {
                         outcome = MutationOutcome(
-                            mutationId: mutationId, recordID: recordID, status: .rejected,
+                            mutationID: mutationID, recordID: recordID, status: .rejected,
                             problem: problem.details)
                     }
                     plan.outcomes.append(outcome)
-                    plan.newOutcomes.append(StoredOutcome(mutationId: mutationId, userId: userId, digest: digest, outcome: outcome))
+                    plan.newOutcomes.append(StoredOutcome(mutationID: mutationID, userId: userId, digest: digest, outcome: outcome))
                 }
                 return plan
             }
             services.storage.changes.announce(plan, projectId: membership.projectId)
-            let fresh = Set(plan.newOutcomes.map(\.mutationId))
+            let fresh = Set(plan.newOutcomes.map(\.mutationID))
             for outcome in plan.outcomes {
-                if !fresh.contains(outcome.mutationId) {
+                if !fresh.contains(outcome.mutationID) {
                     summary.repeated += 1
                 } else if outcome.status == .rejected {
                     summary.skipped += 1
@@ -118,5 +118,5 @@ struct BulkReview {
     }
 
     /// The mutation id of one record's review in a bulk request.
-    static func mutationId(batch: String, recordID: UUID) -> String { "bulk-\(batch)-\(recordID.lowercased)" }
+    static func mutationID(batch: String, recordID: UUID) -> String { "bulk-\(batch)-\(recordID.lowercased)" }
 }

@@ -91,13 +91,13 @@ struct ConflictView: Encodable, Sendable {
     var winner: ConflictEntry.Winner
     var open: Bool
     var createdAt: String
-    var mutationId: String
+    var mutationID: String
     var server: Side?
     var client: Side?
     var resolution: Resolution?
 
     private enum CodingKeys: String, CodingKey {
-        case id, recordID = "recordId", formID = "formId", fieldId, kind, policy, winner, open, createdAt, mutationId, server, client, resolution
+        case id, recordID = "recordId", formID = "formId", fieldId, kind, policy, winner, open, createdAt, mutationID = "mutationId", server, client, resolution
     }
 
     init(_ entry: ConflictLogEntry) {
@@ -110,7 +110,7 @@ struct ConflictView: Encodable, Sendable {
         winner = entry.entry.winner
         open = entry.open
         createdAt = Timestamp.string(entry.createdAt)
-        mutationId = entry.mutationId
+        mutationID = entry.mutationID
         server = Side(entry.entry.server, author: entry.serverAuthor)
         client = Side(entry.entry.client, author: entry.clientAuthor)
         resolution = entry.resolution.map { Resolution(kept: $0.kept, by: $0.by, at: Timestamp.string($0.at)) }

@@ -65,7 +65,7 @@ struct SyncController {
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordID).inserted { recordIDs.append(mutation.recordID) }
         let plan = try await commit(planner, projectId: membership.projectId, clientId: body.clientId,
-            mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIDs: recordIDs, entityIds: PushPlanner.entityIds(body.mutations))
+            mutationIDs: Array(Set(body.mutations.map(\.mutationID))), recordIDs: recordIDs, entityIds: PushPlanner.entityIds(body.mutations))
         services.storage.changes.announce(plan, projectId: membership.projectId)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
@@ -87,11 +87,11 @@ struct SyncController {
     /// found. After `maxPlanAttempts` such races (many devices pushing to one record at once) it is decided
     /// under the lock, as the storage serialises it: what is left of its pattern budget bounds what that
     /// decision can cost everyone else.
-    func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIds: [String], recordIDs: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
+    func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
         let storage = services.storage
         let metrics = services.metrics
         var began = ContinuousClock.now
-        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIDs: recordIDs, entityIds: entityIds)
+        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
         metrics.recordPushStep("snapshot", began.duration(to: .now))
         var verdicts = PatternVerdicts(budget: services.limits.patternBudget)
         for _ in 1...Self.maxPlanAttempts {
@@ -107,7 +107,7 @@ struct SyncController {
             began = .now
             defer { metrics.recordPushStep("write", began.duration(to: .now)) }
             do {
-                return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIDs: recordIDs, entityIds: entityIds) { current in
+                return try await storage.push(projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { current in
                     guard current == planned else { throw SnapshotMoved(snapshot: current) }
                     return plan
                 }
@@ -115,7 +115,7 @@ struct SyncController {
                 snapshot = moved.snapshot
             }
         }
-        return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIDs: recordIDs, entityIds: entityIds) { [verdicts] current in
+        return try await storage.push(projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { [verdicts] current in
             var verdicts = verdicts
             return try planner.plan(current, verdicts: &verdicts)
         }
@@ -153,7 +153,7 @@ struct SyncController {
     func check(_ body: ReadPushRequest) throws {
         if let problem = Identifier.problem(body.clientId, field: "clientId") { throw problem }
         for (index, mutation) in body.mutations.enumerated() {
-            if let problem = Identifier.problem(mutation.mutationId, field: "mutations[\(index)].mutationId") { throw problem }
+            if let problem = Identifier.problem(mutation.mutationID, field: "mutations[\(index)].mutationId") { throw problem }
             guard mutation.changes.count <= 10_000 else {
                 throw Problem.tooLarge("A mutation may change at most 10000 fields.", field: "mutations[\(index)].changes")
             }

@@ -61,11 +61,11 @@ struct PushPlanner: Sendable {
         var entities = EntityWork(working: snapshot.entities)
         for (index, prepared) in mutations.enumerated() {
             let mutation = prepared.mutation
-            if let stored = seen[mutation.mutationId] {
+            if let stored = seen[mutation.mutationID] {
                 guard stored.digest == prepared.digest, stored.userId == userId else {
                     throw Problem(
                         .conflict, "mutation-id-reused", title: "Mutation id reused",
-                        detail: "The mutation id \"\(mutation.mutationId)\" was already used by this client for a different change. Give every new mutation a new id (a UUID); resend a mutation only unchanged. Nothing of this batch was applied.",
+                        detail: "The mutation id \"\(mutation.mutationID)\" was already used by this client for a different change. Give every new mutation a new id (a UUID); resend a mutation only unchanged. Nothing of this batch was applied.",
                         field: "mutations[\(index)].mutationId")
                 }
                 plan.outcomes.append(stored.outcome)
@@ -74,9 +74,9 @@ struct PushPlanner: Sendable {
             let outcome = apply(
                 mutation, working: &working, entities: &entities, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields, verdicts: &verdicts)
             plan.outcomes.append(outcome)
-            let stored = StoredOutcome(mutationId: mutation.mutationId, userId: userId, digest: prepared.digest, outcome: outcome)
+            let stored = StoredOutcome(mutationID: mutation.mutationID, userId: userId, digest: prepared.digest, outcome: outcome)
             plan.newOutcomes.append(stored)
-            seen[mutation.mutationId] = stored
+            seen[mutation.mutationID] = stored
         }
         // Here, outside the write lock, not in the storage's transaction.
         plan.encode(fields: encodedFields)
@@ -92,7 +92,7 @@ struct PushPlanner: Sendable {
     }
 
     private func reject(_ mutation: Mutation, _ problem: Problem) -> MutationOutcome {
-        MutationOutcome(mutationId: mutation.mutationId, recordID: mutation.recordID, status: .rejected, problem: problem.details)
+        MutationOutcome(mutationID: mutation.mutationID, recordID: mutation.recordID, status: .rejected, problem: problem.details)
     }
 
     /// The entities as the batch's earlier mutations left them, and where each written one is in the plan.
@@ -155,7 +155,7 @@ struct PushPlanner: Sendable {
         if let entityChange {
             for entry in entityChange.conflicts {
                 plan.entityConflicts.append(LoggedEntityConflict(
-                    entityId: entityChange.entity.id, recordID: mutation.recordID, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
+                    entityId: entityChange.entity.id, recordID: mutation.recordID, mutationID: mutation.mutationID, clientId: clientId, entry: entry))
             }
             if let history = entityChange.history {
                 plan.entityHistory.append(history)
@@ -169,7 +169,7 @@ struct PushPlanner: Sendable {
             }
         }
         for entry in merged.conflicts {
-            plan.conflicts.append(LoggedConflict(recordID: mutation.recordID, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
+            plan.conflicts.append(LoggedConflict(recordID: mutation.recordID, mutationID: mutation.mutationID, clientId: clientId, entry: entry))
         }
         var revision = current?.revision ?? 0
         if merged.changed {
@@ -200,7 +200,7 @@ struct PushPlanner: Sendable {
             revision = record.revision
         }
         let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
-        return MutationOutcome(mutationId: mutation.mutationId, recordID: mutation.recordID, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
+        return MutationOutcome(mutationID: mutation.mutationID, recordID: mutation.recordID, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
     }
 
     /// The record's times after an applied change, where each happened: created once (the device's creation

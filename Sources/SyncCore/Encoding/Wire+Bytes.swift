@@ -98,7 +98,7 @@ extension Mutation {
 
     /// Reads a mutation and reports its `recordId` exactly as it was written (any case), to echo it.
     public static func read(from reader: inout JSONReader, recordIDAsSent: inout String?) throws -> Mutation {
-        var mutationId: String?
+        var mutationID: String?
         var recordID: UUID?
         var formID: String?
         var formVersion: Int64?
@@ -109,7 +109,7 @@ extension Mutation {
         while let key = try reader.nextKey() {
             if try times.read(key: key, from: &reader) { continue }
             switch key {
-            case "mutationId": mutationId = try reader.readString()
+            case "mutationId": mutationID = try reader.readString()
             case "recordId":
                 let text = try reader.readString()
                 guard let id = UUID(uuidString: text) else { throw reader.error("recordId must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
@@ -136,7 +136,7 @@ extension Mutation {
         func missing(_ name: String, _ expected: String) -> JSONReadError {
             JSONReadError(offset: reader.offset, message: "A mutation needs \(name): \(expected)", path: name)
         }
-        guard let mutationId else { throw missing("mutationId", "a string unique on the device, such as a UUID") }
+        guard let mutationID else { throw missing("mutationId", "a string unique on the device, such as a UUID") }
         guard let recordID else { throw missing("recordId", "the record's UUID") }
         guard let formID else { throw missing("formId", "the id of the record's form") }
         guard let formVersion else { throw missing("formVersion", "the form version the record was started on, a whole number from 1") }
@@ -145,7 +145,7 @@ extension Mutation {
         guard formVersion >= 1, let version = Int(exactly: formVersion) else {
             throw JSONReadError(offset: reader.offset, message: "formVersion must be a whole number from 1, not \(formVersion)", path: "formVersion")
         }
-        return Mutation(mutationId: mutationId, recordID: recordID, formID: formID, formVersion: version, state: state, changes: changes, times: times)
+        return Mutation(mutationID: mutationID, recordID: recordID, formID: formID, formVersion: version, state: state, changes: changes, times: times)
     }
 
     public func write(to writer: inout JSONWriter, uppercaseRecordID: Bool = false) {
@@ -166,7 +166,7 @@ extension Mutation {
         writer.key("formVersion")
         writer.int(formVersion)
         writer.key("mutationId")
-        writer.string(mutationId)
+        writer.string(mutationID)
         writer.key("recordId")
         writer.string(uppercaseRecordID ? recordID.uuidString : recordID.lowercased)
         writer.key("state")
@@ -307,7 +307,7 @@ extension ConflictEntry {
 
 extension MutationOutcome {
     public static func read(from reader: inout JSONReader) throws -> MutationOutcome {
-        var mutationId: String?
+        var mutationID: String?
         var recordID: UUID?
         var status: Status?
         var revision: Int64?
@@ -317,7 +317,7 @@ extension MutationOutcome {
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
-            case "mutationId": mutationId = try reader.readString()
+            case "mutationId": mutationID = try reader.readString()
             case "recordId": recordID = try UUID.read(from: &reader, "recordId")
             case "status":
                 let text = try reader.readString()
@@ -332,8 +332,8 @@ extension MutationOutcome {
             default: try reader.skipValue()
             }
         }
-        guard let mutationId, let recordID, let status else { throw reader.error("An outcome needs mutationId, recordId and status") }
-        return MutationOutcome(mutationId: mutationId, recordID: recordID, status: status, revision: revision, conflicts: conflicts, problem: problem, changed: changed)
+        guard let mutationID, let recordID, let status else { throw reader.error("An outcome needs mutationId, recordId and status") }
+        return MutationOutcome(mutationID: mutationID, recordID: recordID, status: status, revision: revision, conflicts: conflicts, problem: problem, changed: changed)
     }
 
     public func write(to writer: inout JSONWriter, recordIDAsSent: String? = nil) {
@@ -350,7 +350,7 @@ extension MutationOutcome {
         }
         writer.endArray()
         writer.key("mutationId")
-        writer.string(mutationId)
+        writer.string(mutationID)
         if let problem {
             writer.key("problem")
             problem.write(to: &writer)

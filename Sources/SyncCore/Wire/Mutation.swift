@@ -7,7 +7,7 @@ import Foundation
 /// the server applies it once and returns the stored outcome every time after.
 public struct Mutation: Codable, Sendable, Hashable {
     /// Unique per device; a UUID is a good choice.
-    public var mutationId: String
+    public var mutationID: String
     public var recordID: UUID
     public var formID: String
     /// The form version the record was started on or upgraded to.
@@ -22,10 +22,10 @@ public struct Mutation: Codable, Sendable, Hashable {
     public var times: RecordTimes
 
     public init(
-        mutationId: String, recordID: UUID, formID: String, formVersion: Int, state: RecordState, changes: [String: FieldChange],
+        mutationID: String, recordID: UUID, formID: String, formVersion: Int, state: RecordState, changes: [String: FieldChange],
         times: RecordTimes = RecordTimes()
     ) {
-        self.mutationId = mutationId
+        self.mutationID = mutationID
         self.recordID = recordID
         self.formID = formID
         self.formVersion = formVersion
@@ -35,12 +35,12 @@ public struct Mutation: Codable, Sendable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case mutationId, recordID = "recordId", formID = "formId", formVersion, state, changes, createdAt, updatedAt, submittedAt
+        case mutationID = "mutationId", recordID = "recordId", formID = "formId", formVersion, state, changes, createdAt, updatedAt, submittedAt
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        mutationId = try container.decode(String.self, forKey: .mutationId)
+        mutationID = try container.decode(String.self, forKey: .mutationID)
         recordID = try container.decode(UUID.self, forKey: .recordID)
         formID = try container.decode(String.self, forKey: .formID)
         formVersion = try container.decode(Int.self, forKey: .formVersion)
@@ -51,7 +51,7 @@ public struct Mutation: Codable, Sendable, Hashable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(mutationId, forKey: .mutationId)
+        try container.encode(mutationID, forKey: .mutationID)
         try container.encode(recordID, forKey: .recordID)
         try container.encode(formID, forKey: .formID)
         try container.encode(formVersion, forKey: .formVersion)

@@ -12,7 +12,7 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
         case rejected
     }
 
-    public var mutationId: String
+    public var mutationID: String
     public var recordID: UUID
     public var status: Status
     /// The record's revision after this mutation (absent when rejected).
@@ -27,11 +27,11 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
     public var problem: ProblemDetails?
 
     private enum CodingKeys: String, CodingKey {
-        case mutationId, recordID = "recordId", status, revision, changed, conflicts, problem
+        case mutationID = "mutationId", recordID = "recordId", status, revision, changed, conflicts, problem
     }
 
-    public init(mutationId: String, recordID: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil, changed: Bool? = nil) {
-        self.mutationId = mutationId
+    public init(mutationID: String, recordID: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil, changed: Bool? = nil) {
+        self.mutationID = mutationID
         self.recordID = recordID
         self.status = status
         self.revision = revision

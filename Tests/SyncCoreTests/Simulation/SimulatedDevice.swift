@@ -94,7 +94,7 @@ struct SimulatedDevice {
             let rows = outbox.filter { $0.record == candidate.record && $0.id <= candidate.last }
             let entries = rows.map { DeviceSync.OutboxEntry(fields: Array($0.values.keys), baseRevision: $0.baseRevision, hlc: $0.hlc) }
             let mutation = Mutation(
-                mutationId: "\(id)-m\(nextMutation)", recordID: candidate.record, formID: "form", formVersion: stored.formVersion,
+                mutationID: "\(id)-m\(nextMutation)", recordID: candidate.record, formID: "form", formVersion: stored.formVersion,
                 state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state))
             nextMutation += 1
             // Sent as bytes: what the server gets is what the device's writer wrote.
@@ -110,7 +110,7 @@ struct SimulatedDevice {
     /// What `DraftStore.applyOutcomes` does with one push response.
     mutating func applyResponse(_ response: PushResponse, now: Int64) {
         for outcome in response.outcomes {
-            guard let index = sent.firstIndex(where: { $0.mutation.mutationId == outcome.mutationId }) else { continue }
+            guard let index = sent.firstIndex(where: { $0.mutation.mutationID == outcome.mutationID }) else { continue }
             let frozen = sent.remove(at: index)
             let record = frozen.mutation.recordID
             outbox.removeAll { $0.record == record && $0.id <= frozen.lastRow }

@@ -26,7 +26,7 @@ struct SimulatedServer {
         var after: FieldState?
         var change: FieldChange
         var conflict: ConflictEntry?
-        var mutationId: String
+        var mutationID: String
         var clientId: String
     }
 
@@ -50,7 +50,7 @@ struct SimulatedServer {
     mutating func push(clientId: String, _ mutations: [Mutation], now: Int64, effects: (FieldEffect) -> Void) -> PushResponse {
         var answers: [MutationOutcome] = []
         for mutation in mutations {
-            let key = "\(clientId)/\(mutation.mutationId)"
+            let key = "\(clientId)/\(mutation.mutationID)"
             if let stored = outcomes[key] {
                 answers.append(stored)
                 continue
@@ -63,7 +63,7 @@ struct SimulatedServer {
             for (field, change) in mutation.changes {
                 effects(FieldEffect(
                     record: mutation.recordID, field: field, before: current?.fields[field], after: merged.record.fields[field],
-                    change: change, conflict: merged.conflicts.first { $0.fieldId == field }, mutationId: mutation.mutationId, clientId: clientId))
+                    change: change, conflict: merged.conflicts.first { $0.fieldId == field }, mutationID: mutation.mutationID, clientId: clientId))
                 clock.observe(change.hlc, wallMillis: now)
             }
             if merged.changed {
@@ -74,7 +74,7 @@ struct SimulatedServer {
             log += merged.conflicts.map { Logged(record: mutation.recordID, entry: $0) }
             let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
             let outcome = MutationOutcome(
-                mutationId: mutation.mutationId, recordID: mutation.recordID, status: lost ? .merged : .applied,
+                mutationID: mutation.mutationID, recordID: mutation.recordID, status: lost ? .merged : .applied,
                 revision: merged.record.revision, conflicts: merged.conflicts, changed: merged.changed)
             outcomes[key] = outcome
             answers.append(outcome)
