@@ -66,7 +66,7 @@ extension DraftStore {
     /// A local change's stamp against the server's, as `FieldMerge` orders them (clock, then writer).
     static func isNewer(_ hlc: Int64, _ writer: String, than state: FieldState?) -> Bool {
         guard let state else { return true }
-        return (HybridTimestamp(rawValue: hlc), writer) > (state.hlc, state.clientId)
+        return (HybridTimestamp(rawValue: hlc), writer) > (state.hlc, state.clientID)
     }
 
     struct LocalEntityChange {
@@ -404,7 +404,7 @@ extension DraftStore {
             if let pendingClock {
                 stamp = (HybridTimestamp(rawValue: pendingClock), device)
             } else if let synced = record.synced[field.id] {
-                stamp = (synced.hlc, synced.clientId)
+                stamp = (synced.hlc, synced.clientID)
             } else {
                 continue
             }

@@ -209,8 +209,8 @@ extension DraftStore {
             VALUES (?1, ?2, ?3, fs_seal(?4, 'conflict', ?1, ?2, 'local'), ?5, ?6, fs_seal(?7, 'conflict', ?1, ?2, 'remote'), ?8, ?9, ?10, ?11,
                 fs_seal(?12, 'conflict', ?1, ?2, 'reason'), ?13)
             """).execute(arguments: [
-                record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientId,
-                try json(remote?.value), remote?.hlc.rawValue, remote?.clientId, now, open ? nil : now, reason, serverId,
+                record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientID,
+                try json(remote?.value), remote?.hlc.rawValue, remote?.clientID, now, open ? nil : now, reason, serverId,
             ])
     }
 

@@ -22,11 +22,11 @@ extension PostgresStorage {
     /// 4. Take the sequence numbers from the project's counter row (its lock is held until COMMIT) and
     ///    write records, outcomes and conflicts, each with one statement over arrays.
     public func push(
-        projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
+        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         let committed = try await transaction { connection in
-            let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIDs.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }
+            let keys = Set([Self.lockKey("\(projectId)/device/\(clientID)")] + recordIDs.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }
                 + entityIds.map { Self.lockKey("\(projectId)/entity/\($0.lowercased)") }).sorted()
             _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
             let records = try await Self.records(connection, projectId: projectId, ids: recordIDs)
@@ -38,7 +38,7 @@ extension PostgresStorage {
                 _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(more)::int8[]) AS k", logger: .quiet).collect()
             }
             let snapshot = PushSnapshot(
-                storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIDs: mutationIDs),
+                storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
                 records: records, entities: try await Self.entities(connection, projectId: projectId, ids: allEntityIds))
             var decided = try plan(snapshot)
             let encoded = decided.encoding()
@@ -95,7 +95,7 @@ extension PostgresStorage {
                 let outcomes = decided.newOutcomes
                 try await connection.query("""
                     INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at)
-                    SELECT \(projectId), \(clientId), *, \(now) FROM unnest(
+                    SELECT \(projectId), \(clientID), *, \(now) FROM unnest(
                         \(outcomes.map(\.mutationID))::text[], \(outcomes.map(\.userId))::int8[],
                         \(outcomes.map { ByteBuffer(bytes: $0.digest) })::bytea[], \(encoded.outcomes)::text[])
                     """, logger: .quiet)
@@ -110,7 +110,7 @@ extension PostgresStorage {
                     INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
                     SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now), NULLIF(c.sequence, 0),
                         NULLIF(c.loser, '') FROM unnest(
-                        \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationID))::text[], \(conflicts.map(\.clientId))::text[],
+                        \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationID))::text[], \(conflicts.map(\.clientID))::text[],
                         \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordID] ?? 0 })::int8[],
                         \(conflicts.map { $0.otherLoser ?? "" })::text[]
                     ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, sequence, loser, n) ORDER BY c.n
@@ -193,13 +193,13 @@ extension PostgresStorage {
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
                 let records = try await Self.records(connection, projectId: projectId, ids: recordIDs)
                 return PushSnapshot(
-                    storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIDs: mutationIDs),
+                    storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
                     records: records,
                     entities: try await Self.entities(connection, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)))
             }
@@ -228,12 +228,12 @@ extension PostgresStorage {
         let client = client
         return try await perform {
             var result: [LoggedConflict] = []
-            for try await (mutationID, clientId, entry) in try await client.query("""
+            for try await (mutationID, clientID, entry) in try await client.query("""
                 SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = \(projectId) AND record_id = \(recordID) ORDER BY id
                 """).decode((String, String, String).self) {
                 var reader = JSONReader(Array(entry.utf8))
                 result.append(LoggedConflict(
-                    recordID: recordID, mutationID: mutationID, clientId: clientId,
+                    recordID: recordID, mutationID: mutationID, clientID: clientID,
                     entry: try ConflictEntry.read(from: &reader)))
             }
             return result
@@ -253,12 +253,12 @@ extension PostgresStorage {
         return Int64(bitPattern: hash)
     }
 
-    static func storedOutcomes(_ connection: PostgresConnection, projectId: Int64, clientId: String, mutationIDs: [String]) async throws -> [String: StoredOutcome] {
+    static func storedOutcomes(_ connection: PostgresConnection, projectId: Int64, clientID: String, mutationIDs: [String]) async throws -> [String: StoredOutcome] {
         guard !mutationIDs.isEmpty else { return [:] }
         var result: [String: StoredOutcome] = [:]
         for try await (mutationID, userId, digest, outcome) in try await connection.query("""
             SELECT mutation_id, user_id, digest, outcome FROM mutations
-            WHERE project_id = \(projectId) AND client_id = \(clientId) AND mutation_id = ANY(\(mutationIDs)::text[])
+            WHERE project_id = \(projectId) AND client_id = \(clientID) AND mutation_id = ANY(\(mutationIDs)::text[])
             """, logger: .quiet).decode((String, Int64, ByteBuffer, String).self) {
             var reader = JSONReader(Array(outcome.utf8))
             result[mutationID] = StoredOutcome(

@@ -14,7 +14,7 @@ extension SQLiteStorage {
             """)
         for (entry, detail) in zip(history, details) {
             try insert.execute(arguments: [
-                projectId, entry.recordID.lowercased, entry.revision, entry.kind.rawValue, entry.userId, entry.clientId,
+                projectId, entry.recordID.lowercased, entry.revision, entry.kind.rawValue, entry.userId, entry.clientID,
                 detail, entry.at.timeIntervalSince1970,
             ])
         }
@@ -43,7 +43,7 @@ extension SQLiteStorage {
                 """, arguments: [projectId, recordID.lowercased]).map { row in
                 HistoryEntry(
                     recordID: recordID, revision: row[0], kind: HistoryEntry.Kind(rawValue: row[1]) ?? .change,
-                    userId: row[2], userName: row[3], clientId: row[4], at: Date(timeIntervalSince1970: row[6]),
+                    userId: row[2], userName: row[3], clientID: row[4], at: Date(timeIntervalSince1970: row[6]),
                     detail: try HistoryDetail(jsonText: row[5]))
             }
         }
@@ -83,7 +83,7 @@ extension SQLiteStorage {
             ConflictResolution(kept: kept, by: row[11] ?? "", at: Date(timeIntervalSince1970: row[10] ?? 0))
         }
         return ConflictLogEntry(
-            id: row[0], recordID: UUID(uuidString: recordKey) ?? UUID(), formID: row[2], mutationID: row[3], clientId: row[4],
+            id: row[0], recordID: UUID(uuidString: recordKey) ?? UUID(), formID: row[2], mutationID: row[3], clientID: row[4],
             entry: entry, clientAuthor: row[8], serverAuthor: serverAuthor, open: open,
             createdAt: Date(timeIntervalSince1970: row[7]), resolution: resolution)
     }

@@ -11,11 +11,11 @@ extension SQLiteStorage {
         """
 
     public func push(
-        projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
+        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         let committed = try await groupWrite { db in
-            let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
+            let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
             var decided = try plan(snapshot)
             let encoded = decided.encoding()
             let now = Date().timeIntervalSince1970
@@ -61,7 +61,7 @@ extension SQLiteStorage {
                 INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             for (stored, outcome) in zip(decided.newOutcomes, encoded.outcomes) {
-                try insertOutcome.execute(arguments: [projectId, clientId, stored.mutationID, stored.userId, stored.digest, outcome, now])
+                try insertOutcome.execute(arguments: [projectId, clientID, stored.mutationID, stored.userId, stored.digest, outcome, now])
             }
             let insertConflict = try db.cachedStatement(sql: """
                 INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
@@ -70,7 +70,7 @@ extension SQLiteStorage {
             var conflictIds: [Int64] = []
             for (conflict, entry) in zip(decided.conflicts, encoded.conflicts) {
                 try insertConflict.execute(arguments: [
-                    projectId, conflict.recordID.lowercased, conflict.mutationID, conflict.clientId, entry, conflict.entry.open, now,
+                    projectId, conflict.recordID.lowercased, conflict.mutationID, conflict.clientID, entry, conflict.entry.open, now,
                     sequences[conflict.recordID], conflict.otherLoser,
                 ])
                 conflictIds.append(db.lastInsertedRowID)
@@ -137,16 +137,16 @@ extension SQLiteStorage {
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
         try await pool.read { db in
-            try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
+            try Self.pushSnapshot(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
         }
     }
 
-    static func pushSnapshot(_ db: Database, projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) throws -> PushSnapshot {
+    static func pushSnapshot(_ db: Database, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) throws -> PushSnapshot {
         let records = try records(db, projectId: projectId, ids: recordIDs)
         return PushSnapshot(
-            storedOutcomes: try storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIDs: mutationIDs),
+            storedOutcomes: try storedOutcomes(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
             records: records,
             entities: try entities(db, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)))
     }
@@ -172,7 +172,7 @@ extension SQLiteStorage {
                 let entry: String = row["entry"]
                 var reader = JSONReader(Array(entry.utf8))
                 return LoggedConflict(
-                    recordID: recordID, mutationID: row["mutation_id"], clientId: row["client_id"],
+                    recordID: recordID, mutationID: row["mutation_id"], clientID: row["client_id"],
                     entry: try ConflictEntry.read(from: &reader))
             }
         }
@@ -180,14 +180,14 @@ extension SQLiteStorage {
 
     // MARK: Rows
 
-    static func storedOutcomes(_ db: Database, projectId: Int64, clientId: String, mutationIDs: [String]) throws -> [String: StoredOutcome] {
+    static func storedOutcomes(_ db: Database, projectId: Int64, clientID: String, mutationIDs: [String]) throws -> [String: StoredOutcome] {
         guard !mutationIDs.isEmpty else { return [:] }
         var result: [String: StoredOutcome] = [:]
         // The ids as one JSON array: the statement is the same for every batch, so it is prepared once.
         for row in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT mutation_id, user_id, digest, outcome FROM mutations
             WHERE project_id = ? AND client_id = ? AND mutation_id IN (SELECT value FROM json_each(?))
-            """), arguments: [projectId, clientId, JSONWriter.array(of: mutationIDs)]) {
+            """), arguments: [projectId, clientID, JSONWriter.array(of: mutationIDs)]) {
             let outcome: String = row["outcome"]
             var reader = JSONReader(Array(outcome.utf8))
             let stored = StoredOutcome(

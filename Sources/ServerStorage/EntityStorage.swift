@@ -247,7 +247,7 @@ public struct EntityHistoryEntry: Sendable, Hashable {
     /// Filled in when read.
     public var userName: String
     /// The device the record came from.
-    public var clientId: String?
+    public var clientID: String?
     public var at: Date
     /// The label and properties the change set, from what to what (``HistoryDetail/fields``).
     public var detail: HistoryDetail
@@ -256,7 +256,7 @@ public struct EntityHistoryEntry: Sendable, Hashable {
     public var recordReview: ReviewState?
 
     public init(
-        entityId: UUID, revision: Int64, kind: Kind, recordID: UUID?, userId: Int64, userName: String = "", clientId: String?, at: Date,
+        entityId: UUID, revision: Int64, kind: Kind, recordID: UUID?, userId: Int64, userName: String = "", clientID: String?, at: Date,
         detail: HistoryDetail, recordReview: ReviewState? = nil
     ) {
         self.entityId = entityId
@@ -265,7 +265,7 @@ public struct EntityHistoryEntry: Sendable, Hashable {
         self.recordID = recordID
         self.userId = userId
         self.userName = userName
-        self.clientId = clientId
+        self.clientID = clientID
         self.at = at
         self.detail = detail
         self.recordReview = recordReview
@@ -278,16 +278,16 @@ public struct LoggedEntityConflict: Sendable, Hashable {
     /// The record whose change met the conflict.
     public var recordID: UUID
     public var mutationID: String
-    public var clientId: String
+    public var clientID: String
     public var entry: ConflictEntry
     /// Filled in when read.
     public var at: Date?
 
-    public init(entityId: UUID, recordID: UUID, mutationID: String, clientId: String, entry: ConflictEntry, at: Date? = nil) {
+    public init(entityId: UUID, recordID: UUID, mutationID: String, clientID: String, entry: ConflictEntry, at: Date? = nil) {
         self.entityId = entityId
         self.recordID = recordID
         self.mutationID = mutationID
-        self.clientId = clientId
+        self.clientID = clientID
         self.entry = entry
         self.at = at
     }

@@ -23,17 +23,17 @@ public struct HistoryEntry: Sendable, Hashable {
     /// Filled in when read; not stored.
     public var userName: String
     /// The device the change came from; nil for changes made on the server (reviews, resolutions).
-    public var clientId: String?
+    public var clientID: String?
     public var at: Date
     public var detail: HistoryDetail
 
-    public init(recordID: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientId: String?, at: Date, detail: HistoryDetail) {
+    public init(recordID: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientID: String?, at: Date, detail: HistoryDetail) {
         self.recordID = recordID
         self.revision = revision
         self.kind = kind
         self.userId = userId
         self.userName = userName
-        self.clientId = clientId
+        self.clientID = clientID
         self.at = at
         self.detail = detail
     }
@@ -192,7 +192,7 @@ public struct ConflictLogEntry: Sendable, Hashable {
     public var formID: String
     public var mutationID: String
     /// The device whose change met the server's value.
-    public var clientId: String
+    public var clientID: String
     public var entry: ConflictEntry
     /// The user who pushed the device's side; nil when unknown.
     public var clientAuthor: String?
@@ -203,14 +203,14 @@ public struct ConflictLogEntry: Sendable, Hashable {
     public var resolution: ConflictResolution?
 
     public init(
-        id: Int64, recordID: UUID, formID: String, mutationID: String, clientId: String, entry: ConflictEntry,
+        id: Int64, recordID: UUID, formID: String, mutationID: String, clientID: String, entry: ConflictEntry,
         clientAuthor: String?, serverAuthor: String?, open: Bool, createdAt: Date, resolution: ConflictResolution?
     ) {
         self.id = id
         self.recordID = recordID
         self.formID = formID
         self.mutationID = mutationID
-        self.clientId = clientId
+        self.clientID = clientID
         self.entry = entry
         self.clientAuthor = clientAuthor
         self.serverAuthor = serverAuthor

@@ -51,13 +51,13 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     /// `entityIds`: the entities the batch's entity changes name; the snapshot holds those and the ones its
     /// records' stored entity changes name (``PushSnapshot/entityIds(named:records:)``).
     func push(
-        projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
+        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan
     /// What `push` would hand its `plan` now, read without taking any write lock: the server decides a
     /// push (merge, validation) on this snapshot outside the lock, then commits it through `push` only if
     /// the snapshot there is still the same (see `SyncController`).
-    func pushSnapshot(projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot
+    func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot
     /// Records changed after `after`, ordered by sequence: at most `limit`, and no more once their fields
     /// add up to `maxBytes` (a page always holds at least one record, however large). Fields stay as stored.
     func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage
@@ -73,7 +73,7 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict]
 
     // MARK: Review, history and the conflict log
-    // Reviews and resolutions are written through ``push(projectId:clientId:mutationIDs:recordIDs:plan:)``: a
+    // Reviews and resolutions are written through ``push(projectId:clientID:mutationIDs:recordIDs:plan:)``: a
     // plan that changes a record's review, or resolves a conflict, is committed like any other.
 
     /// Every history entry of the record, oldest first, with the names of their users.
@@ -88,15 +88,15 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
 extension ServerStorage {
     /// A push batch that changes no entity (reviews, resolutions).
     public func push(
-        projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID],
+        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
-        try await push(projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: [], plan: plan)
+        try await push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: [], plan: plan)
     }
 
     /// The snapshot of a push batch that changes no entity.
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID]) async throws -> PushSnapshot {
-        try await pushSnapshot(projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: [])
+    public func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID]) async throws -> PushSnapshot {
+        try await pushSnapshot(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: [])
     }
 }
 

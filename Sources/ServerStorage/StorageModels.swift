@@ -142,20 +142,20 @@ public struct PushSnapshot: Sendable, Hashable {
 public struct LoggedConflict: Sendable, Hashable {
     public var recordID: UUID
     public var mutationID: String
-    public var clientId: String
+    public var clientID: String
     public var entry: ConflictEntry
 
-    public init(recordID: UUID, mutationID: String, clientId: String, entry: ConflictEntry) {
+    public init(recordID: UUID, mutationID: String, clientID: String, entry: ConflictEntry) {
         self.recordID = recordID
         self.mutationID = mutationID
-        self.clientId = clientId
+        self.clientID = clientID
         self.entry = entry
     }
 
     /// The device whose value lost when that is not the pushing device (which learns it from the push's
     /// outcome): the writer of the server's side when the pushed value won. It gets the entry at its next pull.
     public var otherLoser: String? {
-        guard entry.winner == .client, let writer = entry.server?.clientId, writer != clientId else { return nil }
+        guard entry.winner == .client, let writer = entry.server?.clientID, writer != clientID else { return nil }
         return writer
     }
 }

@@ -86,7 +86,7 @@ public enum WebhookEvents {
                     writer.int(conflictIds[conflictIndex])
                 }
                 writer.key("device")
-                writer.string(conflict.clientId)
+                writer.string(conflict.clientID)
                 writer.key("entry")
                 writer.raw(encoded.conflicts[conflictIndex])
                 writer.endObject()
@@ -119,9 +119,9 @@ public enum WebhookEvents {
                     writer.beginObject()
                     writer.key("userId")
                     writer.int(entry.userId)
-                    if let clientId = entry.clientId {
+                    if let clientID = entry.clientID {
                         writer.key("device")
-                        writer.string(clientId)
+                        writer.string(clientID)
                     }
                     writer.endObject()
                     if let resolution = entry.detail.resolution {

@@ -20,9 +20,9 @@ struct EntityStoreTests {
     /// A page of one entity whose `members` carries `stamp`.
     static func page(_ id: UUID, members: Int, stamp: HybridTimestamp, cursor: Int64, removed: [UUID] = []) -> [UInt8] {
         let fields = RecordFields([
-            "label": FieldState(value: .text("Server label"), revision: 1, hlc: stamp, clientId: "server"),
-            "head": FieldState(value: .text("Server head"), revision: 1, hlc: stamp, clientId: "server"),
-            "members": FieldState(value: .integer(members), revision: 1, hlc: stamp, clientId: "server"),
+            "label": FieldState(value: .text("Server label"), revision: 1, hlc: stamp, clientID: "server"),
+            "head": FieldState(value: .text("Server head"), revision: 1, hlc: stamp, clientID: "server"),
+            "members": FieldState(value: .integer(members), revision: 1, hlc: stamp, clientID: "server"),
         ])
         var writer = JSONWriter()
         writer.beginObject()

@@ -80,7 +80,7 @@ struct ObservationTests {
 
     /// A pull page with record `id` at revision 1, unchanged, carrying `review`.
     static func reviewedPage(_ id: UUID, _ review: RecordReview?, cursor: Int64) throws -> [UInt8] {
-        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "another-device")
+        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientID: "another-device")
         let record = RecordEnvelope(recordID: id, form: FormKey(id: "follow-up-job", version: 1), state: .submitted, revision: 1,
             sequence: cursor, author: "alice", review: review, fields: RecordFields(["site": stamp]))
         return PullPage(changes: [record], cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1)).jsonBytes()
@@ -160,7 +160,7 @@ struct ObservationTests {
 
     /// A pull page of `records` new follow-up jobs as the server would send it.
     static func page(records: Int, cursor: Int64) throws -> [UInt8] {
-        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "another-device")
+        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientID: "another-device")
         let changes = (0..<records).map { index in
             RecordEnvelope(recordID: UUID(), form: FormKey(id: "follow-up-job", version: 1), state: .submitted, revision: 1,
                 sequence: Int64(index + 1), author: "alice", fields: RecordFields(["site": stamp]))

@@ -23,9 +23,9 @@ struct DatabaseOutageTests {
                 try await server.publish(TestForms.job(), project: "alpha")
                 var writers: [Device] = []
                 for index in 0..<devices {
-                    writers.append(Device(clientId: "d\(index)", token: try await server.member("w\(index)", project: "alpha", role: .collector)))
+                    writers.append(Device(clientID: "d\(index)", token: try await server.member("w\(index)", project: "alpha", role: .collector)))
                 }
-                let reviewer = Device(clientId: "review", token: try await server.member("rita", project: "alpha", role: .reviewer))
+                let reviewer = Device(clientID: "review", token: try await server.member("rita", project: "alpha", role: .reviewer))
                 let pushers = writers
                 let progress = Progress()
                 try await server.app.test(.router) { client in
@@ -85,7 +85,7 @@ struct DatabaseOutageTests {
             let ids = (0..<size).map { _ in UUID() }
             let batch = ids.map { device.mutation($0, ["title": device.change(.text("x"))]) }
             while true {
-                guard ContinuousClock.now < deadline else { throw TestFailure("\(device.clientId) could not push before the deadline") }
+                guard ContinuousClock.now < deadline else { throw TestFailure("\(device.clientID) could not push before the deadline") }
                 let (response, push) = try await device.push(client, batch)
                 if response.status == .ok {
                     guard let outcomes = push?.outcomes, outcomes.allSatisfy({ $0.status == .applied && $0.revision == 1 }) else {

@@ -68,7 +68,7 @@ struct EntityServerTests {
     func aRegistrationCreatesItsEntityWhichTheFeedSends(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let projectId = try await server.project("alpha").id
             let declared = try #require(try await server.storage.entityList(projectId: projectId, name: Self.list))
             #expect(declared.properties == [
@@ -84,7 +84,7 @@ struct EntityServerTests {
                 #expect(page.changes.count == 1 && page.cursor == 1 && !page.hasMore)
                 #expect(entity.entityId == record && entity.revision == 1 && entity.sequence == 1 && entity.creator == "ana")
                 #expect(entity.fields.values == ["label": .text("Amina"), "head_name": .text("Amina"), "members": .integer(4), "district": .text("north")])
-                #expect(entity.fields["members"]?.clientId == "ana-phone")
+                #expect(entity.fields["members"]?.clientID == "ana-phone")
                 // Nothing after the cursor.
                 let next = try await Self.feed(client, ana, after: page.cursor)
                 #expect(next.changes.isEmpty && next.removed.isEmpty && next.cursor == page.cursor)
@@ -101,7 +101,7 @@ struct EntityServerTests {
             }
             let history = try await server.storage.entityHistory(projectId: projectId, entityId: record)
             #expect(history.map(\.kind) == [.create])
-            #expect(history.first?.recordID == record && history.first?.clientId == "ana-phone" && history.first?.userName == "ana")
+            #expect(history.first?.recordID == record && history.first?.clientID == "ana-phone" && history.first?.userName == "ana")
             #expect(history.first?.detail.fields["members"] == .init(from: nil, to: .integer(4)))
         }
     }
@@ -111,9 +111,9 @@ struct EntityServerTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
             try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientId: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
-            let cleo = Device(clientId: "cleo-phone", token: try await server.member("cleo", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+            let cleo = Device(clientID: "cleo-phone", token: try await server.member("cleo", project: "alpha", role: .collector))
             let projectId = try await server.project("alpha").id
             let household = UUID()
             let now = HybridLogicalClock.wallMillis()
@@ -136,8 +136,8 @@ struct EntityServerTests {
                 let conflicts = try await server.storage.entityConflicts(projectId: projectId, entityId: household)
                 #expect(conflicts.count == 1)
                 #expect(conflicts.first?.entry.fieldId == "members" && conflicts.first?.entry.winner == .server)
-                #expect(conflicts.first?.entry.client?.value == .integer(7) && conflicts.first?.entry.client?.clientId == "cleo-phone")
-                #expect(conflicts.first?.clientId == "cleo-phone")
+                #expect(conflicts.first?.entry.client?.value == .integer(7) && conflicts.first?.entry.client?.clientID == "cleo-phone")
+                #expect(conflicts.first?.clientID == "cleo-phone")
                 // A later write of the same property wins, and the value it replaced is logged.
                 let later = try Self.outcome(try await cleo.push(client, [Self.visitMutation(cleo, UUID(), entity: household, base: 1, ["members": .integer(8)], millis: 9_000, now: now)]))
                 #expect(later.status == .applied)
@@ -150,7 +150,7 @@ struct EntityServerTests {
             }
             let history = try await server.storage.entityHistory(projectId: projectId, entityId: household)
             #expect(history.map(\.kind) == [.create, .update, .update, .update])
-            #expect(history.map(\.clientId) == ["ana-phone", "ben-phone", "ana-phone", "cleo-phone"])
+            #expect(history.map(\.clientID) == ["ana-phone", "ben-phone", "ana-phone", "cleo-phone"])
         }
     }
 
@@ -159,7 +159,7 @@ struct EntityServerTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
             try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let projectId = try await server.project("alpha").id
             try await server.app.test(.router) { client in
                 // An update of an entity the server does not have.
@@ -201,7 +201,7 @@ struct EntityServerTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
             try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let projectId = try await server.project("alpha").id
             let household = UUID()
             try await server.app.test(.router) { client in
@@ -229,8 +229,8 @@ struct EntityServerTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
             try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let projectId = try await server.project("alpha").id
             let household = UUID()
             let visit = UUID()
@@ -259,8 +259,8 @@ struct EntityServerTests {
     func aRejectedRecordIsMarkedInTheHistoryUntilItIsFixed(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let projectId = try await server.project("alpha").id
             let household = UUID()
             try await server.app.test(.router) { client in
@@ -303,9 +303,9 @@ struct EntityServerTests {
     func aCollectorReceivesWhatTheScopeGivesAndReviewersEverything(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientId: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let projectId = try await server.project("alpha").id
             let anas = UUID()
             let bens = UUID()
@@ -341,8 +341,8 @@ struct EntityServerTests {
     func aReassignedEntityLeavesOneFeedForTheOtherAndADeletedOneLeavesEvery(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientId: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
             let admin = try await server.member("ada", project: "alpha", role: .admin)
             let adminId = try await server.userId(token: admin)
             let projectId = try await server.project("alpha").id
@@ -365,7 +365,7 @@ struct EntityServerTests {
                 #expect(try await server.storage.deleteEntity(projectId: projectId, list: Self.list, id: household, by: adminId))
                 let benGone = try await Self.feed(client, ben, after: benNext.cursor)
                 #expect(benGone.changes.isEmpty && benGone.removed == [household])
-                let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+                let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
                 let ritaPage = try await Self.feed(client, rita)
                 #expect(ritaPage.changes.isEmpty && ritaPage.removed == [household], "deleted entities leave every device")
                 // An update of the deleted entity is refused.
@@ -384,7 +384,7 @@ struct EntityServerTests {
         limits.maxPageBytes = 600
         try await TestServer.with(backend, limits: limits) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let ids = (0..<7).map { _ in UUID() }
             try await server.app.test(.router) { client in
                 // Pushed at once: the list's sequence follows commit order under concurrent pushes.

@@ -20,8 +20,8 @@ struct ExportColumnsTests {
     func csvAndJSONLinesCarryTimesReviewAuthorDeviceAndSplitLocations(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.survey, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let located = UUID(), raw = UUID(), draft = UUID()
             let before = Date().addingTimeInterval(-1)
             try await server.app.test(.router) { client in

@@ -21,7 +21,7 @@ struct ExportRankAndGeometryTests {
     func csvAndJSONLinesKeepTheOrderAndThePoints(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.survey, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             let plot = "0 0 0 0;0 0.001 0 0;0.001 0.001 0 0;0 0 0 0"
             try await server.app.test(.router) { client in

@@ -14,8 +14,8 @@ struct MergePolicyTests {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: policy), project: "alpha")
             let reviewerToken = try await server.member("rita", project: "alpha", role: .reviewer)
-            let a = Device(clientId: "device-a", token: try await server.member("ana", project: "alpha", role: .collector))
-            let b = Device(clientId: "device-b", token: reviewerToken)
+            let a = Device(clientID: "device-a", token: try await server.member("ana", project: "alpha", role: .collector))
+            let b = Device(clientID: "device-b", token: reviewerToken)
             let record = UUID()
             return try await server.app.test(.router) { client in
                 _ = try await a.push(client, [a.mutation(record, ["title": a.change(.text("Pump")), "notes": a.change(.text("base"))])])
@@ -73,12 +73,12 @@ struct MergePolicyTests {
     func aFieldPolicyOverridesTheFormPolicy(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: .serverWins, notesPolicy: .clientWins), project: "alpha")
-            let a = Device(clientId: "a", token: try await server.member("ana", project: "alpha", role: .collector))
+            let a = Device(clientID: "a", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await a.push(client, [a.mutation(record, ["title": a.change(.text("t")), "notes": a.change(.text("n"))])])
                 _ = try await a.push(client, [a.mutation(record, ["title": a.change(.text("t2"), base: 1), "notes": a.change(.text("n2"), base: 1)])])
-                let (_, push) = try await Device(clientId: "b", token: a.token).push(client, [a.mutation(record, ["title": a.change(.text("t3"), base: 1), "notes": a.change(.text("n3"), base: 1)])])
+                let (_, push) = try await Device(clientID: "b", token: a.token).push(client, [a.mutation(record, ["title": a.change(.text("t3"), base: 1), "notes": a.change(.text("n3"), base: 1)])])
                 let conflicts = try #require(push?.outcomes.first?.conflicts)
                 #expect(conflicts.map(\.fieldId) == ["notes", "title"])
                 #expect(conflicts.map(\.winner) == [.client, .server])
@@ -90,12 +90,12 @@ struct MergePolicyTests {
     func anEditAfterDeleteRestoresTheRecordAndLogsIt(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let a = Device(clientId: "a", token: try await server.member("ana", project: "alpha", role: .collector))
+            let a = Device(clientID: "a", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await a.push(client, [a.mutation(record, state: .draft, ["title": a.change(.text("t"))])])
                 _ = try await a.push(client, [a.mutation(record, state: .deleted, [:])])
-                let (_, push) = try await Device(clientId: "b", token: a.token).push(client, [a.mutation(record, state: .draft, ["notes": a.change(.text("late edit"), base: 1)])])
+                let (_, push) = try await Device(clientID: "b", token: a.token).push(client, [a.mutation(record, state: .draft, ["notes": a.change(.text("late edit"), base: 1)])])
                 #expect(push?.outcomes.first?.conflicts.map(\.kind) == [.restoredAfterDelete])
                 let page = try await a.pull(client)
                 #expect(page.changes.first?.state == .draft)
@@ -111,7 +111,7 @@ struct MergePolicyTests {
             try await server.publish(TestForms.wide(fields: 41), project: "alpha")
             let token = try await server.member("ana", project: "alpha", role: .collector)
             let record = UUID()
-            let creator = Device(clientId: "creator", token: token)
+            let creator = Device(clientID: "creator", token: token)
             try await server.app.test(.router) { client in
                 _ = try await creator.push(client, [creator.mutation(record, state: .draft, form: "wide", ["f1": creator.change(.text("start"))])])
                 // 40 devices, each writing its own field and the shared field f1, all from base 1, at once;
@@ -120,7 +120,7 @@ struct MergePolicyTests {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for index in 2...41 {
                         group.addTask {
-                            let device = Device(clientId: "device-\(index)", token: token)
+                            let device = Device(clientID: "device-\(index)", token: token)
                             let (response, push) = try await device.push(client, [device.mutation(record, state: .draft, form: "wide", [
                                 "f\(index)": device.change(.text("mine \(index)"), base: 1, millis: Int64(index), now: now),
                                 "f1": device.change(.text("shared \(index)"), base: 1, millis: Int64(index), now: now),

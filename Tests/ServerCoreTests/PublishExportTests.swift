@@ -24,7 +24,7 @@ struct PublishExportTests {
     func aChangeThatWouldBreakStoredRecordsIsRefusedWithTheReason(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(extraField: true), project: "alpha")
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 _ = try await device.push(client, [device.mutation(UUID(), state: .draft, ["site": device.change(.text("north")), "count": device.change(.integer(2))])])
             }
@@ -68,7 +68,7 @@ struct PublishExportTests {
     func exportStreamsCSVAndJSONLines(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 _ = try await device.push(client, (0..<7).map { index in
                     device.mutation(UUID(), ["title": device.change(.text(index == 0 ? "Pump, \"big\"" : "Job \(index)")), "priority": device.change(.choice("high"))])

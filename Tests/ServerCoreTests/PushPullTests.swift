@@ -12,7 +12,7 @@ struct PushPullTests {
     func aPushedRecordComesBackInThePullAndByItsId(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             try await server.app.test(.router) { client in
                 let (response, push) = try await device.push(client, [device.mutation(record, ["title": device.change(.text("Pump")), "count": device.change(.integer(3))])])
@@ -41,7 +41,7 @@ struct PushPullTests {
     func aRetriedBatchReturnsTheSameOutcomesAndAppliesNothingTwice(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             let batch = [
                 device.mutation(record, state: .draft, ["title": device.change(.text("A"))]),
@@ -68,7 +68,7 @@ struct PushPullTests {
     func aReusedMutationIDWithADifferentPayloadIsRefusedAndNothingApplied(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await device.push(client, [device.mutation(record, state: .draft, id: "m1", ["title": device.change(.text("A"))])])
@@ -91,7 +91,7 @@ struct PushPullTests {
     func submittedRecordsAreValidatedAndDraftsOnlyTypeChecked(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let (_, push) = try await device.push(client, [
                     device.mutation(UUID(), state: .submitted, ["count": device.change(.integer(3))]),
@@ -123,7 +123,7 @@ struct PushPullTests {
     func pullPagesFollowTheCursorWithoutGapsOrRepeats(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let ids = (0..<25).map { _ in UUID() }
                 _ = try await device.push(client, ids.map { device.mutation($0, state: .draft, ["title": device.change(.text("x"))]) })
@@ -149,7 +149,7 @@ struct PushPullTests {
     func aDeviceClockFarAheadIsClamped(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             let future = HybridTimestamp(millis: HybridLogicalClock.wallMillis() + 365 * 86_400_000, counter: 0)
             try await server.app.test(.router) { client in

@@ -11,9 +11,9 @@ import Testing
 /// pulled and fetched records carry it in lowercase.
 struct RecordIDCaseTests {
     /// A push body written by hand, as a client in any language would, with `recordId` in the case given.
-    static func body(clientId: String, mutationID: String, recordID: String, title: String, hlc: Int64) -> ByteBuffer {
+    static func body(clientID: String, mutationID: String, recordID: String, title: String, hlc: Int64) -> ByteBuffer {
         return ByteBuffer(string: """
-            {"clientId":"\(clientId)","mutations":[{"mutationId":"\(mutationID)","recordId":"\(recordID)","formId":"job","formVersion":1,\
+            {"clientId":"\(clientID)","mutations":[{"mutationId":"\(mutationID)","recordId":"\(recordID)","formId":"job","formVersion":1,\
             "state":"submitted","changes":{"title":{"value":{"text":"\(title)"},"baseRevision":0,"hlc":\(hlc)}}}]}
             """)
     }
@@ -34,7 +34,7 @@ struct RecordIDCaseTests {
     func anOutcomeEchoesTheRecordIDAsSentAndRecordsComeBackLowercase(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let id = UUID()
             let lower = id.uuidString.lowercased()
             // One clock reading for every mutation, so that the retry below is the very same mutation.
@@ -44,14 +44,14 @@ struct RecordIDCaseTests {
                 for (mutationID, text) in [("m1", lower), ("m2", id.uuidString), ("m3", mixed)] {
                     let response = try await client.execute(
                         uri: "/v1/projects/alpha/push", method: .post, headers: device.headers,
-                        body: Self.body(clientId: "d1", mutationID: mutationID, recordID: text, title: mutationID, hlc: hlc))
+                        body: Self.body(clientID: "d1", mutationID: mutationID, recordID: text, title: mutationID, hlc: hlc))
                     #expect(response.status == .ok, "\(response.text)")
                     #expect(try Self.outcomeIds(response) == [text])
                 }
                 // A retry of m1 written in another case gets m1's stored outcome, echoed as this retry sent it.
                 let retry = try await client.execute(
                     uri: "/v1/projects/alpha/push", method: .post, headers: device.headers,
-                    body: Self.body(clientId: "d1", mutationID: "m1", recordID: id.uuidString, title: "m1", hlc: hlc))
+                    body: Self.body(clientID: "d1", mutationID: "m1", recordID: id.uuidString, title: "m1", hlc: hlc))
                 #expect(try Self.outcomeIds(retry) == [id.uuidString])
 
                 let page = try await device.get(client, "/v1/projects/alpha/changes?after=0")

@@ -73,8 +73,8 @@ struct ReviewTests {
     func aRejectedRecordFixedByItsCollectorComesBackEditedWithItsHistory(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [ana.mutation(record, state: .draft, ["title": ana.change(.text("Pump"))])])
@@ -129,7 +129,7 @@ struct ReviewTests {
     func reviewsRefuseWhatTheyCannotSetWithAClearProblem(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .admin))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .admin))
             let draft = UUID(), submitted = UUID()
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [
@@ -168,9 +168,9 @@ struct ReviewTests {
     func theConflictLogShowsBothValuesAndAuthorsAndAnOpenConflictIsResolvedOnce(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: .manual), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let bo = Device(clientId: "bo-phone", token: try await server.member("bo", project: "alpha", role: .reviewer))
-            let rita = Device(clientId: "rita", token: try await server.member("rita", project: "alpha", role: .admin))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let bo = Device(clientID: "bo-phone", token: try await server.member("bo", project: "alpha", role: .reviewer))
+            let rita = Device(clientID: "rita", token: try await server.member("rita", project: "alpha", role: .admin))
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [ana.mutation(record, ["title": ana.change(.text("Pump"))])])
@@ -221,8 +221,8 @@ struct ReviewTests {
     func conflictPagesFollowTheirNextCursor(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: .manual), project: "alpha")
-            let ana = Device(clientId: "a", token: try await server.member("ana", project: "alpha", role: .admin))
-            let bo = Device(clientId: "b", token: try await server.member("bo", project: "alpha", role: .admin))
+            let ana = Device(clientID: "a", token: try await server.member("ana", project: "alpha", role: .admin))
+            let bo = Device(clientID: "b", token: try await server.member("bo", project: "alpha", role: .admin))
             try await server.app.test(.router) { client in
                 for index in 0..<5 {
                     let record = UUID()

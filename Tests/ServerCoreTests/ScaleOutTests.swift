@@ -23,11 +23,11 @@ struct ScaleOutTests {
                     try await a.publish(TestForms.job(), project: "alpha")
                     var devices: [Device] = []
                     for index in 0..<writers {
-                        devices.append(Device(clientId: "writer-\(index)", token: try await a.member("w\(index)", project: "alpha", role: .collector)))
+                        devices.append(Device(clientID: "writer-\(index)", token: try await a.member("w\(index)", project: "alpha", role: .collector)))
                     }
                     var reviewers: [Device] = []
                     for index in 0..<readers {
-                        reviewers.append(Device(clientId: "reader-\(index)", token: try await b.member("r\(index)", project: "alpha", role: .reviewer)))
+                        reviewers.append(Device(clientID: "reader-\(index)", token: try await b.member("r\(index)", project: "alpha", role: .reviewer)))
                     }
                     let (pushers, pullers) = (devices, reviewers)
                     try await a.app.test(.router) { clientA in

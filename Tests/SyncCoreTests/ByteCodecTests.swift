@@ -62,7 +62,7 @@ struct Random {
                 value: int(0...6) == 0 ? nil : answer(),
                 revision: own ? Int64(int(0...20)) : shared.revision,
                 hlc: HybridTimestamp(rawValue: own ? Int64(bitPattern: next() >> 2) : shared.clock),
-                clientId: writers[own ? int(0...(writers.count - 1)) : 0])
+                clientID: writers[own ? int(0...(writers.count - 1)) : 0])
         }
         return RecordFields(states)
     }
@@ -76,7 +76,7 @@ struct Random {
     }
 
     mutating func outcome() -> MutationOutcome {
-        let state = { (random: inout Random) in FieldState(value: random.answer(), revision: Int64(random.int(0...9)), hlc: HybridTimestamp(rawValue: Int64(random.int(0...1_000_000))), clientId: random.text()) }
+        let state = { (random: inout Random) in FieldState(value: random.answer(), revision: Int64(random.int(0...9)), hlc: HybridTimestamp(rawValue: Int64(random.int(0...1_000_000))), clientID: random.text()) }
         let conflicts = (0..<int(0...2)).map { _ in
             ConflictEntry(kind: bool() ? .field : .restoredAfterDelete, fieldId: bool() ? text() : nil, policy: [.lastWriterWins, .serverWins, .clientWins, .manual][int(0...3)], winner: bool() ? .server : .client, open: bool(), server: bool() ? state(&self) : nil, client: bool() ? state(&self) : nil)
         }
@@ -110,7 +110,7 @@ struct ByteCodecTests {
                 var reader = JSONReader(Array(try JSONEncoder().encode(mutation)))
                 #expect(try Mutation.read(from: &reader) == mutation, "seed \(seed)")
             }
-            let body = try JSONEncoder().encode(PushRequest(clientId: random.text(), clock: HybridTimestamp(rawValue: 42), mutations: mutations))
+            let body = try JSONEncoder().encode(PushRequest(clientID: random.text(), clock: HybridTimestamp(rawValue: 42), mutations: mutations))
             let read = try ReadPushRequest(jsonBytes: Array(body), maximumMutations: 10)
             #expect(read.mutations == mutations, "seed \(seed)")
             #expect(read.clock == HybridTimestamp(rawValue: 42))
@@ -157,7 +157,7 @@ struct ByteCodecTests {
         var values: [String: AnswerValue] = [:]
         for index in 1...20 {
             values["f\(index)"] = .text("record 12345 field \(index) value")
-            states["f\(index)"] = FieldState(value: values["f\(index)"], revision: 1, hlc: clock, clientId: "4b0f7c1e-8d2a-4c55-9a51-1f3e0c9d2b77")
+            states["f\(index)"] = FieldState(value: values["f\(index)"], revision: 1, hlc: clock, clientID: "4b0f7c1e-8d2a-4c55-9a51-1f3e0c9d2b77")
         }
         var fields = RecordFields(states)
         let text = String(decoding: fields.jsonBytes(), as: UTF8.self)
@@ -166,7 +166,7 @@ struct ByteCodecTests {
         let valuesAlone = try JSONEncoder().encode(values).count
         #expect(Double(fields.jsonBytes().count) <= 1.15 * Double(valuesAlone))
         // A later edit of one field by another device adds one exception, not a copy of every stamp.
-        fields["f3"] = FieldState(value: .text("edited"), revision: 2, hlc: HybridTimestamp(millis: 1_800_000_000_500, counter: 1), clientId: "other")
+        fields["f3"] = FieldState(value: .text("edited"), revision: 2, hlc: HybridTimestamp(millis: 1_800_000_000_500, counter: 1), clientID: "other")
         let edited = String(decoding: fields.jsonBytes(), as: UTF8.self)
         #expect(edited.contains(#""stamps":{"f3":{"revision":2,"#))
         #expect(try RecordFields(jsonBytes: Array(edited.utf8)) == fields)
@@ -186,7 +186,7 @@ struct ByteReaderHostileInputTests {
     @Test func everyTruncationAndByteFlipOfAValidBodyFailsCleanlyOrReads() async throws {
         await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { (seed: UInt64) throws in
             var random = Random(seed)
-            let body = Array(try JSONEncoder().encode(PushRequest(clientId: "device", mutations: [random.mutation(), random.mutation()])))
+            let body = Array(try JSONEncoder().encode(PushRequest(clientID: "device", mutations: [random.mutation(), random.mutation()])))
             for cut in stride(from: 0, to: body.count, by: max(1, body.count / 40)) {
                 #expect(throws: JSONReadError.self, "seed \(seed) cut \(cut)") { try ReadPushRequest(jsonBytes: Array(body[..<cut]), maximumMutations: 10) }
             }

@@ -71,7 +71,7 @@ struct WireContractTests {
     }
 
     static let clock = HybridTimestamp(millis: 1_800_000_000_000, counter: 2)
-    static let stamp = FieldState(value: .text("Pump"), revision: 3, hlc: clock, clientId: "device-a")
+    static let stamp = FieldState(value: .text("Pump"), revision: 3, hlc: clock, clientID: "device-a")
     static let times = RecordTimes(created: Date(timeIntervalSince1970: 1_800_000_000), updated: Date(timeIntervalSince1970: 1_800_000_100), submitted: Date(timeIntervalSince1970: 1_800_000_200))
 
     @Test func aRecordEnvelopeWritesTheRecordSnapshotSchema() throws {

@@ -5,7 +5,7 @@ import Testing
 
 struct WireTypesTests {
     @Test func aPushRequestRoundTripsThroughJSON() throws {
-        let request = PushRequest(clientId: "device-1", clock: HybridTimestamp(millis: 7, counter: 1), mutations: [
+        let request = PushRequest(clientID: "device-1", clock: HybridTimestamp(millis: 7, counter: 1), mutations: [
             Mutation(mutationID: "m1", recordID: UUID(), formID: "job", formVersion: 2, state: .submitted, changes: [
                 "notes": FieldChange(value: .text("hi"), baseRevision: 0, hlc: HybridTimestamp(millis: 7, counter: 0)),
                 "cleared": FieldChange(value: nil, baseRevision: 3, hlc: HybridTimestamp(millis: 7, counter: 1)),
@@ -17,7 +17,7 @@ struct WireTypesTests {
     }
 
     @Test func aPullPageRoundTripsThroughJSON() throws {
-        let fields: RecordFields = ["n": FieldState(value: .integer(3), revision: 2, hlc: HybridTimestamp(millis: 1, counter: 0), clientId: "d")]
+        let fields: RecordFields = ["n": FieldState(value: .integer(3), revision: 2, hlc: HybridTimestamp(millis: 1, counter: 0), clientID: "d")]
         let page = PullPage(changes: [
             RecordEnvelope(recordID: UUID(), form: FormKey(id: "job", version: 1), state: .draft, revision: 2, sequence: 9, author: "ana",
                            missingAttachments: [String(repeating: "f", count: 64)], fields: fields)

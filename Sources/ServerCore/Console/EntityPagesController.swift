@@ -276,8 +276,8 @@ struct EntityPagesController {
         let byRevision = Dictionary(history.map { ($0.revision, $0) }, uniquingKeysWith: { _, last in last })
         func writer(_ state: FieldState?) -> String {
             guard let state else { return "" }
-            if let entry = byRevision[state.revision] { return "\(entry.userName) on \(state.clientId)" }
-            return state.clientId
+            if let entry = byRevision[state.revision] { return "\(entry.userName) on \(state.clientID)" }
+            return state.clientID
         }
         var authors: [UUID: String] = [:]
         for conflict in conflicts where authors[conflict.recordID] == nil {
@@ -300,7 +300,7 @@ struct EntityPagesController {
                 let keys = entry.detail.fields.keys.sorted()
                 let review = entry.recordReview
                 return HistoryItem(
-                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, kind: Self.describe(entry.kind), revision: entry.revision,
+                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientID, kind: Self.describe(entry.kind), revision: entry.revision,
                     recordLink: entry.recordID.map(recordLink), recordShortId: entry.recordID.map { String($0.lowercased.prefix(8)) },
                     rejected: review == .rejected, reviewLabel: review.map { ConsoleLabels.review($0) },
                     changes: keys.map { key in
@@ -318,7 +318,7 @@ struct EntityPagesController {
                     serverWon: serverWon,
                     serverValue: show(entry.server?.value), serverBy: writer(entry.server),
                     clientValue: show(entry.client?.value),
-                    clientBy: [authors[logged.recordID], logged.clientId].compactMap { $0 }.joined(separator: " on "),
+                    clientBy: [authors[logged.recordID], logged.clientID].compactMap { $0 }.joined(separator: " on "),
                     recordLink: recordLink(logged.recordID), recordShortId: String(logged.recordID.lowercased.prefix(8)))
             },
             hasConflicts: !conflicts.isEmpty)

@@ -168,7 +168,7 @@ struct RecordPageController {
                         ?? "settled by the form's policy (kept the \(entry.entry.winner == .server ? "server's" : "device's") value)",
                     isOpen: entry.open, serverValue: show(entry.entry.server?.value, entry.entry.fieldId), serverBy: entry.serverAuthor ?? "",
                     clientValue: show(entry.entry.client?.value, entry.entry.fieldId),
-                    clientBy: [entry.clientAuthor, entry.clientId].compactMap { $0 }.joined(separator: " on "))
+                    clientBy: [entry.clientAuthor, entry.clientID].compactMap { $0 }.joined(separator: " on "))
             },
             history: history.map { entry in
                 var parts: [String] = []
@@ -183,7 +183,7 @@ struct RecordPageController {
                 let changes = keys.prefix(Self.changesPerEntry).map { key in Change(text: change(key, entry.detail.fields[key])) }
                 if parts.isEmpty { parts.append(keys.isEmpty ? "no change" : "changed \(keys.count) answer\(keys.count == 1 ? "" : "s")") }
                 return HistoryItem(
-                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, summary: parts.joined(separator: "; "),
+                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientID, summary: parts.joined(separator: "; "),
                     hasChanges: !changes.isEmpty, changes: Array(changes),
                     more: keys.count > Self.changesPerEntry ? "and \(keys.count - Self.changesPerEntry) more" : nil)
             },

@@ -19,7 +19,7 @@ struct BulkReview {
     /// The records reviewed in one transaction.
     static let chunkSize = 100
     /// The client id bulk reviews are stored under in the mutation outcomes.
-    static let clientId = "console-bulk-review"
+    static let clientID = "console-bulk-review"
 
     /// What a bulk review did.
     struct Summary: Sendable, Hashable {
@@ -69,7 +69,7 @@ struct BulkReview {
             let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
             let userId = principal.userId
             let plan = try await services.storage.push(
-                projectId: membership.projectId, clientId: Self.clientId, mutationIDs: mutationIDs, recordIDs: chunk
+                projectId: membership.projectId, clientID: Self.clientID, mutationIDs: mutationIDs, recordIDs: chunk
             ) { snapshot in
                 var plan = PushPlan()
                 for (recordID, mutationID) in zip(chunk, mutationIDs) {

@@ -38,7 +38,7 @@ struct ReviewActions {
     func review(_ membership: Principal.Membership, _ principal: Principal, recordID: UUID, state: ReviewState, comment: String?, logger: Logger) async throws -> StoredRecord {
         let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
         let plan = try await services.storage.push(
-            projectId: membership.projectId, clientId: "review", mutationIDs: [], recordIDs: [recordID]
+            projectId: membership.projectId, clientID: "review", mutationIDs: [], recordIDs: [recordID]
         ) { snapshot in try planner.review(snapshot, recordID: recordID, state: state, comment: comment) }
         services.storage.changes.announce(plan, projectId: membership.projectId)
         guard let record = plan.records.first else { throw Problem.notFound("record") }
@@ -58,7 +58,7 @@ struct ReviewActions {
         let plan: PushPlan
         do {
             plan = try await services.storage.push(
-                projectId: membership.projectId, clientId: "review", mutationIDs: [], recordIDs: [conflict.recordID]
+                projectId: membership.projectId, clientID: "review", mutationIDs: [], recordIDs: [conflict.recordID]
             ) { snapshot in try planner.resolve(snapshot, conflict: conflict, keep: keep, clock: clock) }
         } catch let error as StorageError where error.code == .alreadyResolved {
             throw Self.alreadyResolved(id)

@@ -22,7 +22,7 @@ struct ReviewPlanner: Sendable {
         record.times.updated = now
         record.receivedAt = now
         let entry = HistoryEntry(
-            recordID: recordID, revision: record.revision, kind: .review, userId: userId, clientId: nil, at: now,
+            recordID: recordID, revision: record.revision, kind: .review, userId: userId, clientID: nil, at: now,
             detail: HistoryDetail(review: .init(from: previous, to: state, comment: comment)))
         return PushPlan(records: [record], history: [entry])
     }
@@ -37,14 +37,14 @@ struct ReviewPlanner: Sendable {
             let before = record.fields[fieldId]?.value
             if before != client.value {
                 record.revision += 1
-                record.fields[fieldId] = FieldState(value: client.value, revision: record.revision, hlc: clock, clientId: client.clientId)
+                record.fields[fieldId] = FieldState(value: client.value, revision: record.revision, hlc: clock, clientID: client.clientID)
                 record.times.updated = now
                 record.receivedAt = now
                 detail.fields[fieldId] = .init(from: before, to: client.value)
                 plan.records = [record]
             }
         }
-        plan.history = [HistoryEntry(recordID: record.id, revision: record.revision, kind: .resolution, userId: userId, clientId: nil, at: now, detail: detail)]
+        plan.history = [HistoryEntry(recordID: record.id, revision: record.revision, kind: .resolution, userId: userId, clientID: nil, at: now, detail: detail)]
         return plan
     }
 

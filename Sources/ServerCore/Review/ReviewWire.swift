@@ -40,7 +40,7 @@ struct HistoryResponse: Encodable, Sendable {
         self.recordID = recordID.lowercased
         history = entries.map { entry in
             Entry(
-                revision: entry.revision, kind: entry.kind, user: entry.userName, device: entry.clientId, at: Timestamp.string(entry.at),
+                revision: entry.revision, kind: entry.kind, user: entry.userName, device: entry.clientID, at: Timestamp.string(entry.at),
                 state: entry.detail.state, fields: entry.detail.fields, review: entry.detail.review, resolution: entry.detail.resolution)
         }
     }
@@ -60,7 +60,7 @@ struct ConflictView: Encodable, Sendable {
             value = state.value
             revision = state.revision
             hlc = state.hlc
-            device = state.clientId
+            device = state.clientID
             self.author = author
         }
 

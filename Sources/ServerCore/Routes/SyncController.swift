@@ -34,7 +34,7 @@ struct SyncController {
         }
         services.metrics.recordPushStep("read", began.duration(to: .now))
         if let clock = body.clock, services.clock.observe(clock).clamped {
-            context.logger.warning("Device clock far ahead; clamped", metadata: ["client": .string(body.clientId), "clock": .stringConvertible(clock)])
+            context.logger.warning("Device clock far ahead; clamped", metadata: ["client": .string(body.clientID), "clock": .stringConvertible(clock)])
             services.metrics.recordClampedClock()
         }
         var clampedChanges = 0
@@ -52,25 +52,25 @@ struct SyncController {
             prepared.append(PreparedMutation(mutation: clamped, digest: digest))
         }
         if clampedChanges > 0 {
-            context.logger.warning("Field clocks far ahead of the server; clamped", metadata: ["client": .string(body.clientId), "fields": .stringConvertible(clampedChanges)])
+            context.logger.warning("Field clocks far ahead of the server; clamped", metadata: ["client": .string(body.clientID), "fields": .stringConvertible(clampedChanges)])
             services.metrics.recordClampedClock()
         }
         let keys = Set(body.mutations.map { FormKey(id: $0.formID, version: $0.formVersion) })
         let validators = try await services.forms.validators(projectId: membership.projectId, keys: keys)
-        var planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, validators: validators, mutations: prepared,
+        var planner = PushPlanner(principal: principal, role: membership.role, clientID: body.clientID, validators: validators, mutations: prepared,
             maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,
             maxRecordInstances: services.limits.maxRecordInstances)
         planner.closedForms = Set(try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formID))
         var recordIDs: [UUID] = []
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordID).inserted { recordIDs.append(mutation.recordID) }
-        let plan = try await commit(planner, projectId: membership.projectId, clientId: body.clientId,
+        let plan = try await commit(planner, projectId: membership.projectId, clientID: body.clientID,
             mutationIDs: Array(Set(body.mutations.map(\.mutationID))), recordIDs: recordIDs, entityIds: PushPlanner.entityIds(body.mutations))
         services.storage.changes.announce(plan, projectId: membership.projectId)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
         context.logger.debug("Push committed", metadata: [
-            "client": .string(body.clientId), "mutations": .stringConvertible(body.mutations.count),
+            "client": .string(body.clientID), "mutations": .stringConvertible(body.mutations.count),
             "applied": .stringConvertible(plan.appliedCount), "conflicts": .stringConvertible(plan.conflicts.count),
         ])
         return .jsonBytes(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()).jsonBytes(recordIDsAsSent: body.recordIDsAsSent))
@@ -87,11 +87,11 @@ struct SyncController {
     /// found. After `maxPlanAttempts` such races (many devices pushing to one record at once) it is decided
     /// under the lock, as the storage serialises it: what is left of its pattern budget bounds what that
     /// decision can cost everyone else.
-    func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
+    func commit(_ planner: PushPlanner, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
         let storage = services.storage
         let metrics = services.metrics
         var began = ContinuousClock.now
-        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
+        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
         metrics.recordPushStep("snapshot", began.duration(to: .now))
         var verdicts = PatternVerdicts(budget: services.limits.patternBudget)
         for _ in 1...Self.maxPlanAttempts {
@@ -107,7 +107,7 @@ struct SyncController {
             began = .now
             defer { metrics.recordPushStep("write", began.duration(to: .now)) }
             do {
-                return try await storage.push(projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { current in
+                return try await storage.push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { current in
                     guard current == planned else { throw SnapshotMoved(snapshot: current) }
                     return plan
                 }
@@ -115,7 +115,7 @@ struct SyncController {
                 snapshot = moved.snapshot
             }
         }
-        return try await storage.push(projectId: projectId, clientId: clientId, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { [verdicts] current in
+        return try await storage.push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { [verdicts] current in
             var verdicts = verdicts
             return try planner.plan(current, verdicts: &verdicts)
         }
@@ -151,7 +151,7 @@ struct SyncController {
 
     /// Refuses batches that are too big or name ids no device would send.
     func check(_ body: ReadPushRequest) throws {
-        if let problem = Identifier.problem(body.clientId, field: "clientId") { throw problem }
+        if let problem = Identifier.problem(body.clientID, field: "clientId") { throw problem }
         for (index, mutation) in body.mutations.enumerated() {
             if let problem = Identifier.problem(mutation.mutationID, field: "mutations[\(index)].mutationId") { throw problem }
             guard mutation.changes.count <= 10_000 else {

@@ -97,7 +97,7 @@ extension PushPlanner {
         func merge(_ property: String, _ state: FieldState) {
             let result = FieldMerge.merge(
                 fieldId: property, server: entity.fields[property], change: FieldChange(value: state.value, baseRevision: change.baseRevision, hlc: state.hlc),
-                clientId: state.clientId, policy: .lastWriterWins, revision: revision)
+                clientID: state.clientID, policy: .lastWriterWins, revision: revision)
             if let newState = result.newState {
                 diffs[property] = .init(from: entity.fields[property]?.value, to: newState.value)
                 entity.fields[property] = newState
@@ -109,14 +109,14 @@ extension PushPlanner {
             merge(property, state)
         }
         if first, let label = change.label {
-            merge(StoredEntity.labelKey, FieldState(value: .text(label), revision: 0, hlc: entityState.hlc, clientId: entityState.clientId))
+            merge(StoredEntity.labelKey, FieldState(value: .text(label), revision: 0, hlc: entityState.hlc, clientID: entityState.clientID))
         }
         guard !diffs.isEmpty || existing == nil else { return .success(EntityApplication(entity: entity, history: nil, conflicts: conflicts)) }
         entity.revision = revision
         entity.updatedAt = now
         let history = EntityHistoryEntry(
             entityId: entity.id, revision: revision, kind: existing == nil ? .create : .update, recordID: mutation.recordID, userId: userId,
-            clientId: clientId, at: now, detail: HistoryDetail(fields: diffs))
+            clientID: clientID, at: now, detail: HistoryDetail(fields: diffs))
         return .success(EntityApplication(entity: entity, history: history, conflicts: conflicts))
     }
 }

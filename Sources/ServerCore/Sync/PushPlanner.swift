@@ -17,7 +17,7 @@ struct PushPlanner: Sendable {
     let userId: Int64
     let userName: String
     let role: Role
-    let clientId: String
+    let clientID: String
     /// The validator of each form version the batch names (built once per version: `FormCatalog`).
     let validators: [FormKey: FormValidator]
     let mutations: [PreparedMutation]
@@ -34,7 +34,7 @@ struct PushPlanner: Sendable {
     var closedForms: Set<String> = []
 
     init(
-        principal: Principal, role: Role, clientId: String, validators: [FormKey: FormValidator], mutations: [PreparedMutation],
+        principal: Principal, role: Role, clientID: String, validators: [FormKey: FormValidator], mutations: [PreparedMutation],
         maxAttachmentBytes: Int64 = .max, maxRecordBytes: Int = .max, maxRecordInstances: Int = .max, now: Date = Date()
     ) {
         self.maxAttachmentBytes = maxAttachmentBytes
@@ -43,7 +43,7 @@ struct PushPlanner: Sendable {
         self.userId = principal.userId
         self.userName = principal.userName
         self.role = role
-        self.clientId = clientId
+        self.clientID = clientID
         self.validators = validators
         self.mutations = mutations
         self.now = now
@@ -131,7 +131,7 @@ struct PushPlanner: Sendable {
         }
         let merged = RecordMerge.merge(
             current: current.map { MergeableRecord(state: $0.state, revision: $0.revision, fields: $0.fields) },
-            mutation: mutation, clientId: clientId, recordPolicy: form.conflictPolicy,
+            mutation: mutation, clientID: clientID, recordPolicy: form.conflictPolicy,
             policy: { validator.logic.fields.conflictPolicy(for: $0, formPolicy: form.conflictPolicy) })
         var fieldsBytes: [UInt8] = []
         if merged.changed {
@@ -155,7 +155,7 @@ struct PushPlanner: Sendable {
         if let entityChange {
             for entry in entityChange.conflicts {
                 plan.entityConflicts.append(LoggedEntityConflict(
-                    entityId: entityChange.entity.id, recordID: mutation.recordID, mutationID: mutation.mutationID, clientId: clientId, entry: entry))
+                    entityId: entityChange.entity.id, recordID: mutation.recordID, mutationID: mutation.mutationID, clientID: clientID, entry: entry))
             }
             if let history = entityChange.history {
                 plan.entityHistory.append(history)
@@ -169,7 +169,7 @@ struct PushPlanner: Sendable {
             }
         }
         for entry in merged.conflicts {
-            plan.conflicts.append(LoggedConflict(recordID: mutation.recordID, mutationID: mutation.mutationID, clientId: clientId, entry: entry))
+            plan.conflicts.append(LoggedConflict(recordID: mutation.recordID, mutationID: mutation.mutationID, clientID: clientID, entry: entry))
         }
         var revision = current?.revision ?? 0
         if merged.changed {
@@ -181,10 +181,10 @@ struct PushPlanner: Sendable {
                 revision: merged.record.revision, sequence: 0, review: review,
                 times: Self.times(after: current, mutation: mutation, submitted: merged.record.state == .submitted, now: now),
                 receivedAt: now,
-                device: current == nil ? clientId : current?.device,
+                device: current == nil ? clientID : current?.device,
                 fields: merged.record.fields)
             plan.history.append(HistoryEntry(
-                recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientId: clientId, at: now,
+                recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientID: clientID, at: now,
                 detail: Self.detail(from: current, to: record, changed: merged.changedFields)))
             working[record.id] = record
             let fields = String(decoding: fieldsBytes, as: UTF8.self)

@@ -4,7 +4,7 @@ import FormModel
 /// A push request as read from its body, in one pass. (A retry is recognised by the digest of each
 /// mutation's canonical form, `Mutation.canonicalBytes()`, not by the bytes sent: a client may re-encode it.)
 public struct ReadPushRequest: Sendable {
-    public var clientId: String
+    public var clientID: String
     public var clock: HybridTimestamp?
     public var mutations: [Mutation]
     /// Each mutation's `recordId` exactly as sent (any case), in order, for the outcomes to echo.
@@ -14,7 +14,7 @@ public struct ReadPushRequest: Sendable {
     /// - Parameter maximumMutations: more than this many is refused while reading, before decoding them.
     public init(jsonBytes bytes: [UInt8], maximumMutations: Int, maximumDepth: Int = 32) throws {
         var reader = JSONReader(bytes, maximumDepth: maximumDepth)
-        var clientId: String?
+        var clientID: String?
         var clock: HybridTimestamp?
         var mutations: [Mutation] = []
         var sentIds: [String] = []
@@ -23,7 +23,7 @@ public struct ReadPushRequest: Sendable {
         while let key = try reader.nextKey() {
             switch key {
             case "clientId":
-                do { clientId = try reader.readString() } catch var error as JSONReadError { error.path = "clientId"; throw error }
+                do { clientID = try reader.readString() } catch var error as JSONReadError { error.path = "clientId"; throw error }
             case "clock":
                 do {
                     clock = HybridTimestamp(rawValue: try reader.readInt64())
@@ -50,9 +50,9 @@ public struct ReadPushRequest: Sendable {
             }
         }
         try reader.finish()
-        guard let clientId else { throw JSONReadError(offset: reader.offset, message: "A push needs clientId", path: "clientId") }
+        guard let clientID else { throw JSONReadError(offset: reader.offset, message: "A push needs clientId", path: "clientId") }
         guard sawMutations else { throw JSONReadError(offset: reader.offset, message: "A push needs mutations (an array, possibly empty)", path: "mutations") }
-        self.clientId = clientId
+        self.clientID = clientID
         self.clock = clock
         self.mutations = mutations
         self.recordIDsAsSent = sentIds

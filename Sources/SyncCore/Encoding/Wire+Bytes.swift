@@ -61,25 +61,25 @@ extension FieldState {
         var value: AnswerValue?
         var revision: Int64?
         var hlc: Int64?
-        var clientId: String?
+        var clientID: String?
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
             case "value": value = try AnswerValue.readOptional(from: &reader)
             case "revision": revision = try reader.readInt64()
             case "hlc": hlc = try reader.readInt64()
-            case "clientId": clientId = try reader.readString()
+            case "clientId": clientID = try reader.readString()
             default: try reader.skipValue()
             }
         }
-        guard let revision, let hlc, let clientId else { throw reader.error("A field state needs revision, hlc and clientId") }
-        return FieldState(value: value, revision: revision, hlc: HybridTimestamp(rawValue: hlc), clientId: clientId)
+        guard let revision, let hlc, let clientID else { throw reader.error("A field state needs revision, hlc and clientId") }
+        return FieldState(value: value, revision: revision, hlc: HybridTimestamp(rawValue: hlc), clientID: clientID)
     }
 
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("clientId")
-        writer.string(clientId)
+        writer.string(clientID)
         writer.key("hlc")
         writer.int(hlc.rawValue)
         writer.key("revision")

@@ -36,7 +36,7 @@ public enum RecordMerge {
     ///   - policy: the conflict policy of a field (`form.conflictPolicy(for:)`).
     ///   - recordPolicy: the form's policy, stamped on record-level log entries.
     public static func merge(
-        current: MergeableRecord?, mutation: Mutation, clientId: String,
+        current: MergeableRecord?, mutation: Mutation, clientID: String,
         recordPolicy: ConflictPolicy, policy: (String) -> ConflictPolicy
     ) -> Result {
         let base = current ?? MergeableRecord(state: mutation.state, revision: 0, fields: RecordFields())
@@ -52,7 +52,7 @@ public enum RecordMerge {
         for fieldId in mutation.changes.keys.sorted() {
             let change = mutation.changes[fieldId]!
             let result = FieldMerge.merge(
-                fieldId: fieldId, server: base.fields[fieldId], change: change, clientId: clientId,
+                fieldId: fieldId, server: base.fields[fieldId], change: change, clientID: clientID,
                 policy: policy(fieldId), revision: revision)
             if let newState = result.newState {
                 record.fields[fieldId] = newState
@@ -64,7 +64,7 @@ public enum RecordMerge {
         for (prefix, hlc) in restoredInstances(mutation: mutation, record: record) {
             let key = prefix + "/" + AnswerKey.removed
             conflicts.append(ConflictEntry(kind: .restoredAfterDelete, fieldId: key, policy: policy(key), winner: .client, server: record.fields[key], client: nil))
-            record.fields[key] = FieldState(value: .boolean(false), revision: revision, hlc: hlc, clientId: clientId)
+            record.fields[key] = FieldState(value: .boolean(false), revision: revision, hlc: hlc, clientID: clientID)
             changed = true
         }
         if record.state != mutation.state {

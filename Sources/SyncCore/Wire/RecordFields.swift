@@ -63,11 +63,11 @@ public struct RecordFields: Sendable, Hashable {
             best = entry.stamp
             bestCount = entry.count
         }
-        var writers: [String] = best.map { [$0.clientId] } ?? []
+        var writers: [String] = best.map { [$0.clientID] } ?? []
         var exceptions: [String] = []
         for id in ids {
             let state = states[id]!
-            if !writers.contains(state.clientId) { writers.append(state.clientId) }
+            if !writers.contains(state.clientID) { writers.append(state.clientID) }
             if best != state.stamp { exceptions.append(id) }
         }
         return Layout(fieldIds: ids, defaultStamp: best, writers: writers, exceptions: exceptions)
@@ -109,7 +109,7 @@ extension RecordFields {
             writer.key("clock")
             writer.int(state.hlc.rawValue)
             writer.key("writer")
-            writer.int(layout.writers.firstIndex(of: state.clientId) ?? 0)
+            writer.int(layout.writers.firstIndex(of: state.clientID) ?? 0)
             writer.endObject()
         }
         if let defaultStamp = layout.defaultStamp {
@@ -189,7 +189,7 @@ extension RecordFields {
             guard stamp.writer < writers.count else {
                 throw reader.error("The stamp of \"\(field)\" names writer \(stamp.writer), but writers has \(writers.count)")
             }
-            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientId: writers[stamp.writer])
+            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientID: writers[stamp.writer])
         }
         if let field = exceptions.keys.first(where: { states[$0] == nil }) {
             throw reader.error("\"stamps\" names \"\(field)\", which is not in \"values\"")
@@ -220,7 +220,7 @@ extension RecordFields: Codable {
             guard let stamp = exceptions[field] ?? defaultStamp, stamp.writer >= 0, stamp.writer < writers.count, stamp.revision >= 0 else {
                 throw DecodingError.dataCorruptedError(forKey: .stamps, in: container, debugDescription: "The field \"\(field)\" has no valid stamp")
             }
-            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientId: writers[stamp.writer])
+            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientID: writers[stamp.writer])
         }
         guard exceptions.keys.allSatisfy({ states[$0] != nil }) else {
             throw DecodingError.dataCorruptedError(forKey: .stamps, in: container, debugDescription: "\"stamps\" names a field that is not in \"values\"")
@@ -234,7 +234,7 @@ extension RecordFields: Codable {
         try container.encode(states.mapValues(\.value), forKey: .values)
         try container.encode(layout.writers, forKey: .writers)
         func wire(_ stamp: FieldState) -> WireStamp {
-            WireStamp(revision: stamp.revision, clock: stamp.hlc.rawValue, writer: layout.writers.firstIndex(of: stamp.clientId) ?? 0)
+            WireStamp(revision: stamp.revision, clock: stamp.hlc.rawValue, writer: layout.writers.firstIndex(of: stamp.clientID) ?? 0)
         }
         try container.encodeIfPresent(layout.defaultStamp.map(wire), forKey: .stamp)
         if !layout.exceptions.isEmpty {

@@ -36,7 +36,7 @@ struct ConsoleBulkReviewTests {
     func ticksAndFiltersApproveOrSendBackEachAsASingleReview(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             try await server.app.test(.router) { client in
                 let submitted = (0..<6).map { _ in UUID() }
@@ -104,7 +104,7 @@ struct ConsoleBulkReviewTests {
     func refusesWhatABulkReviewMayNotDo(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             try await server.app.test(.router) { client in
                 let id = UUID()

@@ -158,7 +158,7 @@ struct ConsoleFormsTests {
     func aClosedFormRefusesNewRecordsTakesEditsAndTellsDevices(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let adam = try await server.member("adam", project: "alpha", role: .admin)
             try await server.app.test(.router) { client in
                 let existing = UUID()
@@ -199,7 +199,7 @@ struct ConsoleFormsTests {
     func theMapDrawsEachLocatedRecordAsALinkToItsPage(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.survey(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             try await server.app.test(.router) { client in
                 let north = UUID(), south = UUID(), nowhere = UUID()

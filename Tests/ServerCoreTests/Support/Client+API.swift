@@ -6,7 +6,7 @@ import SyncCore
 
 /// Small builders and calls for the sync API, so tests read as what they check.
 struct Device: Sendable {
-    var clientId: String
+    var clientID: String
     var token: String
     var project: String = "alpha"
 
@@ -21,7 +21,7 @@ struct Device: Sendable {
     }
 
     func push(_ client: some TestClientProtocol, _ mutations: [Mutation]) async throws -> (TestResponse, PushResponse?) {
-        let body = try JSONEncoder().encode(PushRequest(clientId: clientId, mutations: mutations))
+        let body = try JSONEncoder().encode(PushRequest(clientID: clientID, mutations: mutations))
         let response = try await client.execute(uri: "/v1/projects/\(project)/push", method: .post, headers: headers, body: ByteBuffer(bytes: body))
         return (response, response.status == .ok ? try JSONDecoder().decode(PushResponse.self, from: Data(buffer: response.body)) : nil)
     }

@@ -27,7 +27,7 @@ struct SimulatedServer {
         var change: FieldChange
         var conflict: ConflictEntry?
         var mutationID: String
-        var clientId: String
+        var clientID: String
     }
 
     let policies: [String: ConflictPolicy]
@@ -47,10 +47,10 @@ struct SimulatedServer {
 
     /// Handles a push batch the way the server's planner does: a stored outcome for a mutation seen
     /// before, otherwise a merge whose outcome is stored.
-    mutating func push(clientId: String, _ mutations: [Mutation], now: Int64, effects: (FieldEffect) -> Void) -> PushResponse {
+    mutating func push(clientID: String, _ mutations: [Mutation], now: Int64, effects: (FieldEffect) -> Void) -> PushResponse {
         var answers: [MutationOutcome] = []
         for mutation in mutations {
-            let key = "\(clientId)/\(mutation.mutationID)"
+            let key = "\(clientID)/\(mutation.mutationID)"
             if let stored = outcomes[key] {
                 answers.append(stored)
                 continue
@@ -58,12 +58,12 @@ struct SimulatedServer {
             merges[key, default: 0] += 1
             let current = records[mutation.recordID]?.record
             let merged = RecordMerge.merge(
-                current: current, mutation: mutation, clientId: clientId, recordPolicy: .lastWriterWins,
+                current: current, mutation: mutation, clientID: clientID, recordPolicy: .lastWriterWins,
                 policy: { policies[$0] ?? .lastWriterWins })
             for (field, change) in mutation.changes {
                 effects(FieldEffect(
                     record: mutation.recordID, field: field, before: current?.fields[field], after: merged.record.fields[field],
-                    change: change, conflict: merged.conflicts.first { $0.fieldId == field }, mutationID: mutation.mutationID, clientId: clientId))
+                    change: change, conflict: merged.conflicts.first { $0.fieldId == field }, mutationID: mutation.mutationID, clientID: clientID))
                 clock.observe(change.hlc, wallMillis: now)
             }
             if merged.changed {

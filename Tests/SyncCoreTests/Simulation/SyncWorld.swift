@@ -96,7 +96,7 @@ struct SyncWorld {
         trace.append("\(devices[device].id) pushes \(batch.map { "\($0.mutationID)\(Self.describe($0.changes))" }.joined(separator: ", ")): \(fate.rawValue)")
         guard fate != .requestLost else { return }
         var effects: [SimulatedServer.FieldEffect] = []
-        let response = server.push(clientId: devices[device].id, batch, now: now) { effects.append($0) }
+        let response = server.push(clientID: devices[device].id, batch, now: now) { effects.append($0) }
         for effect in effects { merged(effect) }
         if fate == .delivered { devices[device].responses.append(response) }
     }
@@ -192,7 +192,7 @@ struct SyncWorld {
             var expected = ConflictEntry.Winner.server
             switch conflict.policy {
             case .lastWriterWins:
-                if let server = conflict.server, (effect.change.hlc, effect.clientId) > (server.hlc, server.clientId) { expected = .client }
+                if let server = conflict.server, (effect.change.hlc, effect.clientID) > (server.hlc, server.clientID) { expected = .client }
             case .clientWins: expected = .client
             case .serverWins, .manual: expected = .server
             }
@@ -204,7 +204,7 @@ struct SyncWorld {
         }
         guard let before = effect.before?.value, effect.after?.value != before else { return }
         let seenValue = seen[effect.mutationID]?[effect.field] ?? nil
-        if seenValue == before || effect.before?.clientId == effect.clientId {
+        if seenValue == before || effect.before?.clientID == effect.clientID {
             accounted.insert(Self.key(effect.record, effect.field, before))
         } else {
             violations.append(
