@@ -212,7 +212,7 @@ extension DraftStore {
             guard try Bool.fetchOne(known, arguments: [conflict.id]) == false, try Bool.fetchOne(held, arguments: [record]) == true else { continue }
             let entry = conflict.entry
             try logConflict(
-                db, record: record, field: entry.fieldId ?? "", policy: entry.policy.rawValue, local: entry.server, remote: entry.client,
+                db, record: record, field: entry.fieldID ?? "", policy: entry.policy.rawValue, local: entry.server, remote: entry.client,
                 open: true, now: now, serverId: conflict.id)
             // The record's row is written so observations of it (the list's mark) see the new entry.
             try db.execute(sql: "UPDATE records SET updated_at = updated_at WHERE id = ?", arguments: [record])

@@ -382,7 +382,7 @@ extension PushSnapshot {
         var ids = named
         var seen = Set(named)
         for record in records.values {
-            guard let answer = record.fields[RecordEntityChange.fieldId]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
+            guard let answer = record.fields[RecordEntityChange.fieldID]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
             if seen.insert(change.entityId).inserted { ids.append(change.entityId) }
         }
         return ids.sorted { $0.uuidString < $1.uuidString }

@@ -79,17 +79,17 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
 
     public struct Resolution: Codable, Sendable, Hashable {
         public var conflictId: Int64
-        public var fieldId: String?
+        public var fieldID: String?
         /// `server` or `client`: whose value the record keeps.
         public var kept: ConflictEntry.Winner
 
         private enum CodingKeys: String, CodingKey {
-            case conflictId, fieldId, kept
+            case conflictId, fieldID = "fieldId", kept
         }
 
-        public init(conflictId: Int64, fieldId: String?, kept: ConflictEntry.Winner) {
+        public init(conflictId: Int64, fieldID: String?, kept: ConflictEntry.Winner) {
             self.conflictId = conflictId
-            self.fieldId = fieldId
+            self.fieldID = fieldID
             self.kept = kept
         }
     }
@@ -123,9 +123,9 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
         }
         writer.key("fields")
         writer.beginObject()
-        for fieldId in fields.keys.sorted() {
-            let diff = fields[fieldId]!
-            writer.key(fieldId)
+        for fieldID in fields.keys.sorted() {
+            let diff = fields[fieldID]!
+            writer.key(fieldID)
             writer.beginObject()
             writer.key("from")
             diff.from.write(to: &writer)
@@ -154,9 +154,9 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
             writer.beginObject()
             writer.key("conflictId")
             writer.int(resolution.conflictId)
-            if let fieldId = resolution.fieldId {
+            if let fieldID = resolution.fieldID {
                 writer.key("fieldId")
-                writer.string(fieldId)
+                writer.string(fieldID)
             }
             writer.key("kept")
             writer.string(resolution.kept.rawValue)

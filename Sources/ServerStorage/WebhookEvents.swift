@@ -129,9 +129,9 @@ public enum WebhookEvents {
                         writer.beginObject()
                         writer.key("id")
                         writer.int(resolution.conflictId)
-                        if let fieldId = resolution.fieldId {
+                        if let fieldID = resolution.fieldID {
                             writer.key("fieldId")
-                            writer.string(fieldId)
+                            writer.string(fieldID)
                         }
                         writer.key("kept")
                         writer.string(resolution.kept.rawValue)

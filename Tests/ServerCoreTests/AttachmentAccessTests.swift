@@ -68,7 +68,7 @@ struct AttachmentAccessTests {
                 let third = try await Self.pulledMissing(ana, client, after: middle)
                 #expect(third.missing[record] == [], "nothing missing: the envelope leaves the key out")
                 let attachments = try await server.storage.attachments(projectId: try await server.project("alpha").id, recordID: record)
-                #expect(attachments.map(\.fieldId) == ["photo", "sketch"])
+                #expect(attachments.map(\.fieldID) == ["photo", "sketch"])
                 #expect(attachments.allSatisfy { $0.stored })
 
                 // Removing the photo from the record drops its reference: the record no longer opens it for ana.

@@ -41,7 +41,7 @@ struct EntityServerTests {
     static func registration(_ device: Device, _ record: UUID, head: String, members: Int, district: String = "north", id: String = UUID().uuidString) -> Mutation {
         device.mutation(record, form: "register", id: id, [
             "head_name": device.change(.text(head)), "members": device.change(.integer(members)), "district": device.change(.text(district)),
-            RecordEntityChange.fieldId: entityChange(device, RecordEntityChange(list: list, entityId: record, action: .create, baseRevision: 0, label: head)),
+            RecordEntityChange.fieldID: entityChange(device, RecordEntityChange(list: list, entityId: record, action: .create, baseRevision: 0, label: head)),
         ])
     }
 
@@ -49,7 +49,7 @@ struct EntityServerTests {
     static func visitMutation(_ device: Device, _ record: UUID, entity: UUID, base: Int64, _ answers: [String: AnswerValue], millis: Int64 = 1_000, now: Int64 = HybridLogicalClock.wallMillis()) -> Mutation {
         var changes = answers.mapValues { device.change($0, millis: millis, now: now) }
         changes["household"] = device.change(.choice(entity.lowercased), millis: millis, now: now)
-        changes[RecordEntityChange.fieldId] = entityChange(device, RecordEntityChange(list: list, entityId: entity, action: .update, baseRevision: base, label: nil), millis: millis, now: now)
+        changes[RecordEntityChange.fieldID] = entityChange(device, RecordEntityChange(list: list, entityId: entity, action: .update, baseRevision: base, label: nil), millis: millis, now: now)
         return device.mutation(record, form: "visit", changes)
     }
 
@@ -135,7 +135,7 @@ struct EntityServerTests {
                 #expect(entity.fields.values["members"] == .integer(5))
                 let conflicts = try await server.storage.entityConflicts(projectId: projectId, entityId: household)
                 #expect(conflicts.count == 1)
-                #expect(conflicts.first?.entry.fieldId == "members" && conflicts.first?.entry.winner == .server)
+                #expect(conflicts.first?.entry.fieldID == "members" && conflicts.first?.entry.winner == .server)
                 #expect(conflicts.first?.entry.client?.value == .integer(7) && conflicts.first?.entry.client?.clientID == "cleo-phone")
                 #expect(conflicts.first?.clientID == "cleo-phone")
                 // A later write of the same property wins, and the value it replaced is logged.
@@ -172,23 +172,23 @@ struct EntityServerTests {
                 #expect(try await server.storage.record(projectId: projectId, id: record) == nil, "the record is not stored either")
                 // A create whose entity id is not the record's.
                 var create = Self.registration(ana, UUID(), head: "Amina", members: 4)
-                create.changes[RecordEntityChange.fieldId] = Self.entityChange(ana, RecordEntityChange(list: Self.list, entityId: UUID(), action: .create, baseRevision: 0, label: "Amina"))
+                create.changes[RecordEntityChange.fieldID] = Self.entityChange(ana, RecordEntityChange(list: Self.list, entityId: UUID(), action: .create, baseRevision: 0, label: "Amina"))
                 let wrongId = try Self.outcome(try await ana.push(client, [create]))
                 #expect(wrongId.problem?.type.hasSuffix("entity-id-not-record") == true)
                 // A change of another list than the form's.
                 let other = UUID()
                 var otherList = Self.registration(ana, other, head: "Amina", members: 4)
-                otherList.changes[RecordEntityChange.fieldId] = Self.entityChange(ana, RecordEntityChange(list: "clinics", entityId: other, action: .create, baseRevision: 0, label: "Amina"))
+                otherList.changes[RecordEntityChange.fieldID] = Self.entityChange(ana, RecordEntityChange(list: "clinics", entityId: other, action: .create, baseRevision: 0, label: "Amina"))
                 #expect(try Self.outcome(try await ana.push(client, [otherList])).problem?.type.hasSuffix("entity-list-mismatch") == true)
                 // An update by a form that only creates.
                 let registered = UUID()
                 _ = try await ana.push(client, [Self.registration(ana, registered, head: "Amina", members: 4)])
                 var update = Self.registration(ana, UUID(), head: "Amina", members: 5)
-                update.changes[RecordEntityChange.fieldId] = Self.entityChange(ana, RecordEntityChange(list: Self.list, entityId: registered, action: .update, baseRevision: 1, label: nil))
+                update.changes[RecordEntityChange.fieldID] = Self.entityChange(ana, RecordEntityChange(list: Self.list, entityId: registered, action: .update, baseRevision: 1, label: nil))
                 #expect(try Self.outcome(try await ana.push(client, [update])).problem?.type.hasSuffix("entity-action-not-declared") == true)
                 // Not JSON of an entity change.
                 var garbage = Self.registration(ana, UUID(), head: "Amina", members: 4)
-                garbage.changes[RecordEntityChange.fieldId] = ana.change(.text("{\"list\":1}"))
+                garbage.changes[RecordEntityChange.fieldID] = ana.change(.text("{\"list\":1}"))
                 #expect(try Self.outcome(try await ana.push(client, [garbage])).problem?.type.hasSuffix("entity-change-invalid") == true)
                 let page = try await Self.feed(client, ana)
                 #expect(page.changes.map(\.entityId) == [registered])

@@ -80,7 +80,7 @@ struct MergePolicyTests {
                 _ = try await a.push(client, [a.mutation(record, ["title": a.change(.text("t2"), base: 1), "notes": a.change(.text("n2"), base: 1)])])
                 let (_, push) = try await Device(clientID: "b", token: a.token).push(client, [a.mutation(record, ["title": a.change(.text("t3"), base: 1), "notes": a.change(.text("n3"), base: 1)])])
                 let conflicts = try #require(push?.outcomes.first?.conflicts)
-                #expect(conflicts.map(\.fieldId) == ["notes", "title"])
+                #expect(conflicts.map(\.fieldID) == ["notes", "title"])
                 #expect(conflicts.map(\.winner) == [.client, .server])
             }
         }

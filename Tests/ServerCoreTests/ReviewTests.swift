@@ -17,10 +17,10 @@ struct ReviewTests {
             struct ReviewDiff: Decodable { var from: ReviewState?; var to: ReviewState; var comment: String? }
             struct Resolution: Decodable {
                 var conflictId: Int64
-                var fieldId: String?
+                var fieldID: String?
                 var kept: String
                 private enum CodingKeys: String, CodingKey {
-                    case conflictId, fieldId, kept
+                    case conflictId, fieldID = "fieldId", kept
                 }
             }
             var revision: Int64
@@ -46,13 +46,13 @@ struct ReviewTests {
         var id: Int64
         var recordID: String
         var formID: String
-        var fieldId: String?
+        var fieldID: String?
         var open: Bool
         var server: Side?
         var client: Side?
         var resolution: Resolution?
         private enum CodingKeys: String, CodingKey {
-            case id, recordID = "recordId", formID = "formId", fieldId, open, server, client, resolution
+            case id, recordID = "recordId", formID = "formId", fieldID = "fieldId", open, server, client, resolution
         }
     }
 
@@ -186,7 +186,7 @@ struct ReviewTests {
                 let conflict = try #require(list.conflicts.first)
                 #expect(list.conflicts.count == 1)
                 #expect(list.next == nil)
-                #expect(conflict.recordID == record.lowercased && conflict.formID == "job" && conflict.fieldId == "notes" && conflict.open)
+                #expect(conflict.recordID == record.lowercased && conflict.formID == "job" && conflict.fieldID == "notes" && conflict.open)
                 #expect(conflict.server?.value == .text("from ana") && conflict.server?.author == "ana" && conflict.server?.device == "ana-phone")
                 #expect(conflict.client?.value == .text("from bo") && conflict.client?.author == "bo" && conflict.client?.device == "bo-phone")
                 #expect(try await rita.get(client, "/v1/projects/alpha/conflicts?state=bogus").status == .badRequest)

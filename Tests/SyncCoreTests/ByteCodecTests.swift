@@ -78,7 +78,7 @@ struct Random {
     mutating func outcome() -> MutationOutcome {
         let state = { (random: inout Random) in FieldState(value: random.answer(), revision: Int64(random.int(0...9)), hlc: HybridTimestamp(rawValue: Int64(random.int(0...1_000_000))), clientID: random.text()) }
         let conflicts = (0..<int(0...2)).map { _ in
-            ConflictEntry(kind: bool() ? .field : .restoredAfterDelete, fieldId: bool() ? text() : nil, policy: [.lastWriterWins, .serverWins, .clientWins, .manual][int(0...3)], winner: bool() ? .server : .client, open: bool(), server: bool() ? state(&self) : nil, client: bool() ? state(&self) : nil)
+            ConflictEntry(kind: bool() ? .field : .restoredAfterDelete, fieldID: bool() ? text() : nil, policy: [.lastWriterWins, .serverWins, .clientWins, .manual][int(0...3)], winner: bool() ? .server : .client, open: bool(), server: bool() ? state(&self) : nil, client: bool() ? state(&self) : nil)
         }
         let problem = bool() ? nil : ProblemDetails(type: "https://fieldsheet.dev/problems/\(text())", title: text(), status: 422, detail: text(), field: bool() ? text() : nil)
         return MutationOutcome(mutationID: text(), recordID: UUID(), status: [.applied, .merged, .rejected][int(0...2)], revision: bool() ? Int64(int(0...99)) : nil, conflicts: conflicts, problem: problem, changed: [nil, true, false][int(0...2)])

@@ -10,7 +10,7 @@ struct FieldMergeTests {
     }
 
     func merge(_ change: FieldChange, policy: ConflictPolicy, server: FieldState? = nil, client: String = "device-a") -> FieldMerge.Result {
-        FieldMerge.merge(fieldId: "notes", server: server ?? serverField, change: change, clientID: client, policy: policy, revision: 6)
+        FieldMerge.merge(fieldID: "notes", server: server ?? serverField, change: change, clientID: client, policy: policy, revision: 6)
     }
 
     @Test(arguments: ConflictPolicy.allCases)
@@ -29,13 +29,13 @@ struct FieldMergeTests {
 
     @Test(arguments: ConflictPolicy.allCases)
     func aFieldTheServerNeverHadIsApplied(policy: ConflictPolicy) {
-        let result = FieldMerge.merge(fieldId: "new", server: nil, change: change("x", base: 0), clientID: "a", policy: policy, revision: 1)
+        let result = FieldMerge.merge(fieldID: "new", server: nil, change: change("x", base: 0), clientID: "a", policy: policy, revision: 1)
         #expect(result.newState?.value == .text("x"))
         #expect(result.conflict == nil)
     }
 
     @Test func clearingAnAbsentFieldChangesNothing() {
-        let result = FieldMerge.merge(fieldId: "new", server: nil, change: change(nil, base: 0), clientID: "a", policy: .manual, revision: 1)
+        let result = FieldMerge.merge(fieldID: "new", server: nil, change: change(nil, base: 0), clientID: "a", policy: .manual, revision: 1)
         #expect(result.newState == nil)
     }
 

@@ -87,7 +87,7 @@ struct WireContractTests {
 
     @Test func aPullPageWritesItsSchema() throws {
         let record = RecordEnvelope(recordID: UUID(), form: FormKey(id: "job", version: 1), state: .draft, revision: 1, sequence: 1, author: "ana", fields: [:])
-        let lost = LostConflict(id: 4, recordID: record.recordID, entry: ConflictEntry(fieldId: "site", policy: .lastWriterWins, winner: .server, server: Self.stamp, client: Self.stamp))
+        let lost = LostConflict(id: 4, recordID: record.recordID, entry: ConflictEntry(fieldID: "site", policy: .lastWriterWins, winner: .server, server: Self.stamp, client: Self.stamp))
         let full = PullPage(changes: [record], cursor: 1, hasMore: false, serverClock: Self.clock, lostConflicts: [lost])
         let minimal = PullPage(changes: [], cursor: 0, hasMore: false, serverClock: Self.clock)
         try Self.check("PullPage", full: full.jsonBytes(), minimal: minimal.jsonBytes())
@@ -118,8 +118,8 @@ struct WireContractTests {
     }
 
     @Test func outcomesAndConflictsWriteTheirSchemasInBothCodecs() throws {
-        let conflict = ConflictEntry(fieldId: "site", policy: .manual, winner: .server, open: true, server: Self.stamp, client: Self.stamp)
-        let bare = ConflictEntry(kind: .restoredAfterDelete, fieldId: nil, policy: .lastWriterWins, winner: .client, server: nil, client: nil)
+        let conflict = ConflictEntry(fieldID: "site", policy: .manual, winner: .server, open: true, server: Self.stamp, client: Self.stamp)
+        let bare = ConflictEntry(kind: .restoredAfterDelete, fieldID: nil, policy: .lastWriterWins, winner: .client, server: nil, client: nil)
         try Self.check("ConflictEntry", full: conflict.jsonBytes(), minimal: bare.jsonBytes())
         try Self.twins(conflict, conflict.jsonBytes())
         try Self.twins(bare, bare.jsonBytes())

@@ -313,7 +313,7 @@ struct EntityPagesController {
                 let entry = logged.entry
                 let serverWon = entry.winner == .server
                 return ConflictItem(
-                    property: entry.fieldId ?? "—", at: ConsoleTime.text(logged.at),
+                    property: entry.fieldID ?? "—", at: ConsoleTime.text(logged.at),
                     winner: serverWon ? "kept the value it held; the record's value is logged" : "took the record's value; the one it held is logged",
                     serverWon: serverWon,
                     serverValue: show(entry.server?.value), serverBy: writer(entry.server),

@@ -114,9 +114,9 @@ struct RecordPageController {
         let language = shownIn.language
         var current = definition.map { FormState(logic: FormLogic(form: $0), answers: record.fields.values) }
         current?.language = language
-        func label(_ fieldId: String?) -> String {
-            guard let fieldId else { return "the record" }
-            return current?.describe(fieldId) ?? fieldId
+        func label(_ fieldID: String?) -> String {
+            guard let fieldID else { return "the record" }
+            return current?.describe(fieldID) ?? fieldID
         }
         /// A change of an answer, or of an instance itself: "Defect 2: added", not its `@position` from (empty) to 2.
         func change(_ key: String, _ diff: HistoryDetail.FieldDiff?) -> String {
@@ -126,12 +126,12 @@ struct RecordPageController {
             let what = path.field == AnswerKey.removed ? (diff?.to == .boolean(true) ? "removed" : "restored") : (diff?.from == nil ? "added" : "moved")
             return "\(label(key)): \(what)"
         }
-        func show(_ value: AnswerValue?, _ fieldId: String?) -> String {
-            value?.display(for: fieldId.flatMap { fields?.byID[$0] }, language: language) ?? "(empty)"
+        func show(_ value: AnswerValue?, _ fieldID: String?) -> String {
+            value?.display(for: fieldID.flatMap { fields?.byID[$0] }, language: language) ?? "(empty)"
         }
         // The entity the record's submission created or updated (its `__entity` change), for those who see entities.
         var entityLink: EntityLink?
-        if reviewer, let answer = record.fields.values[RecordEntityChange.fieldId], let change = try? RecordEntityChange(answer: answer) {
+        if reviewer, let answer = record.fields.values[RecordEntityChange.fieldID], let change = try? RecordEntityChange(answer: answer) {
             let entity = try await services.storage.entity(projectId: membership.projectId, id: change.entityId)
             entityLink = EntityLink(
                 action: change.action == .create ? "Created" : "Updated", list: change.list,
@@ -163,11 +163,11 @@ struct RecordPageController {
             showConflicts: reviewer,
             conflicts: conflicts.map { entry in
                 ConflictItem(
-                    id: entry.id, field: label(entry.entry.fieldId), created: ConsoleTime.text(entry.createdAt),
+                    id: entry.id, field: label(entry.entry.fieldID), created: ConsoleTime.text(entry.createdAt),
                     status: entry.open ? "open" : entry.resolution.map { "resolved by \($0.by), kept the \($0.kept == .server ? "server's" : "device's") value" }
                         ?? "settled by the form's policy (kept the \(entry.entry.winner == .server ? "server's" : "device's") value)",
-                    isOpen: entry.open, serverValue: show(entry.entry.server?.value, entry.entry.fieldId), serverBy: entry.serverAuthor ?? "",
-                    clientValue: show(entry.entry.client?.value, entry.entry.fieldId),
+                    isOpen: entry.open, serverValue: show(entry.entry.server?.value, entry.entry.fieldID), serverBy: entry.serverAuthor ?? "",
+                    clientValue: show(entry.entry.client?.value, entry.entry.fieldID),
                     clientBy: [entry.clientAuthor, entry.clientID].compactMap { $0 }.joined(separator: " on "))
             },
             history: history.map { entry in
@@ -177,7 +177,7 @@ struct RecordPageController {
                     parts.append("review: \(ConsoleLabels.review(review.to))" + (review.comment.map { " — “\($0)”" } ?? ""))
                 }
                 if let resolution = entry.detail.resolution {
-                    parts.append("resolved the conflict on \(label(resolution.fieldId)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
+                    parts.append("resolved the conflict on \(label(resolution.fieldID)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
                 }
                 let keys = entry.detail.fields.keys.sorted()
                 let changes = keys.prefix(Self.changesPerEntry).map { key in Change(text: change(key, entry.detail.fields[key])) }

@@ -32,15 +32,15 @@ struct ReviewPlanner: Sendable {
     func resolve(_ snapshot: PushSnapshot, conflict: ConflictLogEntry, keep: ConflictEntry.Winner, clock: HybridTimestamp) throws -> PushPlan {
         var record = try reviewable(snapshot, recordID: conflict.recordID, submittedOnly: false)
         var plan = PushPlan(resolvedConflicts: [conflict.id])
-        var detail = HistoryDetail(resolution: .init(conflictId: conflict.id, fieldId: conflict.entry.fieldId, kept: keep))
-        if keep == .client, let fieldId = conflict.entry.fieldId, let client = conflict.entry.client {
-            let before = record.fields[fieldId]?.value
+        var detail = HistoryDetail(resolution: .init(conflictId: conflict.id, fieldID: conflict.entry.fieldID, kept: keep))
+        if keep == .client, let fieldID = conflict.entry.fieldID, let client = conflict.entry.client {
+            let before = record.fields[fieldID]?.value
             if before != client.value {
                 record.revision += 1
-                record.fields[fieldId] = FieldState(value: client.value, revision: record.revision, hlc: clock, clientID: client.clientID)
+                record.fields[fieldID] = FieldState(value: client.value, revision: record.revision, hlc: clock, clientID: client.clientID)
                 record.times.updated = now
                 record.receivedAt = now
-                detail.fields[fieldId] = .init(from: before, to: client.value)
+                detail.fields[fieldID] = .init(from: before, to: client.value)
                 plan.records = [record]
             }
         }

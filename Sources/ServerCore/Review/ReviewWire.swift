@@ -85,7 +85,7 @@ struct ConflictView: Encodable, Sendable {
     var id: Int64
     var recordID: String
     var formID: String
-    var fieldId: String?
+    var fieldID: String?
     var kind: ConflictEntry.Kind
     var policy: ConflictPolicy
     var winner: ConflictEntry.Winner
@@ -97,14 +97,14 @@ struct ConflictView: Encodable, Sendable {
     var resolution: Resolution?
 
     private enum CodingKeys: String, CodingKey {
-        case id, recordID = "recordId", formID = "formId", fieldId, kind, policy, winner, open, createdAt, mutationID = "mutationId", server, client, resolution
+        case id, recordID = "recordId", formID = "formId", fieldID = "fieldId", kind, policy, winner, open, createdAt, mutationID = "mutationId", server, client, resolution
     }
 
     init(_ entry: ConflictLogEntry) {
         id = entry.id
         recordID = entry.recordID.lowercased
         formID = entry.formID
-        fieldId = entry.entry.fieldId
+        fieldID = entry.entry.fieldID
         kind = entry.entry.kind
         policy = entry.entry.policy
         winner = entry.entry.winner

@@ -42,10 +42,10 @@ struct SyncController {
         prepared.reserveCapacity(body.mutations.count)
         for (mutation, digest) in zip(body.mutations, digests) {
             var clamped = mutation
-            for (fieldId, change) in mutation.changes {
+            for (fieldID, change) in mutation.changes {
                 let (accepted, wasClamped) = services.clock.observe(change.hlc)
                 if wasClamped {
-                    clamped.changes[fieldId]?.hlc = accepted
+                    clamped.changes[fieldID]?.hlc = accepted
                     clampedChanges += 1
                 }
             }
@@ -157,14 +157,14 @@ struct SyncController {
             guard mutation.changes.count <= 10_000 else {
                 throw Problem.tooLarge("A mutation may change at most 10000 fields.", field: "mutations[\(index)].changes")
             }
-            for (fieldId, change) in mutation.changes {
+            for (fieldID, change) in mutation.changes {
                 if let value = change.value, let longest = value.longestTextBytes, longest > services.limits.maxValueBytes {
-                    throw Problem.tooLarge("The answer to \"\(fieldId)\" is \(longest) bytes long; this server takes at most \(services.limits.maxValueBytes) per answer (serve --max-value-bytes).", slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldId)")
+                    throw Problem.tooLarge("The answer to \"\(fieldID)\" is \(longest) bytes long; this server takes at most \(services.limits.maxValueBytes) per answer (serve --max-value-bytes).", slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldID)")
                 }
                 if case .choices(let choices)? = change.value, let whole = change.value?.wholeTextBytes, whole > services.limits.maxValueBytes {
                     throw Problem.tooLarge(
-                        "The answer to \"\(fieldId)\" holds \(choices.count) choices, \(whole) bytes in all; this server takes at most \(services.limits.maxValueBytes) bytes per answer, all its choices together (serve --max-value-bytes). Choose fewer options.",
-                        slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldId)")
+                        "The answer to \"\(fieldID)\" holds \(choices.count) choices, \(whole) bytes in all; this server takes at most \(services.limits.maxValueBytes) bytes per answer, all its choices together (serve --max-value-bytes). Choose fewer options.",
+                        slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldID)")
                 }
             }
         }

@@ -18,7 +18,7 @@ extension PushPlanner {
         var seen = Set<UUID>()
         var ids: [UUID] = []
         for mutation in mutations {
-            guard let answer = mutation.changes[RecordEntityChange.fieldId]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
+            guard let answer = mutation.changes[RecordEntityChange.fieldID]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
             if seen.insert(change.entityId).inserted { ids.append(change.entityId) }
         }
         return ids
@@ -36,8 +36,8 @@ extension PushPlanner {
         record: MergeableRecord, current: StoredRecord?, changedFields: [String], mutation: Mutation, form: FormDefinition,
         authorId: Int64, entities: [UUID: StoredEntity]
     ) -> Result<EntityApplication?, Problem> {
-        guard record.state == .submitted, let entityState = record.fields[RecordEntityChange.fieldId], let answer = entityState.value else { return .success(nil) }
-        let field = RecordEntityChange.fieldId
+        guard record.state == .submitted, let entityState = record.fields[RecordEntityChange.fieldID], let answer = entityState.value else { return .success(nil) }
+        let field = RecordEntityChange.fieldID
         let change: RecordEntityChange
         do {
             change = try RecordEntityChange(answer: answer)
@@ -96,7 +96,7 @@ extension PushPlanner {
         var conflicts: [ConflictEntry] = []
         func merge(_ property: String, _ state: FieldState) {
             let result = FieldMerge.merge(
-                fieldId: property, server: entity.fields[property], change: FieldChange(value: state.value, baseRevision: change.baseRevision, hlc: state.hlc),
+                fieldID: property, server: entity.fields[property], change: FieldChange(value: state.value, baseRevision: change.baseRevision, hlc: state.hlc),
                 clientID: state.clientID, policy: .lastWriterWins, revision: revision)
             if let newState = result.newState {
                 diffs[property] = .init(from: entity.fields[property]?.value, to: newState.value)
@@ -104,8 +104,8 @@ extension PushPlanner {
             }
             if let conflict = result.conflict { conflicts.append(conflict) }
         }
-        for fieldId in FormFields(form: form).order {
-            guard let property = form.field(fieldId)?.saveTo, applied?.contains(fieldId) ?? true, let state = record.fields[fieldId] else { continue }
+        for fieldID in FormFields(form: form).order {
+            guard let property = form.field(fieldID)?.saveTo, applied?.contains(fieldID) ?? true, let state = record.fields[fieldID] else { continue }
             merge(property, state)
         }
         if first, let label = change.label {

@@ -228,15 +228,15 @@ struct PushPlanner: Sendable {
     /// The first attachment the mutation sets that is larger than the server takes, as the problem the
     /// device shows at the record (what, how large, the limit, what to do).
     func oversizedAttachment(_ mutation: Mutation) -> Problem? {
-        for fieldId in mutation.changes.keys.sorted() {
-            guard case .attachment(let reference)? = mutation.changes[fieldId]?.value, reference.bytes > maxAttachmentBytes else { continue }
+        for fieldID in mutation.changes.keys.sorted() {
+            guard case .attachment(let reference)? = mutation.changes[fieldID]?.value, reference.bytes > maxAttachmentBytes else { continue }
             return Problem(
                 .contentTooLarge, "attachment-too-large", title: "Attachment too large",
-                detail: "The file attached to \"\(fieldId)\", \(reference.name), is \(AttachmentReference.formatSize(reference.bytes)) (\(reference.bytes) bytes); "
+                detail: "The file attached to \"\(fieldID)\", \(reference.name), is \(AttachmentReference.formatSize(reference.bytes)) (\(reference.bytes) bytes); "
                     + "this server takes attachments of at most \(AttachmentReference.formatSize(maxAttachmentBytes)) (\(maxAttachmentBytes) bytes), so it could never be uploaded. "
                     + "Nothing of this change was applied. Attach a smaller file (a photo at a lower resolution, a shorter recording) and send the record again, "
                     + "or ask the server's admin to raise serve --max-attachment-bytes.",
-                field: fieldId)
+                field: fieldID)
         }
         return nil
     }
@@ -264,7 +264,7 @@ struct PushPlanner: Sendable {
     /// The repeat instances a record holds, at any depth (each instance's keys share its prefix).
     static func instanceCount(_ fields: RecordFields) -> Int {
         var prefixes = Set<String>()
-        for key in fields.fieldIds {
+        for key in fields.fieldIDs {
             guard let path = AnswerKey(key), !path.steps.isEmpty else { continue }
             prefixes.insert(path.instancePrefix)
         }
@@ -282,14 +282,14 @@ struct PushPlanner: Sendable {
     /// What a change did, for the record's history: the state, each of `fieldIds` (the fields the merge set,
     /// ``RecordMerge/Result/changedFields``) whose answer changed (from what to what), and a review state it
     /// moved. Only those fields are compared, not every field the mutation named.
-    static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIds: some Collection<String>) -> HistoryDetail {
+    static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIDs: some Collection<String>) -> HistoryDetail {
         var detail = HistoryDetail()
         if current?.state != record.state { detail.state = .init(from: current?.state, to: record.state) }
-        detail.fields.reserveCapacity(fieldIds.count)
-        for fieldId in fieldIds {
-            let before = current.flatMap { $0.fields[fieldId]?.value }
-            let after = record.fields[fieldId]?.value
-            if before != after { detail.fields[fieldId] = .init(from: before, to: after) }
+        detail.fields.reserveCapacity(fieldIDs.count)
+        for fieldID in fieldIDs {
+            let before = current.flatMap { $0.fields[fieldID]?.value }
+            let after = record.fields[fieldID]?.value
+            if before != after { detail.fields[fieldID] = .init(from: before, to: after) }
         }
         if let review = record.review, review.state != current?.review?.state {
             detail.review = .init(from: current?.review?.state, to: review.state)
@@ -303,14 +303,14 @@ struct PushPlanner: Sendable {
     private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator, verdicts: inout PatternVerdicts) -> Problem? {
         // A sensitive field's answer arrives sealed to the project key, or not at all: the server never takes its
         // plaintext. Any other field's answer arrives in clear: a sealed one would pass no check and be unreadable.
-        for fieldId in mutation.changes.keys.sorted() {
-            guard let value = mutation.changes[fieldId]?.value, let field = validator.field(forKey: fieldId) else { continue }
+        for fieldID in mutation.changes.keys.sorted() {
+            guard let value = mutation.changes[fieldID]?.value, let field = validator.field(forKey: fieldID) else { continue }
             let sealed = if case .sealed = value { true } else { false }
             if field.sensitive && !sealed {
-                return .validation("The field \"\(fieldId)\" is sensitive: its answer must be sealed on the device to the project key, not sent as a \(value.tag). Nothing of this change was applied; update the app, sync its forms and send the record again.", field: fieldId)
+                return .validation("The field \"\(fieldID)\" is sensitive: its answer must be sealed on the device to the project key, not sent as a \(value.tag). Nothing of this change was applied; update the app, sync its forms and send the record again.", field: fieldID)
             }
             if !field.sensitive && sealed {
-                return .validation("The field \"\(fieldId)\" is not sensitive: its answer is sent as it is, not sealed. Nothing of this change was applied; sync the app's forms and send the record again.", field: fieldId)
+                return .validation("The field \"\(fieldID)\" is not sensitive: its answer is sent as it is, not sealed. Nothing of this change was applied; sync the app's forms and send the record again.", field: fieldID)
             }
         }
         switch record.state {
@@ -322,9 +322,9 @@ struct PushPlanner: Sendable {
             let detail = report.issues.map(\.description).joined(separator: " ")
             return .validation("The record cannot be submitted: \(detail)", field: first.fieldID)
         case .draft:
-            for fieldId in mutation.changes.keys.sorted() {
-                if let issue = validator.draftIssue(fieldId, mutation.changes[fieldId]?.value) {
-                    return .validation(issue.code == .wrongType ? "\(issue.message) Field \"\(fieldId)\": send it as raw input or in the field's type." : issue.message, field: fieldId)
+            for fieldID in mutation.changes.keys.sorted() {
+                if let issue = validator.draftIssue(fieldID, mutation.changes[fieldID]?.value) {
+                    return .validation(issue.code == .wrongType ? "\(issue.message) Field \"\(fieldID)\": send it as raw input or in the field's type." : issue.message, field: fieldID)
                 }
             }
             return nil

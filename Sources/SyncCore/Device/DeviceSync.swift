@@ -118,7 +118,7 @@ public enum DeviceSync {
         let alreadyPulled = revision <= serverRevision
         var lost: [String: ConflictEntry] = [:]
         for entry in outcome.conflicts where entry.kind == .field {
-            if let field = entry.fieldId, lost[field] == nil { lost[field] = entry }
+            if let field = entry.fieldID, lost[field] == nil { lost[field] = entry }
         }
         for (field, change) in mutation.changes.sorted(by: { $0.key < $1.key }) {
             let serverWon = lost[field]?.winner == .server
@@ -144,7 +144,7 @@ public enum DeviceSync {
             }
         }
         for entry in outcome.conflicts where entry.kind == .field {
-            guard let field = entry.fieldId else { continue }
+            guard let field = entry.fieldID else { continue }
             // Where the server's value won, this device's value was replaced without its person deciding it:
             // the entry stays open, as one a pull delivers to a device whose value lost (`LostConflict`), so
             // the record is marked wherever a value lost. Where this device's value won, the entry records the

@@ -240,7 +240,7 @@ extension ProblemDetails {
 extension ConflictEntry {
     public static func read(from reader: inout JSONReader) throws -> ConflictEntry {
         var kind = Kind.field
-        var fieldId: String?
+        var fieldID: String?
         var policy: ConflictPolicy?
         var winner: Winner?
         var open = false
@@ -253,7 +253,7 @@ extension ConflictEntry {
                 let text = try reader.readString()
                 guard let read = Kind(rawValue: text) else { throw reader.error("Unknown conflict kind \"\(text)\"") }
                 kind = read
-            case "fieldId": fieldId = try reader.readNull() ? nil : try reader.readString()
+            case "fieldId": fieldID = try reader.readNull() ? nil : try reader.readString()
             case "policy":
                 let text = try reader.readString()
                 guard let read = ConflictPolicy(rawValue: text) else { throw reader.error("Unknown conflict policy \"\(text)\"") }
@@ -269,7 +269,7 @@ extension ConflictEntry {
             }
         }
         guard let policy, let winner else { throw reader.error("A conflict entry needs policy and winner") }
-        return ConflictEntry(kind: kind, fieldId: fieldId, policy: policy, winner: winner, open: open, server: server, client: client)
+        return ConflictEntry(kind: kind, fieldID: fieldID, policy: policy, winner: winner, open: open, server: server, client: client)
     }
 
     public func write(to writer: inout JSONWriter) {
@@ -278,9 +278,9 @@ extension ConflictEntry {
             writer.key("client")
             client.write(to: &writer)
         }
-        if let fieldId {
+        if let fieldID {
             writer.key("fieldId")
-            writer.string(fieldId)
+            writer.string(fieldID)
         }
         writer.key("kind")
         writer.string(kind.rawValue)

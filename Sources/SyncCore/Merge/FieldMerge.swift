@@ -28,7 +28,7 @@ public enum FieldMerge {
     ///   - policy: the field's conflict policy (`form.conflictPolicy(for:)`).
     ///   - revision: the record revision this merge produces, stamped on an applied value.
     public static func merge(
-        fieldId: String, server: FieldState?, change: FieldChange, clientID: String,
+        fieldID: String, server: FieldState?, change: FieldChange, clientID: String,
         policy: ConflictPolicy, revision: Int64
     ) -> Result {
         let incoming = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientID: clientID)
@@ -48,13 +48,13 @@ public enum FieldMerge {
             let clientLater = (change.hlc, clientID) > (server.hlc, server.clientID)
             return Result(
                 newState: clientLater ? incoming : nil,
-                conflict: ConflictEntry(fieldId: fieldId, policy: policy, winner: clientLater ? .client : .server, server: server, client: clientSide))
+                conflict: ConflictEntry(fieldID: fieldID, policy: policy, winner: clientLater ? .client : .server, server: server, client: clientSide))
         case .serverWins:
-            return Result(newState: nil, conflict: ConflictEntry(fieldId: fieldId, policy: policy, winner: .server, server: server, client: clientSide))
+            return Result(newState: nil, conflict: ConflictEntry(fieldID: fieldID, policy: policy, winner: .server, server: server, client: clientSide))
         case .clientWins:
-            return Result(newState: incoming, conflict: ConflictEntry(fieldId: fieldId, policy: policy, winner: .client, server: server, client: clientSide))
+            return Result(newState: incoming, conflict: ConflictEntry(fieldID: fieldID, policy: policy, winner: .client, server: server, client: clientSide))
         case .manual:
-            return Result(newState: nil, conflict: ConflictEntry(fieldId: fieldId, policy: policy, winner: .server, open: true, server: server, client: clientSide))
+            return Result(newState: nil, conflict: ConflictEntry(fieldID: fieldID, policy: policy, winner: .server, open: true, server: server, client: clientSide))
         }
     }
 }

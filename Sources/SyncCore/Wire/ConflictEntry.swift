@@ -20,7 +20,7 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
 
     public var kind: Kind
     /// The field, for `field` entries.
-    public var fieldId: String?
+    public var fieldID: String?
     public var policy: ConflictPolicy
     public var winner: Winner
     /// Whether a person still has to decide (`manual` policy).
@@ -31,12 +31,12 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
     public var client: FieldState?
 
     private enum CodingKeys: String, CodingKey {
-        case kind, fieldId, policy, winner, open, server, client
+        case kind, fieldID = "fieldId", policy, winner, open, server, client
     }
 
-    public init(kind: Kind = .field, fieldId: String?, policy: ConflictPolicy, winner: Winner, open: Bool = false, server: FieldState?, client: FieldState?) {
+    public init(kind: Kind = .field, fieldID: String?, policy: ConflictPolicy, winner: Winner, open: Bool = false, server: FieldState?, client: FieldState?) {
         self.kind = kind
-        self.fieldId = fieldId
+        self.fieldID = fieldID
         self.policy = policy
         self.winner = winner
         self.open = open

@@ -31,7 +31,7 @@ public struct RecordFields: Sendable, Hashable {
 
     public var isEmpty: Bool { states.isEmpty }
     public var count: Int { states.count }
-    public var fieldIds: Dictionary<String, FieldState>.Keys { states.keys }
+    public var fieldIDs: Dictionary<String, FieldState>.Keys { states.keys }
 
     /// The current answers (cleared fields absent).
     public var values: [String: AnswerValue] { states.compactMapValues(\.value) }
@@ -40,7 +40,7 @@ public struct RecordFields: Sendable, Hashable {
     /// writers in order of first use with the default's writer first. A stamp is a ``FieldState`` without its
     /// value (``FieldState/stamp``): one type says a field's write metadata everywhere.
     struct Layout {
-        var fieldIds: [String]
+        var fieldIDs: [String]
         var defaultStamp: FieldState?
         var writers: [String]
         var exceptions: [String]
@@ -70,7 +70,7 @@ public struct RecordFields: Sendable, Hashable {
             if !writers.contains(state.clientID) { writers.append(state.clientID) }
             if best != state.stamp { exceptions.append(id) }
         }
-        return Layout(fieldIds: ids, defaultStamp: best, writers: writers, exceptions: exceptions)
+        return Layout(fieldIDs: ids, defaultStamp: best, writers: writers, exceptions: exceptions)
     }
 }
 
@@ -90,7 +90,7 @@ extension RecordFields {
         writer.beginObject()
         writer.key("values")
         writer.beginObject()
-        for id in layout.fieldIds {
+        for id in layout.fieldIDs {
             writer.key(id)
             states[id]!.value.write(to: &writer)
         }

@@ -63,7 +63,7 @@ struct SimulatedServer {
             for (field, change) in mutation.changes {
                 effects(FieldEffect(
                     record: mutation.recordID, field: field, before: current?.fields[field], after: merged.record.fields[field],
-                    change: change, conflict: merged.conflicts.first { $0.fieldId == field }, mutationID: mutation.mutationID, clientID: clientID))
+                    change: change, conflict: merged.conflicts.first { $0.fieldID == field }, mutationID: mutation.mutationID, clientID: clientID))
                 clock.observe(change.hlc, wallMillis: now)
             }
             if merged.changed {
