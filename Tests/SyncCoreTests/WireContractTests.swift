@@ -56,7 +56,7 @@ struct WireContractTests {
 
     /// `full` (every optional member set) writes exactly the schema's properties, `minimal` its required ones
     /// (at least), and both only known ones.
-    static func check(_ name: String, full: some Sequence<UInt8>, minimal: some Sequence<UInt8>, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func check(_ name: String, full: some Sequence<UInt8>, minimal: some Sequence<UInt8>, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
         let schema = try schema(name)
         let written = try members(full)
         #expect(written == schema.properties, "\(name): written \(written.sorted()), the contract says \(schema.properties.sorted())", sourceLocation: sourceLocation)
@@ -66,7 +66,7 @@ struct WireContractTests {
     }
 
     /// Where a type has both codecs, Codable writes the members the byte codec writes.
-    static func twins(_ value: some Encodable, _ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func twins(_ value: some Encodable, _ bytes: [UInt8], sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
         #expect(try members(JSONEncoder().encode(value)) == members(bytes), "\(type(of: value)): Codable and the byte codec write different members", sourceLocation: sourceLocation)
     }
 
