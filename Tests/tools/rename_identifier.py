@@ -141,8 +141,12 @@ def enum_raw_values(src, renamer):
             parts.append(f'{new} = "{name}"' if new != name and "=" not in name else name)
         return f"{indent}case {', '.join(parts)}"
     entry = r'[a-z][A-Za-z0-9_]*(?: = "[^"]*")?'
-    return re.sub(r"(?m)^(\s*)case (" + entry + r"(?:, *" + entry + r")*)[ \t]*$",
-                  lambda m: fix(m) if renamer.pattern.search(m.group(2)) else m.group(0), src)
+    cases = r"case (" + entry + r"(?:, *" + entry + r")*)"
+    src = re.sub(r"(?m)^(\s*)" + cases + r"[ \t]*$",
+                 lambda m: fix(m) if renamer.pattern.search(m.group(2)) else m.group(0), src)
+    # A one-line enum: `enum CodingKeys: String, CodingKey { case a, b }`.
+    return re.sub(r"(?m)(\benum \w+: String\b[^{\n]*\{ *)" + cases + r"( *\})",
+                  lambda m: m.group(1) + fix(m).lstrip()[len(m.group(1).lstrip()):] + m.group(3) if renamer.pattern.search(m.group(2)) else m.group(0), src)
 
 
 def strip_nested_types(body):

@@ -61,7 +61,7 @@ public struct FieldState: Codable, Sendable, Hashable {
         FieldState(value: nil, revision: revision, hlc: hlc, clientID: clientID)
     }
 
-    enum CodingKeys: String, CodingKey { case value, revision, hlc, clientID }
+    enum CodingKeys: String, CodingKey { case value, revision, hlc, clientID = "clientId" }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
