@@ -18,7 +18,7 @@ struct Runner: Sendable {
         var changes: [String: FieldChange] = [:]
         for field in 1...Self.fields { changes["f\(field)"] = FieldChange(value: .text("value of field \(field) typed in the basement"), baseRevision: 0, hlc: hlc) }
         let mutations = (0..<count).map { _ in
-            Mutation(mutationID: UUID().uuidString, recordID: UUID(), formID: "wide", formVersion: 1, state: .submitted, changes: changes)
+            Mutation(mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "wide", version: 1), state: .submitted, changes: changes)
         }
         return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientID: clientID, mutations: mutations)))
     }
@@ -40,7 +40,7 @@ struct Runner: Sendable {
             changes["q\(question)"] = FieldChange(value: value, baseRevision: 0, hlc: hlc)
         }
         let mutation = Mutation(
-            mutationID: UUID().uuidString, recordID: UUID(), formID: "long", formVersion: 1, state: .submitted, changes: changes,
+            mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "long", version: 1), state: .submitted, changes: changes,
             times: RecordTimes(created: Date(), updated: Date(), submitted: Date()))
         return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientID: clientID, mutations: [mutation])))
     }

@@ -10,7 +10,7 @@ struct RecordTimesPlannerTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     func mutation(_ times: RecordTimes, state: RecordState = .submitted) -> Mutation {
-        Mutation(mutationID: "m", recordID: UUID(), formID: "job", formVersion: 1, state: state, changes: [:], times: times)
+        Mutation(mutationID: "m", recordID: UUID(), form: FormKey(id: "job", version: 1), state: state, changes: [:], times: times)
     }
 
     func stored(_ times: RecordTimes, state: RecordState) -> StoredRecord {

@@ -111,7 +111,7 @@ extension SchemaContractTests {
             principal: Principal(userId: 1, userName: "ana", memberships: [:]), role: .collector, clientID: "d1", validators: [:], mutations: [], maxAttachmentBytes: 10)
         let reference = AttachmentReference(sha256: String(repeating: "a", count: 64), bytes: 11, type: "image/jpeg", name: "a.jpg")
         let problem = try #require(planner.oversizedAttachment(Mutation(
-            mutationID: "m", recordID: UUID(), formID: "f", formVersion: 1, state: .draft,
+            mutationID: "m", recordID: UUID(), form: FormKey(id: "f", version: 1), state: .draft,
             changes: ["photo": FieldChange(value: .attachment(reference), baseRevision: 0, hlc: HybridTimestamp(millis: 1, counter: 0))])))
         #expect(description.contains("`\(problem.slug)`"))
         #expect(description.contains("--max-attachment-bytes"))

@@ -63,7 +63,7 @@ struct WebhookTests {
     }
 
     static func mutation(_ record: UUID, _ changes: [String: FieldChange]) -> Mutation {
-        Mutation(mutationID: UUID().uuidString, recordID: record, formID: "job", formVersion: 1, state: .submitted, changes: changes)
+        Mutation(mutationID: UUID().uuidString, recordID: record, form: FormKey(id: "job", version: 1), state: .submitted, changes: changes)
     }
 
     @Test(arguments: Backend.available)

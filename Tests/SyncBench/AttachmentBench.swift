@@ -81,7 +81,7 @@ func runAttachmentBench(bin: String) async throws {
         // A record referencing the file, so its author may download it.
         let reference = AttachmentReference(sha256: sha, bytes: Int64(bytes), type: "image/jpeg", name: "bench.jpg")
         let push = PushRequest(clientID: "bench-device", mutations: [Mutation(
-            mutationID: UUID().uuidString, recordID: UUID(), formID: "photos", formVersion: 1, state: .submitted,
+            mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "photos", version: 1), state: .submitted,
             changes: ["photo": FieldChange(value: .attachment(reference), baseRevision: 0, hlc: HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0))])])
         let body = String(decoding: try JSONEncoder().encode(push), as: UTF8.self)
         let pusher = try RawConnection(port: server.port)

@@ -72,7 +72,7 @@ struct Random {
         for index in 0..<int(0...6) {
             changes["field \(index) \(text())"] = FieldChange(value: int(0...5) == 0 ? nil : answer(), baseRevision: Int64(int(0...9)), hlc: HybridTimestamp(rawValue: Int64(bitPattern: next() >> 1)))
         }
-        return Mutation(mutationID: text(), recordID: UUID(), formID: "form-\(text())", formVersion: int(1...5), state: [.draft, .submitted, .deleted][int(0...2)], changes: changes)
+        return Mutation(mutationID: text(), recordID: UUID(), form: FormKey(id: "form-\(text())", version: int(1...5)), state: [.draft, .submitted, .deleted][int(0...2)], changes: changes)
     }
 
     mutating func outcome() -> MutationOutcome {

@@ -22,7 +22,7 @@ struct MutationReadTests {
         var reader = JSONReader(Self.body(without: nil))
         let mutation = try Mutation.read(from: &reader)
         #expect(mutation.mutationID == "m-1")
-        #expect(mutation.formVersion == 2)
+        #expect(mutation.form.version == 2)
         #expect(mutation.changes["notes"]?.value == .text("ok"))
     }
 

@@ -8,7 +8,7 @@ struct RecordMergeTests {
 
     func mutation(_ state: RecordState, _ changes: [String: AnswerValue?], base: Int64) -> Mutation {
         Mutation(
-            mutationID: UUID().uuidString, recordID: UUID(), formID: "job", formVersion: 1, state: state,
+            mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "job", version: 1), state: state,
             changes: changes.mapValues { FieldChange(value: $0, baseRevision: base, hlc: hlc) })
     }
 

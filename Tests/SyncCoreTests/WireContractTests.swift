@@ -109,9 +109,9 @@ struct WireContractTests {
 
     @Test func mutationsWriteTheirSchemaInBothCodecs() throws {
         let full = Mutation(
-            mutationID: "m1", recordID: UUID(), formID: "job", formVersion: 1, state: .submitted,
+            mutationID: "m1", recordID: UUID(), form: FormKey(id: "job", version: 1), state: .submitted,
             changes: ["site": FieldChange(value: .text("Pump"), baseRevision: 0, hlc: Self.clock)], times: Self.times)
-        let minimal = Mutation(mutationID: "m2", recordID: UUID(), formID: "job", formVersion: 1, state: .draft, changes: [:])
+        let minimal = Mutation(mutationID: "m2", recordID: UUID(), form: FormKey(id: "job", version: 1), state: .draft, changes: [:])
         try Self.check("Mutation", full: full.jsonBytes(), minimal: minimal.jsonBytes())
         try Self.twins(full, full.jsonBytes())
         try Self.twins(minimal, minimal.jsonBytes())

@@ -6,7 +6,7 @@ import Testing
 struct WireTypesTests {
     @Test func aPushRequestRoundTripsThroughJSON() throws {
         let request = PushRequest(clientID: "device-1", clock: HybridTimestamp(millis: 7, counter: 1), mutations: [
-            Mutation(mutationID: "m1", recordID: UUID(), formID: "job", formVersion: 2, state: .submitted, changes: [
+            Mutation(mutationID: "m1", recordID: UUID(), form: FormKey(id: "job", version: 2), state: .submitted, changes: [
                 "notes": FieldChange(value: .text("hi"), baseRevision: 0, hlc: HybridTimestamp(millis: 7, counter: 0)),
                 "cleared": FieldChange(value: nil, baseRevision: 3, hlc: HybridTimestamp(millis: 7, counter: 1)),
             ])

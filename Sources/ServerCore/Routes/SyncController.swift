@@ -55,7 +55,7 @@ struct SyncController {
             context.logger.warning("Field clocks far ahead of the server; clamped", metadata: ["client": .string(body.clientID), "fields": .stringConvertible(clampedChanges)])
             services.metrics.recordClampedClock()
         }
-        let keys = Set(body.mutations.map { FormKey(id: $0.formID, version: $0.formVersion) })
+        let keys = Set(body.mutations.map(\.form))
         let validators = try await services.forms.validators(projectId: membership.projectId, keys: keys)
         var planner = PushPlanner(principal: principal, role: membership.role, clientID: body.clientID, validators: validators, mutations: prepared,
             maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,

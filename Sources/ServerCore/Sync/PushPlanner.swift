@@ -105,27 +105,27 @@ struct PushPlanner: Sendable {
         _ mutation: Mutation, working: inout [UUID: StoredRecord], entities: inout EntityWork, plan: inout PushPlan, writtenIndex: inout [UUID: Int],
         encodedFields: inout [String], verdicts: inout PatternVerdicts
     ) -> MutationOutcome {
-        let key = FormKey(id: mutation.formID, version: mutation.formVersion)
+        let key = mutation.form
         guard let validator = validators[key] else {
             return reject(mutation, Problem(
                 .unprocessableContent, "unknown-form", title: "Unknown form version",
-                detail: "This project has no form \"\(mutation.formID)\" version \(mutation.formVersion). Fetch the project's forms and start records on a published version.",
+                detail: "This project has no form \"\(mutation.form.id)\" version \(mutation.form.version). Fetch the project's forms and start records on a published version.",
                 field: "formId"))
         }
         let form = validator.logic.form
         if let problem = oversizedAttachment(mutation) { return reject(mutation, problem) }
         let current = working[mutation.recordID]
-        if current == nil, closedForms.contains(mutation.formID) {
-            return reject(mutation, Self.formClosed(mutation.formID))
+        if current == nil, closedForms.contains(mutation.form.id) {
+            return reject(mutation, Self.formClosed(mutation.form.id))
         }
         if let current {
             if let problem = RecordAccess.writeProblem(current, userId: userId, role: role, newState: mutation.state) {
                 return reject(mutation, problem)
             }
-            if current.formID != mutation.formID {
+            if current.formID != mutation.form.id {
                 return reject(mutation, Problem(
                     .conflict, "form-mismatch", title: "Record belongs to another form",
-                    detail: "Record \(mutation.recordID) is a \"\(current.formID)\" record; it cannot be changed as \"\(mutation.formID)\".",
+                    detail: "Record \(mutation.recordID) is a \"\(current.formID)\" record; it cannot be changed as \"\(mutation.form.id)\".",
                     field: "formId"))
             }
         }
@@ -175,7 +175,7 @@ struct PushPlanner: Sendable {
         if merged.changed {
             let review = Self.review(after: current?.review, state: merged.record.state)
             let record = StoredRecord(
-                id: mutation.recordID, formID: mutation.formID, formVersion: mutation.formVersion, state: merged.record.state,
+                id: mutation.recordID, formID: mutation.form.id, formVersion: mutation.form.version, state: merged.record.state,
                 authorId: current?.authorId ?? userId, authorName: current?.authorName ?? userName,
                 shared: (current?.shared ?? false) || merged.record.state == .submitted,
                 revision: merged.record.revision, sequence: 0, review: review,

@@ -145,7 +145,7 @@ extension Mutation {
         guard formVersion >= 1, let version = Int(exactly: formVersion) else {
             throw JSONReadError(offset: reader.offset, message: "formVersion must be a whole number from 1, not \(formVersion)", path: "formVersion")
         }
-        return Mutation(mutationID: mutationID, recordID: recordID, formID: formID, formVersion: version, state: state, changes: changes, times: times)
+        return Mutation(mutationID: mutationID, recordID: recordID, form: FormKey(id: formID, version: version), state: state, changes: changes, times: times)
     }
 
     public func write(to writer: inout JSONWriter, uppercaseRecordID: Bool = false) {
@@ -162,9 +162,9 @@ extension Mutation {
             writer.int(RecordTimes.millis(created))
         }
         writer.key("formId")
-        writer.string(formID)
+        writer.string(form.id)
         writer.key("formVersion")
-        writer.int(formVersion)
+        writer.int(form.version)
         writer.key("mutationId")
         writer.string(mutationID)
         writer.key("recordId")

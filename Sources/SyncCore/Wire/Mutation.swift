@@ -9,9 +9,8 @@ public struct Mutation: Codable, Sendable, Hashable {
     /// Unique per device; a UUID is a good choice.
     public var mutationID: String
     public var recordID: UUID
-    public var formID: String
     /// The form version the record was started on or upgraded to.
-    public var formVersion: Int
+    public var form: FormKey
     /// The state the device wants the record in after this mutation.
     public var state: RecordState
     /// The fields written, keyed by field id; fields not named are left as they are.
@@ -22,13 +21,12 @@ public struct Mutation: Codable, Sendable, Hashable {
     public var times: RecordTimes
 
     public init(
-        mutationID: String, recordID: UUID, formID: String, formVersion: Int, state: RecordState, changes: [String: FieldChange],
+        mutationID: String, recordID: UUID, form: FormKey, state: RecordState, changes: [String: FieldChange],
         times: RecordTimes = RecordTimes()
     ) {
         self.mutationID = mutationID
         self.recordID = recordID
-        self.formID = formID
-        self.formVersion = formVersion
+        self.form = form
         self.state = state
         self.changes = changes
         self.times = times
@@ -42,8 +40,7 @@ public struct Mutation: Codable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         mutationID = try container.decode(String.self, forKey: .mutationID)
         recordID = try container.decode(UUID.self, forKey: .recordID)
-        formID = try container.decode(String.self, forKey: .formID)
-        formVersion = try container.decode(Int.self, forKey: .formVersion)
+        form = FormKey(id: try container.decode(String.self, forKey: .formID), version: try container.decode(Int.self, forKey: .formVersion))
         state = try container.decode(RecordState.self, forKey: .state)
         changes = try container.decode([String: FieldChange].self, forKey: .changes)
         times = try RecordTimes(from: container)
@@ -53,8 +50,8 @@ public struct Mutation: Codable, Sendable, Hashable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(mutationID, forKey: .mutationID)
         try container.encode(recordID, forKey: .recordID)
-        try container.encode(formID, forKey: .formID)
-        try container.encode(formVersion, forKey: .formVersion)
+        try container.encode(form.id, forKey: .formID)
+        try container.encode(form.version, forKey: .formVersion)
         try container.encode(state, forKey: .state)
         try container.encode(changes, forKey: .changes)
         try times.encode(to: &container)

@@ -17,7 +17,7 @@ struct Device: Sendable {
     }
 
     func mutation(_ record: UUID, state: RecordState = .submitted, form: String = "job", version: Int = 1, id: String = UUID().uuidString, _ changes: [String: FieldChange]) -> Mutation {
-        Mutation(mutationID: id, recordID: record, formID: form, formVersion: version, state: state, changes: changes)
+        Mutation(mutationID: id, recordID: record, form: FormKey(id: form, version: version), state: state, changes: changes)
     }
 
     func push(_ client: some TestClientProtocol, _ mutations: [Mutation]) async throws -> (TestResponse, PushResponse?) {

@@ -94,7 +94,7 @@ struct SimulatedDevice {
             let rows = outbox.filter { $0.record == candidate.record && $0.id <= candidate.last }
             let entries = rows.map { DeviceSync.OutboxEntry(fields: Array($0.values.keys), baseRevision: $0.baseRevision, hlc: $0.hlc) }
             let mutation = Mutation(
-                mutationID: "\(id)-m\(nextMutation)", recordID: candidate.record, formID: "form", formVersion: stored.formVersion,
+                mutationID: "\(id)-m\(nextMutation)", recordID: candidate.record, form: FormKey(id: "form", version: stored.formVersion),
                 state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state))
             nextMutation += 1
             // Sent as bytes: what the server gets is what the device's writer wrote.

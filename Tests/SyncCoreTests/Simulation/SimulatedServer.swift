@@ -67,7 +67,7 @@ struct SimulatedServer {
                 clock.observe(change.hlc, wallMillis: now)
             }
             if merged.changed {
-                records[mutation.recordID] = Stored(record: merged.record, formVersion: mutation.formVersion, sequence: nextSequence)
+                records[mutation.recordID] = Stored(record: merged.record, formVersion: mutation.form.version, sequence: nextSequence)
                 nextSequence += 1
                 changingMerges[mutation.recordID, default: 0] += 1
             }
