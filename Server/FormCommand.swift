@@ -49,12 +49,12 @@ extension FieldSheetServerCommand {
                             for warning in workbookWarnings ?? result.warnings { warn("\(warning)") }
                             if result.isNew {
                                 await storage.auditCommandLine(
-                                    .formPublished, projectId: project.id, subject: "\(result.form.formId)@\(result.form.version)",
+                                    .formPublished, projectId: project.id, subject: "\(result.form.formID)@\(result.form.version)",
                                     detail: ["file": (file as NSString).lastPathComponent, "title": result.form.definition.title])
                             }
                             print(result.isNew
-                                  ? "published \(result.form.formId) version \(result.form.version) to \(project.name)"
-                                  : "unchanged: \(result.form.formId) version \(result.form.version) is already published in \(project.name)")
+                                  ? "published \(result.form.formID) version \(result.form.version) to \(project.name)"
+                                  : "unchanged: \(result.form.formID) version \(result.form.version) is already published in \(project.name)")
                         } catch let error as FormPublishError {
                             throw CommandFailure("not published:\n" + error.reasons.joined(separator: "\n"))
                         }
@@ -74,7 +74,7 @@ extension FieldSheetServerCommand {
                         let project = try await data.project(project, in: storage)
                         let formatter = ISO8601DateFormatter()
                         for form in try await storage.forms(projectId: project.id) {
-                            print("\(form.formId)\t\(form.version)\t\(formatter.string(from: form.publishedAt))\t\(form.definition.title)")
+                            print("\(form.formID)\t\(form.version)\t\(formatter.string(from: form.publishedAt))\t\(form.definition.title)")
                         }
                     }
                 }
@@ -125,7 +125,7 @@ extension FieldSheetServerCommand {
                         throw CommandFailure(error.description)
                     }
                     let exporter = RecordExporter(storage: storage, attachmentsDirectory: attachments, decryptionKeys: keys)
-                    let tables = format == .csv ? try await exporter.repeatTables(projectId: project.id, formId: form) : []
+                    let tables = format == .csv ? try await exporter.repeatTables(projectId: project.id, formID: form) : []
                     let count: Int
                     if let outputDir {
                         count = try await Self.exportFiles(exporter, project: project.id, form: form, format: format, tables: tables, into: outputDir)
@@ -134,7 +134,7 @@ extension FieldSheetServerCommand {
                             throw ValidationError("The form \(form) has repeats (\(tables.map(\.repeatId).joined(separator: ", "))), so its CSV export is one file per repeat besides the records' file. Give --output-dir DIR, or use --format jsonl for one stream with instances nested.")
                         }
                         let out = FileHandle.standardOutput
-                        count = try await exporter.export(projectId: project.id, formId: form, format: format) { line in
+                        count = try await exporter.export(projectId: project.id, formID: form, format: format) { line in
                             out.write(Data(line.utf8))
                         }
                     }
@@ -163,7 +163,7 @@ extension FieldSheetServerCommand {
             handles[""] = try open("\(form).\(ext)")
             for table in tables { handles[table.repeatId] = try open("\(form)-\(table.repeatId).\(ext)") }
             defer { for handle in handles.values { try? handle.close() } }
-            return try await exporter.export(projectId: project, formId: form, format: format) { table, line in
+            return try await exporter.export(projectId: project, formID: form, format: format) { table, line in
                 handles[table ?? ""]?.write(Data(line.utf8))
             }
         }

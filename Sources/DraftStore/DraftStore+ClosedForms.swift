@@ -13,9 +13,9 @@ extension DraftStore {
     }
 
     /// Records the forms closed to new records (see ``closedForms()``), replacing what was recorded.
-    public func setClosedForms(_ formIds: Set<String>) async throws {
+    public func setClosedForms(_ formIDs: Set<String>) async throws {
         // Form ids are identifiers (FormChecker): they hold no line break, so one per line reads back exactly.
-        let value = formIds.sorted().joined(separator: "\n")
+        let value = formIDs.sorted().joined(separator: "\n")
         try await write(doing: "recording the closed forms") { db in
             try db.execute(
                 sql: "INSERT INTO device_settings (name, value) VALUES ('closed-forms', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",

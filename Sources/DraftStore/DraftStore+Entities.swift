@@ -66,7 +66,7 @@ extension DraftStore {
     /// A local change's stamp against the server's, as `FieldMerge` orders them (clock, then writer).
     static func isNewer(_ hlc: Int64, _ writer: String, than state: FieldState?) -> Bool {
         guard let state else { return true }
-        return (HybridTimestamp(rawValue: hlc), writer) > (state.hlc, state.clientId)
+        return (HybridTimestamp(rawValue: hlc), writer) > (state.hlc, state.clientID)
     }
 
     struct LocalEntityChange {
@@ -357,7 +357,7 @@ extension DraftStore {
         let recordKey = record.id.uuidString.lowercased()
         let answers = record.answers
         var change: RecordEntityChange
-        if let existing = answers[RecordEntityChange.fieldId], let stored = try? RecordEntityChange(answer: existing) {
+        if let existing = answers[RecordEntityChange.fieldID], let stored = try? RecordEntityChange(answer: existing) {
             change = stored
         } else {
             let state = FormState(logic: logic, answers: answers, metadata: metadata, entities: TransactionEntityLookup(db: db))
@@ -378,12 +378,12 @@ extension DraftStore {
                 return
             }
             let json = answerJSON(change.answer)
-            try setEdit(db, record: recordKey, key: RecordEntityChange.fieldId, json: json)
-            let base = try editBase(db, record: recordKey, field: RecordEntityChange.fieldId, serverRevision: record.serverRevision)
+            try setEdit(db, record: recordKey, key: RecordEntityChange.fieldID, json: json)
+            let base = try editBase(db, record: recordKey, field: RecordEntityChange.fieldID, serverRevision: record.serverRevision)
             try db.execute(sql: """
                 INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)
                 VALUES (?1, ?2, 'set', ?3, fs_seal(?4, 'outbox', ?1, ?3), ?5, ?6, ?7)
-                """, arguments: [recordKey, presentation, RecordEntityChange.fieldId, json, base, clock.rawValue, nowMillis()])
+                """, arguments: [recordKey, presentation, RecordEntityChange.fieldID, json, base, clock.rawValue, nowMillis()])
             let entityKey = change.entityId.uuidString.lowercased()
             if change.action == .create {
                 try storeLocalChange(db, list: change.list, entity: entityKey, property: "", record: recordKey, value: nil, hlc: clock, writer: device)
@@ -404,7 +404,7 @@ extension DraftStore {
             if let pendingClock {
                 stamp = (HybridTimestamp(rawValue: pendingClock), device)
             } else if let synced = record.synced[field.id] {
-                stamp = (synced.hlc, synced.clientId)
+                stamp = (synced.hlc, synced.clientID)
             } else {
                 continue
             }

@@ -35,8 +35,8 @@ extension DraftStore {
     /// remembers each plaintext with its ciphertext. `sensitive` keeps each form version's sensitive field ids
     /// across the calls of one batch, so a form without sensitive fields costs one dictionary lookup per record.
     static func sealSensitiveAnswers(_ db: Database, _ mutation: inout Mutation, cache: FormCache, sensitive: inout [FormKey: Set<String>]) throws {
-        let formKey = FormKey(id: mutation.formId, version: mutation.formVersion)
-        let form = try loadForm(db, id: mutation.formId, version: mutation.formVersion, cache: cache)
+        let formKey = mutation.form
+        let form = try loadForm(db, id: mutation.form.id, version: mutation.form.version, cache: cache)
         if sensitive[formKey] == nil {
             sensitive[formKey] = Set(form.everyField.filter(\.sensitive).map(\.id))
         }
@@ -47,7 +47,7 @@ extension DraftStore {
         }
         let keys = mutation.changes.keys.filter(isSensitive).sorted()
         guard !keys.isEmpty else { return }
-        let record = mutation.recordId.uuidString.lowercased()
+        let record = mutation.recordID.uuidString.lowercased()
         var stored: ProjectPublicKey?
         for key in keys {
             guard let value = mutation.changes[key]?.value else {

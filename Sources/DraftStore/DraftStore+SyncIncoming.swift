@@ -134,7 +134,7 @@ extension DraftStore {
         var anyReviews = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record_reviews)") ?? true
         var reviewsWritten = false
         let end = try PullPageReader.read(bytes) { record in
-            let form = FormKey(id: record.formId, version: record.formVersion)
+            let form = record.form
             let stored: Bool
             if let known = forms[form] {
                 stored = known
@@ -145,14 +145,14 @@ extension DraftStore {
             if !stored { missing.insert(form) }
             // Once a form is missing nothing is applied; the rest of the page is read for its forms.
             guard missing.isEmpty else { return }
-            let id = record.recordId.lowercased
+            let id = record.recordID.lowercased
             var pending = DeviceSync.PendingWork.none
             if anythingPending, let row = try Row.fetchOne(pendingWork, arguments: [id]) {
                 pending = DeviceSync.PendingWork(edits: row[0], stateChange: row[1], inFlight: row[2])
             }
             let rebase = DeviceSync.rebase(pulledState: record.state, under: pending)
             try upsert.execute(arguments: [
-                id, record.formId, record.formVersion, record.state.rawValue, now, record.revision, record.fieldsText,
+                id, form.id, form.version, record.state.rawValue, now, record.revision, record.fieldsText,
                 rebase.keepsLocalFormVersion, rebase.keepsLocalState,
                 record.times.created.map(RecordTimes.millis), record.times.updated.map(RecordTimes.millis),
                 record.times.submitted.map(RecordTimes.millis),
@@ -208,11 +208,11 @@ extension DraftStore {
         let held = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM records WHERE id = ?)")
         let now = nowMillis()
         for conflict in lost {
-            let record = conflict.recordId.lowercased
+            let record = conflict.recordID.lowercased
             guard try Bool.fetchOne(known, arguments: [conflict.id]) == false, try Bool.fetchOne(held, arguments: [record]) == true else { continue }
             let entry = conflict.entry
             try logConflict(
-                db, record: record, field: entry.fieldId ?? "", policy: entry.policy.rawValue, local: entry.server, remote: entry.client,
+                db, record: record, field: entry.fieldID ?? "", policy: entry.policy.rawValue, local: entry.server, remote: entry.client,
                 open: true, now: now, serverId: conflict.id)
             // The record's row is written so observations of it (the list's mark) see the new entry.
             try db.execute(sql: "UPDATE records SET updated_at = updated_at WHERE id = ?", arguments: [record])

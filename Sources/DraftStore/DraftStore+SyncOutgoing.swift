@@ -5,8 +5,8 @@ package import SyncCore
 
 /// A record's coalesced changes, frozen with their mutation id before being sent.
 package struct OutgoingMutation: Sendable, Hashable {
-    package var mutationId: String
-    package var recordId: UUID
+    package var mutationID: String
+    package var recordID: UUID
     /// The mutation as JSON, exactly as it is sent every time (same id, same content).
     package var body: String
 }
@@ -24,7 +24,7 @@ extension DraftStore {
             var batch: [OutgoingMutation] = []
             let frozen = try Row.fetchCursor(db, sql: "SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
             while let row = try frozen.next() {
-                batch.append(OutgoingMutation(mutationId: row[0], recordId: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
+                batch.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
             }
             guard batch.count < limit else { return batch }
             let candidates = try Row.fetchAll(db, sql: """
@@ -46,8 +46,8 @@ extension DraftStore {
                 let body = String(decoding: mutation.jsonBytes(), as: UTF8.self)
                 try db.cachedStatement(sql: """
                     INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
-                    """).execute(arguments: [mutation.mutationId, record, lastRow, body, now])
-                batch.append(OutgoingMutation(mutationId: mutation.mutationId, recordId: mutation.recordId, body: body))
+                    """).execute(arguments: [mutation.mutationID, record, lastRow, body, now])
+                batch.append(OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body))
             }
             return batch
         }
@@ -95,7 +95,7 @@ extension DraftStore {
             entries.append(DeviceSync.OutboxEntry(fields: fields, baseRevision: row[3], hlc: HybridTimestamp(rawValue: row[4])))
         }
         return Mutation(
-            mutationId: UUID().uuidString.lowercased(), recordId: id, formId: stored.formID, formVersion: stored.formVersion,
+            mutationID: UUID().uuidString.lowercased(), recordID: id, form: FormKey(id: stored.formID, version: stored.formVersion),
             state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state), times: times)
     }
 
@@ -130,7 +130,7 @@ extension DraftStore {
             // The frozen mutations the outcomes answer, read in one statement; then they and the outbox rows they
             // cover leave, in one statement each (a record has one frozen mutation at most, so what each
             // outcome reads next is the same as if its own rows had left alone).
-            let ids = JSONWriter.array(of: outcomes.map(\.mutationId))
+            let ids = JSONWriter.array(of: outcomes.map(\.mutationID))
             var sent: [String: (record: String, body: String)] = [:]
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
@@ -142,7 +142,7 @@ extension DraftStore {
                 """).execute(arguments: [ids])
             try db.cachedStatement(sql: "DELETE FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))").execute(arguments: [ids])
             for outcome in outcomes {
-                guard let frozen = sent.removeValue(forKey: outcome.mutationId) else { continue }
+                guard let frozen = sent.removeValue(forKey: outcome.mutationID) else { continue }
                 conflicts += try Self.applyOutcome(db, outcome, record: frozen.record, body: frozen.body, device: device)
             }
             try Self.observe(db, serverClock)
@@ -155,7 +155,7 @@ extension DraftStore {
     static func applyOutcome(_ db: Database, _ outcome: MutationOutcome, record: String, body: String, device: String) throws -> Int {
         var reader = JSONReader(Array(body.utf8))
         let mutation = try Mutation.read(from: &reader)
-        guard let stored = try fetchRecord(db, id: mutation.recordId) else { return 0 }
+        guard let stored = try fetchRecord(db, id: mutation.recordID) else { return 0 }
         // Fields edited again since the mutation was frozen keep their newer local value.
         let newer = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT field_id FROM outbox WHERE record_id = ? AND field_id IS NOT NULL"), arguments: [record]))
         let result = DeviceSync.applyOutcome(
@@ -209,8 +209,8 @@ extension DraftStore {
             VALUES (?1, ?2, ?3, fs_seal(?4, 'conflict', ?1, ?2, 'local'), ?5, ?6, fs_seal(?7, 'conflict', ?1, ?2, 'remote'), ?8, ?9, ?10, ?11,
                 fs_seal(?12, 'conflict', ?1, ?2, 'reason'), ?13)
             """).execute(arguments: [
-                record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientId,
-                try json(remote?.value), remote?.hlc.rawValue, remote?.clientId, now, open ? nil : now, reason, serverId,
+                record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientID,
+                try json(remote?.value), remote?.hlc.rawValue, remote?.clientID, now, open ? nil : now, reason, serverId,
             ])
     }
 

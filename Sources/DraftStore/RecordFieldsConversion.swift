@@ -46,7 +46,7 @@ enum RecordFieldsConversion {
         var local: FieldValues = [:]
         for (field, entry) in legacy {
             if serverRevision > 0, entry.r ?? 0 > 0 || entry.b != nil {
-                synced[field] = FieldState(value: entry.b, revision: entry.r ?? serverRevision, hlc: HybridTimestamp(rawValue: entry.h ?? 0), clientId: entry.d ?? "unknown-device")
+                synced[field] = FieldState(value: entry.b, revision: entry.r ?? serverRevision, hlc: HybridTimestamp(rawValue: entry.h ?? 0), clientID: entry.d ?? "unknown-device")
             }
             if serverRevision == 0 || touched.contains(field) || entry.v != entry.b {
                 local[field] = .some(entry.v)

@@ -104,7 +104,7 @@ public enum RecordPrinter {
     public static func json(_ record: StoredRecord, form: FormDefinition) throws -> String {
         struct Output: Encodable {
             var id: String
-            var formId: String
+            var formID: String
             var formVersion: Int
             var state: String
             var createdAt: String
@@ -112,9 +112,13 @@ public enum RecordPrinter {
             var submittedAt: String?
             var answers: [String: AnswerValue]
             var issues: [FieldIssue]
+
+            private enum CodingKeys: String, CodingKey {
+                case id, formID = "formId", formVersion, state, createdAt, updatedAt, submittedAt, answers, issues
+            }
         }
         let output = Output(
-            id: record.id.uuidString.lowercased(), formId: record.formID, formVersion: record.formVersion,
+            id: record.id.uuidString.lowercased(), formID: record.formID, formVersion: record.formVersion,
             state: record.state.rawValue, createdAt: timestamp(record.createdAt), updatedAt: timestamp(record.updatedAt),
             submittedAt: record.submittedAt.map(timestamp), answers: record.answers, issues: FormValidator(form: form).validate(record.answers).issues)
         let encoder = JSONEncoder()

@@ -103,13 +103,13 @@ extension PostgresStorage {
                 FROM attachment_refs a JOIN records r ON r.project_id = a.project_id AND r.id = a.record_id
                 WHERE a.project_id = \(key.projectId) AND a.sha256 = \(key.sha256) ORDER BY a.record_id, a.field_id
                 """).decode((UUID, String, String, String, Int64, Bool, Int64, Bool).self) {
-                uses.append(AttachmentUse(recordId: id, fieldId: field, authorId: author, shared: shared, type: type, name: name, addedBy: addedBy, grants: grants))
+                uses.append(AttachmentUse(recordID: id, fieldID: field, authorId: author, shared: shared, type: type, name: name, addedBy: addedBy, grants: grants))
             }
             return uses
         }
     }
 
-    public func attachments(projectId: Int64, recordId: UUID) async throws -> [RecordAttachment] {
+    public func attachments(projectId: Int64, recordID: UUID) async throws -> [RecordAttachment] {
         let client = client
         return try await perform {
             var result: [RecordAttachment] = []
@@ -117,9 +117,9 @@ extension PostgresStorage {
                 SELECT a.field_id, a.sha256, a.bytes, a.type, a.name, h.sha256 IS NOT NULL
                 FROM attachment_refs a
                 LEFT JOIN attachment_holders h ON h.project_id = a.project_id AND h.sha256 = a.sha256 AND h.user_id = a.added_by
-                WHERE a.project_id = \(projectId) AND a.record_id = \(recordId) ORDER BY a.field_id
+                WHERE a.project_id = \(projectId) AND a.record_id = \(recordID) ORDER BY a.field_id
                 """).decode((String, String, Int64, String, String, Bool).self) {
-                result.append(RecordAttachment(fieldId: field, sha256: sha, bytes: bytes, type: type, name: name, stored: stored))
+                result.append(RecordAttachment(fieldID: field, sha256: sha, bytes: bytes, type: type, name: name, stored: stored))
             }
             return result
         }
@@ -132,15 +132,15 @@ extension PostgresStorage {
     /// (``StoredRecord/attachmentAdders(previous:history:)``).
     static func writeAttachmentReferences(_ connection: PostgresConnection, projectId: Int64, _ records: [StoredRecord], history: [HistoryEntry]) async throws {
         var previous: [UUID: [String: (sha256: String, addedBy: Int64)]] = [:]
-        for try await (recordId, fieldId, sha256, addedBy) in try await connection.query("""
+        for try await (recordID, fieldID, sha256, addedBy) in try await connection.query("""
             DELETE FROM attachment_refs WHERE project_id = \(projectId) AND record_id = ANY(\(records.map(\.id))::uuid[])
             RETURNING record_id, field_id, sha256, added_by
             """, logger: .quiet).decode((UUID, String, String, Int64).self) {
-            previous[recordId, default: [:]][fieldId] = (sha256, addedBy)
+            previous[recordID, default: [:]][fieldID] = (sha256, addedBy)
         }
         let rows = records.flatMap { record in
             let adders = record.attachmentAdders(previous: previous[record.id] ?? [:], history: history)
-            return record.attachmentReferences.map { (record.id, $0.fieldId, $0.reference, adders[$0.fieldId] ?? record.authorId) }
+            return record.attachmentReferences.map { (record.id, $0.fieldID, $0.reference, adders[$0.fieldID] ?? record.authorId) }
         }
         guard !rows.isEmpty else { return }
         try await connection.query("""

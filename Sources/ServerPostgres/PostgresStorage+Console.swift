@@ -9,12 +9,12 @@ extension PostgresStorage {
         let viewer = visibility.viewer
         return try await perform {
             var result: [ReviewCount] = []
-            for try await (formId, state, count) in try await client.query("""
+            for try await (formID, state, count) in try await client.query("""
                 SELECT r.form_id, r.review_state, count(*) FROM records r
                 WHERE r.project_id = \(projectId) AND r.state <> 'deleted' AND (r.author_id = \(viewer.userId) OR (\(viewer.seesShared) AND r.shared))
                 GROUP BY r.form_id, r.review_state
                 """).decode((String, String?, Int64).self) {
-                result.append(ReviewCount(formId: formId, reviewState: state.flatMap(ReviewState.init(rawValue:)), count: Int(count)))
+                result.append(ReviewCount(formID: formID, reviewState: state.flatMap(ReviewState.init(rawValue:)), count: Int(count)))
             }
             return result
         }
@@ -31,7 +31,7 @@ extension PostgresStorage {
         return try await perform {
             let rows = try await client.query("""
                 SELECT \(unescaped: Self.recordColumns), \(unescaped: sort) FROM records r JOIN users u ON u.id = r.author_id
-                WHERE r.project_id = \(projectId) AND r.form_id = \(query.formId) AND r.state <> 'deleted'
+                WHERE r.project_id = \(projectId) AND r.form_id = \(query.formID) AND r.state <> 'deleted'
                   AND (r.author_id = \(viewer.userId) OR (\(viewer.seesShared) AND r.shared))
                   AND (\(query.reviewState?.rawValue)::text IS NULL OR r.review_state = \(query.reviewState?.rawValue)::text)
                   AND (\(query.author)::text IS NULL OR r.author_id = (SELECT id FROM users WHERE name = \(query.author)::text))
@@ -41,11 +41,11 @@ extension PostgresStorage {
                 ORDER BY \(unescaped: sort) \(unescaped: direction), r.id \(unescaped: direction) LIMIT \(Int64(query.limit))
                 """)
             var result: [RecordTableRow] = []
-            for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
+            for try await (id, formID, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
                            reviewState, reviewComment, created, submitted, updated, device, received, sortTime) in rows.decode(
                 (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?, Double?, Double).self) {
                 let record = try Self.storedRecord(
-                    id: id, formId: formId, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
+                    id: id, formID: formID, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
                     revision: revision, sequence: sequence, fields: fields, reviewState: reviewState, reviewComment: reviewComment,
                     created: created, submitted: submitted, updated: updated, received: received, device: device)
                 result.append(RecordTableRow(record: record, cursor: .init(time: sortTime, id: id)))
@@ -68,13 +68,13 @@ extension PostgresStorage {
         }
     }
 
-    public func conflictLog(projectId: Int64, viewer: Int64, recordId: UUID) async throws -> [ConflictLogEntry] {
+    public func conflictLog(projectId: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry] {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
                 try await Self.conflictLogEntries(connection, projectId: projectId, try await connection.query("""
                     \(unescaped: ConflictLogEntry.selectSQL)
-                    WHERE c.project_id = \(projectId) AND c.record_id = \(recordId) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id
+                    WHERE c.project_id = \(projectId) AND c.record_id = \(recordID) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id
                     """, logger: .quiet))
             }
         }

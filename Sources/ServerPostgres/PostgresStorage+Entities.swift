@@ -161,15 +161,15 @@ extension PostgresStorage {
         let client = client
         return try await perform {
             var result: [EntityHistoryEntry] = []
-            for try await (revision, kind, recordId, userId, userName, clientId, detail, at, review) in try await client.query("""
+            for try await (revision, kind, recordID, userId, userName, clientID, detail, at, review) in try await client.query("""
                 SELECT h.revision, h.kind, h.record_id, h.user_id, u.name, h.client_id, h.detail, h.created_at, r.review_state
                 FROM entity_history h JOIN users u ON u.id = h.user_id
                 LEFT JOIN records r ON r.project_id = h.project_id AND r.id = h.record_id
                 WHERE h.project_id = \(projectId) AND h.entity_id = \(entityId) ORDER BY h.id
                 """).decode((Int64, String, UUID?, Int64, String, String?, String, Double, String?).self) {
                 result.append(EntityHistoryEntry(
-                    entityId: entityId, revision: revision, kind: EntityHistoryEntry.Kind(rawValue: kind) ?? .update, recordId: recordId,
-                    userId: userId, userName: userName, clientId: clientId, at: Date(timeIntervalSince1970: at), detail: try HistoryDetail(jsonText: detail),
+                    entityId: entityId, revision: revision, kind: EntityHistoryEntry.Kind(rawValue: kind) ?? .update, recordID: recordID,
+                    userId: userId, userName: userName, clientID: clientID, at: Date(timeIntervalSince1970: at), detail: try HistoryDetail(jsonText: detail),
                     recordReview: review.flatMap(ReviewState.init(rawValue:))))
             }
             return result
@@ -180,13 +180,13 @@ extension PostgresStorage {
         let client = client
         return try await perform {
             var result: [LoggedEntityConflict] = []
-            for try await (recordId, mutationId, clientId, entry, at) in try await client.query("""
+            for try await (recordID, mutationID, clientID, entry, at) in try await client.query("""
                 SELECT record_id, mutation_id, client_id, entry, created_at FROM entity_conflicts
                 WHERE project_id = \(projectId) AND entity_id = \(entityId) ORDER BY id
                 """).decode((UUID, String, String, String, Double).self) {
                 var reader = JSONReader(Array(entry.utf8))
                 result.append(LoggedEntityConflict(
-                    entityId: entityId, recordId: recordId, mutationId: mutationId, clientId: clientId,
+                    entityId: entityId, recordID: recordID, mutationID: mutationID, clientID: clientID,
                     entry: try ConflictEntry.read(from: &reader), at: Date(timeIntervalSince1970: at)))
             }
             return result
@@ -241,7 +241,7 @@ extension PostgresStorage {
                 SELECT \(projectId), h.entity_id, h.revision, h.kind, NULLIF(h.record_id, ''::text)::uuid, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at
                 FROM unnest(
                     \(history.map(\.entityId))::uuid[], \(history.map(\.revision))::int8[], \(history.map(\.kind.rawValue))::text[],
-                    \(history.map { $0.recordId?.lowercased ?? "" })::text[], \(history.map(\.userId))::int8[], \(history.map { $0.clientId ?? "" })::text[],
+                    \(history.map { $0.recordID?.lowercased ?? "" })::text[], \(history.map(\.userId))::int8[], \(history.map { $0.clientID ?? "" })::text[],
                     \(history.map { String(decoding: $0.detail.jsonBytes(), as: UTF8.self) })::text[], \(history.map(\.at.timeIntervalSince1970))::float8[]
                 ) WITH ORDINALITY AS h (entity_id, revision, kind, record_id, user_id, client_id, detail, created_at, n) ORDER BY h.n
                 """, logger: .quiet)
@@ -250,8 +250,8 @@ extension PostgresStorage {
             try await connection.query("""
                 INSERT INTO entity_conflicts (project_id, entity_id, record_id, mutation_id, client_id, entry, created_at)
                 SELECT \(projectId), c.entity_id, c.record_id, c.mutation_id, c.client_id, c.entry, \(now) FROM unnest(
-                    \(conflicts.map(\.entityId))::uuid[], \(conflicts.map(\.recordId))::uuid[], \(conflicts.map(\.mutationId))::text[],
-                    \(conflicts.map(\.clientId))::text[], \(conflicts.map { String(decoding: $0.entry.jsonBytes(), as: UTF8.self) })::text[]
+                    \(conflicts.map(\.entityId))::uuid[], \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationID))::text[],
+                    \(conflicts.map(\.clientID))::text[], \(conflicts.map { String(decoding: $0.entry.jsonBytes(), as: UTF8.self) })::text[]
                 ) WITH ORDINALITY AS c (entity_id, record_id, mutation_id, client_id, entry, n) ORDER BY c.n
                 """, logger: .quiet)
         }
@@ -294,7 +294,7 @@ extension PostgresStorage {
                 entities[index].updatedAt = now
                 changed.append(entities[index])
                 history.append(EntityHistoryEntry(
-                    entityId: entities[index].id, revision: entities[index].revision, kind: .assign, recordId: nil, userId: userId, clientId: nil,
+                    entityId: entities[index].id, revision: entities[index].revision, kind: .assign, recordID: nil, userId: userId, clientID: nil,
                     at: now, detail: HistoryDetail(fields: ["@assignee": .init(from: nil, to: userName.map { .text($0) })])))
             }
             try await Self.writeEntities(connection, projectId: projectId, &changed, history: history, conflicts: [], now: now.timeIntervalSince1970)
@@ -312,7 +312,7 @@ extension PostgresStorage {
             entity.updatedAt = now
             var written = [entity]
             try await Self.writeEntities(connection, projectId: projectId, &written, history: [EntityHistoryEntry(
-                entityId: id, revision: entity.revision, kind: .delete, recordId: nil, userId: userId, clientId: nil, at: now, detail: HistoryDetail())],
+                entityId: id, revision: entity.revision, kind: .delete, recordID: nil, userId: userId, clientID: nil, at: now, detail: HistoryDetail())],
                 conflicts: [], now: now.timeIntervalSince1970)
             return true
         }

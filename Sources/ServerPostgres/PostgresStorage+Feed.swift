@@ -29,7 +29,7 @@ extension PostgresStorage {
         var sql = "SELECT \(count ? "count(*)" : Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id WHERE r.project_id = \(next())"
         bindings.append(projectId)
         sql += " AND r.form_id = \(next())"
-        bindings.append(query.formId)
+        bindings.append(query.formID)
         sql += " AND r.state <> 'deleted' AND (r.author_id = \(next())"
         bindings.append(viewer.userId)
         sql += " OR (\(next()) AND r.shared))"

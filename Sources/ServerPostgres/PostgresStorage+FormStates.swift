@@ -8,21 +8,21 @@ extension PostgresStorage {
         let client = client
         return try await perform {
             var states: [String: FormAvailability] = [:]
-            for try await (formId, closed, name, changed) in try await client.query("""
+            for try await (formID, closed, name, changed) in try await client.query("""
                 SELECT s.form_id, s.closed, u.name, s.changed_at FROM form_states s LEFT JOIN users u ON u.id = s.changed_by
                 WHERE s.project_id = \(projectId)
                 """).decode((String, Bool, String?, Double).self) {
-                states[formId] = FormAvailability(formId: formId, closed: closed, changedBy: name, changedAt: Date(timeIntervalSince1970: changed))
+                states[formID] = FormAvailability(formID: formID, closed: closed, changedBy: name, changedAt: Date(timeIntervalSince1970: changed))
             }
             return states
         }
     }
 
-    public func setFormClosed(projectId: Int64, formId: String, closed: Bool, userId: Int64) async throws {
+    public func setFormClosed(projectId: Int64, formID: String, closed: Bool, userId: Int64) async throws {
         let now = Date().timeIntervalSince1970
         _ = try await transaction { connection in
             _ = try await connection.query("""
-                INSERT INTO form_states (project_id, form_id, closed, changed_by, changed_at) VALUES (\(projectId), \(formId), \(closed), \(userId), \(now))
+                INSERT INTO form_states (project_id, form_id, closed, changed_by, changed_at) VALUES (\(projectId), \(formID), \(closed), \(userId), \(now))
                 ON CONFLICT (project_id, form_id) DO UPDATE SET closed = excluded.closed, changed_by = excluded.changed_by, changed_at = excluded.changed_at
                 """, logger: .quiet)
             return true

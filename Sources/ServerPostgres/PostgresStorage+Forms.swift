@@ -13,23 +13,23 @@ extension PostgresStorage {
         }
     }
 
-    public func form(projectId: Int64, formId: String, version: Int) async throws -> PublishedForm? {
+    public func form(projectId: Int64, formID: String, version: Int) async throws -> PublishedForm? {
         let client = client
         return try await perform {
             try await Self.publishedForms(try await client.query("""
                 SELECT project_id, definition, digest, published_at FROM forms
-                WHERE project_id = \(projectId) AND form_id = \(formId) AND version = \(Int64(version))
+                WHERE project_id = \(projectId) AND form_id = \(formID) AND version = \(Int64(version))
                 """)).first
         }
     }
 
-    public func fieldsInUse(projectId: Int64, formId: String) async throws -> Set<String> {
+    public func fieldsInUse(projectId: Int64, formID: String) async throws -> Set<String> {
         let client = client
         return try await perform {
             var result = Set<String>()
             for try await key in try await client.query("""
                 SELECT DISTINCT j.key FROM records r, jsonb_each(r.fields::jsonb -> 'values') j
-                WHERE r.project_id = \(projectId) AND r.form_id = \(formId) AND j.value <> 'null'::jsonb
+                WHERE r.project_id = \(projectId) AND r.form_id = \(formID) AND j.value <> 'null'::jsonb
                 """).decode(String.self) {
                 result.insert(key)
             }
@@ -44,11 +44,11 @@ extension PostgresStorage {
             _ = try await perform {
                 try await client.query("""
                     INSERT INTO forms (project_id, form_id, version, definition, digest, published_at)
-                    VALUES (\(form.projectId), \(form.formId), \(Int64(form.version)), \(definition), \(form.digest), \(form.publishedAt.timeIntervalSince1970))
+                    VALUES (\(form.projectId), \(form.formID), \(Int64(form.version)), \(definition), \(form.digest), \(form.publishedAt.timeIntervalSince1970))
                     """).collect()
             }
         } catch where Self.isUniqueViolation(error) {
-            throw StorageError(.versionTaken, "Version \(form.version) of form \"\(form.formId)\" is already published.")
+            throw StorageError(.versionTaken, "Version \(form.version) of form \"\(form.formID)\" is already published.")
         }
     }
 

@@ -70,11 +70,11 @@ extension PostgresStorage {
         """
 
     static func device(_ row: PostgresRow) throws -> DeviceInfo {
-        let (id, userId, userName, name, clientId, clientVersion, created, first, last, waiting, revoked) = try row.decode(
+        let (id, userId, userName, name, clientID, clientVersion, created, first, last, waiting, revoked) = try row.decode(
             (Int64, Int64, String, String, String?, String?, Double, Double?, Double?, Int32?, Double?).self)
         let date = { (value: Double?) in value.map { Date(timeIntervalSince1970: $0) } }
         return DeviceInfo(
-            id: id, userId: userId, userName: userName, name: name, clientId: clientId, clientVersion: clientVersion,
+            id: id, userId: userId, userName: userName, name: name, clientID: clientID, clientVersion: clientVersion,
             createdAt: Date(timeIntervalSince1970: created), firstSyncAt: date(first), lastSyncAt: date(last), waiting: waiting.map(Int.init),
             revokedAt: date(revoked))
     }
@@ -114,7 +114,7 @@ extension PostgresStorage {
         let waiting = report.waiting.map { Int32(clamping: $0) }
         _ = try await perform {
             try await client.query("""
-                UPDATE devices SET client_id = coalesce(\(report.clientId), client_id), client_version = coalesce(\(report.clientVersion), client_version),
+                UPDATE devices SET client_id = coalesce(\(report.clientID), client_id), client_version = coalesce(\(report.clientVersion), client_version),
                     waiting = coalesce(\(waiting), waiting), first_sync_at = coalesce(first_sync_at, \(at)), last_sync_at = \(at)
                 WHERE token_id = \(tokenId)
                 """)

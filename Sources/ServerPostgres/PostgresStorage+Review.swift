@@ -13,8 +13,8 @@ extension PostgresStorage {
         try await connection.query("""
             INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at)
             SELECT \(projectId), h.record_id, h.revision, h.kind, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at FROM unnest(
-                \(history.map(\.recordId))::uuid[], \(history.map(\.revision))::int8[], \(history.map(\.kind.rawValue))::text[],
-                \(history.map(\.userId))::int8[], \(history.map { $0.clientId ?? "" })::text[], \(details)::text[],
+                \(history.map(\.recordID))::uuid[], \(history.map(\.revision))::int8[], \(history.map(\.kind.rawValue))::text[],
+                \(history.map(\.userId))::int8[], \(history.map { $0.clientID ?? "" })::text[], \(details)::text[],
                 \(history.map(\.at.timeIntervalSince1970))::float8[]
             ) WITH ORDINALITY AS h (record_id, revision, kind, user_id, client_id, detail, created_at, n) ORDER BY h.n
             """, logger: .quiet)
@@ -35,18 +35,18 @@ extension PostgresStorage {
         }
     }
 
-    public func history(projectId: Int64, recordId: UUID) async throws -> [HistoryEntry] {
+    public func history(projectId: Int64, recordID: UUID) async throws -> [HistoryEntry] {
         let client = client
         return try await perform {
             var result: [HistoryEntry] = []
-            for try await (revision, kind, userId, userName, clientId, detail, at) in try await client.query("""
+            for try await (revision, kind, userId, userName, clientID, detail, at) in try await client.query("""
                 SELECT h.revision, h.kind, h.user_id, u.name, h.client_id, h.detail, h.created_at
                 FROM record_history h JOIN users u ON u.id = h.user_id
-                WHERE h.project_id = \(projectId) AND h.record_id = \(recordId) ORDER BY h.id
+                WHERE h.project_id = \(projectId) AND h.record_id = \(recordID) ORDER BY h.id
                 """).decode((Int64, String, Int64, String, String?, String, Double).self) {
                 result.append(HistoryEntry(
-                    recordId: recordId, revision: revision, kind: HistoryEntry.Kind(rawValue: kind) ?? .change, userId: userId,
-                    userName: userName, clientId: clientId, at: Date(timeIntervalSince1970: at), detail: try HistoryDetail(jsonText: detail)))
+                    recordID: recordID, revision: revision, kind: HistoryEntry.Kind(rawValue: kind) ?? .change, userId: userId,
+                    userName: userName, clientID: clientID, at: Date(timeIntervalSince1970: at), detail: try HistoryDetail(jsonText: detail)))
             }
             return result
         }
@@ -81,7 +81,7 @@ extension PostgresStorage {
         var decoded: [ConflictRow] = []
         for try await row in rows.decode(ConflictRow.self) { decoded.append(row) }
         var result: [ConflictLogEntry] = []
-        for (id, recordId, formId, mutationId, clientId, text, open, createdAt, clientAuthor, resolution, resolvedAt, resolver) in decoded {
+        for (id, recordID, formID, mutationID, clientID, text, open, createdAt, clientAuthor, resolution, resolvedAt, resolver) in decoded {
             var reader = JSONReader(Array(text.utf8))
             var entry = try ConflictEntry.read(from: &reader)
             entry.open = open
@@ -90,12 +90,12 @@ extension PostgresStorage {
             if let revision = entry.server?.revision {
                 for try await name in try await connection.query("""
                     SELECT u.name FROM record_history h JOIN users u ON u.id = h.user_id
-                    WHERE h.project_id = \(projectId) AND h.record_id = \(recordId) AND h.revision = \(revision) AND h.kind <> 'review'
+                    WHERE h.project_id = \(projectId) AND h.record_id = \(recordID) AND h.revision = \(revision) AND h.kind <> 'review'
                     ORDER BY h.id DESC LIMIT 1
                     """, logger: .quiet).decode(String.self) { serverAuthor = name }
             }
             result.append(ConflictLogEntry(
-                id: id, recordId: recordId, formId: formId, mutationId: mutationId, clientId: clientId, entry: entry,
+                id: id, recordID: recordID, formID: formID, mutationID: mutationID, clientID: clientID, entry: entry,
                 clientAuthor: clientAuthor, serverAuthor: serverAuthor, open: open, createdAt: Date(timeIntervalSince1970: createdAt),
                 resolution: resolution.flatMap(ConflictEntry.Winner.init(rawValue:)).map {
                     ConflictResolution(kept: $0, by: resolver ?? "", at: Date(timeIntervalSince1970: resolvedAt ?? 0))

@@ -22,14 +22,14 @@ extension PostgresStorage {
     /// 4. Take the sequence numbers from the project's counter row (its lock is held until COMMIT) and
     ///    write records, outcomes and conflicts, each with one statement over arrays.
     public func push(
-        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
+        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         let committed = try await transaction { connection in
-            let keys = Set([Self.lockKey("\(projectId)/device/\(clientId)")] + recordIds.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }
+            let keys = Set([Self.lockKey("\(projectId)/device/\(clientID)")] + recordIDs.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }
                 + entityIds.map { Self.lockKey("\(projectId)/entity/\($0.lowercased)") }).sorted()
             _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
-            let records = try await Self.records(connection, projectId: projectId, ids: recordIds)
+            let records = try await Self.records(connection, projectId: projectId, ids: recordIDs)
             let allEntityIds = PushSnapshot.entityIds(named: entityIds, records: records)
             // The entities the batch's records changed before (a later edit of such a record changes the same
             // entity): locked too, once the records are known.
@@ -38,7 +38,7 @@ extension PostgresStorage {
                 _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(more)::int8[]) AS k", logger: .quiet).collect()
             }
             let snapshot = PushSnapshot(
-                storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
+                storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
                 records: records, entities: try await Self.entities(connection, projectId: projectId, ids: allEntityIds))
             var decided = try plan(snapshot)
             let encoded = decided.encoding()
@@ -68,7 +68,7 @@ extension PostgresStorage {
                         r.updated_at, NULLIF(r.review_state, ''), NULLIF(r.review_comment, ''), r.created_at, NULLIF(r.submitted_at, -1),
                         NULLIF(r.device, ''), r.received_at
                     FROM unnest(
-                        \(records.map(\.id))::uuid[], \(records.map(\.formId))::text[], \(records.map { Int64($0.formVersion) })::int8[],
+                        \(records.map(\.id))::uuid[], \(records.map(\.formID))::text[], \(records.map { Int64($0.formVersion) })::int8[],
                         \(records.map(\.state.rawValue))::text[], \(records.map(\.authorId))::int8[], \(records.map(\.shared))::bool[],
                         \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[],
                         \(records.map { $0.times.updated?.timeIntervalSince1970 ?? now })::float8[], \(records.map { $0.review?.state.rawValue ?? "" })::text[],
@@ -95,8 +95,8 @@ extension PostgresStorage {
                 let outcomes = decided.newOutcomes
                 try await connection.query("""
                     INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at)
-                    SELECT \(projectId), \(clientId), *, \(now) FROM unnest(
-                        \(outcomes.map(\.mutationId))::text[], \(outcomes.map(\.userId))::int8[],
+                    SELECT \(projectId), \(clientID), *, \(now) FROM unnest(
+                        \(outcomes.map(\.mutationID))::text[], \(outcomes.map(\.userId))::int8[],
                         \(outcomes.map { ByteBuffer(bytes: $0.digest) })::bytea[], \(encoded.outcomes)::text[])
                     """, logger: .quiet)
             }
@@ -110,8 +110,8 @@ extension PostgresStorage {
                     INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
                     SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now), NULLIF(c.sequence, 0),
                         NULLIF(c.loser, '') FROM unnest(
-                        \(conflicts.map(\.recordId))::uuid[], \(conflicts.map(\.mutationId))::text[], \(conflicts.map(\.clientId))::text[],
-                        \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordId] ?? 0 })::int8[],
+                        \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationID))::text[], \(conflicts.map(\.clientID))::text[],
+                        \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordID] ?? 0 })::int8[],
                         \(conflicts.map { $0.otherLoser ?? "" })::text[]
                     ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, sequence, loser, n) ORDER BY c.n
                     RETURNING id
@@ -124,7 +124,7 @@ extension PostgresStorage {
                 if !kept.isEmpty {
                     try await connection.query("""
                         INSERT INTO conflict_attachment_refs (project_id, sha256, record_id)
-                        SELECT \(projectId), * FROM unnest(\(kept.map(\.sha256))::text[], \(kept.map(\.recordId))::uuid[]) ON CONFLICT DO NOTHING
+                        SELECT \(projectId), * FROM unnest(\(kept.map(\.sha256))::text[], \(kept.map(\.recordID))::uuid[]) ON CONFLICT DO NOTHING
                         """, logger: .quiet)
                 }
             }
@@ -152,10 +152,10 @@ extension PostgresStorage {
                 WHERE r.project_id = \(projectId) AND r.sequence > \(after) AND (r.author_id = \(userId) OR (\(shared) AND r.shared))
                 ORDER BY r.sequence LIMIT \(Int64(limit + 1))
                 """)
-            var records: [FeedRecord] = []
+            var records: [RecordEnvelope] = []
             var bytes = 0
             var hasMore = false
-            for try await (id, formId, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment, created, updated, submitted, missing) in rows.decode(
+            for try await (id, formID, formVersion, state, author, revision, sequence, fields, reviewState, reviewComment, created, updated, submitted, missing) in rows.decode(
                 (UUID, String, Int, String, String, Int64, Int64, String, String?, String?, Double?, Double, Double?, [String]).self) {
                 if hasMore { continue }
                 if records.count == limit || (!records.isEmpty && bytes + fields.utf8.count > maxBytes) {
@@ -163,11 +163,11 @@ extension PostgresStorage {
                     continue
                 }
                 bytes += fields.utf8.count
-                records.append(FeedRecord(
-                    id: id.lowercased, formId: formId, formVersion: formVersion, state: state, authorName: author,
-                    revision: revision, sequence: sequence, review: Self.review(state: reviewState, comment: reviewComment),
-                    times: RecordTimes(created: Self.date(created), updated: Self.date(updated), submitted: Self.date(submitted)), fields: fields,
-                    missingAttachments: missing))
+                records.append(RecordEnvelope(
+                    recordID: id, form: FormKey(id: formID, version: formVersion), state: RecordState(rawValue: state) ?? .draft,
+                    revision: revision, sequence: sequence, author: author, review: Self.review(state: reviewState, comment: reviewComment),
+                    times: RecordTimes(created: Self.date(created), updated: Self.date(updated), submitted: Self.date(submitted)),
+                    missingAttachments: missing, fieldsJSON: Array(fields.utf8)))
             }
             return FeedPage(records: records, hasMore: hasMore)
         }
@@ -186,20 +186,20 @@ extension PostgresStorage {
                 ORDER BY c.sequence, c.id
                 """)
             var result: [LostConflictRow] = []
-            for try await (id, recordId, entry) in rows.decode((Int64, UUID, String).self) {
-                result.append(LostConflictRow(id: id, recordId: recordId.lowercased, entry: entry))
+            for try await (id, recordID, entry) in rows.decode((Int64, UUID, String).self) {
+                result.append(LostConflictRow(id: id, recordID: recordID.lowercased, entry: entry))
             }
             return result
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
-                let records = try await Self.records(connection, projectId: projectId, ids: recordIds)
+                let records = try await Self.records(connection, projectId: projectId, ids: recordIDs)
                 return PushSnapshot(
-                    storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
+                    storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
                     records: records,
                     entities: try await Self.entities(connection, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)))
             }
@@ -213,27 +213,27 @@ extension PostgresStorage {
         }
     }
 
-    public func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
+    public func records(projectId: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
         let client = client
         return try await perform {
             try await Self.storedRecords(try await client.query("""
                 SELECT \(unescaped: Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
-                WHERE r.project_id = \(projectId) AND r.form_id = \(formId) AND (\(after)::uuid IS NULL OR r.id > \(after)::uuid)
+                WHERE r.project_id = \(projectId) AND r.form_id = \(formID) AND (\(after)::uuid IS NULL OR r.id > \(after)::uuid)
                 ORDER BY r.id LIMIT \(Int64(limit))
                 """))
         }
     }
 
-    public func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict] {
+    public func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict] {
         let client = client
         return try await perform {
             var result: [LoggedConflict] = []
-            for try await (mutationId, clientId, entry) in try await client.query("""
-                SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = \(projectId) AND record_id = \(recordId) ORDER BY id
+            for try await (mutationID, clientID, entry) in try await client.query("""
+                SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = \(projectId) AND record_id = \(recordID) ORDER BY id
                 """).decode((String, String, String).self) {
                 var reader = JSONReader(Array(entry.utf8))
                 result.append(LoggedConflict(
-                    recordId: recordId, mutationId: mutationId, clientId: clientId,
+                    recordID: recordID, mutationID: mutationID, clientID: clientID,
                     entry: try ConflictEntry.read(from: &reader)))
             }
             return result
@@ -253,16 +253,16 @@ extension PostgresStorage {
         return Int64(bitPattern: hash)
     }
 
-    static func storedOutcomes(_ connection: PostgresConnection, projectId: Int64, clientId: String, mutationIds: [String]) async throws -> [String: StoredOutcome] {
-        guard !mutationIds.isEmpty else { return [:] }
+    static func storedOutcomes(_ connection: PostgresConnection, projectId: Int64, clientID: String, mutationIDs: [String]) async throws -> [String: StoredOutcome] {
+        guard !mutationIDs.isEmpty else { return [:] }
         var result: [String: StoredOutcome] = [:]
-        for try await (mutationId, userId, digest, outcome) in try await connection.query("""
+        for try await (mutationID, userId, digest, outcome) in try await connection.query("""
             SELECT mutation_id, user_id, digest, outcome FROM mutations
-            WHERE project_id = \(projectId) AND client_id = \(clientId) AND mutation_id = ANY(\(mutationIds)::text[])
+            WHERE project_id = \(projectId) AND client_id = \(clientID) AND mutation_id = ANY(\(mutationIDs)::text[])
             """, logger: .quiet).decode((String, Int64, ByteBuffer, String).self) {
             var reader = JSONReader(Array(outcome.utf8))
-            result[mutationId] = StoredOutcome(
-                mutationId: mutationId, userId: userId, digest: Data(digest.readableBytesView),
+            result[mutationID] = StoredOutcome(
+                mutationID: mutationID, userId: userId, digest: Data(digest.readableBytesView),
                 outcome: try MutationOutcome.read(from: &reader))
         }
         return result
@@ -279,11 +279,11 @@ extension PostgresStorage {
 
     static func storedRecords(_ rows: PostgresRowSequence) async throws -> [StoredRecord] {
         var result: [StoredRecord] = []
-        for try await (id, formId, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
+        for try await (id, formID, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
                        reviewState, reviewComment, created, submitted, updated, device, received) in rows.decode(
             (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?, Double?).self) {
             result.append(try storedRecord(
-                id: id, formId: formId, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
+                id: id, formID: formID, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
                 revision: revision, sequence: sequence, fields: fields, reviewState: reviewState, reviewComment: reviewComment,
                 created: created, submitted: submitted, updated: updated, received: received, device: device))
         }
@@ -292,12 +292,12 @@ extension PostgresStorage {
 
     /// A record from the columns of ``recordColumns``.
     static func storedRecord(
-        id: UUID, formId: String, formVersion: Int, state: String, authorId: Int64, authorName: String, shared: Bool, revision: Int64,
+        id: UUID, formID: String, formVersion: Int, state: String, authorId: Int64, authorName: String, shared: Bool, revision: Int64,
         sequence: Int64, fields: String, reviewState: String?, reviewComment: String?, created: Double?, submitted: Double?, updated: Double,
         received: Double?, device: String?
     ) throws -> StoredRecord {
         StoredRecord(
-            id: id, formId: formId, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
+            id: id, formID: formID, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
             authorId: authorId, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
             review: review(state: reviewState, comment: reviewComment),
             times: RecordTimes(created: date(created), updated: date(updated), submitted: date(submitted)),

@@ -13,7 +13,11 @@ enum RecordFieldsMigration {
         var value: AnswerValue?
         var revision: Int64
         var hlc: Int64
-        var clientId: String
+        var clientID: String
+
+        private enum CodingKeys: String, CodingKey {
+            case value, revision, hlc, clientID = "clientId"
+        }
     }
 
     static func convertSQLite(_ db: Database) throws {
@@ -24,7 +28,7 @@ enum RecordFieldsMigration {
             let text: String = row[1]
             let legacy = try decoder.decode([String: LegacyField].self, from: Data(text.utf8))
             let fields = RecordFields(legacy.mapValues {
-                FieldState(value: $0.value, revision: $0.revision, hlc: HybridTimestamp(rawValue: $0.hlc), clientId: $0.clientId)
+                FieldState(value: $0.value, revision: $0.revision, hlc: HybridTimestamp(rawValue: $0.hlc), clientID: $0.clientID)
             })
             try update.execute(arguments: [String(decoding: fields.jsonBytes(), as: UTF8.self), row[0] as Int64])
         }

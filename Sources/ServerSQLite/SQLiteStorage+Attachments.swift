@@ -92,21 +92,21 @@ extension SQLiteStorage {
                 """, arguments: [key.projectId, key.sha256]).compactMap { row in
                 guard let id = UUID(uuidString: row["record_id"]) else { return nil }
                 return AttachmentUse(
-                    recordId: id, fieldId: row["field_id"], authorId: row["author_id"], shared: row["shared"], type: row["type"], name: row["name"],
+                    recordID: id, fieldID: row["field_id"], authorId: row["author_id"], shared: row["shared"], type: row["type"], name: row["name"],
                     addedBy: row["added_by"], grants: row["grants"])
             }
         }
     }
 
-    public func attachments(projectId: Int64, recordId: UUID) async throws -> [RecordAttachment] {
+    public func attachments(projectId: Int64, recordID: UUID) async throws -> [RecordAttachment] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT a.field_id, a.sha256, a.bytes, a.type, a.name, h.sha256 IS NOT NULL AS stored
                 FROM attachment_refs a
                 LEFT JOIN attachment_holders h ON h.project_id = a.project_id AND h.sha256 = a.sha256 AND h.user_id = a.added_by
                 WHERE a.project_id = ? AND a.record_id = ? ORDER BY a.field_id
-                """, arguments: [projectId, recordId.lowercased]).map { row in
-                RecordAttachment(fieldId: row["field_id"], sha256: row["sha256"], bytes: row["bytes"], type: row["type"], name: row["name"], stored: row["stored"])
+                """, arguments: [projectId, recordID.lowercased]).map { row in
+                RecordAttachment(fieldID: row["field_id"], sha256: row["sha256"], bytes: row["bytes"], type: row["type"], name: row["name"], stored: row["stored"])
             }
         }
     }
@@ -126,9 +126,9 @@ extension SQLiteStorage {
             var previous: [String: (sha256: String, addedBy: Int64)] = [:]
             for row in try Row.fetchAll(clear, arguments: [projectId, id]) { previous[row[0]] = (row[1], row[2]) }
             let adders = record.attachmentAdders(previous: previous, history: history)
-            for (fieldId, reference) in record.attachmentReferences {
+            for (fieldID, reference) in record.attachmentReferences {
                 try insert.execute(arguments: [
-                    projectId, id, fieldId, reference.sha256, reference.bytes, reference.type, reference.name, adders[fieldId] ?? record.authorId,
+                    projectId, id, fieldID, reference.sha256, reference.bytes, reference.type, reference.name, adders[fieldID] ?? record.authorId,
                 ])
             }
         }

@@ -12,7 +12,7 @@ extension SQLiteStorage {
                 WHERE r.project_id = ? AND r.state <> 'deleted' AND (r.author_id = ? OR (? AND r.shared))
                 GROUP BY r.form_id, r.review_state
                 """, arguments: [projectId, viewer.userId, viewer.seesShared]).map { row in
-                ReviewCount(formId: row[0], reviewState: (row[1] as String?).flatMap(ReviewState.init(rawValue:)), count: row[2])
+                ReviewCount(formID: row[0], reviewState: (row[1] as String?).flatMap(ReviewState.init(rawValue:)), count: row[2])
             }
         }
     }
@@ -37,7 +37,7 @@ extension SQLiteStorage {
             SELECT \(Self.recordColumns), \(sort) AS sort_time FROM records r JOIN users u ON u.id = r.author_id
             WHERE r.project_id = ? AND r.form_id = ? AND r.state <> 'deleted' AND (r.author_id = ? OR (? AND r.shared))
             """
-        var arguments: StatementArguments = [projectId, query.formId, viewer.userId, viewer.seesShared]
+        var arguments: StatementArguments = [projectId, query.formID, viewer.userId, viewer.seesShared]
         if let state = query.reviewState {
             sql += " AND r.review_state = ?"
             _ = arguments.append(contentsOf: [state.rawValue])
@@ -76,12 +76,12 @@ extension SQLiteStorage {
         }
     }
 
-    public func conflictLog(projectId: Int64, viewer: Int64, recordId: UUID) async throws -> [ConflictLogEntry] {
+    public func conflictLog(projectId: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 \(ConflictLogEntry.selectSQL)
                 WHERE c.project_id = ? AND c.record_id = ? AND (r.author_id = ? OR r.shared) ORDER BY c.id
-                """, arguments: [projectId, recordId.lowercased, viewer]).map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
+                """, arguments: [projectId, recordID.lowercased, viewer]).map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
         }
     }
 

@@ -139,7 +139,7 @@ extension SQLiteStorage {
                 """, arguments: [projectId, entityId.lowercased]).map { row in
                 EntityHistoryEntry(
                     entityId: entityId, revision: row[0], kind: EntityHistoryEntry.Kind(rawValue: row[1]) ?? .update,
-                    recordId: (row[2] as String?).flatMap(UUID.init(uuidString:)), userId: row[3], userName: row[4], clientId: row[5],
+                    recordID: (row[2] as String?).flatMap(UUID.init(uuidString:)), userId: row[3], userName: row[4], clientID: row[5],
                     at: Date(timeIntervalSince1970: row[7]), detail: try HistoryDetail(jsonText: row[6]),
                     recordReview: (row[8] as String?).flatMap(ReviewState.init(rawValue:)))
             }
@@ -154,7 +154,7 @@ extension SQLiteStorage {
                 let entry: String = row[3]
                 var reader = JSONReader(Array(entry.utf8))
                 return LoggedEntityConflict(
-                    entityId: entityId, recordId: UUID(uuidString: row[0]) ?? UUID(), mutationId: row[1], clientId: row[2],
+                    entityId: entityId, recordID: UUID(uuidString: row[0]) ?? UUID(), mutationID: row[1], clientID: row[2],
                     entry: try ConflictEntry.read(from: &reader), at: Date(timeIntervalSince1970: row[4]))
             }
         }
@@ -202,7 +202,7 @@ extension SQLiteStorage {
             """)
         for entry in history {
             try insertHistory.execute(arguments: [
-                projectId, entry.entityId.lowercased, entry.revision, entry.kind.rawValue, entry.recordId?.lowercased, entry.userId, entry.clientId,
+                projectId, entry.entityId.lowercased, entry.revision, entry.kind.rawValue, entry.recordID?.lowercased, entry.userId, entry.clientID,
                 String(decoding: entry.detail.jsonBytes(), as: UTF8.self), entry.at.timeIntervalSince1970,
             ])
         }
@@ -211,7 +211,7 @@ extension SQLiteStorage {
             """)
         for conflict in conflicts {
             try insertConflict.execute(arguments: [
-                projectId, conflict.entityId.lowercased, conflict.recordId.lowercased, conflict.mutationId, conflict.clientId,
+                projectId, conflict.entityId.lowercased, conflict.recordID.lowercased, conflict.mutationID, conflict.clientID,
                 String(decoding: conflict.entry.jsonBytes(), as: UTF8.self), now,
             ])
         }
@@ -247,7 +247,7 @@ extension SQLiteStorage {
                 entities[index].revision += 1
                 entities[index].updatedAt = now
                 history.append(EntityHistoryEntry(
-                    entityId: entities[index].id, revision: entities[index].revision, kind: .assign, recordId: nil, userId: userId, clientId: nil,
+                    entityId: entities[index].id, revision: entities[index].revision, kind: .assign, recordID: nil, userId: userId, clientID: nil,
                     at: now, detail: HistoryDetail(fields: ["@assignee": .init(from: nil, to: userName.map { .text($0) })])))
             }
             let found = entities.count
@@ -267,7 +267,7 @@ extension SQLiteStorage {
             entity.updatedAt = now
             var written = [entity]
             try Self.writeEntities(db, projectId: projectId, &written, history: [EntityHistoryEntry(
-                entityId: id, revision: entity.revision, kind: .delete, recordId: nil, userId: userId, clientId: nil, at: now, detail: HistoryDetail())],
+                entityId: id, revision: entity.revision, kind: .delete, recordID: nil, userId: userId, clientID: nil, at: now, detail: HistoryDetail())],
                 conflicts: [], now: now.timeIntervalSince1970)
             return true
         }

@@ -24,7 +24,7 @@ extension SQLiteStorage {
             SELECT \(count ? "count(*)" : Self.recordColumns) FROM records r\(count ? "" : " JOIN users u ON u.id = r.author_id")
             WHERE r.project_id = ? AND r.form_id = ? AND r.state <> 'deleted' AND (r.author_id = ? OR (? AND r.shared))
             """
-        var arguments: StatementArguments = [projectId, query.formId, viewer.userId, viewer.seesShared]
+        var arguments: StatementArguments = [projectId, query.formID, viewer.userId, viewer.seesShared]
         let conditions = query.whereSQL { "?" }
         sql += conditions.sql
         for argument in conditions.arguments {

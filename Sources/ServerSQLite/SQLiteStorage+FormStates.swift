@@ -10,19 +10,19 @@ extension SQLiteStorage {
                 SELECT s.form_id, s.closed, u.name, s.changed_at FROM form_states s LEFT JOIN users u ON u.id = s.changed_by
                 WHERE s.project_id = ?
                 """, arguments: [projectId]) {
-                let state = FormAvailability(formId: row[0], closed: row[1], changedBy: row[2], changedAt: Date(timeIntervalSince1970: row[3]))
-                states[state.formId] = state
+                let state = FormAvailability(formID: row[0], closed: row[1], changedBy: row[2], changedAt: Date(timeIntervalSince1970: row[3]))
+                states[state.formID] = state
             }
             return states
         }
     }
 
-    public func setFormClosed(projectId: Int64, formId: String, closed: Bool, userId: Int64) async throws {
+    public func setFormClosed(projectId: Int64, formID: String, closed: Bool, userId: Int64) async throws {
         try await write { db in
             try db.execute(sql: """
                 INSERT INTO form_states (project_id, form_id, closed, changed_by, changed_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (project_id, form_id) DO UPDATE SET closed = excluded.closed, changed_by = excluded.changed_by, changed_at = excluded.changed_at
-                """, arguments: [projectId, formId, closed, userId, Date().timeIntervalSince1970])
+                """, arguments: [projectId, formID, closed, userId, Date().timeIntervalSince1970])
         }
     }
 

@@ -11,31 +11,31 @@ extension SQLiteStorage {
         }
     }
 
-    public func form(projectId: Int64, formId: String, version: Int) async throws -> PublishedForm? {
+    public func form(projectId: Int64, formID: String, version: Int) async throws -> PublishedForm? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM forms WHERE project_id = ? AND form_id = ? AND version = ?", arguments: [projectId, formId, version])
+            try Row.fetchOne(db, sql: "SELECT * FROM forms WHERE project_id = ? AND form_id = ? AND version = ?", arguments: [projectId, formID, version])
                 .map(Self.publishedForm)
         }
     }
 
-    public func fieldsInUse(projectId: Int64, formId: String) async throws -> Set<String> {
+    public func fieldsInUse(projectId: Int64, formID: String) async throws -> Set<String> {
         try await pool.read { db in
             Set(try String.fetchAll(db, sql: """
                 SELECT DISTINCT j.key FROM records r, json_each(r.fields, '$.values') j
                 WHERE r.project_id = ? AND r.form_id = ? AND j.type != 'null'
-                """, arguments: [projectId, formId]))
+                """, arguments: [projectId, formID]))
         }
     }
 
     public func insertForm(_ form: PublishedForm) async throws {
         let definition = String(decoding: try JSONEncoder().encode(form.definition), as: UTF8.self)
         try await write { db in
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM forms WHERE project_id = ? AND form_id = ? AND version = ?", arguments: [form.projectId, form.formId, form.version]) == true {
-                throw StorageError(.versionTaken, "Version \(form.version) of form \"\(form.formId)\" is already published.")
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM forms WHERE project_id = ? AND form_id = ? AND version = ?", arguments: [form.projectId, form.formID, form.version]) == true {
+                throw StorageError(.versionTaken, "Version \(form.version) of form \"\(form.formID)\" is already published.")
             }
             try db.execute(
                 sql: "INSERT INTO forms (project_id, form_id, version, definition, digest, published_at) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [form.projectId, form.formId, form.version, definition, form.digest, form.publishedAt.timeIntervalSince1970])
+                arguments: [form.projectId, form.formID, form.version, definition, form.digest, form.publishedAt.timeIntervalSince1970])
         }
     }
 

@@ -65,7 +65,7 @@ extension SQLiteStorage {
     static func device(_ row: Row) -> DeviceInfo {
         let date = { (value: Double?) in value.map { Date(timeIntervalSince1970: $0) } }
         return DeviceInfo(
-            id: row[0], userId: row[1], userName: row[2], name: row[3], clientId: row[4], clientVersion: row[5],
+            id: row[0], userId: row[1], userName: row[2], name: row[3], clientID: row[4], clientVersion: row[5],
             createdAt: Date(timeIntervalSince1970: row[6]), firstSyncAt: date(row[7]), lastSyncAt: date(row[8]), waiting: row[9],
             revokedAt: date(row[10]))
     }
@@ -99,7 +99,7 @@ extension SQLiteStorage {
                 UPDATE devices SET client_id = coalesce(?, client_id), client_version = coalesce(?, client_version),
                     waiting = coalesce(?, waiting), first_sync_at = coalesce(first_sync_at, ?), last_sync_at = ?
                 WHERE token_id = ?
-                """, arguments: [report.clientId, report.clientVersion, report.waiting, report.at.timeIntervalSince1970, report.at.timeIntervalSince1970, tokenId])
+                """, arguments: [report.clientID, report.clientVersion, report.waiting, report.at.timeIntervalSince1970, report.at.timeIntervalSince1970, tokenId])
         }
     }
 

@@ -14,7 +14,7 @@ extension SQLiteStorage {
             """)
         for (entry, detail) in zip(history, details) {
             try insert.execute(arguments: [
-                projectId, entry.recordId.lowercased, entry.revision, entry.kind.rawValue, entry.userId, entry.clientId,
+                projectId, entry.recordID.lowercased, entry.revision, entry.kind.rawValue, entry.userId, entry.clientID,
                 detail, entry.at.timeIntervalSince1970,
             ])
         }
@@ -34,16 +34,16 @@ extension SQLiteStorage {
         }
     }
 
-    public func history(projectId: Int64, recordId: UUID) async throws -> [HistoryEntry] {
+    public func history(projectId: Int64, recordID: UUID) async throws -> [HistoryEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT h.revision, h.kind, h.user_id, u.name, h.client_id, h.detail, h.created_at
                 FROM record_history h JOIN users u ON u.id = h.user_id
                 WHERE h.project_id = ? AND h.record_id = ? ORDER BY h.id
-                """, arguments: [projectId, recordId.lowercased]).map { row in
+                """, arguments: [projectId, recordID.lowercased]).map { row in
                 HistoryEntry(
-                    recordId: recordId, revision: row[0], kind: HistoryEntry.Kind(rawValue: row[1]) ?? .change,
-                    userId: row[2], userName: row[3], clientId: row[4], at: Date(timeIntervalSince1970: row[6]),
+                    recordID: recordID, revision: row[0], kind: HistoryEntry.Kind(rawValue: row[1]) ?? .change,
+                    userId: row[2], userName: row[3], clientID: row[4], at: Date(timeIntervalSince1970: row[6]),
                     detail: try HistoryDetail(jsonText: row[5]))
             }
         }
@@ -83,7 +83,7 @@ extension SQLiteStorage {
             ConflictResolution(kept: kept, by: row[11] ?? "", at: Date(timeIntervalSince1970: row[10] ?? 0))
         }
         return ConflictLogEntry(
-            id: row[0], recordId: UUID(uuidString: recordKey) ?? UUID(), formId: row[2], mutationId: row[3], clientId: row[4],
+            id: row[0], recordID: UUID(uuidString: recordKey) ?? UUID(), formID: row[2], mutationID: row[3], clientID: row[4],
             entry: entry, clientAuthor: row[8], serverAuthor: serverAuthor, open: open,
             createdAt: Date(timeIntervalSince1970: row[7]), resolution: resolution)
     }

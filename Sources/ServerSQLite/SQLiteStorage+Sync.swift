@@ -11,11 +11,11 @@ extension SQLiteStorage {
         """
 
     public func push(
-        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
+        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         let committed = try await groupWrite { db in
-            let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
+            let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
             var decided = try plan(snapshot)
             let encoded = decided.encoding()
             let now = Date().timeIntervalSince1970
@@ -43,7 +43,7 @@ extension SQLiteStorage {
                     decided.records[index].sequence = sequence
                     let record = decided.records[index]
                     try upsert.execute(arguments: [
-                        projectId, record.id.lowercased, record.formId, record.formVersion, record.state.rawValue,
+                        projectId, record.id.lowercased, record.formID, record.formVersion, record.state.rawValue,
                         record.authorId, record.shared, record.revision, sequence, encoded.fields[index], record.times.updated?.timeIntervalSince1970 ?? now,
                         record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
                         record.times.submitted?.timeIntervalSince1970, record.device, record.receivedAt?.timeIntervalSince1970 ?? now,
@@ -61,7 +61,7 @@ extension SQLiteStorage {
                 INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             for (stored, outcome) in zip(decided.newOutcomes, encoded.outcomes) {
-                try insertOutcome.execute(arguments: [projectId, clientId, stored.mutationId, stored.userId, stored.digest, outcome, now])
+                try insertOutcome.execute(arguments: [projectId, clientID, stored.mutationID, stored.userId, stored.digest, outcome, now])
             }
             let insertConflict = try db.cachedStatement(sql: """
                 INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
@@ -70,15 +70,15 @@ extension SQLiteStorage {
             var conflictIds: [Int64] = []
             for (conflict, entry) in zip(decided.conflicts, encoded.conflicts) {
                 try insertConflict.execute(arguments: [
-                    projectId, conflict.recordId.lowercased, conflict.mutationId, conflict.clientId, entry, conflict.entry.open, now,
-                    sequences[conflict.recordId], conflict.otherLoser,
+                    projectId, conflict.recordID.lowercased, conflict.mutationID, conflict.clientID, entry, conflict.entry.open, now,
+                    sequences[conflict.recordID], conflict.otherLoser,
                 ])
                 conflictIds.append(db.lastInsertedRowID)
             }
             // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
             let keep = try db.cachedStatement(sql: "INSERT OR IGNORE INTO conflict_attachment_refs (project_id, sha256, record_id) VALUES (?, ?, ?)")
-            for (recordId, sha256) in decided.conflictAttachmentReferences {
-                try keep.execute(arguments: [projectId, sha256, recordId.lowercased])
+            for (recordID, sha256) in decided.conflictAttachmentReferences {
+                try keep.execute(arguments: [projectId, sha256, recordID.lowercased])
             }
             // The events this push reports, in its transaction (WebhookStorage).
             decided.webhookDeliveries = try Self.writeWebhookEvents(db, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
@@ -103,7 +103,7 @@ extension SQLiteStorage {
                 WHERE r.project_id = ? AND r.sequence > ? AND (r.author_id = ? OR (? AND r.shared))
                 ORDER BY r.sequence LIMIT ?
                 """), arguments: [projectId, after, userId, shared, limit + 1])
-            var records: [FeedRecord] = []
+            var records: [RecordEnvelope] = []
             var bytes = 0
             while let row = try rows.next() {
                 let fields: String = row[7]
@@ -111,11 +111,12 @@ extension SQLiteStorage {
                     return FeedPage(records: records, hasMore: true)
                 }
                 bytes += fields.utf8.count
-                records.append(FeedRecord(
-                    id: row[0], formId: row[1], formVersion: row[2], state: row[3], authorName: row[4],
-                    revision: row[5], sequence: row[6], review: Self.review(state: row[8], comment: row[9]),
-                    times: RecordTimes(created: Self.date(row[10]), updated: Self.date(row[11]), submitted: Self.date(row[12])), fields: fields,
-                    missingAttachments: (row[13] as String?)?.split(separator: " ").map(String.init) ?? []))
+                records.append(RecordEnvelope(
+                    recordID: UUID(uuidString: row[0]) ?? UUID(), form: FormKey(id: row[1], version: row[2]),
+                    state: RecordState(rawValue: row[3]) ?? .draft, revision: row[5], sequence: row[6], author: row[4],
+                    review: Self.review(state: row[8], comment: row[9]),
+                    times: RecordTimes(created: Self.date(row[10]), updated: Self.date(row[11]), submitted: Self.date(row[12])),
+                    missingAttachments: (row[13] as String?)?.split(separator: " ").map(String.init) ?? [], fieldsJSON: Array(fields.utf8)))
             }
             return FeedPage(records: records, hasMore: false)
         }
@@ -131,21 +132,21 @@ extension SQLiteStorage {
                 WHERE c.project_id = ? AND c.loser = ? AND c.sequence > ? AND c.sequence <= ? AND (r.author_id = ? OR (? AND r.shared))
                 ORDER BY c.sequence, c.id
                 """), arguments: [projectId, device, after, through, userId, shared]).map {
-                LostConflictRow(id: $0[0], recordId: $0[1], entry: $0[2])
+                LostConflictRow(id: $0[0], recordID: $0[1], entry: $0[2])
             }
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
         try await pool.read { db in
-            try Self.pushSnapshot(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
+            try Self.pushSnapshot(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
         }
     }
 
-    static func pushSnapshot(_ db: Database, projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) throws -> PushSnapshot {
-        let records = try records(db, projectId: projectId, ids: recordIds)
+    static func pushSnapshot(_ db: Database, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) throws -> PushSnapshot {
+        let records = try records(db, projectId: projectId, ids: recordIDs)
         return PushSnapshot(
-            storedOutcomes: try storedOutcomes(db, projectId: projectId, clientId: clientId, mutationIds: mutationIds),
+            storedOutcomes: try storedOutcomes(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
             records: records,
             entities: try entities(db, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)))
     }
@@ -154,24 +155,24 @@ extension SQLiteStorage {
         try await pool.read { db in try Self.records(db, projectId: projectId, ids: [id])[id] }
     }
 
-    public func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
+    public func records(projectId: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
         try await pool.read { db in
             return try Row.fetchAll(db, sql: """
                 SELECT \(Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.form_id = ? AND r.id > ? ORDER BY r.id LIMIT ?
-                """, arguments: [projectId, formId, after?.lowercased ?? "", limit]).map { try Self.storedRecord($0) }
+                """, arguments: [projectId, formID, after?.lowercased ?? "", limit]).map { try Self.storedRecord($0) }
         }
     }
 
-    public func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict] {
+    public func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = ? AND record_id = ? ORDER BY id
-                """, arguments: [projectId, recordId.lowercased]).map { row in
+                """, arguments: [projectId, recordID.lowercased]).map { row in
                 let entry: String = row["entry"]
                 var reader = JSONReader(Array(entry.utf8))
                 return LoggedConflict(
-                    recordId: recordId, mutationId: row["mutation_id"], clientId: row["client_id"],
+                    recordID: recordID, mutationID: row["mutation_id"], clientID: row["client_id"],
                     entry: try ConflictEntry.read(from: &reader))
             }
         }
@@ -179,20 +180,20 @@ extension SQLiteStorage {
 
     // MARK: Rows
 
-    static func storedOutcomes(_ db: Database, projectId: Int64, clientId: String, mutationIds: [String]) throws -> [String: StoredOutcome] {
-        guard !mutationIds.isEmpty else { return [:] }
+    static func storedOutcomes(_ db: Database, projectId: Int64, clientID: String, mutationIDs: [String]) throws -> [String: StoredOutcome] {
+        guard !mutationIDs.isEmpty else { return [:] }
         var result: [String: StoredOutcome] = [:]
         // The ids as one JSON array: the statement is the same for every batch, so it is prepared once.
         for row in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT mutation_id, user_id, digest, outcome FROM mutations
             WHERE project_id = ? AND client_id = ? AND mutation_id IN (SELECT value FROM json_each(?))
-            """), arguments: [projectId, clientId, JSONWriter.array(of: mutationIds)]) {
+            """), arguments: [projectId, clientID, JSONWriter.array(of: mutationIDs)]) {
             let outcome: String = row["outcome"]
             var reader = JSONReader(Array(outcome.utf8))
             let stored = StoredOutcome(
-                mutationId: row["mutation_id"], userId: row["user_id"], digest: row["digest"],
+                mutationID: row["mutation_id"], userId: row["user_id"], digest: row["digest"],
                 outcome: try MutationOutcome.read(from: &reader))
-            result[stored.mutationId] = stored
+            result[stored.mutationID] = stored
         }
         return result
     }
@@ -215,7 +216,7 @@ extension SQLiteStorage {
         let fields: String = row["fields"]
         return StoredRecord(
             id: UUID(uuidString: id) ?? UUID(),
-            formId: row["form_id"], formVersion: row["form_version"],
+            formID: row["form_id"], formVersion: row["form_version"],
             state: RecordState(rawValue: row["state"]) ?? .draft,
             authorId: row["author_id"], authorName: row["author_name"], shared: row["shared"],
             revision: row["revision"], sequence: row["sequence"],

@@ -119,9 +119,9 @@ extension PushPlan {
     }
 
     /// `(record, hash)` of every attachment the plan's conflict-log entries keep, without repeats.
-    public var conflictAttachmentReferences: [(recordId: UUID, sha256: String)] {
+    public var conflictAttachmentReferences: [(recordID: UUID, sha256: String)] {
         var seen = Set<String>()
-        return conflicts.flatMap { conflict in conflict.attachmentHashes.map { (conflict.recordId, $0) } }
+        return conflicts.flatMap { conflict in conflict.attachmentHashes.map { (conflict.recordID, $0) } }
             .filter { seen.insert("\($0.0)/\($0.1)").inserted }
     }
 }

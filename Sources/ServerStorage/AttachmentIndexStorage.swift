@@ -27,7 +27,7 @@ public protocol AttachmentIndexStorage: Sendable {
     func attachmentUses(_ key: AttachmentKey) async throws -> [AttachmentUse]
     /// The attachments one record references, each with whether its bytes are there for it (stored, and held
     /// by the member who put the reference in: what a pull's `missingAttachments` leaves out).
-    func attachments(projectId: Int64, recordId: UUID) async throws -> [RecordAttachment]
+    func attachments(projectId: Int64, recordID: UUID) async throws -> [RecordAttachment]
     /// One garbage-collection sweep over every project's attachments: removes what
     /// ``AttachmentCollectionPolicy`` lets go at `now` (nothing when `dryRun`, which reports what it would remove)
     /// and notes which attachments it found unreferenced. Safe beside uploads, downloads, pushes and other sweeps.
@@ -36,8 +36,8 @@ public protocol AttachmentIndexStorage: Sendable {
 
 /// One field of one record that references an attachment.
 public struct AttachmentUse: Sendable, Hashable {
-    public var recordId: UUID
-    public var fieldId: String
+    public var recordID: UUID
+    public var fieldID: String
     public var authorId: Int64
     /// Whether the record was ever submitted (reviewers see it then).
     public var shared: Bool
@@ -50,9 +50,9 @@ public struct AttachmentUse: Sendable, Hashable {
     /// may read the record.
     public var grants: Bool
 
-    public init(recordId: UUID, fieldId: String, authorId: Int64, shared: Bool, type: String, name: String, addedBy: Int64, grants: Bool) {
-        self.recordId = recordId
-        self.fieldId = fieldId
+    public init(recordID: UUID, fieldID: String, authorId: Int64, shared: Bool, type: String, name: String, addedBy: Int64, grants: Bool) {
+        self.recordID = recordID
+        self.fieldID = fieldID
         self.authorId = authorId
         self.shared = shared
         self.type = type
@@ -80,7 +80,7 @@ public struct StoredAttachment: Sendable, Hashable {
 
 /// An attachment as one record's field references it.
 public struct RecordAttachment: Sendable, Hashable {
-    public var fieldId: String
+    public var fieldID: String
     public var sha256: String
     public var bytes: Int64
     public var type: String
@@ -89,8 +89,8 @@ public struct RecordAttachment: Sendable, Hashable {
     /// record holds them (else the record still waits for them, as a pull's `missingAttachments` says).
     public var stored: Bool
 
-    public init(fieldId: String, sha256: String, bytes: Int64, type: String, name: String, stored: Bool) {
-        self.fieldId = fieldId
+    public init(fieldID: String, sha256: String, bytes: Int64, type: String, name: String, stored: Bool) {
+        self.fieldID = fieldID
         self.sha256 = sha256
         self.bytes = bytes
         self.type = type
@@ -104,20 +104,20 @@ extension StoredRecord {
     /// keeps its hash (`previous`, what the index held); else the member whose change last touched the record
     /// in `history`, else its author.
     public func attachmentAdders(previous: [String: (sha256: String, addedBy: Int64)], history: [HistoryEntry]) -> [String: Int64] {
-        let pusher = history.last { $0.recordId == id }?.userId ?? authorId
+        let pusher = history.last { $0.recordID == id }?.userId ?? authorId
         var adders: [String: Int64] = [:]
-        for (fieldId, reference) in attachmentReferences {
-            if let before = previous[fieldId], before.sha256 == reference.sha256 { adders[fieldId] = before.addedBy } else { adders[fieldId] = pusher }
+        for (fieldID, reference) in attachmentReferences {
+            if let before = previous[fieldID], before.sha256 == reference.sha256 { adders[fieldID] = before.addedBy } else { adders[fieldID] = pusher }
         }
         return adders
     }
 
     /// The attachments the record's values reference, by field id (repeat fields by their path key), sorted
     /// by field id: what the storage indexes when it writes the record.
-    public var attachmentReferences: [(fieldId: String, reference: AttachmentReference)] {
-        fields.values.compactMap { fieldId, value in
+    public var attachmentReferences: [(fieldID: String, reference: AttachmentReference)] {
+        fields.values.compactMap { fieldID, value in
             guard case .attachment(let reference) = value else { return nil }
-            return (fieldId, reference)
-        }.sorted { $0.fieldId < $1.fieldId }
+            return (fieldID, reference)
+        }.sorted { $0.fieldID < $1.fieldID }
     }
 }

@@ -20,7 +20,7 @@ public protocol ConsoleStorage: Sendable {
     /// The project's members by name, with their roles.
     func members(projectId: Int64) async throws -> [ProjectMember]
     /// The conflict log of one record (open and resolved), oldest first, when `viewer` may see the record.
-    func conflictLog(projectId: Int64, viewer: Int64, recordId: UUID) async throws -> [ConflictLogEntry]
+    func conflictLog(projectId: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry]
 
     /// Opens a session for the holder of an active token (by its SHA-256): stores the session id's hash, the
     /// token it was opened with, its CSRF token and its expiry; removes expired sessions. Nil, storing
@@ -49,13 +49,13 @@ public struct ConsoleSessionRecord: Sendable, Hashable {
 
 /// How many records of a form are in one review state.
 public struct ReviewCount: Sendable, Hashable {
-    public var formId: String
+    public var formID: String
     /// Nil for records never submitted (drafts).
     public var reviewState: ReviewState?
     public var count: Int
 
-    public init(formId: String, reviewState: ReviewState?, count: Int) {
-        self.formId = formId
+    public init(formID: String, reviewState: ReviewState?, count: Int) {
+        self.formID = formID
         self.reviewState = reviewState
         self.count = count
     }
@@ -108,7 +108,7 @@ public struct RecordTableQuery: Sendable, Hashable {
         }
     }
 
-    public var formId: String
+    public var formID: String
     public var reviewState: ReviewState?
     /// Only records whose author has this name.
     public var author: String?
@@ -122,10 +122,10 @@ public struct RecordTableQuery: Sendable, Hashable {
     public var limit: Int
 
     public init(
-        formId: String, reviewState: ReviewState? = nil, author: String? = nil, changedFrom: Date? = nil, changedBefore: Date? = nil,
+        formID: String, reviewState: ReviewState? = nil, author: String? = nil, changedFrom: Date? = nil, changedBefore: Date? = nil,
         sort: SortKey = .updated, descending: Bool = true, after: Cursor? = nil, limit: Int = 50
     ) {
-        self.formId = formId
+        self.formID = formID
         self.reviewState = reviewState
         self.author = author
         self.changedFrom = changedFrom
@@ -139,7 +139,7 @@ public struct RecordTableQuery: Sendable, Hashable {
     /// Whether `record` passes the query's form and filters (review state, author, last change) as the table's
     /// statement applies them: for what reads a form's records one by one (the console's export of the table).
     public func matches(_ record: StoredRecord) -> Bool {
-        guard record.formId == formId else { return false }
+        guard record.formID == formID else { return false }
         if let reviewState, record.review?.state != reviewState { return false }
         if let author, record.authorName != author { return false }
         if let changedFrom {

@@ -242,12 +242,12 @@ public struct EntityHistoryEntry: Sendable, Hashable {
     public var revision: Int64
     public var kind: Kind
     /// The record whose entity change this was (nil for changes made on the server).
-    public var recordId: UUID?
+    public var recordID: UUID?
     public var userId: Int64
     /// Filled in when read.
     public var userName: String
     /// The device the record came from.
-    public var clientId: String?
+    public var clientID: String?
     public var at: Date
     /// The label and properties the change set, from what to what (``HistoryDetail/fields``).
     public var detail: HistoryDetail
@@ -256,16 +256,16 @@ public struct EntityHistoryEntry: Sendable, Hashable {
     public var recordReview: ReviewState?
 
     public init(
-        entityId: UUID, revision: Int64, kind: Kind, recordId: UUID?, userId: Int64, userName: String = "", clientId: String?, at: Date,
+        entityId: UUID, revision: Int64, kind: Kind, recordID: UUID?, userId: Int64, userName: String = "", clientID: String?, at: Date,
         detail: HistoryDetail, recordReview: ReviewState? = nil
     ) {
         self.entityId = entityId
         self.revision = revision
         self.kind = kind
-        self.recordId = recordId
+        self.recordID = recordID
         self.userId = userId
         self.userName = userName
-        self.clientId = clientId
+        self.clientID = clientID
         self.at = at
         self.detail = detail
         self.recordReview = recordReview
@@ -276,18 +276,18 @@ public struct EntityHistoryEntry: Sendable, Hashable {
 public struct LoggedEntityConflict: Sendable, Hashable {
     public var entityId: UUID
     /// The record whose change met the conflict.
-    public var recordId: UUID
-    public var mutationId: String
-    public var clientId: String
+    public var recordID: UUID
+    public var mutationID: String
+    public var clientID: String
     public var entry: ConflictEntry
     /// Filled in when read.
     public var at: Date?
 
-    public init(entityId: UUID, recordId: UUID, mutationId: String, clientId: String, entry: ConflictEntry, at: Date? = nil) {
+    public init(entityId: UUID, recordID: UUID, mutationID: String, clientID: String, entry: ConflictEntry, at: Date? = nil) {
         self.entityId = entityId
-        self.recordId = recordId
-        self.mutationId = mutationId
-        self.clientId = clientId
+        self.recordID = recordID
+        self.mutationID = mutationID
+        self.clientID = clientID
         self.entry = entry
         self.at = at
     }
@@ -382,7 +382,7 @@ extension PushSnapshot {
         var ids = named
         var seen = Set(named)
         for record in records.values {
-            guard let answer = record.fields[RecordEntityChange.fieldId]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
+            guard let answer = record.fields[RecordEntityChange.fieldID]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
             if seen.insert(change.entityId).inserted { ids.append(change.entityId) }
         }
         return ids.sorted { $0.uuidString < $1.uuidString }

@@ -4,15 +4,15 @@ import Foundation
 /// refused; records already stored still take edits) and reopens it. A form never closed is open.
 public struct FormAvailability: Sendable, Hashable {
     /// The form's id.
-    public var formId: String
+    public var formID: String
     /// Whether the form is closed to new records.
     public var closed: Bool
     /// Who closed or reopened it last, and when.
     public var changedBy: String?
     public var changedAt: Date
 
-    public init(formId: String, closed: Bool, changedBy: String?, changedAt: Date) {
-        self.formId = formId
+    public init(formID: String, closed: Bool, changedBy: String?, changedAt: Date) {
+        self.formID = formID
         self.closed = closed
         self.changedBy = changedBy
         self.changedAt = changedAt
@@ -52,7 +52,7 @@ public protocol FormStateStorage: Sendable {
     /// The forms of the project that were ever closed or reopened, by form id.
     func formStates(projectId: Int64) async throws -> [String: FormAvailability]
     /// Closes the form to new records, or reopens it, as `userId`.
-    func setFormClosed(projectId: Int64, formId: String, closed: Bool, userId: Int64) async throws
+    func setFormClosed(projectId: Int64, formID: String, closed: Bool, userId: Int64) async throws
     /// Keeps a checked upload and removes the project's uploads older than ``FormUpload/lifetime``; returns
     /// the new upload's id.
     func storeFormUpload(projectId: Int64, fileName: String, definition: String, userId: Int64) async throws -> Int64

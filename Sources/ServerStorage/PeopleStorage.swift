@@ -51,7 +51,7 @@ public struct DeviceInfo: Sendable, Hashable {
     /// ``commandLineTokenName``.
     public var name: String
     /// The device database's id (the `clientId` of its pushes), once it synced.
-    public var clientId: String?
+    public var clientID: String?
     /// The client program and version (its `User-Agent`), once it synced.
     public var clientVersion: String?
     public var createdAt: Date
@@ -63,14 +63,14 @@ public struct DeviceInfo: Sendable, Hashable {
     public var revokedAt: Date?
 
     public init(
-        id: Int64, userId: Int64, userName: String, name: String, clientId: String?, clientVersion: String?, createdAt: Date,
+        id: Int64, userId: Int64, userName: String, name: String, clientID: String?, clientVersion: String?, createdAt: Date,
         firstSyncAt: Date?, lastSyncAt: Date?, waiting: Int?, revokedAt: Date?
     ) {
         self.id = id
         self.userId = userId
         self.userName = userName
         self.name = name
-        self.clientId = clientId
+        self.clientID = clientID
         self.clientVersion = clientVersion
         self.createdAt = createdAt
         self.firstSyncAt = firstSyncAt
@@ -82,13 +82,13 @@ public struct DeviceInfo: Sendable, Hashable {
 
 /// What a device says about itself on a pull or push (`FieldSheet-Device`, `FieldSheet-Waiting`, `User-Agent`).
 public struct DeviceReport: Sendable, Hashable {
-    public var clientId: String?
+    public var clientID: String?
     public var clientVersion: String?
     public var waiting: Int?
     public var at: Date
 
-    public init(clientId: String?, clientVersion: String?, waiting: Int?, at: Date) {
-        self.clientId = clientId
+    public init(clientID: String?, clientVersion: String?, waiting: Int?, at: Date) {
+        self.clientID = clientID
         self.clientVersion = clientVersion
         self.waiting = waiting
         self.at = at

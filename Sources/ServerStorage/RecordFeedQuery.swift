@@ -7,7 +7,7 @@ import SyncCore
 /// records are left out.
 public struct RecordFeedQuery: Sendable, Hashable {
     /// The form whose records are read.
-    public var formId: String
+    public var formID: String
     /// Every condition holds (`and`).
     public var conditions: [RecordCondition]
     /// Where the previous page ended: its last record's id.
@@ -18,8 +18,8 @@ public struct RecordFeedQuery: Sendable, Hashable {
     public var limit: Int
 
     /// A page of `formId`'s records passing every condition, after `after`, skipping `offset`, of at most `limit`.
-    public init(formId: String, conditions: [RecordCondition] = [], after: UUID? = nil, offset: Int = 0, limit: Int = 1000) {
-        self.formId = formId
+    public init(formID: String, conditions: [RecordCondition] = [], after: UUID? = nil, offset: Int = 0, limit: Int = 1000) {
+        self.formID = formID
         self.conditions = conditions
         self.after = after
         self.offset = offset

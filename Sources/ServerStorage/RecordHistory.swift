@@ -14,7 +14,7 @@ public struct HistoryEntry: Sendable, Hashable {
         case resolution
     }
 
-    public var recordId: UUID
+    public var recordID: UUID
     /// The record's revision after the change (a resolution that kept the server's value made none, and
     /// names the revision it left).
     public var revision: Int64
@@ -23,17 +23,17 @@ public struct HistoryEntry: Sendable, Hashable {
     /// Filled in when read; not stored.
     public var userName: String
     /// The device the change came from; nil for changes made on the server (reviews, resolutions).
-    public var clientId: String?
+    public var clientID: String?
     public var at: Date
     public var detail: HistoryDetail
 
-    public init(recordId: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientId: String?, at: Date, detail: HistoryDetail) {
-        self.recordId = recordId
+    public init(recordID: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientID: String?, at: Date, detail: HistoryDetail) {
+        self.recordID = recordID
         self.revision = revision
         self.kind = kind
         self.userId = userId
         self.userName = userName
-        self.clientId = clientId
+        self.clientID = clientID
         self.at = at
         self.detail = detail
     }
@@ -79,13 +79,17 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
 
     public struct Resolution: Codable, Sendable, Hashable {
         public var conflictId: Int64
-        public var fieldId: String?
+        public var fieldID: String?
         /// `server` or `client`: whose value the record keeps.
         public var kept: ConflictEntry.Winner
 
-        public init(conflictId: Int64, fieldId: String?, kept: ConflictEntry.Winner) {
+        private enum CodingKeys: String, CodingKey {
+            case conflictId, fieldID = "fieldId", kept
+        }
+
+        public init(conflictId: Int64, fieldID: String?, kept: ConflictEntry.Winner) {
             self.conflictId = conflictId
-            self.fieldId = fieldId
+            self.fieldID = fieldID
             self.kept = kept
         }
     }
@@ -119,9 +123,9 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
         }
         writer.key("fields")
         writer.beginObject()
-        for fieldId in fields.keys.sorted() {
-            let diff = fields[fieldId]!
-            writer.key(fieldId)
+        for fieldID in fields.keys.sorted() {
+            let diff = fields[fieldID]!
+            writer.key(fieldID)
             writer.beginObject()
             writer.key("from")
             diff.from.write(to: &writer)
@@ -150,9 +154,9 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
             writer.beginObject()
             writer.key("conflictId")
             writer.int(resolution.conflictId)
-            if let fieldId = resolution.fieldId {
+            if let fieldID = resolution.fieldID {
                 writer.key("fieldId")
-                writer.string(fieldId)
+                writer.string(fieldID)
             }
             writer.key("kept")
             writer.string(resolution.kept.rawValue)
@@ -184,11 +188,11 @@ public struct ConflictLogEntry: Sendable, Hashable {
         """
 
     public var id: Int64
-    public var recordId: UUID
-    public var formId: String
-    public var mutationId: String
+    public var recordID: UUID
+    public var formID: String
+    public var mutationID: String
     /// The device whose change met the server's value.
-    public var clientId: String
+    public var clientID: String
     public var entry: ConflictEntry
     /// The user who pushed the device's side; nil when unknown.
     public var clientAuthor: String?
@@ -199,14 +203,14 @@ public struct ConflictLogEntry: Sendable, Hashable {
     public var resolution: ConflictResolution?
 
     public init(
-        id: Int64, recordId: UUID, formId: String, mutationId: String, clientId: String, entry: ConflictEntry,
+        id: Int64, recordID: UUID, formID: String, mutationID: String, clientID: String, entry: ConflictEntry,
         clientAuthor: String?, serverAuthor: String?, open: Bool, createdAt: Date, resolution: ConflictResolution?
     ) {
         self.id = id
-        self.recordId = recordId
-        self.formId = formId
-        self.mutationId = mutationId
-        self.clientId = clientId
+        self.recordID = recordID
+        self.formID = formID
+        self.mutationID = mutationID
+        self.clientID = clientID
         self.entry = entry
         self.clientAuthor = clientAuthor
         self.serverAuthor = serverAuthor

@@ -38,9 +38,9 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
 
     /// Every published version of every form of the project, by form id then version.
     func forms(projectId: Int64) async throws -> [PublishedForm]
-    func form(projectId: Int64, formId: String, version: Int) async throws -> PublishedForm?
+    func form(projectId: Int64, formID: String, version: Int) async throws -> PublishedForm?
     /// Ids of the fields that some record of the form holds a value for.
-    func fieldsInUse(projectId: Int64, formId: String) async throws -> Set<String>
+    func fieldsInUse(projectId: Int64, formID: String) async throws -> Set<String>
     /// Stores a new version; throws ``StorageError/versionTaken`` when that version exists.
     func insertForm(_ form: PublishedForm) async throws
 
@@ -51,13 +51,13 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     /// `entityIds`: the entities the batch's entity changes name; the snapshot holds those and the ones its
     /// records' stored entity changes name (``PushSnapshot/entityIds(named:records:)``).
     func push(
-        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID],
+        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan
     /// What `push` would hand its `plan` now, read without taking any write lock: the server decides a
     /// push (merge, validation) on this snapshot outside the lock, then commits it through `push` only if
     /// the snapshot there is still the same (see `SyncController`).
-    func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID]) async throws -> PushSnapshot
+    func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot
     /// Records changed after `after`, ordered by sequence: at most `limit`, and no more once their fields
     /// add up to `maxBytes` (a page always holds at least one record, however large). Fields stay as stored.
     func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage
@@ -68,16 +68,16 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow]
     func record(projectId: Int64, id: UUID) async throws -> StoredRecord?
     /// A page of one form's records ordered by id, after `after` (for exports that stream).
-    func records(projectId: Int64, formId: String, after: UUID?, limit: Int) async throws -> [StoredRecord]
+    func records(projectId: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord]
     /// The conflict log of one record, oldest first.
-    func conflicts(projectId: Int64, recordId: UUID) async throws -> [LoggedConflict]
+    func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict]
 
     // MARK: Review, history and the conflict log
-    // Reviews and resolutions are written through ``push(projectId:clientId:mutationIds:recordIds:plan:)``: a
+    // Reviews and resolutions are written through ``push(projectId:clientID:mutationIDs:recordIDs:plan:)``: a
     // plan that changes a record's review, or resolves a conflict, is committed like any other.
 
     /// Every history entry of the record, oldest first, with the names of their users.
-    func history(projectId: Int64, recordId: UUID) async throws -> [HistoryEntry]
+    func history(projectId: Int64, recordID: UUID) async throws -> [HistoryEntry]
     /// The project's conflict log by id (oldest first), after `after`: open entries only, or all; only
     /// entries of records `viewer` may see (their own, and shared ones: drafts stay private).
     func conflictLog(projectId: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry]
@@ -88,15 +88,15 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
 extension ServerStorage {
     /// A push batch that changes no entity (reviews, resolutions).
     public func push(
-        projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID],
+        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
-        try await push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: [], plan: plan)
+        try await push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: [], plan: plan)
     }
 
     /// The snapshot of a push batch that changes no entity.
-    public func pushSnapshot(projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID]) async throws -> PushSnapshot {
-        try await pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: [])
+    public func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID]) async throws -> PushSnapshot {
+        try await pushSnapshot(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: [])
     }
 }
 

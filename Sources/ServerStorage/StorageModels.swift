@@ -21,7 +21,7 @@ public struct PublishedForm: Sendable, Hashable {
     public var digest: String
     public var publishedAt: Date
 
-    public var formId: String { definition.id }
+    public var formID: String { definition.id }
     public var version: Int { definition.version }
 
     public init(projectId: Int64, definition: FormDefinition, digest: String, publishedAt: Date) {
@@ -35,7 +35,7 @@ public struct PublishedForm: Sendable, Hashable {
 /// A record as stored: one row per record, every field with its metadata together.
 public struct StoredRecord: Sendable, Hashable {
     public var id: UUID
-    public var formId: String
+    public var formID: String
     public var formVersion: Int
     public var state: RecordState
     public var authorId: Int64
@@ -57,12 +57,12 @@ public struct StoredRecord: Sendable, Hashable {
     public var fields: RecordFields
 
     public init(
-        id: UUID, formId: String, formVersion: Int, state: RecordState, authorId: Int64, authorName: String,
+        id: UUID, formID: String, formVersion: Int, state: RecordState, authorId: Int64, authorName: String,
         shared: Bool, revision: Int64, sequence: Int64, review: RecordReview? = nil, times: RecordTimes = RecordTimes(),
         receivedAt: Date? = nil, device: String? = nil, fields: RecordFields
     ) {
         self.id = id
-        self.formId = formId
+        self.formID = formID
         self.formVersion = formVersion
         self.state = state
         self.authorId = authorId
@@ -77,56 +77,22 @@ public struct StoredRecord: Sendable, Hashable {
         self.fields = fields
     }
 
-    /// The record as sent to devices.
-    public var snapshot: RecordSnapshot {
-        RecordSnapshot(recordId: id, formId: formId, formVersion: formVersion, state: state, revision: revision, sequence: sequence, author: authorName, review: review, times: times, fields: fields)
+    /// The record as sent to devices (`GET …/records/{id}`), its fields in their canonical JSON form.
+    public var envelope: RecordEnvelope {
+        RecordEnvelope(
+            recordID: id, form: FormKey(id: formID, version: formVersion), state: state, revision: revision, sequence: sequence,
+            author: authorName, review: review, times: times, fields: fields)
     }
 }
 
-/// One record of the change feed as stored: its envelope, and its fields as the stored ``RecordFields``
-/// JSON, never decoded on the way to a pull page.
-public struct FeedRecord: Sendable, Hashable {
-    /// The record id as stored (lowercase).
-    public var id: String
-    public var formId: String
-    public var formVersion: Int
-    public var state: String
-    public var authorName: String
-    public var revision: Int64
-    public var sequence: Int64
-    public var review: RecordReview?
-    /// When the record was created, last changed and submitted, where that happened.
-    public var times: RecordTimes
-    /// The stored ``RecordFields`` JSON.
-    public var fields: String
-    /// The SHA-256 of each attachment the record references that the server does not hold yet, sorted.
-    public var missingAttachments: [String]
-
-    public init(
-        id: String, formId: String, formVersion: Int, state: String, authorName: String, revision: Int64, sequence: Int64, review: RecordReview? = nil,
-        times: RecordTimes = RecordTimes(), fields: String, missingAttachments: [String] = []
-    ) {
-        self.id = id
-        self.formId = formId
-        self.formVersion = formVersion
-        self.state = state
-        self.authorName = authorName
-        self.revision = revision
-        self.sequence = sequence
-        self.review = review
-        self.times = times
-        self.fields = fields
-        self.missingAttachments = missingAttachments
-    }
-}
-
-/// A slice of the change feed, bounded in count and in bytes.
+/// A slice of the change feed, bounded in count and in bytes: each record's envelope with its fields as the
+/// stored ``RecordFields`` JSON, never decoded on the way to a pull page.
 public struct FeedPage: Sendable, Hashable {
-    public var records: [FeedRecord]
+    public var records: [RecordEnvelope]
     /// Whether more changes follow right away.
     public var hasMore: Bool
 
-    public init(records: [FeedRecord], hasMore: Bool) {
+    public init(records: [RecordEnvelope], hasMore: Bool) {
         self.records = records
         self.hasMore = hasMore
     }
@@ -142,14 +108,14 @@ public enum RecordVisibility: Sendable, Hashable {
 
 /// The stored outcome of one mutation, kept so a retry gets the same answer.
 public struct StoredOutcome: Sendable, Hashable {
-    public var mutationId: String
+    public var mutationID: String
     public var userId: Int64
     /// SHA-256 of the mutation as first sent; a different payload under the same id is refused.
     public var digest: Data
     public var outcome: MutationOutcome
 
-    public init(mutationId: String, userId: Int64, digest: Data, outcome: MutationOutcome) {
-        self.mutationId = mutationId
+    public init(mutationID: String, userId: Int64, digest: Data, outcome: MutationOutcome) {
+        self.mutationID = mutationID
         self.userId = userId
         self.digest = digest
         self.outcome = outcome
@@ -174,22 +140,22 @@ public struct PushSnapshot: Sendable, Hashable {
 
 /// A conflict log entry with where it came from.
 public struct LoggedConflict: Sendable, Hashable {
-    public var recordId: UUID
-    public var mutationId: String
-    public var clientId: String
+    public var recordID: UUID
+    public var mutationID: String
+    public var clientID: String
     public var entry: ConflictEntry
 
-    public init(recordId: UUID, mutationId: String, clientId: String, entry: ConflictEntry) {
-        self.recordId = recordId
-        self.mutationId = mutationId
-        self.clientId = clientId
+    public init(recordID: UUID, mutationID: String, clientID: String, entry: ConflictEntry) {
+        self.recordID = recordID
+        self.mutationID = mutationID
+        self.clientID = clientID
         self.entry = entry
     }
 
     /// The device whose value lost when that is not the pushing device (which learns it from the push's
     /// outcome): the writer of the server's side when the pushed value won. It gets the entry at its next pull.
     public var otherLoser: String? {
-        guard entry.winner == .client, let writer = entry.server?.clientId, writer != clientId else { return nil }
+        guard entry.winner == .client, let writer = entry.server?.clientID, writer != clientID else { return nil }
         return writer
     }
 }
@@ -199,12 +165,12 @@ public struct LoggedConflict: Sendable, Hashable {
 public struct LostConflictRow: Sendable, Hashable {
     public var id: Int64
     /// The record id as stored (lowercase).
-    public var recordId: String
+    public var recordID: String
     public var entry: String
 
-    public init(id: Int64, recordId: String, entry: String) {
+    public init(id: Int64, recordID: String, entry: String) {
         self.id = id
-        self.recordId = recordId
+        self.recordID = recordID
         self.entry = entry
     }
 }

@@ -56,7 +56,7 @@ package enum WebhookEvents {
             writer.key("recordId")
             writer.string(record.id.lowercased)
             writer.key("formId")
-            writer.string(record.formId)
+            writer.string(record.formID)
             writer.key("formVersion")
             writer.int(record.formVersion)
             writer.key("state")
@@ -78,7 +78,7 @@ package enum WebhookEvents {
         }
         func conflictOpened(_ conflictIndex: Int) {
             let conflict = plan.conflicts[conflictIndex]
-            add(.conflictOpened, subject: conflict.recordId.lowercased) { writer in
+            add(.conflictOpened, subject: conflict.recordID.lowercased) { writer in
                 writer.key("conflict")
                 writer.beginObject()
                 if conflictIndex < conflictIds.count {
@@ -86,23 +86,23 @@ package enum WebhookEvents {
                     writer.int(conflictIds[conflictIndex])
                 }
                 writer.key("device")
-                writer.string(conflict.clientId)
+                writer.string(conflict.clientID)
                 writer.key("entry")
                 writer.raw(encoded.conflicts[conflictIndex])
                 writer.endObject()
-                writeRecord(conflict.recordId, to: &writer)
+                writeRecord(conflict.recordID, to: &writer)
             }
         }
         var conflictsByRecord: [UUID: [Int]] = [:]
         for (index, conflict) in plan.conflicts.enumerated() where conflict.entry.open {
-            conflictsByRecord[conflict.recordId, default: []].append(index)
+            conflictsByRecord[conflict.recordID, default: []].append(index)
         }
         for (index, entry) in plan.history.enumerated() {
-            let subject = entry.recordId.lowercased
+            let subject = entry.recordID.lowercased
             let kind: WebhookEventKind?
             switch entry.kind {
             case .change:
-                let shared = recordIndex[entry.recordId].map { plan.records[$0].shared } ?? false
+                let shared = recordIndex[entry.recordID].map { plan.records[$0].shared } ?? false
                 if entry.detail.state?.to == .submitted, entry.detail.state?.from != .submitted {
                     kind = .recordSubmitted
                 } else if entry.detail.state?.to == .deleted, entry.detail.state?.from != .deleted {
@@ -119,9 +119,9 @@ package enum WebhookEvents {
                     writer.beginObject()
                     writer.key("userId")
                     writer.int(entry.userId)
-                    if let clientId = entry.clientId {
+                    if let clientID = entry.clientID {
                         writer.key("device")
-                        writer.string(clientId)
+                        writer.string(clientID)
                     }
                     writer.endObject()
                     if let resolution = entry.detail.resolution {
@@ -129,9 +129,9 @@ package enum WebhookEvents {
                         writer.beginObject()
                         writer.key("id")
                         writer.int(resolution.conflictId)
-                        if let fieldId = resolution.fieldId {
+                        if let fieldID = resolution.fieldID {
                             writer.key("fieldId")
-                            writer.string(fieldId)
+                            writer.string(fieldID)
                         }
                         writer.key("kept")
                         writer.string(resolution.kept.rawValue)
@@ -139,11 +139,11 @@ package enum WebhookEvents {
                     }
                     writer.key("changes")
                     writer.raw(encoded.history[index])
-                    writeRecord(entry.recordId, to: &writer)
+                    writeRecord(entry.recordID, to: &writer)
                 }
             }
             // The conflicts this change logged, after its own event.
-            if entry.kind == .change, let opened = conflictsByRecord.removeValue(forKey: entry.recordId) {
+            if entry.kind == .change, let opened = conflictsByRecord.removeValue(forKey: entry.recordID) {
                 for conflictIndex in opened { conflictOpened(conflictIndex) }
             }
         }
@@ -158,9 +158,9 @@ package enum WebhookEvents {
             case .import, .assign, .delete: continue
             }
             add(kind, subject: change.entityId.lowercased) { writer in
-                if let recordId = change.recordId {
+                if let recordID = change.recordID {
                     writer.key("recordId")
-                    writer.string(recordId.lowercased)
+                    writer.string(recordID.lowercased)
                 }
                 writer.key("changes")
                 writer.raw(change.detail.jsonBytes())

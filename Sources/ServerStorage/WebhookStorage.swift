@@ -5,7 +5,7 @@ import SyncCore
 /// Webhooks as the server keeps them (docs/integrations.md, "Webhooks"): endpoints per project and an outbox
 /// of deliveries, one row per event and endpoint, written in the transaction of the change it reports.
 ///
-/// A push (``ServerStorage/push(projectId:clientId:mutationIds:recordIds:entityIds:plan:)``) reads the
+/// A push (``ServerStorage/push(projectId:clientID:mutationIDs:recordIDs:entityIds:plan:)``) reads the
 /// project's enabled endpoints inside its transaction; when one wants an event the push makes, the event is
 /// built from the committed plan (``WebhookEvents``) and written beside the records, so a rolled-back push
 /// leaves no event and a committed one cannot lose its event. A project without endpoints pays one indexed

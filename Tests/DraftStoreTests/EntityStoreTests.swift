@@ -20,9 +20,9 @@ struct EntityStoreTests {
     /// A page of one entity whose `members` carries `stamp`.
     static func page(_ id: UUID, members: Int, stamp: HybridTimestamp, cursor: Int64, removed: [UUID] = []) -> [UInt8] {
         let fields = RecordFields([
-            "label": FieldState(value: .text("Server label"), revision: 1, hlc: stamp, clientId: "server"),
-            "head": FieldState(value: .text("Server head"), revision: 1, hlc: stamp, clientId: "server"),
-            "members": FieldState(value: .integer(members), revision: 1, hlc: stamp, clientId: "server"),
+            "label": FieldState(value: .text("Server label"), revision: 1, hlc: stamp, clientID: "server"),
+            "head": FieldState(value: .text("Server head"), revision: 1, hlc: stamp, clientID: "server"),
+            "members": FieldState(value: .integer(members), revision: 1, hlc: stamp, clientID: "server"),
         ])
         var writer = JSONWriter()
         writer.beginObject()
@@ -79,7 +79,7 @@ struct EntityStoreTests {
         #expect(seen.last == [])
 
         let skipped = try await register(store, members: 0)
-        #expect(try await store.record(skipped)?.answers[RecordEntityChange.fieldId] == nil, "createIf does not hold: no entity change")
+        #expect(try await store.record(skipped)?.answers[RecordEntityChange.fieldID] == nil, "createIf does not hold: no entity change")
         let id = try await register(store, members: 4)
         #expect(await eventually { seen.last?.count == 1 }, "the new entity reaches the observation")
         let entity = try #require(seen.last?.first)
@@ -88,7 +88,7 @@ struct EntityStoreTests {
         let outbox = try await store.pool.read { db in
             try String.fetchAll(db, sql: "SELECT field_id FROM outbox WHERE record_id = ? AND kind = 'set'", arguments: [id.uuidString.lowercased()])
         }
-        #expect(outbox.contains(RecordEntityChange.fieldId), "the entity change syncs as a field")
+        #expect(outbox.contains(RecordEntityChange.fieldID), "the entity change syncs as a field")
     }
 
     @Test func aLocalChangeStaysOnTopUntilTheServerCarriesAStampAsNew() async throws {

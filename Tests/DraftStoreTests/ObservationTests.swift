@@ -80,10 +80,10 @@ struct ObservationTests {
 
     /// A pull page with record `id` at revision 1, unchanged, carrying `review`.
     static func reviewedPage(_ id: UUID, _ review: RecordReview?, cursor: Int64) throws -> [UInt8] {
-        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "another-device")
-        let snapshot = RecordSnapshot(recordId: id, formId: "follow-up-job", formVersion: 1, state: .submitted, revision: 1,
+        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientID: "another-device")
+        let record = RecordEnvelope(recordID: id, form: FormKey(id: "follow-up-job", version: 1), state: .submitted, revision: 1,
             sequence: cursor, author: "alice", review: review, fields: RecordFields(["site": stamp]))
-        return Array(try JSONEncoder().encode(PullPage(changes: [snapshot], cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1))))
+        return PullPage(changes: [record], cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1)).jsonBytes()
     }
 
     /// The office reviews a record nobody edited: the next pull brings the same revision with a review, which
@@ -160,12 +160,12 @@ struct ObservationTests {
 
     /// A pull page of `records` new follow-up jobs as the server would send it.
     static func page(records: Int, cursor: Int64) throws -> [UInt8] {
-        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "another-device")
+        let stamp = FieldState(value: .text("Pulled"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientID: "another-device")
         let changes = (0..<records).map { index in
-            RecordSnapshot(recordId: UUID(), formId: "follow-up-job", formVersion: 1, state: .submitted, revision: 1,
+            RecordEnvelope(recordID: UUID(), form: FormKey(id: "follow-up-job", version: 1), state: .submitted, revision: 1,
                 sequence: Int64(index + 1), author: "alice", fields: RecordFields(["site": stamp]))
         }
-        return Array(try JSONEncoder().encode(PullPage(changes: changes, cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1))))
+        return PullPage(changes: changes, cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 1)).jsonBytes()
     }
 }
 

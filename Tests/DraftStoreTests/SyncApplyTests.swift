@@ -10,11 +10,11 @@ import Testing
 struct SyncApplyTests {
     /// A pull page with one record of the follow-up job form, as the server writes it.
     static func page(_ record: UUID, version: Int = 1, revision: Int64, site: String, cursor: Int64) -> [UInt8] {
-        let fields = RecordFields(["site": FieldState(value: .text(site), revision: revision, hlc: HybridTimestamp(rawValue: 99), clientId: "other-device")])
+        let fields = RecordFields(["site": FieldState(value: .text(site), revision: revision, hlc: HybridTimestamp(rawValue: 99), clientID: "other-device")])
         var writer = PullPageWriter()
-        writer.append(
-            recordId: record.lowercased, formId: "follow-up-job", formVersion: version, state: "draft", revision: revision,
-            sequence: cursor, author: "someone", fields: fields.jsonBytes())
+        writer.append(RecordEnvelope(
+            recordID: record, form: FormKey(id: "follow-up-job", version: version), state: .draft, revision: revision,
+            sequence: cursor, author: "someone", fields: fields))
         return writer.finish(cursor: cursor, hasMore: false, serverClock: HybridTimestamp(rawValue: 100))
     }
 
@@ -30,11 +30,11 @@ struct SyncApplyTests {
                     (?, 10, 'image/jpeg', 1, 'done', 10, 0), (?, 10, 'image/jpeg', 1, 'none', 10, 0)
                 """, arguments: [sent, downloaded])
         }
-        let fields = RecordFields(["site": FieldState(value: .text("Depot"), revision: 1, hlc: HybridTimestamp(rawValue: 99), clientId: "other-device")])
+        let fields = RecordFields(["site": FieldState(value: .text("Depot"), revision: 1, hlc: HybridTimestamp(rawValue: 99), clientID: "other-device")])
         var writer = PullPageWriter()
-        writer.append(
-            recordId: UUID().lowercased, formId: "follow-up-job", formVersion: 1, state: "submitted", revision: 1,
-            sequence: 1, author: "someone", missingAttachments: [sent, downloaded], fields: fields.jsonBytes())
+        writer.append(RecordEnvelope(
+            recordID: UUID(), form: FormKey(id: "follow-up-job", version: 1), state: .submitted, revision: 1,
+            sequence: 1, author: "someone", missingAttachments: [sent, downloaded], fields: fields))
         guard case .applied = try await fixture.store.applyPullPage(writer.finish(cursor: 1, hasMore: false, serverClock: HybridTimestamp(rawValue: 100))) else {
             Issue.record("the page was not applied")
             return

@@ -49,7 +49,7 @@ struct CLIBadInputTests {
         #expect(try await cli.run("show", id, "--json").stdout.contains("\"raw\" : \"urgent\""))
     }
 
-    @Test func anUnknownOrMalformedRecordIdIsNamed() async throws {
+    @Test func anUnknownOrMalformedRecordIDIsNamed() async throws {
         let cli = CLIHome()
         try await cli.importFollowUpJob()
         let unknown = try await cli.run("resume", UUID().uuidString, "--dismiss")

@@ -13,14 +13,14 @@ struct Runner: Sendable {
     static let fields = 20
 
     /// One push body of `count` new submitted records from `clientId`.
-    func pushBody(clientId: String, count: Int) throws -> ByteBuffer {
+    func pushBody(clientID: String, count: Int) throws -> ByteBuffer {
         let hlc = HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0)
         var changes: [String: FieldChange] = [:]
         for field in 1...Self.fields { changes["f\(field)"] = FieldChange(value: .text("value of field \(field) typed in the basement"), baseRevision: 0, hlc: hlc) }
         let mutations = (0..<count).map { _ in
-            Mutation(mutationId: UUID().uuidString, recordId: UUID(), formId: "wide", formVersion: 1, state: .submitted, changes: changes)
+            Mutation(mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "wide", version: 1), state: .submitted, changes: changes)
         }
-        return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientId: clientId, mutations: mutations)))
+        return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientID: clientID, mutations: mutations)))
     }
 
     /// The fields of the form `long` (published by bench.sh): 250 questions, in turn text, integer and single
@@ -28,7 +28,7 @@ struct Runner: Sendable {
     static let longFields = 250
 
     /// One push body: one new submitted record of the form `long`, every question answered.
-    func longSubmission(clientId: String) throws -> ByteBuffer {
+    func longSubmission(clientID: String) throws -> ByteBuffer {
         let hlc = HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0)
         var changes: [String: FieldChange] = [:]
         for question in 1...Self.longFields {
@@ -40,16 +40,16 @@ struct Runner: Sendable {
             changes["q\(question)"] = FieldChange(value: value, baseRevision: 0, hlc: hlc)
         }
         let mutation = Mutation(
-            mutationId: UUID().uuidString, recordId: UUID(), formId: "long", formVersion: 1, state: .submitted, changes: changes,
+            mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "long", version: 1), state: .submitted, changes: changes,
             times: RecordTimes(created: Date(), updated: Date(), submitted: Date()))
-        return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientId: clientId, mutations: [mutation])))
+        return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientID: clientID, mutations: [mutation])))
     }
 
     /// `crowd` devices at once, each sending one 250-question submission: what a field team's server does at
     /// the end of a day. Submissions/s, p50/p99, and the server's CPU per field written.
     func crowd() async throws {
         guard setup.crowd > 0 else { return }
-        let bodies = try (0..<setup.crowd).map { device in try longSubmission(clientId: "bench-crowd-\(device)") }
+        let bodies = try (0..<setup.crowd).map { device in try longSubmission(clientID: "bench-crowd-\(device)") }
         let cpu = serverCPUSeconds()
         let start = ContinuousClock.now
         let results = await withTaskGroup(of: (Duration?, Int).self) { group in
@@ -91,7 +91,7 @@ struct Runner: Sendable {
 
     /// Push `pushRecords` records of 20 fields from one device, `batchSize` per request, one after another.
     func push() async throws {
-        let bodies = try (0..<(setup.pushRecords / Self.batchSize)).map { _ in try pushBody(clientId: "bench-push", count: Self.batchSize) }
+        let bodies = try (0..<(setup.pushRecords / Self.batchSize)).map { _ in try pushBody(clientID: "bench-push", count: Self.batchSize) }
         var latencies: [Duration] = []
         let cpu = serverCPUSeconds()
         let start = ContinuousClock.now
@@ -105,7 +105,7 @@ struct Runner: Sendable {
         let missing = setup.pullRecords - setup.pushRecords
         guard missing > 0 else { return }
         for index in 0..<(missing / Self.batchSize) {
-            _ = try await send(.POST, "/v1/projects/bench/push", body: try pushBody(clientId: "bench-fill", count: Self.batchSize), instance: index)
+            _ = try await send(.POST, "/v1/projects/bench/push", body: try pushBody(clientID: "bench-fill", count: Self.batchSize), instance: index)
         }
     }
 
@@ -135,7 +135,7 @@ struct Runner: Sendable {
     /// `devices` devices at once, each: push 10 records, pull one page of 100, three rounds.
     func devicesAtOnce() async throws {
         let rounds = 3
-        let bodies = try (0..<setup.devices).map { device in try (0..<rounds).map { _ in try pushBody(clientId: "bench-device-\(device)", count: 10) } }
+        let bodies = try (0..<setup.devices).map { device in try (0..<rounds).map { _ in try pushBody(clientID: "bench-device-\(device)", count: 10) } }
         let cpu = serverCPUSeconds()
         let start = ContinuousClock.now
         let results = await withTaskGroup(of: ([Duration], Int).self) { group in

@@ -46,7 +46,7 @@ struct AttachmentAccessTests {
         let sketch = TestBlob(count: 5_000, seed: Self.seed &+ 1)
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let record = UUID()
                 let (pushed, _) = try await ana.push(client, [ana.mutation(record, form: "inspection", [
@@ -67,8 +67,8 @@ struct AttachmentAccessTests {
                 #expect(try await ana.putAttachment(client, sketch.sha256, sketch.bytes).status == .created)
                 let third = try await Self.pulledMissing(ana, client, after: middle)
                 #expect(third.missing[record] == [], "nothing missing: the envelope leaves the key out")
-                let attachments = try await server.storage.attachments(projectId: try await server.project("alpha").id, recordId: record)
-                #expect(attachments.map(\.fieldId) == ["photo", "sketch"])
+                let attachments = try await server.storage.attachments(projectId: try await server.project("alpha").id, recordID: record)
+                #expect(attachments.map(\.fieldID) == ["photo", "sketch"])
                 #expect(attachments.allSatisfy { $0.stored })
 
                 // Removing the photo from the record drops its reference: the record no longer opens it for ana.
@@ -87,9 +87,9 @@ struct AttachmentAccessTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
             try await server.publish(Self.form, project: "beta")
-            let author = Device(clientId: "author", token: try await server.member("author", project: "alpha", role: .collector))
-            let actor = Device(clientId: "actor", token: try await server.member("actor", project: "alpha", role: role))
-            let stranger = Device(clientId: "stranger", token: try await server.member("stranger", project: "beta", role: .admin), project: "beta")
+            let author = Device(clientID: "author", token: try await server.member("author", project: "alpha", role: .collector))
+            let actor = Device(clientID: "actor", token: try await server.member("actor", project: "alpha", role: role))
+            let stranger = Device(clientID: "stranger", token: try await server.member("stranger", project: "beta", role: .admin), project: "beta")
             try await server.app.test(.live) { client in
                 _ = try await author.push(client, [
                     author.mutation(UUID(), form: "inspection", ["photo": author.change(Self.reference(shared))]),
@@ -128,8 +128,8 @@ struct AttachmentAccessTests {
         let blob = TestBlob(count: 1024 * 1024 + 777, seed: Self.seed)
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientId: "d2", token: try await server.member("ben", project: "alpha", role: .collector))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ben = Device(clientID: "d2", token: try await server.member("ben", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 _ = try await ana.push(client, [ana.mutation(UUID(), form: "inspection", ["photo": ana.change(Self.reference(blob))])])
                 _ = try await ben.push(client, [ben.mutation(UUID(), form: "inspection", ["photo": ben.change(Self.reference(blob, name: "same.jpg"))])])
@@ -169,7 +169,7 @@ struct AttachmentAccessTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             try await server.app.test(.live) { client in
                 _ = try await ana.push(client, [ana.mutation(record, form: "inspection", [
@@ -181,14 +181,14 @@ struct AttachmentAccessTests {
             let projectId = try await server.project("alpha").id
             let exporter = RecordExporter(storage: server.storage, attachmentsDirectory: directory)
             var csv = ""
-            try await exporter.export(projectId: projectId, formId: "inspection", format: .csv) { csv += $0 }
+            try await exporter.export(projectId: projectId, formID: "inspection", format: .csv) { csv += $0 }
             let name = "\(record.uuidString.lowercased())-photo-_crack_ north, 1.jpg"
             #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)) == photo.bytes)
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [name], "only stored attachments are written")
             #expect(csv.contains("\"\(name)\""), "the CSV cell names the file: \(csv)")
             #expect(csv.contains("waiting for upload: plan.pdf"))
             var jsonl = ""
-            try await exporter.export(projectId: projectId, formId: "inspection", format: .jsonl) { jsonl += $0 }
+            try await exporter.export(projectId: projectId, formID: "inspection", format: .jsonl) { jsonl += $0 }
             let line = try #require(try JSONSerialization.jsonObject(with: Data(jsonl.utf8)) as? [String: Any])
             #expect(line["files"] as? [String: String] == ["photo": name])
         }

@@ -39,7 +39,7 @@ struct AttachmentCollectionTests {
         let draft = TestBlob(count: 10_000, seed: Self.seed &+ 3)
         try await TestServer.with(backend) { server in
             try await server.publish(AttachmentAccessTests.form, project: "alpha")
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let (first, second, third) = (UUID(), UUID(), UUID())
                 let (pushed, _) = try await ana.push(client, [
@@ -106,8 +106,8 @@ struct AttachmentCollectionTests {
         try await TestServer.with(backend) { server in
             try await server.publish(AttachmentAccessTests.form, project: "alpha")
             let token = try await server.member("ana", project: "alpha", role: .collector)
-            let phone = Device(clientId: "phone", token: token)
-            let tablet = Device(clientId: "tablet", token: token)
+            let phone = Device(clientID: "phone", token: token)
+            let tablet = Device(clientID: "tablet", token: token)
             try await server.app.test(.live) { client in
                 let record = UUID()
                 let now = HybridLogicalClock.wallMillis()
@@ -123,7 +123,7 @@ struct AttachmentCollectionTests {
                 // A later photo replaces the winner, which the log still holds (as the server's side).
                 _ = try await phone.push(client, [phone.mutation(record, form: "inspection", ["photo": phone.change(AttachmentAccessTests.reference(latest), base: 2, millis: 9_000, now: now)])])
                 let projectId = try await server.project("alpha").id
-                let history = try await server.storage.history(projectId: projectId, recordId: record)
+                let history = try await server.storage.history(projectId: projectId, recordID: record)
                 #expect(history.contains { $0.detail.fields["photo"]?.from == AttachmentAccessTests.reference(first) })
 
                 _ = try await Self.sweep(server, after: 0)
@@ -134,7 +134,7 @@ struct AttachmentCollectionTests {
                 #expect(try await Self.isComplete(phone, client, latest))
                 #expect(try await !Self.isComplete(phone, client, first))
                 // The history still shows the reference (name, size) it recorded.
-                let after = try await server.storage.history(projectId: projectId, recordId: record)
+                let after = try await server.storage.history(projectId: projectId, recordID: record)
                 #expect(after == history)
             }
         }
@@ -145,7 +145,7 @@ struct AttachmentCollectionTests {
         let stalled = TestBlob(count: 300_007, seed: Self.seed)
         let fresh = TestBlob(count: 50_000, seed: Self.seed &+ 1)
         try await TestServer.with(backend) { server in
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let half = 200_000
                 #expect(try await ana.putAttachment(client, stalled.sha256, stalled.bytes, to: half).status == .noContent)
@@ -232,7 +232,7 @@ struct AttachmentCollectionTests {
     func sweepsAtTheSameTimeRemoveEachAttachmentOnce(backend: Backend) async throws {
         let blobs = (0..<12).map { TestBlob(count: 5_000 + $0, seed: Self.seed &+ UInt64($0)) }
         try await TestServer.with(backend) { server in
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 for blob in blobs {
                     let response = try await ana.putAttachment(client, blob.sha256, blob.bytes)

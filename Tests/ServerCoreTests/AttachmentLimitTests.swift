@@ -15,7 +15,7 @@ struct AttachmentLimitTests {
         limits.maxAttachmentBytes = 1_000_000
         try await TestServer.with(backend, limits: limits) { server in
             try await server.publish(AttachmentAccessTests.form, project: "alpha")
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let (large, small, fits) = (UUID(), UUID(), UUID())
                 let huge = AnswerValue.attachment(AttachmentReference(sha256: String(repeating: "a", count: 64), bytes: 3_500_000, type: "video/mp4", name: "walkthrough.mp4"))
@@ -41,7 +41,7 @@ struct AttachmentLimitTests {
                 #expect(pulled.missing[fits] == [String(repeating: "b", count: 64)], "at the limit it is taken, and waited for")
 
                 let projectId = try await server.project("alpha").id
-                #expect(try await server.storage.attachments(projectId: projectId, recordId: large).isEmpty)
+                #expect(try await server.storage.attachments(projectId: projectId, recordID: large).isEmpty)
             }
         }
     }

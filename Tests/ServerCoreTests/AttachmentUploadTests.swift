@@ -16,7 +16,7 @@ struct AttachmentUploadTests {
         // Over two PostgreSQL chunks, and not a multiple of one.
         let blob = TestBlob(count: 2 * 1024 * 1024 + 12_345, seed: Self.seed)
         try await TestServer.with(backend) { server in
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let fresh = try await device.headAttachment(client, blob.sha256)
                 #expect(fresh.status == .ok)
@@ -64,7 +64,7 @@ struct AttachmentUploadTests {
         flipped[123_456] ^= 0x01
         let corrupted = flipped
         try await TestServer.with(backend) { server in
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let refused = try await device.putAttachment(client, blob.sha256, corrupted)
                 #expect(refused.status == .unprocessableContent)
@@ -88,9 +88,9 @@ struct AttachmentUploadTests {
         let blob = TestBlob(count: 150_000, seed: Self.seed)
         try await TestServer.with(backend) { server in
             let token = try await server.member("ana", project: "alpha", role: .collector)
-            let phone = Device(clientId: "d1", token: token)
-            let tablet = Device(clientId: "d3", token: token)
-            let ben = Device(clientId: "d2", token: try await server.member("ben", project: "alpha", role: .collector))
+            let phone = Device(clientID: "d1", token: token)
+            let tablet = Device(clientID: "d3", token: token)
+            let ben = Device(clientID: "d2", token: try await server.member("ben", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 #expect(try await phone.putAttachment(client, blob.sha256, blob.bytes).status == .created)
                 let seen = try await tablet.headAttachment(client, blob.sha256)
@@ -113,7 +113,7 @@ struct AttachmentUploadTests {
         var limits = ServerLimits()
         limits.maxAttachmentBytes = 999
         try await TestServer.with(backend, limits: limits) { server in
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let large = try await device.putAttachment(client, blob.sha256, blob.bytes)
                 #expect(large.status == .contentTooLarge)
@@ -132,7 +132,7 @@ struct AttachmentUploadTests {
                 for name in ["ABCDEF" + blob.sha256.dropFirst(6), String(blob.sha256.dropLast()), "not-a-hash"] {
                     #expect(try await device.headAttachment(client, String(name)).status == .notFound)
                 }
-                let foreign = Device(clientId: "d1", token: device.token, project: "beta")
+                let foreign = Device(clientID: "d1", token: device.token, project: "beta")
                 #expect(try await foreign.headAttachment(client, blob.sha256).status == .notFound, "not a member of beta")
             }
         }
@@ -144,7 +144,7 @@ struct AttachmentUploadTests {
     func anUploadWithEveryByteInButNeverCheckedIsVerifiedByTheNextHead(backend: Backend) async throws {
         let blob = TestBlob(count: 1024 * 1024 + 5, seed: Self.seed)
         try await TestServer.with(backend) { server in
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let key = AttachmentKey(projectId: try await server.project("alpha").id, sha256: blob.sha256)
             let upload = try await server.storage.attachments.beginUpload(key, uploader: try await server.userId(token: device.token), offset: 0, total: Int64(blob.bytes.count), length: Int64(blob.bytes.count))
             try await upload.append(blob.bytes)

@@ -21,9 +21,9 @@ struct AuthMatrixTests {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             try await server.publish(TestForms.job(), project: "beta")
-            var world = World(actor: Device(clientId: "actor", token: try await server.member("actor", project: "alpha", role: role)))
-            let other = Device(clientId: "other", token: try await server.member("other", project: "alpha", role: .collector))
-            let stranger = Device(clientId: "stranger", token: try await server.member("stranger", project: "beta", role: .admin), project: "beta")
+            var world = World(actor: Device(clientID: "actor", token: try await server.member("actor", project: "alpha", role: role)))
+            let other = Device(clientID: "other", token: try await server.member("other", project: "alpha", role: .collector))
+            let stranger = Device(clientID: "stranger", token: try await server.member("stranger", project: "beta", role: .admin), project: "beta")
             world.foreign = UUID()
             let snapshot = world
             try await server.app.test(.router) { client in
@@ -86,7 +86,7 @@ struct AuthMatrixTests {
             // The same id in another project is another record: pushing it here creates one in alpha.
             let foreign = try await outcome(world.foreign)
             #expect(foreign?.status == .rejected, "a new submitted record without a title does not validate")
-            let other = Device(clientId: "actor", token: actor.token, project: "beta")
+            let other = Device(clientID: "actor", token: actor.token, project: "beta")
             let (response, _) = try await other.push(client, [other.mutation(world.foreign, ["notes": other.change(.text("x"), base: 1)])])
             #expect(response.status == .notFound)
         }
@@ -97,7 +97,7 @@ struct AuthMatrixTests {
         try await withWorld(backend, role: role) { _, world, client in
             let page = try await world.actor.pull(client)
             let expected: Set<UUID> = role == .collector ? [world.ownDraft, world.ownSubmitted] : [world.ownDraft, world.ownSubmitted, world.otherSubmitted]
-            #expect(Set(page.changes.map(\.recordId)) == expected)
+            #expect(Set(page.changes.map(\.recordID)) == expected)
             let beta = try await client.execute(uri: "/v1/projects/beta/changes", method: .get, headers: world.actor.headers)
             #expect(beta.status == .notFound)
         }
@@ -176,7 +176,7 @@ struct AuthMatrixTests {
             let missing = try await resolve("alpha", 999_999)
             #expect(missing.0 == 404)
             // A conflict logged in beta (a stale edit of the stranger's record there).
-            let stranger = Device(clientId: "stranger-2", token: try await server.member("stranger", project: "beta", role: .admin), project: "beta")
+            let stranger = Device(clientID: "stranger-2", token: try await server.member("stranger", project: "beta", role: .admin), project: "beta")
             _ = try await stranger.push(client, [stranger.mutation(world.foreign, ["title": stranger.change(.text("stale"), base: 0)])])
             let beta = try await server.project("beta")
             let foreignConflict = try #require(try await server.storage.conflictLog(projectId: beta.id, viewer: 0, openOnly: false, after: 0, limit: 10).first)
@@ -219,7 +219,7 @@ struct AuthMatrixTests {
         try await TestServer.with(backend) { server in
             let token = try await server.member("ana", project: "alpha", role: .collector)
             try await server.app.test(.router) { client in
-                let device = Device(clientId: "d", token: token)
+                let device = Device(clientID: "d", token: token)
                 let before = try await device.get(client, "/v1/projects/alpha/forms")
                 #expect(before.status == .ok)
                 let revoked = try await server.storage.revokeTokens(userName: "ana")

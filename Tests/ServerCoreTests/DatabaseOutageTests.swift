@@ -24,9 +24,9 @@ struct DatabaseOutageTests {
                 try await server.publish(TestForms.job(), project: "alpha")
                 var writers: [Device] = []
                 for index in 0..<devices {
-                    writers.append(Device(clientId: "d\(index)", token: try await server.member("w\(index)", project: "alpha", role: .collector)))
+                    writers.append(Device(clientID: "d\(index)", token: try await server.member("w\(index)", project: "alpha", role: .collector)))
                 }
-                let reviewer = Device(clientId: "review", token: try await server.member("rita", project: "alpha", role: .reviewer))
+                let reviewer = Device(clientID: "review", token: try await server.member("rita", project: "alpha", role: .reviewer))
                 let pushers = writers
                 let progress = Progress()
                 try await server.app.test(.router) { client in
@@ -53,7 +53,7 @@ struct DatabaseOutageTests {
                     }
                     #expect(await progress.refused > 0, "the outage was seen by the devices")
                     let written = await progress.records
-                    var seen: [RecordSnapshot] = []
+                    var seen: [RecordEnvelope] = []
                     var cursor: Int64 = 0
                     while true {
                         let page = try await reviewer.pull(client, after: cursor, limit: 500)
@@ -62,7 +62,7 @@ struct DatabaseOutageTests {
                         if !page.hasMore { break }
                     }
                     #expect(written.count >= devices * batches * batchSize)
-                    #expect(Set(seen.map(\.recordId)) == written, "nothing acknowledged was lost")
+                    #expect(Set(seen.map(\.recordID)) == written, "nothing acknowledged was lost")
                     #expect(seen.count == written.count, "no record appears twice")
                     #expect(seen.allSatisfy { $0.revision == 1 }, "no mutation was applied twice")
                     #expect(cursor == Int64(written.count), "every sequence number was used exactly once")
@@ -86,7 +86,7 @@ struct DatabaseOutageTests {
             let ids = (0..<size).map { _ in UUID() }
             let batch = ids.map { device.mutation($0, ["title": device.change(.text("x"))]) }
             while true {
-                guard ContinuousClock.now < deadline else { throw TestFailure("\(device.clientId) could not push before the deadline") }
+                guard ContinuousClock.now < deadline else { throw TestFailure("\(device.clientID) could not push before the deadline") }
                 let (response, push) = try await device.push(client, batch)
                 if response.status == .ok {
                     guard let outcomes = push?.outcomes, outcomes.allSatisfy({ $0.status == .applied && $0.revision == 1 }) else {

@@ -41,7 +41,7 @@ struct EntityServerTests {
     static func registration(_ device: Device, _ record: UUID, head: String, members: Int, district: String = "north", id: String = UUID().uuidString) -> Mutation {
         device.mutation(record, form: "register", id: id, [
             "head_name": device.change(.text(head)), "members": device.change(.integer(members)), "district": device.change(.text(district)),
-            RecordEntityChange.fieldId: entityChange(device, RecordEntityChange(list: list, entityId: record, action: .create, baseRevision: 0, label: head)),
+            RecordEntityChange.fieldID: entityChange(device, RecordEntityChange(list: list, entityId: record, action: .create, baseRevision: 0, label: head)),
         ])
     }
 
@@ -49,7 +49,7 @@ struct EntityServerTests {
     static func visitMutation(_ device: Device, _ record: UUID, entity: UUID, base: Int64, _ answers: [String: AnswerValue], millis: Int64 = 1_000, now: Int64 = HybridLogicalClock.wallMillis()) -> Mutation {
         var changes = answers.mapValues { device.change($0, millis: millis, now: now) }
         changes["household"] = device.change(.choice(entity.lowercased), millis: millis, now: now)
-        changes[RecordEntityChange.fieldId] = entityChange(device, RecordEntityChange(list: list, entityId: entity, action: .update, baseRevision: base, label: nil), millis: millis, now: now)
+        changes[RecordEntityChange.fieldID] = entityChange(device, RecordEntityChange(list: list, entityId: entity, action: .update, baseRevision: base, label: nil), millis: millis, now: now)
         return device.mutation(record, form: "visit", changes)
     }
 
@@ -68,7 +68,7 @@ struct EntityServerTests {
     func aRegistrationCreatesItsEntityWhichTheFeedSends(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let projectId = try await server.project("alpha").id
             let declared = try #require(try await server.storage.entityList(projectId: projectId, name: Self.list))
             #expect(declared.properties == [
@@ -84,7 +84,7 @@ struct EntityServerTests {
                 #expect(page.changes.count == 1 && page.cursor == 1 && !page.hasMore)
                 #expect(entity.entityId == record && entity.revision == 1 && entity.sequence == 1 && entity.creator == "ana")
                 #expect(entity.fields.values == ["label": .text("Amina"), "head_name": .text("Amina"), "members": .integer(4), "district": .text("north")])
-                #expect(entity.fields["members"]?.clientId == "ana-phone")
+                #expect(entity.fields["members"]?.clientID == "ana-phone")
                 // Nothing after the cursor.
                 let next = try await Self.feed(client, ana, after: page.cursor)
                 #expect(next.changes.isEmpty && next.removed.isEmpty && next.cursor == page.cursor)
@@ -101,7 +101,7 @@ struct EntityServerTests {
             }
             let history = try await server.storage.entityHistory(projectId: projectId, entityId: record)
             #expect(history.map(\.kind) == [.create])
-            #expect(history.first?.recordId == record && history.first?.clientId == "ana-phone" && history.first?.userName == "ana")
+            #expect(history.first?.recordID == record && history.first?.clientID == "ana-phone" && history.first?.userName == "ana")
             #expect(history.first?.detail.fields["members"] == .init(from: nil, to: .integer(4)))
         }
     }
@@ -111,9 +111,9 @@ struct EntityServerTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
             try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientId: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
-            let cleo = Device(clientId: "cleo-phone", token: try await server.member("cleo", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+            let cleo = Device(clientID: "cleo-phone", token: try await server.member("cleo", project: "alpha", role: .collector))
             let projectId = try await server.project("alpha").id
             let household = UUID()
             let now = HybridLogicalClock.wallMillis()
@@ -135,9 +135,9 @@ struct EntityServerTests {
                 #expect(entity.fields.values["members"] == .integer(5))
                 let conflicts = try await server.storage.entityConflicts(projectId: projectId, entityId: household)
                 #expect(conflicts.count == 1)
-                #expect(conflicts.first?.entry.fieldId == "members" && conflicts.first?.entry.winner == .server)
-                #expect(conflicts.first?.entry.client?.value == .integer(7) && conflicts.first?.entry.client?.clientId == "cleo-phone")
-                #expect(conflicts.first?.clientId == "cleo-phone")
+                #expect(conflicts.first?.entry.fieldID == "members" && conflicts.first?.entry.winner == .server)
+                #expect(conflicts.first?.entry.client?.value == .integer(7) && conflicts.first?.entry.client?.clientID == "cleo-phone")
+                #expect(conflicts.first?.clientID == "cleo-phone")
                 // A later write of the same property wins, and the value it replaced is logged.
                 let later = try Self.outcome(try await cleo.push(client, [Self.visitMutation(cleo, UUID(), entity: household, base: 1, ["members": .integer(8)], millis: 9_000, now: now)]))
                 #expect(later.status == .applied)
@@ -150,7 +150,7 @@ struct EntityServerTests {
             }
             let history = try await server.storage.entityHistory(projectId: projectId, entityId: household)
             #expect(history.map(\.kind) == [.create, .update, .update, .update])
-            #expect(history.map(\.clientId) == ["ana-phone", "ben-phone", "ana-phone", "cleo-phone"])
+            #expect(history.map(\.clientID) == ["ana-phone", "ben-phone", "ana-phone", "cleo-phone"])
         }
     }
 
@@ -159,7 +159,7 @@ struct EntityServerTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
             try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let projectId = try await server.project("alpha").id
             try await server.app.test(.router) { client in
                 // An update of an entity the server does not have.
@@ -172,23 +172,23 @@ struct EntityServerTests {
                 #expect(try await server.storage.record(projectId: projectId, id: record) == nil, "the record is not stored either")
                 // A create whose entity id is not the record's.
                 var create = Self.registration(ana, UUID(), head: "Amina", members: 4)
-                create.changes[RecordEntityChange.fieldId] = Self.entityChange(ana, RecordEntityChange(list: Self.list, entityId: UUID(), action: .create, baseRevision: 0, label: "Amina"))
+                create.changes[RecordEntityChange.fieldID] = Self.entityChange(ana, RecordEntityChange(list: Self.list, entityId: UUID(), action: .create, baseRevision: 0, label: "Amina"))
                 let wrongId = try Self.outcome(try await ana.push(client, [create]))
                 #expect(wrongId.problem?.type.hasSuffix("entity-id-not-record") == true)
                 // A change of another list than the form's.
                 let other = UUID()
                 var otherList = Self.registration(ana, other, head: "Amina", members: 4)
-                otherList.changes[RecordEntityChange.fieldId] = Self.entityChange(ana, RecordEntityChange(list: "clinics", entityId: other, action: .create, baseRevision: 0, label: "Amina"))
+                otherList.changes[RecordEntityChange.fieldID] = Self.entityChange(ana, RecordEntityChange(list: "clinics", entityId: other, action: .create, baseRevision: 0, label: "Amina"))
                 #expect(try Self.outcome(try await ana.push(client, [otherList])).problem?.type.hasSuffix("entity-list-mismatch") == true)
                 // An update by a form that only creates.
                 let registered = UUID()
                 _ = try await ana.push(client, [Self.registration(ana, registered, head: "Amina", members: 4)])
                 var update = Self.registration(ana, UUID(), head: "Amina", members: 5)
-                update.changes[RecordEntityChange.fieldId] = Self.entityChange(ana, RecordEntityChange(list: Self.list, entityId: registered, action: .update, baseRevision: 1, label: nil))
+                update.changes[RecordEntityChange.fieldID] = Self.entityChange(ana, RecordEntityChange(list: Self.list, entityId: registered, action: .update, baseRevision: 1, label: nil))
                 #expect(try Self.outcome(try await ana.push(client, [update])).problem?.type.hasSuffix("entity-action-not-declared") == true)
                 // Not JSON of an entity change.
                 var garbage = Self.registration(ana, UUID(), head: "Amina", members: 4)
-                garbage.changes[RecordEntityChange.fieldId] = ana.change(.text("{\"list\":1}"))
+                garbage.changes[RecordEntityChange.fieldID] = ana.change(.text("{\"list\":1}"))
                 #expect(try Self.outcome(try await ana.push(client, [garbage])).problem?.type.hasSuffix("entity-change-invalid") == true)
                 let page = try await Self.feed(client, ana)
                 #expect(page.changes.map(\.entityId) == [registered])
@@ -201,7 +201,7 @@ struct EntityServerTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
             try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let projectId = try await server.project("alpha").id
             let household = UUID()
             try await server.app.test(.router) { client in
@@ -216,7 +216,7 @@ struct EntityServerTests {
                 #expect(try await server.storage.entityHistory(projectId: projectId, entityId: household).count == 2)
                 // The same record sent again under a new mutation id: every value is already there.
                 var resent = visit
-                resent.mutationId = UUID().uuidString
+                resent.mutationID = UUID().uuidString
                 _ = try await ana.push(client, [resent])
                 #expect(try await server.storage.entity(projectId: projectId, id: household)?.revision == 2)
                 #expect(try await server.storage.entityConflicts(projectId: projectId, entityId: household).isEmpty)
@@ -229,8 +229,8 @@ struct EntityServerTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
             try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let projectId = try await server.project("alpha").id
             let household = UUID()
             let visit = UUID()
@@ -246,7 +246,7 @@ struct EntityServerTests {
             #expect(entity.fields.values["members"] == .integer(8))
             let history = try await server.storage.entityHistory(projectId: projectId, entityId: household)
             #expect(history.map(\.kind) == [.create, .update, .update])
-            #expect(history.map(\.recordId) == [household, visit, visit])
+            #expect(history.map(\.recordID) == [household, visit, visit])
             #expect(history[1].detail.fields["members"] == .init(from: .integer(4), to: .integer(9)))
             #expect(history[2].detail.fields.keys.sorted() == ["members"])
             // The review state of the record that made the change is read with the history.
@@ -259,8 +259,8 @@ struct EntityServerTests {
     func aRejectedRecordIsMarkedInTheHistoryUntilItIsFixed(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let projectId = try await server.project("alpha").id
             let household = UUID()
             try await server.app.test(.router) { client in
@@ -293,7 +293,7 @@ struct EntityServerTests {
             let error = await #expect(throws: FormPublishError.self) { try await server.publish(wrong, project: "alpha") }
             #expect(error?.code == .breaking)
             #expect(error?.description.contains("\"members\"") == true && error?.description.contains("integer") == true)
-            #expect(try await server.storage.forms(projectId: projectId).map(\.formId).contains("recount") == false)
+            #expect(try await server.storage.forms(projectId: projectId).map(\.formID).contains("recount") == false)
         }
     }
 
@@ -303,9 +303,9 @@ struct EntityServerTests {
     func aCollectorReceivesWhatTheScopeGivesAndReviewersEverything(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientId: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let projectId = try await server.project("alpha").id
             let anas = UUID()
             let bens = UUID()
@@ -341,8 +341,8 @@ struct EntityServerTests {
     func aReassignedEntityLeavesOneFeedForTheOtherAndADeletedOneLeavesEvery(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientId: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
             let admin = try await server.member("ada", project: "alpha", role: .admin)
             let adminId = try await server.userId(token: admin)
             let projectId = try await server.project("alpha").id
@@ -365,7 +365,7 @@ struct EntityServerTests {
                 #expect(try await server.storage.deleteEntity(projectId: projectId, list: Self.list, id: household, by: adminId))
                 let benGone = try await Self.feed(client, ben, after: benNext.cursor)
                 #expect(benGone.changes.isEmpty && benGone.removed == [household])
-                let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+                let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
                 let ritaPage = try await Self.feed(client, rita)
                 #expect(ritaPage.changes.isEmpty && ritaPage.removed == [household], "deleted entities leave every device")
                 // An update of the deleted entity is refused.
@@ -384,7 +384,7 @@ struct EntityServerTests {
         limits.maxPageBytes = 600
         try await TestServer.with(backend, limits: limits) { server in
             try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let ids = (0..<7).map { _ in UUID() }
             try await server.app.test(.router) { client in
                 // Pushed at once: the list's sequence follows commit order under concurrent pushes.

@@ -14,13 +14,13 @@ struct GroupCommitTests {
     /// A plan creating record `id` with one answer, and its stored outcome (a conflict id to resolve makes the
     /// write fail after the record is written: the conflict does not exist).
     static func plan(_ id: UUID, author: Int64, resolving conflict: Int64? = nil) -> PushPlan {
-        let fields = RecordFields(["title": FieldState(value: .text("Pump \(id)"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientId: "d1")])
+        let fields = RecordFields(["title": FieldState(value: .text("Pump \(id)"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientID: "d1")])
         let record = StoredRecord(
-            id: id, formId: "job", formVersion: 1, state: .draft, authorId: author, authorName: "ana", shared: false, revision: 1,
+            id: id, formID: "job", formVersion: 1, state: .draft, authorId: author, authorName: "ana", shared: false, revision: 1,
             sequence: 0, fields: fields)
-        let outcome = MutationOutcome(mutationId: "m-\(id)", recordId: id, status: .applied, revision: 1)
+        let outcome = MutationOutcome(mutationID: "m-\(id)", recordID: id, status: .applied, revision: 1)
         return PushPlan(
-            outcomes: [outcome], newOutcomes: [StoredOutcome(mutationId: "m-\(id)", userId: author, digest: Data([1]), outcome: outcome)],
+            outcomes: [outcome], newOutcomes: [StoredOutcome(mutationID: "m-\(id)", userId: author, digest: Data([1]), outcome: outcome)],
             records: [record], resolvedConflicts: conflict.map { [$0] } ?? [], appliedCount: 1)
     }
 
@@ -37,7 +37,7 @@ struct GroupCommitTests {
             let release = DispatchSemaphore(value: 0)
             let first = UUID()
             let firstPush = Task {
-                try await storage.push(projectId: projectId, clientId: "d1", mutationIds: ["m-\(first)"], recordIds: [first]) { _ in
+                try await storage.push(projectId: projectId, clientID: "d1", mutationIDs: ["m-\(first)"], recordIDs: [first]) { _ in
                     holding.value.withLock { $0 = true }
                     release.wait()
                     return Self.plan(first, author: author)
@@ -48,7 +48,7 @@ struct GroupCommitTests {
             let failing = ids[3]
             let pushes = ids.map { id in
                 Task {
-                    try await storage.push(projectId: projectId, clientId: "d\(id)", mutationIds: ["m-\(id)"], recordIds: [id]) { _ in
+                    try await storage.push(projectId: projectId, clientID: "d\(id)", mutationIDs: ["m-\(id)"], recordIDs: [id]) { _ in
                         Self.plan(id, author: author, resolving: id == failing ? 999_999 : nil)
                     }
                 }
@@ -77,7 +77,7 @@ struct GroupCommitTests {
             #expect(after.pushes - before.pushes == 9)
             #expect(after.largestGroup == 8)
             // The failing push's outcome was not stored: a retry of it is decided again.
-            let snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: "d\(failing)", mutationIds: ["m-\(failing)"], recordIds: [failing])
+            let snapshot = try await storage.pushSnapshot(projectId: projectId, clientID: "d\(failing)", mutationIDs: ["m-\(failing)"], recordIDs: [failing])
             #expect(snapshot.storedOutcomes.isEmpty)
         }
     }
@@ -87,7 +87,7 @@ struct GroupCommitTests {
             try await server.publish(TestForms.job(), project: "alpha")
             let token = try await server.member("ana", project: "alpha", role: .collector)
             try await server.app.test(.router) { client in
-                let devices = (0..<24).map { Device(clientId: "d\($0)", token: token) }
+                let devices = (0..<24).map { Device(clientID: "d\($0)", token: token) }
                 let records = devices.map { _ in UUID() }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for (device, record) in zip(devices, records) {
@@ -100,7 +100,7 @@ struct GroupCommitTests {
                     try await group.waitForAll()
                 }
                 let page = try await devices[0].pull(client)
-                #expect(Set(page.changes.map(\.recordId)) == Set(records))
+                #expect(Set(page.changes.map(\.recordID)) == Set(records))
                 #expect(page.changes.map(\.sequence) == Array(1...Int64(records.count)))
                 // Where each push's time went, step by step.
                 let metrics = try await client.execute(uri: "/metrics", method: .get).text

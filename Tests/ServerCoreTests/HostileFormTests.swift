@@ -18,8 +18,8 @@ struct HostileFormTests {
     @Test(arguments: Backend.available)
     func publishingADeeplyNestedConditionIsA422AndTheServerServesOn(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
-            let alphaAdmin = Device(clientId: "a", token: try await server.member("root", project: "alpha", role: .admin))
-            let betaAdmin = Device(clientId: "b", token: try await server.member("bea", project: "beta", role: .admin), project: "beta")
+            let alphaAdmin = Device(clientID: "a", token: try await server.member("root", project: "alpha", role: .admin))
+            let betaAdmin = Device(clientID: "b", token: try await server.member("bea", project: "beta", role: .admin), project: "beta")
             try await server.app.test(.live) { client in
                 for condition in [
                     String(repeating: "(", count: 100_000) + "count > 1" + String(repeating: ")", count: 100_000),
@@ -60,7 +60,7 @@ struct HostileFormTests {
     func csvExportCarriesNoRawControlsAndGuardsFormulas(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("mallory", project: "alpha", role: .collector))
             let hostile = [
                 "\u{1B}]0;pwned\u{07}", "\u{1B}]52;c;cm0gLXJmIH4=\u{07}", "\u{1B}[2J\u{1B}[H", "\u{9B}31mred",
                 "=HYPERLINK(\"http://x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\tx", "\r=1", "line one\r\nline two",
@@ -70,7 +70,7 @@ struct HostileFormTests {
             }
             let project = try await server.project("alpha")
             var csv = ""
-            try await RecordExporter(storage: server.storage).export(projectId: project.id, formId: "job", format: .csv) { csv += $0 }
+            try await RecordExporter(storage: server.storage).export(projectId: project.id, formID: "job", format: .csv) { csv += $0 }
             let cells = csv.replacingOccurrences(of: "\r\n", with: "")  // the record separator is the only CR allowed
             for scalar in cells.unicodeScalars where scalar != "\n" {
                 #expect(!TerminalText.isControl(scalar), "raw U+\(String(scalar.value, radix: 16)) in the CSV")

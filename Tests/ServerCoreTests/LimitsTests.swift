@@ -11,7 +11,7 @@ struct LimitsTests {
         var limits = ServerLimits()
         limits.maxBodyBytes = 64 * 1024
         try await TestServer.with(backend, limits: limits) { server in
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             let body = ByteBuffer(string: "{\"clientId\":\"d\",\"mutations\":[],\"pad\":\"" + String(repeating: "x", count: 100 * 1024) + "\"}")
             for setup in [TestingSetup.router, .live] {
                 try await server.app.test(setup) { client in
@@ -29,7 +29,7 @@ struct LimitsTests {
         limits.maxBatchSize = 10
         try await TestServer.with(backend, limits: limits) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let (response, _) = try await device.push(client, (0..<11).map { _ in device.mutation(UUID(), state: .draft, [:]) })
                 #expect(response.status == .contentTooLarge)
@@ -43,7 +43,7 @@ struct LimitsTests {
     @Test(arguments: Backend.available)
     func deeplyNestedJSONIsRefusedBeforeDecoding(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let body = ByteBuffer(string: "{\"clientId\":\"d\",\"mutations\":" + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "}")
                 let response = try await client.execute(uri: "/v1/projects/alpha/push", method: .post, headers: device.headers, body: body)
@@ -57,7 +57,7 @@ struct LimitsTests {
     @Test(arguments: Backend.available)
     func malformedJSONIsABadRequestProblem(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 for body in ["{", "{\"clientId\":\"d\"}", "{\"clientId\":5,\"mutations\":[]}", "[]"] {
                     let response = try await client.execute(uri: "/v1/projects/alpha/push", method: .post, headers: device.headers, body: ByteBuffer(string: body))

@@ -11,7 +11,7 @@ struct LiveServerTests {
     func pushAndPullOverARealSocket(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 #expect(client.port != nil)
                 let record = UUID()
@@ -21,7 +21,7 @@ struct LiveServerTests {
                 let (_, retry) = try await device.push(client, batch)
                 #expect(first?.outcomes == retry?.outcomes)
                 let page = try await device.pull(client)
-                #expect(page.changes.map(\.recordId) == [record])
+                #expect(page.changes.map(\.recordID) == [record])
                 let missing = try await device.get(client, "/v1/projects/alpha/records/not-a-uuid")
                 #expect(missing.status == .notFound)
             }

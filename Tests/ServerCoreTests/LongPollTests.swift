@@ -14,8 +14,8 @@ struct LongPollTests {
     func aWaitingPullReturnsTheChangeAnotherDevicePushes(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let writer = Device(clientId: "phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let reviewer = Device(clientId: "desk", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let writer = Device(clientID: "phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let reviewer = Device(clientID: "desk", token: try await server.member("rita", project: "alpha", role: .reviewer))
             try await server.app.test(.live) { client in
                 let port = try #require(client.port)
                 let wait = 60
@@ -25,7 +25,7 @@ struct LongPollTests {
                 let (response, _) = try await writer.push(client, [writer.mutation(record, ["title": writer.change(.text("Boiler"))])])
                 #expect(response.status == .ok)
                 let (page, took) = try await pull.value
-                #expect(page.changes.map(\.recordId) == [record])
+                #expect(page.changes.map(\.recordID) == [record])
                 #expect(page.cursor == 1)
                 #expect(took < .seconds(wait), "the pull ran to its deadline instead of answering the push")
                 #expect(server.storage.changes.waiting == 0)
@@ -37,7 +37,7 @@ struct LongPollTests {
     func aWaitWithNothingNewEndsWithAnEmptyPage(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "phone", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let record = UUID()
                 _ = try await device.push(client, [device.mutation(record, ["title": device.change(.text("Pump"))])])
@@ -48,7 +48,7 @@ struct LongPollTests {
                 #expect(took >= .seconds(1))
                 // Something already there is answered at once, waiting or not.
                 let (first, _) = try await device.longPoll(port: try #require(client.port), after: 0, wait: 30)
-                #expect(first.changes.map(\.recordId) == [record])
+                #expect(first.changes.map(\.recordID) == [record])
             }
         }
     }
@@ -59,8 +59,8 @@ struct LongPollTests {
     func aWaitingCollectorIsNotWokenIntoAnotherCollectorsDraft(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientId: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let port = try #require(client.port)
                 let pull = Task { try await ana.longPoll(port: port, after: 0, wait: 2) }
@@ -77,7 +77,7 @@ struct LongPollTests {
                 let mine = UUID()
                 _ = try await ana.push(client, [ana.mutation(mine, state: .draft, ["title": ana.change(.text("Ana's"))])])
                 let (next, tookNext) = try await again.value
-                #expect(next.changes.map(\.recordId) == [mine])
+                #expect(next.changes.map(\.recordID) == [mine])
                 #expect(tookNext < .seconds(60))
             }
         }
@@ -86,7 +86,7 @@ struct LongPollTests {
     @Test(arguments: Backend.available)
     func aClientThatLeavesReleasesItsWait(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
-            let device = Device(clientId: "phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "phone", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let leaving = TestClient(host: "127.0.0.1", port: try #require(client.port))
                 leaving.connect()
@@ -102,7 +102,7 @@ struct LongPollTests {
     @Test(arguments: ["wait=61", "wait=-1", "wait=soon", "wait=1.5"])
     func aBadWaitIsRefusedWithWhatIsExpected(query: String) async throws {
         try await TestServer.with(.sqlite) { server in
-            let device = Device(clientId: "phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "phone", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let response = try await device.get(client, "/v1/projects/alpha/changes?\(query)")
                 #expect(response.status == .badRequest)
@@ -172,8 +172,8 @@ struct LongPollTests {
     /// answers with it before its deadline.
     static func pushOnOneInstanceWakesAPullOnTheOther(_ a: TestServer, _ b: TestServer, rounds: Int = 3, publishing: Bool = true) async throws {
         if publishing { try await a.publish(TestForms.job(), project: "alpha") }
-        let writer = Device(clientId: "phone", token: try await a.member("ana", project: "alpha", role: .collector))
-        let reviewer = Device(clientId: "desk", token: try await a.member("rita", project: "alpha", role: .reviewer))
+        let writer = Device(clientID: "phone", token: try await a.member("ana", project: "alpha", role: .collector))
+        let reviewer = Device(clientID: "desk", token: try await a.member("rita", project: "alpha", role: .reviewer))
         let alpha = try await a.project("alpha")
         try await a.app.test(.router) { clientA in
             try await b.app.test(.live) { clientB in
@@ -187,7 +187,7 @@ struct LongPollTests {
                     let (response, _) = try await writer.push(clientA, [writer.mutation(record, ["title": writer.change(.text("next"))])])
                     #expect(response.status == .ok)
                     let (page, took) = try await pull.value
-                    #expect(page.changes.map(\.recordId) == [record])
+                    #expect(page.changes.map(\.recordID) == [record])
                     #expect(took < .seconds(wait))
                 }
             }

@@ -42,9 +42,9 @@ struct ODataFeedTests {
     func feedPagesRecordsAndRepeatRowsAndFilters(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let bob = Device(clientId: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let bob = Device(clientID: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let ids = (0..<5).map { _ in UUID() }.sorted { $0.lowercased < $1.lowercased }
             let basic: HTTPFields = [.authorization: "Basic " + Data("rita:\(rita.token)".utf8).base64EncodedString()]
             let root = "/v1/projects/alpha/forms/site-check/odata/"

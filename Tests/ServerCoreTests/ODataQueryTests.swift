@@ -95,17 +95,17 @@ struct ODataQueryTests {
 
     @Test func skipTokensRoundTripAndRowCountsOnlyForRepeatSets() throws {
         let id = UUID()
-        let token = ODataSkipToken(recordId: id, rowsWritten: 3)
+        let token = ODataSkipToken(recordID: id, rowsWritten: 3)
         #expect(ODataSkipToken(text: token.text, repeatSet: true) == token)
         #expect(ODataSkipToken(text: token.text, repeatSet: false) == nil)
-        #expect(ODataSkipToken(text: id.lowercased, repeatSet: false) == ODataSkipToken(recordId: id))
+        #expect(ODataSkipToken(text: id.lowercased, repeatSet: false) == ODataSkipToken(recordID: id))
         #expect(ODataSkipToken(text: "\(id.lowercased)~0", repeatSet: true) == nil)
         #expect(ODataSkipToken(text: "\(id.lowercased)~x", repeatSet: true) == nil)
     }
 
     @Test func conditionsMatchRecordsAsTheStatementDoes() {
         let record = StoredRecord(
-            id: UUID(), formId: "f", formVersion: 1, state: .submitted, authorId: 1, authorName: "ana", shared: true, revision: 1, sequence: 1,
+            id: UUID(), formID: "f", formVersion: 1, state: .submitted, authorId: 1, authorName: "ana", shared: true, revision: 1, sequence: 1,
             review: nil, times: RecordTimes(created: nil, updated: Date(timeIntervalSince1970: 100), submitted: Date(timeIntervalSince1970: 100)),
             fields: RecordFields())
         #expect(RecordCondition(.reviewState, .ne, .text("approved")).matches(record), "null ne a value holds, as in OData")
@@ -116,7 +116,7 @@ struct ODataQueryTests {
     }
 
     @Test func conditionsWriteOneStatementTextForBothBackends() {
-        let query = RecordFeedQuery(formId: "f", conditions: [
+        let query = RecordFeedQuery(formID: "f", conditions: [
             RecordCondition(.submittedAt, .ge, .time(Date(timeIntervalSince1970: 5))), RecordCondition(.reviewState, .ne, .text("approved")),
             RecordCondition(.author, .eq, .text("ana")), RecordCondition(.receivedAt, .eq, .null),
         ])
@@ -151,7 +151,7 @@ struct ODataQueryTests {
     ])
 
     @Test func metadataTypesEachPropertyFromItsFieldKind() throws {
-        let model = ODataModel(formId: "site-check", versions: [Self.inspection])
+        let model = ODataModel(formID: "site-check", versions: [Self.inspection])
         #expect(model.sets.map(\.name) == ["Submissions", "Submissions_defects"])
         let xml = model.metadataXML()
         for property in [
@@ -169,10 +169,10 @@ struct ODataQueryTests {
     }
 
     @Test func entitiesWriteTypedValuesAndNullForWhatDoesNotFit() throws {
-        let model = ODataModel(formId: "site-check", versions: [Self.inspection])
+        let model = ODataModel(formID: "site-check", versions: [Self.inspection])
         let set = try #require(model.set(named: "Submissions"))
         let record = StoredRecord(
-            id: UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!, formId: "site-check", formVersion: 2, state: .submitted, authorId: 1,
+            id: UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!, formID: "site-check", formVersion: 2, state: .submitted, authorId: 1,
             authorName: "ana", shared: true, revision: 3, sequence: 9, review: RecordReview(state: .approved, comment: "ok"),
             times: RecordTimes(created: nil, updated: Date(timeIntervalSince1970: 0), submitted: Date(timeIntervalSince1970: 0)),
             fields: RecordFields())
@@ -204,7 +204,7 @@ struct ODataQueryTests {
     }
 
     @Test func serviceDocumentListsTheSets() throws {
-        let model = ODataModel(formId: "site-check", versions: [Self.inspection])
+        let model = ODataModel(formID: "site-check", versions: [Self.inspection])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(model.serviceDocument(base: "http://h/odata/"))) as? [String: Any])
         #expect(object["@odata.context"] as? String == "http://h/odata/$metadata")
         let names = (object["value"] as? [[String: Any]])?.compactMap { $0["url"] as? String }
@@ -218,7 +218,7 @@ struct ODataQueryTests {
         query.count = true
         query.top = 1500
         let id = UUID()
-        let text = ODataController.nextQuery(query, token: ODataSkipToken(recordId: id), written: 1000)
+        let text = ODataController.nextQuery(query, token: ODataSkipToken(recordID: id), written: 1000)
         #expect(text == "$filter=__author%20eq%20%27a%26b%27&$select=__id,site&$count=true&$top=500&$skiptoken=\(id.lowercased)")
     }
 

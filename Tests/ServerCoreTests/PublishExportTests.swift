@@ -24,7 +24,7 @@ struct PublishExportTests {
     func aChangeThatWouldBreakStoredRecordsIsRefusedWithTheReason(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(extraField: true), project: "alpha")
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 _ = try await device.push(client, [device.mutation(UUID(), state: .draft, ["site": device.change(.text("north")), "count": device.change(.integer(2))])])
             }
@@ -68,7 +68,7 @@ struct PublishExportTests {
     func exportStreamsCSVAndJSONLines(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 _ = try await device.push(client, (0..<7).map { index in
                     device.mutation(UUID(), ["title": device.change(.text(index == 0 ? "Pump, \"big\"" : "Job \(index)")), "priority": device.change(.choice("high"))])
@@ -77,13 +77,13 @@ struct PublishExportTests {
             let project = try await server.project("alpha")
             var csv: [String] = []
             let exporter = RecordExporter(storage: server.storage, pageSize: 3)
-            let count = try await exporter.export(projectId: project.id, formId: "job", format: .csv) { csv.append($0) }
+            let count = try await exporter.export(projectId: project.id, formID: "job", format: .csv) { csv.append($0) }
             #expect(count == 7)
             #expect(csv.count == 8)
             #expect(csv[0] == "recordId,formVersion,state,author,revision,reviewState,reviewComment,device,createdAt,submittedAt,updatedAt,receivedAt,title,priority,count,notes\r\n")
             #expect(csv.contains { $0.contains(",\"Pump, \"\"big\"\"\",high,,") })
             var jsonl: [String] = []
-            try await exporter.export(projectId: project.id, formId: "job", format: .jsonl) { jsonl.append($0) }
+            try await exporter.export(projectId: project.id, formID: "job", format: .jsonl) { jsonl.append($0) }
             #expect(jsonl.count == 7)
             #expect(jsonl.allSatisfy { $0.hasSuffix("\n") && $0.contains("\"priority\":{\"choice\":\"high\"}") })
             #expect(RecordExporter.csvField("=SUM(A1)") == "'=SUM(A1)")

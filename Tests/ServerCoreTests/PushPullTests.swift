@@ -12,7 +12,7 @@ struct PushPullTests {
     func aPushedRecordComesBackInThePullAndByItsId(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             try await server.app.test(.router) { client in
                 let (response, push) = try await device.push(client, [device.mutation(record, ["title": device.change(.text("Pump")), "count": device.change(.integer(3))])])
@@ -23,16 +23,16 @@ struct PushPullTests {
                 #expect(response.headers[HTTPField.Name("X-Request-Id")!] != nil)
 
                 let page = try await device.pull(client)
-                #expect(page.changes.map(\.recordId) == [record])
-                #expect(page.changes.first?.fields["title"]?.value == .text("Pump"))
+                #expect(page.changes.map(\.recordID) == [record])
+                #expect(try page.changes.first?.fields["title"]?.value == .text("Pump"))
                 #expect(page.changes.first?.author == "ana")
                 #expect(page.cursor == 1)
                 #expect(!page.hasMore)
 
                 let one = try await device.get(client, "/v1/projects/alpha/records/\(record)")
                 #expect(one.status == .ok)
-                let snapshot = try JSONDecoder().decode(RecordSnapshot.self, from: Data(buffer: one.body))
-                #expect(snapshot.fields["count"]?.value == .integer(3))
+                let snapshot = try RecordEnvelope(jsonBytes: [UInt8](buffer: one.body))
+                #expect(try snapshot.fields["count"]?.value == .integer(3))
             }
         }
     }
@@ -41,7 +41,7 @@ struct PushPullTests {
     func aRetriedBatchReturnsTheSameOutcomesAndAppliesNothingTwice(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             let batch = [
                 device.mutation(record, state: .draft, ["title": device.change(.text("A"))]),
@@ -65,10 +65,10 @@ struct PushPullTests {
     }
 
     @Test(arguments: Backend.available)
-    func aReusedMutationIdWithADifferentPayloadIsRefusedAndNothingApplied(backend: Backend) async throws {
+    func aReusedMutationIDWithADifferentPayloadIsRefusedAndNothingApplied(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await device.push(client, [device.mutation(record, state: .draft, id: "m1", ["title": device.change(.text("A"))])])
@@ -82,7 +82,7 @@ struct PushPullTests {
                 #expect(response.problem?.type == "https://fieldsheet.dev/problems/mutation-id-reused")
                 #expect(response.problem?.field == "mutations[1].mutationId")
                 let page = try await device.pull(client)
-                #expect(page.changes.map(\.recordId) == [record], "m2 of the refused batch was not applied")
+                #expect(page.changes.map(\.recordID) == [record], "m2 of the refused batch was not applied")
             }
         }
     }
@@ -91,7 +91,7 @@ struct PushPullTests {
     func submittedRecordsAreValidatedAndDraftsOnlyTypeChecked(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let (_, push) = try await device.push(client, [
                     device.mutation(UUID(), state: .submitted, ["count": device.change(.integer(3))]),
@@ -123,7 +123,7 @@ struct PushPullTests {
     func pullPagesFollowTheCursorWithoutGapsOrRepeats(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let ids = (0..<25).map { _ in UUID() }
                 _ = try await device.push(client, ids.map { device.mutation($0, state: .draft, ["title": device.change(.text("x"))]) })
@@ -132,7 +132,7 @@ struct PushPullTests {
                 var pages = 0
                 while true {
                     let page = try await device.pull(client, after: cursor, limit: 10)
-                    seen += page.changes.map(\.recordId)
+                    seen += page.changes.map(\.recordID)
                     cursor = page.cursor
                     pages += 1
                     if !page.hasMore { break }
@@ -149,13 +149,13 @@ struct PushPullTests {
     func aDeviceClockFarAheadIsClamped(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             let future = HybridTimestamp(millis: HybridLogicalClock.wallMillis() + 365 * 86_400_000, counter: 0)
             try await server.app.test(.router) { client in
                 _ = try await device.push(client, [device.mutation(record, state: .draft, ["title": FieldChange(value: .text("x"), baseRevision: 0, hlc: future)])])
                 let page = try await device.pull(client)
-                let stored = try #require(page.changes.first?.fields["title"]?.hlc)
+                let stored = try #require(try page.changes.first?.fields["title"]?.hlc)
                 #expect(stored < future)
                 #expect(stored.millis <= HybridLogicalClock.wallMillis() + ServerLimits().maxClockDriftMillis)
                 #expect(page.serverClock <= HybridTimestamp(millis: HybridLogicalClock.wallMillis() + ServerLimits().maxClockDriftMillis + 1, counter: 0))

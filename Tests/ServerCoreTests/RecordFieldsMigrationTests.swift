@@ -17,14 +17,18 @@ struct RecordFieldsMigrationTests {
         var value: AnswerValue?
         var revision: Int64
         var hlc: Int64
-        var clientId: String
+        var clientID: String
+
+        private enum CodingKeys: String, CodingKey {
+            case value, revision, hlc, clientID = "clientId"
+        }
     }
 
     static let device = "device-0123456789abcdef0123456789abcdef0123"
     static let legacy: [String: LegacyField] = [
-        "name": LegacyField(value: .text("Ana's site; north"), revision: 3, hlc: 1_000_000, clientId: device),
-        "count": LegacyField(value: .integer(7), revision: 2, hlc: 900_000, clientId: "other-device"),
-        "notes": LegacyField(value: nil, revision: 1, hlc: 800_000, clientId: device),
+        "name": LegacyField(value: .text("Ana's site; north"), revision: 3, hlc: 1_000_000, clientID: device),
+        "count": LegacyField(value: .integer(7), revision: 2, hlc: 900_000, clientID: "other-device"),
+        "notes": LegacyField(value: nil, revision: 1, hlc: 800_000, clientID: device),
     ]
 
     static func legacyJSON() throws -> String {
@@ -39,7 +43,7 @@ struct RecordFieldsMigrationTests {
             #expect(state.value == field.value, "\(id)")
             #expect(state.revision == field.revision, "\(id)")
             #expect(state.hlc.rawValue == field.hlc, "\(id)")
-            #expect(state.clientId == field.clientId, "\(id)")
+            #expect(state.clientID == field.clientID, "\(id)")
         }
     }
 

@@ -9,11 +9,11 @@ import Testing
 
 /// Ids come back as the contract says: an outcome echoes the mutation's `recordId` exactly as sent;
 /// pulled and fetched records carry it in lowercase.
-struct RecordIdCaseTests {
+struct RecordIDCaseTests {
     /// A push body written by hand, as a client in any language would, with `recordId` in the case given.
-    static func body(clientId: String, mutationId: String, recordId: String, title: String, hlc: Int64) -> ByteBuffer {
+    static func body(clientID: String, mutationID: String, recordID: String, title: String, hlc: Int64) -> ByteBuffer {
         return ByteBuffer(string: """
-            {"clientId":"\(clientId)","mutations":[{"mutationId":"\(mutationId)","recordId":"\(recordId)","formId":"job","formVersion":1,\
+            {"clientId":"\(clientID)","mutations":[{"mutationId":"\(mutationID)","recordId":"\(recordID)","formId":"job","formVersion":1,\
             "state":"submitted","changes":{"title":{"value":{"text":"\(title)"},"baseRevision":0,"hlc":\(hlc)}}}]}
             """)
     }
@@ -21,32 +21,37 @@ struct RecordIdCaseTests {
     /// The outcomes' `recordId`s as the server wrote them (not parsed into UUIDs).
     static func outcomeIds(_ response: TestResponse) throws -> [String] {
         struct Answer: Decodable { var outcomes: [Outcome] }
-        struct Outcome: Decodable { var recordId: String }
-        return try JSONDecoder().decode(Answer.self, from: Data(buffer: response.body)).outcomes.map(\.recordId)
+        struct Outcome: Decodable {
+            var recordID: String
+            private enum CodingKeys: String, CodingKey {
+                case recordID = "recordId"
+            }
+        }
+        return try JSONDecoder().decode(Answer.self, from: Data(buffer: response.body)).outcomes.map(\.recordID)
     }
 
     @Test(arguments: Backend.available)
-    func anOutcomeEchoesTheRecordIdAsSentAndRecordsComeBackLowercase(backend: Backend) async throws {
+    func anOutcomeEchoesTheRecordIDAsSentAndRecordsComeBackLowercase(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             let id = UUID()
             let lower = id.uuidString.lowercased()
             // One clock reading for every mutation, so that the retry below is the very same mutation.
             let hlc = HybridTimestamp(millis: HybridLogicalClock.wallMillis() - 60_000, counter: 0).rawValue
             let mixed = String(lower.enumerated().map { $0.offset.isMultiple(of: 2) ? Character($0.element.uppercased()) : $0.element })
             try await server.app.test(.router) { client in
-                for (mutationId, text) in [("m1", lower), ("m2", id.uuidString), ("m3", mixed)] {
+                for (mutationID, text) in [("m1", lower), ("m2", id.uuidString), ("m3", mixed)] {
                     let response = try await client.execute(
                         uri: "/v1/projects/alpha/push", method: .post, headers: device.headers,
-                        body: Self.body(clientId: "d1", mutationId: mutationId, recordId: text, title: mutationId, hlc: hlc))
+                        body: Self.body(clientID: "d1", mutationID: mutationID, recordID: text, title: mutationID, hlc: hlc))
                     #expect(response.status == .ok, "\(response.text)")
                     #expect(try Self.outcomeIds(response) == [text])
                 }
                 // A retry of m1 written in another case gets m1's stored outcome, echoed as this retry sent it.
                 let retry = try await client.execute(
                     uri: "/v1/projects/alpha/push", method: .post, headers: device.headers,
-                    body: Self.body(clientId: "d1", mutationId: "m1", recordId: id.uuidString, title: "m1", hlc: hlc))
+                    body: Self.body(clientID: "d1", mutationID: "m1", recordID: id.uuidString, title: "m1", hlc: hlc))
                 #expect(try Self.outcomeIds(retry) == [id.uuidString])
 
                 let page = try await device.get(client, "/v1/projects/alpha/changes?after=0")

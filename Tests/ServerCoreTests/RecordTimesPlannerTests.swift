@@ -10,12 +10,12 @@ struct RecordTimesPlannerTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     func mutation(_ times: RecordTimes, state: RecordState = .submitted) -> Mutation {
-        Mutation(mutationId: "m", recordId: UUID(), formId: "job", formVersion: 1, state: state, changes: [:], times: times)
+        Mutation(mutationID: "m", recordID: UUID(), form: FormKey(id: "job", version: 1), state: state, changes: [:], times: times)
     }
 
     func stored(_ times: RecordTimes, state: RecordState) -> StoredRecord {
         StoredRecord(
-            id: UUID(), formId: "job", formVersion: 1, state: state, authorId: 1, authorName: "ana", shared: state == .submitted,
+            id: UUID(), formID: "job", formVersion: 1, state: state, authorId: 1, authorName: "ana", shared: state == .submitted,
             revision: 1, sequence: 1, times: times, fields: RecordFields())
     }
 

@@ -26,7 +26,7 @@ struct RepeatServerTests {
     func addingARepeatOrAFieldInsideOneIsAllowedMovingOrRemovingOneInUseIsNot(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form(), project: "alpha")
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let (response, body) = try await device.push(client, [device.mutation(UUID(), state: .draft, form: "inspect", [
                     "site": device.change(.text("Depot")), "defects/a1/@position": device.change(.integer(1)),
@@ -61,7 +61,7 @@ struct RepeatServerTests {
     func submittedRecordsAreValidatedOverEveryInstanceAndDraftKeysMustFitTheForm(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form(), project: "alpha")
-            let device = Device(clientId: "d", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let record = UUID()
                 let (_, refused) = try await device.push(client, [device.mutation(record, form: "inspect", [

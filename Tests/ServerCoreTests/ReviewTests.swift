@@ -15,7 +15,14 @@ struct ReviewTests {
             struct Diff: Decodable { var from: AnswerValue?; var to: AnswerValue? }
             struct StateDiff: Decodable { var from: RecordState?; var to: RecordState }
             struct ReviewDiff: Decodable { var from: ReviewState?; var to: ReviewState; var comment: String? }
-            struct Resolution: Decodable { var conflictId: Int64; var fieldId: String?; var kept: String }
+            struct Resolution: Decodable {
+                var conflictId: Int64
+                var fieldID: String?
+                var kept: String
+                private enum CodingKeys: String, CodingKey {
+                    case conflictId, fieldID = "fieldId", kept
+                }
+            }
             var revision: Int64
             var kind: String
             var user: String
@@ -26,21 +33,27 @@ struct ReviewTests {
             var review: ReviewDiff?
             var resolution: Resolution?
         }
-        var recordId: String
+        var recordID: String
         var history: [Entry]
+        private enum CodingKeys: String, CodingKey {
+            case recordID = "recordId", history
+        }
     }
 
     struct ConflictBody: Decodable {
         struct Side: Decodable { var value: AnswerValue?; var revision: Int64; var device: String; var author: String? }
         struct Resolution: Decodable { var kept: String; var by: String }
         var id: Int64
-        var recordId: String
-        var formId: String
-        var fieldId: String?
+        var recordID: String
+        var formID: String
+        var fieldID: String?
         var open: Bool
         var server: Side?
         var client: Side?
         var resolution: Resolution?
+        private enum CodingKeys: String, CodingKey {
+            case id, recordID = "recordId", formID = "formId", fieldID = "fieldId", open, server, client, resolution
+        }
     }
 
     struct ConflictListBody: Decodable {
@@ -60,8 +73,8 @@ struct ReviewTests {
     func aRejectedRecordFixedByItsCollectorComesBackEditedWithItsHistory(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [ana.mutation(record, state: .draft, ["title": ana.change(.text("Pump"))])])
@@ -71,14 +84,14 @@ struct ReviewTests {
 
                 let rejected = try await Self.review(client, rita, record, #"{"state":"rejected","comment":"  The count is wrong.\n"}"#)
                 #expect(rejected.status == .ok, "\(rejected.text)")
-                let snapshot = try JSONDecoder().decode(RecordSnapshot.self, from: Data(buffer: rejected.body))
+                let snapshot = try RecordEnvelope(jsonBytes: [UInt8](buffer: rejected.body))
                 #expect(snapshot.review == RecordReview(state: .rejected, comment: "The count is wrong."))
                 #expect(snapshot.revision == 3)
                 // The review travels with the record on pull, as a change after the collector's cursor.
                 let page = try await ana.pull(client, after: 2)
-                #expect(page.changes.map(\.recordId) == [record])
+                #expect(page.changes.map(\.recordID) == [record])
                 #expect(page.changes.first?.review == RecordReview(state: .rejected, comment: "The count is wrong."))
-                #expect(page.changes.first?.fields["count"]?.value == .integer(3), "the fields are unchanged")
+                #expect(try page.changes.first?.fields["count"]?.value == .integer(3), "the fields are unchanged")
 
                 let (_, fixed) = try await ana.push(client, [ana.mutation(record, ["count": ana.change(.integer(4), base: 3)])])
                 #expect(fixed?.outcomes.first?.status == .applied)
@@ -88,7 +101,7 @@ struct ReviewTests {
                 let historyResponse = try await ana.get(client, "/v1/projects/alpha/records/\(record)/history")
                 #expect(historyResponse.status == .ok)
                 let history = try JSONDecoder().decode(HistoryBody.self, from: Data(buffer: historyResponse.body))
-                #expect(history.recordId == record.lowercased)
+                #expect(history.recordID == record.lowercased)
                 #expect(history.history.map(\.kind) == ["change", "change", "review", "change"])
                 #expect(history.history.map(\.revision) == [1, 2, 3, 4])
                 #expect(history.history.map(\.user) == ["ana", "ana", "rita", "ana"])
@@ -104,7 +117,7 @@ struct ReviewTests {
                 #expect(history.history[3].review?.from == .rejected && history.history[3].review?.to == .edited)
 
                 let approved = try await Self.review(client, rita, record, #"{"state":"approved"}"#)
-                #expect(try JSONDecoder().decode(RecordSnapshot.self, from: Data(buffer: approved.body)).review == RecordReview(state: .approved))
+                #expect(try RecordEnvelope(jsonBytes: [UInt8](buffer: approved.body)).review == RecordReview(state: .approved))
                 let stored = try #require(try await server.storage.record(projectId: try await server.project("alpha").id, id: record))
                 #expect(stored.times.created != nil && stored.times.submitted != nil && stored.times.updated != nil)
                 #expect(stored.device == "ana-phone")
@@ -116,7 +129,7 @@ struct ReviewTests {
     func reviewsRefuseWhatTheyCannotSetWithAClearProblem(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .admin))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .admin))
             let draft = UUID(), submitted = UUID()
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [
@@ -146,7 +159,7 @@ struct ReviewTests {
                 #expect(notJSON.status == .unsupportedMediaType)
                 // Nothing of the refused reviews was written.
                 let stored = try await ana.get(client, "/v1/projects/alpha/records/\(submitted)")
-                #expect(try JSONDecoder().decode(RecordSnapshot.self, from: Data(buffer: stored.body)).review == RecordReview(state: .received))
+                #expect(try RecordEnvelope(jsonBytes: [UInt8](buffer: stored.body)).review == RecordReview(state: .received))
             }
         }
     }
@@ -155,9 +168,9 @@ struct ReviewTests {
     func theConflictLogShowsBothValuesAndAuthorsAndAnOpenConflictIsResolvedOnce(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: .manual), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let bo = Device(clientId: "bo-phone", token: try await server.member("bo", project: "alpha", role: .reviewer))
-            let rita = Device(clientId: "rita", token: try await server.member("rita", project: "alpha", role: .admin))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let bo = Device(clientID: "bo-phone", token: try await server.member("bo", project: "alpha", role: .reviewer))
+            let rita = Device(clientID: "rita", token: try await server.member("rita", project: "alpha", role: .admin))
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [ana.mutation(record, ["title": ana.change(.text("Pump"))])])
@@ -173,7 +186,7 @@ struct ReviewTests {
                 let conflict = try #require(list.conflicts.first)
                 #expect(list.conflicts.count == 1)
                 #expect(list.next == nil)
-                #expect(conflict.recordId == record.lowercased && conflict.formId == "job" && conflict.fieldId == "notes" && conflict.open)
+                #expect(conflict.recordID == record.lowercased && conflict.formID == "job" && conflict.fieldID == "notes" && conflict.open)
                 #expect(conflict.server?.value == .text("from ana") && conflict.server?.author == "ana" && conflict.server?.device == "ana-phone")
                 #expect(conflict.client?.value == .text("from bo") && conflict.client?.author == "bo" && conflict.client?.device == "bo-phone")
                 #expect(try await rita.get(client, "/v1/projects/alpha/conflicts?state=bogus").status == .badRequest)
@@ -191,7 +204,7 @@ struct ReviewTests {
 
                 // The device's value is now the record's, and the pull carries it.
                 let page = try await ana.pull(client)
-                #expect(page.changes.first?.fields["notes"]?.value == .text("from bo"))
+                #expect(try page.changes.first?.fields["notes"]?.value == .text("from bo"))
                 let open = try JSONDecoder().decode(ConflictListBody.self, from: Data(buffer: try await rita.get(client, "/v1/projects/alpha/conflicts").body))
                 #expect(open.conflicts.isEmpty)
                 let all = try JSONDecoder().decode(ConflictListBody.self, from: Data(buffer: try await rita.get(client, "/v1/projects/alpha/conflicts?state=all").body))
@@ -208,8 +221,8 @@ struct ReviewTests {
     func conflictPagesFollowTheirNextCursor(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: .manual), project: "alpha")
-            let ana = Device(clientId: "a", token: try await server.member("ana", project: "alpha", role: .admin))
-            let bo = Device(clientId: "b", token: try await server.member("bo", project: "alpha", role: .admin))
+            let ana = Device(clientID: "a", token: try await server.member("ana", project: "alpha", role: .admin))
+            let bo = Device(clientID: "b", token: try await server.member("bo", project: "alpha", role: .admin))
             try await server.app.test(.router) { client in
                 for index in 0..<5 {
                     let record = UUID()

@@ -23,11 +23,11 @@ struct ScaleOutTests {
                     try await a.publish(TestForms.job(), project: "alpha")
                     var devices: [Device] = []
                     for index in 0..<writers {
-                        devices.append(Device(clientId: "writer-\(index)", token: try await a.member("w\(index)", project: "alpha", role: .collector)))
+                        devices.append(Device(clientID: "writer-\(index)", token: try await a.member("w\(index)", project: "alpha", role: .collector)))
                     }
                     var reviewers: [Device] = []
                     for index in 0..<readers {
-                        reviewers.append(Device(clientId: "reader-\(index)", token: try await b.member("r\(index)", project: "alpha", role: .reviewer)))
+                        reviewers.append(Device(clientID: "reader-\(index)", token: try await b.member("r\(index)", project: "alpha", role: .reviewer)))
                     }
                     let (pushers, pullers) = (devices, reviewers)
                     try await a.app.test(.router) { clientA in
@@ -66,7 +66,7 @@ struct ScaleOutTests {
                         let page = try await reader.pull(instance, after: cursor, limit: 50)
                         turn += 1
                         guard page.changes.allSatisfy({ $0.sequence > cursor }) else { throw TestFailure("a page went backwards") }
-                        seen += page.changes.map(\.recordId)
+                        seen += page.changes.map(\.recordID)
                         cursor = page.cursor
                         if finished && page.changes.isEmpty && !page.hasMore { return .read(index, seen) }
                     }

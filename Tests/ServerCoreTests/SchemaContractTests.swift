@@ -108,10 +108,10 @@ extension SchemaContractTests {
         let push = try #require(text.range(of: "operationId: push")).upperBound
         let description = String(text[push...]).components(separatedBy: "requestBody:").first ?? ""
         let planner = PushPlanner(
-            principal: Principal(userId: 1, userName: "ana", memberships: [:]), role: .collector, clientId: "d1", validators: [:], mutations: [], maxAttachmentBytes: 10)
+            principal: Principal(userId: 1, userName: "ana", memberships: [:]), role: .collector, clientID: "d1", validators: [:], mutations: [], maxAttachmentBytes: 10)
         let reference = AttachmentReference(sha256: String(repeating: "a", count: 64), bytes: 11, type: "image/jpeg", name: "a.jpg")
         let problem = try #require(planner.oversizedAttachment(Mutation(
-            mutationId: "m", recordId: UUID(), formId: "f", formVersion: 1, state: .draft,
+            mutationID: "m", recordID: UUID(), form: FormKey(id: "f", version: 1), state: .draft,
             changes: ["photo": FieldChange(value: .attachment(reference), baseRevision: 0, hlc: HybridTimestamp(millis: 1, counter: 0))])))
         #expect(description.contains("`\(problem.slug)`"))
         #expect(description.contains("--max-attachment-bytes"))

@@ -52,7 +52,7 @@ struct WebhookTests {
     }
 
     static func push(_ server: ServerProcess, token: String, device: String, _ mutations: [Mutation]) async throws -> PushResponse {
-        let body = String(decoding: try JSONEncoder().encode(PushRequest(clientId: device, mutations: mutations)), as: UTF8.self)
+        let body = String(decoding: try JSONEncoder().encode(PushRequest(clientID: device, mutations: mutations)), as: UTF8.self)
         let (status, text) = try await call(server, .post, "/v1/projects/alpha/push", token: token, body: body)
         guard status == 200 else { throw TestFailure("push answered \(status): \(text)") }
         return try JSONDecoder().decode(PushResponse.self, from: Data(text.utf8))
@@ -63,7 +63,7 @@ struct WebhookTests {
     }
 
     static func mutation(_ record: UUID, _ changes: [String: FieldChange]) -> Mutation {
-        Mutation(mutationId: UUID().uuidString, recordId: record, formId: "job", formVersion: 1, state: .submitted, changes: changes)
+        Mutation(mutationID: UUID().uuidString, recordID: record, form: FormKey(id: "job", version: 1), state: .submitted, changes: changes)
     }
 
     @Test(arguments: Backend.available)

@@ -80,8 +80,8 @@ func runAttachmentBench(bin: String) async throws {
 
         // A record referencing the file, so its author may download it.
         let reference = AttachmentReference(sha256: sha, bytes: Int64(bytes), type: "image/jpeg", name: "bench.jpg")
-        let push = PushRequest(clientId: "bench-device", mutations: [Mutation(
-            mutationId: UUID().uuidString, recordId: UUID(), formId: "photos", formVersion: 1, state: .submitted,
+        let push = PushRequest(clientID: "bench-device", mutations: [Mutation(
+            mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "photos", version: 1), state: .submitted,
             changes: ["photo": FieldChange(value: .attachment(reference), baseRevision: 0, hlc: HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0))])])
         let body = String(decoding: try JSONEncoder().encode(push), as: UTF8.self)
         let pusher = try RawConnection(port: server.port)

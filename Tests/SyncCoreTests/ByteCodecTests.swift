@@ -62,7 +62,7 @@ struct Random {
                 value: int(0...6) == 0 ? nil : answer(),
                 revision: own ? Int64(int(0...20)) : shared.revision,
                 hlc: HybridTimestamp(rawValue: own ? Int64(bitPattern: next() >> 2) : shared.clock),
-                clientId: writers[own ? int(0...(writers.count - 1)) : 0])
+                clientID: writers[own ? int(0...(writers.count - 1)) : 0])
         }
         return RecordFields(states)
     }
@@ -72,16 +72,16 @@ struct Random {
         for index in 0..<int(0...6) {
             changes["field \(index) \(text())"] = FieldChange(value: int(0...5) == 0 ? nil : answer(), baseRevision: Int64(int(0...9)), hlc: HybridTimestamp(rawValue: Int64(bitPattern: next() >> 1)))
         }
-        return Mutation(mutationId: text(), recordId: UUID(), formId: "form-\(text())", formVersion: int(1...5), state: [.draft, .submitted, .deleted][int(0...2)], changes: changes)
+        return Mutation(mutationID: text(), recordID: UUID(), form: FormKey(id: "form-\(text())", version: int(1...5)), state: [.draft, .submitted, .deleted][int(0...2)], changes: changes)
     }
 
     mutating func outcome() -> MutationOutcome {
-        let state = { (random: inout Random) in FieldState(value: random.answer(), revision: Int64(random.int(0...9)), hlc: HybridTimestamp(rawValue: Int64(random.int(0...1_000_000))), clientId: random.text()) }
+        let state = { (random: inout Random) in FieldState(value: random.answer(), revision: Int64(random.int(0...9)), hlc: HybridTimestamp(rawValue: Int64(random.int(0...1_000_000))), clientID: random.text()) }
         let conflicts = (0..<int(0...2)).map { _ in
-            ConflictEntry(kind: bool() ? .field : .restoredAfterDelete, fieldId: bool() ? text() : nil, policy: [.lastWriterWins, .serverWins, .clientWins, .manual][int(0...3)], winner: bool() ? .server : .client, open: bool(), server: bool() ? state(&self) : nil, client: bool() ? state(&self) : nil)
+            ConflictEntry(kind: bool() ? .field : .restoredAfterDelete, fieldID: bool() ? text() : nil, policy: [.lastWriterWins, .serverWins, .clientWins, .manual][int(0...3)], winner: bool() ? .server : .client, open: bool(), server: bool() ? state(&self) : nil, client: bool() ? state(&self) : nil)
         }
         let problem = bool() ? nil : ProblemDetails(type: "https://fieldsheet.dev/problems/\(text())", title: text(), status: 422, detail: text(), field: bool() ? text() : nil)
-        return MutationOutcome(mutationId: text(), recordId: UUID(), status: [.applied, .merged, .rejected][int(0...2)], revision: bool() ? Int64(int(0...99)) : nil, conflicts: conflicts, problem: problem, changed: [nil, true, false][int(0...2)])
+        return MutationOutcome(mutationID: text(), recordID: UUID(), status: [.applied, .merged, .rejected][int(0...2)], revision: bool() ? Int64(int(0...99)) : nil, conflicts: conflicts, problem: problem, changed: [nil, true, false][int(0...2)])
     }
 }
 
@@ -110,11 +110,11 @@ struct ByteCodecTests {
                 var reader = JSONReader(Array(try JSONEncoder().encode(mutation)))
                 #expect(try Mutation.read(from: &reader) == mutation, "seed \(seed)")
             }
-            let body = try JSONEncoder().encode(PushRequest(clientId: random.text(), clock: HybridTimestamp(rawValue: 42), mutations: mutations))
+            let body = try JSONEncoder().encode(PushRequest(clientID: random.text(), clock: HybridTimestamp(rawValue: 42), mutations: mutations))
             let read = try ReadPushRequest(jsonBytes: Array(body), maximumMutations: 10)
             #expect(read.mutations == mutations, "seed \(seed)")
             #expect(read.clock == HybridTimestamp(rawValue: 42))
-            #expect(read.recordIdsAsSent == mutations.map { $0.recordId.uuidString }, "seed \(seed)")
+            #expect(read.recordIDsAsSent == mutations.map { $0.recordID.uuidString }, "seed \(seed)")
         }
     }
 
@@ -130,21 +130,23 @@ struct ByteCodecTests {
     @Test func pullPagesAssembledFromStoredBytesDecode() async throws {
         await propertyCheck(count: 200, input: Self.seeds) { (seed: UInt64) throws in
             var random = Random(seed)
+            var fields: [RecordFields] = []
             let records = (0..<random.int(0...5)).map { index in
-                RecordSnapshot(recordId: UUID(), formId: random.text(), formVersion: random.int(1...3), state: .submitted, revision: Int64(index + 1), sequence: Int64(index + 10), author: random.text(), review: random.review(), fields: random.fields())
+                fields.append(random.fields())
+                return RecordEnvelope(
+                    recordID: UUID(), form: FormKey(id: random.text(), version: random.int(1...3)), state: .submitted, revision: Int64(index + 1),
+                    sequence: Int64(index + 10), author: random.text(), review: random.review(),
+                    missingAttachments: index % 2 == 0 ? [] : [String(repeating: "a", count: 64)], fields: fields[index])
             }
             var writer = PullPageWriter()
-            for record in records {
-                writer.append(recordId: record.recordId.lowercased, formId: record.formId, formVersion: record.formVersion, state: record.state.rawValue, revision: record.revision, sequence: record.sequence, author: record.author, review: record.review, fields: record.fields.jsonBytes())
-            }
-            let page = PullPage(changes: records, cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5))
+            for record in records { writer.append(record) }
             let bytes = writer.finish(cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5))
-            #expect(try JSONDecoder().decode(PullPage.self, from: Data(bytes)) == page, "seed \(seed)")
-            var read: [RecordSnapshot] = []
-            let end = try PullPageReader.read(Array(try JSONEncoder().encode(page))) { pulled in
-                read.append(RecordSnapshot(recordId: pulled.recordId, formId: pulled.formId, formVersion: pulled.formVersion, state: pulled.state, revision: pulled.revision, sequence: pulled.sequence, author: pulled.author, review: pulled.review, fields: try RecordFields(jsonBytes: Array(pulled.fields))))
-            }
-            #expect(read == records, "seed \(seed)")
+            let page = PullPage(changes: records, cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5))
+            #expect(page.jsonBytes() == bytes, "seed \(seed)")
+            #expect(try PullPage(jsonBytes: bytes) == page, "seed \(seed)")
+            var read: [RecordFields] = []
+            let end = try PullPageReader.read(bytes) { read.append(try $0.fields) }
+            #expect(read == fields, "seed \(seed)")
             #expect(end == PullPageEnd(cursor: 99, hasMore: true, serverClock: HybridTimestamp(rawValue: 5), count: records.count))
         }
     }
@@ -155,7 +157,7 @@ struct ByteCodecTests {
         var values: [String: AnswerValue] = [:]
         for index in 1...20 {
             values["f\(index)"] = .text("record 12345 field \(index) value")
-            states["f\(index)"] = FieldState(value: values["f\(index)"], revision: 1, hlc: clock, clientId: "4b0f7c1e-8d2a-4c55-9a51-1f3e0c9d2b77")
+            states["f\(index)"] = FieldState(value: values["f\(index)"], revision: 1, hlc: clock, clientID: "4b0f7c1e-8d2a-4c55-9a51-1f3e0c9d2b77")
         }
         var fields = RecordFields(states)
         let text = String(decoding: fields.jsonBytes(), as: UTF8.self)
@@ -164,7 +166,7 @@ struct ByteCodecTests {
         let valuesAlone = try JSONEncoder().encode(values).count
         #expect(Double(fields.jsonBytes().count) <= 1.15 * Double(valuesAlone))
         // A later edit of one field by another device adds one exception, not a copy of every stamp.
-        fields["f3"] = FieldState(value: .text("edited"), revision: 2, hlc: HybridTimestamp(millis: 1_800_000_000_500, counter: 1), clientId: "other")
+        fields["f3"] = FieldState(value: .text("edited"), revision: 2, hlc: HybridTimestamp(millis: 1_800_000_000_500, counter: 1), clientID: "other")
         let edited = String(decoding: fields.jsonBytes(), as: UTF8.self)
         #expect(edited.contains(#""stamps":{"f3":{"revision":2,"#))
         #expect(try RecordFields(jsonBytes: Array(edited.utf8)) == fields)
@@ -184,7 +186,7 @@ struct ByteReaderHostileInputTests {
     @Test func everyTruncationAndByteFlipOfAValidBodyFailsCleanlyOrReads() async throws {
         await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { (seed: UInt64) throws in
             var random = Random(seed)
-            let body = Array(try JSONEncoder().encode(PushRequest(clientId: "device", mutations: [random.mutation(), random.mutation()])))
+            let body = Array(try JSONEncoder().encode(PushRequest(clientID: "device", mutations: [random.mutation(), random.mutation()])))
             for cut in stride(from: 0, to: body.count, by: max(1, body.count / 40)) {
                 #expect(throws: JSONReadError.self, "seed \(seed) cut \(cut)") { try ReadPushRequest(jsonBytes: Array(body[..<cut]), maximumMutations: 10) }
             }

@@ -3,20 +3,20 @@ import Testing
 @testable import SyncCore
 
 struct FieldMergeTests {
-    let serverField = FieldState(value: .text("server"), revision: 5, hlc: HybridTimestamp(millis: 1_000, counter: 0), clientId: "device-b")
+    let serverField = FieldState(value: .text("server"), revision: 5, hlc: HybridTimestamp(millis: 1_000, counter: 0), clientID: "device-b")
 
     func change(_ text: String?, base: Int64, millis: Int64 = 2_000) -> FieldChange {
         FieldChange(value: text.map { .text($0) }, baseRevision: base, hlc: HybridTimestamp(millis: millis, counter: 0))
     }
 
     func merge(_ change: FieldChange, policy: ConflictPolicy, server: FieldState? = nil, client: String = "device-a") -> FieldMerge.Result {
-        FieldMerge.merge(fieldId: "notes", server: server ?? serverField, change: change, clientId: client, policy: policy, revision: 6)
+        FieldMerge.merge(fieldID: "notes", server: server ?? serverField, change: change, clientID: client, policy: policy, revision: 6)
     }
 
     @Test(arguments: ConflictPolicy.allCases)
     func baseUnchangedOnTheServerApplies(policy: ConflictPolicy) {
         let result = merge(change("device", base: 5), policy: policy)
-        #expect(result.newState == FieldState(value: .text("device"), revision: 6, hlc: HybridTimestamp(millis: 2_000, counter: 0), clientId: "device-a"))
+        #expect(result.newState == FieldState(value: .text("device"), revision: 6, hlc: HybridTimestamp(millis: 2_000, counter: 0), clientID: "device-a"))
         #expect(result.conflict == nil)
     }
 
@@ -29,13 +29,13 @@ struct FieldMergeTests {
 
     @Test(arguments: ConflictPolicy.allCases)
     func aFieldTheServerNeverHadIsApplied(policy: ConflictPolicy) {
-        let result = FieldMerge.merge(fieldId: "new", server: nil, change: change("x", base: 0), clientId: "a", policy: policy, revision: 1)
+        let result = FieldMerge.merge(fieldID: "new", server: nil, change: change("x", base: 0), clientID: "a", policy: policy, revision: 1)
         #expect(result.newState?.value == .text("x"))
         #expect(result.conflict == nil)
     }
 
     @Test func clearingAnAbsentFieldChangesNothing() {
-        let result = FieldMerge.merge(fieldId: "new", server: nil, change: change(nil, base: 0), clientId: "a", policy: .manual, revision: 1)
+        let result = FieldMerge.merge(fieldID: "new", server: nil, change: change(nil, base: 0), clientID: "a", policy: .manual, revision: 1)
         #expect(result.newState == nil)
     }
 

@@ -21,8 +21,8 @@ struct MutationReadTests {
     @Test func aCompleteMutationReads() throws {
         var reader = JSONReader(Self.body(without: nil))
         let mutation = try Mutation.read(from: &reader)
-        #expect(mutation.mutationId == "m-1")
-        #expect(mutation.formVersion == 2)
+        #expect(mutation.mutationID == "m-1")
+        #expect(mutation.form.version == 2)
         #expect(mutation.changes["notes"]?.value == .text("ok"))
     }
 

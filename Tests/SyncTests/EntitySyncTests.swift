@@ -91,7 +91,7 @@ struct EntitySyncTests {
             #expect(await offered.validation.issues.contains { $0.fieldID == "household" && $0.code == .notAChoice }, "an id not in the list is refused")
             try await offered.discardChanges()
             let record = try #require(try await a.store.record(household))
-            let change = try RecordEntityChange(answer: try #require(record.answers[RecordEntityChange.fieldId]))
+            let change = try RecordEntityChange(answer: try #require(record.answers[RecordEntityChange.fieldID]))
             #expect(change == RecordEntityChange(list: "households", entityId: household, action: .create, baseRevision: 0, label: "Amina"))
 
             // Sync: the server applies both records; B receives the household and follows up on it.

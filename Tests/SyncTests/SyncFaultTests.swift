@@ -69,8 +69,8 @@ struct SyncFaultTests {
         #expect(summary.conflicts == 0)
         let record = try await Convergence.serverRecord(id, server: fixture, token: token)
         #expect(record?.revision == 2)
-        #expect(record?.fields["notes"]?.value == .text("after the lost answer"))
-        #expect(record?.fields["title"]?.value == .text("Gutter, north side"))
+        #expect(try record?.fields["notes"]?.value == .text("after the lost answer"))
+        #expect(try record?.fields["title"]?.value == .text("Gutter, north side"))
         #expect(try ServerDatabase.count(fixture.server, "SELECT count(*) FROM mutations") == 2)
         #expect(try await device.store.outboxCount() == 0)
     }

@@ -31,7 +31,7 @@ struct EntitySearchTests {
         writer.key("changes")
         writer.beginArray()
         for number in 0..<count {
-            let stamp = { (value: AnswerValue) in FieldState(value: value, revision: 1, hlc: HybridTimestamp(rawValue: 1 << 20), clientId: "server") }
+            let stamp = { (value: AnswerValue) in FieldState(value: value, revision: 1, hlc: HybridTimestamp(rawValue: 1 << 20), clientID: "server") }
             let fields = RecordFields([
                 "label": stamp(.text(label(number))), "members": stamp(.integer(number % 9 + 1)), "village": stamp(.text("V\(number % 100)")),
             ])

@@ -153,7 +153,7 @@ public struct EntityImporter: Sendable {
             var diffs: [String: HistoryDetail.FieldDiff] = [:]
             for (property, value) in row.values.merging([StoredEntity.labelKey: .text(row.label)], uniquingKeysWith: { $1 }) where entity.fields[property]?.value != value {
                 diffs[property] = .init(from: entity.fields[property]?.value, to: value)
-                entity.fields[property] = FieldState(value: value, revision: revision, hlc: stamp, clientId: Self.writer)
+                entity.fields[property] = FieldState(value: value, revision: revision, hlc: stamp, clientID: Self.writer)
             }
             let assignee = row.assignee.flatMap { members[$0] }
             if row.assignee != nil, entity.assigneeId != assignee {
@@ -169,7 +169,7 @@ public struct EntityImporter: Sendable {
             entity.updatedAt = now
             entities.append(entity)
             history.append(EntityHistoryEntry(
-                entityId: entity.id, revision: revision, kind: .import, recordId: nil, userId: userId, clientId: nil, at: now, detail: HistoryDetail(fields: diffs)))
+                entityId: entity.id, revision: revision, kind: .import, recordID: nil, userId: userId, clientID: nil, at: now, detail: HistoryDetail(fields: diffs)))
         }
         guard !entities.isEmpty else { return }
         do {

@@ -72,12 +72,12 @@ public struct FormPublisher: Sendable {
         let findings = loaded.findings + FormLinter().lint([form])
         var definition = form.form
         let digest = try Self.digest(of: definition)
-        let versions = try await storage.forms(projectId: projectId).filter { $0.formId == definition.id }
+        let versions = try await storage.forms(projectId: projectId).filter { $0.formID == definition.id }
         definition.version = (versions.last?.version ?? 0) + 1
         if let latest = versions.last, latest.digest == digest {
             return Check(definition: latest.definition, findings: findings, breaking: [], unchanged: latest, digest: digest)
         }
-        let inUse = try await storage.fieldsInUse(projectId: projectId, formId: definition.id)
+        let inUse = try await storage.fieldsInUse(projectId: projectId, formID: definition.id)
         let reasons = Self.breakingChanges(from: versions.map(\.definition), to: definition, fieldsInUse: inUse)
         return Check(definition: definition, findings: findings, breaking: reasons, unchanged: nil, digest: digest)
     }
@@ -135,20 +135,20 @@ public struct FormPublisher: Sendable {
         }
         let newFields = FormFields(form: new)
         var reasons: [String] = []
-        for fieldId in ids.sorted() {
-            guard let oldForm = versions.reversed().first(where: { $0.field(fieldId) != nil }), let old = oldForm.field(fieldId) else { continue }
-            guard let replacement = newFields.byID[fieldId] else {
-                reasons.append("The field \"\(fieldId)\" is removed, but stored records hold values for it. Keep the field (hide it with \"relevant\") or export and clear those values first.")
+        for fieldID in ids.sorted() {
+            guard let oldForm = versions.reversed().first(where: { $0.field(fieldID) != nil }), let old = oldForm.field(fieldID) else { continue }
+            guard let replacement = newFields.byID[fieldID] else {
+                reasons.append("The field \"\(fieldID)\" is removed, but stored records hold values for it. Keep the field (hide it with \"relevant\") or export and clear those values first.")
                 continue
             }
             if replacement.kind != old.kind {
-                reasons.append("The field \"\(fieldId)\" changes from \(old.kind.rawValue) to \(replacement.kind.rawValue), but stored records hold \(old.kind.rawValue) values for it. Add a new field with a new id instead.")
+                reasons.append("The field \"\(fieldID)\" changes from \(old.kind.rawValue) to \(replacement.kind.rawValue), but stored records hold \(old.kind.rawValue) values for it. Add a new field with a new id instead.")
             }
-            let before = FormFields(form: oldForm).repeatChain(fieldId)
-            let after = newFields.repeatChain(fieldId)
+            let before = FormFields(form: oldForm).repeatChain(fieldID)
+            let after = newFields.repeatChain(fieldID)
             if before != after {
                 let place = { (chain: [String]) in chain.isEmpty ? "the top level" : "the repeat \"\(chain.joined(separator: "\" inside \""))\"" }
-                reasons.append("The field \"\(fieldId)\" moves from \(place(before)) to \(place(after)), but stored records hold values for it where it was. Add a new field with a new id instead.")
+                reasons.append("The field \"\(fieldID)\" moves from \(place(before)) to \(place(after)), but stored records hold values for it where it was. Add a new field with a new id instead.")
             }
         }
         return reasons

@@ -17,7 +17,7 @@ public struct RecordExporter: Sendable {
     /// One JSON Lines line, written with `JSONWriter` (keys in sorted order, slashes as they are).
     struct Line {
         /// Lower case, as every id the server writes.
-        var recordId: String
+        var recordID: String
         var formVersion: Int
         var state: String
         var author: String
@@ -116,16 +116,16 @@ public struct RecordExporter: Sendable {
     }
 
     /// The repeat tables a CSV export of `formId` writes besides the records' (empty for a form without repeats).
-    public func repeatTables(projectId: Int64, formId: String) async throws -> [RepeatTable] {
-        Self.layout(try await storage.forms(projectId: projectId).filter { $0.formId == formId }.map(\.definition)).tables
+    public func repeatTables(projectId: Int64, formID: String) async throws -> [RepeatTable] {
+        Self.layout(try await storage.forms(projectId: projectId).filter { $0.formID == formID }.map(\.definition)).tables
     }
 
     /// Writes every record of `formId` through `write`, one line per call; returns how many. CSV holds the records'
     /// top-level fields (computed ones included); JSON Lines nests each repeat's instances. For the CSV of a form with
     /// repeats use `export(projectId:formId:write:)`, which writes one table per repeat too.
     @discardableResult
-    public func export(projectId: Int64, formId: String, format: Format, write: (String) async throws -> Void) async throws -> Int {
-        try await export(projectId: projectId, formId: formId, format: format) { table, line in
+    public func export(projectId: Int64, formID: String, format: Format, write: (String) async throws -> Void) async throws -> Int {
+        try await export(projectId: projectId, formID: formID, format: format) { table, line in
             if table == nil { try await write(line) }
         }
     }
@@ -136,10 +136,10 @@ public struct RecordExporter: Sendable {
     /// accepts are written (the console's exports hold what its viewer may see).
     @discardableResult
     public func export(
-        projectId: Int64, formId: String, format: Format = .csv, include: (StoredRecord) -> Bool = { _ in true },
+        projectId: Int64, formID: String, format: Format = .csv, include: (StoredRecord) -> Bool = { _ in true },
         write: (String?, String) async throws -> Void
     ) async throws -> Int {
-        let versions = try await storage.forms(projectId: projectId).filter { $0.formId == formId }
+        let versions = try await storage.forms(projectId: projectId).filter { $0.formID == formID }
         let layout = Self.layout(versions.map(\.definition))
         let definitions = Dictionary(versions.map { ($0.version, $0.definition) }, uniquingKeysWith: { first, _ in first })
         var logics: [Int: FormLogic] = [:]
@@ -163,7 +163,7 @@ public struct RecordExporter: Sendable {
         var after: UUID?
         var count = 0
         while true {
-            let page = try await storage.records(projectId: projectId, formId: formId, after: after, limit: pageSize)
+            let page = try await storage.records(projectId: projectId, formID: formID, after: after, limit: pageSize)
             for record in page where include(record) {
                 let values = try sealed.open(record.fields.values, record: record.id.lowercased)
                 let files = try await attachments?.write(record, projectId: projectId) ?? [:]
@@ -197,7 +197,7 @@ public struct RecordExporter: Sendable {
                     for (key, answer) in state?.computed ?? [:] where !key.utf8.contains(UInt8(ascii: "/")) { top[key] = answer }
                     let repeats = state.map { Self.nested(in: "", ids: layout.topRepeats, state: $0, layout: layout) }
                     let line = Line(
-                        recordId: record.id.lowercased, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
+                        recordID: record.id.lowercased, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
                         revision: record.revision, reviewState: record.review?.state.rawValue, reviewComment: record.review?.comment,
                         device: record.device, createdAt: record.times.created.map(Timestamp.string),
                         submittedAt: record.times.submitted.map(Timestamp.string), updatedAt: record.times.updated.map(Timestamp.string),
@@ -346,7 +346,7 @@ extension RecordExporter.Line {
         writer.key("formVersion")
         writer.int(formVersion)
         member("receivedAt", receivedAt)
-        member("recordId", recordId)
+        member("recordId", recordID)
         if let repeats {
             writer.key("repeats")
             RecordExporter.InstanceLine.write(repeats, to: &writer)

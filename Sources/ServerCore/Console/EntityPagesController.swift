@@ -290,18 +290,18 @@ struct EntityPagesController {
         let byRevision = Dictionary(history.map { ($0.revision, $0) }, uniquingKeysWith: { _, last in last })
         func writer(_ state: FieldState?) -> String {
             guard let state else { return "" }
-            if let entry = byRevision[state.revision] { return "\(entry.userName) on \(state.clientId)" }
-            return state.clientId
+            if let entry = byRevision[state.revision] { return "\(entry.userName) on \(state.clientID)" }
+            return state.clientID
         }
         var authors: [UUID: String] = [:]
-        for conflict in conflicts where authors[conflict.recordId] == nil {
-            if let record = try await services.storage.record(projectId: membership.projectId, id: conflict.recordId) {
-                authors[conflict.recordId] = record.authorName
+        for conflict in conflicts where authors[conflict.recordID] == nil {
+            if let record = try await services.storage.record(projectId: membership.projectId, id: conflict.recordID) {
+                authors[conflict.recordID] = record.authorName
             }
         }
         let kinds = Dictionary(list.properties.map { ($0.name, $0.kind.rawValue) }, uniquingKeysWith: { first, _ in first })
         let names = (Set(list.properties.map(\.name)).union(entity.fields.values.keys)).subtracting([StoredEntity.labelKey]).sorted()
-        let createdBy = history.first { $0.kind == .create }?.recordId
+        let createdBy = history.first { $0.kind == .create }?.recordID
         var manage: Manage?
         if membership.role == .admin, !entity.deleted {
             let members = try await services.storage.memberIds(projectId: membership.projectId).keys.sorted()
@@ -322,8 +322,8 @@ struct EntityPagesController {
                 let keys = entry.detail.fields.keys.sorted()
                 let review = entry.recordReview
                 return HistoryItem(
-                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, kind: Self.describe(entry.kind), revision: entry.revision,
-                    recordLink: entry.recordId.map(recordLink), recordShortId: entry.recordId.map { String($0.lowercased.prefix(8)) },
+                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientID, kind: Self.describe(entry.kind), revision: entry.revision,
+                    recordLink: entry.recordID.map(recordLink), recordShortId: entry.recordID.map { String($0.lowercased.prefix(8)) },
                     rejected: review == .rejected, reviewLabel: review.map { ConsoleLabels.review($0) },
                     changes: keys.map { key in
                         let diff = entry.detail.fields[key]
@@ -335,13 +335,13 @@ struct EntityPagesController {
                 let entry = logged.entry
                 let serverWon = entry.winner == .server
                 return ConflictItem(
-                    property: entry.fieldId ?? "—", at: ConsoleTime.text(logged.at),
+                    property: entry.fieldID ?? "—", at: ConsoleTime.text(logged.at),
                     winner: serverWon ? "kept the value it held; the record's value is logged" : "took the record's value; the one it held is logged",
                     serverWon: serverWon,
                     serverValue: show(entry.server?.value), serverBy: writer(entry.server),
                     clientValue: show(entry.client?.value),
-                    clientBy: [authors[logged.recordId], logged.clientId].compactMap { $0 }.joined(separator: " on "),
-                    recordLink: recordLink(logged.recordId), recordShortId: String(logged.recordId.lowercased.prefix(8)))
+                    clientBy: [authors[logged.recordID], logged.clientID].compactMap { $0 }.joined(separator: " on "),
+                    recordLink: recordLink(logged.recordID), recordShortId: String(logged.recordID.lowercased.prefix(8)))
             },
             hasConflicts: !conflicts.isEmpty, manage: manage)
         return ConsoleRenderer.page("entity", page)

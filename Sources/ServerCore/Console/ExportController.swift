@@ -21,9 +21,9 @@ struct ExportController {
     @Sendable func export(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        let formId = context.parameters.get("formId") ?? ""
+        let formID = context.parameters.get("formId") ?? ""
         let exporter = RecordExporter(storage: services.storage)
-        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formId == formId }) else {
+        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formID == formID }) else {
             throw Problem.notFound("form")
         }
         guard membership.role.seesSharedRecords else {
@@ -31,15 +31,15 @@ struct ExportController {
         }
         let formatName = request.uri.queryParameters.get("format") ?? "csv"
         if formatName == "geojson" {
-            return try await geoJSON(request, context: context, formId: formId)
+            return try await geoJSON(request, context: context, formID: formID)
         }
         guard let format = RecordExporter.Format(rawValue: formatName) else {
             throw Problem.badRequest("format must be csv, jsonl or geojson, not \"\(formatName)\".", field: "format")
         }
-        let filter = try SubmissionsController.Filter(ConsoleQuery(request)).query(formId: formId)
+        let filter = try SubmissionsController.Filter(ConsoleQuery(request)).query(formID: formID)
         let table = request.uri.queryParameters.get("table").flatMap { $0.isEmpty ? nil : $0 }
         if let table {
-            let tables = try await exporter.repeatTables(projectId: membership.projectId, formId: formId).map(\.repeatId)
+            let tables = try await exporter.repeatTables(projectId: membership.projectId, formID: formID).map(\.repeatId)
             guard format == .csv, tables.contains(table) else {
                 throw Problem.badRequest(
                     "table names one of the form's repeats for a CSV export (\(tables.isEmpty ? "it has none" : tables.joined(separator: ", "))); not \"\(table)\".",
@@ -49,13 +49,13 @@ struct ExportController {
         let projectId = membership.projectId
         let userId = principal.userId
         let role = membership.role
-        let filename = [formId, table].compactMap { $0 }.joined(separator: "-") + (format == .csv ? ".csv" : ".jsonl")
+        let filename = [formID, table].compactMap { $0 }.joined(separator: "-") + (format == .csv ? ".csv" : ".jsonl")
         let contentType = format == .csv ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8"
         let logger = context.logger
         let body = ResponseBody { writer in
             var buffer = ByteBuffer()
             let count = try await exporter.export(
-                projectId: projectId, formId: formId, format: format, include: { RecordAccess.canRead($0, userId: userId, role: role) && filter.matches($0) }
+                projectId: projectId, formID: formID, format: format, include: { RecordAccess.canRead($0, userId: userId, role: role) && filter.matches($0) }
             ) { lineTable, line in
                 guard lineTable == table else { return }
                 buffer.writeString(line)
@@ -66,7 +66,7 @@ struct ExportController {
             }
             if buffer.readableBytes > 0 { try await writer.write(buffer) }
             try await writer.finish(nil)
-            logger.info("Console export", metadata: ["form": .string(formId), "format": .string(format.rawValue), "records": .stringConvertible(count)])
+            logger.info("Console export", metadata: ["form": .string(formID), "format": .string(format.rawValue), "records": .stringConvertible(count)])
         }
         return Response(
             status: .ok,
@@ -75,27 +75,27 @@ struct ExportController {
     }
 
     /// The located records the viewer may see that pass the table's filters, as a GeoJSON FeatureCollection.
-    func geoJSON(_ request: Request, context: AppRequestContext, formId: String) async throws -> Response {
+    func geoJSON(_ request: Request, context: AppRequestContext, formID: String) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         guard request.uri.queryParameters.get("table").map(\.isEmpty) ?? true else {
             throw Problem.badRequest("table is for a CSV export; a GeoJSON export holds the records' features.", field: "table")
         }
-        let filter = try SubmissionsController.Filter(ConsoleQuery(request)).query(formId: formId)
+        let filter = try SubmissionsController.Filter(ConsoleQuery(request)).query(formID: formID)
         let exporter = GeoJSONExporter(storage: services.storage)
         let projectId = membership.projectId
         let visibility = RecordAccess.visibility(userId: principal.userId, role: membership.role)
         let logger = context.logger
         let body = ResponseBody { writer in
-            let count = try await exporter.export(projectId: projectId, formId: formId, visibility: visibility, include: { filter.matches($0) }) { bytes in
+            let count = try await exporter.export(projectId: projectId, formID: formID, visibility: visibility, include: { filter.matches($0) }) { bytes in
                 try await writer.write(ByteBuffer(bytes: bytes))
             }
             try await writer.finish(nil)
-            logger.info("Console export", metadata: ["form": .string(formId), "format": "geojson", "features": .stringConvertible(count)])
+            logger.info("Console export", metadata: ["form": .string(formID), "format": "geojson", "features": .stringConvertible(count)])
         }
         return Response(
             status: .ok,
-            headers: [.contentType: "application/geo+json", .contentDisposition: "attachment; filename=\"\(formId).geojson\""],
+            headers: [.contentType: "application/geo+json", .contentDisposition: "attachment; filename=\"\(formID).geojson\""],
             body: body)
     }
 }

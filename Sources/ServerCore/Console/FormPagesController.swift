@@ -55,7 +55,7 @@ struct FormPagesController {
         /// The version already published that the file is identical to.
         var unchangedVersion: Int?
         var uploadId: Int64?
-        var formId: String
+        var formID: String
         var version: Int?
         var preview: FormPreview?
         // Mustache reads stored properties only: set by `settled()`.
@@ -127,7 +127,7 @@ struct FormPagesController {
             projectName: membership.projectName, fileName: fileName, csrf: context.consoleCSRF,
             findings: sorted.map(Self.row), errorCount: findings.filter { $0.severity == .error }.count,
             warningCount: findings.filter { $0.severity == .warning }.count, breaking: check?.breaking ?? [],
-            unchangedVersion: check?.unchanged?.version, uploadId: uploadId, formId: check?.definition?.id ?? "",
+            unchangedVersion: check?.unchanged?.version, uploadId: uploadId, formID: check?.definition?.id ?? "",
             version: check?.definition?.version, preview: check?.definition.map(FormPreview.init)
         ).settled()
         // The check itself succeeded, whatever it found: the page is its answer (200).
@@ -156,16 +156,16 @@ struct FormPagesController {
             throw error.problem
         }
         context.logger.info("Form published", metadata: [
-            "form": .string(result.form.formId), "version": .stringConvertible(result.form.version), "changed": .stringConvertible(result.isNew),
+            "form": .string(result.form.formID), "version": .stringConvertible(result.form.version), "changed": .stringConvertible(result.isNew),
         ])
         if result.isNew {
             await services.audit(
                 .formPublished, request: request, context: context, projectId: membership.projectId,
-                subject: "\(result.form.formId)@\(result.form.version)", detail: ["file": upload.fileName, "title": result.form.definition.title])
+                subject: "\(result.form.formID)@\(result.form.version)", detail: ["file": upload.fileName, "title": result.form.definition.title])
         }
         let done = result.isNew ? "published" : "unchanged"
         return ConsoleRenderer.redirect(
-            to: "/console/projects/\(membership.projectName)?done=\(done)&form=\(ConsoleLanguage.encoded(result.form.formId))&version=\(result.form.version)")
+            to: "/console/projects/\(membership.projectName)?done=\(done)&form=\(ConsoleLanguage.encoded(result.form.formID))&version=\(result.form.version)")
     }
 
     // MARK: Close and reopen
@@ -181,15 +181,15 @@ struct FormPagesController {
     func setClosed(_ closed: Bool, request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try Self.admin(context)
         let principal = try context.requirePrincipal()
-        let formId = context.parameters.get("formId") ?? ""
-        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formId == formId }) else {
+        let formID = context.parameters.get("formId") ?? ""
+        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formID == formID }) else {
             throw Problem.notFound("form")
         }
-        try await services.storage.setFormClosed(projectId: membership.projectId, formId: formId, closed: closed, userId: principal.userId)
-        await services.audit(closed ? .formClosed : .formReopened, request: request, context: context, projectId: membership.projectId, subject: formId)
-        context.logger.info(closed ? "Form closed" : "Form reopened", metadata: ["form": .string(formId)])
+        try await services.storage.setFormClosed(projectId: membership.projectId, formID: formID, closed: closed, userId: principal.userId)
+        await services.audit(closed ? .formClosed : .formReopened, request: request, context: context, projectId: membership.projectId, subject: formID)
+        context.logger.info(closed ? "Form closed" : "Form reopened", metadata: ["form": .string(formID)])
         return ConsoleRenderer.redirect(
-            to: "/console/projects/\(membership.projectName)?done=\(closed ? "closed" : "reopened")&form=\(ConsoleLanguage.encoded(formId))")
+            to: "/console/projects/\(membership.projectName)?done=\(closed ? "closed" : "reopened")&form=\(ConsoleLanguage.encoded(formID))")
     }
 
     // MARK: Preview
@@ -197,7 +197,7 @@ struct FormPagesController {
     struct PreviewPage {
         var chrome: ConsoleChrome
         var projectName: String
-        var formId: String
+        var formID: String
         var versions: [ConsoleLanguage.Link]
         var preview: FormPreview
         var hasVersions: Bool
@@ -205,8 +205,8 @@ struct FormPagesController {
 
     @Sendable func preview(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
-        let formId = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formId == formId }
+        let formID = context.parameters.get("formId") ?? ""
+        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         var shown = latest
         if let asked = request.uri.queryParameters.get("version") {
@@ -216,10 +216,10 @@ struct FormPagesController {
             }
             shown = version
         }
-        let base = "/console/projects/\(membership.projectName)/forms/\(formId)/preview"
+        let base = "/console/projects/\(membership.projectName)/forms/\(formID)/preview"
         return ConsoleRenderer.page("preview", PreviewPage(
             chrome: ConsoleChrome(title: "Preview of \(shown.definition.title)", context: context, project: membership.projectName),
-            projectName: membership.projectName, formId: formId,
+            projectName: membership.projectName, formID: formID,
             versions: versions.count > 1 ? versions.map { .init(name: "version \($0.version)", href: base + "?version=\($0.version)", current: $0.version == shown.version) } : [],
             preview: FormPreview(shown.definition), hasVersions: versions.count > 1))
     }
@@ -230,7 +230,7 @@ struct FormPagesController {
         struct Row { var href: String; var shortId: String; var author: String; var review: String; var latitude: String; var longitude: String }
         var chrome: ConsoleChrome
         var projectName: String
-        var formId: String
+        var formID: String
         var formTitle: String
         var width: String
         var height: String
@@ -247,11 +247,11 @@ struct FormPagesController {
     @Sendable func map(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        let formId = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formId == formId }
+        let formID = context.parameters.get("formId") ?? ""
+        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         let (records, more) = try await GeoJSONExporter(storage: services.storage).locatedRecords(
-            projectId: membership.projectId, formId: formId, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role),
+            projectId: membership.projectId, formID: formID, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role),
             limit: Self.maxMapPoints)
         let project = membership.projectName
         let link = { (record: StoredRecord) in "/console/projects/\(project)/records/\(record.id.lowercased)" }
@@ -261,7 +261,7 @@ struct FormPagesController {
         }
         let page = MapPage(
             chrome: ConsoleChrome(title: "Map of \(latest.definition.title)", context: context, project: project),
-            projectName: project, formId: formId, formTitle: latest.definition.title,
+            projectName: project, formID: formID, formTitle: latest.definition.title,
             width: RecordMap.number(RecordMap.width), height: RecordMap.number(drawn.height), points: drawn.points, tiles: drawn.tiles,
             hasTiles: !drawn.tiles.isEmpty, count: records.count, more: more, maxPoints: Self.maxMapPoints,
             rows: records.map { located in
@@ -298,14 +298,14 @@ struct FormPreview {
     struct Page { var number: Int; var title: String?; var fields: [Field] }
 
     var title: String
-    var formId: String
+    var formID: String
     var version: Int
     var languages: String?
     var pages: [Page]
 
     init(_ form: FormDefinition) {
         title = form.title
-        formId = form.id
+        formID = form.id
         version = form.version
         languages = form.languages.count > 1 ? form.languages.joined(separator: ", ") : nil
         let languages: [String?] = form.languages.count > 1 ? form.languages.map { Optional($0) } : [nil]

@@ -39,7 +39,7 @@ struct PeopleController {
             var id: Int64
             var name: String
             var clientVersion: String
-            var clientId: String
+            var clientID: String
             var enrolled: String
             var firstSync: String
             var lastSync: String
@@ -195,7 +195,7 @@ struct PeopleController {
             properties: properties.keys.sorted().map { .init(name: $0, value: properties[$0] ?? "") },
             devices: devices.map { device in
                 .init(
-                    id: device.id, name: device.name, clientVersion: device.clientVersion ?? "—", clientId: device.clientId ?? "—",
+                    id: device.id, name: device.name, clientVersion: device.clientVersion ?? "—", clientID: device.clientID ?? "—",
                     enrolled: ConsoleTime.text(device.createdAt), firstSync: ConsoleTime.text(device.firstSyncAt), lastSync: ConsoleTime.text(device.lastSyncAt),
                     waiting: device.waiting.map { "\($0) record\($0 == 1 ? "" : "s")" } ?? "—",
                     state: device.revokedAt.map { "signed out \(ConsoleTime.text($0))" } ?? "active", active: device.revokedAt == nil)

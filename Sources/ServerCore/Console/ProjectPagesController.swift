@@ -23,7 +23,7 @@ struct ProjectPagesController {
         struct Count { var state: String; var label: String; var count: Int }
         struct Table { var name: String }
         struct Form {
-            var formId: String
+            var formID: String
             var title: String
             var versions: String
             var counts: [Count]
@@ -68,21 +68,21 @@ struct ProjectPagesController {
         let counts = try await services.storage.reviewCounts(
             projectId: membership.projectId, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
         let availability = try await services.storage.formStates(projectId: membership.projectId)
-        let byForm = Dictionary(grouping: published, by: \.formId)
-        let forms = byForm.keys.sorted().map { formId -> FormsPage.Form in
-            let versions = byForm[formId, default: []].sorted { $0.version < $1.version }
-            let mine = counts.filter { $0.formId == formId }
+        let byForm = Dictionary(grouping: published, by: \.formID)
+        let forms = byForm.keys.sorted().map { formID -> FormsPage.Form in
+            let versions = byForm[formID, default: []].sorted { $0.version < $1.version }
+            let mine = counts.filter { $0.formID == formID }
             let states = ReviewState.allCases.map { state in
                 FormsPage.Count(state: state.rawValue, label: ConsoleLabels.review(state), count: mine.first { $0.reviewState == state }?.count ?? 0)
             }
             let tables = RecordExporter.layout(versions.map(\.definition)).tables.map { FormsPage.Table(name: $0.repeatId) }
             return FormsPage.Form(
-                formId: formId, title: versions.last?.definition.title ?? formId,
+                formID: formID, title: versions.last?.definition.title ?? formID,
                 versions: versions.map { String($0.version) }.joined(separator: ", "), counts: states,
                 drafts: mine.first { $0.reviewState == nil }?.count ?? 0, total: mine.reduce(0) { $0 + $1.count }, repeatTables: tables,
                 hasLocation: !GeoJSONExporter.locationFields(versions.map(\.definition)).isEmpty,
-                closed: availability[formId]?.closed ?? false,
-                closedBy: availability[formId].flatMap { $0.closed ? "closed by \($0.changedBy ?? "an admin") on \(ConsoleTime.text($0.changedAt))" : nil })
+                closed: availability[formID]?.closed ?? false,
+                closedBy: availability[formID].flatMap { $0.closed ? "closed by \($0.changedBy ?? "an admin") on \(ConsoleTime.text($0.changedAt))" : nil })
         }
         let entityLists = membership.role.seesSharedRecords ? try await services.storage.entityLists(projectId: membership.projectId) : []
         return ConsoleRenderer.page("forms", FormsPage(

@@ -40,9 +40,9 @@ struct RecordPageController {
         var chrome: ConsoleChrome
         var csrf: String?
         var projectName: String
-        var recordId: String
+        var recordID: String
         var shortId: String
-        var formId: String
+        var formID: String
         var formTitle: String
         var formVersion: Int
         var state: String
@@ -100,12 +100,12 @@ struct RecordPageController {
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let (membership, principal, record) = try await readable(context)
-        let definition = try await services.storage.form(projectId: membership.projectId, formId: record.formId, version: record.formVersion)?.definition
+        let definition = try await services.storage.form(projectId: membership.projectId, formID: record.formID, version: record.formVersion)?.definition
         let fields = definition.map(FormFields.init(form:))
         let reviewer = membership.role.seesSharedRecords
-        let history = try await services.storage.history(projectId: membership.projectId, recordId: record.id)
-        let missing = Set(try await services.storage.attachments(projectId: membership.projectId, recordId: record.id).filter { !$0.stored }.map(\.sha256))
-        let conflicts = reviewer ? try await services.storage.conflictLog(projectId: membership.projectId, viewer: principal.userId, recordId: record.id) : []
+        let history = try await services.storage.history(projectId: membership.projectId, recordID: record.id)
+        let missing = Set(try await services.storage.attachments(projectId: membership.projectId, recordID: record.id).filter { !$0.stored }.map(\.sha256))
+        let conflicts = reviewer ? try await services.storage.conflictLog(projectId: membership.projectId, viewer: principal.userId, recordID: record.id) : []
         // Keys inside repeat instances read as a person names them ("Defect 2 › Where"), numbered among the
         // record's live instances now.
         // The reviewer's language: `?lang=fr` (a code, a name, or as the form lists it), else the form's default.
@@ -114,9 +114,9 @@ struct RecordPageController {
         let language = shownIn.language
         var current = definition.map { FormState(logic: FormLogic(form: $0), answers: record.fields.values) }
         current?.language = language
-        func label(_ fieldId: String?) -> String {
-            guard let fieldId else { return "the record" }
-            return current?.describe(fieldId) ?? fieldId
+        func label(_ fieldID: String?) -> String {
+            guard let fieldID else { return "the record" }
+            return current?.describe(fieldID) ?? fieldID
         }
         /// A change of an answer, or of an instance itself: "Defect 2: added", not its `@position` from (empty) to 2.
         func change(_ key: String, _ diff: HistoryDetail.FieldDiff?) -> String {
@@ -126,12 +126,12 @@ struct RecordPageController {
             let what = path.field == AnswerKey.removed ? (diff?.to == .boolean(true) ? "removed" : "restored") : (diff?.from == nil ? "added" : "moved")
             return "\(label(key)): \(what)"
         }
-        func show(_ value: AnswerValue?, _ fieldId: String?) -> String {
-            value?.display(for: fieldId.flatMap { fields?.byID[$0] }, language: language) ?? "(empty)"
+        func show(_ value: AnswerValue?, _ fieldID: String?) -> String {
+            value?.display(for: fieldID.flatMap { fields?.byID[$0] }, language: language) ?? "(empty)"
         }
         // The entity the record's submission created or updated (its `__entity` change), for those who see entities.
         var entityLink: EntityLink?
-        if reviewer, let answer = record.fields.values[RecordEntityChange.fieldId], let change = try? RecordEntityChange(answer: answer) {
+        if reviewer, let answer = record.fields.values[RecordEntityChange.fieldID], let change = try? RecordEntityChange(answer: answer) {
             let entity = try await services.storage.entity(projectId: membership.projectId, id: change.entityId)
             entityLink = EntityLink(
                 action: change.action == .create ? "Created" : "Updated", list: change.list,
@@ -144,9 +144,9 @@ struct RecordPageController {
         default: shownIn.notice
         }
         let page = Page(
-            chrome: ConsoleChrome(title: "\(definition?.title ?? record.formId) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
-            csrf: context.consoleCSRF, projectName: membership.projectName, recordId: record.id.lowercased,
-            shortId: String(record.id.lowercased.prefix(8)), formId: record.formId, formTitle: definition?.title ?? record.formId,
+            chrome: ConsoleChrome(title: "\(definition?.title ?? record.formID) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
+            csrf: context.consoleCSRF, projectName: membership.projectName, recordID: record.id.lowercased,
+            shortId: String(record.id.lowercased.prefix(8)), formID: record.formID, formTitle: definition?.title ?? record.formID,
             formVersion: record.formVersion, state: record.state.rawValue, reviewState: record.review?.state.rawValue ?? "none",
             reviewLabel: ConsoleLabels.review(record.review?.state), reviewComment: record.review?.comment, author: record.authorName,
             device: record.device ?? "—", created: ConsoleTime.text(record.times.created), submitted: ConsoleTime.text(record.times.submitted),
@@ -156,19 +156,19 @@ struct RecordPageController {
                 language: language, from: request.uri.queryParameters.get("from").flatMap { Int($0) }.map { max(0, $0) } ?? 0,
                 pageLink: { shownIn.link(base + "?from=\($0)") }),
             hasLanguages: !shownIn.links.isEmpty, languages: shownIn.links, languageQuery: shownIn.link(""),
-            formLink: shownIn.link("/console/projects/\(membership.projectName)/forms/\(record.formId)"),
+            formLink: shownIn.link("/console/projects/\(membership.projectName)/forms/\(record.formID)"),
             waitingText: missing.isEmpty ? nil : "Waiting for \(missing.count) attachment\(missing.count == 1 ? "" : "s") to arrive from the device.",
             canReview: reviewer && record.state == .submitted,
             reviewChoices: ReviewState.settable.map { Choice(value: $0.rawValue, label: ConsoleLabels.review($0), checked: record.review?.state == $0) },
             showConflicts: reviewer,
             conflicts: conflicts.map { entry in
                 ConflictItem(
-                    id: entry.id, field: label(entry.entry.fieldId), created: ConsoleTime.text(entry.createdAt),
+                    id: entry.id, field: label(entry.entry.fieldID), created: ConsoleTime.text(entry.createdAt),
                     status: entry.open ? "open" : entry.resolution.map { "resolved by \($0.by), kept the \($0.kept == .server ? "server's" : "device's") value" }
                         ?? "settled by the form's policy (kept the \(entry.entry.winner == .server ? "server's" : "device's") value)",
-                    isOpen: entry.open, serverValue: show(entry.entry.server?.value, entry.entry.fieldId), serverBy: entry.serverAuthor ?? "",
-                    clientValue: show(entry.entry.client?.value, entry.entry.fieldId),
-                    clientBy: [entry.clientAuthor, entry.clientId].compactMap { $0 }.joined(separator: " on "))
+                    isOpen: entry.open, serverValue: show(entry.entry.server?.value, entry.entry.fieldID), serverBy: entry.serverAuthor ?? "",
+                    clientValue: show(entry.entry.client?.value, entry.entry.fieldID),
+                    clientBy: [entry.clientAuthor, entry.clientID].compactMap { $0 }.joined(separator: " on "))
             },
             history: history.map { entry in
                 var parts: [String] = []
@@ -177,13 +177,13 @@ struct RecordPageController {
                     parts.append("review: \(ConsoleLabels.review(review.to))" + (review.comment.map { " — “\($0)”" } ?? ""))
                 }
                 if let resolution = entry.detail.resolution {
-                    parts.append("resolved the conflict on \(label(resolution.fieldId)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
+                    parts.append("resolved the conflict on \(label(resolution.fieldID)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
                 }
                 let keys = entry.detail.fields.keys.sorted()
                 let changes = keys.prefix(Self.changesPerEntry).map { key in Change(text: change(key, entry.detail.fields[key])) }
                 if parts.isEmpty { parts.append(keys.isEmpty ? "no change" : "changed \(keys.count) answer\(keys.count == 1 ? "" : "s")") }
                 return HistoryItem(
-                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientId, summary: parts.joined(separator: "; "),
+                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientID, summary: parts.joined(separator: "; "),
                     hasChanges: !changes.isEmpty, changes: Array(changes),
                     more: keys.count > Self.changesPerEntry ? "and \(keys.count - Self.changesPerEntry) more" : nil)
             },
@@ -200,7 +200,7 @@ struct RecordPageController {
         }
         let state = try ReviewActions.settableState(raw)
         let comment = try ReviewActions.comment(form.comment)
-        _ = try await ReviewActions(services: services).review(membership, principal, recordId: record.id, state: state, comment: comment, logger: context.logger)
+        _ = try await ReviewActions(services: services).review(membership, principal, recordID: record.id, state: state, comment: comment, logger: context.logger)
         return ConsoleRenderer.redirect(to: Self.returning(request, to: "/console/projects/\(membership.projectName)/records/\(record.id.lowercased)?done=reviewed"))
     }
 
@@ -216,7 +216,7 @@ struct RecordPageController {
             throw Problem.validation("Choose which value to keep: the server's or the device's.", field: "keep")
         }
         _ = try await ReviewActions(services: services).resolve(membership, principal, conflictId: id, keep: keep, logger: context.logger)
-        return ConsoleRenderer.redirect(to: Self.returning(request, to: "/console/projects/\(membership.projectName)/records/\(conflict.recordId.lowercased)?done=resolved"))
+        return ConsoleRenderer.redirect(to: Self.returning(request, to: "/console/projects/\(membership.projectName)/records/\(conflict.recordID.lowercased)?done=resolved"))
     }
 
     /// `url` (the record page a form returns to) in the language the form was posted from (its `?lang=`).

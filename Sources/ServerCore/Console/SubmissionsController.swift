@@ -20,7 +20,7 @@ struct SubmissionsController {
     struct Column { var label: String }
     struct Cell { var text: String }
     struct Row {
-        var recordId: String
+        var recordID: String
         /// The record's page, in the table's language.
         var link: String
         var shortId: String
@@ -37,7 +37,7 @@ struct SubmissionsController {
     struct Page {
         var chrome: ConsoleChrome
         var projectName: String
-        var formId: String
+        var formID: String
         var formTitle: String
         var canExport: Bool
         /// What the export links give: "every record of this form", or the filtered table's records.
@@ -109,12 +109,12 @@ struct SubmissionsController {
     @Sendable func table(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        let formId = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formId == formId }
+        let formID = context.parameters.get("formId") ?? ""
+        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         let parameters = ConsoleQuery(request)
         let filter = try Filter(parameters)
-        var query = filter.query(formId: formId)
+        var query = filter.query(formID: formID)
         query.limit = Self.pageSize + 1
         if let after = parameters.get("after") {
             guard let cursor = RecordTableQuery.Cursor(text: after) else {
@@ -130,14 +130,14 @@ struct SubmissionsController {
         let fields = FormFields(form: latest.definition)
         let shown = fields.order.compactMap { fields.byID[$0] }
             .filter { fields.container[$0.id] == nil && $0.holdsValue && $0.kind != .repeat }.prefix(Self.answerColumns)
-        let base = "/console/projects/\(membership.projectName)/forms/\(formId)"
+        let base = "/console/projects/\(membership.projectName)/forms/\(formID)"
         // The reviewer's language, as on a record's page; the links to the other languages keep the filters.
         let shownIn = ConsoleLanguage(request, definition: latest.definition, base: base + filter.queryString(after: nil))
         let language = shownIn.language
         let canReview = membership.role.seesSharedRecords
         var matchingCount = 0
         if canReview {
-            var all = filter.query(formId: formId)
+            var all = filter.query(formID: formID)
             all.limit = BulkReview.maxRecords + 1
             matchingCount = try await services.storage.recordTable(
                 projectId: membership.projectId, query: all, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role)
@@ -147,7 +147,7 @@ struct SubmissionsController {
             chrome: ConsoleChrome(
                 title: latest.definition.title, context: context, project: membership.projectName,
                 notice: shownIn.notice ?? Self.bulkNotice(parameters)),
-            projectName: membership.projectName, formId: formId, formTitle: latest.definition.title,
+            projectName: membership.projectName, formID: formID, formTitle: latest.definition.title,
             canExport: membership.role.seesSharedRecords,
             exportScope: filter.isFiltering ? "the records these filters list (every page)" : "every record of this form",
             csvLink: base + "/export" + filter.exportQuery(format: "csv"), jsonlLink: base + "/export" + filter.exportQuery(format: "jsonl"),
@@ -162,7 +162,7 @@ struct SubmissionsController {
             rows: rows.map { row in
                 let record = row.record
                 return Row(
-                    recordId: record.id.lowercased, link: shownIn.link("/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"),
+                    recordID: record.id.lowercased, link: shownIn.link("/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"),
                     shortId: String(record.id.lowercased.prefix(8)), isDraft: record.state == .draft,
                     reviewState: record.review?.state.rawValue ?? "none", reviewLabel: ConsoleLabels.review(record.review?.state),
                     selectable: canReview && record.state == .submitted, author: record.authorName, changed: ConsoleTime.text(record.times.updated),
@@ -187,8 +187,8 @@ struct SubmissionsController {
         guard membership.role.seesSharedRecords else {
             throw Problem.forbidden("Only reviewers and admins review records; your role in this project is collector.")
         }
-        let formId = context.parameters.get("formId") ?? ""
-        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formId == formId }) else {
+        let formID = context.parameters.get("formId") ?? ""
+        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formID == formID }) else {
             throw Problem.notFound("form")
         }
         var request = request
@@ -215,10 +215,10 @@ struct SubmissionsController {
             default: nil
             }
         }
-        let recordIds: [UUID]
+        let recordIDs: [UUID]
         switch form.scope ?? "selected" {
         case "all":
-            var query = filter.query(formId: formId)
+            var query = filter.query(formID: formID)
             query.limit = BulkReview.maxRecords + 1
             let rows = try await services.storage.recordTable(
                 projectId: membership.projectId, query: query, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role)
@@ -228,7 +228,7 @@ struct SubmissionsController {
                     "More than \(BulkReview.maxRecords) records match the filters; one bulk review takes at most \(BulkReview.maxRecords). Narrow the filters (by review state, author or dates) and send it again.",
                     field: "scope")
             }
-            recordIds = rows.map(\.record.id)
+            recordIDs = rows.map(\.record.id)
         case "selected":
             var ids: [UUID] = []
             for text in form.records ?? [] {
@@ -240,19 +240,19 @@ struct SubmissionsController {
             guard !ids.isEmpty else {
                 throw Problem.validation("Tick the records to review first, or choose every record the filters list.", field: "records")
             }
-            recordIds = ids
+            recordIDs = ids
         default:
             throw Problem.badRequest("scope must be \"selected\" or \"all\", not \"\(form.scope ?? "")\".", field: "scope")
         }
         let summary = try await BulkReview(services: services).review(
-            membership, principal, formId: formId, recordIds: recordIds, state: state, comment: comment, batch: batch, logger: context.logger)
+            membership, principal, formID: formID, recordIDs: recordIDs, state: state, comment: comment, batch: batch, logger: context.logger)
         await services.audit(
-            .recordsReviewedInBulk, request: request, context: context, projectId: membership.projectId, subject: formId,
+            .recordsReviewedInBulk, request: request, context: context, projectId: membership.projectId, subject: formID,
             detail: [
                 "state": state.rawValue, "reviewed": String(summary.reviewed), "repeated": String(summary.repeated), "skipped": String(summary.skipped),
                 "scope": form.scope ?? "selected", "comment": comment ?? "",
             ])
-        var target = "/console/projects/\(membership.projectName)/forms/\(formId)" + filter.queryString(after: nil)
+        var target = "/console/projects/\(membership.projectName)/forms/\(formID)" + filter.queryString(after: nil)
         for (name, value) in [("bulk", state.rawValue), ("reviewed", String(summary.reviewed)), ("repeated", String(summary.repeated)), ("skipped", String(summary.skipped))] {
             target = ConsoleLanguage.join(target, "\(name)=\(value)")
         }
@@ -329,9 +329,9 @@ struct SubmissionsController {
         }
 
         /// The records the filters let through, in the chosen order (no cursor; the default page size).
-        func query(formId: String) -> RecordTableQuery {
+        func query(formID: String) -> RecordTableQuery {
             RecordTableQuery(
-                formId: formId, reviewState: review, author: author.isEmpty ? nil : author,
+                formID: formID, reviewState: review, author: author.isEmpty ? nil : author,
                 changedFrom: fromDate, changedBefore: toDate.map { $0.addingTimeInterval(24 * 60 * 60) },
                 sort: sort.key, descending: sort.descending)
         }

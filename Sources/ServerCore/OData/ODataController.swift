@@ -26,21 +26,21 @@ struct ODataController {
     /// The form's published versions, or 404.
     func versions(_ context: AppRequestContext) async throws -> (Principal.Membership, String, [FormDefinition]) {
         let membership = try context.membership()
-        let formId = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formId == formId }.map(\.definition)
+        let formID = context.parameters.get("formId") ?? ""
+        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }.map(\.definition)
         guard !versions.isEmpty else { throw Problem.notFound("form") }
-        return (membership, formId, versions)
+        return (membership, formID, versions)
     }
 
     /// The service root's absolute URL, ending in `/`: what the context URL and next links start with.
-    func base(_ request: Request, context: AppRequestContext, formId: String) -> String {
+    func base(_ request: Request, context: AppRequestContext, formID: String) -> String {
         let host = request.head.authority ?? "localhost"
         let forwarded = request.headers[HTTPField.Name("X-Forwarded-Proto")!]
         let peer = IPAddress(context.remoteAddress)
         let scheme = forwarded == "https" && peer.map(services.trustedProxies.isTrusted) == true ? "https" : "http"
         let project = context.parameters.get("project") ?? ""
         func segment(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? text }
-        return "\(scheme)://\(host)/v1/projects/\(segment(project))/forms/\(segment(formId))/odata/"
+        return "\(scheme)://\(host)/v1/projects/\(segment(project))/forms/\(segment(formID))/odata/"
     }
 
     static func response(_ bytes: [UInt8], contentType: String = ODataController.jsonContentType, extra: HTTPFields = [:]) -> Response {
@@ -50,15 +50,15 @@ struct ODataController {
     }
 
     @Sendable func serviceDocument(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, formId, versions) = try await self.versions(context)
-        let model = ODataModel(formId: formId, versions: versions)
-        return Self.response(model.serviceDocument(base: base(request, context: context, formId: formId)))
+        let (_, formID, versions) = try await self.versions(context)
+        let model = ODataModel(formID: formID, versions: versions)
+        return Self.response(model.serviceDocument(base: base(request, context: context, formID: formID)))
     }
 
     /// `$metadata`: the entity data model as CSDL XML.
     @Sendable func metadata(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let (_, formId, versions) = try await self.versions(context)
-        return Self.response(Array(ODataModel(formId: formId, versions: versions).metadataXML().utf8), contentType: "application/xml;charset=utf-8")
+        let (_, formID, versions) = try await self.versions(context)
+        return Self.response(Array(ODataModel(formID: formID, versions: versions).metadataXML().utf8), contentType: "application/xml;charset=utf-8")
     }
 
     /// The named entity set of the model, or 404 naming the sets there are.
@@ -74,8 +74,8 @@ struct ODataController {
 
     /// A page of an entity set.
     @Sendable func entities(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let (membership, formId, versions) = try await self.versions(context)
-        let model = ODataModel(formId: formId, versions: versions)
+        let (membership, formID, versions) = try await self.versions(context)
+        let model = ODataModel(formID: formID, versions: versions)
         let set = try Self.set(context, in: model)
         var query = try Self.query(request, set: set)
         var preferenceApplied: HTTPFields = [:]
@@ -88,7 +88,7 @@ struct ODataController {
             storage: services.storage, projectId: membership.projectId,
             visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role), model: model)
         let page = try await feed.page(of: set, query: query, versions: versions)
-        let base = base(request, context: context, formId: formId)
+        let base = base(request, context: context, formID: formID)
         var writer = JSONWriter(capacity: 4096 + page.entities.count * 512)
         writer.beginObject()
         writer.key("@odata.context")
@@ -115,8 +115,8 @@ struct ODataController {
 
     /// `{set}/$count`: how many entities the set holds for the request's `$filter`, as plain text.
     @Sendable func count(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let (membership, formId, versions) = try await self.versions(context)
-        let model = ODataModel(formId: formId, versions: versions)
+        let (membership, formID, versions) = try await self.versions(context)
+        let model = ODataModel(formID: formID, versions: versions)
         let set = try Self.set(context, in: model)
         let query = try Self.query(request, set: set)
         let principal = try context.requirePrincipal()

@@ -57,7 +57,7 @@ struct ODataFeed {
         let records = try await storage.feedRecords(
             projectId: projectId,
             query: RecordFeedQuery(
-                formId: model.formId, conditions: query.filter, after: query.skipToken?.recordId,
+                formID: model.formID, conditions: query.filter, after: query.skipToken?.recordID,
                 offset: query.skipToken == nil ? query.skip : 0, limit: limit + 1),
             visibility: visibility)
         let shown = records.prefix(limit)
@@ -71,11 +71,11 @@ struct ODataFeed {
             }
             entities.append(ODataModel.entity(record, values: values))
         }
-        let next = records.count > limit ? shown.last.map { ODataSkipToken(recordId: $0.id) } : nil
+        let next = records.count > limit ? shown.last.map { ODataSkipToken(recordID: $0.id) } : nil
         var count: Int?
         if query.count {
             count = try await storage.countFeedRecords(
-                projectId: projectId, query: RecordFeedQuery(formId: model.formId, conditions: query.filter), visibility: visibility)
+                projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter), visibility: visibility)
         }
         return ODataPage(entities: entities, next: next, count: count)
     }
@@ -126,9 +126,9 @@ struct ODataFeed {
             }
             return true
         }
-        var after = query.skipToken?.recordId
+        var after = query.skipToken?.recordID
         if let token = query.skipToken, token.rowsWritten > 0,
-           let record = try await storage.record(projectId: projectId, id: token.recordId), record.formId == model.formId, record.state != .deleted,
+           let record = try await storage.record(projectId: projectId, id: token.recordID), record.formID == model.formID, record.state != .deleted,
            Self.visible(record, visibility), query.filter.allSatisfy({ $0.matches(record) }) {
             _ = take(record, from: token.rowsWritten, reader: &reader)
         }
@@ -137,7 +137,7 @@ struct ODataFeed {
         let counting = query.count && query.skipToken == nil
         while collecting || counting {
             let records = try await storage.feedRecords(
-                projectId: projectId, query: RecordFeedQuery(formId: model.formId, conditions: query.filter, after: after, limit: Self.recordBatch),
+                projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter, after: after, limit: Self.recordBatch),
                 visibility: visibility)
             for record in records {
                 if collecting {
@@ -158,7 +158,7 @@ struct ODataFeed {
                 count = try await repeatCount(table, query: query, reader: &reader)
             }
         }
-        return ODataPage(entities: entities, next: more ? last.map { ODataSkipToken(recordId: $0.0, rowsWritten: $0.1) } : nil, count: count)
+        return ODataPage(entities: entities, next: more ? last.map { ODataSkipToken(recordID: $0.0, rowsWritten: $0.1) } : nil, count: count)
     }
 
     /// How many rows a repeat set holds for the query's filter.
@@ -167,7 +167,7 @@ struct ODataFeed {
         var count = 0
         while true {
             let records = try await storage.feedRecords(
-                projectId: projectId, query: RecordFeedQuery(formId: model.formId, conditions: query.filter, after: after, limit: Self.recordBatch),
+                projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter, after: after, limit: Self.recordBatch),
                 visibility: visibility)
             for record in records { count += rows(table, record: record, state: reader.state(of: record)).count }
             guard records.count == Self.recordBatch, let final = records.last else { return count }
@@ -182,7 +182,7 @@ struct ODataFeed {
             return try await repeatCount(table, query: query, reader: &reader)
         }
         return try await storage.countFeedRecords(
-            projectId: projectId, query: RecordFeedQuery(formId: model.formId, conditions: query.filter), visibility: visibility)
+            projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter), visibility: visibility)
     }
 
     static func visible(_ record: StoredRecord, _ visibility: RecordVisibility) -> Bool {

@@ -51,7 +51,7 @@ struct ODataModel: Sendable {
         var name: String
         var type: PropertyType
         /// The field whose value it holds (nil for system properties).
-        var fieldId: String?
+        var fieldID: String?
         var nullable = true
     }
 
@@ -93,7 +93,7 @@ struct ODataModel: Sendable {
         Property(name: "__position", type: .int64, nullable: false),
     ]
 
-    let formId: String
+    let formID: String
     let sets: [EntitySet]
     /// Every field of every version by id, the latest version's definition winning.
     let fields: [String: FieldDefinition]
@@ -102,8 +102,8 @@ struct ODataModel: Sendable {
     let layout: RecordExporter.Layout
 
     /// The model of a form from its published versions (any order).
-    init(formId: String, versions: [FormDefinition]) {
-        self.formId = formId
+    init(formID: String, versions: [FormDefinition]) {
+        self.formID = formID
         let ordered = versions.sorted { $0.version < $1.version }
         let layout = RecordExporter.layout(ordered)
         self.layout = layout
@@ -118,7 +118,7 @@ struct ODataModel: Sendable {
                 while taken.contains(name) { name += "_" }
                 taken.insert(name)
                 // A sensitive field is text whatever its kind: the feed can only say that its answer is sealed.
-                return Property(name: name, type: fields[id].map { $0.sensitive ? .string : PropertyType(kind: $0.kind) } ?? .string, fieldId: id)
+                return Property(name: name, type: fields[id].map { $0.sensitive ? .string : PropertyType(kind: $0.kind) } ?? .string, fieldID: id)
             }
         }
         var sets = [EntitySet(name: "Submissions", typeName: "Submission", repeatTable: nil, properties: properties(Self.recordProperties, layout.columns))]
@@ -231,8 +231,8 @@ extension ODataModel {
         writer.beginObject()
         for property in set.properties where select?.contains(property.name) ?? true {
             writer.key(property.name)
-            if let fieldId = property.fieldId {
-                Self.write(entity.values[fieldId], as: property.type, field: unlabelledFields[fieldId], to: &writer)
+            if let fieldID = property.fieldID {
+                Self.write(entity.values[fieldID], as: property.type, field: unlabelledFields[fieldID], to: &writer)
             } else {
                 switch entity.system[property.name] {
                 case .string(let text)?: writer.string(text)

@@ -129,14 +129,14 @@ struct ODataQuery: Sendable, Hashable {
 /// Where a page of an entity set ended, as the next link carries it: the last record's id, and for a repeat
 /// group's set how many of that record's rows were written (the rest follow on the next page).
 struct ODataSkipToken: Sendable, Hashable {
-    var recordId: UUID
+    var recordID: UUID
     /// Rows of `recordId` already written (repeat sets only; 0 for records).
     var rowsWritten: Int
 
-    var text: String { rowsWritten == 0 ? recordId.lowercased : "\(recordId.lowercased)~\(rowsWritten)" }
+    var text: String { rowsWritten == 0 ? recordID.lowercased : "\(recordID.lowercased)~\(rowsWritten)" }
 
-    init(recordId: UUID, rowsWritten: Int = 0) {
-        self.recordId = recordId
+    init(recordID: UUID, rowsWritten: Int = 0) {
+        self.recordID = recordID
         self.rowsWritten = rowsWritten
     }
 
@@ -148,7 +148,7 @@ struct ODataSkipToken: Sendable, Hashable {
             guard repeatSet, parts[1].count <= 9, let value = Int(parts[1]), value > 0 else { return nil }
             rows = value
         }
-        self.init(recordId: id, rowsWritten: rows)
+        self.init(recordID: id, rowsWritten: rows)
     }
 }
 

@@ -19,7 +19,7 @@ struct BulkReview {
     /// The records reviewed in one transaction.
     static let chunkSize = 100
     /// The client id bulk reviews are stored under in the mutation outcomes.
-    static let clientId = "console-bulk-review"
+    static let clientID = "console-bulk-review"
 
     /// What a bulk review did.
     struct Summary: Sendable, Hashable {
@@ -45,7 +45,7 @@ struct BulkReview {
     /// Reviews the records `recordIds` of the form `formId` (a record of another form is skipped, so the
     /// audit entry names every record the review touched).
     func review(
-        _ membership: Principal.Membership, _ principal: Principal, formId: String, recordIds: [UUID], state: ReviewState, comment: String?,
+        _ membership: Principal.Membership, _ principal: Principal, formID: String, recordIDs: [UUID], state: ReviewState, comment: String?,
         batch: String, logger: Logger
     ) async throws -> Summary {
         guard membership.role.seesSharedRecords else {
@@ -53,7 +53,7 @@ struct BulkReview {
         }
         var unique: [UUID] = []
         var seen = Set<UUID>()
-        for id in recordIds where seen.insert(id).inserted { unique.append(id) }
+        for id in recordIDs where seen.insert(id).inserted { unique.append(id) }
         guard unique.count <= Self.maxRecords else {
             throw Problem.validation(
                 "\(unique.count) records were chosen; one bulk review takes at most \(Self.maxRecords). Narrow the filter, or review them in parts.",
@@ -65,43 +65,43 @@ struct BulkReview {
         while start < unique.count {
             let chunk = Array(unique[start..<min(start + Self.chunkSize, unique.count)])
             start += chunk.count
-            let mutationIds = chunk.map { Self.mutationId(batch: batch, recordId: $0) }
+            let mutationIDs = chunk.map { Self.mutationID(batch: batch, recordID: $0) }
             let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
             let userId = principal.userId
             let plan = try await services.storage.push(
-                projectId: membership.projectId, clientId: Self.clientId, mutationIds: mutationIds, recordIds: chunk
+                projectId: membership.projectId, clientID: Self.clientID, mutationIDs: mutationIDs, recordIDs: chunk
             ) { snapshot in
                 var plan = PushPlan()
-                for (recordId, mutationId) in zip(chunk, mutationIds) {
-                    if let stored = snapshot.storedOutcomes[mutationId] {
+                for (recordID, mutationID) in zip(chunk, mutationIDs) {
+                    if let stored = snapshot.storedOutcomes[mutationID] {
                         plan.outcomes.append(stored.outcome)
                         continue
                     }
                     let outcome: MutationOutcome
                     do {
-                        if let record = snapshot.records[recordId], record.formId != formId {
+                        if let record = snapshot.records[recordID], record.formID != formID {
                             throw Problem.notFound("record")
                         }
-                        let one = try planner.review(snapshot, recordId: recordId, state: state, comment: comment)
+                        let one = try planner.review(snapshot, recordID: recordID, state: state, comment: comment)
                         plan.records += one.records
                         plan.history += one.history
                         plan.appliedCount += 1
                         outcome = MutationOutcome(
-                            mutationId: mutationId, recordId: recordId, status: .applied, revision: one.records.first?.revision, changed: true)
+                            mutationID: mutationID, recordID: recordID, status: .applied, revision: one.records.first?.revision, changed: true)
                     } catch let problem as Problem {
                         outcome = MutationOutcome(
-                            mutationId: mutationId, recordId: recordId, status: .rejected,
+                            mutationID: mutationID, recordID: recordID, status: .rejected,
                             problem: problem.details)
                     }
                     plan.outcomes.append(outcome)
-                    plan.newOutcomes.append(StoredOutcome(mutationId: mutationId, userId: userId, digest: digest, outcome: outcome))
+                    plan.newOutcomes.append(StoredOutcome(mutationID: mutationID, userId: userId, digest: digest, outcome: outcome))
                 }
                 return plan
             }
             services.storage.changes.announce(plan, projectId: membership.projectId)
-            let fresh = Set(plan.newOutcomes.map(\.mutationId))
+            let fresh = Set(plan.newOutcomes.map(\.mutationID))
             for outcome in plan.outcomes {
-                if !fresh.contains(outcome.mutationId) {
+                if !fresh.contains(outcome.mutationID) {
                     summary.repeated += 1
                 } else if outcome.status == .rejected {
                     summary.skipped += 1
@@ -118,5 +118,5 @@ struct BulkReview {
     }
 
     /// The mutation id of one record's review in a bulk request.
-    static func mutationId(batch: String, recordId: UUID) -> String { "bulk-\(batch)-\(recordId.lowercased)" }
+    static func mutationID(batch: String, recordID: UUID) -> String { "bulk-\(batch)-\(recordID.lowercased)" }
 }

@@ -35,14 +35,14 @@ struct ReviewActions {
     }
 
     /// Sets the record's review state and comment; returns the record as it now is.
-    func review(_ membership: Principal.Membership, _ principal: Principal, recordId: UUID, state: ReviewState, comment: String?, logger: Logger) async throws -> StoredRecord {
+    func review(_ membership: Principal.Membership, _ principal: Principal, recordID: UUID, state: ReviewState, comment: String?, logger: Logger) async throws -> StoredRecord {
         let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
         let plan = try await services.storage.push(
-            projectId: membership.projectId, clientId: "review", mutationIds: [], recordIds: [recordId]
-        ) { snapshot in try planner.review(snapshot, recordId: recordId, state: state, comment: comment) }
+            projectId: membership.projectId, clientID: "review", mutationIDs: [], recordIDs: [recordID]
+        ) { snapshot in try planner.review(snapshot, recordID: recordID, state: state, comment: comment) }
         services.storage.changes.announce(plan, projectId: membership.projectId)
         guard let record = plan.records.first else { throw Problem.notFound("record") }
-        logger.info("Record reviewed", metadata: ["record": .string(recordId.lowercased), "state": .string(state.rawValue)])
+        logger.info("Record reviewed", metadata: ["record": .string(recordID.lowercased), "state": .string(state.rawValue)])
         return record
     }
 
@@ -58,7 +58,7 @@ struct ReviewActions {
         let plan: PushPlan
         do {
             plan = try await services.storage.push(
-                projectId: membership.projectId, clientId: "review", mutationIds: [], recordIds: [conflict.recordId]
+                projectId: membership.projectId, clientID: "review", mutationIDs: [], recordIDs: [conflict.recordID]
             ) { snapshot in try planner.resolve(snapshot, conflict: conflict, keep: keep, clock: clock) }
         } catch let error as StorageError where error.code == .alreadyResolved {
             throw Self.alreadyResolved(id)

@@ -27,8 +27,8 @@ struct ReviewController {
         let body = try JSONDecoder().decode(ReviewRequest.self, from: try await request.jsonBody(limits: services.limits))
         let state = try ReviewActions.settableState(body.state)
         let comment = try ReviewActions.comment(body.comment)
-        let record = try await ReviewActions(services: services).review(membership, principal, recordId: id, state: state, comment: comment, logger: context.logger)
-        return try .json(record.snapshot)
+        let record = try await ReviewActions(services: services).review(membership, principal, recordID: id, state: state, comment: comment, logger: context.logger)
+        return .jsonBytes(record.envelope.jsonBytes())
     }
 
     @Sendable func history(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -38,8 +38,8 @@ struct ReviewController {
               let record = try await services.storage.record(projectId: membership.projectId, id: id),
               RecordAccess.canRead(record, userId: principal.userId, role: membership.role)
         else { throw Problem.notFound("record") }
-        let entries = try await services.storage.history(projectId: membership.projectId, recordId: id)
-        return try .json(HistoryResponse(recordId: id, entries: entries))
+        let entries = try await services.storage.history(projectId: membership.projectId, recordID: id)
+        return try .json(HistoryResponse(recordID: id, entries: entries))
     }
 
     @Sendable func conflicts(_ request: Request, context: AppRequestContext) async throws -> Response {

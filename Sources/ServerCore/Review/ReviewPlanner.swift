@@ -14,15 +14,15 @@ struct ReviewPlanner: Sendable {
     ///
     /// A record the caller may not see is answered like a missing one (404); a collector may not review
     /// (403); only submitted records are reviewed (409).
-    func review(_ snapshot: PushSnapshot, recordId: UUID, state: ReviewState, comment: String?) throws -> PushPlan {
-        var record = try reviewable(snapshot, recordId: recordId)
+    func review(_ snapshot: PushSnapshot, recordID: UUID, state: ReviewState, comment: String?) throws -> PushPlan {
+        var record = try reviewable(snapshot, recordID: recordID)
         let previous = record.review?.state
         record.review = RecordReview(state: state, comment: comment)
         record.revision += 1
         record.times.updated = now
         record.receivedAt = now
         let entry = HistoryEntry(
-            recordId: recordId, revision: record.revision, kind: .review, userId: userId, clientId: nil, at: now,
+            recordID: recordID, revision: record.revision, kind: .review, userId: userId, clientID: nil, at: now,
             detail: HistoryDetail(review: .init(from: previous, to: state, comment: comment)))
         return PushPlan(records: [record], history: [entry])
     }
@@ -30,26 +30,26 @@ struct ReviewPlanner: Sendable {
     /// Resolves the open conflict `conflict` keeping the server's value (the record stays as it is) or the
     /// device's (written as a new revision of the field, stamped `clock`).
     func resolve(_ snapshot: PushSnapshot, conflict: ConflictLogEntry, keep: ConflictEntry.Winner, clock: HybridTimestamp) throws -> PushPlan {
-        var record = try reviewable(snapshot, recordId: conflict.recordId, submittedOnly: false)
+        var record = try reviewable(snapshot, recordID: conflict.recordID, submittedOnly: false)
         var plan = PushPlan(resolvedConflicts: [conflict.id])
-        var detail = HistoryDetail(resolution: .init(conflictId: conflict.id, fieldId: conflict.entry.fieldId, kept: keep))
-        if keep == .client, let fieldId = conflict.entry.fieldId, let client = conflict.entry.client {
-            let before = record.fields[fieldId]?.value
+        var detail = HistoryDetail(resolution: .init(conflictId: conflict.id, fieldID: conflict.entry.fieldID, kept: keep))
+        if keep == .client, let fieldID = conflict.entry.fieldID, let client = conflict.entry.client {
+            let before = record.fields[fieldID]?.value
             if before != client.value {
                 record.revision += 1
-                record.fields[fieldId] = FieldState(value: client.value, revision: record.revision, hlc: clock, clientId: client.clientId)
+                record.fields[fieldID] = FieldState(value: client.value, revision: record.revision, hlc: clock, clientID: client.clientID)
                 record.times.updated = now
                 record.receivedAt = now
-                detail.fields[fieldId] = .init(from: before, to: client.value)
+                detail.fields[fieldID] = .init(from: before, to: client.value)
                 plan.records = [record]
             }
         }
-        plan.history = [HistoryEntry(recordId: record.id, revision: record.revision, kind: .resolution, userId: userId, clientId: nil, at: now, detail: detail)]
+        plan.history = [HistoryEntry(recordID: record.id, revision: record.revision, kind: .resolution, userId: userId, clientID: nil, at: now, detail: detail)]
         return plan
     }
 
-    private func reviewable(_ snapshot: PushSnapshot, recordId: UUID, submittedOnly: Bool = true) throws -> StoredRecord {
-        guard let record = snapshot.records[recordId], RecordAccess.canRead(record, userId: userId, role: role) else {
+    private func reviewable(_ snapshot: PushSnapshot, recordID: UUID, submittedOnly: Bool = true) throws -> StoredRecord {
+        guard let record = snapshot.records[recordID], RecordAccess.canRead(record, userId: userId, role: role) else {
             throw Problem.notFound("record")
         }
         guard role.seesSharedRecords else {
@@ -58,7 +58,7 @@ struct ReviewPlanner: Sendable {
         if submittedOnly, record.state != .submitted {
             throw Problem(
                 .conflict, "not-submitted", title: "Record not submitted",
-                detail: "Record \(recordId.lowercased) is \(record.state == .draft ? "a draft" : "deleted"); only submitted records are reviewed. Wait until its author submits it.",
+                detail: "Record \(recordID.lowercased) is \(record.state == .draft ? "a draft" : "deleted"); only submitted records are reviewed. Wait until its author submits it.",
                 field: "recordId")
         }
         return record

@@ -29,14 +29,18 @@ struct HistoryResponse: Encodable, Sendable {
         var resolution: HistoryDetail.Resolution?
     }
 
-    var recordId: String
+    var recordID: String
     var history: [Entry]
 
-    init(recordId: UUID, entries: [HistoryEntry]) {
-        self.recordId = recordId.lowercased
+    private enum CodingKeys: String, CodingKey {
+        case recordID = "recordId", history
+    }
+
+    init(recordID: UUID, entries: [HistoryEntry]) {
+        self.recordID = recordID.lowercased
         history = entries.map { entry in
             Entry(
-                revision: entry.revision, kind: entry.kind, user: entry.userName, device: entry.clientId, at: Timestamp.string(entry.at),
+                revision: entry.revision, kind: entry.kind, user: entry.userName, device: entry.clientID, at: Timestamp.string(entry.at),
                 state: entry.detail.state, fields: entry.detail.fields, review: entry.detail.review, resolution: entry.detail.resolution)
         }
     }
@@ -56,7 +60,7 @@ struct ConflictView: Encodable, Sendable {
             value = state.value
             revision = state.revision
             hlc = state.hlc
-            device = state.clientId
+            device = state.clientID
             self.author = author
         }
 
@@ -79,30 +83,34 @@ struct ConflictView: Encodable, Sendable {
     }
 
     var id: Int64
-    var recordId: String
-    var formId: String
-    var fieldId: String?
+    var recordID: String
+    var formID: String
+    var fieldID: String?
     var kind: ConflictEntry.Kind
     var policy: ConflictPolicy
     var winner: ConflictEntry.Winner
     var open: Bool
     var createdAt: String
-    var mutationId: String
+    var mutationID: String
     var server: Side?
     var client: Side?
     var resolution: Resolution?
 
+    private enum CodingKeys: String, CodingKey {
+        case id, recordID = "recordId", formID = "formId", fieldID = "fieldId", kind, policy, winner, open, createdAt, mutationID = "mutationId", server, client, resolution
+    }
+
     init(_ entry: ConflictLogEntry) {
         id = entry.id
-        recordId = entry.recordId.lowercased
-        formId = entry.formId
-        fieldId = entry.entry.fieldId
+        recordID = entry.recordID.lowercased
+        formID = entry.formID
+        fieldID = entry.entry.fieldID
         kind = entry.entry.kind
         policy = entry.entry.policy
         winner = entry.entry.winner
         open = entry.open
         createdAt = Timestamp.string(entry.createdAt)
-        mutationId = entry.mutationId
+        mutationID = entry.mutationID
         server = Side(entry.entry.server, author: entry.serverAuthor)
         client = Side(entry.entry.client, author: entry.clientAuthor)
         resolution = entry.resolution.map { Resolution(kept: $0.kept, by: $0.by, at: Timestamp.string($0.at)) }

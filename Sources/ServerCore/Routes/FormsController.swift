@@ -7,11 +7,15 @@ import SyncCore
 /// `GET /v1/projects/{project}/forms` (every version, any member) and `POST` (publish, admins).
 struct FormsController {
     struct FormVersion: Codable, Sendable {
-        var formId: String
+        var formID: String
         var version: Int
         var digest: String
         var publishedAt: String
         var definition: FormDefinition
+
+        private enum CodingKeys: String, CodingKey {
+            case formID = "formId", version, digest, publishedAt, definition
+        }
     }
 
     struct FormList: Codable, Sendable {
@@ -24,11 +28,15 @@ struct FormsController {
     }
 
     struct PublishResponse: Codable, Sendable {
-        var formId: String
+        var formID: String
         var version: Int
         /// `published` (a new version) or `unchanged` (identical to the latest version).
         var status: String
         var warnings: [String]
+
+        private enum CodingKeys: String, CodingKey {
+            case formID = "formId", version, status, warnings
+        }
     }
 
     let services: ServerServices
@@ -42,7 +50,7 @@ struct FormsController {
         let membership = try context.membership()
         let forms = try await services.storage.forms(projectId: membership.projectId)
         let key = try await services.storage.projectKeys(projectId: membership.projectId).last?.key
-        let closed = try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formId).sorted()
+        let closed = try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formID).sorted()
         return try .json(FormList(forms: forms.map(Self.wire), projectKey: key, closedForms: closed))
     }
 
@@ -57,14 +65,14 @@ struct FormsController {
         do {
             let result = try await publisher.publish(data, file: "request body", projectId: membership.projectId)
             let form = result.form
-            context.logger.info("Form published", metadata: ["form": .string(form.formId), "version": .stringConvertible(form.version), "changed": .stringConvertible(result.isNew)])
+            context.logger.info("Form published", metadata: ["form": .string(form.formID), "version": .stringConvertible(form.version), "changed": .stringConvertible(result.isNew)])
             if result.isNew {
                 await services.audit(
                     .formPublished, request: request, context: context, projectId: membership.projectId,
-                    subject: "\(form.formId)@\(form.version)", detail: ["file": "request body", "title": form.definition.title])
+                    subject: "\(form.formID)@\(form.version)", detail: ["file": "request body", "title": form.definition.title])
             }
             return try .json(
-                PublishResponse(formId: form.formId, version: form.version, status: result.isNew ? "published" : "unchanged", warnings: result.warnings.map(\.description)),
+                PublishResponse(formID: form.formID, version: form.version, status: result.isNew ? "published" : "unchanged", warnings: result.warnings.map(\.description)),
                 status: result.isNew ? .created : .ok)
         } catch let error as FormPublishError {
             throw error.problem
@@ -72,6 +80,6 @@ struct FormsController {
     }
 
     static func wire(_ form: PublishedForm) -> FormVersion {
-        FormVersion(formId: form.formId, version: form.version, digest: form.digest, publishedAt: ISO8601DateFormatter().string(from: form.publishedAt), definition: form.definition)
+        FormVersion(formID: form.formID, version: form.version, digest: form.digest, publishedAt: ISO8601DateFormatter().string(from: form.publishedAt), definition: form.definition)
     }
 }

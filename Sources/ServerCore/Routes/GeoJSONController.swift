@@ -16,8 +16,8 @@ struct GeoJSONController {
     @Sendable func export(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        let formId = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formId == formId }.map(\.definition)
+        let formID = context.parameters.get("formId") ?? ""
+        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }.map(\.definition)
         guard !versions.isEmpty else { throw Problem.notFound("form") }
         let field = request.uri.queryParameters.get("field")
         if let field {
@@ -32,13 +32,13 @@ struct GeoJSONController {
         let logger = context.logger
         return Response(
             status: .ok,
-            headers: [.contentType: "application/geo+json", .contentDisposition: "attachment; filename=\"\(formId).geojson\""],
+            headers: [.contentType: "application/geo+json", .contentDisposition: "attachment; filename=\"\(formID).geojson\""],
             body: ResponseBody { writer in
-                let count = try await exporter.export(projectId: projectId, formId: formId, visibility: visibility, field: field) { bytes in
+                let count = try await exporter.export(projectId: projectId, formID: formID, visibility: visibility, field: field) { bytes in
                     try await writer.write(ByteBuffer(bytes: bytes))
                 }
                 try await writer.finish(nil)
-                logger.info("GeoJSON export", metadata: ["form": .string(formId), "features": .stringConvertible(count)])
+                logger.info("GeoJSON export", metadata: ["form": .string(formID), "features": .stringConvertible(count)])
             })
     }
 }

@@ -18,7 +18,7 @@ enum DeviceHeaders {
                   !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
             return value
         }
-        return DeviceReport(clientId: clean(headers[device]), clientVersion: clean(headers[.userAgent]), waiting: count, at: at)
+        return DeviceReport(clientID: clean(headers[device]), clientVersion: clean(headers[.userAgent]), waiting: count, at: at)
     }
 }
 

@@ -34,7 +34,7 @@ struct SyncController {
         }
         services.metrics.recordPushStep("read", began.duration(to: .now))
         if let clock = body.clock, services.clock.observe(clock).clamped {
-            context.logger.warning("Device clock far ahead; clamped", metadata: ["client": .string(body.clientId), "clock": .stringConvertible(clock)])
+            context.logger.warning("Device clock far ahead; clamped", metadata: ["client": .string(body.clientID), "clock": .stringConvertible(clock)])
             services.metrics.recordClampedClock()
         }
         var clampedChanges = 0
@@ -42,38 +42,38 @@ struct SyncController {
         prepared.reserveCapacity(body.mutations.count)
         for (mutation, digest) in zip(body.mutations, digests) {
             var clamped = mutation
-            for (fieldId, change) in mutation.changes {
+            for (fieldID, change) in mutation.changes {
                 let (accepted, wasClamped) = services.clock.observe(change.hlc)
                 if wasClamped {
-                    clamped.changes[fieldId]?.hlc = accepted
+                    clamped.changes[fieldID]?.hlc = accepted
                     clampedChanges += 1
                 }
             }
             prepared.append(PreparedMutation(mutation: clamped, digest: digest))
         }
         if clampedChanges > 0 {
-            context.logger.warning("Field clocks far ahead of the server; clamped", metadata: ["client": .string(body.clientId), "fields": .stringConvertible(clampedChanges)])
+            context.logger.warning("Field clocks far ahead of the server; clamped", metadata: ["client": .string(body.clientID), "fields": .stringConvertible(clampedChanges)])
             services.metrics.recordClampedClock()
         }
-        let keys = Set(body.mutations.map { FormKey(id: $0.formId, version: $0.formVersion) })
+        let keys = Set(body.mutations.map(\.form))
         let validators = try await services.forms.validators(projectId: membership.projectId, keys: keys)
-        var planner = PushPlanner(principal: principal, role: membership.role, clientId: body.clientId, validators: validators, mutations: prepared,
+        var planner = PushPlanner(principal: principal, role: membership.role, clientID: body.clientID, validators: validators, mutations: prepared,
             maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,
             maxRecordInstances: services.limits.maxRecordInstances)
-        planner.closedForms = Set(try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formId))
-        var recordIds: [UUID] = []
+        planner.closedForms = Set(try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formID))
+        var recordIDs: [UUID] = []
         var seenIds = Set<UUID>()
-        for mutation in body.mutations where seenIds.insert(mutation.recordId).inserted { recordIds.append(mutation.recordId) }
-        let plan = try await commit(planner, projectId: membership.projectId, clientId: body.clientId,
-            mutationIds: Array(Set(body.mutations.map(\.mutationId))), recordIds: recordIds, entityIds: PushPlanner.entityIds(body.mutations))
+        for mutation in body.mutations where seenIds.insert(mutation.recordID).inserted { recordIDs.append(mutation.recordID) }
+        let plan = try await commit(planner, projectId: membership.projectId, clientID: body.clientID,
+            mutationIDs: Array(Set(body.mutations.map(\.mutationID))), recordIDs: recordIDs, entityIds: PushPlanner.entityIds(body.mutations))
         services.storage.changes.announce(plan, projectId: membership.projectId)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
         context.logger.debug("Push committed", metadata: [
-            "client": .string(body.clientId), "mutations": .stringConvertible(body.mutations.count),
+            "client": .string(body.clientID), "mutations": .stringConvertible(body.mutations.count),
             "applied": .stringConvertible(plan.appliedCount), "conflicts": .stringConvertible(plan.conflicts.count),
         ])
-        return .jsonBytes(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()).jsonBytes(recordIdsAsSent: body.recordIdsAsSent))
+        return .jsonBytes(PushResponse(outcomes: plan.outcomes, serverClock: services.clock.now()).jsonBytes(recordIDsAsSent: body.recordIDsAsSent))
     }
 
     /// How often a push is decided outside the lock before it is decided under it.
@@ -87,11 +87,11 @@ struct SyncController {
     /// found. After `maxPlanAttempts` such races (many devices pushing to one record at once) it is decided
     /// under the lock, as the storage serialises it: what is left of its pattern budget bounds what that
     /// decision can cost everyone else.
-    func commit(_ planner: PushPlanner, projectId: Int64, clientId: String, mutationIds: [String], recordIds: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
+    func commit(_ planner: PushPlanner, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
         let storage = services.storage
         let metrics = services.metrics
         var began = ContinuousClock.now
-        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds)
+        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
         metrics.recordPushStep("snapshot", began.duration(to: .now))
         var verdicts = PatternVerdicts(budget: services.limits.patternBudget)
         for _ in 1...Self.maxPlanAttempts {
@@ -107,7 +107,7 @@ struct SyncController {
             began = .now
             defer { metrics.recordPushStep("write", began.duration(to: .now)) }
             do {
-                return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds) { current in
+                return try await storage.push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { current in
                     guard current == planned else { throw SnapshotMoved(snapshot: current) }
                     return plan
                 }
@@ -115,7 +115,7 @@ struct SyncController {
                 snapshot = moved.snapshot
             }
         }
-        return try await storage.push(projectId: projectId, clientId: clientId, mutationIds: mutationIds, recordIds: recordIds, entityIds: entityIds) { [verdicts] current in
+        return try await storage.push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { [verdicts] current in
             var verdicts = verdicts
             return try planner.plan(current, verdicts: &verdicts)
         }
@@ -151,20 +151,20 @@ struct SyncController {
 
     /// Refuses batches that are too big or name ids no device would send.
     func check(_ body: ReadPushRequest) throws {
-        if let problem = Identifier.problem(body.clientId, field: "clientId") { throw problem }
+        if let problem = Identifier.problem(body.clientID, field: "clientId") { throw problem }
         for (index, mutation) in body.mutations.enumerated() {
-            if let problem = Identifier.problem(mutation.mutationId, field: "mutations[\(index)].mutationId") { throw problem }
+            if let problem = Identifier.problem(mutation.mutationID, field: "mutations[\(index)].mutationId") { throw problem }
             guard mutation.changes.count <= 10_000 else {
                 throw Problem.tooLarge("A mutation may change at most 10000 fields.", field: "mutations[\(index)].changes")
             }
-            for (fieldId, change) in mutation.changes {
+            for (fieldID, change) in mutation.changes {
                 if let value = change.value, let longest = value.longestTextBytes, longest > services.limits.maxValueBytes {
-                    throw Problem.tooLarge("The answer to \"\(fieldId)\" is \(longest) bytes long; this server takes at most \(services.limits.maxValueBytes) per answer (serve --max-value-bytes).", slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldId)")
+                    throw Problem.tooLarge("The answer to \"\(fieldID)\" is \(longest) bytes long; this server takes at most \(services.limits.maxValueBytes) per answer (serve --max-value-bytes).", slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldID)")
                 }
                 if case .choices(let choices)? = change.value, let whole = change.value?.wholeTextBytes, whole > services.limits.maxValueBytes {
                     throw Problem.tooLarge(
-                        "The answer to \"\(fieldId)\" holds \(choices.count) choices, \(whole) bytes in all; this server takes at most \(services.limits.maxValueBytes) bytes per answer, all its choices together (serve --max-value-bytes). Choose fewer options.",
-                        slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldId)")
+                        "The answer to \"\(fieldID)\" holds \(choices.count) choices, \(whole) bytes in all; this server takes at most \(services.limits.maxValueBytes) bytes per answer, all its choices together (serve --max-value-bytes). Choose fewer options.",
+                        slug: "value-too-large", field: "mutations[\(index)].changes.\(fieldID)")
                 }
             }
         }
@@ -187,13 +187,8 @@ struct SyncController {
         }
         let page = waited.page
         // Assembled from the stored bytes: each record's fields are copied into the page as they are.
-        var writer = PullPageWriter(capacity: page.records.reduce(256) { $0 + $1.fields.utf8.count + 200 })
-        for record in page.records {
-            writer.append(
-                recordId: record.id, formId: record.formId, formVersion: record.formVersion, state: record.state,
-                revision: record.revision, sequence: record.sequence, author: record.authorName, review: record.review,
-                times: record.times, missingAttachments: record.missingAttachments, fields: record.fields.utf8)
-        }
+        var writer = PullPageWriter(capacity: page.records.reduce(256) { $0 + $1.fieldsJSON.count + 200 })
+        for record in page.records { writer.append(record) }
         let cursor = page.records.last?.sequence ?? after
         var lost: [LostConflictRow] = []
         if let device {
@@ -202,7 +197,7 @@ struct SyncController {
         }
         let bytes = writer.finish(
             cursor: cursor, hasMore: page.hasMore, serverClock: services.clock.now(),
-            lostConflicts: lost.map { (id: $0.id, recordId: $0.recordId, entry: $0.entry) })
+            lostConflicts: lost.map { (id: $0.id, recordID: $0.recordID, entry: $0.entry) })
         var response = Response.jsonBytes(bytes)
         if let seconds = waited.retryAfter {
             // Not held: the client should wait before asking again, and its connection is given back now.
@@ -219,7 +214,7 @@ struct SyncController {
               let record = try await services.storage.record(projectId: membership.projectId, id: id),
               RecordAccess.canRead(record, userId: principal.userId, role: membership.role)
         else { throw Problem.notFound("record") }
-        return try .json(record.snapshot)
+        return .jsonBytes(record.envelope.jsonBytes())
     }
 
     static func integer(_ request: Request, _ name: String, default value: Int64, range: ClosedRange<Int64>) throws -> Int64 {

@@ -18,7 +18,7 @@ extension PushPlanner {
         var seen = Set<UUID>()
         var ids: [UUID] = []
         for mutation in mutations {
-            guard let answer = mutation.changes[RecordEntityChange.fieldId]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
+            guard let answer = mutation.changes[RecordEntityChange.fieldID]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
             if seen.insert(change.entityId).inserted { ids.append(change.entityId) }
         }
         return ids
@@ -36,39 +36,39 @@ extension PushPlanner {
         record: MergeableRecord, current: StoredRecord?, changedFields: [String], mutation: Mutation, form: FormDefinition,
         authorId: Int64, entities: [UUID: StoredEntity]
     ) -> Result<EntityApplication?, Problem> {
-        guard record.state == .submitted, let entityState = record.fields[RecordEntityChange.fieldId], let answer = entityState.value else { return .success(nil) }
-        let field = RecordEntityChange.fieldId
+        guard record.state == .submitted, let entityState = record.fields[RecordEntityChange.fieldID], let answer = entityState.value else { return .success(nil) }
+        let field = RecordEntityChange.fieldID
         let change: RecordEntityChange
         do {
             change = try RecordEntityChange(answer: answer)
         } catch {
             return .failure(Problem(
                 .unprocessableContent, "entity-change-invalid", title: "Invalid entity change",
-                detail: "Record \(mutation.recordId) holds in \(field) something that is not an entity change: \(error). It holds the list, entity id, action (create or update), base revision and label as JSON.",
+                detail: "Record \(mutation.recordID) holds in \(field) something that is not an entity change: \(error). It holds the list, entity id, action (create or update), base revision and label as JSON.",
                 field: field))
         }
         guard let declaration = form.entity else {
             return .failure(Problem(
                 .unprocessableContent, "entity-not-declared", title: "Form saves to no entity list",
-                detail: "Record \(mutation.recordId) changes the entity \(change.entityId.lowercased) of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) declares no entity list.",
+                detail: "Record \(mutation.recordID) changes the entity \(change.entityId.lowercased) of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) declares no entity list.",
                 field: field))
         }
         guard change.list == declaration.list else {
             return .failure(Problem(
                 .unprocessableContent, "entity-list-mismatch", title: "Entity change names another list",
-                detail: "Record \(mutation.recordId) changes an entity of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) saves to the list \"\(declaration.list)\".",
+                detail: "Record \(mutation.recordID) changes an entity of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) saves to the list \"\(declaration.list)\".",
                 field: field))
         }
         switch change.action {
         case .create where !declaration.creates, .update where !declaration.updates:
             return .failure(Problem(
                 .unprocessableContent, "entity-action-not-declared", title: "Entity change the form does not make",
-                detail: "Record \(mutation.recordId) would \(change.action.rawValue) an entity of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) only \(declaration.creates ? "creates" : "updates") entities.",
+                detail: "Record \(mutation.recordID) would \(change.action.rawValue) an entity of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) only \(declaration.creates ? "creates" : "updates") entities.",
                 field: field))
-        case .create where change.entityId != mutation.recordId:
+        case .create where change.entityId != mutation.recordID:
             return .failure(Problem(
                 .unprocessableContent, "entity-id-not-record", title: "Created entity's id is not the record's",
-                detail: "Record \(mutation.recordId) creates the entity \(change.entityId.lowercased); an entity a record creates takes the record's own id (\(mutation.recordId.lowercased)).",
+                detail: "Record \(mutation.recordID) creates the entity \(change.entityId.lowercased); an entity a record creates takes the record's own id (\(mutation.recordID.lowercased)).",
                 field: field))
         default:
             break
@@ -77,14 +77,14 @@ extension PushPlanner {
         if let existing, existing.list != change.list {
             return .failure(Problem(
                 .conflict, "entity-list-mismatch", title: "Entity belongs to another list",
-                detail: "Record \(mutation.recordId) changes the entity \(change.entityId.lowercased) as one of the list \"\(change.list)\"; it belongs to the list \"\(existing.list)\".",
+                detail: "Record \(mutation.recordID) changes the entity \(change.entityId.lowercased) as one of the list \"\(change.list)\"; it belongs to the list \"\(existing.list)\".",
                 field: field))
         }
         if existing?.deleted ?? false || (change.action == .update && existing == nil) {
             let what = existing == nil ? "does not exist" : "was deleted"
             return .failure(Problem(
                 .unprocessableContent, "entity-not-found", title: "Entity not found",
-                detail: "Record \(mutation.recordId) \(change.action == .update ? "updates" : "creates") the entity \(change.entityId.lowercased) of the list \"\(change.list)\", which \(what) on the server. "
+                detail: "Record \(mutation.recordID) \(change.action == .update ? "updates" : "creates") the entity \(change.entityId.lowercased) of the list \"\(change.list)\", which \(what) on the server. "
                     + "Nothing of this change was applied. Sync to get the list's entities, then choose an entity that exists.",
                 field: field))
         }
@@ -96,27 +96,27 @@ extension PushPlanner {
         var conflicts: [ConflictEntry] = []
         func merge(_ property: String, _ state: FieldState) {
             let result = FieldMerge.merge(
-                fieldId: property, server: entity.fields[property], change: FieldChange(value: state.value, baseRevision: change.baseRevision, hlc: state.hlc),
-                clientId: state.clientId, policy: .lastWriterWins, revision: revision)
+                fieldID: property, server: entity.fields[property], change: FieldChange(value: state.value, baseRevision: change.baseRevision, hlc: state.hlc),
+                clientID: state.clientID, policy: .lastWriterWins, revision: revision)
             if let newState = result.newState {
                 diffs[property] = .init(from: entity.fields[property]?.value, to: newState.value)
                 entity.fields[property] = newState
             }
             if let conflict = result.conflict { conflicts.append(conflict) }
         }
-        for fieldId in FormFields(form: form).order {
-            guard let property = form.field(fieldId)?.saveTo, applied?.contains(fieldId) ?? true, let state = record.fields[fieldId] else { continue }
+        for fieldID in FormFields(form: form).order {
+            guard let property = form.field(fieldID)?.saveTo, applied?.contains(fieldID) ?? true, let state = record.fields[fieldID] else { continue }
             merge(property, state)
         }
         if first, let label = change.label {
-            merge(StoredEntity.labelKey, FieldState(value: .text(label), revision: 0, hlc: entityState.hlc, clientId: entityState.clientId))
+            merge(StoredEntity.labelKey, FieldState(value: .text(label), revision: 0, hlc: entityState.hlc, clientID: entityState.clientID))
         }
         guard !diffs.isEmpty || existing == nil else { return .success(EntityApplication(entity: entity, history: nil, conflicts: conflicts)) }
         entity.revision = revision
         entity.updatedAt = now
         let history = EntityHistoryEntry(
-            entityId: entity.id, revision: revision, kind: existing == nil ? .create : .update, recordId: mutation.recordId, userId: userId,
-            clientId: clientId, at: now, detail: HistoryDetail(fields: diffs))
+            entityId: entity.id, revision: revision, kind: existing == nil ? .create : .update, recordID: mutation.recordID, userId: userId,
+            clientID: clientID, at: now, detail: HistoryDetail(fields: diffs))
         return .success(EntityApplication(entity: entity, history: history, conflicts: conflicts))
     }
 }

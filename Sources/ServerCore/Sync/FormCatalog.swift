@@ -21,7 +21,7 @@ package final class FormCatalog: Sendable {
             for key in keys { found[key] = cache[projectId]?[key] }
         }
         for key in keys where found[key] == nil {
-            guard let form = try await storage.form(projectId: projectId, formId: key.id, version: key.version) else { continue }
+            guard let form = try await storage.form(projectId: projectId, formID: key.id, version: key.version) else { continue }
             let validator = FormValidator(form: form.definition)
             found[key] = validator
             cache.withLock { $0[projectId, default: [:]][key] = validator }

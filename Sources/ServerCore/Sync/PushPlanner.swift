@@ -17,7 +17,7 @@ struct PushPlanner: Sendable {
     let userId: Int64
     let userName: String
     let role: Role
-    let clientId: String
+    let clientID: String
     /// The validator of each form version the batch names (built once per version: `FormCatalog`).
     let validators: [FormKey: FormValidator]
     let mutations: [PreparedMutation]
@@ -34,7 +34,7 @@ struct PushPlanner: Sendable {
     var closedForms: Set<String> = []
 
     init(
-        principal: Principal, role: Role, clientId: String, validators: [FormKey: FormValidator], mutations: [PreparedMutation],
+        principal: Principal, role: Role, clientID: String, validators: [FormKey: FormValidator], mutations: [PreparedMutation],
         maxAttachmentBytes: Int64 = .max, maxRecordBytes: Int = .max, maxRecordInstances: Int = .max, now: Date = Date()
     ) {
         self.maxAttachmentBytes = maxAttachmentBytes
@@ -43,7 +43,7 @@ struct PushPlanner: Sendable {
         self.userId = principal.userId
         self.userName = principal.userName
         self.role = role
-        self.clientId = clientId
+        self.clientID = clientID
         self.validators = validators
         self.mutations = mutations
         self.now = now
@@ -61,11 +61,11 @@ struct PushPlanner: Sendable {
         var entities = EntityWork(working: snapshot.entities)
         for (index, prepared) in mutations.enumerated() {
             let mutation = prepared.mutation
-            if let stored = seen[mutation.mutationId] {
+            if let stored = seen[mutation.mutationID] {
                 guard stored.digest == prepared.digest, stored.userId == userId else {
                     throw Problem(
                         .conflict, "mutation-id-reused", title: "Mutation id reused",
-                        detail: "The mutation id \"\(mutation.mutationId)\" was already used by this client for a different change. Give every new mutation a new id (a UUID); resend a mutation only unchanged. Nothing of this batch was applied.",
+                        detail: "The mutation id \"\(mutation.mutationID)\" was already used by this client for a different change. Give every new mutation a new id (a UUID); resend a mutation only unchanged. Nothing of this batch was applied.",
                         field: "mutations[\(index)].mutationId")
                 }
                 plan.outcomes.append(stored.outcome)
@@ -74,9 +74,9 @@ struct PushPlanner: Sendable {
             let outcome = apply(
                 mutation, working: &working, entities: &entities, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields, verdicts: &verdicts)
             plan.outcomes.append(outcome)
-            let stored = StoredOutcome(mutationId: mutation.mutationId, userId: userId, digest: prepared.digest, outcome: outcome)
+            let stored = StoredOutcome(mutationID: mutation.mutationID, userId: userId, digest: prepared.digest, outcome: outcome)
             plan.newOutcomes.append(stored)
-            seen[mutation.mutationId] = stored
+            seen[mutation.mutationID] = stored
         }
         // Here, outside the write lock, not in the storage's transaction.
         plan.encode(fields: encodedFields)
@@ -84,15 +84,15 @@ struct PushPlanner: Sendable {
     }
 
     /// Why a new record of a closed form is refused.
-    static func formClosed(_ formId: String) -> Problem {
+    static func formClosed(_ formID: String) -> Problem {
         Problem(
             .conflict, "form-closed", title: "Form closed to new records",
-            detail: "The form \"\(formId)\" was closed to new records by the project's admin, so this new record was not taken. Records already sent can still be edited. Keep the record on this device (it can be exported) and ask the admin to reopen the form.",
+            detail: "The form \"\(formID)\" was closed to new records by the project's admin, so this new record was not taken. Records already sent can still be edited. Keep the record on this device (it can be exported) and ask the admin to reopen the form.",
             field: "formId")
     }
 
     private func reject(_ mutation: Mutation, _ problem: Problem) -> MutationOutcome {
-        MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: .rejected, problem: problem.details)
+        MutationOutcome(mutationID: mutation.mutationID, recordID: mutation.recordID, status: .rejected, problem: problem.details)
     }
 
     /// The entities as the batch's earlier mutations left them, and where each written one is in the plan.
@@ -105,33 +105,33 @@ struct PushPlanner: Sendable {
         _ mutation: Mutation, working: inout [UUID: StoredRecord], entities: inout EntityWork, plan: inout PushPlan, writtenIndex: inout [UUID: Int],
         encodedFields: inout [String], verdicts: inout PatternVerdicts
     ) -> MutationOutcome {
-        let key = FormKey(id: mutation.formId, version: mutation.formVersion)
+        let key = mutation.form
         guard let validator = validators[key] else {
             return reject(mutation, Problem(
                 .unprocessableContent, "unknown-form", title: "Unknown form version",
-                detail: "This project has no form \"\(mutation.formId)\" version \(mutation.formVersion). Fetch the project's forms and start records on a published version.",
+                detail: "This project has no form \"\(mutation.form.id)\" version \(mutation.form.version). Fetch the project's forms and start records on a published version.",
                 field: "formId"))
         }
         let form = validator.logic.form
         if let problem = oversizedAttachment(mutation) { return reject(mutation, problem) }
-        let current = working[mutation.recordId]
-        if current == nil, closedForms.contains(mutation.formId) {
-            return reject(mutation, Self.formClosed(mutation.formId))
+        let current = working[mutation.recordID]
+        if current == nil, closedForms.contains(mutation.form.id) {
+            return reject(mutation, Self.formClosed(mutation.form.id))
         }
         if let current {
             if let problem = RecordAccess.writeProblem(current, userId: userId, role: role, newState: mutation.state) {
                 return reject(mutation, problem)
             }
-            if current.formId != mutation.formId {
+            if current.formID != mutation.form.id {
                 return reject(mutation, Problem(
                     .conflict, "form-mismatch", title: "Record belongs to another form",
-                    detail: "Record \(mutation.recordId) is a \"\(current.formId)\" record; it cannot be changed as \"\(mutation.formId)\".",
+                    detail: "Record \(mutation.recordID) is a \"\(current.formID)\" record; it cannot be changed as \"\(mutation.form.id)\".",
                     field: "formId"))
             }
         }
         let merged = RecordMerge.merge(
             current: current.map { MergeableRecord(state: $0.state, revision: $0.revision, fields: $0.fields) },
-            mutation: mutation, clientId: clientId, recordPolicy: form.conflictPolicy,
+            mutation: mutation, clientID: clientID, recordPolicy: form.conflictPolicy,
             policy: { validator.logic.fields.conflictPolicy(for: $0, formPolicy: form.conflictPolicy) })
         var fieldsBytes: [UInt8] = []
         if merged.changed {
@@ -155,7 +155,7 @@ struct PushPlanner: Sendable {
         if let entityChange {
             for entry in entityChange.conflicts {
                 plan.entityConflicts.append(LoggedEntityConflict(
-                    entityId: entityChange.entity.id, recordId: mutation.recordId, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
+                    entityId: entityChange.entity.id, recordID: mutation.recordID, mutationID: mutation.mutationID, clientID: clientID, entry: entry))
             }
             if let history = entityChange.history {
                 plan.entityHistory.append(history)
@@ -169,22 +169,22 @@ struct PushPlanner: Sendable {
             }
         }
         for entry in merged.conflicts {
-            plan.conflicts.append(LoggedConflict(recordId: mutation.recordId, mutationId: mutation.mutationId, clientId: clientId, entry: entry))
+            plan.conflicts.append(LoggedConflict(recordID: mutation.recordID, mutationID: mutation.mutationID, clientID: clientID, entry: entry))
         }
         var revision = current?.revision ?? 0
         if merged.changed {
             let review = Self.review(after: current?.review, state: merged.record.state)
             let record = StoredRecord(
-                id: mutation.recordId, formId: mutation.formId, formVersion: mutation.formVersion, state: merged.record.state,
+                id: mutation.recordID, formID: mutation.form.id, formVersion: mutation.form.version, state: merged.record.state,
                 authorId: current?.authorId ?? userId, authorName: current?.authorName ?? userName,
                 shared: (current?.shared ?? false) || merged.record.state == .submitted,
                 revision: merged.record.revision, sequence: 0, review: review,
                 times: Self.times(after: current, mutation: mutation, submitted: merged.record.state == .submitted, now: now),
                 receivedAt: now,
-                device: current == nil ? clientId : current?.device,
+                device: current == nil ? clientID : current?.device,
                 fields: merged.record.fields)
             plan.history.append(HistoryEntry(
-                recordId: record.id, revision: record.revision, kind: .change, userId: userId, clientId: clientId, at: now,
+                recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientID: clientID, at: now,
                 detail: Self.detail(from: current, to: record, changed: merged.changedFields)))
             working[record.id] = record
             let fields = String(decoding: fieldsBytes, as: UTF8.self)
@@ -200,7 +200,7 @@ struct PushPlanner: Sendable {
             revision = record.revision
         }
         let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
-        return MutationOutcome(mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
+        return MutationOutcome(mutationID: mutation.mutationID, recordID: mutation.recordID, status: lost ? .merged : .applied, revision: revision, conflicts: merged.conflicts, changed: merged.changed)
     }
 
     /// The record's times after an applied change, where each happened: created once (the device's creation
@@ -228,15 +228,15 @@ struct PushPlanner: Sendable {
     /// The first attachment the mutation sets that is larger than the server takes, as the problem the
     /// device shows at the record (what, how large, the limit, what to do).
     func oversizedAttachment(_ mutation: Mutation) -> Problem? {
-        for fieldId in mutation.changes.keys.sorted() {
-            guard case .attachment(let reference)? = mutation.changes[fieldId]?.value, reference.bytes > maxAttachmentBytes else { continue }
+        for fieldID in mutation.changes.keys.sorted() {
+            guard case .attachment(let reference)? = mutation.changes[fieldID]?.value, reference.bytes > maxAttachmentBytes else { continue }
             return Problem(
                 .contentTooLarge, "attachment-too-large", title: "Attachment too large",
-                detail: "The file attached to \"\(fieldId)\", \(reference.name), is \(AttachmentReference.formatSize(reference.bytes)) (\(reference.bytes) bytes); "
+                detail: "The file attached to \"\(fieldID)\", \(reference.name), is \(AttachmentReference.formatSize(reference.bytes)) (\(reference.bytes) bytes); "
                     + "this server takes attachments of at most \(AttachmentReference.formatSize(maxAttachmentBytes)) (\(maxAttachmentBytes) bytes), so it could never be uploaded. "
                     + "Nothing of this change was applied. Attach a smaller file (a photo at a lower resolution, a shorter recording) and send the record again, "
                     + "or ask the server's admin to raise serve --max-attachment-bytes.",
-                field: fieldId)
+                field: fieldID)
         }
         return nil
     }
@@ -249,13 +249,13 @@ struct PushPlanner: Sendable {
         if instances > maxRecordInstances, instances > current.map(Self.instanceCount) ?? 0 {
             return Problem(
                 .contentTooLarge, "record-too-large", title: "Record too large",
-                detail: "Record \(mutation.recordId) would hold \(instances) repeat instances; this server takes at most \(maxRecordInstances) per record (serve --max-record-instances). "
+                detail: "Record \(mutation.recordID) would hold \(instances) repeat instances; this server takes at most \(maxRecordInstances) per record (serve --max-record-instances). "
                     + "Nothing of this change was applied. Remove instances, or split the work into several records.")
         }
         if bytes > maxRecordBytes, bytes > current.map({ $0.jsonBytes().count }) ?? 0 {
             return Problem(
                 .contentTooLarge, "record-too-large", title: "Record too large",
-                detail: "Record \(mutation.recordId) would hold \(bytes) bytes of answers; this server takes at most \(maxRecordBytes) per record (serve --max-record-bytes). "
+                detail: "Record \(mutation.recordID) would hold \(bytes) bytes of answers; this server takes at most \(maxRecordBytes) per record (serve --max-record-bytes). "
                     + "Nothing of this change was applied. Shorten or clear answers, or split the work into several records.")
         }
         return nil
@@ -264,7 +264,7 @@ struct PushPlanner: Sendable {
     /// The repeat instances a record holds, at any depth (each instance's keys share its prefix).
     static func instanceCount(_ fields: RecordFields) -> Int {
         var prefixes = Set<String>()
-        for key in fields.fieldIds {
+        for key in fields.fieldIDs {
             guard let path = AnswerKey(key), !path.steps.isEmpty else { continue }
             prefixes.insert(path.instancePrefix)
         }
@@ -282,14 +282,14 @@ struct PushPlanner: Sendable {
     /// What a change did, for the record's history: the state, each of `fieldIds` (the fields the merge set,
     /// ``RecordMerge/Result/changedFields``) whose answer changed (from what to what), and a review state it
     /// moved. Only those fields are compared, not every field the mutation named.
-    static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIds: some Collection<String>) -> HistoryDetail {
+    static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIDs: some Collection<String>) -> HistoryDetail {
         var detail = HistoryDetail()
         if current?.state != record.state { detail.state = .init(from: current?.state, to: record.state) }
-        detail.fields.reserveCapacity(fieldIds.count)
-        for fieldId in fieldIds {
-            let before = current.flatMap { $0.fields[fieldId]?.value }
-            let after = record.fields[fieldId]?.value
-            if before != after { detail.fields[fieldId] = .init(from: before, to: after) }
+        detail.fields.reserveCapacity(fieldIDs.count)
+        for fieldID in fieldIDs {
+            let before = current.flatMap { $0.fields[fieldID]?.value }
+            let after = record.fields[fieldID]?.value
+            if before != after { detail.fields[fieldID] = .init(from: before, to: after) }
         }
         if let review = record.review, review.state != current?.review?.state {
             detail.review = .init(from: current?.review?.state, to: review.state)
@@ -303,14 +303,14 @@ struct PushPlanner: Sendable {
     private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator, verdicts: inout PatternVerdicts) -> Problem? {
         // A sensitive field's answer arrives sealed to the project key, or not at all: the server never takes its
         // plaintext. Any other field's answer arrives in clear: a sealed one would pass no check and be unreadable.
-        for fieldId in mutation.changes.keys.sorted() {
-            guard let value = mutation.changes[fieldId]?.value, let field = validator.field(forKey: fieldId) else { continue }
+        for fieldID in mutation.changes.keys.sorted() {
+            guard let value = mutation.changes[fieldID]?.value, let field = validator.field(forKey: fieldID) else { continue }
             let sealed = if case .sealed = value { true } else { false }
             if field.sensitive && !sealed {
-                return .validation("The field \"\(fieldId)\" is sensitive: its answer must be sealed on the device to the project key, not sent as a \(value.tag). Nothing of this change was applied; update the app, sync its forms and send the record again.", field: fieldId)
+                return .validation("The field \"\(fieldID)\" is sensitive: its answer must be sealed on the device to the project key, not sent as a \(value.tag). Nothing of this change was applied; update the app, sync its forms and send the record again.", field: fieldID)
             }
             if !field.sensitive && sealed {
-                return .validation("The field \"\(fieldId)\" is not sensitive: its answer is sent as it is, not sealed. Nothing of this change was applied; sync the app's forms and send the record again.", field: fieldId)
+                return .validation("The field \"\(fieldID)\" is not sensitive: its answer is sent as it is, not sealed. Nothing of this change was applied; sync the app's forms and send the record again.", field: fieldID)
             }
         }
         switch record.state {
@@ -322,9 +322,9 @@ struct PushPlanner: Sendable {
             let detail = report.issues.map(\.description).joined(separator: " ")
             return .validation("The record cannot be submitted: \(detail)", field: first.fieldID)
         case .draft:
-            for fieldId in mutation.changes.keys.sorted() {
-                if let issue = validator.draftIssue(fieldId, mutation.changes[fieldId]?.value) {
-                    return .validation(issue.code == .wrongType ? "\(issue.message) Field \"\(fieldId)\": send it as raw input or in the field's type." : issue.message, field: fieldId)
+            for fieldID in mutation.changes.keys.sorted() {
+                if let issue = validator.draftIssue(fieldID, mutation.changes[fieldID]?.value) {
+                    return .validation(issue.code == .wrongType ? "\(issue.message) Field \"\(fieldID)\": send it as raw input or in the field's type." : issue.message, field: fieldID)
                 }
             }
             return nil

@@ -51,9 +51,9 @@ extension SyncEngine {
         ]
         let request = TransportRequest(method: "GET", url: configuration.url("changes?\(query.percentEncodedQuery ?? "")"))
         return try await engine.send(request, doing: "waiting for changes", SyncProgressTracker { _ in }) { response in
-            let page = try JSONDecoder().decode(PullPage.self, from: response.body)
+            let page = try PullPageReader.read(Array(response.body)) { _ in }
             let retryAfter = response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { Duration.seconds($0) }
-            return WaitAnswer(changed: !page.changes.isEmpty, retryAfter: retryAfter)
+            return WaitAnswer(changed: page.count > 0, retryAfter: retryAfter)
         }
     }
 }

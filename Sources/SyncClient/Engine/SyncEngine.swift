@@ -169,7 +169,7 @@ public struct SyncEngine: Sendable {
             let batch = try await storage("preparing changes to send") { try await store.prepareOutgoing(limit: configuration.pushBatchSize) }
             if batch.isEmpty { break }
             let response = try await send(
-                await reporting(TransportRequest(method: "POST", url: configuration.url("push"), body: Self.pushBody(clientId: store.deviceID, batch))),
+                await reporting(TransportRequest(method: "POST", url: configuration.url("push"), body: Self.pushBody(clientID: store.deviceID, batch))),
                 doing: "pushing \(batch.count) record\(batch.count == 1 ? "" : "s")", progress
             ) { try PushResponse(jsonBytes: [UInt8]($0)) }
             progress.serverClock = max(progress.serverClock, response.serverClock)
@@ -187,11 +187,11 @@ public struct SyncEngine: Sendable {
     }
 
     /// The push request body, assembled from the frozen mutation bodies as they are.
-    static func pushBody(clientId: String, _ batch: [OutgoingMutation]) -> Data {
+    static func pushBody(clientID: String, _ batch: [OutgoingMutation]) -> Data {
         var writer = JSONWriter(capacity: 64 + batch.reduce(0) { $0 + $1.body.utf8.count + 1 })
         writer.beginObject()
         writer.key("clientId")
-        writer.string(clientId)
+        writer.string(clientID)
         writer.key("mutations")
         writer.beginArray()
         for mutation in batch {

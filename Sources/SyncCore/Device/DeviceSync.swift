@@ -105,8 +105,8 @@ public enum DeviceSync {
                 let base = synced[field]?.value
                 result.conflicts.append(LoggedConflict(
                     field: field, policy: "rejected",
-                    local: FieldState(value: change.value, revision: change.baseRevision, hlc: change.hlc, clientId: device),
-                    remote: base.map { FieldState(value: $0, revision: serverRevision, hlc: .zero, clientId: "server") }, open: false,
+                    local: FieldState(value: change.value, revision: change.baseRevision, hlc: change.hlc, clientID: device),
+                    remote: base.map { FieldState(value: $0, revision: serverRevision, hlc: .zero, clientID: "server") }, open: false,
                     reason: outcome.problem.map { $0.detail.isEmpty ? $0.title : $0.detail }))
                 result.local[field] = nil
             }
@@ -118,12 +118,12 @@ public enum DeviceSync {
         let alreadyPulled = revision <= serverRevision
         var lost: [String: ConflictEntry] = [:]
         for entry in outcome.conflicts where entry.kind == .field {
-            if let field = entry.fieldId, lost[field] == nil { lost[field] = entry }
+            if let field = entry.fieldID, lost[field] == nil { lost[field] = entry }
         }
         for (field, change) in mutation.changes.sorted(by: { $0.key < $1.key }) {
             let serverWon = lost[field]?.winner == .server
             if !alreadyPulled {
-                var winner = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientId: device)
+                var winner = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientID: device)
                 if serverWon, let server = lost[field]?.server { winner = server }
                 result.synced[field] = winner
             }
@@ -140,11 +140,11 @@ public enum DeviceSync {
             // of the record at this revision says so too, or the next pull (which skips this revision) never would.
             let merged = MergeableRecord(state: mutation.state, revision: revision, fields: result.synced)
             for (prefix, hlc) in RecordMerge.restoredInstances(mutation: mutation, record: merged) {
-                result.synced[prefix + "/" + AnswerKey.removed] = FieldState(value: .boolean(false), revision: revision, hlc: hlc, clientId: device)
+                result.synced[prefix + "/" + AnswerKey.removed] = FieldState(value: .boolean(false), revision: revision, hlc: hlc, clientID: device)
             }
         }
         for entry in outcome.conflicts where entry.kind == .field {
-            guard let field = entry.fieldId else { continue }
+            guard let field = entry.fieldID else { continue }
             // Where the server's value won, this device's value was replaced without its person deciding it:
             // the entry stays open, as one a pull delivers to a device whose value lost (`LostConflict`), so
             // the record is marked wherever a value lost. Where this device's value won, the entry records the

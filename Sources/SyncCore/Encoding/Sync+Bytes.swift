@@ -4,17 +4,17 @@ import FormModel
 /// A push request as read from its body, in one pass. (A retry is recognised by the digest of each
 /// mutation's canonical form, `Mutation.canonicalBytes()`, not by the bytes sent: a client may re-encode it.)
 public struct ReadPushRequest: Sendable {
-    public var clientId: String
+    public var clientID: String
     public var clock: HybridTimestamp?
     public var mutations: [Mutation]
     /// Each mutation's `recordId` exactly as sent (any case), in order, for the outcomes to echo.
-    public var recordIdsAsSent: [String]
+    public var recordIDsAsSent: [String]
 
     /// Reads a push body in one pass.
     /// - Parameter maximumMutations: more than this many is refused while reading, before decoding them.
     public init(jsonBytes bytes: [UInt8], maximumMutations: Int, maximumDepth: Int = 32) throws {
         var reader = JSONReader(bytes, maximumDepth: maximumDepth)
-        var clientId: String?
+        var clientID: String?
         var clock: HybridTimestamp?
         var mutations: [Mutation] = []
         var sentIds: [String] = []
@@ -23,7 +23,7 @@ public struct ReadPushRequest: Sendable {
         while let key = try reader.nextKey() {
             switch key {
             case "clientId":
-                do { clientId = try reader.readString() } catch var error as JSONReadError { error.path = "clientId"; throw error }
+                do { clientID = try reader.readString() } catch var error as JSONReadError { error.path = "clientId"; throw error }
             case "clock":
                 do {
                     clock = HybridTimestamp(rawValue: try reader.readInt64())
@@ -38,7 +38,7 @@ public struct ReadPushRequest: Sendable {
                     }
                     do {
                         var sent: String?
-                        mutations.append(try Mutation.read(from: &reader, recordIdAsSent: &sent))
+                        mutations.append(try Mutation.read(from: &reader, recordIDAsSent: &sent))
                         sentIds.append(sent ?? "")
                     } catch var error as JSONReadError {
                         error.path = "mutations[\(index)]" + (error.path.map { ".\($0)" } ?? "")
@@ -50,12 +50,12 @@ public struct ReadPushRequest: Sendable {
             }
         }
         try reader.finish()
-        guard let clientId else { throw JSONReadError(offset: reader.offset, message: "A push needs clientId", path: "clientId") }
+        guard let clientID else { throw JSONReadError(offset: reader.offset, message: "A push needs clientId", path: "clientId") }
         guard sawMutations else { throw JSONReadError(offset: reader.offset, message: "A push needs mutations (an array, possibly empty)", path: "mutations") }
-        self.clientId = clientId
+        self.clientID = clientID
         self.clock = clock
         self.mutations = mutations
-        self.recordIdsAsSent = sentIds
+        self.recordIDsAsSent = sentIds
     }
 }
 
@@ -74,54 +74,16 @@ public struct PullPageWriter: Sendable {
     /// Bytes written so far.
     public var byteCount: Int { writer.bytes.count }
 
-    /// Appends one record; `fields` must be stored ``RecordFields`` JSON. `review` is written only when
-    /// there is one, in the shape ``RecordSnapshot``'s `Codable` writes, and of `times` only the known ones;
-    /// `missingAttachments` (the SHA-256 of each referenced attachment the server does not hold yet) only when
-    /// it is not empty.
-    public mutating func append(
-        recordId: String, formId: String, formVersion: Int, state: String, revision: Int64, sequence: Int64,
-        author: String, review: RecordReview? = nil, times: RecordTimes = RecordTimes(), missingAttachments: [String] = [],
-        fields: some Sequence<UInt8>
-    ) {
+    /// Appends one record (``RecordEnvelope/write(to:)``): its fields are copied as they are.
+    public mutating func append(_ record: RecordEnvelope) {
         writer.element()
-        writer.beginObject()
-        writer.key("recordId")
-        writer.string(recordId)
-        writer.key("formId")
-        writer.string(formId)
-        writer.key("formVersion")
-        writer.int(formVersion)
-        writer.key("state")
-        writer.string(state)
-        writer.key("revision")
-        writer.int(revision)
-        writer.key("sequence")
-        writer.int(sequence)
-        writer.key("author")
-        writer.string(author)
-        if let review {
-            writer.key("review")
-            review.write(to: &writer)
-        }
-        times.write(to: &writer)
-        if !missingAttachments.isEmpty {
-            writer.key("missingAttachments")
-            writer.beginArray()
-            for sha256 in missingAttachments {
-                writer.element()
-                writer.string(sha256)
-            }
-            writer.endArray()
-        }
-        writer.key("fields")
-        writer.raw(fields)
-        writer.endObject()
+        record.write(to: &writer)
     }
 
     /// Closes the page. `lostConflicts` are the conflict-log entries (stored ``ConflictEntry`` JSON, copied as
     /// it is) whose losing value the pulling device wrote, logged in the page's range of the feed.
     public consuming func finish(
-        cursor: Int64, hasMore: Bool, serverClock: HybridTimestamp, lostConflicts: [(id: Int64, recordId: String, entry: String)] = []
+        cursor: Int64, hasMore: Bool, serverClock: HybridTimestamp, lostConflicts: [(id: Int64, recordID: String, entry: String)] = []
     ) -> [UInt8] {
         writer.endArray()
         if !lostConflicts.isEmpty {
@@ -133,7 +95,7 @@ public struct PullPageWriter: Sendable {
                 writer.key("id")
                 writer.int(conflict.id)
                 writer.key("recordId")
-                writer.string(conflict.recordId)
+                writer.string(conflict.recordID)
                 writer.key("entry")
                 writer.raw(conflict.entry.utf8)
                 writer.endObject()
@@ -151,28 +113,6 @@ public struct PullPageWriter: Sendable {
     }
 }
 
-/// One record of a pull page as read by a device: the envelope decoded, the fields left as bytes.
-public struct PulledRecord: Sendable {
-    public var recordId: UUID
-    public var formId: String
-    public var formVersion: Int
-    public var state: RecordState
-    public var revision: Int64
-    public var sequence: Int64
-    public var author: String
-    /// The record's review (nil for records never submitted).
-    public var review: RecordReview?
-    /// When the record was created, last changed and submitted, where that happened.
-    public var times = RecordTimes()
-    /// The record's ``RecordFields`` JSON, exactly as the server stored it.
-    public var fields: ArraySlice<UInt8>
-    /// Hashes of attachments the record refers to that the server does not hold yet (`missingAttachments`).
-    public var missingAttachments: [String] = []
-
-    /// The fields JSON as text, for storing.
-    public var fieldsText: String { String(decoding: fields, as: UTF8.self) }
-}
-
 /// What a pull page says besides its records.
 public struct PullPageEnd: Sendable, Hashable {
     public var cursor: Int64
@@ -185,7 +125,7 @@ public struct PullPageEnd: Sendable, Hashable {
 
 public enum PullPageReader {
     /// Reads a pull page record by record, handing each to `body` as it is read (no page model is built).
-    public static func read(_ bytes: [UInt8], _ body: (PulledRecord) throws -> Void) throws -> PullPageEnd {
+    public static func read(_ bytes: [UInt8], _ body: (RecordEnvelope) throws -> Void) throws -> PullPageEnd {
         var reader = JSONReader(bytes)
         var cursor: Int64?
         var hasMore = false
@@ -209,7 +149,7 @@ public enum PullPageReader {
                 try reader.beginArray()
                 while try reader.nextElement() {
                     do {
-                        try body(try record(&reader))
+                        try body(try RecordEnvelope.read(from: &reader))
                     } catch var error as JSONReadError {
                         error.path = "changes[\(count)]" + (error.path.map { ".\($0)" } ?? "")
                         throw error
@@ -225,44 +165,5 @@ public enum PullPageReader {
         try reader.finish()
         guard let cursor else { throw reader.error("A pull page needs a cursor") }
         return PullPageEnd(cursor: cursor, hasMore: hasMore, serverClock: HybridTimestamp(rawValue: clock), count: count, lostConflicts: lost)
-    }
-
-    static func record(_ reader: inout JSONReader) throws -> PulledRecord {
-        var recordId: UUID?
-        var formId: String?
-        var formVersion: Int64?
-        var state: RecordState?
-        var revision: Int64?
-        var sequence: Int64 = 0
-        var author = ""
-        var review: RecordReview?
-        var fields: ArraySlice<UInt8>?
-        var missingAttachments: [String] = []
-        var times = RecordTimes()
-        try reader.beginObject()
-        while let key = try reader.nextKey() {
-            if try times.read(key: key, from: &reader) { continue }
-            switch key {
-            case "recordId": recordId = try UUID.read(from: &reader, "recordId")
-            case "formId": formId = try reader.readString()
-            case "formVersion": formVersion = try reader.readInt64()
-            case "state": state = try RecordState.read(from: &reader)
-            case "revision": revision = try reader.readInt64()
-            case "sequence": sequence = try reader.readInt64()
-            case "author": author = try reader.readString()
-            case "review": review = try reader.readNull() ? nil : try RecordReview.read(from: &reader)
-            case "fields":
-                guard reader.peek() == UInt8(ascii: "{") else { throw reader.error("fields must be an object") }
-                fields = try reader.rawValue()
-            case "missingAttachments":
-                try reader.beginArray()
-                while try reader.nextElement() { missingAttachments.append(try reader.readString()) }
-            default: try reader.skipValue()
-            }
-        }
-        guard let recordId, let formId, let formVersion, let state, let revision, let fields,
-              let version = Int(exactly: formVersion)
-        else { throw reader.error("A pulled record needs recordId, formId, formVersion, state, revision and fields") }
-        return PulledRecord(recordId: recordId, formId: formId, formVersion: version, state: state, revision: revision, sequence: sequence, author: author, review: review, times: times, fields: fields, missingAttachments: missingAttachments)
     }
 }

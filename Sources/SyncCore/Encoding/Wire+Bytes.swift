@@ -61,25 +61,25 @@ extension FieldState {
         var value: AnswerValue?
         var revision: Int64?
         var hlc: Int64?
-        var clientId: String?
+        var clientID: String?
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
             case "value": value = try AnswerValue.readOptional(from: &reader)
             case "revision": revision = try reader.readInt64()
             case "hlc": hlc = try reader.readInt64()
-            case "clientId": clientId = try reader.readString()
+            case "clientId": clientID = try reader.readString()
             default: try reader.skipValue()
             }
         }
-        guard let revision, let hlc, let clientId else { throw reader.error("A field state needs revision, hlc and clientId") }
-        return FieldState(value: value, revision: revision, hlc: HybridTimestamp(rawValue: hlc), clientId: clientId)
+        guard let revision, let hlc, let clientID else { throw reader.error("A field state needs revision, hlc and clientId") }
+        return FieldState(value: value, revision: revision, hlc: HybridTimestamp(rawValue: hlc), clientID: clientID)
     }
 
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("clientId")
-        writer.string(clientId)
+        writer.string(clientID)
         writer.key("hlc")
         writer.int(hlc.rawValue)
         writer.key("revision")
@@ -93,14 +93,14 @@ extension FieldState {
 extension Mutation {
     public static func read(from reader: inout JSONReader) throws -> Mutation {
         var sent: String?
-        return try read(from: &reader, recordIdAsSent: &sent)
+        return try read(from: &reader, recordIDAsSent: &sent)
     }
 
     /// Reads a mutation and reports its `recordId` exactly as it was written (any case), to echo it.
-    public static func read(from reader: inout JSONReader, recordIdAsSent: inout String?) throws -> Mutation {
-        var mutationId: String?
-        var recordId: UUID?
-        var formId: String?
+    public static func read(from reader: inout JSONReader, recordIDAsSent: inout String?) throws -> Mutation {
+        var mutationID: String?
+        var recordID: UUID?
+        var formID: String?
         var formVersion: Int64?
         var state: RecordState?
         var changes: [String: FieldChange]?
@@ -109,13 +109,13 @@ extension Mutation {
         while let key = try reader.nextKey() {
             if try times.read(key: key, from: &reader) { continue }
             switch key {
-            case "mutationId": mutationId = try reader.readString()
+            case "mutationId": mutationID = try reader.readString()
             case "recordId":
                 let text = try reader.readString()
                 guard let id = UUID(uuidString: text) else { throw reader.error("recordId must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
-                recordId = id
-                recordIdAsSent = text
-            case "formId": formId = try reader.readString()
+                recordID = id
+                recordIDAsSent = text
+            case "formId": formID = try reader.readString()
             case "formVersion": formVersion = try reader.readInt64()
             case "state": state = try RecordState.read(from: &reader)
             case "changes":
@@ -136,19 +136,19 @@ extension Mutation {
         func missing(_ name: String, _ expected: String) -> JSONReadError {
             JSONReadError(offset: reader.offset, message: "A mutation needs \(name): \(expected)", path: name)
         }
-        guard let mutationId else { throw missing("mutationId", "a string unique on the device, such as a UUID") }
-        guard let recordId else { throw missing("recordId", "the record's UUID") }
-        guard let formId else { throw missing("formId", "the id of the record's form") }
+        guard let mutationID else { throw missing("mutationId", "a string unique on the device, such as a UUID") }
+        guard let recordID else { throw missing("recordId", "the record's UUID") }
+        guard let formID else { throw missing("formId", "the id of the record's form") }
         guard let formVersion else { throw missing("formVersion", "the form version the record was started on, a whole number from 1") }
         guard let state else { throw missing("state", "draft, submitted or deleted") }
         guard let changes else { throw missing("changes", "an object of field changes by field id, possibly empty") }
         guard formVersion >= 1, let version = Int(exactly: formVersion) else {
             throw JSONReadError(offset: reader.offset, message: "formVersion must be a whole number from 1, not \(formVersion)", path: "formVersion")
         }
-        return Mutation(mutationId: mutationId, recordId: recordId, formId: formId, formVersion: version, state: state, changes: changes, times: times)
+        return Mutation(mutationID: mutationID, recordID: recordID, form: FormKey(id: formID, version: version), state: state, changes: changes, times: times)
     }
 
-    public func write(to writer: inout JSONWriter, uppercaseRecordId: Bool = false) {
+    public func write(to writer: inout JSONWriter, uppercaseRecordID: Bool = false) {
         writer.beginObject()
         writer.key("changes")
         writer.beginObject()
@@ -162,13 +162,13 @@ extension Mutation {
             writer.int(RecordTimes.millis(created))
         }
         writer.key("formId")
-        writer.string(formId)
+        writer.string(form.id)
         writer.key("formVersion")
-        writer.int(formVersion)
+        writer.int(form.version)
         writer.key("mutationId")
-        writer.string(mutationId)
+        writer.string(mutationID)
         writer.key("recordId")
-        writer.string(uppercaseRecordId ? recordId.uuidString : recordId.lowercased)
+        writer.string(uppercaseRecordID ? recordID.uuidString : recordID.lowercased)
         writer.key("state")
         writer.string(state.rawValue)
         if let submitted = times.submitted {
@@ -188,7 +188,7 @@ extension Mutation {
     public func canonicalBytes() -> [UInt8] {
         var writer = JSONWriter(capacity: 128 + 64 * changes.count)
         writer.escapesSlashes = true
-        write(to: &writer, uppercaseRecordId: true)
+        write(to: &writer, uppercaseRecordID: true)
         return writer.bytes
     }
 
@@ -240,7 +240,7 @@ extension ProblemDetails {
 extension ConflictEntry {
     public static func read(from reader: inout JSONReader) throws -> ConflictEntry {
         var kind = Kind.field
-        var fieldId: String?
+        var fieldID: String?
         var policy: ConflictPolicy?
         var winner: Winner?
         var open = false
@@ -253,7 +253,7 @@ extension ConflictEntry {
                 let text = try reader.readString()
                 guard let read = Kind(rawValue: text) else { throw reader.error("Unknown conflict kind \"\(text)\"") }
                 kind = read
-            case "fieldId": fieldId = try reader.readNull() ? nil : try reader.readString()
+            case "fieldId": fieldID = try reader.readNull() ? nil : try reader.readString()
             case "policy":
                 let text = try reader.readString()
                 guard let read = ConflictPolicy(rawValue: text) else { throw reader.error("Unknown conflict policy \"\(text)\"") }
@@ -269,7 +269,7 @@ extension ConflictEntry {
             }
         }
         guard let policy, let winner else { throw reader.error("A conflict entry needs policy and winner") }
-        return ConflictEntry(kind: kind, fieldId: fieldId, policy: policy, winner: winner, open: open, server: server, client: client)
+        return ConflictEntry(kind: kind, fieldID: fieldID, policy: policy, winner: winner, open: open, server: server, client: client)
     }
 
     public func write(to writer: inout JSONWriter) {
@@ -278,9 +278,9 @@ extension ConflictEntry {
             writer.key("client")
             client.write(to: &writer)
         }
-        if let fieldId {
+        if let fieldID {
             writer.key("fieldId")
-            writer.string(fieldId)
+            writer.string(fieldID)
         }
         writer.key("kind")
         writer.string(kind.rawValue)
@@ -307,8 +307,8 @@ extension ConflictEntry {
 
 extension MutationOutcome {
     public static func read(from reader: inout JSONReader) throws -> MutationOutcome {
-        var mutationId: String?
-        var recordId: UUID?
+        var mutationID: String?
+        var recordID: UUID?
         var status: Status?
         var revision: Int64?
         var changed: Bool?
@@ -317,8 +317,8 @@ extension MutationOutcome {
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
-            case "mutationId": mutationId = try reader.readString()
-            case "recordId": recordId = try UUID.read(from: &reader, "recordId")
+            case "mutationId": mutationID = try reader.readString()
+            case "recordId": recordID = try UUID.read(from: &reader, "recordId")
             case "status":
                 let text = try reader.readString()
                 guard let read = Status(rawValue: text) else { throw reader.error("Unknown outcome status \"\(text)\"") }
@@ -332,11 +332,11 @@ extension MutationOutcome {
             default: try reader.skipValue()
             }
         }
-        guard let mutationId, let recordId, let status else { throw reader.error("An outcome needs mutationId, recordId and status") }
-        return MutationOutcome(mutationId: mutationId, recordId: recordId, status: status, revision: revision, conflicts: conflicts, problem: problem, changed: changed)
+        guard let mutationID, let recordID, let status else { throw reader.error("An outcome needs mutationId, recordId and status") }
+        return MutationOutcome(mutationID: mutationID, recordID: recordID, status: status, revision: revision, conflicts: conflicts, problem: problem, changed: changed)
     }
 
-    public func write(to writer: inout JSONWriter, recordIdAsSent: String? = nil) {
+    public func write(to writer: inout JSONWriter, recordIDAsSent: String? = nil) {
         writer.beginObject()
         if let changed {
             writer.key("changed")
@@ -350,13 +350,13 @@ extension MutationOutcome {
         }
         writer.endArray()
         writer.key("mutationId")
-        writer.string(mutationId)
+        writer.string(mutationID)
         if let problem {
             writer.key("problem")
             problem.write(to: &writer)
         }
         writer.key("recordId")
-        writer.string(recordIdAsSent ?? recordId.lowercased)
+        writer.string(recordIDAsSent ?? recordID.lowercased)
         if let revision {
             writer.key("revision")
             writer.int(revision)
@@ -377,15 +377,15 @@ extension MutationOutcome {
 extension PushResponse {
     /// The response's JSON; with `recordIdsAsSent` (one per outcome, in order), each outcome's `recordId` is
     /// written exactly as its mutation's was sent.
-    public func jsonBytes(recordIdsAsSent: [String]? = nil) -> [UInt8] {
+    public func jsonBytes(recordIDsAsSent: [String]? = nil) -> [UInt8] {
         var writer = JSONWriter(capacity: 64 + 160 * outcomes.count)
         writer.beginObject()
         writer.key("outcomes")
         writer.beginArray()
         for (index, outcome) in outcomes.enumerated() {
             writer.element()
-            let sent = recordIdsAsSent.flatMap { index < $0.count ? $0[index] : nil }
-            outcome.write(to: &writer, recordIdAsSent: sent.flatMap { UUID(uuidString: $0) == outcome.recordId ? $0 : nil })
+            let sent = recordIDsAsSent.flatMap { index < $0.count ? $0[index] : nil }
+            outcome.write(to: &writer, recordIDAsSent: sent.flatMap { UUID(uuidString: $0) == outcome.recordID ? $0 : nil })
         }
         writer.endArray()
         writer.key("serverClock")

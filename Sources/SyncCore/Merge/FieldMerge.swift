@@ -28,10 +28,10 @@ public enum FieldMerge {
     ///   - policy: the field's conflict policy (`form.conflictPolicy(for:)`).
     ///   - revision: the record revision this merge produces, stamped on an applied value.
     public static func merge(
-        fieldId: String, server: FieldState?, change: FieldChange, clientId: String,
+        fieldID: String, server: FieldState?, change: FieldChange, clientID: String,
         policy: ConflictPolicy, revision: Int64
     ) -> Result {
-        let incoming = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientId: clientId)
+        let incoming = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientID: clientID)
         guard let server else {
             // Clearing a field that holds nothing changes nothing.
             return Result(newState: change.value == nil ? nil : incoming, conflict: nil)
@@ -42,19 +42,19 @@ public enum FieldMerge {
         if server.revision <= change.baseRevision {
             return Result(newState: incoming, conflict: nil)
         }
-        let clientSide = FieldState(value: change.value, revision: change.baseRevision, hlc: change.hlc, clientId: clientId)
+        let clientSide = FieldState(value: change.value, revision: change.baseRevision, hlc: change.hlc, clientID: clientID)
         switch policy {
         case .lastWriterWins:
-            let clientLater = (change.hlc, clientId) > (server.hlc, server.clientId)
+            let clientLater = (change.hlc, clientID) > (server.hlc, server.clientID)
             return Result(
                 newState: clientLater ? incoming : nil,
-                conflict: ConflictEntry(fieldId: fieldId, policy: policy, winner: clientLater ? .client : .server, server: server, client: clientSide))
+                conflict: ConflictEntry(fieldID: fieldID, policy: policy, winner: clientLater ? .client : .server, server: server, client: clientSide))
         case .serverWins:
-            return Result(newState: nil, conflict: ConflictEntry(fieldId: fieldId, policy: policy, winner: .server, server: server, client: clientSide))
+            return Result(newState: nil, conflict: ConflictEntry(fieldID: fieldID, policy: policy, winner: .server, server: server, client: clientSide))
         case .clientWins:
-            return Result(newState: incoming, conflict: ConflictEntry(fieldId: fieldId, policy: policy, winner: .client, server: server, client: clientSide))
+            return Result(newState: incoming, conflict: ConflictEntry(fieldID: fieldID, policy: policy, winner: .client, server: server, client: clientSide))
         case .manual:
-            return Result(newState: nil, conflict: ConflictEntry(fieldId: fieldId, policy: policy, winner: .server, open: true, server: server, client: clientSide))
+            return Result(newState: nil, conflict: ConflictEntry(fieldID: fieldID, policy: policy, winner: .server, open: true, server: server, client: clientSide))
         }
     }
 }

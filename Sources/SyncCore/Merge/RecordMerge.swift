@@ -36,7 +36,7 @@ public enum RecordMerge {
     ///   - policy: the conflict policy of a field (`form.conflictPolicy(for:)`).
     ///   - recordPolicy: the form's policy, stamped on record-level log entries.
     public static func merge(
-        current: MergeableRecord?, mutation: Mutation, clientId: String,
+        current: MergeableRecord?, mutation: Mutation, clientID: String,
         recordPolicy: ConflictPolicy, policy: (String) -> ConflictPolicy
     ) -> Result {
         let base = current ?? MergeableRecord(state: mutation.state, revision: 0, fields: RecordFields())
@@ -47,24 +47,24 @@ public enum RecordMerge {
         var changedFields: [String] = []
         record.fields.states.reserveCapacity(base.fields.count + mutation.changes.count)
         if let current, current.state == .deleted, mutation.state != .deleted {
-            conflicts.append(ConflictEntry(kind: .restoredAfterDelete, fieldId: nil, policy: recordPolicy, winner: .client, server: nil, client: nil))
+            conflicts.append(ConflictEntry(kind: .restoredAfterDelete, fieldID: nil, policy: recordPolicy, winner: .client, server: nil, client: nil))
         }
-        for fieldId in mutation.changes.keys.sorted() {
-            let change = mutation.changes[fieldId]!
+        for fieldID in mutation.changes.keys.sorted() {
+            let change = mutation.changes[fieldID]!
             let result = FieldMerge.merge(
-                fieldId: fieldId, server: base.fields[fieldId], change: change, clientId: clientId,
-                policy: policy(fieldId), revision: revision)
+                fieldID: fieldID, server: base.fields[fieldID], change: change, clientID: clientID,
+                policy: policy(fieldID), revision: revision)
             if let newState = result.newState {
-                record.fields[fieldId] = newState
-                changedFields.append(fieldId)
+                record.fields[fieldID] = newState
+                changedFields.append(fieldID)
                 changed = true
             }
             if let conflict = result.conflict { conflicts.append(conflict) }
         }
         for (prefix, hlc) in restoredInstances(mutation: mutation, record: record) {
             let key = prefix + "/" + AnswerKey.removed
-            conflicts.append(ConflictEntry(kind: .restoredAfterDelete, fieldId: key, policy: policy(key), winner: .client, server: record.fields[key], client: nil))
-            record.fields[key] = FieldState(value: .boolean(false), revision: revision, hlc: hlc, clientId: clientId)
+            conflicts.append(ConflictEntry(kind: .restoredAfterDelete, fieldID: key, policy: policy(key), winner: .client, server: record.fields[key], client: nil))
+            record.fields[key] = FieldState(value: .boolean(false), revision: revision, hlc: hlc, clientID: clientID)
             changed = true
         }
         if record.state != mutation.state {

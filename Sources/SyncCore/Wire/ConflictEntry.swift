@@ -20,7 +20,7 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
 
     public var kind: Kind
     /// The field, for `field` entries.
-    public var fieldId: String?
+    public var fieldID: String?
     public var policy: ConflictPolicy
     public var winner: Winner
     /// Whether a person still has to decide (`manual` policy).
@@ -30,9 +30,13 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
     /// The device's side.
     public var client: FieldState?
 
-    public init(kind: Kind = .field, fieldId: String?, policy: ConflictPolicy, winner: Winner, open: Bool = false, server: FieldState?, client: FieldState?) {
+    private enum CodingKeys: String, CodingKey {
+        case kind, fieldID = "fieldId", policy, winner, open, server, client
+    }
+
+    public init(kind: Kind = .field, fieldID: String?, policy: ConflictPolicy, winner: Winner, open: Bool = false, server: FieldState?, client: FieldState?) {
         self.kind = kind
-        self.fieldId = fieldId
+        self.fieldID = fieldID
         self.policy = policy
         self.winner = winner
         self.open = open
@@ -52,29 +56,33 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
 /// again stores it once.
 public struct LostConflict: Codable, Sendable, Hashable {
     public var id: Int64
-    public var recordId: UUID
+    public var recordID: UUID
     public var entry: ConflictEntry
 
-    public init(id: Int64, recordId: UUID, entry: ConflictEntry) {
+    private enum CodingKeys: String, CodingKey {
+        case id, recordID = "recordId", entry
+    }
+
+    public init(id: Int64, recordID: UUID, entry: ConflictEntry) {
         self.id = id
-        self.recordId = recordId
+        self.recordID = recordID
         self.entry = entry
     }
 
     static func read(from reader: inout JSONReader) throws -> LostConflict {
         var id: Int64?
-        var recordId: UUID?
+        var recordID: UUID?
         var entry: ConflictEntry?
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
             case "id": id = try reader.readInt64()
-            case "recordId": recordId = try UUID.read(from: &reader, "recordId")
+            case "recordId": recordID = try UUID.read(from: &reader, "recordId")
             case "entry": entry = try ConflictEntry.read(from: &reader)
             default: try reader.skipValue()
             }
         }
-        guard let id, let recordId, let entry else { throw reader.error("A lost conflict needs id, recordId and entry") }
-        return LostConflict(id: id, recordId: recordId, entry: entry)
+        guard let id, let recordID, let entry else { throw reader.error("A lost conflict needs id, recordId and entry") }
+        return LostConflict(id: id, recordID: recordID, entry: entry)
     }
 }

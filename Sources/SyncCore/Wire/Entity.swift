@@ -5,12 +5,12 @@ import Foundation
 ///
 /// The device evaluates the form's `EntityDeclaration` (create and update conditions, entity id, label) on
 /// the record's answers at the moment of submission and keeps the outcome in the record itself, under the
-/// reserved field id ``RecordEntityChange/fieldId``. The server applies the record's entity change from
+/// reserved field id ``RecordEntityChange/fieldID``. The server applies the record's entity change from
 /// this, never by evaluating the form again: what the device applied offline is what the server applies.
 /// The properties' values are the record's `saveTo` fields, with those fields' stamps.
 public struct RecordEntityChange: Codable, Sendable, Hashable {
     /// The record field that holds the change (`__entity`; field ids starting `__` are reserved).
-    public static let fieldId = AnswerKey.entityChange
+    public static let fieldID = AnswerKey.entityChange
 
     public enum Action: String, Codable, Sendable, Hashable {
         case create
@@ -38,7 +38,7 @@ public struct RecordEntityChange: Codable, Sendable, Hashable {
         self.label = label
     }
 
-    /// The change as the record stores it in ``fieldId``: a text answer holding this change's JSON (keys
+    /// The change as the record stores it in ``fieldID``: a text answer holding this change's JSON (keys
     /// sorted, so the same change is always the same bytes and a retried push digests the same).
     public var answer: AnswerValue {
         let encoder = JSONEncoder()
@@ -48,11 +48,11 @@ public struct RecordEntityChange: Codable, Sendable, Hashable {
         return .text(String(decoding: data, as: UTF8.self))
     }
 
-    /// Reads the change a record stores in ``fieldId``; throws, saying what is wrong, for anything else.
+    /// Reads the change a record stores in ``fieldID``; throws, saying what is wrong, for anything else.
     public init(answer: AnswerValue) throws {
         guard case .text(let json) = answer else {
             throw DecodingError.dataCorrupted(.init(
-                codingPath: [], debugDescription: "the field \(Self.fieldId) holds \(answer.tag), expected text holding the record's entity change"))
+                codingPath: [], debugDescription: "the field \(Self.fieldID) holds \(answer.tag), expected text holding the record's entity change"))
         }
         self = try JSONDecoder().decode(Self.self, from: Data(json.utf8))
     }

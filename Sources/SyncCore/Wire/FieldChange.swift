@@ -33,7 +33,12 @@ public struct FieldChange: Codable, Sendable, Hashable {
     }
 }
 
-/// The current value of one field of a stored record, with the metadata the merge needs.
+/// The current value of one field of a stored record, with its stamp: the metadata of the write that set it
+/// (the record revision, the hybrid logical clock reading and the device), which the merge needs.
+///
+/// This is the one stamp type of the protocol: ``RecordFields`` lays the same triple out as `stamp`/`stamps`
+/// (`revision`, `clock`, `writer`) in its JSON, a conflict entry as `revision`, `hlc`, `clientId`; in Swift
+/// both are a `FieldState`, and ``stamp`` is one without its value.
 public struct FieldState: Codable, Sendable, Hashable {
     /// The answer; `nil` when the field was cleared.
     public var value: AnswerValue?
@@ -42,23 +47,28 @@ public struct FieldState: Codable, Sendable, Hashable {
     /// The hybrid logical clock reading of the write that set it.
     public var hlc: HybridTimestamp
     /// The device that made that write.
-    public var clientId: String
+    public var clientID: String
 
-    public init(value: AnswerValue?, revision: Int64, hlc: HybridTimestamp, clientId: String) {
+    public init(value: AnswerValue?, revision: Int64, hlc: HybridTimestamp, clientID: String) {
         self.value = value
         self.revision = revision
         self.hlc = hlc
-        self.clientId = clientId
+        self.clientID = clientID
     }
 
-    enum CodingKeys: String, CodingKey { case value, revision, hlc, clientId }
+    /// The stamp alone: this state with its value left out, so two fields written by the same write compare equal.
+    public var stamp: FieldState {
+        FieldState(value: nil, revision: revision, hlc: hlc, clientID: clientID)
+    }
+
+    enum CodingKeys: String, CodingKey { case value, revision, hlc, clientID = "clientId" }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         value = try container.decodeIfPresent(AnswerValue.self, forKey: .value)
         revision = try container.decode(Int64.self, forKey: .revision)
         hlc = try container.decode(HybridTimestamp.self, forKey: .hlc)
-        clientId = try container.decode(String.self, forKey: .clientId)
+        clientID = try container.decode(String.self, forKey: .clientID)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -66,6 +76,6 @@ public struct FieldState: Codable, Sendable, Hashable {
         try container.encode(value, forKey: .value)
         try container.encode(revision, forKey: .revision)
         try container.encode(hlc, forKey: .hlc)
-        try container.encode(clientId, forKey: .clientId)
+        try container.encode(clientID, forKey: .clientID)
     }
 }

@@ -7,11 +7,10 @@ import Foundation
 /// the server applies it once and returns the stored outcome every time after.
 public struct Mutation: Codable, Sendable, Hashable {
     /// Unique per device; a UUID is a good choice.
-    public var mutationId: String
-    public var recordId: UUID
-    public var formId: String
+    public var mutationID: String
+    public var recordID: UUID
     /// The form version the record was started on or upgraded to.
-    public var formVersion: Int
+    public var form: FormKey
     /// The state the device wants the record in after this mutation.
     public var state: RecordState
     /// The fields written, keyed by field id; fields not named are left as they are.
@@ -22,28 +21,26 @@ public struct Mutation: Codable, Sendable, Hashable {
     public var times: RecordTimes
 
     public init(
-        mutationId: String, recordId: UUID, formId: String, formVersion: Int, state: RecordState, changes: [String: FieldChange],
+        mutationID: String, recordID: UUID, form: FormKey, state: RecordState, changes: [String: FieldChange],
         times: RecordTimes = RecordTimes()
     ) {
-        self.mutationId = mutationId
-        self.recordId = recordId
-        self.formId = formId
-        self.formVersion = formVersion
+        self.mutationID = mutationID
+        self.recordID = recordID
+        self.form = form
         self.state = state
         self.changes = changes
         self.times = times
     }
 
     private enum CodingKeys: String, CodingKey {
-        case mutationId, recordId, formId, formVersion, state, changes, createdAt, updatedAt, submittedAt
+        case mutationID = "mutationId", recordID = "recordId", formID = "formId", formVersion, state, changes, createdAt, updatedAt, submittedAt
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        mutationId = try container.decode(String.self, forKey: .mutationId)
-        recordId = try container.decode(UUID.self, forKey: .recordId)
-        formId = try container.decode(String.self, forKey: .formId)
-        formVersion = try container.decode(Int.self, forKey: .formVersion)
+        mutationID = try container.decode(String.self, forKey: .mutationID)
+        recordID = try container.decode(UUID.self, forKey: .recordID)
+        form = FormKey(id: try container.decode(String.self, forKey: .formID), version: try container.decode(Int.self, forKey: .formVersion))
         state = try container.decode(RecordState.self, forKey: .state)
         changes = try container.decode([String: FieldChange].self, forKey: .changes)
         times = try RecordTimes(from: container)
@@ -51,10 +48,10 @@ public struct Mutation: Codable, Sendable, Hashable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(mutationId, forKey: .mutationId)
-        try container.encode(recordId, forKey: .recordId)
-        try container.encode(formId, forKey: .formId)
-        try container.encode(formVersion, forKey: .formVersion)
+        try container.encode(mutationID, forKey: .mutationID)
+        try container.encode(recordID, forKey: .recordID)
+        try container.encode(form.id, forKey: .formID)
+        try container.encode(form.version, forKey: .formVersion)
         try container.encode(state, forKey: .state)
         try container.encode(changes, forKey: .changes)
         try times.encode(to: &container)

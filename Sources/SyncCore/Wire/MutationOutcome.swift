@@ -12,8 +12,8 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
         case rejected
     }
 
-    public var mutationId: String
-    public var recordId: UUID
+    public var mutationID: String
+    public var recordID: UUID
     public var status: Status
     /// The record's revision after this mutation (absent when rejected).
     public var revision: Int64?
@@ -26,9 +26,13 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
     /// Why the mutation was rejected.
     public var problem: ProblemDetails?
 
-    public init(mutationId: String, recordId: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil, changed: Bool? = nil) {
-        self.mutationId = mutationId
-        self.recordId = recordId
+    private enum CodingKeys: String, CodingKey {
+        case mutationID = "mutationId", recordID = "recordId", status, revision, changed, conflicts, problem
+    }
+
+    public init(mutationID: String, recordID: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil, changed: Bool? = nil) {
+        self.mutationID = mutationID
+        self.recordID = recordID
         self.status = status
         self.revision = revision
         self.changed = changed

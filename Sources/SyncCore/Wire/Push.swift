@@ -2,13 +2,17 @@ import FormModel
 /// `POST /v1/projects/{project}/push`: a batch of mutations from one device.
 public struct PushRequest: Codable, Sendable, Hashable {
     /// The device that made the mutations; outcomes are kept per `(clientId, mutationId)`.
-    public var clientId: String
+    public var clientID: String
     /// The device's clock when it sent the batch (optional); moves the server's clock forward.
     public var clock: HybridTimestamp?
     public var mutations: [Mutation]
 
-    public init(clientId: String, clock: HybridTimestamp? = nil, mutations: [Mutation]) {
-        self.clientId = clientId
+    private enum CodingKeys: String, CodingKey {
+        case clientID = "clientId", clock, mutations
+    }
+
+    public init(clientID: String, clock: HybridTimestamp? = nil, mutations: [Mutation]) {
+        self.clientID = clientID
         self.clock = clock
         self.mutations = mutations
     }

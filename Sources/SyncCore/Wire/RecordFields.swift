@@ -31,59 +31,46 @@ public struct RecordFields: Sendable, Hashable {
 
     public var isEmpty: Bool { states.isEmpty }
     public var count: Int { states.count }
-    public var fieldIds: Dictionary<String, FieldState>.Keys { states.keys }
+    public var fieldIDs: Dictionary<String, FieldState>.Keys { states.keys }
 
     /// The current answers (cleared fields absent).
     public var values: [String: AnswerValue] { states.compactMapValues(\.value) }
 
-    /// The metadata of one field's last write.
-    public struct Stamp: Sendable, Hashable {
-        public var revision: Int64
-        public var clock: HybridTimestamp
-        public var writer: String
-
-        public init(revision: Int64, clock: HybridTimestamp, writer: String) {
-            self.revision = revision
-            self.clock = clock
-            self.writer = writer
-        }
-    }
-
     /// The canonical layout: field ids sorted, the most common stamp as the default (ties: the first field's),
-    /// writers in order of first use with the default's writer first.
+    /// writers in order of first use with the default's writer first. A stamp is a ``FieldState`` without its
+    /// value (``FieldState/stamp``): one type says a field's write metadata everywhere.
     struct Layout {
-        var fieldIds: [String]
-        var defaultStamp: Stamp?
+        var fieldIDs: [String]
+        var defaultStamp: FieldState?
         var writers: [String]
         var exceptions: [String]
     }
 
     func layout() -> Layout {
         let ids = states.keys.sorted()
-        var counts: [(stamp: Stamp, count: Int)] = []
+        var counts: [(stamp: FieldState, count: Int)] = []
         for id in ids {
-            let state = states[id]!
-            let stamp = Stamp(revision: state.revision, clock: state.hlc, writer: state.clientId)
+            let stamp = states[id]!.stamp
             if let index = counts.firstIndex(where: { $0.stamp == stamp }) {
                 counts[index].count += 1
             } else {
                 counts.append((stamp, 1))
             }
         }
-        var best: Stamp?
+        var best: FieldState?
         var bestCount = 0
         for entry in counts where entry.count > bestCount {
             best = entry.stamp
             bestCount = entry.count
         }
-        var writers: [String] = best.map { [$0.writer] } ?? []
+        var writers: [String] = best.map { [$0.clientID] } ?? []
         var exceptions: [String] = []
         for id in ids {
             let state = states[id]!
-            if !writers.contains(state.clientId) { writers.append(state.clientId) }
-            if best != Stamp(revision: state.revision, clock: state.hlc, writer: state.clientId) { exceptions.append(id) }
+            if !writers.contains(state.clientID) { writers.append(state.clientID) }
+            if best != state.stamp { exceptions.append(id) }
         }
-        return Layout(fieldIds: ids, defaultStamp: best, writers: writers, exceptions: exceptions)
+        return Layout(fieldIDs: ids, defaultStamp: best, writers: writers, exceptions: exceptions)
     }
 }
 
@@ -103,7 +90,7 @@ extension RecordFields {
         writer.beginObject()
         writer.key("values")
         writer.beginObject()
-        for id in layout.fieldIds {
+        for id in layout.fieldIDs {
             writer.key(id)
             states[id]!.value.write(to: &writer)
         }
@@ -115,14 +102,14 @@ extension RecordFields {
             writer.string(device)
         }
         writer.endArray()
-        func stamp(_ state: Stamp) {
+        func stamp(_ state: FieldState) {
             writer.beginObject()
             writer.key("revision")
             writer.int(state.revision)
             writer.key("clock")
-            writer.int(state.clock.rawValue)
+            writer.int(state.hlc.rawValue)
             writer.key("writer")
-            writer.int(layout.writers.firstIndex(of: state.writer) ?? 0)
+            writer.int(layout.writers.firstIndex(of: state.clientID) ?? 0)
             writer.endObject()
         }
         if let defaultStamp = layout.defaultStamp {
@@ -133,9 +120,8 @@ extension RecordFields {
             writer.key("stamps")
             writer.beginObject()
             for id in layout.exceptions {
-                let state = states[id]!
                 writer.key(id)
-                stamp(Stamp(revision: state.revision, clock: state.hlc, writer: state.clientId))
+                stamp(states[id]!)
             }
             writer.endObject()
         }
@@ -203,7 +189,7 @@ extension RecordFields {
             guard stamp.writer < writers.count else {
                 throw reader.error("The stamp of \"\(field)\" names writer \(stamp.writer), but writers has \(writers.count)")
             }
-            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientId: writers[stamp.writer])
+            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientID: writers[stamp.writer])
         }
         if let field = exceptions.keys.first(where: { states[$0] == nil }) {
             throw reader.error("\"stamps\" names \"\(field)\", which is not in \"values\"")
@@ -234,7 +220,7 @@ extension RecordFields: Codable {
             guard let stamp = exceptions[field] ?? defaultStamp, stamp.writer >= 0, stamp.writer < writers.count, stamp.revision >= 0 else {
                 throw DecodingError.dataCorruptedError(forKey: .stamps, in: container, debugDescription: "The field \"\(field)\" has no valid stamp")
             }
-            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientId: writers[stamp.writer])
+            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientID: writers[stamp.writer])
         }
         guard exceptions.keys.allSatisfy({ states[$0] != nil }) else {
             throw DecodingError.dataCorruptedError(forKey: .stamps, in: container, debugDescription: "\"stamps\" names a field that is not in \"values\"")
@@ -247,15 +233,14 @@ extension RecordFields: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(states.mapValues(\.value), forKey: .values)
         try container.encode(layout.writers, forKey: .writers)
-        func wire(_ stamp: Stamp) -> WireStamp {
-            WireStamp(revision: stamp.revision, clock: stamp.clock.rawValue, writer: layout.writers.firstIndex(of: stamp.writer) ?? 0)
+        func wire(_ stamp: FieldState) -> WireStamp {
+            WireStamp(revision: stamp.revision, clock: stamp.hlc.rawValue, writer: layout.writers.firstIndex(of: stamp.clientID) ?? 0)
         }
         try container.encodeIfPresent(layout.defaultStamp.map(wire), forKey: .stamp)
         if !layout.exceptions.isEmpty {
             var exceptions: [String: WireStamp] = [:]
             for id in layout.exceptions {
-                let state = states[id]!
-                exceptions[id] = wire(Stamp(revision: state.revision, clock: state.hlc, writer: state.clientId))
+                exceptions[id] = wire(states[id]!)
             }
             try container.encode(exceptions, forKey: .stamps)
         }

@@ -22,10 +22,10 @@ struct ConsoleAttachmentTests {
         try await TestServer.with(backend) { server in
             try await server.publish(AttachmentAccessTests.form, project: "alpha")
             try await server.publish(AttachmentAccessTests.form, project: "beta")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let bob = Device(clientId: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
-            let olga = Device(clientId: "olga-laptop", token: try await server.member("olga", project: "beta", role: .admin), project: "beta")
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let bob = Device(clientID: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let olga = Device(clientID: "olga-laptop", token: try await server.member("olga", project: "beta", role: .admin), project: "beta")
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [ana.mutation(record, form: "inspection", [
@@ -51,7 +51,7 @@ struct ConsoleAttachmentTests {
                 // The link answers each viewer as the record page does.
                 for (device, status) in [(ana, HTTPResponse.Status.ok), (rita, .ok), (bob, .notFound), (olga, .notFound)] {
                     let response = try await client.console(link, token: device.token)
-                    #expect(response.status == status, "\(device.clientId)")
+                    #expect(response.status == status, "\(device.clientID)")
                     if status == .ok {
                         #expect(Data(buffer: response.body) == photo.bytes)
                         #expect(response.headers[.contentType] == "application/octet-stream", "random bytes: the type comes from them, not from the reference")

@@ -22,11 +22,11 @@ struct ConsoleAuthTests {
             try await server.publish(TestForms.job(), project: "alpha")
             try await server.publish(TestForms.job(), project: "beta")
             let world = World(
-                ana: Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector)),
-                bob: Device(clientId: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector)),
-                rita: Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer)),
-                adam: Device(clientId: "adam-laptop", token: try await server.member("adam", project: "alpha", role: .admin)),
-                olga: Device(clientId: "olga-laptop", token: try await server.member("olga", project: "beta", role: .admin), project: "beta"))
+                ana: Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector)),
+                bob: Device(clientID: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector)),
+                rita: Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer)),
+                adam: Device(clientID: "adam-laptop", token: try await server.member("adam", project: "alpha", role: .admin)),
+                olga: Device(clientID: "olga-laptop", token: try await server.member("olga", project: "beta", role: .admin), project: "beta"))
             _ = try await world.ana.push(client, [
                 world.ana.mutation(world.anaSubmitted, ["title": world.ana.change(.text("Pump"))]),
                 world.ana.mutation(world.anaDraft, state: .draft, ["title": world.ana.change(.text("Half done"))]),
@@ -81,7 +81,7 @@ struct ConsoleAuthTests {
                 for (path, expected) in matrix {
                     for (device, status) in zip([w.ana, w.rita, w.adam, w.olga], expected) {
                         let response = try await client.console(path, token: device.token)
-                        #expect(response.status == status, "\(device.clientId) GET \(path): \(response.status)")
+                        #expect(response.status == status, "\(device.clientID) GET \(path): \(response.status)")
                         #expect(response.headers[.contentType]?.hasPrefix(path.contains("export") && status == .ok ? "text/csv" : "text/html") == true)
                     }
                 }
@@ -105,7 +105,7 @@ struct ConsoleAuthTests {
                 let bulk = "batch=bulk-matrix-0123456789&scope=selected&decision=approved&records%5B%5D=\(w.bobSubmitted.lowercased)"
                 for (device, status) in zip([w.ana, w.rita, w.adam, w.olga], [HTTPResponse.Status.forbidden, .seeOther, .seeOther, .notFound]) {
                     let response = try await client.console("/console/projects/alpha/forms/job/review", token: device.token, method: .post, form: bulk)
-                    #expect(response.status == status, "\(device.clientId) bulk review: \(response.status)")
+                    #expect(response.status == status, "\(device.clientID) bulk review: \(response.status)")
                 }
                 #expect(try await client.console("/console/projects/alpha/forms/nope/review", token: w.rita.token, method: .post, form: bulk).status == .notFound)
                 // Forms: uploads, publishing, closing and reopening are the project admin's (adam's upload here is no
@@ -117,7 +117,7 @@ struct ConsoleAuthTests {
                 for (path, adminStatus) in adminPosts {
                     for (device, status) in zip([w.ana, w.rita, w.adam, w.olga], [HTTPResponse.Status.forbidden, .forbidden, adminStatus, .notFound]) {
                         let response = try await client.console(path, token: device.token, method: .post, form: "")
-                        #expect(response.status == status, "\(device.clientId) POST \(path): \(response.status)")
+                        #expect(response.status == status, "\(device.clientID) POST \(path): \(response.status)")
                     }
                 }
 
@@ -127,7 +127,7 @@ struct ConsoleAuthTests {
                 for (path, form) in [(entityPath + "/assign", "assignee=rita"), (entityPath + "/delete", "confirm=yes")] {
                     for (device, status) in zip([w.ana, w.rita, w.olga], [HTTPResponse.Status.forbidden, .forbidden, .notFound]) {
                         let response = try await client.console(path, token: device.token, method: .post, form: form)
-                        #expect(response.status == status, "\(device.clientId) POST \(path): \(response.status)")
+                        #expect(response.status == status, "\(device.clientID) POST \(path): \(response.status)")
                     }
                 }
                 #expect(try await client.console(entityPath + "/assign", token: w.adam.token, method: .post, form: "assignee=olga").status == .badRequest)
@@ -164,7 +164,7 @@ struct ConsoleAuthTests {
                 for (path, form) in people {
                     for (device, status) in zip([w.ana, w.rita, w.olga], [HTTPResponse.Status.forbidden, .forbidden, .notFound]) {
                         let response = try await client.console(path, token: device.token, method: .post, form: form)
-                        #expect(response.status == status, "\(device.clientId) POST \(path): \(response.status)")
+                        #expect(response.status == status, "\(device.clientID) POST \(path): \(response.status)")
                     }
                 }
                 #expect(try await server.storage.members(projectId: alpha).first { $0.userId == anaId }?.role == .collector, "nothing changed")

@@ -36,7 +36,7 @@ struct ConsoleBulkReviewTests {
     func ticksAndFiltersApproveOrSendBackEachAsASingleReview(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             try await server.app.test(.router) { client in
                 let submitted = (0..<6).map { _ in UUID() }
@@ -66,7 +66,7 @@ struct ConsoleBulkReviewTests {
                 let after = try await browser.get(client, approved.headers[.location] ?? "")
                 #expect(after.text.contains("Approved 3 records."))
                 for id in ticked {
-                    let history = try await server.storage.history(projectId: try await server.project("alpha").id, recordId: id)
+                    let history = try await server.storage.history(projectId: try await server.project("alpha").id, recordID: id)
                     #expect(history.filter { $0.kind == .review }.count == 1, "one review entry for \(id)")
                     #expect(history.last?.detail.review?.to == .approved)
                     #expect(history.last?.userName == "rita")
@@ -89,7 +89,7 @@ struct ConsoleBulkReviewTests {
 
                 // The device learns every review as it learns a single one: on its next pull.
                 let page = try await ana.pull(client, after: before.cursor)
-                let reviews = Dictionary(uniqueKeysWithValues: page.changes.map { ($0.recordId, $0.review) })
+                let reviews = Dictionary(uniqueKeysWithValues: page.changes.map { ($0.recordID, $0.review) })
                 for id in ticked { #expect(reviews[id]??.state == .approved) }
                 for id in submitted.dropFirst(3) {
                     #expect(reviews[id]??.state == .hasIssues)
@@ -104,7 +104,7 @@ struct ConsoleBulkReviewTests {
     func refusesWhatABulkReviewMayNotDo(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             try await server.app.test(.router) { client in
                 let id = UUID()
@@ -133,7 +133,7 @@ struct ConsoleBulkReviewTests {
                 #expect(!own.text.contains("bulk-review"))
                 let refused = try await collector.post(client, path, one + [("decision", "approved")])
                 #expect(refused.status == .forbidden)
-                let history = try await server.storage.history(projectId: try await server.project("alpha").id, recordId: id)
+                let history = try await server.storage.history(projectId: try await server.project("alpha").id, recordID: id)
                 #expect(!history.contains { $0.kind == .review }, "nothing refused was written")
 
                 // A record of another form ticked on this form's table is left as it is.
@@ -143,7 +143,7 @@ struct ConsoleBulkReviewTests {
                 let elsewhere = try await browser.post(
                     client, path, [("batch", batch), ("scope", "selected"), ("records[]", other.lowercased), ("decision", "approved")])
                 #expect(elsewhere.status == .seeOther || elsewhere.status == .found, "\(elsewhere.status)")
-                let untouched = try await server.storage.history(projectId: try await server.project("alpha").id, recordId: other)
+                let untouched = try await server.storage.history(projectId: try await server.project("alpha").id, recordID: other)
                 #expect(!untouched.contains { $0.kind == .review }, "a record of another form was reviewed through the job form")
             }
         }
@@ -158,7 +158,7 @@ struct ConsoleBulkReviewTests {
             let ids = (0...BulkReview.maxRecords).map { _ in UUID() }
             await #expect(throws: Problem.self) {
                 _ = try await BulkReview(services: server.services).review(
-                    membership, principal, formId: "job", recordIds: ids, state: .approved, comment: nil, batch: "abcdefghijklmnop", logger: TestServer.quietLogger)
+                    membership, principal, formID: "job", recordIDs: ids, state: .approved, comment: nil, batch: "abcdefghijklmnop", logger: TestServer.quietLogger)
             }
         }
     }

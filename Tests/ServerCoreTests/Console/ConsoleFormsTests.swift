@@ -174,7 +174,7 @@ struct ConsoleFormsTests {
                 #expect(fixed.status == .ok, "\(fixed.text)")
                 #expect(fixed.text.contains("Red") && fixed.text.contains("Blue"), "the preview lists the choices")
                 _ = try await browser.post(client, try #require(Self.publishAction(fixed.text)), [])
-                #expect(try await server.storage.forms(projectId: try await server.project("alpha").id).map(\.formId) == ["colours"])
+                #expect(try await server.storage.forms(projectId: try await server.project("alpha").id).map(\.formID) == ["colours"])
                 // The example bilingual workbook: its preview gives each label in English and in French.
                 let siteVisit = try Data(contentsOf: URL(fileURLWithPath: PackagePaths.file("Schema/forms/site-visit.xlsx")))
                 let bilingual = try await Self.upload(client, browser, name: "site-visit.xlsx", siteVisit)
@@ -191,7 +191,7 @@ struct ConsoleFormsTests {
     func aClosedFormRefusesNewRecordsTakesEditsAndTellsDevices(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let adam = try await server.member("adam", project: "alpha", role: .admin)
             try await server.app.test(.router) { client in
                 let existing = UUID()
@@ -232,7 +232,7 @@ struct ConsoleFormsTests {
     func theMapDrawsEachLocatedRecordAsALinkToItsPage(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.survey(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             try await server.app.test(.router) { client in
                 let north = UUID(), south = UUID(), nowhere = UUID()

@@ -72,7 +72,7 @@ struct ConsolePeopleTests {
                               HTTPField.Name("FieldSheet-Device")!: "ana-tablet-db"])
                 #expect(pull.status == .ok)
                 let listed = try #require(try await server.storage.devices(projectId: north.id, userId: ana.userId).first)
-                #expect(listed.id == device.deviceId && listed.name == "tablet 4" && listed.waiting == 3 && listed.clientId == "ana-tablet-db")
+                #expect(listed.id == device.deviceId && listed.name == "tablet 4" && listed.waiting == 3 && listed.clientID == "ana-tablet-db")
                 #expect(listed.clientVersion == "fieldsheet/1" && listed.firstSyncAt != nil && listed.lastSyncAt != nil && listed.revokedAt == nil)
                 let personPath = "/console/projects/north/users/\(ana.userId)"
                 let person = try await root.get(client, personPath)

@@ -25,7 +25,7 @@ struct ConsoleRecordPageTests {
     func answersShowUnderTheirLabelsWithRepeatInstancesInOrder(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let record = UUID()
             try await server.app.test(.router) { client in
                 let (response, _) = try await ana.push(client, [ana.mutation(record, form: "inspect", [

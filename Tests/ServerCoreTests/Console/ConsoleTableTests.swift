@@ -58,8 +58,8 @@ struct ConsoleTableTests {
     func theTablePagesThroughEveryRecordByKeysetWithFiltersAndSorts(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let bob = Device(clientId: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let bob = Device(clientID: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             try await server.app.test(.router) { client in
                 // 130 records in batches, so many share an update time to the push: the id breaks the ties.
@@ -69,7 +69,7 @@ struct ConsoleTableTests {
                     let ids = (0..<10).map { _ in UUID() }
                     let device = batch % 3 == 0 ? bob : ana
                     _ = try await device.push(client, ids.map { device.mutation($0, ["title": device.change(.text("Job \(batch)"))]) })
-                    if device.clientId == bob.clientId { bobs += ids } else { anas += ids }
+                    if device.clientID == bob.clientID { bobs += ids } else { anas += ids }
                 }
                 let rejected = Array(anas.prefix(7))
                 for id in rejected {
@@ -116,7 +116,7 @@ struct ConsoleTableTests {
                 for descending in [true, false] {
                     for (review, index) in [(nil, sort == .updated ? "records_by_form_updated" : "records_by_form_created"),
                                             (ReviewState.rejected, sort == .updated ? "records_by_form_review" : "records_by_form_created")] {
-                        let query = RecordTableQuery(formId: "job", reviewState: review, sort: sort, descending: descending, after: cursor, limit: 51)
+                        let query = RecordTableQuery(formID: "job", reviewState: review, sort: sort, descending: descending, after: cursor, limit: 51)
                         let (sql, arguments) = SQLiteStorage.recordTableSQL(projectId: 1, query: query, visibility: .authoredByOrShared(1))
                         let plan = try await queue.read { db in
                             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }.joined(separator: "\n")
@@ -136,7 +136,7 @@ struct ConsoleTableTests {
     func exportsStreamTheRecordsTheViewerMaySee(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             try await server.app.test(.router) { client in
                 let submitted = UUID()
@@ -167,8 +167,8 @@ struct ConsoleTableTests {
     func theExportHonoursTheTablesFilters(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let bob = Device(clientId: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let bob = Device(clientID: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             try await server.app.test(.router) { client in
                 let (first, second, third) = (UUID(), UUID(), UUID())

@@ -15,7 +15,7 @@ struct ConsoleWebhooksTests {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let adam = try await server.member("adam", project: "alpha", role: .admin)
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let browser = try await ConsoleBrowser.signIn(client, token: adam)
                 let path = "/console/projects/alpha/webhooks"
@@ -59,7 +59,7 @@ struct ConsoleWebhooksTests {
     func aProjectWithoutEndpointsWritesNoOutbox(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [ana.mutation(UUID(), ["title": ana.change(.text("Pump"))])])
                 let alpha = try await server.project("alpha")

@@ -30,7 +30,7 @@ struct AttachmentMembersTests {
 
     /// Bob, another collector of the project, with a record and an attachment of his own, for the timing.
     static func bystander(_ server: TestServer, _ client: some TestClientProtocol) async throws -> Bystander {
-        let bob = Device(clientId: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
+        let bob = Device(clientID: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
         let own = TestBlob(count: 20_000, seed: seed &+ 99)
         _ = try await bob.push(client, [bob.mutation(UUID(), form: "inspection", ["photo": bob.change(AttachmentAccessTests.reference(own))])])
         #expect(try await bob.putAttachment(client, own.sha256, own.bytes).status == .created)
@@ -46,9 +46,9 @@ struct AttachmentMembersTests {
         let shown = TestBlob(count: 7_000, seed: Self.seed &+ 1)
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let mallory = Device(clientId: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
-            let rita = Device(clientId: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
             try await server.app.test(.live) { client in
                 let port = try #require(client.port)
                 let bystander = try await Self.bystander(server, client)
@@ -116,8 +116,8 @@ struct AttachmentMembersTests {
         let half = 1536 * 1024 + 3
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let mallory = Device(clientId: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
             let projectId = try await server.project("alpha").id
             try await server.app.test(.live) { client in
                 let port = try #require(client.port)
@@ -163,7 +163,7 @@ struct AttachmentMembersTests {
         let pdf = Data("%PDF-1.4\n".utf8) + TestBlob(count: 900, seed: Self.seed &+ 3).bytes
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 func reference(_ bytes: Data, name: String, type: String) -> AnswerValue {
                     .attachment(AttachmentReference(sha256: TestBlob.digest(bytes), bytes: Int64(bytes.count), type: type, name: name))

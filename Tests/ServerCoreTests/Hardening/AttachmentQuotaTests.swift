@@ -17,8 +17,8 @@ struct AttachmentQuotaTests {
         var limits = ServerLimits()
         limits.projectAttachmentQuotaBytes = 1_000
         try await TestServer.with(backend, limits: limits) { server in
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
-            let bob = Device(clientId: "d2", token: try await server.member("bob", project: "beta", role: .collector), project: "beta")
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let bob = Device(clientID: "d2", token: try await server.member("bob", project: "beta", role: .collector), project: "beta")
             try await server.app.test(.router) { client in
                 let first = Data((0..<600).map { UInt8($0 % 251) })
                 #expect(try await ana.putAttachment(client, Self.sha256(first), first).status == .created)
@@ -51,8 +51,8 @@ struct AttachmentQuotaTests {
         limits.projectAttachmentQuotaBytes = 1_000_000
         try await TestServer.with(backend, limits: limits) { server in
             try await server.publish(AttachmentAccessTests.form, project: "alpha")
-            let mallory = Device(clientId: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.live) { client in
                 let port = try #require(client.port)
                 let bystander = try await AttachmentMembersTests.bystander(server, client)

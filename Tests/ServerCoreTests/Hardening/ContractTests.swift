@@ -12,16 +12,16 @@ import Testing
 struct ContractTests {
     static let push = "/v1/projects/alpha/push"
 
-    func body(clock: String = "", value: String = #"{"text":"Pump"}"#, mutationId: String? = nil) -> String {
-        let mutationId = mutationId ?? "\"\(UUID().uuidString)\""
-        return #"{"clientId":"d1",\#(clock)"mutations":[{"mutationId":\#(mutationId),"recordId":"\#(UUID().uuidString)","formId":"job","formVersion":1,"state":"draft","changes":{"title":{"value":\#(value),"baseRevision":0,"hlc":65536}}}]}"#
+    func body(clock: String = "", value: String = #"{"text":"Pump"}"#, mutationID: String? = nil) -> String {
+        let mutationID = mutationID ?? "\"\(UUID().uuidString)\""
+        return #"{"clientId":"d1",\#(clock)"mutations":[{"mutationId":\#(mutationID),"recordId":"\#(UUID().uuidString)","formId":"job","formVersion":1,"state":"draft","changes":{"title":{"value":\#(value),"baseRevision":0,"hlc":65536}}}]}"#
     }
 
     @Test func nullsAreFoundByPathAndAllowedOnlyWhereTheContractSaysSo() {
         let allowed = PushRequest.nullablePaths
         #expect(JSONNulls.firstDisallowed(in: Data(body(value: "null").utf8), allowed: allowed) == nil)
         #expect(JSONNulls.firstDisallowed(in: Data(body(clock: #""clock":null,"#).utf8), allowed: allowed) == "clock")
-        #expect(JSONNulls.firstDisallowed(in: Data(body(mutationId: "null").utf8), allowed: allowed) == "mutations.0.mutationId")
+        #expect(JSONNulls.firstDisallowed(in: Data(body(mutationID: "null").utf8), allowed: allowed) == "mutations.0.mutationId")
         #expect(JSONNulls.firstDisallowed(in: Data(#"{"a":[1,{"b":"x:,[]{}\"null"},null]}"#.utf8), allowed: []) == "a.2")
         #expect(JSONNulls.firstDisallowed(in: Data(#"{"v\u0061lue":null}"#.utf8), allowed: ["value"]) == nil)
         #expect(JSONNulls.firstDisallowed(in: Data("null".utf8), allowed: []) == "")
@@ -46,7 +46,7 @@ struct ContractTests {
                         #expect(response.problem?.field == "Content-Type")
                     }
                 }
-                for nulled in [body(clock: #""clock":null,"#), body(mutationId: "null"), #"{"clientId":null,"mutations":[]}"#, #"{"clientId":"d1","mutations":null}"#] {
+                for nulled in [body(clock: #""clock":null,"#), body(mutationID: "null"), #"{"clientId":null,"mutations":[]}"#, #"{"clientId":"d1","mutations":null}"#] {
                     let response = try await post(Self.push, nulled, contentType: "application/json")
                     #expect(response.status == .badRequest, "\(nulled)")
                     #expect(response.problem?.detail.contains("null") == true)

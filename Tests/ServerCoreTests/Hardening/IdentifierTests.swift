@@ -25,10 +25,10 @@ struct IdentifierTests {
     /// Before the fix, "m\u{0}1" and "m\u{0}2" were both stored as "m": the second was taken for a retry
     /// of the first with another payload, and an exact retry answered 500.
     @Test(arguments: Backend.available)
-    func aNulInAMutationIdOrClientIdIsRefusedAndNothingIsStored(backend: Backend) async throws {
+    func aNulInAMutationIdOrClientIDIsRefusedAndNothingIsStored(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let device = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let first = [device.mutation(UUID(), id: "m\u{0}1", ["title": device.change(.text("A"))])]
                 let second = [device.mutation(UUID(), id: "m\u{0}2", ["title": device.change(.text("B"))])]
@@ -39,7 +39,7 @@ struct IdentifierTests {
                     #expect(response.problem?.field == "mutations[0].mutationId")
                 }
                 var nulDevice = device
-                nulDevice.clientId = "d\u{0}1"
+                nulDevice.clientID = "d\u{0}1"
                 let (response, _) = try await nulDevice.push(client, [device.mutation(UUID(), ["title": device.change(.text("C"))])])
                 #expect(response.status == .badRequest)
                 #expect(response.problem?.field == "clientId")

@@ -27,12 +27,12 @@ struct PatternLockTests {
                 try await server.storage.insertForm(PublishedForm(projectId: project.id, definition: form, digest: "trap\(index)", publishedAt: Date()))
             }
             try await server.publish(TestForms.job(), project: "alpha")
-            let mallory = Device(clientId: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let value = AnswerValue.text(String(repeating: "a", count: 60_000) + "b")
             // Encoded before the clock starts: encoding megabytes in this process would stall it, not the server.
             let bodies = try (0..<3).map { round in
-                try JSONEncoder().encode(PushRequest(clientId: mallory.clientId, mutations: (0..<Self.hostilePatterns.count).map { index in
+                try JSONEncoder().encode(PushRequest(clientID: mallory.clientID, mutations: (0..<Self.hostilePatterns.count).map { index in
                     mallory.mutation(UUID(), form: "trap\(index)", id: "m\(round)-\(index)",
                         Dictionary(uniqueKeysWithValues: (1...20).map { ("f\($0)", mallory.change(value)) }))
                 }))

@@ -35,7 +35,7 @@ struct RecordLimitTests {
         limits.maxRecordBytes = 64 * 1024
         try await TestServer.with(backend, limits: limits) { server in
             try await server.publish(Self.form, project: "alpha")
-            let mallory = Device(clientId: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 // 51 instances in one draft: refused; 50: taken; one more later: refused.
                 let (_, tooMany) = try await mallory.push(client, [mallory.mutation(UUID(), state: .draft, form: "survey", Self.instances(mallory, 0..<51))])
@@ -75,12 +75,12 @@ struct RecordLimitTests {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
             try await server.publish(AttachmentAccessTests.form, project: "alpha")
-            let mallory = Device(clientId: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
-            let bob = Device(clientId: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
+            let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let bob = Device(clientID: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
             // Encoded before the clock starts: encoding in this process would stall it, not the server.
             let bodies = try (0..<3).flatMap { _ in
                 try [limit + 1, limit].map { count in
-                    try JSONEncoder().encode(PushRequest(clientId: mallory.clientId, mutations: [
+                    try JSONEncoder().encode(PushRequest(clientID: mallory.clientID, mutations: [
                         mallory.mutation(UUID(), state: .draft, form: "survey", Self.instances(mallory, 0..<count)),
                     ]))
                 }
@@ -110,8 +110,8 @@ struct RecordLimitTests {
     func aMultipleChoiceIsBoundAsAWhole(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
             try await server.publish(Self.form, project: "alpha")
-            let mallory = Device(clientId: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
-            let ana = Device(clientId: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let wide = (0..<80).map { String(repeating: Character(UnicodeScalar(UInt8(65 + $0 % 26))), count: 64 * 1024 - 8) + String(format: "%08d", $0) }
                 let many = (0..<500_000).map { "c\($0 % 10)" }

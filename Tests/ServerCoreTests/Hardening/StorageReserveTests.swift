@@ -23,7 +23,7 @@ struct StorageReserveTests {
         var limits = ServerLimits()
         limits.storageReserveBytes = Int64.max / 2
         try await TestServer.with(.sqlite, limits: limits) { server in
-            let ana = Device(clientId: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ana = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
             try await server.app.test(.router) { client in
                 let health = try await client.execute(uri: "/v1/health", method: .get)
                 #expect(health.status.code == 503)

@@ -44,7 +44,7 @@ struct Bystander {
             var latencies: [Duration] = []
             while latencies.count < minimum || !finished.isSet {
                 let mutation = device.mutation(UUID(), form: form, ["title": device.change(.text("Meanwhile \(latencies.count)"))])
-                let body = try JSONEncoder().encode(PushRequest(clientId: device.clientId, mutations: [mutation]))
+                let body = try JSONEncoder().encode(PushRequest(clientID: device.clientID, mutations: [mutation]))
                 var sent = ContinuousClock.now
                 let pushed = try await client.execute(TestClient.Request(
                     "/v1/projects/\(device.project)/push", method: .post, authority: "localhost",

@@ -6,7 +6,7 @@ import SyncCore
 
 /// Small builders and calls for the sync API, so tests read as what they check.
 struct Device: Sendable {
-    var clientId: String
+    var clientID: String
     var token: String
     var project: String = "alpha"
 
@@ -17,11 +17,11 @@ struct Device: Sendable {
     }
 
     func mutation(_ record: UUID, state: RecordState = .submitted, form: String = "job", version: Int = 1, id: String = UUID().uuidString, _ changes: [String: FieldChange]) -> Mutation {
-        Mutation(mutationId: id, recordId: record, formId: form, formVersion: version, state: state, changes: changes)
+        Mutation(mutationID: id, recordID: record, form: FormKey(id: form, version: version), state: state, changes: changes)
     }
 
     func push(_ client: some TestClientProtocol, _ mutations: [Mutation]) async throws -> (TestResponse, PushResponse?) {
-        let body = try JSONEncoder().encode(PushRequest(clientId: clientId, mutations: mutations))
+        let body = try JSONEncoder().encode(PushRequest(clientID: clientID, mutations: mutations))
         let response = try await client.execute(uri: "/v1/projects/\(project)/push", method: .post, headers: headers, body: ByteBuffer(bytes: body))
         return (response, response.status == .ok ? try JSONDecoder().decode(PushResponse.self, from: Data(buffer: response.body)) : nil)
     }
@@ -30,7 +30,7 @@ struct Device: Sendable {
         let query = "after=\(after)" + (limit.map { "&limit=\($0)" } ?? "")
         let response = try await client.execute(uri: "/v1/projects/\(project)/changes?\(query)", method: .get, headers: headers)
         guard response.status == .ok else { throw TestFailure("pull answered \(response.status): \(String(buffer: response.body))") }
-        return try JSONDecoder().decode(PullPage.self, from: Data(buffer: response.body))
+        return try PullPage(jsonBytes: [UInt8](buffer: response.body))
     }
 
     func get(_ client: some TestClientProtocol, _ path: String) async throws -> TestResponse {

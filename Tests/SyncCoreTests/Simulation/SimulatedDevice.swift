@@ -80,7 +80,7 @@ struct SimulatedDevice {
     mutating func prepareOutgoing(limit: Int, frozen: (Mutation, [OutboxRow]) -> Void) -> [Mutation] {
         var batch = sent.prefix(limit).map(\.mutation)
         guard batch.count < limit else { return batch }
-        let inFlight = Set(sent.map(\.mutation.recordId))
+        let inFlight = Set(sent.map(\.mutation.recordID))
         var candidates: [(record: UUID, first: Int64, last: Int64)] = []
         for row in outbox where !inFlight.contains(row.record) {
             if let index = candidates.firstIndex(where: { $0.record == row.record }) {
@@ -94,7 +94,7 @@ struct SimulatedDevice {
             let rows = outbox.filter { $0.record == candidate.record && $0.id <= candidate.last }
             let entries = rows.map { DeviceSync.OutboxEntry(fields: Array($0.values.keys), baseRevision: $0.baseRevision, hlc: $0.hlc) }
             let mutation = Mutation(
-                mutationId: "\(id)-m\(nextMutation)", recordId: candidate.record, formId: "form", formVersion: stored.formVersion,
+                mutationID: "\(id)-m\(nextMutation)", recordID: candidate.record, form: FormKey(id: "form", version: stored.formVersion),
                 state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state))
             nextMutation += 1
             // Sent as bytes: what the server gets is what the device's writer wrote.
@@ -110,9 +110,9 @@ struct SimulatedDevice {
     /// What `DraftStore.applyOutcomes` does with one push response.
     mutating func applyResponse(_ response: PushResponse, now: Int64) {
         for outcome in response.outcomes {
-            guard let index = sent.firstIndex(where: { $0.mutation.mutationId == outcome.mutationId }) else { continue }
+            guard let index = sent.firstIndex(where: { $0.mutation.mutationID == outcome.mutationID }) else { continue }
             let frozen = sent.remove(at: index)
-            let record = frozen.mutation.recordId
+            let record = frozen.mutation.recordID
             outbox.removeAll { $0.record == record && $0.id <= frozen.lastRow }
             guard let stored = records[record] else { continue }
             let newer = Set(outbox.filter { $0.record == record && !$0.isCreate }.flatMap(\.values.keys))
@@ -134,26 +134,26 @@ struct SimulatedDevice {
 
     /// What `DraftStore.applyPullPage` does with one page; returns whether the feed has more.
     mutating func applyPullPage(_ bytes: [UInt8], now: Int64) throws -> Bool {
-        var pulled: [PulledRecord] = []
+        var pulled: [RecordEnvelope] = []
         let end = try PullPageReader.read(bytes) { pulled.append($0) }
         for record in pulled {
-            let fields = try RecordFields(jsonBytes: Array(record.fields))
-            guard var stored = records[record.recordId] else {
-                records[record.recordId] = Record(formVersion: record.formVersion, state: record.state, serverRevision: record.revision, synced: fields)
+            let fields = try record.fields
+            guard var stored = records[record.recordID] else {
+                records[record.recordID] = Record(formVersion: record.form.version, state: record.state, serverRevision: record.revision, synced: fields)
                 continue
             }
             guard DeviceSync.isNewer(pulledRevision: record.revision, than: stored.serverRevision) else { continue }
             let pending = DeviceSync.PendingWork(
-                edits: outbox.contains { $0.record == record.recordId },
+                edits: outbox.contains { $0.record == record.recordID },
                 stateChange: false,
-                inFlight: sent.contains { $0.mutation.recordId == record.recordId })
+                inFlight: sent.contains { $0.mutation.recordID == record.recordID })
             let rebase = DeviceSync.rebase(pulledState: record.state, under: pending)
-            if !rebase.keepsLocalFormVersion { stored.formVersion = record.formVersion }
+            if !rebase.keepsLocalFormVersion { stored.formVersion = record.form.version }
             stored.state = rebase.state(local: stored.state, pulled: record.state)
             stored.serverRevision = record.revision
             stored.synced = fields
             if !rebase.keepsLocalEdits { stored.local = [:] }
-            records[record.recordId] = stored
+            records[record.recordID] = stored
         }
         cursor = end.cursor
         clock.observe(end.serverClock, wallMillis: now + skewMillis)

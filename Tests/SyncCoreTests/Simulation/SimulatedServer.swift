@@ -26,8 +26,8 @@ struct SimulatedServer {
         var after: FieldState?
         var change: FieldChange
         var conflict: ConflictEntry?
-        var mutationId: String
-        var clientId: String
+        var mutationID: String
+        var clientID: String
     }
 
     let policies: [String: ConflictPolicy]
@@ -47,34 +47,34 @@ struct SimulatedServer {
 
     /// Handles a push batch the way the server's planner does: a stored outcome for a mutation seen
     /// before, otherwise a merge whose outcome is stored.
-    mutating func push(clientId: String, _ mutations: [Mutation], now: Int64, effects: (FieldEffect) -> Void) -> PushResponse {
+    mutating func push(clientID: String, _ mutations: [Mutation], now: Int64, effects: (FieldEffect) -> Void) -> PushResponse {
         var answers: [MutationOutcome] = []
         for mutation in mutations {
-            let key = "\(clientId)/\(mutation.mutationId)"
+            let key = "\(clientID)/\(mutation.mutationID)"
             if let stored = outcomes[key] {
                 answers.append(stored)
                 continue
             }
             merges[key, default: 0] += 1
-            let current = records[mutation.recordId]?.record
+            let current = records[mutation.recordID]?.record
             let merged = RecordMerge.merge(
-                current: current, mutation: mutation, clientId: clientId, recordPolicy: .lastWriterWins,
+                current: current, mutation: mutation, clientID: clientID, recordPolicy: .lastWriterWins,
                 policy: { policies[$0] ?? .lastWriterWins })
             for (field, change) in mutation.changes {
                 effects(FieldEffect(
-                    record: mutation.recordId, field: field, before: current?.fields[field], after: merged.record.fields[field],
-                    change: change, conflict: merged.conflicts.first { $0.fieldId == field }, mutationId: mutation.mutationId, clientId: clientId))
+                    record: mutation.recordID, field: field, before: current?.fields[field], after: merged.record.fields[field],
+                    change: change, conflict: merged.conflicts.first { $0.fieldID == field }, mutationID: mutation.mutationID, clientID: clientID))
                 clock.observe(change.hlc, wallMillis: now)
             }
             if merged.changed {
-                records[mutation.recordId] = Stored(record: merged.record, formVersion: mutation.formVersion, sequence: nextSequence)
+                records[mutation.recordID] = Stored(record: merged.record, formVersion: mutation.form.version, sequence: nextSequence)
                 nextSequence += 1
-                changingMerges[mutation.recordId, default: 0] += 1
+                changingMerges[mutation.recordID, default: 0] += 1
             }
-            log += merged.conflicts.map { Logged(record: mutation.recordId, entry: $0) }
+            log += merged.conflicts.map { Logged(record: mutation.recordID, entry: $0) }
             let lost = merged.conflicts.contains { $0.kind == .field && $0.winner == .server }
             let outcome = MutationOutcome(
-                mutationId: mutation.mutationId, recordId: mutation.recordId, status: lost ? .merged : .applied,
+                mutationID: mutation.mutationID, recordID: mutation.recordID, status: lost ? .merged : .applied,
                 revision: merged.record.revision, conflicts: merged.conflicts, changed: merged.changed)
             outcomes[key] = outcome
             answers.append(outcome)
@@ -89,9 +89,9 @@ struct SimulatedServer {
         var writer = PullPageWriter()
         var end = cursor
         for (id, stored) in changed.prefix(limit) {
-            writer.append(
-                recordId: id.lowercased, formId: "form", formVersion: stored.formVersion, state: stored.record.state.rawValue,
-                revision: stored.record.revision, sequence: stored.sequence, author: "someone", fields: stored.record.fields.jsonBytes())
+            writer.append(RecordEnvelope(
+                recordID: id, form: FormKey(id: "form", version: stored.formVersion), state: stored.record.state,
+                revision: stored.record.revision, sequence: stored.sequence, author: "someone", fields: stored.record.fields))
             end = stored.sequence
         }
         return writer.finish(cursor: end, hasMore: changed.count > limit, serverClock: clock.tick(wallMillis: now))

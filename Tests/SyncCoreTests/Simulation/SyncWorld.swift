@@ -93,10 +93,10 @@ struct SyncWorld {
         let batch = devices[device].prepareOutgoing(limit: limit) { frozenRows.append(($0, $1)) }
         for (mutation, rows) in frozenRows { froze(mutation, rows: rows, device: device) }
         guard !batch.isEmpty else { return }
-        trace.append("\(devices[device].id) pushes \(batch.map { "\($0.mutationId)\(Self.describe($0.changes))" }.joined(separator: ", ")): \(fate.rawValue)")
+        trace.append("\(devices[device].id) pushes \(batch.map { "\($0.mutationID)\(Self.describe($0.changes))" }.joined(separator: ", ")): \(fate.rawValue)")
         guard fate != .requestLost else { return }
         var effects: [SimulatedServer.FieldEffect] = []
-        let response = server.push(clientId: devices[device].id, batch, now: now) { effects.append($0) }
+        let response = server.push(clientID: devices[device].id, batch, now: now) { effects.append($0) }
         for effect in effects { merged(effect) }
         if fate == .delivered { devices[device].responses.append(response) }
     }
@@ -108,7 +108,7 @@ struct SyncWorld {
     mutating func deliver(_ device: Int) {
         guard !devices[device].responses.isEmpty else { return }
         let response = devices[device].responses.removeFirst()
-        trace.append("\(devices[device].id) gets outcomes \(response.outcomes.map { "\($0.mutationId) \($0.status.rawValue) r\($0.revision ?? -1)\($0.changed == false ? " unchanged" : "")" }.joined(separator: ", "))")
+        trace.append("\(devices[device].id) gets outcomes \(response.outcomes.map { "\($0.mutationID) \($0.status.rawValue) r\($0.revision ?? -1)\($0.changed == false ? " unchanged" : "")" }.joined(separator: ", "))")
         devices[device].applyResponse(response, now: now)
     }
 
@@ -160,24 +160,24 @@ struct SyncWorld {
         for (field, change) in mutation.changes {
             let edits = rows.filter { $0.values.keys.contains(field) }
             guard let latest = edits.last, let value = latest.values[field] else {
-                violations.append("\(mutation.mutationId) sends \(field) that no outbox row wrote")
+                violations.append("\(mutation.mutationID) sends \(field) that no outbox row wrote")
                 continue
             }
             if value != change.value {
-                violations.append("\(mutation.mutationId) sends \(field) = \(change.value?.display() ?? "nil") but the device's last edit was \(value?.display() ?? "nil"): that edit is lost")
+                violations.append("\(mutation.mutationID) sends \(field) = \(change.value?.display() ?? "nil") but the device's last edit was \(value?.display() ?? "nil"): that edit is lost")
             }
             for earlier in edits.dropLast() {
-                if let replaced = earlier.values[field] ?? nil { accounted.insert(Self.key(mutation.recordId, field, replaced)) }
+                if let replaced = earlier.values[field] ?? nil { accounted.insert(Self.key(mutation.recordID, field, replaced)) }
             }
             firstSeen[field] = edits.first?.seen[field] ?? nil
         }
-        seen[mutation.mutationId] = firstSeen
+        seen[mutation.mutationID] = firstSeen
         for row in rows {
             let key = "\(devices[device].id) \(row.id)"
             if let earlier = carriers[key] {
-                violations.append("outbox row \(key) is carried by \(earlier) and again by \(mutation.mutationId)")
+                violations.append("outbox row \(key) is carried by \(earlier) and again by \(mutation.mutationID)")
             }
-            carriers[key] = mutation.mutationId
+            carriers[key] = mutation.mutationID
         }
     }
 
@@ -192,23 +192,23 @@ struct SyncWorld {
             var expected = ConflictEntry.Winner.server
             switch conflict.policy {
             case .lastWriterWins:
-                if let server = conflict.server, (effect.change.hlc, effect.clientId) > (server.hlc, server.clientId) { expected = .client }
+                if let server = conflict.server, (effect.change.hlc, effect.clientID) > (server.hlc, server.clientID) { expected = .client }
             case .clientWins: expected = .client
             case .serverWins, .manual: expected = .server
             }
             let held = expected == .client ? effect.change.value : effect.before?.value
             if conflict.policy != Self.policies[effect.field] || conflict.winner != expected || effect.after?.value != held || conflict.open != (conflict.policy == .manual) {
-                violations.append("\(effect.mutationId): the conflict on \(effect.field) was decided for the \(conflict.winner) under \(conflict.policy), the record holds \(effect.after?.value?.display() ?? "nothing")")
+                violations.append("\(effect.mutationID): the conflict on \(effect.field) was decided for the \(conflict.winner) under \(conflict.policy), the record holds \(effect.after?.value?.display() ?? "nothing")")
             }
             return
         }
         guard let before = effect.before?.value, effect.after?.value != before else { return }
-        let seenValue = seen[effect.mutationId]?[effect.field] ?? nil
-        if seenValue == before || effect.before?.clientId == effect.clientId {
+        let seenValue = seen[effect.mutationID]?[effect.field] ?? nil
+        if seenValue == before || effect.before?.clientID == effect.clientID {
             accounted.insert(Self.key(effect.record, effect.field, before))
         } else {
             violations.append(
-                "\(effect.mutationId) replaced \(effect.field) = \(before.display()) (revision \(effect.before?.revision ?? 0)) with \(effect.change.value?.display() ?? "nil") (base \(effect.change.baseRevision)) without a conflict, but the device never saw it (it saw \(seenValue?.display() ?? "nothing"))")
+                "\(effect.mutationID) replaced \(effect.field) = \(before.display()) (revision \(effect.before?.revision ?? 0)) with \(effect.change.value?.display() ?? "nil") (base \(effect.change.baseRevision)) without a conflict, but the device never saw it (it saw \(seenValue?.display() ?? "nothing"))")
         }
     }
 

@@ -28,7 +28,7 @@ enum Convergence {
         for id in reference.keys {
             let remote = try await serverRecord(id, server: server, token: token)
             let local = try await devices[0].store.record(id)
-            #expect(remote?.fields.values == local?.answers, "server and device differ for \(id)", sourceLocation: sourceLocation)
+            #expect(try remote?.fields.values == local?.answers, "server and device differ for \(id)", sourceLocation: sourceLocation)
             #expect(remote?.state.rawValue == local?.state.rawValue, sourceLocation: sourceLocation)
         }
         var logged = Set<String>()
@@ -47,11 +47,11 @@ enum Convergence {
     }
 
     /// The record as the server holds it (nil when it does not exist or is not visible to `token`).
-    static func serverRecord(_ id: UUID, server: SyncFixture, token: String) async throws -> RecordSnapshot? {
+    static func serverRecord(_ id: UUID, server: SyncFixture, token: String) async throws -> RecordEnvelope? {
         let configuration = SyncConfiguration(serverURL: server.server.url, project: server.project, token: token)
         let response = try await CurlTransport().send(TransportRequest(
             method: "GET", url: configuration.url("records/\(id.uuidString.lowercased())"), headers: ["Authorization": "Bearer \(token)"]))
         guard response.status == 200 else { return nil }
-        return try JSONDecoder().decode(RecordSnapshot.self, from: response.body)
+        return try RecordEnvelope(jsonBytes: Array(response.body))
     }
 }
