@@ -1,4 +1,5 @@
 import Foundation
+import FormModel
 import Logging
 import PostgresNIO
 import ServerStorage
@@ -23,7 +24,7 @@ extension PostgresStorage {
         guard !subscriptions.isEmpty else { return 0 }
         let events = WebhookEvents.make(
             plan: plan, encoded: encoded, conflictIds: conflictIds, subscriptions: subscriptions, projectName: projectName,
-            at: Date(timeIntervalSince1970: now))
+            labels: try await webhookLabels(connection, projectId: projectId, plan: plan), at: Date(timeIntervalSince1970: now))
         var endpointIds: [Int64] = []
         var eventIds: [String] = []
         var kinds: [String] = []
@@ -47,6 +48,32 @@ extension PostgresStorage {
             ) WITH ORDINALITY AS d (endpoint_id, event_id, kind, subject, payload, n) ORDER BY d.n
             """, logger: .quiet)
         return endpointIds.count
+    }
+
+    /// The labels of the form versions `plan`'s records were saved with: one indexed read of each version's
+    /// digest, and of its definition only the first time this process meets that digest.
+    static func webhookLabels(_ connection: PostgresConnection, projectId: Int64, plan: PushPlan) async throws -> [FormKey: WebhookLabels] {
+        var labels: [FormKey: WebhookLabels] = [:]
+        for key in WebhookEvents.formVersions(of: plan) {
+            let version = Int64(key.version)
+            var digest: String?
+            for try await stored in try await connection.query("""
+                SELECT digest FROM forms WHERE project_id = \(projectId) AND form_id = \(key.id) AND version = \(version)
+                """, logger: .quiet).decode(String.self) {
+                digest = stored
+            }
+            guard let digest else { continue }
+            if let cached = WebhookLabels.cached(digest: digest) {
+                labels[key] = cached
+                continue
+            }
+            for try await definition in try await connection.query("""
+                SELECT definition FROM forms WHERE project_id = \(projectId) AND form_id = \(key.id) AND version = \(version)
+                """, logger: .quiet).decode(String.self) {
+                labels[key] = WebhookLabels.decode(digest: digest, definition: definition)
+            }
+        }
+        return labels
     }
 
     public func addWebhookEndpoint(projectId: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint {

@@ -1,4 +1,5 @@
 import Foundation
+import FormModel
 import GRDB
 import ServerStorage
 import SyncCore
@@ -18,7 +19,7 @@ extension SQLiteStorage {
         let subscriptions = rows.map { WebhookSubscription(endpointId: $0[0], events: WebhookEventKind.read(stored: $0[1])) }
         let events = WebhookEvents.make(
             plan: plan, encoded: encoded, conflictIds: conflictIds, subscriptions: subscriptions, projectName: first[2],
-            at: Date(timeIntervalSince1970: now))
+            labels: try webhookLabels(db, projectId: projectId, plan: plan), at: Date(timeIntervalSince1970: now))
         let insert = try db.cachedStatement(sql: """
             INSERT INTO webhook_deliveries (endpoint_id, project_id, event_id, kind, subject, payload, created_at, next_attempt_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -31,6 +32,25 @@ extension SQLiteStorage {
             }
         }
         return count
+    }
+
+    /// The labels of the form versions `plan`'s records were saved with: one indexed read of each version's
+    /// digest, and of its definition only the first time this process meets that digest.
+    static func webhookLabels(_ db: Database, projectId: Int64, plan: PushPlan) throws -> [FormKey: WebhookLabels] {
+        var labels: [FormKey: WebhookLabels] = [:]
+        for key in WebhookEvents.formVersions(of: plan) {
+            let arguments: StatementArguments = [projectId, key.id, key.version]
+            guard let digest = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT digest FROM forms WHERE project_id = ? AND form_id = ? AND version = ?"), arguments: arguments)
+            else { continue }
+            if let cached = WebhookLabels.cached(digest: digest) {
+                labels[key] = cached
+            } else if let definition = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT definition FROM forms WHERE project_id = ? AND form_id = ? AND version = ?"), arguments: arguments) {
+                labels[key] = WebhookLabels.decode(digest: digest, definition: definition)
+            }
+        }
+        return labels
     }
 
     public func addWebhookEndpoint(projectId: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint {

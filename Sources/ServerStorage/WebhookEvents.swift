@@ -13,17 +13,21 @@ import Synchronization
 /// - a conflict the change logged open: `conflict.opened`, right after the change's own event;
 /// - a record's entity change: `entity.created` or `entity.updated`.
 ///
-/// Every event carries the record as the push left it (``StoredRecord`` in the wire's `RecordSnapshot`
+/// Every event carries the record as the push left it (``StoredRecord`` in the wire's `RecordEnvelope`
 /// shape, its fields as the stored `RecordFields` JSON) and what the change changed (``HistoryDetail``), both
-/// copied from the JSON the push already encoded for its own rows.
+/// copied from the JSON the push already encoded for its own rows, and the labels of the record's fields and
+/// chosen values (``WebhookLabels``) from its form version.
 package enum WebhookEvents {
     /// The events `plan` makes that some subscription wants, each with the endpoints that want it, in the
     /// order the changes were made.
     /// - Parameters:
     ///   - encoded: the plan's JSON columns (``PushPlan/encoding()``), reused for the bodies.
     ///   - conflictIds: the conflict log's ids of `plan.conflicts`, in order (empty when not known).
+    ///   - labels: the labels of the form versions of `plan.records` (``formVersions(of:)``); a record whose
+    ///     version is missing is sent without `labels`.
     package static func make(
-        plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], subscriptions: [WebhookSubscription], projectName: String, at now: Date
+        plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], subscriptions: [WebhookSubscription], projectName: String,
+        labels: [FormKey: WebhookLabels] = [:], at now: Date
     ) -> [(event: WebhookEvent, endpoints: [Int64])] {
         let wanted = subscriptions.reduce(into: Set<WebhookEventKind>()) { $0.formUnion($1.events) }
         guard !wanted.isEmpty else { return [] }
@@ -74,6 +78,7 @@ package enum WebhookEvents {
             record.times.write(to: &writer)
             writer.key("fields")
             writer.raw(encoded.fields[index])
+            labels[FormKey(id: record.formID, version: record.formVersion)]?.write(record.fields, to: &writer)
             writer.endObject()
         }
         func conflictOpened(_ conflictIndex: Int) {
@@ -182,6 +187,17 @@ package enum WebhookEvents {
             }
         }
         return result
+    }
+}
+
+extension WebhookEvents {
+    /// The form versions whose labels the events of `plan` may carry: those of its records, each once.
+    package static func formVersions(of plan: PushPlan) -> [FormKey] {
+        var seen = Set<FormKey>()
+        return plan.records.compactMap { record in
+            let key = FormKey(id: record.formID, version: record.formVersion)
+            return seen.insert(key).inserted ? key : nil
+        }
     }
 }
 

@@ -6,12 +6,14 @@ import Testing
 /// How long an event takes from its commit to a receiver on loopback while devices push: the real
 /// `fieldsheet-server` (SQLite), 200 devices pushing 5 records each at once, one endpoint wanting every event.
 /// A benchmark, not a check: it runs only with `FIELDSHEET_WEBHOOK_BENCH=1` and prints p50/p99 (BENCHMARKS.md).
+/// `FIELDSHEET_WEBHOOK_BENCH_SERVER` names another `fieldsheet-server` binary to run (a release build's).
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["FIELDSHEET_WEBHOOK_BENCH"] == "1"))
 struct WebhookLatencyBench {
     @Test func eventsReachALoopbackReceiverWhileDevicesPush() async throws {
         let devices = Int(ProcessInfo.processInfo.environment["FIELDSHEET_WEBHOOK_BENCH_DEVICES"] ?? "") ?? 200
         let perDevice = 5
-        let server = ServerProcess()
+        let environment = ProcessInfo.processInfo.environment
+        let server = environment["FIELDSHEET_WEBHOOK_BENCH_SERVER"].map { ServerProcess(binary: $0) } ?? ServerProcess()
         defer { server.kill() }
         let (ana, _, _) = try await WebhookTests.setUp(server)
         let receiver = WebhookReceiver(port: ClusterControl.freePort(), secret: WebhookTests.secret)

@@ -7,7 +7,7 @@
 //   attachments: 20 MB and 200 MB uploaded and downloaded, the server alone over a plain socket
 //   (AttachmentBench.swift), then device ↔ server through the fieldsheet CLI, both sides' peak RSS
 //   (DeviceAttachmentBench.swift);
-//   entities: 100,000 entities of 10 properties into an empty device, then a sync after 10 changed (EntityBench.swift).
+//   entities: 100,000 entities of 10 properties into an empty device, a form whose choice lists them opened, then a sync after 10 changed (EntityBench.swift).
 //   SYNCBENCH_ONLY=sensitive: the push of 2,000 records with 0, 5 and 20 of the 20 fields sensitive (sealed
 //   on the device to the project key, docs/sensitive-fields.md), device and server CPU per record.
 // Each phase also reports the time spent waiting for the server, to separate the device's share.

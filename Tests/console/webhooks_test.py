@@ -6,7 +6,8 @@ collector's device.
 A project admin signs in, adds an endpoint for the receiver and sees its signing secret once. The collector's
 device submits a record; the receiver refuses the first attempt (500) and takes the retry: the delivery log
 shows the delivery with its attempts, HTTP status and response time, and the receiver holds the event with a
-signature it can verify with the secret. Redeliver sends the same event (same id) again. Removing the endpoint
+signature it can verify with the secret, and a body that Schema/webhook-event.schema.json accepts, with the
+labels of the record's fields and chosen values. Redeliver sends the same event (same id) again. Removing the endpoint
 empties the table. The secret appears on no page but the one that answered the add; no page logs a browser
 console error, and the page fits a phone's width.
 
@@ -22,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+
+import jsonschema
+from referencing import Registry, Resource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_test import FORMS, SERVER, SHOTS, Browser, By, Device, Failure, check, run, wait_until  # noqa: E402
@@ -63,6 +67,14 @@ def verified(headers, body, secret):
     fields = dict(part.split("=", 1) for part in headers.get("FieldSheet-Signature", "").split(",") if "=" in part)
     expected = hmac.new(secret.encode(), fields.get("t", "").encode() + b"." + body, hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected, fields.get("v1", ""))
+
+
+def event_validator():
+    """A JSON Schema validator of webhook bodies: Schema/webhook-event.schema.json with the record fields' schema it refers to."""
+    schemas = [json.load(open(os.path.join(FORMS, "..", name))) for name in ("webhook-event.schema.json", "record-fields.schema.json")]
+    registry = Registry().with_resources((schema["$id"], Resource.from_contents(schema)) for schema in schemas)
+    jsonschema.Draft202012Validator.check_schema(schemas[0])
+    return jsonschema.Draft202012Validator(schemas[0], registry=registry)
 
 
 def main():
@@ -121,6 +133,13 @@ def main():
         check(event["type"] == "record.submitted" and event["record"]["recordId"] == record,
               f"the receiver got {event['type']} for {event.get('record', {}).get('recordId')}, not record.submitted for {record}")
         check(verified(headers, body, secret), "the delivery's FieldSheet-Signature does not verify with the secret shown")
+        errors = sorted(event_validator().iter_errors(event), key=str)
+        check(not errors, f"the body does not follow Schema/webhook-event.schema.json: {errors[0].message if errors else ''} "
+              f"at {list(errors[0].absolute_path) if errors else ''}")
+        labels = event["record"].get("labels", {})
+        check(labels.get("fields", {}).get("site") == "Site" and labels.get("fields", {}).get("priority") == "Priority"
+              and labels.get("choices", {}).get("priority") == {"high": "High"},
+              f"the record's labels read {labels}")
 
         def delivered_row():
             browser.open(url + "/console/projects/demo/webhooks", "webhooks-log")
