@@ -17,10 +17,15 @@ struct MergePolicyTests {
             let a = Device(clientID: "device-a", token: try await server.member("ana", project: "alpha", role: .collector))
             let b = Device(clientID: "device-b", token: reviewerToken)
             let record = UUID()
+            // One clock reading for both devices: their edits are ordered by `aMillis` and `bMillis` alone, however
+            // long the pushes in between take on a loaded machine.
+            let now = HybridLogicalClock.wallMillis()
             return try await server.app.test(.router) { client in
-                _ = try await a.push(client, [a.mutation(record, ["title": a.change(.text("Pump")), "notes": a.change(.text("base"))])])
-                _ = try await a.push(client, [a.mutation(record, ["notes": a.change(.text("from A"), base: 1, millis: aMillis)])])
-                let (_, pushB) = try await b.push(client, [b.mutation(record, ["notes": b.change(.text("from B"), base: 1, millis: bMillis), "count": b.change(.integer(7), base: 1, millis: bMillis)])])
+                _ = try await a.push(client, [a.mutation(record, ["title": a.change(.text("Pump"), now: now), "notes": a.change(.text("base"), now: now)])])
+                _ = try await a.push(client, [a.mutation(record, ["notes": a.change(.text("from A"), base: 1, millis: aMillis, now: now)])])
+                let (_, pushB) = try await b.push(client, [b.mutation(record, [
+                    "notes": b.change(.text("from B"), base: 1, millis: bMillis, now: now), "count": b.change(.integer(7), base: 1, millis: bMillis, now: now),
+                ])])
                 let snapshot = try RecordEnvelope(jsonBytes: [UInt8](buffer: try await b.get(client, "/v1/projects/alpha/records/\(record)").body))
                 let project = try #require(try await server.storage.project(named: "alpha"))
                 return (try #require(pushB?.outcomes.first), snapshot, try await server.storage.conflicts(projectId: project.id, recordID: record))
