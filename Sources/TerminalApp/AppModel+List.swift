@@ -11,6 +11,9 @@ extension AppModel {
     /// running beside it, or another process on the same home (the `fieldsheet` CLI). `changed` is called after
     /// each value is shown, so the runner redraws without waiting for a key. While it follows, the app's own
     /// actions do not read the list again (see ``refreshList()``).
+    ///
+    /// The full-screen runner iterates the observation itself and hands each value to ``show(_:)`` between
+    /// keys; this is the same for a caller without an event loop.
     public func followRecords(changed: @escaping @Sendable () -> Void) async {
         followingList = true
         defer { followingList = false }
@@ -20,9 +23,20 @@ extension AppModel {
                 changed()
             }
         } catch {
-            home.status = "Cannot read the records: \(error)"
+            listFailed("\(error)")
             changed()
         }
+    }
+
+    /// Whether something keeps the list current from DraftStore's observation (then the app's own actions read
+    /// nothing by hand).
+    func setFollowingList(_ following: Bool) {
+        followingList = following
+    }
+
+    /// The observation of the record list failed: the status line says why.
+    func listFailed(_ reason: String) {
+        home.status = "Cannot read the records: \(reason)"
     }
 
     /// Reads the record list once (columns only, in one query) and shows it: before the runner follows it,
@@ -44,7 +58,7 @@ extension AppModel {
 
     /// Shows `list` (the summaries of every draft and submitted record), keeping the selection on the record it
     /// was on, or on ``selectWhenListed`` once that record is listed.
-    func show(_ list: [RecordListSummary]) async {
+    public func show(_ list: [RecordListSummary]) async {
         var items: [RecordListItem] = []
         items.reserveCapacity(list.count)
         var byID: [String: RecordListSummary] = [:]
