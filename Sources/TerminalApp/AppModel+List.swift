@@ -9,11 +9,11 @@ extension AppModel {
     /// Follows the record list with DraftStore's ``DraftStore/observeRecords(_:)`` until the calling task is
     /// cancelled: the list as it is now, then again after every commit that changes it — this app's edits, a sync
     /// running beside it, or another process on the same home (the `fieldsheet` CLI). `changed` is called after
-    /// each value is shown, so the runner redraws without waiting for a key. While it follows, the app's own
+    /// each value is shown, so a caller can redraw without waiting for a key. While it follows, the app's own
     /// actions do not read the list again (see ``refreshList()``).
     ///
-    /// The full-screen runner iterates the observation itself and hands each value to ``show(_:)`` between
-    /// keys; this is the same for a caller without an event loop.
+    /// The full-screen runner does not use it yet: in fully loaded test runs the observed list stopped updating
+    /// in the tmux tests, for a reason not found yet, so the runner reloads after its own actions as before.
     public func followRecords(changed: @escaping @Sendable () -> Void) async {
         followingList = true
         defer { followingList = false }
@@ -26,12 +26,6 @@ extension AppModel {
             listFailed("\(error)")
             changed()
         }
-    }
-
-    /// Whether something keeps the list current from DraftStore's observation (then the app's own actions read
-    /// nothing by hand).
-    func setFollowingList(_ following: Bool) {
-        followingList = following
     }
 
     /// The observation of the record list failed: the status line says why.

@@ -1,4 +1,3 @@
-import DraftStore
 import Foundation
 import FormModel
 import SyncClient
@@ -38,10 +37,6 @@ public enum TerminalAppRunner {
         case syncFinished
         case service(SyncServiceEvent)
         case tick
-        /// The record list as DraftStore's observation delivers it.
-        case records([RecordListSummary])
-        /// The observation of the record list failed.
-        case recordsFailed(String)
     }
 
     /// How long a sheet takes to slide or fade in or out: brief, in five frames.
@@ -89,19 +84,6 @@ public enum TerminalAppRunner {
             }
         }
         defer { ticker.cancel() }
-        // The list follows the device database (DraftStore's observeRecords): a sync, or another process on the
-        // same home, shows at once. Each value is an event of this loop, so it is shown between keys, never
-        // while one is being handled.
-        await model.setFollowingList(true)
-        let store = model.store
-        let list = Task {
-            do {
-                for try await summaries in store.observeRecords() { continuation.yield(.records(summaries)) }
-            } catch {
-                continuation.yield(.recordsFailed("\(error)"))
-            }
-        }
-        defer { list.cancel() }
         await draw()
         for await event in events {
             var steps: [AppStep] = []
@@ -131,10 +113,6 @@ public enum TerminalAppRunner {
                 await model.handle(event)
             case .tick:
                 guard await model.tick() else { continue }
-            case .records(let summaries):
-                await model.show(summaries)
-            case .recordsFailed(let reason):
-                await model.listFailed(reason)
             }
             if steps.contains(.sync) {
                 if let service {
