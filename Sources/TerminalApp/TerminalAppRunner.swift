@@ -37,8 +37,6 @@ public enum TerminalAppRunner {
         case syncFinished
         case service(SyncServiceEvent)
         case tick
-        /// The record list changed (DraftStore's observation): redraw.
-        case listChanged
     }
 
     /// How long a sheet takes to slide or fade in or out: brief, in five frames.
@@ -86,9 +84,6 @@ public enum TerminalAppRunner {
             }
         }
         defer { ticker.cancel() }
-        // The list follows the device database: a sync, or another process on the same home, shows at once.
-        let list = Task { await model.followRecords { continuation.yield(.listChanged) } }
-        defer { list.cancel() }
         await draw()
         for await event in events {
             var steps: [AppStep] = []
@@ -118,8 +113,6 @@ public enum TerminalAppRunner {
                 await model.handle(event)
             case .tick:
                 guard await model.tick() else { continue }
-            case .listChanged:
-                break
             }
             if steps.contains(.sync) {
                 if let service {
