@@ -145,13 +145,16 @@ private struct CanonicalScan {
         return key(name)
     }
 
-    /// The record id as `UUID.lowercased` writes it (the reader already took it as a UUID).
+    /// The record id as `UUID.lowercased` writes it: lowercase hex digits in groups of 8-4-4-4-12 (the reader's
+    /// UUID parsing is more lenient than that, so the layout is checked here in full).
     func lowercaseUUID(_ range: Range<Int>) -> Bool {
         guard range.count == 36 else { return false }
-        for index in range {
-            switch bytes[index] {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "-"): continue
-            default: return false
+        for (position, index) in range.enumerated() {
+            let byte = bytes[index]
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard Self.lowerHex(byte) != nil else { return false }
             }
         }
         return true
