@@ -39,7 +39,8 @@ extension PostgresStorage {
             }
             let snapshot = PushSnapshot(
                 storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
-                records: records, entities: try await Self.entities(connection, projectId: projectId, ids: allEntityIds))
+                records: records, entities: try await Self.entities(connection, projectId: projectId, ids: allEntityIds),
+                closedForms: try await Self.closedForms(connection, projectId: projectId))
             var decided = try plan(snapshot)
             let encoded = decided.encoding()
             let now = Date().timeIntervalSince1970
@@ -201,9 +202,19 @@ extension PostgresStorage {
                 return PushSnapshot(
                     storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
                     records: records,
-                    entities: try await Self.entities(connection, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)))
+                    entities: try await Self.entities(connection, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)),
+                    closedForms: try await Self.closedForms(connection, projectId: projectId))
             }
         }
+    }
+
+    /// The ids of the project's forms closed to new records, read on `connection` (in a push's transaction, the
+    /// state of the forms as of that read: a form closed after it is taken as closed after the push).
+    static func closedForms(_ connection: PostgresConnection, projectId: Int64) async throws -> Set<String> {
+        var closed = Set<String>()
+        let rows = try await connection.query("SELECT form_id FROM form_states WHERE project_id = \(projectId) AND closed", logger: .quiet)
+        for try await formID in rows.decode(String.self) { closed.insert(formID) }
+        return closed
     }
 
     public func record(projectId: Int64, id: UUID) async throws -> StoredRecord? {

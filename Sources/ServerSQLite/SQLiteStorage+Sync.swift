@@ -16,76 +16,134 @@ extension SQLiteStorage {
     ) async throws -> PushPlan {
         let committed = try await groupWrite { db in
             let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
-            var decided = try plan(snapshot)
-            let encoded = decided.encoding()
-            let now = Date().timeIntervalSince1970
-            var sequences: [UUID: Int64] = [:]
-            if !decided.records.isEmpty {
-                // The serialized commit step: numbers are taken inside the writing transaction, so they
-                // become visible in the order they were assigned (see ServerStorage).
-                let count = Int64(decided.records.count)
-                let last = try Int64.fetchOne(
-                    db, sql: "UPDATE projects SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence",
-                    arguments: [count, projectId]) ?? count
-                var sequence = last - count + 1
-                let upsert = try db.cachedStatement(sql: """
-                    INSERT INTO records (
-                        project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at,
-                        review_state, review_comment, created_at, submitted_at, device, received_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (project_id, id) DO UPDATE SET
-                        form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
-                        revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
-                        review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at,
-                        received_at = excluded.received_at
-                    """)
-                for index in decided.records.indices {
-                    decided.records[index].sequence = sequence
-                    let record = decided.records[index]
-                    try upsert.execute(arguments: [
-                        projectId, record.id.lowercased, record.formID, record.formVersion, record.state.rawValue,
-                        record.authorId, record.shared, record.revision, sequence, encoded.fields[index], record.times.updated?.timeIntervalSince1970 ?? now,
-                        record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
-                        record.times.submitted?.timeIntervalSince1970, record.device, record.receivedAt?.timeIntervalSince1970 ?? now,
-                    ])
-                    sequences[record.id] = sequence
-                    sequence += 1
-                }
-                try Self.writeAttachmentReferences(db, projectId: projectId, decided.records, history: decided.history)
-            }
-            try Self.writeHistory(db, projectId: projectId, decided.history, details: encoded.history)
-            // The records' entity changes, in the records' transaction (docs/entity-lists.md).
-            try Self.writeEntities(db, projectId: projectId, &decided.entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
-            try Self.resolve(db, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
-            let insertOutcome = try db.cachedStatement(sql: """
-                INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """)
-            for (stored, outcome) in zip(decided.newOutcomes, encoded.outcomes) {
-                try insertOutcome.execute(arguments: [projectId, clientID, stored.mutationID, stored.userId, stored.digest, outcome, now])
-            }
-            let insertConflict = try db.cachedStatement(sql: """
-                INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            var conflictIds: [Int64] = []
-            for (conflict, entry) in zip(decided.conflicts, encoded.conflicts) {
-                try insertConflict.execute(arguments: [
-                    projectId, conflict.recordID.lowercased, conflict.mutationID, conflict.clientID, entry, conflict.entry.open, now,
-                    sequences[conflict.recordID], conflict.otherLoser,
-                ])
-                conflictIds.append(db.lastInsertedRowID)
-            }
-            // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
-            let keep = try db.cachedStatement(sql: "INSERT OR IGNORE INTO conflict_attachment_refs (project_id, sha256, record_id) VALUES (?, ?, ?)")
-            for (recordID, sha256) in decided.conflictAttachmentReferences {
-                try keep.execute(arguments: [projectId, sha256, recordID.lowercased])
-            }
-            // The events this push reports, in its transaction (WebhookStorage).
-            decided.webhookDeliveries = try Self.writeWebhookEvents(db, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
-            return decided
+            return try Self.write(db, try plan(snapshot), projectId: projectId, clientID: clientID)
         }
         if committed.webhookDeliveries > 0 { webhookSignal.signal() }
         return committed
+    }
+
+    /// Compares revisions only, under the single writer: the records' and entities' content is read (and
+    /// decoded) only when they moved, to hand back for the push to be decided again.
+    public func commit(
+        _ plan: PushPlan, planned: PushSnapshot, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+    ) async throws -> PushPlan {
+        let expected = planned.revisions
+        let plannedEntityIds = PushSnapshot.entityIds(named: entityIds, records: planned.records)
+        let committed = try await groupWrite { db in
+            let current = try Self.pushRevisions(
+                db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: plannedEntityIds)
+            guard current == expected else {
+                throw PushSnapshotMoved(snapshot: try Self.pushSnapshot(
+                    db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds))
+            }
+            return try Self.write(db, plan, projectId: projectId, clientID: clientID)
+        }
+        if committed.webhookDeliveries > 0 { webhookSignal.signal() }
+        return committed
+    }
+
+    /// The revisions of what a push's snapshot holds (``PushSnapshot/Revisions``), read without the records' and
+    /// entities' content. `entityIds`: every entity the snapshot holds (when the records' revisions are the
+    /// planned ones, the entities their stored fields name are the planned snapshot's).
+    static func pushRevisions(
+        _ db: Database, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+    ) throws -> PushSnapshot.Revisions {
+        var outcomes: [String: PushSnapshot.Revisions.Outcome] = [:]
+        if !mutationIDs.isEmpty {
+            for row in try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT mutation_id, user_id, digest FROM mutations
+                WHERE project_id = ? AND client_id = ? AND mutation_id IN (SELECT value FROM json_each(?))
+                """), arguments: [projectId, clientID, JSONWriter.array(of: mutationIDs)]) {
+                outcomes[row[0]] = PushSnapshot.Revisions.Outcome(userId: row[1], digest: row[2])
+            }
+        }
+        func revisions(_ sql: String, _ ids: [UUID]) throws -> [UUID: Int64] {
+            guard !ids.isEmpty else { return [:] }
+            var result: [UUID: Int64] = [:]
+            for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [projectId, JSONWriter.array(of: ids.map(\.lowercased))]) {
+                let id: String = row[0]
+                guard let uuid = UUID(uuidString: id) else { continue }
+                result[uuid] = row[1]
+            }
+            return result
+        }
+        return PushSnapshot.Revisions(
+            outcomes: outcomes,
+            records: try revisions("SELECT id, revision FROM records WHERE project_id = ? AND id IN (SELECT value FROM json_each(?))", recordIDs),
+            entities: try revisions("SELECT id, revision FROM entities WHERE project_id = ? AND id IN (SELECT value FROM json_each(?))", entityIds),
+            closedForms: try closedForms(db, projectId: projectId))
+    }
+
+    /// Writes a push's plan in the writer's transaction: records with sequence numbers in commit order, history,
+    /// entities, resolutions, outcomes, conflicts and webhook events.
+    static func write(_ db: Database, _ plan: PushPlan, projectId: Int64, clientID: String) throws -> PushPlan {
+        var decided = plan
+        let encoded = decided.encoding()
+        let now = Date().timeIntervalSince1970
+        var sequences: [UUID: Int64] = [:]
+        if !decided.records.isEmpty {
+            // The serialized commit step: numbers are taken inside the writing transaction, so they
+            // become visible in the order they were assigned (see ServerStorage).
+            let count = Int64(decided.records.count)
+            let last = try Int64.fetchOne(
+                db, sql: "UPDATE projects SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence",
+                arguments: [count, projectId]) ?? count
+            var sequence = last - count + 1
+            let upsert = try db.cachedStatement(sql: """
+                INSERT INTO records (
+                    project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at,
+                    review_state, review_comment, created_at, submitted_at, device, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (project_id, id) DO UPDATE SET
+                    form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
+                    revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
+                    review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at,
+                    received_at = excluded.received_at
+                """)
+            for index in decided.records.indices {
+                decided.records[index].sequence = sequence
+                let record = decided.records[index]
+                try upsert.execute(arguments: [
+                    projectId, record.id.lowercased, record.formID, record.formVersion, record.state.rawValue,
+                    record.authorId, record.shared, record.revision, sequence, encoded.fields[index], record.times.updated?.timeIntervalSince1970 ?? now,
+                    record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
+                    record.times.submitted?.timeIntervalSince1970, record.device, record.receivedAt?.timeIntervalSince1970 ?? now,
+                ])
+                sequences[record.id] = sequence
+                sequence += 1
+            }
+            try Self.writeAttachmentReferences(db, projectId: projectId, decided.records, history: decided.history)
+        }
+        try Self.writeHistory(db, projectId: projectId, decided.history, details: encoded.history)
+        // The records' entity changes, in the records' transaction (docs/entity-lists.md).
+        try Self.writeEntities(db, projectId: projectId, &decided.entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
+        try Self.resolve(db, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
+        let insertOutcome = try db.cachedStatement(sql: """
+            INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        for (stored, outcome) in zip(decided.newOutcomes, encoded.outcomes) {
+            try insertOutcome.execute(arguments: [projectId, clientID, stored.mutationID, stored.userId, stored.digest, outcome, now])
+        }
+        let insertConflict = try db.cachedStatement(sql: """
+            INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        var conflictIds: [Int64] = []
+        for (conflict, entry) in zip(decided.conflicts, encoded.conflicts) {
+            try insertConflict.execute(arguments: [
+                projectId, conflict.recordID.lowercased, conflict.mutationID, conflict.clientID, entry, conflict.entry.open, now,
+                sequences[conflict.recordID], conflict.otherLoser,
+            ])
+            conflictIds.append(db.lastInsertedRowID)
+        }
+        // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
+        let keep = try db.cachedStatement(sql: "INSERT OR IGNORE INTO conflict_attachment_refs (project_id, sha256, record_id) VALUES (?, ?, ?)")
+        for (recordID, sha256) in decided.conflictAttachmentReferences {
+            try keep.execute(arguments: [projectId, sha256, recordID.lowercased])
+        }
+        // The events this push reports, in its transaction (WebhookStorage).
+        decided.webhookDeliveries = try Self.writeWebhookEvents(db, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
+        return decided
     }
 
     public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {
@@ -148,7 +206,13 @@ extension SQLiteStorage {
         return PushSnapshot(
             storedOutcomes: try storedOutcomes(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
             records: records,
-            entities: try entities(db, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)))
+            entities: try entities(db, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)),
+            closedForms: try closedForms(db, projectId: projectId))
+    }
+
+    /// The ids of the project's forms closed to new records (read with the rest of a push's snapshot).
+    static func closedForms(_ db: Database, projectId: Int64) throws -> Set<String> {
+        Set(try String.fetchAll(db.cachedStatement(sql: "SELECT form_id FROM form_states WHERE project_id = ? AND closed"), arguments: [projectId]))
     }
 
     public func record(projectId: Int64, id: UUID) async throws -> StoredRecord? {

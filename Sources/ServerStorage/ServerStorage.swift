@@ -54,6 +54,14 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
         projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan
+    /// Writes `plan`, decided on `planned` (read by ``pushSnapshot(projectId:clientID:mutationIDs:recordIDs:entityIds:)``
+    /// outside any lock), as `push` writes a plan — when the snapshot in the push's transaction decides like
+    /// `planned` (the same revisions, ``PushSnapshot/decidesLike(_:)``). Otherwise it writes nothing and throws
+    /// ``PushSnapshotMoved`` with the snapshot the transaction read. A storage may compare the revisions
+    /// without reading the records' content (SQLite does).
+    func commit(
+        _ plan: PushPlan, planned: PushSnapshot, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+    ) async throws -> PushPlan
     /// What `push` would hand its `plan` now, read without taking any write lock: the server decides a
     /// push (merge, validation) on this snapshot outside the lock, then commits it through `push` only if
     /// the snapshot there is still the same (see `SyncController`).
@@ -86,6 +94,16 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
 }
 
 extension ServerStorage {
+    /// Reads the whole snapshot in the push's transaction and compares its revisions.
+    public func commit(
+        _ plan: PushPlan, planned: PushSnapshot, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+    ) async throws -> PushPlan {
+        try await push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { current in
+            guard current.decidesLike(planned) else { throw PushSnapshotMoved(snapshot: current) }
+            return plan
+        }
+    }
+
     /// A push batch that changes no entity (reviews, resolutions).
     public func push(
         projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID],

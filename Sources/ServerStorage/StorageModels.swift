@@ -130,11 +130,65 @@ public struct PushSnapshot: Sendable, Hashable {
     public var records: [UUID: StoredRecord]
     /// The project's current entities the batch may change (``entityIds(named:records:)``), deleted ones too.
     public var entities: [UUID: StoredEntity]
+    /// The ids of the project's forms closed to new records (``FormStateStorage``), read in the push's
+    /// transaction so a form closed before the push commits refuses its new records.
+    public var closedForms: Set<String>
 
-    public init(storedOutcomes: [String: StoredOutcome], records: [UUID: StoredRecord], entities: [UUID: StoredEntity] = [:]) {
+    public init(storedOutcomes: [String: StoredOutcome], records: [UUID: StoredRecord], entities: [UUID: StoredEntity] = [:], closedForms: Set<String> = []) {
         self.storedOutcomes = storedOutcomes
         self.records = records
         self.entities = entities
+        self.closedForms = closedForms
+    }
+
+    /// What a push is decided on, without the records' and entities' content: the stored outcomes (user and
+    /// digest), each record's and entity's revision, and the closed forms. Every change to a stored record or
+    /// entity moves its revision (a review, a resolution, an assignment too), so two snapshots with the same
+    /// revisions decide a push alike.
+    public struct Revisions: Sendable, Hashable {
+        public struct Outcome: Sendable, Hashable {
+            public var userId: Int64
+            public var digest: Data
+
+            public init(userId: Int64, digest: Data) {
+                self.userId = userId
+                self.digest = digest
+            }
+        }
+
+        public var outcomes: [String: Outcome]
+        public var records: [UUID: Int64]
+        public var entities: [UUID: Int64]
+        public var closedForms: Set<String>
+
+        public init(outcomes: [String: Outcome], records: [UUID: Int64], entities: [UUID: Int64], closedForms: Set<String>) {
+            self.outcomes = outcomes
+            self.records = records
+            self.entities = entities
+            self.closedForms = closedForms
+        }
+    }
+
+    /// This snapshot's ``Revisions``.
+    public var revisions: Revisions {
+        Revisions(
+            outcomes: storedOutcomes.mapValues { Revisions.Outcome(userId: $0.userId, digest: $0.digest) },
+            records: records.mapValues(\.revision), entities: entities.mapValues(\.revision), closedForms: closedForms)
+    }
+
+    /// Whether `other` decides a push like this one: the same ``revisions`` (the fields are not compared).
+    public func decidesLike(_ other: PushSnapshot) -> Bool {
+        revisions == other.revisions
+    }
+}
+
+/// A push's snapshot moved between planning and writing: the plan was not written; `snapshot` is what the
+/// push's transaction read, to decide it again on.
+public struct PushSnapshotMoved: Error, Sendable {
+    public var snapshot: PushSnapshot
+
+    public init(snapshot: PushSnapshot) {
+        self.snapshot = snapshot
     }
 }
 

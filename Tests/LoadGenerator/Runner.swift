@@ -20,7 +20,25 @@ struct Runner: Sendable {
         let mutations = (0..<count).map { _ in
             Mutation(mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "wide", version: 1), state: .submitted, changes: changes)
         }
-        return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientID: clientID, mutations: mutations)))
+        return Self.body(clientID: clientID, mutations)
+    }
+
+    /// A push body as a device writes it: each mutation in its canonical form (``Mutation/jsonBytes()``, what a
+    /// device freezes and sends), so the server takes each retry digest over the bytes sent.
+    static func body(clientID: String, _ mutations: [Mutation]) -> ByteBuffer {
+        var writer = JSONWriter(capacity: 64 + mutations.count * 2048)
+        writer.beginObject()
+        writer.key("clientId")
+        writer.string(clientID)
+        writer.key("mutations")
+        writer.beginArray()
+        for mutation in mutations {
+            writer.element()
+            mutation.write(to: &writer)
+        }
+        writer.endArray()
+        writer.endObject()
+        return ByteBuffer(bytes: writer.bytes)
     }
 
     /// The fields of the form `long` (published by bench.sh): 250 questions, in turn text, integer and single
@@ -42,7 +60,7 @@ struct Runner: Sendable {
         let mutation = Mutation(
             mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "long", version: 1), state: .submitted, changes: changes,
             times: RecordTimes(created: Date(), updated: Date(), submitted: Date()))
-        return ByteBuffer(bytes: try JSONEncoder().encode(PushRequest(clientID: clientID, mutations: [mutation])))
+        return Self.body(clientID: clientID, [mutation])
     }
 
     /// `crowd` devices at once, each sending one 250-question submission: what a field team's server does at

@@ -29,8 +29,11 @@ struct SyncController {
             let body = try readPushBody(bytes)
             try check(body)
             // A retry is recognised by content, not layout: clients re-encoding a mutation may order its keys
-            // differently (Foundation's encoder does), so the digest is of the canonical form.
-            return (body, body.mutations.map { Data(SHA256.hash(data: $0.canonicalBytes())) })
+            // differently (Foundation's encoder does), so the digest is of the canonical form — the bytes sent
+            // when a device sent them in that form (it does), else the mutation written again.
+            return (body, zip(body.mutations, body.mutationRanges).map { mutation, range in
+                Data(SHA256.hash(data: mutation.digestBytes(sent: bytes, range: range)))
+            })
         }
         services.metrics.recordPushStep("read", began.duration(to: .now))
         if let clock = body.clock, services.clock.observe(clock).clamped {
@@ -41,6 +44,12 @@ struct SyncController {
         var prepared: [PreparedMutation] = []
         prepared.reserveCapacity(body.mutations.count)
         for (mutation, digest) in zip(body.mutations, digests) {
+            // The clock observes the mutation's latest field clock once; only when that one is too far ahead
+            // is each field's clock looked at (and clamped).
+            guard let latest = mutation.changes.values.lazy.map(\.hlc).max(), services.clock.observe(latest).clamped else {
+                prepared.append(PreparedMutation(mutation: mutation, digest: digest))
+                continue
+            }
             var clamped = mutation
             for (fieldID, change) in mutation.changes {
                 let (accepted, wasClamped) = services.clock.observe(change.hlc)
@@ -49,7 +58,7 @@ struct SyncController {
                     clampedChanges += 1
                 }
             }
-            prepared.append(PreparedMutation(mutation: clamped, digest: digest))
+            prepared.append(PreparedMutation(mutation: clamped, digest: digest, sent: mutation))
         }
         if clampedChanges > 0 {
             context.logger.warning("Field clocks far ahead of the server; clamped", metadata: ["client": .string(body.clientID), "fields": .stringConvertible(clampedChanges)])
@@ -57,10 +66,9 @@ struct SyncController {
         }
         let keys = Set(body.mutations.map(\.form))
         let validators = try await services.forms.validators(projectId: membership.projectId, keys: keys)
-        var planner = PushPlanner(principal: principal, role: membership.role, clientID: body.clientID, validators: validators, mutations: prepared,
+        let planner = PushPlanner(principal: principal, role: membership.role, clientID: body.clientID, validators: validators, mutations: prepared,
             maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,
             maxRecordInstances: services.limits.maxRecordInstances)
-        planner.closedForms = Set(try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formID))
         var recordIDs: [UUID] = []
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordID).inserted { recordIDs.append(mutation.recordID) }
@@ -82,9 +90,9 @@ struct SyncController {
     /// Decides the push outside any write lock and commits it: the planner (merge, validation, pattern
     /// checks) runs on a snapshot read without locks, on a thread of its own so no request-serving thread
     /// waits on it; the storage's write then only compares the snapshot it reads under the lock with the one
-    /// planned on and writes the plan. When they differ (another push to the same record committed
-    /// meanwhile), the push is decided again on the newer snapshot, keeping the pattern outcomes already
-    /// found. After `maxPlanAttempts` such races (many devices pushing to one record at once) it is decided
+    /// planned on (by revisions, ``PushSnapshot/decidesLike(_:)``) and writes the plan. When they differ
+    /// (another push to the same record committed meanwhile, or a form was closed), the push is decided again
+    /// on the newer snapshot, keeping the pattern outcomes already found. After `maxPlanAttempts` such races (many devices pushing to one record at once) it is decided
     /// under the lock, as the storage serialises it: what is left of its pattern budget bounds what that
     /// decision can cost everyone else.
     func commit(_ planner: PushPlanner, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
@@ -107,11 +115,9 @@ struct SyncController {
             began = .now
             defer { metrics.recordPushStep("write", began.duration(to: .now)) }
             do {
-                return try await storage.push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { current in
-                    guard current == planned else { throw SnapshotMoved(snapshot: current) }
-                    return plan
-                }
-            } catch let moved as SnapshotMoved {
+                return try await storage.commit(
+                    plan, planned: planned, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
+            } catch let moved as PushSnapshotMoved {
                 snapshot = moved.snapshot
             }
         }
@@ -119,11 +125,6 @@ struct SyncController {
             var verdicts = verdicts
             return try planner.plan(current, verdicts: &verdicts)
         }
-    }
-
-    /// What the snapshot under the write lock turned out to be, when it is not the one a push was planned on.
-    struct SnapshotMoved: Error {
-        var snapshot: PushSnapshot
     }
 
     /// Runs `work` on one of the push threads (``PushThreads``), outside Swift's cooperative pool.

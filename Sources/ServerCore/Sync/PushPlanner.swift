@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import FormModel
 import ServerStorage
@@ -6,8 +7,18 @@ import SyncCore
 /// A mutation as the planner gets it: clock clamped, with the digest of what the device sent.
 struct PreparedMutation: Sendable {
     var mutation: Mutation
-    /// SHA-256 of the mutation as sent (before clamping), to recognise a retry.
+    /// SHA-256 of the mutation as sent (before clamping) in its canonical form (``Mutation/jsonBytes()``), to
+    /// recognise a retry.
     var digest: Data
+    /// The mutation as sent, when clamping its clocks changed it (nil: `mutation` is as sent).
+    var sent: Mutation? = nil
+
+    /// Whether `stored`, the digest kept with an outcome of the same mutation id, is this mutation's: in the
+    /// canonical form, or in the form servers before it hashed (``Mutation/canonicalBytes()``; computed only
+    /// when the first does not match, so a retry of a mutation stored before an upgrade is still recognised).
+    func matches(_ stored: Data) -> Bool {
+        stored == digest || stored == Data(SHA256.hash(data: (sent ?? mutation).canonicalBytes()))
+    }
 }
 
 /// Decides a push batch on a snapshot of what it touches: replays stored outcomes, checks access, merges
@@ -29,9 +40,6 @@ struct PushPlanner: Sendable {
     /// The largest record and the most repeat instances a change may grow a record to (`ServerLimits`).
     let maxRecordBytes: Int
     let maxRecordInstances: Int
-    /// The forms closed to new records (``FormStateStorage``): a mutation that would create a record of one is
-    /// refused; records already stored still take edits.
-    var closedForms: Set<String> = []
 
     init(
         principal: Principal, role: Role, clientID: String, validators: [FormKey: FormValidator], mutations: [PreparedMutation],
@@ -62,7 +70,7 @@ struct PushPlanner: Sendable {
         for (index, prepared) in mutations.enumerated() {
             let mutation = prepared.mutation
             if let stored = seen[mutation.mutationID] {
-                guard stored.digest == prepared.digest, stored.userId == userId else {
+                guard prepared.matches(stored.digest), stored.userId == userId else {
                     throw Problem(
                         .conflict, "mutation-id-reused", title: "Mutation id reused",
                         detail: "The mutation id \"\(mutation.mutationID)\" was already used by this client for a different change. Give every new mutation a new id (a UUID); resend a mutation only unchanged. Nothing of this batch was applied.",
@@ -72,7 +80,7 @@ struct PushPlanner: Sendable {
                 continue
             }
             let outcome = apply(
-                mutation, working: &working, entities: &entities, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields, verdicts: &verdicts)
+                mutation, closedForms: snapshot.closedForms, working: &working, entities: &entities, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields, verdicts: &verdicts)
             plan.outcomes.append(outcome)
             let stored = StoredOutcome(mutationID: mutation.mutationID, userId: userId, digest: prepared.digest, outcome: outcome)
             plan.newOutcomes.append(stored)
@@ -101,8 +109,11 @@ struct PushPlanner: Sendable {
         var writtenIndex: [UUID: Int] = [:]
     }
 
+    /// Decides one mutation. `closedForms`: the forms closed to new records (the snapshot's, read in the push's
+    /// transaction): a mutation that would create a record of one is refused; records already stored still take
+    /// edits.
     private func apply(
-        _ mutation: Mutation, working: inout [UUID: StoredRecord], entities: inout EntityWork, plan: inout PushPlan, writtenIndex: inout [UUID: Int],
+        _ mutation: Mutation, closedForms: Set<String>, working: inout [UUID: StoredRecord], entities: inout EntityWork, plan: inout PushPlan, writtenIndex: inout [UUID: Int],
         encodedFields: inout [String], verdicts: inout PatternVerdicts
     ) -> MutationOutcome {
         let key = mutation.form
@@ -228,8 +239,13 @@ struct PushPlanner: Sendable {
     /// The first attachment the mutation sets that is larger than the server takes, as the problem the
     /// device shows at the record (what, how large, the limit, what to do).
     func oversizedAttachment(_ mutation: Mutation) -> Problem? {
-        for fieldID in mutation.changes.keys.sorted() {
-            guard case .attachment(let reference)? = mutation.changes[fieldID]?.value, reference.bytes > maxAttachmentBytes else { continue }
+        // The first in field-id order, found without sorting the fields (most mutations have none).
+        var first: (fieldID: String, reference: AttachmentReference)?
+        for (fieldID, change) in mutation.changes {
+            guard case .attachment(let reference)? = change.value, reference.bytes > maxAttachmentBytes, first.map({ fieldID < $0.fieldID }) ?? true else { continue }
+            first = (fieldID, reference)
+        }
+        if let fieldID = first?.fieldID, let reference = first?.reference {
             return Problem(
                 .contentTooLarge, "attachment-too-large", title: "Attachment too large",
                 detail: "The file attached to \"\(fieldID)\", \(reference.name), is \(AttachmentReference.formatSize(reference.bytes)) (\(reference.bytes) bytes); "
@@ -264,7 +280,7 @@ struct PushPlanner: Sendable {
     /// The repeat instances a record holds, at any depth (each instance's keys share its prefix).
     static func instanceCount(_ fields: RecordFields) -> Int {
         var prefixes = Set<String>()
-        for key in fields.fieldIDs {
+        for key in fields.fieldIDs where key.utf8.contains(UInt8(ascii: "/")) {
             guard let path = AnswerKey(key), !path.steps.isEmpty else { continue }
             prefixes.insert(path.instancePrefix)
         }
@@ -303,16 +319,18 @@ struct PushPlanner: Sendable {
     private func validate(_ record: MergeableRecord, mutation: Mutation, form: FormDefinition, validator: FormValidator, verdicts: inout PatternVerdicts) -> Problem? {
         // A sensitive field's answer arrives sealed to the project key, or not at all: the server never takes its
         // plaintext. Any other field's answer arrives in clear: a sealed one would pass no check and be unreadable.
-        for fieldID in mutation.changes.keys.sorted() {
-            guard let value = mutation.changes[fieldID]?.value, let field = validator.field(forKey: fieldID) else { continue }
+        // The first problem in field-id order, found without sorting the fields.
+        var sealing: (fieldID: String, problem: Problem)?
+        for (fieldID, change) in mutation.changes {
+            guard let value = change.value, sealing.map({ fieldID < $0.fieldID }) ?? true, let field = validator.field(forKey: fieldID) else { continue }
             let sealed = if case .sealed = value { true } else { false }
             if field.sensitive && !sealed {
-                return .validation("The field \"\(fieldID)\" is sensitive: its answer must be sealed on the device to the project key, not sent as a \(value.tag). Nothing of this change was applied; update the app, sync its forms and send the record again.", field: fieldID)
-            }
-            if !field.sensitive && sealed {
-                return .validation("The field \"\(fieldID)\" is not sensitive: its answer is sent as it is, not sealed. Nothing of this change was applied; sync the app's forms and send the record again.", field: fieldID)
+                sealing = (fieldID, .validation("The field \"\(fieldID)\" is sensitive: its answer must be sealed on the device to the project key, not sent as a \(value.tag). Nothing of this change was applied; update the app, sync its forms and send the record again.", field: fieldID))
+            } else if !field.sensitive && sealed {
+                sealing = (fieldID, .validation("The field \"\(fieldID)\" is not sensitive: its answer is sent as it is, not sealed. Nothing of this change was applied; sync the app's forms and send the record again.", field: fieldID))
             }
         }
+        if let sealing { return sealing.problem }
         switch record.state {
         case .submitted:
             let values = record.fields.values
@@ -322,12 +340,12 @@ struct PushPlanner: Sendable {
             let detail = report.issues.map(\.description).joined(separator: " ")
             return .validation("The record cannot be submitted: \(detail)", field: first.fieldID)
         case .draft:
-            for fieldID in mutation.changes.keys.sorted() {
-                if let issue = validator.draftIssue(fieldID, mutation.changes[fieldID]?.value) {
-                    return .validation(issue.code == .wrongType ? "\(issue.message) Field \"\(fieldID)\": send it as raw input or in the field's type." : issue.message, field: fieldID)
-                }
+            var first: (fieldID: String, issue: FieldIssue)?
+            for (fieldID, change) in mutation.changes where first.map({ fieldID < $0.fieldID }) ?? true {
+                if let issue = validator.draftIssue(fieldID, change.value) { first = (fieldID, issue) }
             }
-            return nil
+            guard let fieldID = first?.fieldID, let issue = first?.issue else { return nil }
+            return .validation(issue.code == .wrongType ? "\(issue.message) Field \"\(fieldID)\": send it as raw input or in the field's type." : issue.message, field: fieldID)
         case .deleted:
             return nil
         }

@@ -2,13 +2,16 @@ import Foundation
 import FormModel
 
 /// A push request as read from its body, in one pass. (A retry is recognised by the digest of each
-/// mutation's canonical form, `Mutation.canonicalBytes()`, not by the bytes sent: a client may re-encode it.)
+/// mutation's canonical form, `Mutation.jsonBytes()`: taken over the bytes sent when they are in that form,
+/// as a device sends them, else over the mutation written again, since a client may re-encode it.)
 public struct ReadPushRequest: Sendable {
     public var clientID: String
     public var clock: HybridTimestamp?
     public var mutations: [Mutation]
     /// Each mutation's `recordId` exactly as sent (any case), in order, for the outcomes to echo.
     public var recordIDsAsSent: [String]
+    /// Where each mutation's JSON is in the body, in order (for its retry digest: ``Mutation/digestBytes(sent:range:)``).
+    public var mutationRanges: [Range<Int>]
 
     /// Reads a push body in one pass.
     /// - Parameter maximumMutations: more than this many is refused while reading, before decoding them.
@@ -18,6 +21,7 @@ public struct ReadPushRequest: Sendable {
         var clock: HybridTimestamp?
         var mutations: [Mutation] = []
         var sentIds: [String] = []
+        var ranges: [Range<Int>] = []
         var sawMutations = false
         try reader.beginObject()
         while let key = try reader.nextKey() {
@@ -38,8 +42,11 @@ public struct ReadPushRequest: Sendable {
                     }
                     do {
                         var sent: String?
+                        _ = reader.peek()
+                        let start = reader.offset
                         mutations.append(try Mutation.read(from: &reader, recordIDAsSent: &sent))
                         sentIds.append(sent ?? "")
+                        ranges.append(start..<reader.offset)
                     } catch var error as JSONReadError {
                         error.path = "mutations[\(index)]" + (error.path.map { ".\($0)" } ?? "")
                         throw error
@@ -56,6 +63,7 @@ public struct ReadPushRequest: Sendable {
         self.clock = clock
         self.mutations = mutations
         self.recordIDsAsSent = sentIds
+        self.mutationRanges = ranges
     }
 }
 

@@ -182,9 +182,9 @@ extension Mutation {
         writer.endObject()
     }
 
-    /// The bytes a retry is recognised by: the mutation in one canonical form (keys sorted, no whitespace,
-    /// `/` escaped, the record id in uppercase — the form FieldSheet servers have always hashed), however
-    /// the client laid out its JSON. A client may re-encode a retried mutation; only its content counts.
+    /// The mutation in the form earlier FieldSheet servers hashed to recognise a retry (keys sorted, no
+    /// whitespace, `/` escaped, the record id in uppercase): a server compares a stored digest of that form
+    /// too, so a retry of a mutation stored before the digest moved to ``jsonBytes()`` is still recognised.
     public func canonicalBytes() -> [UInt8] {
         var writer = JSONWriter(capacity: 128 + 64 * changes.count)
         writer.escapesSlashes = true

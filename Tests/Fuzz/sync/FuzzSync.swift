@@ -10,7 +10,11 @@ import SyncCore
 public func fuzzSync(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     if let push = try? ReadPushRequest(jsonBytes: bytes, maximumMutations: 500) {
-        for mutation in push.mutations {
+        for (mutation, range) in zip(push.mutations, push.mutationRanges) {
+            // The retry digest is taken over the bytes sent only when writing the mutation again gives them.
+            if Mutation.isCanonical(bytes[range]) {
+                precondition(Array(bytes[range]) == mutation.jsonBytes(), "bytes taken as canonical are what the mutation writes")
+            }
             let again = try? ReadPushRequest(jsonBytes: Array(#"{"clientId":"c","mutations":["#.utf8) + mutation.jsonBytes() + Array("]}".utf8), maximumMutations: 1)
             precondition(again?.mutations.first == mutation, "a mutation read from bytes reads back the same after writing")
             _ = mutation.canonicalBytes()
