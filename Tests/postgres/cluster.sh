@@ -63,6 +63,10 @@ start)
     fi
     as_owner "$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -qAt -c \
         "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'fieldsheet') THEN CREATE ROLE fieldsheet LOGIN CREATEDB; END IF; END \$\$;" >/dev/null
+    # The tests drop their databases WITH (FORCE), which ends every session on them; an autovacuum worker
+    # (no role of its own) can be one, and only pg_signal_backend may end it (else 42501, a flaky test).
+    as_owner "$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -qAt -c \
+        "GRANT pg_signal_backend TO fieldsheet;" >/dev/null 2>&1
     echo "PostgreSQL $("$BIN/postgres" --version | awk '{print $3}') running in $DIR on 127.0.0.1:$PORT"
     ;;
 stop)
