@@ -367,8 +367,10 @@ struct EntityPagesController {
             throw Problem.badRequest("\"\(name)\" is not a member of \(membership.projectName); choose one of the project's people.", field: "assignee")
         }
         let principal = try context.requirePrincipal()
-        _ = try await services.storage.assignEntities(
+        let assigned = try await services.storage.assignEntities(
             projectId: membership.projectId, list: entity.list, ids: [entity.id], userName: name.isEmpty ? nil : name, by: principal.userId)
+        // Deleted meanwhile: nothing was assigned, and nothing is recorded.
+        guard assigned > 0 else { throw Problem.notFound("entity") }
         await services.audit(
             .entityAssigned, request: request, context: context, projectId: membership.projectId,
             subject: "\(entity.list)/\(entity.id.lowercased)", detail: ["label": entity.label, "assignee": name.isEmpty ? "nobody" : name])
