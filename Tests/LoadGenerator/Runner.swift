@@ -23,22 +23,9 @@ struct Runner: Sendable {
         return Self.body(clientID: clientID, mutations)
     }
 
-    /// A push body as a device writes it: each mutation in its canonical form (``Mutation/jsonBytes()``, what a
-    /// device freezes and sends), so the server takes each retry digest over the bytes sent.
+    /// A push body as a device writes it (``PushRequest/deviceBytes(clientID:_:)``).
     static func body(clientID: String, _ mutations: [Mutation]) -> ByteBuffer {
-        var writer = JSONWriter(capacity: 64 + mutations.count * 2048)
-        writer.beginObject()
-        writer.key("clientId")
-        writer.string(clientID)
-        writer.key("mutations")
-        writer.beginArray()
-        for mutation in mutations {
-            writer.element()
-            mutation.write(to: &writer)
-        }
-        writer.endArray()
-        writer.endObject()
-        return ByteBuffer(bytes: writer.bytes)
+        ByteBuffer(bytes: PushRequest.deviceBytes(clientID: clientID, mutations))
     }
 
     /// The fields of the form `long` (published by bench.sh): 250 questions, in turn text, integer and single

@@ -17,19 +17,7 @@ import Testing
 struct PushDigestTests {
     /// A push body as a device writes it: each mutation in its canonical form (`Mutation.jsonBytes()`).
     static func deviceBody(clientID: String, _ mutations: [Mutation]) -> ByteBuffer {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("clientId")
-        writer.string(clientID)
-        writer.key("mutations")
-        writer.beginArray()
-        for mutation in mutations {
-            writer.element()
-            mutation.write(to: &writer)
-        }
-        writer.endArray()
-        writer.endObject()
-        return ByteBuffer(bytes: writer.bytes)
+        ByteBuffer(bytes: PushRequest.deviceBytes(clientID: clientID, mutations))
     }
 
     static func pushAsDevice(_ client: some TestClientProtocol, _ device: Device, _ mutations: [Mutation]) async throws -> PushResponse {

@@ -1,6 +1,27 @@
 import Foundation
 import FormModel
 
+extension PushRequest {
+    /// A push body as a device sends it: `{"clientId":…,"mutations":[…]}` with each mutation in its canonical
+    /// form (``Mutation/jsonBytes()``), so the server takes each retry digest over the bytes sent. For the load
+    /// generator and the tests; the device assembles its body from the frozen mutation bodies as they are.
+    package static func deviceBytes(clientID: String, _ mutations: [Mutation]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + mutations.count * 2048)
+        writer.beginObject()
+        writer.key("clientId")
+        writer.string(clientID)
+        writer.key("mutations")
+        writer.beginArray()
+        for mutation in mutations {
+            writer.element()
+            mutation.write(to: &writer)
+        }
+        writer.endArray()
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
 /// A push request as read from its body, in one pass. (A retry is recognised by the digest of each
 /// mutation's canonical form, `Mutation.jsonBytes()`: taken over the bytes sent when they are in that form,
 /// as a device sends them, else over the mutation written again, since a client may re-encode it.)
