@@ -152,6 +152,11 @@ extension FieldSheetServerCommand {
             help: "Seconds between looks for due webhook deliveries when no push of this instance woke the sender (retries, other instances' events).")
         var webhookPollInterval = WebhookOptions.seconds(WebhookOptions().pollInterval)
 
+        @Option(
+            name: .customLong("webhook-batches-in-flight"),
+            help: "Most claimed batches of deliveries (up to 32 each) one webhook endpoint may have under way at once (1 to 64).")
+        var webhookBatchesInFlight = WebhookOptions().batchesInFlightPerEndpoint
+
         func validate() throws {
             for (name, value, low, high) in [
                 ("--webhook-timeout", webhookTimeout, 0.001, 300.0), ("--webhook-retry-delay", webhookRetryDelay, 0.001, 86_400.0),
@@ -161,6 +166,9 @@ extension FieldSheetServerCommand {
             }
             guard (1...64 * 1024 * 1024).contains(webhookMaxResponseBytes) else {
                 throw ValidationError("--webhook-max-response-bytes must be 1 to 67108864; it is \(webhookMaxResponseBytes).")
+            }
+            guard (1...64).contains(webhookBatchesInFlight) else {
+                throw ValidationError("--webhook-batches-in-flight must be 1 to 64; it is \(webhookBatchesInFlight).")
             }
             guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
             guard loginCodeLifetime > 0, loginCodeLifetime <= 720 else {
@@ -236,7 +244,8 @@ extension FieldSheetServerCommand {
                 webhooks: WebhookOptions(
                     allowPrivateAddresses: webhooksAllowPrivateAddresses, timeout: .milliseconds(Int64(webhookTimeout * 1000)),
                     maxResponseBytes: webhookMaxResponseBytes, retryDelay: .milliseconds(Int64(webhookRetryDelay * 1000)),
-                    maxRetryDelay: .milliseconds(Int64(webhookMaxRetryDelay * 1000)), pollInterval: .milliseconds(Int64(webhookPollInterval * 1000))))
+                    maxRetryDelay: .milliseconds(Int64(webhookMaxRetryDelay * 1000)), pollInterval: .milliseconds(Int64(webhookPollInterval * 1000)),
+                    batchesInFlightPerEndpoint: webhookBatchesInFlight))
             do {
                 configuration.mapTiles = try mapTiles.map { try MapTiles(template: $0) }
             } catch {

@@ -6,7 +6,8 @@ import Testing
 /// How long an event takes from its commit to a receiver on loopback while devices push: the real
 /// `fieldsheet-server` (SQLite), 200 devices pushing 5 records each at once, one endpoint wanting every event.
 /// A benchmark, not a check: it runs only with `FIELDSHEET_WEBHOOK_BENCH=1` and prints p50/p99 (BENCHMARKS.md).
-/// `FIELDSHEET_WEBHOOK_BENCH_SERVER` names another `fieldsheet-server` binary to run (a release build's).
+/// `FIELDSHEET_WEBHOOK_BENCH_SERVER` names another `fieldsheet-server` binary to run (a release build's);
+/// `FIELDSHEET_WEBHOOK_BENCH_IN_FLIGHT` sets its `--webhook-batches-in-flight` (1: one batch per endpoint at a time).
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["FIELDSHEET_WEBHOOK_BENCH"] == "1"))
 struct WebhookLatencyBench {
     @Test func eventsReachALoopbackReceiverWhileDevicesPush() async throws {
@@ -19,7 +20,8 @@ struct WebhookLatencyBench {
         let receiver = WebhookReceiver(port: ClusterControl.freePort(), secret: WebhookTests.secret)
         try await receiver.start()
         try await server.admin(["webhooks", "add", receiver.url, "--project", "alpha", "--secret", WebhookTests.secret])
-        try await server.start(options: ["--webhooks-allow-private-addresses"])
+        let inFlight = environment["FIELDSHEET_WEBHOOK_BENCH_IN_FLIGHT"].map { ["--webhook-batches-in-flight", $0] } ?? []
+        try await server.start(options: ["--webhooks-allow-private-addresses"] + inFlight)
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for device in 0..<devices {

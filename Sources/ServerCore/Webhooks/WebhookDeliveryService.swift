@@ -9,10 +9,11 @@ import Synchronization
 /// exponential backoff and jitter (``WebhookOptions/retryAfter(attempts:from:)``). At least once: a delivery
 /// is marked delivered only after a 2xx, so a crash between the two sends it again with the same event id.
 ///
-/// Each endpoint's claimed deliveries are sent by a task of its own, one after another, and the next claim
-/// leaves out endpoints still busy: a slow or dead receiver holds up only itself. The storage hands out a
-/// record's next event only once the one before it was delivered, so each receiver gets a record's events in
-/// order. The service wakes when a push of this process wrote events (``WebhookSignal``) and otherwise looks
+/// Each endpoint's claimed deliveries are sent by a task of its own, all at once. An endpoint may have up to
+/// ``WebhookOptions/batchesInFlightPerEndpoint`` such batches under way; the next claim leaves out endpoints
+/// at that cap, so a slow or dead receiver holds up only itself. The storage hands out a record's next event
+/// only once the one before it was delivered, so batches may overlap and each receiver still gets a record's
+/// events in order. The service wakes when a push of this process wrote events (``WebhookSignal``) and otherwise looks
 /// every ``WebhookOptions/pollInterval`` (retries that came due, events other instances wrote).
 package struct WebhookDeliveryService: Service {
     let storage: any ServerStorage
@@ -28,7 +29,7 @@ package struct WebhookDeliveryService: Service {
     /// Runs until the server shuts down; deliveries under way finish (each bounded by the timeout).
     package func run() async throws {
         guard options.deliver else { return }
-        let busy = BusyEndpoints()
+        let inFlight = BatchesInFlight()
         let signal = storage.webhookSignal
         let sender = WebhookSender(options: options)
         // A claimed batch is sent at once: the lease covers one attempt, with room to record the outcomes.
@@ -37,19 +38,19 @@ package struct WebhookDeliveryService: Service {
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 var claimed: [ClaimedWebhookDelivery] = []
                 do {
-                    let excluding = busy.set.withLock { $0 }
+                    let excluding = inFlight.full(cap: options.batchesInFlightPerEndpoint)
                     claimed = try await storage.claimWebhookDeliveries(now: Date(), lease: lease, limit: options.batchSize, excluding: excluding)
                 } catch {
                     logger.warning("Webhook deliveries could not be claimed; trying again", metadata: ["error": .string("\(error)")])
                 }
                 let byEndpoint = Dictionary(grouping: claimed, by: \.endpointId)
                 for (endpoint, deliveries) in byEndpoint {
-                    busy.set.withLock { _ = $0.insert(endpoint) }
+                    inFlight.started(endpoint)
                     group.addTask {
                         guard !Task.isShuttingDownGracefully else {
                             // Not attempted: back at once, for this or another instance.
                             try? await storage.releaseWebhookClaims(ids: deliveries.map(\.id))
-                            busy.set.withLock { _ = $0.remove(endpoint) }
+                            inFlight.finished(endpoint)
                             return
                         }
                         // A claim holds at most one delivery per record (the next waits for it to be delivered),
@@ -69,7 +70,7 @@ package struct WebhookDeliveryService: Service {
                                 "deliveries": .string(outcomes.map { String($0.id) }.joined(separator: ",")), "error": .string("\(error)"),
                             ])
                         }
-                        busy.set.withLock { _ = $0.remove(endpoint) }
+                        inFlight.finished(endpoint)
                         signal.signal()  // this endpoint may have more waiting
                     }
                 }
@@ -118,7 +119,23 @@ package struct WebhookDeliveryService: Service {
     }
 }
 
-/// The endpoints whose deliveries this process is sending now.
-private final class BusyEndpoints: Sendable {
-    let set = Mutex(Set<Int64>())
+/// How many claimed batches of each endpoint this process is sending now.
+private final class BatchesInFlight: Sendable {
+    private let counts = Mutex([Int64: Int]())
+
+    func started(_ endpoint: Int64) {
+        counts.withLock { $0[endpoint, default: 0] += 1 }
+    }
+
+    func finished(_ endpoint: Int64) {
+        counts.withLock { counts in
+            let left = counts[endpoint, default: 1] - 1
+            counts[endpoint] = left > 0 ? left : nil
+        }
+    }
+
+    /// The endpoints with `cap` batches under way: the next claim leaves them out.
+    func full(cap: Int) -> Set<Int64> {
+        counts.withLock { Set($0.filter { $0.value >= cap }.keys) }
+    }
 }

@@ -21,13 +21,17 @@ public struct WebhookOptions: Sendable, Hashable {
     /// The most deliveries the service claims at once, over all endpoints; an endpoint's claimed deliveries are
     /// sent at the same time, each on a thread of its own.
     public var batchSize: Int
+    /// The most claimed batches of one endpoint under way at once. The storage never hands out a record's next
+    /// event before the one before it was delivered, so batches of one endpoint may overlap without breaking
+    /// any record's order; the cap bounds what one slow receiver holds (threads, connections, leases).
+    public var batchesInFlightPerEndpoint: Int
     /// Whether this server delivers at all (off: it still writes the outbox, and another instance delivers).
     public var deliver: Bool
 
     public init(
         allowPrivateAddresses: Bool = false, timeout: Duration = .seconds(10), maxResponseBytes: Int = 64 * 1024,
         retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(3600), pollInterval: Duration = .seconds(1),
-        batchSize: Int = 32, deliver: Bool = true
+        batchSize: Int = 32, batchesInFlightPerEndpoint: Int = 4, deliver: Bool = true
     ) {
         self.allowPrivateAddresses = allowPrivateAddresses
         self.timeout = timeout
@@ -36,6 +40,7 @@ public struct WebhookOptions: Sendable, Hashable {
         self.maxRetryDelay = maxRetryDelay
         self.pollInterval = pollInterval
         self.batchSize = batchSize
+        self.batchesInFlightPerEndpoint = max(1, batchesInFlightPerEndpoint)
         self.deliver = deliver
     }
 
