@@ -104,7 +104,8 @@ test: deps
 # sync (push 10,000 and pull 100,000 records device ↔ server on loopback, records/s and the device's peak RSS; a 20 MB
 # and a 200 MB attachment up and down, to the server alone and through the fieldsheet CLI, the peak RSS of both),
 # then the web console's submissions table paged through 100,000 records, then the OData feed's pages (records and a
-# repeat table) at 100,000 records and $metadata of a 500-field form.
+# repeat table) at 100,000 records and $metadata of a 500-field form, then webhook latency (commit to a loopback
+# receiver) while 200 devices push.
 bench: deps
 	$(SWIFT) build -c release --product fieldsheet-bench $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) build -c release --product fieldsheet-server $(SWIFT_BUILD_FLAGS)
@@ -117,6 +118,7 @@ bench: deps
 	python3 Tests/console/table_bench.py .build/release
 	python3 Tests/console/entity_table_bench.py .build/release
 	python3 Tests/odata/odata_bench.py .build/release
+	python3 Tests/LoadGenerator/webhook_bench.py .build/release
 
 # The client library's reference documentation (DocC): FormModel, DraftStore and SyncClient, each with its
 # catalog of articles, into .build/docs/<Module>.doccarchive. Any DocC warning (a broken link, a symbol

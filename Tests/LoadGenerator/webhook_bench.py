@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""How long a webhook event takes from its commit to a receiver while devices push (issue 28's target: p50 <= 20 ms,
+p99 <= 200 ms with 200 devices pushing).
+
+Everything on the hot path is a release build or cheap: the release fieldsheet-server (SQLite in a temporary
+directory), one endpoint wanting every event, a receiver in this script on loopback (asyncio, a minimal HTTP/1.1
+reader that answers 200 at once; the signature is not checked here, the webhook tests check it), and the release
+fieldsheet-loadgen's "devices at once" scenario as the devices (each of N devices pushes 3 batches of 10 new
+records and pulls after each). Latency is the receiver's clock at the first arrival of each event minus the event's
+`occurredAt` (taken in the push's transaction, just before its commit), so it includes the commit's fsync.
+
+Usage: webhook_bench.py BIN_DIR [--devices N] [--batches-in-flight K]
+"""
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "odata"))
+from odata_bench import run, summary  # noqa: E402  (the same set-up helpers as the OData bench)
+
+SECRET = "webhook-bench-secret-0123456789"
+MAX_HEADER = 64 * 1024
+MAX_BODY = 16 * 1024 * 1024
+
+
+class Receiver:
+    """Counts each event id once, with the latency of its first arrival in milliseconds."""
+
+    def __init__(self):
+        self.latencies = {}
+        self.requests = 0
+        self.port = None
+        self.ready = threading.Event()
+
+    async def handle(self, reader, writer):
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if len(head) > MAX_HEADER:
+                    break
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                if length > MAX_BODY:
+                    break
+                body = await reader.readexactly(length)
+                arrived = time.time()
+                self.requests += 1
+                event = json.loads(body)
+                if event["id"] not in self.latencies:
+                    self.latencies[event["id"]] = arrived * 1000 - event["occurredAt"]
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+
+    def serve(self):
+        async def main():
+            server = await asyncio.start_server(self.handle, "127.0.0.1", 0, limit=MAX_HEADER, backlog=1024)
+            self.port = server.sockets[0].getsockname()[1]
+            self.ready.set()
+            async with server:
+                await server.serve_forever()
+        asyncio.run(main())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bin")
+    parser.add_argument("--devices", type=int, default=200)
+    parser.add_argument("--batches-in-flight", type=int)
+    options = parser.parse_args()
+    server_bin = os.path.join(os.path.abspath(options.bin), "fieldsheet-server")
+    loadgen = os.path.join(os.path.abspath(options.bin), "fieldsheet-loadgen")
+    work = tempfile.mkdtemp(prefix="fieldsheet-webhook-bench-")
+    storage = ["--data", os.path.join(work, "data")]
+    server = None
+    try:
+        receiver = Receiver()
+        threading.Thread(target=receiver.serve, daemon=True).start()
+        if not receiver.ready.wait(10):
+            sys.exit("the receiver did not start")
+        run(server_bin, "project", "create", "bench", *storage)
+        token = run(server_bin, "user", "add", "bench", "--project", "bench", "--role", "reviewer", *storage).strip()
+        fields = [{"id": f"f{n}", "kind": "text", "label": f"Field {n}"} for n in range(1, 21)]
+        wide = os.path.join(work, "wide.json")
+        with open(wide, "w") as file:
+            json.dump({"id": "wide", "version": 1, "title": "Wide Record", "completionLabel": "Create",
+                       "pages": [{"id": "main", "fields": fields}]}, file)
+        run(server_bin, "form", "publish", wide, "--project", "bench", *storage)
+        run(server_bin, "webhooks", "add", f"http://127.0.0.1:{receiver.port}/events", "--project", "bench",
+            "--secret", SECRET, *storage)
+        out = os.path.join(work, "server.out")
+        in_flight = ["--webhook-batches-in-flight", str(options.batches_in_flight)] if options.batches_in_flight else []
+        server = subprocess.Popen([server_bin, "serve", *storage, "--port", "0", "--log-level", "error",
+                                   "--webhooks-allow-private-addresses", *in_flight], stdout=open(out, "w"))
+        deadline = time.monotonic() + 60
+        url = None
+        while url is None and time.monotonic() < deadline:
+            url = next((line.split()[2] for line in open(out) if line.startswith("listening on ")), None)
+            time.sleep(0.05)
+        if url is None:
+            sys.exit("the server did not start")
+        expected = options.devices * 3 * 10
+        began = time.monotonic()
+        table = subprocess.run([loadgen, url, token, str(server.pid), "0", "0", str(options.devices), "0"],
+                               capture_output=True, text=True, timeout=600)
+        pushed = time.monotonic() - began
+        if table.returncode != 0:
+            sys.exit(f"fieldsheet-loadgen exited {table.returncode}: {table.stderr}")
+        deadline = time.monotonic() + 300
+        while len(receiver.latencies) < expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if len(receiver.latencies) < expected:
+            sys.exit(f"only {len(receiver.latencies)} of {expected} events arrived within 300 s")
+        drained = time.monotonic() - began
+        latencies = sorted(receiver.latencies.values())
+        p50 = latencies[len(latencies) // 2]
+        p99 = latencies[min(len(latencies) - 1, len(latencies) * 99 // 100)]
+        flight = options.batches_in_flight or "default"
+        print(f"webhook latency, {options.devices} devices (batches in flight per endpoint: {flight}): {expected} events, "
+              f"devices done in {pushed:.2f} s, last event received at {drained:.2f} s, {receiver.requests} requests; "
+              f"commit -> receiver p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {latencies[-1]:.0f} ms")
+        print(summary(latencies).replace("requests", "events"))
+    finally:
+        if server is not None:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
