@@ -63,7 +63,7 @@ struct DraftVersionCLITests {
 
             let opened = try await phone.run(["resume", record, "--dismiss"])
             #expect(opened.status == 3, "\(opened.output)")
-            #expect(opened.stdout.contains(
+            #expect(opened.stderr.contains(
                 "This draft moved from version 1 to version 2 of the form inspection. These answers are not in version 2 of the form: Gate code: 4711; Room 1 › Rating: 4. They stay in the record's history on the server."),
                 "\(opened.output)")
             let shown = try await phone.run(["show", record])
@@ -72,7 +72,7 @@ struct DraftVersionCLITests {
 
             let submitted = try await phone.run(["resume", record, "--set", "phone=555-0100", "--complete"])
             #expect(submitted.status == 0, "\(submitted.output)")
-            #expect(!submitted.stdout.contains("not in version 2"), "shown once: \(submitted.output)")
+            #expect(!submitted.stderr.contains("not in version 2"), "shown once: \(submitted.output)")
             let pushed = try await phone.run("sync")
             #expect(pushed.status == 0, "\(pushed.output)")
 

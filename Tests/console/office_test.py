@@ -172,12 +172,12 @@ def scenario(backend, work, storage):
         # The draft moves over: on version 2, its site kept, the location shown once as not in version 2.
         device(home, "sync")
         status, out, err = cli(home, "resume", draft, "--dismiss")
-        check(status == 3 and "This draft moved from version 1 to version 2 of the form site-survey." in out
-              and "These answers are not in version 2 of the form: Where:" in out, f"the draft did not move over ({status}): {out}{err}")
+        check(status == 3 and "This draft moved from version 1 to version 2 of the form site-survey." in err
+              and "These answers are not in version 2 of the form: Where:" in err, f"the draft did not move over ({status}): {out}{err}")
         shown = device(home, "show", draft)
         check("West pier" in shown and "52.53" not in shown, f"the moved draft shows {shown}")
         status, out, err = cli(home, "resume", draft, "--set", "state=poor", "--set", "notes=Pier closed for repairs", "--complete")
-        check(status == 0 and "not in version 2" not in out, f"the moved draft was not submitted, or the move was shown again ({status}): {out}{err}")
+        check(status == 0 and "not in version 2" not in err, f"the moved draft was not submitted, or the move was shown again ({status}): {out}{err}")
         device(home, "sync")
 
         # Its page: the history names the version of each change, the location kept in the one made on version 1.
@@ -189,6 +189,8 @@ def scenario(backend, work, storage):
               f"the history does not keep the location given on version 1:\n{history}")
         check("Notes: (empty) → Pier closed for repairs" in history, f"the history lacks the answer given on version 2:\n{history}")
         page("moved-record")
+        driver.execute_script("document.querySelector('ol.history').scrollIntoView();")
+        browser.shot("moved-record-history")
 
         # The audit log holds a line for each act.
         browser.open(url + "/console/projects/demo/audit", "audit")
