@@ -76,6 +76,9 @@ test: deps
 	@# Forms run from the console (upload with findings, preview, publish, bulk review, close, the map), with the CLI
 	@# as the device; axe-core checks its pages.
 	timeout --signal=INT --kill-after=30 300 python3 Tests/console/forms_test.py $(BIN) .build/console-screenshots
+	@# The office team's whole session (issue 27's "Done when"): project, people, device by code, XLSForm fixed and
+	@# published, collection, bulk review, version 2 while the device holds a draft of version 1, the draft moved over.
+	timeout --signal=INT --kill-after=30 400 python3 Tests/console/office_test.py $(BIN) .build/console-screenshots
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \

@@ -17,8 +17,10 @@ extension FieldSheetServerCommand {
                 discussion: """
                     The file is checked against the JSON Schema and the linter; a workbook is first converted as \
                     `fieldsheet form convert` does, and its findings name cells (survey!B14). An unchanged form keeps its version; \
-                    a changed one becomes the next version. A change that would break stored records (removing a \
-                    field they hold values for, changing such a field's kind) is refused with the reason (exit 1).
+                    a changed one becomes the next version. A change that would break stored records (changing the \
+                    kind of a field they hold values for, moving it into or out of a repeat) is refused with the reason \
+                    (exit 1); removing such a field is not (drafts of older versions move to the new one as they open, \
+                    the answers it has no field for kept in their history).
                     """)
             @OptionGroup var data: DataOptions
             @Argument(help: "Form definition (.json) or XLSForm workbook (.xlsx).", completion: .file(extensions: ["json", "xlsx"])) var file: String

@@ -37,6 +37,10 @@ extension DraftStore {
     }
 
     /// Opens a sheet on an existing draft. Cancel with Discard returns it to how it is now.
+    ///
+    /// A draft of an older version of its form than the newest the device holds opens on the newest one, its
+    /// answers carried by field id; the answers that version has no field for are in the session's
+    /// ``FormSession/versionMove``, for the sheet to show once (<doc:DraftsAcrossVersions>).
     /// - Throws: `unknownRecord`, `notADraft` (a submitted record opens with `editSubmitted`), `recordInUse`.
     public func resumeDraft(_ id: UUID) async throws -> FormSession {
         try await openExisting(id, mode: .resumeDraft)
@@ -56,13 +60,13 @@ extension DraftStore {
         let cache = formCache
         // One transaction: check the record and its form, take over a presentation left by a dead
         // process, and write the snapshot of exactly what the record is now.
-        let (form, answers, created) = try await openingWrite(doing: "opening record \(key)") { db -> (FormDefinition, [String: AnswerValue], Int64) in
+        let (form, answers, created, move) = try await openingWrite(doing: "opening record \(key)") { db -> (FormDefinition, [String: AnswerValue], Int64, FormVersionMove?) in
             guard let row = try Row.fetchOne(db, sql: "SELECT form_id, form_version, state, created_at FROM records WHERE id = ?", arguments: [key]),
                 let state = RecordState(rawValue: row["state"]), state != .deleted
             else {
                 throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List records with `fieldsheet records`.")
             }
-            let form = try Self.loadForm(db, id: row["form_id"], version: row["form_version"], cache: cache)
+            var form = try Self.loadForm(db, id: row["form_id"], version: row["form_version"], cache: cache)
             switch (mode, state) {
             case (.resumeDraft, .submitted):
                 throw DraftStoreError(.notADraft,
@@ -82,6 +86,13 @@ extension DraftStore {
                 // Left open by a process that died: a non-cancel dismissal, everything kept.
                 try db.execute(sql: "DELETE FROM presentations WHERE record_id = ?", arguments: [key])
             }
+            // A draft opens on the newest version of its form the device holds (DraftStore+VersionMove.swift).
+            var move: FormVersionMove?
+            if state == .draft, let newest = try Int.fetchOne(db, sql: "SELECT max(version) FROM forms WHERE id = ?", arguments: [form.id]), newest > form.version {
+                let target = try Self.loadForm(db, id: form.id, version: newest, cache: cache)
+                move = try Self.moveDraft(db, record: key, from: form, to: target, cache: cache)
+                if move != nil { form = target }
+            }
             // The record's fields and unsent edits are read once: the snapshot is made of them as read, and the
             // answers are read from them (a record of 5,000 repeat instances holds 10,000 unsent edits).
             let stored = try Self.fetchStoredAnswers(db, record: key)
@@ -89,10 +100,10 @@ extension DraftStore {
             try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis(), stored: stored)
             // Attachments pulled with the record but not downloaded yet: the next sync fetches them.
             _ = try Self.requestDownloads(db, record: key)
-            return (form, answers, row["created_at"])
+            return (form, answers, row["created_at"], move)
         }
         return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers,
-                           metadata: metadata(createdMillis: created), language: try await preferredLanguage())
+                           metadata: metadata(createdMillis: created), language: try await preferredLanguage(), versionMove: move)
     }
 
     /// What a record's expressions read as `record.start`, `record.device`: when it was created, on this device.

@@ -35,22 +35,31 @@ extension DraftStore {
             let now = Self.nowMillis()
             var sensitive: [FormKey: Set<String>] = [:]
             for candidate in candidates {
-                let record: String = candidate[0]
-                let lastRow: Int64 = candidate[1]
-                guard var mutation = try Self.coalesce(db, record: record, upTo: lastRow) else {
-                    // The record is gone (a never-synced draft deleted): nothing to send.
-                    try db.execute(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?", arguments: [record, lastRow])
-                    continue
+                if let frozen = try Self.freeze(db, record: candidate[0], upTo: candidate[1], now: now, cache: formCache, sensitive: &sensitive) {
+                    batch.append(frozen)
                 }
-                try Self.sealSensitiveAnswers(db, &mutation, cache: formCache, sensitive: &sensitive)
-                let body = String(decoding: mutation.jsonBytes(), as: UTF8.self)
-                try db.cachedStatement(sql: """
-                    INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
-                    """).execute(arguments: [mutation.mutationID, record, lastRow, body, now])
-                batch.append(OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body))
             }
             return batch
         }
+    }
+
+    /// Freezes a record's outbox rows up to `lastRow` as one mutation (id and body committed in the caller's
+    /// transaction), against the form version the record is on now; nil (and the rows gone) when the record no
+    /// longer exists. The caller makes sure the record has no frozen mutation yet.
+    static func freeze(
+        _ db: Database, record: String, upTo lastRow: Int64, now: Int64, cache: FormCache, sensitive: inout [FormKey: Set<String>]
+    ) throws -> OutgoingMutation? {
+        guard var mutation = try coalesce(db, record: record, upTo: lastRow) else {
+            // The record is gone (a never-synced draft deleted): nothing to send.
+            try db.execute(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?", arguments: [record, lastRow])
+            return nil
+        }
+        try sealSensitiveAnswers(db, &mutation, cache: cache, sensitive: &sensitive)
+        let body = String(decoding: mutation.jsonBytes(), as: UTF8.self)
+        try db.cachedStatement(sql: """
+            INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
+            """).execute(arguments: [mutation.mutationID, record, lastRow, body, now])
+        return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body)
     }
 
     /// The base revision of a new edit of `field` (``DeviceSync/editBase(pendingBase:serverRevision:)``):

@@ -28,7 +28,8 @@ public actor FormSession {
 
     /// The store the presentation saves into.
     public nonisolated let store: DraftStore
-    /// The form version the record was started on.
+    /// The form version the sheet shows: the one the record was started on, or the newer one a draft moved to
+    /// as it opened (``versionMove``).
     public nonisolated let form: FormDefinition
     /// The record this presentation shows.
     public nonisolated let recordID: UUID
@@ -43,6 +44,10 @@ public actor FormSession {
     public nonisolated let metadata: RecordMetadata
     /// The language the sheet opened in (the device's, when the form is written in it); nil for the default.
     public nonisolated let openedLanguage: String?
+    /// Set when this opening moved the draft to a newer version of its form: the versions, and the answers the
+    /// new version has no field for, which the sheet shows once (they stay in the record's history). Nil for
+    /// every other opening, the later openings of a moved draft included.
+    public nonisolated let versionMove: FormVersionMove?
     nonisolated let validator: FormValidator
     nonisolated let recordKey: String
     nonisolated let presentationKey: String
@@ -58,13 +63,14 @@ public actor FormSession {
     public var language: String? { state.language }
 
     init(store: DraftStore, form: FormDefinition, recordID: UUID, presentationID: UUID, mode: Mode, answers: [String: AnswerValue],
-         metadata: RecordMetadata, language: String? = nil) {
+         metadata: RecordMetadata, language: String? = nil, versionMove: FormVersionMove? = nil) {
         self.store = store
         self.form = form
         self.recordID = recordID
         self.presentationID = presentationID
         self.mode = mode
         self.openedAnswers = answers
+        self.versionMove = versionMove
         self.validator = FormValidator(form: form)
         self.metadata = metadata
         self.state = FormState(logic: validator.logic, answers: answers, metadata: metadata, entities: store)

@@ -94,12 +94,19 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
         }
     }
 
+    /// The version of the record's form the change was made against (a device's change: its mutation's form
+    /// version, which may be older than the record's newest); nil for reviews and resolutions, and for changes
+    /// stored before the version was kept.
+    public var version: Int?
     public var state: StateDiff?
     public var fields: [String: FieldDiff]
     public var review: ReviewDiff?
     public var resolution: Resolution?
 
-    public init(state: StateDiff? = nil, fields: [String: FieldDiff] = [:], review: ReviewDiff? = nil, resolution: Resolution? = nil) {
+    public init(
+        version: Int? = nil, state: StateDiff? = nil, fields: [String: FieldDiff] = [:], review: ReviewDiff? = nil, resolution: Resolution? = nil
+    ) {
+        self.version = version
         self.state = state
         self.fields = fields
         self.review = review
@@ -110,6 +117,10 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
     public func jsonBytes() -> [UInt8] {
         var writer = JSONWriter(capacity: 64 + fields.count * 48)
         writer.beginObject()
+        if let version {
+            writer.key("version")
+            writer.int(Int64(version))
+        }
         if let state {
             writer.key("state")
             writer.beginObject()

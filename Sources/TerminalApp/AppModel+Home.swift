@@ -146,6 +146,12 @@ extension AppModel {
             sheet.completionLabel = "Resubmit"
             sheet.note = ("The office sent this back (\(review.state.words))" + (review.comment == nil ? "." : ":"), review.comment ?? "")
         }
+        // A draft moved to a newer version of its form as it opened: the answers not carried over, shown this once.
+        if let move = session.versionMove, !move.dropped.isEmpty {
+            let heading = "Moved to version \(move.to) of the form. These answers are not in it (the record's history keeps them):"
+            let answers = move.dropped.map { "\($0.label): \($0.display)" }.joined(separator: "; ")
+            sheet.note = sheet.note.map { ($0.heading, $0.text + " — " + heading + " " + answers) } ?? (heading, answers)
+        }
         present(.record(session, sheet), id: session.recordID.uuidString)
     }
 

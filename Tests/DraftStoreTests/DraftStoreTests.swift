@@ -56,12 +56,20 @@ struct DraftStoreTests {
         #expect(try await fixture.store.form(id: "follow-up-job").title == "Another title")
     }
 
-    @Test func aRecordKeepsTheFormVersionItWasStartedOn() async throws {
+    /// A submitted record is edited on the version it was submitted on; a draft opens on the newest version
+    /// (VersionMoveTests has the answers a move does not carry).
+    @Test func aSubmittedRecordKeepsTheFormVersionItWasStartedOnAndADraftMovesToTheNewest() async throws {
         let fixture = try await Fixture()
-        let id = try await fixture.draft()
-        try await fixture.store.importForms([SampleForms.followUpJob(version: 2)])
-        let session = try await fixture.store.resumeDraft(id)
-        #expect(session.form.version == 1)
+        let draft = try await fixture.draft()
+        let submitted = try await fixture.submitted()
+        try await fixture.store.importForms([SampleForms.followUpJob(version: 2, editableAfterSubmit: true)])
+        let edit = try await fixture.store.editSubmitted(submitted)
+        #expect(edit.form.version == 1 && edit.versionMove == nil)
+        try await edit.dismiss(reason: .escape)
+        let resumed = try await fixture.store.resumeDraft(draft)
+        #expect(resumed.form.version == 2 && resumed.versionMove?.dropped == [])
+        #expect(await resumed.answers["site"] == .text("B2 basement"))
+        try await resumed.dismiss(reason: .escape)
     }
 
     @Test func deletingADraftIsItsOwnActionAndRefusesSubmittedRecords() async throws {

@@ -42,7 +42,7 @@ struct RepeatServerTests {
             ], extraRepeat: true)
             let published = try await server.publish(withField, project: "alpha")
             #expect(published.isNew && published.form.version == 2)
-            // `location` is in use inside the repeat: removing it or moving it to the top level is refused.
+            // `location` is in use inside the repeat: moving it to the top level is refused.
             let moved = FormDefinition(id: "inspect", title: "Inspect Site", completionLabel: "Submit", pages: [FormPage(id: "p", fields: [
                 FieldDefinition(id: "site", kind: .text, label: "Site"), FieldDefinition(id: "location", kind: .text, label: "Where"),
                 FieldDefinition(id: "defects", kind: .repeat, label: "Defects", fields: [FieldDefinition(id: "cost", kind: .decimal, label: "Cost")]),

@@ -241,7 +241,12 @@ public struct FormValidator: Sendable {
 
     /// What refuses `value` for `key` even in a draft: a key the form does not have, a field that takes no answer,
     /// a value of the wrong type (an instance's `@position` is a whole number, its `@removed` yes or no).
+    ///
+    /// Clearing (`value` nil) is refused for no well-formed key, also one this version does not take: a draft
+    /// moved from an earlier version of the form clears the answers that version took and this one has no field
+    /// for (they stay in the record's history).
     public func draftIssue(_ key: String, _ value: AnswerValue?) -> FieldIssue? {
+        if value == nil, key == AnswerKey.entityChange || AnswerKey(key) != nil { return nil }
         if key == AnswerKey.entityChange, form.entity != nil {
             // What the record did to its entity: text the sync layer reads (and checks) as a `RecordEntityChange`.
             switch value {

@@ -30,7 +30,10 @@ public struct FormPublishError: Error, Sendable, CustomStringConvertible {
 
 /// Publishes form definitions: lint and load, then compare with the latest version — unchanged forms
 /// keep their version, changed ones get the next, and changes that would break stored records
-/// (removing a field records hold values for, changing such a field's kind) are refused.
+/// (changing the kind of a field records hold values for, moving it into or out of a repeat) are refused.
+/// Removing a field records hold values for is not: those records keep their values under the version they
+/// were made on (exports keep the field's column), and a draft moved to the new version clears its answer
+/// there, its history keeping it.
 public struct FormPublisher: Sendable {
     public struct Result: Sendable {
         public var form: PublishedForm
@@ -124,8 +127,9 @@ public struct FormPublisher: Sendable {
 
     /// Reasons the new definition would break stored records, in field order. Stored keys of repeat instances
     /// (`defects/<id>/severity`, `defects/<id>/@removed`) count for their field and the repeats holding it: adding
-    /// a repeat or a field inside one is allowed; removing one records use, changing its kind, or moving it into
-    /// or out of a repeat is not.
+    /// a repeat or a field inside one is allowed, and so is removing one records use (the key then means nothing
+    /// in the new version); changing its kind, or moving it into or out of a repeat, is not (the same key would
+    /// mean another thing).
     static func breakingChanges(from versions: [FormDefinition], to new: FormDefinition, fieldsInUse: Set<String>) -> [String] {
         var ids = Set<String>()
         for key in fieldsInUse {
@@ -137,10 +141,7 @@ public struct FormPublisher: Sendable {
         var reasons: [String] = []
         for fieldID in ids.sorted() {
             guard let oldForm = versions.reversed().first(where: { $0.field(fieldID) != nil }), let old = oldForm.field(fieldID) else { continue }
-            guard let replacement = newFields.byID[fieldID] else {
-                reasons.append("The field \"\(fieldID)\" is removed, but stored records hold values for it. Keep the field (hide it with \"relevant\") or export and clear those values first.")
-                continue
-            }
+            guard let replacement = newFields.byID[fieldID] else { continue }
             if replacement.kind != old.kind {
                 reasons.append("The field \"\(fieldID)\" changes from \(old.kind.rawValue) to \(replacement.kind.rawValue), but stored records hold \(old.kind.rawValue) values for it. Add a new field with a new id instead.")
             }

@@ -16,6 +16,8 @@ struct RecordPageController {
         var at: String
         var user: String
         var via: String?
+        /// "form version 2": the version a device's change was made against.
+        var version: String?
         var summary: String
         var hasChanges: Bool
         var changes: [Change]
@@ -114,17 +116,32 @@ struct RecordPageController {
         let language = shownIn.language
         var current = definition.map { FormState(logic: FormLogic(form: $0), answers: record.fields.values) }
         current?.language = language
-        func label(_ fieldID: String?) -> String {
+        // A change made against another version of the form names a field the record's version no longer has
+        // as that version did (a draft moved to a newer version keeps its earlier answers in the history).
+        var otherVersions: [Int: (fields: FormFields, state: FormState)] = [:]
+        for version in Set(history.compactMap(\.detail.version)) where version != record.formVersion {
+            guard let other = try await services.storage.form(projectId: membership.projectId, formID: record.formID, version: version)?.definition else { continue }
+            var state = FormState(logic: FormLogic(form: other), answers: record.fields.values)
+            state.language = language.flatMap { other.language(named: $0) }
+            otherVersions[version] = (FormFields(form: other), state)
+        }
+        func label(_ fieldID: String?, version: Int? = nil) -> String {
             guard let fieldID else { return "the record" }
+            if let path = AnswerKey(fieldID), fields?.byID[path.field] == nil {
+                // The change's own version first, then the newest that has the field.
+                for candidate in [version].compactMap({ $0 }) + otherVersions.keys.sorted(by: >) {
+                    if let other = otherVersions[candidate], other.fields.byID[path.field] != nil { return other.state.describe(fieldID) }
+                }
+            }
             return current?.describe(fieldID) ?? fieldID
         }
         /// A change of an answer, or of an instance itself: "Defect 2: added", not its `@position` from (empty) to 2.
-        func change(_ key: String, _ diff: HistoryDetail.FieldDiff?) -> String {
+        func change(_ key: String, _ diff: HistoryDetail.FieldDiff?, version: Int?) -> String {
             guard let path = AnswerKey(key), path.isInstanceMeta else {
-                return "\(label(key)): \(show(diff?.from, key)) → \(show(diff?.to, key))"
+                return "\(label(key, version: version)): \(show(diff?.from, key)) → \(show(diff?.to, key))"
             }
             let what = path.field == AnswerKey.removed ? (diff?.to == .boolean(true) ? "removed" : "restored") : (diff?.from == nil ? "added" : "moved")
-            return "\(label(key)): \(what)"
+            return "\(label(key, version: version)): \(what)"
         }
         func show(_ value: AnswerValue?, _ fieldID: String?) -> String {
             value?.display(for: fieldID.flatMap { fields?.byID[$0] }, language: language) ?? "(empty)"
@@ -180,10 +197,11 @@ struct RecordPageController {
                     parts.append("resolved the conflict on \(label(resolution.fieldID)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
                 }
                 let keys = entry.detail.fields.keys.sorted()
-                let changes = keys.prefix(Self.changesPerEntry).map { key in Change(text: change(key, entry.detail.fields[key])) }
+                let changes = keys.prefix(Self.changesPerEntry).map { key in Change(text: change(key, entry.detail.fields[key], version: entry.detail.version)) }
                 if parts.isEmpty { parts.append(keys.isEmpty ? "no change" : "changed \(keys.count) answer\(keys.count == 1 ? "" : "s")") }
                 return HistoryItem(
-                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientID, summary: parts.joined(separator: "; "),
+                    at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientID,
+                    version: entry.detail.version.map { "form version \($0)" }, summary: parts.joined(separator: "; "),
                     hasChanges: !changes.isEmpty, changes: Array(changes),
                     more: keys.count > Self.changesPerEntry ? "and \(keys.count - Self.changesPerEntry) more" : nil)
             },

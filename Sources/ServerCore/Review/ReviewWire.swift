@@ -23,6 +23,8 @@ struct HistoryResponse: Encodable, Sendable {
         var user: String
         var device: String?
         var at: String
+        /// The form version a device's change was made against.
+        var version: Int?
         var state: HistoryDetail.StateDiff?
         var fields: [String: HistoryDetail.FieldDiff]
         var review: HistoryDetail.ReviewDiff?
@@ -41,7 +43,7 @@ struct HistoryResponse: Encodable, Sendable {
         history = entries.map { entry in
             Entry(
                 revision: entry.revision, kind: entry.kind, user: entry.userName, device: entry.clientID, at: Timestamp.string(entry.at),
-                state: entry.detail.state, fields: entry.detail.fields, review: entry.detail.review, resolution: entry.detail.resolution)
+                version: entry.detail.version, state: entry.detail.state, fields: entry.detail.fields, review: entry.detail.review, resolution: entry.detail.resolution)
         }
     }
 }

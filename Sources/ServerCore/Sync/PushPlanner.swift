@@ -295,11 +295,11 @@ struct PushPlanner: Sendable {
         return review
     }
 
-    /// What a change did, for the record's history: the state, each of `fieldIds` (the fields the merge set,
-    /// ``RecordMerge/Result/changedFields``) whose answer changed (from what to what), and a review state it
-    /// moved. Only those fields are compared, not every field the mutation named.
+    /// What a change did, for the record's history: the form version it was made against, the state, each of
+    /// `fieldIds` (the fields the merge set, ``RecordMerge/Result/changedFields``) whose answer changed (from what
+    /// to what), and a review state it moved. Only those fields are compared, not every field the mutation named.
     static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIDs: some Collection<String>) -> HistoryDetail {
-        var detail = HistoryDetail()
+        var detail = HistoryDetail(version: record.formVersion)
         if current?.state != record.state { detail.state = .init(from: current?.state, to: record.state) }
         detail.fields.reserveCapacity(fieldIDs.count)
         for fieldID in fieldIDs {
