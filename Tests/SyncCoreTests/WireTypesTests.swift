@@ -27,4 +27,29 @@ struct WireTypesTests {
         #expect(try read.changes.first?.fields == fields)
         #expect(read.changes.first?.missingAttachments == [String(repeating: "f", count: 64)], "missingAttachments travels in the one codec")
     }
+
+    @Test func aMutationOutcomeSaysTheSameInBothCodecs() throws {
+        let recordID = try #require(UUID(uuidString: "7C37E370-0B6A-4F53-9D3C-1E2A3B4C5D6E"))
+        let stamp = FieldState(value: .text("a"), revision: 1, hlc: HybridTimestamp(millis: 5, counter: 0), clientID: "d1")
+        let outcome = MutationOutcome(
+            mutationID: "m1", recordID: recordID, status: .merged, revision: 4,
+            conflicts: [ConflictEntry(fieldID: "notes", policy: .lastWriterWins, winner: .client, server: stamp, client: stamp)], changed: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let codable = try JSONSerialization.jsonObject(with: encoder.encode(outcome)) as? NSDictionary
+        let bytes = try JSONSerialization.jsonObject(with: Data(outcome.jsonBytes())) as? NSDictionary
+        #expect(codable?["recordId"] as? String == "7c37e370-0b6a-4f53-9d3c-1e2a3b4c5d6e")
+        #expect(codable == bytes)
+        #expect(try JSONDecoder().decode(MutationOutcome.self, from: Data(outcome.jsonBytes())) == outcome)
+    }
+
+    @Test func aConflictEntryWithoutKindOrOpenReadsAlikeInBothCodecs() throws {
+        let json = #"{"fieldId":"notes","policy":"lastWriterWins","winner":"server"}"#
+        let codable = try JSONDecoder().decode(ConflictEntry.self, from: Data(json.utf8))
+        var reader = JSONReader(Array(json.utf8))
+        let bytes = try ConflictEntry.read(from: &reader)
+        #expect(codable == bytes)
+        #expect(codable.kind == .field)
+        #expect(codable.open == false)
+    }
 }

@@ -44,6 +44,19 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
         self.client = client
     }
 
+    /// Reads an entry as the byte reader does: `kind` absent is a `field` entry, `open` absent is false
+    /// (servers before either existed wrote neither).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        kind = try container.decodeIfPresent(Kind.self, forKey: .kind) ?? .field
+        fieldID = try container.decodeIfPresent(String.self, forKey: .fieldID)
+        policy = try container.decode(ConflictPolicy.self, forKey: .policy)
+        winner = try container.decode(Winner.self, forKey: .winner)
+        open = try container.decodeIfPresent(Bool.self, forKey: .open) ?? false
+        server = try container.decodeIfPresent(FieldState.self, forKey: .server)
+        client = try container.decodeIfPresent(FieldState.self, forKey: .client)
+    }
+
     /// The value that did not end up in the record.
     public var losingValue: AnswerValue? {
         winner == .server ? client?.value : server?.value

@@ -39,6 +39,18 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
         self.conflicts = conflicts
         self.problem = problem
     }
+
+    /// Writes the record id in lower case, as the byte writer and every other wire type do.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(mutationID, forKey: .mutationID)
+        try container.encode(recordID.lowercased, forKey: .recordID)
+        try container.encode(status, forKey: .status)
+        try container.encodeIfPresent(revision, forKey: .revision)
+        try container.encodeIfPresent(changed, forKey: .changed)
+        try container.encode(conflicts, forKey: .conflicts)
+        try container.encodeIfPresent(problem, forKey: .problem)
+    }
 }
 
 /// An RFC 9457 problem: a stable `type`, a human `title` and `detail`, and the offending field.
