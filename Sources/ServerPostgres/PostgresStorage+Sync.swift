@@ -26,116 +26,196 @@ extension PostgresStorage {
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         let committed = try await transaction { connection in
-            let keys = Set([Self.lockKey("\(projectId)/device/\(clientID)")] + recordIDs.map { Self.lockKey("\(projectId)/record/\($0.lowercased)") }
-                + entityIds.map { Self.lockKey("\(projectId)/entity/\($0.lowercased)") }).sorted()
-            _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
-            let records = try await Self.records(connection, projectId: projectId, ids: recordIDs)
-            let allEntityIds = PushSnapshot.entityIds(named: entityIds, records: records)
-            // The entities the batch's records changed before (a later edit of such a record changes the same
-            // entity): locked too, once the records are known.
-            let more = Set(allEntityIds).subtracting(entityIds).map { Self.lockKey("\(projectId)/entity/\($0.lowercased)") }.sorted()
-            if !more.isEmpty {
-                _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(more)::int8[]) AS k", logger: .quiet).collect()
-            }
-            let snapshot = PushSnapshot(
-                storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
-                records: records, entities: try await Self.entities(connection, projectId: projectId, ids: allEntityIds),
-                closedForms: try await Self.closedForms(connection, projectId: projectId))
-            var decided = try plan(snapshot)
-            let encoded = decided.encoding()
-            let now = Date().timeIntervalSince1970
-            if decided.writesAttachmentReferences {
-                // Shared with every other such push; a sweep takes it alone for its last check and removal.
-                _ = try await connection.query("SELECT pg_advisory_xact_lock_shared(\(Self.attachmentSweepLockKey(projectId)))", logger: .quiet).collect()
-            }
-            if !decided.records.isEmpty {
-                let count = Int64(decided.records.count)
-                // The serialized commit step (see PostgresStorage): this row lock is held until COMMIT.
-                let rows = try await connection.query(
-                    "UPDATE projects SET last_sequence = last_sequence + \(count) WHERE id = \(projectId) RETURNING last_sequence",
-                    logger: .quiet).collect()
-                guard let last = try rows.first?.decode(Int64.self) else {
-                    throw StorageError(.unknownProject, "There is no project with id \(projectId).")
-                }
-                try await Self.announceChanges(connection, projectId: projectId, lastSequence: last)
-                for index in decided.records.indices { decided.records[index].sequence = last - count + 1 + Int64(index) }
-                let records = decided.records
-                let fields = encoded.fields
-                try await connection.query("""
-                    INSERT INTO records (
-                        project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields,
-                        updated_at, review_state, review_comment, created_at, submitted_at, device, received_at)
-                    SELECT \(projectId), r.id, r.form_id, r.form_version, r.state, r.author_id, r.shared, r.revision, r.sequence, r.fields,
-                        r.updated_at, NULLIF(r.review_state, ''), NULLIF(r.review_comment, ''), r.created_at, NULLIF(r.submitted_at, -1),
-                        NULLIF(r.device, ''), r.received_at
-                    FROM unnest(
-                        \(records.map(\.id))::uuid[], \(records.map(\.formID))::text[], \(records.map { Int64($0.formVersion) })::int8[],
-                        \(records.map(\.state.rawValue))::text[], \(records.map(\.authorId))::int8[], \(records.map(\.shared))::bool[],
-                        \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[],
-                        \(records.map { $0.times.updated?.timeIntervalSince1970 ?? now })::float8[], \(records.map { $0.review?.state.rawValue ?? "" })::text[],
-                        \(records.map { $0.review?.comment ?? "" })::text[], \(records.map { $0.times.created?.timeIntervalSince1970 ?? now })::float8[],
-                        \(records.map { $0.times.submitted?.timeIntervalSince1970 ?? -1 })::float8[], \(records.map { $0.device ?? "" })::text[],
-                        \(records.map { $0.receivedAt?.timeIntervalSince1970 ?? now })::float8[]
-                    ) AS r (id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at, review_state,
-                            review_comment, created_at, submitted_at, device, received_at)
-                    ON CONFLICT (project_id, id) DO UPDATE SET
-                        form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
-                        revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
-                        review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at,
-                        received_at = excluded.received_at
-                    """, logger: .quiet)
-                try await Self.writeAttachmentReferences(connection, projectId: projectId, records, history: decided.history)
-            }
-            try await Self.writeHistory(connection, projectId: projectId, decided.history, details: encoded.history)
-            // The records' entity changes, in the records' transaction (docs/entity-lists.md).
-            var entities = decided.entities
-            try await Self.writeEntities(connection, projectId: projectId, &entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
-            decided.entities = entities
-            try await Self.resolve(connection, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
-            if !decided.newOutcomes.isEmpty {
-                let outcomes = decided.newOutcomes
-                try await connection.query("""
-                    INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at)
-                    SELECT \(projectId), \(clientID), *, \(now) FROM unnest(
-                        \(outcomes.map(\.mutationID))::text[], \(outcomes.map(\.userId))::int8[],
-                        \(outcomes.map { ByteBuffer(bytes: $0.digest) })::bytea[], \(encoded.outcomes)::text[])
-                    """, logger: .quiet)
-            }
-            var conflictIds: [Int64] = []
-            if !decided.conflicts.isEmpty {
-                let conflicts = decided.conflicts
-                let sequences = Dictionary(decided.records.map { ($0.id, $0.sequence) }, uniquingKeysWith: { $1 })
-                let entries = encoded.conflicts
-                // WITH ORDINALITY keeps the log in the batch's order (ids are assigned in insertion order).
-                let inserted = try await connection.query("""
-                    INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
-                    SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now), NULLIF(c.sequence, 0),
-                        NULLIF(c.loser, '') FROM unnest(
-                        \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationID))::text[], \(conflicts.map(\.clientID))::text[],
-                        \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordID] ?? 0 })::int8[],
-                        \(conflicts.map { $0.otherLoser ?? "" })::text[]
-                    ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, sequence, loser, n) ORDER BY c.n
-                    RETURNING id
-                    """, logger: .quiet)
-                for try await id in inserted.decode(Int64.self) { conflictIds.append(id) }
-                // Identities are taken in insertion order: sorted, the ids follow the batch's order.
-                conflictIds.sort()
-                // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
-                let kept = decided.conflictAttachmentReferences
-                if !kept.isEmpty {
-                    try await connection.query("""
-                        INSERT INTO conflict_attachment_refs (project_id, sha256, record_id)
-                        SELECT \(projectId), * FROM unnest(\(kept.map(\.sha256))::text[], \(kept.map(\.recordID))::uuid[]) ON CONFLICT DO NOTHING
-                        """, logger: .quiet)
-                }
-            }
-            // The events this push reports, in its transaction (WebhookStorage).
-            decided.webhookDeliveries = try await Self.writeWebhookEvents(
-                connection, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
-            return decided
+            try await Self.lockPush(connection, projectId: projectId, clientID: clientID, recordIDs: recordIDs, entityIds: entityIds)
+            let snapshot = try await Self.lockedSnapshot(
+                connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
+            return try await Self.write(connection, try plan(snapshot), projectId: projectId, clientID: clientID)
         }
         if committed.webhookDeliveries > 0 { webhookSignal.signal() }
         return committed
+    }
+
+    /// Compares revisions only, under the push's locks (``PushSnapshot/Revisions``): the records' and entities'
+    /// content is read (and decoded) only when they moved, to hand back for the push to be decided again.
+    public func commit(
+        _ plan: PushPlan, planned: PushSnapshot, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+    ) async throws -> PushPlan {
+        let expected = planned.revisions
+        let plannedEntityIds = PushSnapshot.entityIds(named: entityIds, records: planned.records)
+        let committed = try await transaction { connection in
+            try await Self.lockPush(connection, projectId: projectId, clientID: clientID, recordIDs: recordIDs, entityIds: entityIds)
+            let records = try await Self.revisions(connection, table: "records", projectId: projectId, ids: recordIDs)
+            // The records' revisions are the planned ones, or the push is decided again: so are the entities
+            // their stored fields name, locked after the records as `push` locks them.
+            if records == expected.records {
+                try await Self.lockEntities(connection, projectId: projectId, Set(plannedEntityIds).subtracting(entityIds))
+            }
+            let current = PushSnapshot.Revisions(
+                outcomes: try await Self.outcomeDigests(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
+                records: records,
+                entities: records == expected.records ? try await Self.revisions(connection, table: "entities", projectId: projectId, ids: plannedEntityIds) : [:],
+                closedForms: try await Self.closedForms(connection, projectId: projectId))
+            guard current == expected else {
+                throw PushSnapshotMoved(snapshot: try await Self.lockedSnapshot(
+                    connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds))
+            }
+            return try await Self.write(connection, plan, projectId: projectId, clientID: clientID)
+        }
+        if committed.webhookDeliveries > 0 { webhookSignal.signal() }
+        return committed
+    }
+
+    /// Step 1 of a push: advisory locks, in ascending key order (so two batches never wait on each other in a
+    /// cycle), on the device and on every record and named entity of the batch.
+    static func lockPush(_ connection: PostgresConnection, projectId: Int64, clientID: String, recordIDs: [UUID], entityIds: [UUID]) async throws {
+        let keys = Set([lockKey("\(projectId)/device/\(clientID)")] + recordIDs.map { lockKey("\(projectId)/record/\($0.lowercased)") }
+            + entityIds.map { lockKey("\(projectId)/entity/\($0.lowercased)") }).sorted()
+        _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
+    }
+
+    /// Locks more entities (ascending key order), after the batch's own locks.
+    static func lockEntities(_ connection: PostgresConnection, projectId: Int64, _ ids: Set<UUID>) async throws {
+        guard !ids.isEmpty else { return }
+        let keys = ids.map { lockKey("\(projectId)/entity/\($0.lowercased)") }.sorted()
+        _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
+    }
+
+    /// Step 2 of a push, under the locks of ``lockPush(_:projectId:clientID:recordIDs:entityIds:)``: the whole
+    /// snapshot, records and entities with their content.
+    static func lockedSnapshot(
+        _ connection: PostgresConnection, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+    ) async throws -> PushSnapshot {
+        let records = try await records(connection, projectId: projectId, ids: recordIDs)
+        let allEntityIds = PushSnapshot.entityIds(named: entityIds, records: records)
+        // The entities the batch's records changed before (a later edit of such a record changes the same
+        // entity): locked too, once the records are known.
+        try await lockEntities(connection, projectId: projectId, Set(allEntityIds).subtracting(entityIds))
+        return PushSnapshot(
+            storedOutcomes: try await storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
+            records: records, entities: try await entities(connection, projectId: projectId, ids: allEntityIds),
+            closedForms: try await closedForms(connection, projectId: projectId))
+    }
+
+    /// The revision of each of `ids` stored in `table` (`records` or `entities`), without their content.
+    static func revisions(_ connection: PostgresConnection, table: StaticString, projectId: Int64, ids: [UUID]) async throws -> [UUID: Int64] {
+        guard !ids.isEmpty else { return [:] }
+        var result: [UUID: Int64] = [:]
+        let rows = try await connection.query(
+            "SELECT id, revision FROM \(unescaped: "\(table)") WHERE project_id = \(projectId) AND id = ANY(\(ids)::uuid[])", logger: .quiet)
+        for try await (id, revision) in rows.decode((UUID, Int64).self) { result[id] = revision }
+        return result
+    }
+
+    /// The user and digest of each stored outcome of `mutationIDs`, without the outcomes themselves.
+    static func outcomeDigests(
+        _ connection: PostgresConnection, projectId: Int64, clientID: String, mutationIDs: [String]
+    ) async throws -> [String: PushSnapshot.Revisions.Outcome] {
+        guard !mutationIDs.isEmpty else { return [:] }
+        var result: [String: PushSnapshot.Revisions.Outcome] = [:]
+        for try await (mutationID, userId, digest) in try await connection.query("""
+            SELECT mutation_id, user_id, digest FROM mutations
+            WHERE project_id = \(projectId) AND client_id = \(clientID) AND mutation_id = ANY(\(mutationIDs)::text[])
+            """, logger: .quiet).decode((String, Int64, ByteBuffer).self) {
+            result[mutationID] = PushSnapshot.Revisions.Outcome(userId: userId, digest: Data(digest.readableBytesView))
+        }
+        return result
+    }
+
+    /// Steps 3 and 4 of a push: writes a plan decided on the locked snapshot (records with sequence numbers in
+    /// commit order, history, entities, resolutions, outcomes, conflicts, webhook events).
+    static func write(_ connection: PostgresConnection, _ plan: PushPlan, projectId: Int64, clientID: String) async throws -> PushPlan {
+        var decided = plan
+        let encoded = decided.encoding()
+        let now = Date().timeIntervalSince1970
+        if decided.writesAttachmentReferences {
+            // Shared with every other such push; a sweep takes it alone for its last check and removal.
+            _ = try await connection.query("SELECT pg_advisory_xact_lock_shared(\(Self.attachmentSweepLockKey(projectId)))", logger: .quiet).collect()
+        }
+        if !decided.records.isEmpty {
+            let count = Int64(decided.records.count)
+            // The serialized commit step (see PostgresStorage): this row lock is held until COMMIT.
+            let rows = try await connection.query(
+                "UPDATE projects SET last_sequence = last_sequence + \(count) WHERE id = \(projectId) RETURNING last_sequence",
+                logger: .quiet).collect()
+            guard let last = try rows.first?.decode(Int64.self) else {
+                throw StorageError(.unknownProject, "There is no project with id \(projectId).")
+            }
+            try await Self.announceChanges(connection, projectId: projectId, lastSequence: last)
+            for index in decided.records.indices { decided.records[index].sequence = last - count + 1 + Int64(index) }
+            let records = decided.records
+            let fields = encoded.fields
+            try await connection.query("""
+                INSERT INTO records (
+                    project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields,
+                    updated_at, review_state, review_comment, created_at, submitted_at, device, received_at)
+                SELECT \(projectId), r.id, r.form_id, r.form_version, r.state, r.author_id, r.shared, r.revision, r.sequence, r.fields,
+                    r.updated_at, NULLIF(r.review_state, ''), NULLIF(r.review_comment, ''), r.created_at, NULLIF(r.submitted_at, -1),
+                    NULLIF(r.device, ''), r.received_at
+                FROM unnest(
+                    \(records.map(\.id))::uuid[], \(records.map(\.formID))::text[], \(records.map { Int64($0.formVersion) })::int8[],
+                    \(records.map(\.state.rawValue))::text[], \(records.map(\.authorId))::int8[], \(records.map(\.shared))::bool[],
+                    \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[],
+                    \(records.map { $0.times.updated?.timeIntervalSince1970 ?? now })::float8[], \(records.map { $0.review?.state.rawValue ?? "" })::text[],
+                    \(records.map { $0.review?.comment ?? "" })::text[], \(records.map { $0.times.created?.timeIntervalSince1970 ?? now })::float8[],
+                    \(records.map { $0.times.submitted?.timeIntervalSince1970 ?? -1 })::float8[], \(records.map { $0.device ?? "" })::text[],
+                    \(records.map { $0.receivedAt?.timeIntervalSince1970 ?? now })::float8[]
+                ) AS r (id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at, review_state,
+                        review_comment, created_at, submitted_at, device, received_at)
+                ON CONFLICT (project_id, id) DO UPDATE SET
+                    form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
+                    revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
+                    review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at,
+                    received_at = excluded.received_at
+                """, logger: .quiet)
+            try await Self.writeAttachmentReferences(connection, projectId: projectId, records, history: decided.history)
+        }
+        try await Self.writeHistory(connection, projectId: projectId, decided.history, details: encoded.history)
+        // The records' entity changes, in the records' transaction (docs/entity-lists.md).
+        var entities = decided.entities
+        try await Self.writeEntities(connection, projectId: projectId, &entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
+        decided.entities = entities
+        try await Self.resolve(connection, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
+        if !decided.newOutcomes.isEmpty {
+            let outcomes = decided.newOutcomes
+            try await connection.query("""
+                INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at)
+                SELECT \(projectId), \(clientID), *, \(now) FROM unnest(
+                    \(outcomes.map(\.mutationID))::text[], \(outcomes.map(\.userId))::int8[],
+                    \(outcomes.map { ByteBuffer(bytes: $0.digest) })::bytea[], \(encoded.outcomes)::text[])
+                """, logger: .quiet)
+        }
+        var conflictIds: [Int64] = []
+        if !decided.conflicts.isEmpty {
+            let conflicts = decided.conflicts
+            let sequences = Dictionary(decided.records.map { ($0.id, $0.sequence) }, uniquingKeysWith: { $1 })
+            let entries = encoded.conflicts
+            // WITH ORDINALITY keeps the log in the batch's order (ids are assigned in insertion order).
+            let inserted = try await connection.query("""
+                INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
+                SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now), NULLIF(c.sequence, 0),
+                    NULLIF(c.loser, '') FROM unnest(
+                    \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationID))::text[], \(conflicts.map(\.clientID))::text[],
+                    \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordID] ?? 0 })::int8[],
+                    \(conflicts.map { $0.otherLoser ?? "" })::text[]
+                ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, sequence, loser, n) ORDER BY c.n
+                RETURNING id
+                """, logger: .quiet)
+            for try await id in inserted.decode(Int64.self) { conflictIds.append(id) }
+            // Identities are taken in insertion order: sorted, the ids follow the batch's order.
+            conflictIds.sort()
+            // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
+            let kept = decided.conflictAttachmentReferences
+            if !kept.isEmpty {
+                try await connection.query("""
+                    INSERT INTO conflict_attachment_refs (project_id, sha256, record_id)
+                    SELECT \(projectId), * FROM unnest(\(kept.map(\.sha256))::text[], \(kept.map(\.recordID))::uuid[]) ON CONFLICT DO NOTHING
+                    """, logger: .quiet)
+            }
+        }
+        // The events this push reports, in its transaction (WebhookStorage).
+        decided.webhookDeliveries = try await Self.writeWebhookEvents(
+            connection, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
+        return decided
     }
 
     public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {

@@ -124,7 +124,11 @@ extension SQLiteStorage {
         for record in records {
             let id = record.id.lowercased
             var previous: [String: (sha256: String, addedBy: Int64)] = [:]
-            for row in try Row.fetchAll(clear, arguments: [projectId, id]) { previous[row[0]] = (row[1], row[2]) }
+            // A record written at revision 1 is stored for the first time: it has no references yet (they are
+            // written only here, with their record), so the writer spares it a statement.
+            if record.revision > 1 {
+                for row in try Row.fetchAll(clear, arguments: [projectId, id]) { previous[row[0]] = (row[1], row[2]) }
+            }
             let adders = record.attachmentAdders(previous: previous, history: history)
             for (fieldID, reference) in record.attachmentReferences {
                 try insert.execute(arguments: [

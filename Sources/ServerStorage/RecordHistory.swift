@@ -114,7 +114,9 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
     }
 
     /// The stored JSON, keys in a fixed order, fields sorted by id.
-    public func jsonBytes() -> [UInt8] {
+    /// - Parameter fieldOrder: ids in ascending order that include every id of ``fields`` (the push planner's
+    ///   merged fields, already in that order): ``fields`` are written in it instead of being sorted again.
+    public func jsonBytes(fieldOrder: [String]? = nil) -> [UInt8] {
         var writer = JSONWriter(capacity: 64 + fields.count * 48)
         writer.beginObject()
         if let version {
@@ -134,7 +136,9 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
         }
         writer.key("fields")
         writer.beginObject()
-        for fieldID in fields.keys.sorted() {
+        var order = fieldOrder?.filter { fields[$0] != nil } ?? []
+        if order.count != fields.count { order = fields.keys.sorted() }
+        for fieldID in order {
             let diff = fields[fieldID]!
             writer.key(fieldID)
             writer.beginObject()

@@ -278,10 +278,11 @@ public struct PushPlan: Sendable {
     }
 
     /// Encodes the JSON columns now, so the storage's transaction (which holds the single writer) only
-    /// binds them; `fields`, when given, are the records' fields already encoded (one per record, in order).
+    /// binds them; `fields` and `history`, when given, are the records' fields and the history entries'
+    /// details already encoded (one per record and per entry, in order).
     /// Encoding again after a change to the plan is needed: ``encoding()`` checks the counts only.
-    public mutating func encode(fields: [String]? = nil) {
-        encoded = makeEncoding(fields: fields)
+    public mutating func encode(fields: [String]? = nil, history: [String]? = nil) {
+        encoded = makeEncoding(fields: fields, history: history)
     }
 
     /// The JSON columns: those ``encode()`` made, or made now.
@@ -293,11 +294,12 @@ public struct PushPlan: Sendable {
         return makeEncoding()
     }
 
-    private func makeEncoding(fields: [String]? = nil) -> Encoded {
+    private func makeEncoding(fields: [String]? = nil, history encodedHistory: [String]? = nil) -> Encoded {
         Encoded(
             fields: fields.flatMap { $0.count == records.count ? $0 : nil }
                 ?? records.map { String(decoding: $0.fields.jsonBytes(), as: UTF8.self) },
-            history: history.map { String(decoding: $0.detail.jsonBytes(), as: UTF8.self) },
+            history: encodedHistory.flatMap { $0.count == history.count ? $0 : nil }
+                ?? history.map { String(decoding: $0.detail.jsonBytes(), as: UTF8.self) },
             outcomes: newOutcomes.map { String(decoding: $0.outcome.jsonBytes(), as: UTF8.self) },
             conflicts: conflicts.map { String(decoding: $0.entry.jsonBytes(), as: UTF8.self) })
     }

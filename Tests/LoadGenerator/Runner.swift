@@ -32,9 +32,13 @@ struct Runner: Sendable {
     /// choice (`q1`…`q250`; choices `a`…`e`).
     static let longFields = 250
 
+    /// Whether each answer of a crowd submission carries its own clock, as a person answering one question
+    /// after another gives it (`LOADGEN_CLOCK_PER_ANSWER=1`); by default all share one, as in earlier figures.
+    static let clockPerAnswer = ProcessInfo.processInfo.environment["LOADGEN_CLOCK_PER_ANSWER"] == "1"
+
     /// One push body: one new submitted record of the form `long`, every question answered.
     func longSubmission(clientID: String) throws -> ByteBuffer {
-        let hlc = HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0)
+        let now = HybridLogicalClock.wallMillis()
         var changes: [String: FieldChange] = [:]
         for question in 1...Self.longFields {
             let value: AnswerValue = switch question % 3 {
@@ -42,7 +46,9 @@ struct Runner: Sendable {
             case 2: .integer(question * 7)
             default: .choice(["a", "b", "c", "d", "e"][question % 5])
             }
-            changes["q\(question)"] = FieldChange(value: value, baseRevision: 0, hlc: hlc)
+            // One answer every two seconds, the last one now.
+            let millis = Self.clockPerAnswer ? now - Int64(Self.longFields - question) * 2_000 : now
+            changes["q\(question)"] = FieldChange(value: value, baseRevision: 0, hlc: HybridTimestamp(millis: millis, counter: 0))
         }
         let mutation = Mutation(
             mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "long", version: 1), state: .submitted, changes: changes,

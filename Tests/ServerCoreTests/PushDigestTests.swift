@@ -104,6 +104,41 @@ struct PushDigestTests {
         }
     }
 
+    @Test(arguments: Backend.available)
+    func aCommitComparesRevisionsAndHandsBackTheSnapshotThatMoved(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            try await server.publish(TestForms.job(), project: "alpha")
+            let token = try await server.member("ana", project: "alpha", role: .collector)
+            let project = try await server.project("alpha")
+            let device = Device(clientID: "d1", token: token)
+            let record = UUID()
+            try await server.app.test(.router) { client in
+                _ = try await Self.pushAsDevice(client, device, [device.mutation(record, state: .draft, id: "m1", ["title": device.change(.text("A"))])])
+                let planned = try await server.storage.pushSnapshot(projectId: project.id, clientID: "d1", mutationIDs: ["m1", "m2"], recordIDs: [record])
+                #expect(planned.records[record]?.revision == 1)
+                // Unchanged since planning: the plan is written (an empty one writes nothing).
+                let unchanged = try await server.storage.commit(
+                    PushPlan(), planned: planned, projectId: project.id, clientID: "d1", mutationIDs: ["m1", "m2"], recordIDs: [record], entityIds: [])
+                #expect(unchanged.records.isEmpty)
+                // Another push edits the record and stores m2's outcome: the commit writes nothing and hands back
+                // what its transaction read, content included.
+                _ = try await Self.pushAsDevice(client, device, [device.mutation(record, state: .draft, id: "m2", ["title": device.change(.text("B"), base: 1)])])
+                do {
+                    _ = try await server.storage.commit(
+                        PushPlan(), planned: planned, projectId: project.id, clientID: "d1", mutationIDs: ["m1", "m2"], recordIDs: [record], entityIds: [])
+                    Issue.record("a moved snapshot was committed")
+                } catch let moved as PushSnapshotMoved {
+                    #expect(moved.snapshot.records[record]?.revision == 2)
+                    #expect(moved.snapshot.records[record]?.fields["title"]?.value == .text("B"))
+                    #expect(Set(moved.snapshot.storedOutcomes.keys) == ["m1", "m2"])
+                    #expect(!moved.snapshot.decidesLike(planned))
+                }
+                let page = try await device.pull(client)
+                #expect(page.changes.count == 1 && page.cursor == 2, "nothing written by the refused commit")
+            }
+        }
+    }
+
     @Test func snapshotsAreComparedByRevision() {
         let record = StoredRecord(
             id: UUID(), formID: "job", formVersion: 1, state: .draft, authorId: 1, authorName: "ana", shared: false,

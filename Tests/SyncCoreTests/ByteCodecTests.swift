@@ -151,6 +151,99 @@ struct ByteCodecTests {
         }
     }
 
+    /// The canonical layout as it is specified (``RecordFields``: ids sorted, the most common stamp the default
+    /// with ties to the first field's, writers in order of first use with the default's first), written the
+    /// plain way: the one-pass writer must give these bytes exactly, with or without the ids handed in sorted.
+    static func specifiedBytes(_ fields: RecordFields) -> [UInt8] {
+        let ids = fields.states.keys.sorted()
+        var counts: [(stamp: FieldState, count: Int)] = []
+        for id in ids {
+            let stamp = fields.states[id]!.stamp
+            if let index = counts.firstIndex(where: { $0.stamp == stamp }) { counts[index].count += 1 } else { counts.append((stamp, 1)) }
+        }
+        let best = counts.reduce(nil as (stamp: FieldState, count: Int)?) { best, entry in entry.count > (best?.count ?? 0) ? entry : best }?.stamp
+        var writers: [String] = best.map { [$0.clientID] } ?? []
+        for id in ids where !writers.contains(fields.states[id]!.clientID) { writers.append(fields.states[id]!.clientID) }
+        var writer = JSONWriter()
+        func stamp(_ state: FieldState) {
+            writer.beginObject()
+            writer.key("revision")
+            writer.int(state.revision)
+            writer.key("clock")
+            writer.int(state.hlc.rawValue)
+            writer.key("writer")
+            writer.int(writers.firstIndex(of: state.clientID)!)
+            writer.endObject()
+        }
+        writer.beginObject()
+        writer.key("values")
+        writer.beginObject()
+        for id in ids {
+            writer.key(id)
+            fields.states[id]!.value.write(to: &writer)
+        }
+        writer.endObject()
+        writer.key("writers")
+        writer.beginArray()
+        for device in writers {
+            writer.element()
+            writer.string(device)
+        }
+        writer.endArray()
+        if let best {
+            writer.key("stamp")
+            stamp(best)
+        }
+        let exceptions = ids.filter { fields.states[$0]!.stamp != best }
+        if !exceptions.isEmpty {
+            writer.key("stamps")
+            writer.beginObject()
+            for id in exceptions {
+                writer.key(id)
+                stamp(fields.states[id]!)
+            }
+            writer.endObject()
+        }
+        writer.endObject()
+        return writer.bytes
+    }
+
+    @Test func recordFieldsWrittenInTheSpecifiedLayout() async throws {
+        await propertyCheck(count: 500, input: Self.seeds) { (seed: UInt64) throws in
+            var random = Random(seed)
+            let fields = random.fields()
+            let bytes = fields.jsonBytes()
+            #expect(bytes == Self.specifiedBytes(fields), "seed \(seed)")
+            #expect(fields.jsonBytes(sortedFieldIDs: fields.states.keys.sorted()) == bytes, "seed \(seed)")
+            // Ids that are not the record's (too few) are sorted as usual.
+            #expect(fields.jsonBytes(sortedFieldIDs: Array(fields.states.keys.sorted().dropLast())) == bytes, "seed \(seed)")
+        }
+    }
+
+    @Test func everyFieldItsOwnClockAndTheDefaultWriterNotTheFirst() throws {
+        // 250 answers each typed at its own time, by two devices: no two stamps are alike, so every field but
+        // one is an exception, written with its writer's index.
+        var states: [String: FieldState] = [:]
+        for index in 0..<250 {
+            let id = "q" + String(1000 + index)
+            states[id] = FieldState(
+                value: .integer(index), revision: 1, hlc: HybridTimestamp(millis: 1_800_000_000_000 + Int64(index), counter: 0),
+                clientID: index % 3 == 0 ? "device-a" : "device-b")
+        }
+        // Then five fields share one later write of device-b: that stamp is the most common, so device-b is
+        // writer 0 although device-a wrote the first field.
+        for index in [5, 7, 8, 10, 11] {
+            states["q\(1000 + index)"]!.hlc = HybridTimestamp(millis: 1_900_000_000_000, counter: 0)
+            states["q\(1000 + index)"]!.revision = 2
+        }
+        let fields = RecordFields(states)
+        let bytes = fields.jsonBytes()
+        #expect(bytes == Self.specifiedBytes(fields))
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains(#""writers":["device-b","device-a"],"stamp":{"revision":2,"clock":"#))
+        #expect(try RecordFields(jsonBytes: bytes) == fields)
+    }
+
     @Test func oneWriterOneStampAndMetadataSaidOnce() throws {
         let clock = HybridTimestamp(millis: 1_800_000_000_000, counter: 0)
         var states: [String: FieldState] = [:]

@@ -65,6 +65,8 @@ struct PushPlanner: Sendable {
         var writtenIndex: [UUID: Int] = [:]
         // Each written record's fields as encoded for the size check, written as they are.
         var encodedFields: [String] = []
+        // Each history entry's detail as encoded, in the order of `plan.history`.
+        var encodedHistory: [String] = []
         var seen = snapshot.storedOutcomes
         var entities = EntityWork(working: snapshot.entities)
         for (index, prepared) in mutations.enumerated() {
@@ -80,14 +82,15 @@ struct PushPlanner: Sendable {
                 continue
             }
             let outcome = apply(
-                mutation, closedForms: snapshot.closedForms, working: &working, entities: &entities, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields, verdicts: &verdicts)
+                mutation, closedForms: snapshot.closedForms, working: &working, entities: &entities, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields,
+                encodedHistory: &encodedHistory, verdicts: &verdicts)
             plan.outcomes.append(outcome)
             let stored = StoredOutcome(mutationID: mutation.mutationID, userId: userId, digest: prepared.digest, outcome: outcome)
             plan.newOutcomes.append(stored)
             seen[mutation.mutationID] = stored
         }
         // Here, outside the write lock, not in the storage's transaction.
-        plan.encode(fields: encodedFields)
+        plan.encode(fields: encodedFields, history: encodedHistory)
         return plan
     }
 
@@ -114,7 +117,7 @@ struct PushPlanner: Sendable {
     /// edits.
     private func apply(
         _ mutation: Mutation, closedForms: Set<String>, working: inout [UUID: StoredRecord], entities: inout EntityWork, plan: inout PushPlan, writtenIndex: inout [UUID: Int],
-        encodedFields: inout [String], verdicts: inout PatternVerdicts
+        encodedFields: inout [String], encodedHistory: inout [String], verdicts: inout PatternVerdicts
     ) -> MutationOutcome {
         let key = mutation.form
         guard let validator = validators[key] else {
@@ -146,7 +149,9 @@ struct PushPlanner: Sendable {
             policy: { validator.logic.fields.conflictPolicy(for: $0, formPolicy: form.conflictPolicy) })
         var fieldsBytes: [UInt8] = []
         if merged.changed {
-            fieldsBytes = merged.record.fields.jsonBytes()
+            // The merge's fields are in field-id order; when they are all the record holds (a new record), they
+            // are the order the record's fields are written in, and the history's: the ids are sorted once.
+            fieldsBytes = merged.record.fields.jsonBytes(sortedFieldIDs: merged.changedFields)
             if let problem = oversizedRecord(merged.record.fields, bytes: fieldsBytes.count, current: current?.fields, mutation: mutation) {
                 return reject(mutation, problem)
             }
@@ -194,9 +199,10 @@ struct PushPlanner: Sendable {
                 receivedAt: now,
                 device: current == nil ? clientID : current?.device,
                 fields: merged.record.fields)
+            let detail = Self.detail(from: current, to: record, changed: merged.changedFields)
             plan.history.append(HistoryEntry(
-                recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientID: clientID, at: now,
-                detail: Self.detail(from: current, to: record, changed: merged.changedFields)))
+                recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientID: clientID, at: now, detail: detail))
+            encodedHistory.append(String(decoding: detail.jsonBytes(fieldOrder: merged.changedFields), as: UTF8.self))
             working[record.id] = record
             let fields = String(decoding: fieldsBytes, as: UTF8.self)
             if let index = writtenIndex[record.id] {

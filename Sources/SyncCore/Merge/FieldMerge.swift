@@ -25,11 +25,12 @@ public enum FieldMerge {
     ///   - server: the field as the server holds it, or nil when the record has no value for it.
     ///   - change: the device's change.
     ///   - clientId: the device that made it.
-    ///   - policy: the field's conflict policy (`form.conflictPolicy(for:)`).
+    ///   - policy: the field's conflict policy (`form.conflictPolicy(for:)`), asked for only when both sides
+    ///     changed the field (a new record's fields never need it).
     ///   - revision: the record revision this merge produces, stamped on an applied value.
     public static func merge(
         fieldID: String, server: FieldState?, change: FieldChange, clientID: String,
-        policy: ConflictPolicy, revision: Int64
+        policy: @autoclosure () -> ConflictPolicy, revision: Int64
     ) -> Result {
         let incoming = FieldState(value: change.value, revision: revision, hlc: change.hlc, clientID: clientID)
         guard let server else {
@@ -43,6 +44,7 @@ public enum FieldMerge {
             return Result(newState: incoming, conflict: nil)
         }
         let clientSide = FieldState(value: change.value, revision: change.baseRevision, hlc: change.hlc, clientID: clientID)
+        let policy = policy()
         switch policy {
         case .lastWriterWins:
             let clientLater = (change.hlc, clientID) > (server.hlc, server.clientID)

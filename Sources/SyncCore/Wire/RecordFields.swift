@@ -40,37 +40,82 @@ public struct RecordFields: Sendable, Hashable {
     /// writers in order of first use with the default's writer first. A stamp is a ``FieldState`` without its
     /// value (``FieldState/stamp``): one type says a field's write metadata everywhere.
     struct Layout {
-        var fieldIDs: [String]
+        /// Every field in field-id order, with its state.
+        var entries: [(id: String, state: FieldState)]
         var defaultStamp: FieldState?
         var writers: [String]
-        var exceptions: [String]
+        /// The writer index of each entry's stamp, in ``writers``.
+        var writerOfEntry: [Int]
+        /// The indices into ``entries`` of the fields whose stamp is not the default.
+        var exceptions: [Int]
     }
 
-    func layout() -> Layout {
-        let ids = states.keys.sorted()
-        var counts: [(stamp: FieldState, count: Int)] = []
-        for id in ids {
-            let stamp = states[id]!.stamp
-            if let index = counts.firstIndex(where: { $0.stamp == stamp }) {
-                counts[index].count += 1
+    /// The layout. `sortedFieldIDs`: every field id of the record in ascending order, when the caller already
+    /// has them so (a merge that set every field of a new record has): they are not sorted again.
+    func layout(sortedFieldIDs: [String]? = nil) -> Layout {
+        var entries: [(id: String, state: FieldState)]
+        if let sortedFieldIDs, sortedFieldIDs.count == states.count {
+            assert(zip(sortedFieldIDs, sortedFieldIDs.dropFirst()).allSatisfy { $0 < $1 }, "field ids not in ascending order")
+            entries = []
+            entries.reserveCapacity(states.count)
+            for id in sortedFieldIDs {
+                guard let state = states[id] else { return layout() }
+                entries.append((id, state))
+            }
+        } else {
+            entries = states.sorted { $0.key < $1.key }.map { (id: $0.key, state: $0.value) }
+        }
+        // Stamps counted by value in one pass (a record whose every field has its own clock is common: each
+        // answer is typed at its own time), writers numbered in order of first use.
+        struct Key: Hashable { var revision: Int64; var clock: Int64; var writer: Int }
+        var firstUse: [String] = []
+        var writerOfEntry: [Int] = []
+        writerOfEntry.reserveCapacity(entries.count)
+        var counts: [Key: (count: Int, first: Int)] = [:]
+        for (index, entry) in entries.enumerated() {
+            let writer: Int
+            if let known = firstUse.firstIndex(of: entry.state.clientID) {
+                writer = known
             } else {
-                counts.append((stamp, 1))
+                writer = firstUse.count
+                firstUse.append(entry.state.clientID)
+            }
+            writerOfEntry.append(writer)
+            let key = Key(revision: entry.state.revision, clock: entry.state.hlc.rawValue, writer: writer)
+            if let counted = counts[key] {
+                counts[key] = (counted.count + 1, counted.first)
+            } else {
+                counts[key] = (1, index)
             }
         }
-        var best: FieldState?
-        var bestCount = 0
-        for entry in counts where entry.count > bestCount {
-            best = entry.stamp
-            bestCount = entry.count
+        var best: (key: Key, count: Int, first: Int)?
+        for (key, counted) in counts {
+            if let current = best, counted.count < current.count || (counted.count == current.count && counted.first > current.first) { continue }
+            best = (key, counted.count, counted.first)
         }
-        var writers: [String] = best.map { [$0.clientID] } ?? []
-        var exceptions: [String] = []
-        for id in ids {
-            let state = states[id]!
-            if !writers.contains(state.clientID) { writers.append(state.clientID) }
-            if best != state.stamp { exceptions.append(id) }
+        var defaultStamp: FieldState?
+        var writers = firstUse
+        if let best {
+            defaultStamp = entries[best.first].state.stamp
+            if best.key.writer != 0 {
+                // The default's writer first, the others in order of first use.
+                writers.remove(at: best.key.writer)
+                writers.insert(firstUse[best.key.writer], at: 0)
+                for index in writerOfEntry.indices {
+                    let writer = writerOfEntry[index]
+                    writerOfEntry[index] = writer == best.key.writer ? 0 : writer < best.key.writer ? writer + 1 : writer
+                }
+            }
         }
-        return Layout(fieldIDs: ids, defaultStamp: best, writers: writers, exceptions: exceptions)
+        var exceptions: [Int] = []
+        if let best {
+            let defaultWriter = 0
+            for (index, entry) in entries.enumerated()
+            where entry.state.revision != best.key.revision || entry.state.hlc.rawValue != best.key.clock || writerOfEntry[index] != defaultWriter {
+                exceptions.append(index)
+            }
+        }
+        return Layout(entries: entries, defaultStamp: defaultStamp, writers: writers, writerOfEntry: writerOfEntry, exceptions: exceptions)
     }
 }
 
@@ -84,15 +129,26 @@ extension RecordFields {
         return writer.bytes
     }
 
+    /// The canonical JSON bytes, for a caller that has every field id of the record in ascending order (they
+    /// are not sorted again; ids that are not exactly the record's are sorted as ``jsonBytes()`` sorts them).
+    package func jsonBytes(sortedFieldIDs: [String]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + 48 * states.count)
+        write(layout(sortedFieldIDs: sortedFieldIDs), to: &writer)
+        return writer.bytes
+    }
+
     /// Writes the canonical JSON form.
     public func write(to writer: inout JSONWriter) {
-        let layout = layout()
+        write(layout(), to: &writer)
+    }
+
+    private func write(_ layout: Layout, to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("values")
         writer.beginObject()
-        for id in layout.fieldIDs {
-            writer.key(id)
-            states[id]!.value.write(to: &writer)
+        for entry in layout.entries {
+            writer.key(entry.id)
+            entry.state.value.write(to: &writer)
         }
         writer.endObject()
         writer.key("writers")
@@ -102,26 +158,26 @@ extension RecordFields {
             writer.string(device)
         }
         writer.endArray()
-        func stamp(_ state: FieldState) {
+        func stamp(_ state: FieldState, writer index: Int) {
             writer.beginObject()
             writer.key("revision")
             writer.int(state.revision)
             writer.key("clock")
             writer.int(state.hlc.rawValue)
             writer.key("writer")
-            writer.int(layout.writers.firstIndex(of: state.clientID) ?? 0)
+            writer.int(index)
             writer.endObject()
         }
         if let defaultStamp = layout.defaultStamp {
             writer.key("stamp")
-            stamp(defaultStamp)
+            stamp(defaultStamp, writer: 0)
         }
         if !layout.exceptions.isEmpty {
             writer.key("stamps")
             writer.beginObject()
-            for id in layout.exceptions {
-                writer.key(id)
-                stamp(states[id]!)
+            for index in layout.exceptions {
+                writer.key(layout.entries[index].id)
+                stamp(layout.entries[index].state, writer: layout.writerOfEntry[index])
             }
             writer.endObject()
         }
@@ -233,14 +289,13 @@ extension RecordFields: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(states.mapValues(\.value), forKey: .values)
         try container.encode(layout.writers, forKey: .writers)
-        func wire(_ stamp: FieldState) -> WireStamp {
-            WireStamp(revision: stamp.revision, clock: stamp.hlc.rawValue, writer: layout.writers.firstIndex(of: stamp.clientID) ?? 0)
-        }
-        try container.encodeIfPresent(layout.defaultStamp.map(wire), forKey: .stamp)
+        try container.encodeIfPresent(
+            layout.defaultStamp.map { WireStamp(revision: $0.revision, clock: $0.hlc.rawValue, writer: 0) }, forKey: .stamp)
         if !layout.exceptions.isEmpty {
             var exceptions: [String: WireStamp] = [:]
-            for id in layout.exceptions {
-                exceptions[id] = wire(states[id]!)
+            for index in layout.exceptions {
+                let state = layout.entries[index].state
+                exceptions[layout.entries[index].id] = WireStamp(revision: state.revision, clock: state.hlc.rawValue, writer: layout.writerOfEntry[index])
             }
             try container.encode(exceptions, forKey: .stamps)
         }
