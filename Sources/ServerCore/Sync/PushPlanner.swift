@@ -196,7 +196,7 @@ struct PushPlanner: Sendable {
                 fields: merged.record.fields)
             plan.history.append(HistoryEntry(
                 recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientID: clientID, at: now,
-                detail: Self.detail(from: current, to: record, changed: merged.changedFields)))
+                detail: Self.detail(from: current, to: record, changed: merged.changedFields), mutationID: mutation.mutationID))
             working[record.id] = record
             let fields = String(decoding: fieldsBytes, as: UTF8.self)
             if let index = writtenIndex[record.id] {
