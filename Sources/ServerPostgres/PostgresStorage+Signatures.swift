@@ -6,12 +6,15 @@ import ServerStorage
 extension PostgresStorage {
     public func registerDeviceKey(tokenId: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration {
         try await transaction { connection in
-            var held: String??
-            for try await key in try await connection.query(
-                "SELECT public_key FROM devices WHERE token_id = \(tokenId) FOR UPDATE", logger: .quiet).decode(String?.self) {
-                held = .some(key)
+            var found: (key: String?, enrolled: Bool)?
+            for try await (key, enrolled) in try await connection.query("""
+                SELECT d.public_key, EXISTS (SELECT 1 FROM login_codes c WHERE c.device_id = d.id) FROM devices d WHERE d.token_id = \(tokenId) FOR UPDATE OF d
+                """, logger: .quiet).decode((String?, Bool).self) {
+                found = (key, enrolled)
             }
-            if case .some(.some(let key)) = held { return key == publicKey ? .same : .different }
+            guard let found else { return .notOneDevice }
+            if let key = found.key { return key == publicKey ? .same : .different }
+            guard found.enrolled else { return .notOneDevice }
             try await connection.query("""
                 UPDATE devices SET public_key = \(publicKey), key_registered_at = \(now.timeIntervalSince1970) WHERE token_id = \(tokenId) AND public_key IS NULL
                 """, logger: .quiet)

@@ -5,8 +5,11 @@ import ServerStorage
 extension SQLiteStorage {
     public func registerDeviceKey(tokenId: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration {
         try await write { db in
-            let held = try String.fetchOne(db, sql: "SELECT public_key FROM devices WHERE token_id = ?", arguments: [tokenId])
-            if let held { return held == publicKey ? .same : .different }
+            guard let device = try Row.fetchOne(db, sql: """
+                SELECT d.public_key, EXISTS (SELECT 1 FROM login_codes c WHERE c.device_id = d.id) FROM devices d WHERE d.token_id = ?
+                """, arguments: [tokenId]) else { return .notOneDevice }
+            if let held: String = device[0] { return held == publicKey ? .same : .different }
+            guard device[1] as Bool else { return .notOneDevice }
             try db.execute(sql: "UPDATE devices SET public_key = ?, key_registered_at = ? WHERE token_id = ? AND public_key IS NULL",
                            arguments: [publicKey, now.timeIntervalSince1970, tokenId])
             return .stored

@@ -7,7 +7,9 @@ import FormModel
 public protocol SignatureStorage: Sendable {
     /// Keeps `publicKey` (base64 of an Ed25519 key's 32 raw bytes) with the token `tokenId`'s device row, unless
     /// the row holds a key already: the same key is ``DeviceKeyRegistration/same``, another one
-    /// ``DeviceKeyRegistration/different`` (kept as it was: a token's key is never replaced).
+    /// ``DeviceKeyRegistration/different`` (kept as it was: a token's key is never replaced). Only a device
+    /// enrolled with a login code holds a key: any other token (`fieldsheet-server user add`'s, which several
+    /// homes and scripts may share) is ``DeviceKeyRegistration/notOneDevice`` and keeps none.
     func registerDeviceKey(tokenId: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration
     /// The history entries of the project's records, whole records at a time, ordered by record id then entry:
     /// the records after `afterRecord` (lowercase id), at most `recordLimit` of them; only `recordID` when given.
@@ -27,6 +29,8 @@ public enum DeviceKeyRegistration: Sendable, Hashable {
     case same
     /// The token holds another key, which stays.
     case different
+    /// The token is not one device's (not enrolled with a login code): it keeps no key.
+    case notOneDevice
 }
 
 /// A device row as `records verify` reads it.

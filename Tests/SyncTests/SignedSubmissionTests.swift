@@ -42,14 +42,15 @@ struct SignedSubmissionTests {
             try await server.admin(["form", "publish", Self.followUpJob, "--project", "demo"])
             try await server.start(port: 0)
 
-            // Ana logs in with a code (her key goes with it), Bob with a token (his key is registered by the login).
+            // Ana logs in with a code (her key goes with it), Bob with a `user add` token, which several homes may
+            // share: it keeps no key, and his changes are recorded unsigned.
             let ana = CLIHome()
             let anaLogin = try await ana.run(["login", "--server", server.url, "--code", try await Self.code(server, "ana")])
             #expect(anaLogin.status == 0, "\(anaLogin.output)")
             let bob = CLIHome()
             let bobLogin = try await bob.run(["login", server.url, "--project", "demo", "--token", bobToken])
             #expect(bobLogin.status == 0, "\(bobLogin.output)")
-            #expect(try await Self.sql(server, "SELECT count(*) FROM devices WHERE public_key IS NOT NULL") == "2")
+            #expect(try await Self.sql(server, "SELECT count(*) FROM devices WHERE public_key IS NOT NULL") == "1")
 
             let anaRecord = try #require(CLIHome.recordID(try await ana.run(["fill", "follow-up-job", "--set", "site=Depot B2", "--set", "technicians=2", "--dismiss"])))
             #expect(try await ana.run("sync").status == 0)
@@ -64,8 +65,8 @@ struct SignedSubmissionTests {
             #expect(whole.status == 0, "\(whole.output)")
             #expect(whole.stdout.contains("record \(anaRecord.lowercased()): whole"), "\(whole.output)")
             #expect(whole.stdout.contains("record \(bobRecord.lowercased()): whole"), "\(whole.output)")
-            #expect(whole.stdout.contains("2 records: 2 whole, 0 broken; 3 entries: 3 signed, 0 unsigned"), "\(whole.output)")
-            #expect(whole.stdout.contains("of ana\tsigned") && whole.stdout.contains("of bob\tsigned"), "\(whole.output)")
+            #expect(whole.stdout.contains("2 records: 2 whole, 0 broken; 3 entries: 2 signed, 1 unsigned"), "\(whole.output)")
+            #expect(whole.stdout.contains("of ana\tsigned") && whole.stdout.contains("\"access token\" of bob\tunsigned"), "\(whole.output)")
 
             // The first entry of Ana's record is changed directly in the database: verify finds it, and only it.
             let first = try await Self.sql(server, "SELECT min(id) FROM record_history WHERE lower(CAST(record_id AS TEXT)) = '\(anaRecord.lowercased())'")
@@ -100,9 +101,11 @@ struct SignedSubmissionTests {
         var token: String
     }
 
-    static func enrol(_ server: ServerProcess, _ user: String, transport: CurlTransport) async throws -> Device {
+    /// `withKey` false: a device that logged in before signatures existed.
+    static func enrol(_ server: ServerProcess, _ user: String, transport: CurlTransport, withKey: Bool = true) async throws -> Device {
         let key = DeviceSigningKey()
-        let body = #"{"code":"\#(try await code(server, user))","deviceName":"\#(user)-phone","publicKey":"\#(key.publicKey)"}"#
+        let publicKey = withKey ? #","publicKey":"\#(key.publicKey)""# : ""
+        let body = #"{"code":"\#(try await code(server, user))","deviceName":"\#(user)-phone"\#(publicKey)}"#
         let response = try await transport.send(TransportRequest(method: "POST", url: server.url + "/v1/login", headers: ["Content-Type": "application/json"], body: Data(body.utf8)))
         #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
         struct Answer: Decodable { var token: String }
@@ -156,25 +159,31 @@ struct SignedSubmissionTests {
             // As signed, with her own token: applied.
             let accepted = try await Self.push(server, signed, token: ana.token, transport: transport)
             #expect(accepted.status == 200, "\(accepted)")
-            // A token from before signatures (no key registered) is taken unsigned, and the history says so.
-            let legacy = try await Self.push(server, PushRequest.deviceBytes(clientID: "cy-laptop", [Self.mutation(site: "Annex")]), token: oldToken, transport: transport)
-            #expect(legacy.status == 200, "\(legacy)")
-            // Its key, once registered, stays: another key for the same token is refused.
-            func register(_ key: String) async throws -> TransportResponse {
+            // A device enrolled before signatures (no key) is taken unsigned, and the history says so.
+            let legacy = try await Self.enrol(server, "cy", transport: transport, withKey: false)
+            let unsignedLegacy = try await Self.push(server, PushRequest.deviceBytes(clientID: "cy-laptop", [Self.mutation(site: "Annex")]), token: legacy.token, transport: transport)
+            #expect(unsignedLegacy.status == 200, "\(unsignedLegacy)")
+            func register(_ key: String, token: String) async throws -> TransportResponse {
                 try await transport.send(TransportRequest(
                     method: "POST", url: server.url + "/v1/projects/demo/device-key",
-                    headers: ["Content-Type": "application/json", "Authorization": "Bearer \(oldToken)"], body: Data(#"{"publicKey":"\#(key)"}"#.utf8)))
+                    headers: ["Content-Type": "application/json", "Authorization": "Bearer \(token)"], body: Data(#"{"publicKey":"\#(key)"}"#.utf8)))
             }
-            let cyKey = DeviceSigningKey()
-            #expect(try await register(cyKey.publicKey).status == 204)
-            #expect(try await register(cyKey.publicKey).status == 204)
-            let other = try await register(DeviceSigningKey().publicKey)
+            // A `user add` token keeps no key (several homes may share it): still taken unsigned.
+            #expect(try await register(DeviceSigningKey().publicKey, token: oldToken).status == 204)
+            let shared = try await Self.push(server, PushRequest.deviceBytes(clientID: "cy-script", [Self.mutation(site: "Store")]), token: oldToken, transport: transport)
+            #expect(shared.status == 200, "\(shared)")
+            // The enrolled device registers its key when it upgrades; that key stays: another one is refused.
+            #expect(try await register(legacy.key.publicKey, token: legacy.token).status == 204)
+            #expect(try await register(legacy.key.publicKey, token: legacy.token).status == 204)
+            let other = try await register(DeviceSigningKey().publicKey, token: legacy.token)
             #expect(other.status == 409 && String(decoding: other.body, as: UTF8.self).contains("device-key-mismatch"))
-            #expect(try await register("bm90IGEga2V5").status == 400)
+            #expect(try await register("bm90IGEga2V5", token: legacy.token).status == 400)
+            let nowUnsigned = try await Self.push(server, PushRequest.deviceBytes(clientID: "cy-laptop", [Self.mutation(site: "Annex 2")]), token: legacy.token, transport: transport)
+            #expect(nowUnsigned.status == 403 && nowUnsigned.problem?.type == "https://fieldsheet.dev/problems/signature-required", "\(nowUnsigned)")
 
             let verified = try await Self.verify(server)
             #expect(verified.status == 0, "\(verified.output)")
-            #expect(verified.stdout.contains("2 entries: 1 signed, 1 unsigned"), "\(verified.output)")
+            #expect(verified.stdout.contains("3 entries: 1 signed, 2 unsigned"), "\(verified.output)")
             #expect(verified.stdout.contains("\"ana-phone\" of ana\tsigned"), "\(verified.output)")
 
             // Ana's device is signed out: its signed pushes are refused from that moment.
@@ -186,7 +195,7 @@ struct SignedSubmissionTests {
             let late = try await Self.verify(server)
             #expect(late.status == 0, "\(late.output)")
             #expect(late.stdout.contains("NOT COUNTING (signed after the device was signed out at"), "\(late.output)")
-            #expect(late.stdout.contains("0 signed, 1 unsigned, 1 not counting"), "\(late.output)")
+            #expect(late.stdout.contains("0 signed, 2 unsigned, 1 not counting"), "\(late.output)")
         }
     }
 }

@@ -5,7 +5,9 @@ import SyncCore
 
 /// `POST …/device-key`: a device registers the public half of its signing key with its token
 /// (docs/signed-submissions.md). A login code's exchange carries the key already; this is for a device that
-/// logged in with a token (`fieldsheet login --token`), or before signatures existed. The first key a token
+/// logged in before signatures existed. Only a device enrolled with a login code keeps a key: a token from
+/// `fieldsheet-server user add` (`fieldsheet login --token`) may be shared by several homes and scripts, so its
+/// registration is answered 204 and kept nowhere, and its pushes stay unsigned. The first key a token
 /// registers stays: the same key again is accepted, another one is refused (409 `device-key-mismatch`), so
 /// whoever holds a copied token cannot put their own key in place of the device's.
 struct DeviceKeyController {
@@ -36,6 +38,10 @@ struct DeviceKeyController {
             context.logger.info("Device signing key registered", metadata: ["device": .stringConvertible(principal.deviceId ?? 0)])
             return Response(status: .noContent)
         case .same:
+            return Response(status: .noContent)
+        case .notOneDevice:
+            // A token several homes may share (`user add`'s) keeps no key: its pushes stay unsigned in history.
+            context.logger.info("Device signing key not kept: the token was not enrolled with a login code")
             return Response(status: .noContent)
         case .different:
             throw Problem(.conflict, "device-key-mismatch", title: "Another signing key is registered",
