@@ -61,7 +61,7 @@ extension FieldSheetCommand {
                     options.caFile = caFile
                     login = try await DeviceLogin.exchange(
                         code: code, serverURL: serverURL, deviceName: ProcessInfo.processInfo.hostName, transport: CurlTransport(options: options),
-                        caFile: caFile)
+                        caFile: caFile, store: store)
                     if let project, project != login.project {
                         warn("note: the code is for the project \(login.project), not \(project); this device syncs \(login.project).")
                     }

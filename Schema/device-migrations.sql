@@ -367,3 +367,20 @@ CREATE TABLE sealed_plaintexts (
     value TEXT NOT NULL,
     PRIMARY KEY (record_id, key)
 ) WITHOUT ROWID;
+
+-- migration: v15-signing-key
+-- Signed submissions (docs/signed-submissions.md). The device's Ed25519 key pair, made at its first login:
+-- the private half sealed with the device data key (`fs_seal`, place `signing-key`), the public half in clear
+-- (base64 of its 32 raw bytes), and the login it was last registered with (a SHA-256 of the server's URL and
+-- the token, never the token itself), so a sync registers it once with a login that does not hold it yet.
+CREATE TABLE signing_key (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    private_key BLOB NOT NULL,
+    public_key TEXT NOT NULL,
+    registered_for TEXT,
+    created_at INTEGER NOT NULL
+);
+-- Each frozen mutation's signature (base64 Ed25519 over its body, which is its canonical bytes), made when it
+-- is frozen and sent with it every time; NULL for a mutation frozen before this migration, signed when it is
+-- next sent.
+ALTER TABLE sent_mutations ADD COLUMN signature TEXT;

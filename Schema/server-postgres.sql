@@ -449,3 +449,18 @@ CREATE TABLE project_keys (
     created_at DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (project_id, key_id)
 );
+
+-- migration: 16
+-- Signed submissions (as the SQLite schema's v16-signed-submissions): each device's public key with its
+-- token, and each history entry's device, signature, signed mutation and hash-chain link.
+ALTER TABLE devices ADD COLUMN public_key TEXT;
+ALTER TABLE devices ADD COLUMN key_registered_at DOUBLE PRECISION;
+ALTER TABLE record_history ADD COLUMN device_id BIGINT REFERENCES devices (id);
+ALTER TABLE record_history ADD COLUMN signature TEXT;
+ALTER TABLE record_history ADD COLUMN signed_mutation TEXT;
+ALTER TABLE record_history ADD COLUMN hash TEXT;
+CREATE TABLE history_chain (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    first_chained_id BIGINT NOT NULL
+);
+INSERT INTO history_chain (id, first_chained_id) SELECT 1, coalesce(max(id), 0) + 1 FROM record_history;

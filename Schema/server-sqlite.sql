@@ -458,3 +458,22 @@ CREATE TABLE project_keys (
     created_at REAL NOT NULL,
     PRIMARY KEY (project_id, key_id)
 );
+
+-- migration: v16-signed-submissions
+-- Signed submissions (docs/signed-submissions.md). Each device's Ed25519 public key (base64 of its 32 raw
+-- bytes), kept with its token from the login code's exchange or the device's first registration, and when.
+ALTER TABLE devices ADD COLUMN public_key TEXT;
+ALTER TABLE devices ADD COLUMN key_registered_at REAL;
+-- Each history entry keeps the device row whose token made the change, the device's signature of the
+-- mutation (base64) with the mutation's canonical bytes it signed, and its link in the record's hash chain:
+-- hash = SHA-256(previous entry's hash ‖ the entry's canonical content), hex (HistoryChain).
+ALTER TABLE record_history ADD COLUMN device_id INTEGER REFERENCES devices (id);
+ALTER TABLE record_history ADD COLUMN signature TEXT;
+ALTER TABLE record_history ADD COLUMN signed_mutation TEXT;
+ALTER TABLE record_history ADD COLUMN hash TEXT;
+-- Entries written before this migration have no hash; every entry from `first_chained_id` on must have one.
+CREATE TABLE history_chain (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    first_chained_id INTEGER NOT NULL
+);
+INSERT INTO history_chain (id, first_chained_id) SELECT 1, coalesce(max(id), 0) + 1 FROM record_history;

@@ -15,6 +15,6 @@ struct FieldSheetServerCommand: AsyncParsableCommand {
             Exit status: 0 success; 1 the request was refused or failed (the reason is on stderr); \
             64 the command line was wrong.
             """,
-        subcommands: [Serve.self, Project.self, User.self, Token.self, Form.self, Export.self, Attachments.self, Entities.self, Webhooks.self, Audit.self]
+        subcommands: [Serve.self, Project.self, User.self, Token.self, Form.self, Export.self, Attachments.self, Entities.self, Webhooks.self, Audit.self, Records.self]
     )
 }

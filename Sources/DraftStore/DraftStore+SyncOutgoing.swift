@@ -9,6 +9,8 @@ package struct OutgoingMutation: Sendable, Hashable {
     package var recordID: UUID
     /// The mutation as JSON, exactly as it is sent every time (same id, same content).
     package var body: String
+    /// This device's signature of `body` (base64 Ed25519, ``DeviceSigningKey``), made when it was frozen.
+    package var signature: String
 }
 
 extension DraftStore {
@@ -19,12 +21,24 @@ extension DraftStore {
     /// A record's pending edits become one mutation: every field it touched, with its current value, the
     /// oldest base revision among those edits (so the server sees every change made since the device last
     /// saw the field) and the newest clock reading.
+    ///
+    /// Each mutation is signed with the device's signing key when it is frozen (its body is its canonical
+    /// bytes, ``Mutation/jsonBytes()``), and the signature is kept with it; one frozen before signatures existed
+    /// is signed now.
     package func prepareOutgoing(limit: Int) async throws -> [OutgoingMutation] {
         try await write(doing: "preparing changes to send") { db in
             var batch: [OutgoingMutation] = []
-            let frozen = try Row.fetchCursor(db, sql: "SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
-            while let row = try frozen.next() {
-                batch.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
+            let signingKey = try Self.signingKey(db)
+            let frozen = try Row.fetchAll(db, sql: "SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id), signature FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
+            for row in frozen {
+                let body: String = row[2]
+                var signature: String? = row[3]
+                if signature == nil {
+                    let made = signingKey.signature(for: Array(body.utf8))
+                    try db.execute(sql: "UPDATE sent_mutations SET signature = ? WHERE mutation_id = ?", arguments: [made, row[0] as String])
+                    signature = made
+                }
+                batch.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: body, signature: signature ?? ""))
             }
             guard batch.count < limit else { return batch }
             let candidates = try Row.fetchAll(db, sql: """
@@ -35,7 +49,7 @@ extension DraftStore {
             let now = Self.nowMillis()
             var sensitive: [FormKey: Set<String>] = [:]
             for candidate in candidates {
-                if let frozen = try Self.freeze(db, record: candidate[0], upTo: candidate[1], now: now, cache: formCache, sensitive: &sensitive) {
+                if let frozen = try Self.freeze(db, record: candidate[0], upTo: candidate[1], now: now, cache: formCache, sensitive: &sensitive, signingKey: signingKey) {
                     batch.append(frozen)
                 }
             }
@@ -45,9 +59,11 @@ extension DraftStore {
 
     /// Freezes a record's outbox rows up to `lastRow` as one mutation (id and body committed in the caller's
     /// transaction), against the form version the record is on now; nil (and the rows gone) when the record no
-    /// longer exists. The caller makes sure the record has no frozen mutation yet.
+    /// longer exists. The caller makes sure the record has no frozen mutation yet. The mutation is signed with
+    /// `signingKey` over its canonical bytes, and the signature kept with it.
     static func freeze(
-        _ db: Database, record: String, upTo lastRow: Int64, now: Int64, cache: FormCache, sensitive: inout [FormKey: Set<String>]
+        _ db: Database, record: String, upTo lastRow: Int64, now: Int64, cache: FormCache, sensitive: inout [FormKey: Set<String>],
+        signingKey: DeviceSigningKey
     ) throws -> OutgoingMutation? {
         guard var mutation = try coalesce(db, record: record, upTo: lastRow) else {
             // The record is gone (a never-synced draft deleted): nothing to send.
@@ -55,11 +71,14 @@ extension DraftStore {
             return nil
         }
         try sealSensitiveAnswers(db, &mutation, cache: cache, sensitive: &sensitive)
-        let body = String(decoding: mutation.jsonBytes(), as: UTF8.self)
+        let bytes = mutation.jsonBytes()
+        let body = String(decoding: bytes, as: UTF8.self)
+        let signature = signingKey.signature(for: bytes)
         try db.cachedStatement(sql: """
-            INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at) VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
-            """).execute(arguments: [mutation.mutationID, record, lastRow, body, now])
-        return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body)
+            INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at, signature)
+            VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5, ?6)
+            """).execute(arguments: [mutation.mutationID, record, lastRow, body, now, signature])
+        return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body, signature: signature)
     }
 
     /// The base revision of a new edit of `field` (``DeviceSync/editBase(pendingBase:serverRevision:)``):

@@ -141,7 +141,7 @@ extension PostgresStorage {
         }
     }
 
-    public func redeemLoginCode(codeHash: Data, tokenHash: Data, deviceName: String, clientVersion: String?, now: Date) async throws -> LoginCodeRedemption {
+    public func redeemLoginCode(codeHash: Data, tokenHash: Data, deviceName: String, clientVersion: String?, publicKey: String?, now: Date) async throws -> LoginCodeRedemption {
         try await transaction { connection in
             guard let row = try await connection.query("""
                 SELECT c.id, c.project_id, c.user_id, c.expires_at, c.used_at, u.name, p.name FROM login_codes c
@@ -160,8 +160,8 @@ extension PostgresStorage {
                 INSERT INTO tokens (user_id, token_hash, created_at) VALUES (\(userId), \(ByteBuffer(bytes: tokenHash)), \(time)) RETURNING id
                 """, logger: .quiet).collect().first?.decode(Int64.self)
             let deviceId = try await connection.query("""
-                INSERT INTO devices (token_id, user_id, project_id, name, client_version, created_at)
-                VALUES (\(tokenId), \(userId), \(projectId), \(deviceName), \(clientVersion), \(time)) RETURNING id
+                INSERT INTO devices (token_id, user_id, project_id, name, client_version, created_at, public_key, key_registered_at)
+                VALUES (\(tokenId), \(userId), \(projectId), \(deviceName), \(clientVersion), \(time), \(publicKey), \(publicKey == nil ? nil : time)) RETURNING id
                 """, logger: .quiet).collect().first?.decode(Int64.self) ?? 0
             try await connection.query("UPDATE login_codes SET used_at = \(time), device_id = \(deviceId) WHERE id = \(codeId)", logger: .quiet)
             return .enrolled(deviceId: deviceId, userId: userId, userName: userName, projectId: projectId, projectName: projectName)

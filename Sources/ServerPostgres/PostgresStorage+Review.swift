@@ -7,16 +7,37 @@ import SyncCore
 
 extension PostgresStorage {
     /// Inserts the plan's history entries with one statement over arrays, in the push's transaction, each
-    /// with its detail encoded as in `details` (``PushPlan/encoding()``).
+    /// with its detail encoded as in `details` (``PushPlan/encoding()``), its device, signature and link in its
+    /// record's hash chain (``HistoryChain``). The records' latest hashes are read in one statement first; the
+    /// push holds its project's counter row (or, for a review, its records) by then, so no other writer of
+    /// those records' history commits in between.
     static func writeHistory(_ connection: PostgresConnection, projectId: Int64, _ history: [HistoryEntry], details: [String]) async throws {
         guard !history.isEmpty else { return }
+        var previous: [UUID: String] = [:]
+        let records = Array(Set(history.map(\.recordID)))
+        for try await (record, hash) in try await connection.query("""
+            SELECT DISTINCT ON (record_id) record_id, hash FROM record_history
+            WHERE project_id = \(projectId) AND record_id = ANY(\(records)::uuid[]) ORDER BY record_id, id DESC
+            """, logger: .quiet).decode((UUID, String?).self) {
+            previous[record] = hash ?? HistoryChain.genesis
+        }
+        var hashes: [String] = []
+        hashes.reserveCapacity(history.count)
+        for (entry, detail) in zip(history, details) {
+            let hash = HistoryChain.hash(previous: previous[entry.recordID] ?? HistoryChain.genesis, entry, detail: detail)
+            previous[entry.recordID] = hash
+            hashes.append(hash)
+        }
         try await connection.query("""
-            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at)
-            SELECT \(projectId), h.record_id, h.revision, h.kind, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at FROM unnest(
+            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation, hash)
+            SELECT \(projectId), h.record_id, h.revision, h.kind, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at,
+                NULLIF(h.device_id, 0), NULLIF(h.signature, ''), NULLIF(h.signed_mutation, ''), h.hash FROM unnest(
                 \(history.map(\.recordID))::uuid[], \(history.map(\.revision))::int8[], \(history.map(\.kind.rawValue))::text[],
                 \(history.map(\.userId))::int8[], \(history.map { $0.clientID ?? "" })::text[], \(details)::text[],
-                \(history.map(\.at.timeIntervalSince1970))::float8[]
-            ) WITH ORDINALITY AS h (record_id, revision, kind, user_id, client_id, detail, created_at, n) ORDER BY h.n
+                \(history.map(\.at.timeIntervalSince1970))::float8[], \(history.map { $0.deviceId ?? 0 })::int8[],
+                \(history.map { $0.signed?.signature ?? "" })::text[], \(history.map { $0.signed?.mutation ?? "" })::text[], \(hashes)::text[]
+            ) WITH ORDINALITY AS h (record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation, hash, n)
+            ORDER BY h.n
             """, logger: .quiet)
     }
 

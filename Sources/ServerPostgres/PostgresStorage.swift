@@ -244,8 +244,11 @@ public struct PostgresStorage: ServerStorage {
     /// (a login code's) acts in that project only and never as a server admin, whatever else its person may do.
     static func principal(_ connection: PostgresConnection, userId: Int64, name: String, tokenId: Int64) async throws -> Principal {
         var scope: Int64?
-        for try await project in try await connection.query("SELECT project_id FROM devices WHERE token_id = \(tokenId)", logger: .quiet).decode(Int64?.self) {
+        var device: (id: Int64, publicKey: String?)?
+        for try await (project, id, publicKey) in try await connection.query(
+            "SELECT project_id, id, public_key FROM devices WHERE token_id = \(tokenId)", logger: .quiet).decode((Int64?, Int64, String?).self) {
             scope = project
+            device = (id, publicKey)
         }
         var memberships: [String: Principal.Membership] = [:]
         for try await (projectId, project, roleName) in try await connection.query("""
@@ -259,7 +262,10 @@ public struct PostgresStorage: ServerStorage {
         for try await flag in try await connection.query("SELECT server_admin FROM users WHERE id = \(userId)", logger: .quiet).decode(Bool.self) {
             serverAdmin = flag && scope == nil
         }
-        return Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
+        var principal = Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
+        principal.deviceId = device?.id
+        principal.devicePublicKey = device?.publicKey
+        return principal
     }
 }
 

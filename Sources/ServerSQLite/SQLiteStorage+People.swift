@@ -117,7 +117,7 @@ extension SQLiteStorage {
         }
     }
 
-    public func redeemLoginCode(codeHash: Data, tokenHash: Data, deviceName: String, clientVersion: String?, now: Date) async throws -> LoginCodeRedemption {
+    public func redeemLoginCode(codeHash: Data, tokenHash: Data, deviceName: String, clientVersion: String?, publicKey: String?, now: Date) async throws -> LoginCodeRedemption {
         try await write { db in
             guard let code = try Row.fetchOne(db, sql: """
                 SELECT c.id, c.project_id, c.user_id, c.expires_at, c.used_at, u.name, p.name FROM login_codes c
@@ -133,8 +133,8 @@ extension SQLiteStorage {
             let time = now.timeIntervalSince1970
             try db.execute(sql: "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (?, ?, ?)", arguments: [userId, tokenHash, time])
             try db.execute(sql: """
-                INSERT INTO devices (token_id, user_id, project_id, name, client_version, created_at) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [db.lastInsertedRowID, userId, projectId, deviceName, clientVersion, time])
+                INSERT INTO devices (token_id, user_id, project_id, name, client_version, created_at, public_key, key_registered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [db.lastInsertedRowID, userId, projectId, deviceName, clientVersion, time, publicKey, publicKey == nil ? nil : time])
             let deviceId = db.lastInsertedRowID
             try db.execute(sql: "UPDATE login_codes SET used_at = ?, device_id = ? WHERE id = ?", arguments: [time, deviceId, codeId])
             return .enrolled(deviceId: deviceId, userId: userId, userName: code[5], projectId: projectId, projectName: code[6])

@@ -6,16 +6,25 @@ import SyncCore
 
 extension SQLiteStorage {
     /// Inserts the plan's history entries (plain inserts, in the push's transaction).
-    /// Writes `history`, each entry with its detail encoded as in `details` (``PushPlan/encoding()``).
+    /// Writes `history`, each entry with its detail encoded as in `details` (``PushPlan/encoding()``), its device,
+    /// signature and link in its record's hash chain (``HistoryChain``: the hash of the record's latest entry,
+    /// read under the single writer, then of each entry written before it in this batch).
     static func writeHistory(_ db: Database, projectId: Int64, _ history: [HistoryEntry], details: [String]) throws {
         guard !history.isEmpty else { return }
         let insert = try db.cachedStatement(sql: """
-            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation, hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
+        let latest = try db.cachedStatement(sql: "SELECT hash FROM record_history WHERE project_id = ? AND record_id = ? ORDER BY id DESC LIMIT 1")
+        var previous: [UUID: String] = [:]
         for (entry, detail) in zip(history, details) {
+            let record = entry.recordID.lowercased
+            let before = try previous[entry.recordID] ?? (String.fetchOne(latest, arguments: [projectId, record]) ?? HistoryChain.genesis)
+            let hash = HistoryChain.hash(previous: before, entry, detail: detail)
+            previous[entry.recordID] = hash
             try insert.execute(arguments: [
-                projectId, entry.recordID.lowercased, entry.revision, entry.kind.rawValue, entry.userId, entry.clientID,
-                detail, entry.at.timeIntervalSince1970,
+                projectId, record, entry.revision, entry.kind.rawValue, entry.userId, entry.clientID,
+                detail, entry.at.timeIntervalSince1970, entry.deviceId, entry.signed?.signature, entry.signed?.mutation, hash,
             ])
         }
     }

@@ -240,7 +240,8 @@ public struct SQLiteStorage: ServerStorage {
     /// The user with their memberships, as the token `tokenId` may act: a token a device got for one project
     /// (a login code's) acts in that project only and never as a server admin, whatever else its person may do.
     static func principal(_ db: Database, userId: Int64, name: String, tokenId: Int64) throws -> Principal {
-        let scope = try Int64.fetchOne(db.cachedStatement(sql: "SELECT project_id FROM devices WHERE token_id = ?"), arguments: [tokenId])
+        let device = try Row.fetchOne(db.cachedStatement(sql: "SELECT project_id, id, public_key FROM devices WHERE token_id = ?"), arguments: [tokenId])
+        let scope: Int64? = device?[0]
         var memberships: [String: Principal.Membership] = [:]
         for membership in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = ?
@@ -254,6 +255,9 @@ public struct SQLiteStorage: ServerStorage {
         let serverAdmin = scope == nil
             ? try Bool.fetchOne(db.cachedStatement(sql: "SELECT server_admin FROM users WHERE id = ?"), arguments: [userId]) ?? false
             : false
-        return Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
+        var principal = Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
+        principal.deviceId = device?[1]
+        principal.devicePublicKey = device?[2]
+        return principal
     }
 }

@@ -36,7 +36,7 @@ public protocol PeopleStorage: Sendable {
     func createLoginCode(_ code: LoginCodeRecord) async throws
     /// Exchanges a code (by its hash) for a new device with `tokenHash` as its token, in one transaction: the
     /// code must exist, not be used, not be expired at `now`, and its user must still be a member of its project.
-    func redeemLoginCode(codeHash: Data, tokenHash: Data, deviceName: String, clientVersion: String?, now: Date) async throws -> LoginCodeRedemption
+    func redeemLoginCode(codeHash: Data, tokenHash: Data, deviceName: String, clientVersion: String?, publicKey: String?, now: Date) async throws -> LoginCodeRedemption
 }
 
 /// A device of a member: an access token with what the device last reported.

@@ -21,6 +21,11 @@ public struct Principal: Sendable, Hashable {
     public var isServerAdmin: Bool
     /// The access token (and so the device) the request came with; nil for a console session.
     public var tokenId: Int64?
+    /// The device row of that token; nil for a console session.
+    public var deviceId: Int64?
+    /// The device's Ed25519 public key (base64 of its 32 raw bytes) kept with the token; nil when the device has
+    /// registered none (docs/signed-submissions.md): then its pushes need no signatures.
+    public var devicePublicKey: String?
 
     public init(userId: Int64, userName: String, memberships: [String: Membership], isServerAdmin: Bool = false, tokenId: Int64? = nil) {
         self.userId = userId

@@ -26,8 +26,18 @@ public struct HistoryEntry: Sendable, Hashable {
     public var clientID: String?
     public var at: Date
     public var detail: HistoryDetail
+    /// The pushed mutation that made the change (not stored: it lets the push attach the mutation's signature).
+    public var mutationID: String?
+    /// The device row whose token pushed the change; nil for changes made on the server.
+    public var deviceId: Int64?
+    /// The device's signature of the mutation that made the change, with the bytes it signed; nil when the
+    /// push was not signed (docs/signed-submissions.md).
+    public var signed: SignedMutation?
 
-    public init(recordID: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientID: String?, at: Date, detail: HistoryDetail) {
+    public init(
+        recordID: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientID: String?, at: Date, detail: HistoryDetail,
+        mutationID: String? = nil
+    ) {
         self.recordID = recordID
         self.revision = revision
         self.kind = kind
@@ -36,6 +46,21 @@ public struct HistoryEntry: Sendable, Hashable {
         self.clientID = clientID
         self.at = at
         self.detail = detail
+        self.mutationID = mutationID
+    }
+}
+
+/// A mutation as its device signed it: the base64 Ed25519 signature and the mutation's canonical bytes
+/// (`Mutation.jsonBytes()`) it was made over, kept with the history entry the mutation made.
+public struct SignedMutation: Sendable, Hashable {
+    /// Base64 of the 64-byte Ed25519 signature.
+    public var signature: String
+    /// The mutation's canonical JSON, exactly the bytes signed.
+    public var mutation: String
+
+    public init(signature: String, mutation: String) {
+        self.signature = signature
+        self.mutation = mutation
     }
 }
 

@@ -13,7 +13,7 @@ import SyncCore
 ///   single writer gives this for free; on PostgreSQL take the project's counter row with
 ///   `UPDATE projects SET last_sequence = last_sequence + n … RETURNING` inside the transaction: the row
 ///   lock is held until commit, so a later writer cannot take (let alone commit) higher numbers first.
-public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentIndexStorage, EntityStorage, WebhookStorage, AuditStorage, PeopleStorage, ProjectKeyStorage, FormStateStorage {
+public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentIndexStorage, EntityStorage, WebhookStorage, AuditStorage, PeopleStorage, ProjectKeyStorage, FormStateStorage, SignatureStorage {
     /// Creates or upgrades the schema; run before the server accepts requests.
     func migrate() async throws
     /// Succeeds when the database answers a trivial query; throws ``StorageError/Code/unavailable`` when not.

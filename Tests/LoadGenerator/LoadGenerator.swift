@@ -15,10 +15,26 @@ import SyncCore
 /// The project is `bench` with a published form `wide` of 20 text fields `f1`…`f20`, and `long` of 250
 /// questions (`q1`…`q250`: text, integer, single choice of `a`…`e`) for the crowd scenario (`crowd` devices,
 /// 500 by default; 0 leaves it out).
+///
+///     fieldsheet-loadgen signing URL TOKEN SIGNED_TOKEN SERVER_PID [records] [rounds]
+///
+/// measures signature verification instead: pushes `records` records (10,000 by default) unsigned with TOKEN
+/// and as many signed with SIGNED_TOKEN (another device of the project, which registers a key first), `rounds`
+/// times (3), and prints the server's CPU per record of each.
 @main
 struct LoadGenerator {
     static func main() async throws {
-        let arguments = CommandLine.arguments
+        var arguments = CommandLine.arguments
+        var signedToken: String?
+        if arguments.count > 1, arguments[1] == "signing" {
+            guard arguments.count >= 6 else {
+                FileHandle.standardError.write(Data("usage: fieldsheet-loadgen signing URL TOKEN SIGNED_TOKEN SERVER_PID [records] [rounds]\n".utf8))
+                exit(64)
+            }
+            signedToken = arguments[4]
+            arguments.remove(at: 4)
+            arguments.remove(at: 1)
+        }
         guard arguments.count >= 4 else {
             FileHandle.standardError.write(Data("usage: fieldsheet-loadgen URL TOKEN SERVER_PID [push-records] [pull-records] [devices] [crowd]\n".utf8))
             exit(64)
@@ -35,6 +51,13 @@ struct LoadGenerator {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let runner = Runner(setup: setup, client: client)
+            if let signedToken {
+                try await runner.signedPush(
+                    signedToken: signedToken, records: arguments.count > 4 ? Int(arguments[4]) ?? 10_000 : 10_000,
+                    rounds: arguments.count > 5 ? Int(arguments[5]) ?? 3 : 3)
+                try await client.shutdown()
+                return
+            }
             print("| scenario | requests | throughput | p50 | p99 | errors | server CPU per unit | server RSS (peak) |")
             print("|---|---|---|---|---|---|---|---|")
             try await runner.push()

@@ -12,20 +12,52 @@ struct Runner: Sendable {
     static let batchSize = 500
     static let fields = 20
 
-    /// One push body of `count` new submitted records from `clientId`.
-    func pushBody(clientID: String, count: Int) throws -> ByteBuffer {
+    /// One push body of `count` new submitted records from `clientId`, each mutation signed with `signingKey`
+    /// when one is given (the body then carries `signatures`, as a device's does).
+    func pushBody(clientID: String, count: Int, signingKey: DeviceSigningKey? = nil) throws -> ByteBuffer {
         let hlc = HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0)
         var changes: [String: FieldChange] = [:]
         for field in 1...Self.fields { changes["f\(field)"] = FieldChange(value: .text("value of field \(field) typed in the basement"), baseRevision: 0, hlc: hlc) }
         let mutations = (0..<count).map { _ in
             Mutation(mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "wide", version: 1), state: .submitted, changes: changes)
         }
-        return Self.body(clientID: clientID, mutations)
+        return Self.body(clientID: clientID, mutations, signingKey: signingKey)
     }
 
-    /// A push body as a device writes it (``PushRequest/deviceBytes(clientID:_:)``).
-    static func body(clientID: String, _ mutations: [Mutation]) -> ByteBuffer {
-        ByteBuffer(bytes: PushRequest.deviceBytes(clientID: clientID, mutations))
+    /// A push body as a device writes it (``PushRequest/deviceBytes(clientID:_:signingKey:)``).
+    static func body(clientID: String, _ mutations: [Mutation], signingKey: DeviceSigningKey? = nil) -> ByteBuffer {
+        ByteBuffer(bytes: PushRequest.deviceBytes(clientID: clientID, mutations, signingKey: signingKey))
+    }
+
+    /// The cost of signature verification: `rounds` rounds, each pushing `records` records (batches of
+    /// `batchSize`) unsigned with `setup.token` and the same signed with `signedToken`, whose device registers a
+    /// signing key first (so the server verifies each of its mutations). Prints the server's CPU per record of
+    /// each, summed over the rounds; alternating keeps drift in the machine's load out of the ratio.
+    func signedPush(signedToken: String, records: Int, rounds: Int) async throws {
+        let key = DeviceSigningKey()
+        var register = ByteBuffer()
+        register.writeString(#"{"publicKey":"\#(key.publicKey)"}"#)
+        _ = try await send(.POST, "/v1/projects/bench/device-key", body: register, token: signedToken, expecting: .noContent)
+        var cpu = (unsigned: 0.0, signed: 0.0)
+        var latencies = (unsigned: [Duration](), signed: [Duration]())
+        for round in 0..<rounds {
+            for signed in [false, true] {
+                let bodies = try (0..<(records / Self.batchSize)).map { _ in
+                    try pushBody(clientID: signed ? "bench-signed" : "bench-unsigned", count: Self.batchSize, signingKey: signed ? key : nil)
+                }
+                let before = serverCPUSeconds()
+                for (index, body) in bodies.enumerated() {
+                    let latency = try await send(.POST, "/v1/projects/bench/push", body: body, instance: index, token: signed ? signedToken : nil).0
+                    if signed { latencies.signed.append(latency) } else { latencies.unsigned.append(latency) }
+                }
+                let used = serverCPUSeconds() - before
+                if signed { cpu.signed += used } else { cpu.unsigned += used }
+                print(String(format: "round %d, %@: %.0f µs/record", round + 1, signed ? "signed" : "unsigned", used / Double(records) * 1e6))
+            }
+        }
+        let total = Double(records * rounds)
+        print(String(format: "unsigned: %.1f µs/record; signed and verified: %.1f µs/record; ratio %.3f (%d records each, %d rounds, batches of %d)",
+                     cpu.unsigned / total * 1e6, cpu.signed / total * 1e6, cpu.signed / max(cpu.unsigned, 1e-9), records * rounds, rounds, Self.batchSize))
     }
 
     /// The fields of the form `long` (published by bench.sh): 250 questions, in turn text, integer and single
@@ -86,17 +118,19 @@ struct Runner: Sendable {
     }
 
     /// Sends one request; returns its latency, or throws when the status is not 200.
-    func send(_ method: HTTPMethod, _ path: String, body: ByteBuffer? = nil, instance: Int = 0) async throws -> (Duration, ByteBuffer) {
+    func send(
+        _ method: HTTPMethod, _ path: String, body: ByteBuffer? = nil, instance: Int = 0, token: String? = nil, expecting: HTTPResponseStatus = .ok
+    ) async throws -> (Duration, ByteBuffer) {
         var request = HTTPClientRequest(url: setup.urls[instance % setup.urls.count] + path)
         request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(setup.token)")
+        request.headers.add(name: "Authorization", value: "Bearer \(token ?? setup.token)")
         request.headers.add(name: "Content-Type", value: "application/json")
         if let body { request.body = .bytes(body) }
         let start = ContinuousClock.now
         let response = try await client.execute(request, timeout: .seconds(60))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         let elapsed = start.duration(to: .now)
-        guard response.status == .ok else { throw LoadError("\(method) \(path) answered \(response.status): \(String(buffer: bytes).prefix(300))") }
+        guard response.status == expecting else { throw LoadError("\(method) \(path) answered \(response.status): \(String(buffer: bytes).prefix(300))") }
         return (elapsed, bytes)
     }
 

@@ -173,6 +173,10 @@ final class StoreEncryption: Sendable {
         UPDATE sealed_plaintexts SET value = fs_seal(value, 'sensitive', record_id, key)
         WHERE (record_id, key) IN (SELECT record_id, key FROM sealed_plaintexts WHERE typeof(value) = 'text' LIMIT ?1)
         """,
+        """
+        UPDATE signing_key SET private_key = fs_seal(private_key, 'signing-key')
+        WHERE id IN (SELECT id FROM signing_key WHERE typeof(private_key) = 'text' LIMIT ?1)
+        """,
     ]
 
     /// Seals what the store holds in clear, in committed batches of `batchSize` rows: a process stopped part

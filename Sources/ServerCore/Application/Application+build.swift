@@ -68,6 +68,7 @@ package func buildRouter(_ services: ServerServices) -> Router<AppRequestContext
     let project = v1.group("projects/:project").add(middleware: AuthMiddleware(storage: services.storage, throttle: services.throttle, proxies: services.trustedProxies))
     FormsController(services: services).addRoutes(to: project)
     SyncController(services: services).addRoutes(to: project)
+    DeviceKeyController(services: services).addRoutes(to: project)
     EntitiesController(services: services).addRoutes(to: project)
     ReviewController(services: services).addRoutes(to: project)
     AttachmentsController(services: services).addRoutes(to: project)

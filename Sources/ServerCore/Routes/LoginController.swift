@@ -32,6 +32,9 @@ struct LoginController {
         var code: String
         /// What the device calls itself (its host name); shown to the project's admin.
         var deviceName: String?
+        /// The device's Ed25519 public key (base64 of its 32 raw bytes), kept with the new token: its pushes must
+        /// then be signed (docs/signed-submissions.md).
+        var publicKey: String?
     }
 
     struct LoginResponse: Encodable, Sendable {
@@ -56,13 +59,20 @@ struct LoginController {
         guard name.count <= 64, !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw Problem.badRequest("deviceName is at most 64 characters on one line.", field: "deviceName")
         }
+        var publicKey: String?
+        if let sent = body.publicKey {
+            guard let key = DeviceVerifyingKey(base64: sent) else {
+                throw Problem.badRequest("publicKey is not an Ed25519 public key: send base64 of its 32 raw bytes (44 characters).", field: "publicKey")
+            }
+            publicKey = key.base64
+        }
         guard let code = LoginCode.normalized(body.code) else {
             throw try await failure(address, request, context, "That is not a login code: a code is \(LoginCode.length) letters and digits, like K7QM3-XW9TP. Check what you typed.")
         }
         let token = AccessToken.generate()
         let outcome = try await services.storage.redeemLoginCode(
             codeHash: LoginCode.hash(normalized: code), tokenHash: AccessToken.hash(token), deviceName: name.isEmpty ? "device" : name,
-            clientVersion: request.headers[.userAgent].map { String($0.prefix(128)) }, now: Date())
+            clientVersion: request.headers[.userAgent].map { String($0.prefix(128)) }, publicKey: publicKey, now: Date())
         switch outcome {
         case .enrolled(let deviceId, _, let userName, let projectId, let projectName):
             context.logger.info("Device enrolled with a login code", metadata: ["user": .string(userName), "project": .string(projectName)])

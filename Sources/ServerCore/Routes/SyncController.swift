@@ -25,15 +25,16 @@ struct SyncController {
         let bytes = try await request.boundedBodyBytes(limits: services.limits)
         // Reading, checking and digesting a body of megabytes takes a while: off the request-serving threads.
         let began = ContinuousClock.now
-        let (body, digests) = try await Self.offload { [self] in
+        let (body, digests, provenance) = try await Self.offload { [self] in
             let body = try readPushBody(bytes)
             try check(body)
             // A retry is recognised by content, not layout: clients re-encoding a mutation may order its keys
             // differently (Foundation's encoder does), so the digest is of the canonical form — the bytes sent
-            // when a device sent them in that form (it does), else the mutation written again.
-            return (body, zip(body.mutations, body.mutationRanges).map { mutation, range in
-                Data(SHA256.hash(data: mutation.digestBytes(sent: bytes, range: range)))
-            })
+            // when a device sent them in that form (it does), else the mutation written again. The device's
+            // signatures are over the same bytes, and are checked before anything is planned.
+            let canonical = zip(body.mutations, body.mutationRanges).map { mutation, range in mutation.digestBytes(sent: bytes, range: range) }
+            let provenance = try PushSignatures.verify(body, canonical: canonical, principal: principal)
+            return (body, canonical.map { Data(SHA256.hash(data: $0)) }, provenance)
         }
         services.metrics.recordPushStep("read", began.duration(to: .now))
         if let clock = body.clock, services.clock.observe(clock).clamped {
@@ -73,7 +74,8 @@ struct SyncController {
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordID).inserted { recordIDs.append(mutation.recordID) }
         let plan = try await commit(planner, projectId: membership.projectId, clientID: body.clientID,
-            mutationIDs: Array(Set(body.mutations.map(\.mutationID))), recordIDs: recordIDs, entityIds: PushPlanner.entityIds(body.mutations))
+            mutationIDs: Array(Set(body.mutations.map(\.mutationID))), recordIDs: recordIDs, entityIds: PushPlanner.entityIds(body.mutations),
+            provenance: provenance)
         services.storage.changes.announce(plan, projectId: membership.projectId)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
@@ -95,7 +97,12 @@ struct SyncController {
     /// on the newer snapshot, keeping the pattern outcomes already found. After `maxPlanAttempts` such races (many devices pushing to one record at once) it is decided
     /// under the lock, as the storage serialises it: what is left of its pattern budget bounds what that
     /// decision can cost everyone else.
-    func commit(_ planner: PushPlanner, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID] = []) async throws -> PushPlan {
+    ///
+    /// `provenance` (the pushing device and its verified signatures) is put on each plan's history entries.
+    func commit(
+        _ planner: PushPlanner, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID] = [],
+        provenance: PushProvenance = PushProvenance()
+    ) async throws -> PushPlan {
         let storage = services.storage
         let metrics = services.metrics
         var began = ContinuousClock.now
@@ -107,7 +114,7 @@ struct SyncController {
             began = .now
             let (plan, checked) = try await Self.offload { [verdicts] in
                 var verdicts = verdicts
-                let plan = try planner.plan(planned, verdicts: &verdicts)
+                let plan = provenance.apply(to: try planner.plan(planned, verdicts: &verdicts))
                 return (plan, verdicts)
             }
             metrics.recordPushStep("plan", began.duration(to: .now))
@@ -123,7 +130,7 @@ struct SyncController {
         }
         return try await storage.push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { [verdicts] current in
             var verdicts = verdicts
-            return try planner.plan(current, verdicts: &verdicts)
+            return provenance.apply(to: try planner.plan(current, verdicts: &verdicts))
         }
     }
 

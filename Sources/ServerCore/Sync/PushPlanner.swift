@@ -201,7 +201,8 @@ struct PushPlanner: Sendable {
                 fields: merged.record.fields)
             let detail = Self.detail(from: current, to: record, changed: merged.changedFields)
             plan.history.append(HistoryEntry(
-                recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientID: clientID, at: now, detail: detail))
+                recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientID: clientID, at: now, detail: detail,
+                mutationID: mutation.mutationID))
             encodedHistory.append(String(decoding: detail.jsonBytes(fieldOrder: merged.changedFields), as: UTF8.self))
             working[record.id] = record
             let fields = String(decoding: fieldsBytes, as: UTF8.self)

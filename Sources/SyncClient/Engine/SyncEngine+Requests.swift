@@ -1,3 +1,5 @@
+import DraftStore
+import FormModel
 import Foundation
 import SyncCore
 
@@ -82,9 +84,31 @@ extension SyncEngine {
 extension SyncEngine {
     /// Checks the login against the server and stores the project's forms: the first thing a device
     /// does after `fieldsheet login`. Throws `SyncError` (`unauthorized`, `unreachable`…).
+    /// It also registers the device's signing key with the login's token when the server does not hold it yet
+    /// (docs/signed-submissions.md).
     public func checkLogin() async throws {
-        try await fetchForms(SyncProgressTracker { _ in })
+        let progress = SyncProgressTracker { _ in }
+        try await fetchForms(progress)
+        try await registerSigningKey(progress)
         try await storage("noting the login") { try await store.setSignedOut(false) }
+    }
+
+    /// Sends the device's public signing key to `POST …/device-key` unless this login (server and token) holds
+    /// it already, as noted in the device database; the server keeps it with the token, and from then on
+    /// refuses that token's pushes unless each mutation carries a valid signature. A token that holds another
+    /// key is refused (409, `device-key-mismatch`): the device must log in again with a new code.
+    func registerSigningKey(_ progress: SyncProgressTracker) async throws {
+        let fingerprint = SigningKeyRegistration.fingerprint(serverURL: configuration.serverURL, token: configuration.token)
+        guard try await storage("reading the signing key", { try await store.signingKeyRegistration() }) != fingerprint else { return }
+        let publicKey = try await storage("making the device's signing key") { try await store.signingPublicKey() }
+        var writer = JSONWriter(capacity: 80)
+        writer.beginObject()
+        writer.key("publicKey")
+        writer.string(publicKey)
+        writer.endObject()
+        try await send(TransportRequest(method: "POST", url: configuration.url("device-key"), body: Data(writer.bytes)),
+                       doing: "registering this device's signing key", progress, read: { _ in () })
+        try await storage("noting the signing key's registration") { try await store.setSigningKeyRegistered(fingerprint) }
     }
 
     /// A pull or push request with what the device reports about itself (`FieldSheet-Waiting`: the records

@@ -168,6 +168,7 @@ public struct SyncEngine: Sendable {
             try Task.checkCancellation()
             let batch = try await storage("preparing changes to send") { try await store.prepareOutgoing(limit: configuration.pushBatchSize) }
             if batch.isEmpty { break }
+            if pushed == 0 { try await registerSigningKey(progress) }
             let response = try await send(
                 await reporting(TransportRequest(method: "POST", url: configuration.url("push"), body: Self.pushBody(clientID: store.deviceID, batch))),
                 doing: "pushing \(batch.count) record\(batch.count == 1 ? "" : "s")", progress
@@ -186,9 +187,10 @@ public struct SyncEngine: Sendable {
         return pushed
     }
 
-    /// The push request body, assembled from the frozen mutation bodies as they are.
+    /// The push request body, assembled from the frozen mutation bodies as they are, with their signatures
+    /// (`signatures`, in the same order: docs/signed-submissions.md).
     static func pushBody(clientID: String, _ batch: [OutgoingMutation]) -> Data {
-        var writer = JSONWriter(capacity: 64 + batch.reduce(0) { $0 + $1.body.utf8.count + 1 })
+        var writer = JSONWriter(capacity: 64 + batch.reduce(0) { $0 + $1.body.utf8.count + $1.signature.utf8.count + 4 })
         writer.beginObject()
         writer.key("clientId")
         writer.string(clientID)
@@ -197,6 +199,13 @@ public struct SyncEngine: Sendable {
         for mutation in batch {
             writer.element()
             writer.raw(mutation.body)
+        }
+        writer.endArray()
+        writer.key("signatures")
+        writer.beginArray()
+        for mutation in batch {
+            writer.element()
+            writer.string(mutation.signature)
         }
         writer.endArray()
         writer.endObject()

@@ -40,6 +40,12 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The sentence a person reads when the project's admin signed this device out.
     public static let signedOutMessage = "This device was signed out by your project's admin."
 
+    /// The problem types of a push or key registration refused for its signatures (docs/signed-submissions.md).
+    static let signatureTypes: Set<String> = [
+        "https://fieldsheet.dev/problems/signature-required", "https://fieldsheet.dev/problems/signature-invalid",
+        "https://fieldsheet.dev/problems/device-key-mismatch",
+    ]
+
     /// The problem type the server answers a revoked device's requests with.
     static let signedOutType = "https://fieldsheet.dev/problems/device-signed-out"
 
@@ -48,6 +54,9 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
             return SyncError(.signedOut, "\(signedOutMessage) Your unsent records stay on this device (`fieldsheet records` lists them); log in again with a new code from your project's admin to send them.")
         }
         let detail = problem.map { "\($0.title): \($0.detail)" } ?? "HTTP \(status)"
+        if let type = problem?.type, signatureTypes.contains(type) {
+            return SyncError(.refused, "The server refused this device's signatures while \(doing) (\(detail)). Your changes stay queued.")
+        }
         switch status {
         case 401:
             return SyncError(.unauthorized, "The server refused the token while \(doing) (\(detail)). Log in again with `fieldsheet login URL --project P --token T`. Your changes stay queued.")

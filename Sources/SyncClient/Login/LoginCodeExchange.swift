@@ -1,3 +1,4 @@
+import DraftStore
 import Foundation
 import FormModel
 import SyncCore
@@ -5,6 +6,10 @@ import SyncCore
 extension DeviceLogin {
     /// Exchanges a one-time login code from the project's admin (`POST /v1/login`) for this device's own token,
     /// and returns the login for the server, the code's project and that token (not yet saved: ``save(in:)``).
+    ///
+    /// With `store`, the device's public signing key (made now when it has none: ``DraftStore/signingPublicKey()``)
+    /// goes with the code, and the server keeps it with the new token (docs/signed-submissions.md); without it,
+    /// the key is registered by ``SyncEngine/checkLogin()`` or the first push.
     ///
     /// A code works once: the request is not retried, since a retry after a lost answer would find it used.
     /// Throws ``SyncError``: `unauthorized` with the server's reason (an unknown, used or expired code),
@@ -18,7 +23,7 @@ extension DeviceLogin {
     /// try login.save(in: appSupportURL)
     /// ```
     public static func exchange(
-        code: String, serverURL: String, deviceName: String, transport: any HTTPTransport, caFile: String? = nil
+        code: String, serverURL: String, deviceName: String, transport: any HTTPTransport, caFile: String? = nil, store: DraftStore? = nil
     ) async throws -> DeviceLogin {
         struct Answer: Decodable {
             var token: String
@@ -32,6 +37,16 @@ extension DeviceLogin {
         writer.string(code)
         writer.key("deviceName")
         writer.string(String(deviceName.prefix(64)))
+        let publicKey: String?
+        do {
+            publicKey = try await store?.signingPublicKey()
+        } catch {
+            throw SyncError(.storage, "The device database failed while making the device's signing key: \(error)")
+        }
+        if let publicKey {
+            writer.key("publicKey")
+            writer.string(publicKey)
+        }
         writer.endObject()
         let request = TransportRequest(
             method: "POST", url: base + "/v1/login", headers: ["Content-Type": "application/json", "Accept": "application/json"],
@@ -56,6 +71,9 @@ extension DeviceLogin {
         }
         guard let answer = try? JSONDecoder().decode(Answer.self, from: response.body) else {
             throw SyncError(.serverError, "The server's answer to the login code could not be read. Is \(serverURL) a FieldSheet server?")
+        }
+        if let store, publicKey != nil {
+            try? await store.setSigningKeyRegistered(SigningKeyRegistration.fingerprint(serverURL: base, token: answer.token))
         }
         return DeviceLogin(serverURL: base, project: answer.project, token: answer.token, caFile: caFile)
     }

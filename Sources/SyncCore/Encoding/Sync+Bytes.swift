@@ -5,18 +5,35 @@ extension PushRequest {
     /// A push body as a device sends it: `{"clientId":…,"mutations":[…]}` with each mutation in its canonical
     /// form (``Mutation/jsonBytes()``), so the server takes each retry digest over the bytes sent. For the load
     /// generator and the tests; the device assembles its body from the frozen mutation bodies as they are.
-    package static func deviceBytes(clientID: String, _ mutations: [Mutation]) -> [UInt8] {
-        var writer = JSONWriter(capacity: 64 + mutations.count * 2048)
+    /// With `signingKey`, each mutation is signed over those bytes and the signatures follow as `signatures`.
+    package static func deviceBytes(clientID: String, _ mutations: [Mutation], signingKey: DeviceSigningKey? = nil) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + mutations.count * (signingKey == nil ? 2048 : 2150))
         writer.beginObject()
         writer.key("clientId")
         writer.string(clientID)
         writer.key("mutations")
         writer.beginArray()
+        var signatures: [String] = []
         for mutation in mutations {
             writer.element()
-            mutation.write(to: &writer)
+            if let signingKey {
+                let bytes = mutation.jsonBytes()
+                signatures.append(signingKey.signature(for: bytes))
+                writer.raw(bytes)
+            } else {
+                mutation.write(to: &writer)
+            }
         }
         writer.endArray()
+        if signingKey != nil {
+            writer.key("signatures")
+            writer.beginArray()
+            for signature in signatures {
+                writer.element()
+                writer.string(signature)
+            }
+            writer.endArray()
+        }
         writer.endObject()
         return writer.bytes
     }
@@ -33,6 +50,9 @@ public struct ReadPushRequest: Sendable {
     public var recordIDsAsSent: [String]
     /// Where each mutation's JSON is in the body, in order (for its retry digest: ``Mutation/digestBytes(sent:range:)``).
     public var mutationRanges: [Range<Int>]
+    /// The device's signature of each mutation (base64 Ed25519 over its canonical bytes), in the order of
+    /// ``mutations``; nil when the push carries none (docs/signed-submissions.md).
+    public var signatures: [String]?
 
     /// Reads a push body in one pass.
     /// - Parameter maximumMutations: more than this many is refused while reading, before decoding them.
@@ -44,6 +64,7 @@ public struct ReadPushRequest: Sendable {
         var sentIds: [String] = []
         var ranges: [Range<Int>] = []
         var sawMutations = false
+        var signatures: [String]?
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
@@ -53,6 +74,8 @@ public struct ReadPushRequest: Sendable {
                 do {
                     clock = HybridTimestamp(rawValue: try reader.readInt64())
                 } catch var error as JSONReadError { error.path = "clock"; throw error }
+            case "signatures":
+                signatures = try Self.readSignatures(from: &reader, maximum: maximumMutations)
             case "mutations":
                 sawMutations = true
                 try reader.beginArray()
@@ -85,6 +108,7 @@ public struct ReadPushRequest: Sendable {
         self.mutations = mutations
         self.recordIDsAsSent = sentIds
         self.mutationRanges = ranges
+        self.signatures = signatures
     }
 }
 

@@ -1,0 +1,161 @@
+import Crypto
+import Foundation
+import FormModel
+
+/// What the server keeps for signed submissions (docs/signed-submissions.md): each device's public key with
+/// its token, and what `fieldsheet-server records verify` reads to walk each record's hash-chained history.
+public protocol SignatureStorage: Sendable {
+    /// Keeps `publicKey` (base64 of an Ed25519 key's 32 raw bytes) with the token `tokenId`'s device row, unless
+    /// the row holds a key already: the same key is ``DeviceKeyRegistration/same``, another one
+    /// ``DeviceKeyRegistration/different`` (kept as it was: a token's key is never replaced). Only a device
+    /// enrolled with a login code holds a key: any other token (`fieldsheet-server user add`'s, which several
+    /// homes and scripts may share) is ``DeviceKeyRegistration/notOneDevice`` and keeps none.
+    func registerDeviceKey(tokenId: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration
+    /// The history entries of the project's records, whole records at a time, ordered by record id then entry:
+    /// the records after `afterRecord` (lowercase id), at most `recordLimit` of them; only `recordID` when given.
+    func chainedHistory(projectId: Int64, recordID: UUID?, afterRecord: String?, recordLimit: Int) async throws -> [ChainedHistoryRow]
+    /// Every device row that may have written history, by id: its name, person, public key and when its token
+    /// was revoked.
+    func signingDevices() async throws -> [Int64: SigningDevice]
+    /// The first history entry id that must carry a hash (entries before it were written before the chain existed).
+    func firstChainedHistoryId() async throws -> Int64
+}
+
+/// How a device key registration went.
+public enum DeviceKeyRegistration: Sendable, Hashable {
+    /// The key is now kept with the token.
+    case stored
+    /// The token held this key already.
+    case same
+    /// The token holds another key, which stays.
+    case different
+    /// The token is not one device's (not enrolled with a login code): it keeps no key.
+    case notOneDevice
+}
+
+/// A device row as `records verify` reads it.
+public struct SigningDevice: Sendable, Hashable {
+    public var id: Int64
+    public var name: String
+    public var userName: String
+    /// Base64 of the Ed25519 public key; nil when the device registered none.
+    public var publicKey: String?
+    /// When the device's token was revoked (signed out); nil while it is active.
+    public var revokedAt: Date?
+
+    public init(id: Int64, name: String, userName: String, publicKey: String?, revokedAt: Date?) {
+        self.id = id
+        self.name = name
+        self.userName = userName
+        self.publicKey = publicKey
+        self.revokedAt = revokedAt
+    }
+}
+
+/// One stored history entry with every column its hash covers, as stored.
+public struct ChainedHistoryRow: Sendable, Hashable {
+    public var id: Int64
+    public var recordID: String
+    public var revision: Int64
+    public var kind: String
+    public var userId: Int64
+    public var userName: String
+    public var clientID: String?
+    public var deviceId: Int64?
+    public var detail: String
+    public var createdAt: Double
+    public var signature: String?
+    public var signedMutation: String?
+    public var hash: String?
+
+    public init(
+        id: Int64, recordID: String, revision: Int64, kind: String, userId: Int64, userName: String, clientID: String?, deviceId: Int64?,
+        detail: String, createdAt: Double, signature: String?, signedMutation: String?, hash: String?
+    ) {
+        self.id = id
+        self.recordID = recordID
+        self.revision = revision
+        self.kind = kind
+        self.userId = userId
+        self.userName = userName
+        self.clientID = clientID
+        self.deviceId = deviceId
+        self.detail = detail
+        self.createdAt = createdAt
+        self.signature = signature
+        self.signedMutation = signedMutation
+        self.hash = hash
+    }
+
+    /// This entry's link: ``HistoryChain/hash(previous:recordID:revision:kind:userId:clientID:deviceId:detail:createdAt:signature:signedMutation:)``.
+    public func expectedHash(previous: String) -> String {
+        HistoryChain.hash(
+            previous: previous, recordID: recordID, revision: revision, kind: kind, userId: userId, clientID: clientID, deviceId: deviceId,
+            detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
+    }
+}
+
+/// The hash chain of a record's history: each entry stores `hash = SHA-256(previous ‖ content)`, hex, where
+/// `previous` is the hash of the record's entry before it (``genesis`` for its first, or after entries written
+/// before the chain existed) and `content` the entry's canonical bytes: a JSON array of its record id, revision,
+/// kind, user id, client id, device id, detail, time (the IEEE 754 bits of the stored seconds), signature and
+/// signed mutation, `null` where one is absent. An entry changed in the database no longer matches its hash,
+/// and an entry removed breaks the link of the one after it.
+public enum HistoryChain {
+    /// The `previous` of a record's first chained entry: 64 zeros.
+    public static let genesis = String(repeating: "0", count: 64)
+
+    /// The hash of one entry after `previous`.
+    public static func hash(
+        previous: String, recordID: String, revision: Int64, kind: String, userId: Int64, clientID: String?, deviceId: Int64?,
+        detail: String, createdAt: Double, signature: String?, signedMutation: String?
+    ) -> String {
+        var writer = JSONWriter(capacity: 160 + detail.utf8.count + (signedMutation?.utf8.count ?? 0))
+        writer.beginArray()
+        writer.element()
+        writer.string(recordID)
+        writer.element()
+        writer.int(revision)
+        writer.element()
+        writer.string(kind)
+        writer.element()
+        writer.int(userId)
+        writer.element()
+        // An empty client id is stored as NULL on PostgreSQL: both read as null here.
+        if let clientID, !clientID.isEmpty { writer.string(clientID) } else { writer.null() }
+        writer.element()
+        if let deviceId { writer.int(deviceId) } else { writer.null() }
+        writer.element()
+        writer.string(detail)
+        writer.element()
+        writer.int(Int64(bitPattern: createdAt.bitPattern))
+        writer.element()
+        if let signature { writer.string(signature) } else { writer.null() }
+        writer.element()
+        if let signedMutation { writer.string(signedMutation) } else { writer.null() }
+        writer.endArray()
+        var hasher = SHA256()
+        hasher.update(data: Array(previous.utf8))
+        hasher.update(data: writer.bytes)
+        return hex(hasher.finalize())
+    }
+
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The hash of a history entry about to be written after `previous`, its detail encoded as `detail`.
+    public static func hash(previous: String, _ entry: HistoryEntry, detail: String) -> String {
+        hash(
+            previous: previous, recordID: entry.recordID.lowercased, revision: entry.revision, kind: entry.kind.rawValue, userId: entry.userId,
+            clientID: entry.clientID, deviceId: entry.deviceId, detail: detail, createdAt: entry.at.timeIntervalSince1970,
+            signature: entry.signed?.signature, signedMutation: entry.signed?.mutation)
+    }
+}

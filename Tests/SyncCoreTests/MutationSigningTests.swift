@@ -1,0 +1,54 @@
+import Foundation
+import FormModel
+import Testing
+@testable import SyncCore
+
+@Suite("A device signs each mutation over its canonical bytes; the signatures travel beside the mutations")
+struct MutationSigningTests {
+    @Test func signaturesAreReadBesideTheMutationsAndVerifyOverTheCanonicalBytes() throws {
+        let key = DeviceSigningKey()
+        let verifying = try #require(DeviceVerifyingKey(base64: key.publicKey))
+        let mutations = [CanonicalMutationTests.sample(), CanonicalMutationTests.sample(extra: ["site": .text("other")])]
+        let body = PushRequest.deviceBytes(clientID: "d", mutations, signingKey: key)
+        let push = try ReadPushRequest(jsonBytes: body, maximumMutations: 5)
+        let signatures = try #require(push.signatures)
+        #expect(signatures.count == 2 && signatures.allSatisfy { $0.utf8.count == 88 })
+        for (index, mutation) in push.mutations.enumerated() {
+            let signed = mutation.digestBytes(sent: body, range: push.mutationRanges[index])
+            #expect(verifying.isValidSignature(signatures[index], for: signed))
+            #expect(!verifying.isValidSignature(signatures[1 - index], for: signed), "a signature belongs to its own mutation")
+        }
+        #expect(!(try #require(DeviceVerifyingKey(base64: DeviceSigningKey().publicKey))).isValidSignature(signatures[0], for: mutations[0].jsonBytes()))
+        // Without a key the body is what it was, with no signatures.
+        #expect(try ReadPushRequest(jsonBytes: PushRequest.deviceBytes(clientID: "d", mutations), maximumMutations: 5).signatures == nil)
+    }
+
+    @Test func aMutationReEncodedByAClientStillVerifiesOverItsCanonicalForm() throws {
+        let key = DeviceSigningKey()
+        let mutation = CanonicalMutationTests.sample()
+        let signature = key.signature(for: mutation.jsonBytes())
+        // Foundation's encoder orders keys its own way and escapes "/": not canonical, so it is written again.
+        let encoder = JSONEncoder()
+        let reEncoded = try [UInt8](encoder.encode(mutation))
+        let body = Array(#"{"clientId":"d","mutations":["#.utf8) + reEncoded + Array(#"],"signatures":[""#.utf8) + Array(signature.utf8) + Array(#""]}"#.utf8)
+        let push = try ReadPushRequest(jsonBytes: body, maximumMutations: 5)
+        let range = try #require(push.mutationRanges.first)
+        #expect(!Mutation.isCanonical(body[range]))
+        let verifying = try #require(DeviceVerifyingKey(base64: key.publicKey))
+        #expect(verifying.isValidSignature(try #require(push.signatures?.first), for: push.mutations[0].digestBytes(sent: body, range: range)))
+    }
+
+    @Test func badSignatureArraysAreRefusedWithTheirPlace() throws {
+        let mutation = Array(CanonicalMutationTests.sample().jsonBytes())
+        for (signatures, path) in [("null", "signatures"), ("[1]", "signatures[0]"), (#""x""#, "signatures")] {
+            let body = Array(#"{"clientId":"d","mutations":["#.utf8) + mutation + Array(#"],"signatures":\#(signatures)}"#.utf8)
+            #expect(throws: JSONReadError.self) { try ReadPushRequest(jsonBytes: body, maximumMutations: 5) }
+            do {
+                _ = try ReadPushRequest(jsonBytes: body, maximumMutations: 5)
+            } catch let error as JSONReadError {
+                #expect(error.path == path, "\(signatures): \(error)")
+            }
+        }
+        #expect(DeviceVerifyingKey(base64: "bm90IGEga2V5") == nil)
+    }
+}
