@@ -76,6 +76,8 @@ test: deps
 	@# Forms run from the console (upload with findings, preview, publish, bulk review, close, the map), with the CLI
 	@# as the device; axe-core checks its pages.
 	timeout --signal=INT --kill-after=30 300 python3 Tests/console/forms_test.py $(BIN) .build/console-screenshots
+	@# An entity edited from its console page while devices edit it offline: merged per property, the loser logged.
+	timeout --signal=INT --kill-after=30 300 python3 Tests/console/entity_edit_test.py $(BIN) .build/console-screenshots
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \
