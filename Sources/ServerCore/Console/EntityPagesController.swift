@@ -435,7 +435,8 @@ struct EntityPagesController {
         form.base = base
         var values: [String: AnswerValue?] = [:]
         var refused: [String] = []
-        let label = (post.label ?? "").trimmingCharacters(in: .whitespaces)
+        // A form without a label (a script's) leaves the label as it is.
+        let label = (post.label ?? form.label).trimmingCharacters(in: .whitespaces)
         form.label = post.label ?? form.label
         form.labelWas = post.labelWas ?? form.labelWas
         if label != form.labelWas.trimmingCharacters(in: .whitespaces) {

@@ -218,6 +218,7 @@ struct ConsoleAuthTests {
             "GET /console/projects/{project}/entities", "GET /console/projects/{project}/entities/{list}",
             "GET /console/projects/{project}/entities/{list}/{entityId}",
             "POST /console/projects/{project}/entities/{list}/{entityId}/assign", "POST /console/projects/{project}/entities/{list}/{entityId}/delete",
+            "POST /console/projects/{project}/entities/{list}/{entityId}/edit",
             "POST /console/projects", "POST /console/projects/{project}/users", "GET /console/projects/{project}/users/{user}",
             "POST /console/projects/{project}/users/{user}/role", "POST /console/projects/{project}/users/{user}/properties",
             "POST /console/projects/{project}/users/{user}/code", "POST /console/projects/{project}/users/{user}/devices/{device}/revoke",
