@@ -23,6 +23,7 @@ public struct EntityEdit: Sendable, Hashable {
     /// The server's clock reading for this edit.
     public var stamp: HybridTimestamp
 
+    /// An edit of `values` made on a page of revision `baseRevision`, stamped `stamp`.
     public init(baseRevision: Int64, values: [String: AnswerValue?], stamp: HybridTimestamp) {
         self.baseRevision = baseRevision
         self.values = values
@@ -31,12 +32,14 @@ public struct EntityEdit: Sendable, Hashable {
 
     /// A property that changed since the page was shown, and that this edit would overwrite.
     public struct Clash: Sendable, Hashable {
+        /// The property (``StoredEntity/labelKey`` for the label).
         public var property: String
         /// The value it holds now.
         public var current: AnswerValue?
         /// The value the admin set.
         public var wanted: AnswerValue?
 
+        /// A clash of `property`, holding `current`, which the admin set to `wanted`.
         public init(property: String, current: AnswerValue?, wanted: AnswerValue?) {
             self.property = property
             self.current = current

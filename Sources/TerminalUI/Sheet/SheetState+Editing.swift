@@ -42,14 +42,20 @@ extension SheetState {
             // typed; ←→ move the cursor, Enter ticks or unticks the entity under it (and starts a new search),
             // Backspace with nothing typed unticks the one under the cursor.
             var search = entitySearch[key] ?? ""
-            let choices = choices(at: key)
-            let cursor = min(choiceCursor[key] ?? 0, max(0, choices.count - 1))
+            // The entities shown and the cursor among them, asked only by the keys that need them (a search of a
+            // rare label walks the whole list).
+            func shown() -> (choices: [Choice], cursor: Int) {
+                let choices = choices(at: key)
+                return (choices, min(choiceCursor[key] ?? 0, max(0, choices.count - 1)))
+            }
             switch event {
             case .right, .left:
+                let (choices, cursor) = shown()
                 guard !choices.isEmpty else { return [] }
                 choiceCursor[key] = (cursor + (event == .right ? 1 : -1) + choices.count) % choices.count
                 return []
             case .enter:
+                let (choices, cursor) = shown()
                 guard choices.indices.contains(cursor) else { return [] }
                 entitySearch[key] = nil
                 let intents = toggle(choices[cursor].value, at: key, in: field)
@@ -59,6 +65,7 @@ extension SheetState {
             case .paste(let pasted): search += pasted.replacingOccurrences(of: "\n", with: " ")
             case .backspace, .delete:
                 if search.isEmpty {
+                    let (choices, cursor) = shown()
                     guard choices.indices.contains(cursor), ticked(at: key).contains(choices[cursor].value) else { return [] }
                     return toggle(choices[cursor].value, at: key, in: field)
                 }
