@@ -79,6 +79,8 @@ test: deps
 	@# The office team's whole session (issue 27's "Done when"): project, people, device by code, XLSForm fixed and
 	@# published, collection, bulk review, version 2 while the device holds a draft of version 1, the draft moved over.
 	timeout --signal=INT --kill-after=30 400 python3 Tests/console/office_test.py $(BIN) .build/console-screenshots
+	@# An entity edited from its console page while devices edit it offline: merged per property, the loser logged.
+	timeout --signal=INT --kill-after=30 300 python3 Tests/console/entity_edit_test.py $(BIN) .build/console-screenshots
 	@if [ -z "$$FIELDSHEET_TEST_POSTGRES_URL" ]; then \
 		echo "NOTE: FIELDSHEET_TEST_POSTGRES_URL is not set: the PostgreSQL backend tests will be SKIPPED (SQLite only)."; \
 		echo "      Run them with: Tests/postgres/cluster.sh start && export FIELDSHEET_TEST_POSTGRES_URL=\$$(Tests/postgres/cluster.sh url)"; \

@@ -51,8 +51,10 @@ public enum RecordSearch {
     public static func text(of record: StoredRecord, formTitle: String, form: FormDefinition?) -> [UInt8] {
         var text = formTitle
         if let form {
+            // `answers` is built from the record's fields on each read: once, not once per field.
+            let answers = record.answers
             for field in form.allFields {
-                guard let value = record.answers[field.id] else { continue }
+                guard let value = answers[field.id] else { continue }
                 text += "\n" + value.display(for: field)
             }
         }

@@ -135,7 +135,15 @@ public struct LineModeFill: Sendable {
                 // An entity list is searched, not listed: it may hold 100,000 entities.
                 let choices = field.choicesFrom == nil ? await session.choices(for: key) : []
                 let state = await session.state
-                self.prompt(field, place: place, number: index + 1, of: prompts.count, current: current, choices: choices, language: state.language) { state.text($0, at: fieldKey) }
+                // An entity choice shows what is chosen by label, not by id.
+                let chosen: String? = switch current {
+                case .choice(let id)? where field.choicesFrom != nil: Self.entityLabel(id, state: state, key: fieldKey)
+                case .choices(let ids)? where field.choicesFrom != nil: ids.map { Self.entityLabel($0, state: state, key: fieldKey) }.joined(separator: ", ")
+                default: nil
+                }
+                self.prompt(field, place: place, number: index + 1, of: prompts.count, current: current, shown: chosen, choices: choices, language: state.language) {
+                    state.text($0, at: fieldKey)
+                }
             }
             let current = await session.answers[key]
             guard let line = await console.readLine() else { return try await endOfInput(session, id: id) }
@@ -179,6 +187,43 @@ public struct LineModeFill: Sendable {
                     console.line("  Type a number to choose\(found.count == Self.searchLimit ? ", or more of the name to narrow the first \(Self.searchLimit)" : "").")
                 case .none:
                     console.line("  ! No entity of the list \(field.choicesFrom?.entityList ?? "") on this device has \"\(command)\" in its name. Type another part of it (sync to get the latest).")
+                case .removed, .notTicked, .ids:
+                    break  // a multiple choice's only
+                }
+            case _ where field.choicesFrom != nil && field.kind == .multipleChoice:
+                let state = await session.state
+                var ticked: [String] = { if case .choices(let values)? = current { return values } else { return [] } }()
+                switch Self.entityInput(command, state: state, key: key, previous: searches[key] ?? [], ticked: ticked) {
+                case .chosen(let entity):
+                    if let at = ticked.firstIndex(of: entity.id) {
+                        ticked.remove(at: at)
+                        console.line("  − \(entity.label)")
+                    } else {
+                        ticked.append(entity.id)
+                        console.line("  + \(entity.label)")
+                    }
+                    if report(try await session.set(key, to: ticked.isEmpty ? nil : .choices(ticked))) {
+                        console.line("  " + Self.tickedLine(ticked, state: state, key: key))
+                    }
+                case .removed(let position):
+                    let removed = ticked.remove(at: position)
+                    console.line("  − \(Self.entityLabel(removed, state: state, key: key))")
+                    if report(try await session.set(key, to: ticked.isEmpty ? nil : .choices(ticked))) {
+                        console.line("  " + Self.tickedLine(ticked, state: state, key: key))
+                    }
+                case .ids(let ids):
+                    if report(try await session.set(key, to: .choices(ids))) { index += 1 }
+                case .matches(let found):
+                    searches[key] = found
+                    let tickedSet = Set(ticked)
+                    for (offset, entity) in found.enumerated() {
+                        console.line("  \(offset + 1)) \(tickedSet.contains(entity.id) ? "[x]" : "[ ]") \(entity.label)")
+                    }
+                    console.line("  Type a number to tick or untick one\(found.count == Self.searchLimit ? ", or more of the name to narrow the first \(Self.searchLimit)" : "").")
+                case .none:
+                    console.line("  ! No entity of the list \(field.choicesFrom?.entityList ?? "") on this device has \"\(command)\" in its name. Type another part of it (sync to get the latest).")
+                case .notTicked(let position):
+                    console.line("  ! \(ticked.isEmpty ? "Nothing is chosen yet" : "Only \(ticked.count) \(ticked.count == 1 ? "entity is" : "entities are") chosen"): -\(position) removes none. \(Self.tickedLine(ticked, state: state, key: key))")
                 }
             default:
                 let issues = try await session.set(key, input: Self.input(line, choices: await session.choices(for: key), field: field))
@@ -217,12 +262,45 @@ public struct LineModeFill: Sendable {
 
     /// What a line typed at an entity choice field means.
     enum EntityInput: Equatable {
-        /// This entity: the number of one of the last matches, its id, or the only match of the text.
+        /// This entity: the number of one of the last matches, its id, or the only match of the text (in a
+        /// multiple choice: ticked, or unticked when it was).
         case chosen(EntityRow)
         /// The first matches of the text (by label, in label order): choose one by its number.
         case matches([EntityRow])
         /// Nothing matches.
         case none
+        /// A multiple choice's `-N`: the Nth chosen entity (0-based here) is taken out.
+        case removed(Int)
+        /// A multiple choice's `-N` naming no chosen entity (N as typed).
+        case notTicked(Int)
+        /// A multiple choice's ids typed out, separated by commas: these, in this order.
+        case ids([String])
+    }
+
+    /// Type-to-search in a multiple choice over an entity list: `-N` takes out the Nth chosen entity, ids
+    /// separated by commas set the answer to those, and anything else is read as at a single choice (a number
+    /// picks one of `previous`, text searches) for the caller to tick or untick.
+    static func entityInput(_ line: String, state: FormState, key: String, previous: [EntityRow], ticked: [String]) -> EntityInput {
+        let text = line.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("-"), let number = Int(text.dropFirst()) {
+            return ticked.indices.contains(number - 1) ? .removed(number - 1) : .notTicked(number)
+        }
+        let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if parts.count > 1, parts.allSatisfy({ UUID(uuidString: $0) != nil && state.offersEntity($0, at: key) }) { return .ids(parts) }
+        return entityInput(text, state: state, key: key, previous: previous)
+    }
+
+    /// The entity `id`'s label as the field at `key` offers it (its id when it is not on this device).
+    static func entityLabel(_ id: String, state: FormState, key: String) -> String {
+        guard let list = state.logic.fields.byID[AnswerKey(key)?.field ?? ""]?.choicesFrom?.entityList else { return id }
+        return state.entities?.entity(id, in: list)?.label ?? id
+    }
+
+    /// What is chosen in a multiple choice over an entity list, numbered for `-N`.
+    static func tickedLine(_ ticked: [String], state: FormState, key: String) -> String {
+        guard !ticked.isEmpty else { return "Chosen: none." }
+        let items = ticked.enumerated().map { "\($0.offset + 1)) \(entityLabel($0.element, state: state, key: key))" }
+        return "Chosen: " + items.joined(separator: "  ") + "  (-N takes one out; an empty line goes on)"
     }
 
     /// Type-to-search over an entity list: a number picks one of `previous` (the last matches shown), an
@@ -260,8 +338,8 @@ public struct LineModeFill: Sendable {
     }
 
     /// Asks for one field; `text` shows a label, hint or choice label with the answers it refers to.
-    private func prompt(_ field: FieldDefinition, place: String, number: Int, of count: Int, current: AnswerValue?, choices: [Choice],
-                        language: String?, text: (LocalizedText) -> String) {
+    private func prompt(_ field: FieldDefinition, place: String, number: Int, of count: Int, current: AnswerValue?, shown chosen: String? = nil,
+                        choices: [Choice], language: String?, text: (LocalizedText) -> String) {
         let label = text(field.label)
         console.line("[\(number)/\(count)] \(place)\(label)\(field.required ? " (required)" : "")")
         if let hint = field.hint { console.line("  \(text(hint))") }
@@ -269,7 +347,7 @@ public struct LineModeFill: Sendable {
         if let source = field.choicesFrom {
             console.line(field.kind == .singleChoice
                 ? "  Type part of the name to search the list \(source.entityList); choose among the matches by number."
-                : "  Type the ids of entities of the list \(source.entityList), separated by commas.")
+                : "  Type part of a name to search the list \(source.entityList); a number ticks or unticks one of the matches, -N takes out the Nth chosen, an empty line goes on.")
         }
         if field.kind == .rank { console.line("  Type every choice in order, first the most preferred, by number or name, separated by commas (like 2, 1, 3).") }
         if field.kind.isGeometry { console.line("  Type the points: \(Geometry.pointFormat)\(field.kind == .shape ? "; the last joins the first" : "").") }
@@ -278,7 +356,7 @@ public struct LineModeFill: Sendable {
                 console.line("  \(offset + 1)) \(text(choice.label))")
             }
         }
-        let shown = current.map { " [\($0.display(for: field, language: language))]" } ?? ""
+        let shown = (chosen ?? current.map { $0.display(for: field, language: language) }).map { " [\($0)]" } ?? ""
         console.say("\(label)\(shown): ")
     }
 

@@ -302,6 +302,22 @@ extension PostgresStorage {
         }
     }
 
+    public func editEntity(projectId: Int64, list: String, id: UUID, edit: EntityEdit, by userId: Int64) async throws -> EntityEdit.Outcome {
+        try await transaction { connection in
+            // The entity's lock, as a push that changes it takes it: the merge reads what no push is changing.
+            _ = try await connection.query(
+                "SELECT pg_advisory_xact_lock(\(Self.lockKey("\(projectId)/entity/\(id.lowercased)")))", logger: .quiet).collect()
+            let now = Date()
+            let stored = try await Self.entities(connection, projectId: projectId, ids: [id])[id]
+            let (outcome, written, history) = edit.apply(to: stored, list: list, userId: userId, at: now)
+            guard let written, let history else { return outcome }
+            var entities = [written]
+            try await Self.writeEntities(connection, projectId: projectId, &entities, history: [history], conflicts: [], now: now.timeIntervalSince1970)
+            guard case .applied(_, let changes) = outcome else { return outcome }
+            return .applied(entities[0], changes: changes)
+        }
+    }
+
     public func deleteEntity(projectId: Int64, list: String, id: UUID, by userId: Int64) async throws -> Bool {
         try await transaction { connection in
             guard var entity = try await Self.entities(connection, projectId: projectId, ids: [id])[id], entity.list == list else { return false }

@@ -257,6 +257,18 @@ extension SQLiteStorage {
         }
     }
 
+    public func editEntity(projectId: Int64, list: String, id: UUID, edit: EntityEdit, by userId: Int64) async throws -> EntityEdit.Outcome {
+        try await write { db in
+            let now = Date()
+            let (outcome, written, history) = edit.apply(to: try Self.entities(db, projectId: projectId, ids: [id])[id], list: list, userId: userId, at: now)
+            guard let written, let history else { return outcome }
+            var entities = [written]
+            try Self.writeEntities(db, projectId: projectId, &entities, history: [history], conflicts: [], now: now.timeIntervalSince1970)
+            guard case .applied(_, let changes) = outcome else { return outcome }
+            return .applied(entities[0], changes: changes)
+        }
+    }
+
     public func deleteEntity(projectId: Int64, list: String, id: UUID, by userId: Int64) async throws -> Bool {
         try await write { db in
             guard var entity = try Self.entities(db, projectId: projectId, ids: [id])[id], entity.list == list else { return false }

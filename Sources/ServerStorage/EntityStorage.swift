@@ -40,6 +40,10 @@ public protocol EntityStorage: Sendable {
     /// Assigns the entities to `userName` (nil: unassigns); returns how many exist in the list. Each moves
     /// in the list's feed, so it leaves the previous assignee's device and reaches the new one's.
     func assignEntities(projectId: Int64, list: String, ids: [UUID], userName: String?, by userId: Int64) async throws -> Int
+    /// A project admin's edit of the entity's label and properties (``EntityEdit``), merged and written in one
+    /// transaction with its history entry; the entity moves in its list's feed, so devices in scope receive it at
+    /// their next sync. Nothing is written when a property it sets changed since `edit.baseRevision`.
+    func editEntity(projectId: Int64, list: String, id: UUID, edit: EntityEdit, by userId: Int64) async throws -> EntityEdit.Outcome
     /// Marks the entity deleted (a tombstone that the feed sends as removed); false when there is none.
     func deleteEntity(projectId: Int64, list: String, id: UUID, by userId: Int64) async throws -> Bool
     /// The project's members' user ids by name.

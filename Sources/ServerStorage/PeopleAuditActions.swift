@@ -28,6 +28,8 @@ extension AuditAction {
 
     /// An entity assigned to a member, or to nobody (console or `entities assign`).
     public static let entityAssigned = AuditAction("entity.assigned")
+    /// An entity's label or property values edited in the console (the detail names each change, from → to).
+    public static let entityEdited = AuditAction("entity.edited")
     /// An entity deleted (console or `entities delete`).
     public static let entityDeleted = AuditAction("entity.deleted")
     /// Entities imported into a list from a file (`entities import`).
@@ -47,6 +49,6 @@ extension AuditAction {
         .signIn, .signInFailed, .projectCreated, .formPublished, .recordReviewed, .conflictResolved, .exported,
         .memberInvited, .roleChanged, .propertySet, .propertyRemoved, .memberRemoved, .loginCodeCreated, .loginCodeUsed,
         .loginCodeRefused, .deviceRevoked, .tokensRevoked, .tokenIssued, .serverAdminGranted, .projectKeyCreated,
-        .entityAssigned, .entityDeleted, .entitiesImported, .entityScopeSet, .webhookAdded, .webhookRemoved, .webhookRedelivered,
+        .entityAssigned, .entityEdited, .entityDeleted, .entitiesImported, .entityScopeSet, .webhookAdded, .webhookRemoved, .webhookRedelivered,
     ]
 }

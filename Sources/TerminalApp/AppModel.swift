@@ -78,6 +78,8 @@ public actor AppModel {
     var selectWhenListed: String?
     /// Whose details the detail pane shows, as of when, and in the device's language as it was set then.
     var detailsShown: (id: String, updatedAt: Date, review: RecordReview?, language: String?)?
+    /// The selected record as the headlines last read it, for its details (``loadDetails()``) not to read it again.
+    var recentlyRead: StoredRecord?
     /// Counts presentations, so the runner knows when a new sheet should play its transition.
     public internal(set) var presentations = 0
     /// Counts dismissals; `closing` holds the sheet that went away, for its closing transition.

@@ -154,6 +154,78 @@ struct EntityServerTests {
         }
     }
 
+    /// A project admin's console edit is an update like a form's: stamped per property, so a device's offline
+    /// edit of another property merges with it and one of the same property leaves the loser in the conflict log;
+    /// devices receive it in the list's feed. An edit that would overwrite a change made since its page comes back
+    /// (409) with nothing written, and saving again from that page overwrites.
+    @Test(arguments: Backend.available)
+    func aConsoleEditMergesWithDevicesOfflineEditsPropertyByProperty(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            try await server.publish(Self.register, project: "alpha")
+            try await server.publish(Self.visit, project: "alpha")
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+            let adam = try await server.member("adam", project: "alpha", role: .admin)
+            let projectId = try await server.project("alpha").id
+            let household = UUID()
+            let now = HybridLogicalClock.wallMillis()
+            let path = "/console/projects/alpha/entities/\(Self.list)/\(household.lowercased)"
+            try await server.app.test(.router) { client in
+                #expect(try Self.outcome(try await ana.push(client, [Self.registration(ana, household, head: "Amina", members: 4)])).status == .applied)
+                let page = try await client.console(path, token: adam)
+                #expect(page.status == .ok && page.text.contains("id=\"edit\""), "the admin's page has the edit form")
+                // The admin changes the members and the label, from the page of revision 1.
+                let edit = "base=1&label=Amina+Diallo&labelWas=Amina&value%5Bmembers%5D=6&was%5Bmembers%5D=4&value%5Bdistrict%5D=north&was%5Bdistrict%5D=north"
+                let edited = try await client.console(path + "/edit", token: adam, method: .post, form: edit)
+                #expect(edited.status == .seeOther, "\(edited.text)")
+                var entity = try #require(try await server.storage.entity(projectId: projectId, id: household))
+                #expect(entity.revision == 2 && entity.label == "Amina Diallo" && entity.fields.values["members"] == .integer(6))
+                #expect(entity.fields["members"]?.clientID == EntityEdit.writer && entity.fields["district"]?.revision == 1, "only what changed is stamped")
+                // The devices receive it at their next pull.
+                #expect(try await Self.feed(client, ana).changes.first?.fields.values["members"] == .integer(6))
+
+                // Offline on revision 1, Ben changed the head: it merges with the admin's edit.
+                let benVisit = try Self.outcome(try await ben.push(client, [Self.visitMutation(ben, UUID(), entity: household, base: 1, ["head_name": .text("Amina K.")], millis: 2_000, now: now)]))
+                #expect(benVisit.status == .applied, "\(String(describing: benVisit.problem))")
+                entity = try #require(try await server.storage.entity(projectId: projectId, id: household))
+                #expect(entity.fields.values["members"] == .integer(6) && entity.fields.values["head_name"] == .text("Amina K."))
+                #expect(try await server.storage.entityConflicts(projectId: projectId, entityId: household).isEmpty)
+                // Offline on revision 1, earlier than the admin, Ana changed the members too: the admin's value stays, hers is logged.
+                let anaVisit = try Self.outcome(try await ana.push(client, [Self.visitMutation(ana, UUID(), entity: household, base: 1, ["members": .integer(7)], millis: 3_000, now: now)]))
+                #expect(anaVisit.status == .applied)
+                entity = try #require(try await server.storage.entity(projectId: projectId, id: household))
+                #expect(entity.fields.values["members"] == .integer(6))
+                let conflicts = try await server.storage.entityConflicts(projectId: projectId, entityId: household)
+                #expect(conflicts.count == 1 && conflicts.first?.entry.fieldID == "members" && conflicts.first?.entry.winner == .server)
+                #expect(conflicts.first?.entry.server?.value == .integer(6) && conflicts.first?.entry.server?.clientID == EntityEdit.writer)
+                #expect(conflicts.first?.entry.client?.value == .integer(7) && conflicts.first?.clientID == "ana-phone")
+
+                // From a page of revision 2 the admin sets the head, changed since by Ben: nothing is written, both values shown.
+                let stale = "base=2&value%5Bhead_name%5D=Amina+D.&was%5Bhead_name%5D=Amina"
+                let clash = try await client.console(path + "/edit", token: adam, method: .post, form: stale)
+                #expect(clash.status == .conflict)
+                #expect(clash.text.contains("Changed since you opened this page") && clash.text.contains("now holds Amina K.; you set Amina D."), "\(clash.text)")
+                #expect(try await server.storage.entity(projectId: projectId, id: household)?.fields.values["head_name"] == .text("Amina K."))
+                let shownRevision = try #require(try await server.storage.entity(projectId: projectId, id: household)?.revision)
+                #expect(clash.text.contains("name=\"base\" value=\"\(shownRevision)\""), "the page is based on the revision it shows")
+                // Saving again from that page overwrites.
+                let confirmed = try await client.console(
+                    path + "/edit", token: adam, method: .post, form: "base=\(shownRevision)&value%5Bhead_name%5D=Amina+D.&was%5Bhead_name%5D=Amina+K.")
+                #expect(confirmed.status == .seeOther)
+                #expect(try await server.storage.entity(projectId: projectId, id: household)?.fields.values["head_name"] == .text("Amina D."))
+                // A value not of its property's kind is refused, saying what is expected.
+                let wrong = try await client.console(path + "/edit", token: adam, method: .post, form: "base=\(shownRevision + 1)&value%5Bmembers%5D=many&was%5Bmembers%5D=6")
+                #expect(wrong.status == .badRequest && wrong.text.contains("members: &quot;many&quot; is not a whole number"), "\(wrong.text)")
+            }
+            let history = try await server.storage.entityHistory(projectId: projectId, entityId: household)
+            // Ana's visit changed nothing of the entity (its value lost): it is in the conflict log, not the history.
+            #expect(history.map(\.kind) == [.create, .update, .update, .update])
+            #expect(history.map(\.clientID) == ["ana-phone", EntityEdit.writer, "ben-phone", EntityEdit.writer])
+            #expect(history[1].recordID == nil && history[1].userName == "adam")
+            #expect(history[1].detail.fields["members"] == .init(from: .integer(4), to: .integer(6)))
+        }
+    }
+
     @Test(arguments: Backend.available)
     func entityChangesThatDoNotHoldAreRefusedWithTheirRecord(backend: Backend) async throws {
         try await TestServer.with(backend) { server in

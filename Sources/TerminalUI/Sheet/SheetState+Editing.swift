@@ -37,6 +37,46 @@ extension SheetState {
             let matches = evaluated.entityChoices(for: key, matching: search, limit: 2)
             if matches.count == 1, answers[key] != .choice(matches[0].id) { return set(key, field, .choice(matches[0].id)) }
             return []
+        case .multipleChoice where field.choicesFrom != nil:
+            // Type-to-search over an entity list: the ticked entities first, then the first matches of what was
+            // typed; ←→ move the cursor, Enter ticks or unticks the entity under it (and starts a new search),
+            // Backspace with nothing typed unticks the one under the cursor.
+            var search = entitySearch[key] ?? ""
+            // The entities shown and the cursor among them, asked only by the keys that need them (a search of a
+            // rare label walks the whole list).
+            func shown() -> (choices: [Choice], cursor: Int) {
+                let choices = choices(at: key)
+                return (choices, min(choiceCursor[key] ?? 0, max(0, choices.count - 1)))
+            }
+            switch event {
+            case .right, .left:
+                let (choices, cursor) = shown()
+                guard !choices.isEmpty else { return [] }
+                choiceCursor[key] = (cursor + (event == .right ? 1 : -1) + choices.count) % choices.count
+                return []
+            case .enter:
+                let (choices, cursor) = shown()
+                guard choices.indices.contains(cursor) else { return [] }
+                entitySearch[key] = nil
+                let intents = toggle(choices[cursor].value, at: key, in: field)
+                choiceCursor[key] = 0
+                return intents
+            case .character(let character): search.append(character)
+            case .paste(let pasted): search += pasted.replacingOccurrences(of: "\n", with: " ")
+            case .backspace, .delete:
+                if search.isEmpty {
+                    let (choices, cursor) = shown()
+                    guard choices.indices.contains(cursor), ticked(at: key).contains(choices[cursor].value) else { return [] }
+                    return toggle(choices[cursor].value, at: key, in: field)
+                }
+                search.removeLast()
+            case .control("u"): search = ""
+            default: return []
+            }
+            entitySearch[key] = search.isEmpty ? nil : search
+            // The cursor goes to the first match, after the ticked entities.
+            choiceCursor[key] = search.isEmpty ? 0 : ticked(at: key).count
+            return []
         case .singleChoice:
             let choices = choices(at: key)
             guard !choices.isEmpty else { return [] }
@@ -108,11 +148,18 @@ extension SheetState {
         } else {
             selected.append(value)
         }
-        // Keep the form's order, whatever order things were ticked in; a rank keeps the order they were placed in.
-        if field.kind != .rank {
+        // Keep the form's order, whatever order things were ticked in; a rank keeps the order they were placed in,
+        // entities the order they were ticked in.
+        if field.kind != .rank, field.choicesFrom == nil {
             let order = (field.choices ?? []).map(\.value)
             selected.sort { (order.firstIndex(of: $0) ?? 0) < (order.firstIndex(of: $1) ?? 0) }
         }
         return set(key, field, selected.isEmpty ? nil : .choices(selected))
+    }
+
+    /// The values ticked in the multiple-choice field at `key`, in their order.
+    func ticked(at key: String) -> [String] {
+        if case .choices(let values)? = answers[key] { return values }
+        return []
     }
 }

@@ -100,12 +100,23 @@ extension SheetState {
 
     /// The choices offered at `key`: the field's, narrowed by its `choiceFilter`. A single choice over an entity
     /// list offers the first ``entityMatches`` entities whose label contains what was typed into it
-    /// (``entitySearch``), the chosen one first when the search does not find it: a list of 100,000 is
+    /// (``entitySearch``), the chosen one first when the search does not find it; a multiple choice over one offers
+    /// every ticked entity first, then the first ``entityMatches`` others that match: a list of 100,000 is
     /// searched, never listed.
     public func choices(at key: String) -> [Choice] {
-        guard let field = definition(ofKey: key), let list = field.choicesFrom?.entityList, field.kind == .singleChoice else {
+        guard let field = definition(ofKey: key), let list = field.choicesFrom?.entityList else {
             return evaluated.choices(for: key)
         }
+        if field.kind == .multipleChoice {
+            let ticked = ticked(at: key)
+            var offered = ticked.map { id in evaluated.entities?.entity(id, in: list)?.choice ?? Choice(value: id, label: LocalizedText(id)) }
+            let tickedSet = Set(ticked)
+            // Enough matches that the ticked ones among them leave `entityMatches` others.
+            let matches = evaluated.entityChoices(for: key, matching: entitySearch[key] ?? "", limit: Self.entityMatches + ticked.count)
+            offered += matches.lazy.filter { !tickedSet.contains($0.id) }.prefix(Self.entityMatches).map(\.choice)
+            return offered
+        }
+        guard field.kind == .singleChoice else { return evaluated.choices(for: key) }
         var matches = evaluated.entityChoices(for: key, matching: entitySearch[key] ?? "", limit: Self.entityMatches).map(\.choice)
         if case .choice(let chosen)? = answers[key], !matches.contains(where: { $0.value == chosen }),
            let entity = evaluated.entities?.entity(chosen, in: list) {

@@ -249,6 +249,8 @@ public struct SheetState: Sendable {
         switch field.kind {
         case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location: return true
         case .photo, .audio, .file: return true
+        // A choice over an entity list takes typed text as its search.
+        case .singleChoice, .multipleChoice: return field.choicesFrom != nil
         default: return false
         }
     }
@@ -305,6 +307,10 @@ public struct SheetState: Sendable {
             // Enter starts a new line in a multiline field; Tab moves on.
             if case .field(let key) = focus, let field = definition(ofKey: key), field.kind == .multilineText {
                 return edit(key, field, with: .paste("\n"))
+            }
+            // Enter in a multiple choice over an entity list ticks or unticks the entity under the cursor.
+            if case .field(let key) = focus, let field = definition(ofKey: key), field.kind == .multipleChoice, field.choicesFrom != nil {
+                return edit(key, field, with: .enter)
             }
             // Enter after a typed path attaches that file.
             if case .field(let key) = focus, let path = attachPaths[key], !path.trimmingCharacters(in: .whitespaces).isEmpty {

@@ -288,10 +288,11 @@ public struct SheetView: Sendable {
         }
         var label = state.evaluated.text(field.label, at: key) + (field.required ? " *" : "")
         if let hint = field.hint { label += " — \(state.evaluated.text(hint, at: key))" }
-        if field.choicesFrom != nil, field.kind == .singleChoice {
+        if field.choicesFrom != nil, field.kind == .singleChoice || field.kind == .multipleChoice {
             // The search typed into an entity choice, and how to use it.
             let search = state.entitySearch[key] ?? ""
-            label += search.isEmpty ? (state.focus == .field(key) ? "  (type to search)" : "") : "  ⌕ \(search)▏"
+            let how = field.kind == .multipleChoice ? "  (type to search, Enter ticks)" : "  (type to search)"
+            label += search.isEmpty ? (state.focus == .field(key) ? how : "") : "  ⌕ \(search)▏"
         }
         screen.write(label, column: left, row: row, limit: width)
         let focused = state.focus == .field(key) && !state.isAsking

@@ -124,7 +124,8 @@ struct ConsoleAuthTests {
                 // An entity is assigned and deleted by the project's admins: a collector or reviewer is refused, an
                 // outsider finds nothing; a member who is not one, or a delete not confirmed, changes nothing.
                 let entityPath = "/console/projects/alpha/entities/households/\(entity.lowercased)"
-                for (path, form) in [(entityPath + "/assign", "assignee=rita"), (entityPath + "/delete", "confirm=yes")] {
+                let edit = "base=1&value%5Bdistrict%5D=South&was%5Bdistrict%5D=North"
+                for (path, form) in [(entityPath + "/assign", "assignee=rita"), (entityPath + "/delete", "confirm=yes"), (entityPath + "/edit", edit)] {
                     for (device, status) in zip([w.ana, w.rita, w.olga], [HTTPResponse.Status.forbidden, .forbidden, .notFound]) {
                         let response = try await client.console(path, token: device.token, method: .post, form: form)
                         #expect(response.status == status, "\(device.clientID) POST \(path): \(response.status)")
@@ -134,8 +135,13 @@ struct ConsoleAuthTests {
                 #expect(try await client.console(entityPath + "/delete", token: w.adam.token, method: .post, form: "").status == .badRequest)
                 #expect(try await client.console(entityPath, token: w.rita.token).text.contains("id=\"assign\"") == false, "a reviewer has no assign form")
                 #expect(try await client.console(entityPath, token: w.adam.token).text.contains("id=\"assign\""))
+                #expect(try await client.console(entityPath + "/edit", token: w.adam.token, method: .post, form: "value%5Bdistrict%5D=South").status == .badRequest,
+                        "an edit without the revision its page showed is refused")
+                #expect(try await client.console(entityPath, token: w.rita.token).text.contains("id=\"edit\"") == false, "a reviewer has no edit form")
                 let untouched = try #require(try await server.storage.entity(projectId: alpha, id: entity))
-                #expect(untouched.assigneeName == nil && !untouched.deleted, "nothing changed")
+                #expect(untouched.assigneeName == nil && !untouched.deleted && untouched.revision == 1, "nothing changed")
+                #expect(try await client.console(entityPath + "/edit", token: w.adam.token, method: .post, form: edit).status == .seeOther)
+                #expect(try await server.storage.entity(projectId: alpha, id: entity)?.fields.values["district"] == .text("South"))
                 #expect(try await client.console(entityPath + "/assign", token: w.adam.token, method: .post, form: "assignee=rita").status == .seeOther)
                 #expect(try await server.storage.entity(projectId: alpha, id: entity)?.assigneeName == "rita")
                 #expect(try await client.console(entityPath + "/assign", token: w.adam.token, method: .post, form: "assignee=").status == .seeOther)
@@ -146,8 +152,9 @@ struct ConsoleAuthTests {
                 #expect(deletedPage.status == .ok && !deletedPage.text.contains("id=\"delete\""), "a deleted entity has no forms")
                 #expect(try await client.console(entityPath + "/delete", token: w.adam.token, method: .post, form: "confirm=yes").status == .notFound)
                 let entityActs = try await server.storage.auditLog(AuditQuery(projectId: alpha)).map(\.event).filter { $0.subject.hasPrefix("households/") }
-                #expect(entityActs.map(\.action) == [.entityDeleted, .entityAssigned, .entityAssigned])
-                #expect(entityActs.map { $0.detail["assignee"] } == [nil, "nobody", "rita"])
+                #expect(entityActs.map(\.action) == [.entityDeleted, .entityAssigned, .entityAssigned, .entityEdited])
+                #expect(entityActs.map { $0.detail["assignee"] } == [nil, "nobody", "rita", nil])
+                #expect(entityActs.last?.detail["district"] == "North → South")
                 #expect(entityActs.allSatisfy { $0.actor == "adam" && $0.detail["label"] == "Amina" })
 
                 // People and devices: project admins only; a collector or reviewer is refused, an outsider finds nothing,
@@ -211,6 +218,7 @@ struct ConsoleAuthTests {
             "GET /console/projects/{project}/entities", "GET /console/projects/{project}/entities/{list}",
             "GET /console/projects/{project}/entities/{list}/{entityId}",
             "POST /console/projects/{project}/entities/{list}/{entityId}/assign", "POST /console/projects/{project}/entities/{list}/{entityId}/delete",
+            "POST /console/projects/{project}/entities/{list}/{entityId}/edit",
             "POST /console/projects", "POST /console/projects/{project}/users", "GET /console/projects/{project}/users/{user}",
             "POST /console/projects/{project}/users/{user}/role", "POST /console/projects/{project}/users/{user}/properties",
             "POST /console/projects/{project}/users/{user}/code", "POST /console/projects/{project}/users/{user}/devices/{device}/revoke",
