@@ -135,11 +135,15 @@ extension AppModel {
             guard let summary = summaries[item.id] else { continue }
             if headlines[item.id]?.updatedAt != summary.updatedAt { missing.append(summary.id) }
         }
+        let drops = headlineDrops
         if !missing.isEmpty, let records = try? await store.records(missing) {
             let selected = home.selected?.id
             for record in records {
                 let key = record.id.uuidString.lowercased()
                 let form = try? await store.form(id: record.formID, version: record.formVersion)
+                // A sheet closed while this read waited: what was read may predate its last edits (edits made
+                // within one millisecond share an `updatedAt`), so the reload the closing started reads again.
+                guard drops == headlineDrops else { break }
                 headlines[key] = (record.updatedAt, Self.headline(record, form: form))
                 // The selected record's details are read next: from this read, not a second one.
                 if key == selected { recentlyRead = record }

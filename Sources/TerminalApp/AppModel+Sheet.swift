@@ -268,6 +268,7 @@ extension AppModel {
         // while the sheet was open can look current though later keystrokes changed the record: read them again.
         let key = record.uuidString.lowercased()
         headlines[key] = nil
+        headlineDrops += 1
         if detailsShown?.id == key { detailsShown = nil }
         // The record just closed is the one selected, when it is still listed (now, or once the list shows it).
         selectWhenListed = key

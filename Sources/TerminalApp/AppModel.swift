@@ -80,6 +80,9 @@ public actor AppModel {
     var detailsShown: (id: String, updatedAt: Date, review: RecordReview?, language: String?)?
     /// The selected record as the headlines last read it, for its details (``loadDetails()``) not to read it again.
     var recentlyRead: StoredRecord?
+    /// Counts the times a closing sheet dropped a record's cached headline: a read of the store that began
+    /// before a drop may hold the record as it was before the sheet's last edits, and is not cached.
+    var headlineDrops = 0
     /// Counts presentations, so the runner knows when a new sheet should play its transition.
     public internal(set) var presentations = 0
     /// Counts dismissals; `closing` holds the sheet that went away, for its closing transition.
