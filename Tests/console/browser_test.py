@@ -490,11 +490,7 @@ def scenario(backend, work, storage):
         report_failure(browser, work)
         raise
     finally:
-        if browser:
-            browser.driver.quit()
-        if server:
-            server.terminate()
-            server.wait(timeout=30)
+        close(browser, server)
 
 
 def on_each_backend(name, scenario):
@@ -517,6 +513,15 @@ def on_each_backend(name, scenario):
             run("psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def close(browser, server):
+    """At a scenario's end, passed or not: stops its browser and its server (either may not have started)."""
+    if browser:
+        browser.driver.quit()
+    if server:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def report_failure(browser, work):

@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_test import (  # noqa: E402
-    ENTITY_FORMS, SERVER, SHOTS, Browser, By, Device, check, on_each_backend, report_failure, run, script, wait_until)
+    ENTITY_FORMS, SERVER, SHOTS, Browser, By, Device, check, close, on_each_backend, report_failure, run, script, wait_until)
 
 # Updates a household's head (the property the visit form does not touch).
 HEAD_FORM = {
@@ -171,11 +171,7 @@ def scenario(backend, work, storage):
         report_failure(browser, work)
         raise
     finally:
-        if browser:
-            browser.driver.quit()
-        if server:
-            server.terminate()
-            server.wait(timeout=30)
+        close(browser, server)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_test  # noqa: E402  (the shared scaffolding: Browser, Device, check, run, wait_until)
-from browser_test import Browser, Device, check, on_each_backend, report_failure, run, script, wait_until  # noqa: E402
+from browser_test import Browser, Device, check, close, on_each_backend, report_failure, run, script, wait_until  # noqa: E402
 
 COMMENT = "Photo of the gate is missing."
 SITES = [("North gate", "52.5200,13.4050"), ("South yard", "52.5100,13.3900"), ("East shed", "52.5150,13.4200")]
@@ -198,11 +198,7 @@ def scenario(backend, work, storage):
         report_failure(browser, work)
         raise
     finally:
-        if browser:
-            browser.driver.quit()
-        if server:
-            server.terminate()
-            server.wait(timeout=30)
+        close(browser, server)
 
 
 

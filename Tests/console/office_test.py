@@ -34,7 +34,7 @@ from selenium.webdriver.support.ui import Select
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_test  # noqa: E402
-from browser_test import Browser, check, on_each_backend, report_failure, run, script, wait_until  # noqa: E402
+from browser_test import Browser, check, close, on_each_backend, report_failure, run, script, wait_until  # noqa: E402
 from forms_test import upload, workbook  # noqa: E402
 from people_test import cli, decoded_qr  # noqa: E402
 
@@ -211,11 +211,7 @@ def scenario(backend, work, storage):
         report_failure(browser, work)
         raise
     finally:
-        if browser:
-            browser.driver.quit()
-        if server:
-            server.terminate()
-            server.wait(timeout=30)
+        close(browser, server)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import subprocess
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from browser_test import CLI, FORMS, SERVER, SHOTS, Browser, check, on_each_backend, report_failure, run, script, wait_until
+from browser_test import CLI, FORMS, SERVER, SHOTS, Browser, check, close, on_each_backend, report_failure, run, script, wait_until
 
 
 def cli(home, *arguments):
@@ -164,11 +164,7 @@ def scenario(backend, work, storage):
         report_failure(browser, work)
         raise
     finally:
-        if browser:
-            browser.driver.quit()
-        if server:
-            server.terminate()
-            server.wait(timeout=30)
+        close(browser, server)
 
 
 

@@ -19,7 +19,7 @@ import sys
 
 sys.argv = sys.argv[:3]
 import browser_test as base  # noqa: E402  (the scaffolding: Browser, Device, check, run, wait_until)
-from browser_test import Browser, Device, check, on_each_backend, run, script, wait_until  # noqa: E402
+from browser_test import Browser, Device, check, close, on_each_backend, run, script, wait_until  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 SHOTS = os.path.join(base.SHOTS, "sensitive")
@@ -94,11 +94,7 @@ def scenario(backend, work, storage):
         check(DIAGNOSIS in opened and INCOME in opened, f"the export with the key:\n{opened}")
         print(f"sensitive answers in the console: {backend} ok")
     finally:
-        if browser:
-            browser.driver.quit()
-        if server:
-            server.terminate()
-            server.wait(timeout=30)
+        close(browser, server)
 
 
 

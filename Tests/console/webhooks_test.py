@@ -28,7 +28,7 @@ import jsonschema
 from referencing import Registry, Resource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_test import FORMS, SERVER, SHOTS, Browser, By, Device, Failure, check, run, wait_until  # noqa: E402
+from browser_test import FORMS, SERVER, SHOTS, Browser, By, Device, Failure, check, close, run, wait_until  # noqa: E402
 
 
 class Receiver(http.server.ThreadingHTTPServer):
@@ -169,11 +169,7 @@ def main():
         check(not browser.errors, f"the browser logged errors: {browser.errors}")
         print(f"webhooks page: endpoint added, event delivered after a refusal, signature verified, redelivered, removed; screenshots in {shots}")
     finally:
-        if browser:
-            browser.driver.quit()
-        if server:
-            server.terminate()
-            server.wait(timeout=30)
+        close(browser, server)
         receiver.shutdown()
         shutil.rmtree(work, ignore_errors=True)
 
