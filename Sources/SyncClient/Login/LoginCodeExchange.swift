@@ -7,7 +7,7 @@ extension DeviceLogin {
     /// Exchanges a one-time login code from the project's admin (`POST /v1/login`) for this device's own token,
     /// and returns the login for the server, the code's project and that token (not yet saved: ``save(in:)``).
     ///
-    /// With `store`, the device's public signing key (made now when it has none: ``DraftStore/signingPublicKey()``)
+    /// With `store`, the device's public signing key (made now when it has none: `DraftStore.signingPublicKey()`)
     /// goes with the code, and the server keeps it with the new token (docs/signed-submissions.md); without it,
     /// the key is registered by ``SyncEngine/checkLogin()`` or the first push.
     ///
