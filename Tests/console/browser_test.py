@@ -33,7 +33,6 @@ from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/debug")
 SHOTS = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else ".build/console-screenshots")
@@ -320,11 +319,7 @@ def scenario(backend, work, storage):
                 out.write(f"{quoted},{'bob' if n % 10 == 0 else ''},{'North' if n % 2 else 'South'},{n % 9 + 1},Head {n}\n")
         imported = run(SERVER, "entities", "import", households, "--project", "demo", "--list", "households", "--user", "rita", *storage)
         check(f"imported {HOUSEHOLDS} rows" in imported, f"the import says {imported!r}")
-        output = open(os.path.join(work, "server.out"), "w")
-        server = subprocess.Popen([SERVER, "serve", *storage, "--port", "0", "--log-level", "warning"],
-                                  stdout=output, stderr=open(os.path.join(work, "server.log"), "w"))
-        url = wait_until("the server to listen", lambda: next(
-            (line.split(" ", 2)[2].strip() for line in open(os.path.join(work, "server.out")) if line.startswith("listening on ")), None))
+        server, url = start_server(work, storage)
 
         ana = Device(os.path.join(work, "ana"), url, tokens["ana"])
         bob = Device(os.path.join(work, "bob"), url, tokens["bob"])
@@ -513,6 +508,18 @@ def on_each_backend(name, scenario):
             run("psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def start_server(work, storage, *options, binary=None):
+    """Starts `fieldsheet-server serve` on a free loopback port with the scenario's storage and any further
+    options; its output goes to `work`/server.out and its log to `work`/server.log (which `report_failure`
+    shows). Returns the process and the URL it printed, once it listens."""
+    out = os.path.join(work, "server.out")
+    server = subprocess.Popen([binary or SERVER, "serve", *storage, "--port", "0", "--log-level", "warning", *options],
+                              stdout=open(out, "w"), stderr=open(os.path.join(work, "server.log"), "w"))
+    url = wait_until("the server to listen", lambda: next(
+        (line.split(" ", 2)[2].strip() for line in open(out) if line.startswith("listening on ")), None))
+    return server, url
 
 
 def close(browser, server):

@@ -16,12 +16,11 @@ Usage: entity_edit_test.py BIN_DIR [SCREENSHOT_DIR]   (screenshots go to SCREENS
 """
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_test import (  # noqa: E402
-    ENTITY_FORMS, SERVER, SHOTS, Browser, By, Device, check, close, on_each_backend, report_failure, run, script, wait_until)
+    ENTITY_FORMS, SERVER, SHOTS, Browser, By, Device, check, close, on_each_backend, report_failure, run, script, start_server, wait_until)
 
 # Updates a household's head (the property the visit form does not touch).
 HEAD_FORM = {
@@ -57,11 +56,7 @@ def scenario(backend, work, storage):
             json.dump(HEAD_FORM, out)
         for form in [os.path.join(ENTITY_FORMS, name) for name in sorted(os.listdir(ENTITY_FORMS))] + [head_form]:
             run(SERVER, "form", "publish", form, "--project", "demo", *storage)
-        output = open(os.path.join(work, "server.out"), "w")
-        server = subprocess.Popen([SERVER, "serve", *storage, "--port", "0", "--log-level", "warning"],
-                                  stdout=output, stderr=open(os.path.join(work, "server.log"), "w"))
-        url = wait_until("the server to listen", lambda: next(
-            (line.split(" ", 2)[2].strip() for line in open(os.path.join(work, "server.out")) if line.startswith("listening on ")), None))
+        server, url = start_server(work, storage)
 
         ana = Device(os.path.join(work, "ana"), url, tokens["ana"])
         bob = Device(os.path.join(work, "bob"), url, tokens["bob"])

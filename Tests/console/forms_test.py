@@ -70,10 +70,7 @@ def scenario(backend, work, storage):
         run(browser_test.SERVER, "project", "create", "demo", *storage)
         tokens = {name: run(browser_test.SERVER, "user", "add", name, "--project", "demo", "--role", role, *storage).strip()
                   for name, role in (("adam", "admin"), ("ana", "collector"))}
-        server = subprocess.Popen([browser_test.SERVER, "serve", *storage, "--port", "0", "--log-level", "warning"],
-                                  stdout=open(os.path.join(work, "server.out"), "w"), stderr=open(os.path.join(work, "server.log"), "w"))
-        url = wait_until("the server to listen", lambda: next(
-            (line.split(" ", 2)[2].strip() for line in open(os.path.join(work, "server.out")) if line.startswith("listening on ")), None))
+        server, url = browser_test.start_server(work, storage)
 
         browser = Browser(shots)
         driver = browser.driver

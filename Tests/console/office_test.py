@@ -25,7 +25,6 @@ Usage: office_test.py BIN_DIR [SCREENSHOT_DIR]   (screenshots in SCREENSHOT_DIR/
 """
 import os
 import re
-import subprocess
 import sys
 
 from openpyxl import load_workbook
@@ -66,10 +65,7 @@ def scenario(backend, work, storage):
     browser = None
     try:
         root = run(browser_test.SERVER, "user", "add", "root", "--server-admin", *storage).strip()
-        server = subprocess.Popen([browser_test.SERVER, "serve", *storage, "--port", "0", "--log-level", "warning"],
-                                  stdout=open(os.path.join(work, "server.out"), "w"), stderr=open(os.path.join(work, "server.log"), "w"))
-        url = wait_until("the server to listen", lambda: next(
-            (line.split(" ", 2)[2].strip() for line in open(os.path.join(work, "server.out")) if line.startswith("listening on ")), None))
+        server, url = browser_test.start_server(work, storage)
         browser = Browser(shots)
         driver = browser.driver
 

@@ -24,7 +24,7 @@ import subprocess
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from browser_test import CLI, FORMS, SERVER, SHOTS, Browser, check, close, on_each_backend, report_failure, run, script, wait_until
+from browser_test import CLI, FORMS, SERVER, SHOTS, Browser, check, close, on_each_backend, report_failure, run, script, start_server, wait_until
 
 
 def cli(home, *arguments):
@@ -51,11 +51,7 @@ def scenario(backend, work, storage):
     browser = None
     try:
         root = run(SERVER, "user", "add", "root", "--server-admin", *storage).strip()
-        output = open(os.path.join(work, "server.out"), "w")
-        server = subprocess.Popen([SERVER, "serve", *storage, "--port", "0", "--log-level", "warning"],
-                                  stdout=output, stderr=open(os.path.join(work, "server.log"), "w"))
-        url = wait_until("the server to listen", lambda: next(
-            (line.split(" ", 2)[2].strip() for line in open(os.path.join(work, "server.out")) if line.startswith("listening on ")), None))
+        server, url = start_server(work, storage)
 
         browser = Browser(shots)
         driver = browser.driver

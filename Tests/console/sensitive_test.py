@@ -14,12 +14,11 @@ Usage: sensitive_test.py BIN_DIR [SCREENSHOT_DIR]
 """
 import json
 import os
-import subprocess
 import sys
 
 sys.argv = sys.argv[:3]
 import browser_test as base  # noqa: E402  (the scaffolding: Browser, Device, check, run, wait_until)
-from browser_test import Browser, Device, check, close, on_each_backend, run, script, wait_until  # noqa: E402
+from browser_test import Browser, Device, check, close, on_each_backend, run, script, start_server, wait_until  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 SHOTS = os.path.join(base.SHOTS, "sensitive")
@@ -52,11 +51,7 @@ def scenario(backend, work, storage):
         created = run(base.SERVER, "project", "key", "create", "demo", "--out", key, *storage)
         check("created key" in created, f"project key create says {created!r}")
         check(oct(os.stat(key).st_mode & 0o777) == "0o600", "the key file is readable by others")
-        output = open(os.path.join(work, "server.out"), "w")
-        server = subprocess.Popen([base.SERVER, "serve", *storage, "--port", "0", "--log-level", "warning"],
-                                  stdout=output, stderr=open(os.path.join(work, "server.log"), "w"))
-        url = wait_until("the server to listen", lambda: next(
-            (line.split(" ", 2)[2].strip() for line in open(os.path.join(work, "server.out")) if line.startswith("listening on ")), None))
+        server, url = start_server(work, storage)
 
         ana = Device(os.path.join(work, "ana"), url, tokens["ana"])
         ana("sync")

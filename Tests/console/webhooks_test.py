@@ -19,7 +19,6 @@ import http.server
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -28,7 +27,7 @@ import jsonschema
 from referencing import Registry, Resource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_test import FORMS, SERVER, SHOTS, Browser, By, Device, Failure, check, close, run, wait_until  # noqa: E402
+from browser_test import FORMS, SERVER, SHOTS, Browser, By, Device, Failure, check, close, run, start_server, wait_until  # noqa: E402
 
 
 class Receiver(http.server.ThreadingHTTPServer):
@@ -90,13 +89,8 @@ def main():
         tokens = {name: run(SERVER, "user", "add", name, "--project", "demo", "--role", role, *storage).strip()
                   for name, role in (("rita", "admin"), ("ana", "collector"))}
         run(SERVER, "form", "publish", os.path.join(FORMS, "follow-up-job.json"), "--project", "demo", *storage)
-        output = open(os.path.join(work, "server.out"), "w")
-        server = subprocess.Popen(
-            [SERVER, "serve", *storage, "--port", "0", "--log-level", "warning", "--webhooks-allow-private-addresses",
-             "--webhook-retry-delay", "0.05", "--webhook-max-retry-delay", "0.3", "--webhook-poll-interval", "0.1"],
-            stdout=output, stderr=open(os.path.join(work, "server.log"), "w"))
-        url = wait_until("the server to listen", lambda: next(
-            (line.split(" ", 2)[2].strip() for line in open(os.path.join(work, "server.out")) if line.startswith("listening on ")), None))
+        server, url = start_server(work, storage, "--webhooks-allow-private-addresses", "--webhook-retry-delay", "0.05",
+                                   "--webhook-max-retry-delay", "0.3", "--webhook-poll-interval", "0.1")
 
         browser = Browser(shots)
         driver = browser.driver
