@@ -113,7 +113,7 @@ struct HistoryChainTests {
         try await TestServer.with(backend) { server in
             try await server.publish(TestForms.job(policy: .manual), project: "alpha")
             let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let bo = Device(clientID: "bo-phone", token: try await server.member("bo", project: "alpha", role: .collector))
+            let bo = Device(clientID: "bo-phone", token: try await server.member("bo", project: "alpha", role: .reviewer))
             let rita = Device(clientID: "rita", token: try await server.member("rita", project: "alpha", role: .admin))
             let record = UUID()
             let count = 8
