@@ -24,7 +24,7 @@ enum SyncExit {
         case .unauthorized, .signedOut: return unauthorized
         case .refused, .serverError: return serverError
         case .tls: return tls
-        case .storage: return 1
+        case .storage, .noProjectKey: return 1
         }
     }
 }

@@ -59,7 +59,7 @@ extension DraftStore {
                 stored = try Row.fetchOne(db, sql: "SELECT key_id, public_key FROM project_key WHERE id = 1").map { ProjectPublicKey(id: $0[0], publicKey: $0[1]) }
             }
             guard let projectKey = stored else {
-                throw DraftStoreError(.noProjectKey, "The form \(form.id) has sensitive fields (\(key)), which are sealed to the project's key before they are sent, but this device has no key for the project. Your changes stay on this device; ask the project's admin to run `fieldsheet-server project key create`, then sync again.")
+                throw DraftStoreError(.noProjectKey, "The form \(form.id) has sensitive fields (\(key)), which are sealed to the project's key before they are sent, but this device has no key for the project. The record's changes stay on this device; ask the project's admin to run `fieldsheet-server project key create`, then sync again.")
             }
             let sealed: SealedAnswer
             do {

@@ -201,7 +201,8 @@ extension DraftStore {
     /// this device's side as `local`, the value that won as `remote`, each once by the server's log id. The
     /// entry is left open, so the record is marked and the person sees both values and decides (keep theirs,
     /// or put theirs back with ``resolveConflict(record:field:choice:)``); the office's open entries stay open
-    /// the same way. Entries of records this device does not hold are skipped.
+    /// the same way. Entries of records this device does not hold are skipped. A sealed value this device sealed
+    /// itself is logged as its plaintext (``ownPlaintext(_:record:key:_:)``).
     static func storeLostConflicts(_ db: Database, _ lost: [LostConflict]) throws {
         guard !lost.isEmpty else { return }
         let known = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM conflicts WHERE server_id = ?)")
@@ -211,8 +212,12 @@ extension DraftStore {
             let record = conflict.recordID.lowercased
             guard try Bool.fetchOne(known, arguments: [conflict.id]) == false, try Bool.fetchOne(held, arguments: [record]) == true else { continue }
             let entry = conflict.entry
+            // A sensitive answer this device sealed itself is shown as it typed it (another device's stays sealed).
+            let field = entry.fieldID ?? ""
             try logConflict(
-                db, record: record, field: entry.fieldID ?? "", policy: entry.policy.rawValue, local: entry.server, remote: entry.client,
+                db, record: record, field: field, policy: entry.policy.rawValue,
+                local: try ownPlaintext(db, record: record, key: field, entry.server),
+                remote: try ownPlaintext(db, record: record, key: field, entry.client),
                 open: true, now: now, serverId: conflict.id)
             // The record's row is written so observations of it (the list's mark) see the new entry.
             try db.execute(sql: "UPDATE records SET updated_at = updated_at WHERE id = ?", arguments: [record])

@@ -13,7 +13,24 @@ package struct OutgoingMutation: Sendable, Hashable {
     package var signature: String
 }
 
+/// The next mutations to push, and the records held back from them.
+package struct OutgoingBatch: Sendable, Hashable {
+    /// The mutations to send, frozen.
+    package var mutations: [OutgoingMutation] = []
+    /// Records not frozen because an answer of a sensitive field cannot be sealed (the device has no project
+    /// key): their edits stay queued, and the next batch after the key arrives sends them.
+    package var held: [UUID] = []
+    /// Why the first of ``held`` was held, as the store said it.
+    package var heldReason: String?
+}
+
 extension DraftStore {
+    /// The next mutations to push, at most `limit` (``prepareOutgoingBatch(limit:)`` without the records it
+    /// held back).
+    package func prepareOutgoing(limit: Int) async throws -> [OutgoingMutation] {
+        try await prepareOutgoingBatch(limit: limit).mutations
+    }
+
     /// The next mutations to push, at most `limit`: first those already frozen by an earlier attempt (a
     /// crash or a lost response), then one new mutation per record with unsent edits. New ones are frozen
     /// (id and body committed) in this call, before anything is sent.
@@ -25,9 +42,12 @@ extension DraftStore {
     /// Each mutation is signed with the device's signing key when it is frozen (its body is its canonical
     /// bytes, ``Mutation/jsonBytes()``), and the signature is kept with it; one frozen before signatures existed
     /// is signed now.
-    package func prepareOutgoing(limit: Int) async throws -> [OutgoingMutation] {
+    ///
+    /// A record with an answer of a sensitive field that cannot be sealed (no project key yet) is not frozen:
+    /// it is listed in ``OutgoingBatch/held`` and its edits stay queued, while the other records go out.
+    package func prepareOutgoingBatch(limit: Int) async throws -> OutgoingBatch {
         try await write(doing: "preparing changes to send") { db in
-            var batch: [OutgoingMutation] = []
+            var batch = OutgoingBatch()
             let signingKey = try Self.signingKey(db)
             let frozen = try Row.fetchAll(db, sql: "SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id), signature FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
             for row in frozen {
@@ -38,19 +58,34 @@ extension DraftStore {
                     try db.execute(sql: "UPDATE sent_mutations SET signature = ? WHERE mutation_id = ?", arguments: [made, row[0] as String])
                     signature = made
                 }
-                batch.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: body, signature: signature ?? ""))
+                batch.mutations.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: body, signature: signature ?? ""))
             }
-            guard batch.count < limit else { return batch }
-            let candidates = try Row.fetchAll(db, sql: """
-                SELECT record_id, max(mutation_id) FROM outbox o
-                WHERE NOT EXISTS (SELECT 1 FROM sent_mutations s WHERE s.record_id = o.record_id)
-                GROUP BY record_id ORDER BY min(mutation_id) LIMIT ?
-                """, arguments: [limit - batch.count])
             let now = Self.nowMillis()
             var sensitive: [FormKey: Set<String>] = [:]
-            for candidate in candidates {
-                if let frozen = try Self.freeze(db, record: candidate[0], upTo: candidate[1], now: now, cache: formCache, sensitive: &sensitive, signingKey: signingKey) {
-                    batch.append(frozen)
+            var held: [String] = []
+            while batch.mutations.count < limit {
+                let candidates = try Row.fetchAll(db, sql: """
+                    SELECT record_id, max(mutation_id) FROM outbox o
+                    WHERE NOT EXISTS (SELECT 1 FROM sent_mutations s WHERE s.record_id = o.record_id)
+                        AND record_id NOT IN (SELECT value FROM json_each(?))
+                    GROUP BY record_id ORDER BY min(mutation_id) LIMIT ?
+                    """, arguments: [JSONWriter.array(of: held), limit - batch.mutations.count])
+                guard !candidates.isEmpty else { break }
+                for candidate in candidates {
+                    let record: String = candidate[0]
+                    do {
+                        // A savepoint each: a record held back leaves nothing of its sealing behind.
+                        try db.inSavepoint {
+                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], now: now, cache: formCache, sensitive: &sensitive, signingKey: signingKey) {
+                                batch.mutations.append(frozen)
+                            }
+                            return .commit
+                        }
+                    } catch let error as DraftStoreError where error.code == .noProjectKey {
+                        held.append(record)
+                        batch.held.append(UUID(uuidString: record) ?? UUID())
+                        if batch.heldReason == nil { batch.heldReason = error.message }
+                    }
                 }
             }
             return batch

@@ -9,8 +9,9 @@ extension PostgresStorage {
     /// Inserts the plan's history entries with one statement over arrays, in the push's transaction, each
     /// with its detail encoded as in `details` (``PushPlan/encoding()``), its device, signature and link in its
     /// record's hash chain (``HistoryChain``). The records' latest hashes are read in one statement first; the
-    /// push holds its project's counter row (or, for a review, its records) by then, so no other writer of
-    /// those records' history commits in between.
+    /// writer holds its records' advisory locks and its project's row (taken by the counter update, or, when
+    /// it writes no record row, as a resolution keeping the server's value does, taken alone) by then, so no
+    /// other writer of those records' history commits in between.
     static func writeHistory(_ connection: PostgresConnection, projectId: Int64, _ history: [HistoryEntry], details: [String]) async throws {
         guard !history.isEmpty else { return }
         var previous: [UUID: String] = [:]

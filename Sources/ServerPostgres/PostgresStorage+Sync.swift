@@ -168,6 +168,13 @@ extension PostgresStorage {
                     received_at = excluded.received_at
                 """, logger: .quiet)
             try await Self.writeAttachmentReferences(connection, projectId: projectId, records, history: decided.history)
+        } else if !decided.history.isEmpty {
+            // History without a record row (a conflict resolution that kept the server's value): the same
+            // project row lock a push's counter update takes, held until COMMIT, before the records' latest
+            // hashes are read, so every writer of history reads the previous hash under the one lock.
+            let rows = try await connection.query(
+                "SELECT id FROM projects WHERE id = \(projectId) FOR NO KEY UPDATE", logger: .quiet).collect()
+            guard !rows.isEmpty else { throw StorageError(.unknownProject, "There is no project with id \(projectId).") }
         }
         try await Self.writeHistory(connection, projectId: projectId, decided.history, details: encoded.history)
         // The records' entity changes, in the records' transaction (docs/entity-lists.md).

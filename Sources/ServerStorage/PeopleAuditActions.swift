@@ -25,6 +25,11 @@ extension AuditAction {
     public static let serverAdminGranted = AuditAction("server-admin.granted")
     /// A key pair for the project's sensitive fields was made and became current (the subject is its id).
     public static let projectKeyCreated = AuditAction("project-key.created")
+    /// A device's signing key was kept with its token (`via`: `login-code` with `POST /v1/login`, or
+    /// `device-key` with `POST …/device-key`; `device`, `key`).
+    public static let deviceKeyRegistered = AuditAction("device-key.registered")
+    /// A signing key was refused because the token holds another one (`device`, `key` offered, `reason`).
+    public static let deviceKeyRefused = AuditAction("device-key.refused")
 
     /// An entity assigned to a member, or to nobody (console or `entities assign`).
     public static let entityAssigned = AuditAction("entity.assigned")
@@ -50,5 +55,6 @@ extension AuditAction {
         .memberInvited, .roleChanged, .propertySet, .propertyRemoved, .memberRemoved, .loginCodeCreated, .loginCodeUsed,
         .loginCodeRefused, .deviceRevoked, .tokensRevoked, .tokenIssued, .serverAdminGranted, .projectKeyCreated,
         .entityAssigned, .entityEdited, .entityDeleted, .entitiesImported, .entityScopeSet, .webhookAdded, .webhookRemoved, .webhookRedelivered,
+        .deviceKeyRegistered, .deviceKeyRefused,
     ]
 }

@@ -87,31 +87,79 @@ public struct ChainedHistoryRow: Sendable, Hashable {
         self.hash = hash
     }
 
-    /// This entry's link: ``HistoryChain/hash(previous:recordID:revision:kind:userId:clientID:deviceId:detail:createdAt:signature:signedMutation:)``.
+    /// This entry's link as the current rule computes it: ``HistoryChain/hash(previous:recordID:revision:kind:userId:clientID:deviceId:detail:createdAt:signature:signedMutation:)``.
     public func expectedHash(previous: String) -> String {
         HistoryChain.hash(
             previous: previous, recordID: recordID, revision: revision, kind: kind, userId: userId, clientID: clientID, deviceId: deviceId,
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
     }
+
+    /// Whether `hash` is this entry's link after `previous` under either rule: the current one, or the first
+    /// one (``HistoryChain/firstRuleHash(previous:recordID:revision:kind:userId:clientID:deviceId:detail:createdAt:signature:signedMutation:)``),
+    /// which entries written before the current rule carry.
+    public func matches(hash: String, previous: String) -> Bool {
+        if expectedHash(previous: previous) == hash { return true }
+        return HistoryChain.firstRuleHash(
+            previous: previous, recordID: recordID, revision: revision, kind: kind, userId: userId, clientID: clientID, deviceId: deviceId,
+            detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation) == hash
+    }
 }
 
 /// The hash chain of a record's history: each entry stores `hash = SHA-256(previous ‖ content)`, hex, where
 /// `previous` is the hash of the record's entry before it (``genesis`` for its first, or after entries written
-/// before the chain existed) and `content` the entry's canonical bytes: a JSON array of its record id, revision,
-/// kind, user id, client id, device id, detail, time (the IEEE 754 bits of the stored seconds), signature and
-/// signed mutation, `null` where one is absent. An entry changed in the database no longer matches its hash,
-/// and an entry removed breaks the link of the one after it.
+/// before the chain existed) and `content` the entry's canonical bytes: a JSON array of the rule's number (2),
+/// its record id, revision, kind, user id, client id, device id, detail, time (the IEEE 754 bits of the stored
+/// seconds), signature and — only when there is no signature — the signed mutation, `null` where one is
+/// absent. An entry changed in the database no longer matches its hash, and an entry removed breaks the link
+/// of the one after it.
+///
+/// The signed mutation's bytes are not hashed when a signature is: the signature covers them already (an
+/// altered mutation fails its signature in `records verify`, and a mutation swapped together with its
+/// signature changes the signature, which the hash covers). Entries written before this rule carry the first
+/// one's hash (``firstRuleHash(previous:recordID:revision:kind:userId:clientID:deviceId:detail:createdAt:signature:signedMutation:)``,
+/// which covered the signed mutation and had no rule number); a verifier accepts either.
 public enum HistoryChain {
     /// The `previous` of a record's first chained entry: 64 zeros.
     public static let genesis = String(repeating: "0", count: 64)
 
-    /// The hash of one entry after `previous`.
+    /// The number the current rule's content begins with, which keeps its inputs apart from the first rule's.
+    static let rule: Int64 = 2
+
+    /// The hash of one entry after `previous`, by the current rule.
     public static func hash(
+        previous: String, recordID: String, revision: Int64, kind: String, userId: Int64, clientID: String?, deviceId: Int64?,
+        detail: String, createdAt: Double, signature: String?, signedMutation: String?
+    ) -> String {
+        let mutation = signature == nil ? signedMutation : nil
+        var writer = JSONWriter(capacity: 176 + detail.utf8.count + (mutation?.utf8.count ?? 0))
+        writer.beginArray()
+        writer.element()
+        writer.int(rule)
+        content(&writer, recordID: recordID, revision: revision, kind: kind, userId: userId, clientID: clientID, deviceId: deviceId,
+            detail: detail, createdAt: createdAt, signature: signature, signedMutation: mutation)
+        writer.endArray()
+        return digest(previous: previous, writer.bytes)
+    }
+
+    /// The hash of one entry after `previous` by the first rule, which history written before rule 2 carries:
+    /// the same columns without a rule number, the signed mutation always included.
+    public static func firstRuleHash(
         previous: String, recordID: String, revision: Int64, kind: String, userId: Int64, clientID: String?, deviceId: Int64?,
         detail: String, createdAt: Double, signature: String?, signedMutation: String?
     ) -> String {
         var writer = JSONWriter(capacity: 160 + detail.utf8.count + (signedMutation?.utf8.count ?? 0))
         writer.beginArray()
+        content(&writer, recordID: recordID, revision: revision, kind: kind, userId: userId, clientID: clientID, deviceId: deviceId,
+            detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
+        writer.endArray()
+        return digest(previous: previous, writer.bytes)
+    }
+
+    /// The entry's columns as elements of the content array.
+    private static func content(
+        _ writer: inout JSONWriter, recordID: String, revision: Int64, kind: String, userId: Int64, clientID: String?, deviceId: Int64?,
+        detail: String, createdAt: Double, signature: String?, signedMutation: String?
+    ) {
         writer.element()
         writer.string(recordID)
         writer.element()
@@ -133,10 +181,12 @@ public enum HistoryChain {
         if let signature { writer.string(signature) } else { writer.null() }
         writer.element()
         if let signedMutation { writer.string(signedMutation) } else { writer.null() }
-        writer.endArray()
+    }
+
+    private static func digest(previous: String, _ content: [UInt8]) -> String {
         var hasher = SHA256()
         hasher.update(data: Array(previous.utf8))
-        hasher.update(data: writer.bytes)
+        hasher.update(data: content)
         return hex(hasher.finalize())
     }
 

@@ -113,6 +113,14 @@ struct SensitiveFieldSyncTests {
                 Issue.record("the phone should see the tablet's winning diagnosis sealed")
                 return
             }
+            // The phone learns of its loss from the pulled conflict entry: its own side reads as what it typed
+            // (it holds that plaintext), the tablet's winning side stays sealed.
+            let lost = try await phone.store.conflicts().first { $0.fieldID == "diagnosis" }
+            #expect(lost?.mine == .text("PLAINMARK-phone"), "\(String(describing: lost))")
+            guard case .sealed? = lost?.theirs else {
+                Issue.record("the phone's conflict entry should hold the tablet's side sealed, not \(String(describing: lost?.theirs))")
+                return
+            }
 
             // No plaintext of any sensitive answer anywhere in the server's database; the other answers are there.
             let stored = try await Self.serverBytes(fixture)
@@ -217,13 +225,21 @@ struct SensitiveFieldSyncTests {
         try await phone.sync()
         #expect(try await phone.store.projectKey() == nil)
         let id = try await phone.fill("intake", ["name": .text("No key yet"), "diagnosis": .text("PLAINMARK-waiting")], submit: true)
+        // Another record of the same form, a draft with no sensitive answer yet, needs no key.
+        let other = try await phone.fill("intake", ["name": .text("Nothing sensitive")])
         do {
             try await phone.sync()
             Issue.record("a sync without a project key should not send the sensitive answer")
         } catch let error as SyncError {
-            #expect(error.message.contains("project key create"), "\(error)")
+            #expect(error.code == .noProjectKey, "\(error)")
+            #expect(error.message.contains("1 record stays on this device") && error.message.contains("project key create"), "\(error)")
+            #expect(error.message.contains("Everything else was sent (1 record this sync)"), "\(error)")
         }
+        // Only the record with the sensitive answer waits; the other one reached the server.
         #expect(try await phone.store.syncStatus().queuedRecords == 1)
+        let before = try await Self.serverBytes(fixture)
+        #expect(before.contains("Nothing sensitive") && before.contains(other.uuidString.lowercased()), "the other record reached the server")
+        #expect(!before.contains("No key yet") && !before.contains(id.uuidString.lowercased()), "the held record is not on the server")
         let keys = TemporaryDirectory("keys")
         defer { withExtendedLifetime(keys) {} }  // the directory is removed when released
         try await fixture.server.admin(["project", "key", "create", fixture.project, "--out", keys.file("field.key")])

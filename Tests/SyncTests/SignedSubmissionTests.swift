@@ -84,6 +84,17 @@ struct SignedSubmissionTests {
             // A row removed breaks the link of the one after it.
             _ = try await Self.sql(server, "UPDATE record_history SET detail = replace(detail, 'Depot B3', 'Depot B2') WHERE id = \(first)")
             #expect(try await Self.verify(server).status == 0)
+
+            // The signed mutation kept with an entry is not in its hash (the signature covers it): changed in the
+            // database, it fails its signature, and verify finds that instead.
+            let last = try await Self.sql(server, "SELECT max(id) FROM record_history WHERE lower(CAST(record_id AS TEXT)) = '\(anaRecord.lowercased())'")
+            let kept = try await Self.sql(server, "SELECT signed_mutation FROM record_history WHERE id = \(last)")
+            #expect(kept.contains(#""integer":3"#), "\(kept)")
+            _ = try await Self.sql(server, "UPDATE record_history SET signed_mutation = replace(signed_mutation, '\"integer\":3', '\"integer\":4') WHERE id = \(last)")
+            let forged = try await Self.verify(server, ["--record", anaRecord])
+            #expect(forged.status == 2 && forged.stdout.contains("INVALID (the signature does not verify"), "\(forged.output)")
+            _ = try await Self.sql(server, "UPDATE record_history SET signed_mutation = replace(signed_mutation, '\"integer\":4', '\"integer\":3') WHERE id = \(last)")
+            #expect(try await Self.verify(server).status == 0)
             _ = try await Self.sql(server, "DELETE FROM record_history WHERE id = \(first)")
             let removed = try await Self.verify(server, ["--record", anaRecord])
             #expect(removed.status == 2 && removed.stdout.contains("does not match its hash"), "\(removed.output)")
@@ -180,6 +191,18 @@ struct SignedSubmissionTests {
             #expect(try await register("bm90IGEga2V5", token: legacy.token).status == 400)
             let nowUnsigned = try await Self.push(server, PushRequest.deviceBytes(clientID: "cy-laptop", [Self.mutation(site: "Annex 2")]), token: legacy.token, transport: transport)
             #expect(nowUnsigned.status == 403 && nowUnsigned.problem?.type == "https://fieldsheet.dev/problems/signature-required", "\(nowUnsigned)")
+
+            // Every key kept is in the audit log, with the way it came; the key refused is too. The same key again
+            // and the `user add` token's key (kept nowhere) are not.
+            let registered = try await server.admin(["audit", "--project", "demo", "--action", "device-key.registered"])
+            #expect(registered.status == 0, "\(registered.output)")
+            let kept = registered.stdout.split(separator: "\n")
+            #expect(kept.count == 3, "\(registered.output)")
+            #expect(kept.filter { $0.contains(#""via":"login-code""#) }.count == 2, "\(registered.output)")
+            #expect(kept.contains { $0.contains(#""via":"device-key""#) && $0.contains(legacy.key.publicKey) && $0.contains(#""subject":"cy""#) }, "\(registered.output)")
+            #expect(kept.contains { $0.contains(ana.key.publicKey) && $0.contains(#""actor":"ana""#) }, "\(registered.output)")
+            let refusedKey = try await server.admin(["audit", "--project", "demo", "--action", "device-key.refused"])
+            #expect(refusedKey.stdout.split(separator: "\n").count == 1 && refusedKey.stdout.contains("another signing key"), "\(refusedKey.output)")
 
             let verified = try await Self.verify(server)
             #expect(verified.status == 0, "\(verified.output)")

@@ -34,6 +34,22 @@ struct SheetStateTests {
         #expect(state.handle(.backspace) == [.set(field: "site", value: .text("De"))])
     }
 
+    @Test func typingIntoAnotherDevicesSealedAnswerStartsEmptyAndSaysSo() throws {
+        let sealed = AnswerValue.sealed(SealedAnswer(key: "3f2a9c0d41b7e655", enc: "ZW5j", ct: "Y3Q="))
+        var state = SheetState(form: Self.form, answers: ["site": sealed])
+        let site = try #require(Self.form.field("site"))
+        #expect(state.text(of: site, at: "site") == AnswerValue.sealedDisplay)
+        // The text shown is not the answer: the first key starts a new one instead of appending to it.
+        #expect(state.handle(.character("Y")) == [.set(field: "site", value: .text("Y"))])
+        #expect(state.notice == SheetState.sealedEditNotice)
+        #expect(state.handle(.character("d")) == [.set(field: "site", value: .text("Yd"))])
+        #expect(state.text(of: site, at: "site") == "Yd")
+
+        // Backspace on a sealed answer clears it (there is no text of it to shorten).
+        var cleared = SheetState(form: Self.form, answers: ["site": sealed])
+        #expect(cleared.handle(.backspace) == [.set(field: "site", value: nil)])
+    }
+
     @Test func invalidInputIsKeptAsTypedAndSaved() throws {
         var state = SheetState(form: Self.form, answers: [:])
         _ = state.handle(.tab)

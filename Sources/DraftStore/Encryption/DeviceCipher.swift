@@ -33,28 +33,31 @@ struct DeviceCipher: @unchecked Sendable {
     static func place(_ parts: [String]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(parts.reduce(0) { $0 + $1.utf8.count + 1 })
-        for (index, part) in parts.enumerated() {
-            if index > 0 { bytes.append(0) }
+        var first = true
+        for part in parts {
+            if !first { bytes.append(0) }
+            first = false
             bytes.append(contentsOf: part.utf8)
         }
         return bytes
     }
 
+    // The sealed layout after the version byte is exactly ChaChaPoly's combined representation (nonce,
+    // ciphertext, tag): a value is sealed and opened through it in one piece, without taking it apart.
+
     func seal<Plaintext: DataProtocol>(_ plaintext: Plaintext, place: [UInt8]) throws -> [UInt8] {
         let box = try ChaChaPoly.seal(plaintext, using: key, nonce: ChaChaPoly.Nonce(), authenticating: place)
-        var sealed: [UInt8] = [Self.version]
+        var sealed: [UInt8] = []
         sealed.reserveCapacity(Self.overhead + plaintext.count)
-        sealed.append(contentsOf: box.nonce)
-        sealed.append(contentsOf: box.ciphertext)
-        sealed.append(contentsOf: box.tag)
+        sealed.append(Self.version)
+        sealed.append(contentsOf: box.combined)
         return sealed
     }
 
     /// The plaintext of `sealed`, or nil when it was not sealed with this key at this place (or was altered).
     func open(_ sealed: [UInt8], place: [UInt8]) -> [UInt8]? {
-        guard sealed.count >= Self.overhead, sealed[0] == Self.version else { return nil }
-        guard let nonce = try? ChaChaPoly.Nonce(data: sealed[1..<13]),
-            let box = try? ChaChaPoly.SealedBox(nonce: nonce, ciphertext: sealed[13..<(sealed.count - 16)], tag: sealed[(sealed.count - 16)...]),
+        guard sealed.count >= Self.overhead, sealed[0] == Self.version,
+            let box = try? ChaChaPoly.SealedBox(combined: sealed[1...]),
             let plaintext = try? ChaChaPoly.open(box, using: key, authenticating: place)
         else { return nil }
         return Array(plaintext)

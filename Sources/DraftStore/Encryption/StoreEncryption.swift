@@ -72,8 +72,22 @@ final class StoreEncryption: Sendable {
         arguments.dropFirst().map { argument in String.fromDatabaseValue(argument) ?? Int64.fromDatabaseValue(argument).map { "\($0)" } ?? "" }
     }
 
+    /// ``DeviceCipher/place(_:)`` of the arguments after the value, written straight from them (called once per
+    /// value sealed or opened).
     static func place(_ arguments: [DatabaseValue]) -> [UInt8] {
-        DeviceCipher.place(parts(arguments))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(96)
+        var index = 1
+        while index < arguments.count {
+            if index > 1 { bytes.append(0) }
+            switch arguments[index].storage {
+            case .string(let text): bytes.append(contentsOf: text.utf8)
+            case .int64(let number): bytes.append(contentsOf: String(number).utf8)
+            default: bytes.append(contentsOf: parts([.null, arguments[index]])[0].utf8)
+            }
+            index += 1
+        }
+        return bytes
     }
 
     static func describe(_ arguments: [DatabaseValue]) -> String {

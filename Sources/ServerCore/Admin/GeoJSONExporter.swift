@@ -11,7 +11,9 @@ import SyncCore
 /// properties: the OData feed and the CSV export have them as tables.
 ///
 /// Which location: the field named by `field`, else the first top-level location field (in the form's order,
-/// newest version first, as the export's columns) that the record answered. Records without one are left out.
+/// newest version first, as the export's columns) that the record answered. Records without one are left out. A
+/// sensitive location field's sealed answer counts as unanswered: the server cannot read where it is (by design,
+/// docs/sensitive-fields.md).
 /// Memory stays flat: records are read a keyset page at a time and written as they come.
 package struct GeoJSONExporter: Sendable {
     let storage: any ServerStorage

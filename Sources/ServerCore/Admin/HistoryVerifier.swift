@@ -7,7 +7,8 @@ import SyncCore
 /// (docs/signed-submissions.md): what `fieldsheet-server records verify` prints.
 ///
 /// A record's history is **whole** when every entry written since the chain began carries a hash that is the
-/// SHA-256 of the previous entry's hash and its own content (``HistoryChain``), and every signature it keeps
+/// SHA-256 of the previous entry's hash and its own content (``HistoryChain``, by its current rule or, for entries
+/// written before it, its first), and every signature it keeps
 /// verifies, with the public key its device registered, over the mutation bytes kept beside it, and that
 /// mutation is of this record. An entry changed in the database fails its own hash; one removed fails the link
 /// of the entry after it. A signature made after its device was revoked is not broken, but does not count.
@@ -126,8 +127,7 @@ public struct HistoryVerifier: Sendable {
                 device: row.deviceId.flatMap { devices[$0] }, deviceId: row.deviceId, signature: row.kind == "change" ? .unsigned : .server,
                 linkProblem: nil, beforeChain: false)
             if let hash = row.hash {
-                let expected = row.expectedHash(previous: previous)
-                if expected != hash {
+                if !row.matches(hash: hash, previous: previous) {
                     entry.linkProblem = "entry \(row.id) does not match its hash: it was changed in the database, or an entry before it was removed or changed"
                 }
                 previous = hash

@@ -9,7 +9,9 @@ import SyncCore
 /// `fieldsheet-server user add` (`fieldsheet login --token`) may be shared by several homes and scripts, so its
 /// registration is answered 204 and kept nowhere, and its pushes stay unsigned. The first key a token
 /// registers stays: the same key again is accepted, another one is refused (409 `device-key-mismatch`), so
-/// whoever holds a copied token cannot put their own key in place of the device's.
+/// whoever holds a copied token cannot put their own key in place of the device's. A key kept is recorded in
+/// the audit log (`device-key.registered`), and so is one refused (`device-key.refused`); the same key again and
+/// a `user add` token's key, which is not kept, are not.
 struct DeviceKeyController {
     let services: ServerServices
 
@@ -23,7 +25,7 @@ struct DeviceKeyController {
     }
 
     @Sendable func register(_ request: Request, context: AppRequestContext) async throws -> Response {
-        _ = try context.membership()
+        let membership = try context.membership()
         let principal = try context.requirePrincipal()
         var request = request
         let body = try await request.decodeJSON(KeyRequest.self, limits: services.limits)
@@ -36,6 +38,8 @@ struct DeviceKeyController {
         switch try await services.storage.registerDeviceKey(tokenId: tokenId, publicKey: key.base64, now: Date()) {
         case .stored:
             context.logger.info("Device signing key registered", metadata: ["device": .stringConvertible(principal.deviceId ?? 0)])
+            await services.audit(.deviceKeyRegistered, request: request, context: context, projectId: membership.projectId,
+                subject: principal.userName, detail: ["device": principal.deviceId.map(String.init) ?? "", "key": key.base64, "via": "device-key"])
             return Response(status: .noContent)
         case .same:
             return Response(status: .noContent)
@@ -44,6 +48,11 @@ struct DeviceKeyController {
             context.logger.info("Device signing key not kept: the token was not enrolled with a login code")
             return Response(status: .noContent)
         case .different:
+            await services.audit(.deviceKeyRefused, request: request, context: context, projectId: membership.projectId,
+                subject: principal.userName, detail: [
+                    "device": principal.deviceId.map(String.init) ?? "", "key": key.base64,
+                    "reason": "the token holds another signing key, which stays",
+                ])
             throw Problem(.conflict, "device-key-mismatch", title: "Another signing key is registered",
                 detail: "This device's token already holds another signing key, which stays: a token's key is never replaced. Log in again with a new code from your project's admin.",
                 field: "publicKey")

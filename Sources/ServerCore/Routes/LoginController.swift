@@ -78,6 +78,12 @@ struct LoginController {
             context.logger.info("Device enrolled with a login code", metadata: ["user": .string(userName), "project": .string(projectName)])
             await services.audit(.loginCodeUsed, request: request, context: context,
                 projectId: projectId, subject: userName, detail: ["device": String(deviceId), "name": name.isEmpty ? "device" : name], actor: userName)
+            if let publicKey {
+                // The key went in with the code's exchange (the new token is the device's own): recorded as the
+                // key registrations of `POST …/device-key` are.
+                await services.audit(.deviceKeyRegistered, request: request, context: context, projectId: projectId, subject: userName,
+                    detail: ["device": String(deviceId), "key": publicKey, "via": "login-code"], actor: userName)
+            }
             return try Response.json(LoginResponse(token: token, project: projectName, user: userName, deviceId: deviceId))
         case .unknown:
             throw try await failure(address, request, context, "That login code is not known. Check what you typed, or ask your project's admin for a new code.")

@@ -67,7 +67,7 @@ public struct SyncEngine: Sendable {
         progress.update { $0.phase = .pulling }
         try await pull(progress)
         progress.update { $0.phase = .pushing }
-        let pushed = try await push(progress)
+        let (pushed, held) = try await push(progress)
         progress.update { $0.phase = .uploading }
         let uploaded = try await uploadAttachments(progress)
         if pushed > 0 || uploaded > 0 {
@@ -85,6 +85,10 @@ public struct SyncEngine: Sendable {
         try await storage("recording the sync") {
             try await store.markSynced(serverClock: clock)
             try await store.setSignedOut(false)
+        }
+        if let held {
+            // Everything else was exchanged; the records this device could not seal stay queued, and the sync says why.
+            throw held
         }
         progress.update { $0.phase = .done }
         let event = progress.current
@@ -159,14 +163,20 @@ public struct SyncEngine: Sendable {
         }
     }
 
-    /// Pushes the outbox in batches; returns how many records were pushed.
-    func push(_ progress: SyncProgressTracker) async throws -> Int {
+    /// Pushes the outbox in batches; returns how many records were pushed, and the error that says which were
+    /// held back (records with a sensitive answer this device cannot seal: it has no project key) when any were.
+    func push(_ progress: SyncProgressTracker) async throws -> (pushed: Int, held: SyncError?) {
         let total = try await storage("counting queued changes") { try await store.syncStatus().queuedRecords }
         progress.update { $0.pushTotal = total }
         var pushed = 0
+        var held = Set<UUID>()
+        var heldReason: String?
         while true {
             try Task.checkCancellation()
-            let batch = try await storage("preparing changes to send") { try await store.prepareOutgoing(limit: configuration.pushBatchSize) }
+            let prepared = try await storage("preparing changes to send") { try await store.prepareOutgoingBatch(limit: configuration.pushBatchSize) }
+            held.formUnion(prepared.held)
+            heldReason = heldReason ?? prepared.heldReason
+            let batch = prepared.mutations
             if batch.isEmpty { break }
             if pushed == 0 { try await registerSigningKey(progress) }
             let response = try await send(
@@ -184,7 +194,10 @@ public struct SyncEngine: Sendable {
                 $0.pushTotal = max($0.pushTotal ?? 0, $0.pushed)
             }
         }
-        return pushed
+        guard !held.isEmpty else { return (pushed, nil) }
+        let count = held.count == 1 ? "1 record stays" : "\(held.count) records stay"
+        return (pushed, SyncError(.noProjectKey,
+            "\(count) on this device, not sent: \(heldReason ?? "its sensitive answers cannot be sealed without the project's key.") Everything else was sent (\(pushed) record\(pushed == 1 ? "" : "s") this sync)."))
     }
 
     /// The push request body, assembled from the frozen mutation bodies as they are, with their signatures

@@ -22,6 +22,10 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case serverError
         /// The device database failed.
         case storage
+        /// Records with an answer of a sensitive field were not sent: this device has no key of the project to
+        /// seal them to (docs/sensitive-fields.md). Everything else was sent; those records stay queued and go out
+        /// with the first sync after the project's admin creates a key.
+        case noProjectKey
     }
 
     /// What kind of stop it was.

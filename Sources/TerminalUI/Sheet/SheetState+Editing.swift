@@ -129,6 +129,12 @@ extension SheetState {
             return []
         case .text, .multilineText, .integer, .decimal, .date, .time, .dateTime, .location, .trace, .shape:
             var text = self.text(of: field, at: key)
+            if typed[key] == nil, case .sealed? = answers[key] {
+                // Another device's sensitive answer, which this device cannot read: what is shown in its place is
+                // not its text, so an edit replaces it from nothing.
+                text = ""
+                notice = Self.sealedEditNotice
+            }
             switch event {
             case .character(let character): text.append(character)
             case .paste(let pasted): text += field.kind == .multilineText ? pasted : pasted.replacingOccurrences(of: "\n", with: " ")
@@ -139,6 +145,9 @@ extension SheetState {
             return set(key, field, AnswerValue.parse(text, for: field), typedText: text)
         }
     }
+
+    /// What the sheet says when an edit begins on a sensitive answer this device cannot read.
+    public static let sealedEditNotice = "This sensitive answer was sealed on another device and cannot be read here: what you type replaces it"
 
     mutating func toggle(_ value: String, at key: String, in field: FieldDefinition) -> [SheetIntent] {
         var selected: [String] = []

@@ -1,0 +1,153 @@
+import Foundation
+import FormModel
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+@testable import ServerCore
+import ServerStorage
+import SyncCore
+import Testing
+
+/// The history chain's hash rules (docs/signed-submissions.md): entries hashed by the first rule (which covered
+/// the signed mutation) and by rule 2 (which covers the signature in its place) verify in one chain, and a change
+/// to either is found; concurrent resolutions of one record leave a whole chain on both backends.
+struct HistoryChainTests {
+    static let key = DeviceSigningKey()
+    static let device = SigningDevice(id: 7, name: "ana-phone", userName: "ana", publicKey: key.publicKey, revokedAt: nil)
+    static let record = UUID()
+
+    /// A signed mutation of the record setting `title`, as a device freezes it: its canonical bytes and signature.
+    static func signed(_ title: String) -> (mutation: String, signature: String) {
+        let mutation = Mutation(
+            mutationID: UUID().uuidString.lowercased(), recordID: record, form: FormKey(id: "job", version: 1), state: .submitted,
+            changes: ["title": FieldChange(value: .text(title), baseRevision: 0, hlc: HybridTimestamp(millis: 1_000, counter: 0))])
+        let bytes = mutation.jsonBytes()
+        return (String(decoding: bytes, as: UTF8.self), key.signature(for: bytes))
+    }
+
+    static func row(_ id: Int64, kind: String, detail: String, signed: (mutation: String, signature: String)?) -> ChainedHistoryRow {
+        ChainedHistoryRow(
+            id: id, recordID: record.lowercased, revision: id, kind: kind, userId: 1, userName: "ana", clientID: signed == nil ? nil : "ana-phone",
+            deviceId: signed == nil ? nil : device.id, detail: detail, createdAt: 1_700_000_000.25 + Double(id), signature: signed?.signature,
+            signedMutation: signed?.mutation, hash: nil)
+    }
+
+    /// Two entries hashed by the first rule, then two by rule 2, each linked to the one before.
+    static func mixedChain() -> [ChainedHistoryRow] {
+        var rows = [
+            row(1, kind: "change", detail: #"{"fields":{"title":{"from":null,"to":{"text":"Pump"}}}}"#, signed: signed("Pump")),
+            row(2, kind: "review", detail: #"{"fields":{},"review":{"to":"approved"}}"#, signed: nil),
+            row(3, kind: "change", detail: #"{"fields":{"title":{"from":{"text":"Pump"},"to":{"text":"Valve"}}}}"#, signed: signed("Valve")),
+            row(4, kind: "resolution", detail: #"{"fields":{},"resolution":{"conflictId":1,"kept":"server"}}"#, signed: nil),
+        ]
+        rehash(&rows, firstRuleThrough: 2)
+        return rows
+    }
+
+    /// Hashes every entry again after its predecessor: those up to `firstRuleThrough` by the first rule.
+    static func rehash(_ rows: inout [ChainedHistoryRow], firstRuleThrough: Int64) {
+        var previous = HistoryChain.genesis
+        for index in rows.indices {
+            let row = rows[index]
+            let hash = row.id <= firstRuleThrough
+                ? HistoryChain.firstRuleHash(
+                    previous: previous, recordID: row.recordID, revision: row.revision, kind: row.kind, userId: row.userId, clientID: row.clientID,
+                    deviceId: row.deviceId, detail: row.detail, createdAt: row.createdAt, signature: row.signature, signedMutation: row.signedMutation)
+                : row.expectedHash(previous: previous)
+            rows[index].hash = hash
+            previous = hash
+        }
+    }
+
+    static func verify(_ rows: [ChainedHistoryRow]) -> HistoryVerifier.Record {
+        HistoryVerifier.verify(rows[...], devices: [device.id: device], firstChained: 1)
+    }
+
+    @Test func entriesHashedByEitherRuleVerifyInOneChainAndAChangeToEitherIsFound() throws {
+        let rows = Self.mixedChain()
+        // The rules differ: rule 2 leaves the signed mutation out of the hash and numbers its content.
+        #expect(rows[0].expectedHash(previous: HistoryChain.genesis) != rows[0].hash)
+        let whole = Self.verify(rows)
+        #expect(whole.isWhole, "\(whole)")
+        #expect(whole.entries.map(\.signature) == [.valid, .server, .valid, .server])
+
+        // A detail changed in an entry of the first rule, then of rule 2: the link of that entry breaks.
+        for index in [0, 2] {
+            var changed = rows
+            changed[index].detail = changed[index].detail.replacingOccurrences(of: "Pump", with: "Pomp")
+            let record = Self.verify(changed)
+            #expect(!record.isWhole)
+            #expect(record.entries[index].linkProblem?.contains("does not match its hash") == true, "\(record.entries[index])")
+        }
+
+        // Rule 2 does not hash the signed mutation: one changed fails its signature instead.
+        var forged = rows
+        forged[2].signedMutation = Self.signed("Valve!").mutation
+        let forgedRecord = Self.verify(forged)
+        #expect(!forgedRecord.isWhole)
+        #expect(forgedRecord.entries[2].linkProblem == nil)
+        guard case .invalid(let reason) = forgedRecord.entries[2].signature else {
+            Issue.record("a signed mutation changed in the database should fail its signature, not \(forgedRecord.entries[2].signature)")
+            return
+        }
+        #expect(reason.contains("does not verify"))
+
+        // Another signed mutation of the device, moved in with its own signature, verifies: the hash over the
+        // signature is what finds it.
+        var swapped = rows
+        swapped[2].signedMutation = rows[0].signedMutation
+        swapped[2].signature = rows[0].signature
+        let swappedRecord = Self.verify(swapped)
+        #expect(!swappedRecord.isWhole)
+        #expect(swappedRecord.entries[2].signature == .valid)
+        #expect(swappedRecord.entries[2].linkProblem?.contains("does not match its hash") == true)
+
+        // An entry of rule 2 removed breaks the link of the one after it.
+        var removed = rows
+        removed.remove(at: 2)
+        #expect(Self.verify(removed).entries[2].linkProblem != nil)
+    }
+
+    @Test(arguments: Backend.available)
+    func resolutionsOfOneRecordSentAtOnceLeaveAWholeChain(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            try await server.publish(TestForms.job(policy: .manual), project: "alpha")
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let bo = Device(clientID: "bo-phone", token: try await server.member("bo", project: "alpha", role: .reviewer))
+            let rita = Device(clientID: "rita", token: try await server.member("rita", project: "alpha", role: .admin))
+            let record = UUID()
+            let count = 8
+            try await server.app.test(.live) { client in
+                _ = try await ana.push(client, [ana.mutation(record, ["title": ana.change(.text("Pump"))])])
+                _ = try await ana.push(client, [ana.mutation(record, ["notes": ana.change(.text("from ana"), base: 1)])])
+                // Bo's stale edits each meet Ana's notes: under the manual policy each is an open conflict.
+                for index in 0..<count {
+                    let (response, push) = try await bo.push(client, [bo.mutation(record, ["notes": bo.change(.text("from bo \(index)"), base: 1)])])
+                    #expect(push?.outcomes.first?.conflicts.first?.open == true, "\(response.status)")
+                }
+                let listed = try await rita.get(client, "/v1/projects/alpha/conflicts")
+                let ids = try JSONDecoder().decode(ReviewTests.ConflictListBody.self, from: Data(buffer: listed.body)).conflicts.map(\.id)
+                #expect(ids.count == count)
+
+                // Every one resolved at once, keeping the server's value: none writes a record row.
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for id in ids {
+                        group.addTask {
+                            try await ReviewTests.post(client, rita, "/v1/projects/alpha/conflicts/\(id)/resolve", #"{"keep":"server"}"#).status
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.allSatisfy { $0 == .ok }, "\(statuses)")
+            }
+
+            let project = try await server.project("alpha")
+            var records: [HistoryVerifier.Record] = []
+            let summary = try await HistoryVerifier(storage: server.storage).verify(projectId: project.id, recordID: record) { records.append($0) }
+            #expect(summary.records == 1 && summary.broken == 0, "\(records)")
+            let entries = try #require(records.first).entries
+            #expect(entries.filter { $0.kind == "resolution" }.count == count)
+            #expect(entries.allSatisfy { $0.linkProblem == nil && !$0.beforeChain }, "\(entries)")
+        }
+    }
+}
