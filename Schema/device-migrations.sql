@@ -384,3 +384,15 @@ CREATE TABLE signing_key (
 -- is frozen and sent with it every time; NULL for a mutation frozen before this migration, signed when it is
 -- next sent.
 ALTER TABLE sent_mutations ADD COLUMN signature TEXT;
+
+-- migration: v17-entity-label-search
+-- A search index of the entity labels (docs/entity-lists.md, "On the device"): the trigrams of each label
+-- (FTS5's trigram tokenizer, ignoring case), so that a choice's search for text of three characters or more
+-- finds the few entities whose label contains it without walking every label of its list. Its content is the
+-- `label` column of `entities` (nothing stored twice), kept by the triggers below in the statement that writes
+-- the entity; a label changed to itself leaves the index alone. Labels are in clear, as the column it indexes.
+CREATE VIRTUAL TABLE entity_label_search USING fts5(label, content = 'entities', content_rowid = 'rowid', tokenize = 'trigram');
+INSERT INTO entity_label_search (entity_label_search) VALUES ('rebuild');
+CREATE TRIGGER entities_label_search_insert AFTER INSERT ON entities BEGIN INSERT INTO entity_label_search (rowid, label) VALUES (new.rowid, new.label); END;
+CREATE TRIGGER entities_label_search_delete AFTER DELETE ON entities BEGIN INSERT INTO entity_label_search (entity_label_search, rowid, label) VALUES ('delete', old.rowid, old.label); END;
+CREATE TRIGGER entities_label_search_update AFTER UPDATE OF label ON entities WHEN old.label IS NOT new.label BEGIN INSERT INTO entity_label_search (entity_label_search, rowid, label) VALUES ('delete', old.rowid, old.label); INSERT INTO entity_label_search (rowid, label) VALUES (new.rowid, new.label); END;

@@ -123,12 +123,23 @@ extension DraftStore {
         return try mergedEntity(id: key, fields: fields, local: local)
     }
 
+    /// How many entities a search may find in the label index (`entity_label_search`) and still read them
+    /// alone; a search that finds more walks the list's labels in order, which soon finds its first matches.
+    static let entitySearchCandidates = 256
+
     /// The list's entities in label order (the server's label; one created here and not yet sent back by its
     /// own label), while `visit` returns true.
+    ///
+    /// A search for ASCII text of three characters or more first asks the label index (trigrams of every
+    /// label) for the entities whose label may contain it: when those are few (a rare search), only they are
+    /// read, so a search with one match costs what a search with eight does; when they are many, the labels are
+    /// walked in order and the walk stops at the first matches. Entities relabelled here, and those without a
+    /// label (searched by their id), are read either way.
     static func forEachEntity(_ db: Database, list: String, labelContaining text: String = "", _ visit: (EntityRow) -> Bool) throws {
         var local = try localChanges(db, list: list, id: nil)
         // SQLite's LIKE ignores the case of ASCII letters only: it narrows by ASCII text, Swift checks every label.
-        let like = text.unicodeScalars.allSatisfy(\.isASCII) && !text.isEmpty
+        let ascii = text.unicodeScalars.allSatisfy(\.isASCII) && !text.isEmpty
+        let like = ascii
             ? "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
             : nil
         // Entities only this device holds so far (created here), merged into the order by label.
@@ -141,12 +152,32 @@ extension DraftStore {
             }
             onlyHere.sort { ($0.label, $0.id) > ($1.label, $1.id) }  // popped from the end
         }
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT id, fs_open(fields, 'entity', list, id), coalesce(label, id) FROM entities WHERE list = ?1
-                AND (?2 IS NULL OR coalesce(label, id) LIKE ?2 ESCAPE '\\'
-                    OR id IN (SELECT entity_id FROM entity_local_changes WHERE list = ?1 AND property = 'label'))
-            ORDER BY label, id
-            """), arguments: [list, like])
+        let statement: Statement
+        var arguments: StatementArguments = [list, like]
+        // The index's LIKE takes no escape character: text holding one of `%_\` walks.
+        if ascii, text.utf8.count >= 3, !text.contains(where: { "%_\\".contains($0) }),
+           case let candidates = try Int64.fetchAll(
+               db.cachedStatement(sql: "SELECT rowid FROM entity_label_search WHERE label LIKE ? LIMIT \(entitySearchCandidates + 1)"),
+               arguments: ["%" + text + "%"]),
+           candidates.count <= entitySearchCandidates {
+            statement = try db.cachedStatement(sql: """
+                SELECT id, fs_open(fields, 'entity', list, id), coalesce(label, id) FROM entities WHERE +list = ?1
+                    AND rowid IN (SELECT value FROM json_each(?2)
+                        UNION SELECT e.rowid FROM entity_local_changes c JOIN entities e ON e.list = c.list AND e.id = c.entity_id
+                            WHERE c.list = ?1 AND c.property = 'label'
+                        UNION SELECT rowid FROM entities WHERE list = ?1 AND label IS NULL)
+                ORDER BY label, id
+                """)
+            arguments = [list, "[" + candidates.map(String.init).joined(separator: ",") + "]"]
+        } else {
+            statement = try db.cachedStatement(sql: """
+                SELECT id, fs_open(fields, 'entity', list, id), coalesce(label, id) FROM entities WHERE list = ?1
+                    AND (?2 IS NULL OR coalesce(label, id) LIKE ?2 ESCAPE '\\'
+                        OR id IN (SELECT entity_id FROM entity_local_changes WHERE list = ?1 AND property = 'label'))
+                ORDER BY label, id
+                """)
+        }
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
         while let row = try rows.next() {
             let id: String = row[0]
             let label: String = row[2]
@@ -236,16 +267,24 @@ extension DraftStore {
     }
 
     /// Applies one page of `list`'s entity feed as the server sent it, with its cursor, in one transaction:
-    /// each entity's fields are stored as the bytes the page carried (its label read out of them by SQLite),
-    /// the ids in `removed` leave with whatever this device changed of them, and a local change leaves once
-    /// the server's entity carries a stamp at least as new for its property.
+    /// each entity's fields are stored as the bytes the page carried (sealed as they are in an encrypted store,
+    /// never decoded and written again; the label read out of them while the page is read), the ids in
+    /// `removed` leave with whatever this device changed of them, and a local change leaves once the server's
+    /// entity carries a stamp at least as new for its property.
+    ///
+    /// A page the feed has more after commits without waiting for the disk (``unsyncedWrite(doing:_:)``): a
+    /// power cut may lose the last pages applied, and their cursor with them, so the next sync asks for them
+    /// again; nothing else depends on them. After the last page the list's cursor is written again in a commit
+    /// that waits for the disk, which makes every page before it durable too: the sync pays that wait once,
+    /// not the next edit made on the device.
     /// - Throws: `JSONReadError` (nothing applied) for a page that cannot be read.
     package func applyEntityPage(list: String, _ bytes: [UInt8]) async throws -> EntityPageApplication {
-        let result = try await write(doing: "applying the entity list \(list)") { db -> Result<EntityPageApplication, JSONReadError> in
+        let cipher = encryption.current.cipher
+        let result = try await unsyncedWrite(doing: "applying the entity list \(list)") { db -> Result<EntityPageApplication, JSONReadError> in
             var outcome: Result<EntityPageApplication, JSONReadError> = .failure(JSONReader([]).error("no page"))
             try db.inSavepoint {
                 do {
-                    outcome = .success(try Self.applyEntityPage(db, list: list, bytes))
+                    outcome = .success(try Self.applyEntityPage(db, list: list, bytes, cipher: cipher))
                     return .commit
                 } catch let error as JSONReadError {
                     outcome = .failure(error)
@@ -254,18 +293,99 @@ extension DraftStore {
             }
             return outcome
         }
-        return try result.get()
+        let application = try result.get()
+        if !application.hasMore {
+            try await write(doing: "storing the entity list \(list)") { db in
+                try db.execute(sql: "UPDATE entity_cursors SET cursor = cursor WHERE list = ?", arguments: [list])
+            }
+        }
+        return application
     }
 
-    static func applyEntityPage(_ db: Database, list: String, _ bytes: [UInt8]) throws -> EntityPageApplication {
+    /// One entity of a feed page, as it is stored.
+    struct StoredEntityRow {
+        var id: String
+        var revision: Int64
+        var sequence: Int64
+        var creator: String
+        var assignee: String?
+        /// The fields' bytes as the page carried them: sealed (a BLOB) in an encrypted store, else the text.
+        var fields: DatabaseValue
+        var label: String?
+    }
+
+    /// How many entities one upsert statement stores (8 parameters each, well within SQLite's limit).
+    static let entityUpsertRows = 100
+
+    /// The upsert of `rows` entities of one list in one statement: `?1` is the list, then seven parameters an
+    /// entity (id, revision, sequence, creator, assignee, fields, label).
+    static func entityUpsertSQL(rows: Int) -> String {
+        var sql = "INSERT INTO entities (list, id, revision, sequence, creator, assignee, fields, label) VALUES "
+        for row in 0..<rows {
+            let first = 2 + row * 7
+            if row > 0 { sql += ", " }
+            sql += "(?1, " + (first..<(first + 7)).map { "?\($0)" }.joined(separator: ", ") + ")"
+        }
+        return sql + """
+             ON CONFLICT (list, id) DO UPDATE SET revision = excluded.revision, sequence = excluded.sequence, creator = excluded.creator,
+                assignee = excluded.assignee, fields = excluded.fields, label = excluded.label
+            """
+    }
+
+    static let fullEntityUpsertSQL = entityUpsertSQL(rows: entityUpsertRows)
+
+    /// Stores `rows` of `list` with as few statements as their count allows.
+    static func upsertEntities(_ db: Database, list: String, _ rows: [StoredEntityRow]) throws {
+        var start = 0
+        while start < rows.count {
+            let count = min(entityUpsertRows, rows.count - start)
+            let statement = try db.cachedStatement(sql: count == entityUpsertRows ? fullEntityUpsertSQL : entityUpsertSQL(rows: count))
+            var values: [DatabaseValue] = [list.databaseValue]
+            values.reserveCapacity(1 + count * 7)
+            for row in rows[start..<(start + count)] {
+                values.append(row.id.databaseValue)
+                values.append(row.revision.databaseValue)
+                values.append(row.sequence.databaseValue)
+                values.append(row.creator.databaseValue)
+                values.append(row.assignee?.databaseValue ?? .null)
+                values.append(row.fields)
+                values.append(row.label?.databaseValue ?? .null)
+            }
+            try statement.execute(arguments: StatementArguments(values))
+            start += count
+        }
+    }
+
+    /// Reads an entity's `fields` (a ``RecordFields`` object) where `reader` stands: the byte range it takes and
+    /// its label (`values.label.text`), without building the fields.
+    static func readEntityFields(_ reader: inout JSONReader) throws -> (range: Range<Int>, label: String?) {
+        _ = reader.peek()
+        let start = reader.offset
+        var label: String?
+        try reader.beginObject()
+        while let key = try reader.nextKey() {
+            guard key == "values" else {
+                try reader.skipValue()
+                continue
+            }
+            try reader.beginObject()
+            while let field = try reader.nextKey() {
+                guard field == StoredEntityKeys.label, reader.peek() == UInt8(ascii: "{") else {
+                    try reader.skipValue()
+                    continue
+                }
+                try reader.beginObject()
+                while let kind = try reader.nextKey() {
+                    if kind == "text", reader.peek() == UInt8(ascii: "\"") { label = try reader.readString() } else { try reader.skipValue() }
+                }
+            }
+        }
+        return (start..<reader.offset, label)
+    }
+
+    static func applyEntityPage(_ db: Database, list: String, _ bytes: [UInt8], cipher: DeviceCipher?) throws -> EntityPageApplication {
         // The entities this device changed and the server has not sent back: only those are read.
         var pending = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT entity_id FROM entity_local_changes WHERE list = ?"), arguments: [list]))
-        let upsert = try db.cachedStatement(sql: """
-            INSERT INTO entities (list, id, revision, sequence, creator, assignee, fields, label)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, fs_seal(?7, 'entity', ?1, ?2), json_extract(?7, '$.values.label.text'))
-            ON CONFLICT (list, id) DO UPDATE SET revision = excluded.revision, sequence = excluded.sequence, creator = excluded.creator,
-                assignee = excluded.assignee, fields = excluded.fields, label = excluded.label
-            """)
         let remove = try db.cachedStatement(sql: "DELETE FROM entities WHERE list = ? AND id = ?")
         let forget = try db.cachedStatement(sql: "DELETE FROM entity_local_changes WHERE list = ? AND entity_id = ?")
         var reader = JSONReader(bytes)
@@ -280,6 +400,7 @@ extension DraftStore {
                 let named = try reader.readString()
                 guard named == list else { throw reader.error("The page is of the list \"\(named)\", asked for \"\(list)\"") }
             case "changes":
+                var rows: [StoredEntityRow] = []
                 try reader.beginArray()
                 while try reader.nextElement() {
                     var id: String?
@@ -287,7 +408,7 @@ extension DraftStore {
                     var sequence: Int64?
                     var creator: String?
                     var assignee: String?
-                    var fields: ArraySlice<UInt8>?
+                    var fields: (range: Range<Int>, label: String?)?
                     try reader.beginObject()
                     while let member = try reader.nextKey() {
                         switch member {
@@ -296,21 +417,24 @@ extension DraftStore {
                         case "sequence": sequence = try reader.readInt64()
                         case "creator": creator = try reader.readString()
                         case "assignee": assignee = try reader.readNull() ? nil : try reader.readString()
-                        case "fields": fields = try reader.rawValue()
+                        case "fields": fields = try readEntityFields(&reader)
                         default: try reader.skipValue()
                         }
                     }
                     guard let id, UUID(uuidString: id) != nil, let revision, let sequence, let creator, let fields else {
                         throw reader.error("An entity of the page needs entityId (a UUID), revision, sequence, creator and fields")
                     }
-                    let text = String(decoding: fields, as: UTF8.self)
-                    try upsert.execute(arguments: [list, id, revision, sequence, creator, assignee, text])
-                    stored += 1
+                    let raw = bytes[fields.range]
+                    // Sealed here as `fs_seal(fields, 'entity', list, id)` would, from the page's own bytes.
+                    let value = try cipher.map { Data(try $0.seal(raw, place: DeviceCipher.place(["entity", list, id]))).databaseValue }
+                        ?? String(decoding: raw, as: UTF8.self).databaseValue
+                    rows.append(StoredEntityRow(id: id, revision: revision, sequence: sequence, creator: creator, assignee: assignee, fields: value, label: fields.label))
                     if pending.contains(id) {
-                        let server = try RecordFields(jsonBytes: Array(fields))
-                        try dropSettledChanges(db, list: list, id: id, server: server)
+                        try dropSettledChanges(db, list: list, id: id, server: try RecordFields(jsonBytes: Array(raw)))
                     }
                 }
+                try upsertEntities(db, list: list, rows)
+                stored += rows.count
             case "removed":
                 try reader.beginArray()
                 while try reader.nextElement() {

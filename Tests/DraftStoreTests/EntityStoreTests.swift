@@ -1,6 +1,7 @@
 import FieldSheetTesting
 import Foundation
 import FormModel
+import GRDB
 import SyncCore
 import Testing
 @testable import DraftStore
@@ -17,32 +18,41 @@ struct EntityStoreTests {
         ])],
         entity: EntityDeclaration(list: "households", label: "head", createIf: "members > 0"))
 
-    /// A page of one entity whose `members` carries `stamp`.
-    static func page(_ id: UUID, members: Int, stamp: HybridTimestamp, cursor: Int64, removed: [UUID] = []) -> [UInt8] {
-        let fields = RecordFields([
-            "label": FieldState(value: .text("Server label"), revision: 1, hlc: stamp, clientID: "server"),
+    /// An entity's fields as the server sends them: its label, head and members, each stamped `stamp`.
+    static func fields(label: String = "Server label", members: Int, stamp: HybridTimestamp) -> RecordFields {
+        RecordFields([
+            "label": FieldState(value: .text(label), revision: 1, hlc: stamp, clientID: "server"),
             "head": FieldState(value: .text("Server head"), revision: 1, hlc: stamp, clientID: "server"),
             "members": FieldState(value: .integer(members), revision: 1, hlc: stamp, clientID: "server"),
         ])
+    }
+
+    /// A page of one entity whose `members` carries `stamp`.
+    static func page(_ id: UUID, members: Int, stamp: HybridTimestamp, cursor: Int64, removed: [UUID] = []) -> [UInt8] {
+        page(removed.isEmpty ? [(id, fields(members: members, stamp: stamp))] : [], cursor: cursor, removed: removed)
+    }
+
+    /// A page of `entities` (each with its sequence in order, up to `cursor`) and the ids in `removed`.
+    static func page(_ entities: [(id: UUID, fields: RecordFields)], cursor: Int64, removed: [UUID] = []) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("list")
         writer.string("households")
         writer.key("changes")
         writer.beginArray()
-        if removed.isEmpty {
+        for (offset, entity) in entities.enumerated() {
             writer.element()
             writer.beginObject()
             writer.key("entityId")
-            writer.string(id.uuidString.lowercased())
+            writer.string(entity.id.uuidString.lowercased())
             writer.key("revision")
             writer.int(1)
             writer.key("sequence")
-            writer.int(cursor)
+            writer.int(cursor - Int64(entities.count - 1 - offset))
             writer.key("creator")
             writer.string("ana")
             writer.key("fields")
-            fields.write(to: &writer)
+            entity.fields.write(to: &writer)
             writer.endObject()
         }
         writer.endArray()
@@ -130,5 +140,115 @@ struct EntityStoreTests {
         }
         #expect(try await store.entityCursor(list: "households") == 0)
         #expect(try await store.entityStorageCounts(list: "households") == (0, 0))
+    }
+    /// A page of more entities than one statement stores, mixing new ones, an update, a removal and entities
+    /// this device changed (one the server's stamp settles, one it does not), is applied whole: each stored as
+    /// the page's bytes (sealed in an encrypted store), its label read out of them, the observation seeing the
+    /// list before the page or after it, never part of it.
+    @Test(arguments: [true, false])
+    func aPageMixingNewUpdatedRemovedAndLocallyChangedEntitiesIsAppliedWhole(encrypted: Bool) async throws {
+        let directory = TemporaryDirectory("entities")
+        let store = try DraftStore(home: directory.url, options: DraftStore.Options(encryption: encrypted ? .keyFileInHome : .none))
+        _ = try await store.importForms([Self.registration])
+        let settled = try await register(store, members: 4)
+        let kept = try await register(store, members: 6)
+        let local = try #require(try await store.pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT min(hlc) FROM entity_local_changes WHERE property != ''")
+        })
+        let old = (0..<3).map { _ in UUID() }
+        let before = try await store.applyEntityPage(
+            list: "households", Self.page(old.enumerated().map { ($1, Self.fields(label: "Old \($0)", members: $0, stamp: .zero)) }, cursor: 3))
+        #expect(before.stored == 3 && before.removed == 0)
+        let (task, seen) = collect(store.observeEntities(list: "households"))
+        defer { task.cancel() }
+        #expect(await eventually { seen.last?.count == 5 })
+
+        let count = DraftStore.entityUpsertRows * 2 + 50
+        let new = (0..<count).map { ($0, UUID()) }
+        var entities = new.map { ($1, Self.fields(label: "Household \($0)", members: $0, stamp: .zero)) }
+        entities.insert((old[0], Self.fields(label: "Renamed", members: 10, stamp: HybridTimestamp(rawValue: 5))), at: 7)
+        entities.insert((settled, Self.fields(members: 5, stamp: HybridTimestamp(rawValue: local + (1 << 40)))), at: 120)
+        entities.append((kept, Self.fields(members: 9, stamp: HybridTimestamp(rawValue: local - 1))))
+        let applied = try await store.applyEntityPage(list: "households", Self.page(entities, cursor: 4 + Int64(entities.count), removed: [old[1]]))
+        #expect(applied.stored == count + 3 && applied.removed == 1 && applied.cursor == 4 + Int64(entities.count) && !applied.hasMore)
+
+        #expect(store.entity(old[0].uuidString, in: "households")?.label == "Renamed")
+        #expect(store.entity(old[0].uuidString, in: "households")?.properties["members"] == .integer(10))
+        #expect(store.entity(old[1].uuidString, in: "households") == nil, "removed")
+        #expect(store.entity(old[2].uuidString, in: "households")?.label == "Old 2", "not in the page: as it was")
+        let household = try #require(store.entity(new[count - 1].1.uuidString, in: "households"))
+        #expect(household.label == "Household \(count - 1)" && household.properties["members"] == .integer(count - 1))
+        // Settled: the server's stamp passes every change here. Kept: the device's newer values stay on top.
+        #expect(store.entity(settled.uuidString, in: "households")?.label == "Server label")
+        #expect(store.entity(settled.uuidString, in: "households")?.properties["members"] == .integer(5))
+        #expect(store.entity(kept.uuidString, in: "households")?.label == "Amina")
+        #expect(store.entity(kept.uuidString, in: "households")?.properties["members"] == .integer(6))
+        let counts = try await store.entityStorageCounts(list: "households")
+        #expect(counts.entities == count + 4 && counts.localChanges == 3, "kept's label, head and members wait: \(counts)")
+
+        // Stored as the page's bytes, sealed when the store is encrypted; the label column read out of them.
+        let key = new[3].1.uuidString.lowercased()
+        let row = try store.pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT typeof(fields), fs_open(fields, 'entity', list, id), label FROM entities WHERE list = 'households' AND id = ?", arguments: [key])
+        }
+        let stored = try #require(row)
+        #expect(stored[0] as String == (encrypted ? "blob" : "text"))
+        #expect(stored[1] as String == String(decoding: Self.fields(label: "Household 3", members: 3, stamp: .zero).jsonBytes(), as: UTF8.self))
+        #expect(stored[2] as String == "Household 3")
+        // The search reads the label column: the new entities are found by it, in label order.
+        var found: [String] = []
+        store.forEachEntity(in: "households", labelContaining: "household 24") { found.append($0.label); return found.count < 3 }
+        #expect(found == ["Household 24", "Household 240", "Household 241"])
+
+        #expect(await eventually { seen.last?.count == count + 4 }, "the page reaches the observation")
+        #expect(seen.values.allSatisfy { $0.count == 5 || $0.count == count + 4 }, "never part of a page: \(seen.values.map(\.count))")
+    }
+
+    /// A search reads the label index (`entity_label_search`) when its text is rare, and walks the labels in
+    /// order when it is common: either way it finds what a look at every label finds, in label order, with the
+    /// device's own relabelling on top and an entity without a label searched by its id; an entity the server
+    /// relabels or removes leaves the index with it.
+    @Test func aSearchFindsByTheLabelIndexWhatEveryLabelHolds() async throws {
+        let directory = TemporaryDirectory("entities")
+        let store = try DraftStore(home: directory.url)
+        try await HouseholdEntities.store(1_000, forms: [Self.registration], in: store)
+        let unlabelled = try #require(UUID(uuidString: "deadbeef-0000-4000-8000-000000000001"))
+        _ = try await store.applyEntityPage(list: "households", Self.page(
+            [(unlabelled, RecordFields(["members": FieldState(value: .integer(2), revision: 1, hlc: .zero, clientID: "server")]))], cursor: 1_001))
+        // Household 5 relabelled here, newer than the server's label.
+        try await store.pool.write { db in
+            try DraftStore.storeLocalChange(
+                db, list: "households", entity: HouseholdEntities.id(5), property: "label", record: UUID().uuidString.lowercased(),
+                value: #"{"text":"Zanzibar house"}"#, hlc: HybridTimestamp(rawValue: 1 << 30), writer: "this-device")
+        }
+        // What each entity shows, in the list's order: the server's labels (the entity without one, by its id,
+        // first), household 5 showing the label given here where the server's stands.
+        var labels = [unlabelled.uuidString.lowercased()] + (0..<1_000).map { HouseholdEntities.label($0) }
+        labels[6] = "Zanzibar house"
+        func search(_ text: String, limit: Int = 8) -> [String] {
+            var found: [String] = []
+            store.forEachEntity(in: "households", labelContaining: text) { found.append($0.label); return found.count < limit }
+            return found
+        }
+        func everyLabel(_ text: String, limit: Int = 8) -> [String] {
+            Array(labels.filter { $0.lowercased().contains(text.lowercased()) }.prefix(limit))
+        }
+        for text in ["household 00999", "0099", "999", "zanzibar", "ZAN", "Household 00005", "household 00", "Household", "ouse", "9", "deadbeef", "nobody", "a_b", "50%"] {
+            #expect(search(text) == everyLabel(text), "\(text)")
+        }
+        #expect(search("household 00999") == ["Household 00999"])
+        #expect(search("zanzibar") == ["Zanzibar house"])
+
+        // The server relabels one household and removes another: the index follows.
+        let renamed = try #require(UUID(uuidString: HouseholdEntities.id(998)))
+        let removed = try #require(UUID(uuidString: HouseholdEntities.id(999)))
+        _ = try await store.applyEntityPage(list: "households", Self.page(
+            [(renamed, Self.fields(label: "Renamed 998", members: 1, stamp: .zero))], cursor: 1_002, removed: [removed]))
+        #expect(search("00999").isEmpty && search("00998").isEmpty)
+        #expect(search("renamed") == ["Renamed 998"])
+        // FTS5's own check of an index against its content: it throws when they disagree.
+        try await store.pool.write { db in
+            try db.execute(sql: "INSERT INTO entity_label_search (entity_label_search) VALUES ('integrity-check')")
+        }
     }
 }

@@ -33,6 +33,23 @@ struct EntityServerTests {
         ])],
         entity: EntityDeclaration(list: list, entityId: "household"))
 
+    /// A server of `backend` whose project alpha has `forms` published (the registration and the visit unless
+    /// told), for `body` with the project's id: where every test here starts.
+    static func withHouseholds(
+        _ backend: Backend, forms: [FormDefinition] = [EntityServerTests.register, EntityServerTests.visit], limits: ServerLimits = ServerLimits(),
+        _ body: (TestServer, Int64) async throws -> Void
+    ) async throws {
+        try await TestServer.with(backend, limits: limits) { server in
+            for form in forms { try await server.publish(form, project: "alpha") }
+            try await body(server, try await server.project("alpha").id)
+        }
+    }
+
+    /// `name`'s device in project alpha: a collector's phone, another role's laptop.
+    static func device(_ server: TestServer, _ name: String, role: Role = .collector) async throws -> Device {
+        Device(clientID: name + (role == .collector ? "-phone" : "-laptop"), token: try await server.member(name, project: "alpha", role: role))
+    }
+
     static func entityChange(_ device: Device, _ change: RecordEntityChange, millis: Int64 = 1_000, now: Int64 = HybridLogicalClock.wallMillis()) -> FieldChange {
         device.change(change.answer, base: 0, millis: millis, now: now)
     }
@@ -66,10 +83,8 @@ struct EntityServerTests {
 
     @Test(arguments: Backend.available)
     func aRegistrationCreatesItsEntityWhichTheFeedSends(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let projectId = try await server.project("alpha").id
+        try await Self.withHouseholds(backend, forms: [Self.register]) { server, projectId in
+            let ana = try await Self.device(server, "ana")
             let declared = try #require(try await server.storage.entityList(projectId: projectId, name: Self.list))
             #expect(declared.properties == [
                 EntityProperty(name: "district", kind: .text), EntityProperty(name: "head_name", kind: .text), EntityProperty(name: "members", kind: .integer),
@@ -108,13 +123,10 @@ struct EntityServerTests {
 
     @Test(arguments: Backend.available)
     func updatesOfDifferentPropertiesMergeAndTheSamePropertyKeepsItsLoser(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
-            try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
-            let cleo = Device(clientID: "cleo-phone", token: try await server.member("cleo", project: "alpha", role: .collector))
-            let projectId = try await server.project("alpha").id
+        try await Self.withHouseholds(backend) { server, projectId in
+            let ana = try await Self.device(server, "ana")
+            let ben = try await Self.device(server, "ben")
+            let cleo = try await Self.device(server, "cleo")
             let household = UUID()
             let now = HybridLogicalClock.wallMillis()
             try await server.app.test(.router) { client in
@@ -160,13 +172,10 @@ struct EntityServerTests {
     /// (409) with nothing written, and saving again from that page overwrites.
     @Test(arguments: Backend.available)
     func aConsoleEditMergesWithDevicesOfflineEditsPropertyByProperty(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
-            try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+        try await Self.withHouseholds(backend) { server, projectId in
+            let ana = try await Self.device(server, "ana")
+            let ben = try await Self.device(server, "ben")
             let adam = try await server.member("adam", project: "alpha", role: .admin)
-            let projectId = try await server.project("alpha").id
             let household = UUID()
             let now = HybridLogicalClock.wallMillis()
             let path = "/console/projects/alpha/entities/\(Self.list)/\(household.lowercased)"
@@ -228,11 +237,8 @@ struct EntityServerTests {
 
     @Test(arguments: Backend.available)
     func entityChangesThatDoNotHoldAreRefusedWithTheirRecord(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
-            try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let projectId = try await server.project("alpha").id
+        try await Self.withHouseholds(backend) { server, projectId in
+            let ana = try await Self.device(server, "ana")
             try await server.app.test(.router) { client in
                 // An update of an entity the server does not have.
                 let missing = UUID()
@@ -270,11 +276,8 @@ struct EntityServerTests {
 
     @Test(arguments: Backend.available)
     func aRetriedPushAppliesItsEntityChangeOnce(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
-            try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let projectId = try await server.project("alpha").id
+        try await Self.withHouseholds(backend) { server, projectId in
+            let ana = try await Self.device(server, "ana")
             let household = UUID()
             try await server.app.test(.router) { client in
                 let registration = Self.registration(ana, household, head: "Amina", members: 4)
@@ -298,12 +301,9 @@ struct EntityServerTests {
 
     @Test(arguments: Backend.available)
     func aRejectedRecordsEntityChangeStaysAppliedAndItsHistorySaysSo(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
-            try await server.publish(Self.visit, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
-            let projectId = try await server.project("alpha").id
+        try await Self.withHouseholds(backend) { server, projectId in
+            let ana = try await Self.device(server, "ana")
+            let rita = try await Self.device(server, "rita", role: .reviewer)
             let household = UUID()
             let visit = UUID()
             try await server.app.test(.router) { client in
@@ -329,11 +329,9 @@ struct EntityServerTests {
 
     @Test(arguments: Backend.available)
     func aRejectedRecordIsMarkedInTheHistoryUntilItIsFixed(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
-            let projectId = try await server.project("alpha").id
+        try await Self.withHouseholds(backend, forms: [Self.register]) { server, projectId in
+            let ana = try await Self.device(server, "ana")
+            let rita = try await Self.device(server, "rita", role: .reviewer)
             let household = UUID()
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [Self.registration(ana, household, head: "Amina", members: 4)])
@@ -350,13 +348,11 @@ struct EntityServerTests {
 
     @Test(arguments: Backend.available)
     func aLaterFormAddsPropertiesAndAChangedKindIsRefused(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
+        try await Self.withHouseholds(backend, forms: [Self.register]) { server, projectId in
             var census = Self.register
             census.id = "census"
             census.pages[0].fields.append(FieldDefinition(id: "water", kind: .boolean, label: "Water", saveTo: "has_water"))
             try await server.publish(census, project: "alpha")
-            let projectId = try await server.project("alpha").id
             let properties = try #require(try await server.storage.entityList(projectId: projectId, name: Self.list)).properties
             #expect(properties.map(\.name) == ["district", "has_water", "head_name", "members"])
             var wrong = Self.register
@@ -373,12 +369,10 @@ struct EntityServerTests {
 
     @Test(arguments: Backend.available)
     func aCollectorReceivesWhatTheScopeGivesAndReviewersEverything(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
-            let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
-            let projectId = try await server.project("alpha").id
+        try await Self.withHouseholds(backend, forms: [Self.register]) { server, projectId in
+            let ana = try await Self.device(server, "ana")
+            let ben = try await Self.device(server, "ben")
+            let rita = try await Self.device(server, "rita", role: .reviewer)
             let anas = UUID()
             let bens = UUID()
             try await server.app.test(.router) { client in
@@ -411,13 +405,11 @@ struct EntityServerTests {
 
     @Test(arguments: Backend.available)
     func aReassignedEntityLeavesOneFeedForTheOtherAndADeletedOneLeavesEvery(backend: Backend) async throws {
-        try await TestServer.with(backend) { server in
-            try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
-            let ben = Device(clientID: "ben-phone", token: try await server.member("ben", project: "alpha", role: .collector))
+        try await Self.withHouseholds(backend, forms: [Self.register]) { server, projectId in
+            let ana = try await Self.device(server, "ana")
+            let ben = try await Self.device(server, "ben")
             let admin = try await server.member("ada", project: "alpha", role: .admin)
             let adminId = try await server.userId(token: admin)
-            let projectId = try await server.project("alpha").id
             let household = UUID()
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [Self.registration(ana, household, head: "Amina", members: 4)])
@@ -437,7 +429,7 @@ struct EntityServerTests {
                 #expect(try await server.storage.deleteEntity(projectId: projectId, list: Self.list, id: household, by: adminId))
                 let benGone = try await Self.feed(client, ben, after: benNext.cursor)
                 #expect(benGone.changes.isEmpty && benGone.removed == [household])
-                let rita = Device(clientID: "rita-laptop", token: try await server.member("rita", project: "alpha", role: .reviewer))
+                let rita = try await Self.device(server, "rita", role: .reviewer)
                 let ritaPage = try await Self.feed(client, rita)
                 #expect(ritaPage.changes.isEmpty && ritaPage.removed == [household], "deleted entities leave every device")
                 // An update of the deleted entity is refused.
@@ -454,9 +446,8 @@ struct EntityServerTests {
     func theFeedPagesByCountAndBytesWithoutSkipping(backend: Backend) async throws {
         var limits = ServerLimits()
         limits.maxPageBytes = 600
-        try await TestServer.with(backend, limits: limits) { server in
-            try await server.publish(Self.register, project: "alpha")
-            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+        try await Self.withHouseholds(backend, forms: [Self.register], limits: limits) { server, _ in
+            let ana = try await Self.device(server, "ana")
             let ids = (0..<7).map { _ in UUID() }
             try await server.app.test(.router) { client in
                 // Pushed at once: the list's sequence follows commit order under concurrent pushes.

@@ -28,6 +28,7 @@ struct ConsoleRoutes {
         ExportController(services: services).addRoutes(to: signedIn)
         WebhooksPageController(services: services).addRoutes(to: signedIn)
         EntityPagesController(services: services).addRoutes(to: signedIn)
+        EntityAdminController(services: services).addRoutes(to: signedIn)
         FormPagesController(services: services).addRoutes(to: signedIn)
         // Any other address under /console: the console's own 404 page.
         signedIn.get("**") { _, _ -> Response in throw Problem.notFound("page") }
