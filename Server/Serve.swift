@@ -154,7 +154,7 @@ extension FieldSheetServerCommand {
 
         @Option(
             name: .customLong("webhook-batches-in-flight"),
-            help: "Most claimed batches of deliveries (up to 32 each) one webhook endpoint may have under way at once (1 to 64).")
+            help: "Most batches of 32 deliveries one webhook endpoint may have under way at once (1 to 64): 4 lets 128 deliveries to one receiver overlap.")
         var webhookBatchesInFlight = WebhookOptions().batchesInFlightPerEndpoint
 
         func validate() throws {

@@ -29,9 +29,10 @@ extension PostgresStorage {
             try await Self.lockPush(connection, projectId: projectId, clientID: clientID, recordIDs: recordIDs, entityIds: entityIds)
             let snapshot = try await Self.lockedSnapshot(
                 connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
-            return try await Self.write(connection, try plan(snapshot), projectId: projectId, clientID: clientID)
+            return try await Self.write(connection, try plan(snapshot), projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
         }
-        if committed.webhookDeliveries > 0 { webhookSignal.signal() }
+        if committed.webhookDeliveries > committed.webhookClaims.count { webhookSignal.signal() }
+        webhookSignal.hand(committed.webhookClaims)
         return committed
     }
 
@@ -59,9 +60,10 @@ extension PostgresStorage {
                 throw PushSnapshotMoved(snapshot: try await Self.lockedSnapshot(
                     connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds))
             }
-            return try await Self.write(connection, plan, projectId: projectId, clientID: clientID)
+            return try await Self.write(connection, plan, projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
         }
-        if committed.webhookDeliveries > 0 { webhookSignal.signal() }
+        if committed.webhookDeliveries > committed.webhookClaims.count { webhookSignal.signal() }
+        webhookSignal.hand(committed.webhookClaims)
         return committed
     }
 
@@ -123,7 +125,9 @@ extension PostgresStorage {
 
     /// Steps 3 and 4 of a push: writes a plan decided on the locked snapshot (records with sequence numbers in
     /// commit order, history, entities, resolutions, outcomes, conflicts, webhook events).
-    static func write(_ connection: PostgresConnection, _ plan: PushPlan, projectId: Int64, clientID: String) async throws -> PushPlan {
+    static func write(
+        _ connection: PostgresConnection, _ plan: PushPlan, projectId: Int64, clientID: String, webhookSignal: WebhookSignal? = nil
+    ) async throws -> PushPlan {
         var decided = plan
         let encoded = decided.encoding()
         let now = Date().timeIntervalSince1970
@@ -220,8 +224,9 @@ extension PostgresStorage {
             }
         }
         // The events this push reports, in its transaction (WebhookStorage).
-        decided.webhookDeliveries = try await Self.writeWebhookEvents(
-            connection, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
+        (decided.webhookDeliveries, decided.webhookClaims) = try await Self.writeWebhookEvents(
+            connection, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now,
+            claim: webhookSignal?.pushClaim(now: Date()))
         return decided
     }
 

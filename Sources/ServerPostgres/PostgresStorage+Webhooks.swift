@@ -8,20 +8,24 @@ import SyncCore
 extension PostgresStorage {
     /// Writes the webhook events `plan` makes into the outbox, in the push's transaction: one row per event
     /// and endpoint that wants it. Returns how many rows it wrote (0, after one indexed read, for a project
-    /// without enabled endpoints).
+    /// without enabled endpoints) and, when `claim` is given (a delivery service runs in this instance), the
+    /// deliveries it claimed for that service until `claim.until`: each that is the only undelivered one of its
+    /// endpoint and subject, for an endpoint not in `claim.busy`. The push holds its records' locks
+    /// (``lockPush(_:projectId:clientID:recordIDs:entityIds:)``), so no other push adds to their subjects meanwhile.
     static func writeWebhookEvents(
-        _ connection: PostgresConnection, projectId: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], now: Double
-    ) async throws -> Int {
+        _ connection: PostgresConnection, projectId: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], now: Double,
+        claim: (until: Date, busy: Set<Int64>)? = nil
+    ) async throws -> (written: Int, claimed: [ClaimedWebhookDelivery]) {
         var subscriptions: [WebhookSubscription] = []
         var projectName = ""
-        for try await (id, events, name) in try await connection.query("""
-            SELECT e.id, e.events, p.name FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
+        for try await (id, events, name, url, secret) in try await connection.query("""
+            SELECT e.id, e.events, p.name, e.url, e.secret FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
             WHERE e.project_id = \(projectId) AND e.enabled
-            """, logger: .quiet).decode((Int64, String, String).self) {
-            subscriptions.append(WebhookSubscription(endpointId: id, events: WebhookEventKind.read(stored: events)))
+            """, logger: .quiet).decode((Int64, String, String, String, String).self) {
+            subscriptions.append(WebhookSubscription(endpointId: id, events: WebhookEventKind.read(stored: events), url: url, secret: secret))
             projectName = name
         }
-        guard !subscriptions.isEmpty else { return 0 }
+        guard !subscriptions.isEmpty else { return (0, []) }
         let events = WebhookEvents.make(
             plan: plan, encoded: encoded, conflictIds: conflictIds, subscriptions: subscriptions, projectName: projectName,
             labels: try await webhookLabels(connection, projectId: projectId, plan: plan), at: Date(timeIntervalSince1970: now))
@@ -30,6 +34,11 @@ extension PostgresStorage {
         var kinds: [String] = []
         var subjects: [String] = []
         var payloads: [String] = []
+        // Whether the row may be claimed for this instance: the first of its endpoint and subject in this push
+        // (the statement below sees only rows written before it), for an endpoint that is not busy.
+        var candidates: [Bool] = []
+        var firsts = Set<String>()
+        var written: [(event: WebhookEvent, endpoint: Int64)] = []
         for (event, endpoints) in events {
             for endpoint in endpoints {
                 endpointIds.append(endpoint)
@@ -37,17 +46,40 @@ extension PostgresStorage {
                 kinds.append(event.kind.rawValue)
                 subjects.append(event.subject)
                 payloads.append(event.body)
+                let first = firsts.insert("\(endpoint) \(event.subject)").inserted
+                candidates.append(claim.map { first && !$0.busy.contains(endpoint) } ?? false)
+                written.append((event, endpoint))
             }
         }
-        guard !endpointIds.isEmpty else { return 0 }
-        // WITH ORDINALITY: identities follow the events' order, which is the order they are delivered in.
-        try await connection.query("""
-            INSERT INTO webhook_deliveries (endpoint_id, project_id, event_id, kind, subject, payload, created_at, next_attempt_at)
-            SELECT d.endpoint_id, \(projectId), d.event_id::uuid, d.kind, d.subject, d.payload, \(now), \(now) FROM unnest(
-                \(endpointIds)::int8[], \(eventIds)::text[], \(kinds)::text[], \(subjects)::text[], \(payloads)::text[]
-            ) WITH ORDINALITY AS d (endpoint_id, event_id, kind, subject, payload, n) ORDER BY d.n
-            """, logger: .quiet)
-        return endpointIds.count
+        guard !endpointIds.isEmpty else { return (0, []) }
+        let until = claim?.until.timeIntervalSince1970 ?? 0
+        // WITH ORDINALITY: identities follow the events' order, which is the order they are delivered in. A
+        // candidate is claimed when nothing of its endpoint and subject waits before it: the order per record holds.
+        let rows = try await connection.query("""
+            INSERT INTO webhook_deliveries (endpoint_id, project_id, event_id, kind, subject, payload, created_at, next_attempt_at, claimed_until)
+            SELECT d.endpoint_id, \(projectId), d.event_id::uuid, d.kind, d.subject, d.payload, \(now), \(now),
+                CASE WHEN d.candidate AND NOT EXISTS (
+                    SELECT 1 FROM webhook_deliveries b WHERE b.endpoint_id = d.endpoint_id AND b.subject = d.subject AND b.status = 'pending'
+                ) THEN \(until)::float8 END
+            FROM unnest(
+                \(endpointIds)::int8[], \(eventIds)::text[], \(kinds)::text[], \(subjects)::text[], \(payloads)::text[], \(candidates)::bool[]
+            ) WITH ORDINALITY AS d (endpoint_id, event_id, kind, subject, payload, candidate, n) ORDER BY d.n
+            RETURNING id, endpoint_id, event_id::text, claimed_until IS NOT NULL
+            """, logger: .quiet).collect()
+        guard let claim else { return (endpointIds.count, []) }
+        var claimedIds: [String: Int64] = [:]
+        for row in rows {
+            let (id, endpoint, eventId, claimed) = try row.decode((Int64, Int64, String, Bool).self)
+            if claimed { claimedIds["\(endpoint) \(eventId)"] = id }
+        }
+        let byId = Dictionary(subscriptions.map { ($0.endpointId, $0) }, uniquingKeysWith: { first, _ in first })
+        let claimed = written.compactMap { event, endpoint -> ClaimedWebhookDelivery? in
+            guard let id = claimedIds["\(endpoint) \(event.id)"], let subscription = byId[endpoint] else { return nil }
+            return ClaimedWebhookDelivery(
+                id: id, endpointId: endpoint, url: subscription.url, secret: subscription.secret, eventId: event.id, kind: event.kind,
+                body: event.body, attempts: 0, claimedUntil: claim.until)
+        }
+        return (endpointIds.count, claimed)
     }
 
     /// The labels of the form versions `plan`'s records were saved with: one indexed read of each version's
@@ -122,13 +154,40 @@ extension PostgresStorage {
     }
 
     /// Several instances claim at once: `FOR UPDATE … SKIP LOCKED` gives each row to one claimer, and the
-    /// lease (`claimed_until`) keeps it from the others until it is finished or the lease runs out.
-    public func claimWebhookDeliveries(now: Date, lease: Duration, limit: Int, excluding: Set<Int64>) async throws -> [ClaimedWebhookDelivery] {
+    /// lease (`claimed_until`) keeps it from the others until it is finished or the lease runs out. The
+    /// outcomes, the releases and the claim are one transaction.
+    public func claimWebhookDeliveries(
+        finishing outcomes: [(id: Int64, attempt: WebhookAttempt)], releasing: [Int64], now: Date, lease: Duration, limit: Int, excluding: Set<Int64>
+    ) async throws -> [ClaimedWebhookDelivery] {
+        guard !outcomes.isEmpty || !releasing.isEmpty || limit > 0 else { return [] }
         let at = now.timeIntervalSince1970
         let until = at + Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         let busy = Array(excluding)
         let limit = Int64(limit)
+        let ids = outcomes.map(\.id)
+        let statuses = outcomes.map { $0.attempt.delivered ? "delivered" : "pending" }
+        let httpStatuses = outcomes.map { Int64($0.attempt.status ?? -1) }
+        let errors = outcomes.map { $0.attempt.error ?? "" }
+        let millis = outcomes.map { Int64($0.attempt.responseMillis) }
+        let deliveredAt = outcomes.map { $0.attempt.delivered ? $0.attempt.at.timeIntervalSince1970 : -1 }
+        let next = outcomes.map { ($0.attempt.retryAt ?? $0.attempt.at).timeIntervalSince1970 }
         return try await transaction { connection in
+            if !ids.isEmpty {
+                try await connection.query("""
+                    UPDATE webhook_deliveries w SET
+                        status = o.status, attempts = w.attempts + 1, claimed_until = NULL, last_status = NULLIF(o.http, -1)::int4,
+                        last_error = NULLIF(o.error, ''), response_ms = o.millis::int4, delivered_at = NULLIF(o.delivered_at, -1), next_attempt_at = o.next
+                    FROM unnest(
+                        \(ids)::int8[], \(statuses)::text[], \(httpStatuses)::int8[], \(errors)::text[], \(millis)::int8[],
+                        \(deliveredAt)::float8[], \(next)::float8[]
+                    ) AS o (id, status, http, error, millis, delivered_at, next)
+                    WHERE w.id = o.id
+                    """, logger: .quiet)
+            }
+            if !releasing.isEmpty {
+                try await connection.query("UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ANY(\(releasing)::int8[])", logger: .quiet)
+            }
+            guard limit > 0 else { return [] }
             var claimed: [ClaimedWebhookDelivery] = []
             for try await (id, endpointId, url, secret, eventId, kind, body, attempts) in try await connection.query("""
                 WITH due AS (
@@ -147,39 +206,10 @@ extension PostgresStorage {
                 """, logger: .quiet).decode((Int64, Int64, String, String, String, String, String, Int).self) {
                 guard let kind = WebhookEventKind(rawValue: kind) else { continue }
                 claimed.append(ClaimedWebhookDelivery(
-                    id: id, endpointId: endpointId, url: url, secret: secret, eventId: eventId, kind: kind, body: body, attempts: attempts))
+                    id: id, endpointId: endpointId, url: url, secret: secret, eventId: eventId, kind: kind, body: body, attempts: attempts,
+                    claimedUntil: Date(timeIntervalSince1970: until)))
             }
             return claimed.sorted { $0.id < $1.id }
-        }
-    }
-
-    public func finishWebhookDeliveries(_ outcomes: [(id: Int64, attempt: WebhookAttempt)]) async throws {
-        guard !outcomes.isEmpty else { return }
-        let ids = outcomes.map(\.id)
-        let statuses = outcomes.map { $0.attempt.delivered ? "delivered" : "pending" }
-        let httpStatuses = outcomes.map { Int64($0.attempt.status ?? -1) }
-        let errors = outcomes.map { $0.attempt.error ?? "" }
-        let millis = outcomes.map { Int64($0.attempt.responseMillis) }
-        let deliveredAt = outcomes.map { $0.attempt.delivered ? $0.attempt.at.timeIntervalSince1970 : -1 }
-        let next = outcomes.map { ($0.attempt.retryAt ?? $0.attempt.at).timeIntervalSince1970 }
-        _ = try await transaction { connection in
-            try await connection.query("""
-                UPDATE webhook_deliveries w SET
-                    status = o.status, attempts = w.attempts + 1, claimed_until = NULL, last_status = NULLIF(o.http, -1)::int4,
-                    last_error = NULLIF(o.error, ''), response_ms = o.millis::int4, delivered_at = NULLIF(o.delivered_at, -1), next_attempt_at = o.next
-                FROM unnest(
-                    \(ids)::int8[], \(statuses)::text[], \(httpStatuses)::int8[], \(errors)::text[], \(millis)::int8[],
-                    \(deliveredAt)::float8[], \(next)::float8[]
-                ) AS o (id, status, http, error, millis, delivered_at, next)
-                WHERE w.id = o.id
-                """, logger: .quiet)
-        }
-    }
-
-    public func releaseWebhookClaims(ids: [Int64]) async throws {
-        guard !ids.isEmpty else { return }
-        _ = try await transaction { connection in
-            try await connection.query("UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ANY(\(ids)::int8[])", logger: .quiet)
         }
     }
 

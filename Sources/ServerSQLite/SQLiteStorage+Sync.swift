@@ -16,9 +16,10 @@ extension SQLiteStorage {
     ) async throws -> PushPlan {
         let committed = try await groupWrite { db in
             let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
-            return try Self.write(db, try plan(snapshot), projectId: projectId, clientID: clientID)
+            return try Self.write(db, try plan(snapshot), projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
         }
-        if committed.webhookDeliveries > 0 { webhookSignal.signal() }
+        if committed.webhookDeliveries > committed.webhookClaims.count { webhookSignal.signal() }
+        webhookSignal.hand(committed.webhookClaims)
         return committed
     }
 
@@ -36,9 +37,10 @@ extension SQLiteStorage {
                 throw PushSnapshotMoved(snapshot: try Self.pushSnapshot(
                     db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds))
             }
-            return try Self.write(db, plan, projectId: projectId, clientID: clientID)
+            return try Self.write(db, plan, projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
         }
-        if committed.webhookDeliveries > 0 { webhookSignal.signal() }
+        if committed.webhookDeliveries > committed.webhookClaims.count { webhookSignal.signal() }
+        webhookSignal.hand(committed.webhookClaims)
         return committed
     }
 
@@ -76,7 +78,7 @@ extension SQLiteStorage {
 
     /// Writes a push's plan in the writer's transaction: records with sequence numbers in commit order, history,
     /// entities, resolutions, outcomes, conflicts and webhook events.
-    static func write(_ db: Database, _ plan: PushPlan, projectId: Int64, clientID: String) throws -> PushPlan {
+    static func write(_ db: Database, _ plan: PushPlan, projectId: Int64, clientID: String, webhookSignal: WebhookSignal? = nil) throws -> PushPlan {
         var decided = plan
         let encoded = decided.encoding()
         let now = Date().timeIntervalSince1970
@@ -142,7 +144,8 @@ extension SQLiteStorage {
             try keep.execute(arguments: [projectId, sha256, recordID.lowercased])
         }
         // The events this push reports, in its transaction (WebhookStorage).
-        decided.webhookDeliveries = try Self.writeWebhookEvents(db, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now)
+        (decided.webhookDeliveries, decided.webhookClaims) = try Self.writeWebhookEvents(
+            db, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now, claim: webhookSignal?.pushClaim(now: Date()))
         return decided
     }
 

@@ -7,31 +7,53 @@ import SyncCore
 extension SQLiteStorage {
     /// Writes the webhook events `plan` makes into the outbox, in the push's transaction: one row per event
     /// and endpoint that wants it. Returns how many rows it wrote (0, after one indexed read, for a project
-    /// without enabled endpoints).
+    /// without enabled endpoints) and, when `claim` is given (a delivery service runs in this process), the
+    /// deliveries it claimed for that service until `claim.until`: each that is the only undelivered one of its
+    /// endpoint and subject (one indexed read each), for an endpoint not in `claim.busy`.
     static func writeWebhookEvents(
-        _ db: Database, projectId: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], now: Double
-    ) throws -> Int {
+        _ db: Database, projectId: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], now: Double,
+        claim: (until: Date, busy: Set<Int64>)? = nil
+    ) throws -> (written: Int, claimed: [ClaimedWebhookDelivery]) {
         let rows = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT e.id, e.events, p.name FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
+            SELECT e.id, e.events, p.name, e.url, e.secret FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
             WHERE e.project_id = ? AND e.enabled
             """), arguments: [projectId])
-        guard let first = rows.first else { return 0 }
-        let subscriptions = rows.map { WebhookSubscription(endpointId: $0[0], events: WebhookEventKind.read(stored: $0[1])) }
+        guard let first = rows.first else { return (0, []) }
+        let subscriptions = rows.map {
+            WebhookSubscription(endpointId: $0[0], events: WebhookEventKind.read(stored: $0[1]), url: $0[3], secret: $0[4])
+        }
         let events = WebhookEvents.make(
             plan: plan, encoded: encoded, conflictIds: conflictIds, subscriptions: subscriptions, projectName: first[2],
             labels: try webhookLabels(db, projectId: projectId, plan: plan), at: Date(timeIntervalSince1970: now))
         let insert = try db.cachedStatement(sql: """
-            INSERT INTO webhook_deliveries (endpoint_id, project_id, event_id, kind, subject, payload, created_at, next_attempt_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO webhook_deliveries (endpoint_id, project_id, event_id, kind, subject, payload, created_at, next_attempt_at, claimed_until)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
+        let waiting = try db.cachedStatement(sql: """
+            SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ? AND subject = ? AND status = 'pending' LIMIT 1
+            """)
+        let byId = Dictionary(subscriptions.map { ($0.endpointId, $0) }, uniquingKeysWith: { first, _ in first })
         var count = 0
+        var claimed: [ClaimedWebhookDelivery] = []
         for (event, endpoints) in events {
             for endpoint in endpoints {
-                try insert.execute(arguments: [endpoint, projectId, event.id, event.kind.rawValue, event.subject, event.body, now, now])
+                // Claimed here only when nothing of its record waits before it: the order per record holds.
+                var until: Date?
+                if let claim, !claim.busy.contains(endpoint), try Int.fetchOne(waiting, arguments: [endpoint, event.subject]) == nil {
+                    until = claim.until
+                }
+                try insert.execute(arguments: [
+                    endpoint, projectId, event.id, event.kind.rawValue, event.subject, event.body, now, now, until?.timeIntervalSince1970,
+                ])
                 count += 1
+                if let until, let subscription = byId[endpoint] {
+                    claimed.append(ClaimedWebhookDelivery(
+                        id: db.lastInsertedRowID, endpointId: endpoint, url: subscription.url, secret: subscription.secret, eventId: event.id,
+                        kind: event.kind, body: event.body, attempts: 0, claimedUntil: until))
+                }
             }
         }
-        return count
+        return (count, claimed)
     }
 
     /// The labels of the form versions `plan`'s records were saved with: one indexed read of each version's
@@ -88,61 +110,62 @@ extension SQLiteStorage {
         }
     }
 
-    public func claimWebhookDeliveries(now: Date, lease: Duration, limit: Int, excluding: Set<Int64>) async throws -> [ClaimedWebhookDelivery] {
-        let until = now.timeIntervalSince1970 + Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
-        // A look without the writer first: the service asks often, and mostly nothing is due.
-        let due = try await pool.read { db in
-            try Int.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1"),
-                             arguments: [now.timeIntervalSince1970])
+    public func claimWebhookDeliveries(
+        finishing outcomes: [(id: Int64, attempt: WebhookAttempt)], releasing: [Int64], now: Date, lease: Duration, limit: Int, excluding: Set<Int64>
+    ) async throws -> [ClaimedWebhookDelivery] {
+        let at = now.timeIntervalSince1970
+        let until = at + Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let busy = "[" + excluding.map { String($0) }.joined(separator: ",") + "]"
+        let claimSQL = """
+            SELECT d.id, d.endpoint_id, e.url, e.secret, d.event_id, d.kind, d.payload, d.attempts
+            FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.claimed_until IS NULL OR d.claimed_until < ?) AND e.enabled
+              AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
+              AND NOT EXISTS (
+                  SELECT 1 FROM webhook_deliveries b
+                  WHERE b.endpoint_id = d.endpoint_id AND b.subject = d.subject AND b.id < d.id AND b.status = 'pending')
+            ORDER BY d.next_attempt_at, d.id LIMIT ?
+            """
+        if outcomes.isEmpty && releasing.isEmpty {
+            guard limit > 0 else { return [] }
+            // A look without the writer first: the service asks often, and mostly nothing is due.
+            let due = try await pool.read { db in
+                try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM (\(claimSQL))"), arguments: [at, at, busy, limit])
+            }
+            guard let due, due > 0 else { return [] }
         }
-        guard due != nil else { return [] }
         return try await write { db in
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT d.id, d.endpoint_id, e.url, e.secret, d.event_id, d.kind, d.payload, d.attempts
-                FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-                WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.claimed_until IS NULL OR d.claimed_until < ?) AND e.enabled
-                  AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
-                  AND NOT EXISTS (
-                      SELECT 1 FROM webhook_deliveries b
-                      WHERE b.endpoint_id = d.endpoint_id AND b.subject = d.subject AND b.id < d.id AND b.status = 'pending')
-                ORDER BY d.next_attempt_at, d.id LIMIT ?
-                """), arguments: [now.timeIntervalSince1970, now.timeIntervalSince1970, "[" + excluding.map { String($0) }.joined(separator: ",") + "]", limit])
+            if !outcomes.isEmpty {
+                let update = try db.cachedStatement(sql: """
+                    UPDATE webhook_deliveries SET
+                        status = ?, attempts = attempts + 1, claimed_until = NULL, last_status = ?, last_error = ?, response_ms = ?,
+                        delivered_at = ?, next_attempt_at = ?
+                    WHERE id = ?
+                    """)
+                for (id, attempt) in outcomes {
+                    try update.execute(arguments: [
+                        attempt.delivered ? "delivered" : "pending", attempt.status, attempt.error, attempt.responseMillis,
+                        attempt.delivered ? attempt.at.timeIntervalSince1970 : nil,
+                        (attempt.retryAt ?? attempt.at).timeIntervalSince1970, id,
+                    ])
+                }
+            }
+            if !releasing.isEmpty {
+                try db.execute(
+                    sql: "UPDATE webhook_deliveries SET claimed_until = NULL WHERE id IN (SELECT value FROM json_each(?))",
+                    arguments: ["[" + releasing.map { String($0) }.joined(separator: ",") + "]"])
+            }
+            guard limit > 0 else { return [] }
+            let rows = try Row.fetchAll(db.cachedStatement(sql: claimSQL), arguments: [at, at, busy, limit])
             let claim = try db.cachedStatement(sql: "UPDATE webhook_deliveries SET claimed_until = ? WHERE id = ?")
             return try rows.compactMap { row in
                 let id: Int64 = row[0]
                 try claim.execute(arguments: [until, id])
                 guard let kind = WebhookEventKind(rawValue: row[5]) else { return nil }
                 return ClaimedWebhookDelivery(
-                    id: id, endpointId: row[1], url: row[2], secret: row[3], eventId: row[4], kind: kind, body: row[6], attempts: row[7])
+                    id: id, endpointId: row[1], url: row[2], secret: row[3], eventId: row[4], kind: kind, body: row[6], attempts: row[7],
+                    claimedUntil: Date(timeIntervalSince1970: until))
             }
-        }
-    }
-
-    public func finishWebhookDeliveries(_ outcomes: [(id: Int64, attempt: WebhookAttempt)]) async throws {
-        guard !outcomes.isEmpty else { return }
-        try await write { db in
-            let update = try db.cachedStatement(sql: """
-                UPDATE webhook_deliveries SET
-                    status = ?, attempts = attempts + 1, claimed_until = NULL, last_status = ?, last_error = ?, response_ms = ?,
-                    delivered_at = ?, next_attempt_at = ?
-                WHERE id = ?
-                """)
-            for (id, attempt) in outcomes {
-                try update.execute(arguments: [
-                    attempt.delivered ? "delivered" : "pending", attempt.status, attempt.error, attempt.responseMillis,
-                    attempt.delivered ? attempt.at.timeIntervalSince1970 : nil,
-                    (attempt.retryAt ?? attempt.at).timeIntervalSince1970, id,
-                ])
-            }
-        }
-    }
-
-    public func releaseWebhookClaims(ids: [Int64]) async throws {
-        guard !ids.isEmpty else { return }
-        try await write { db in
-            try db.execute(
-                sql: "UPDATE webhook_deliveries SET claimed_until = NULL WHERE id IN (SELECT value FROM json_each(?))",
-                arguments: ["[" + ids.map { String($0) }.joined(separator: ",") + "]"])
         }
     }
 

@@ -254,6 +254,9 @@ public struct PushPlan: Sendable {
     public var entityConflicts: [LoggedEntityConflict] = []
     /// Set by the storage: how many webhook deliveries the push wrote to the outbox with its changes.
     public var webhookDeliveries = 0
+    /// Set by the storage: the deliveries the push claimed for this process's delivery service, handed to it
+    /// once the commit is durable (``WebhookSignal/hand(_:)``).
+    public var webhookClaims: [ClaimedWebhookDelivery] = []
     /// The JSON columns, when the planner encoded them (``encode()``): outside any write lock.
     private var encoded: Encoded?
 

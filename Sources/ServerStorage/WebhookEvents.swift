@@ -201,21 +201,97 @@ extension WebhookEvents {
     }
 }
 
-/// Wakes this process's webhook delivery service when a push committed events, so an event leaves at once
-/// rather than at the service's next look (which still catches what other processes wrote).
+/// Between this process's pushes and its webhook delivery service: wakes the service when a push committed
+/// events, and hands it the deliveries the push claimed for it in its transaction, so a new event is sent as
+/// soon as its commit is durable, without another write transaction to claim it.
+///
+/// A push claims only while a service is attached (``attach(lease:)``) and never for an endpoint the service
+/// has marked busy (``setBusy(_:)``: its deliveries wait in the outbox for the service's own claim). The
+/// service takes what was handed to it with ``take()``.
 public final class WebhookSignal: Sendable {
-    private let state = Mutex<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        /// Deliveries pushes claimed and handed over, not yet taken.
+        var handed: [ClaimedWebhookDelivery] = []
+        /// A push wrote events it did not claim (or a redelivery, a replay): the outbox has work to claim.
+        var claimWanted = false
+        /// How long a push's claim holds, while a service is attached.
+        var lease: Duration?
+        var busy: Set<Int64> = []
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
-    /// Wakes the waiting service (or the next one to wait).
+    /// Wakes the waiting service (or the next one to wait): deliveries are due in the outbox.
     public func signal() {
+        wake { $0.claimWanted = true }
+    }
+
+    /// Hands the service deliveries a push claimed for it (after that push's commit), and wakes it.
+    public func hand(_ deliveries: [ClaimedWebhookDelivery]) {
+        guard !deliveries.isEmpty else { return }
+        wake { $0.handed.append(contentsOf: deliveries) }
+    }
+
+    /// Wakes the waiting service without news from the outbox (its own deliveries finished).
+    public func wake() {
+        wake { _ in }
+    }
+
+    private func wake(_ change: (inout State) -> Void) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            change(&state)
             defer { state.waiter = nil }
             if state.waiter == nil { state.pending = true }
             return state.waiter
         }
         waiter?.resume()
+    }
+
+    /// What was handed over since the last take, and whether the outbox has work a push did not hand over.
+    public func take() -> (handed: [ClaimedWebhookDelivery], claimWanted: Bool) {
+        state.withLock { state in
+            defer {
+                state.handed = []
+                state.claimWanted = false
+            }
+            return (state.handed, state.claimWanted)
+        }
+    }
+
+    /// A delivery service runs in this process: pushes claim the deliveries they write for it, for `lease`.
+    public func attach(lease: Duration) {
+        state.withLock { $0.lease = lease }
+    }
+
+    /// The service stops: pushes claim nothing more. Returns what was handed over and not taken, for the
+    /// service to give back.
+    public func detach() -> [ClaimedWebhookDelivery] {
+        state.withLock { state in
+            state.lease = nil
+            defer { state.handed = [] }
+            return state.handed
+        }
+    }
+
+    /// The endpoints whose deliveries pushes leave in the outbox for now (a slow receiver's backlog).
+    public func setBusy(_ endpoints: Set<Int64>) {
+        state.withLock { $0.busy = endpoints }
+    }
+
+    /// What a push may claim now: until when, and the endpoints it may not claim for; nil when no service is
+    /// attached.
+    public func pushClaim(now: Date) -> (until: Date, busy: Set<Int64>)? {
+        state.withLock { state in
+            state.lease.map { (now.addingTimeInterval(Self.seconds($0)), state.busy) }
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Returns at the next signal, or at once when one came since the last wait, or when the calling task is
@@ -224,7 +300,7 @@ public final class WebhookSignal: Sendable {
         await withTaskCancellationHandler {
             await suspend()
         } onCancel: {
-            signal()
+            wake()
         }
     }
 

@@ -11,9 +11,14 @@ import SyncCore
 /// leaves no event and a committed one cannot lose its event. A project without endpoints pays one indexed
 /// read of an empty table.
 ///
-/// Deliveries are claimed by the delivery service (``claimWebhookDeliveries(now:lease:limit:excluding:)``),
-/// sent, and finished with their outcome. A delivery is claimed only when every earlier delivery of the same
-/// endpoint and subject (the record or entity the event is about) has been delivered, so a receiver gets
+/// When this process runs a delivery service (``WebhookSignal/attach(lease:)``), the push also claims, in its
+/// transaction, each delivery it writes that is the only undelivered one of its endpoint and subject, and hands
+/// those to the service once the commit is durable: a new event leaves without waiting for another write
+/// transaction. Everything else (retries, an event waiting behind an earlier one of its record, events other
+/// instances wrote) is claimed by the service
+/// (``claimWebhookDeliveries(finishing:releasing:now:lease:limit:excluding:)``), in the transaction that
+/// records the outcomes of the attempts before. A delivery is claimed only when every earlier delivery of the
+/// same endpoint and subject (the record or entity the event is about) has been delivered, so a receiver gets
 /// each record's events in order.
 public protocol WebhookStorage: Sendable {
     /// Registers an endpoint; its secret is stored as given and only ever read back to sign deliveries.
@@ -25,15 +30,16 @@ public protocol WebhookStorage: Sendable {
     /// Turns the endpoint's deliveries on or off (a disabled endpoint gets no new events and nothing is
     /// sent to it); false when the project has no such endpoint.
     func setWebhookEndpointEnabled(projectId: Int64, id: Int64, enabled: Bool) async throws -> Bool
-    /// Takes up to `limit` deliveries that are due at `now`, each the oldest undelivered one of its endpoint
-    /// and subject, leaving out the endpoints in `excluding` (busy in this process), and holds them for
-    /// `lease`: until then no other claim (of this or another instance) takes them.
-    func claimWebhookDeliveries(now: Date, lease: Duration, limit: Int, excluding: Set<Int64>) async throws -> [ClaimedWebhookDelivery]
-    /// Records the outcomes of attempts (delivered, or failed with when to try again) in one transaction.
-    func finishWebhookDeliveries(_ outcomes: [(id: Int64, attempt: WebhookAttempt)]) async throws
-    /// Gives claimed deliveries that were not attempted back (a server shutting down), so any instance may
-    /// take them at once rather than when their lease runs out.
-    func releaseWebhookClaims(ids: [Int64]) async throws
+    /// One turn of the delivery service's bookkeeping, in one write transaction: records the outcomes of
+    /// attempts (`finishing`: delivered, or failed with when to try again), gives back claims that were not
+    /// attempted (`releasing`: a server shutting down, or a delivery whose lease ran short before its turn), and
+    /// takes up to `limit` deliveries that are due at `now`, each the oldest undelivered one of its endpoint and
+    /// subject, leaving out the endpoints in `excluding` (busy in this process), holding them for `lease`: until
+    /// then no other claim (of this or another instance) takes them. With nothing to finish or release and
+    /// nothing due, it takes no write transaction at all.
+    func claimWebhookDeliveries(
+        finishing: [(id: Int64, attempt: WebhookAttempt)], releasing: [Int64], now: Date, lease: Duration, limit: Int, excluding: Set<Int64>
+    ) async throws -> [ClaimedWebhookDelivery]
     /// The delivery log of the project (one endpoint's, when given), newest first, before the delivery id
     /// `before` when given.
     func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry]
@@ -41,7 +47,8 @@ public protocol WebhookStorage: Sendable {
     func redeliverWebhook(projectId: Int64, deliveryId: Int64) async throws -> Bool
     /// Sends the endpoint's deliveries of events created in `from...through` again, in their order; returns how many.
     func replayWebhooks(projectId: Int64, endpointId: Int64, from: Date, through: Date) async throws -> Int
-    /// Wakes this process's delivery service when a push committed events.
+    /// Wakes this process's delivery service when a push committed events, and hands it the deliveries the
+    /// push claimed for it (``WebhookSignal``).
     var webhookSignal: WebhookSignal { get }
 }
 
@@ -138,9 +145,15 @@ public struct ClaimedWebhookDelivery: Sendable, Hashable {
     public var body: String
     /// Attempts made before this one.
     public var attempts: Int
+    /// Until when the claim holds it: no other claim takes it before then.
+    public var claimedUntil: Date
 
-    public init(id: Int64, endpointId: Int64, url: String, secret: String, eventId: String, kind: WebhookEventKind, body: String, attempts: Int) {
+    public init(
+        id: Int64, endpointId: Int64, url: String, secret: String, eventId: String, kind: WebhookEventKind, body: String, attempts: Int,
+        claimedUntil: Date
+    ) {
         self.id = id
+        self.claimedUntil = claimedUntil
         self.endpointId = endpointId
         self.url = url
         self.secret = secret
@@ -216,13 +229,18 @@ public struct WebhookDeliveryLogEntry: Sendable, Hashable {
     }
 }
 
-/// An enabled endpoint as a push reads it in its transaction: which events it wants.
+/// An enabled endpoint as a push reads it in its transaction: which events it wants, and where and with which
+/// secret a delivery the push claims is sent.
 package struct WebhookSubscription: Sendable, Hashable {
     package var endpointId: Int64
     package var events: Set<WebhookEventKind>
+    package var url: String
+    package var secret: String
 
-    package init(endpointId: Int64, events: Set<WebhookEventKind>) {
+    package init(endpointId: Int64, events: Set<WebhookEventKind>, url: String = "", secret: String = "") {
         self.endpointId = endpointId
         self.events = events
+        self.url = url
+        self.secret = secret
     }
 }

@@ -9,6 +9,11 @@ fieldsheet-loadgen's "devices at once" scenario as the devices (each of N device
 records and pulls after each). Latency is the receiver's clock at the first arrival of each event minus the event's
 `occurredAt` (taken in the push's transaction, just before its commit), so it includes the commit's fsync.
 
+Then, from the server's own delivery log (its SQLite database, read once every delivery is noted delivered), where
+that time went: commit -> the attempt's start (waiting to be claimed and sent: `delivered_at - response_ms -
+created_at`), the attempt itself (`response_ms`, libcurl's request and the receiver's answer), and how many TCP
+connections the receiver was opened for all of it (one per delivery without keep-alive).
+
 Usage: webhook_bench.py BIN_DIR [--devices N] [--batches-in-flight K]
 """
 import argparse
@@ -16,6 +21,7 @@ import asyncio
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -36,10 +42,12 @@ class Receiver:
     def __init__(self):
         self.latencies = {}
         self.requests = 0
+        self.connections = 0
         self.port = None
         self.ready = threading.Event()
 
     async def handle(self, reader, writer):
+        self.connections += 1
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -73,6 +81,32 @@ class Receiver:
             async with server:
                 await server.serve_forever()
         asyncio.run(main())
+
+
+def percentiles(values):
+    ordered = sorted(values)
+    if not ordered:
+        return "none"
+    pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+    return f"p50 {pick(0.5):.0f} ms, p99 {pick(0.99):.0f} ms, max {ordered[-1]:.0f} ms"
+
+
+def trace(database, expected, receiver):
+    """Where the time went, from the server's delivery log once it noted every delivery."""
+    deadline = time.monotonic() + 120
+    rows = []
+    while time.monotonic() < deadline:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as db:
+            rows = db.execute("SELECT created_at, delivered_at, response_ms, attempts FROM webhook_deliveries "
+                              "WHERE status = 'delivered'").fetchall()
+        if len(rows) >= expected:
+            break
+        time.sleep(0.2)
+    waits = [((delivered - created) * 1000 - millis) for created, delivered, millis, _ in rows]
+    attempts = [millis for _, _, millis, _ in rows]
+    print(f"trace: {len(rows)} of {expected} deliveries noted delivered, {sum(1 for row in rows if row[3] > 1)} after more than one "
+          f"attempt; commit -> attempt starts {percentiles(waits)}; the attempt {percentiles(attempts)}; "
+          f"{receiver.connections} connections to the receiver for {receiver.requests} requests")
 
 
 def main():
@@ -133,6 +167,7 @@ def main():
               f"devices done in {pushed:.2f} s, last event received at {drained:.2f} s, {receiver.requests} requests; "
               f"commit -> receiver p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {latencies[-1]:.0f} ms")
         print(summary(latencies).replace("requests", "events"))
+        trace(os.path.join(work, "data", "fieldsheet.sqlite"), expected, receiver)
     finally:
         if server is not None:
             server.terminate()

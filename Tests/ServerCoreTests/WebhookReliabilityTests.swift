@@ -6,8 +6,8 @@ import Testing
 /// Webhook delivery when things go wrong, through the real `fieldsheet-server` executable and a real receiver on
 /// loopback: a receiver down for ten minutes' worth of retries (the schedule compressed, not slept through)
 /// gets every event afterwards in order per record; the server SIGKILLed 50 times while it delivers loses no
-/// event and repeats one only with its own id and body; two instances on one PostgreSQL database deliver each
-/// event once between them.
+/// event and repeats one only with its own id and body; devices pushing at once get every event once and in
+/// order over kept connections; two instances on one PostgreSQL database deliver each event once between them.
 @Suite(.serialized)
 struct WebhookReliabilityTests {
     /// One delivery log line of `webhooks deliveries`: status and attempts.
@@ -172,6 +172,53 @@ struct WebhookReliabilityTests {
             let repeats = Self.checkDelivered(receiver, expected: expected)
             #expect(kills == 50)
             print("webhook kill -9: \(kills) kills, \(total) events, \(receiver.deliveries.count) deliveries (\(repeats) repeats), 0 lost (seed \(seed))")
+            await server.stop()
+            await receiver.stop()
+        }
+    }
+
+    /// Devices pushing at once: each push hands its new records' events to the sender as it commits, each
+    /// record's edit waits for its submission to be delivered, and the deliveries share kept connections.
+    @Test(arguments: Backend.available)
+    func devicesPushingAtOnceGetEveryEventInOrderOverKeptConnections(backend: Backend) async throws {
+        try await WebhookTests.withServer(backend) { server in
+            let (ana, _, _) = try await WebhookTests.setUp(server)
+            let receiver = WebhookReceiver(port: ClusterControl.freePort(), secret: WebhookTests.secret)
+            try await receiver.start()
+            try await server.admin(["webhooks", "add", receiver.url, "--project", "alpha", "--events", "record.submitted,record.edited", "--secret", WebhookTests.secret])
+            try await server.start(options: ["--webhooks-allow-private-addresses"])
+            // 10 devices at once, each submitting 10 records one push at a time and then editing each: 200 events.
+            let records = (0..<10).map { _ in (0..<10).map { _ in UUID() } }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (device, mine) in records.enumerated() {
+                    group.addTask {
+                        for record in mine {
+                            let changes = ["title": WebhookTests.change(.text("Pump"), base: 0, millis: 10), "count": WebhookTests.change(.integer(0), base: 0, millis: 10)]
+                            _ = try await WebhookTests.push(server, token: ana, device: "device-\(device)", [WebhookTests.mutation(record, changes)])
+                        }
+                        for record in mine {
+                            let changes = ["count": WebhookTests.change(.integer(1), base: 1, millis: 20)]
+                            _ = try await WebhookTests.push(server, token: ana, device: "device-\(device)", [WebhookTests.mutation(record, changes)])
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(await eventually(timeout: 120) { receiver.events.count >= 200 }, "\(receiver.events.count) of 200")
+            let expected = Dictionary(uniqueKeysWithValues: records.flatMap { $0 }.map { ($0, 2) })
+            let repeats = Self.checkDelivered(receiver, expected: expected)
+            #expect(repeats == 0, "\(repeats) events reached the receiver twice")
+            // A connection per delivery under way at once (a push's, or a claimed batch's), not one per delivery.
+            #expect(receiver.connections <= 50, "\(receiver.connections) connections for \(receiver.deliveries.count) deliveries")
+            #expect(await eventually(timeout: 60) {
+                let lines = (try? await Self.log(server)) ?? []
+                return lines.count == 200 && lines.allSatisfy { $0.status == "delivered" && $0.attempts == 1 }
+            }, "every delivery is noted delivered after one attempt")
+            let latencies = receiver.latenciesMillis.sorted()
+            if let median = latencies.dropFirst(latencies.count / 2).first, let slowest = latencies.last {
+                print("webhook burst (\(backend)): \(receiver.deliveries.count) deliveries on \(receiver.connections) connections; "
+                      + "commit -> receiver p50 \(median) ms, max \(slowest) ms")
+            }
             await server.stop()
             await receiver.stop()
         }

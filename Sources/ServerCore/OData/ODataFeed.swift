@@ -15,13 +15,24 @@ struct RecordReader {
 
     /// The record's answers evaluated against its version (nil when that version is not published here).
     mutating func state(of record: StoredRecord) -> FormState? {
-        if let logic = logics[record.formVersion] {
-            return FormState(logic: logic, answers: record.fields.values)
-        }
-        guard let definition = definitions[record.formVersion] else { return nil }
-        let logic = FormLogic(form: definition)
-        logics[record.formVersion] = logic
+        guard let logic = logic(of: record.formVersion) else { return nil }
         return FormState(logic: logic, answers: record.fields.values)
+    }
+
+    /// The record's state when its version computes values; nil when it computes none (or is not published
+    /// here): then every value is as answered (``value(_:state:record:)`` reads the stored fields), and evaluating
+    /// every field's relevance would only cost time.
+    mutating func computingState(of record: StoredRecord) -> FormState? {
+        guard let logic = logic(of: record.formVersion), !logic.calculation.isEmpty else { return nil }
+        return FormState(logic: logic, answers: record.fields.values)
+    }
+
+    private mutating func logic(of version: Int) -> FormLogic? {
+        if let logic = logics[version] { return logic }
+        guard let definition = definitions[version] else { return nil }
+        let logic = FormLogic(form: definition)
+        logics[version] = logic
+        return logic
     }
 
     /// The value at `key`: computed, else as answered.
@@ -64,7 +75,11 @@ struct ODataFeed {
         var entities: [ODataEntity] = []
         entities.reserveCapacity(shown.count)
         for record in shown {
-            let state = reader.state(of: record)
+            guard let state = reader.computingState(of: record) else {
+                // Nothing computed: the stored answers are the values (the writer reads only its columns' keys).
+                entities.append(ODataModel.entity(record, values: record.fields.values))
+                continue
+            }
             var values: [String: AnswerValue] = [:]
             for column in model.layout.columns {
                 if let value = RecordReader.value(column, state: state, record: record) { values[column] = value }

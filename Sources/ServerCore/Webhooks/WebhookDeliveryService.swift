@@ -4,17 +4,29 @@ import ServerStorage
 import ServiceLifecycle
 import Synchronization
 
-/// Delivers the webhook outbox (``WebhookStorage``): claims due deliveries, posts each signed
-/// (``WebhookSignature``) through ``WebhookSender``, and records the outcome, retrying failures with
-/// exponential backoff and jitter (``WebhookOptions/retryAfter(attempts:from:)``). At least once: a delivery
-/// is marked delivered only after a 2xx, so a crash between the two sends it again with the same event id.
+/// Delivers the webhook outbox (``WebhookStorage``): posts each claimed delivery signed (``WebhookSignature``)
+/// through ``WebhookSender`` and records the outcome, retrying failures with exponential backoff and jitter
+/// (``WebhookOptions/retryAfter(attempts:from:)``). At least once: a delivery is marked delivered only after a
+/// 2xx, so a crash between the two sends it again with the same event id.
 ///
-/// Each endpoint's claimed deliveries are sent by a task of its own, all at once. An endpoint may have up to
-/// ``WebhookOptions/batchesInFlightPerEndpoint`` such batches under way; the next claim leaves out endpoints
-/// at that cap, so a slow or dead receiver holds up only itself. The storage hands out a record's next event
-/// only once the one before it was delivered, so batches may overlap and each receiver still gets a record's
-/// events in order. The service wakes when a push of this process wrote events (``WebhookSignal``) and otherwise looks
-/// every ``WebhookOptions/pollInterval`` (retries that came due, events other instances wrote).
+/// Two loops share the work, so sending never waits for the database:
+/// - **sending**: a push of this process claims the deliveries it writes in its own transaction and hands them
+///   over (``WebhookSignal``) once its commit is durable; this loop queues them by endpoint and starts each
+///   (on a worker thread and a kept connection, ``WebhookSender``) as soon as its endpoint has fewer than
+///   ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. Each delivery frees its slot when it ends, so
+///   a slow answer holds up no other delivery. This loop touches no database.
+/// - **bookkeeping**: one write transaction at a time records every outcome that came in since the last one,
+///   gives back claims not attempted, and claims what the pushes did not hand over (retries that came due, an
+///   event that waited behind an earlier one of its record, events other instances wrote), whenever the
+///   sending loop asks for it, an outcome was delivered (its record's next event may now go), or every
+///   ``WebhookOptions/pollInterval``. When a claim comes back full (a backlog), it claims again at once, up to
+///   ``WebhookOptions/batchesInFlightPerEndpoint`` batches.
+///
+/// The storage hands out a record's next event only once the one before it was delivered, so every queued
+/// delivery may go out at once and each receiver still gets a record's events in order. An endpoint with every
+/// slot taken and a batch's worth waiting is marked busy: pushes leave its deliveries in the outbox and claims
+/// leave it out, so a slow or dead receiver holds up only itself. A queued delivery whose claim would run out
+/// before an attempt could end is given back rather than sent.
 package struct WebhookDeliveryService: Service {
     let storage: any ServerStorage
     let options: WebhookOptions
@@ -26,68 +38,86 @@ package struct WebhookDeliveryService: Service {
         self.logger = logger
     }
 
-    /// Runs until the server shuts down; deliveries under way finish (each bounded by the timeout).
+    /// How long a claim holds: one attempt, with room to record the outcomes.
+    var lease: Duration { options.timeout + .seconds(30) }
+
+    /// Runs until the server shuts down; deliveries under way finish (each bounded by the timeout) and their
+    /// outcomes are recorded; claims not attempted are given back.
     package func run() async throws {
         guard options.deliver else { return }
-        let inFlight = BatchesInFlight()
         let signal = storage.webhookSignal
-        let sender = WebhookSender(options: options)
-        // A claimed batch is sent at once: the lease covers one attempt, with room to record the outcomes.
-        let lease = options.timeout + .seconds(30)
+        let state = DeliveryState()
+        let bookkeeping = WebhookSignal()
+        let sender = WebhookSender(options: options, keepPerURL: options.deliveriesInFlightPerEndpoint)
+        signal.attach(lease: lease)
         await withDiscardingTaskGroup { group in
+            group.addTask { await keepBooks(state, wake: bookkeeping, sending: signal) }
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                var claimed: [ClaimedWebhookDelivery] = []
-                do {
-                    let excluding = inFlight.full(cap: options.batchesInFlightPerEndpoint)
-                    claimed = try await storage.claimWebhookDeliveries(now: Date(), lease: lease, limit: options.batchSize, excluding: excluding)
-                } catch {
-                    logger.warning("Webhook deliveries could not be claimed; trying again", metadata: ["error": .string("\(error)")])
+                let (handed, claimWanted) = signal.take()
+                state.enqueue(handed)
+                if claimWanted {
+                    state.wantClaim()
+                    bookkeeping.wake()
                 }
-                let byEndpoint = Dictionary(grouping: claimed, by: \.endpointId)
-                for (endpoint, deliveries) in byEndpoint {
-                    inFlight.started(endpoint)
+                for delivery in state.startDeliveries(options: options, now: Date()) {
                     group.addTask {
-                        guard !Task.isShuttingDownGracefully else {
-                            // Not attempted: back at once, for this or another instance.
-                            try? await storage.releaseWebhookClaims(ids: deliveries.map(\.id))
-                            inFlight.finished(endpoint)
-                            return
-                        }
-                        // A claim holds at most one delivery per record (the next waits for it to be delivered),
-                        // so the batch may go out at once without breaking any record's order.
-                        let outcomes = await withTaskGroup(of: (id: Int64, attempt: WebhookAttempt).self) { sends in
-                            for delivery in deliveries {
-                                sends.addTask { (delivery.id, await attempt(delivery, sender: sender)) }
-                            }
-                            return await sends.reduce(into: []) { $0.append($1) }
-                        }
-                        // The batch's outcomes in one transaction (one commit, not one per delivery).
-                        do {
-                            try await storage.finishWebhookDeliveries(outcomes)
-                        } catch {
-                            // The claims' lease runs out and the deliveries are sent again: at least once.
-                            logger.warning("Webhook delivery outcomes could not be stored", metadata: [
-                                "deliveries": .string(outcomes.map { String($0.id) }.joined(separator: ",")), "error": .string("\(error)"),
-                            ])
-                        }
-                        inFlight.finished(endpoint)
-                        signal.signal()  // this endpoint may have more waiting
+                        let outcome = await attempt(delivery, sender: sender)
+                        state.finished(delivery.endpointId, outcome: (delivery.id, outcome))
+                        bookkeeping.wake()
+                        signal.wake()  // this endpoint's next delivery may start
                     }
                 }
-                if claimed.count < options.batchSize {
-                    await waitForWork(signal)
-                }
+                signal.setBusy(state.busy(options: options))
+                if state.releasesWaiting { bookkeeping.wake() }
+                await wait(for: signal)
             }
+            // Shutting down: pushes claim nothing more; what was handed over or queued goes back.
+            state.enqueue(signal.detach())
+            state.stop()
+            bookkeeping.wake()
         }
     }
 
-    /// Waits for a signal, the poll interval, or shutdown, whichever comes first.
-    private func waitForWork(_ signal: WebhookSignal) async {
+    /// The bookkeeping loop: one write transaction at a time, until the service stopped and every delivery under
+    /// way was recorded.
+    private func keepBooks(_ state: DeliveryState, wake: WebhookSignal, sending: WebhookSignal) async {
+        var lastPoll = ContinuousClock.now
+        var deep = false
+        while !Task.isCancelled {
+            let poll = ContinuousClock.now - lastPoll >= options.pollInterval
+            if poll { lastPoll = .now }
+            let turn = state.takeTurn(poll: poll || deep, options: options)
+            let limit = turn.claim ? options.batchSize * (deep ? options.batchesInFlightPerEndpoint : 1) : 0
+            var claimed: [ClaimedWebhookDelivery] = []
+            if !turn.outcomes.isEmpty || !turn.releases.isEmpty || limit > 0 {
+                do {
+                    claimed = try await storage.claimWebhookDeliveries(
+                        finishing: turn.outcomes, releasing: turn.releases, now: Date(), lease: lease, limit: limit, excluding: turn.busy)
+                } catch {
+                    // The claims' lease runs out and the deliveries are sent again: at least once.
+                    logger.warning("Webhook delivery outcomes could not be stored or deliveries claimed; trying again", metadata: [
+                        "deliveries": .string(turn.outcomes.map { String($0.id) }.joined(separator: ",")), "error": .string("\(error)"),
+                    ])
+                }
+            }
+            deep = limit > 0 && claimed.count >= limit
+            if !claimed.isEmpty {
+                state.enqueue(claimed)
+                sending.wake()
+            }
+            if state.done { return }
+            // Once stopped, only the deliveries still under way wake it (shutdown is no news any more).
+            if !deep { await wait(for: wake, untilShutdown: !state.stopped) }
+        }
+    }
+
+    /// Waits for `signal`, the poll interval, or (when `untilShutdown`) shutdown, whichever comes first.
+    private func wait(for signal: WebhookSignal, untilShutdown: Bool = true) async {
         let interval = options.pollInterval
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await signal.wait() }
             group.addTask { try? await Task.sleep(for: interval) }
-            group.addTask { try? await gracefulShutdown() }
+            if untilShutdown { group.addTask { try? await gracefulShutdown() } }
             await group.next()
             group.cancelAll()
         }
@@ -119,23 +149,124 @@ package struct WebhookDeliveryService: Service {
     }
 }
 
-/// How many claimed batches of each endpoint this process is sending now.
-private final class BatchesInFlight: Sendable {
-    private let counts = Mutex([Int64: Int]())
-
-    func started(_ endpoint: Int64) {
-        counts.withLock { $0[endpoint, default: 0] += 1 }
+/// What the two loops of ``WebhookDeliveryService`` share: the deliveries this process holds, by endpoint,
+/// the deliveries under way, and what is to be recorded.
+private final class DeliveryState: Sendable {
+    struct Turn {
+        var outcomes: [(id: Int64, attempt: WebhookAttempt)]
+        var releases: [Int64]
+        var claim: Bool
+        var busy: Set<Int64>
     }
 
-    func finished(_ endpoint: Int64) {
-        counts.withLock { counts in
-            let left = counts[endpoint, default: 1] - 1
-            counts[endpoint] = left > 0 ? left : nil
+    private struct State {
+        /// Claimed deliveries not yet sent, by endpoint, oldest first.
+        var queued: [Int64: [ClaimedWebhookDelivery]] = [:]
+        /// Deliveries under way, by endpoint.
+        var active: [Int64: Int] = [:]
+        var outcomes: [(id: Int64, attempt: WebhookAttempt)] = []
+        var releases: [Int64] = []
+        var claimWanted = true  // the outbox may hold work from before this process started
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+
+    func enqueue(_ deliveries: [ClaimedWebhookDelivery]) {
+        guard !deliveries.isEmpty else { return }
+        state.withLock { state in
+            for delivery in deliveries {
+                if state.stopped {
+                    state.releases.append(delivery.id)
+                } else {
+                    state.queued[delivery.endpointId, default: []].append(delivery)
+                }
+            }
         }
     }
 
-    /// The endpoints with `cap` batches under way: the next claim leaves them out.
-    func full(cap: Int) -> Set<Int64> {
-        counts.withLock { Set($0.filter { $0.value >= cap }.keys) }
+    func wantClaim() {
+        state.withLock { $0.claimWanted = true }
+    }
+
+    /// The deliveries to start now: for each endpoint, its queued ones while it has fewer than
+    /// ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. A delivery whose claim would end before an
+    /// attempt could is given back instead.
+    func startDeliveries(options: WebhookOptions, now: Date) -> [ClaimedWebhookDelivery] {
+        let margin = WebhookOptions.seconds(options.timeout) + 5
+        let slots = options.deliveriesInFlightPerEndpoint
+        return state.withLock { state in
+            var started: [ClaimedWebhookDelivery] = []
+            for (endpoint, queue) in state.queued {
+                let free = slots - state.active[endpoint, default: 0]
+                guard free > 0 else { continue }
+                let taken = queue.prefix(free)
+                state.queued[endpoint] = taken.count == queue.count ? nil : Array(queue.dropFirst(taken.count))
+                for delivery in taken {
+                    if delivery.claimedUntil.timeIntervalSince(now) >= margin {
+                        started.append(delivery)
+                        state.active[endpoint, default: 0] += 1
+                    } else {
+                        state.releases.append(delivery.id)
+                    }
+                }
+            }
+            return started
+        }
+    }
+
+    /// The endpoints with every slot taken and a batch's worth waiting: pushes and claims leave their
+    /// deliveries in the outbox for now.
+    func busy(options: WebhookOptions) -> Set<Int64> {
+        state.withLock { Self.busy($0, options: options) }
+    }
+
+    private static func busy(_ state: State, options: WebhookOptions) -> Set<Int64> {
+        Set(state.active.filter { endpoint, active in
+            active >= options.deliveriesInFlightPerEndpoint && state.queued[endpoint, default: []].count >= options.batchSize
+        }.keys)
+    }
+
+    var releasesWaiting: Bool { state.withLock { !$0.releases.isEmpty } }
+
+    var stopped: Bool { state.withLock { $0.stopped } }
+
+    func finished(_ endpoint: Int64, outcome: (id: Int64, attempt: WebhookAttempt)) {
+        state.withLock { state in
+            state.outcomes.append(outcome)
+            let left = state.active[endpoint, default: 1] - 1
+            state.active[endpoint] = left > 0 ? left : nil
+            // A delivered event may have been the one its record's next event waited for.
+            if outcome.attempt.delivered { state.claimWanted = true }
+        }
+    }
+
+    /// What the next bookkeeping transaction writes and whether it claims (never once stopped). Endpoints with
+    /// every slot taken are left out of the claim.
+    func takeTurn(poll: Bool, options: WebhookOptions) -> Turn {
+        state.withLock { state in
+            defer {
+                state.outcomes = []
+                state.releases = []
+                state.claimWanted = false
+            }
+            return Turn(
+                outcomes: state.outcomes, releases: state.releases, claim: !state.stopped && (poll || state.claimWanted),
+                busy: Self.busy(state, options: options))
+        }
+    }
+
+    /// No more deliveries start: what is queued goes back.
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            for queue in state.queued.values { state.releases.append(contentsOf: queue.map(\.id)) }
+            state.queued = [:]
+        }
+    }
+
+    /// Stopped, with nothing under way or left to record.
+    var done: Bool {
+        state.withLock { $0.stopped && $0.active.isEmpty && $0.outcomes.isEmpty && $0.releases.isEmpty }
     }
 }

@@ -18,13 +18,18 @@ public struct WebhookOptions: Sendable, Hashable {
     /// How often the service looks for due deliveries when nothing woke it (events another instance wrote,
     /// retries that came due).
     public var pollInterval: Duration
-    /// The most deliveries the service claims at once, over all endpoints; an endpoint's claimed deliveries are
-    /// sent at the same time, each on a thread of its own.
+    /// The most deliveries the service claims in one turn when no backlog is waiting, and the unit of
+    /// ``batchesInFlightPerEndpoint``.
     public var batchSize: Int
-    /// The most claimed batches of one endpoint under way at once. The storage never hands out a record's next
-    /// event before the one before it was delivered, so batches of one endpoint may overlap without breaking
-    /// any record's order; the cap bounds what one slow receiver holds (threads, connections, leases).
+    /// How many batches' worth of deliveries one endpoint may have under way at once
+    /// (``deliveriesInFlightPerEndpoint``). The storage never hands out a record's next event before the one
+    /// before it was delivered, so an endpoint's deliveries may overlap without breaking any record's order; the
+    /// cap bounds what one slow receiver holds (threads, connections, leases). An endpoint with every slot taken
+    /// and a batch's worth waiting is left out of pushes' and claims' hands.
     public var batchesInFlightPerEndpoint: Int
+    /// The most deliveries of one endpoint under way at once (each on a worker thread and a kept connection):
+    /// ``batchesInFlightPerEndpoint`` batches of ``batchSize``.
+    public var deliveriesInFlightPerEndpoint: Int { batchSize * batchesInFlightPerEndpoint }
     /// Whether this server delivers at all (off: it still writes the outbox, and another instance delivers).
     public var deliver: Bool
 

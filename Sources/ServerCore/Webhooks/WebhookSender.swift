@@ -1,16 +1,22 @@
 import Foundation
+import Synchronization
 #if canImport(CCurl)
 import CCurl
 #endif
 
-/// Sends one webhook delivery over libcurl, on a thread of its own (never one of Swift's cooperative threads),
-/// as an outbound request made on an admin's word: no redirect followed, http and https only, no proxy from
-/// the environment, the whole attempt bounded by ``WebhookOptions/timeout``, at most
+/// Sends webhook deliveries over libcurl, each on a thread of the sender's own (never one of Swift's cooperative
+/// threads), as outbound requests made on an admin's word: no redirect followed, http and https only, no proxy
+/// from the environment, each attempt bounded by ``WebhookOptions/timeout``, at most
 /// ``WebhookOptions/maxResponseBytes`` of the answer read, and, unless the operator allows them, no connection
 /// to a loopback, link-local, private or otherwise non-public address — checked on the address libcurl is
 /// about to connect to (its open-socket callback), after resolution, so a public name that resolves to a
 /// private address is refused too.
-struct WebhookSender: Sendable {
+///
+/// Connections are kept: an attempt takes an idle libcurl handle of its URL's pool (whose open, keep-alive
+/// connection it then reuses) or a new one, and puts it back afterwards, so a receiver that answers meets one
+/// connection per delivery under way at once rather than one per delivery. The threads are kept too
+/// (``BlockingWorkers``): an idle one takes the next attempt, and one idle for half a minute ends.
+final class WebhookSender: Sendable {
     /// What one attempt came to.
     struct Response: Sendable, Hashable {
         /// The HTTP status, when the receiver answered.
@@ -22,13 +28,24 @@ struct WebhookSender: Sendable {
     }
 
     let options: WebhookOptions
+    private let workers = BlockingWorkers(name: "fieldsheet-webhook")
+    private let connections: ConnectionPool
 
-    /// Posts `body` to `url` with `headers`, waiting on a dedicated thread.
+    /// A sender keeping up to `keepPerURL` idle connections to each URL.
+    init(options: WebhookOptions, keepPerURL: Int) {
+        self.options = options
+        connections = ConnectionPool(idlePerURL: keepPerURL)
+    }
+
+    /// Posts `body` to `url` with `headers`, waiting for a worker thread's attempt.
     func send(url: String, body: String, headers: [(String, String)]) async -> Response {
         await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: perform(url: url, body: body, headers: headers)) }
-            thread.name = "fieldsheet-webhook"
-            thread.start()
+            workers.run { [self] in
+                let handle = connections.take(url: url)
+                let response = perform(handle: handle, url: url, body: body, headers: headers)
+                connections.put(handle, url: url, reusable: response.status != nil)
+                continuation.resume(returning: response)
+            }
         }
     }
 
@@ -57,16 +74,16 @@ struct WebhookSender: Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    /// One attempt, blocking the calling thread.
-    func perform(url: String, body: String, headers: [(String, String)]) -> Response {
+    /// One attempt on `handle` (its connection reused when it is still open), blocking the calling thread.
+    func perform(handle: CurlHandle?, url: String, body: String, headers: [(String, String)]) -> Response {
         _ = Self.globalInit
         let started = ContinuousClock.now
         func millis() -> Int {
             let elapsed = ContinuousClock.now - started
             return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         }
-        guard let curl = curl_easy_init() else { return Response(status: nil, error: "libcurl could not start", millis: 0) }
-        defer { curl_easy_cleanup(curl) }
+        guard let curl = handle?.pointer else { return Response(status: nil, error: "libcurl could not start", millis: 0) }
+        curl_easy_reset(curl)  // keeps the live connection, clears every option of the attempt before
         let context = Context(limit: options.maxResponseBytes, allowPrivate: options.allowPrivateAddresses)
         let unmanaged = Unmanaged.passRetained(context)
         defer { unmanaged.release() }
@@ -76,11 +93,10 @@ struct WebhookSender: Sendable {
 
         _ = fs_curl_setopt_string(curl, CURLOPT_URL, url)
         _ = fs_curl_setopt_long(curl, CURLOPT_POST, 1)
-        let bytes = Array(body.utf8)
-        _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
-        bytes.withUnsafeBytes { raw in
-            _ = fs_curl_setopt_pointer(curl, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
-        }
+        // The body is sent from the claimed string's own bytes (CURLOPT_POSTFIELDS, not copied), which stay
+        // alive until the attempt ends.
+        var body = body
+        body.makeContiguousUTF8()
         for (name, value) in headers { headerList = curl_slist_append(headerList, "\(name): \(value)") }
         headerList = curl_slist_append(headerList, "Content-Type: application/json")
         headerList = curl_slist_append(headerList, "Expect:")
@@ -124,7 +140,12 @@ struct WebhookSender: Sendable {
         let code = errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
             _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, buffer.baseAddress)
             defer { _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, nil) }
-            return curl_easy_perform(curl)
+            return body.utf8.withContiguousStorageIfAvailable { bytes -> CURLcode in
+                _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+                _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!))
+                defer { _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, nil) }
+                return curl_easy_perform(curl)
+            } ?? CURLE_FAILED_INIT
         }
         var status = 0
         _ = fs_curl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
@@ -149,10 +170,101 @@ struct WebhookSender: Sendable {
         return Response(status: status, error: nil, millis: millis())
     }
     #else
-    func perform(url: String, body: String, headers: [(String, String)]) -> Response {
+    func perform(handle: CurlHandle?, url: String, body: String, headers: [(String, String)]) -> Response {
         Response(status: nil, error: "this server was built without libcurl and cannot deliver webhooks", millis: 0)
     }
     #endif
+}
+
+/// A libcurl easy handle and the connection it keeps open between attempts; used by one attempt at a time.
+final class CurlHandle: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer?
+
+    init() {
+        #if canImport(CCurl)
+        pointer = curl_easy_init()
+        #else
+        pointer = nil
+        #endif
+    }
+
+    deinit {
+        #if canImport(CCurl)
+        if let pointer { curl_easy_cleanup(pointer) }
+        #endif
+    }
+}
+
+/// Idle libcurl handles by URL, each keeping its connection to that URL's receiver open.
+private final class ConnectionPool: Sendable {
+    /// The most idle handles kept per URL; more are closed when they come back.
+    let idlePerURL: Int
+    private let idle = Mutex([String: [CurlHandle]]())
+
+    init(idlePerURL: Int) {
+        self.idlePerURL = idlePerURL
+    }
+
+    /// An idle handle of `url`, or a new one.
+    func take(url: String) -> CurlHandle {
+        idle.withLock { $0[url]?.popLast() } ?? CurlHandle()
+    }
+
+    /// Puts `handle` back for the next attempt to `url`; one whose receiver never answered is closed (its
+    /// connection is of no use, and a receiver that is down should not keep handles).
+    func put(_ handle: CurlHandle, url: String, reusable: Bool) {
+        guard reusable else { return }
+        idle.withLock { idle in
+            if idle[url, default: []].count < idlePerURL { idle[url, default: []].append(handle) }
+        }
+    }
+}
+
+/// Threads for blocking work (libcurl attempts), kept between jobs: a job goes to an idle thread, or to a new
+/// one when every thread is busy, so jobs never wait for each other; a thread idle for ``idleLifetime`` ends.
+final class BlockingWorkers: @unchecked Sendable {
+    static let idleLifetime: TimeInterval = 30
+    private let name: String
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var jobs: [@Sendable () -> Void] = []
+    private var idleThreads = 0
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// Runs `job` on a worker thread.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        let spawn = jobs.count > idleThreads
+        if !spawn { condition.signal() }
+        condition.unlock()
+        if spawn {
+            let thread = Thread { [self] in work() }
+            thread.name = name
+            thread.start()
+        }
+    }
+
+    private func work() {
+        condition.lock()
+        while true {
+            if !jobs.isEmpty {
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job()
+                condition.lock()
+                continue
+            }
+            idleThreads += 1
+            let signalled = condition.wait(until: Date(timeIntervalSinceNow: Self.idleLifetime))
+            idleThreads -= 1
+            if !signalled && jobs.isEmpty { break }
+        }
+        condition.unlock()
+    }
 }
 
 #if canImport(CCurl)

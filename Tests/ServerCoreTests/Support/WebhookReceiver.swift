@@ -17,6 +17,8 @@ final class WebhookReceiver: Sendable {
         var body: String
         /// When it arrived, in milliseconds since 1970.
         var receivedAt: Int64
+        /// The sender's port of the connection it came on: deliveries on one kept connection share it.
+        var connectionPort: Int?
 
         /// The body as JSON.
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:] }
@@ -42,6 +44,9 @@ final class WebhookReceiver: Sendable {
         return deliveries.filter { seen.insert($0.eventId).inserted }
     }
 
+    /// How many connections the deliveries so far came on.
+    var connections: Int { Set(deliveries.map { $0.connectionPort ?? -1 }).count }
+
     /// Whether every delivery so far carried a signature that verifies with the secret.
     var allSignaturesValid: Bool { deliveries.allSatisfy { $0.signatureValid } }
 
@@ -58,8 +63,8 @@ final class WebhookReceiver: Sendable {
 
     /// Starts listening on `port`; returns once it accepts connections.
     func start() async throws {
-        let router = Router()
-        router.post("hook") { [self] request, _ -> HTTPResponse.Status in
+        let router = Router(context: ReceiverContext.self)
+        router.post("hook") { [self] request, context -> HTTPResponse.Status in
             var request = request
             let body = try await request.collectBody(upTo: 16 * 1024 * 1024)
             let text = String(buffer: body)
@@ -69,7 +74,7 @@ final class WebhookReceiver: Sendable {
                 type: request.headers[HTTPField.Name("FieldSheet-Event-Type")!] ?? "",
                 attempt: Int(request.headers[HTTPField.Name("FieldSheet-Delivery-Attempt")!] ?? "") ?? 0,
                 signatureValid: WebhookSignature.verify(header: signature, secret: self.secret, body: Array(text.utf8)),
-                body: text, receivedAt: Int64(Date().timeIntervalSince1970 * 1000))
+                body: text, receivedAt: Int64(Date().timeIntervalSince1970 * 1000), connectionPort: context.remotePort)
             self.received.withLock { $0.append(delivery) }
             return .noContent
         }
@@ -86,5 +91,16 @@ final class WebhookReceiver: Sendable {
         guard let running = task.withLock({ current -> Task<Void, any Error>? in defer { current = nil }; return current }) else { return }
         running.cancel()
         _ = try? await running.value
+    }
+}
+
+/// The receiver's request context: the core context and the port the request's connection came from.
+struct ReceiverContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remotePort: Int?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remotePort = source.channel.remoteAddress?.port
     }
 }
