@@ -9,7 +9,7 @@ extension AppModel {
     /// The record list as DraftStore's ``DraftStore/observeRecords(_:)`` delivers it, as an integrator's app
     /// observes it: the list as it is now, then again after every commit that changes it — this app's edits, a
     /// sync running beside it, or another process on the same home (the `fieldsheet` CLI). Each value goes to
-    /// ``show(_:)``. From this call on, the app's own actions do not read the list by hand (``refreshList()``):
+    /// `show(_:)`. From this call on, the app's own actions do not read the list by hand (``refreshList()``):
     /// the observation is the one way a change reaches the list.
     ///
     /// The full-screen runner does not use it yet (it reads the list after its own actions): with the runner
