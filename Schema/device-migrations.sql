@@ -385,7 +385,7 @@ CREATE TABLE signing_key (
 -- next sent.
 ALTER TABLE sent_mutations ADD COLUMN signature TEXT;
 
--- migration: v17-entity-label-search
+-- migration: v16-entity-label-search
 -- A search index of the entity labels (docs/entity-lists.md, "On the device"): the trigrams of each label
 -- (FTS5's trigram tokenizer, ignoring case), so that a choice's search for text of three characters or more
 -- finds the few entities whose label contains it without walking every label of its list. Its content is the

@@ -8,9 +8,11 @@ internal import SyncCore
 /// the record. Every write here goes with a write of the record's row, which observations watch.
 extension DraftStore {
     /// SQL for the unsent edits of the record whose id is the SQL expression `record`, as one JSON object
-    /// (`{"site": {"text": "Pump 4"}, "notes": null}`): the shape snapshots keep.
-    static func localEditsJSON(of record: String) -> String {
-        "(SELECT json_group_object(e.key, json(fs_open(e.value, 'edit', e.record_id, e.key))) FROM record_edits e WHERE e.record_id = \(record))"
+    /// (`{"site": {"text": "Pump 4"}, "notes": null}`): the shape snapshots keep. `topLevel`: only the edits of
+    /// the form's own fields (keys without a `/`), not those of repeat instances; the others are neither
+    /// opened nor aggregated.
+    static func localEditsJSON(of record: String, topLevel: Bool = false) -> String {
+        "(SELECT json_group_object(e.key, json(fs_open(e.value, 'edit', e.record_id, e.key))) FROM record_edits e WHERE e.record_id = \(record)\(topLevel ? " AND instr(e.key, '/') = 0" : ""))"
     }
 
     /// Sets the unsent edit of `key` (`json` nil: the field was cleared).

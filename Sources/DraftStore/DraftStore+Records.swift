@@ -4,10 +4,11 @@ import GRDB
 internal import SyncCore
 
 extension DraftStore {
-    /// The record with `id`, with every field's value and metadata; nil when there is none.
-    public func record(_ id: UUID) async throws -> StoredRecord? {
+    /// The record with `id`, with every field's value and metadata (or, with `answers: .topLevel`, those of the
+    /// form's own fields only); nil when there is none.
+    public func record(_ id: UUID, answers scope: RecordAnswers = .all) async throws -> StoredRecord? {
         try await read(doing: "reading record \(id.uuidString.lowercased())") { db in
-            try Self.fetchRecord(db, id: id)
+            try Self.fetchRecord(db, id: id, answers: scope)
         }
     }
 
@@ -80,14 +81,28 @@ extension DraftStore {
 
     // MARK: - Rows
 
-    static func fetchRecord(_ db: Database, id: UUID) throws -> StoredRecord? {
+    static func fetchRecord(_ db: Database, id: UUID, answers scope: RecordAnswers = .all) throws -> StoredRecord? {
         // Prepared once per connection: a push reads every record it sends and every one it settles.
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+        let sql = switch scope {
+        case .all: """
             SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.submitted_at, r.server_revision, fs_open_fields(r.fields, 'record', r.id) AS fields,
                    \(localEditsJSON(of: "r.id")) AS local, r.missing_attachments, v.state AS review_state, v.comment AS review_comment
             FROM records r LEFT JOIN record_reviews v ON v.record_id = r.id WHERE r.id = ?
-            """), arguments: [id.uuidString.lowercased()])
-        else { return nil }
+            """
+        // The fields opened once (MATERIALIZED: not once per use), then only the top-level entries of their values
+        // and stamps kept, in SQLite (a record of 5,000 repeat instances holds 30,000 of them), and only the
+        // top-level unsent edits opened: the rows are read, not decoded.
+        case .topLevel: """
+            WITH f AS MATERIALIZED (SELECT r.rowid AS rowid, fs_open_fields(r.fields, 'record', r.id) AS j FROM records r WHERE r.id = ?1)
+            SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, r.updated_at, r.submitted_at, r.server_revision,
+                   json_set(f.j,
+                       '$.values', json((SELECT json_group_object(a.key, json(a.value)) FROM json_each(f.j, '$.values') a WHERE instr(a.key, '/') = 0)),
+                       '$.stamps', json((SELECT json_group_object(s.key, json(s.value)) FROM json_each(f.j, '$.stamps') s WHERE instr(s.key, '/') = 0))) AS fields,
+                   \(localEditsJSON(of: "r.id", topLevel: true)) AS local, r.missing_attachments, v.state AS review_state, v.comment AS review_comment
+            FROM f JOIN records r ON r.rowid = f.rowid LEFT JOIN record_reviews v ON v.record_id = r.id
+            """
+        }
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [id.uuidString.lowercased()]) else { return nil }
         return try record(from: row)
     }
 

@@ -37,11 +37,24 @@ extension DraftStore {
         }
     }
 
-    /// The records with `ids`, values included, read in one transaction (for a search over values;
-    /// ids that are gone are skipped).
-    public func records(_ ids: [UUID]) async throws -> [StoredRecord] {
+    /// The records with `ids`, values included (with `answers: .topLevel`, those of the forms' own fields only),
+    /// read in one transaction (for a list's headlines, a details pane or a search over values; ids that are gone
+    /// are skipped).
+    public func records(_ ids: [UUID], answers scope: RecordAnswers = .all) async throws -> [StoredRecord] {
         try await read(doing: "reading \(ids.count) records") { db in
-            try ids.compactMap { try Self.fetchRecord(db, id: $0) }
+            try ids.compactMap { try Self.fetchRecord(db, id: $0, answers: scope) }
         }
     }
+}
+
+/// Which of a record's answers a read brings.
+public enum RecordAnswers: Sendable, Hashable {
+    /// Every answer, those of repeat instances included.
+    case all
+    /// The answers of the form's own fields only — those of its pages, keyed by their field id, as
+    /// `FormDefinition.allFields` lists them — without the answers inside repeat instances (keys with a `/`).
+    /// What a list's headline, a details pane and ``RecordSearch`` show: a record of 5,000 repeat instances holds
+    /// 30,000 answers, and this read decodes none of them. Such a record's ``StoredRecord/answers`` (and its sync
+    /// metadata) hold those fields alone: it is for showing, never for a session or a sync.
+    case topLevel
 }

@@ -47,7 +47,8 @@ extension RecordListSummary {
 
 /// What a text search looks through: a record's form title and every answer as shown, lowercased.
 public enum RecordSearch {
-    /// The searchable text of `record`: `formTitle`, then each answered field of `form` as displayed.
+    /// The searchable text of `record`: `formTitle`, then each answered field of `form` (its own fields, not
+    /// those inside repeat instances) as displayed; a record read with ``RecordAnswers/topLevel`` gives the same.
     public static func text(of record: StoredRecord, formTitle: String, form: FormDefinition?) -> [UInt8] {
         var text = formTitle
         if let form {
@@ -95,7 +96,8 @@ final class SearchTextCache: @unchecked Sendable {
 
     func text(_ db: Database, id: String, updatedAt: Int64, revision: Int64, formTitle: String) throws -> [UInt8] {
         if let entry = lock.withLock({ entries[id] }), entry.updatedAt == updatedAt, entry.revision == revision { return entry.text }
-        guard let uuid = UUID(uuidString: id), let record = try DraftStore.fetchRecord(db, id: uuid) else { return [] }
+        // The text is made of the form's own fields (RecordSearch): a record's repeat instances are not read.
+        guard let uuid = UUID(uuidString: id), let record = try DraftStore.fetchRecord(db, id: uuid, answers: .topLevel) else { return [] }
         let key = FormKey(id: record.formID, version: record.formVersion)
         let form = try lock.withLock({ forms[key] }) ?? {
             let json = try String.fetchOne(db, sql: "SELECT definition FROM forms WHERE id = ? AND version = ?", arguments: [key.id, key.version])

@@ -22,7 +22,9 @@ extension AppModel {
     func indexForSearch() {
         guard indexing == nil else { return }
         var stale: [UUID] = []
-        for (key, summary) in summaries where searchIndex[key]?.updatedAt != summary.updatedAt { stale.append(summary.id) }
+        for (key, summary) in summaries where searchIndex[key].map({ !isCurrent($0.updatedAt, of: key, summary) }) ?? true {
+            stale.append(summary.id)
+        }
         if searchIndex.count > summaries.count { searchIndex = searchIndex.filter { summaries[$0.key] != nil } }
         guard !stale.isEmpty else { return }
         let store = store
@@ -33,7 +35,7 @@ extension AppModel {
             while start < stale.count, !Task.isCancelled {
                 let chunk = Array(stale[start..<min(stale.count, start + SearchText.batch)])
                 start += chunk.count
-                guard let records = try? await store.records(chunk) else { break }
+                guard let records = try? await store.records(chunk, answers: .topLevel) else { break }
                 var entries: [(String, Date, [UInt8])] = []
                 for record in records {
                     let formKey = "\(record.formID) \(record.formVersion)"

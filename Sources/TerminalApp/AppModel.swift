@@ -72,7 +72,7 @@ public actor AppModel {
     var searchIndex: [String: (updatedAt: Date, text: [UInt8])] = [:]
     /// Reads values into the search index in the background.
     var indexing: Task<Void, Never>?
-    /// Whether ``followRecords(changed:)`` keeps the list current (then the app's own actions read nothing).
+    /// Whether the list is observed (``observedRecords()``): then the app's own actions read nothing by hand.
     var followingList = false
     /// A record to select once the list shows it (the record whose sheet just closed).
     var selectWhenListed: String?

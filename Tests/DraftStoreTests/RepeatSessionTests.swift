@@ -1,6 +1,7 @@
 import FieldSheetTesting
 import Foundation
 import FormModel
+import SyncCore
 import Testing
 @testable import DraftStore
 
@@ -53,6 +54,48 @@ struct RepeatSessionTests {
         #expect(await resumed.instances(of: "defects").count == 2)
         #expect(await resumed.answers[second + "/@removed"] == .boolean(false))
         try await resumed.dismiss(reason: .escape)
+    }
+
+    /// A read of the form's own fields (a list's headline, details and search text) gives exactly the top-level
+    /// answers and sync metadata of a whole read — synced values, stamps that differ from the shared one, unsent
+    /// edits and cleared fields — without the repeat instances' answers.
+    @Test func aTopLevelReadIsTheWholeReadWithoutTheInstances() async throws {
+        let (_, store) = try await Self.store()
+        let record = UUID()
+        let shared = HybridTimestamp(rawValue: 99)
+        let fields = RecordFields([
+            "site": FieldState(value: .text("Depot"), revision: 3, hlc: shared, clientID: "device-a"),
+            "inspected_on": FieldState(value: .date("2026-11-01"), revision: 2, hlc: HybridTimestamp(rawValue: 42), clientID: "device-b"),
+            "defects/7c37e370-0000-4000-8000-000000000001/@position": FieldState(value: .integer(1), revision: 3, hlc: shared, clientID: "device-a"),
+            "defects/7c37e370-0000-4000-8000-000000000001/location": FieldState(value: .text("Cellar"), revision: 1, hlc: HybridTimestamp(rawValue: 7), clientID: "device-b"),
+        ])
+        var writer = PullPageWriter()
+        writer.append(RecordEnvelope(
+            recordID: record, form: FormKey(id: "defect-inspection", version: 1), state: .draft, revision: 3,
+            sequence: 1, author: "someone", fields: fields))
+        guard case .applied = try await store.applyPullPage(writer.finish(cursor: 1, hasMore: false, serverClock: HybridTimestamp(rawValue: 100))) else {
+            Issue.record("the page was not applied")
+            return
+        }
+        let session = try await store.resumeDraft(record)
+        try await session.set("site", to: .text("Depot 2"))
+        try await session.set("inspected_on", to: nil)
+        try await session.set("defects/7c37e370-0000-4000-8000-000000000001/location", to: .text("Attic"))
+        try await session.dismiss(reason: .escape)
+
+        let whole = try #require(try await store.record(record))
+        let top = try #require(try await store.record(record, answers: .topLevel))
+        #expect(whole.answers.keys.contains { $0.contains("/") }, "the whole read has the instance's answers")
+        #expect(top.answers == whole.answers.filter { !$0.key.contains("/") })
+        #expect(top.answers["site"] == .text("Depot 2"))
+        #expect(top.synced.states == whole.synced.states.filter { !$0.key.contains("/") })
+        #expect(top.pending == whole.pending.filter { !$0.key.contains("/") })
+        #expect(top.pending["inspected_on"] == .some(nil), "a cleared field stays cleared")
+        #expect(top.updatedAt == whole.updatedAt && top.state == whole.state && top.serverRevision == whole.serverRevision)
+        #expect(try await store.records([record, UUID()], answers: .topLevel) == [top], "an id that is not there is skipped")
+        // The search text is made of the same fields either way.
+        let form = try await store.form(id: "defect-inspection", version: 1)
+        #expect(RecordSearch.text(of: top, formTitle: "Defects", form: form) == RecordSearch.text(of: whole, formTitle: "Defects", form: form))
     }
 
     /// once() and uuid(): a new record stores its uuid() at once, a once() when it first has a value; both are
