@@ -31,8 +31,7 @@ extension PostgresStorage {
                 connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
             return try await Self.write(connection, try plan(snapshot), projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
         }
-        if committed.webhookDeliveries > committed.webhookClaims.count { webhookSignal.signal() }
-        webhookSignal.hand(committed.webhookClaims)
+        webhookSignal.committed(committed)
         return committed
     }
 
@@ -62,8 +61,7 @@ extension PostgresStorage {
             }
             return try await Self.write(connection, plan, projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
         }
-        if committed.webhookDeliveries > committed.webhookClaims.count { webhookSignal.signal() }
-        webhookSignal.hand(committed.webhookClaims)
+        webhookSignal.committed(committed)
         return committed
     }
 

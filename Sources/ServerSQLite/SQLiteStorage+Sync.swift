@@ -18,8 +18,7 @@ extension SQLiteStorage {
             let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
             return try Self.write(db, try plan(snapshot), projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
         }
-        if committed.webhookDeliveries > committed.webhookClaims.count { webhookSignal.signal() }
-        webhookSignal.hand(committed.webhookClaims)
+        webhookSignal.committed(committed)
         return committed
     }
 
@@ -39,8 +38,7 @@ extension SQLiteStorage {
             }
             return try Self.write(db, plan, projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
         }
-        if committed.webhookDeliveries > committed.webhookClaims.count { webhookSignal.signal() }
-        webhookSignal.hand(committed.webhookClaims)
+        webhookSignal.committed(committed)
         return committed
     }
 

@@ -236,6 +236,13 @@ public final class WebhookSignal: Sendable {
         wake { $0.handed.append(contentsOf: deliveries) }
     }
 
+    /// After a push's commit: hands over the deliveries it claimed in its transaction, and signals the outbox
+    /// when it wrote deliveries it did not claim. What both storage backends do once a push is durable.
+    public func committed(_ plan: PushPlan) {
+        if plan.webhookDeliveries > plan.webhookClaims.count { signal() }
+        hand(plan.webhookClaims)
+    }
+
     /// Wakes the waiting service without news from the outbox (its own deliveries finished).
     public func wake() {
         wake { _ in }
