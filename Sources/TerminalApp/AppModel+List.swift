@@ -12,8 +12,7 @@ extension AppModel {
     /// `show(_:)`. From this call on, the app's own actions do not read the list by hand (``refreshList()``):
     /// the observation is the one way a change reaches the list.
     ///
-    /// The full-screen runner does not use it yet (it reads the list after its own actions): with the runner
-    /// iterating it, tmux tests of the app failed for a reason not found yet (README, "The list").
+    /// The full-screen runner iterates it and shows each value as an event of its loop, between keys.
     public func observedRecords() -> StoreObservation<[RecordListSummary]> {
         followingList = true
         return store.observeRecords()

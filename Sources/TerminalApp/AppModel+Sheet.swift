@@ -276,7 +276,14 @@ extension AppModel {
         if let index = home.visibleRecords.firstIndex(where: { $0.id == key }) {
             home.selection = index
             selectWhenListed = nil
-            await loadDetails()
+            if followingList {
+                // refreshList read nothing (the observation brings changes), and closing may commit nothing
+                // (every edit was saved as it was made), so no new list may come to read the headline dropped
+                // above: read the rows on screen again now (and the details, from the same read).
+                await refreshVisible()
+            } else {
+                await loadDetails()
+            }
         } else if !followingList {
             selectWhenListed = nil
         }

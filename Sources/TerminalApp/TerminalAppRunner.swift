@@ -1,5 +1,7 @@
+import DraftStore
 import Foundation
 import FormModel
+import Synchronization
 import SyncClient
 import TerminalUI
 
@@ -37,6 +39,10 @@ public enum TerminalAppRunner {
         case syncFinished
         case service(SyncServiceEvent)
         case tick
+        /// The record list changed (DraftStore's observation): the newest value waits in the runner's mailbox.
+        case records
+        /// The observation of the record list failed.
+        case recordsFailed(String)
     }
 
     /// How long a sheet takes to slide or fade in or out: brief, in five frames.
@@ -84,6 +90,23 @@ public enum TerminalAppRunner {
             }
         }
         defer { ticker.cancel() }
+        // The list follows the device database as an integrator's app does (DraftStore's observeRecords): a sync,
+        // another process on the same home or this app's own sheet shows through that one path. Each value is
+        // an event of this loop, shown between keys, never while one is handled; values that arrive while the
+        // loop is busy are folded into the newest.
+        let observed = await model.observedRecords()
+        let newestList = NewestList()
+        let list = Task {
+            do {
+                for try await summaries in observed {
+                    newestList.put(summaries)
+                    continuation.yield(.records)
+                }
+            } catch {
+                continuation.yield(.recordsFailed("\(error)"))
+            }
+        }
+        defer { list.cancel() }
         await draw()
         for await event in events {
             var steps: [AppStep] = []
@@ -113,6 +136,11 @@ public enum TerminalAppRunner {
                 await model.handle(event)
             case .tick:
                 guard await model.tick() else { continue }
+            case .records:
+                guard let summaries = newestList.take() else { continue }
+                await model.show(summaries)
+            case .recordsFailed(let reason):
+                await model.listFailed(reason)
             }
             if steps.contains(.sync) {
                 if let service {
@@ -148,6 +176,23 @@ public enum TerminalAppRunner {
             await draw()
         }
         return 0
+    }
+
+    /// The newest record list the observation delivered and the loop has not shown yet.
+    final class NewestList: Sendable {
+        private let newest = Mutex<[RecordListSummary]?>(nil)
+
+        func put(_ list: [RecordListSummary]) {
+            newest.withLock { $0 = list }
+        }
+
+        /// The newest list, once: nil when the loop already showed it.
+        func take() -> [RecordListSummary]? {
+            newest.withLock { newest in
+                defer { newest = nil }
+                return newest
+            }
+        }
     }
 
     /// Reads standard input on its own thread, byte batches into the event stream.

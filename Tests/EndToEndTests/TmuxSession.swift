@@ -6,6 +6,9 @@ import Testing
 final class TmuxSession {
     let socket = "fieldsheet-test-\(UUID().uuidString.prefix(8))"
     let session = "app"
+    /// The homes of the apps this session started: they live as long as the session (whose deinit stops the
+    /// app first), so a test that does not keep the home it was given cannot delete it under a running app.
+    private var homes: [TemporaryDirectory] = []
 
     /// Runs a tmux command through `system(3)`, output to a file: the tmux server that the first call
     /// starts outlives it, and must not hold a pipe this process waits on.
@@ -86,6 +89,7 @@ final class TmuxSession {
         let fieldsheet = PackagePaths.debugProduct("fieldsheet")
         let imported = try await Subprocess.run(fieldsheet, ["--home", home.path, "forms", "import"] + ["add-note", "filter-jobs", "follow-up-job", "site-inspection"].map { PackagePaths.file("Schema/forms/\($0).json") })
         #expect(imported.status == 0, "\(imported.output)")
+        homes.append(home)
         try start("env FIELDSHEET_HOME=\(home.path) TERM=xterm-256color \(environment) \(fieldsheet); echo EXIT $?; sleep 60", columns: columns, rows: rows)
         try await waitFor(" Records ")
         return home
