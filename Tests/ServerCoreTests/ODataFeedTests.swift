@@ -158,4 +158,65 @@ struct ODataFeedTests {
             }
         }
     }
+
+    /// A `$count=true` walk counts once: its first page's count rides in the next link's `$skiptoken`, so a
+    /// record that arrives mid-walk changes no later page's count (a new walk counts it); the repeat set's walk
+    /// likewise; a count edited into the token to be no number is a 400 problem.
+    @Test(arguments: Backend.available)
+    func countedWalkReportsItsFirstPagesCount(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            try await server.publish(Self.form, project: "alpha")
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let rita = Device(clientID: "rita", token: try await server.member("rita", project: "alpha", role: .reviewer))
+            let root = "/v1/projects/alpha/forms/site-check/odata/"
+            try await server.app.test(.router) { client in
+                var submitted = 0
+                func submit() async throws {
+                    submitted += 1
+                    _ = try await ana.push(client, [ana.mutation(UUID(), form: "site-check", [
+                        "site": ana.change(.text("Site \(submitted)")),
+                        "defects/d\(submitted)/@position": ana.change(.integer(1)),
+                        "defects/d\(submitted)/severity": ana.change(.text("high")),
+                    ])])
+                }
+                for _ in 0..<3 { try await submit() }
+                for set in ["Submissions", "Submissions_defects"] {
+                    var link: String? = root + set + "?$count=true&$filter=__author%20eq%20'ana'"
+                    var counts: [Int] = []
+                    var tokens: [String] = []
+                    while let next = link {
+                        let page = try await client.execute(uri: next, method: .get, headers: Self.prefer(rita.headers, 1))
+                        #expect(page.status == .ok)
+                        let object = try Self.json(page)
+                        counts.append(try #require(object["@odata.count"] as? Int))
+                        link = try (object["@odata.nextLink"] as? String).map(Self.local)
+                        if let link { tokens.append(try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "$skiptoken" }?.value)) }
+                        // Arrives after the walk's first page: later pages still report the first page's count.
+                        if counts.count == 1 { try await submit() }
+                    }
+                    // Three records (one defect each) before the first walk, a fourth arrived during it.
+                    #expect(counts.first == (set == "Submissions" ? 3 : 4), "\(set): \(counts)")
+                    #expect(counts.count >= 3 && counts.allSatisfy { $0 == counts[0] }, "\(set): \(counts)")
+                    #expect(tokens.allSatisfy { $0.hasSuffix(".\(counts[0])") }, "\(tokens)")
+                    // A new walk counts what is there now.
+                    let fresh = try Self.json(try await client.execute(uri: root + set + "?$count=true", method: .get, headers: rita.headers))
+                    #expect(fresh["@odata.count"] as? Int == counts[0] + 1)
+
+                    // The token is checked: a count that is no whole number is refused with a problem, not served.
+                    let token = try #require(tokens.first)
+                    let cursor = String(token.prefix { $0 != "." })
+                    for bad in [cursor + ".-1", cursor + ".1e9", cursor + "." + String(repeating: "9", count: 30)] {
+                        let refused = try await client.execute(
+                            uri: root + set + "?$count=true&$skiptoken=" + (bad.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? bad),
+                            method: .get, headers: rita.headers)
+                        #expect(refused.status == .badRequest && refused.headers[.contentType] == "application/problem+json", "\(bad)")
+                        #expect(try Self.json(refused)["field"] as? String == "$skiptoken")
+                    }
+                    // `$count` added mid-walk (a token without a count): counted then.
+                    let added = try Self.json(try await client.execute(uri: root + set + "?$count=true&$skiptoken=" + cursor, method: .get, headers: rita.headers))
+                    #expect(added["@odata.count"] as? Int == counts[0] + 1)
+                }
+            }
+        }
+    }
 }

@@ -103,6 +103,24 @@ struct ODataQueryTests {
         #expect(ODataSkipToken(text: "\(id.lowercased)~x", repeatSet: true) == nil)
     }
 
+    @Test func skipTokensCarryTheWalksCountAndRefuseAnyOtherShape() throws {
+        let id = UUID()
+        let counted = ODataSkipToken(recordID: id, count: 50_000)
+        #expect(counted.text == "\(id.lowercased).50000")
+        #expect(ODataSkipToken(text: counted.text, repeatSet: false) == counted)
+        let rows = ODataSkipToken(recordID: id, rowsWritten: 2, count: 0)
+        #expect(rows.text == "\(id.lowercased)~2.0")
+        #expect(ODataSkipToken(text: rows.text, repeatSet: true) == rows)
+        #expect(ODataSkipToken(text: "\(id.lowercased).999999999999", repeatSet: false)?.count == 999_999_999_999)
+        for bad in [".", ".-1", ".+1", ".01", ".1.2", ".abc", ". 1", ".1000000000000", "~2.5"] {
+            #expect(ODataSkipToken(text: id.lowercased + bad, repeatSet: false) == nil, "\(bad)")
+        }
+        #expect(ODataSkipToken(text: "\(id.lowercased)~02", repeatSet: true) == nil)
+        // Refused as a query option: a 400 problem naming $skiptoken, not a crash.
+        #expect(Self.failure([("$skiptoken", id.lowercased + ".-5")])?.option == "$skiptoken")
+        #expect(Self.failure([("$skiptoken", id.lowercased + "." + String(repeating: "9", count: 40))])?.option == "$skiptoken")
+    }
+
     @Test func conditionsMatchRecordsAsTheStatementDoes() {
         let record = StoredRecord(
             id: UUID(), formID: "f", formVersion: 1, state: .submitted, authorId: 1, authorName: "ana", shared: true, revision: 1, sequence: 1,

@@ -86,12 +86,17 @@ struct ODataFeed {
             }
             entities.append(ODataModel.entity(record, values: values))
         }
-        let next = records.count > limit ? shown.last.map { ODataSkipToken(recordID: $0.id) } : nil
         var count: Int?
         if query.count {
-            count = try await storage.countFeedRecords(
-                projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter), visibility: visibility)
+            // Counted once per walk: later pages report what the first one counted (their token carries it).
+            if let carried = query.skipToken?.count {
+                count = carried
+            } else {
+                count = try await storage.countFeedRecords(
+                    projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter), visibility: visibility)
+            }
         }
+        let next = records.count > limit ? shown.last.map { ODataSkipToken(recordID: $0.id, count: count) } : nil
         return ODataPage(entities: entities, next: next, count: count)
     }
 
@@ -148,7 +153,9 @@ struct ODataFeed {
             _ = take(record, from: token.rowsWritten, reader: &reader)
         }
         var collecting = !more
-        // Without $count the scan stops at the first row past the page; with it (on a first page), every record is read.
+        // Without $count the scan stops at the first row past the page; with it (on a walk's first page, or a later
+        // one whose token carries no count), every record is read.
+        let carried = query.count ? query.skipToken?.count : nil
         let counting = query.count && query.skipToken == nil
         while collecting || counting {
             let records = try await storage.feedRecords(
@@ -166,14 +173,18 @@ struct ODataFeed {
         }
         var count: Int?
         if query.count {
-            // Rows of records before the token's were not read: count the set from its start.
-            if query.skipToken == nil {
+            if let carried {
+                count = carried
+            } else if query.skipToken == nil {
                 count = counted
             } else {
+                // A token without a count (`$count` added mid-walk): rows before the token's record were not read,
+                // so the set is counted from its start.
                 count = try await repeatCount(table, query: query, reader: &reader)
             }
         }
-        return ODataPage(entities: entities, next: more ? last.map { ODataSkipToken(recordID: $0.0, rowsWritten: $0.1) } : nil, count: count)
+        let next = more ? last.map { ODataSkipToken(recordID: $0.0, rowsWritten: $0.1, count: count) } : nil
+        return ODataPage(entities: entities, next: next, count: count)
     }
 
     /// How many rows a repeat set holds for the query's filter.

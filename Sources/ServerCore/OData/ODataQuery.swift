@@ -126,29 +126,57 @@ struct ODataQuery: Sendable, Hashable {
     }
 }
 
-/// Where a page of an entity set ended, as the next link carries it: the last record's id, and for a repeat
-/// group's set how many of that record's rows were written (the rest follow on the next page).
+/// Where a page of an entity set ended, as the next link carries it: the last record's id, for a repeat
+/// group's set how many of that record's rows were written (the rest follow on the next page), and, in a walk
+/// with `$count=true`, the count its first page reported, so later pages report it without counting again.
+///
+/// Text: `ID[~ROWS][.COUNT]`, e.g. `0190c3a0-…-9f1e~2.50000`. The token is opaque to clients and checked on the
+/// way back: anything but that shape (a count with a sign, a leading zero, more than 12 digits) is refused. It is
+/// not signed: a client that edits the count in its own link is told its own number back, and learns nothing of
+/// records it may not read.
 struct ODataSkipToken: Sendable, Hashable {
     var recordID: UUID
     /// Rows of `recordId` already written (repeat sets only; 0 for records).
     var rowsWritten: Int
+    /// `@odata.count` as the walk's first page counted it (nil when the walk does not count).
+    var count: Int?
 
-    var text: String { rowsWritten == 0 ? recordID.lowercased : "\(recordID.lowercased)~\(rowsWritten)" }
+    var text: String {
+        var text = recordID.lowercased
+        if rowsWritten > 0 { text += "~\(rowsWritten)" }
+        if let count { text += ".\(count)" }
+        return text
+    }
 
-    init(recordID: UUID, rowsWritten: Int = 0) {
+    init(recordID: UUID, rowsWritten: Int = 0, count: Int? = nil) {
         self.recordID = recordID
         self.rowsWritten = rowsWritten
+        self.count = count
     }
 
     init?(text: String, repeatSet: Bool) {
-        let parts = text.split(separator: "~", omittingEmptySubsequences: false)
+        let counted = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard counted.count <= 2 else { return nil }
+        var count: Int?
+        if counted.count == 2 {
+            guard let value = Self.wholeNumber(counted[1], digits: 12) else { return nil }
+            count = value
+        }
+        let parts = counted[0].split(separator: "~", omittingEmptySubsequences: false)
         guard parts.count <= 2, parts[0].count == 36, let id = UUID(uuidString: String(parts[0])) else { return nil }
         var rows = 0
         if parts.count == 2 {
-            guard repeatSet, parts[1].count <= 9, let value = Int(parts[1]), value > 0 else { return nil }
+            guard repeatSet, let value = Self.wholeNumber(parts[1], digits: 9), value > 0 else { return nil }
             rows = value
         }
-        self.init(recordID: id, rowsWritten: rows)
+        self.init(recordID: id, rowsWritten: rows, count: count)
+    }
+
+    /// Digits only, at most `digits` of them, without a leading zero (except 0 itself): one text per number.
+    private static func wholeNumber(_ text: Substring, digits: Int) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= digits, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              text == "0" || text.first != "0" else { return nil }
+        return Int(text)
     }
 }
 

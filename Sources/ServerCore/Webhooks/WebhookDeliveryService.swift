@@ -11,10 +11,11 @@ import Synchronization
 ///
 /// Two loops share the work, so sending never waits for the database:
 /// - **sending**: a push of this process claims the deliveries it writes in its own transaction and hands them
-///   over (``WebhookSignal``) once its commit is durable; this loop queues them by endpoint and starts each
-///   (on a worker thread and a kept connection, ``WebhookSender``) as soon as its endpoint has fewer than
-///   ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. Each delivery frees its slot when it ends, so
-///   a slow answer holds up no other delivery. This loop touches no database.
+///   over (``WebhookSignal``) once its commit is durable; this loop queues them in memory by endpoint and starts
+///   each (on a worker thread and a kept connection, ``WebhookSender``) as soon as its endpoint has fewer than
+///   ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. A push hands over to an endpoint with every slot
+///   taken too: its delivery waits in that endpoint's queue, not in the outbox for the next claim. Each delivery
+///   frees its slot when it ends, so a slow answer holds up no other delivery. This loop touches no database.
 /// - **bookkeeping**: one write transaction at a time records every outcome that came in since the last one,
 ///   gives back claims not attempted, and claims what the pushes did not hand over (retries that came due, an
 ///   event that waited behind an earlier one of its record, events other instances wrote), whenever the
@@ -23,10 +24,11 @@ import Synchronization
 ///   ``WebhookOptions/batchesInFlightPerEndpoint`` batches.
 ///
 /// The storage hands out a record's next event only once the one before it was delivered, so every queued
-/// delivery may go out at once and each receiver still gets a record's events in order. An endpoint with every
-/// slot taken and a batch's worth waiting is marked busy: pushes leave its deliveries in the outbox and claims
-/// leave it out, so a slow or dead receiver holds up only itself. A queued delivery whose claim would run out
-/// before an attempt could end is given back rather than sent.
+/// delivery may go out at once and each receiver still gets a record's events in order. An endpoint with
+/// ``WebhookOptions/queuedPerEndpoint`` deliveries waiting in memory is marked busy: pushes leave its deliveries
+/// in the outbox and claims leave it out, so a slow or dead receiver holds up only itself, and holds a bounded
+/// number of bodies and leases. A queued delivery whose claim would run out before an attempt could end is given
+/// back rather than sent.
 package struct WebhookDeliveryService: Service {
     let storage: any ServerStorage
     let options: WebhookOptions
@@ -151,7 +153,7 @@ package struct WebhookDeliveryService: Service {
 
 /// What the two loops of ``WebhookDeliveryService`` share: the deliveries this process holds, by endpoint,
 /// the deliveries under way, and what is to be recorded.
-private final class DeliveryState: Sendable {
+final class DeliveryState: Sendable {
     struct Turn {
         var outcomes: [(id: Int64, attempt: WebhookAttempt)]
         var releases: [Int64]
@@ -215,16 +217,15 @@ private final class DeliveryState: Sendable {
         }
     }
 
-    /// The endpoints with every slot taken and a batch's worth waiting: pushes and claims leave their
-    /// deliveries in the outbox for now.
+    /// The endpoints with ``WebhookOptions/queuedPerEndpoint`` deliveries waiting for a slot: pushes and claims
+    /// leave their deliveries in the outbox for now. Below that, an endpoint with every slot taken still takes
+    /// hand-overs (they wait in its queue, and leave the moment a slot frees).
     func busy(options: WebhookOptions) -> Set<Int64> {
         state.withLock { Self.busy($0, options: options) }
     }
 
     private static func busy(_ state: State, options: WebhookOptions) -> Set<Int64> {
-        Set(state.active.filter { endpoint, active in
-            active >= options.deliveriesInFlightPerEndpoint && state.queued[endpoint, default: []].count >= options.batchSize
-        }.keys)
+        Set(state.queued.filter { $0.value.count >= options.queuedPerEndpoint }.keys)
     }
 
     var releasesWaiting: Bool { state.withLock { !$0.releases.isEmpty } }
@@ -241,8 +242,8 @@ private final class DeliveryState: Sendable {
         }
     }
 
-    /// What the next bookkeeping transaction writes and whether it claims (never once stopped). Endpoints with
-    /// every slot taken are left out of the claim.
+    /// What the next bookkeeping transaction writes and whether it claims (never once stopped). Busy endpoints
+    /// are left out of the claim.
     func takeTurn(poll: Bool, options: WebhookOptions) -> Turn {
         state.withLock { state in
             defer {

@@ -24,19 +24,23 @@ public struct WebhookOptions: Sendable, Hashable {
     /// How many batches' worth of deliveries one endpoint may have under way at once
     /// (``deliveriesInFlightPerEndpoint``). The storage never hands out a record's next event before the one
     /// before it was delivered, so an endpoint's deliveries may overlap without breaking any record's order; the
-    /// cap bounds what one slow receiver holds (threads, connections, leases). An endpoint with every slot taken
-    /// and a batch's worth waiting is left out of pushes' and claims' hands.
+    /// cap bounds what one slow receiver holds (threads, connections, leases).
     public var batchesInFlightPerEndpoint: Int
     /// The most deliveries of one endpoint under way at once (each on a worker thread and a kept connection):
     /// ``batchesInFlightPerEndpoint`` batches of ``batchSize``.
     public var deliveriesInFlightPerEndpoint: Int { batchSize * batchesInFlightPerEndpoint }
+    /// The most claimed deliveries of one endpoint held in memory waiting for a free slot. Pushes hand their
+    /// deliveries over even to an endpoint with every slot taken, up to this many; an endpoint with this many
+    /// waiting is busy: pushes leave its new deliveries in the outbox and claims leave it out until it catches
+    /// up, so a slow or dead receiver holds at most this many bodies and leases.
+    public var queuedPerEndpoint: Int
     /// Whether this server delivers at all (off: it still writes the outbox, and another instance delivers).
     public var deliver: Bool
 
     public init(
         allowPrivateAddresses: Bool = false, timeout: Duration = .seconds(10), maxResponseBytes: Int = 64 * 1024,
         retryDelay: Duration = .seconds(2), maxRetryDelay: Duration = .seconds(3600), pollInterval: Duration = .seconds(1),
-        batchSize: Int = 32, batchesInFlightPerEndpoint: Int = 4, deliver: Bool = true
+        batchSize: Int = 32, batchesInFlightPerEndpoint: Int = 4, queuedPerEndpoint: Int = 1024, deliver: Bool = true
     ) {
         self.allowPrivateAddresses = allowPrivateAddresses
         self.timeout = timeout
@@ -46,6 +50,7 @@ public struct WebhookOptions: Sendable, Hashable {
         self.pollInterval = pollInterval
         self.batchSize = batchSize
         self.batchesInFlightPerEndpoint = max(1, batchesInFlightPerEndpoint)
+        self.queuedPerEndpoint = max(1, queuedPerEndpoint)
         self.deliver = deliver
     }
 
