@@ -62,10 +62,12 @@ print("machine: \(machine())")
 print("database: \(directory.path)")
 
 // First, while the process is small, so its peak memory is the import's.
-try benchXLSFormImport(in: directory.appendingPathComponent("xlsform"))
-if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "xlsform" { finish() }
-try await benchAttach(in: directory.appendingPathComponent("attach"))
-if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "attach" { finish() }
+// A run of one section (`FIELDSHEET_BENCH_ONLY`) runs that section alone.
+let only = ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"]
+if only == nil || only == "xlsform" { try benchXLSFormImport(in: directory.appendingPathComponent("xlsform")) }
+if only == "xlsform" { finish() }
+if only == nil || only == "attach" { try await benchAttach(in: directory.appendingPathComponent("attach")) }
+if only == "attach" { finish() }
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "encryption" {
     try await benchEncryption(in: directory.appendingPathComponent("encryption"))
     finish()

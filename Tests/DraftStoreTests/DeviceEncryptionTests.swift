@@ -113,6 +113,50 @@ struct DeviceEncryptionTests {
         #expect(try await fixture.store.record(first)?.answers["site"] == .text("First site"))
     }
 
+    /// Opening a draft reads its unsent edits as stored and opens them one by one: the answers (a cleared field
+    /// too) are those saved, in an encrypted store and in clear; Discard brings back the snapshot made of them;
+    /// an edit moved from another record, or put there in clear, is refused, not read.
+    @Test(arguments: [true, false])
+    func aDraftOpensFromItsStoredEditsAndRefusesOneMovedOrInClear(encrypted: Bool) async throws {
+        let fixture = try await Fixture(options: .init(encryption: encrypted ? .keyFileInHome : .none))
+        #expect(fixture.store.isEncrypted == encrypted)
+        let first = try await fixture.draft(site: "First site", count: 1)
+        let second = try await fixture.draft(site: "Second site \"quoted\" é", count: 2)
+        let clearing = try await fixture.store.resumeDraft(first)
+        _ = try await clearing.set("count", to: nil)
+        try await clearing.dismiss(reason: .escape)
+
+        let opened = try await fixture.store.resumeDraft(first)
+        #expect(await opened.answers["site"] == .text("First site"))
+        #expect(await opened.answers["count"] == nil)
+        _ = try await opened.set("site", to: .text("Changed"))
+        _ = try await opened.discardChanges()
+        let again = try await fixture.store.resumeDraft(second)
+        #expect(await again.answers["site"] == .text("Second site \"quoted\" é"))
+        #expect(await again.answers["count"] == .integer(2))
+        try await again.dismiss(reason: .escape)
+        #expect(try await fixture.store.record(first)?.answers["site"] == .text("First site"))
+
+        guard encrypted else { return }
+        try await fixture.store.pool.write { db in
+            try db.execute(sql: """
+                UPDATE record_edits SET value = (SELECT value FROM record_edits WHERE record_id = ?1 AND key = 'site')
+                WHERE record_id = ?2 AND key = 'site'
+                """, arguments: [first.uuidString.lowercased(), second.uuidString.lowercased()])
+        }
+        let moved = await #expect(throws: DraftStoreError.self) { try await fixture.store.resumeDraft(second) }
+        #expect(moved?.code == .databaseDamaged)
+        #expect(moved?.message.contains("altered or moved") == true, "\(moved?.message ?? "")")
+        try await fixture.store.pool.write { db in
+            try db.execute(sql: #"UPDATE record_edits SET value = '{"text":"Planted"}' WHERE record_id = ? AND key = 'site'"#,
+                           arguments: [first.uuidString.lowercased()])
+        }
+        let planted = await #expect(throws: DraftStoreError.self) { try await fixture.store.resumeDraft(first) }
+        #expect(planted?.code == .databaseDamaged)
+        #expect(planted?.message.contains("in clear") == true, "\(planted?.message ?? "")")
+        #expect(try await fixture.presentationCount() == 0)
+    }
+
     @Test func anAttachmentIsStoredInAuthenticatedChunksAndACutFileIsRefused() async throws {
         let directory = TemporaryDirectory("sealed-blob")
         let store = try DraftStore(home: directory.url)
