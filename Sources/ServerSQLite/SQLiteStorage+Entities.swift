@@ -361,7 +361,7 @@ extension SQLiteStorage {
 
     /// How many entities of a list a search may find in the label index (`entity_label_search`) and still read
     /// them alone; a search that finds more walks `entities_by_label`, where it soon finds matches.
-    static let entitySearchCandidates = 5_000
+    static let entitySearchCandidates = 2_000
 
     /// The ids of the entities the page of a search may show, from the label index (the trigrams of every
     /// label), or nil when the table walks its label index instead: for a search that is not ASCII text of three
