@@ -464,3 +464,13 @@ CREATE TABLE history_chain (
     first_chained_id BIGINT NOT NULL
 );
 INSERT INTO history_chain (id, first_chained_id) SELECT 1, coalesce(max(id), 0) + 1 FROM record_history;
+
+-- migration: 17
+-- A trigram index of the entity labels for the console's entity table (as the SQLite schema's
+-- v17-entity-label-search): `label ILIKE '%text%'` reads the few entities whose label may contain a rare text
+-- from it instead of walking entities_by_label. pg_trgm is a trusted extension, which the database's owner may
+-- create; where it cannot be created (a role without CREATE on the database, or the extension not installed)
+-- the migration goes on without the index, with a warning, and the search walks the label index as before
+-- (PostgresStorage.migrate() says so in the server's log).
+DO $$ BEGIN CREATE EXTENSION IF NOT EXISTS pg_trgm; EXCEPTION WHEN insufficient_privilege OR undefined_file OR feature_not_supported THEN RAISE WARNING 'pg_trgm cannot be created (%): the console''s entity search walks the label index', SQLERRM; END $$;
+DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN CREATE INDEX entities_label_trigrams ON entities USING gin (label gin_trgm_ops); END IF; END $$;

@@ -477,3 +477,25 @@ CREATE TABLE history_chain (
     first_chained_id INTEGER NOT NULL
 );
 INSERT INTO history_chain (id, first_chained_id) SELECT 1, coalesce(max(id), 0) + 1 FROM record_history;
+
+-- migration: v17-entity-label-search
+-- A search index of the entity labels for the console's entity table (docs/entity-lists.md): the trigrams of
+-- each label (FTS5's trigram tokenizer, ignoring case), so that a search for text of three characters or more
+-- that few labels contain reads those entities, not the whole label index. FTS5 needs an integer key and
+-- `entities` has none (WITHOUT ROWID), so each entity's key, list and label are kept in `entity_labels`, the
+-- index's content, by the triggers below in the statement that writes the entity; a label changed to itself
+-- leaves the index alone.
+CREATE TABLE entity_labels (
+    key INTEGER PRIMARY KEY,
+    project_id INTEGER NOT NULL,
+    list TEXT NOT NULL,
+    id TEXT NOT NULL,
+    label TEXT NOT NULL
+);
+CREATE UNIQUE INDEX entity_labels_by_entity ON entity_labels (project_id, id);
+CREATE VIRTUAL TABLE entity_label_search USING fts5(label, content = 'entity_labels', content_rowid = 'key', tokenize = 'trigram');
+INSERT INTO entity_labels (project_id, list, id, label) SELECT project_id, list, id, label FROM entities;
+INSERT INTO entity_label_search (entity_label_search) VALUES ('rebuild');
+CREATE TRIGGER entities_label_search_insert AFTER INSERT ON entities BEGIN INSERT INTO entity_labels (project_id, list, id, label) VALUES (new.project_id, new.list, new.id, new.label); INSERT INTO entity_label_search (rowid, label) VALUES (last_insert_rowid(), new.label); END;
+CREATE TRIGGER entities_label_search_update AFTER UPDATE OF label ON entities WHEN old.label IS NOT new.label BEGIN INSERT INTO entity_label_search (entity_label_search, rowid, label) SELECT 'delete', key, label FROM entity_labels WHERE project_id = old.project_id AND id = old.id; UPDATE entity_labels SET label = new.label WHERE project_id = old.project_id AND id = old.id; INSERT INTO entity_label_search (rowid, label) SELECT key, label FROM entity_labels WHERE project_id = new.project_id AND id = new.id; END;
+CREATE TRIGGER entities_label_search_delete AFTER DELETE ON entities BEGIN INSERT INTO entity_label_search (entity_label_search, rowid, label) SELECT 'delete', key, label FROM entity_labels WHERE project_id = old.project_id AND id = old.id; DELETE FROM entity_labels WHERE project_id = old.project_id AND id = old.id; END;

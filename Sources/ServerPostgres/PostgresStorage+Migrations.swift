@@ -43,6 +43,27 @@ extension PostgresStorage {
                 try await connection.query("INSERT INTO schema_migrations (version, applied_at) VALUES (\(version), \(now))", logger: .quiet)
             }
         }
+        if try await !hasLabelTrigramIndex() {
+            logger.warning("""
+                The PostgreSQL database has no trigram index of the entity labels (migration 17 could not create the pg_trgm extension): \
+                the console's entity search walks the label index, slowly on a large list. A role that may create extensions can run \
+                CREATE EXTENSION pg_trgm; CREATE INDEX entities_label_trigrams ON entities USING gin (label gin_trgm_ops);
+                """)
+        }
+    }
+
+    /// Whether migration 17 created the trigram index of the entity labels (it cannot without pg_trgm).
+    package func hasLabelTrigramIndex() async throws -> Bool {
+        let client = client
+        return try await perform {
+            var found = false
+            for try await exists in try await client.query("""
+                SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'entities_label_trigrams')
+                """).decode(Bool.self) {
+                found = exists
+            }
+            return found
+        }
     }
 
     /// The statements of a SQL script as the schema files write them: lines that start with `--` dropped; a

@@ -347,8 +347,9 @@ extension SQLiteStorage {
     // MARK: Console
 
     public func entityTable(projectId: Int64, list: String, query: EntityTableQuery) async throws -> [EntityTableRow] {
-        let (sql, arguments) = Self.entityTableSQL(projectId: projectId, list: list, query: query)
-        return try await pool.read { db in
+        try await pool.read { db in
+            let candidates = try Self.labelSearchCandidates(db, projectId: projectId, list: list, query: query)
+            let (sql, arguments) = Self.entityTableSQL(projectId: projectId, list: list, query: query, candidates: candidates)
             let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
                 EntityTableRow(
                     id: UUID(uuidString: row[0]) ?? UUID(), label: row[1], revision: row[2], creatorName: row[3], assigneeName: row[4],
@@ -358,11 +359,57 @@ extension SQLiteStorage {
         }
     }
 
+    /// How many entities of a list a search may find in the label index (`entity_label_search`) and still read
+    /// them alone; a search that finds more walks `entities_by_label`, where it soon finds matches.
+    static let entitySearchCandidates = 2_000
+
+    /// The ids of the entities the page of a search may show, from the label index (the trigrams of every
+    /// label), or nil when the table walks its label index instead: for a search that is not ASCII text of three
+    /// characters or more (the index's LIKE ignores the case of ASCII letters only, as SQLite's does, and takes
+    /// no escape character, so text holding one of `%_\` walks too), and for one that more than
+    /// ``entitySearchCandidates`` labels of the list contain (counted first, in SQL). With no other filter the
+    /// page is cut from the candidates' labels in `entity_labels`, so that only its entities are read; with one,
+    /// every candidate from the keyset on is.
+    static func labelSearchCandidates(_ db: Database, projectId: Int64, list: String, query: EntityTableQuery) throws -> [String]? {
+        guard let search = query.search, search.utf8.count >= 3, search.unicodeScalars.allSatisfy(\.isASCII),
+              !search.contains(where: { "%_\\".contains($0) })
+        else { return nil }
+        // CROSS JOIN: the index is read first; the other order would ask it once for every entity of the list.
+        let candidates = "entity_label_search s CROSS JOIN entity_labels l ON l.key = s.rowid WHERE s.label LIKE ? AND l.project_id = ? AND l.list = ?"
+        var arguments: StatementArguments = ["%" + search + "%", projectId, list]
+        let found = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT count(*) FROM (SELECT 1 FROM \(candidates) LIMIT \(entitySearchCandidates + 1))"), arguments: arguments) ?? 0
+        guard found <= entitySearchCandidates else { return nil }
+        var sql = "SELECT l.id FROM \(candidates)"
+        switch query.position {
+        case .first, .last: break
+        case .after(let label, let id):
+            sql += " AND (l.label, l.id) > (?, ?)"
+            arguments += [label, id.lowercased]
+        case .before(let label, let id):
+            sql += " AND (l.label, l.id) < (?, ?)"
+            arguments += [label, id.lowercased]
+        }
+        if query.filter == nil, query.assignee == nil {
+            let direction = query.readsBackwards ? "DESC" : "ASC"
+            sql += " ORDER BY l.label \(direction), l.id \(direction) LIMIT ?"
+            arguments += [query.limit]
+        }
+        return try String.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+    }
+
     /// The entity table's statement: a range of `entities_by_label` (of `entities_by_assignee` for one assignee's
-    /// entities) from the keyset, in the table's order or (for `before` and `last`) against it.
-    package static func entityTableSQL(projectId: Int64, list: String, query: EntityTableQuery) -> (String, StatementArguments) {
+    /// entities) from the keyset, in the table's order or (for `before` and `last`) against it; or, for a search
+    /// the label index answered (`candidates`, ``labelSearchCandidates(_:projectId:list:query:)``), those
+    /// entities read by their key and sorted, with every condition of the walk.
+    package static func entityTableSQL(projectId: Int64, list: String, query: EntityTableQuery, candidates: [String]? = nil) -> (String, StatementArguments) {
         var conditions = ["e.project_id = ?", "e.list = ?"]
         var arguments: StatementArguments = [projectId, list]
+        if let candidates {
+            // `+e.list`: the entities are found by their key, not by walking a label index of the list.
+            conditions = ["e.project_id = ?", "e.id IN (SELECT value FROM json_each(?))", "+e.list = ?"]
+            arguments = [projectId, JSONWriter.array(of: candidates), list]
+        }
         switch query.position {
         case .first, .last: break
         case .after(let label, let id):
@@ -392,7 +439,7 @@ extension SQLiteStorage {
         let direction = query.readsBackwards ? "DESC" : "ASC"
         let sql = """
             SELECT e.id, e.label, e.revision, c.name, a.name, e.deleted, e.updated_at, e.fields
-            FROM entities e INDEXED BY \(index) \(entityJoins)
+            FROM entities e \(candidates == nil ? "INDEXED BY \(index) " : "")\(entityJoins)
             WHERE \(conditions.joined(separator: " AND ")) ORDER BY e.label \(direction), e.id \(direction) LIMIT ?
             """
         return (sql, arguments)

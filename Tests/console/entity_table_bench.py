@@ -15,7 +15,12 @@ Each page is asked for REPEAT times; the median and the slowest are printed (mil
 on loopback, so the server's time plus a loopback round trip).
 
 Usage: entity_table_bench.py BIN_DIR [--entities N] [--imported N] [--repeat R] [--database postgres://…]
+                              [--data-from DIR] [--keep-data DIR]
        (SQLite by default; on PostgreSQL every entity is imported)
+
+`--data-from DIR` copies a data directory an earlier load left (SQLite; `--keep-data DIR` keeps one) instead of
+loading; the first command on the copy (adding a reviewer) migrates it, and its time is printed (a new
+migration's cost on an existing list). `--entities` must be the count that directory holds.
 """
 import argparse
 import os
@@ -87,6 +92,31 @@ def copy_in_sql(database, imported, count):
         db.close()
 
 
+def load(options, server_bin, storage, work):
+    """Creates the project, its members and the list; returns the reviewer's token."""
+    run(server_bin, "project", "create", "bench", *storage)
+    rita = run(server_bin, "user", "add", "rita", "--project", "bench", "--role", "reviewer", *storage).strip()
+    run(server_bin, "user", "add", "ana", "--project", "bench", "--role", "collector", *storage)
+    csv = os.path.join(work, "households.csv")
+    imported = options.entities if options.database else min(options.imported, options.entities)
+    write_csv(csv, imported)
+    started = time.monotonic()
+    print(run(server_bin, "entities", "import", csv, "--project", "bench", "--list", "households", "--user", "rita", *storage).strip(),
+          flush=True)
+    loaded = time.monotonic() - started
+    print(f"load: {imported:,} entities ({os.path.getsize(csv) / 1e6:.1f} MB of CSV) imported in {loaded:.1f} s "
+          f"({loaded / imported * 1000:.2f} ms an entity; {'PostgreSQL' if options.database else 'SQLite'})", flush=True)
+    if imported < options.entities:
+        started = time.monotonic()
+        copy_in_sql(os.path.join(work, "data", "fieldsheet.sqlite"), imported, options.entities)
+        print(f"load: {options.entities - imported:,} more copied in SQL in {time.monotonic() - started:.1f} s", flush=True)
+    if not options.database:
+        database = os.path.join(work, "data")
+        total = sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(database) for f in files)
+        print(f"data directory after the load: {total / 1e6:.0f} MB")
+    return rita
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("bin")
@@ -94,32 +124,24 @@ def main():
     parser.add_argument("--imported", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--database")
+    parser.add_argument("--data-from")
+    parser.add_argument("--keep-data")
     options = parser.parse_args()
     server_bin = os.path.join(os.path.abspath(options.bin), "fieldsheet-server")
     work = tempfile.mkdtemp(prefix="fieldsheet-entity-bench-")
     storage = ["--database", options.database] if options.database else ["--data", os.path.join(work, "data")]
     server = None
     try:
-        run(server_bin, "project", "create", "bench", *storage)
-        rita = run(server_bin, "user", "add", "rita", "--project", "bench", "--role", "reviewer", *storage).strip()
-        run(server_bin, "user", "add", "ana", "--project", "bench", "--role", "collector", *storage)
-        csv = os.path.join(work, "households.csv")
-        imported = options.entities if options.database else min(options.imported, options.entities)
-        write_csv(csv, imported)
-        started = time.monotonic()
-        print(run(server_bin, "entities", "import", csv, "--project", "bench", "--list", "households", "--user", "rita", *storage).strip(),
-              flush=True)
-        loaded = time.monotonic() - started
-        print(f"load: {imported:,} entities ({os.path.getsize(csv) / 1e6:.1f} MB of CSV) imported in {loaded:.1f} s "
-              f"({loaded / imported * 1000:.2f} ms an entity; {'PostgreSQL' if options.database else 'SQLite'})", flush=True)
-        if imported < options.entities:
+        if options.data_from:
+            shutil.copytree(options.data_from, os.path.join(work, "data"))
+            # The first command that opens the copy migrates it.
             started = time.monotonic()
-            copy_in_sql(os.path.join(work, "data", "fieldsheet.sqlite"), imported, options.entities)
-            print(f"load: {options.entities - imported:,} more copied in SQL in {time.monotonic() - started:.1f} s", flush=True)
-        if not options.database:
-            database = os.path.join(work, "data")
-            total = sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(database) for f in files)
-            print(f"data directory after the load: {total / 1e6:.0f} MB")
+            rita = run(server_bin, "user", "add", "rena", "--project", "bench", "--role", "reviewer", *storage).strip()
+            print(f"migrated (and a reviewer added) in {time.monotonic() - started:.1f} s", flush=True)
+        else:
+            rita = load(options, server_bin, storage, work)
+        if options.keep_data:
+            shutil.copytree(os.path.join(work, "data"), options.keep_data)
 
         out = os.path.join(work, "server.out")
         server = subprocess.Popen([server_bin, "serve", *storage, "--port", "0", "--log-level", "error"], stdout=open(out, "w"))

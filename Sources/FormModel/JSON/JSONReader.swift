@@ -239,24 +239,7 @@ public struct JSONReader: Sendable {
     public mutating func readNumberText() throws -> String {
         skipWhitespace()
         let start = offset
-        func digits() -> Int {
-            let first = offset
-            while offset < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset]) { offset += 1 }
-            return offset - first
-        }
-        if offset < end, bytes[offset] == UInt8(ascii: "-") { offset += 1 }
-        let integer = digits()
-        guard integer > 0 else { offset = start; throw error("Expected a number") }
-        if integer > 1, bytes[offset - integer] == UInt8(ascii: "0") { offset = start; throw error("A number must not start with 0") }
-        if offset < end, bytes[offset] == UInt8(ascii: ".") {
-            offset += 1
-            guard digits() > 0 else { offset = start; throw error("Expected digits after the decimal point") }
-        }
-        if offset < end, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
-            offset += 1
-            if offset < end, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") { offset += 1 }
-            guard digits() > 0 else { offset = start; throw error("Expected digits in the exponent") }
-        }
+        try skipNumber()
         return String(decoding: bytes[start..<offset], as: UTF8.self)
     }
 
@@ -341,6 +324,19 @@ public struct JSONReader: Sendable {
         return value
     }
 
+    /// Fails unless `slice` (a string's bytes from `start`) is valid UTF-8, without building a String.
+    static func validate(_ slice: ArraySlice<UInt8>, at start: Int) throws {
+        var decoder = UTF8()
+        var iterator = slice.makeIterator()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return
+            case .error: throw JSONReadError(offset: start, message: "The string is not valid UTF-8")
+            }
+        }
+    }
+
     static func validated(_ slice: ArraySlice<UInt8>, at start: Int) throws -> String {
         guard let text = String(validating: slice, as: UTF8.self) else {
             throw JSONReadError(offset: start, message: "The string is not valid UTF-8")
@@ -350,28 +346,146 @@ public struct JSONReader: Sendable {
 
     // MARK: Whole values
 
-    /// Skips one value of any kind (checking its grammar and depth) and returns the byte range it took.
+    /// Skips one value of any kind (checking its grammar, its strings' escapes and UTF-8, and its depth) and
+    /// returns the byte range it took. Byte-only: no key, string or number is built.
     @discardableResult
     public mutating func skipValue() throws -> Range<Int> {
         skipWhitespace()
         let start = offset
-        let base = started.count
+        // Per open container of the skipped value: whether it is an object (else an array).
+        var objects: [Bool] = []
         var needValue = true
         while true {
             if needValue {
-                guard let byte = peek() else { throw error("Expected a value, found the end of the input") }
+                skipWhitespace()
+                guard offset < end else { throw error("Expected a value, found the end of the input") }
+                let byte = bytes[offset]
                 switch byte {
-                case UInt8(ascii: "{"): try beginObject()
-                case UInt8(ascii: "["): try beginArray()
-                case UInt8(ascii: "\""): _ = try readString()
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    // Said at the bracket that opened one level too many, as ``beginObject()`` says it.
+                    guard depth + objects.count < maximumDepth else { throw JSONReadError(offset: offset, message: "JSON nests deeper than \(maximumDepth) levels") }
+                    offset += 1
+                    let object = byte == UInt8(ascii: "{")
+                    objects.append(object)
+                    skipWhitespace()
+                    guard offset < end else { throw error(object ? "Expected a key or '}', found the end of the input" : "Expected a value or ']', found the end of the input") }
+                    if bytes[offset] == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                        offset += 1
+                        objects.removeLast()
+                    } else if object {
+                        try skipKey()
+                        continue
+                    } else {
+                        continue
+                    }
+                case UInt8(ascii: "\""): try skipString()
                 case UInt8(ascii: "t"), UInt8(ascii: "f"): _ = try readBool()
                 case UInt8(ascii: "n"): _ = try readNull()
-                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try readNumberText()
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try skipNumber()
                 default: throw error("Expected a value, found \(Self.describe(byte))")
                 }
             }
-            if started.count == base { return start..<offset }
-            needValue = try isObject[isObject.count - 1] ? nextKey() != nil : nextElement()
+            guard let object = objects.last else { return start..<offset }
+            // After a member or element: a comma and the next, or the container's end.
+            skipWhitespace()
+            guard offset < end else { throw error(object ? "Expected ',' or '}', found the end of the input" : "Expected ',' or ']', found the end of the input") }
+            let byte = bytes[offset]
+            if byte == (object ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                offset += 1
+                objects.removeLast()
+                needValue = false
+            } else if byte == UInt8(ascii: ",") {
+                offset += 1
+                if object { try skipKey() }
+                needValue = true
+            } else {
+                throw error(object ? "Expected ',' or '}', found \(Self.describe(byte))" : "Expected ',' or ']', found \(Self.describe(byte))")
+            }
+        }
+    }
+
+    /// Skips an object member's quoted key and its `:`, as ``nextKey()`` reads them, without building the key.
+    private mutating func skipKey() throws {
+        skipWhitespace()
+        guard offset < end, bytes[offset] == UInt8(ascii: "\"") else {
+            throw error(offset < end ? "Expected a quoted key, found \(Self.describe(bytes[offset]))" : "Expected a quoted key, found the end of the input")
+        }
+        try skipString()
+        try consume(UInt8(ascii: ":"), "':' after a key")
+    }
+
+    /// Skips a string where its opening quote stands, checking what ``readString()`` checks (escapes, surrogate
+    /// pairs, no raw control character, valid UTF-8) without building it.
+    mutating func skipString() throws {
+        try consume(UInt8(ascii: "\""), "a string")
+        var start = offset
+        // Whether the raw run from `start` holds a byte beyond ASCII (only such a run needs decoding).
+        var beyondASCII = false
+        while offset < end {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") {
+                if beyondASCII { try Self.validate(bytes[start..<offset], at: start) }
+                offset += 1
+                return
+            }
+            if byte < 0x20 { throw JSONReadError(offset: offset, message: "A control character must be escaped inside a string") }
+            guard byte == UInt8(ascii: "\\") else {
+                beyondASCII = beyondASCII || byte >= 0x80
+                offset += 1
+                continue
+            }
+            // The raw run before the escape is whole UTF-8 (an escape is ASCII, never inside a sequence).
+            if beyondASCII { try Self.validate(bytes[start..<offset], at: start) }
+            beyondASCII = false
+            offset += 1
+            guard offset < end else { break }
+            let escape = bytes[offset]
+            offset += 1
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"),
+                 UInt8(ascii: "t"):
+                break
+            case UInt8(ascii: "u"):
+                let scalar = try hex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard end - offset >= 6, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u") else {
+                        throw error("A high surrogate must be followed by a low surrogate")
+                    }
+                    offset += 2
+                    let low = try hex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw error("A high surrogate must be followed by a low surrogate") }
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw error("A low surrogate without a high one")
+                }
+            default:
+                offset -= 1
+                throw error("Unknown escape \\\(Self.describe(escape))")
+            }
+            start = offset
+        }
+        throw error("The string is not closed")
+    }
+
+    /// Skips a number, checking its grammar as ``readNumberText()`` does, without building its text.
+    mutating func skipNumber() throws {
+        let start = offset
+        func digits() -> Int {
+            let first = offset
+            while offset < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset]) { offset += 1 }
+            return offset - first
+        }
+        if offset < end, bytes[offset] == UInt8(ascii: "-") { offset += 1 }
+        let integer = digits()
+        guard integer > 0 else { offset = start; throw error("Expected a number") }
+        if integer > 1, bytes[offset - integer] == UInt8(ascii: "0") { offset = start; throw error("A number must not start with 0") }
+        if offset < end, bytes[offset] == UInt8(ascii: ".") {
+            offset += 1
+            guard digits() > 0 else { offset = start; throw error("Expected digits after the decimal point") }
+        }
+        if offset < end, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
+            offset += 1
+            if offset < end, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") { offset += 1 }
+            guard digits() > 0 else { offset = start; throw error("Expected digits in the exponent") }
         }
     }
 
