@@ -8,6 +8,8 @@ public struct FormValidator: Sendable {
     public let logic: FormLogic
     /// Which fields are shown for given answers; a field that is not shown is not checked.
     public let relevance: Relevance
+    /// Whether any field of the form has a `pattern` (most forms have none: `checkPatterns` then reads nothing).
+    private let hasPatterns: Bool
 
     /// A validator for `form`, parsing its expressions once; keep it for every record of the form.
     public init(form: FormDefinition) {
@@ -19,6 +21,7 @@ public struct FormValidator: Sendable {
         self.form = logic.form
         self.logic = logic
         self.relevance = Relevance(logic: logic)
+        self.hasPatterns = logic.fields.byID.values.contains { $0.pattern != nil }
     }
 
     /// The field with `id` at any depth, like `FormDefinition.field(_:)` but without walking the form.
@@ -233,10 +236,15 @@ public struct FormValidator: Sendable {
     /// Checks every text answer in `values` whose field has a `pattern`, keeping the outcomes in `verdicts`
     /// (within their budget), so that `validate(_:verdicts:)` of these values runs no regular expression.
     public func checkPatterns(_ values: [String: AnswerValue], into verdicts: inout PatternVerdicts) {
-        for key in values.keys.sorted() {
-            guard case .text(let text)? = values[key], let pattern = field(forKey: key)?.pattern else { continue }
-            verdicts.check(text, pattern: pattern)
+        guard hasPatterns else { return }
+        // In key order (the budget runs out at the same answer every time), sorting only the answers to check.
+        var checks: [(key: String, text: String, pattern: String)] = []
+        for (key, value) in values {
+            guard case .text(let text) = value, let pattern = field(forKey: key)?.pattern else { continue }
+            checks.append((key, text, pattern))
         }
+        checks.sort { $0.key < $1.key }
+        for check in checks { verdicts.check(check.text, pattern: check.pattern) }
     }
 
     /// What refuses `value` for `key` even in a draft: a key the form does not have, a field that takes no answer,
