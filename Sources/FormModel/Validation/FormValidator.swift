@@ -46,20 +46,23 @@ public struct FormValidator: Sendable {
     /// Every issue for an evaluated state (see `validate(_:verdicts:)`).
     public func validate(_ state: FormState, verdicts: PatternVerdicts? = nil) -> ValidationReport {
         var issues: [FieldIssue] = []
-        // Depth first in form order; instances in their order.
-        var stack: [(field: FieldDefinition, prefix: String)] = form.allFields.reversed().map { ($0, "") }
-        while let (field, prefix) = stack.popLast() {
-            let key = AnswerKey.key(field.id, in: prefix)
-            guard state.isRelevant(key) else { continue }
-            if field.kind == .repeat {
-                issues += countIssues(field, key: key, prefix: prefix, state: state)
-                for instance in state.instances.live(field.id, in: prefix).reversed() {
-                    for child in (field.fields ?? []).reversed() { stack.append((child, instance.prefix)) }
+        // Depth first in form order; instances in their order. The definitions are read where they are, by
+        // index: a definition copied is a retain and a release of each of its strings and arrays, and a
+        // record of 250 answers walks 250 of them.
+        func walk(_ fields: [FieldDefinition], prefix: String) {
+            for index in fields.indices {
+                let key = AnswerKey.key(fields[index].id, in: prefix)
+                guard state.isRelevant(key) else { continue }
+                if fields[index].kind == .repeat {
+                    issues += countIssues(fields[index], key: key, prefix: prefix, state: state)
+                    let children = fields[index].fields ?? []
+                    for instance in state.instances.live(fields[index].id, in: prefix) { walk(children, prefix: instance.prefix) }
+                    continue
                 }
-                continue
+                issues += self.issues(for: fields[index], key: key, in: state, verdicts: verdicts)
             }
-            issues += self.issues(for: field, key: key, in: state, verdicts: verdicts)
         }
+        for page in form.pages { walk(page.fields, prefix: "") }
         // Answers the form does not take (unknown or computed fields), in key order: each key read once.
         var unknownKeys: [String] = []
         for key in state.answers.keys {
