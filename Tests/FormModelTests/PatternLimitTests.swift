@@ -51,6 +51,28 @@ struct PatternLimitTests {
         #expect(all.outcome(pattern: "(a+)+$", text: "aaa") == .match)
     }
 
+    @Test func checkPatternsChecksTheTextAnswersOfFieldsWithAPatternOnly() {
+        let form = FormDefinition(id: "f", version: 1, title: "T", completionLabel: "Add", pages: [
+            FormPage(id: "p", fields: [
+                FieldDefinition(id: "code", kind: .text, label: "Code", pattern: "[A-Z]{2}"),
+                FieldDefinition(id: "ref", kind: .text, label: "Ref", pattern: "\\d+"),
+                FieldDefinition(id: "note", kind: .text, label: "Note"),
+            ]),
+        ])
+        var verdicts = PatternVerdicts()
+        FormValidator(form: form).checkPatterns(["code": .text("AB"), "ref": .text("x1"), "note": .text("AB"), "zz": .text("AB")], into: &verdicts)
+        #expect(verdicts.count == 2)
+        #expect(verdicts.outcome(pattern: "[A-Z]{2}", text: "AB") == .match)
+        #expect(verdicts.outcome(pattern: "\\d+", text: "x1") == .mismatch)
+        // A form without patterns checks nothing.
+        let plain = FormDefinition(id: "g", version: 1, title: "T", completionLabel: "Add", pages: [
+            FormPage(id: "p", fields: [FieldDefinition(id: "note", kind: .text, label: "Note")]),
+        ])
+        var none = PatternVerdicts()
+        FormValidator(form: plain).checkPatterns(["note": .text("AB")], into: &none)
+        #expect(none.count == 0)
+    }
+
     @Test(arguments: ["(a+)+$", "(a|aa)*$", "^(\\w+\\s?)*$", "^(a*)*b$", "^([0-9]+)+x$"])
     func theLinterRejectsPatternsThatBacktrackCatastrophically(pattern: String) throws {
         let result = Fixtures.load(Self.form(pattern: pattern))

@@ -15,6 +15,19 @@ struct RepeatTests {
         return answers
     }
 
+    @Test func aFlatKeyIsLookedUpAsAnAnswerKeyIs() throws {
+        let fields = FormFields(form: try Self.form())
+        let keys = fields.order + fields.order.map { "defects/a/\($0)" } + ["", "@position", "@removed", "defects/a/@position", "nope", "defects//x", "/site"]
+        for key in keys {
+            #expect(fields.definition(ofKey: key)?.id == AnswerKey(key).flatMap(fields.definition(of:))?.id, "\(key)")
+        }
+        // A field of a repeat is not a top-level key; the repeat itself is.
+        let inside = try #require(fields.container.keys.first)
+        #expect(fields.definition(ofKey: inside) == nil)
+        let group = try #require(fields.container[inside])
+        #expect(fields.definition(ofKey: group)?.kind == .repeat)
+    }
+
     @Test func instancesAreFoundFromTheKeysInTheirOrder() {
         var answers = Self.instance("b", position: 2, ["location": .text("Roof")])
         answers.merge(Self.instance("a", position: 1, ["location": .text("Cellar")])) { $1 }

@@ -4,6 +4,18 @@ import Testing
 @testable import SyncCore
 
 struct WireTypesTests {
+    @Test func aRecordsValuesLeaveClearedFieldsOut() {
+        let clock = HybridTimestamp(millis: 7, counter: 0)
+        var fields: RecordFields = [
+            "a": FieldState(value: .text("x"), revision: 1, hlc: clock, clientID: "d"),
+            "b": FieldState(value: .integer(2), revision: 1, hlc: clock, clientID: "d"),
+        ]
+        #expect(fields.values == ["a": .text("x"), "b": .integer(2)])
+        fields["c"] = FieldState(value: nil, revision: 2, hlc: clock, clientID: "d")
+        #expect(fields.values == ["a": .text("x"), "b": .integer(2)])
+        #expect(RecordFields().values.isEmpty)
+    }
+
     @Test func aPushRequestRoundTripsThroughJSON() throws {
         let request = PushRequest(clientID: "device-1", clock: HybridTimestamp(millis: 7, counter: 1), mutations: [
             Mutation(mutationID: "m1", recordID: UUID(), form: FormKey(id: "job", version: 2), state: .submitted, changes: [

@@ -78,7 +78,13 @@ public struct FormFields: Sendable {
 
     /// The definition of the field a stored key refers to.
     public func definition(ofKey key: String) -> FieldDefinition? {
-        AnswerKey(key).flatMap(definition(of:))
+        // A flat key (no `/`: every key of a form without repeats) is a top-level field's id: looked up as it
+        // is, without reading it into an `AnswerKey` (a push validates each of its fields' keys this way).
+        guard key.utf8.contains(UInt8(ascii: "/")) else {
+            guard !key.isEmpty, key.utf8.first != UInt8(ascii: "@"), let field = byID[key], container[key] == nil else { return nil }
+            return field
+        }
+        return AnswerKey(key).flatMap(definition(of:))
     }
 }
 

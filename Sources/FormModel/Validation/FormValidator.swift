@@ -8,6 +8,8 @@ public struct FormValidator: Sendable {
     public let logic: FormLogic
     /// Which fields are shown for given answers; a field that is not shown is not checked.
     public let relevance: Relevance
+    /// Whether any field of the form has a `pattern` (most forms have none: `checkPatterns` then reads nothing).
+    private let hasPatterns: Bool
 
     /// A validator for `form`, parsing its expressions once; keep it for every record of the form.
     public init(form: FormDefinition) {
@@ -19,6 +21,7 @@ public struct FormValidator: Sendable {
         self.form = logic.form
         self.logic = logic
         self.relevance = Relevance(logic: logic)
+        self.hasPatterns = logic.fields.byID.values.contains { $0.pattern != nil }
     }
 
     /// The field with `id` at any depth, like `FormDefinition.field(_:)` but without walking the form.
@@ -43,20 +46,23 @@ public struct FormValidator: Sendable {
     /// Every issue for an evaluated state (see `validate(_:verdicts:)`).
     public func validate(_ state: FormState, verdicts: PatternVerdicts? = nil) -> ValidationReport {
         var issues: [FieldIssue] = []
-        // Depth first in form order; instances in their order.
-        var stack: [(field: FieldDefinition, prefix: String)] = form.allFields.reversed().map { ($0, "") }
-        while let (field, prefix) = stack.popLast() {
-            let key = AnswerKey.key(field.id, in: prefix)
-            guard state.isRelevant(key) else { continue }
-            if field.kind == .repeat {
-                issues += countIssues(field, key: key, prefix: prefix, state: state)
-                for instance in state.instances.live(field.id, in: prefix).reversed() {
-                    for child in (field.fields ?? []).reversed() { stack.append((child, instance.prefix)) }
+        // Depth first in form order; instances in their order. The definitions are read where they are, by
+        // index: a definition copied is a retain and a release of each of its strings and arrays, and a
+        // record of 250 answers walks 250 of them.
+        func walk(_ fields: [FieldDefinition], prefix: String) {
+            for index in fields.indices {
+                let key = AnswerKey.key(fields[index].id, in: prefix)
+                guard state.isRelevant(key) else { continue }
+                if fields[index].kind == .repeat {
+                    issues += countIssues(fields[index], key: key, prefix: prefix, state: state)
+                    let children = fields[index].fields ?? []
+                    for instance in state.instances.live(fields[index].id, in: prefix) { walk(children, prefix: instance.prefix) }
+                    continue
                 }
-                continue
+                issues += self.issues(for: fields[index], key: key, in: state, verdicts: verdicts)
             }
-            issues += self.issues(for: field, key: key, in: state, verdicts: verdicts)
         }
+        for page in form.pages { walk(page.fields, prefix: "") }
         // Answers the form does not take (unknown or computed fields), in key order: each key read once.
         var unknownKeys: [String] = []
         for key in state.answers.keys {
@@ -233,10 +239,15 @@ public struct FormValidator: Sendable {
     /// Checks every text answer in `values` whose field has a `pattern`, keeping the outcomes in `verdicts`
     /// (within their budget), so that `validate(_:verdicts:)` of these values runs no regular expression.
     public func checkPatterns(_ values: [String: AnswerValue], into verdicts: inout PatternVerdicts) {
-        for key in values.keys.sorted() {
-            guard case .text(let text)? = values[key], let pattern = field(forKey: key)?.pattern else { continue }
-            verdicts.check(text, pattern: pattern)
+        guard hasPatterns else { return }
+        // In key order (the budget runs out at the same answer every time), sorting only the answers to check.
+        var checks: [(key: String, text: String, pattern: String)] = []
+        for (key, value) in values {
+            guard case .text(let text) = value, let pattern = field(forKey: key)?.pattern else { continue }
+            checks.append((key, text, pattern))
         }
+        checks.sort { $0.key < $1.key }
+        for check in checks { verdicts.check(check.text, pattern: check.pattern) }
     }
 
     /// What refuses `value` for `key` even in a draft: a key the form does not have, a field that takes no answer,

@@ -49,8 +49,7 @@ public enum RecordMerge {
         if let current, current.state == .deleted, mutation.state != .deleted {
             conflicts.append(ConflictEntry(kind: .restoredAfterDelete, fieldID: nil, policy: recordPolicy, winner: .client, server: nil, client: nil))
         }
-        for fieldID in mutation.changes.keys.sorted() {
-            let change = mutation.changes[fieldID]!
+        for (fieldID, change) in mutation.changes.sorted(by: { $0.key < $1.key }) {
             let result = FieldMerge.merge(
                 fieldID: fieldID, server: base.fields[fieldID], change: change, clientID: clientID,
                 policy: policy(fieldID), revision: revision)
@@ -79,7 +78,7 @@ public enum RecordMerge {
     /// none when the mutation itself writes the instance's `@removed`.
     static func restoredInstances(mutation: Mutation, record: MergeableRecord) -> [(String, HybridTimestamp)] {
         var found: [String: HybridTimestamp] = [:]
-        for (key, change) in mutation.changes where key.contains("/") && change.value != nil {
+        for (key, change) in mutation.changes where key.utf8.contains(UInt8(ascii: "/")) && change.value != nil {
             guard let path = AnswerKey(key), !path.isInstanceMeta else { continue }
             var prefix = ""
             for step in path.steps {

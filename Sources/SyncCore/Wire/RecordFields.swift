@@ -34,7 +34,12 @@ public struct RecordFields: Sendable, Hashable {
     public var fieldIDs: Dictionary<String, FieldState>.Keys { states.keys }
 
     /// The current answers (cleared fields absent).
-    public var values: [String: AnswerValue] { states.compactMapValues(\.value) }
+    public var values: [String: AnswerValue] {
+        // With no field cleared (a submitted record's usual case), the states' hash layout is kept as it is
+        // (`mapValues`): no key is hashed and inserted again.
+        guard states.values.allSatisfy({ $0.value != nil }) else { return states.compactMapValues(\.value) }
+        return states.mapValues { $0.value ?? .text("") }  // `??`: never taken, every value is there
+    }
 
     /// The canonical layout: field ids sorted, the most common stamp as the default (ties: the first field's),
     /// writers in order of first use with the default's writer first. A stamp is a ``FieldState`` without its
