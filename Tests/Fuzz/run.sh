@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 OUT=.build-fuzz
 SWIFTC=${SWIFTC:-swiftc}
-FLAGS=(-O -g -sanitize=fuzzer,address -parse-as-library)
+FLAGS=(-O -g -sanitize=fuzzer,address -parse-as-library -package-name fieldsheet)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(expression json form pattern input sync xlsform)
 mkdir -p "$OUT/modules"
@@ -32,8 +32,22 @@ echo "building FormModel with -sanitize=fuzzer,address"
 "$SWIFTC" -O Plugins/SchemaConstantsTool/main.swift -o "$OUT/schema-constants"
 "$OUT/schema-constants" Schema/form-definition.schema.json "$OUT/FormDefinitionSchema.swift" FormDefinitionSchema
 build_module FormModel $(find Sources/FormModel -name '*.swift' | sort) "$OUT/FormDefinitionSchema.swift"
-echo "building SyncCore (the byte codec of the sync shapes)"
-build_module SyncCore $(find Sources/SyncCore -name '*.swift' | sort)
+# SyncCore signs and seals with swift-crypto: its modules and objects are taken, uninstrumented, from SwiftPM's
+# debug build (make build or make test), which compiles BoringSSL's C sources with the package's own settings.
+DEBUG=.build/debug
+CRYPTO_SOURCES=.build/checkouts/swift-crypto/Sources
+CRYPTO=(-I "$DEBUG/Modules" -I "$CRYPTO_SOURCES/CCryptoBoringSSL/include" -I "$CRYPTO_SOURCES/CCryptoBoringSSLShims/include")
+CRYPTO_OBJECTS=()
+if [[ " ${TARGETS[*]} " == *" sync "* ]]; then
+    if [ ! -d "$DEBUG/Crypto.build" ] || [ ! -f "$DEBUG/Modules/Crypto.swiftmodule" ]; then
+        echo "the sync target needs swift-crypto from SwiftPM's debug build: run 'make build' (or swift build) first" >&2
+        exit 2
+    fi
+    while IFS= read -r object; do CRYPTO_OBJECTS+=("$object"); done < <(find "$DEBUG/Crypto.build" "$DEBUG/CryptoBoringWrapper.build" \
+        "$DEBUG/CCryptoBoringSSL.build" "$DEBUG/CCryptoBoringSSLShims.build" -name '*.o' | sort)
+    echo "building SyncCore (the byte codec of the sync shapes)"
+    build_module SyncCore "${CRYPTO[@]}" $(find Sources/SyncCore -name '*.swift' | sort)
+fi
 echo "building TerminalUI's input decoder"
 build_module TerminalUI Sources/TerminalUI/Input/*.swift
 if [[ " ${TARGETS[*]} " == *" xlsform "* ]]; then
@@ -48,11 +62,11 @@ status=0
 for name in "${TARGETS[@]}"; do
     objects=("$OUT/modules/FormModel.o")
     [ "$name" = input ] && objects+=("$OUT/modules/TerminalUI.o")
-    [ "$name" = sync ] && objects+=("$OUT/modules/SyncCore.o")
+    [ "$name" = sync ] && objects+=("$OUT/modules/SyncCore.o" "${CRYPTO_OBJECTS[@]}")
     [ "$name" = xlsform ] && objects+=("$OUT/modules/XLSForm.o" "$OUT/modules/ZIPFoundation.o" -lz)
     echo "building fuzz-$name"
     # (gold warns about every ASan helper symbol it cannot export; those lines are noise)
-    "$SWIFTC" "${FLAGS[@]}" -I "$OUT/modules" "${ZLIB[@]}" Tests/Fuzz/"$name"/*.swift "${objects[@]}" -o "$OUT/fuzz-$name" \
+    "$SWIFTC" "${FLAGS[@]}" -I "$OUT/modules" "${ZLIB[@]}" "${CRYPTO[@]}" Tests/Fuzz/"$name"/*.swift "${objects[@]}" -o "$OUT/fuzz-$name" \
         2> >(grep -v "Cannot export local symbol" >&2)
     mkdir -p "$OUT/corpus/$name" "$OUT/artifacts/$name"
     log="$OUT/fuzz-$name.log"

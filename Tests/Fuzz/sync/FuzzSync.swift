@@ -21,7 +21,7 @@ public func fuzzSync(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         }
     }
     _ = try? PullPageReader.read(bytes) { record in
-        _ = try? RecordFields(jsonBytes: Array(record.fields))
+        _ = try? RecordFields(jsonBytes: record.fieldsJSON)
     }
     if let fields = try? RecordFields(jsonBytes: bytes) {
         precondition((try? RecordFields(jsonBytes: fields.jsonBytes())) == fields, "record fields read back the same after writing")
