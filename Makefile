@@ -145,9 +145,11 @@ docs: deps
 # libFuzzer targets (Tests/Fuzz/): the relevance expression parser and evaluator, the JSON reader, the form
 # loader and linter, pattern analysis and bounded matching, the terminal input decoder, the sync byte codec
 # (push bodies, pull pages, record fields: read, written back, read again). Each runs
-# FUZZ_SECONDS (default 60) from its seed corpus; a crash fails the run. Not part of `make test`.
+# FUZZ_SECONDS (default 60) from its seed corpus; a crash fails the run. Not part of `make test`. The sync target
+# links swift-crypto from the debug build, hence the build first.
 FUZZ_SECONDS ?= 60
-fuzz:
+fuzz: deps
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/run.sh
 
 clean:
