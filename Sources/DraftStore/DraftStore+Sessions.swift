@@ -58,7 +58,6 @@ extension DraftStore {
         let presentationID = UUID()
         let presentation = presentationID.uuidString.lowercased()
         let cache = formCache
-        let encryption = encryption
         // One transaction: check the record and its form, take over a presentation left by a dead
         // process, and write the snapshot of exactly what the record is now.
         let (form, answers, created, move) = try await openingWrite(doing: "opening record \(key)") { db -> (FormDefinition, [String: AnswerValue], Int64, FormVersionMove?) in
@@ -91,16 +90,17 @@ extension DraftStore {
             var move: FormVersionMove?
             if state == .draft, let newest = try Int.fetchOne(db, sql: "SELECT max(version) FROM forms WHERE id = ?", arguments: [form.id]), newest > form.version {
                 let target = try Self.loadForm(db, id: form.id, version: newest, cache: cache)
-                move = try Self.moveDraft(db, record: key, from: form, to: target, cache: cache, encryption: encryption.current)
+                move = try Self.moveDraft(db, record: key, from: form, to: target, cache: cache)
                 if move != nil { form = target }
             }
             // The record's fields and unsent edits are read once: the snapshot is made of them as read, and the
             // answers are read from them (a record of 5,000 repeat instances holds 10,000 unsent edits).
-            let read = try Self.fetchStoredAnswers(db, record: key, encryption: encryption.current)
-            try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis(), stored: read.stored)
+            let stored = try Self.fetchStoredAnswers(db, record: key)
+            let answers = try Self.answers(stored, record: key)
+            try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis(), stored: stored)
             // Attachments pulled with the record but not downloaded yet: the next sync fetches them.
             _ = try Self.requestDownloads(db, record: key)
-            return (form, read.answers, row["created_at"], move)
+            return (form, answers, row["created_at"], move)
         }
         return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers,
                            metadata: metadata(createdMillis: created), language: try await preferredLanguage(), versionMove: move)
@@ -142,7 +142,7 @@ extension DraftStore {
 
     /// Writes a presentation's snapshot: the record as it is at this moment, its synced fields and its
     /// unsent edits (`{"fields": …, "local": …}`), from `stored` as the caller read them in this transaction
-    /// (``fetchStoredAnswers(_:record:encryption:)``; both JSON, whose answers the caller has read).
+    /// (``fetchStoredAnswers(_:record:)``; both JSON, whose answers the caller has read).
     static func insertPresentation(_ db: Database, _ presentation: String, record: String, kind: String, now: Int64, stored: StoredAnswers) throws {
         try db.cachedStatement(sql: """
             INSERT INTO presentations (id, record_id, kind, owner, opened_at, snapshot_state, snapshot_updated_at, snapshot_fields)

@@ -20,8 +20,7 @@ internal import SyncCore
 extension DraftStore {
     /// Moves the draft `record` (on `form`) to `newest` in the caller's transaction; nil when it stays (see above).
     static func moveDraft(
-        _ db: Database, record: String, from form: FormDefinition, to newest: FormDefinition, cache: FormCache,
-        encryption: StoreEncryption.State
+        _ db: Database, record: String, from form: FormDefinition, to newest: FormDefinition, cache: FormCache
     ) throws -> FormVersionMove? {
         let frozenUpTo = try Int64.fetchOne(db.cachedStatement(sql: "SELECT last_outbox_id FROM sent_mutations WHERE record_id = ?"), arguments: [record])
         let lastUnsent = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(mutation_id) FROM outbox WHERE record_id = ? AND mutation_id > ?"),
@@ -31,7 +30,7 @@ extension DraftStore {
             var sensitive: [FormKey: Set<String>] = [:]
             _ = try freeze(db, record: record, upTo: lastUnsent, now: nowMillis(), cache: cache, sensitive: &sensitive, signingKey: signingKey(db))
         }
-        let answers = try fetchStoredAnswers(db, record: record, encryption: encryption).answers
+        let answers = try Self.answers(try fetchStoredAnswers(db, record: record), record: record)
         let target = FormValidator(form: newest)
         let dropped = answers.keys.filter { target.draftIssue($0, answers[$0]) != nil }.sorted()
         try db.cachedStatement(sql: "UPDATE records SET form_version = ? WHERE id = ?").execute(arguments: [newest.version, record])

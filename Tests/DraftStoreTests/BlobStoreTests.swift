@@ -189,7 +189,7 @@ struct BlobStoreTests {
         let presentation = UUID().uuidString.lowercased()
         try await fixture.store.pool.write { db in
             let key = record.uuidString.lowercased()
-            try DraftStore.insertPresentation(db, presentation, record: key, kind: "resume", now: DraftStore.nowMillis(), stored: try DraftStore.fetchStoredAnswers(db, record: key, encryption: fixture.store.encryption.current).stored)
+            try DraftStore.insertPresentation(db, presentation, record: key, kind: "resume", now: DraftStore.nowMillis(), stored: try DraftStore.fetchStoredAnswers(db, record: key))
         }
         let replaced = try await Self.attach(fixture, Self.file(fixture, "new.jpg", size: 2500, seed: 6), record: record, presentation: presentation)
         let transient = try await Self.attach(fixture, Self.file(fixture, "transient.jpg", size: 100, seed: 8), record: record, field: "scratch", presentation: presentation)

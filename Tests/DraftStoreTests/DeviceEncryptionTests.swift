@@ -113,9 +113,9 @@ struct DeviceEncryptionTests {
         #expect(try await fixture.store.record(first)?.answers["site"] == .text("First site"))
     }
 
-    /// Opening a draft reads its unsent edits as stored and opens them one by one: the answers (a cleared field
-    /// too) are those saved, in an encrypted store and in clear; Discard brings back the snapshot made of them;
-    /// an edit moved from another record, or put there in clear, is refused, not read.
+    /// Opening a draft opens its unsent edits: the answers (a cleared field too) are those saved, in an encrypted
+    /// store and in clear; Discard brings back the snapshot made of them; an edit moved from another record, or
+    /// put there in clear, is refused, not read.
     @Test(arguments: [true, false])
     func aDraftOpensFromItsStoredEditsAndRefusesOneMovedOrInClear(encrypted: Bool) async throws {
         let fixture = try await Fixture(options: .init(encryption: encrypted ? .keyFileInHome : .none))
