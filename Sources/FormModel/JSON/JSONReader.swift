@@ -279,20 +279,7 @@ public struct JSONReader: Sendable {
                 case UInt8(ascii: "r"): buffer.append(0x0D)
                 case UInt8(ascii: "t"): buffer.append(0x09)
                 case UInt8(ascii: "u"):
-                    var scalar = try hex4()
-                    if (0xD800...0xDBFF).contains(scalar) {
-                        guard end - offset >= 6, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u") else {
-                            throw error("A high surrogate must be followed by a low surrogate")
-                        }
-                        offset += 2
-                        let low = try hex4()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw error("A high surrogate must be followed by a low surrogate") }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    } else if (0xDC00...0xDFFF).contains(scalar) {
-                        throw error("A low surrogate without a high one")
-                    }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw error("Not a Unicode scalar") }
-                    buffer.append(contentsOf: String(Character(unicode)).utf8)
+                    buffer.append(contentsOf: String(Character(try unicodeEscape())).utf8)
                 default:
                     offset -= 1
                     throw error("Unknown escape \\\(Self.describe(escape))")
@@ -304,6 +291,25 @@ public struct JSONReader: Sendable {
             }
         }
         throw error("The string is not closed")
+    }
+
+    /// The scalar of a `\u` escape whose `\u` was just read: four hex digits, or a surrogate pair written as two
+    /// escapes; a lone or unpaired surrogate is an error. Reading and skipping a string both check escapes here.
+    private mutating func unicodeEscape() throws -> Unicode.Scalar {
+        var scalar = try hex4()
+        if (0xD800...0xDBFF).contains(scalar) {
+            guard end - offset >= 6, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u") else {
+                throw error("A high surrogate must be followed by a low surrogate")
+            }
+            offset += 2
+            let low = try hex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw error("A high surrogate must be followed by a low surrogate") }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(scalar) {
+            throw error("A low surrogate without a high one")
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw error("Not a Unicode scalar") }
+        return unicode
     }
 
     private mutating func hex4() throws -> UInt32 {
@@ -446,17 +452,7 @@ public struct JSONReader: Sendable {
                  UInt8(ascii: "t"):
                 break
             case UInt8(ascii: "u"):
-                let scalar = try hex4()
-                if (0xD800...0xDBFF).contains(scalar) {
-                    guard end - offset >= 6, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u") else {
-                        throw error("A high surrogate must be followed by a low surrogate")
-                    }
-                    offset += 2
-                    let low = try hex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw error("A high surrogate must be followed by a low surrogate") }
-                } else if (0xDC00...0xDFFF).contains(scalar) {
-                    throw error("A low surrogate without a high one")
-                }
+                _ = try unicodeEscape()
             default:
                 offset -= 1
                 throw error("Unknown escape \\\(Self.describe(escape))")
