@@ -91,7 +91,9 @@ final class TmuxSession {
         #expect(imported.status == 0, "\(imported.output)")
         homes.append(home)
         try start("env FIELDSHEET_HOME=\(home.path) TERM=xterm-256color \(environment) \(fieldsheet); echo EXIT $?; sleep 60", columns: columns, rows: rows)
-        try await waitFor(" Records ")
+        // The whole first screen, key hints (its last line) included: a screen read while a frame is still being
+        // written shows the list's frame without them.
+        try await waitFor("the first screen drawn") { $0.contains(" Records ") && $0.contains("q Quit") }
         return home
     }
 
