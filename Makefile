@@ -93,7 +93,9 @@ test: deps
 	@# timing (those that time another member's requests while one member does something hostile, the device killed
 	@# after its Nth pull page) carry the .measuresTiming trait: each of their tests waits until no other test's
 	@# server or child process runs and holds new ones off while it measures (Tests/FieldSheetTesting/MachineGate.swift).
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) timeout --signal=INT --kill-after=30 1800 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	@# Its whole output is kept in .build/swift-test.log; a failed run ends with the lines that name what failed.
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) Tests/swift-test.sh .build/swift-test.log \
+		timeout --signal=INT --kill-after=30 1800 $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 	@# A client generated from Schema/openapi.yaml (swift-openapi-generator) pushes, pulls and reads records
 	@# against the fieldsheet-server built above; its own package and build folder.
 	$(SWIFT) build --build-tests --package-path Tests/GeneratedClient --scratch-path .build-generated-client
