@@ -167,7 +167,13 @@ def strip_nested_types(body):
 
 def synthesized_codable(src, renamer, path):
     found = []
-    for m in re.finditer(r"(struct|class) (\w+)[^{\n]*\b(Codable|Encodable|Decodable)\b[^{]*\{", src):
+    # Codable, Encodable or Decodable, or a protocol refining them (Hummingbird's ResponseEncodable,
+    # ResponseCodable), declared on the type or in an extension of it in the same file.
+    coding = r"\b\w*(?:Codable|Encodable|Decodable)\b"
+    extended = set(re.findall(r"extension (\w+)\s*:[^{\n]*" + coding, src))
+    for m in re.finditer(r"(struct|class) (\w+)([^{\n]*)\{", src):
+        if not re.search(coding, m.group(3)) and m.group(2) not in extended:
+            continue
         depth, i = 1, m.end()
         while i < len(src) and depth:
             depth += {"{": 1, "}": -1}.get(src[i], 0)
