@@ -34,8 +34,8 @@ extension FieldSheetServerCommand {
                         try await data.withStorage { storage in
                             let info = try await data.project(project, in: storage)
                             do {
-                                let key = try await ProjectKeys.create(storage: storage, projectId: info.id, projectName: info.name, file: out)
-                                await storage.auditCommandLine(.projectKeyCreated, projectId: info.id, subject: key.id)
+                                let key = try await ProjectKeys.create(storage: storage, projectID: info.id, projectName: info.name, file: out)
+                                await storage.auditCommandLine(.projectKeyCreated, projectID: info.id, subject: key.id)
                                 print("created key \(key.id) for project \(info.name): private key written to \(out) (keep it safe; the server does not hold it)")
                             } catch let error as ProjectKeyError {
                                 throw CommandFailure(error.description)
@@ -54,7 +54,7 @@ extension FieldSheetServerCommand {
                     try await reportingFailures {
                         try await data.withStorage { storage in
                             let info = try await data.project(project, in: storage)
-                            let keys = try await storage.projectKeys(projectId: info.id)
+                            let keys = try await storage.projectKeys(projectID: info.id)
                             if keys.isEmpty { print("project \(info.name) has no key; make one with: fieldsheet-server project key create \(info.name) --out FILE") }
                             for (index, key) in keys.enumerated() {
                                 print("\(key.key.id)\t\(ISO8601DateFormatter().string(from: key.createdAt))\t\(key.key.publicKey)\(index == keys.count - 1 ? "\tcurrent" : "")")
@@ -80,7 +80,7 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     let project = try await data.withStorage { storage in
                         let project = try await storage.createProject(name: name)
-                        await storage.auditCommandLine(.projectCreated, projectId: project.id, subject: project.name)
+                        await storage.auditCommandLine(.projectCreated, projectID: project.id, subject: project.name)
                         return project
                     }
                     print("created project \(project.name)")
@@ -128,15 +128,15 @@ extension FieldSheetServerCommand {
                             let project = try await data.project(project, in: storage)
                             if serverAdmin {
                                 // A server admin's token is not tied to the project it joins: it acts in every project.
-                                _ = try await storage.setMembership(userName: name, projectId: project.id, role: role)
-                                try await storage.addToken(userName: name, projectId: nil, tokenHash: AccessToken.hash(token))
+                                _ = try await storage.setMembership(userName: name, projectID: project.id, role: role)
+                                try await storage.addToken(userName: name, projectID: nil, tokenHash: AccessToken.hash(token))
                             } else {
-                                try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
+                                try await storage.addMember(userName: name, projectID: project.id, role: role, tokenHash: AccessToken.hash(token))
                             }
-                            await storage.auditCommandLine(.tokenIssued, projectId: project.id, subject: name, detail: ["role": role.rawValue])
+                            await storage.auditCommandLine(.tokenIssued, projectID: project.id, subject: name, detail: ["role": role.rawValue])
                             said.append("added \(name) to \(project.name) as \(role.rawValue)")
                         } else {
-                            try await storage.addToken(userName: name, projectId: nil, tokenHash: AccessToken.hash(token))
+                            try await storage.addToken(userName: name, projectID: nil, tokenHash: AccessToken.hash(token))
                             await storage.auditCommandLine(.tokenIssued, subject: name)
                         }
                         FileHandle.standardError.write(Data("\(said.joined(separator: "; ")); the token below is shown only once:\n".utf8))
@@ -167,17 +167,17 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        guard let userId = try await storage.userId(named: name),
-                              try await storage.members(projectId: project.id).contains(where: { $0.name == name })
+                        guard let userID = try await storage.userID(named: name),
+                              try await storage.members(projectID: project.id).contains(where: { $0.name == name })
                         else { throw CommandFailure("\(name) is not a member of \(project.name). Add them first: fieldsheet-server user add \(name) --project \(project.name) --role collector") }
                         let code = LoginCode.generate()
                         let now = Date()
                         let expires = now.addingTimeInterval(expiresIn * 3600)
                         try await storage.createLoginCode(LoginCodeRecord(
-                            codeHash: LoginCode.hash(normalized: LoginCode.normalized(code) ?? code), projectId: project.id, userId: userId,
+                            codeHash: LoginCode.hash(normalized: LoginCode.normalized(code) ?? code), projectID: project.id, userID: userID,
                             createdBy: nil, createdAt: now, expiresAt: expires))
                         await storage.auditCommandLine(
-                            .loginCodeCreated, projectId: project.id, subject: name, detail: ["expires": ISO8601DateFormatter().string(from: expires)])
+                            .loginCodeCreated, projectID: project.id, subject: name, detail: ["expires": ISO8601DateFormatter().string(from: expires)])
                         FileHandle.standardError.write(Data("login code for \(name) in \(project.name), valid once until \(ISO8601DateFormatter().string(from: expires)):\n".utf8))
                         print(code)
                     }

@@ -61,7 +61,7 @@ extension FieldSheetServerCommand {
                         return (sweep, names)
                     }
                     for item in sweep.collected {
-                        let project = names[item.key.projectId] ?? String(item.key.projectId)
+                        let project = names[item.key.projectID] ?? String(item.key.projectID)
                         print("\(dryRun ? "would remove" : "removed") \(project) \(item.key.sha256) \(item.bytes) \(item.reason == .unreferenced ? "unreferenced" : "abandoned-upload")")
                     }
                     print(Self.summary(sweep, ages: ages))

@@ -33,14 +33,14 @@ extension FieldSheetServerCommand {
             try await reportingFailures {
                 try await data.withStorage { storage in
                     var query = AuditQuery(actor: actor, action: action.map { AuditAction($0) })
-                    if let project { query.projectId = try await data.project(project, in: storage).id }
+                    if let project { query.projectID = try await data.project(project, in: storage).id }
                     query.since = from.flatMap(AuditLines.day)
                     query.until = to.flatMap(AuditLines.day).map { $0.addingTimeInterval(86_400) }
                     let names = Dictionary(uniqueKeysWithValues: try await storage.projects().map { ($0.id, $0.name) })
                     try await AuditLines.read(query, from: storage) { entries in
                         var out = [UInt8]()
                         for entry in entries {
-                            out += AuditLines.line(entry, project: entry.event.projectId.flatMap { names[$0] })
+                            out += AuditLines.line(entry, project: entry.event.projectID.flatMap { names[$0] })
                             out.append(UInt8(ascii: "\n"))
                         }
                         FileHandle.standardOutput.write(Data(out))

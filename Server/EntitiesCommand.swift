@@ -55,9 +55,9 @@ extension FieldSheetServerCommand {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
                         do {
-                            let summary = try await EntityImporter(storage: storage).importCSV(text, projectId: project.id, list: list, userName: user, maxRows: maxRows)
+                            let summary = try await EntityImporter(storage: storage).importCSV(text, projectID: project.id, list: list, userName: user, maxRows: maxRows)
                             await storage.auditCommandLine(
-                                .entitiesImported, projectId: project.id, subject: list,
+                                .entitiesImported, projectID: project.id, subject: list,
                                 detail: ["file": (file as NSString).lastPathComponent, "as": user, "created": String(summary.created),
                                          "updated": String(summary.updated), "unchanged": String(summary.unchanged)])
                             print("imported \(summary.rows) row\(summary.rows == 1 ? "" : "s") into \(list): \(summary.created) created, \(summary.updated) updated, \(summary.unchanged) unchanged")
@@ -84,7 +84,7 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        try await EntityExporter(storage: storage).export(projectId: project.id, list: list, format: format) { text in
+                        try await EntityExporter(storage: storage).export(projectID: project.id, list: list, format: format) { text in
                             FileHandle.standardOutput.write(Data(text.utf8))
                         }
                     }
@@ -115,14 +115,14 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        guard let userId = try await storage.memberIds(projectId: project.id)[user] else {
+                        guard let userID = try await storage.memberIDs(projectID: project.id)[user] else {
                             throw CommandFailure("\"\(user)\" is not a member of \(project.name) (--user names who assigns).")
                         }
                         let uuids = ids.compactMap(UUID.init(uuidString:))
-                        let found = try await storage.assignEntities(projectId: project.id, list: list, ids: uuids, userName: unassign ? nil : to, by: userId)
+                        let found = try await storage.assignEntities(projectID: project.id, list: list, ids: uuids, userName: unassign ? nil : to, by: userID)
                         if found > 0 {
                             await storage.auditCommandLine(
-                                .entityAssigned, projectId: project.id, subject: list,
+                                .entityAssigned, projectID: project.id, subject: list,
                                 detail: ["entities": String(found), "assignee": unassign ? "nobody" : (to ?? "nobody"), "as": user])
                         }
                         guard found == Set(uuids).count else {
@@ -157,8 +157,8 @@ extension FieldSheetServerCommand {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
                         guard let scope = EntityScope(scope) else { return }
-                        try await storage.setEntityScope(projectId: project.id, list: list, scope: scope)
-                        await storage.auditCommandLine(.entityScopeSet, projectId: project.id, subject: list, detail: ["scope": "\(scope)"])
+                        try await storage.setEntityScope(projectID: project.id, list: list, scope: scope)
+                        await storage.auditCommandLine(.entityScopeSet, projectID: project.id, subject: list, detail: ["scope": "\(scope)"])
                         print("the list \(list) is scoped \(scope)")
                     }
                 }
@@ -184,16 +184,16 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        guard let userId = try await storage.memberIds(projectId: project.id)[user] else {
+                        guard let userID = try await storage.memberIDs(projectID: project.id)[user] else {
                             throw CommandFailure("\"\(user)\" is not a member of \(project.name) (--user names who deletes).")
                         }
                         var missing: [String] = []
-                        for id in ids.compactMap(UUID.init(uuidString:)) where !(try await storage.deleteEntity(projectId: project.id, list: list, id: id, by: userId)) {
+                        for id in ids.compactMap(UUID.init(uuidString:)) where !(try await storage.deleteEntity(projectID: project.id, list: list, id: id, by: userID)) {
                             missing.append(id.lowercased)
                         }
                         if missing.count < ids.count {
                             await storage.auditCommandLine(
-                                .entityDeleted, projectId: project.id, subject: list, detail: ["entities": String(ids.count - missing.count), "as": user])
+                                .entityDeleted, projectID: project.id, subject: list, detail: ["entities": String(ids.count - missing.count), "as": user])
                         }
                         guard missing.isEmpty else { throw CommandFailure("No entity of the list \(list) has the id \(missing.joined(separator: ", ")); the others were deleted.") }
                         print("deleted \(ids.count) entit\(ids.count == 1 ? "y" : "ies")")
@@ -227,9 +227,9 @@ extension FieldSheetServerCommand.User {
             try await reportingFailures {
                 try await data.withStorage { storage in
                     let project = try await data.project(project, in: storage)
-                    try await storage.setUserProperty(projectId: project.id, userName: name, name: property, value: remove ? nil : value)
+                    try await storage.setUserProperty(projectID: project.id, userName: name, name: property, value: remove ? nil : value)
                     await storage.auditCommandLine(
-                        remove ? .propertyRemoved : .propertySet, projectId: project.id, subject: name,
+                        remove ? .propertyRemoved : .propertySet, projectID: project.id, subject: name,
                         detail: remove ? ["property": property] : ["property": property, "value": value ?? ""])
                     print(remove ? "removed \(property) of \(name) in \(project.name)" : "set \(property) of \(name) in \(project.name) to \(value ?? "")")
                 }

@@ -46,12 +46,12 @@ extension FieldSheetServerCommand {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
                         do {
-                            let result = try await FormPublisher(storage: storage).publish(contents, file: file, projectId: project.id)
+                            let result = try await FormPublisher(storage: storage).publish(contents, file: file, projectID: project.id)
                             // A workbook's warnings name its cells; the publisher's are the same, about the JSON.
                             for warning in workbookWarnings ?? result.warnings { warn("\(warning)") }
                             if result.isNew {
                                 await storage.auditCommandLine(
-                                    .formPublished, projectId: project.id, subject: "\(result.form.formID)@\(result.form.version)",
+                                    .formPublished, projectID: project.id, subject: "\(result.form.formID)@\(result.form.version)",
                                     detail: ["file": (file as NSString).lastPathComponent, "title": result.form.definition.title])
                             }
                             print(result.isNew
@@ -75,7 +75,7 @@ extension FieldSheetServerCommand {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
                         let formatter = ISO8601DateFormatter()
-                        for form in try await storage.forms(projectId: project.id) {
+                        for form in try await storage.forms(projectID: project.id) {
                             print("\(form.formID)\t\(form.version)\t\(formatter.string(from: form.publishedAt))\t\(form.definition.title)")
                         }
                     }
@@ -127,16 +127,16 @@ extension FieldSheetServerCommand {
                         throw CommandFailure(error.description)
                     }
                     let exporter = RecordExporter(storage: storage, attachmentsDirectory: attachments, decryptionKeys: keys)
-                    let tables = format == .csv ? try await exporter.repeatTables(projectId: project.id, formID: form) : []
+                    let tables = format == .csv ? try await exporter.repeatTables(projectID: project.id, formID: form) : []
                     let count: Int
                     if let outputDir {
                         count = try await Self.exportFiles(exporter, project: project.id, form: form, format: format, tables: tables, into: outputDir)
                     } else {
                         guard tables.isEmpty else {
-                            throw ValidationError("The form \(form) has repeats (\(tables.map(\.repeatId).joined(separator: ", "))), so its CSV export is one file per repeat besides the records' file. Give --output-dir DIR, or use --format jsonl for one stream with instances nested.")
+                            throw ValidationError("The form \(form) has repeats (\(tables.map(\.repeatID).joined(separator: ", "))), so its CSV export is one file per repeat besides the records' file. Give --output-dir DIR, or use --format jsonl for one stream with instances nested.")
                         }
                         let out = FileHandle.standardOutput
-                        count = try await exporter.export(projectId: project.id, formID: form, format: format) { line in
+                        count = try await exporter.export(projectID: project.id, formID: form, format: format) { line in
                             out.write(Data(line.utf8))
                         }
                     }
@@ -163,9 +163,9 @@ extension FieldSheetServerCommand {
             }
             let ext = format == .csv ? "csv" : "jsonl"
             handles[""] = try open("\(form).\(ext)")
-            for table in tables { handles[table.repeatId] = try open("\(form)-\(table.repeatId).\(ext)") }
+            for table in tables { handles[table.repeatID] = try open("\(form)-\(table.repeatID).\(ext)") }
             defer { for handle in handles.values { try? handle.close() } }
-            return try await exporter.export(projectId: project, formID: form, format: format) { table, line in
+            return try await exporter.export(projectID: project, formID: form, format: format) { table, line in
                 handles[table ?? ""]?.write(Data(line.utf8))
             }
         }

@@ -45,7 +45,7 @@ extension FieldSheetServerCommand {
                     try await data.withStorage { storage in
                         let info = try await data.project(project, in: storage)
                         let recordID = record.flatMap(UUID.init(uuidString:))
-                        let summary = try await HistoryVerifier(storage: storage).verify(projectId: info.id, recordID: recordID) { verified in
+                        let summary = try await HistoryVerifier(storage: storage).verify(projectID: info.id, recordID: recordID) { verified in
                             if !quiet || !verified.isWhole { print(Self.lines(verified), terminator: "") }
                         }
                         if let record, summary.records == 0 {
@@ -66,7 +66,7 @@ extension FieldSheetServerCommand {
                 let time = ISO8601DateFormatter()
                 var text = "record \(record.recordID): \(record.isWhole ? "whole" : "BROKEN")\n"
                 for entry in record.entries {
-                    let device = entry.device.map { "device #\($0.id) \"\($0.name)\" of \($0.userName)" } ?? entry.deviceId.map { "device #\($0) (unknown)" } ?? "-"
+                    let device = entry.device.map { "device #\($0.id) \"\($0.name)\" of \($0.userName)" } ?? entry.deviceID.map { "device #\($0) (unknown)" } ?? "-"
                     let signature: String
                     switch entry.signature {
                     case .valid: signature = "signed"

@@ -50,9 +50,9 @@ extension FieldSheetServerCommand {
                         let project = try await data.project(project, in: storage)
                         let secret = secret ?? WebhookSignature.newSecret()
                         let endpoint = try await storage.addWebhookEndpoint(
-                            projectId: project.id, url: url, events: try WebhookEventKind.parse(events), secret: secret)
+                            projectID: project.id, url: url, events: try WebhookEventKind.parse(events), secret: secret)
                         await storage.auditCommandLine(
-                            .webhookAdded, projectId: project.id, subject: String(endpoint.id),
+                            .webhookAdded, projectID: project.id, subject: String(endpoint.id),
                             detail: ["url": url, "events": endpoint.events.map(\.rawValue).sorted().joined(separator: ",")])
                         print("endpoint \(endpoint.id)")
                         print("secret \(secret)")
@@ -72,7 +72,7 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        let endpoints = try await storage.webhookEndpoints(projectId: project.id)
+                        let endpoints = try await storage.webhookEndpoints(projectID: project.id)
                         if endpoints.isEmpty { print("no endpoints in \(project.name)") }
                         for endpoint in endpoints {
                             print("\(endpoint.id)\t\(endpoint.enabled ? "enabled" : "disabled")\t\(endpoint.url)\t\(WebhookEventKind.stored(endpoint.events).replacingOccurrences(of: " ", with: ","))")
@@ -93,10 +93,10 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        guard try await storage.removeWebhookEndpoint(projectId: project.id, id: id) else {
+                        guard try await storage.removeWebhookEndpoint(projectID: project.id, id: id) else {
                             throw CommandFailure("\(project.name) has no webhook endpoint \(id); `fieldsheet-server webhooks list --project \(project.name)` lists them.")
                         }
-                        await storage.auditCommandLine(.webhookRemoved, projectId: project.id, subject: String(id))
+                        await storage.auditCommandLine(.webhookRemoved, projectID: project.id, subject: String(id))
                         print("removed endpoint \(id)")
                     }
                 }
@@ -123,10 +123,10 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        for entry in try await storage.webhookDeliveries(projectId: project.id, endpointId: endpoint, before: nil, limit: limit) {
+                        for entry in try await storage.webhookDeliveries(projectID: project.id, endpointID: endpoint, before: nil, limit: limit) {
                             let status = entry.status == .delivered ? "delivered" : entry.attempts > 0 ? "failing" : "pending"
                             print([
-                                String(entry.id), String(entry.endpointId), entry.kind.rawValue, entry.eventId, status, String(entry.attempts),
+                                String(entry.id), String(entry.endpointID), entry.kind.rawValue, entry.eventID, status, String(entry.attempts),
                                 entry.lastStatus.map(String.init) ?? "-", entry.responseMillis.map { "\($0)ms" } ?? "-", entry.lastError ?? "",
                             ].joined(separator: "\t"))
                         }
@@ -147,10 +147,10 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        guard try await storage.redeliverWebhook(projectId: project.id, deliveryId: id) else {
+                        guard try await storage.redeliverWebhook(projectID: project.id, deliveryID: id) else {
                             throw CommandFailure("\(project.name) has no webhook delivery \(id); `fieldsheet-server webhooks deliveries --project \(project.name)` lists them.")
                         }
-                        await storage.auditCommandLine(.webhookRedelivered, projectId: project.id, subject: "delivery \(id)")
+                        await storage.auditCommandLine(.webhookRedelivered, projectID: project.id, subject: "delivery \(id)")
                         print("delivery \(id) will be sent again")
                     }
                 }
@@ -191,12 +191,12 @@ extension FieldSheetServerCommand {
                     let end = try through.map { try Self.time($0, option: "--through", endOfDay: true) } ?? Date()
                     try await data.withStorage { storage in
                         let project = try await data.project(project, in: storage)
-                        guard try await storage.webhookEndpoints(projectId: project.id).contains(where: { $0.id == id }) else {
+                        guard try await storage.webhookEndpoints(projectID: project.id).contains(where: { $0.id == id }) else {
                             throw CommandFailure("\(project.name) has no webhook endpoint \(id); `fieldsheet-server webhooks list --project \(project.name)` lists them.")
                         }
-                        let count = try await storage.replayWebhooks(projectId: project.id, endpointId: id, from: start, through: end)
+                        let count = try await storage.replayWebhooks(projectID: project.id, endpointID: id, from: start, through: end)
                         await storage.auditCommandLine(
-                            .webhookRedelivered, projectId: project.id, subject: "endpoint \(id)",
+                            .webhookRedelivered, projectID: project.id, subject: "endpoint \(id)",
                             detail: ["deliveries": String(count), "from": from, "through": through ?? "now"])
                         print("\(count) deliver\(count == 1 ? "y" : "ies") will be sent again")
                     }

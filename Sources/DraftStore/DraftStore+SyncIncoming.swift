@@ -218,7 +218,7 @@ extension DraftStore {
                 db, record: record, field: field, policy: entry.policy.rawValue,
                 local: try ownPlaintext(db, record: record, key: field, entry.server),
                 remote: try ownPlaintext(db, record: record, key: field, entry.client),
-                open: true, now: now, serverId: conflict.id)
+                open: true, now: now, serverID: conflict.id)
             // The record's row is written so observations of it (the list's mark) see the new entry.
             try db.execute(sql: "UPDATE records SET updated_at = updated_at WHERE id = ?", arguments: [record])
         }

@@ -262,7 +262,7 @@ extension DraftStore {
 
     static func logConflict(
         _ db: Database, record: String, field: String, policy: String, local: FieldState?, remote: FieldState?, open: Bool, now: Int64,
-        reason: String? = nil, serverId: Int64? = nil
+        reason: String? = nil, serverID: Int64? = nil
     ) throws {
         func json(_ value: AnswerValue?) throws -> String? { value.map { answerJSON($0) } }
         try db.cachedStatement(sql: """
@@ -273,7 +273,7 @@ extension DraftStore {
                 fs_seal(?12, 'conflict', ?1, ?2, 'reason'), ?13)
             """).execute(arguments: [
                 record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientID,
-                try json(remote?.value), remote?.hlc.rawValue, remote?.clientID, now, open ? nil : now, reason, serverId,
+                try json(remote?.value), remote?.hlc.rawValue, remote?.clientID, now, open ? nil : now, reason, serverID,
             ])
     }
 

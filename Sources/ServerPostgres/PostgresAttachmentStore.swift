@@ -30,7 +30,7 @@ struct PostgresAttachmentStore: AttachmentStore {
         let client = storage.client
         return try await storage.perform {
             for try await size in try await client.query("""
-                SELECT received FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(Self.storedRow) AND complete
+                SELECT received FROM attachment_uploads WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(Self.storedRow) AND complete
                 """).decode(Int64.self) {
                 return size
             }
@@ -38,13 +38,13 @@ struct PostgresAttachmentStore: AttachmentStore {
         }
     }
 
-    func partialBytes(projectId: Int64, uploader: Int64?) async throws -> Int64 {
+    func partialBytes(projectID: Int64, uploader: Int64?) async throws -> Int64 {
         let client = storage.client
         return try await storage.perform {
             let rows = if let uploader {
-                try await client.query("SELECT COALESCE(SUM(received), 0)::bigint FROM attachment_uploads WHERE project_id = \(projectId) AND NOT complete AND uploader_id = \(uploader)")
+                try await client.query("SELECT COALESCE(SUM(received), 0)::bigint FROM attachment_uploads WHERE project_id = \(projectID) AND NOT complete AND uploader_id = \(uploader)")
             } else {
-                try await client.query("SELECT COALESCE(SUM(received), 0)::bigint FROM attachment_uploads WHERE project_id = \(projectId) AND NOT complete")
+                try await client.query("SELECT COALESCE(SUM(received), 0)::bigint FROM attachment_uploads WHERE project_id = \(projectID) AND NOT complete")
             }
             for try await sum in rows.decode(Int64.self) { return sum }
             return 0
@@ -72,7 +72,7 @@ struct PostgresAttachmentStore: AttachmentStore {
         return try await storage.perform {
             for try await (total, received) in try await client.query("""
                 SELECT total, received FROM attachment_uploads
-                WHERE project_id = \(slot.key.projectId) AND sha256 = \(slot.key.sha256) AND uploader_id = \(slot.uploader) AND NOT complete
+                WHERE project_id = \(slot.key.projectID) AND sha256 = \(slot.key.sha256) AND uploader_id = \(slot.uploader) AND NOT complete
                 """).decode((Int64, Int64).self) {
                 return AttachmentStatus(received: received, total: total, complete: false)
             }
@@ -90,12 +90,12 @@ struct PostgresAttachmentStore: AttachmentStore {
                 var current: (total: Int64, received: Int64)?
                 for try await row in try await connection.query("""
                     SELECT total, received FROM attachment_uploads
-                    WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader) FOR UPDATE
+                    WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(uploader) FOR UPDATE
                     """, logger: .quiet).decode((Int64, Int64).self) { current = row }
                 if let existing = current, existing.total != total {
                     guard offset == 0 else { throw AttachmentError.lengthMismatch(total: existing.total) }
                     try await connection.query(
-                        "DELETE FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)", logger: .quiet)
+                        "DELETE FROM attachment_uploads WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)", logger: .quiet)
                     current = nil
                 }
                 let received = current?.received ?? 0
@@ -103,7 +103,7 @@ struct PostgresAttachmentStore: AttachmentStore {
                 if current == nil {
                     try await connection.query("""
                         INSERT INTO attachment_uploads (project_id, sha256, uploader_id, total, received, complete, updated_at)
-                        VALUES (\(key.projectId), \(key.sha256), \(uploader), \(total), 0, FALSE, \(Date().timeIntervalSince1970))
+                        VALUES (\(key.projectID), \(key.sha256), \(uploader), \(total), 0, FALSE, \(Date().timeIntervalSince1970))
                         """, logger: .quiet)
                 }
                 return received
@@ -141,7 +141,7 @@ struct PostgresAttachmentStore: AttachmentStore {
         return try await storage.perform {
             for try await (start, data) in try await client.query("""
                 SELECT start, data FROM attachment_chunks
-                WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader) AND start <= \(position)
+                WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(uploader) AND start <= \(position)
                 ORDER BY start DESC LIMIT 1
                 """).decode((Int64, ByteBuffer).self) {
                 return (start, data)
@@ -158,7 +158,7 @@ struct PostgresAttachmentStore: AttachmentStore {
                 SELECT u.received, (SELECT substring(c.data FROM 1 FOR \(unescaped: String(max(0, count)))) FROM attachment_chunks c
                     WHERE c.project_id = u.project_id AND c.sha256 = u.sha256 AND c.uploader_id = u.uploader_id AND c.start = 0)
                 FROM attachment_uploads u
-                WHERE u.project_id = \(key.projectId) AND u.sha256 = \(key.sha256) AND u.uploader_id = \(Self.storedRow) AND u.complete
+                WHERE u.project_id = \(key.projectID) AND u.sha256 = \(key.sha256) AND u.uploader_id = \(Self.storedRow) AND u.complete
                 """).decode((Int64, ByteBuffer?).self) {
                 guard var head else { return Data() }
                 return head.readData(length: head.readableBytes) ?? Data()
@@ -179,7 +179,7 @@ struct PostgresAttachmentStore: AttachmentStore {
         return try await storage.perform {
             for try await size in try await client.query("""
                 UPDATE attachment_uploads SET read_until = greatest(read_until, \(until))
-                WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(Self.storedRow) AND complete RETURNING received
+                WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(Self.storedRow) AND complete RETURNING received
                 """).decode(Int64.self) {
                 return size
             }
@@ -262,19 +262,19 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         try await store.storage.transaction { connection in
             let rows = try await connection.query("""
                 UPDATE attachment_uploads SET received = received + \(count), updated_at = \(Date().timeIntervalSince1970)
-                WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader) AND received = \(start) AND NOT complete
+                WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(uploader) AND received = \(start) AND NOT complete
                 RETURNING received
                 """, logger: .quiet).collect()
             guard !rows.isEmpty else {
                 var received: Int64 = 0
                 for try await value in try await connection.query("""
-                    SELECT received FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)
+                    SELECT received FROM attachment_uploads WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)
                     """, logger: .quiet).decode(Int64.self) { received = value }
                 throw AttachmentError.offsetMismatch(received: received)
             }
             try await connection.query("""
                 INSERT INTO attachment_chunks (project_id, sha256, uploader_id, start, data)
-                VALUES (\(key.projectId), \(key.sha256), \(uploader), \(start), \(data))
+                VALUES (\(key.projectID), \(key.sha256), \(uploader), \(start), \(data))
                 """, logger: .quiet)
         }
         stored += count
@@ -296,7 +296,7 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
         guard actual == key.sha256 else {
             _ = try await store.storage.transaction { connection in
                 try await connection.query(
-                    "DELETE FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)", logger: .quiet)
+                    "DELETE FROM attachment_uploads WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)", logger: .quiet)
             }
             throw AttachmentError.hashMismatch(actual: actual)
         }
@@ -305,18 +305,18 @@ final class PostgresAttachmentUpload: AttachmentUpload, @unchecked Sendable {
             // One completion of a hash at a time: the first makes its row the stored attachment (its chunks
             // follow, ON UPDATE CASCADE); a later one, the same bytes verified, only removes its own row.
             _ = try await connection.query(
-                "SELECT pg_advisory_xact_lock(\(PostgresStorage.lockKey("\(key.projectId)/attachment/\(key.sha256)")))", logger: .quiet).collect()
+                "SELECT pg_advisory_xact_lock(\(PostgresStorage.lockKey("\(key.projectID)/attachment/\(key.sha256)")))", logger: .quiet).collect()
             let held = try await connection.query("""
-                SELECT 1 FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(storedRow) AND complete
+                SELECT 1 FROM attachment_uploads WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(storedRow) AND complete
                 """, logger: .quiet).collect()
             if held.isEmpty {
                 try await connection.query("""
                     UPDATE attachment_uploads SET uploader_id = \(storedRow), complete = TRUE, updated_at = \(Date().timeIntervalSince1970)
-                    WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)
+                    WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)
                     """, logger: .quiet)
             } else {
                 try await connection.query(
-                    "DELETE FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)", logger: .quiet)
+                    "DELETE FROM attachment_uploads WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(uploader)", logger: .quiet)
             }
         }
     }

@@ -10,7 +10,7 @@ import ServerStorage
 extension PostgresStorage {
     /// The advisory lock between a project's sweeps (taken alone) and its pushes that write attachment
     /// references (taken shared).
-    static func attachmentSweepLockKey(_ projectId: Int64) -> Int64 { lockKey("\(projectId)/attachment-sweep") }
+    static func attachmentSweepLockKey(_ projectID: Int64) -> Int64 { lockKey("\(projectID)/attachment-sweep") }
 
     /// Whether nothing keeps the attachment of `u` (an `attachment_uploads` row): no record's current value and
     /// no conflict-log entry.
@@ -46,7 +46,7 @@ extension PostgresStorage {
                 LEFT JOIN attachment_unreferenced m ON m.project_id = u.project_id AND m.sha256 = u.sha256
                 WHERE u.complete AND \(unescaped: Self.unreferencedSQL) ORDER BY u.project_id, u.sha256
                 """, logger: .quiet).decode((Int64, String, Int64, Double, Double?).self) {
-                rows.append((AttachmentKey(projectId: project, sha256: sha256), bytes, stored, since))
+                rows.append((AttachmentKey(projectID: project, sha256: sha256), bytes, stored, since))
             }
             return rows
         }
@@ -70,21 +70,21 @@ extension PostgresStorage {
             let key = candidate.key
             let leaseCheck = Date().timeIntervalSince1970
             let removed: Int64? = try await transaction { connection in
-                _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.attachmentSweepLockKey(key.projectId)))", logger: .quiet).collect()
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.attachmentSweepLockKey(key.projectID)))", logger: .quiet).collect()
                 var bytes: Int64?
                 for try await total in try await connection.query("""
                     SELECT u.total FROM attachment_uploads u
                     JOIN attachment_unreferenced m ON m.project_id = u.project_id AND m.sha256 = u.sha256
-                    WHERE u.project_id = \(key.projectId) AND u.sha256 = \(key.sha256) AND u.complete AND u.read_until < \(leaseCheck)
+                    WHERE u.project_id = \(key.projectID) AND u.sha256 = \(key.sha256) AND u.complete AND u.read_until < \(leaseCheck)
                       AND u.updated_at <= \(cutoff) AND m.since <= \(cutoff) AND \(unescaped: Self.unreferencedSQL)
                     FOR UPDATE OF u
                     """, logger: .quiet).decode(Int64.self) { bytes = total }
                 guard let bytes else { return nil }
-                try await connection.query("DELETE FROM attachments WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
-                try await connection.query("DELETE FROM attachment_unreferenced WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
-                try await connection.query("DELETE FROM attachment_holders WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256)", logger: .quiet)
+                try await connection.query("DELETE FROM attachments WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256)", logger: .quiet)
+                try await connection.query("DELETE FROM attachment_unreferenced WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256)", logger: .quiet)
+                try await connection.query("DELETE FROM attachment_holders WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256)", logger: .quiet)
                 // Its chunks go with it (ON DELETE CASCADE); members' uploads of the same hash in progress stay.
-                try await connection.query("DELETE FROM attachment_uploads WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND complete", logger: .quiet)
+                try await connection.query("DELETE FROM attachment_uploads WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND complete", logger: .quiet)
                 return bytes
             }
             if let removed { sweep.collected.append(CollectedAttachment(key: key, reason: .unreferenced, bytes: removed)) }
@@ -98,7 +98,7 @@ extension PostgresStorage {
                 SELECT project_id, sha256, uploader_id, received FROM attachment_uploads WHERE NOT complete AND updated_at <= \(uploadCutoff)
                 ORDER BY project_id, sha256, uploader_id
                 """, logger: .quiet).decode((Int64, String, Int64, Int64).self) {
-                rows.append((AttachmentKey(projectId: project, sha256: sha256), uploader, received))
+                rows.append((AttachmentKey(projectID: project, sha256: sha256), uploader, received))
             }
             return rows
         }
@@ -112,7 +112,7 @@ extension PostgresStorage {
             let removed: Int64? = try await transaction { connection in
                 for try await received in try await connection.query("""
                     DELETE FROM attachment_uploads
-                    WHERE project_id = \(key.projectId) AND sha256 = \(key.sha256) AND uploader_id = \(uploader) AND NOT complete AND updated_at <= \(uploadCutoff)
+                    WHERE project_id = \(key.projectID) AND sha256 = \(key.sha256) AND uploader_id = \(uploader) AND NOT complete AND updated_at <= \(uploadCutoff)
                     RETURNING received
                     """, logger: .quiet).decode(Int64.self) {
                     return received

@@ -12,7 +12,7 @@ extension PostgresStorage {
         return try await perform {
             let rows = try await client.query("""
                 INSERT INTO audit_log (at, actor_id, actor, address, project_id, action, subject, detail)
-                VALUES (\(at), \(event.actorId), \(event.actor), \(event.address), \(event.projectId), \(action), \(event.subject), \(detail))
+                VALUES (\(at), \(event.actorID), \(event.actor), \(event.address), \(event.projectID), \(action), \(event.subject), \(detail))
                 RETURNING id
                 """).collect()
             guard let id = try rows.first?.decode(Int64.self) else { throw StorageError(.unavailable, "The audit log did not return the new entry's id.") }
@@ -29,9 +29,9 @@ extension PostgresStorage {
         let limit = max(0, query.limit)
         return try await perform {
             var entries: [AuditEntry] = []
-            for try await (id, at, actorId, actor, address, projectId, action, subject, detail) in try await client.query("""
+            for try await (id, at, actorID, actor, address, projectID, action, subject, detail) in try await client.query("""
                 SELECT id, at, actor_id, actor, address, project_id, action, subject, detail FROM audit_log
-                WHERE id < \(before) AND (\(query.projectId)::int8 IS NULL OR project_id = \(query.projectId))
+                WHERE id < \(before) AND (\(query.projectID)::int8 IS NULL OR project_id = \(query.projectID))
                     AND (\(query.actor)::text IS NULL OR actor = \(query.actor)) AND (\(action)::text IS NULL OR action = \(action))
                     AND at >= \(since) AND at <= \(until)
                 ORDER BY id DESC LIMIT \(limit)
@@ -39,7 +39,7 @@ extension PostgresStorage {
                 entries.append(AuditEntry(
                     id: id, at: Date(timeIntervalSince1970: at),
                     event: AuditEvent(
-                        actor: actor, actorId: actorId, address: address, projectId: projectId, action: AuditAction(rawValue: action),
+                        actor: actor, actorID: actorID, address: address, projectID: projectID, action: AuditAction(rawValue: action),
                         subject: subject, detail: AuditEvent.detail(stored: detail))))
             }
             return entries

@@ -7,11 +7,11 @@ extension PostgresStorage {
     /// The channel every instance `LISTEN`s on; a push `NOTIFY`s it with `projectId:lastSequence`.
     package static let changeChannel = "fieldsheet_changes"
 
-    public func lastSequence(projectId: Int64) async throws -> Int64 {
+    public func lastSequence(projectID: Int64) async throws -> Int64 {
         let client = client
         return try await perform {
             var last: Int64 = 0
-            for try await value in try await client.query("SELECT last_sequence FROM projects WHERE id = \(projectId)").decode(Int64.self) {
+            for try await value in try await client.query("SELECT last_sequence FROM projects WHERE id = \(projectID)").decode(Int64.self) {
                 last = value
             }
             return last
@@ -20,8 +20,8 @@ extension PostgresStorage {
 
     /// Announces the project's new position to every instance, from inside the push transaction:
     /// PostgreSQL delivers it when (and only if) the transaction commits.
-    static func announceChanges(_ connection: PostgresConnection, projectId: Int64, lastSequence: Int64) async throws {
-        let payload = "\(projectId):\(lastSequence)"
+    static func announceChanges(_ connection: PostgresConnection, projectID: Int64, lastSequence: Int64) async throws {
+        let payload = "\(projectID):\(lastSequence)"
         _ = try await connection.query("SELECT pg_notify(\(changeChannel), \(payload))", logger: .quiet).collect()
     }
 }
@@ -63,11 +63,11 @@ struct PostgresChangeListener: Sendable {
                 listening()
                 notifier.wakeAll()
                 for try await notification in notifications {
-                    guard let (projectId, last) = Self.parse(notification.payload) else {
+                    guard let (projectID, last) = Self.parse(notification.payload) else {
                         logger.warning("Ignoring a change announcement of unknown form", metadata: ["payload": "\(notification.payload)"])
                         continue
                     }
-                    notifier.notify(projectId: projectId, lastSequence: last)
+                    notifier.notify(projectID: projectID, lastSequence: last)
                 }
             }
         } catch {
@@ -80,8 +80,8 @@ struct PostgresChangeListener: Sendable {
     /// `projectId:lastSequence`.
     static func parse(_ payload: String) -> (Int64, Int64)? {
         let parts = payload.split(separator: ":")
-        guard parts.count == 2, let projectId = Int64(parts[0]), let last = Int64(parts[1]) else { return nil }
-        return (projectId, last)
+        guard parts.count == 2, let projectID = Int64(parts[0]), let last = Int64(parts[1]) else { return nil }
+        return (projectID, last)
     }
 }
 

@@ -4,14 +4,14 @@ import ServerStorage
 import SyncCore
 
 extension PostgresStorage {
-    public func reviewCounts(projectId: Int64, visibility: RecordVisibility) async throws -> [ReviewCount] {
+    public func reviewCounts(projectID: Int64, visibility: RecordVisibility) async throws -> [ReviewCount] {
         let client = client
         let viewer = visibility.viewer
         return try await perform {
             var result: [ReviewCount] = []
             for try await (formID, state, count) in try await client.query("""
                 SELECT r.form_id, r.review_state, count(*) FROM records r
-                WHERE r.project_id = \(projectId) AND r.state <> 'deleted' AND (r.author_id = \(viewer.userId) OR (\(viewer.seesShared) AND r.shared))
+                WHERE r.project_id = \(projectID) AND r.state <> 'deleted' AND (r.author_id = \(viewer.userID) OR (\(viewer.seesShared) AND r.shared))
                 GROUP BY r.form_id, r.review_state
                 """).decode((String, String?, Int64).self) {
                 result.append(ReviewCount(formID: formID, reviewState: state.flatMap(ReviewState.init(rawValue:)), count: Int(count)))
@@ -22,7 +22,7 @@ extension PostgresStorage {
 
     /// Optional filters are bound as NULL when absent: each query is planned with its parameters' values, so
     /// `NULL IS NULL` folds away and the order's index (`records_by_form_…`) serves the page.
-    public func recordTable(projectId: Int64, query: RecordTableQuery, visibility: RecordVisibility) async throws -> [RecordTableRow] {
+    public func recordTable(projectID: Int64, query: RecordTableQuery, visibility: RecordVisibility) async throws -> [RecordTableRow] {
         let client = client
         let viewer = visibility.viewer
         let sort = query.sortExpression
@@ -31,8 +31,8 @@ extension PostgresStorage {
         return try await perform {
             let rows = try await client.query("""
                 SELECT \(unescaped: Self.recordColumns), \(unescaped: sort) FROM records r JOIN users u ON u.id = r.author_id
-                WHERE r.project_id = \(projectId) AND r.form_id = \(query.formID) AND r.state <> 'deleted'
-                  AND (r.author_id = \(viewer.userId) OR (\(viewer.seesShared) AND r.shared))
+                WHERE r.project_id = \(projectID) AND r.form_id = \(query.formID) AND r.state <> 'deleted'
+                  AND (r.author_id = \(viewer.userID) OR (\(viewer.seesShared) AND r.shared))
                   AND (\(query.reviewState?.rawValue)::text IS NULL OR r.review_state = \(query.reviewState?.rawValue)::text)
                   AND (\(query.author)::text IS NULL OR r.author_id = (SELECT id FROM users WHERE name = \(query.author)::text))
                   AND (\(query.changedFrom?.timeIntervalSince1970)::float8 IS NULL OR r.updated_at >= \(query.changedFrom?.timeIntervalSince1970)::float8)
@@ -41,11 +41,11 @@ extension PostgresStorage {
                 ORDER BY \(unescaped: sort) \(unescaped: direction), r.id \(unescaped: direction) LIMIT \(Int64(query.limit))
                 """)
             var result: [RecordTableRow] = []
-            for try await (id, formID, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
+            for try await (id, formID, formVersion, state, authorID, authorName, shared, revision, sequence, fields,
                            reviewState, reviewComment, created, submitted, updated, device, received, sortTime) in rows.decode(
                 (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?, Double?, Double).self) {
                 let record = try Self.storedRecord(
-                    id: id, formID: formID, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
+                    id: id, formID: formID, formVersion: formVersion, state: state, authorID: authorID, authorName: authorName, shared: shared,
                     revision: revision, sequence: sequence, fields: fields, reviewState: reviewState, reviewComment: reviewComment,
                     created: created, submitted: submitted, updated: updated, received: received, device: device)
                 result.append(RecordTableRow(record: record, cursor: .init(time: sortTime, id: id)))
@@ -54,27 +54,27 @@ extension PostgresStorage {
         }
     }
 
-    public func members(projectId: Int64) async throws -> [ProjectMember] {
+    public func members(projectID: Int64) async throws -> [ProjectMember] {
         let client = client
         return try await perform {
             var result: [ProjectMember] = []
-            for try await (name, role, tokens, userId) in try await client.query("""
+            for try await (name, role, tokens, userID) in try await client.query("""
                 SELECT u.name, m.role, (SELECT count(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL), u.id
-                FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.project_id = \(projectId) ORDER BY u.name
+                FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.project_id = \(projectID) ORDER BY u.name
                 """).decode((String, String, Int64, Int64).self) {
-                if let role = Role(rawValue: role) { result.append(ProjectMember(name: name, role: role, activeTokens: Int(tokens), userId: userId)) }
+                if let role = Role(rawValue: role) { result.append(ProjectMember(name: name, role: role, activeTokens: Int(tokens), userID: userID)) }
             }
             return result
         }
     }
 
-    public func conflictLog(projectId: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry] {
+    public func conflictLog(projectID: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry] {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
-                try await Self.conflictLogEntries(connection, projectId: projectId, try await connection.query("""
+                try await Self.conflictLogEntries(connection, projectID: projectID, try await connection.query("""
                     \(unescaped: ConflictLogEntry.selectSQL)
-                    WHERE c.project_id = \(projectId) AND c.record_id = \(recordID) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id
+                    WHERE c.project_id = \(projectID) AND c.record_id = \(recordID) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id
                     """, logger: .quiet))
             }
         }
@@ -85,7 +85,7 @@ extension PostgresStorage {
         let expires = session.expiresAt.timeIntervalSince1970
         return try await transaction { connection in
             try await connection.query("DELETE FROM console_sessions WHERE expires_at <= \(created)", logger: .quiet)
-            var found: (tokenId: Int64, stored: ByteBuffer, userId: Int64, name: String)?
+            var found: (tokenID: Int64, stored: ByteBuffer, userID: Int64, name: String)?
             for try await row in try await connection.query("""
                 SELECT t.id, t.token_hash, u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id
                 WHERE t.token_hash = \(ByteBuffer(bytes: tokenHash)) AND t.revoked_at IS NULL
@@ -95,9 +95,9 @@ extension PostgresStorage {
             guard let found, ConstantTime.equals(Data(found.stored.readableBytesView), tokenHash) else { return nil }
             try await connection.query("""
                 INSERT INTO console_sessions (id_hash, token_id, csrf, created_at, expires_at)
-                VALUES (\(ByteBuffer(bytes: session.idHash)), \(found.tokenId), \(session.csrf), \(created), \(expires))
+                VALUES (\(ByteBuffer(bytes: session.idHash)), \(found.tokenID), \(session.csrf), \(created), \(expires))
                 """, logger: .quiet)
-            return try await Self.principal(connection, userId: found.userId, name: found.name, tokenId: found.tokenId)
+            return try await Self.principal(connection, userID: found.userID, name: found.name, tokenID: found.tokenID)
         }
     }
 
@@ -106,7 +106,7 @@ extension PostgresStorage {
         let now = now.timeIntervalSince1970
         return try await perform {
             try await client.withConnection { connection in
-                var found: (stored: ByteBuffer, csrf: String, userId: Int64, name: String, tokenId: Int64)?
+                var found: (stored: ByteBuffer, csrf: String, userID: Int64, name: String, tokenID: Int64)?
                 for try await row in try await connection.query("""
                     SELECT s.id_hash, s.csrf, u.id, u.name, t.id FROM console_sessions s
                     JOIN tokens t ON t.id = s.token_id JOIN users u ON u.id = t.user_id
@@ -115,7 +115,7 @@ extension PostgresStorage {
                     found = row
                 }
                 guard let found, ConstantTime.equals(Data(found.stored.readableBytesView), idHash) else { return nil }
-                return (try await Self.principal(connection, userId: found.userId, name: found.name, tokenId: found.tokenId), found.csrf)
+                return (try await Self.principal(connection, userID: found.userID, name: found.name, tokenID: found.tokenID), found.csrf)
             }
         }
     }

@@ -4,15 +4,15 @@ import ServerStorage
 import SyncCore
 
 extension PostgresStorage {
-    public func feedRecords(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> [StoredRecord] {
+    public func feedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> [StoredRecord] {
         let client = client
-        let statement = Self.feedQuery(projectId: projectId, query: query, visibility: visibility, count: false)
+        let statement = Self.feedQuery(projectID: projectID, query: query, visibility: visibility, count: false)
         return try await perform { try await Self.storedRecords(try await client.query(statement)) }
     }
 
-    public func countFeedRecords(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> Int {
+    public func countFeedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> Int {
         let client = client
-        let statement = Self.feedQuery(projectId: projectId, query: query, visibility: visibility, count: true)
+        let statement = Self.feedQuery(projectID: projectID, query: query, visibility: visibility, count: true)
         return try await perform {
             var count: Int64 = 0
             for try await (value) in try await client.query(statement).decode(Int64.self) { count = value }
@@ -22,16 +22,16 @@ extension PostgresStorage {
 
     /// The statement of a feed page (or of its count), its conditions written by ``RecordFeedQuery`` as on SQLite:
     /// the form's id index (`records_by_form`) serves the order and the cursor.
-    static func feedQuery(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility, count: Bool) -> PostgresQuery {
+    static func feedQuery(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility, count: Bool) -> PostgresQuery {
         let viewer = visibility.viewer
         var bindings = PostgresBindings(capacity: 8)
         func next() -> String { "$\(bindings.count + 1)" }
         var sql = "SELECT \(count ? "count(*)" : Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id WHERE r.project_id = \(next())"
-        bindings.append(projectId)
+        bindings.append(projectID)
         sql += " AND r.form_id = \(next())"
         bindings.append(query.formID)
         sql += " AND r.state <> 'deleted' AND (r.author_id = \(next())"
-        bindings.append(viewer.userId)
+        bindings.append(viewer.userID)
         sql += " OR (\(next()) AND r.shared))"
         bindings.append(viewer.seesShared)
         // Placeholders are numbered as the conditions' arguments are appended, in the same order.

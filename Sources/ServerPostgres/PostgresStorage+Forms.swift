@@ -4,32 +4,32 @@ import PostgresNIO
 import ServerStorage
 
 extension PostgresStorage {
-    public func forms(projectId: Int64) async throws -> [PublishedForm] {
+    public func forms(projectID: Int64) async throws -> [PublishedForm] {
         let client = client
         return try await perform {
             try await Self.publishedForms(try await client.query("""
-                SELECT project_id, definition, digest, published_at FROM forms WHERE project_id = \(projectId) ORDER BY form_id, version
+                SELECT project_id, definition, digest, published_at FROM forms WHERE project_id = \(projectID) ORDER BY form_id, version
                 """))
         }
     }
 
-    public func form(projectId: Int64, formID: String, version: Int) async throws -> PublishedForm? {
+    public func form(projectID: Int64, formID: String, version: Int) async throws -> PublishedForm? {
         let client = client
         return try await perform {
             try await Self.publishedForms(try await client.query("""
                 SELECT project_id, definition, digest, published_at FROM forms
-                WHERE project_id = \(projectId) AND form_id = \(formID) AND version = \(Int64(version))
+                WHERE project_id = \(projectID) AND form_id = \(formID) AND version = \(Int64(version))
                 """)).first
         }
     }
 
-    public func fieldsInUse(projectId: Int64, formID: String) async throws -> Set<String> {
+    public func fieldsInUse(projectID: Int64, formID: String) async throws -> Set<String> {
         let client = client
         return try await perform {
             var result = Set<String>()
             for try await key in try await client.query("""
                 SELECT DISTINCT j.key FROM records r, jsonb_each(r.fields::jsonb -> 'values') j
-                WHERE r.project_id = \(projectId) AND r.form_id = \(formID) AND j.value <> 'null'::jsonb
+                WHERE r.project_id = \(projectID) AND r.form_id = \(formID) AND j.value <> 'null'::jsonb
                 """).decode(String.self) {
                 result.insert(key)
             }
@@ -44,7 +44,7 @@ extension PostgresStorage {
             _ = try await perform {
                 try await client.query("""
                     INSERT INTO forms (project_id, form_id, version, definition, digest, published_at)
-                    VALUES (\(form.projectId), \(form.formID), \(Int64(form.version)), \(definition), \(form.digest), \(form.publishedAt.timeIntervalSince1970))
+                    VALUES (\(form.projectID), \(form.formID), \(Int64(form.version)), \(definition), \(form.digest), \(form.publishedAt.timeIntervalSince1970))
                     """).collect()
             }
         } catch where Self.isUniqueViolation(error) {
@@ -55,9 +55,9 @@ extension PostgresStorage {
     static func publishedForms(_ rows: PostgresRowSequence) async throws -> [PublishedForm] {
         let decoder = JSONDecoder()
         var result: [PublishedForm] = []
-        for try await (projectId, definition, digest, publishedAt) in rows.decode((Int64, String, String, Double).self) {
+        for try await (projectID, definition, digest, publishedAt) in rows.decode((Int64, String, String, Double).self) {
             result.append(PublishedForm(
-                projectId: projectId, definition: try decoder.decode(FormDefinition.self, from: Data(definition.utf8)),
+                projectID: projectID, definition: try decoder.decode(FormDefinition.self, from: Data(definition.utf8)),
                 digest: digest, publishedAt: Date(timeIntervalSince1970: publishedAt)))
         }
         return result

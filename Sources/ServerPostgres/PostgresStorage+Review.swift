@@ -12,13 +12,13 @@ extension PostgresStorage {
     /// writer holds its records' advisory locks and its project's row (taken by the counter update, or, when
     /// it writes no record row, as a resolution keeping the server's value does, taken alone) by then, so no
     /// other writer of those records' history commits in between.
-    static func writeHistory(_ connection: PostgresConnection, projectId: Int64, _ history: [HistoryEntry], details: [String]) async throws {
+    static func writeHistory(_ connection: PostgresConnection, projectID: Int64, _ history: [HistoryEntry], details: [String]) async throws {
         guard !history.isEmpty else { return }
         var previous: [UUID: String] = [:]
         let records = Array(Set(history.map(\.recordID)))
         for try await (record, hash) in try await connection.query("""
             SELECT DISTINCT ON (record_id) record_id, hash FROM record_history
-            WHERE project_id = \(projectId) AND record_id = ANY(\(records)::uuid[]) ORDER BY record_id, id DESC
+            WHERE project_id = \(projectID) AND record_id = ANY(\(records)::uuid[]) ORDER BY record_id, id DESC
             """, logger: .quiet).decode((UUID, String?).self) {
             previous[record] = hash ?? HistoryChain.genesis
         }
@@ -31,11 +31,11 @@ extension PostgresStorage {
         }
         try await connection.query("""
             INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation, hash)
-            SELECT \(projectId), h.record_id, h.revision, h.kind, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at,
+            SELECT \(projectID), h.record_id, h.revision, h.kind, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at,
                 NULLIF(h.device_id, 0), NULLIF(h.signature, ''), NULLIF(h.signed_mutation, ''), h.hash FROM unnest(
                 \(history.map(\.recordID))::uuid[], \(history.map(\.revision))::int8[], \(history.map(\.kind.rawValue))::text[],
-                \(history.map(\.userId))::int8[], \(history.map { $0.clientID ?? "" })::text[], \(details)::text[],
-                \(history.map(\.at.timeIntervalSince1970))::float8[], \(history.map { $0.deviceId ?? 0 })::int8[],
+                \(history.map(\.userID))::int8[], \(history.map { $0.clientID ?? "" })::text[], \(details)::text[],
+                \(history.map(\.at.timeIntervalSince1970))::float8[], \(history.map { $0.deviceID ?? 0 })::int8[],
                 \(history.map { $0.signed?.signature ?? "" })::text[], \(history.map { $0.signed?.mutation ?? "" })::text[], \(hashes)::text[]
             ) WITH ORDINALITY AS h (record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation, hash, n)
             ORDER BY h.n
@@ -44,12 +44,12 @@ extension PostgresStorage {
 
     /// Closes the conflicts the plan resolved; throws ``StorageError/Code/alreadyResolved`` (rolling the whole
     /// plan back) when one is no longer open.
-    static func resolve(_ connection: PostgresConnection, projectId: Int64, _ ids: [Int64], history: [HistoryEntry], now: Double) async throws {
+    static func resolve(_ connection: PostgresConnection, projectID: Int64, _ ids: [Int64], history: [HistoryEntry], now: Double) async throws {
         for id in ids {
-            let entry = history.first { $0.detail.resolution?.conflictId == id }
+            let entry = history.first { $0.detail.resolution?.conflictID == id }
             let rows = try await connection.query("""
-                UPDATE conflicts SET open = false, resolved_at = \(now), resolved_by = \(entry?.userId), resolution = \(entry?.detail.resolution?.kept.rawValue)
-                WHERE project_id = \(projectId) AND id = \(id) AND open RETURNING id
+                UPDATE conflicts SET open = false, resolved_at = \(now), resolved_by = \(entry?.userID), resolution = \(entry?.detail.resolution?.kept.rawValue)
+                WHERE project_id = \(projectID) AND id = \(id) AND open RETURNING id
                 """, logger: .quiet).collect()
             guard rows.count == 1 else {
                 throw StorageError(.alreadyResolved, "Conflict \(id) is no longer open: someone resolved it first. Reload it to see how.")
@@ -57,41 +57,41 @@ extension PostgresStorage {
         }
     }
 
-    public func history(projectId: Int64, recordID: UUID) async throws -> [HistoryEntry] {
+    public func history(projectID: Int64, recordID: UUID) async throws -> [HistoryEntry] {
         let client = client
         return try await perform {
             var result: [HistoryEntry] = []
-            for try await (revision, kind, userId, userName, clientID, detail, at) in try await client.query("""
+            for try await (revision, kind, userID, userName, clientID, detail, at) in try await client.query("""
                 SELECT h.revision, h.kind, h.user_id, u.name, h.client_id, h.detail, h.created_at
                 FROM record_history h JOIN users u ON u.id = h.user_id
-                WHERE h.project_id = \(projectId) AND h.record_id = \(recordID) ORDER BY h.id
+                WHERE h.project_id = \(projectID) AND h.record_id = \(recordID) ORDER BY h.id
                 """).decode((Int64, String, Int64, String, String?, String, Double).self) {
                 result.append(HistoryEntry(
-                    recordID: recordID, revision: revision, kind: HistoryEntry.Kind(rawValue: kind) ?? .change, userId: userId,
+                    recordID: recordID, revision: revision, kind: HistoryEntry.Kind(rawValue: kind) ?? .change, userID: userID,
                     userName: userName, clientID: clientID, at: Date(timeIntervalSince1970: at), detail: try HistoryDetail(jsonText: detail)))
             }
             return result
         }
     }
 
-    public func conflictLog(projectId: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry] {
+    public func conflictLog(projectID: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry] {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
-                try await Self.conflictLogEntries(connection, projectId: projectId, try await connection.query("""
+                try await Self.conflictLogEntries(connection, projectID: projectID, try await connection.query("""
                     \(unescaped: ConflictLogEntry.selectSQL)
-                    WHERE c.project_id = \(projectId) AND c.id > \(after) AND (NOT \(openOnly) OR c.open) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id LIMIT \(Int64(limit))
+                    WHERE c.project_id = \(projectID) AND c.id > \(after) AND (NOT \(openOnly) OR c.open) AND (r.author_id = \(viewer) OR r.shared) ORDER BY c.id LIMIT \(Int64(limit))
                     """, logger: .quiet))
             }
         }
     }
 
-    public func conflict(projectId: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry? {
+    public func conflict(projectID: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry? {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
-                try await Self.conflictLogEntries(connection, projectId: projectId, try await connection.query("""
-                    \(unescaped: ConflictLogEntry.selectSQL) WHERE c.project_id = \(projectId) AND c.id = \(id) AND (r.author_id = \(viewer) OR r.shared)
+                try await Self.conflictLogEntries(connection, projectID: projectID, try await connection.query("""
+                    \(unescaped: ConflictLogEntry.selectSQL) WHERE c.project_id = \(projectID) AND c.id = \(id) AND (r.author_id = \(viewer) OR r.shared)
                     """, logger: .quiet)).first
             }
         }
@@ -99,7 +99,7 @@ extension PostgresStorage {
 
     typealias ConflictRow = (Int64, UUID, String, String, String, String, Bool, Double, String?, String?, Double?, String?)
 
-    static func conflictLogEntries(_ connection: PostgresConnection, projectId: Int64, _ rows: PostgresRowSequence) async throws -> [ConflictLogEntry] {
+    static func conflictLogEntries(_ connection: PostgresConnection, projectID: Int64, _ rows: PostgresRowSequence) async throws -> [ConflictLogEntry] {
         var decoded: [ConflictRow] = []
         for try await row in rows.decode(ConflictRow.self) { decoded.append(row) }
         var result: [ConflictLogEntry] = []
@@ -112,7 +112,7 @@ extension PostgresStorage {
             if let revision = entry.server?.revision {
                 for try await name in try await connection.query("""
                     SELECT u.name FROM record_history h JOIN users u ON u.id = h.user_id
-                    WHERE h.project_id = \(projectId) AND h.record_id = \(recordID) AND h.revision = \(revision) AND h.kind <> 'review'
+                    WHERE h.project_id = \(projectID) AND h.record_id = \(recordID) AND h.revision = \(revision) AND h.kind <> 'review'
                     ORDER BY h.id DESC LIMIT 1
                     """, logger: .quiet).decode(String.self) { serverAuthor = name }
             }

@@ -4,11 +4,11 @@ import PostgresNIO
 import ServerStorage
 
 extension PostgresStorage {
-    public func registerDeviceKey(tokenId: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration {
+    public func registerDeviceKey(tokenID: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration {
         try await transaction { connection in
             var found: (key: String?, enrolled: Bool)?
             for try await (key, enrolled) in try await connection.query("""
-                SELECT d.public_key, EXISTS (SELECT 1 FROM login_codes c WHERE c.device_id = d.id) FROM devices d WHERE d.token_id = \(tokenId) FOR UPDATE OF d
+                SELECT d.public_key, EXISTS (SELECT 1 FROM login_codes c WHERE c.device_id = d.id) FROM devices d WHERE d.token_id = \(tokenID) FOR UPDATE OF d
                 """, logger: .quiet).decode((String?, Bool).self) {
                 found = (key, enrolled)
             }
@@ -16,13 +16,13 @@ extension PostgresStorage {
             if let key = found.key { return key == publicKey ? .same : .different }
             guard found.enrolled else { return .notOneDevice }
             try await connection.query("""
-                UPDATE devices SET public_key = \(publicKey), key_registered_at = \(now.timeIntervalSince1970) WHERE token_id = \(tokenId) AND public_key IS NULL
+                UPDATE devices SET public_key = \(publicKey), key_registered_at = \(now.timeIntervalSince1970) WHERE token_id = \(tokenID) AND public_key IS NULL
                 """, logger: .quiet)
             return .stored
         }
     }
 
-    public func chainedHistory(projectId: Int64, recordID: UUID?, afterRecord: String?, recordLimit: Int) async throws -> [ChainedHistoryRow] {
+    public func chainedHistory(projectID: Int64, recordID: UUID?, afterRecord: String?, recordLimit: Int) async throws -> [ChainedHistoryRow] {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
@@ -35,7 +35,7 @@ extension PostgresStorage {
                     let inclusive = afterRecord == nil
                     for try await id in try await connection.query("""
                         SELECT DISTINCT record_id FROM record_history
-                        WHERE project_id = \(projectId) AND (record_id > \(after) OR (\(inclusive) AND record_id = \(after)))
+                        WHERE project_id = \(projectID) AND (record_id > \(after) OR (\(inclusive) AND record_id = \(after)))
                         ORDER BY record_id LIMIT \(Int64(recordLimit))
                         """, logger: .quiet).decode(UUID.self) {
                         records.append(id)
@@ -47,11 +47,11 @@ extension PostgresStorage {
                     SELECT h.id, h.record_id, h.revision, h.kind, h.user_id, u.name, h.client_id, h.device_id, h.detail, h.created_at,
                         h.signature, h.signed_mutation, h.hash
                     FROM record_history h JOIN users u ON u.id = h.user_id
-                    WHERE h.project_id = \(projectId) AND h.record_id = ANY(\(records)::uuid[]) ORDER BY h.record_id, h.id
+                    WHERE h.project_id = \(projectID) AND h.record_id = ANY(\(records)::uuid[]) ORDER BY h.record_id, h.id
                     """, logger: .quiet).decode((Int64, UUID, Int64, String, Int64, String, String?, Int64?, String, Double, String?, String?, String?).self) {
                     rows.append(ChainedHistoryRow(
-                        id: row.0, recordID: row.1.uuidString.lowercased(), revision: row.2, kind: row.3, userId: row.4, userName: row.5,
-                        clientID: row.6, deviceId: row.7, detail: row.8, createdAt: row.9, signature: row.10, signedMutation: row.11, hash: row.12))
+                        id: row.0, recordID: row.1.uuidString.lowercased(), revision: row.2, kind: row.3, userID: row.4, userName: row.5,
+                        clientID: row.6, deviceID: row.7, detail: row.8, createdAt: row.9, signature: row.10, signedMutation: row.11, hash: row.12))
                 }
                 return rows
             }
@@ -71,7 +71,7 @@ extension PostgresStorage {
         }
     }
 
-    public func firstChainedHistoryId() async throws -> Int64 {
+    public func firstChainedHistoryID() async throws -> Int64 {
         let client = client
         return try await perform {
             var first: Int64 = 1

@@ -22,14 +22,14 @@ extension PostgresStorage {
     /// 4. Take the sequence numbers from the project's counter row (its lock is held until COMMIT) and
     ///    write records, outcomes and conflicts, each with one statement over arrays.
     public func push(
-        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
+        projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         let committed = try await transaction { connection in
-            try await Self.lockPush(connection, projectId: projectId, clientID: clientID, recordIDs: recordIDs, entityIds: entityIds)
+            try await Self.lockPush(connection, projectID: projectID, clientID: clientID, recordIDs: recordIDs, entityIDs: entityIDs)
             let snapshot = try await Self.lockedSnapshot(
-                connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
-            return try await Self.write(connection, try plan(snapshot), projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
+                connection, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs)
+            return try await Self.write(connection, try plan(snapshot), projectID: projectID, clientID: clientID, webhookSignal: webhookSignal)
         }
         webhookSignal.committed(committed)
         return committed
@@ -38,28 +38,28 @@ extension PostgresStorage {
     /// Compares revisions only, under the push's locks (``PushSnapshot/Revisions``): the records' and entities'
     /// content is read (and decoded) only when they moved, to hand back for the push to be decided again.
     public func commit(
-        _ plan: PushPlan, planned: PushSnapshot, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+        _ plan: PushPlan, planned: PushSnapshot, projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]
     ) async throws -> PushPlan {
         let expected = planned.revisions
-        let plannedEntityIds = PushSnapshot.entityIds(named: entityIds, records: planned.records)
+        let plannedEntityIDs = PushSnapshot.entityIDs(named: entityIDs, records: planned.records)
         let committed = try await transaction { connection in
-            try await Self.lockPush(connection, projectId: projectId, clientID: clientID, recordIDs: recordIDs, entityIds: entityIds)
-            let records = try await Self.revisions(connection, table: "records", projectId: projectId, ids: recordIDs)
+            try await Self.lockPush(connection, projectID: projectID, clientID: clientID, recordIDs: recordIDs, entityIDs: entityIDs)
+            let records = try await Self.revisions(connection, table: "records", projectID: projectID, ids: recordIDs)
             // The records' revisions are the planned ones, or the push is decided again: so are the entities
             // their stored fields name, locked after the records as `push` locks them.
             if records == expected.records {
-                try await Self.lockEntities(connection, projectId: projectId, Set(plannedEntityIds).subtracting(entityIds))
+                try await Self.lockEntities(connection, projectID: projectID, Set(plannedEntityIDs).subtracting(entityIDs))
             }
             let current = PushSnapshot.Revisions(
-                outcomes: try await Self.outcomeDigests(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
+                outcomes: try await Self.outcomeDigests(connection, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs),
                 records: records,
-                entities: records == expected.records ? try await Self.revisions(connection, table: "entities", projectId: projectId, ids: plannedEntityIds) : [:],
-                closedForms: try await Self.closedForms(connection, projectId: projectId))
+                entities: records == expected.records ? try await Self.revisions(connection, table: "entities", projectID: projectID, ids: plannedEntityIDs) : [:],
+                closedForms: try await Self.closedForms(connection, projectID: projectID))
             guard current == expected else {
                 throw PushSnapshotMoved(snapshot: try await Self.lockedSnapshot(
-                    connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds))
+                    connection, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs))
             }
-            return try await Self.write(connection, plan, projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
+            return try await Self.write(connection, plan, projectID: projectID, clientID: clientID, webhookSignal: webhookSignal)
         }
         webhookSignal.committed(committed)
         return committed
@@ -67,56 +67,56 @@ extension PostgresStorage {
 
     /// Step 1 of a push: advisory locks, in ascending key order (so two batches never wait on each other in a
     /// cycle), on the device and on every record and named entity of the batch.
-    static func lockPush(_ connection: PostgresConnection, projectId: Int64, clientID: String, recordIDs: [UUID], entityIds: [UUID]) async throws {
-        let keys = Set([lockKey("\(projectId)/device/\(clientID)")] + recordIDs.map { lockKey("\(projectId)/record/\($0.lowercased)") }
-            + entityIds.map { lockKey("\(projectId)/entity/\($0.lowercased)") }).sorted()
+    static func lockPush(_ connection: PostgresConnection, projectID: Int64, clientID: String, recordIDs: [UUID], entityIDs: [UUID]) async throws {
+        let keys = Set([lockKey("\(projectID)/device/\(clientID)")] + recordIDs.map { lockKey("\(projectID)/record/\($0.lowercased)") }
+            + entityIDs.map { lockKey("\(projectID)/entity/\($0.lowercased)") }).sorted()
         _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
     }
 
     /// Locks more entities (ascending key order), after the batch's own locks.
-    static func lockEntities(_ connection: PostgresConnection, projectId: Int64, _ ids: Set<UUID>) async throws {
+    static func lockEntities(_ connection: PostgresConnection, projectID: Int64, _ ids: Set<UUID>) async throws {
         guard !ids.isEmpty else { return }
-        let keys = ids.map { lockKey("\(projectId)/entity/\($0.lowercased)") }.sorted()
+        let keys = ids.map { lockKey("\(projectID)/entity/\($0.lowercased)") }.sorted()
         _ = try await connection.query("SELECT pg_advisory_xact_lock(k) FROM unnest(\(keys)::int8[]) AS k", logger: .quiet).collect()
     }
 
-    /// Step 2 of a push, under the locks of ``lockPush(_:projectId:clientID:recordIDs:entityIds:)``: the whole
+    /// Step 2 of a push, under the locks of ``lockPush(_:projectID:clientID:recordIDs:entityIDs:)``: the whole
     /// snapshot, records and entities with their content.
     static func lockedSnapshot(
-        _ connection: PostgresConnection, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+        _ connection: PostgresConnection, projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]
     ) async throws -> PushSnapshot {
-        let records = try await records(connection, projectId: projectId, ids: recordIDs)
-        let allEntityIds = PushSnapshot.entityIds(named: entityIds, records: records)
+        let records = try await records(connection, projectID: projectID, ids: recordIDs)
+        let allEntityIDs = PushSnapshot.entityIDs(named: entityIDs, records: records)
         // The entities the batch's records changed before (a later edit of such a record changes the same
         // entity): locked too, once the records are known.
-        try await lockEntities(connection, projectId: projectId, Set(allEntityIds).subtracting(entityIds))
+        try await lockEntities(connection, projectID: projectID, Set(allEntityIDs).subtracting(entityIDs))
         return PushSnapshot(
-            storedOutcomes: try await storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
-            records: records, entities: try await entities(connection, projectId: projectId, ids: allEntityIds),
-            closedForms: try await closedForms(connection, projectId: projectId))
+            storedOutcomes: try await storedOutcomes(connection, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs),
+            records: records, entities: try await entities(connection, projectID: projectID, ids: allEntityIDs),
+            closedForms: try await closedForms(connection, projectID: projectID))
     }
 
     /// The revision of each of `ids` stored in `table` (`records` or `entities`), without their content.
-    static func revisions(_ connection: PostgresConnection, table: StaticString, projectId: Int64, ids: [UUID]) async throws -> [UUID: Int64] {
+    static func revisions(_ connection: PostgresConnection, table: StaticString, projectID: Int64, ids: [UUID]) async throws -> [UUID: Int64] {
         guard !ids.isEmpty else { return [:] }
         var result: [UUID: Int64] = [:]
         let rows = try await connection.query(
-            "SELECT id, revision FROM \(unescaped: "\(table)") WHERE project_id = \(projectId) AND id = ANY(\(ids)::uuid[])", logger: .quiet)
+            "SELECT id, revision FROM \(unescaped: "\(table)") WHERE project_id = \(projectID) AND id = ANY(\(ids)::uuid[])", logger: .quiet)
         for try await (id, revision) in rows.decode((UUID, Int64).self) { result[id] = revision }
         return result
     }
 
     /// The user and digest of each stored outcome of `mutationIDs`, without the outcomes themselves.
     static func outcomeDigests(
-        _ connection: PostgresConnection, projectId: Int64, clientID: String, mutationIDs: [String]
+        _ connection: PostgresConnection, projectID: Int64, clientID: String, mutationIDs: [String]
     ) async throws -> [String: PushSnapshot.Revisions.Outcome] {
         guard !mutationIDs.isEmpty else { return [:] }
         var result: [String: PushSnapshot.Revisions.Outcome] = [:]
-        for try await (mutationID, userId, digest) in try await connection.query("""
+        for try await (mutationID, userID, digest) in try await connection.query("""
             SELECT mutation_id, user_id, digest FROM mutations
-            WHERE project_id = \(projectId) AND client_id = \(clientID) AND mutation_id = ANY(\(mutationIDs)::text[])
+            WHERE project_id = \(projectID) AND client_id = \(clientID) AND mutation_id = ANY(\(mutationIDs)::text[])
             """, logger: .quiet).decode((String, Int64, ByteBuffer).self) {
-            result[mutationID] = PushSnapshot.Revisions.Outcome(userId: userId, digest: Data(digest.readableBytesView))
+            result[mutationID] = PushSnapshot.Revisions.Outcome(userID: userID, digest: Data(digest.readableBytesView))
         }
         return result
     }
@@ -124,25 +124,25 @@ extension PostgresStorage {
     /// Steps 3 and 4 of a push: writes a plan decided on the locked snapshot (records with sequence numbers in
     /// commit order, history, entities, resolutions, outcomes, conflicts, webhook events).
     static func write(
-        _ connection: PostgresConnection, _ plan: PushPlan, projectId: Int64, clientID: String, webhookSignal: WebhookSignal? = nil
+        _ connection: PostgresConnection, _ plan: PushPlan, projectID: Int64, clientID: String, webhookSignal: WebhookSignal? = nil
     ) async throws -> PushPlan {
         var decided = plan
         let encoded = decided.encoding()
         let now = Date().timeIntervalSince1970
         if decided.writesAttachmentReferences {
             // Shared with every other such push; a sweep takes it alone for its last check and removal.
-            _ = try await connection.query("SELECT pg_advisory_xact_lock_shared(\(Self.attachmentSweepLockKey(projectId)))", logger: .quiet).collect()
+            _ = try await connection.query("SELECT pg_advisory_xact_lock_shared(\(Self.attachmentSweepLockKey(projectID)))", logger: .quiet).collect()
         }
         if !decided.records.isEmpty {
             let count = Int64(decided.records.count)
             // The serialized commit step (see PostgresStorage): this row lock is held until COMMIT.
             let rows = try await connection.query(
-                "UPDATE projects SET last_sequence = last_sequence + \(count) WHERE id = \(projectId) RETURNING last_sequence",
+                "UPDATE projects SET last_sequence = last_sequence + \(count) WHERE id = \(projectID) RETURNING last_sequence",
                 logger: .quiet).collect()
             guard let last = try rows.first?.decode(Int64.self) else {
-                throw StorageError(.unknownProject, "There is no project with id \(projectId).")
+                throw StorageError(.unknownProject, "There is no project with id \(projectID).")
             }
-            try await Self.announceChanges(connection, projectId: projectId, lastSequence: last)
+            try await Self.announceChanges(connection, projectID: projectID, lastSequence: last)
             for index in decided.records.indices { decided.records[index].sequence = last - count + 1 + Int64(index) }
             let records = decided.records
             let fields = encoded.fields
@@ -150,12 +150,12 @@ extension PostgresStorage {
                 INSERT INTO records (
                     project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields,
                     updated_at, review_state, review_comment, created_at, submitted_at, device, received_at)
-                SELECT \(projectId), r.id, r.form_id, r.form_version, r.state, r.author_id, r.shared, r.revision, r.sequence, r.fields,
+                SELECT \(projectID), r.id, r.form_id, r.form_version, r.state, r.author_id, r.shared, r.revision, r.sequence, r.fields,
                     r.updated_at, NULLIF(r.review_state, ''), NULLIF(r.review_comment, ''), r.created_at, NULLIF(r.submitted_at, -1),
                     NULLIF(r.device, ''), r.received_at
                 FROM unnest(
                     \(records.map(\.id))::uuid[], \(records.map(\.formID))::text[], \(records.map { Int64($0.formVersion) })::int8[],
-                    \(records.map(\.state.rawValue))::text[], \(records.map(\.authorId))::int8[], \(records.map(\.shared))::bool[],
+                    \(records.map(\.state.rawValue))::text[], \(records.map(\.authorID))::int8[], \(records.map(\.shared))::bool[],
                     \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[],
                     \(records.map { $0.times.updated?.timeIntervalSince1970 ?? now })::float8[], \(records.map { $0.review?.state.rawValue ?? "" })::text[],
                     \(records.map { $0.review?.comment ?? "" })::text[], \(records.map { $0.times.created?.timeIntervalSince1970 ?? now })::float8[],
@@ -169,31 +169,31 @@ extension PostgresStorage {
                     review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at,
                     received_at = excluded.received_at
                 """, logger: .quiet)
-            try await Self.writeAttachmentReferences(connection, projectId: projectId, records, history: decided.history)
+            try await Self.writeAttachmentReferences(connection, projectID: projectID, records, history: decided.history)
         } else if !decided.history.isEmpty {
             // History without a record row (a conflict resolution that kept the server's value): the same
             // project row lock a push's counter update takes, held until COMMIT, before the records' latest
             // hashes are read, so every writer of history reads the previous hash under the one lock.
             let rows = try await connection.query(
-                "SELECT id FROM projects WHERE id = \(projectId) FOR NO KEY UPDATE", logger: .quiet).collect()
-            guard !rows.isEmpty else { throw StorageError(.unknownProject, "There is no project with id \(projectId).") }
+                "SELECT id FROM projects WHERE id = \(projectID) FOR NO KEY UPDATE", logger: .quiet).collect()
+            guard !rows.isEmpty else { throw StorageError(.unknownProject, "There is no project with id \(projectID).") }
         }
-        try await Self.writeHistory(connection, projectId: projectId, decided.history, details: encoded.history)
+        try await Self.writeHistory(connection, projectID: projectID, decided.history, details: encoded.history)
         // The records' entity changes, in the records' transaction (docs/entity-lists.md).
         var entities = decided.entities
-        try await Self.writeEntities(connection, projectId: projectId, &entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
+        try await Self.writeEntities(connection, projectID: projectID, &entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
         decided.entities = entities
-        try await Self.resolve(connection, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
+        try await Self.resolve(connection, projectID: projectID, decided.resolvedConflicts, history: decided.history, now: now)
         if !decided.newOutcomes.isEmpty {
             let outcomes = decided.newOutcomes
             try await connection.query("""
                 INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at)
-                SELECT \(projectId), \(clientID), *, \(now) FROM unnest(
-                    \(outcomes.map(\.mutationID))::text[], \(outcomes.map(\.userId))::int8[],
+                SELECT \(projectID), \(clientID), *, \(now) FROM unnest(
+                    \(outcomes.map(\.mutationID))::text[], \(outcomes.map(\.userID))::int8[],
                     \(outcomes.map { ByteBuffer(bytes: $0.digest) })::bytea[], \(encoded.outcomes)::text[])
                 """, logger: .quiet)
         }
-        var conflictIds: [Int64] = []
+        var conflictIDs: [Int64] = []
         if !decided.conflicts.isEmpty {
             let conflicts = decided.conflicts
             let sequences = Dictionary(decided.records.map { ($0.id, $0.sequence) }, uniquingKeysWith: { $1 })
@@ -201,7 +201,7 @@ extension PostgresStorage {
             // WITH ORDINALITY keeps the log in the batch's order (ids are assigned in insertion order).
             let inserted = try await connection.query("""
                 INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
-                SELECT \(projectId), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now), NULLIF(c.sequence, 0),
+                SELECT \(projectID), c.record_id, c.mutation_id, c.client_id, c.entry, c.open, \(now), NULLIF(c.sequence, 0),
                     NULLIF(c.loser, '') FROM unnest(
                     \(conflicts.map(\.recordID))::uuid[], \(conflicts.map(\.mutationID))::text[], \(conflicts.map(\.clientID))::text[],
                     \(entries)::text[], \(conflicts.map(\.entry.open))::bool[], \(conflicts.map { sequences[$0.recordID] ?? 0 })::int8[],
@@ -209,27 +209,27 @@ extension PostgresStorage {
                 ) WITH ORDINALITY AS c (record_id, mutation_id, client_id, entry, open, sequence, loser, n) ORDER BY c.n
                 RETURNING id
                 """, logger: .quiet)
-            for try await id in inserted.decode(Int64.self) { conflictIds.append(id) }
+            for try await id in inserted.decode(Int64.self) { conflictIDs.append(id) }
             // Identities are taken in insertion order: sorted, the ids follow the batch's order.
-            conflictIds.sort()
+            conflictIDs.sort()
             // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
             let kept = decided.conflictAttachmentReferences
             if !kept.isEmpty {
                 try await connection.query("""
                     INSERT INTO conflict_attachment_refs (project_id, sha256, record_id)
-                    SELECT \(projectId), * FROM unnest(\(kept.map(\.sha256))::text[], \(kept.map(\.recordID))::uuid[]) ON CONFLICT DO NOTHING
+                    SELECT \(projectID), * FROM unnest(\(kept.map(\.sha256))::text[], \(kept.map(\.recordID))::uuid[]) ON CONFLICT DO NOTHING
                     """, logger: .quiet)
             }
         }
         // The events this push reports, in its transaction (WebhookStorage).
         (decided.webhookDeliveries, decided.webhookClaims) = try await Self.writeWebhookEvents(
-            connection, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now,
+            connection, projectID: projectID, plan: decided, encoded: encoded, conflictIDs: conflictIDs, now: now,
             claim: webhookSignal?.pushClaim(now: Date()))
         return decided
     }
 
-    public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {
-        let (userId, shared) = visibility.viewer
+    public func changes(projectID: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {
+        let (userID, shared) = visibility.viewer
         let client = client
         return try await perform {
             let rows = try await client.query("""
@@ -240,7 +240,7 @@ extension PostgresStorage {
                             AND NOT EXISTS (SELECT 1 FROM attachment_holders h WHERE h.project_id = a.project_id AND h.sha256 = a.sha256 AND h.user_id = a.added_by)
                           ORDER BY a.sha256)
                 FROM records r JOIN users u ON u.id = r.author_id
-                WHERE r.project_id = \(projectId) AND r.sequence > \(after) AND (r.author_id = \(userId) OR (\(shared) AND r.shared))
+                WHERE r.project_id = \(projectID) AND r.sequence > \(after) AND (r.author_id = \(userID) OR (\(shared) AND r.shared))
                 ORDER BY r.sequence LIMIT \(Int64(limit + 1))
                 """)
             var records: [RecordEnvelope] = []
@@ -264,16 +264,16 @@ extension PostgresStorage {
         }
     }
 
-    public func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow] {
+    public func lostConflicts(projectID: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow] {
         guard through > after else { return [] }
-        let (userId, shared) = visibility.viewer
+        let (userID, shared) = visibility.viewer
         let client = client
         return try await perform {
             let rows = try await client.query("""
                 SELECT c.id, c.record_id, c.entry FROM conflicts c
                 JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id
-                WHERE c.project_id = \(projectId) AND c.loser = \(device) AND c.sequence > \(after) AND c.sequence <= \(through)
-                  AND (r.author_id = \(userId) OR (\(shared) AND r.shared))
+                WHERE c.project_id = \(projectID) AND c.loser = \(device) AND c.sequence > \(after) AND c.sequence <= \(through)
+                  AND (r.author_id = \(userID) OR (\(shared) AND r.shared))
                 ORDER BY c.sequence, c.id
                 """)
             var result: [LostConflictRow] = []
@@ -284,53 +284,53 @@ extension PostgresStorage {
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]) async throws -> PushSnapshot {
         let client = client
         return try await perform {
             try await client.withConnection { connection in
-                let records = try await Self.records(connection, projectId: projectId, ids: recordIDs)
+                let records = try await Self.records(connection, projectID: projectID, ids: recordIDs)
                 return PushSnapshot(
-                    storedOutcomes: try await Self.storedOutcomes(connection, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
+                    storedOutcomes: try await Self.storedOutcomes(connection, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs),
                     records: records,
-                    entities: try await Self.entities(connection, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)),
-                    closedForms: try await Self.closedForms(connection, projectId: projectId))
+                    entities: try await Self.entities(connection, projectID: projectID, ids: PushSnapshot.entityIDs(named: entityIDs, records: records)),
+                    closedForms: try await Self.closedForms(connection, projectID: projectID))
             }
         }
     }
 
     /// The ids of the project's forms closed to new records, read on `connection` (in a push's transaction, the
     /// state of the forms as of that read: a form closed after it is taken as closed after the push).
-    static func closedForms(_ connection: PostgresConnection, projectId: Int64) async throws -> Set<String> {
+    static func closedForms(_ connection: PostgresConnection, projectID: Int64) async throws -> Set<String> {
         var closed = Set<String>()
-        let rows = try await connection.query("SELECT form_id FROM form_states WHERE project_id = \(projectId) AND closed", logger: .quiet)
+        let rows = try await connection.query("SELECT form_id FROM form_states WHERE project_id = \(projectID) AND closed", logger: .quiet)
         for try await formID in rows.decode(String.self) { closed.insert(formID) }
         return closed
     }
 
-    public func record(projectId: Int64, id: UUID) async throws -> StoredRecord? {
+    public func record(projectID: Int64, id: UUID) async throws -> StoredRecord? {
         let client = client
         return try await perform {
-            try await client.withConnection { connection in try await Self.records(connection, projectId: projectId, ids: [id])[id] }
+            try await client.withConnection { connection in try await Self.records(connection, projectID: projectID, ids: [id])[id] }
         }
     }
 
-    public func records(projectId: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
+    public func records(projectID: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
         let client = client
         return try await perform {
             try await Self.storedRecords(try await client.query("""
                 SELECT \(unescaped: Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
-                WHERE r.project_id = \(projectId) AND r.form_id = \(formID) AND (\(after)::uuid IS NULL OR r.id > \(after)::uuid)
+                WHERE r.project_id = \(projectID) AND r.form_id = \(formID) AND (\(after)::uuid IS NULL OR r.id > \(after)::uuid)
                 ORDER BY r.id LIMIT \(Int64(limit))
                 """))
         }
     }
 
-    public func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict] {
+    public func conflicts(projectID: Int64, recordID: UUID) async throws -> [LoggedConflict] {
         let client = client
         return try await perform {
             var result: [LoggedConflict] = []
             for try await (mutationID, clientID, entry) in try await client.query("""
-                SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = \(projectId) AND record_id = \(recordID) ORDER BY id
+                SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = \(projectID) AND record_id = \(recordID) ORDER BY id
                 """).decode((String, String, String).self) {
                 var reader = JSONReader(Array(entry.utf8))
                 result.append(LoggedConflict(
@@ -354,37 +354,37 @@ extension PostgresStorage {
         return Int64(bitPattern: hash)
     }
 
-    static func storedOutcomes(_ connection: PostgresConnection, projectId: Int64, clientID: String, mutationIDs: [String]) async throws -> [String: StoredOutcome] {
+    static func storedOutcomes(_ connection: PostgresConnection, projectID: Int64, clientID: String, mutationIDs: [String]) async throws -> [String: StoredOutcome] {
         guard !mutationIDs.isEmpty else { return [:] }
         var result: [String: StoredOutcome] = [:]
-        for try await (mutationID, userId, digest, outcome) in try await connection.query("""
+        for try await (mutationID, userID, digest, outcome) in try await connection.query("""
             SELECT mutation_id, user_id, digest, outcome FROM mutations
-            WHERE project_id = \(projectId) AND client_id = \(clientID) AND mutation_id = ANY(\(mutationIDs)::text[])
+            WHERE project_id = \(projectID) AND client_id = \(clientID) AND mutation_id = ANY(\(mutationIDs)::text[])
             """, logger: .quiet).decode((String, Int64, ByteBuffer, String).self) {
             var reader = JSONReader(Array(outcome.utf8))
             result[mutationID] = StoredOutcome(
-                mutationID: mutationID, userId: userId, digest: Data(digest.readableBytesView),
+                mutationID: mutationID, userID: userID, digest: Data(digest.readableBytesView),
                 outcome: try MutationOutcome.read(from: &reader))
         }
         return result
     }
 
-    static func records(_ connection: PostgresConnection, projectId: Int64, ids: [UUID]) async throws -> [UUID: StoredRecord] {
+    static func records(_ connection: PostgresConnection, projectID: Int64, ids: [UUID]) async throws -> [UUID: StoredRecord] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await connection.query("""
             SELECT \(unescaped: recordColumns) FROM records r JOIN users u ON u.id = r.author_id
-            WHERE r.project_id = \(projectId) AND r.id = ANY(\(ids)::uuid[])
+            WHERE r.project_id = \(projectID) AND r.id = ANY(\(ids)::uuid[])
             """, logger: .quiet)
         return Dictionary(uniqueKeysWithValues: try await storedRecords(rows).map { ($0.id, $0) })
     }
 
     static func storedRecords(_ rows: PostgresRowSequence) async throws -> [StoredRecord] {
         var result: [StoredRecord] = []
-        for try await (id, formID, formVersion, state, authorId, authorName, shared, revision, sequence, fields,
+        for try await (id, formID, formVersion, state, authorID, authorName, shared, revision, sequence, fields,
                        reviewState, reviewComment, created, submitted, updated, device, received) in rows.decode(
             (UUID, String, Int, String, Int64, String, Bool, Int64, Int64, String, String?, String?, Double?, Double?, Double, String?, Double?).self) {
             result.append(try storedRecord(
-                id: id, formID: formID, formVersion: formVersion, state: state, authorId: authorId, authorName: authorName, shared: shared,
+                id: id, formID: formID, formVersion: formVersion, state: state, authorID: authorID, authorName: authorName, shared: shared,
                 revision: revision, sequence: sequence, fields: fields, reviewState: reviewState, reviewComment: reviewComment,
                 created: created, submitted: submitted, updated: updated, received: received, device: device))
         }
@@ -393,13 +393,13 @@ extension PostgresStorage {
 
     /// A record from the columns of ``recordColumns``.
     static func storedRecord(
-        id: UUID, formID: String, formVersion: Int, state: String, authorId: Int64, authorName: String, shared: Bool, revision: Int64,
+        id: UUID, formID: String, formVersion: Int, state: String, authorID: Int64, authorName: String, shared: Bool, revision: Int64,
         sequence: Int64, fields: String, reviewState: String?, reviewComment: String?, created: Double?, submitted: Double?, updated: Double,
         received: Double?, device: String?
     ) throws -> StoredRecord {
         StoredRecord(
             id: id, formID: formID, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
-            authorId: authorId, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
+            authorID: authorID, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
             review: review(state: reviewState, comment: reviewComment),
             times: RecordTimes(created: date(created), updated: date(updated), submitted: date(submitted)),
             receivedAt: date(received), device: device, fields: try RecordFields(jsonBytes: Array(fields.utf8)))

@@ -11,26 +11,26 @@ extension PostgresStorage {
     /// without enabled endpoints) and, when `claim` is given (a delivery service runs in this instance), the
     /// deliveries it claimed for that service until `claim.until`: each that is the only undelivered one of its
     /// endpoint and subject, for an endpoint not in `claim.busy`. The push holds its records' locks
-    /// (``lockPush(_:projectId:clientID:recordIDs:entityIds:)``), so no other push adds to their subjects meanwhile.
+    /// (``lockPush(_:projectID:clientID:recordIDs:entityIDs:)``), so no other push adds to their subjects meanwhile.
     static func writeWebhookEvents(
-        _ connection: PostgresConnection, projectId: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], now: Double,
+        _ connection: PostgresConnection, projectID: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIDs: [Int64], now: Double,
         claim: (until: Date, busy: Set<Int64>)? = nil
     ) async throws -> (written: Int, claimed: [ClaimedWebhookDelivery]) {
         var subscriptions: [WebhookSubscription] = []
         var projectName = ""
         for try await (id, events, name, url, secret) in try await connection.query("""
             SELECT e.id, e.events, p.name, e.url, e.secret FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
-            WHERE e.project_id = \(projectId) AND e.enabled
+            WHERE e.project_id = \(projectID) AND e.enabled
             """, logger: .quiet).decode((Int64, String, String, String, String).self) {
-            subscriptions.append(WebhookSubscription(endpointId: id, events: WebhookEventKind.read(stored: events), url: url, secret: secret))
+            subscriptions.append(WebhookSubscription(endpointID: id, events: WebhookEventKind.read(stored: events), url: url, secret: secret))
             projectName = name
         }
         guard !subscriptions.isEmpty else { return (0, []) }
         let events = WebhookEvents.make(
-            plan: plan, encoded: encoded, conflictIds: conflictIds, subscriptions: subscriptions, projectName: projectName,
-            labels: try await webhookLabels(connection, projectId: projectId, plan: plan), at: Date(timeIntervalSince1970: now))
-        var endpointIds: [Int64] = []
-        var eventIds: [String] = []
+            plan: plan, encoded: encoded, conflictIDs: conflictIDs, subscriptions: subscriptions, projectName: projectName,
+            labels: try await webhookLabels(connection, projectID: projectID, plan: plan), at: Date(timeIntervalSince1970: now))
+        var endpointIDs: [Int64] = []
+        var eventIDs: [String] = []
         var kinds: [String] = []
         var subjects: [String] = []
         var payloads: [String] = []
@@ -41,8 +41,8 @@ extension PostgresStorage {
         var written: [(event: WebhookEvent, endpoint: Int64)] = []
         for (event, endpoints) in events {
             for endpoint in endpoints {
-                endpointIds.append(endpoint)
-                eventIds.append(event.id)
+                endpointIDs.append(endpoint)
+                eventIDs.append(event.id)
                 kinds.append(event.kind.rawValue)
                 subjects.append(event.subject)
                 payloads.append(event.body)
@@ -51,46 +51,46 @@ extension PostgresStorage {
                 written.append((event, endpoint))
             }
         }
-        guard !endpointIds.isEmpty else { return (0, []) }
+        guard !endpointIDs.isEmpty else { return (0, []) }
         let until = claim?.until.timeIntervalSince1970 ?? 0
         // WITH ORDINALITY: identities follow the events' order, which is the order they are delivered in. A
         // candidate is claimed when nothing of its endpoint and subject waits before it: the order per record holds.
         let rows = try await connection.query("""
             INSERT INTO webhook_deliveries (endpoint_id, project_id, event_id, kind, subject, payload, created_at, next_attempt_at, claimed_until)
-            SELECT d.endpoint_id, \(projectId), d.event_id::uuid, d.kind, d.subject, d.payload, \(now), \(now),
+            SELECT d.endpoint_id, \(projectID), d.event_id::uuid, d.kind, d.subject, d.payload, \(now), \(now),
                 CASE WHEN d.candidate AND NOT EXISTS (
                     SELECT 1 FROM webhook_deliveries b WHERE b.endpoint_id = d.endpoint_id AND b.subject = d.subject AND b.status = 'pending'
                 ) THEN \(until)::float8 END
             FROM unnest(
-                \(endpointIds)::int8[], \(eventIds)::text[], \(kinds)::text[], \(subjects)::text[], \(payloads)::text[], \(candidates)::bool[]
+                \(endpointIDs)::int8[], \(eventIDs)::text[], \(kinds)::text[], \(subjects)::text[], \(payloads)::text[], \(candidates)::bool[]
             ) WITH ORDINALITY AS d (endpoint_id, event_id, kind, subject, payload, candidate, n) ORDER BY d.n
             RETURNING id, endpoint_id, event_id::text, claimed_until IS NOT NULL
             """, logger: .quiet).collect()
-        guard let claim else { return (endpointIds.count, []) }
+        guard let claim else { return (endpointIDs.count, []) }
         var claimedIds: [String: Int64] = [:]
         for row in rows {
-            let (id, endpoint, eventId, claimed) = try row.decode((Int64, Int64, String, Bool).self)
-            if claimed { claimedIds["\(endpoint) \(eventId)"] = id }
+            let (id, endpoint, eventID, claimed) = try row.decode((Int64, Int64, String, Bool).self)
+            if claimed { claimedIds["\(endpoint) \(eventID)"] = id }
         }
-        let byId = Dictionary(subscriptions.map { ($0.endpointId, $0) }, uniquingKeysWith: { first, _ in first })
+        let byID = Dictionary(subscriptions.map { ($0.endpointID, $0) }, uniquingKeysWith: { first, _ in first })
         let claimed = written.compactMap { event, endpoint -> ClaimedWebhookDelivery? in
-            guard let id = claimedIds["\(endpoint) \(event.id)"], let subscription = byId[endpoint] else { return nil }
+            guard let id = claimedIds["\(endpoint) \(event.id)"], let subscription = byID[endpoint] else { return nil }
             return ClaimedWebhookDelivery(
-                id: id, endpointId: endpoint, url: subscription.url, secret: subscription.secret, eventId: event.id, kind: event.kind,
+                id: id, endpointID: endpoint, url: subscription.url, secret: subscription.secret, eventID: event.id, kind: event.kind,
                 body: event.body, attempts: 0, claimedUntil: claim.until)
         }
-        return (endpointIds.count, claimed)
+        return (endpointIDs.count, claimed)
     }
 
     /// The labels of the form versions `plan`'s records were saved with: one indexed read of each version's
     /// digest, and of its definition only the first time this process meets that digest.
-    static func webhookLabels(_ connection: PostgresConnection, projectId: Int64, plan: PushPlan) async throws -> [FormKey: WebhookLabels] {
+    static func webhookLabels(_ connection: PostgresConnection, projectID: Int64, plan: PushPlan) async throws -> [FormKey: WebhookLabels] {
         var labels: [FormKey: WebhookLabels] = [:]
         for key in WebhookEvents.formVersions(of: plan) {
             let version = Int64(key.version)
             var digest: String?
             for try await stored in try await connection.query("""
-                SELECT digest FROM forms WHERE project_id = \(projectId) AND form_id = \(key.id) AND version = \(version)
+                SELECT digest FROM forms WHERE project_id = \(projectID) AND form_id = \(key.id) AND version = \(version)
                 """, logger: .quiet).decode(String.self) {
                 digest = stored
             }
@@ -100,7 +100,7 @@ extension PostgresStorage {
                 continue
             }
             for try await definition in try await connection.query("""
-                SELECT definition FROM forms WHERE project_id = \(projectId) AND form_id = \(key.id) AND version = \(version)
+                SELECT definition FROM forms WHERE project_id = \(projectID) AND form_id = \(key.id) AND version = \(version)
                 """, logger: .quiet).decode(String.self) {
                 labels[key] = WebhookLabels.decode(digest: digest, definition: definition)
             }
@@ -108,47 +108,47 @@ extension PostgresStorage {
         return labels
     }
 
-    public func addWebhookEndpoint(projectId: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint {
+    public func addWebhookEndpoint(projectID: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint {
         let now = Date()
         let stored = WebhookEventKind.stored(events)
         return try await transaction { connection in
             let rows = try await connection.query("""
                 INSERT INTO webhook_endpoints (project_id, url, events, secret, enabled, created_at)
-                VALUES (\(projectId), \(url), \(stored), \(secret), true, \(now.timeIntervalSince1970)) RETURNING id
+                VALUES (\(projectID), \(url), \(stored), \(secret), true, \(now.timeIntervalSince1970)) RETURNING id
                 """, logger: .quiet).collect()
-            guard let id = try rows.first?.decode(Int64.self) else { throw StorageError(.unknownProject, "There is no project with id \(projectId).") }
-            return WebhookEndpoint(id: id, projectId: projectId, url: url, events: events, enabled: true, createdAt: now)
+            guard let id = try rows.first?.decode(Int64.self) else { throw StorageError(.unknownProject, "There is no project with id \(projectID).") }
+            return WebhookEndpoint(id: id, projectID: projectID, url: url, events: events, enabled: true, createdAt: now)
         }
     }
 
-    public func webhookEndpoints(projectId: Int64) async throws -> [WebhookEndpoint] {
+    public func webhookEndpoints(projectID: Int64) async throws -> [WebhookEndpoint] {
         let client = client
         return try await perform {
             var endpoints: [WebhookEndpoint] = []
             for try await (id, url, events, enabled, created) in try await client.query("""
-                SELECT id, url, events, enabled, created_at FROM webhook_endpoints WHERE project_id = \(projectId) ORDER BY id
+                SELECT id, url, events, enabled, created_at FROM webhook_endpoints WHERE project_id = \(projectID) ORDER BY id
                 """).decode((Int64, String, String, Bool, Double).self) {
                 endpoints.append(WebhookEndpoint(
-                    id: id, projectId: projectId, url: url, events: WebhookEventKind.read(stored: events), enabled: enabled,
+                    id: id, projectID: projectID, url: url, events: WebhookEventKind.read(stored: events), enabled: enabled,
                     createdAt: Date(timeIntervalSince1970: created)))
             }
             return endpoints
         }
     }
 
-    public func removeWebhookEndpoint(projectId: Int64, id: Int64) async throws -> Bool {
+    public func removeWebhookEndpoint(projectID: Int64, id: Int64) async throws -> Bool {
         try await transaction { connection in
-            try await connection.query("DELETE FROM webhook_deliveries WHERE project_id = \(projectId) AND endpoint_id = \(id)", logger: .quiet)
+            try await connection.query("DELETE FROM webhook_deliveries WHERE project_id = \(projectID) AND endpoint_id = \(id)", logger: .quiet)
             let rows = try await connection.query(
-                "DELETE FROM webhook_endpoints WHERE project_id = \(projectId) AND id = \(id) RETURNING id", logger: .quiet).collect()
+                "DELETE FROM webhook_endpoints WHERE project_id = \(projectID) AND id = \(id) RETURNING id", logger: .quiet).collect()
             return !rows.isEmpty
         }
     }
 
-    public func setWebhookEndpointEnabled(projectId: Int64, id: Int64, enabled: Bool) async throws -> Bool {
+    public func setWebhookEndpointEnabled(projectID: Int64, id: Int64, enabled: Bool) async throws -> Bool {
         try await transaction { connection in
             let rows = try await connection.query(
-                "UPDATE webhook_endpoints SET enabled = \(enabled) WHERE project_id = \(projectId) AND id = \(id) RETURNING id", logger: .quiet).collect()
+                "UPDATE webhook_endpoints SET enabled = \(enabled) WHERE project_id = \(projectID) AND id = \(id) RETURNING id", logger: .quiet).collect()
             return !rows.isEmpty
         }
     }
@@ -189,7 +189,7 @@ extension PostgresStorage {
             }
             guard limit > 0 else { return [] }
             var claimed: [ClaimedWebhookDelivery] = []
-            for try await (id, endpointId, url, secret, eventId, kind, body, attempts) in try await connection.query("""
+            for try await (id, endpointID, url, secret, eventID, kind, body, attempts) in try await connection.query("""
                 WITH due AS (
                     SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
                     WHERE d.status = 'pending' AND d.next_attempt_at <= \(at) AND (d.claimed_until IS NULL OR d.claimed_until < \(at)) AND e.enabled
@@ -206,14 +206,14 @@ extension PostgresStorage {
                 """, logger: .quiet).decode((Int64, Int64, String, String, String, String, String, Int).self) {
                 guard let kind = WebhookEventKind(rawValue: kind) else { continue }
                 claimed.append(ClaimedWebhookDelivery(
-                    id: id, endpointId: endpointId, url: url, secret: secret, eventId: eventId, kind: kind, body: body, attempts: attempts,
+                    id: id, endpointID: endpointID, url: url, secret: secret, eventID: eventID, kind: kind, body: body, attempts: attempts,
                     claimedUntil: Date(timeIntervalSince1970: until)))
             }
             return claimed.sorted { $0.id < $1.id }
         }
     }
 
-    public func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry] {
+    public func webhookDeliveries(projectID: Int64, endpointID: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry] {
         let client = client
         let before = before ?? Int64.max
         let limit = Int64(limit)
@@ -223,14 +223,14 @@ extension PostgresStorage {
                 SELECT id, endpoint_id, event_id::text, kind, subject, status, attempts, last_status, last_error, response_ms, created_at,
                     next_attempt_at, delivered_at
                 FROM webhook_deliveries
-                WHERE project_id = \(projectId) AND (\(endpointId)::int8 IS NULL OR endpoint_id = \(endpointId)) AND id < \(before)
+                WHERE project_id = \(projectID) AND (\(endpointID)::int8 IS NULL OR endpoint_id = \(endpointID)) AND id < \(before)
                 ORDER BY id DESC LIMIT \(limit)
                 """) {
-                let (id, endpoint, eventId, kind, subject, status, attempts, lastStatus, lastError, millis, created, next, delivered) = try row.decode(
+                let (id, endpoint, eventID, kind, subject, status, attempts, lastStatus, lastError, millis, created, next, delivered) = try row.decode(
                     (Int64, Int64, String, String, String, String, Int, Int?, String?, Int?, Double, Double, Double?).self)
                 guard let kind = WebhookEventKind(rawValue: kind), let status = WebhookDeliveryLogEntry.Status(rawValue: status) else { continue }
                 entries.append(WebhookDeliveryLogEntry(
-                    id: id, endpointId: endpoint, eventId: eventId, kind: kind, subject: subject, status: status, attempts: attempts,
+                    id: id, endpointID: endpoint, eventID: eventID, kind: kind, subject: subject, status: status, attempts: attempts,
                     lastStatus: lastStatus, lastError: lastError, responseMillis: millis, createdAt: Date(timeIntervalSince1970: created),
                     nextAttemptAt: status == .pending ? Date(timeIntervalSince1970: next) : nil, deliveredAt: delivered.map(Date.init(timeIntervalSince1970:))))
             }
@@ -238,12 +238,12 @@ extension PostgresStorage {
         }
     }
 
-    public func redeliverWebhook(projectId: Int64, deliveryId: Int64) async throws -> Bool {
+    public func redeliverWebhook(projectID: Int64, deliveryID: Int64) async throws -> Bool {
         let now = Date().timeIntervalSince1970
         let changed = try await transaction { connection in
             let rows = try await connection.query("""
                 UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = \(now), claimed_until = NULL
-                WHERE project_id = \(projectId) AND id = \(deliveryId) RETURNING id
+                WHERE project_id = \(projectID) AND id = \(deliveryID) RETURNING id
                 """, logger: .quiet).collect()
             return !rows.isEmpty
         }
@@ -251,13 +251,13 @@ extension PostgresStorage {
         return changed
     }
 
-    public func replayWebhooks(projectId: Int64, endpointId: Int64, from: Date, through: Date) async throws -> Int {
+    public func replayWebhooks(projectID: Int64, endpointID: Int64, from: Date, through: Date) async throws -> Int {
         let now = Date().timeIntervalSince1970
         let (low, high) = (from.timeIntervalSince1970, through.timeIntervalSince1970)
         let count = try await transaction { connection in
             try await connection.query("""
                 UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = \(now), claimed_until = NULL
-                WHERE project_id = \(projectId) AND endpoint_id = \(endpointId) AND created_at >= \(low) AND created_at <= \(high) RETURNING id
+                WHERE project_id = \(projectID) AND endpoint_id = \(endpointID) AND created_at >= \(low) AND created_at <= \(high) RETURNING id
                 """, logger: .quiet).collect().count
         }
         if count > 0 { webhookSignal.signal() }

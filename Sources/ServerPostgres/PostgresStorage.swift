@@ -186,37 +186,37 @@ public struct PostgresStorage: ServerStorage {
         }
     }
 
-    public func addMember(userName: String, projectId: Int64, role: Role, tokenHash: Data) async throws {
+    public func addMember(userName: String, projectID: Int64, role: Role, tokenHash: Data) async throws {
         try await transaction { connection in
             let now = Date().timeIntervalSince1970
             try await connection.query("INSERT INTO users (name, created_at) VALUES (\(userName), \(now)) ON CONFLICT (name) DO NOTHING", logger: .quiet)
-            var userId: Int64?
-            for try await id in try await connection.query("SELECT id FROM users WHERE name = \(userName)", logger: .quiet).decode(Int64.self) { userId = id }
-            guard let userId else { throw StorageError(.unknownUser, "The user \"\(userName)\" could not be created.") }
+            var userID: Int64?
+            for try await id in try await connection.query("SELECT id FROM users WHERE name = \(userName)", logger: .quiet).decode(Int64.self) { userID = id }
+            guard let userID else { throw StorageError(.unknownUser, "The user \"\(userName)\" could not be created.") }
             try await connection.query("""
-                INSERT INTO memberships (user_id, project_id, role) VALUES (\(userId), \(projectId), \(role.rawValue))
+                INSERT INTO memberships (user_id, project_id, role) VALUES (\(userID), \(projectID), \(role.rawValue))
                 ON CONFLICT (user_id, project_id) DO UPDATE SET role = excluded.role
                 """, logger: .quiet)
-            var tokenId: Int64?
+            var tokenID: Int64?
             for try await id in try await connection.query(
-                "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (\(userId), \(ByteBuffer(bytes: tokenHash)), \(now)) RETURNING id",
-                logger: .quiet).decode(Int64.self) { tokenId = id }
+                "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (\(userID), \(ByteBuffer(bytes: tokenHash)), \(now)) RETURNING id",
+                logger: .quiet).decode(Int64.self) { tokenID = id }
             try await connection.query("""
                 INSERT INTO devices (token_id, user_id, project_id, name, created_at)
-                VALUES (\(tokenId), \(userId), \(projectId), \(DeviceInfo.commandLineTokenName), \(now))
+                VALUES (\(tokenID), \(userID), \(projectID), \(DeviceInfo.commandLineTokenName), \(now))
                 """, logger: .quiet)
         }
     }
 
     public func revokeTokens(userName: String) async throws -> Int {
         try await transaction { connection in
-            var userId: Int64?
-            for try await id in try await connection.query("SELECT id FROM users WHERE name = \(userName)", logger: .quiet).decode(Int64.self) { userId = id }
-            guard let userId else { throw StorageError(.unknownUser, "There is no user named \"\(userName)\".") }
+            var userID: Int64?
+            for try await id in try await connection.query("SELECT id FROM users WHERE name = \(userName)", logger: .quiet).decode(Int64.self) { userID = id }
+            guard let userID else { throw StorageError(.unknownUser, "There is no user named \"\(userName)\".") }
             var count = 0
             let now = Date().timeIntervalSince1970
             for try await _ in try await connection.query(
-                "UPDATE tokens SET revoked_at = \(now) WHERE user_id = \(userId) AND revoked_at IS NULL RETURNING id", logger: .quiet) {
+                "UPDATE tokens SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING id", logger: .quiet) {
                 count += 1
             }
             return count
@@ -226,7 +226,7 @@ public struct PostgresStorage: ServerStorage {
     public func principal(tokenHash: Data) async throws -> Principal? {
         let client = client
         return try await perform {
-            var found: (stored: ByteBuffer, tokenId: Int64, id: Int64, name: String)?
+            var found: (stored: ByteBuffer, tokenID: Int64, id: Int64, name: String)?
             for try await row in try await client.query("""
                 SELECT t.token_hash, t.id, u.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id
                 WHERE t.token_hash = \(ByteBuffer(bytes: tokenHash)) AND t.revoked_at IS NULL
@@ -234,36 +234,36 @@ public struct PostgresStorage: ServerStorage {
                 found = row
             }
             guard let found, ConstantTime.equals(Data(found.stored.readableBytesView), tokenHash) else { return nil }
-            var principal = try await client.withConnection { connection in try await Self.principal(connection, userId: found.id, name: found.name, tokenId: found.tokenId) }
-            principal.tokenId = found.tokenId
+            var principal = try await client.withConnection { connection in try await Self.principal(connection, userID: found.id, name: found.name, tokenID: found.tokenID) }
+            principal.tokenID = found.tokenID
             return principal
         }
     }
 
     /// The user with their memberships, as the token `tokenId` may act: a token a device got for one project
     /// (a login code's) acts in that project only and never as a server admin, whatever else its person may do.
-    static func principal(_ connection: PostgresConnection, userId: Int64, name: String, tokenId: Int64) async throws -> Principal {
+    static func principal(_ connection: PostgresConnection, userID: Int64, name: String, tokenID: Int64) async throws -> Principal {
         var scope: Int64?
         var device: (id: Int64, publicKey: String?)?
         for try await (project, id, publicKey) in try await connection.query(
-            "SELECT project_id, id, public_key FROM devices WHERE token_id = \(tokenId)", logger: .quiet).decode((Int64?, Int64, String?).self) {
+            "SELECT project_id, id, public_key FROM devices WHERE token_id = \(tokenID)", logger: .quiet).decode((Int64?, Int64, String?).self) {
             scope = project
             device = (id, publicKey)
         }
         var memberships: [String: Principal.Membership] = [:]
-        for try await (projectId, project, roleName) in try await connection.query("""
-            SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = \(userId)
+        for try await (projectID, project, roleName) in try await connection.query("""
+            SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = \(userID)
             """, logger: .quiet).decode((Int64, String, String).self) {
             guard let role = Role(rawValue: roleName) else { continue }
-            if let scope, projectId != scope { continue }
-            memberships[project] = .init(projectId: projectId, projectName: project, role: role)
+            if let scope, projectID != scope { continue }
+            memberships[project] = .init(projectID: projectID, projectName: project, role: role)
         }
         var serverAdmin = false
-        for try await flag in try await connection.query("SELECT server_admin FROM users WHERE id = \(userId)", logger: .quiet).decode(Bool.self) {
+        for try await flag in try await connection.query("SELECT server_admin FROM users WHERE id = \(userID)", logger: .quiet).decode(Bool.self) {
             serverAdmin = flag && scope == nil
         }
-        var principal = Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
-        principal.deviceId = device?.id
+        var principal = Principal(userID: userID, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
+        principal.deviceID = device?.id
         principal.devicePublicKey = device?.publicKey
         return principal
     }

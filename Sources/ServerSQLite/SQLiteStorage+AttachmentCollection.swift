@@ -20,10 +20,10 @@ extension SQLiteStorage {
         // 1. Which complete files nothing references now, and since when a sweep knows it.
         let (unreferenced, marks) = try await pool.read { db in
             let referenced = try db.cachedStatement(sql: Self.referencedSQL)
-            let unreferenced = try complete.filter { try !(Bool.fetchOne(referenced, arguments: [$0.key.projectId, $0.key.sha256]) ?? false) }
+            let unreferenced = try complete.filter { try !(Bool.fetchOne(referenced, arguments: [$0.key.projectID, $0.key.sha256]) ?? false) }
             var marks: [AttachmentKey: Date] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT project_id, sha256, since FROM attachment_unreferenced") {
-                marks[AttachmentKey(projectId: row[0], sha256: row[1])] = Date(timeIntervalSince1970: row[2])
+                marks[AttachmentKey(projectID: row[0], sha256: row[1])] = Date(timeIntervalSince1970: row[2])
             }
             return (unreferenced, marks)
         }
@@ -33,11 +33,11 @@ extension SQLiteStorage {
             try await write { db in
                 let forget = try db.cachedStatement(sql: "DELETE FROM attachment_unreferenced WHERE project_id = ? AND sha256 = ?")
                 for key in marks.keys where !unreferencedKeys.contains(key) {
-                    try forget.execute(arguments: [key.projectId, key.sha256])
+                    try forget.execute(arguments: [key.projectID, key.sha256])
                 }
                 let note = try db.cachedStatement(sql: "INSERT OR IGNORE INTO attachment_unreferenced (project_id, sha256, since) VALUES (?, ?, ?)")
                 for file in unreferenced where marks[file.key] == nil {
-                    try note.execute(arguments: [file.key.projectId, file.key.sha256, now.timeIntervalSince1970])
+                    try note.execute(arguments: [file.key.projectID, file.key.sha256, now.timeIntervalSince1970])
                 }
             }
         }
@@ -64,13 +64,13 @@ extension SQLiteStorage {
                     try db.inTransaction(.immediate) {
                         let referenced = try db.cachedStatement(sql: Self.referencedSQL)
                         for file in batch {
-                            guard try !(Bool.fetchOne(referenced, arguments: [file.key.projectId, file.key.sha256]) ?? false),
-                                  let since = try Double.fetchOne(db, sql: "SELECT since FROM attachment_unreferenced WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectId, file.key.sha256]),
+                            guard try !(Bool.fetchOne(referenced, arguments: [file.key.projectID, file.key.sha256]) ?? false),
+                                  let since = try Double.fetchOne(db, sql: "SELECT since FROM attachment_unreferenced WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectID, file.key.sha256]),
                                   since <= cutoff
                             else { continue }
-                            try db.execute(sql: "DELETE FROM attachments WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectId, file.key.sha256])
-                            try db.execute(sql: "DELETE FROM attachment_unreferenced WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectId, file.key.sha256])
-                            try db.execute(sql: "DELETE FROM attachment_holders WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectId, file.key.sha256])
+                            try db.execute(sql: "DELETE FROM attachments WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectID, file.key.sha256])
+                            try db.execute(sql: "DELETE FROM attachment_unreferenced WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectID, file.key.sha256])
+                            try db.execute(sql: "DELETE FROM attachment_holders WHERE project_id = ? AND sha256 = ?", arguments: [file.key.projectID, file.key.sha256])
                             // Unlinked before the commit, still holding the writer: a HEAD's note that the
                             // attachment is stored (taken under the writer too) cannot slip in between.
                             if let bytes = try files.removeComplete(file.key) {

@@ -9,7 +9,7 @@ extension SQLiteStorage {
         return try await write { db in
             try db.execute(
                 sql: "INSERT INTO audit_log (at, actor_id, actor, address, project_id, action, subject, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                arguments: [now.timeIntervalSince1970, event.actorId, event.actor, event.address, event.projectId, event.action.rawValue, event.subject, detail])
+                arguments: [now.timeIntervalSince1970, event.actorID, event.actor, event.address, event.projectID, event.action.rawValue, event.subject, detail])
             return AuditEntry(id: db.lastInsertedRowID, at: now, event: event)
         }
     }
@@ -23,7 +23,7 @@ extension SQLiteStorage {
                 ORDER BY id DESC LIMIT ?
                 """,
                 arguments: [
-                    query.before ?? Int64.max, query.projectId, query.projectId, query.actor, query.actor,
+                    query.before ?? Int64.max, query.projectID, query.projectID, query.actor, query.actor,
                     query.action?.rawValue, query.action?.rawValue, query.since?.timeIntervalSince1970 ?? -Double.greatestFiniteMagnitude,
                     query.until?.timeIntervalSince1970 ?? Double.greatestFiniteMagnitude, max(0, query.limit),
                 ]
@@ -31,7 +31,7 @@ extension SQLiteStorage {
                 AuditEntry(
                     id: row[0], at: Date(timeIntervalSince1970: row[1]),
                     event: AuditEvent(
-                        actor: row[3], actorId: row[2], address: row[4], projectId: row[5], action: AuditAction(rawValue: row[6]),
+                        actor: row[3], actorID: row[2], address: row[4], projectID: row[5], action: AuditAction(rawValue: row[6]),
                         subject: row[7], detail: AuditEvent.detail(stored: row[8])))
             }
         }

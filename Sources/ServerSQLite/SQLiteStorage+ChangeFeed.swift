@@ -7,18 +7,18 @@ extension SQLiteStorage {
     /// per interval, however many pulls wait, and none while nobody waits.
     package static let changePollInterval: Duration = .milliseconds(500)
 
-    public func lastSequence(projectId: Int64) async throws -> Int64 {
-        try await Self.lastSequence(pool, projectId: projectId)
+    public func lastSequence(projectID: Int64) async throws -> Int64 {
+        try await Self.lastSequence(pool, projectID: projectID)
     }
 
-    static func lastSequence(_ pool: DatabasePool, projectId: Int64) async throws -> Int64 {
+    static func lastSequence(_ pool: DatabasePool, projectID: Int64) async throws -> Int64 {
         try await pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT last_sequence FROM projects WHERE id = ?", arguments: [projectId]) ?? 0
+            try Int64.fetchOne(db, sql: "SELECT last_sequence FROM projects WHERE id = ?", arguments: [projectID]) ?? 0
         }
     }
 
     /// The notifier of a storage on `pool`, polling its counter rows while pulls wait.
     static func changeNotifier(_ pool: DatabasePool) -> ChangeNotifier {
-        ChangeNotifier(poll: .init(interval: changePollInterval) { projectId in try await lastSequence(pool, projectId: projectId) })
+        ChangeNotifier(poll: .init(interval: changePollInterval) { projectID in try await lastSequence(pool, projectID: projectID) })
     }
 }

@@ -4,21 +4,21 @@ import ServerStorage
 import SyncCore
 
 extension SQLiteStorage {
-    public func reviewCounts(projectId: Int64, visibility: RecordVisibility) async throws -> [ReviewCount] {
+    public func reviewCounts(projectID: Int64, visibility: RecordVisibility) async throws -> [ReviewCount] {
         let viewer = visibility.viewer
         return try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT r.form_id, r.review_state, count(*) FROM records r
                 WHERE r.project_id = ? AND r.state <> 'deleted' AND (r.author_id = ? OR (? AND r.shared))
                 GROUP BY r.form_id, r.review_state
-                """, arguments: [projectId, viewer.userId, viewer.seesShared]).map { row in
+                """, arguments: [projectID, viewer.userID, viewer.seesShared]).map { row in
                 ReviewCount(formID: row[0], reviewState: (row[1] as String?).flatMap(ReviewState.init(rawValue:)), count: row[2])
             }
         }
     }
 
-    public func recordTable(projectId: Int64, query: RecordTableQuery, visibility: RecordVisibility) async throws -> [RecordTableRow] {
-        let (sql, arguments) = Self.recordTableSQL(projectId: projectId, query: query, visibility: visibility)
+    public func recordTable(projectID: Int64, query: RecordTableQuery, visibility: RecordVisibility) async throws -> [RecordTableRow] {
+        let (sql, arguments) = Self.recordTableSQL(projectID: projectID, query: query, visibility: visibility)
         return try await pool.read { db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
                 let record = try Self.storedRecord(row)
@@ -30,14 +30,14 @@ extension SQLiteStorage {
     /// The statement of one table page. The cursor is `time >= ? AND (time > ? OR id > ?)` (mirrored for
     /// descending), not a row value: SQLite seeks an expression index (`records_by_form_created`) only on a plain
     /// range of its expression, and would otherwise walk the index from its start to reach a deep page.
-    package static func recordTableSQL(projectId: Int64, query: RecordTableQuery, visibility: RecordVisibility) -> (String, StatementArguments) {
+    package static func recordTableSQL(projectID: Int64, query: RecordTableQuery, visibility: RecordVisibility) -> (String, StatementArguments) {
         let viewer = visibility.viewer
         let sort = query.sortExpression
         var sql = """
             SELECT \(Self.recordColumns), \(sort) AS sort_time FROM records r JOIN users u ON u.id = r.author_id
             WHERE r.project_id = ? AND r.form_id = ? AND r.state <> 'deleted' AND (r.author_id = ? OR (? AND r.shared))
             """
-        var arguments: StatementArguments = [projectId, query.formID, viewer.userId, viewer.seesShared]
+        var arguments: StatementArguments = [projectID, query.formID, viewer.userID, viewer.seesShared]
         if let state = query.reviewState {
             sql += " AND r.review_state = ?"
             _ = arguments.append(contentsOf: [state.rawValue])
@@ -65,23 +65,23 @@ extension SQLiteStorage {
         return (sql, arguments)
     }
 
-    public func members(projectId: Int64) async throws -> [ProjectMember] {
+    public func members(projectID: Int64) async throws -> [ProjectMember] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT u.name, m.role, (SELECT count(*) FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL), u.id
                 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.project_id = ? ORDER BY u.name
-                """, arguments: [projectId]).compactMap { row in
-                Role(rawValue: row[1]).map { ProjectMember(name: row[0], role: $0, activeTokens: row[2], userId: row[3]) }
+                """, arguments: [projectID]).compactMap { row in
+                Role(rawValue: row[1]).map { ProjectMember(name: row[0], role: $0, activeTokens: row[2], userID: row[3]) }
             }
         }
     }
 
-    public func conflictLog(projectId: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry] {
+    public func conflictLog(projectID: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 \(ConflictLogEntry.selectSQL)
                 WHERE c.project_id = ? AND c.record_id = ? AND (r.author_id = ? OR r.shared) ORDER BY c.id
-                """, arguments: [projectId, recordID.lowercased, viewer]).map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
+                """, arguments: [projectID, recordID.lowercased, viewer]).map { try Self.conflictLogEntry(db, projectID: projectID, $0) }
         }
     }
 
@@ -94,11 +94,11 @@ extension SQLiteStorage {
                 """, arguments: [tokenHash]) else { return nil }
             let stored: Data = row[1]
             guard ConstantTime.equals(stored, tokenHash) else { return nil }
-            let tokenId: Int64 = row[0]
+            let tokenID: Int64 = row[0]
             try db.execute(sql: """
                 INSERT INTO console_sessions (id_hash, token_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
-                """, arguments: [session.idHash, tokenId, session.csrf, session.createdAt.timeIntervalSince1970, session.expiresAt.timeIntervalSince1970])
-            return try Self.principal(db, userId: row[2], name: row[3], tokenId: tokenId)
+                """, arguments: [session.idHash, tokenID, session.csrf, session.createdAt.timeIntervalSince1970, session.expiresAt.timeIntervalSince1970])
+            return try Self.principal(db, userID: row[2], name: row[3], tokenID: tokenID)
         }
     }
 
@@ -111,7 +111,7 @@ extension SQLiteStorage {
                 """, arguments: [idHash, now.timeIntervalSince1970]) else { return nil }
             let stored: Data = row[0]
             guard ConstantTime.equals(stored, idHash) else { return nil }
-            return (try Self.principal(db, userId: row[2], name: row[3], tokenId: row[4]), row[1])
+            return (try Self.principal(db, userID: row[2], name: row[3], tokenID: row[4]), row[1])
         }
     }
 

@@ -13,19 +13,19 @@ extension SQLiteStorage {
 
     // MARK: Lists
 
-    public func entityLists(projectId: Int64) async throws -> [EntityListInfo] {
+    public func entityLists(projectID: Int64) async throws -> [EntityListInfo] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT name, properties, scope, last_sequence FROM entity_lists WHERE project_id = ? ORDER BY name", arguments: [projectId])
+            try Row.fetchAll(db, sql: "SELECT name, properties, scope, last_sequence FROM entity_lists WHERE project_id = ? ORDER BY name", arguments: [projectID])
                 .map(Self.entityList)
         }
     }
 
-    public func entityList(projectId: Int64, name: String) async throws -> EntityListInfo? {
-        try await pool.read { db in try Self.entityList(db, projectId: projectId, name: name) }
+    public func entityList(projectID: Int64, name: String) async throws -> EntityListInfo? {
+        try await pool.read { db in try Self.entityList(db, projectID: projectID, name: name) }
     }
 
-    static func entityList(_ db: Database, projectId: Int64, name: String) throws -> EntityListInfo? {
-        try Row.fetchOne(db, sql: "SELECT name, properties, scope, last_sequence FROM entity_lists WHERE project_id = ? AND name = ?", arguments: [projectId, name])
+    static func entityList(_ db: Database, projectID: Int64, name: String) throws -> EntityListInfo? {
+        try Row.fetchOne(db, sql: "SELECT name, properties, scope, last_sequence FROM entity_lists WHERE project_id = ? AND name = ?", arguments: [projectID, name])
             .map(entityList)
     }
 
@@ -35,49 +35,49 @@ extension SQLiteStorage {
     }
 
     @discardableResult
-    public func declareEntityList(projectId: Int64, name: String, properties: [EntityProperty]) async throws -> EntityListInfo {
+    public func declareEntityList(projectID: Int64, name: String, properties: [EntityProperty]) async throws -> EntityListInfo {
         try await write { db in
-            let existing = try Self.entityList(db, projectId: projectId, name: name)
+            let existing = try Self.entityList(db, projectID: projectID, name: name)
             let merged = try EntityListInfo.merging(existing?.properties ?? [], properties, list: name)
             try db.execute(sql: """
                 INSERT INTO entity_lists (project_id, name, properties, created_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (project_id, name) DO UPDATE SET properties = excluded.properties
-                """, arguments: [projectId, name, EntityListInfo.propertiesJSON(merged), Date().timeIntervalSince1970])
+                """, arguments: [projectID, name, EntityListInfo.propertiesJSON(merged), Date().timeIntervalSince1970])
             return EntityListInfo(name: name, properties: merged, scope: existing?.scope ?? .all, lastSequence: existing?.lastSequence ?? 0)
         }
     }
 
-    public func setEntityScope(projectId: Int64, list: String, scope: EntityScope) async throws {
+    public func setEntityScope(projectID: Int64, list: String, scope: EntityScope) async throws {
         try await write { db in
-            try db.execute(sql: "UPDATE entity_lists SET scope = ? WHERE project_id = ? AND name = ?", arguments: [scope.description, projectId, list])
+            try db.execute(sql: "UPDATE entity_lists SET scope = ? WHERE project_id = ? AND name = ?", arguments: [scope.description, projectID, list])
             guard db.changesCount == 1 else { throw StorageError(.unknownEntityList, "This project has no entity list \"\(list)\".") }
-            try Self.moveInFeed(db, projectId: projectId, list: list, where: "1", arguments: [])
+            try Self.moveInFeed(db, projectID: projectID, list: list, where: "1", arguments: [])
         }
     }
 
     /// Gives the list's entities matching `condition` (over `e`) the next numbers of the list's sequence, in
     /// their order: each is sent again by the feed, in scope or as removed.
-    static func moveInFeed(_ db: Database, projectId: Int64, list: String, where condition: String, arguments: StatementArguments) throws {
-        guard let last = try Int64.fetchOne(db, sql: "SELECT last_sequence FROM entity_lists WHERE project_id = ? AND name = ?", arguments: [projectId, list]) else { return }
+    static func moveInFeed(_ db: Database, projectID: Int64, list: String, where condition: String, arguments: StatementArguments) throws {
+        guard let last = try Int64.fetchOne(db, sql: "SELECT last_sequence FROM entity_lists WHERE project_id = ? AND name = ?", arguments: [projectID, list]) else { return }
         try db.execute(sql: """
             UPDATE entities SET sequence = n.sequence FROM (
                 SELECT e.id, ? + row_number() OVER (ORDER BY e.sequence) AS sequence FROM entities e
                 WHERE e.project_id = ? AND e.list = ? AND (\(condition))) AS n
             WHERE entities.project_id = ? AND entities.id = n.id
-            """, arguments: [last, projectId, list] + arguments + [projectId])
+            """, arguments: [last, projectID, list] + arguments + [projectID])
         let moved = Int64(db.changesCount)
-        try db.execute(sql: "UPDATE entity_lists SET last_sequence = last_sequence + ? WHERE project_id = ? AND name = ?", arguments: [moved, projectId, list])
+        try db.execute(sql: "UPDATE entity_lists SET last_sequence = last_sequence + ? WHERE project_id = ? AND name = ?", arguments: [moved, projectID, list])
     }
 
     // MARK: Feed and reads
 
-    public func entityChanges(projectId: Int64, list: String, after: Int64, limit: Int, maxBytes: Int) async throws -> EntityFeedPage {
+    public func entityChanges(projectID: Int64, list: String, after: Int64, limit: Int, maxBytes: Int) async throws -> EntityFeedPage {
         try await pool.read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT e.id, e.revision, e.sequence, e.creator_id, c.name, e.assignee_id, a.name, e.deleted, e.fields
                 FROM entities e \(Self.entityJoins)
                 WHERE e.project_id = ? AND e.list = ? AND e.sequence > ? ORDER BY e.sequence LIMIT ?
-                """), arguments: [projectId, list, after, limit + 1])
+                """), arguments: [projectID, list, after, limit + 1])
             var result: [EntityFeedRow] = []
             var bytes = 0
             while let row = try rows.next() {
@@ -87,33 +87,33 @@ extension SQLiteStorage {
                 }
                 bytes += fields.utf8.count
                 result.append(EntityFeedRow(
-                    id: UUID(uuidString: row[0]) ?? UUID(), revision: row[1], sequence: row[2], creatorId: row[3], creatorName: row[4],
-                    assigneeId: row[5], assigneeName: row[6], deleted: row[7], fields: fields))
+                    id: UUID(uuidString: row[0]) ?? UUID(), revision: row[1], sequence: row[2], creatorID: row[3], creatorName: row[4],
+                    assigneeID: row[5], assigneeName: row[6], deleted: row[7], fields: fields))
             }
             return EntityFeedPage(rows: result, hasMore: false)
         }
     }
 
-    public func entity(projectId: Int64, id: UUID) async throws -> StoredEntity? {
-        try await pool.read { db in try Self.entities(db, projectId: projectId, ids: [id])[id] }
+    public func entity(projectID: Int64, id: UUID) async throws -> StoredEntity? {
+        try await pool.read { db in try Self.entities(db, projectID: projectID, ids: [id])[id] }
     }
 
-    public func entities(projectId: Int64, list: String, after: UUID?, limit: Int) async throws -> [StoredEntity] {
+    public func entities(projectID: Int64, list: String, after: UUID?, limit: Int) async throws -> [StoredEntity] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT \(Self.entityColumns) FROM entities e \(Self.entityJoins)
                 WHERE e.project_id = ? AND e.list = ? AND e.id > ? ORDER BY e.id LIMIT ?
-                """, arguments: [projectId, list, after?.lowercased ?? "", limit]).map(Self.storedEntity)
+                """, arguments: [projectID, list, after?.lowercased ?? "", limit]).map(Self.storedEntity)
         }
     }
 
-    static func entities(_ db: Database, projectId: Int64, ids: [UUID]) throws -> [UUID: StoredEntity] {
+    static func entities(_ db: Database, projectID: Int64, ids: [UUID]) throws -> [UUID: StoredEntity] {
         guard !ids.isEmpty else { return [:] }
         var result: [UUID: StoredEntity] = [:]
         for row in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT \(entityColumns) FROM entities e \(entityJoins)
             WHERE e.project_id = ? AND e.id IN (SELECT value FROM json_each(?))
-            """), arguments: [projectId, JSONWriter.array(of: ids.map(\.lowercased))]) {
+            """), arguments: [projectID, JSONWriter.array(of: ids.map(\.lowercased))]) {
             let entity = try storedEntity(row)
             result[entity.id] = entity
         }
@@ -124,37 +124,37 @@ extension SQLiteStorage {
         let fields: String = row["fields"]
         return StoredEntity(
             list: row["list"], id: UUID(uuidString: row["id"]) ?? UUID(), revision: row["revision"], sequence: row["sequence"],
-            creatorId: row["creator_id"], creatorName: row["creator_name"], assigneeId: row["assignee_id"], assigneeName: row["assignee_name"],
+            creatorID: row["creator_id"], creatorName: row["creator_name"], assigneeID: row["assignee_id"], assigneeName: row["assignee_name"],
             deleted: row["deleted"], fields: try RecordFields(jsonBytes: Array(fields.utf8)),
             createdAt: date(row["created_at"]), updatedAt: date(row["updated_at"]))
     }
 
-    public func entityHistory(projectId: Int64, entityId: UUID) async throws -> [EntityHistoryEntry] {
+    public func entityHistory(projectID: Int64, entityID: UUID) async throws -> [EntityHistoryEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT h.revision, h.kind, h.record_id, h.user_id, u.name, h.client_id, h.detail, h.created_at, r.review_state
                 FROM entity_history h JOIN users u ON u.id = h.user_id
                 LEFT JOIN records r ON r.project_id = h.project_id AND r.id = h.record_id
                 WHERE h.project_id = ? AND h.entity_id = ? ORDER BY h.id
-                """, arguments: [projectId, entityId.lowercased]).map { row in
+                """, arguments: [projectID, entityID.lowercased]).map { row in
                 EntityHistoryEntry(
-                    entityId: entityId, revision: row[0], kind: EntityHistoryEntry.Kind(rawValue: row[1]) ?? .update,
-                    recordID: (row[2] as String?).flatMap(UUID.init(uuidString:)), userId: row[3], userName: row[4], clientID: row[5],
+                    entityID: entityID, revision: row[0], kind: EntityHistoryEntry.Kind(rawValue: row[1]) ?? .update,
+                    recordID: (row[2] as String?).flatMap(UUID.init(uuidString:)), userID: row[3], userName: row[4], clientID: row[5],
                     at: Date(timeIntervalSince1970: row[7]), detail: try HistoryDetail(jsonText: row[6]),
                     recordReview: (row[8] as String?).flatMap(ReviewState.init(rawValue:)))
             }
         }
     }
 
-    public func entityConflicts(projectId: Int64, entityId: UUID) async throws -> [LoggedEntityConflict] {
+    public func entityConflicts(projectID: Int64, entityID: UUID) async throws -> [LoggedEntityConflict] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT record_id, mutation_id, client_id, entry, created_at FROM entity_conflicts WHERE project_id = ? AND entity_id = ? ORDER BY id
-                """, arguments: [projectId, entityId.lowercased]).map { row in
+                """, arguments: [projectID, entityID.lowercased]).map { row in
                 let entry: String = row[3]
                 var reader = JSONReader(Array(entry.utf8))
                 return LoggedEntityConflict(
-                    entityId: entityId, recordID: UUID(uuidString: row[0]) ?? UUID(), mutationID: row[1], clientID: row[2],
+                    entityID: entityID, recordID: UUID(uuidString: row[0]) ?? UUID(), mutationID: row[1], clientID: row[2],
                     entry: try ConflictEntry.read(from: &reader), at: Date(timeIntervalSince1970: row[4]))
             }
         }
@@ -165,7 +165,7 @@ extension SQLiteStorage {
     /// Writes entities (each once) with the next numbers of their lists' sequences, their history and
     /// conflicts, inside the caller's transaction; sets each written entity's ``StoredEntity/sequence``.
     static func writeEntities(
-        _ db: Database, projectId: Int64, _ entities: inout [StoredEntity], history: [EntityHistoryEntry], conflicts: [LoggedEntityConflict], now: Double
+        _ db: Database, projectID: Int64, _ entities: inout [StoredEntity], history: [EntityHistoryEntry], conflicts: [LoggedEntityConflict], now: Double
     ) throws {
         guard !entities.isEmpty || !history.isEmpty || !conflicts.isEmpty else { return }
         var byList: [String: [Int]] = [:]
@@ -174,12 +174,12 @@ extension SQLiteStorage {
             let indices = byList[list]!
             try db.execute(sql: """
                 INSERT INTO entity_lists (project_id, name, properties, created_at) VALUES (?, ?, '[]', ?) ON CONFLICT (project_id, name) DO NOTHING
-                """, arguments: [projectId, list, now])
+                """, arguments: [projectID, list, now])
             let count = Int64(indices.count)
             // The list's serialized commit step, as the project's sequence for records (see ServerStorage).
             let last = try Int64.fetchOne(
                 db, sql: "UPDATE entity_lists SET last_sequence = last_sequence + ? WHERE project_id = ? AND name = ? RETURNING last_sequence",
-                arguments: [count, projectId, list]) ?? count
+                arguments: [count, projectID, list]) ?? count
             for (offset, index) in indices.enumerated() { entities[index].sequence = last - count + 1 + Int64(offset) }
         }
         let upsert = try db.cachedStatement(sql: """
@@ -191,7 +191,7 @@ extension SQLiteStorage {
             """)
         for entity in entities {
             try upsert.execute(arguments: [
-                projectId, entity.id.lowercased, entity.list, entity.revision, entity.sequence, entity.creatorId, entity.assigneeId, entity.deleted,
+                projectID, entity.id.lowercased, entity.list, entity.revision, entity.sequence, entity.creatorID, entity.assigneeID, entity.deleted,
                 entity.label, String(decoding: entity.fields.jsonBytes(), as: UTF8.self), entity.createdAt?.timeIntervalSince1970 ?? now,
                 entity.updatedAt?.timeIntervalSince1970 ?? now,
             ])
@@ -202,7 +202,7 @@ extension SQLiteStorage {
             """)
         for entry in history {
             try insertHistory.execute(arguments: [
-                projectId, entry.entityId.lowercased, entry.revision, entry.kind.rawValue, entry.recordID?.lowercased, entry.userId, entry.clientID,
+                projectID, entry.entityID.lowercased, entry.revision, entry.kind.rawValue, entry.recordID?.lowercased, entry.userID, entry.clientID,
                 String(decoding: entry.detail.jsonBytes(), as: UTF8.self), entry.at.timeIntervalSince1970,
             ])
         }
@@ -211,75 +211,75 @@ extension SQLiteStorage {
             """)
         for conflict in conflicts {
             try insertConflict.execute(arguments: [
-                projectId, conflict.entityId.lowercased, conflict.recordID.lowercased, conflict.mutationID, conflict.clientID,
+                projectID, conflict.entityID.lowercased, conflict.recordID.lowercased, conflict.mutationID, conflict.clientID,
                 String(decoding: conflict.entry.jsonBytes(), as: UTF8.self), now,
             ])
         }
     }
 
-    public func writeEntities(projectId: Int64, list: String, _ entities: [StoredEntity], history: [EntityHistoryEntry]) async throws {
+    public func writeEntities(projectID: Int64, list: String, _ entities: [StoredEntity], history: [EntityHistoryEntry]) async throws {
         try await write { db in
-            let existing = try Self.entities(db, projectId: projectId, ids: entities.map(\.id))
+            let existing = try Self.entities(db, projectID: projectID, ids: entities.map(\.id))
             if let other = entities.first(where: { existing[$0.id].map { $0.list != list } ?? false }) {
                 throw StorageError(.entityConflict, "The id \(other.id.lowercased) is taken by an entity of the list \"\(existing[other.id]?.list ?? "")\".")
             }
             var written = entities
-            try Self.writeEntities(db, projectId: projectId, &written, history: history, conflicts: [], now: Date().timeIntervalSince1970)
+            try Self.writeEntities(db, projectID: projectID, &written, history: history, conflicts: [], now: Date().timeIntervalSince1970)
         }
     }
 
-    public func assignEntities(projectId: Int64, list: String, ids: [UUID], userName: String?, by userId: Int64) async throws -> Int {
+    public func assignEntities(projectID: Int64, list: String, ids: [UUID], userName: String?, by userID: Int64) async throws -> Int {
         try await write { db in
             var assignee: Int64?
             if let userName {
                 guard let id = try Int64.fetchOne(db, sql: """
                     SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE u.name = ? AND m.project_id = ?
-                    """, arguments: [userName, projectId]) else {
+                    """, arguments: [userName, projectID]) else {
                     throw StorageError(.unknownUser, "\"\(userName)\" is not a member of this project.")
                 }
                 assignee = id
             }
             let now = Date()
-            var entities = try Self.entities(db, projectId: projectId, ids: ids).values.filter { $0.list == list }.sorted { $0.id.uuidString < $1.id.uuidString }
+            var entities = try Self.entities(db, projectID: projectID, ids: ids).values.filter { $0.list == list }.sorted { $0.id.uuidString < $1.id.uuidString }
             var history: [EntityHistoryEntry] = []
-            for index in entities.indices where entities[index].assigneeId != assignee {
-                entities[index].assigneeId = assignee
+            for index in entities.indices where entities[index].assigneeID != assignee {
+                entities[index].assigneeID = assignee
                 entities[index].revision += 1
                 entities[index].updatedAt = now
                 history.append(EntityHistoryEntry(
-                    entityId: entities[index].id, revision: entities[index].revision, kind: .assign, recordID: nil, userId: userId, clientID: nil,
+                    entityID: entities[index].id, revision: entities[index].revision, kind: .assign, recordID: nil, userID: userID, clientID: nil,
                     at: now, detail: HistoryDetail(fields: ["@assignee": .init(from: nil, to: userName.map { .text($0) })])))
             }
             let found = entities.count
-            var changed = entities.filter { entity in history.contains { $0.entityId == entity.id } }
-            try Self.writeEntities(db, projectId: projectId, &changed, history: history, conflicts: [], now: now.timeIntervalSince1970)
+            var changed = entities.filter { entity in history.contains { $0.entityID == entity.id } }
+            try Self.writeEntities(db, projectID: projectID, &changed, history: history, conflicts: [], now: now.timeIntervalSince1970)
             return found
         }
     }
 
-    public func editEntity(projectId: Int64, list: String, id: UUID, edit: EntityEdit, by userId: Int64) async throws -> EntityEdit.Outcome {
+    public func editEntity(projectID: Int64, list: String, id: UUID, edit: EntityEdit, by userID: Int64) async throws -> EntityEdit.Outcome {
         try await write { db in
             let now = Date()
-            let (outcome, written, history) = edit.apply(to: try Self.entities(db, projectId: projectId, ids: [id])[id], list: list, userId: userId, at: now)
+            let (outcome, written, history) = edit.apply(to: try Self.entities(db, projectID: projectID, ids: [id])[id], list: list, userID: userID, at: now)
             guard let written, let history else { return outcome }
             var entities = [written]
-            try Self.writeEntities(db, projectId: projectId, &entities, history: [history], conflicts: [], now: now.timeIntervalSince1970)
+            try Self.writeEntities(db, projectID: projectID, &entities, history: [history], conflicts: [], now: now.timeIntervalSince1970)
             guard case .applied(_, let changes) = outcome else { return outcome }
             return .applied(entities[0], changes: changes)
         }
     }
 
-    public func deleteEntity(projectId: Int64, list: String, id: UUID, by userId: Int64) async throws -> Bool {
+    public func deleteEntity(projectID: Int64, list: String, id: UUID, by userID: Int64) async throws -> Bool {
         try await write { db in
-            guard var entity = try Self.entities(db, projectId: projectId, ids: [id])[id], entity.list == list else { return false }
+            guard var entity = try Self.entities(db, projectID: projectID, ids: [id])[id], entity.list == list else { return false }
             guard !entity.deleted else { return true }
             let now = Date()
             entity.deleted = true
             entity.revision += 1
             entity.updatedAt = now
             var written = [entity]
-            try Self.writeEntities(db, projectId: projectId, &written, history: [EntityHistoryEntry(
-                entityId: id, revision: entity.revision, kind: .delete, recordID: nil, userId: userId, clientID: nil, at: now, detail: HistoryDetail())],
+            try Self.writeEntities(db, projectID: projectID, &written, history: [EntityHistoryEntry(
+                entityID: id, revision: entity.revision, kind: .delete, recordID: nil, userID: userID, clientID: nil, at: now, detail: HistoryDetail())],
                 conflicts: [], now: now.timeIntervalSince1970)
             return true
         }
@@ -287,48 +287,48 @@ extension SQLiteStorage {
 
     // MARK: User properties
 
-    public func memberIds(projectId: Int64) async throws -> [String: Int64] {
+    public func memberIDs(projectID: Int64) async throws -> [String: Int64] {
         try await pool.read { db in
             var result: [String: Int64] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT u.name, u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.project_id = ?", arguments: [projectId]) {
+            for row in try Row.fetchAll(db, sql: "SELECT u.name, u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.project_id = ?", arguments: [projectID]) {
                 result[row[0]] = row[1]
             }
             return result
         }
     }
 
-    public func userProperties(projectId: Int64, userId: Int64) async throws -> [String: String] {
+    public func userProperties(projectID: Int64, userID: Int64) async throws -> [String: String] {
         try await pool.read { db in
             var result: [String: String] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT name, value FROM user_properties WHERE project_id = ? AND user_id = ?", arguments: [projectId, userId]) {
+            for row in try Row.fetchAll(db, sql: "SELECT name, value FROM user_properties WHERE project_id = ? AND user_id = ?", arguments: [projectID, userID]) {
                 result[row[0]] = row[1]
             }
             return result
         }
     }
 
-    public func setUserProperty(projectId: Int64, userName: String, name: String, value: String?) async throws {
+    public func setUserProperty(projectID: Int64, userName: String, name: String, value: String?) async throws {
         try await write { db in
-            guard let userId = try Int64.fetchOne(db, sql: """
+            guard let userID = try Int64.fetchOne(db, sql: """
                 SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE u.name = ? AND m.project_id = ?
-                """, arguments: [userName, projectId]) else {
+                """, arguments: [userName, projectID]) else {
                 throw StorageError(.unknownUser, "\"\(userName)\" is not a member of this project.")
             }
             let old = try String.fetchOne(
-                db, sql: "SELECT value FROM user_properties WHERE project_id = ? AND user_id = ? AND name = ?", arguments: [projectId, userId, name])
+                db, sql: "SELECT value FROM user_properties WHERE project_id = ? AND user_id = ? AND name = ?", arguments: [projectID, userID, name])
             guard old != value else { return }
             if let value {
                 try db.execute(sql: """
                     INSERT INTO user_properties (project_id, user_id, name, value) VALUES (?, ?, ?, ?)
                     ON CONFLICT (project_id, user_id, name) DO UPDATE SET value = excluded.value
-                    """, arguments: [projectId, userId, name, value])
+                    """, arguments: [projectID, userID, name, value])
             } else {
-                try db.execute(sql: "DELETE FROM user_properties WHERE project_id = ? AND user_id = ? AND name = ?", arguments: [projectId, userId, name])
+                try db.execute(sql: "DELETE FROM user_properties WHERE project_id = ? AND user_id = ? AND name = ?", arguments: [projectID, userID, name])
             }
             let values = [old, value].compactMap { $0 }
-            for list in try String.fetchAll(db, sql: "SELECT name FROM entity_lists WHERE project_id = ? AND scope = ?", arguments: [projectId, EntityScope.userProperty(name).description]) {
+            for list in try String.fetchAll(db, sql: "SELECT name FROM entity_lists WHERE project_id = ? AND scope = ?", arguments: [projectID, EntityScope.userProperty(name).description]) {
                 try Self.moveInFeed(
-                    db, projectId: projectId, list: list, where: "\(Self.propertyText("e.fields")) IN (SELECT value FROM json_each(?))",
+                    db, projectID: projectID, list: list, where: "\(Self.propertyText("e.fields")) IN (SELECT value FROM json_each(?))",
                     arguments: [Self.propertyPath(name), JSONWriter.array(of: values)])
             }
         }
@@ -346,10 +346,10 @@ extension SQLiteStorage {
 
     // MARK: Console
 
-    public func entityTable(projectId: Int64, list: String, query: EntityTableQuery) async throws -> [EntityTableRow] {
+    public func entityTable(projectID: Int64, list: String, query: EntityTableQuery) async throws -> [EntityTableRow] {
         try await pool.read { db in
-            let candidates = try Self.labelSearchCandidates(db, projectId: projectId, list: list, query: query)
-            let (sql, arguments) = Self.entityTableSQL(projectId: projectId, list: list, query: query, candidates: candidates)
+            let candidates = try Self.labelSearchCandidates(db, projectID: projectID, list: list, query: query)
+            let (sql, arguments) = Self.entityTableSQL(projectID: projectID, list: list, query: query, candidates: candidates)
             let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
                 EntityTableRow(
                     id: UUID(uuidString: row[0]) ?? UUID(), label: row[1], revision: row[2], creatorName: row[3], assigneeName: row[4],
@@ -370,13 +370,13 @@ extension SQLiteStorage {
     /// ``entitySearchCandidates`` labels of the list contain (counted first, in SQL). With no other filter the
     /// page is cut from the candidates' labels in `entity_labels`, so that only its entities are read; with one,
     /// every candidate from the keyset on is.
-    static func labelSearchCandidates(_ db: Database, projectId: Int64, list: String, query: EntityTableQuery) throws -> [String]? {
+    static func labelSearchCandidates(_ db: Database, projectID: Int64, list: String, query: EntityTableQuery) throws -> [String]? {
         guard let search = query.search, search.utf8.count >= 3, search.unicodeScalars.allSatisfy(\.isASCII),
               !search.contains(where: { "%_\\".contains($0) })
         else { return nil }
         // CROSS JOIN: the index is read first; the other order would ask it once for every entity of the list.
         let candidates = "entity_label_search s CROSS JOIN entity_labels l ON l.key = s.rowid WHERE s.label LIKE ? AND l.project_id = ? AND l.list = ?"
-        var arguments: StatementArguments = ["%" + search + "%", projectId, list]
+        var arguments: StatementArguments = ["%" + search + "%", projectID, list]
         let found = try Int.fetchOne(
             db.cachedStatement(sql: "SELECT count(*) FROM (SELECT 1 FROM \(candidates) LIMIT \(entitySearchCandidates + 1))"), arguments: arguments) ?? 0
         guard found <= entitySearchCandidates else { return nil }
@@ -400,15 +400,15 @@ extension SQLiteStorage {
 
     /// The entity table's statement: a range of `entities_by_label` (of `entities_by_assignee` for one assignee's
     /// entities) from the keyset, in the table's order or (for `before` and `last`) against it; or, for a search
-    /// the label index answered (`candidates`, ``labelSearchCandidates(_:projectId:list:query:)``), those
+    /// the label index answered (`candidates`, ``labelSearchCandidates(_:projectID:list:query:)``), those
     /// entities read by their key and sorted, with every condition of the walk.
-    package static func entityTableSQL(projectId: Int64, list: String, query: EntityTableQuery, candidates: [String]? = nil) -> (String, StatementArguments) {
+    package static func entityTableSQL(projectID: Int64, list: String, query: EntityTableQuery, candidates: [String]? = nil) -> (String, StatementArguments) {
         var conditions = ["e.project_id = ?", "e.list = ?"]
-        var arguments: StatementArguments = [projectId, list]
+        var arguments: StatementArguments = [projectID, list]
         if let candidates {
             // `+e.list`: the entities are found by their key, not by walking a label index of the list.
             conditions = ["e.project_id = ?", "e.id IN (SELECT value FROM json_each(?))", "+e.list = ?"]
-            arguments = [projectId, JSONWriter.array(of: candidates), list]
+            arguments = [projectID, JSONWriter.array(of: candidates), list]
         }
         switch query.position {
         case .first, .last: break

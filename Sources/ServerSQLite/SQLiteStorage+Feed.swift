@@ -4,27 +4,27 @@ import ServerStorage
 import SyncCore
 
 extension SQLiteStorage {
-    public func feedRecords(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> [StoredRecord] {
-        let (sql, arguments) = Self.feedSQL(projectId: projectId, query: query, visibility: visibility, count: false)
+    public func feedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> [StoredRecord] {
+        let (sql, arguments) = Self.feedSQL(projectID: projectID, query: query, visibility: visibility, count: false)
         return try await pool.read { db in
             try Row.fetchAll(db, sql: sql, arguments: arguments).map { try Self.storedRecord($0) }
         }
     }
 
-    public func countFeedRecords(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> Int {
-        let (sql, arguments) = Self.feedSQL(projectId: projectId, query: query, visibility: visibility, count: true)
+    public func countFeedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> Int {
+        let (sql, arguments) = Self.feedSQL(projectID: projectID, query: query, visibility: visibility, count: true)
         return try await pool.read { db in try Int.fetchOne(db, sql: sql, arguments: arguments) ?? 0 }
     }
 
     /// The statement of a feed page (or of its count): the form's id index (`records_by_form`) serves the order
     /// and the cursor.
-    package static func feedSQL(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility, count: Bool) -> (String, StatementArguments) {
+    package static func feedSQL(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility, count: Bool) -> (String, StatementArguments) {
         let viewer = visibility.viewer
         var sql = """
             SELECT \(count ? "count(*)" : Self.recordColumns) FROM records r\(count ? "" : " JOIN users u ON u.id = r.author_id")
             WHERE r.project_id = ? AND r.form_id = ? AND r.state <> 'deleted' AND (r.author_id = ? OR (? AND r.shared))
             """
-        var arguments: StatementArguments = [projectId, query.formID, viewer.userId, viewer.seesShared]
+        var arguments: StatementArguments = [projectID, query.formID, viewer.userID, viewer.seesShared]
         let conditions = query.whereSQL { "?" }
         sql += conditions.sql
         for argument in conditions.arguments {

@@ -12,47 +12,47 @@ extension SQLiteStorage {
         }
     }
 
-    public func addToken(userName: String, projectId: Int64?, tokenHash: Data) async throws {
+    public func addToken(userName: String, projectID: Int64?, tokenHash: Data) async throws {
         try await write { db in
             let now = Date().timeIntervalSince1970
             try db.execute(sql: "INSERT INTO users (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", arguments: [userName, now])
-            guard let userId = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
+            guard let userID = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
                 throw StorageError(.unknownUser, "The user \"\(userName)\" could not be created.")
             }
-            try db.execute(sql: "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (?, ?, ?)", arguments: [userId, tokenHash, now])
+            try db.execute(sql: "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (?, ?, ?)", arguments: [userID, tokenHash, now])
             try db.execute(
                 sql: "INSERT INTO devices (token_id, user_id, project_id, name, created_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [db.lastInsertedRowID, userId, projectId, DeviceInfo.commandLineTokenName, now])
+                arguments: [db.lastInsertedRowID, userID, projectID, DeviceInfo.commandLineTokenName, now])
         }
     }
 
-    public func userId(named name: String) async throws -> Int64? {
+    public func userID(named name: String) async throws -> Int64? {
         try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name]) }
     }
 
-    public func setMembership(userName: String, projectId: Int64, role: Role) async throws -> Int64 {
+    public func setMembership(userName: String, projectID: Int64, role: Role) async throws -> Int64 {
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO users (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
                 arguments: [userName, Date().timeIntervalSince1970])
-            guard let userId = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
+            guard let userID = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
                 throw StorageError(.unknownUser, "The user \"\(userName)\" could not be created.")
             }
             try db.execute(
                 sql: "INSERT INTO memberships (user_id, project_id, role) VALUES (?, ?, ?) ON CONFLICT (user_id, project_id) DO UPDATE SET role = excluded.role",
-                arguments: [userId, projectId, role.rawValue])
-            return userId
+                arguments: [userID, projectID, role.rawValue])
+            return userID
         }
     }
 
-    public func removeMember(projectId: Int64, userId: Int64, at: Date) async throws -> Int {
+    public func removeMember(projectID: Int64, userID: Int64, at: Date) async throws -> Int {
         try await write { db in
-            try db.execute(sql: "DELETE FROM memberships WHERE user_id = ? AND project_id = ?", arguments: [userId, projectId])
+            try db.execute(sql: "DELETE FROM memberships WHERE user_id = ? AND project_id = ?", arguments: [userID, projectID])
             guard db.changesCount == 1 else { throw StorageError(.unknownUser, "That person is not a member of this project.") }
             try db.execute(sql: """
                 UPDATE tokens SET revoked_at = ?
                 WHERE revoked_at IS NULL AND id IN (SELECT token_id FROM devices WHERE user_id = ? AND project_id = ?)
-                """, arguments: [at.timeIntervalSince1970, userId, projectId])
+                """, arguments: [at.timeIntervalSince1970, userID, projectID])
             return db.changesCount
         }
     }
@@ -65,41 +65,41 @@ extension SQLiteStorage {
     static func device(_ row: Row) -> DeviceInfo {
         let date = { (value: Double?) in value.map { Date(timeIntervalSince1970: $0) } }
         return DeviceInfo(
-            id: row[0], userId: row[1], userName: row[2], name: row[3], clientID: row[4], clientVersion: row[5],
+            id: row[0], userID: row[1], userName: row[2], name: row[3], clientID: row[4], clientVersion: row[5],
             createdAt: Date(timeIntervalSince1970: row[6]), firstSyncAt: date(row[7]), lastSyncAt: date(row[8]), waiting: row[9],
             revokedAt: date(row[10]))
     }
 
-    public func devices(projectId: Int64, userId: Int64?) async throws -> [DeviceInfo] {
+    public func devices(projectID: Int64, userID: Int64?) async throws -> [DeviceInfo] {
         try await pool.read { db in
             var sql = "SELECT \(Self.deviceColumns) WHERE d.project_id = ?"
-            var arguments: StatementArguments = [projectId]
-            if let userId {
+            var arguments: StatementArguments = [projectID]
+            if let userID {
                 sql += " AND d.user_id = ?"
-                _ = arguments.append(contentsOf: [userId])
+                _ = arguments.append(contentsOf: [userID])
             }
             return try Row.fetchAll(db, sql: sql + " ORDER BY d.id DESC", arguments: arguments).map(Self.device)
         }
     }
 
-    public func revokeDevice(projectId: Int64, deviceId: Int64, at: Date) async throws -> DeviceInfo? {
+    public func revokeDevice(projectID: Int64, deviceID: Int64, at: Date) async throws -> DeviceInfo? {
         try await write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.deviceColumns) WHERE d.id = ? AND d.project_id = ?", arguments: [deviceId, projectId])
+            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.deviceColumns) WHERE d.id = ? AND d.project_id = ?", arguments: [deviceID, projectID])
             else { return nil }
             try db.execute(sql: """
                 UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND id = (SELECT token_id FROM devices WHERE id = ?)
-                """, arguments: [at.timeIntervalSince1970, deviceId])
+                """, arguments: [at.timeIntervalSince1970, deviceID])
             return Self.device(row)
         }
     }
 
-    public func recordDeviceSync(tokenId: Int64, report: DeviceReport) async throws {
+    public func recordDeviceSync(tokenID: Int64, report: DeviceReport) async throws {
         try await write { db in
             try db.execute(sql: """
                 UPDATE devices SET client_id = coalesce(?, client_id), client_version = coalesce(?, client_version),
                     waiting = coalesce(?, waiting), first_sync_at = coalesce(first_sync_at, ?), last_sync_at = ?
                 WHERE token_id = ?
-                """, arguments: [report.clientID, report.clientVersion, report.waiting, report.at.timeIntervalSince1970, report.at.timeIntervalSince1970, tokenId])
+                """, arguments: [report.clientID, report.clientVersion, report.waiting, report.at.timeIntervalSince1970, report.at.timeIntervalSince1970, tokenID])
         }
     }
 
@@ -113,7 +113,7 @@ extension SQLiteStorage {
         try await write { db in
             try db.execute(sql: """
                 INSERT INTO login_codes (code_hash, project_id, user_id, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [code.codeHash, code.projectId, code.userId, code.createdBy, code.createdAt.timeIntervalSince1970, code.expiresAt.timeIntervalSince1970])
+                """, arguments: [code.codeHash, code.projectID, code.userID, code.createdBy, code.createdAt.timeIntervalSince1970, code.expiresAt.timeIntervalSince1970])
         }
     }
 
@@ -127,17 +127,17 @@ extension SQLiteStorage {
             if used != nil { return .used }
             let expires: Double = code[3]
             if expires <= now.timeIntervalSince1970 { return .expired }
-            let (codeId, projectId, userId): (Int64, Int64, Int64) = (code[0], code[1], code[2])
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM memberships WHERE user_id = ? AND project_id = ?", arguments: [userId, projectId]) ?? false
+            let (codeID, projectID, userID): (Int64, Int64, Int64) = (code[0], code[1], code[2])
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM memberships WHERE user_id = ? AND project_id = ?", arguments: [userID, projectID]) ?? false
             else { return .notAMember }
             let time = now.timeIntervalSince1970
-            try db.execute(sql: "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (?, ?, ?)", arguments: [userId, tokenHash, time])
+            try db.execute(sql: "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (?, ?, ?)", arguments: [userID, tokenHash, time])
             try db.execute(sql: """
                 INSERT INTO devices (token_id, user_id, project_id, name, client_version, created_at, public_key, key_registered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [db.lastInsertedRowID, userId, projectId, deviceName, clientVersion, time, publicKey, publicKey == nil ? nil : time])
-            let deviceId = db.lastInsertedRowID
-            try db.execute(sql: "UPDATE login_codes SET used_at = ?, device_id = ? WHERE id = ?", arguments: [time, deviceId, codeId])
-            return .enrolled(deviceId: deviceId, userId: userId, userName: code[5], projectId: projectId, projectName: code[6])
+                """, arguments: [db.lastInsertedRowID, userID, projectID, deviceName, clientVersion, time, publicKey, publicKey == nil ? nil : time])
+            let deviceID = db.lastInsertedRowID
+            try db.execute(sql: "UPDATE login_codes SET used_at = ?, device_id = ? WHERE id = ?", arguments: [time, deviceID, codeID])
+            return .enrolled(deviceID: deviceID, userID: userID, userName: code[5], projectID: projectID, projectName: code[6])
         }
     }
 }

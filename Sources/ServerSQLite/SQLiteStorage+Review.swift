@@ -9,7 +9,7 @@ extension SQLiteStorage {
     /// Writes `history`, each entry with its detail encoded as in `details` (``PushPlan/encoding()``), its device,
     /// signature and link in its record's hash chain (``HistoryChain``: the hash of the record's latest entry,
     /// read under the single writer, then of each entry written before it in this batch).
-    static func writeHistory(_ db: Database, projectId: Int64, _ history: [HistoryEntry], details: [String]) throws {
+    static func writeHistory(_ db: Database, projectID: Int64, _ history: [HistoryEntry], details: [String]) throws {
         guard !history.isEmpty else { return }
         let insert = try db.cachedStatement(sql: """
             INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation, hash)
@@ -19,62 +19,62 @@ extension SQLiteStorage {
         var previous: [UUID: String] = [:]
         for (entry, detail) in zip(history, details) {
             let record = entry.recordID.lowercased
-            let before = try previous[entry.recordID] ?? (String.fetchOne(latest, arguments: [projectId, record]) ?? HistoryChain.genesis)
+            let before = try previous[entry.recordID] ?? (String.fetchOne(latest, arguments: [projectID, record]) ?? HistoryChain.genesis)
             let hash = HistoryChain.hash(previous: before, entry, detail: detail)
             previous[entry.recordID] = hash
             try insert.execute(arguments: [
-                projectId, record, entry.revision, entry.kind.rawValue, entry.userId, entry.clientID,
-                detail, entry.at.timeIntervalSince1970, entry.deviceId, entry.signed?.signature, entry.signed?.mutation, hash,
+                projectID, record, entry.revision, entry.kind.rawValue, entry.userID, entry.clientID,
+                detail, entry.at.timeIntervalSince1970, entry.deviceID, entry.signed?.signature, entry.signed?.mutation, hash,
             ])
         }
     }
 
     /// Closes the conflicts the plan resolved; throws ``StorageError/Code/alreadyResolved`` (rolling the whole
     /// plan back) when one is no longer open.
-    static func resolve(_ db: Database, projectId: Int64, _ ids: [Int64], history: [HistoryEntry], now: Double) throws {
+    static func resolve(_ db: Database, projectID: Int64, _ ids: [Int64], history: [HistoryEntry], now: Double) throws {
         for id in ids {
-            let entry = history.first { $0.detail.resolution?.conflictId == id }
+            let entry = history.first { $0.detail.resolution?.conflictID == id }
             try db.execute(sql: """
                 UPDATE conflicts SET open = 0, resolved_at = ?, resolved_by = ?, resolution = ? WHERE project_id = ? AND id = ? AND open
-                """, arguments: [now, entry?.userId, entry?.detail.resolution?.kept.rawValue, projectId, id])
+                """, arguments: [now, entry?.userID, entry?.detail.resolution?.kept.rawValue, projectID, id])
             guard db.changesCount == 1 else {
                 throw StorageError(.alreadyResolved, "Conflict \(id) is no longer open: someone resolved it first. Reload it to see how.")
             }
         }
     }
 
-    public func history(projectId: Int64, recordID: UUID) async throws -> [HistoryEntry] {
+    public func history(projectID: Int64, recordID: UUID) async throws -> [HistoryEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT h.revision, h.kind, h.user_id, u.name, h.client_id, h.detail, h.created_at
                 FROM record_history h JOIN users u ON u.id = h.user_id
                 WHERE h.project_id = ? AND h.record_id = ? ORDER BY h.id
-                """, arguments: [projectId, recordID.lowercased]).map { row in
+                """, arguments: [projectID, recordID.lowercased]).map { row in
                 HistoryEntry(
                     recordID: recordID, revision: row[0], kind: HistoryEntry.Kind(rawValue: row[1]) ?? .change,
-                    userId: row[2], userName: row[3], clientID: row[4], at: Date(timeIntervalSince1970: row[6]),
+                    userID: row[2], userName: row[3], clientID: row[4], at: Date(timeIntervalSince1970: row[6]),
                     detail: try HistoryDetail(jsonText: row[5]))
             }
         }
     }
 
-    public func conflictLog(projectId: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry] {
+    public func conflictLog(projectID: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 \(ConflictLogEntry.selectSQL)
                 WHERE c.project_id = ? AND c.id > ? AND (NOT ? OR c.open) AND (r.author_id = ? OR r.shared) ORDER BY c.id LIMIT ?
-                """, arguments: [projectId, after, openOnly, viewer, limit]).map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
+                """, arguments: [projectID, after, openOnly, viewer, limit]).map { try Self.conflictLogEntry(db, projectID: projectID, $0) }
         }
     }
 
-    public func conflict(projectId: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry? {
+    public func conflict(projectID: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "\(ConflictLogEntry.selectSQL) WHERE c.project_id = ? AND c.id = ? AND (r.author_id = ? OR r.shared)", arguments: [projectId, id, viewer])
-                .map { try Self.conflictLogEntry(db, projectId: projectId, $0) }
+            try Row.fetchOne(db, sql: "\(ConflictLogEntry.selectSQL) WHERE c.project_id = ? AND c.id = ? AND (r.author_id = ? OR r.shared)", arguments: [projectID, id, viewer])
+                .map { try Self.conflictLogEntry(db, projectID: projectID, $0) }
         }
     }
 
-    static func conflictLogEntry(_ db: Database, projectId: Int64, _ row: Row) throws -> ConflictLogEntry {
+    static func conflictLogEntry(_ db: Database, projectID: Int64, _ row: Row) throws -> ConflictLogEntry {
         let recordKey: String = row[1]
         let text: String = row[5]
         var reader = JSONReader(Array(text.utf8))
@@ -86,7 +86,7 @@ extension SQLiteStorage {
             try String.fetchOne(db, sql: """
                 SELECT u.name FROM record_history h JOIN users u ON u.id = h.user_id
                 WHERE h.project_id = ? AND h.record_id = ? AND h.revision = ? AND h.kind <> 'review' ORDER BY h.id DESC LIMIT 1
-                """, arguments: [projectId, recordKey, server.revision])
+                """, arguments: [projectID, recordKey, server.revision])
         }
         let resolution: ConflictResolution? = (row[9] as String?).flatMap(ConflictEntry.Winner.init(rawValue:)).map { kept in
             ConflictResolution(kept: kept, by: row[11] ?? "", at: Date(timeIntervalSince1970: row[10] ?? 0))

@@ -3,20 +3,20 @@ import GRDB
 import ServerStorage
 
 extension SQLiteStorage {
-    public func registerDeviceKey(tokenId: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration {
+    public func registerDeviceKey(tokenID: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration {
         try await write { db in
             guard let device = try Row.fetchOne(db, sql: """
                 SELECT d.public_key, EXISTS (SELECT 1 FROM login_codes c WHERE c.device_id = d.id) FROM devices d WHERE d.token_id = ?
-                """, arguments: [tokenId]) else { return .notOneDevice }
+                """, arguments: [tokenID]) else { return .notOneDevice }
             if let held: String = device[0] { return held == publicKey ? .same : .different }
             guard device[1] as Bool else { return .notOneDevice }
             try db.execute(sql: "UPDATE devices SET public_key = ?, key_registered_at = ? WHERE token_id = ? AND public_key IS NULL",
-                           arguments: [publicKey, now.timeIntervalSince1970, tokenId])
+                           arguments: [publicKey, now.timeIntervalSince1970, tokenID])
             return .stored
         }
     }
 
-    public func chainedHistory(projectId: Int64, recordID: UUID?, afterRecord: String?, recordLimit: Int) async throws -> [ChainedHistoryRow] {
+    public func chainedHistory(projectID: Int64, recordID: UUID?, afterRecord: String?, recordLimit: Int) async throws -> [ChainedHistoryRow] {
         try await pool.read { db in
             let records: [String]
             if let recordID {
@@ -24,7 +24,7 @@ extension SQLiteStorage {
             } else {
                 records = try String.fetchAll(db, sql: """
                     SELECT DISTINCT record_id FROM record_history WHERE project_id = ? AND record_id > ? ORDER BY record_id LIMIT ?
-                    """, arguments: [projectId, afterRecord ?? "", recordLimit])
+                    """, arguments: [projectID, afterRecord ?? "", recordLimit])
             }
             var rows: [ChainedHistoryRow] = []
             let select = try db.cachedStatement(sql: """
@@ -33,10 +33,10 @@ extension SQLiteStorage {
                 FROM record_history h JOIN users u ON u.id = h.user_id WHERE h.project_id = ? AND h.record_id = ? ORDER BY h.id
                 """)
             for record in records {
-                for row in try Row.fetchAll(select, arguments: [projectId, record]) {
+                for row in try Row.fetchAll(select, arguments: [projectID, record]) {
                     rows.append(ChainedHistoryRow(
-                        id: row[0], recordID: row[1], revision: row[2], kind: row[3], userId: row[4], userName: row[5], clientID: row[6],
-                        deviceId: row[7], detail: row[8], createdAt: row[9], signature: row[10], signedMutation: row[11], hash: row[12]))
+                        id: row[0], recordID: row[1], revision: row[2], kind: row[3], userID: row[4], userName: row[5], clientID: row[6],
+                        deviceID: row[7], detail: row[8], createdAt: row[9], signature: row[10], signedMutation: row[11], hash: row[12]))
                 }
             }
             return rows
@@ -56,7 +56,7 @@ extension SQLiteStorage {
         }
     }
 
-    public func firstChainedHistoryId() async throws -> Int64 {
+    public func firstChainedHistoryID() async throws -> Int64 {
         try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT first_chained_id FROM history_chain WHERE id = 1") ?? 1 }
     }
 }

@@ -11,12 +11,12 @@ extension SQLiteStorage {
         """
 
     public func push(
-        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
+        projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
         let committed = try await groupWrite { db in
-            let snapshot = try Self.pushSnapshot(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
-            return try Self.write(db, try plan(snapshot), projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
+            let snapshot = try Self.pushSnapshot(db, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs)
+            return try Self.write(db, try plan(snapshot), projectID: projectID, clientID: clientID, webhookSignal: webhookSignal)
         }
         webhookSignal.committed(committed)
         return committed
@@ -25,18 +25,18 @@ extension SQLiteStorage {
     /// Compares revisions only, under the single writer: the records' and entities' content is read (and
     /// decoded) only when they moved, to hand back for the push to be decided again.
     public func commit(
-        _ plan: PushPlan, planned: PushSnapshot, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+        _ plan: PushPlan, planned: PushSnapshot, projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]
     ) async throws -> PushPlan {
         let expected = planned.revisions
-        let plannedEntityIds = PushSnapshot.entityIds(named: entityIds, records: planned.records)
+        let plannedEntityIDs = PushSnapshot.entityIDs(named: entityIDs, records: planned.records)
         let committed = try await groupWrite { db in
             let current = try Self.pushRevisions(
-                db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: plannedEntityIds)
+                db, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: plannedEntityIDs)
             guard current == expected else {
                 throw PushSnapshotMoved(snapshot: try Self.pushSnapshot(
-                    db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds))
+                    db, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs))
             }
-            return try Self.write(db, plan, projectId: projectId, clientID: clientID, webhookSignal: webhookSignal)
+            return try Self.write(db, plan, projectID: projectID, clientID: clientID, webhookSignal: webhookSignal)
         }
         webhookSignal.committed(committed)
         return committed
@@ -46,21 +46,21 @@ extension SQLiteStorage {
     /// entities' content. `entityIds`: every entity the snapshot holds (when the records' revisions are the
     /// planned ones, the entities their stored fields name are the planned snapshot's).
     static func pushRevisions(
-        _ db: Database, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+        _ db: Database, projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]
     ) throws -> PushSnapshot.Revisions {
         var outcomes: [String: PushSnapshot.Revisions.Outcome] = [:]
         if !mutationIDs.isEmpty {
             for row in try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT mutation_id, user_id, digest FROM mutations
                 WHERE project_id = ? AND client_id = ? AND mutation_id IN (SELECT value FROM json_each(?))
-                """), arguments: [projectId, clientID, JSONWriter.array(of: mutationIDs)]) {
-                outcomes[row[0]] = PushSnapshot.Revisions.Outcome(userId: row[1], digest: row[2])
+                """), arguments: [projectID, clientID, JSONWriter.array(of: mutationIDs)]) {
+                outcomes[row[0]] = PushSnapshot.Revisions.Outcome(userID: row[1], digest: row[2])
             }
         }
         func revisions(_ sql: String, _ ids: [UUID]) throws -> [UUID: Int64] {
             guard !ids.isEmpty else { return [:] }
             var result: [UUID: Int64] = [:]
-            for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [projectId, JSONWriter.array(of: ids.map(\.lowercased))]) {
+            for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [projectID, JSONWriter.array(of: ids.map(\.lowercased))]) {
                 let id: String = row[0]
                 guard let uuid = UUID(uuidString: id) else { continue }
                 result[uuid] = row[1]
@@ -70,13 +70,13 @@ extension SQLiteStorage {
         return PushSnapshot.Revisions(
             outcomes: outcomes,
             records: try revisions("SELECT id, revision FROM records WHERE project_id = ? AND id IN (SELECT value FROM json_each(?))", recordIDs),
-            entities: try revisions("SELECT id, revision FROM entities WHERE project_id = ? AND id IN (SELECT value FROM json_each(?))", entityIds),
-            closedForms: try closedForms(db, projectId: projectId))
+            entities: try revisions("SELECT id, revision FROM entities WHERE project_id = ? AND id IN (SELECT value FROM json_each(?))", entityIDs),
+            closedForms: try closedForms(db, projectID: projectID))
     }
 
     /// Writes a push's plan in the writer's transaction: records with sequence numbers in commit order, history,
     /// entities, resolutions, outcomes, conflicts and webhook events.
-    static func write(_ db: Database, _ plan: PushPlan, projectId: Int64, clientID: String, webhookSignal: WebhookSignal? = nil) throws -> PushPlan {
+    static func write(_ db: Database, _ plan: PushPlan, projectID: Int64, clientID: String, webhookSignal: WebhookSignal? = nil) throws -> PushPlan {
         var decided = plan
         let encoded = decided.encoding()
         let now = Date().timeIntervalSince1970
@@ -87,7 +87,7 @@ extension SQLiteStorage {
             let count = Int64(decided.records.count)
             let last = try Int64.fetchOne(
                 db, sql: "UPDATE projects SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence",
-                arguments: [count, projectId]) ?? count
+                arguments: [count, projectID]) ?? count
             var sequence = last - count + 1
             let upsert = try db.cachedStatement(sql: """
                 INSERT INTO records (
@@ -104,52 +104,52 @@ extension SQLiteStorage {
                 decided.records[index].sequence = sequence
                 let record = decided.records[index]
                 try upsert.execute(arguments: [
-                    projectId, record.id.lowercased, record.formID, record.formVersion, record.state.rawValue,
-                    record.authorId, record.shared, record.revision, sequence, encoded.fields[index], record.times.updated?.timeIntervalSince1970 ?? now,
+                    projectID, record.id.lowercased, record.formID, record.formVersion, record.state.rawValue,
+                    record.authorID, record.shared, record.revision, sequence, encoded.fields[index], record.times.updated?.timeIntervalSince1970 ?? now,
                     record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
                     record.times.submitted?.timeIntervalSince1970, record.device, record.receivedAt?.timeIntervalSince1970 ?? now,
                 ])
                 sequences[record.id] = sequence
                 sequence += 1
             }
-            try Self.writeAttachmentReferences(db, projectId: projectId, decided.records, history: decided.history)
+            try Self.writeAttachmentReferences(db, projectID: projectID, decided.records, history: decided.history)
         }
-        try Self.writeHistory(db, projectId: projectId, decided.history, details: encoded.history)
+        try Self.writeHistory(db, projectID: projectID, decided.history, details: encoded.history)
         // The records' entity changes, in the records' transaction (docs/entity-lists.md).
-        try Self.writeEntities(db, projectId: projectId, &decided.entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
-        try Self.resolve(db, projectId: projectId, decided.resolvedConflicts, history: decided.history, now: now)
+        try Self.writeEntities(db, projectID: projectID, &decided.entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
+        try Self.resolve(db, projectID: projectID, decided.resolvedConflicts, history: decided.history, now: now)
         let insertOutcome = try db.cachedStatement(sql: """
             INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         for (stored, outcome) in zip(decided.newOutcomes, encoded.outcomes) {
-            try insertOutcome.execute(arguments: [projectId, clientID, stored.mutationID, stored.userId, stored.digest, outcome, now])
+            try insertOutcome.execute(arguments: [projectID, clientID, stored.mutationID, stored.userID, stored.digest, outcome, now])
         }
         let insertConflict = try db.cachedStatement(sql: """
             INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        var conflictIds: [Int64] = []
+        var conflictIDs: [Int64] = []
         for (conflict, entry) in zip(decided.conflicts, encoded.conflicts) {
             try insertConflict.execute(arguments: [
-                projectId, conflict.recordID.lowercased, conflict.mutationID, conflict.clientID, entry, conflict.entry.open, now,
+                projectID, conflict.recordID.lowercased, conflict.mutationID, conflict.clientID, entry, conflict.entry.open, now,
                 sequences[conflict.recordID], conflict.otherLoser,
             ])
-            conflictIds.append(db.lastInsertedRowID)
+            conflictIDs.append(db.lastInsertedRowID)
         }
         // The conflict log keeps the attachments its entries hold (AttachmentCollectionPolicy).
         let keep = try db.cachedStatement(sql: "INSERT OR IGNORE INTO conflict_attachment_refs (project_id, sha256, record_id) VALUES (?, ?, ?)")
         for (recordID, sha256) in decided.conflictAttachmentReferences {
-            try keep.execute(arguments: [projectId, sha256, recordID.lowercased])
+            try keep.execute(arguments: [projectID, sha256, recordID.lowercased])
         }
         // The events this push reports, in its transaction (WebhookStorage).
         (decided.webhookDeliveries, decided.webhookClaims) = try Self.writeWebhookEvents(
-            db, projectId: projectId, plan: decided, encoded: encoded, conflictIds: conflictIds, now: now, claim: webhookSignal?.pushClaim(now: Date()))
+            db, projectID: projectID, plan: decided, encoded: encoded, conflictIDs: conflictIDs, now: now, claim: webhookSignal?.pushClaim(now: Date()))
         return decided
     }
 
-    public func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {
+    public func changes(projectID: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage {
         try await pool.read { db in
-            let (userId, shared) = visibility.viewer
+            let (userID, shared) = visibility.viewer
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT r.id, r.form_id, r.form_version, r.state, u.name, r.revision, r.sequence, r.fields, r.review_state, r.review_comment,
                     r.created_at, r.updated_at, r.submitted_at,
@@ -161,7 +161,7 @@ extension SQLiteStorage {
                 FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.sequence > ? AND (r.author_id = ? OR (? AND r.shared))
                 ORDER BY r.sequence LIMIT ?
-                """), arguments: [projectId, after, userId, shared, limit + 1])
+                """), arguments: [projectID, after, userID, shared, limit + 1])
             var records: [RecordEnvelope] = []
             var bytes = 0
             while let row = try rows.next() {
@@ -181,59 +181,59 @@ extension SQLiteStorage {
         }
     }
 
-    public func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow] {
+    public func lostConflicts(projectID: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow] {
         guard through > after else { return [] }
         return try await pool.read { db in
-            let (userId, shared) = visibility.viewer
+            let (userID, shared) = visibility.viewer
             return try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT c.id, c.record_id, c.entry FROM conflicts c INDEXED BY conflicts_by_loser
                 JOIN records r ON r.project_id = c.project_id AND r.id = c.record_id
                 WHERE c.project_id = ? AND c.loser = ? AND c.sequence > ? AND c.sequence <= ? AND (r.author_id = ? OR (? AND r.shared))
                 ORDER BY c.sequence, c.id
-                """), arguments: [projectId, device, after, through, userId, shared]).map {
+                """), arguments: [projectID, device, after, through, userID, shared]).map {
                 LostConflictRow(id: $0[0], recordID: $0[1], entry: $0[2])
             }
         }
     }
 
-    public func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot {
+    public func pushSnapshot(projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]) async throws -> PushSnapshot {
         try await pool.read { db in
-            try Self.pushSnapshot(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
+            try Self.pushSnapshot(db, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs)
         }
     }
 
-    static func pushSnapshot(_ db: Database, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) throws -> PushSnapshot {
-        let records = try records(db, projectId: projectId, ids: recordIDs)
+    static func pushSnapshot(_ db: Database, projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]) throws -> PushSnapshot {
+        let records = try records(db, projectID: projectID, ids: recordIDs)
         return PushSnapshot(
-            storedOutcomes: try storedOutcomes(db, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs),
+            storedOutcomes: try storedOutcomes(db, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs),
             records: records,
-            entities: try entities(db, projectId: projectId, ids: PushSnapshot.entityIds(named: entityIds, records: records)),
-            closedForms: try closedForms(db, projectId: projectId))
+            entities: try entities(db, projectID: projectID, ids: PushSnapshot.entityIDs(named: entityIDs, records: records)),
+            closedForms: try closedForms(db, projectID: projectID))
     }
 
     /// The ids of the project's forms closed to new records (read with the rest of a push's snapshot).
-    static func closedForms(_ db: Database, projectId: Int64) throws -> Set<String> {
-        Set(try String.fetchAll(db.cachedStatement(sql: "SELECT form_id FROM form_states WHERE project_id = ? AND closed"), arguments: [projectId]))
+    static func closedForms(_ db: Database, projectID: Int64) throws -> Set<String> {
+        Set(try String.fetchAll(db.cachedStatement(sql: "SELECT form_id FROM form_states WHERE project_id = ? AND closed"), arguments: [projectID]))
     }
 
-    public func record(projectId: Int64, id: UUID) async throws -> StoredRecord? {
-        try await pool.read { db in try Self.records(db, projectId: projectId, ids: [id])[id] }
+    public func record(projectID: Int64, id: UUID) async throws -> StoredRecord? {
+        try await pool.read { db in try Self.records(db, projectID: projectID, ids: [id])[id] }
     }
 
-    public func records(projectId: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
+    public func records(projectID: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
         try await pool.read { db in
             return try Row.fetchAll(db, sql: """
                 SELECT \(Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.form_id = ? AND r.id > ? ORDER BY r.id LIMIT ?
-                """, arguments: [projectId, formID, after?.lowercased ?? "", limit]).map { try Self.storedRecord($0) }
+                """, arguments: [projectID, formID, after?.lowercased ?? "", limit]).map { try Self.storedRecord($0) }
         }
     }
 
-    public func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict] {
+    public func conflicts(projectID: Int64, recordID: UUID) async throws -> [LoggedConflict] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT mutation_id, client_id, entry FROM conflicts WHERE project_id = ? AND record_id = ? ORDER BY id
-                """, arguments: [projectId, recordID.lowercased]).map { row in
+                """, arguments: [projectID, recordID.lowercased]).map { row in
                 let entry: String = row["entry"]
                 var reader = JSONReader(Array(entry.utf8))
                 return LoggedConflict(
@@ -245,31 +245,31 @@ extension SQLiteStorage {
 
     // MARK: Rows
 
-    static func storedOutcomes(_ db: Database, projectId: Int64, clientID: String, mutationIDs: [String]) throws -> [String: StoredOutcome] {
+    static func storedOutcomes(_ db: Database, projectID: Int64, clientID: String, mutationIDs: [String]) throws -> [String: StoredOutcome] {
         guard !mutationIDs.isEmpty else { return [:] }
         var result: [String: StoredOutcome] = [:]
         // The ids as one JSON array: the statement is the same for every batch, so it is prepared once.
         for row in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT mutation_id, user_id, digest, outcome FROM mutations
             WHERE project_id = ? AND client_id = ? AND mutation_id IN (SELECT value FROM json_each(?))
-            """), arguments: [projectId, clientID, JSONWriter.array(of: mutationIDs)]) {
+            """), arguments: [projectID, clientID, JSONWriter.array(of: mutationIDs)]) {
             let outcome: String = row["outcome"]
             var reader = JSONReader(Array(outcome.utf8))
             let stored = StoredOutcome(
-                mutationID: row["mutation_id"], userId: row["user_id"], digest: row["digest"],
+                mutationID: row["mutation_id"], userID: row["user_id"], digest: row["digest"],
                 outcome: try MutationOutcome.read(from: &reader))
             result[stored.mutationID] = stored
         }
         return result
     }
 
-    static func records(_ db: Database, projectId: Int64, ids: [UUID]) throws -> [UUID: StoredRecord] {
+    static func records(_ db: Database, projectID: Int64, ids: [UUID]) throws -> [UUID: StoredRecord] {
         guard !ids.isEmpty else { return [:] }
         var result: [UUID: StoredRecord] = [:]
         for row in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT \(recordColumns) FROM records r JOIN users u ON u.id = r.author_id
             WHERE r.project_id = ? AND r.id IN (SELECT value FROM json_each(?))
-            """), arguments: [projectId, JSONWriter.array(of: ids.map(\.lowercased))]) {
+            """), arguments: [projectID, JSONWriter.array(of: ids.map(\.lowercased))]) {
             let record = try storedRecord(row)
             result[record.id] = record
         }
@@ -283,7 +283,7 @@ extension SQLiteStorage {
             id: UUID(uuidString: id) ?? UUID(),
             formID: row["form_id"], formVersion: row["form_version"],
             state: RecordState(rawValue: row["state"]) ?? .draft,
-            authorId: row["author_id"], authorName: row["author_name"], shared: row["shared"],
+            authorID: row["author_id"], authorName: row["author_name"], shared: row["shared"],
             revision: row["revision"], sequence: row["sequence"],
             review: review(state: row["review_state"], comment: row["review_comment"]),
             times: RecordTimes(created: date(row["created_at"]), updated: date(row["updated_at"]), submitted: date(row["submitted_at"])),

@@ -11,20 +11,20 @@ extension SQLiteStorage {
     /// deliveries it claimed for that service until `claim.until`: each that is the only undelivered one of its
     /// endpoint and subject (one indexed read each), for an endpoint not in `claim.busy`.
     static func writeWebhookEvents(
-        _ db: Database, projectId: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], now: Double,
+        _ db: Database, projectID: Int64, plan: PushPlan, encoded: PushPlan.Encoded, conflictIDs: [Int64], now: Double,
         claim: (until: Date, busy: Set<Int64>)? = nil
     ) throws -> (written: Int, claimed: [ClaimedWebhookDelivery]) {
         let rows = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT e.id, e.events, p.name, e.url, e.secret FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
             WHERE e.project_id = ? AND e.enabled
-            """), arguments: [projectId])
+            """), arguments: [projectID])
         guard let first = rows.first else { return (0, []) }
         let subscriptions = rows.map {
-            WebhookSubscription(endpointId: $0[0], events: WebhookEventKind.read(stored: $0[1]), url: $0[3], secret: $0[4])
+            WebhookSubscription(endpointID: $0[0], events: WebhookEventKind.read(stored: $0[1]), url: $0[3], secret: $0[4])
         }
         let events = WebhookEvents.make(
-            plan: plan, encoded: encoded, conflictIds: conflictIds, subscriptions: subscriptions, projectName: first[2],
-            labels: try webhookLabels(db, projectId: projectId, plan: plan), at: Date(timeIntervalSince1970: now))
+            plan: plan, encoded: encoded, conflictIDs: conflictIDs, subscriptions: subscriptions, projectName: first[2],
+            labels: try webhookLabels(db, projectID: projectID, plan: plan), at: Date(timeIntervalSince1970: now))
         let insert = try db.cachedStatement(sql: """
             INSERT INTO webhook_deliveries (endpoint_id, project_id, event_id, kind, subject, payload, created_at, next_attempt_at, claimed_until)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -32,7 +32,7 @@ extension SQLiteStorage {
         let waiting = try db.cachedStatement(sql: """
             SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ? AND subject = ? AND status = 'pending' LIMIT 1
             """)
-        let byId = Dictionary(subscriptions.map { ($0.endpointId, $0) }, uniquingKeysWith: { first, _ in first })
+        let byID = Dictionary(subscriptions.map { ($0.endpointID, $0) }, uniquingKeysWith: { first, _ in first })
         var count = 0
         var claimed: [ClaimedWebhookDelivery] = []
         for (event, endpoints) in events {
@@ -43,12 +43,12 @@ extension SQLiteStorage {
                     until = claim.until
                 }
                 try insert.execute(arguments: [
-                    endpoint, projectId, event.id, event.kind.rawValue, event.subject, event.body, now, now, until?.timeIntervalSince1970,
+                    endpoint, projectID, event.id, event.kind.rawValue, event.subject, event.body, now, now, until?.timeIntervalSince1970,
                 ])
                 count += 1
-                if let until, let subscription = byId[endpoint] {
+                if let until, let subscription = byID[endpoint] {
                     claimed.append(ClaimedWebhookDelivery(
-                        id: db.lastInsertedRowID, endpointId: endpoint, url: subscription.url, secret: subscription.secret, eventId: event.id,
+                        id: db.lastInsertedRowID, endpointID: endpoint, url: subscription.url, secret: subscription.secret, eventID: event.id,
                         kind: event.kind, body: event.body, attempts: 0, claimedUntil: until))
                 }
             }
@@ -58,10 +58,10 @@ extension SQLiteStorage {
 
     /// The labels of the form versions `plan`'s records were saved with: one indexed read of each version's
     /// digest, and of its definition only the first time this process meets that digest.
-    static func webhookLabels(_ db: Database, projectId: Int64, plan: PushPlan) throws -> [FormKey: WebhookLabels] {
+    static func webhookLabels(_ db: Database, projectID: Int64, plan: PushPlan) throws -> [FormKey: WebhookLabels] {
         var labels: [FormKey: WebhookLabels] = [:]
         for key in WebhookEvents.formVersions(of: plan) {
-            let arguments: StatementArguments = [projectId, key.id, key.version]
+            let arguments: StatementArguments = [projectID, key.id, key.version]
             guard let digest = try String.fetchOne(
                 db.cachedStatement(sql: "SELECT digest FROM forms WHERE project_id = ? AND form_id = ? AND version = ?"), arguments: arguments)
             else { continue }
@@ -75,37 +75,37 @@ extension SQLiteStorage {
         return labels
     }
 
-    public func addWebhookEndpoint(projectId: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint {
+    public func addWebhookEndpoint(projectID: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint {
         try await write { db in
             let now = Date()
             try db.execute(
                 sql: "INSERT INTO webhook_endpoints (project_id, url, events, secret, enabled, created_at) VALUES (?, ?, ?, ?, 1, ?)",
-                arguments: [projectId, url, WebhookEventKind.stored(events), secret, now.timeIntervalSince1970])
-            return WebhookEndpoint(id: db.lastInsertedRowID, projectId: projectId, url: url, events: events, enabled: true, createdAt: now)
+                arguments: [projectID, url, WebhookEventKind.stored(events), secret, now.timeIntervalSince1970])
+            return WebhookEndpoint(id: db.lastInsertedRowID, projectID: projectID, url: url, events: events, enabled: true, createdAt: now)
         }
     }
 
-    public func webhookEndpoints(projectId: Int64) async throws -> [WebhookEndpoint] {
+    public func webhookEndpoints(projectID: Int64) async throws -> [WebhookEndpoint] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, url, events, enabled, created_at FROM webhook_endpoints WHERE project_id = ? ORDER BY id", arguments: [projectId]).map {
+            try Row.fetchAll(db, sql: "SELECT id, url, events, enabled, created_at FROM webhook_endpoints WHERE project_id = ? ORDER BY id", arguments: [projectID]).map {
                 WebhookEndpoint(
-                    id: $0[0], projectId: projectId, url: $0[1], events: WebhookEventKind.read(stored: $0[2]), enabled: $0[3],
+                    id: $0[0], projectID: projectID, url: $0[1], events: WebhookEventKind.read(stored: $0[2]), enabled: $0[3],
                     createdAt: Date(timeIntervalSince1970: $0[4]))
             }
         }
     }
 
-    public func removeWebhookEndpoint(projectId: Int64, id: Int64) async throws -> Bool {
+    public func removeWebhookEndpoint(projectID: Int64, id: Int64) async throws -> Bool {
         try await write { db in
-            try db.execute(sql: "DELETE FROM webhook_deliveries WHERE project_id = ? AND endpoint_id = ?", arguments: [projectId, id])
-            try db.execute(sql: "DELETE FROM webhook_endpoints WHERE project_id = ? AND id = ?", arguments: [projectId, id])
+            try db.execute(sql: "DELETE FROM webhook_deliveries WHERE project_id = ? AND endpoint_id = ?", arguments: [projectID, id])
+            try db.execute(sql: "DELETE FROM webhook_endpoints WHERE project_id = ? AND id = ?", arguments: [projectID, id])
             return db.changesCount > 0
         }
     }
 
-    public func setWebhookEndpointEnabled(projectId: Int64, id: Int64, enabled: Bool) async throws -> Bool {
+    public func setWebhookEndpointEnabled(projectID: Int64, id: Int64, enabled: Bool) async throws -> Bool {
         try await write { db in
-            try db.execute(sql: "UPDATE webhook_endpoints SET enabled = ? WHERE project_id = ? AND id = ?", arguments: [enabled, projectId, id])
+            try db.execute(sql: "UPDATE webhook_endpoints SET enabled = ? WHERE project_id = ? AND id = ?", arguments: [enabled, projectID, id])
             return db.changesCount > 0
         }
     }
@@ -163,13 +163,13 @@ extension SQLiteStorage {
                 try claim.execute(arguments: [until, id])
                 guard let kind = WebhookEventKind(rawValue: row[5]) else { return nil }
                 return ClaimedWebhookDelivery(
-                    id: id, endpointId: row[1], url: row[2], secret: row[3], eventId: row[4], kind: kind, body: row[6], attempts: row[7],
+                    id: id, endpointID: row[1], url: row[2], secret: row[3], eventID: row[4], kind: kind, body: row[6], attempts: row[7],
                     claimedUntil: Date(timeIntervalSince1970: until))
             }
         }
     }
 
-    public func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry] {
+    public func webhookDeliveries(projectID: Int64, endpointID: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT id, endpoint_id, event_id, kind, subject, status, attempts, last_status, last_error, response_ms, created_at,
@@ -177,35 +177,35 @@ extension SQLiteStorage {
                 FROM webhook_deliveries
                 WHERE project_id = ? AND (? IS NULL OR endpoint_id = ?) AND id < ?
                 ORDER BY id DESC LIMIT ?
-                """, arguments: [projectId, endpointId, endpointId, before ?? Int64.max, limit]).compactMap(Self.deliveryLogEntry)
+                """, arguments: [projectID, endpointID, endpointID, before ?? Int64.max, limit]).compactMap(Self.deliveryLogEntry)
         }
     }
 
     static func deliveryLogEntry(_ row: Row) -> WebhookDeliveryLogEntry? {
         guard let kind = WebhookEventKind(rawValue: row[3]), let status = WebhookDeliveryLogEntry.Status(rawValue: row[5]) else { return nil }
         return WebhookDeliveryLogEntry(
-            id: row[0], endpointId: row[1], eventId: row[2], kind: kind, subject: row[4], status: status, attempts: row[6],
+            id: row[0], endpointID: row[1], eventID: row[2], kind: kind, subject: row[4], status: status, attempts: row[6],
             lastStatus: row[7], lastError: row[8], responseMillis: row[9], createdAt: Date(timeIntervalSince1970: row[10]),
             nextAttemptAt: status == .pending ? date(row[11]) : nil, deliveredAt: date(row[12]))
     }
 
-    public func redeliverWebhook(projectId: Int64, deliveryId: Int64) async throws -> Bool {
+    public func redeliverWebhook(projectID: Int64, deliveryID: Int64) async throws -> Bool {
         let changed = try await write { db in
             try db.execute(
                 sql: "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, claimed_until = NULL WHERE project_id = ? AND id = ?",
-                arguments: [Date().timeIntervalSince1970, projectId, deliveryId])
+                arguments: [Date().timeIntervalSince1970, projectID, deliveryID])
             return db.changesCount > 0
         }
         if changed { webhookSignal.signal() }
         return changed
     }
 
-    public func replayWebhooks(projectId: Int64, endpointId: Int64, from: Date, through: Date) async throws -> Int {
+    public func replayWebhooks(projectID: Int64, endpointID: Int64, from: Date, through: Date) async throws -> Int {
         let count = try await write { db in
             try db.execute(sql: """
                 UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, claimed_until = NULL
                 WHERE project_id = ? AND endpoint_id = ? AND created_at >= ? AND created_at <= ?
-                """, arguments: [Date().timeIntervalSince1970, projectId, endpointId, from.timeIntervalSince1970, through.timeIntervalSince1970])
+                """, arguments: [Date().timeIntervalSince1970, projectID, endpointID, from.timeIntervalSince1970, through.timeIntervalSince1970])
             return db.changesCount
         }
         if count > 0 { webhookSignal.signal() }

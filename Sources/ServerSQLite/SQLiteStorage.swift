@@ -193,31 +193,31 @@ public struct SQLiteStorage: ServerStorage {
         }
     }
 
-    public func addMember(userName: String, projectId: Int64, role: Role, tokenHash: Data) async throws {
+    public func addMember(userName: String, projectID: Int64, role: Role, tokenHash: Data) async throws {
         try await write { db in
             let now = Date().timeIntervalSince1970
             try db.execute(sql: "INSERT INTO users (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", arguments: [userName, now])
-            guard let userId = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
+            guard let userID = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
                 throw StorageError(.unknownUser, "The user \"\(userName)\" could not be created.")
             }
             try db.execute(
                 sql: "INSERT INTO memberships (user_id, project_id, role) VALUES (?, ?, ?) ON CONFLICT (user_id, project_id) DO UPDATE SET role = excluded.role",
-                arguments: [userId, projectId, role.rawValue])
-            try db.execute(sql: "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (?, ?, ?)", arguments: [userId, tokenHash, now])
+                arguments: [userID, projectID, role.rawValue])
+            try db.execute(sql: "INSERT INTO tokens (user_id, token_hash, created_at) VALUES (?, ?, ?)", arguments: [userID, tokenHash, now])
             try db.execute(
                 sql: "INSERT INTO devices (token_id, user_id, project_id, name, created_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [db.lastInsertedRowID, userId, projectId, DeviceInfo.commandLineTokenName, now])
+                arguments: [db.lastInsertedRowID, userID, projectID, DeviceInfo.commandLineTokenName, now])
         }
     }
 
     public func revokeTokens(userName: String) async throws -> Int {
         try await write { db in
-            guard let userId = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
+            guard let userID = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [userName]) else {
                 throw StorageError(.unknownUser, "There is no user named \"\(userName)\".")
             }
             try db.execute(
                 sql: "UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL",
-                arguments: [Date().timeIntervalSince1970, userId])
+                arguments: [Date().timeIntervalSince1970, userID])
             return db.changesCount
         }
     }
@@ -231,32 +231,32 @@ public struct SQLiteStorage: ServerStorage {
                 """), arguments: [tokenHash]) else { return nil }
             let stored: Data = row["token_hash"]
             guard ConstantTime.equals(stored, tokenHash) else { return nil }
-            var principal = try Self.principal(db, userId: row["id"], name: row["name"], tokenId: row["token_id"])
-            principal.tokenId = row["token_id"]
+            var principal = try Self.principal(db, userID: row["id"], name: row["name"], tokenID: row["token_id"])
+            principal.tokenID = row["token_id"]
             return principal
         }
     }
 
     /// The user with their memberships, as the token `tokenId` may act: a token a device got for one project
     /// (a login code's) acts in that project only and never as a server admin, whatever else its person may do.
-    static func principal(_ db: Database, userId: Int64, name: String, tokenId: Int64) throws -> Principal {
-        let device = try Row.fetchOne(db.cachedStatement(sql: "SELECT project_id, id, public_key FROM devices WHERE token_id = ?"), arguments: [tokenId])
+    static func principal(_ db: Database, userID: Int64, name: String, tokenID: Int64) throws -> Principal {
+        let device = try Row.fetchOne(db.cachedStatement(sql: "SELECT project_id, id, public_key FROM devices WHERE token_id = ?"), arguments: [tokenID])
         let scope: Int64? = device?[0]
         var memberships: [String: Principal.Membership] = [:]
         for membership in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT m.project_id, p.name, m.role FROM memberships m JOIN projects p ON p.id = m.project_id WHERE m.user_id = ?
-            """), arguments: [userId]) {
+            """), arguments: [userID]) {
             guard let role = Role(rawValue: membership["role"]) else { continue }
-            let projectId: Int64 = membership["project_id"]
-            if let scope, projectId != scope { continue }
+            let projectID: Int64 = membership["project_id"]
+            if let scope, projectID != scope { continue }
             let name: String = membership["name"]
-            memberships[name] = .init(projectId: projectId, projectName: name, role: role)
+            memberships[name] = .init(projectID: projectID, projectName: name, role: role)
         }
         let serverAdmin = scope == nil
-            ? try Bool.fetchOne(db.cachedStatement(sql: "SELECT server_admin FROM users WHERE id = ?"), arguments: [userId]) ?? false
+            ? try Bool.fetchOne(db.cachedStatement(sql: "SELECT server_admin FROM users WHERE id = ?"), arguments: [userID]) ?? false
             : false
-        var principal = Principal(userId: userId, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
-        principal.deviceId = device?[1]
+        var principal = Principal(userID: userID, userName: name, memberships: memberships, isServerAdmin: serverAdmin)
+        principal.deviceID = device?[1]
         principal.devicePublicKey = device?[2]
         return principal
     }

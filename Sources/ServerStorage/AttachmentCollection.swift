@@ -97,7 +97,7 @@ public struct AttachmentSweep: Sendable, Hashable {
 
 extension AttachmentSweep {
     public mutating func sort() {
-        collected.sort { ($0.key.projectId, $0.key.sha256, $0.reason.rawValue) < ($1.key.projectId, $1.key.sha256, $1.reason.rawValue) }
+        collected.sort { ($0.key.projectID, $0.key.sha256, $0.reason.rawValue) < ($1.key.projectID, $1.key.sha256, $1.reason.rawValue) }
     }
 }
 

@@ -16,18 +16,18 @@ public protocol AttachmentIndexStorage: Sendable {
     /// Whether the database has noted the attachment as stored.
     func isAttachmentStored(_ key: AttachmentKey) async throws -> Bool
     /// The stored attachment and whether `userId` holds it; nil when it is not stored.
-    func storedAttachment(_ key: AttachmentKey, userId: Int64) async throws -> StoredAttachment?
+    func storedAttachment(_ key: AttachmentKey, userID: Int64) async throws -> StoredAttachment?
     /// Notes that `userId` holds the stored attachment (it was shown to them through a record that granted it).
-    func addAttachmentHolder(_ key: AttachmentKey, userId: Int64) async throws
+    func addAttachmentHolder(_ key: AttachmentKey, userID: Int64) async throws
     /// The bytes of every attachment the project holds stored and verified (only those `storedBy` stored
     /// first, when given): what its quotas count beside the uploads in progress.
-    func storedAttachmentBytes(projectId: Int64, storedBy: Int64?) async throws -> Int64
+    func storedAttachmentBytes(projectID: Int64, storedBy: Int64?) async throws -> Int64
     /// Every reference to the hash in the project, with the referencing record's author and sharing, who put
     /// it there and whether they hold the attachment.
     func attachmentUses(_ key: AttachmentKey) async throws -> [AttachmentUse]
     /// The attachments one record references, each with whether its bytes are there for it (stored, and held
     /// by the member who put the reference in: what a pull's `missingAttachments` leaves out).
-    func attachments(projectId: Int64, recordID: UUID) async throws -> [RecordAttachment]
+    func attachments(projectID: Int64, recordID: UUID) async throws -> [RecordAttachment]
     /// One garbage-collection sweep over every project's attachments: removes what
     /// ``AttachmentCollectionPolicy`` lets go at `now` (nothing when `dryRun`, which reports what it would remove)
     /// and notes which attachments it found unreferenced. Safe beside uploads, downloads, pushes and other sweeps.
@@ -38,7 +38,7 @@ public protocol AttachmentIndexStorage: Sendable {
 public struct AttachmentUse: Sendable, Hashable {
     public var recordID: UUID
     public var fieldID: String
-    public var authorId: Int64
+    public var authorID: Int64
     /// Whether the record was ever submitted (reviewers see it then).
     public var shared: Bool
     /// The media type the reference gives.
@@ -50,10 +50,10 @@ public struct AttachmentUse: Sendable, Hashable {
     /// may read the record.
     public var grants: Bool
 
-    public init(recordID: UUID, fieldID: String, authorId: Int64, shared: Bool, type: String, name: String, addedBy: Int64, grants: Bool) {
+    public init(recordID: UUID, fieldID: String, authorID: Int64, shared: Bool, type: String, name: String, addedBy: Int64, grants: Bool) {
         self.recordID = recordID
         self.fieldID = fieldID
-        self.authorId = authorId
+        self.authorID = authorID
         self.shared = shared
         self.type = type
         self.name = name
@@ -104,7 +104,7 @@ extension StoredRecord {
     /// keeps its hash (`previous`, what the index held); else the member whose change last touched the record
     /// in `history`, else its author.
     public func attachmentAdders(previous: [String: (sha256: String, addedBy: Int64)], history: [HistoryEntry]) -> [String: Int64] {
-        let pusher = history.last { $0.recordID == id }?.userId ?? authorId
+        let pusher = history.last { $0.recordID == id }?.userID ?? authorID
         var adders: [String: Int64] = [:]
         for (fieldID, reference) in attachmentReferences {
             if let before = previous[fieldID], before.sha256 == reference.sha256 { adders[fieldID] = before.addedBy } else { adders[fieldID] = pusher }

@@ -39,7 +39,7 @@ public protocol AttachmentStore: Sendable {
     func leadingBytes(_ key: AttachmentKey, count: Int) async throws -> Data?
     /// The bytes the project's uploads in progress hold (only `uploader`'s when given): what a quota counts
     /// beside the stored attachments.
-    func partialBytes(projectId: Int64, uploader: Int64?) async throws -> Int64
+    func partialBytes(projectID: Int64, uploader: Int64?) async throws -> Int64
 }
 
 /// One member's upload of one attachment.
@@ -71,12 +71,12 @@ public protocol AttachmentUpload: Sendable {
 
 /// A project's attachment, by its content's SHA-256.
 public struct AttachmentKey: Sendable, Hashable, CustomStringConvertible {
-    public var projectId: Int64
+    public var projectID: Int64
     /// 64 lowercase hex digits (``AttachmentKey/isValidDigest(_:)``).
     public var sha256: String
 
-    public init(projectId: Int64, sha256: String) {
-        self.projectId = projectId
+    public init(projectID: Int64, sha256: String) {
+        self.projectID = projectID
         self.sha256 = sha256
     }
 
@@ -85,7 +85,7 @@ public struct AttachmentKey: Sendable, Hashable, CustomStringConvertible {
         text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
-    public var description: String { "attachment \(sha256) of project \(projectId)" }
+    public var description: String { "attachment \(sha256) of project \(projectID)" }
 }
 
 /// What the store holds of one attachment.

@@ -43,11 +43,11 @@ public struct AuditEvent: Sendable, Hashable {
     /// ``AuditEvent/commandLine`` for the server's own administration commands.
     public var actor: String
     /// The user, when the actor is one.
-    public var actorId: Int64?
+    public var actorID: Int64?
     /// The client's address (as the server sees it behind its trusted proxies); nil for the command line.
     public var address: String?
     /// The project the act was in, when any.
-    public var projectId: Int64?
+    public var projectID: Int64?
     public var action: AuditAction
     /// What the act was done to: a user's name, a device, `form@version`, a record id; empty when nothing.
     public var subject: String
@@ -58,13 +58,13 @@ public struct AuditEvent: Sendable, Hashable {
     public static let commandLine = "command line"
 
     public init(
-        actor: String, actorId: Int64? = nil, address: String? = nil, projectId: Int64? = nil, action: AuditAction,
+        actor: String, actorID: Int64? = nil, address: String? = nil, projectID: Int64? = nil, action: AuditAction,
         subject: String = "", detail: [String: String] = [:]
     ) {
         self.actor = actor
-        self.actorId = actorId
+        self.actorID = actorID
         self.address = address
-        self.projectId = projectId
+        self.projectID = projectID
         self.action = action
         self.subject = subject
         self.detail = detail
@@ -99,7 +99,7 @@ public struct AuditEntry: Sendable, Hashable, Identifiable {
 /// oldest id of the previous page).
 public struct AuditQuery: Sendable, Hashable {
     /// Entries of this project only; nil for every project and none (the server admin's view).
-    public var projectId: Int64?
+    public var projectID: Int64?
     public var actor: String?
     public var action: AuditAction?
     public var since: Date?
@@ -109,10 +109,10 @@ public struct AuditQuery: Sendable, Hashable {
     public var limit: Int
 
     public init(
-        projectId: Int64? = nil, actor: String? = nil, action: AuditAction? = nil, since: Date? = nil, until: Date? = nil,
+        projectID: Int64? = nil, actor: String? = nil, action: AuditAction? = nil, since: Date? = nil, until: Date? = nil,
         before: Int64? = nil, limit: Int = 100
     ) {
-        self.projectId = projectId
+        self.projectID = projectID
         self.actor = actor
         self.action = action
         self.since = since

@@ -7,5 +7,5 @@ public protocol ChangeFeedStorage: Sendable {
     /// Where waiting pulls sleep and committed pushes are announced.
     var changes: ChangeNotifier { get }
     /// The project's feed position: the highest sequence number committed (0 for none, or no such project).
-    func lastSequence(projectId: Int64) async throws -> Int64
+    func lastSequence(projectID: Int64) async throws -> Int64
 }

@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 /// The feed's position is the project's `last_sequence`. A waiting pull registers the position it has
 /// already looked at and sleeps until something announces a higher one, or its deadline passes, or its
 /// task is cancelled (the client went away). Announcements come from:
-/// - this process's pushes, once their transaction is committed (``notify(projectId:lastSequence:)``);
+/// - this process's pushes, once their transaction is committed (``notify(projectID:lastSequence:)``);
 /// - other processes, through the storage: PostgreSQL's `LISTEN`, or, for SQLite, a ``Poll`` of the
 ///   project's counter row that runs only while someone waits (one read per project per interval, however
 ///   many pulls wait on it), for a second server process sharing the data directory.
@@ -38,7 +38,7 @@ public final class ChangeNotifier: Sendable {
 
     private struct State {
         var projects: [Int64: Project] = [:]
-        var nextId = 0
+        var nextID = 0
         /// Whether any pull ever waited here, and who waits for that (``untilFirstWait()``).
         var waited = false
         var firstWaitWatchers: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -55,9 +55,9 @@ public final class ChangeNotifier: Sendable {
 
     /// Announces that the project's feed reached `lastSequence` (committed): wakes every pull waiting
     /// for less. Cheap when nobody waits; announcing an old position does nothing.
-    public func notify(projectId: Int64, lastSequence: Int64) {
+    public func notify(projectID: Int64, lastSequence: Int64) {
         let woken = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            var project = state.projects[projectId] ?? Project()
+            var project = state.projects[projectID] ?? Project()
             guard lastSequence > project.known else { return [] }
             project.known = lastSequence
             var woken: [CheckedContinuation<Void, Never>] = []
@@ -65,7 +65,7 @@ public final class ChangeNotifier: Sendable {
                 woken.append(waiter.continuation)
                 project.waiters[id] = nil
             }
-            state.projects[projectId] = project
+            state.projects[projectID] = project
             return woken
         }
         for continuation in woken { continuation.resume() }
@@ -76,9 +76,9 @@ public final class ChangeNotifier: Sendable {
     public func wakeAll() {
         let woken = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             var woken: [CheckedContinuation<Void, Never>] = []
-            for projectId in state.projects.keys {
-                woken += state.projects[projectId]?.waiters.values.map(\.continuation) ?? []
-                state.projects[projectId]?.waiters = [:]
+            for projectID in state.projects.keys {
+                woken += state.projects[projectID]?.waiters.values.map(\.continuation) ?? []
+                state.projects[projectID]?.waiters = [:]
             }
             return woken
         }
@@ -103,9 +103,9 @@ public final class ChangeNotifier: Sendable {
     /// Waits until the project's feed is announced past `sequence`, until `deadline`, or until the task is
     /// cancelled. Returns true when woken by an announcement (or ``wakeAll()``), false at the deadline, on
     /// cancellation or once the notifier is stopped. Either way the caller looks at the feed again or answers.
-    public func wait(projectId: Int64, past sequence: Int64, until deadline: ContinuousClock.Instant) async -> Bool {
+    public func wait(projectID: Int64, past sequence: Int64, until deadline: ContinuousClock.Instant) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await self.waitForAnnouncement(projectId: projectId, past: sequence); return !Task.isCancelled && !self.isStopped }
+            group.addTask { await self.waitForAnnouncement(projectID: projectID, past: sequence); return !Task.isCancelled && !self.isStopped }
             group.addTask { try? await Task.sleep(until: deadline, clock: .continuous); return false }
             let first = await group.next() ?? false
             group.cancelAll()
@@ -114,30 +114,30 @@ public final class ChangeNotifier: Sendable {
     }
 
     /// Returns once the feed is announced past `sequence`, or at once when the task is (or gets) cancelled.
-    private func waitForAnnouncement(projectId: Int64, past sequence: Int64) async {
+    private func waitForAnnouncement(projectID: Int64, past sequence: Int64) async {
         let id = state.withLockedValue { state in
-            defer { state.nextId &+= 1 }
-            return state.nextId
+            defer { state.nextID &+= 1 }
+            return state.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let (resumeNow, startPoll, watchers) = state.withLockedValue { state -> (Bool, Bool, [CheckedContinuation<Void, Never>]) in
-                    var project = state.projects[projectId] ?? Project()
+                    var project = state.projects[projectID] ?? Project()
                     if Task.isCancelled || state.stopped || project.known > sequence { return (true, false, []) }
                     project.waiters[id] = Waiter(threshold: sequence, continuation: continuation)
                     let startPoll = poll != nil && !project.polling
                     if startPoll { project.polling = true }
-                    state.projects[projectId] = project
+                    state.projects[projectID] = project
                     state.waited = true
                     defer { state.firstWaitWatchers = [:] }
                     return (false, startPoll, Array(state.firstWaitWatchers.values))
                 }
                 if resumeNow { continuation.resume() }
-                if startPoll { startPolling(projectId) }
+                if startPoll { startPolling(projectID) }
                 for watcher in watchers { watcher.resume() }
             }
         } onCancel: {
-            let continuation = state.withLockedValue { state in state.projects[projectId]?.waiters.removeValue(forKey: id)?.continuation }
+            let continuation = state.withLockedValue { state in state.projects[projectID]?.waiters.removeValue(forKey: id)?.continuation }
             continuation?.resume()
         }
     }
@@ -146,8 +146,8 @@ public final class ChangeNotifier: Sendable {
     /// PostgreSQL listener connects only then, so an instance nobody long-polls holds no extra connection.
     public func untilFirstWait() async {
         let id = state.withLockedValue { state in
-            defer { state.nextId &+= 1 }
-            return state.nextId
+            defer { state.nextID &+= 1 }
+            return state.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -164,15 +164,15 @@ public final class ChangeNotifier: Sendable {
     }
 
     /// Reads the project's position every interval while someone waits on it, and announces what it reads.
-    private func startPolling(_ projectId: Int64) {
+    private func startPolling(_ projectID: Int64) {
         guard let poll else { return }
         Task {
             while true {
                 try? await Task.sleep(for: poll.interval)
-                if let last = try? await poll.lastSequence(projectId) { notify(projectId: projectId, lastSequence: last) }
+                if let last = try? await poll.lastSequence(projectID) { notify(projectID: projectID, lastSequence: last) }
                 let stop = state.withLockedValue { state -> Bool in
-                    guard state.projects[projectId]?.waiters.isEmpty ?? true else { return false }
-                    state.projects[projectId]?.polling = false
+                    guard state.projects[projectID]?.waiters.isEmpty ?? true else { return false }
+                    state.projects[projectID]?.polling = false
                     return true
                 }
                 if stop { return }
@@ -183,8 +183,8 @@ public final class ChangeNotifier: Sendable {
 
 extension ChangeNotifier {
     /// Announces what a committed push wrote (nothing when it wrote no record).
-    public func announce(_ plan: PushPlan, projectId: Int64) {
+    public func announce(_ plan: PushPlan, projectID: Int64) {
         guard let last = plan.records.map(\.sequence).max() else { return }
-        notify(projectId: projectId, lastSequence: last)
+        notify(projectID: projectID, lastSequence: last)
     }
 }

@@ -8,19 +8,19 @@ import SyncCore
 public protocol ConsoleStorage: Sendable {
     /// How many records of each form the viewer may see, by review state (nil: never submitted, as drafts).
     /// Deleted records are not counted.
-    func reviewCounts(projectId: Int64, visibility: RecordVisibility) async throws -> [ReviewCount]
+    func reviewCounts(projectID: Int64, visibility: RecordVisibility) async throws -> [ReviewCount]
     /// One page of a form's records, as ``RecordTableQuery`` says: filtered, sorted and after its cursor, with an
     /// index serving the order, so a page deep in 100,000 records costs what the first one does.
-    func recordTable(projectId: Int64, query: RecordTableQuery, visibility: RecordVisibility) async throws -> [RecordTableRow]
+    func recordTable(projectID: Int64, query: RecordTableQuery, visibility: RecordVisibility) async throws -> [RecordTableRow]
     /// One page of a form's records for a feed another tool reads, as ``RecordFeedQuery`` says: filtered by its
     /// conditions, ordered by id after its cursor (the form's id index serves the order), deleted records left out.
-    func feedRecords(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> [StoredRecord]
+    func feedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> [StoredRecord]
     /// How many records pass the query's form, conditions and visibility (its cursor, offset and limit ignored).
-    func countFeedRecords(projectId: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> Int
+    func countFeedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> Int
     /// The project's members by name, with their roles.
-    func members(projectId: Int64) async throws -> [ProjectMember]
+    func members(projectID: Int64) async throws -> [ProjectMember]
     /// The conflict log of one record (open and resolved), oldest first, when `viewer` may see the record.
-    func conflictLog(projectId: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry]
+    func conflictLog(projectID: Int64, viewer: Int64, recordID: UUID) async throws -> [ConflictLogEntry]
 
     /// Opens a session for the holder of an active token (by its SHA-256): stores the session id's hash, the
     /// token it was opened with, its CSRF token and its expiry; removes expired sessions. Nil, storing
@@ -68,13 +68,13 @@ public struct ProjectMember: Sendable, Hashable {
     /// Tokens that are not revoked.
     public var activeTokens: Int
     /// The user's id (what the console's person pages are addressed by).
-    public var userId: Int64
+    public var userID: Int64
 
-    public init(name: String, role: Role, activeTokens: Int, userId: Int64 = 0) {
+    public init(name: String, role: Role, activeTokens: Int, userID: Int64 = 0) {
         self.name = name
         self.role = role
         self.activeTokens = activeTokens
-        self.userId = userId
+        self.userID = userID
     }
 }
 
@@ -169,10 +169,10 @@ public struct RecordTableRow: Sendable, Hashable {
 
 extension RecordVisibility {
     /// The viewer, and whether they also see shared (once submitted) records: `author_id = ? OR (? AND shared)`.
-    public var viewer: (userId: Int64, seesShared: Bool) {
+    public var viewer: (userID: Int64, seesShared: Bool) {
         switch self {
-        case .authoredBy(let userId): (userId, false)
-        case .authoredByOrShared(let userId): (userId, true)
+        case .authoredBy(let userID): (userID, false)
+        case .authoredByOrShared(let userID): (userID, true)
         }
     }
 }

@@ -63,7 +63,7 @@ public struct EntityEdit: Sendable, Hashable {
     /// Applies the edit to `entity` as stored now (no storage): the entity to write and its history entry, or
     /// the outcome to report when there is nothing to write. Both server backends call this inside the
     /// transaction that read the entity and writes it.
-    public func apply(to entity: StoredEntity?, list: String, userId: Int64, at now: Date) -> (Outcome, written: StoredEntity?, history: EntityHistoryEntry?) {
+    public func apply(to entity: StoredEntity?, list: String, userID: Int64, at now: Date) -> (Outcome, written: StoredEntity?, history: EntityHistoryEntry?) {
         guard let stored = entity, stored.list == list, !stored.deleted else { return (.notFound, nil, nil) }
         var entity = stored
         let revision = entity.revision + 1
@@ -89,7 +89,7 @@ public struct EntityEdit: Sendable, Hashable {
         entity.revision = revision
         entity.updatedAt = now
         let history = EntityHistoryEntry(
-            entityId: entity.id, revision: revision, kind: .update, recordID: nil, userId: userId, clientID: Self.writer, at: now,
+            entityID: entity.id, revision: revision, kind: .update, recordID: nil, userID: userID, clientID: Self.writer, at: now,
             detail: HistoryDetail(fields: diffs))
         return (.applied(entity, changes: diffs), entity, history)
     }

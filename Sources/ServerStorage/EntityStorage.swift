@@ -12,53 +12,53 @@ import SyncCore
 /// as the project's record sequence is), so a list's feed pages by sequence and never skips a change.
 public protocol EntityStorage: Sendable {
     /// The project's entity lists by name.
-    func entityLists(projectId: Int64) async throws -> [EntityListInfo]
-    func entityList(projectId: Int64, name: String) async throws -> EntityListInfo?
+    func entityLists(projectID: Int64) async throws -> [EntityListInfo]
+    func entityList(projectID: Int64, name: String) async throws -> EntityListInfo?
     /// Creates the list when new, and adds the properties it does not declare yet. Throws
     /// ``StorageError/Code/entityPropertyKind`` (nothing written) when a property is declared with another kind.
     @discardableResult
-    func declareEntityList(projectId: Int64, name: String, properties: [EntityProperty]) async throws -> EntityListInfo
+    func declareEntityList(projectID: Int64, name: String, properties: [EntityProperty]) async throws -> EntityListInfo
     /// Sets the list's scope. Every entity of the list is sent again (its sequence moves), so each device
     /// receives what the new scope gives it and removes what it takes away.
-    func setEntityScope(projectId: Int64, list: String, scope: EntityScope) async throws
+    func setEntityScope(projectID: Int64, list: String, scope: EntityScope) async throws
     /// The list's entities changed after `after`, ordered by sequence: at most `limit`, and no more once their
     /// fields add up to `maxBytes` (a page holds at least one). In scope or not: the caller decides.
-    func entityChanges(projectId: Int64, list: String, after: Int64, limit: Int, maxBytes: Int) async throws -> EntityFeedPage
+    func entityChanges(projectID: Int64, list: String, after: Int64, limit: Int, maxBytes: Int) async throws -> EntityFeedPage
     /// One entity of the project (deleted ones too).
-    func entity(projectId: Int64, id: UUID) async throws -> StoredEntity?
+    func entity(projectID: Int64, id: UUID) async throws -> StoredEntity?
     /// A page of one list's entities ordered by id, after `after` (for exports that stream); deleted ones too.
-    func entities(projectId: Int64, list: String, after: UUID?, limit: Int) async throws -> [StoredEntity]
+    func entities(projectID: Int64, list: String, after: UUID?, limit: Int) async throws -> [StoredEntity]
     /// Every history entry of the entity, oldest first, with its user's name and the review state of the
     /// record that made it (what the console shows of a rejected record's change).
-    func entityHistory(projectId: Int64, entityId: UUID) async throws -> [EntityHistoryEntry]
+    func entityHistory(projectID: Int64, entityID: UUID) async throws -> [EntityHistoryEntry]
     /// The entity's conflict log, oldest first.
-    func entityConflicts(projectId: Int64, entityId: UUID) async throws -> [LoggedEntityConflict]
+    func entityConflicts(projectID: Int64, entityID: UUID) async throws -> [LoggedEntityConflict]
     /// Writes imported or edited entities in one transaction: each is created or replaced as given (the
     /// caller merged it), takes the next number of its list's sequence, and gets its history entry.
     /// Entities of another list under the same id are refused (``StorageError/Code/entityConflict``).
-    func writeEntities(projectId: Int64, list: String, _ entities: [StoredEntity], history: [EntityHistoryEntry]) async throws
+    func writeEntities(projectID: Int64, list: String, _ entities: [StoredEntity], history: [EntityHistoryEntry]) async throws
     /// Assigns the entities to `userName` (nil: unassigns); returns how many exist in the list. Each moves
     /// in the list's feed, so it leaves the previous assignee's device and reaches the new one's.
-    func assignEntities(projectId: Int64, list: String, ids: [UUID], userName: String?, by userId: Int64) async throws -> Int
+    func assignEntities(projectID: Int64, list: String, ids: [UUID], userName: String?, by userID: Int64) async throws -> Int
     /// A project admin's edit of the entity's label and properties (``EntityEdit``), merged and written in one
     /// transaction with its history entry; the entity moves in its list's feed, so devices in scope receive it at
     /// their next sync. Nothing is written when a property it sets changed since `edit.baseRevision`.
-    func editEntity(projectId: Int64, list: String, id: UUID, edit: EntityEdit, by userId: Int64) async throws -> EntityEdit.Outcome
+    func editEntity(projectID: Int64, list: String, id: UUID, edit: EntityEdit, by userID: Int64) async throws -> EntityEdit.Outcome
     /// Marks the entity deleted (a tombstone that the feed sends as removed); false when there is none.
-    func deleteEntity(projectId: Int64, list: String, id: UUID, by userId: Int64) async throws -> Bool
+    func deleteEntity(projectID: Int64, list: String, id: UUID, by userID: Int64) async throws -> Bool
     /// The project's members' user ids by name.
-    func memberIds(projectId: Int64) async throws -> [String: Int64]
+    func memberIDs(projectID: Int64) async throws -> [String: Int64]
     /// The user's properties in the project (name → value).
-    func userProperties(projectId: Int64, userId: Int64) async throws -> [String: String]
+    func userProperties(projectID: Int64, userID: Int64) async throws -> [String: String]
     /// Sets (or, with nil, removes) a property of a member. The entities of lists scoped by that property
     /// whose value is the old or the new one move in their feeds, so the member's devices receive and remove
     /// what the change gives and takes. Throws ``StorageError/Code/unknownUser`` for a user who is not a member.
-    func setUserProperty(projectId: Int64, userName: String, name: String, value: String?) async throws
+    func setUserProperty(projectID: Int64, userName: String, name: String, value: String?) async throws
     /// A page of a list's entities for the console, ordered by label then id: at the query's keyset position
     /// (first, after or before a row, last), whose label contains `search` (case-insensitive), whose property
     /// `filter.name` is `filter.value` and that are assigned to `assignee`. Rows come in the table's order
     /// whichever way the page was read.
-    func entityTable(projectId: Int64, list: String, query: EntityTableQuery) async throws -> [EntityTableRow]
+    func entityTable(projectID: Int64, list: String, query: EntityTableQuery) async throws -> [EntityTableRow]
 }
 
 /// A property an entity list declares: its name and the kind of the fields that save to it.
@@ -128,10 +128,10 @@ public struct StoredEntity: Sendable, Hashable {
     public var revision: Int64
     /// Assigned by the storage when the change commits; 0 for an entity not yet written.
     public var sequence: Int64
-    public var creatorId: Int64
+    public var creatorID: Int64
     /// Filled in when read.
     public var creatorName: String
-    public var assigneeId: Int64?
+    public var assigneeID: Int64?
     /// Filled in when read.
     public var assigneeName: String?
     /// A tombstone: the feed sends the entity as removed.
@@ -142,16 +142,16 @@ public struct StoredEntity: Sendable, Hashable {
     public var updatedAt: Date?
 
     public init(
-        list: String, id: UUID, revision: Int64, sequence: Int64 = 0, creatorId: Int64, creatorName: String = "", assigneeId: Int64? = nil,
+        list: String, id: UUID, revision: Int64, sequence: Int64 = 0, creatorID: Int64, creatorName: String = "", assigneeID: Int64? = nil,
         assigneeName: String? = nil, deleted: Bool = false, fields: RecordFields, createdAt: Date? = nil, updatedAt: Date? = nil
     ) {
         self.list = list
         self.id = id
         self.revision = revision
         self.sequence = sequence
-        self.creatorId = creatorId
+        self.creatorID = creatorID
         self.creatorName = creatorName
-        self.assigneeId = assigneeId
+        self.assigneeID = assigneeID
         self.assigneeName = assigneeName
         self.deleted = deleted
         self.fields = fields
@@ -170,7 +170,7 @@ public struct StoredEntity: Sendable, Hashable {
 
     /// The entity as a feed page sends it.
     public var snapshot: EntitySnapshot {
-        EntitySnapshot(entityId: id, revision: revision, sequence: sequence, creator: creatorName, assignee: assigneeName, fields: fields)
+        EntitySnapshot(entityID: id, revision: revision, sequence: sequence, creator: creatorName, assignee: assigneeName, fields: fields)
     }
 
     /// A property's value as a `property:NAME` scope and the console's filter compare it with text: the
@@ -191,24 +191,24 @@ public struct EntityFeedRow: Sendable, Hashable {
     public var id: UUID
     public var revision: Int64
     public var sequence: Int64
-    public var creatorId: Int64
+    public var creatorID: Int64
     public var creatorName: String
-    public var assigneeId: Int64?
+    public var assigneeID: Int64?
     public var assigneeName: String?
     public var deleted: Bool
     /// The stored `RecordFields` JSON.
     public var fields: String
 
     public init(
-        id: UUID, revision: Int64, sequence: Int64, creatorId: Int64, creatorName: String, assigneeId: Int64?, assigneeName: String?,
+        id: UUID, revision: Int64, sequence: Int64, creatorID: Int64, creatorName: String, assigneeID: Int64?, assigneeName: String?,
         deleted: Bool, fields: String
     ) {
         self.id = id
         self.revision = revision
         self.sequence = sequence
-        self.creatorId = creatorId
+        self.creatorID = creatorID
         self.creatorName = creatorName
-        self.assigneeId = assigneeId
+        self.assigneeID = assigneeID
         self.assigneeName = assigneeName
         self.deleted = deleted
         self.fields = fields
@@ -241,13 +241,13 @@ public struct EntityHistoryEntry: Sendable, Hashable {
         case delete
     }
 
-    public var entityId: UUID
+    public var entityID: UUID
     /// The entity's revision after the change.
     public var revision: Int64
     public var kind: Kind
     /// The record whose entity change this was (nil for changes made on the server).
     public var recordID: UUID?
-    public var userId: Int64
+    public var userID: Int64
     /// Filled in when read.
     public var userName: String
     /// The device the record came from.
@@ -260,14 +260,14 @@ public struct EntityHistoryEntry: Sendable, Hashable {
     public var recordReview: ReviewState?
 
     public init(
-        entityId: UUID, revision: Int64, kind: Kind, recordID: UUID?, userId: Int64, userName: String = "", clientID: String?, at: Date,
+        entityID: UUID, revision: Int64, kind: Kind, recordID: UUID?, userID: Int64, userName: String = "", clientID: String?, at: Date,
         detail: HistoryDetail, recordReview: ReviewState? = nil
     ) {
-        self.entityId = entityId
+        self.entityID = entityID
         self.revision = revision
         self.kind = kind
         self.recordID = recordID
-        self.userId = userId
+        self.userID = userID
         self.userName = userName
         self.clientID = clientID
         self.at = at
@@ -278,7 +278,7 @@ public struct EntityHistoryEntry: Sendable, Hashable {
 
 /// An entity conflict-log entry: the losing value of one property, kept like a record field's.
 public struct LoggedEntityConflict: Sendable, Hashable {
-    public var entityId: UUID
+    public var entityID: UUID
     /// The record whose change met the conflict.
     public var recordID: UUID
     public var mutationID: String
@@ -287,8 +287,8 @@ public struct LoggedEntityConflict: Sendable, Hashable {
     /// Filled in when read.
     public var at: Date?
 
-    public init(entityId: UUID, recordID: UUID, mutationID: String, clientID: String, entry: ConflictEntry, at: Date? = nil) {
-        self.entityId = entityId
+    public init(entityID: UUID, recordID: UUID, mutationID: String, clientID: String, entry: ConflictEntry, at: Date? = nil) {
+        self.entityID = entityID
         self.recordID = recordID
         self.mutationID = mutationID
         self.clientID = clientID
@@ -382,12 +382,12 @@ public struct EntityTableRow: Sendable, Hashable {
 extension PushSnapshot {
     /// The entities a push batch may touch: those its mutations' entity changes name, and those the entity
     /// changes its records already hold name (a later edit of such a record changes the same entity).
-    public static func entityIds(named: [UUID], records: [UUID: StoredRecord]) -> [UUID] {
+    public static func entityIDs(named: [UUID], records: [UUID: StoredRecord]) -> [UUID] {
         var ids = named
         var seen = Set(named)
         for record in records.values {
             guard let answer = record.fields[RecordEntityChange.fieldID]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
-            if seen.insert(change.entityId).inserted { ids.append(change.entityId) }
+            if seen.insert(change.entityID).inserted { ids.append(change.entityID) }
         }
         return ids.sorted { $0.uuidString < $1.uuidString }
     }

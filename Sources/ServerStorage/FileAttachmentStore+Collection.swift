@@ -23,7 +23,7 @@ extension FileAttachmentStore {
         guard let projects = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         var files: [StoredFile] = []
         for project in projects {
-            guard let projectId = Int64(project) else { continue }
+            guard let projectID = Int64(project) else { continue }
             let folder = "\(directory)/\(project)"
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
             for name in names {
@@ -39,7 +39,7 @@ extension FileAttachmentStore {
                 var info = stat()
                 guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
                 files.append(StoredFile(
-                    key: AttachmentKey(projectId: projectId, sha256: sha256), complete: complete, uploader: uploader, path: path, bytes: Int64(info.st_size),
+                    key: AttachmentKey(projectID: projectID, sha256: sha256), complete: complete, uploader: uploader, path: path, bytes: Int64(info.st_size),
                     modified: Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)))
             }
         }

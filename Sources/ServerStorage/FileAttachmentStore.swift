@@ -31,7 +31,7 @@ public final class FileAttachmentStore: AttachmentStore {
         self.directory = directory
     }
 
-    func projectDirectory(_ key: AttachmentKey) -> String { "\(directory)/\(key.projectId)" }
+    func projectDirectory(_ key: AttachmentKey) -> String { "\(directory)/\(key.projectID)" }
     func finalPath(_ key: AttachmentKey) -> String { "\(projectDirectory(key))/\(key.sha256)" }
 
     /// What a partial file's name says: the hash, the total its upload was started with, and who sends it
@@ -58,8 +58,8 @@ public final class FileAttachmentStore: AttachmentStore {
         Self.fileSize(finalPath(key))
     }
 
-    public func partialBytes(projectId: Int64, uploader: Int64?) async throws -> Int64 {
-        let folder = "\(directory)/\(projectId)"
+    public func partialBytes(projectID: Int64, uploader: Int64?) async throws -> Int64 {
+        let folder = "\(directory)/\(projectID)"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return 0 }
         var total: Int64 = 0
         for name in names {

@@ -28,7 +28,7 @@ public struct FormUpload: Sendable, Hashable {
     /// The upload's id, which its publish form names.
     public var id: Int64
     /// The project it was uploaded to.
-    public var projectId: Int64
+    public var projectID: Int64
     /// The uploaded file's name, as the browser gave it.
     public var fileName: String
     /// The form definition as JSON text (a workbook's, as converted).
@@ -37,9 +37,9 @@ public struct FormUpload: Sendable, Hashable {
     public var uploadedBy: Int64
     public var uploadedAt: Date
 
-    public init(id: Int64, projectId: Int64, fileName: String, definition: String, uploadedBy: Int64, uploadedAt: Date) {
+    public init(id: Int64, projectID: Int64, fileName: String, definition: String, uploadedBy: Int64, uploadedAt: Date) {
         self.id = id
-        self.projectId = projectId
+        self.projectID = projectID
         self.fileName = fileName
         self.definition = definition
         self.uploadedBy = uploadedBy
@@ -50,12 +50,12 @@ public struct FormUpload: Sendable, Hashable {
 /// Forms as the console runs them: closed or open to new records, and uploads waiting to be published.
 public protocol FormStateStorage: Sendable {
     /// The forms of the project that were ever closed or reopened, by form id.
-    func formStates(projectId: Int64) async throws -> [String: FormAvailability]
+    func formStates(projectID: Int64) async throws -> [String: FormAvailability]
     /// Closes the form to new records, or reopens it, as `userId`.
-    func setFormClosed(projectId: Int64, formID: String, closed: Bool, userId: Int64) async throws
+    func setFormClosed(projectID: Int64, formID: String, closed: Bool, userID: Int64) async throws
     /// Keeps a checked upload and removes the project's uploads older than ``FormUpload/lifetime``; returns
     /// the new upload's id.
-    func storeFormUpload(projectId: Int64, fileName: String, definition: String, userId: Int64) async throws -> Int64
+    func storeFormUpload(projectID: Int64, fileName: String, definition: String, userID: Int64) async throws -> Int64
     /// One upload of the project.
-    func formUpload(projectId: Int64, id: Int64) async throws -> FormUpload?
+    func formUpload(projectID: Int64, id: Int64) async throws -> FormUpload?
 }

@@ -10,25 +10,25 @@ public protocol PeopleStorage: Sendable {
     func setServerAdmin(userName: String, _ isAdmin: Bool) async throws
     /// Stores a new access token for the user (created when new) on a device row of its own, enrolled for
     /// `projectId` when given (a server admin's token may belong to no project).
-    func addToken(userName: String, projectId: Int64?, tokenHash: Data) async throws
+    func addToken(userName: String, projectID: Int64?, tokenHash: Data) async throws
     /// The user with this name, when there is one.
-    func userId(named name: String) async throws -> Int64?
+    func userID(named name: String) async throws -> Int64?
     /// Adds the user (created when new) to the project with `role`, or sets their role there; no token is issued.
     /// Returns the user's id.
     @discardableResult
-    func setMembership(userName: String, projectId: Int64, role: Role) async throws -> Int64
+    func setMembership(userName: String, projectID: Int64, role: Role) async throws -> Int64
     /// Takes the user out of the project and revokes every device enrolled for it; returns how many devices were
     /// active. Throws ``StorageError/Code/unknownUser`` when the user is no member of the project.
-    func removeMember(projectId: Int64, userId: Int64, at: Date) async throws -> Int
+    func removeMember(projectID: Int64, userID: Int64, at: Date) async throws -> Int
 
     /// The devices enrolled for the project (of one member, or of every member), newest first, revoked ones too.
-    func devices(projectId: Int64, userId: Int64?) async throws -> [DeviceInfo]
+    func devices(projectID: Int64, userID: Int64?) async throws -> [DeviceInfo]
     /// Revokes one device of the project (its token); nil when the project has no such device, the device as it
     /// was when it was active (or revoked before).
-    func revokeDevice(projectId: Int64, deviceId: Int64, at: Date) async throws -> DeviceInfo?
+    func revokeDevice(projectID: Int64, deviceID: Int64, at: Date) async throws -> DeviceInfo?
     /// Notes what a device reported on a pull or push: its client id and version, how many changes wait on it,
     /// and the time (the first sync is kept).
-    func recordDeviceSync(tokenId: Int64, report: DeviceReport) async throws
+    func recordDeviceSync(tokenID: Int64, report: DeviceReport) async throws
     /// Whether a token with this SHA-256 exists and was revoked (a signed-out device, not a wrong token).
     func tokenRevoked(tokenHash: Data) async throws -> Bool
 
@@ -45,7 +45,7 @@ public struct DeviceInfo: Sendable, Hashable {
     public static let commandLineTokenName = "access token"
 
     public var id: Int64
-    public var userId: Int64
+    public var userID: Int64
     public var userName: String
     /// What the device called itself when it was enrolled with a login code (its host name), or
     /// ``commandLineTokenName``.
@@ -63,11 +63,11 @@ public struct DeviceInfo: Sendable, Hashable {
     public var revokedAt: Date?
 
     public init(
-        id: Int64, userId: Int64, userName: String, name: String, clientID: String?, clientVersion: String?, createdAt: Date,
+        id: Int64, userID: Int64, userName: String, name: String, clientID: String?, clientVersion: String?, createdAt: Date,
         firstSyncAt: Date?, lastSyncAt: Date?, waiting: Int?, revokedAt: Date?
     ) {
         self.id = id
-        self.userId = userId
+        self.userID = userID
         self.userName = userName
         self.name = name
         self.clientID = clientID
@@ -98,17 +98,17 @@ public struct DeviceReport: Sendable, Hashable {
 /// A login code as stored: its hash, whom it enrols, who made it, and when it expires.
 public struct LoginCodeRecord: Sendable, Hashable {
     public var codeHash: Data
-    public var projectId: Int64
-    public var userId: Int64
+    public var projectID: Int64
+    public var userID: Int64
     /// The admin who created it; nil for the command line.
     public var createdBy: Int64?
     public var createdAt: Date
     public var expiresAt: Date
 
-    public init(codeHash: Data, projectId: Int64, userId: Int64, createdBy: Int64?, createdAt: Date, expiresAt: Date) {
+    public init(codeHash: Data, projectID: Int64, userID: Int64, createdBy: Int64?, createdAt: Date, expiresAt: Date) {
         self.codeHash = codeHash
-        self.projectId = projectId
-        self.userId = userId
+        self.projectID = projectID
+        self.userID = userID
         self.createdBy = createdBy
         self.createdAt = createdAt
         self.expiresAt = expiresAt
@@ -118,7 +118,7 @@ public struct LoginCodeRecord: Sendable, Hashable {
 /// What exchanging a login code came to.
 public enum LoginCodeRedemption: Sendable, Hashable {
     /// A device was enrolled: its token is the one passed in.
-    case enrolled(deviceId: Int64, userId: Int64, userName: String, projectId: Int64, projectName: String)
+    case enrolled(deviceID: Int64, userID: Int64, userName: String, projectID: Int64, projectName: String)
     /// No such code.
     case unknown
     /// The code was used before (a code enrols one device).

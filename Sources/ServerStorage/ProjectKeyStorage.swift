@@ -21,7 +21,7 @@ public struct StoredProjectKey: Sendable, Hashable {
 public protocol ProjectKeyStorage: Sendable {
     /// Stores a new public key for the project, which becomes its current key; throws
     /// ``StorageError/Code/versionTaken`` when the project already has a key with that id.
-    func addProjectKey(projectId: Int64, key: ProjectPublicKey, createdAt: Date) async throws
+    func addProjectKey(projectID: Int64, key: ProjectPublicKey, createdAt: Date) async throws
     /// Every key of the project, oldest first (the last is the current one).
-    func projectKeys(projectId: Int64) async throws -> [StoredProjectKey]
+    func projectKeys(projectID: Int64) async throws -> [StoredProjectKey]
 }

@@ -19,7 +19,7 @@ public struct HistoryEntry: Sendable, Hashable {
     /// names the revision it left).
     public var revision: Int64
     public var kind: Kind
-    public var userId: Int64
+    public var userID: Int64
     /// Filled in when read; not stored.
     public var userName: String
     /// The device the change came from; nil for changes made on the server (reviews, resolutions).
@@ -29,19 +29,19 @@ public struct HistoryEntry: Sendable, Hashable {
     /// The pushed mutation that made the change (not stored: it lets the push attach the mutation's signature).
     public var mutationID: String?
     /// The device row whose token pushed the change; nil for changes made on the server.
-    public var deviceId: Int64?
+    public var deviceID: Int64?
     /// The device's signature of the mutation that made the change, with the bytes it signed; nil when the
     /// push was not signed (docs/signed-submissions.md).
     public var signed: SignedMutation?
 
     public init(
-        recordID: UUID, revision: Int64, kind: Kind, userId: Int64, userName: String = "", clientID: String?, at: Date, detail: HistoryDetail,
+        recordID: UUID, revision: Int64, kind: Kind, userID: Int64, userName: String = "", clientID: String?, at: Date, detail: HistoryDetail,
         mutationID: String? = nil
     ) {
         self.recordID = recordID
         self.revision = revision
         self.kind = kind
-        self.userId = userId
+        self.userID = userID
         self.userName = userName
         self.clientID = clientID
         self.at = at
@@ -103,17 +103,17 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
     }
 
     public struct Resolution: Codable, Sendable, Hashable {
-        public var conflictId: Int64
+        public var conflictID: Int64
         public var fieldID: String?
         /// `server` or `client`: whose value the record keeps.
         public var kept: ConflictEntry.Winner
 
         private enum CodingKeys: String, CodingKey {
-            case conflictId, fieldID = "fieldId", kept
+            case conflictID = "conflictId", fieldID = "fieldId", kept
         }
 
-        public init(conflictId: Int64, fieldID: String?, kept: ConflictEntry.Winner) {
-            self.conflictId = conflictId
+        public init(conflictID: Int64, fieldID: String?, kept: ConflictEntry.Winner) {
+            self.conflictID = conflictID
             self.fieldID = fieldID
             self.kept = kept
         }
@@ -193,7 +193,7 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
             writer.key("resolution")
             writer.beginObject()
             writer.key("conflictId")
-            writer.int(resolution.conflictId)
+            writer.int(resolution.conflictID)
             if let fieldID = resolution.fieldID {
                 writer.key("fieldId")
                 writer.string(fieldID)

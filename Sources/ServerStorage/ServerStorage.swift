@@ -28,7 +28,7 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     func project(named name: String) async throws -> ProjectInfo?
     func projects() async throws -> [ProjectInfo]
     /// Adds the user (created when new) to the project with `role` and stores a new token hash for them.
-    func addMember(userName: String, projectId: Int64, role: Role, tokenHash: Data) async throws
+    func addMember(userName: String, projectID: Int64, role: Role, tokenHash: Data) async throws
     /// Revokes every token of the user; returns how many were active.
     func revokeTokens(userName: String) async throws -> Int
     /// The user owning an active token with this SHA-256 hash, with their memberships.
@@ -37,10 +37,10 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     // MARK: Forms
 
     /// Every published version of every form of the project, by form id then version.
-    func forms(projectId: Int64) async throws -> [PublishedForm]
-    func form(projectId: Int64, formID: String, version: Int) async throws -> PublishedForm?
+    func forms(projectID: Int64) async throws -> [PublishedForm]
+    func form(projectID: Int64, formID: String, version: Int) async throws -> PublishedForm?
     /// Ids of the fields that some record of the form holds a value for.
-    func fieldsInUse(projectId: Int64, formID: String) async throws -> Set<String>
+    func fieldsInUse(projectID: Int64, formID: String) async throws -> Set<String>
     /// Stores a new version; throws ``StorageError/versionTaken`` when that version exists.
     func insertForm(_ form: PublishedForm) async throws
 
@@ -49,56 +49,56 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
     /// Runs one push batch in one transaction: reads what `plan` needs, lets it decide, writes its
     /// decision with sequence numbers in commit order, and commits. A throwing `plan` writes nothing.
     /// `entityIds`: the entities the batch's entity changes name; the snapshot holds those and the ones its
-    /// records' stored entity changes name (``PushSnapshot/entityIds(named:records:)``).
+    /// records' stored entity changes name (``PushSnapshot/entityIDs(named:records:)``).
     func push(
-        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID],
+        projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan
-    /// Writes `plan`, decided on `planned` (read by ``pushSnapshot(projectId:clientID:mutationIDs:recordIDs:entityIds:)``
+    /// Writes `plan`, decided on `planned` (read by ``pushSnapshot(projectID:clientID:mutationIDs:recordIDs:entityIDs:)``
     /// outside any lock), as `push` writes a plan — when the snapshot in the push's transaction decides like
     /// `planned` (the same revisions, ``PushSnapshot/decidesLike(_:)``). Otherwise it writes nothing and throws
     /// ``PushSnapshotMoved`` with the snapshot the transaction read. A storage may compare the revisions
     /// without reading the records' content (SQLite does).
     func commit(
-        _ plan: PushPlan, planned: PushSnapshot, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+        _ plan: PushPlan, planned: PushSnapshot, projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]
     ) async throws -> PushPlan
     /// What `push` would hand its `plan` now, read without taking any write lock: the server decides a
     /// push (merge, validation) on this snapshot outside the lock, then commits it through `push` only if
     /// the snapshot there is still the same (see `SyncController`).
-    func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]) async throws -> PushSnapshot
+    func pushSnapshot(projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]) async throws -> PushSnapshot
     /// Records changed after `after`, ordered by sequence: at most `limit`, and no more once their fields
     /// add up to `maxBytes` (a page always holds at least one record, however large). Fields stay as stored.
-    func changes(projectId: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage
+    func changes(projectID: Int64, after: Int64, limit: Int, maxBytes: Int, visibility: RecordVisibility) async throws -> FeedPage
     /// The conflict-log entries whose losing value `device` wrote (and another device's push replaced),
     /// logged with a change whose sequence is in `after...through` of records `visibility` lets the reader
     /// see, oldest first: what a pull page covering that range tells the device. (Their number is bounded by
     /// the range's record changes, each by the fields one push may change.)
-    func lostConflicts(projectId: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow]
-    func record(projectId: Int64, id: UUID) async throws -> StoredRecord?
+    func lostConflicts(projectID: Int64, device: String, after: Int64, through: Int64, visibility: RecordVisibility) async throws -> [LostConflictRow]
+    func record(projectID: Int64, id: UUID) async throws -> StoredRecord?
     /// A page of one form's records ordered by id, after `after` (for exports that stream).
-    func records(projectId: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord]
+    func records(projectID: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord]
     /// The conflict log of one record, oldest first.
-    func conflicts(projectId: Int64, recordID: UUID) async throws -> [LoggedConflict]
+    func conflicts(projectID: Int64, recordID: UUID) async throws -> [LoggedConflict]
 
     // MARK: Review, history and the conflict log
-    // Reviews and resolutions are written through ``push(projectId:clientID:mutationIDs:recordIDs:plan:)``: a
+    // Reviews and resolutions are written through ``push(projectID:clientID:mutationIDs:recordIDs:plan:)``: a
     // plan that changes a record's review, or resolves a conflict, is committed like any other.
 
     /// Every history entry of the record, oldest first, with the names of their users.
-    func history(projectId: Int64, recordID: UUID) async throws -> [HistoryEntry]
+    func history(projectID: Int64, recordID: UUID) async throws -> [HistoryEntry]
     /// The project's conflict log by id (oldest first), after `after`: open entries only, or all; only
     /// entries of records `viewer` may see (their own, and shared ones: drafts stay private).
-    func conflictLog(projectId: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry]
+    func conflictLog(projectID: Int64, viewer: Int64, openOnly: Bool, after: Int64, limit: Int) async throws -> [ConflictLogEntry]
     /// One entry of the project's conflict log, when `viewer` may see its record.
-    func conflict(projectId: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry?
+    func conflict(projectID: Int64, viewer: Int64, id: Int64) async throws -> ConflictLogEntry?
 }
 
 extension ServerStorage {
     /// Reads the whole snapshot in the push's transaction and compares its revisions.
     public func commit(
-        _ plan: PushPlan, planned: PushSnapshot, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID]
+        _ plan: PushPlan, planned: PushSnapshot, projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID]
     ) async throws -> PushPlan {
-        try await push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { current in
+        try await push(projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs) { current in
             guard current.decidesLike(planned) else { throw PushSnapshotMoved(snapshot: current) }
             return plan
         }
@@ -106,15 +106,15 @@ extension ServerStorage {
 
     /// A push batch that changes no entity (reviews, resolutions).
     public func push(
-        projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID],
+        projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID],
         plan: @escaping @Sendable (PushSnapshot) throws -> PushPlan
     ) async throws -> PushPlan {
-        try await push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: [], plan: plan)
+        try await push(projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: [], plan: plan)
     }
 
     /// The snapshot of a push batch that changes no entity.
-    public func pushSnapshot(projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID]) async throws -> PushSnapshot {
-        try await pushSnapshot(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: [])
+    public func pushSnapshot(projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID]) async throws -> PushSnapshot {
+        try await pushSnapshot(projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: [])
     }
 }
 

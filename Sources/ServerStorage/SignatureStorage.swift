@@ -10,15 +10,15 @@ public protocol SignatureStorage: Sendable {
     /// ``DeviceKeyRegistration/different`` (kept as it was: a token's key is never replaced). Only a device
     /// enrolled with a login code holds a key: any other token (`fieldsheet-server user add`'s, which several
     /// homes and scripts may share) is ``DeviceKeyRegistration/notOneDevice`` and keeps none.
-    func registerDeviceKey(tokenId: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration
+    func registerDeviceKey(tokenID: Int64, publicKey: String, now: Date) async throws -> DeviceKeyRegistration
     /// The history entries of the project's records, whole records at a time, ordered by record id then entry:
     /// the records after `afterRecord` (lowercase id), at most `recordLimit` of them; only `recordID` when given.
-    func chainedHistory(projectId: Int64, recordID: UUID?, afterRecord: String?, recordLimit: Int) async throws -> [ChainedHistoryRow]
+    func chainedHistory(projectID: Int64, recordID: UUID?, afterRecord: String?, recordLimit: Int) async throws -> [ChainedHistoryRow]
     /// Every device row that may have written history, by id: its name, person, public key and when its token
     /// was revoked.
     func signingDevices() async throws -> [Int64: SigningDevice]
     /// The first history entry id that must carry a hash (entries before it were written before the chain existed).
-    func firstChainedHistoryId() async throws -> Int64
+    func firstChainedHistoryID() async throws -> Int64
 }
 
 /// How a device key registration went.
@@ -58,10 +58,10 @@ public struct ChainedHistoryRow: Sendable, Hashable {
     public var recordID: String
     public var revision: Int64
     public var kind: String
-    public var userId: Int64
+    public var userID: Int64
     public var userName: String
     public var clientID: String?
-    public var deviceId: Int64?
+    public var deviceID: Int64?
     public var detail: String
     public var createdAt: Double
     public var signature: String?
@@ -69,17 +69,17 @@ public struct ChainedHistoryRow: Sendable, Hashable {
     public var hash: String?
 
     public init(
-        id: Int64, recordID: String, revision: Int64, kind: String, userId: Int64, userName: String, clientID: String?, deviceId: Int64?,
+        id: Int64, recordID: String, revision: Int64, kind: String, userID: Int64, userName: String, clientID: String?, deviceID: Int64?,
         detail: String, createdAt: Double, signature: String?, signedMutation: String?, hash: String?
     ) {
         self.id = id
         self.recordID = recordID
         self.revision = revision
         self.kind = kind
-        self.userId = userId
+        self.userID = userID
         self.userName = userName
         self.clientID = clientID
-        self.deviceId = deviceId
+        self.deviceID = deviceID
         self.detail = detail
         self.createdAt = createdAt
         self.signature = signature
@@ -87,20 +87,20 @@ public struct ChainedHistoryRow: Sendable, Hashable {
         self.hash = hash
     }
 
-    /// This entry's link as the current rule computes it: ``HistoryChain/hash(previous:recordID:revision:kind:userId:clientID:deviceId:detail:createdAt:signature:signedMutation:)``.
+    /// This entry's link as the current rule computes it: ``HistoryChain/hash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``.
     public func expectedHash(previous: String) -> String {
         HistoryChain.hash(
-            previous: previous, recordID: recordID, revision: revision, kind: kind, userId: userId, clientID: clientID, deviceId: deviceId,
+            previous: previous, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
     }
 
     /// Whether `hash` is this entry's link after `previous` under either rule: the current one, or the first
-    /// one (``HistoryChain/firstRuleHash(previous:recordID:revision:kind:userId:clientID:deviceId:detail:createdAt:signature:signedMutation:)``),
+    /// one (``HistoryChain/firstRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``),
     /// which entries written before the current rule carry.
     public func matches(hash: String, previous: String) -> Bool {
         if expectedHash(previous: previous) == hash { return true }
         return HistoryChain.firstRuleHash(
-            previous: previous, recordID: recordID, revision: revision, kind: kind, userId: userId, clientID: clientID, deviceId: deviceId,
+            previous: previous, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation) == hash
     }
 }
@@ -116,7 +116,7 @@ public struct ChainedHistoryRow: Sendable, Hashable {
 /// The signed mutation's bytes are not hashed when a signature is: the signature covers them already (an
 /// altered mutation fails its signature in `records verify`, and a mutation swapped together with its
 /// signature changes the signature, which the hash covers). Entries written before this rule carry the first
-/// one's hash (``firstRuleHash(previous:recordID:revision:kind:userId:clientID:deviceId:detail:createdAt:signature:signedMutation:)``,
+/// one's hash (``firstRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``,
 /// which covered the signed mutation and had no rule number); a verifier accepts either.
 public enum HistoryChain {
     /// The `previous` of a record's first chained entry: 64 zeros.
@@ -127,7 +127,7 @@ public enum HistoryChain {
 
     /// The hash of one entry after `previous`, by the current rule.
     public static func hash(
-        previous: String, recordID: String, revision: Int64, kind: String, userId: Int64, clientID: String?, deviceId: Int64?,
+        previous: String, recordID: String, revision: Int64, kind: String, userID: Int64, clientID: String?, deviceID: Int64?,
         detail: String, createdAt: Double, signature: String?, signedMutation: String?
     ) -> String {
         let mutation = signature == nil ? signedMutation : nil
@@ -135,7 +135,7 @@ public enum HistoryChain {
         writer.beginArray()
         writer.element()
         writer.int(rule)
-        content(&writer, recordID: recordID, revision: revision, kind: kind, userId: userId, clientID: clientID, deviceId: deviceId,
+        content(&writer, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: mutation)
         writer.endArray()
         return digest(previous: previous, writer.bytes)
@@ -144,12 +144,12 @@ public enum HistoryChain {
     /// The hash of one entry after `previous` by the first rule, which history written before rule 2 carries:
     /// the same columns without a rule number, the signed mutation always included.
     public static func firstRuleHash(
-        previous: String, recordID: String, revision: Int64, kind: String, userId: Int64, clientID: String?, deviceId: Int64?,
+        previous: String, recordID: String, revision: Int64, kind: String, userID: Int64, clientID: String?, deviceID: Int64?,
         detail: String, createdAt: Double, signature: String?, signedMutation: String?
     ) -> String {
         var writer = JSONWriter(capacity: 160 + detail.utf8.count + (signedMutation?.utf8.count ?? 0))
         writer.beginArray()
-        content(&writer, recordID: recordID, revision: revision, kind: kind, userId: userId, clientID: clientID, deviceId: deviceId,
+        content(&writer, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
         writer.endArray()
         return digest(previous: previous, writer.bytes)
@@ -157,7 +157,7 @@ public enum HistoryChain {
 
     /// The entry's columns as elements of the content array.
     private static func content(
-        _ writer: inout JSONWriter, recordID: String, revision: Int64, kind: String, userId: Int64, clientID: String?, deviceId: Int64?,
+        _ writer: inout JSONWriter, recordID: String, revision: Int64, kind: String, userID: Int64, clientID: String?, deviceID: Int64?,
         detail: String, createdAt: Double, signature: String?, signedMutation: String?
     ) {
         writer.element()
@@ -167,12 +167,12 @@ public enum HistoryChain {
         writer.element()
         writer.string(kind)
         writer.element()
-        writer.int(userId)
+        writer.int(userID)
         writer.element()
         // An empty client id is stored as NULL on PostgreSQL: both read as null here.
         if let clientID, !clientID.isEmpty { writer.string(clientID) } else { writer.null() }
         writer.element()
-        if let deviceId { writer.int(deviceId) } else { writer.null() }
+        if let deviceID { writer.int(deviceID) } else { writer.null() }
         writer.element()
         writer.string(detail)
         writer.element()
@@ -204,8 +204,8 @@ public enum HistoryChain {
     /// The hash of a history entry about to be written after `previous`, its detail encoded as `detail`.
     public static func hash(previous: String, _ entry: HistoryEntry, detail: String) -> String {
         hash(
-            previous: previous, recordID: entry.recordID.lowercased, revision: entry.revision, kind: entry.kind.rawValue, userId: entry.userId,
-            clientID: entry.clientID, deviceId: entry.deviceId, detail: detail, createdAt: entry.at.timeIntervalSince1970,
+            previous: previous, recordID: entry.recordID.lowercased, revision: entry.revision, kind: entry.kind.rawValue, userID: entry.userID,
+            clientID: entry.clientID, deviceID: entry.deviceID, detail: detail, createdAt: entry.at.timeIntervalSince1970,
             signature: entry.signed?.signature, signedMutation: entry.signed?.mutation)
     }
 }

@@ -15,7 +15,7 @@ public struct ProjectInfo: Sendable, Hashable, Codable {
 
 /// One published version of a form.
 public struct PublishedForm: Sendable, Hashable {
-    public var projectId: Int64
+    public var projectID: Int64
     public var definition: FormDefinition
     /// SHA-256 (hex) of the definition with its version set to 0: equal digests mean an unchanged form.
     public var digest: String
@@ -24,8 +24,8 @@ public struct PublishedForm: Sendable, Hashable {
     public var formID: String { definition.id }
     public var version: Int { definition.version }
 
-    public init(projectId: Int64, definition: FormDefinition, digest: String, publishedAt: Date) {
-        self.projectId = projectId
+    public init(projectID: Int64, definition: FormDefinition, digest: String, publishedAt: Date) {
+        self.projectID = projectID
         self.definition = definition
         self.digest = digest
         self.publishedAt = publishedAt
@@ -38,7 +38,7 @@ public struct StoredRecord: Sendable, Hashable {
     public var formID: String
     public var formVersion: Int
     public var state: RecordState
-    public var authorId: Int64
+    public var authorID: Int64
     public var authorName: String
     /// Whether the record was ever submitted: shared records are visible to reviewers, also as tombstones.
     public var shared: Bool
@@ -57,7 +57,7 @@ public struct StoredRecord: Sendable, Hashable {
     public var fields: RecordFields
 
     public init(
-        id: UUID, formID: String, formVersion: Int, state: RecordState, authorId: Int64, authorName: String,
+        id: UUID, formID: String, formVersion: Int, state: RecordState, authorID: Int64, authorName: String,
         shared: Bool, revision: Int64, sequence: Int64, review: RecordReview? = nil, times: RecordTimes = RecordTimes(),
         receivedAt: Date? = nil, device: String? = nil, fields: RecordFields
     ) {
@@ -65,7 +65,7 @@ public struct StoredRecord: Sendable, Hashable {
         self.formID = formID
         self.formVersion = formVersion
         self.state = state
-        self.authorId = authorId
+        self.authorID = authorID
         self.authorName = authorName
         self.shared = shared
         self.revision = revision
@@ -109,14 +109,14 @@ public enum RecordVisibility: Sendable, Hashable {
 /// The stored outcome of one mutation, kept so a retry gets the same answer.
 public struct StoredOutcome: Sendable, Hashable {
     public var mutationID: String
-    public var userId: Int64
+    public var userID: Int64
     /// SHA-256 of the mutation as first sent; a different payload under the same id is refused.
     public var digest: Data
     public var outcome: MutationOutcome
 
-    public init(mutationID: String, userId: Int64, digest: Data, outcome: MutationOutcome) {
+    public init(mutationID: String, userID: Int64, digest: Data, outcome: MutationOutcome) {
         self.mutationID = mutationID
-        self.userId = userId
+        self.userID = userID
         self.digest = digest
         self.outcome = outcome
     }
@@ -128,7 +128,7 @@ public struct PushSnapshot: Sendable, Hashable {
     public var storedOutcomes: [String: StoredOutcome]
     /// The project's current records named by the batch.
     public var records: [UUID: StoredRecord]
-    /// The project's current entities the batch may change (``entityIds(named:records:)``), deleted ones too.
+    /// The project's current entities the batch may change (``entityIDs(named:records:)``), deleted ones too.
     public var entities: [UUID: StoredEntity]
     /// The ids of the project's forms closed to new records (``FormStateStorage``), read in the push's
     /// transaction so a form closed before the push commits refuses its new records.
@@ -147,11 +147,11 @@ public struct PushSnapshot: Sendable, Hashable {
     /// revisions decide a push alike.
     public struct Revisions: Sendable, Hashable {
         public struct Outcome: Sendable, Hashable {
-            public var userId: Int64
+            public var userID: Int64
             public var digest: Data
 
-            public init(userId: Int64, digest: Data) {
-                self.userId = userId
+            public init(userID: Int64, digest: Data) {
+                self.userID = userID
                 self.digest = digest
             }
         }
@@ -172,7 +172,7 @@ public struct PushSnapshot: Sendable, Hashable {
     /// This snapshot's ``Revisions``.
     public var revisions: Revisions {
         Revisions(
-            outcomes: storedOutcomes.mapValues { Revisions.Outcome(userId: $0.userId, digest: $0.digest) },
+            outcomes: storedOutcomes.mapValues { Revisions.Outcome(userID: $0.userID, digest: $0.digest) },
             records: records.mapValues(\.revision), entities: entities.mapValues(\.revision), closedForms: closedForms)
     }
 

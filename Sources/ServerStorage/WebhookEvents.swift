@@ -26,7 +26,7 @@ package enum WebhookEvents {
     ///   - labels: the labels of the form versions of `plan.records` (``formVersions(of:)``); a record whose
     ///     version is missing is sent without `labels`.
     package static func make(
-        plan: PushPlan, encoded: PushPlan.Encoded, conflictIds: [Int64], subscriptions: [WebhookSubscription], projectName: String,
+        plan: PushPlan, encoded: PushPlan.Encoded, conflictIDs: [Int64], subscriptions: [WebhookSubscription], projectName: String,
         labels: [FormKey: WebhookLabels] = [:], at now: Date
     ) -> [(event: WebhookEvent, endpoints: [Int64])] {
         let wanted = subscriptions.reduce(into: Set<WebhookEventKind>()) { $0.formUnion($1.events) }
@@ -35,7 +35,7 @@ package enum WebhookEvents {
         for (index, record) in plan.records.enumerated() { recordIndex[record.id] = index }
         var result: [(event: WebhookEvent, endpoints: [Int64])] = []
         func add(_ kind: WebhookEventKind, subject: String, _ body: (inout JSONWriter) -> Void) {
-            let endpoints = subscriptions.filter { $0.events.contains(kind) }.map(\.endpointId)
+            let endpoints = subscriptions.filter { $0.events.contains(kind) }.map(\.endpointID)
             guard !endpoints.isEmpty else { return }
             let id = UUID().lowercased
             var writer = JSONWriter(capacity: 1024)
@@ -86,9 +86,9 @@ package enum WebhookEvents {
             add(.conflictOpened, subject: conflict.recordID.lowercased) { writer in
                 writer.key("conflict")
                 writer.beginObject()
-                if conflictIndex < conflictIds.count {
+                if conflictIndex < conflictIDs.count {
                     writer.key("id")
-                    writer.int(conflictIds[conflictIndex])
+                    writer.int(conflictIDs[conflictIndex])
                 }
                 writer.key("device")
                 writer.string(conflict.clientID)
@@ -123,7 +123,7 @@ package enum WebhookEvents {
                     writer.key("changedBy")
                     writer.beginObject()
                     writer.key("userId")
-                    writer.int(entry.userId)
+                    writer.int(entry.userID)
                     if let clientID = entry.clientID {
                         writer.key("device")
                         writer.string(clientID)
@@ -133,7 +133,7 @@ package enum WebhookEvents {
                         writer.key("conflict")
                         writer.beginObject()
                         writer.key("id")
-                        writer.int(resolution.conflictId)
+                        writer.int(resolution.conflictID)
                         if let fieldID = resolution.fieldID {
                             writer.key("fieldId")
                             writer.string(fieldID)
@@ -162,14 +162,14 @@ package enum WebhookEvents {
             case .update: kind = .entityUpdated
             case .import, .assign, .delete: continue
             }
-            add(kind, subject: change.entityId.lowercased) { writer in
+            add(kind, subject: change.entityID.lowercased) { writer in
                 if let recordID = change.recordID {
                     writer.key("recordId")
                     writer.string(recordID.lowercased)
                 }
                 writer.key("changes")
                 writer.raw(change.detail.jsonBytes())
-                if let entity = entities[change.entityId] {
+                if let entity = entities[change.entityID] {
                     writer.key("entity")
                     writer.beginObject()
                     writer.key("id")

@@ -5,7 +5,7 @@ import SyncCore
 /// Webhooks as the server keeps them (docs/integrations.md, "Webhooks"): endpoints per project and an outbox
 /// of deliveries, one row per event and endpoint, written in the transaction of the change it reports.
 ///
-/// A push (``ServerStorage/push(projectId:clientID:mutationIDs:recordIDs:entityIds:plan:)``) reads the
+/// A push (``ServerStorage/push(projectID:clientID:mutationIDs:recordIDs:entityIDs:plan:)``) reads the
 /// project's enabled endpoints inside its transaction; when one wants an event the push makes, the event is
 /// built from the committed plan (``WebhookEvents``) and written beside the records, so a rolled-back push
 /// leaves no event and a committed one cannot lose its event. A project without endpoints pays one indexed
@@ -22,14 +22,14 @@ import SyncCore
 /// each record's events in order.
 public protocol WebhookStorage: Sendable {
     /// Registers an endpoint; its secret is stored as given and only ever read back to sign deliveries.
-    func addWebhookEndpoint(projectId: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint
+    func addWebhookEndpoint(projectID: Int64, url: String, events: Set<WebhookEventKind>, secret: String) async throws -> WebhookEndpoint
     /// The project's endpoints by id, without their secrets.
-    func webhookEndpoints(projectId: Int64) async throws -> [WebhookEndpoint]
+    func webhookEndpoints(projectID: Int64) async throws -> [WebhookEndpoint]
     /// Removes the endpoint with its delivery log; false when the project has no such endpoint.
-    func removeWebhookEndpoint(projectId: Int64, id: Int64) async throws -> Bool
+    func removeWebhookEndpoint(projectID: Int64, id: Int64) async throws -> Bool
     /// Turns the endpoint's deliveries on or off (a disabled endpoint gets no new events and nothing is
     /// sent to it); false when the project has no such endpoint.
-    func setWebhookEndpointEnabled(projectId: Int64, id: Int64, enabled: Bool) async throws -> Bool
+    func setWebhookEndpointEnabled(projectID: Int64, id: Int64, enabled: Bool) async throws -> Bool
     /// One turn of the delivery service's bookkeeping, in one write transaction: records the outcomes of
     /// attempts (`finishing`: delivered, or failed with when to try again), gives back claims that were not
     /// attempted (`releasing`: a server shutting down, or a delivery whose lease ran short before its turn), and
@@ -42,11 +42,11 @@ public protocol WebhookStorage: Sendable {
     ) async throws -> [ClaimedWebhookDelivery]
     /// The delivery log of the project (one endpoint's, when given), newest first, before the delivery id
     /// `before` when given.
-    func webhookDeliveries(projectId: Int64, endpointId: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry]
+    func webhookDeliveries(projectID: Int64, endpointID: Int64?, before: Int64?, limit: Int) async throws -> [WebhookDeliveryLogEntry]
     /// Sends the delivery again as soon as possible (delivered or not); false when the project has no such delivery.
-    func redeliverWebhook(projectId: Int64, deliveryId: Int64) async throws -> Bool
+    func redeliverWebhook(projectID: Int64, deliveryID: Int64) async throws -> Bool
     /// Sends the endpoint's deliveries of events created in `from...through` again, in their order; returns how many.
-    func replayWebhooks(projectId: Int64, endpointId: Int64, from: Date, through: Date) async throws -> Int
+    func replayWebhooks(projectID: Int64, endpointID: Int64, from: Date, through: Date) async throws -> Int
     /// Wakes this process's delivery service when a push committed events, and hands it the deliveries the
     /// push claimed for it (``WebhookSignal``).
     var webhookSignal: WebhookSignal { get }
@@ -99,15 +99,15 @@ public enum WebhookEventKind: String, Sendable, Hashable, CaseIterable, Comparab
 /// A registered endpoint, as admins see it: never its secret.
 public struct WebhookEndpoint: Sendable, Hashable {
     public var id: Int64
-    public var projectId: Int64
+    public var projectID: Int64
     public var url: String
     public var events: Set<WebhookEventKind>
     public var enabled: Bool
     public var createdAt: Date
 
-    public init(id: Int64, projectId: Int64, url: String, events: Set<WebhookEventKind>, enabled: Bool, createdAt: Date) {
+    public init(id: Int64, projectID: Int64, url: String, events: Set<WebhookEventKind>, enabled: Bool, createdAt: Date) {
         self.id = id
-        self.projectId = projectId
+        self.projectID = projectID
         self.url = url
         self.events = events
         self.enabled = enabled
@@ -136,11 +136,11 @@ package struct WebhookEvent: Sendable, Hashable {
 /// A delivery the service holds and is about to send.
 public struct ClaimedWebhookDelivery: Sendable, Hashable {
     public var id: Int64
-    public var endpointId: Int64
+    public var endpointID: Int64
     public var url: String
     /// Used only to sign the body.
     public var secret: String
-    public var eventId: String
+    public var eventID: String
     public var kind: WebhookEventKind
     public var body: String
     /// Attempts made before this one.
@@ -149,15 +149,15 @@ public struct ClaimedWebhookDelivery: Sendable, Hashable {
     public var claimedUntil: Date
 
     public init(
-        id: Int64, endpointId: Int64, url: String, secret: String, eventId: String, kind: WebhookEventKind, body: String, attempts: Int,
+        id: Int64, endpointID: Int64, url: String, secret: String, eventID: String, kind: WebhookEventKind, body: String, attempts: Int,
         claimedUntil: Date
     ) {
         self.id = id
         self.claimedUntil = claimedUntil
-        self.endpointId = endpointId
+        self.endpointID = endpointID
         self.url = url
         self.secret = secret
-        self.eventId = eventId
+        self.eventID = eventID
         self.kind = kind
         self.body = body
         self.attempts = attempts
@@ -196,8 +196,8 @@ public struct WebhookDeliveryLogEntry: Sendable, Hashable {
     }
 
     public var id: Int64
-    public var endpointId: Int64
-    public var eventId: String
+    public var endpointID: Int64
+    public var eventID: String
     public var kind: WebhookEventKind
     public var subject: String
     public var status: Status
@@ -210,12 +210,12 @@ public struct WebhookDeliveryLogEntry: Sendable, Hashable {
     public var deliveredAt: Date?
 
     public init(
-        id: Int64, endpointId: Int64, eventId: String, kind: WebhookEventKind, subject: String, status: Status, attempts: Int, lastStatus: Int?,
+        id: Int64, endpointID: Int64, eventID: String, kind: WebhookEventKind, subject: String, status: Status, attempts: Int, lastStatus: Int?,
         lastError: String?, responseMillis: Int?, createdAt: Date, nextAttemptAt: Date?, deliveredAt: Date?
     ) {
         self.id = id
-        self.endpointId = endpointId
-        self.eventId = eventId
+        self.endpointID = endpointID
+        self.eventID = eventID
         self.kind = kind
         self.subject = subject
         self.status = status
@@ -232,13 +232,13 @@ public struct WebhookDeliveryLogEntry: Sendable, Hashable {
 /// An enabled endpoint as a push reads it in its transaction: which events it wants, and where and with which
 /// secret a delivery the push claims is sent.
 package struct WebhookSubscription: Sendable, Hashable {
-    package var endpointId: Int64
+    package var endpointID: Int64
     package var events: Set<WebhookEventKind>
     package var url: String
     package var secret: String
 
-    package init(endpointId: Int64, events: Set<WebhookEventKind>, url: String = "", secret: String = "") {
-        self.endpointId = endpointId
+    package init(endpointID: Int64, events: Set<WebhookEventKind>, url: String = "", secret: String = "") {
+        self.endpointID = endpointID
         self.events = events
         self.url = url
         self.secret = secret

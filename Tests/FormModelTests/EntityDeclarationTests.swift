@@ -26,7 +26,7 @@ struct EntityDeclarationTests {
         let result = Fixtures.load(Self.form(entity: #"{ "list": "households", "entityId": "household", "updateIf": "members > 0", "label": "concat(head, ' ', village)" }"#))
         let form = try #require(result.loaded?.form, "\(result.findings)")
         let entity = try #require(form.entity)
-        #expect(entity == EntityDeclaration(list: "households", label: "concat(head, ' ', village)", updateIf: "members > 0", entityId: "household"))
+        #expect(entity == EntityDeclaration(list: "households", label: "concat(head, ' ', village)", updateIf: "members > 0", entityID: "household"))
         #expect(entity.updates && !entity.creates)
         #expect(form.field("household")?.choicesFrom == ChoiceSource(entityList: "households"))
         #expect(form.field("members")?.saveTo == "members")
@@ -36,7 +36,7 @@ struct EntityDeclarationTests {
 
     @Test func whatARecordDoesFollowsODKsTable() {
         #expect(EntityDeclaration(list: "l", label: "x").creates && !EntityDeclaration(list: "l", label: "x").updates)
-        let upsert = EntityDeclaration(list: "l", label: "x", createIf: "a", updateIf: "b", entityId: "c")
+        let upsert = EntityDeclaration(list: "l", label: "x", createIf: "a", updateIf: "b", entityID: "c")
         #expect(upsert.creates && upsert.updates)
     }
 

@@ -67,7 +67,7 @@ struct AttachmentAccessTests {
                 #expect(try await ana.putAttachment(client, sketch.sha256, sketch.bytes).status == .created)
                 let third = try await Self.pulledMissing(ana, client, after: middle)
                 #expect(third.missing[record] == [], "nothing missing: the envelope leaves the key out")
-                let attachments = try await server.storage.attachments(projectId: try await server.project("alpha").id, recordID: record)
+                let attachments = try await server.storage.attachments(projectID: try await server.project("alpha").id, recordID: record)
                 #expect(attachments.map(\.fieldID) == ["photo", "sketch"])
                 #expect(attachments.allSatisfy { $0.stored })
 
@@ -154,7 +154,7 @@ struct AttachmentAccessTests {
                 #expect(whole.status == .ok)
                 #expect(Data(buffer: whole.body) == blob.bytes)
                 #expect(whole.headers[.acceptRanges] == "bytes")
-                let key = AttachmentKey(projectId: try await server.project("alpha").id, sha256: blob.sha256)
+                let key = AttachmentKey(projectID: try await server.project("alpha").id, sha256: blob.sha256)
                 #expect(try await server.storage.attachmentUses(key).count == 2)
             }
         }
@@ -178,17 +178,17 @@ struct AttachmentAccessTests {
                 ])])
                 #expect(try await ana.putAttachment(client, photo.sha256, photo.bytes).status == .created)
             }
-            let projectId = try await server.project("alpha").id
+            let projectID = try await server.project("alpha").id
             let exporter = RecordExporter(storage: server.storage, attachmentsDirectory: directory)
             var csv = ""
-            try await exporter.export(projectId: projectId, formID: "inspection", format: .csv) { csv += $0 }
+            try await exporter.export(projectID: projectID, formID: "inspection", format: .csv) { csv += $0 }
             let name = "\(record.uuidString.lowercased())-photo-_crack_ north, 1.jpg"
             #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)) == photo.bytes)
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [name], "only stored attachments are written")
             #expect(csv.contains("\"\(name)\""), "the CSV cell names the file: \(csv)")
             #expect(csv.contains("waiting for upload: plan.pdf"))
             var jsonl = ""
-            try await exporter.export(projectId: projectId, formID: "inspection", format: .jsonl) { jsonl += $0 }
+            try await exporter.export(projectID: projectID, formID: "inspection", format: .jsonl) { jsonl += $0 }
             let line = try #require(try JSONSerialization.jsonObject(with: Data(jsonl.utf8)) as? [String: Any])
             #expect(line["files"] as? [String: String] == ["photo": name])
         }

@@ -76,7 +76,7 @@ struct AttachmentCollectionTests {
                     let head = try await ana.headAttachment(client, blob.sha256)
                     #expect(head.attachmentComplete == "false")
                     #expect(head.uploadOffset == 0)
-                    let key = AttachmentKey(projectId: try await server.project("alpha").id, sha256: blob.sha256)
+                    let key = AttachmentKey(projectID: try await server.project("alpha").id, sha256: blob.sha256)
                     #expect(try await !server.storage.isAttachmentStored(key))
                 }
                 for blob in [kept, draft] {
@@ -122,8 +122,8 @@ struct AttachmentCollectionTests {
                 }
                 // A later photo replaces the winner, which the log still holds (as the server's side).
                 _ = try await phone.push(client, [phone.mutation(record, form: "inspection", ["photo": phone.change(AttachmentAccessTests.reference(latest), base: 2, millis: 9_000, now: now)])])
-                let projectId = try await server.project("alpha").id
-                let history = try await server.storage.history(projectId: projectId, recordID: record)
+                let projectID = try await server.project("alpha").id
+                let history = try await server.storage.history(projectID: projectID, recordID: record)
                 #expect(history.contains { $0.detail.fields["photo"]?.from == AttachmentAccessTests.reference(first) })
 
                 _ = try await Self.sweep(server, after: 0)
@@ -134,7 +134,7 @@ struct AttachmentCollectionTests {
                 #expect(try await Self.isComplete(phone, client, latest))
                 #expect(try await !Self.isComplete(phone, client, first))
                 // The history still shows the reference (name, size) it recorded.
-                let after = try await server.storage.history(projectId: projectId, recordID: record)
+                let after = try await server.storage.history(projectID: projectID, recordID: record)
                 #expect(after == history)
             }
         }
@@ -179,13 +179,13 @@ struct AttachmentCollectionTests {
         let uploading = TestBlob(count: 2 * 1024 * 1024 + 99, seed: Self.seed)
         let reading = TestBlob(count: 3 * 1024 * 1024 + 5, seed: Self.seed &+ 1)
         try await TestServer.with(backend) { server in
-            let projectId = try await server.project("alpha").id
+            let projectID = try await server.project("alpha").id
             let store = server.storage.attachments
-            let upKey = AttachmentKey(projectId: projectId, sha256: uploading.sha256)
+            let upKey = AttachmentKey(projectID: projectID, sha256: uploading.sha256)
             let upload = try await store.beginUpload(upKey, uploader: 1, offset: 0, total: Int64(uploading.bytes.count), length: Int64(uploading.bytes.count))
             try await upload.append(uploading.bytes.prefix(1024 * 1024 + 10))
 
-            let readKey = AttachmentKey(projectId: projectId, sha256: reading.sha256)
+            let readKey = AttachmentKey(projectID: projectID, sha256: reading.sha256)
             let whole = try await store.beginUpload(readKey, uploader: 1, offset: 0, total: Int64(reading.bytes.count), length: Int64(reading.bytes.count))
             try await whole.append(reading.bytes)
             try await whole.complete()

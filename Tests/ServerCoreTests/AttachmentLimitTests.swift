@@ -40,8 +40,8 @@ struct AttachmentLimitTests {
                 #expect(pulled.missing[large] == nil)
                 #expect(pulled.missing[fits] == [String(repeating: "b", count: 64)], "at the limit it is taken, and waited for")
 
-                let projectId = try await server.project("alpha").id
-                #expect(try await server.storage.attachments(projectId: projectId, recordID: large).isEmpty)
+                let projectID = try await server.project("alpha").id
+                #expect(try await server.storage.attachments(projectID: projectID, recordID: large).isEmpty)
             }
         }
     }

@@ -47,7 +47,7 @@ struct AttachmentUploadTests {
                 let repeated = try await device.putAttachment(client, blob.sha256, blob.bytes)
                 #expect(repeated.status == .ok)
                 #expect(repeated.attachmentComplete == "true")
-                let key = AttachmentKey(projectId: try await server.project("alpha").id, sha256: blob.sha256)
+                let key = AttachmentKey(projectID: try await server.project("alpha").id, sha256: blob.sha256)
                 #expect(try await server.storage.isAttachmentStored(key))
                 let stored = try #require(try await server.storage.attachments.read(key, range: nil))
                 var copy = Data()
@@ -145,8 +145,8 @@ struct AttachmentUploadTests {
         let blob = TestBlob(count: 1024 * 1024 + 5, seed: Self.seed)
         try await TestServer.with(backend) { server in
             let device = Device(clientID: "d1", token: try await server.member("ana", project: "alpha", role: .collector))
-            let key = AttachmentKey(projectId: try await server.project("alpha").id, sha256: blob.sha256)
-            let upload = try await server.storage.attachments.beginUpload(key, uploader: try await server.userId(token: device.token), offset: 0, total: Int64(blob.bytes.count), length: Int64(blob.bytes.count))
+            let key = AttachmentKey(projectID: try await server.project("alpha").id, sha256: blob.sha256)
+            let upload = try await server.storage.attachments.beginUpload(key, uploader: try await server.userID(token: device.token), offset: 0, total: Int64(blob.bytes.count), length: Int64(blob.bytes.count))
             try await upload.append(blob.bytes)
             try await upload.suspend()
             try await server.app.test(.live) { client in

@@ -13,11 +13,11 @@ import Testing
             let alpha = try await storage.createProject(name: "alpha")
             let beta = try await storage.createProject(name: "beta")
             let first = try await storage.recordAudit(AuditEvent(
-                actor: "rita", actorId: 7, address: "192.0.2.1", projectId: alpha.id, action: .formPublished,
+                actor: "rita", actorID: 7, address: "192.0.2.1", projectID: alpha.id, action: .formPublished,
                 subject: "jobs@2", detail: ["title": "Jobs \"v2\"", "fields": "12"]))
             try await storage.recordAudit(AuditEvent(actor: "mallory", address: "192.0.2.9", action: .signInFailed))
-            try await storage.recordAudit(AuditEvent(actor: AuditEvent.commandLine, projectId: beta.id, action: .projectCreated, subject: "beta"))
-            let last = try await storage.recordAudit(AuditEvent(actor: "rita", actorId: 7, projectId: alpha.id, action: .exported, subject: "jobs"))
+            try await storage.recordAudit(AuditEvent(actor: AuditEvent.commandLine, projectID: beta.id, action: .projectCreated, subject: "beta"))
+            let last = try await storage.recordAudit(AuditEvent(actor: "rita", actorID: 7, projectID: alpha.id, action: .exported, subject: "jobs"))
 
             let all = try await storage.auditLog(AuditQuery())
             #expect(all.map(\.event.action) == [.exported, .projectCreated, .signInFailed, .formPublished])
@@ -27,7 +27,7 @@ import Testing
             #expect(read.event.detail == ["title": "Jobs \"v2\"", "fields": "12"])
             #expect(abs(read.at.timeIntervalSince(first.at)) < 0.001)
 
-            #expect(try await storage.auditLog(AuditQuery(projectId: alpha.id)).map(\.id) == [last.id, first.id])
+            #expect(try await storage.auditLog(AuditQuery(projectID: alpha.id)).map(\.id) == [last.id, first.id])
             #expect(try await storage.auditLog(AuditQuery(actor: "mallory")).map(\.event.action) == [.signInFailed])
             #expect(try await storage.auditLog(AuditQuery(action: .exported)).map(\.id) == [last.id])
             #expect(try await storage.auditLog(AuditQuery(since: last.at)).map(\.id) == [last.id])

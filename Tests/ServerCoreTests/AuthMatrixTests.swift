@@ -179,7 +179,7 @@ struct AuthMatrixTests {
             let stranger = Device(clientID: "stranger-2", token: try await server.member("stranger", project: "beta", role: .admin), project: "beta")
             _ = try await stranger.push(client, [stranger.mutation(world.foreign, ["title": stranger.change(.text("stale"), base: 0)])])
             let beta = try await server.project("beta")
-            let foreignConflict = try #require(try await server.storage.conflictLog(projectId: beta.id, viewer: 0, openOnly: false, after: 0, limit: 10).first)
+            let foreignConflict = try #require(try await server.storage.conflictLog(projectID: beta.id, viewer: 0, openOnly: false, after: 0, limit: 10).first)
             #expect(try await resolve("alpha", foreignConflict.id) == missing, "another project's conflict looks exactly like a missing one")
             #expect(try await resolve("beta", foreignConflict.id) == (try await resolve("gamma", foreignConflict.id)))
         }

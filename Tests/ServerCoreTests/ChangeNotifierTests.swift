@@ -7,32 +7,32 @@ import Testing
 struct ChangeNotifierTests {
     @Test func anAnnouncementPastTheSeenPositionWakesTheWaiterAtOnce() async {
         let notifier = ChangeNotifier()
-        let waiting = Task { await notifier.wait(projectId: 1, past: 5, until: .now + .seconds(60)) }
+        let waiting = Task { await notifier.wait(projectID: 1, past: 5, until: .now + .seconds(60)) }
         #expect(await eventually { notifier.waiting == 1 })
-        notifier.notify(projectId: 2, lastSequence: 9)  // another project
-        notifier.notify(projectId: 1, lastSequence: 5)  // nothing new
+        notifier.notify(projectID: 2, lastSequence: 9)  // another project
+        notifier.notify(projectID: 1, lastSequence: 5)  // nothing new
         #expect(notifier.waiting == 1)
-        notifier.notify(projectId: 1, lastSequence: 6)
+        notifier.notify(projectID: 1, lastSequence: 6)
         #expect(await waiting.value)
         #expect(notifier.waiting == 0)
     }
 
     @Test func aCommitAnnouncedBeforeTheWaitBeganIsNotMissed() async {
         let notifier = ChangeNotifier()
-        notifier.notify(projectId: 1, lastSequence: 7)
-        #expect(await notifier.wait(projectId: 1, past: 6, until: .now + .seconds(60)))
+        notifier.notify(projectID: 1, lastSequence: 7)
+        #expect(await notifier.wait(projectID: 1, past: 6, until: .now + .seconds(60)))
         #expect(notifier.waiting == 0)
     }
 
     @Test func aWaitEndsAtItsDeadlineAndLeavesNothingBehind() async {
         let notifier = ChangeNotifier()
-        #expect(await notifier.wait(projectId: 1, past: 0, until: .now + .milliseconds(20)) == false)
+        #expect(await notifier.wait(projectID: 1, past: 0, until: .now + .milliseconds(20)) == false)
         #expect(notifier.waiting == 0)
     }
 
     @Test func aCancelledWaitEndsAndLeavesNothingBehind() async {
         let notifier = ChangeNotifier()
-        let waiting = Task { await notifier.wait(projectId: 1, past: 0, until: .now + .seconds(60)) }
+        let waiting = Task { await notifier.wait(projectID: 1, past: 0, until: .now + .seconds(60)) }
         #expect(await eventually { notifier.waiting == 1 })
         waiting.cancel()
         #expect(await waiting.value == false)
@@ -41,8 +41,8 @@ struct ChangeNotifierTests {
 
     @Test func wakeAllSendsEveryWaiterToLookAgain() async {
         let notifier = ChangeNotifier()
-        let first = Task { await notifier.wait(projectId: 1, past: 3, until: .now + .seconds(60)) }
-        let second = Task { await notifier.wait(projectId: 2, past: 3, until: .now + .seconds(60)) }
+        let first = Task { await notifier.wait(projectID: 1, past: 3, until: .now + .seconds(60)) }
+        let second = Task { await notifier.wait(projectID: 2, past: 3, until: .now + .seconds(60)) }
         #expect(await eventually { notifier.waiting == 2 })
         notifier.wakeAll()
         #expect(await first.value)
@@ -57,8 +57,8 @@ struct ChangeNotifierTests {
             await reads.increment()
             return await reads.value >= 3 ? 4 : 3
         })
-        async let one = notifier.wait(projectId: 1, past: 3, until: .now + .seconds(60))
-        async let two = notifier.wait(projectId: 1, past: 3, until: .now + .seconds(60))
+        async let one = notifier.wait(projectID: 1, past: 3, until: .now + .seconds(60))
+        async let two = notifier.wait(projectID: 1, past: 3, until: .now + .seconds(60))
         #expect(await one)
         #expect(await two)
         #expect(await reads.value == 3, "one read per interval for the project, not one per waiter")
@@ -68,7 +68,7 @@ struct ChangeNotifierTests {
     @Test func theFirstWaitIsReportedToWhoeverWaitsForIt() async {
         let notifier = ChangeNotifier()
         let watcher = Task { await notifier.untilFirstWait(); return true }
-        let waiting = Task { await notifier.wait(projectId: 1, past: 0, until: .now + .seconds(60)) }
+        let waiting = Task { await notifier.wait(projectID: 1, past: 0, until: .now + .seconds(60)) }
         #expect(await watcher.value)
         await notifier.untilFirstWait()  // at once, now
         waiting.cancel()

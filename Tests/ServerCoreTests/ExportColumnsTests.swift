@@ -37,7 +37,7 @@ struct ExportColumnsTests {
             }
             let project = try await server.project("alpha")
             var csv: [String] = []
-            try await RecordExporter(storage: server.storage).export(projectId: project.id, formID: "survey", format: .csv) { csv.append($0) }
+            try await RecordExporter(storage: server.storage).export(projectID: project.id, formID: "survey", format: .csv) { csv.append($0) }
             let header = csv[0].dropLast().split(separator: ",").map(String.init)
             #expect(header == RecordExporter.recordColumns + ["site", "where.latitude", "where.longitude", "where.accuracy"])
             func row(_ id: UUID) throws -> [String: String] {
@@ -59,7 +59,7 @@ struct ExportColumnsTests {
             #expect(try row(draft)["where.latitude"] == "")
 
             var jsonl: [String] = []
-            try await RecordExporter(storage: server.storage).export(projectId: project.id, formID: "survey", format: .jsonl) { jsonl.append($0) }
+            try await RecordExporter(storage: server.storage).export(projectID: project.id, formID: "survey", format: .jsonl) { jsonl.append($0) }
             let line = try #require(jsonl.first { $0.contains("\"recordId\":\"\(located.lowercased)\"") })
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(object["reviewState"] as? String == "approved")

@@ -32,13 +32,13 @@ struct ExportRankAndGeometryTests {
             }
             let project = try await server.project("alpha")
             var csv: [String] = []
-            try await RecordExporter(storage: server.storage).export(projectId: project.id, formID: "plots", format: .csv) { csv.append($0) }
+            try await RecordExporter(storage: server.storage).export(projectID: project.id, formID: "plots", format: .csv) { csv.append($0) }
             let line = try #require(csv.first { $0.hasPrefix(record.lowercased) })
             #expect(line.contains(#""blue, red""#), "\(line)")
             #expect(line.contains(",52.5 13.4 0 5;52.51 13.41 0 5,"), "\(line)")
             #expect(line.hasSuffix(",\(plot),6196\r\n"), "a triangle of half of 111.3 m squared: \(line)")
             var jsonl: [String] = []
-            try await RecordExporter(storage: server.storage).export(projectId: project.id, formID: "plots", format: .jsonl) { jsonl.append($0) }
+            try await RecordExporter(storage: server.storage).export(projectID: project.id, formID: "plots", format: .jsonl) { jsonl.append($0) }
             let first = try #require(jsonl.first)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
             let values = try #require(object["values"] as? [String: Any], "\(object)")

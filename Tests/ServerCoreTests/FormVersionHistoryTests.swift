@@ -41,11 +41,11 @@ struct FormVersionHistoryTests {
                 ])])
                 #expect(moved?.outcomes.first?.status == .applied, "\(String(describing: moved))")
 
-                let projectId = try await server.project("alpha").id
-                let stored = try #require(try await server.storage.record(projectId: projectId, id: record))
+                let projectID = try await server.project("alpha").id
+                let stored = try #require(try await server.storage.record(projectID: projectID, id: record))
                 #expect(stored.formVersion == 2 && stored.state == .submitted)
                 #expect(stored.fields.values["site"] == nil)
-                let history = try await server.storage.history(projectId: projectId, recordID: record)
+                let history = try await server.storage.history(projectID: projectID, recordID: record)
                 #expect(history.map(\.detail.version) == [1, 1, 2])
                 #expect(history[0].detail.fields["site"] == .init(from: nil, to: .text("North yard")))
                 #expect(history[2].detail.fields["site"] == .init(from: .text("North yard"), to: nil))

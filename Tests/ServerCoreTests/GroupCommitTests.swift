@@ -16,19 +16,19 @@ struct GroupCommitTests {
     static func plan(_ id: UUID, author: Int64, resolving conflict: Int64? = nil) -> PushPlan {
         let fields = RecordFields(["title": FieldState(value: .text("Pump \(id)"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientID: "d1")])
         let record = StoredRecord(
-            id: id, formID: "job", formVersion: 1, state: .draft, authorId: author, authorName: "ana", shared: false, revision: 1,
+            id: id, formID: "job", formVersion: 1, state: .draft, authorID: author, authorName: "ana", shared: false, revision: 1,
             sequence: 0, fields: fields)
         let outcome = MutationOutcome(mutationID: "m-\(id)", recordID: id, status: .applied, revision: 1)
         return PushPlan(
-            outcomes: [outcome], newOutcomes: [StoredOutcome(mutationID: "m-\(id)", userId: author, digest: Data([1]), outcome: outcome)],
+            outcomes: [outcome], newOutcomes: [StoredOutcome(mutationID: "m-\(id)", userID: author, digest: Data([1]), outcome: outcome)],
             records: [record], resolvedConflicts: conflict.map { [$0] } ?? [], appliedCount: 1)
     }
 
     @Test func pushesWaitingForTheWriterCommitTogetherAndAFailingOneLeavesNothing() async throws {
         try await TestServer.with(.sqlite) { server in
             try await server.publish(TestForms.job(), project: "alpha")
-            let author = try await server.userId(token: try await server.member("ana", project: "alpha", role: .collector))
-            let projectId = try await server.project("alpha").id
+            let author = try await server.userID(token: try await server.member("ana", project: "alpha", role: .collector))
+            let projectID = try await server.project("alpha").id
             let storage = try #require(server.storage as? SQLiteStorage)
             let before = storage.pushes.statistics
 
@@ -37,7 +37,7 @@ struct GroupCommitTests {
             let release = DispatchSemaphore(value: 0)
             let first = UUID()
             let firstPush = Task {
-                try await storage.push(projectId: projectId, clientID: "d1", mutationIDs: ["m-\(first)"], recordIDs: [first]) { _ in
+                try await storage.push(projectID: projectID, clientID: "d1", mutationIDs: ["m-\(first)"], recordIDs: [first]) { _ in
                     holding.value.withLock { $0 = true }
                     release.wait()
                     return Self.plan(first, author: author)
@@ -48,7 +48,7 @@ struct GroupCommitTests {
             let failing = ids[3]
             let pushes = ids.map { id in
                 Task {
-                    try await storage.push(projectId: projectId, clientID: "d\(id)", mutationIDs: ["m-\(id)"], recordIDs: [id]) { _ in
+                    try await storage.push(projectID: projectID, clientID: "d\(id)", mutationIDs: ["m-\(id)"], recordIDs: [id]) { _ in
                         Self.plan(id, author: author, resolving: id == failing ? 999_999 : nil)
                     }
                 }
@@ -61,11 +61,11 @@ struct GroupCommitTests {
             for (id, push) in zip(ids, pushes) {
                 if id == failing {
                     await #expect(throws: StorageError.self) { try await push.value }
-                    #expect(try await storage.record(projectId: projectId, id: id) == nil, "the failing push left its record")
+                    #expect(try await storage.record(projectID: projectID, id: id) == nil, "the failing push left its record")
                 } else {
                     let plan = try await push.value
                     sequences += plan.records.map(\.sequence)
-                    let stored = try #require(try await storage.record(projectId: projectId, id: id))
+                    let stored = try #require(try await storage.record(projectID: projectID, id: id))
                     #expect(stored.fields["title"]?.value == .text("Pump \(id)"))
                 }
             }
@@ -77,7 +77,7 @@ struct GroupCommitTests {
             #expect(after.pushes - before.pushes == 9)
             #expect(after.largestGroup == 8)
             // The failing push's outcome was not stored: a retry of it is decided again.
-            let snapshot = try await storage.pushSnapshot(projectId: projectId, clientID: "d\(failing)", mutationIDs: ["m-\(failing)"], recordIDs: [failing])
+            let snapshot = try await storage.pushSnapshot(projectID: projectID, clientID: "d\(failing)", mutationIDs: ["m-\(failing)"], recordIDs: [failing])
             #expect(snapshot.storedOutcomes.isEmpty)
         }
     }

@@ -27,8 +27,8 @@ struct HistoryChainTests {
 
     static func row(_ id: Int64, kind: String, detail: String, signed: (mutation: String, signature: String)?) -> ChainedHistoryRow {
         ChainedHistoryRow(
-            id: id, recordID: record.lowercased, revision: id, kind: kind, userId: 1, userName: "ana", clientID: signed == nil ? nil : "ana-phone",
-            deviceId: signed == nil ? nil : device.id, detail: detail, createdAt: 1_700_000_000.25 + Double(id), signature: signed?.signature,
+            id: id, recordID: record.lowercased, revision: id, kind: kind, userID: 1, userName: "ana", clientID: signed == nil ? nil : "ana-phone",
+            deviceID: signed == nil ? nil : device.id, detail: detail, createdAt: 1_700_000_000.25 + Double(id), signature: signed?.signature,
             signedMutation: signed?.mutation, hash: nil)
     }
 
@@ -51,8 +51,8 @@ struct HistoryChainTests {
             let row = rows[index]
             let hash = row.id <= firstRuleThrough
                 ? HistoryChain.firstRuleHash(
-                    previous: previous, recordID: row.recordID, revision: row.revision, kind: row.kind, userId: row.userId, clientID: row.clientID,
-                    deviceId: row.deviceId, detail: row.detail, createdAt: row.createdAt, signature: row.signature, signedMutation: row.signedMutation)
+                    previous: previous, recordID: row.recordID, revision: row.revision, kind: row.kind, userID: row.userID, clientID: row.clientID,
+                    deviceID: row.deviceID, detail: row.detail, createdAt: row.createdAt, signature: row.signature, signedMutation: row.signedMutation)
                 : row.expectedHash(previous: previous)
             rows[index].hash = hash
             previous = hash
@@ -143,7 +143,7 @@ struct HistoryChainTests {
 
             let project = try await server.project("alpha")
             var records: [HistoryVerifier.Record] = []
-            let summary = try await HistoryVerifier(storage: server.storage).verify(projectId: project.id, recordID: record) { records.append($0) }
+            let summary = try await HistoryVerifier(storage: server.storage).verify(projectID: project.id, recordID: record) { records.append($0) }
             #expect(summary.records == 1 && summary.broken == 0, "\(records)")
             let entries = try #require(records.first).entries
             #expect(entries.filter { $0.kind == "resolution" }.count == count)

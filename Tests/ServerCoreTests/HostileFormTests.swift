@@ -70,7 +70,7 @@ struct HostileFormTests {
             }
             let project = try await server.project("alpha")
             var csv = ""
-            try await RecordExporter(storage: server.storage).export(projectId: project.id, formID: "job", format: .csv) { csv += $0 }
+            try await RecordExporter(storage: server.storage).export(projectID: project.id, formID: "job", format: .csv) { csv += $0 }
             let cells = csv.replacingOccurrences(of: "\r\n", with: "")  // the record separator is the only CR allowed
             for scalar in cells.unicodeScalars where scalar != "\n" {
                 #expect(!TerminalText.isControl(scalar), "raw U+\(String(scalar.value, radix: 16)) in the CSV")

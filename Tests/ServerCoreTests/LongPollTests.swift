@@ -180,7 +180,7 @@ struct LongPollTests {
                 let port = try #require(clientB.port)
                 for _ in 1...rounds {
                     let wait = 60
-                    let cursor = try await a.storage.lastSequence(projectId: alpha.id)
+                    let cursor = try await a.storage.lastSequence(projectID: alpha.id)
                     let pull = Task { try await reviewer.longPoll(port: port, after: cursor, wait: wait) }
                     #expect(await eventually { b.storage.changes.waiting == 1 })
                     let record = UUID()

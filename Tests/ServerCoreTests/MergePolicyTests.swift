@@ -28,7 +28,7 @@ struct MergePolicyTests {
                 ])])
                 let snapshot = try RecordEnvelope(jsonBytes: [UInt8](buffer: try await b.get(client, "/v1/projects/alpha/records/\(record)").body))
                 let project = try #require(try await server.storage.project(named: "alpha"))
-                return (try #require(pushB?.outcomes.first), snapshot, try await server.storage.conflicts(projectId: project.id, recordID: record))
+                return (try #require(pushB?.outcomes.first), snapshot, try await server.storage.conflicts(projectID: project.id, recordID: record))
             }
         }
     }
@@ -141,7 +141,7 @@ struct MergePolicyTests {
                 for index in 2...41 { #expect(try stored.fields["f\(index)"]?.value == .text("mine \(index)")) }
                 #expect(try stored.fields["f1"]?.value == .text("shared 41"), "last writer by clock wins the shared field")
                 let project = try #require(try await server.storage.project(named: "alpha"))
-                let log = try await server.storage.conflicts(projectId: project.id, recordID: record)
+                let log = try await server.storage.conflicts(projectID: project.id, recordID: record)
                 // The first device to commit applied cleanly; each later one met a conflict on f1, and
                 // every value that lost is in the log exactly once.
                 #expect(log.count == 39)

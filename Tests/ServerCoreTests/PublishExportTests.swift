@@ -16,7 +16,7 @@ struct PublishExportTests {
             let changed = try await server.publish(TestForms.job(extraField: true), project: "alpha")
             #expect(changed.isNew && changed.form.version == 2)
             let project = try await server.project("alpha")
-            #expect(try await server.storage.forms(projectId: project.id).map(\.version) == [1, 2])
+            #expect(try await server.storage.forms(projectID: project.id).map(\.version) == [1, 2])
         }
     }
 
@@ -48,7 +48,7 @@ struct PublishExportTests {
         try await TestServer.with(backend) { server in
             let project = try await server.project("alpha")
             do {
-                _ = try await FormPublisher(storage: server.storage).publish(Data("{\"id\": \"x\"}".utf8), file: "x.json", projectId: project.id)
+                _ = try await FormPublisher(storage: server.storage).publish(Data("{\"id\": \"x\"}".utf8), file: "x.json", projectID: project.id)
                 Issue.record("an invalid form was published")
             } catch let error as FormPublishError {
                 #expect(error.code == .invalid)
@@ -70,13 +70,13 @@ struct PublishExportTests {
             let project = try await server.project("alpha")
             var csv: [String] = []
             let exporter = RecordExporter(storage: server.storage, pageSize: 3)
-            let count = try await exporter.export(projectId: project.id, formID: "job", format: .csv) { csv.append($0) }
+            let count = try await exporter.export(projectID: project.id, formID: "job", format: .csv) { csv.append($0) }
             #expect(count == 7)
             #expect(csv.count == 8)
             #expect(csv[0] == "recordId,formVersion,state,author,revision,reviewState,reviewComment,device,createdAt,submittedAt,updatedAt,receivedAt,title,priority,count,notes\r\n")
             #expect(csv.contains { $0.contains(",\"Pump, \"\"big\"\"\",high,,") })
             var jsonl: [String] = []
-            try await exporter.export(projectId: project.id, formID: "job", format: .jsonl) { jsonl.append($0) }
+            try await exporter.export(projectID: project.id, formID: "job", format: .jsonl) { jsonl.append($0) }
             #expect(jsonl.count == 7)
             #expect(jsonl.allSatisfy { $0.hasSuffix("\n") && $0.contains("\"priority\":{\"choice\":\"high\"}") })
             #expect(RecordExporter.csvField("=SUM(A1)") == "'=SUM(A1)")

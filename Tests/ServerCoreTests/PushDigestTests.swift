@@ -84,12 +84,12 @@ struct PushDigestTests {
             let token = try await server.member("ana", project: "alpha", role: .admin)
             let project = try await server.project("alpha")
             let record = UUID()
-            let planned = try await server.storage.pushSnapshot(projectId: project.id, clientID: "d1", mutationIDs: ["m1"], recordIDs: [record])
+            let planned = try await server.storage.pushSnapshot(projectID: project.id, clientID: "d1", mutationIDs: ["m1"], recordIDs: [record])
             #expect(planned.closedForms.isEmpty)
-            try await server.storage.setFormClosed(projectId: project.id, formID: "job", closed: true, userId: try await server.userId(token: token))
+            try await server.storage.setFormClosed(projectID: project.id, formID: "job", closed: true, userID: try await server.userID(token: token))
             // What the write reads in its transaction: the form closed, so the plan made on the earlier snapshot
             // is not written; the push is decided again and its new record refused.
-            let plan = try await server.storage.push(projectId: project.id, clientID: "d1", mutationIDs: ["m1"], recordIDs: [record]) { current in
+            let plan = try await server.storage.push(projectID: project.id, clientID: "d1", mutationIDs: ["m1"], recordIDs: [record]) { current in
                 #expect(current.closedForms == ["job"])
                 #expect(!current.decidesLike(planned))
                 return PushPlan()
@@ -114,18 +114,18 @@ struct PushDigestTests {
             let record = UUID()
             try await server.app.test(.router) { client in
                 _ = try await Self.pushAsDevice(client, device, [device.mutation(record, state: .draft, id: "m1", ["title": device.change(.text("A"))])])
-                let planned = try await server.storage.pushSnapshot(projectId: project.id, clientID: "d1", mutationIDs: ["m1", "m2"], recordIDs: [record])
+                let planned = try await server.storage.pushSnapshot(projectID: project.id, clientID: "d1", mutationIDs: ["m1", "m2"], recordIDs: [record])
                 #expect(planned.records[record]?.revision == 1)
                 // Unchanged since planning: the plan is written (an empty one writes nothing).
                 let unchanged = try await server.storage.commit(
-                    PushPlan(), planned: planned, projectId: project.id, clientID: "d1", mutationIDs: ["m1", "m2"], recordIDs: [record], entityIds: [])
+                    PushPlan(), planned: planned, projectID: project.id, clientID: "d1", mutationIDs: ["m1", "m2"], recordIDs: [record], entityIDs: [])
                 #expect(unchanged.records.isEmpty)
                 // Another push edits the record and stores m2's outcome: the commit writes nothing and hands back
                 // what its transaction read, content included.
                 _ = try await Self.pushAsDevice(client, device, [device.mutation(record, state: .draft, id: "m2", ["title": device.change(.text("B"), base: 1)])])
                 do {
                     _ = try await server.storage.commit(
-                        PushPlan(), planned: planned, projectId: project.id, clientID: "d1", mutationIDs: ["m1", "m2"], recordIDs: [record], entityIds: [])
+                        PushPlan(), planned: planned, projectID: project.id, clientID: "d1", mutationIDs: ["m1", "m2"], recordIDs: [record], entityIDs: [])
                     Issue.record("a moved snapshot was committed")
                 } catch let moved as PushSnapshotMoved {
                     #expect(moved.snapshot.records[record]?.revision == 2)
@@ -141,9 +141,9 @@ struct PushDigestTests {
 
     @Test func snapshotsAreComparedByRevision() {
         let record = StoredRecord(
-            id: UUID(), formID: "job", formVersion: 1, state: .draft, authorId: 1, authorName: "ana", shared: false,
+            id: UUID(), formID: "job", formVersion: 1, state: .draft, authorID: 1, authorName: "ana", shared: false,
             revision: 2, sequence: 5, times: RecordTimes(), fields: ["title": FieldState(value: .text("A"), revision: 2, hlc: HybridTimestamp(rawValue: 1), clientID: "d1")])
-        let outcome = StoredOutcome(mutationID: "m1", userId: 1, digest: Data([1, 2]), outcome: MutationOutcome(mutationID: "m1", recordID: record.id, status: .applied, revision: 2))
+        let outcome = StoredOutcome(mutationID: "m1", userID: 1, digest: Data([1, 2]), outcome: MutationOutcome(mutationID: "m1", recordID: record.id, status: .applied, revision: 2))
         let snapshot = PushSnapshot(storedOutcomes: ["m1": outcome], records: [record.id: record])
         var sameRevision = snapshot
         sameRevision.records[record.id]?.sequence = 9

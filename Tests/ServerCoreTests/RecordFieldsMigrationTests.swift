@@ -65,7 +65,7 @@ struct RecordFieldsMigrationTests {
                     """, arguments: [project.id, id.uuidString.lowercased(), legacy])
             }
             try await storage.migrate()
-            try Self.expectConverted(try await storage.record(projectId: project.id, id: id))
+            try Self.expectConverted(try await storage.record(projectID: project.id, id: id))
         }
     }
 
@@ -98,7 +98,7 @@ struct RecordFieldsMigrationTests {
                     """)
                 try await storage.migrate()
                 #expect(try await storage.appliedMigrations() == PostgresStorage.migrations.map(\.version))
-                try Self.expectConverted(try await storage.record(projectId: project.id, id: id))
+                try Self.expectConverted(try await storage.record(projectID: project.id, id: id))
             }
         }
     }

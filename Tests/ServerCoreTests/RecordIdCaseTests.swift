@@ -83,7 +83,7 @@ struct RecordIDCaseTests {
                     """, arguments: [project.id, id.uuidString])
             }
             try await storage.migrate()
-            #expect(try await storage.record(projectId: project.id, id: id)?.id == id)
+            #expect(try await storage.record(projectID: project.id, id: id)?.id == id)
         }
     }
 }

@@ -16,11 +16,11 @@ struct ReviewTests {
             struct StateDiff: Decodable { var from: RecordState?; var to: RecordState }
             struct ReviewDiff: Decodable { var from: ReviewState?; var to: ReviewState; var comment: String? }
             struct Resolution: Decodable {
-                var conflictId: Int64
+                var conflictID: Int64
                 var fieldID: String?
                 var kept: String
                 private enum CodingKeys: String, CodingKey {
-                    case conflictId, fieldID = "fieldId", kept
+                    case conflictID = "conflictId", fieldID = "fieldId", kept
                 }
             }
             var revision: Int64
@@ -118,7 +118,7 @@ struct ReviewTests {
 
                 let approved = try await Self.review(client, rita, record, #"{"state":"approved"}"#)
                 #expect(try RecordEnvelope(jsonBytes: [UInt8](buffer: approved.body)).review == RecordReview(state: .approved))
-                let stored = try #require(try await server.storage.record(projectId: try await server.project("alpha").id, id: record))
+                let stored = try #require(try await server.storage.record(projectID: try await server.project("alpha").id, id: record))
                 #expect(stored.times.created != nil && stored.times.submitted != nil && stored.times.updated != nil)
                 #expect(stored.device == "ana-phone")
             }
@@ -211,7 +211,7 @@ struct ReviewTests {
                 #expect(all.conflicts.map(\.id) == [conflict.id])
                 let history = try JSONDecoder().decode(HistoryBody.self, from: Data(buffer: try await rita.get(client, "/v1/projects/alpha/records/\(record)/history").body))
                 let last = try #require(history.history.last)
-                #expect(last.kind == "resolution" && last.user == "rita" && last.resolution?.conflictId == conflict.id)
+                #expect(last.kind == "resolution" && last.user == "rita" && last.resolution?.conflictID == conflict.id)
                 #expect(last.fields["notes"]?.from == .text("from ana") && last.fields["notes"]?.to == .text("from bo"))
             }
         }

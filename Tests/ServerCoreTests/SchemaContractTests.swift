@@ -108,7 +108,7 @@ extension SchemaContractTests {
         let push = try #require(text.range(of: "operationId: push")).upperBound
         let description = String(text[push...]).components(separatedBy: "requestBody:").first ?? ""
         let planner = PushPlanner(
-            principal: Principal(userId: 1, userName: "ana", memberships: [:]), role: .collector, clientID: "d1", validators: [:], mutations: [], maxAttachmentBytes: 10)
+            principal: Principal(userID: 1, userName: "ana", memberships: [:]), role: .collector, clientID: "d1", validators: [:], mutations: [], maxAttachmentBytes: 10)
         let reference = AttachmentReference(sha256: String(repeating: "a", count: 64), bytes: 11, type: "image/jpeg", name: "a.jpg")
         let problem = try #require(planner.oversizedAttachment(Mutation(
             mutationID: "m", recordID: UUID(), form: FormKey(id: "f", version: 1), state: .draft,

@@ -11,7 +11,7 @@ struct WebhookDeliveryStateTests {
 
     static func delivery(_ id: Int64, endpoint: Int64, until: Date) -> ClaimedWebhookDelivery {
         ClaimedWebhookDelivery(
-            id: id, endpointId: endpoint, url: "http://127.0.0.1/\(endpoint)", secret: "s", eventId: "e\(id)", kind: .recordSubmitted,
+            id: id, endpointID: endpoint, url: "http://127.0.0.1/\(endpoint)", secret: "s", eventID: "e\(id)", kind: .recordSubmitted,
             body: "{}", attempts: 0, claimedUntil: until)
     }
 
@@ -25,8 +25,8 @@ struct WebhookDeliveryStateTests {
         let state = DeliveryState()
         state.enqueue((1...5).map { Self.delivery($0, endpoint: 1, until: until) } + [Self.delivery(6, endpoint: 2, until: until)])
         let first = state.startDeliveries(options: Self.options, now: now)
-        #expect(first.filter { $0.endpointId == 1 }.map(\.id) == [1, 2], "the endpoint's two slots, oldest first")
-        #expect(first.filter { $0.endpointId == 2 }.map(\.id) == [6])
+        #expect(first.filter { $0.endpointID == 1 }.map(\.id) == [1, 2], "the endpoint's two slots, oldest first")
+        #expect(first.filter { $0.endpointID == 2 }.map(\.id) == [6])
         // Every slot of endpoint 1 is taken and three wait: it still takes hand-overs.
         #expect(state.busy(options: Self.options).isEmpty)
         state.enqueue([Self.delivery(7, endpoint: 1, until: until)])

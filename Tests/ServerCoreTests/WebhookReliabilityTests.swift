@@ -38,10 +38,10 @@ struct WebhookReliabilityTests {
         let deliveries = receiver.deliveries
         var bodies: [String: String] = [:]
         for delivery in deliveries {
-            if let first = bodies[delivery.eventId] {
-                #expect(first == delivery.body, "a repeat of event \(delivery.eventId) carries another body", sourceLocation: sourceLocation)
+            if let first = bodies[delivery.eventID] {
+                #expect(first == delivery.body, "a repeat of event \(delivery.eventID) carries another body", sourceLocation: sourceLocation)
             } else {
-                bodies[delivery.eventId] = delivery.body
+                bodies[delivery.eventID] = delivery.body
             }
         }
         #expect(receiver.allSignaturesValid, sourceLocation: sourceLocation)
@@ -49,7 +49,7 @@ struct WebhookReliabilityTests {
         var idsByRevision: [String: Set<String>] = [:]
         for event in events {
             let key = "\(event.record["recordId"] as? String ?? "?")@\(event.record["revision"] as? Int ?? -1)"
-            idsByRevision[key, default: []].insert(event.eventId)
+            idsByRevision[key, default: []].insert(event.eventID)
         }
         let splitEvents = idsByRevision.filter { $0.value.count > 1 }
         #expect(splitEvents.isEmpty, "one change reached the receiver under several event ids: \(splitEvents)", sourceLocation: sourceLocation)

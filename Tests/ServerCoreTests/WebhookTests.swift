@@ -96,9 +96,9 @@ struct WebhookTests {
             #expect(await eventually(timeout: 60) { receiver.events.count >= 4 }, "\(receiver.events.map(\.type))")
 
             let conflicts = try await Self.call(server, .get, "/v1/projects/alpha/conflicts", token: rita, body: "")
-            let conflictId = try #require(
+            let conflictID = try #require(
                 ((try JSONSerialization.jsonObject(with: Data(conflicts.body.utf8)) as? [String: Any])?["conflicts"] as? [[String: Any]])?.first?["id"] as? Int)
-            let resolved = try await Self.call(server, .post, "/v1/projects/alpha/conflicts/\(conflictId)/resolve", token: rita, body: #"{"keep":"client"}"#)
+            let resolved = try await Self.call(server, .post, "/v1/projects/alpha/conflicts/\(conflictID)/resolve", token: rita, body: #"{"keep":"client"}"#)
             #expect(resolved.status == 200, "\(resolved.body)")
             #expect(await eventually(timeout: 60) { receiver.events.count >= 5 }, "\(receiver.events.map(\.type))")
 
@@ -106,13 +106,13 @@ struct WebhookTests {
             #expect(events.map(\.type) == ["record.submitted", "record.edited", "conflict.opened", "record.reviewed", "conflict.resolved"])
             try #require(events.count == 5)
             #expect(receiver.allSignaturesValid, "every delivery verifies with the endpoint's secret")
-            #expect(Set(events.map(\.eventId)).count == events.count)
+            #expect(Set(events.map(\.eventID)).count == events.count)
             for event in receiver.deliveries {
-                #expect(event.json["id"] as? String == event.eventId && event.json["type"] as? String == event.type && event.json["project"] as? String == "alpha")
+                #expect(event.json["id"] as? String == event.eventID && event.json["type"] as? String == event.type && event.json["project"] as? String == "alpha")
             }
             #expect(events[0].record["recordId"] as? String == record.lowercased && events[0].record["state"] as? String == "submitted")
             #expect(((events[1].json["changes"] as? [String: Any])?["fields"] as? [String: Any])?["notes"] != nil, "the changed fields: \(events[1].body)")
-            #expect((events[2].json["conflict"] as? [String: Any])?["id"] as? Int == conflictId, "\(events[2].body)")
+            #expect((events[2].json["conflict"] as? [String: Any])?["id"] as? Int == conflictID, "\(events[2].body)")
             #expect((events[3].record["review"] as? [String: Any])?["state"] as? String == "approved", "\(events[3].body)")
             #expect((events[4].json["conflict"] as? [String: Any])?["kept"] as? String == "client", "\(events[4].body)")
             let notes = ((events[4].record["fields"] as? [String: Any])?["values"] as? [String: Any])?["notes"]

@@ -7,7 +7,7 @@ import Testing
 struct EntityWireTests {
     @Test func anEntityChangeRoundTripsThroughTheRecordAsTheSameBytes() throws {
         let change = RecordEntityChange(
-            list: "households", entityId: UUID(uuidString: "6f1c9a52-3b1e-4d2a-9c55-0a1b2c3d4e5f")!, action: .update, baseRevision: 4, label: "Ana (5)")
+            list: "households", entityID: UUID(uuidString: "6f1c9a52-3b1e-4d2a-9c55-0a1b2c3d4e5f")!, action: .update, baseRevision: 4, label: "Ana (5)")
         let answer = change.answer
         guard case .text(let json) = answer else {
             Issue.record("expected text, got \(answer.tag)")

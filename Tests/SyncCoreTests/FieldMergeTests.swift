@@ -52,7 +52,7 @@ struct FieldMergeTests {
         #expect(earlier.conflict?.open == false)
     }
 
-    @Test func lastWriterWinsBreaksAClockTieByDeviceId() {
+    @Test func lastWriterWinsBreaksAClockTieByDeviceID() {
         let tie = change("device", base: 1, millis: 1_000)
         #expect(merge(tie, policy: .lastWriterWins, client: "device-c").conflict?.winner == .client)
         #expect(merge(tie, policy: .lastWriterWins, client: "device-a").conflict?.winner == .server)

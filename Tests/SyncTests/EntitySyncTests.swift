@@ -35,7 +35,7 @@ struct EntitySyncTests {
             FieldDefinition(id: "members", kind: .integer, label: "Members now", saveTo: "members"),
             FieldDefinition(id: "water", kind: .text, label: "Water source", saveTo: "water"),
         ])],
-        entity: EntityDeclaration(list: "households", entityId: "household"))
+        entity: EntityDeclaration(list: "households", entityID: "household"))
 
     /// A visit of `household` on `device`, with `values`; returns what the form read of the household.
     @discardableResult
@@ -92,7 +92,7 @@ struct EntitySyncTests {
             try await offered.discardChanges()
             let record = try #require(try await a.store.record(household))
             let change = try RecordEntityChange(answer: try #require(record.answers[RecordEntityChange.fieldID]))
-            #expect(change == RecordEntityChange(list: "households", entityId: household, action: .create, baseRevision: 0, label: "Amina"))
+            #expect(change == RecordEntityChange(list: "households", entityID: household, action: .create, baseRevision: 0, label: "Amina"))
 
             // Sync: the server applies both records; B receives the household and follows up on it.
             try await a.sync()

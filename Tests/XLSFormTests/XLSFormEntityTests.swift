@@ -27,7 +27,7 @@ struct XLSFormEntityTests {
             ["csv-external", "households", nil, nil, nil, nil],
         ], entities: [["list_name", "entity_id", "update_if", "label"], ["households", "${household}", "${members} != ${previous}", "concat(${village}, '')"]])
         let form = try #require(result.loaded?.form, "\(result.findings)")
-        #expect(form.entity == EntityDeclaration(list: "households", label: "concat(village, '')", updateIf: "members != previous", entityId: "household"))
+        #expect(form.entity == EntityDeclaration(list: "households", label: "concat(village, '')", updateIf: "members != previous", entityID: "household"))
         let household = try #require(F.field("household", in: form))
         #expect(household.kind == .singleChoice && household.choicesFrom == ChoiceSource(entityList: "households") && household.choices == nil)
         #expect(household.choiceFilter == "choice.village == village")

@@ -31,26 +31,26 @@ public struct EntityDeclaration: Codable, Sendable, Hashable {
     /// The id of the entity a record updates, as an expression: usually the field where the person chose it
     /// (`household`, a choice field whose `choicesFrom` is this list). A new entity's id is made where the record
     /// is, as a UUID.
-    public var entityId: String?
+    public var entityID: String?
 
     /// A declaration saving to `list`; without `entityId` it creates entities.
-    public init(list: String, label: String? = nil, createIf: String? = nil, updateIf: String? = nil, entityId: String? = nil) {
+    public init(list: String, label: String? = nil, createIf: String? = nil, updateIf: String? = nil, entityID: String? = nil) {
         self.list = list
         self.label = label
         self.createIf = createIf
         self.updateIf = updateIf
-        self.entityId = entityId
+        self.entityID = entityID
     }
 
     /// Whether a record of the form may create an entity: it names no entity to update, or has a `createIf`.
-    public var creates: Bool { entityId == nil || createIf != nil }
+    public var creates: Bool { entityID == nil || createIf != nil }
 
     /// Whether a record of the form may update an entity: it names one (`entityId`).
-    public var updates: Bool { entityId != nil }
+    public var updates: Bool { entityID != nil }
 
     /// The expressions of the declaration with their JSON keys, in the order the loader checks them.
     public var expressions: [(key: String, source: String)] {
-        [("label", label), ("createIf", createIf), ("updateIf", updateIf), ("entityId", entityId)].compactMap { key, source in source.map { (key, $0) } }
+        [("label", label), ("createIf", createIf), ("updateIf", updateIf), ("entityId", entityID)].compactMap { key, source in source.map { (key, $0) } }
     }
 
     /// Property names an entity keeps itself: its id (`name`, as ODK calls it) and its `label`; no field saves to

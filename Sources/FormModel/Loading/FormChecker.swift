@@ -66,15 +66,15 @@ enum FormChecker {
             if entity.list.hasPrefix("__") {
                 error("entity-list-name", entityPath.appending("list"), "The entity list name \"\(entity.list)\" starts with __, which is kept for the system's own names.", "Name the list without the leading underscores, like households.")
             }
-            if entity.updateIf != nil, entity.entityId == nil {
+            if entity.updateIf != nil, entity.entityID == nil {
                 error("entity-update-without-id", entityPath.appending("updateIf"), "The form updates an entity (\"updateIf\") but does not say which: it has no \"entityId\".",
                       "Add \"entityId\", usually the field where the entity is chosen (a choice field with \"choicesFrom\": {\"entityList\": \"\(entity.list)\"}).")
             }
-            if entity.entityId != nil, entity.createIf != nil, entity.updateIf == nil {
+            if entity.entityID != nil, entity.createIf != nil, entity.updateIf == nil {
                 error("entity-create-without-update-if", entityPath.appending("createIf"), "The form names an entity to update (\"entityId\") and has a \"createIf\", but no \"updateIf\" to say when it updates instead of creating.",
                       "Add \"updateIf\" (the two conditions should not hold together), or remove \"createIf\" to always update.")
             }
-            if entity.entityId == nil, entity.label == nil {
+            if entity.entityID == nil, entity.label == nil {
                 error("entity-label-missing", entityPath, "The form creates entities in \"\(entity.list)\" but gives them no \"label\", which every entity has.",
                       "Add \"label\": an expression like concat(head_name, ' ', village).")
             }

@@ -10,10 +10,10 @@ struct AttachmentExport: Sendable {
 
     /// Writes every stored attachment `record` references; returns the file name of each, by answer key.
     /// Attachments not uploaded yet are left out (their cells say so, ``waiting(_:)``).
-    func write(_ record: StoredRecord, projectId: Int64) async throws -> [String: String] {
+    func write(_ record: StoredRecord, projectID: Int64) async throws -> [String: String] {
         var names: [String: String] = [:]
         for (answerKey, reference) in record.attachmentReferences {
-            guard let bytes = try await storage.attachments.read(AttachmentKey(projectId: projectId, sha256: reference.sha256), range: nil) else { continue }
+            guard let bytes = try await storage.attachments.read(AttachmentKey(projectID: projectID, sha256: reference.sha256), range: nil) else { continue }
             let name = Self.fileName(record: record.id, key: answerKey, reference: reference)
             try await Self.write(bytes, to: (directory as NSString).appendingPathComponent(name))
             names[answerKey] = name

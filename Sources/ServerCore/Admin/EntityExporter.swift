@@ -22,8 +22,8 @@ public struct EntityExporter: Sendable {
 
     /// Writes every entity of `list`; `emit` gets the text in pieces (one per page). Returns how many.
     @discardableResult
-    public func export(projectId: Int64, list: String, format: Format, emit: (String) throws -> Void) async throws -> Int {
-        guard let info = try await storage.entityList(projectId: projectId, name: list) else {
+    public func export(projectID: Int64, list: String, format: Format, emit: (String) throws -> Void) async throws -> Int {
+        guard let info = try await storage.entityList(projectID: projectID, name: list) else {
             throw StorageError(.unknownEntityList, "This project has no entity list \"\(list)\".")
         }
         let properties = info.properties.map(\.name)
@@ -33,7 +33,7 @@ public struct EntityExporter: Sendable {
         var after: UUID?
         var count = 0
         while true {
-            let page = try await storage.entities(projectId: projectId, list: list, after: after, limit: Self.pageSize)
+            let page = try await storage.entities(projectID: projectID, list: list, after: after, limit: Self.pageSize)
             guard let last = page.last else { break }
             var text = ""
             for entity in page {

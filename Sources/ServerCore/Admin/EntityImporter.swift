@@ -57,12 +57,12 @@ public struct EntityImporter: Sendable {
         var values: [String: AnswerValue]
     }
 
-    public func importCSV(_ text: String, projectId: Int64, list: String, userName: String, maxRows: Int) async throws -> Summary {
+    public func importCSV(_ text: String, projectID: Int64, list: String, userName: String, maxRows: Int) async throws -> Summary {
         guard EntityScopeFilter.isListName(list) else {
             throw EntityImportError("\"\(list)\" is not an entity list name: letters, digits, _ and -, starting with a letter or _ (not __), at most 64 characters.")
         }
-        let members = try await storage.memberIds(projectId: projectId)
-        guard let userId = members[userName] else { throw EntityImportError("\"\(userName)\" is not a member of this project (--user names who imports).") }
+        let members = try await storage.memberIDs(projectID: projectID)
+        guard let userID = members[userName] else { throw EntityImportError("\"\(userName)\" is not a member of this project (--user names who imports).") }
         var reader = CSVReader(text)
         guard let header = try reader.next() else { throw EntityImportError("The file is empty: expected a header row with at least a label column.") }
         let columns = header.cells.map { $0.trimmingCharacters(in: .whitespaces) }
@@ -77,7 +77,7 @@ public struct EntityImporter: Sendable {
         }
         let idColumn = columns.firstIndex(of: "name")
         let assigneeColumn = columns.firstIndex(of: "assignee")
-        let declared = try await storage.entityList(projectId: projectId, name: list)?.properties ?? []
+        let declared = try await storage.entityList(projectID: projectID, name: list)?.properties ?? []
         let kinds = Dictionary(declared.map { ($0.name, $0.kind) }, uniquingKeysWith: { first, _ in first })
         let propertyColumns = columns.enumerated().filter { !Self.reservedColumns.contains($0.element) }
         var rows: [Row] = []
@@ -121,33 +121,33 @@ public struct EntityImporter: Sendable {
         // An id given in the file that another list's entity has: refused before anything is written.
         if idColumn != nil {
             for row in rows where row.given {
-                if let existing = try await storage.entity(projectId: projectId, id: row.id), existing.list != list {
+                if let existing = try await storage.entity(projectID: projectID, id: row.id), existing.list != list {
                     throw EntityImportError("Line \(row.line), column \((idColumn ?? 0) + 1) (name): the id \(row.id.lowercased) is taken by an entity of the list \"\(existing.list)\".")
                 }
             }
         }
         let newProperties = propertyColumns.map(\.element).filter { kinds[$0] == nil }.map { EntityProperty(name: $0, kind: .text) }
-        try await storage.declareEntityList(projectId: projectId, name: list, properties: newProperties)
+        try await storage.declareEntityList(projectID: projectID, name: list, properties: newProperties)
         var summary = Summary(rows: rows.count, created: 0, updated: 0, unchanged: 0)
         var start = 0
         while start < rows.count {
             let batch = rows[start..<min(start + Self.batchSize, rows.count)]
             start += batch.count
-            try await write(batch, projectId: projectId, list: list, userId: userId, members: members, summary: &summary)
+            try await write(batch, projectID: projectID, list: list, userID: userID, members: members, summary: &summary)
         }
         return summary
     }
 
-    private func write(_ batch: ArraySlice<Row>, projectId: Int64, list: String, userId: Int64, members: [String: Int64], summary: inout Summary) async throws {
+    private func write(_ batch: ArraySlice<Row>, projectID: Int64, list: String, userID: Int64, members: [String: Int64], summary: inout Summary) async throws {
         let now = Date()
         var entities: [StoredEntity] = []
         var history: [EntityHistoryEntry] = []
         for row in batch {
-            let existing = row.given ? try await storage.entity(projectId: projectId, id: row.id) : nil
+            let existing = row.given ? try await storage.entity(projectID: projectID, id: row.id) : nil
             if let existing, existing.list != list {
                 throw EntityImportError("Line \(row.line): the id \(row.id.lowercased) was taken by an entity of the list \"\(existing.list)\" during the import; the lines before it were written.")
             }
-            var entity = existing ?? StoredEntity(list: list, id: row.id, revision: 0, creatorId: userId, fields: RecordFields(), createdAt: now)
+            var entity = existing ?? StoredEntity(list: list, id: row.id, revision: 0, creatorID: userID, fields: RecordFields(), createdAt: now)
             let revision = entity.revision + 1
             let stamp = clock()
             var diffs: [String: HistoryDetail.FieldDiff] = [:]
@@ -156,9 +156,9 @@ public struct EntityImporter: Sendable {
                 entity.fields[property] = FieldState(value: value, revision: revision, hlc: stamp, clientID: Self.writer)
             }
             let assignee = row.assignee.flatMap { members[$0] }
-            if row.assignee != nil, entity.assigneeId != assignee {
+            if row.assignee != nil, entity.assigneeID != assignee {
                 diffs["@assignee"] = .init(from: nil, to: row.assignee.map { .text($0) })
-                entity.assigneeId = assignee
+                entity.assigneeID = assignee
             }
             guard !diffs.isEmpty || existing == nil else {
                 summary.unchanged += 1
@@ -169,11 +169,11 @@ public struct EntityImporter: Sendable {
             entity.updatedAt = now
             entities.append(entity)
             history.append(EntityHistoryEntry(
-                entityId: entity.id, revision: revision, kind: .import, recordID: nil, userId: userId, clientID: nil, at: now, detail: HistoryDetail(fields: diffs)))
+                entityID: entity.id, revision: revision, kind: .import, recordID: nil, userID: userID, clientID: nil, at: now, detail: HistoryDetail(fields: diffs)))
         }
         guard !entities.isEmpty else { return }
         do {
-            try await storage.writeEntities(projectId: projectId, list: list, entities, history: history)
+            try await storage.writeEntities(projectID: projectID, list: list, entities, history: history)
         } catch let error as StorageError where error.code == .entityConflict {
             throw EntityImportError(error.detail)
         }

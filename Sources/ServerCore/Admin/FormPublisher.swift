@@ -67,7 +67,7 @@ public struct FormPublisher: Sendable {
     }
 
     /// Loads and lints `data` and compares it with the project's versions of the form.
-    public func check(_ data: Data, file: String, projectId: Int64) async throws -> Check {
+    public func check(_ data: Data, file: String, projectID: Int64) async throws -> Check {
         let loaded = FormLoader().load(data, file: file)
         guard let form = loaded.loaded else {
             return Check(definition: nil, findings: loaded.findings, breaking: [], unchanged: nil, digest: "")
@@ -75,18 +75,18 @@ public struct FormPublisher: Sendable {
         let findings = loaded.findings + FormLinter().lint([form])
         var definition = form.form
         let digest = try Self.digest(of: definition)
-        let versions = try await storage.forms(projectId: projectId).filter { $0.formID == definition.id }
+        let versions = try await storage.forms(projectID: projectID).filter { $0.formID == definition.id }
         definition.version = (versions.last?.version ?? 0) + 1
         if let latest = versions.last, latest.digest == digest {
             return Check(definition: latest.definition, findings: findings, breaking: [], unchanged: latest, digest: digest)
         }
-        let inUse = try await storage.fieldsInUse(projectId: projectId, formID: definition.id)
+        let inUse = try await storage.fieldsInUse(projectID: projectID, formID: definition.id)
         let reasons = Self.breakingChanges(from: versions.map(\.definition), to: definition, fieldsInUse: inUse)
         return Check(definition: definition, findings: findings, breaking: reasons, unchanged: nil, digest: digest)
     }
 
-    public func publish(_ data: Data, file: String, projectId: Int64) async throws -> Result {
-        let check = try await check(data, file: file, projectId: projectId)
+    public func publish(_ data: Data, file: String, projectID: Int64) async throws -> Result {
+        let check = try await check(data, file: file, projectID: projectID)
         guard let definition = check.definition, !check.findings.hasErrors else {
             throw FormPublishError(code: .invalid, reasons: check.findings.filter { $0.severity == .error }.map(\.description))
         }
@@ -98,12 +98,12 @@ public struct FormPublisher: Sendable {
         if let entity = definition.entity {
             // The list comes into being, or gains the properties this form saves; a kind never changes.
             do {
-                try await storage.declareEntityList(projectId: projectId, name: entity.list, properties: Self.entityProperties(of: definition))
+                try await storage.declareEntityList(projectID: projectID, name: entity.list, properties: Self.entityProperties(of: definition))
             } catch let error as StorageError where error.code == .entityPropertyKind {
                 throw FormPublishError(code: .breaking, reasons: [error.detail])
             }
         }
-        let published = PublishedForm(projectId: projectId, definition: definition, digest: check.digest, publishedAt: Date())
+        let published = PublishedForm(projectID: projectID, definition: definition, digest: check.digest, publishedAt: Date())
         try await storage.insertForm(published)
         return Result(form: published, isNew: true, warnings: warnings)
     }

@@ -57,10 +57,10 @@ package struct GeoJSONExporter: Sendable {
     /// `body` returns false. Throws ``FieldError`` before reading any record when `field` is no top-level
     /// location field.
     func forEachLocated(
-        projectId: Int64, formID: String, visibility: RecordVisibility, field: String?, include: @Sendable (StoredRecord) -> Bool,
+        projectID: Int64, formID: String, visibility: RecordVisibility, field: String?, include: @Sendable (StoredRecord) -> Bool,
         _ body: (StoredRecord, Location, [String: AnswerValue], ODataModel) async throws -> Bool
     ) async throws {
-        let versions = try await storage.forms(projectId: projectId).filter { $0.formID == formID }.map(\.definition)
+        let versions = try await storage.forms(projectID: projectID).filter { $0.formID == formID }.map(\.definition)
         let model = ODataModel(formID: formID, versions: versions)
         let candidates = Self.locationFields(versions)
         if let field, !candidates.contains(field) {
@@ -71,7 +71,7 @@ package struct GeoJSONExporter: Sendable {
         var after: UUID?
         while true {
             let page = try await storage.feedRecords(
-                projectId: projectId, query: RecordFeedQuery(formID: formID, after: after, limit: pageSize), visibility: visibility)
+                projectID: projectID, query: RecordFeedQuery(formID: formID, after: after, limit: pageSize), visibility: visibility)
             for record in page where include(record) {
                 let state = reader.state(of: record)
                 var values: [String: AnswerValue] = [:]
@@ -90,10 +90,10 @@ package struct GeoJSONExporter: Sendable {
     }
 
     /// At most `limit` of `formId`'s located records that `visibility` shows, by id, and whether more were left out.
-    package func locatedRecords(projectId: Int64, formID: String, visibility: RecordVisibility, limit: Int) async throws -> (records: [LocatedRecord], more: Bool) {
+    package func locatedRecords(projectID: Int64, formID: String, visibility: RecordVisibility, limit: Int) async throws -> (records: [LocatedRecord], more: Bool) {
         var found: [LocatedRecord] = []
         var more = false
-        try await forEachLocated(projectId: projectId, formID: formID, visibility: visibility, field: nil, include: { $0.state != .deleted }) { record, location, _, _ in
+        try await forEachLocated(projectID: projectID, formID: formID, visibility: visibility, field: nil, include: { $0.state != .deleted }) { record, location, _, _ in
             guard found.count < limit else {
                 more = true
                 return false
@@ -109,7 +109,7 @@ package struct GeoJSONExporter: Sendable {
     /// no top-level location field.
     @discardableResult
     package func export(
-        projectId: Int64, formID: String, visibility: RecordVisibility, field: String? = nil,
+        projectID: Int64, formID: String, visibility: RecordVisibility, field: String? = nil,
         include: @Sendable (StoredRecord) -> Bool = { _ in true }, write: ([UInt8]) async throws -> Void
     ) async throws -> Int {
         var writer = JSONWriter(capacity: 64 * 1024)
@@ -119,7 +119,7 @@ package struct GeoJSONExporter: Sendable {
         writer.key("features")
         writer.beginArray()
         var count = 0
-        try await forEachLocated(projectId: projectId, formID: formID, visibility: visibility, field: field, include: include) { record, location, values, model in
+        try await forEachLocated(projectID: projectID, formID: formID, visibility: visibility, field: field, include: include) { record, location, values, model in
             guard let records = model.set(named: "Submissions") else { return false }
             writer.element()
             writer.beginObject()

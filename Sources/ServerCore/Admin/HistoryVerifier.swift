@@ -37,7 +37,7 @@ public struct HistoryVerifier: Sendable {
         /// The device row whose token pushed the change, with its name; nil for server changes and entries
         /// written before devices were kept with history.
         public var device: SigningDevice?
-        public var deviceId: Int64?
+        public var deviceID: Int64?
         public var signature: Signature
         /// Why the entry breaks the chain; nil when its link holds (or it predates the chain).
         public var linkProblem: String?
@@ -82,13 +82,13 @@ public struct HistoryVerifier: Sendable {
 
     /// Verifies the project's records (only `recordID` when given), handing each to `body` as it is verified,
     /// in record id order; returns the counts.
-    public func verify(projectId: Int64, recordID: UUID? = nil, _ body: (Record) throws -> Void) async throws -> Summary {
+    public func verify(projectID: Int64, recordID: UUID? = nil, _ body: (Record) throws -> Void) async throws -> Summary {
         let devices = try await storage.signingDevices()
-        let firstChained = try await storage.firstChainedHistoryId()
+        let firstChained = try await storage.firstChainedHistoryID()
         var summary = Summary()
         var after: String?
         while true {
-            let rows = try await storage.chainedHistory(projectId: projectId, recordID: recordID, afterRecord: after, recordLimit: pageSize)
+            let rows = try await storage.chainedHistory(projectID: projectID, recordID: recordID, afterRecord: after, recordLimit: pageSize)
             guard let last = rows.last else { break }
             var start = rows.startIndex
             while start < rows.endIndex {
@@ -124,7 +124,7 @@ public struct HistoryVerifier: Sendable {
         for row in rows {
             var entry = Entry(
                 id: row.id, revision: row.revision, kind: row.kind, at: Date(timeIntervalSince1970: row.createdAt), user: row.userName,
-                device: row.deviceId.flatMap { devices[$0] }, deviceId: row.deviceId, signature: row.kind == "change" ? .unsigned : .server,
+                device: row.deviceID.flatMap { devices[$0] }, deviceID: row.deviceID, signature: row.kind == "change" ? .unsigned : .server,
                 linkProblem: nil, beforeChain: false)
             if let hash = row.hash {
                 if !row.matches(hash: hash, previous: previous) {
@@ -146,7 +146,7 @@ public struct HistoryVerifier: Sendable {
     }
 
     static func signature(_ signature: String, row: ChainedHistoryRow, device: SigningDevice?) -> Signature {
-        guard let device else { return .invalid("its device (\(row.deviceId.map { "#\($0)" } ?? "none")) is unknown") }
+        guard let device else { return .invalid("its device (\(row.deviceID.map { "#\($0)" } ?? "none")) is unknown") }
         guard let stored = device.publicKey, let key = DeviceVerifyingKey(base64: stored) else {
             return .invalid("its device #\(device.id) holds no signing key")
         }

@@ -25,14 +25,14 @@ public enum ProjectKeys {
     /// A new key pair for `projectId`: the private half written to `file` (created with mode 0600; an existing
     /// file is never overwritten), then the public half stored as the project's current key. When storing fails
     /// the file is removed again. The id is the first 16 hex digits of the public key's SHA-256.
-    public static func create(storage: any ServerStorage, projectId: Int64, projectName: String, file: String) async throws -> ProjectPublicKey {
+    public static func create(storage: any ServerStorage, projectID: Int64, projectName: String, file: String) async throws -> ProjectPublicKey {
         var candidate = ProjectPrivateKey(newWithID: "pending")
         let raw = Data(base64Encoded: candidate.publicKey.publicKey) ?? Data()
         let id = SHA256.hash(data: raw).prefix(8).map { String(format: "%02x", $0) }.joined()
         candidate = candidate.withID(id)
         try writeNew(file: file, text: candidate.fileText(project: projectName))
         do {
-            try await storage.addProjectKey(projectId: projectId, key: candidate.publicKey, createdAt: Date())
+            try await storage.addProjectKey(projectID: projectID, key: candidate.publicKey, createdAt: Date())
         } catch {
             unlink(file)
             throw error

@@ -39,7 +39,7 @@ public struct RecordExporter: Sendable {
     }
 
     struct InstanceLine {
-        var instanceId: String
+        var instanceID: String
         var values: [String: AnswerValue]
         var repeats: [String: [InstanceLine]]?
     }
@@ -47,9 +47,9 @@ public struct RecordExporter: Sendable {
     /// The CSV table of one repeat: its file's name part and columns.
     public struct RepeatTable: Sendable, Hashable {
         /// The repeat's id (`defects`); nested repeats are tables of their own (`actions`).
-        public var repeatId: String
+        public var repeatID: String
         /// The repeat holding this one, for nested repeats.
-        public var parentRepeatId: String?
+        public var parentRepeatID: String?
         public var columns: [String]
     }
 
@@ -116,16 +116,16 @@ public struct RecordExporter: Sendable {
     }
 
     /// The repeat tables a CSV export of `formId` writes besides the records' (empty for a form without repeats).
-    public func repeatTables(projectId: Int64, formID: String) async throws -> [RepeatTable] {
-        Self.layout(try await storage.forms(projectId: projectId).filter { $0.formID == formID }.map(\.definition)).tables
+    public func repeatTables(projectID: Int64, formID: String) async throws -> [RepeatTable] {
+        Self.layout(try await storage.forms(projectID: projectID).filter { $0.formID == formID }.map(\.definition)).tables
     }
 
     /// Writes every record of `formId` through `write`, one line per call; returns how many. CSV holds the records'
     /// top-level fields (computed ones included); JSON Lines nests each repeat's instances. For the CSV of a form with
     /// repeats use `export(projectId:formId:write:)`, which writes one table per repeat too.
     @discardableResult
-    public func export(projectId: Int64, formID: String, format: Format, write: (String) async throws -> Void) async throws -> Int {
-        try await export(projectId: projectId, formID: formID, format: format) { table, line in
+    public func export(projectID: Int64, formID: String, format: Format, write: (String) async throws -> Void) async throws -> Int {
+        try await export(projectID: projectID, formID: formID, format: format) { table, line in
             if table == nil { try await write(line) }
         }
     }
@@ -136,10 +136,10 @@ public struct RecordExporter: Sendable {
     /// accepts are written (the console's exports hold what its viewer may see).
     @discardableResult
     public func export(
-        projectId: Int64, formID: String, format: Format = .csv, include: (StoredRecord) -> Bool = { _ in true },
+        projectID: Int64, formID: String, format: Format = .csv, include: (StoredRecord) -> Bool = { _ in true },
         write: (String?, String) async throws -> Void
     ) async throws -> Int {
-        let versions = try await storage.forms(projectId: projectId).filter { $0.formID == formID }
+        let versions = try await storage.forms(projectID: projectID).filter { $0.formID == formID }
         let layout = Self.layout(versions.map(\.definition))
         let definitions = Dictionary(versions.map { ($0.version, $0.definition) }, uniquingKeysWith: { first, _ in first })
         var logics: [Int: FormLogic] = [:]
@@ -157,16 +157,16 @@ public struct RecordExporter: Sendable {
             func headers(_ ids: [String]) -> [String] { ids.flatMap { id in latestFields[id].map(Self.headers) ?? [id] } }
             try await write(nil, (Self.recordColumns + headers(layout.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
             for table in layout.tables {
-                try await write(table.repeatId, (["recordId", "parentInstanceId", "instanceId", "position"] + headers(table.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
+                try await write(table.repeatID, (["recordId", "parentInstanceId", "instanceId", "position"] + headers(table.columns)).map(Self.csvField).joined(separator: ",") + "\r\n")
             }
         }
         var after: UUID?
         var count = 0
         while true {
-            let page = try await storage.records(projectId: projectId, formID: formID, after: after, limit: pageSize)
+            let page = try await storage.records(projectID: projectID, formID: formID, after: after, limit: pageSize)
             for record in page where include(record) {
                 let values = try sealed.open(record.fields.values, record: record.id.lowercased)
-                let files = try await attachments?.write(record, projectId: projectId) ?? [:]
+                let files = try await attachments?.write(record, projectID: projectID) ?? [:]
                 let logic: FormLogic?
                 if let known = logics[record.formVersion] {
                     logic = known
@@ -183,11 +183,11 @@ public struct RecordExporter: Sendable {
                     try await write(nil, (Self.recordCells(record) + layout.columns.flatMap { cells($0, $0, value($0), files) }).map(Self.csvField).joined(separator: ",") + "\r\n")
                     guard let state else { break }
                     for table in layout.tables {
-                        for (parent, parentId) in Self.parents(of: table, in: state, layout: layout) {
-                            for (index, instance) in state.instances.live(table.repeatId, in: parent).enumerated() {
-                                let row = [record.id.lowercased, parentId, instance.id, String(index + 1)]
+                        for (parent, parentID) in Self.parents(of: table, in: state, layout: layout) {
+                            for (index, instance) in state.instances.live(table.repeatID, in: parent).enumerated() {
+                                let row = [record.id.lowercased, parentID, instance.id, String(index + 1)]
                                     + table.columns.flatMap { cells(instance.prefix + "/" + $0, $0, value(instance.prefix + "/" + $0), files) }
-                                try await write(table.repeatId, row.map(Self.csvField).joined(separator: ",") + "\r\n")
+                                try await write(table.repeatID, row.map(Self.csvField).joined(separator: ",") + "\r\n")
                             }
                         }
                     }
@@ -232,7 +232,7 @@ public struct RecordExporter: Sendable {
                 if field.kind == .repeat {
                     if tableIndex[id] == nil {
                         tableIndex[id] = layout.tables.count
-                        layout.tables.append(RepeatTable(repeatId: id, parentRepeatId: group, columns: []))
+                        layout.tables.append(RepeatTable(repeatID: id, parentRepeatID: group, columns: []))
                         if group == nil { layout.topRepeats.append(id) }
                     }
                     continue
@@ -250,8 +250,8 @@ public struct RecordExporter: Sendable {
 
     /// The places a repeat's instances live in a record (its parent instances), with the parent instance's id.
     static func parents(of table: RepeatTable, in state: FormState, layout: Layout) -> [(String, String)] {
-        guard let parentRepeat = table.parentRepeatId else { return [("", "")] }
-        guard let parentTable = layout.tables.first(where: { $0.repeatId == parentRepeat }) else { return [] }
+        guard let parentRepeat = table.parentRepeatID else { return [("", "")] }
+        guard let parentTable = layout.tables.first(where: { $0.repeatID == parentRepeat }) else { return [] }
         return parents(of: parentTable, in: state, layout: layout).flatMap { grand, _ in
             state.instances.live(parentRepeat, in: grand).map { ($0.prefix, $0.id) }
         }
@@ -261,8 +261,8 @@ public struct RecordExporter: Sendable {
     static func nested(in prefix: String, ids: [String], state: FormState, layout: Layout) -> [String: [InstanceLine]] {
         var result: [String: [InstanceLine]] = [:]
         for id in ids {
-            let children = layout.tables.filter { $0.parentRepeatId == id }.map(\.repeatId)
-            let columns = layout.tables.first { $0.repeatId == id }?.columns ?? []
+            let children = layout.tables.filter { $0.parentRepeatID == id }.map(\.repeatID)
+            let columns = layout.tables.first { $0.repeatID == id }?.columns ?? []
             result[id] = state.instances.live(id, in: prefix).map { instance in
                 var values: [String: AnswerValue] = [:]
                 for column in columns {
@@ -270,7 +270,7 @@ public struct RecordExporter: Sendable {
                     if let value = state.computed[key] ?? state.answers[key] { values[column] = value }
                 }
                 let inner = nested(in: instance.prefix, ids: children, state: state, layout: layout)
-                return InstanceLine(instanceId: instance.id, values: values, repeats: inner.isEmpty ? nil : inner)
+                return InstanceLine(instanceID: instance.id, values: values, repeats: inner.isEmpty ? nil : inner)
             }
         }
         return result
@@ -368,7 +368,7 @@ extension RecordExporter.InstanceLine {
     func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("instanceId")
-        writer.string(instanceId)
+        writer.string(instanceID)
         if let repeats {
             writer.key("repeats")
             Self.write(repeats, to: &writer)

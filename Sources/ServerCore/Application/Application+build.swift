@@ -55,7 +55,7 @@ package func buildApplication(
 package func buildRouter(_ services: ServerServices) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     // Outermost first; middleware applies to routes added after it.
-    router.add(middleware: RequestIdMiddleware())
+    router.add(middleware: RequestIDMiddleware())
     router.add(middleware: ServerClockMiddleware(clock: services.clock))
     router.add(middleware: MetricsMiddleware(metrics: services.metrics))
     router.add(middleware: ProblemMiddleware())

@@ -41,7 +41,7 @@ package struct AttachmentCollector: Service {
         let sweep = try await storage.sweepAttachments(policy: schedule.policy, now: now, dryRun: dryRun)
         for item in sweep.collected {
             logger.info(dryRun ? "Attachment removable" : "Attachment removed", metadata: [
-                "project": .stringConvertible(item.key.projectId), "attachment": .string(item.key.sha256),
+                "project": .stringConvertible(item.key.projectID), "attachment": .string(item.key.sha256),
                 "reason": .string(item.reason.rawValue), "bytes": .stringConvertible(item.bytes),
             ])
         }

@@ -17,17 +17,17 @@ struct AttachmentDownload {
 
     /// The reference a download by `userId` goes through, and whether it is their first (they did not hold
     /// the attachment); nil when they may not download it.
-    func grant(_ key: AttachmentKey, userId: Int64, role: Role) async throws -> (use: AttachmentUse, stored: StoredAttachment)? {
-        guard let stored = try await storage.storedAttachment(key, userId: userId) else { return nil }
-        let readable = try await storage.attachmentUses(key).filter { RecordAccess.canRead(authorId: $0.authorId, shared: $0.shared, userId: userId, role: role) }
+    func grant(_ key: AttachmentKey, userID: Int64, role: Role) async throws -> (use: AttachmentUse, stored: StoredAttachment)? {
+        guard let stored = try await storage.storedAttachment(key, userID: userID) else { return nil }
+        let readable = try await storage.attachmentUses(key).filter { RecordAccess.canRead(authorID: $0.authorID, shared: $0.shared, userID: userID, role: role) }
         guard let use = readable.first(where: { stored.held || $0.grants }) else { return nil }
         return (use, stored)
     }
 
-    func response(_ key: AttachmentKey, userId: Int64, role: Role, range header: String?) async throws -> Response {
-        guard let (use, stored) = try await grant(key, userId: userId, role: role) else { throw Problem.notFound("attachment") }
+    func response(_ key: AttachmentKey, userID: Int64, role: Role, range header: String?) async throws -> Response {
+        guard let (use, stored) = try await grant(key, userID: userID, role: role) else { throw Problem.notFound("attachment") }
         guard let total = try await storage.attachments.stored(key) else { throw Problem.notFound("attachment") }
-        if !stored.held { try await storage.addAttachmentHolder(key, userId: userId) }
+        if !stored.held { try await storage.addAttachmentHolder(key, userID: userID) }
         var mediaType = stored.mediaType
         if mediaType == nil {
             // Stored by a version that did not note the type: read it from the first bytes now.

@@ -21,41 +21,41 @@ struct AttachmentsController {
     }
 
     /// The attachment the path names; 404 (like any missing thing) for a name that is not a SHA-256.
-    func key(_ context: AppRequestContext, projectId: Int64) throws -> AttachmentKey {
+    func key(_ context: AppRequestContext, projectID: Int64) throws -> AttachmentKey {
         guard let sha256 = context.parameters.get("sha256"), AttachmentKey.isValidDigest(sha256) else { throw Problem.notFound("attachment") }
-        return AttachmentKey(projectId: projectId, sha256: sha256)
+        return AttachmentKey(projectID: projectID, sha256: sha256)
     }
 
     /// Any member may upload: every role pushes records.
     @Sendable func head(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let key = try key(context, projectId: try context.membership().projectId)
-        let userId = try context.requirePrincipal().userId
-        return Response(status: .ok, headers: Self.uploadHeaders(try await status(key, userId: userId)))
+        let key = try key(context, projectID: try context.membership().projectID)
+        let userID = try context.requirePrincipal().userID
+        return Response(status: .ok, headers: Self.uploadHeaders(try await status(key, userID: userID)))
     }
 
     /// Where `userId`'s upload of the attachment stands: complete when they hold it, else what they sent of
     /// it (another member's upload, or the attachment being stored, shows nothing).
-    func status(_ key: AttachmentKey, userId: Int64) async throws -> AttachmentStatus {
-        if let stored = try await services.storage.storedAttachment(key, userId: userId), stored.held {
+    func status(_ key: AttachmentKey, userID: Int64) async throws -> AttachmentStatus {
+        if let stored = try await services.storage.storedAttachment(key, userID: userID), stored.held {
             return AttachmentStatus(received: stored.bytes, total: stored.bytes, complete: true)
         }
-        let status = try await services.storage.attachments.status(key, uploader: userId)
+        let status = try await services.storage.attachments.status(key, uploader: userID)
         // Found whole and verified just now (its last request ended between the last byte and the check).
-        if status.complete { try await noteStored(key, bytes: status.received, holder: userId) }
+        if status.complete { try await noteStored(key, bytes: status.received, holder: userID) }
         return status
     }
 
     @Sendable func put(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let key = try key(context, projectId: try context.membership().projectId)
-        let userId = try context.requirePrincipal().userId
+        let key = try key(context, projectID: try context.membership().projectID)
+        let userID = try context.requirePrincipal().userID
         let range: ByteRanges.Upload
         do {
             range = try checkedRange(request)
         } catch let problem as Problem {
             // Refused before anything was read; the answer still says where the upload stands.
-            throw problem.with(uploadOffset: (try? await status(key, userId: userId))?.received ?? 0)
+            throw problem.with(uploadOffset: (try? await status(key, userID: userID))?.received ?? 0)
         }
-        return try await upload(request, key: key, userId: userId, range: range, context: context)
+        return try await upload(request, key: key, userID: userID, range: range, context: context)
     }
 
     /// The request's Content-Range, checked against its Content-Length and the size limit.
@@ -77,9 +77,9 @@ struct AttachmentsController {
         return range
     }
 
-    func upload(_ request: Request, key: AttachmentKey, userId: Int64, range: ByteRanges.Upload, context: AppRequestContext) async throws -> Response {
+    func upload(_ request: Request, key: AttachmentKey, userID: Int64, range: ByteRanges.Upload, context: AppRequestContext) async throws -> Response {
         let store = services.storage.attachments
-        let current = try await status(key, userId: userId)
+        let current = try await status(key, userID: userID)
         if current.complete { return Response(status: .ok, headers: Self.uploadHeaders(current)) }
         let header = request.headers[.contentRange] ?? ""
         // The whole rest of the upload must fit above the reserve, not just this request's piece.
@@ -89,10 +89,10 @@ struct AttachmentsController {
                 "The server cannot take this attachment: the rest of it (\(needed) bytes) does not fit in its free space (\(free) bytes) above the \(services.limits.storageReserveBytes) bytes it keeps for the database (serve --storage-reserve-bytes). Nothing was written; what it received before is kept. Try again later; the server's admin must free space."
             ).with(uploadOffset: range.start)
         }
-        try await checkQuotas(key, userId: userId, needed: needed, offset: range.start)
+        try await checkQuotas(key, userID: userID, needed: needed, offset: range.start)
         let upload: any AttachmentUpload
         do {
-            upload = try await store.beginUpload(key, uploader: userId, offset: range.start, total: range.total, length: range.length)
+            upload = try await store.beginUpload(key, uploader: userID, offset: range.start, total: range.total, length: range.length)
         } catch let error as AttachmentError {
             throw Self.problem(error, key: key)
         }
@@ -142,7 +142,7 @@ struct AttachmentsController {
         } catch let error as AttachmentError {
             throw Self.problem(error, key: key, offset: 0)
         }
-        try await noteStored(key, bytes: range.total, holder: userId)
+        try await noteStored(key, bytes: range.total, holder: userID)
         services.metrics.recordAttachmentStored(bytes: range.total)
         if overflowed { throw tooLong.with(uploadOffset: range.total) }
         return Response(status: .created, headers: Self.uploadHeaders(AttachmentStatus(received: range.total, total: range.total, complete: true)))
@@ -152,12 +152,12 @@ struct AttachmentsController {
     /// --project-attachment-quota-bytes`) or the member past theirs (`--user-attachment-quota-bytes`), saying
     /// what is held and the limit. Both count the stored attachments (a member's: those they stored first) and
     /// the bytes of uploads in progress (a member's: their own).
-    func checkQuotas(_ key: AttachmentKey, userId: Int64, needed: Int64, offset: Int64) async throws {
+    func checkQuotas(_ key: AttachmentKey, userID: Int64, needed: Int64, offset: Int64) async throws {
         guard needed > 0 else { return }
         let storage = services.storage
         if let quota = services.limits.projectAttachmentQuotaBytes {
-            let used = try await storage.storedAttachmentBytes(projectId: key.projectId, storedBy: nil)
-                + storage.attachments.partialBytes(projectId: key.projectId, uploader: nil)
+            let used = try await storage.storedAttachmentBytes(projectID: key.projectID, storedBy: nil)
+                + storage.attachments.partialBytes(projectID: key.projectID, uploader: nil)
             if used + needed > quota {
                 throw Self.quotaProblem(
                     title: "Project attachment quota exceeded", whose: "The project's attachment quota", quota: quota, used: used, needed: needed,
@@ -165,8 +165,8 @@ struct AttachmentsController {
             }
         }
         if let quota = services.limits.userAttachmentQuotaBytes {
-            let used = try await storage.storedAttachmentBytes(projectId: key.projectId, storedBy: userId)
-                + storage.attachments.partialBytes(projectId: key.projectId, uploader: userId)
+            let used = try await storage.storedAttachmentBytes(projectID: key.projectID, storedBy: userID)
+                + storage.attachments.partialBytes(projectID: key.projectID, uploader: userID)
             if used + needed > quota {
                 throw Self.quotaProblem(
                     title: "Member attachment quota exceeded", whose: "Your attachment quota in this project", quota: quota, used: used, needed: needed,
@@ -194,8 +194,8 @@ struct AttachmentsController {
     @Sendable func get(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        let key = try key(context, projectId: membership.projectId)
-        return try await AttachmentDownload(storage: services.storage).response(key, userId: principal.userId, role: membership.role, range: request.headers[.range])
+        let key = try key(context, projectID: membership.projectID)
+        return try await AttachmentDownload(storage: services.storage).response(key, userID: principal.userID, role: membership.role, range: request.headers[.range])
     }
 
     /// Runs `body` in a task of its own, so that a request cancelled by its closed connection still finishes

@@ -9,12 +9,12 @@ extension ServerServices {
     /// The act has already happened when this is called; a log that cannot be written is reported in the
     /// server's log and does not undo or fail the act.
     func audit(
-        _ action: AuditAction, request: Request, context: AppRequestContext, projectId: Int64? = nil, subject: String = "",
+        _ action: AuditAction, request: Request, context: AppRequestContext, projectID: Int64? = nil, subject: String = "",
         detail: [String: String] = [:], actor: String? = nil
     ) async {
         let event = AuditEvent(
-            actor: actor ?? context.principal?.userName ?? "", actorId: actor == nil ? context.principal?.userId : nil,
-            address: trustedProxies.clientAddress(peer: context.remoteAddress, headers: request.headers), projectId: projectId,
+            actor: actor ?? context.principal?.userName ?? "", actorID: actor == nil ? context.principal?.userID : nil,
+            address: trustedProxies.clientAddress(peer: context.remoteAddress, headers: request.headers), projectID: projectID,
             action: action, subject: subject, detail: detail)
         do {
             try await storage.recordAudit(event)

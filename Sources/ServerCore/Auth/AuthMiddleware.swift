@@ -63,8 +63,8 @@ package struct AuthMiddleware: RouterMiddleware {
         var context = context
         context.principal = principal
         context.logger[metadataKey: "user"] = .string(principal.userName)
-        if let tokenId = principal.tokenId, let report = DeviceHeaders.report(request.headers) {
-            try await storage.recordDeviceSync(tokenId: tokenId, report: report)
+        if let tokenID = principal.tokenID, let report = DeviceHeaders.report(request.headers) {
+            try await storage.recordDeviceSync(tokenID: tokenID, report: report)
         }
         return try await next(request, context)
     }

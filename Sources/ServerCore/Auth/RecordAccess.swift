@@ -9,19 +9,19 @@ import SyncCore
 ///   submitted records, keeping them submitted.
 /// - Anything else is invisible: answered exactly like a record that does not exist.
 package enum RecordAccess {
-    package static func canRead(_ record: StoredRecord, userId: Int64, role: Role) -> Bool {
-        canRead(authorId: record.authorId, shared: record.shared, userId: userId, role: role)
+    package static func canRead(_ record: StoredRecord, userID: Int64, role: Role) -> Bool {
+        canRead(authorID: record.authorID, shared: record.shared, userID: userID, role: role)
     }
 
     /// Whether a member may read a record by `authorId`, shared or not.
-    package static func canRead(authorId: Int64, shared: Bool, userId: Int64, role: Role) -> Bool {
-        authorId == userId || (role.seesSharedRecords && shared)
+    package static func canRead(authorID: Int64, shared: Bool, userID: Int64, role: Role) -> Bool {
+        authorID == userID || (role.seesSharedRecords && shared)
     }
 
     /// Why `userId` may not apply a mutation to `record`, or nil when they may.
-    package static func writeProblem(_ record: StoredRecord, userId: Int64, role: Role, newState: RecordState) -> Problem? {
-        if record.authorId == userId { return nil }
-        guard canRead(record, userId: userId, role: role) else { return .notFound("record") }
+    package static func writeProblem(_ record: StoredRecord, userID: Int64, role: Role, newState: RecordState) -> Problem? {
+        if record.authorID == userID { return nil }
+        guard canRead(record, userID: userID, role: role) else { return .notFound("record") }
         guard record.state == .submitted, newState == .submitted else {
             return .forbidden("Reviewers may edit submitted records of others but not reopen, delete or restore them; only the author can.", field: "state")
         }
@@ -29,7 +29,7 @@ package enum RecordAccess {
     }
 
     /// The change-feed visibility of a member.
-    package static func visibility(userId: Int64, role: Role) -> RecordVisibility {
-        role.seesSharedRecords ? .authoredByOrShared(userId) : .authoredBy(userId)
+    package static func visibility(userID: Int64, role: Role) -> RecordVisibility {
+        role.seesSharedRecords ? .authoredByOrShared(userID) : .authoredBy(userID)
     }
 }

@@ -51,21 +51,21 @@ struct AuditPageController {
     @Sendable func projectLog(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.adminMembership("reads its audit log")
         return try await render(
-            request, context, projectId: membership.projectId, projectName: membership.projectName,
+            request, context, projectID: membership.projectID, projectName: membership.projectName,
             path: "/console/projects/\(membership.projectName)/audit")
     }
 
     @Sendable func serverLog(_ request: Request, context: AppRequestContext) async throws -> Response {
         let principal = try context.requirePrincipal()
         guard principal.isServerAdmin else { throw Problem.forbidden("Only a server admin reads the whole server's audit log.") }
-        return try await render(request, context, projectId: nil, projectName: nil, path: "/console/audit")
+        return try await render(request, context, projectID: nil, projectName: nil, path: "/console/audit")
     }
 
     /// The filters of the query string; a bad one is a 400 page that says which and what is expected.
-    static func query(_ request: Request, projectId: Int64?) throws -> (AuditQuery, [String: String]) {
+    static func query(_ request: Request, projectID: Int64?) throws -> (AuditQuery, [String: String]) {
         let parameters = ConsoleQuery(request)
         var filters: [String: String] = [:]
-        var query = AuditQuery(projectId: projectId, limit: pageSize)
+        var query = AuditQuery(projectID: projectID, limit: pageSize)
         if let actor = parameters.get("actor")?.trimmingCharacters(in: .whitespaces), !actor.isEmpty {
             query.actor = actor
             filters["actor"] = actor
@@ -89,8 +89,8 @@ struct AuditPageController {
         return (query, filters)
     }
 
-    func render(_ request: Request, _ context: AppRequestContext, projectId: Int64?, projectName: String?, path: String) async throws -> Response {
-        let (query, filters) = try Self.query(request, projectId: projectId)
+    func render(_ request: Request, _ context: AppRequestContext, projectID: Int64?, projectName: String?, path: String) async throws -> Response {
+        let (query, filters) = try Self.query(request, projectID: projectID)
         let names = Dictionary(uniqueKeysWithValues: try await services.storage.projects().map { ($0.id, $0.name) })
         if request.uri.queryParameters.get("format") == "jsonl" {
             return export(query, names: names, file: (projectName ?? "server") + "-audit.jsonl")
@@ -112,13 +112,13 @@ struct AuditPageController {
             entries: entries.map { entry in
                 Page.Entry(
                     id: entry.id, at: Self.time(entry.at), actor: entry.event.actor, address: entry.event.address ?? "—",
-                    project: entry.event.projectId.flatMap { names[$0] } ?? "—", action: entry.event.action.rawValue, subject: entry.event.subject,
+                    project: entry.event.projectID.flatMap { names[$0] } ?? "—", action: entry.event.action.rawValue, subject: entry.event.subject,
                     detail: entry.event.detail.keys.sorted().map { "\($0): \(entry.event.detail[$0] ?? "")" }.joined(separator: ", "))
             },
             actions: [Page.Option(value: "", selected: filters["action"] == nil)]
                 + known.sorted().map { Page.Option(value: $0, selected: $0 == filters["action"]) },
             actor: filters["actor"] ?? "", from: filters["from"] ?? "", to: filters["to"] ?? "", exportLink: export, olderLink: older,
-            serverWide: projectId == nil)
+            serverWide: projectID == nil)
         return ConsoleRenderer.page("audit", page)
     }
 
@@ -129,7 +129,7 @@ struct AuditPageController {
             try await AuditLines.read(query, from: storage) { entries in
                 var buffer = ByteBuffer()
                 for entry in entries {
-                    buffer.writeBytes(AuditLines.line(entry, project: entry.event.projectId.flatMap { names[$0] }))
+                    buffer.writeBytes(AuditLines.line(entry, project: entry.event.projectID.flatMap { names[$0] }))
                     buffer.writeString("\n")
                 }
                 try await writer.write(buffer)

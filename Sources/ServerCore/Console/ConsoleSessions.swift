@@ -25,7 +25,7 @@ enum ConsoleSessions {
     }
 
     /// The form in which a session id is stored.
-    static func hash(_ sessionId: String) -> Data { Data(SHA256.hash(data: Data(sessionId.utf8))) }
+    static func hash(_ sessionID: String) -> Data { Data(SHA256.hash(data: Data(sessionID.utf8))) }
 
     /// Whether a posted token matches the expected one, in time that does not depend on where they differ.
     static func tokensMatch(_ expected: String, _ given: String?) -> Bool {

@@ -84,7 +84,7 @@ struct EntityAdminController {
         let membership = try context.adminMembership(does)
         let list = try await pages.list(membership, context)
         guard let id = context.parameters.get("entityId").flatMap(UUID.init(uuidString:)),
-              let entity = try await services.storage.entity(projectId: membership.projectId, id: id), entity.list == list.name, !entity.deleted
+              let entity = try await services.storage.entity(projectID: membership.projectID, id: id), entity.list == list.name, !entity.deleted
         else { throw Problem.notFound("entity") }
         return (membership, entity)
     }
@@ -138,8 +138,8 @@ struct EntityAdminController {
         }
         let principal = try context.requirePrincipal()
         let outcome = try await services.storage.editEntity(
-            projectId: membership.projectId, list: entity.list, id: entity.id,
-            edit: EntityEdit(baseRevision: base, values: values, stamp: services.clock.now()), by: principal.userId)
+            projectID: membership.projectID, list: entity.list, id: entity.id,
+            edit: EntityEdit(baseRevision: base, values: values, stamp: services.clock.now()), by: principal.userID)
         switch outcome {
         case .notFound:
             throw Problem.notFound("entity")
@@ -165,7 +165,7 @@ struct EntityAdminController {
                 detail[property == StoredEntity.labelKey ? "relabel" : property] = "\(change.from?.display() ?? "(empty)") → \(change.to?.display() ?? "(empty)")"
             }
             await services.audit(
-                .entityEdited, request: request, context: context, projectId: membership.projectId,
+                .entityEdited, request: request, context: context, projectID: membership.projectID,
                 subject: "\(entity.list)/\(entity.id.lowercased)", detail: detail)
         }
         return ConsoleRenderer.redirect(to: EntityPagesController.base(membership) + "/" + entity.list + "/" + entity.id.lowercased)
@@ -177,16 +177,16 @@ struct EntityAdminController {
         let (membership, entity) = try await managed(context, "assigns entities")
         var request = request
         let name = (try await request.consoleForm(AssignForm.self).assignee ?? "").trimmingCharacters(in: .whitespaces)
-        if !name.isEmpty, try await services.storage.memberIds(projectId: membership.projectId)[name] == nil {
+        if !name.isEmpty, try await services.storage.memberIDs(projectID: membership.projectID)[name] == nil {
             throw Problem.badRequest("\"\(name)\" is not a member of \(membership.projectName); choose one of the project's people.", field: "assignee")
         }
         let principal = try context.requirePrincipal()
         let assigned = try await services.storage.assignEntities(
-            projectId: membership.projectId, list: entity.list, ids: [entity.id], userName: name.isEmpty ? nil : name, by: principal.userId)
+            projectID: membership.projectID, list: entity.list, ids: [entity.id], userName: name.isEmpty ? nil : name, by: principal.userID)
         // Deleted meanwhile: nothing was assigned, and nothing is recorded.
         guard assigned > 0 else { throw Problem.notFound("entity") }
         await services.audit(
-            .entityAssigned, request: request, context: context, projectId: membership.projectId,
+            .entityAssigned, request: request, context: context, projectID: membership.projectID,
             subject: "\(entity.list)/\(entity.id.lowercased)", detail: ["label": entity.label, "assignee": name.isEmpty ? "nobody" : name])
         return ConsoleRenderer.redirect(to: EntityPagesController.base(membership) + "/" + entity.list + "/" + entity.id.lowercased)
     }
@@ -200,9 +200,9 @@ struct EntityAdminController {
             throw Problem.badRequest("Tick \"Yes, delete \(entity.label)\" to delete the entity; nothing was deleted.", field: "confirm")
         }
         let principal = try context.requirePrincipal()
-        if try await services.storage.deleteEntity(projectId: membership.projectId, list: entity.list, id: entity.id, by: principal.userId) {
+        if try await services.storage.deleteEntity(projectID: membership.projectID, list: entity.list, id: entity.id, by: principal.userID) {
             await services.audit(
-                .entityDeleted, request: request, context: context, projectId: membership.projectId,
+                .entityDeleted, request: request, context: context, projectID: membership.projectID,
                 subject: "\(entity.list)/\(entity.id.lowercased)", detail: ["label": entity.label])
         }
         return ConsoleRenderer.redirect(to: EntityPagesController.base(membership) + "/" + entity.list + "/" + entity.id.lowercased)

@@ -66,7 +66,7 @@ struct EntityPagesController {
         var kind: String
         var revision: Int64
         var recordLink: String?
-        var recordShortId: String?
+        var recordShortID: String?
         /// Set when the record whose change this was has been rejected in review: the change stays applied.
         var rejected: Bool
         var reviewLabel: String?
@@ -84,7 +84,7 @@ struct EntityPagesController {
         var clientValue: String
         var clientBy: String
         var recordLink: String
-        var recordShortId: String
+        var recordShortID: String
     }
 
     struct EntityPage {
@@ -92,7 +92,7 @@ struct EntityPagesController {
         var projectName: String
         var list: String
         var listLink: String
-        var entityId: String
+        var entityID: String
         var label: String
         var deleted: Bool
         var revision: Int64
@@ -127,7 +127,7 @@ struct EntityPagesController {
 
     func list(_ membership: Principal.Membership, _ context: AppRequestContext) async throws -> EntityListInfo {
         guard let name = context.parameters.get("list"),
-              let list = try await services.storage.entityList(projectId: membership.projectId, name: name)
+              let list = try await services.storage.entityList(projectID: membership.projectID, name: name)
         else { throw Problem.notFound("entity list") }
         return list
     }
@@ -138,7 +138,7 @@ struct EntityPagesController {
 
     @Sendable func lists(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try reviewer(context)
-        let lists = try await services.storage.entityLists(projectId: membership.projectId)
+        let lists = try await services.storage.entityLists(projectID: membership.projectID)
         let base = Self.base(membership)
         return ConsoleRenderer.page("entity-lists", ListsPage(
             chrome: ConsoleChrome(title: "Entity lists of \(membership.projectName)", context: context, project: membership.projectName),
@@ -159,7 +159,7 @@ struct EntityPagesController {
         var query = filter.query
         query.limit = Self.pageSize + 1
         query.position = try Self.position(parameters)
-        var rows = try await services.storage.entityTable(projectId: membership.projectId, list: list.name, query: query)
+        var rows = try await services.storage.entityTable(projectID: membership.projectID, list: list.name, query: query)
         // One row more than a page says whether there is more in the direction read; the extra row is the one
         // farthest from where the page starts.
         let hasMoreInDirection = rows.count > Self.pageSize
@@ -268,7 +268,7 @@ struct EntityPagesController {
         let membership = try reviewer(context)
         let list = try await list(membership, context)
         guard let id = context.parameters.get("entityId").flatMap(UUID.init(uuidString:)),
-              let entity = try await services.storage.entity(projectId: membership.projectId, id: id), entity.list == list.name
+              let entity = try await services.storage.entity(projectID: membership.projectID, id: id), entity.list == list.name
         else { throw Problem.notFound("entity") }
         return try await page(entity, list: list, membership: membership, context: context)
     }
@@ -280,8 +280,8 @@ struct EntityPagesController {
         status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         let id = entity.id
-        let history = try await services.storage.entityHistory(projectId: membership.projectId, entityId: id)
-        let conflicts = try await services.storage.entityConflicts(projectId: membership.projectId, entityId: id)
+        let history = try await services.storage.entityHistory(projectID: membership.projectID, entityID: id)
+        let conflicts = try await services.storage.entityConflicts(projectID: membership.projectID, entityID: id)
         let project = "/console/projects/\(membership.projectName)"
         func show(_ value: AnswerValue?) -> String { value?.display() ?? "(empty)" }
         func recordLink(_ record: UUID) -> String { project + "/records/" + record.lowercased }
@@ -294,7 +294,7 @@ struct EntityPagesController {
         }
         var authors: [UUID: String] = [:]
         for conflict in conflicts where authors[conflict.recordID] == nil {
-            if let record = try await services.storage.record(projectId: membership.projectId, id: conflict.recordID) {
+            if let record = try await services.storage.record(projectID: membership.projectID, id: conflict.recordID) {
                 authors[conflict.recordID] = record.authorName
             }
         }
@@ -303,7 +303,7 @@ struct EntityPagesController {
         let createdBy = history.first { $0.kind == .create }?.recordID
         var manage: EntityAdminController.Manage?
         if membership.role == .admin, !entity.deleted {
-            let members = try await services.storage.memberIds(projectId: membership.projectId).keys.sorted()
+            let members = try await services.storage.memberIDs(projectID: membership.projectID).keys.sorted()
             manage = EntityAdminController.Manage(
                 action: Self.base(membership) + "/" + list.name + "/" + entity.id.lowercased, csrf: context.consoleCSRF,
                 members: [Option(value: "", label: "nobody", selected: entity.assigneeName == nil)]
@@ -313,7 +313,7 @@ struct EntityPagesController {
         let page = EntityPage(
             chrome: ConsoleChrome(title: entity.label, context: context, project: membership.projectName),
             projectName: membership.projectName, list: list.name, listLink: Self.base(membership) + "/" + list.name,
-            entityId: entity.id.lowercased, label: entity.label, deleted: entity.deleted, revision: entity.revision,
+            entityID: entity.id.lowercased, label: entity.label, deleted: entity.deleted, revision: entity.revision,
             creator: entity.creatorName, assignee: entity.assigneeName ?? "—",
             created: ConsoleTime.text(entity.createdAt), updated: ConsoleTime.text(entity.updatedAt),
             createdByLink: createdBy.map(recordLink),
@@ -323,7 +323,7 @@ struct EntityPagesController {
                 let review = entry.recordReview
                 return HistoryItem(
                     at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientID == EntityEdit.writer ? nil : entry.clientID, kind: Self.describe(entry), revision: entry.revision,
-                    recordLink: entry.recordID.map(recordLink), recordShortId: entry.recordID.map { String($0.lowercased.prefix(8)) },
+                    recordLink: entry.recordID.map(recordLink), recordShortID: entry.recordID.map { String($0.lowercased.prefix(8)) },
                     rejected: review == .rejected, reviewLabel: review.map { ConsoleLabels.review($0) },
                     changes: keys.map { key in
                         let diff = entry.detail.fields[key]
@@ -341,7 +341,7 @@ struct EntityPagesController {
                     serverValue: show(entry.server?.value), serverBy: writer(entry.server),
                     clientValue: show(entry.client?.value),
                     clientBy: [authors[logged.recordID], logged.clientID].compactMap { $0 }.joined(separator: " on "),
-                    recordLink: recordLink(logged.recordID), recordShortId: String(logged.recordID.lowercased.prefix(8)))
+                    recordLink: recordLink(logged.recordID), recordShortID: String(logged.recordID.lowercased.prefix(8)))
             },
             hasConflicts: !conflicts.isEmpty, manage: manage)
         return ConsoleRenderer.page("entity", page, status: status)

@@ -23,7 +23,7 @@ struct ExportController {
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
         let exporter = RecordExporter(storage: services.storage)
-        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formID == formID }) else {
+        guard try await services.storage.forms(projectID: membership.projectID).contains(where: { $0.formID == formID }) else {
             throw Problem.notFound("form")
         }
         guard membership.role.seesSharedRecords else {
@@ -39,15 +39,15 @@ struct ExportController {
         let filter = try SubmissionsController.Filter(ConsoleQuery(request)).query(formID: formID)
         let table = request.uri.queryParameters.get("table").flatMap { $0.isEmpty ? nil : $0 }
         if let table {
-            let tables = try await exporter.repeatTables(projectId: membership.projectId, formID: formID).map(\.repeatId)
+            let tables = try await exporter.repeatTables(projectID: membership.projectID, formID: formID).map(\.repeatID)
             guard format == .csv, tables.contains(table) else {
                 throw Problem.badRequest(
                     "table names one of the form's repeats for a CSV export (\(tables.isEmpty ? "it has none" : tables.joined(separator: ", "))); not \"\(table)\".",
                     field: "table")
             }
         }
-        let projectId = membership.projectId
-        let userId = principal.userId
+        let projectID = membership.projectID
+        let userID = principal.userID
         let role = membership.role
         let filename = [formID, table].compactMap { $0 }.joined(separator: "-") + (format == .csv ? ".csv" : ".jsonl")
         let contentType = format == .csv ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8"
@@ -55,7 +55,7 @@ struct ExportController {
         let body = ResponseBody { writer in
             var buffer = ByteBuffer()
             let count = try await exporter.export(
-                projectId: projectId, formID: formID, format: format, include: { RecordAccess.canRead($0, userId: userId, role: role) && filter.matches($0) }
+                projectID: projectID, formID: formID, format: format, include: { RecordAccess.canRead($0, userID: userID, role: role) && filter.matches($0) }
             ) { lineTable, line in
                 guard lineTable == table else { return }
                 buffer.writeString(line)
@@ -83,11 +83,11 @@ struct ExportController {
         }
         let filter = try SubmissionsController.Filter(ConsoleQuery(request)).query(formID: formID)
         let exporter = GeoJSONExporter(storage: services.storage)
-        let projectId = membership.projectId
-        let visibility = RecordAccess.visibility(userId: principal.userId, role: membership.role)
+        let projectID = membership.projectID
+        let visibility = RecordAccess.visibility(userID: principal.userID, role: membership.role)
         let logger = context.logger
         let body = ResponseBody { writer in
-            let count = try await exporter.export(projectId: projectId, formID: formID, visibility: visibility, include: { filter.matches($0) }) { bytes in
+            let count = try await exporter.export(projectID: projectID, formID: formID, visibility: visibility, include: { filter.matches($0) }) { bytes in
                 try await writer.write(ByteBuffer(bytes: bytes))
             }
             try await writer.finish(nil)

@@ -54,7 +54,7 @@ struct FormPagesController {
         var breaking: [String]
         /// The version already published that the file is identical to.
         var unchangedVersion: Int?
-        var uploadId: Int64?
+        var uploadID: Int64?
         var formID: String
         var version: Int?
         var preview: FormPreview?
@@ -99,27 +99,27 @@ struct FormPagesController {
         }
         var check: FormPublisher.Check?
         if let definitionText {
-            let checked = try await FormPublisher(storage: services.storage).check(Data(definitionText.utf8), file: fileName, projectId: membership.projectId)
+            let checked = try await FormPublisher(storage: services.storage).check(Data(definitionText.utf8), file: fileName, projectID: membership.projectID)
             // A workbook's findings name its cells; the publisher's are the same, about the converted JSON.
             if !isWorkbook { findings = checked.findings }
             check = checked
         } else if !isWorkbook {
             findings = [Finding(.error, rule: "json-syntax", file: fileName, path: .root, message: "The file is not UTF-8 text, so it is no form definition.", fix: "Upload the form's .json file, or its XLSForm workbook (.xlsx).")]
         }
-        var uploadId: Int64?
+        var uploadID: Int64?
         if let check, let definitionText, check.publishesNewVersion {
-            uploadId = try await services.storage.storeFormUpload(
-                projectId: membership.projectId, fileName: fileName, definition: definitionText, userId: principal.userId)
+            uploadID = try await services.storage.storeFormUpload(
+                projectID: membership.projectID, fileName: fileName, definition: definitionText, userID: principal.userID)
         }
         await services.audit(
-            .formUploaded, request: request, context: context, projectId: membership.projectId, subject: fileName,
+            .formUploaded, request: request, context: context, projectID: membership.projectID, subject: fileName,
             detail: [
                 "errors": String(findings.filter { $0.severity == .error }.count), "warnings": String(findings.filter { $0.severity == .warning }.count),
-                "form": check?.definition.map { "\($0.id)@\($0.version)" } ?? "", "publishable": uploadId != nil ? "yes" : "no",
+                "form": check?.definition.map { "\($0.id)@\($0.version)" } ?? "", "publishable": uploadID != nil ? "yes" : "no",
             ])
         context.logger.info("Form uploaded", metadata: [
             "file": .string(fileName), "errors": .stringConvertible(findings.filter { $0.severity == .error }.count),
-            "publishable": .stringConvertible(uploadId != nil),
+            "publishable": .stringConvertible(uploadID != nil),
         ])
         let sorted = findings.sorted { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
         let page = UploadPage(
@@ -127,7 +127,7 @@ struct FormPagesController {
             projectName: membership.projectName, fileName: fileName, csrf: context.consoleCSRF,
             findings: sorted.map(Self.row), errorCount: findings.filter { $0.severity == .error }.count,
             warningCount: findings.filter { $0.severity == .warning }.count, breaking: check?.breaking ?? [],
-            unchangedVersion: check?.unchanged?.version, uploadId: uploadId, formID: check?.definition?.id ?? "",
+            unchangedVersion: check?.unchanged?.version, uploadID: uploadID, formID: check?.definition?.id ?? "",
             version: check?.definition?.version, preview: check?.definition.map(FormPreview.init)
         ).settled()
         // The check itself succeeded, whatever it found: the page is its answer (200).
@@ -144,14 +144,14 @@ struct FormPagesController {
     @Sendable func publish(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try Self.admin(context)
         guard let id = context.parameters.get("upload").flatMap(Int64.init),
-              let upload = try await services.storage.formUpload(projectId: membership.projectId, id: id)
+              let upload = try await services.storage.formUpload(projectID: membership.projectID, id: id)
         else {
             throw Problem(.gone, "upload-gone", title: "Upload not kept",
                           detail: "This upload is not kept any more (an upload waits \(Int(FormUpload.lifetime / 3600)) hours to be published) or is of another project. Upload the file again.")
         }
         let result: FormPublisher.Result
         do {
-            result = try await FormPublisher(storage: services.storage).publish(Data(upload.definition.utf8), file: upload.fileName, projectId: membership.projectId)
+            result = try await FormPublisher(storage: services.storage).publish(Data(upload.definition.utf8), file: upload.fileName, projectID: membership.projectID)
         } catch let error as FormPublishError {
             throw error.problem
         }
@@ -160,7 +160,7 @@ struct FormPagesController {
         ])
         if result.isNew {
             await services.audit(
-                .formPublished, request: request, context: context, projectId: membership.projectId,
+                .formPublished, request: request, context: context, projectID: membership.projectID,
                 subject: "\(result.form.formID)@\(result.form.version)", detail: ["file": upload.fileName, "title": result.form.definition.title])
         }
         let done = result.isNew ? "published" : "unchanged"
@@ -182,11 +182,11 @@ struct FormPagesController {
         let membership = try Self.admin(context)
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
-        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formID == formID }) else {
+        guard try await services.storage.forms(projectID: membership.projectID).contains(where: { $0.formID == formID }) else {
             throw Problem.notFound("form")
         }
-        try await services.storage.setFormClosed(projectId: membership.projectId, formID: formID, closed: closed, userId: principal.userId)
-        await services.audit(closed ? .formClosed : .formReopened, request: request, context: context, projectId: membership.projectId, subject: formID)
+        try await services.storage.setFormClosed(projectID: membership.projectID, formID: formID, closed: closed, userID: principal.userID)
+        await services.audit(closed ? .formClosed : .formReopened, request: request, context: context, projectID: membership.projectID, subject: formID)
         context.logger.info(closed ? "Form closed" : "Form reopened", metadata: ["form": .string(formID)])
         return ConsoleRenderer.redirect(
             to: "/console/projects/\(membership.projectName)?done=\(closed ? "closed" : "reopened")&form=\(ConsoleLanguage.encoded(formID))")
@@ -206,7 +206,7 @@ struct FormPagesController {
     @Sendable func preview(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }
+        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         var shown = latest
         if let asked = request.uri.queryParameters.get("version") {
@@ -227,7 +227,7 @@ struct FormPagesController {
     // MARK: Map
 
     struct MapPage {
-        struct Row { var href: String; var shortId: String; var author: String; var review: String; var latitude: String; var longitude: String }
+        struct Row { var href: String; var shortID: String; var author: String; var review: String; var latitude: String; var longitude: String }
         var chrome: ConsoleChrome
         var projectName: String
         var formID: String
@@ -248,10 +248,10 @@ struct FormPagesController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }
+        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         let (records, more) = try await GeoJSONExporter(storage: services.storage).locatedRecords(
-            projectId: membership.projectId, formID: formID, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role),
+            projectID: membership.projectID, formID: formID, visibility: RecordAccess.visibility(userID: principal.userID, role: membership.role),
             limit: Self.maxMapPoints)
         let project = membership.projectName
         let link = { (record: StoredRecord) in "/console/projects/\(project)/records/\(record.id.lowercased)" }
@@ -266,7 +266,7 @@ struct FormPagesController {
             hasTiles: !drawn.tiles.isEmpty, count: records.count, more: more, maxPoints: Self.maxMapPoints,
             rows: records.map { located in
                 MapPage.Row(
-                    href: link(located.record), shortId: String(located.record.id.lowercased.prefix(8)), author: located.record.authorName,
+                    href: link(located.record), shortID: String(located.record.id.lowercased.prefix(8)), author: located.record.authorName,
                     review: ConsoleLabels.review(located.record.review?.state),
                     latitude: String(format: "%.5f", located.location.latitude), longitude: String(format: "%.5f", located.location.longitude))
             }, hasRows: !records.isEmpty)

@@ -50,7 +50,7 @@ struct PeopleController {
         var chrome: ConsoleChrome
         var projectName: String
         var csrf: String?
-        var userId: Int64
+        var userID: Int64
         var userName: String
         var role: String
         var roles: [RoleOption]
@@ -62,7 +62,7 @@ struct PeopleController {
     struct CodePage {
         var chrome: ConsoleChrome
         var projectName: String
-        var userId: Int64
+        var userID: Int64
         var userName: String
         var role: String
         var code: String
@@ -100,7 +100,7 @@ struct PeopleController {
     /// The member named by the `user` path parameter (a user id), with their role: 404 when they are no member.
     func member(_ context: AppRequestContext, _ membership: Principal.Membership) async throws -> ProjectMember {
         guard let id = context.parameters.get("user").flatMap(Int64.init),
-              let member = try await services.storage.members(projectId: membership.projectId).first(where: { $0.userId == id })
+              let member = try await services.storage.members(projectID: membership.projectID).first(where: { $0.userID == id })
         else { throw Problem.notFound("person") }
         return member
     }
@@ -121,8 +121,8 @@ struct PeopleController {
             } catch let error as StorageError where error.code == .projectExists {
                 throw Problem(.conflict, "project-exists", title: "Project exists", detail: error.detail, field: "name")
             }
-            try await services.storage.setMembership(userName: principal.userName, projectId: project.id, role: .admin)
-            await services.audit(.projectCreated, request: request, context: context, projectId: project.id, subject: project.name)
+            try await services.storage.setMembership(userName: principal.userName, projectID: project.id, role: .admin)
+            await services.audit(.projectCreated, request: request, context: context, projectID: project.id, subject: project.name)
             return ConsoleRenderer.redirect(to: "/console/projects/\(project.name)/users")
         }
         throw Problem(.unprocessableContent, "validation", title: "Invalid project name", detail: problem, field: "name")
@@ -140,16 +140,16 @@ struct PeopleController {
 
     /// The people page (`GET …/users`), also answered (with a problem) by an invitation that could not be made.
     func peoplePage(_ membership: Principal.Membership, _ context: AppRequestContext, problem: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
-        let members = try await services.storage.members(projectId: membership.projectId)
-        let devices = try await services.storage.devices(projectId: membership.projectId, userId: nil)
-        let byUser = Dictionary(grouping: devices, by: \.userId)
+        let members = try await services.storage.members(projectID: membership.projectID)
+        let devices = try await services.storage.devices(projectID: membership.projectID, userID: nil)
+        let byUser = Dictionary(grouping: devices, by: \.userID)
         let page = PeoplePage(
             chrome: ConsoleChrome(title: "People of \(membership.projectName)", context: context, project: membership.projectName),
             projectName: membership.projectName, csrf: context.consoleCSRF,
             members: members.map { member in
-                let mine = byUser[member.userId, default: []]
+                let mine = byUser[member.userID, default: []]
                 return .init(
-                    id: member.userId, name: member.name, role: member.role.rawValue, devices: mine.filter { $0.revokedAt == nil }.count,
+                    id: member.userID, name: member.name, role: member.role.rawValue, devices: mine.filter { $0.revokedAt == nil }.count,
                     lastSync: ConsoleTime.text(mine.compactMap(\.lastSyncAt).max()))
             },
             roles: Role.allCases.map { .init(value: $0.rawValue, selected: $0 == .collector) }, problem: problem)
@@ -168,16 +168,16 @@ struct PeopleController {
         guard let role = form.role.flatMap(Role.init(rawValue:)) else {
             return try await peoplePage(membership, context, problem: "Choose a role: collector, reviewer or admin.", status: .unprocessableContent)
         }
-        if try await services.storage.members(projectId: membership.projectId).contains(where: { $0.name == name }) {
+        if try await services.storage.members(projectID: membership.projectID).contains(where: { $0.name == name }) {
             return try await peoplePage(
                 membership, context, problem: "\(name) is a member of \(membership.projectName) already: open their page to change the role or make a login code.",
                 status: .conflict)
         }
-        let userId = try await services.storage.setMembership(userName: name, projectId: membership.projectId, role: role)
+        let userID = try await services.storage.setMembership(userName: name, projectID: membership.projectID, role: role)
         await services.audit(.memberInvited, request: request, context: context,
-            projectId: membership.projectId, subject: name, detail: ["role": role.rawValue])
-        let member = ProjectMember(name: name, role: role, activeTokens: 0, userId: userId)
-        return try await codePage(membership, member, createdBy: principal.userId, request, context)
+            projectID: membership.projectID, subject: name, detail: ["role": role.rawValue])
+        let member = ProjectMember(name: name, role: role, activeTokens: 0, userID: userID)
+        return try await codePage(membership, member, createdBy: principal.userID, request, context)
     }
 
     @Sendable func person(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -186,11 +186,11 @@ struct PeopleController {
     }
 
     func personPage(_ membership: Principal.Membership, _ member: ProjectMember, _ context: AppRequestContext, problem: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
-        let properties = try await services.storage.userProperties(projectId: membership.projectId, userId: member.userId)
-        let devices = try await services.storage.devices(projectId: membership.projectId, userId: member.userId)
+        let properties = try await services.storage.userProperties(projectID: membership.projectID, userID: member.userID)
+        let devices = try await services.storage.devices(projectID: membership.projectID, userID: member.userID)
         let page = PersonPage(
             chrome: ConsoleChrome(title: "\(member.name) in \(membership.projectName)", context: context, project: membership.projectName),
-            projectName: membership.projectName, csrf: context.consoleCSRF, userId: member.userId, userName: member.name, role: member.role.rawValue,
+            projectName: membership.projectName, csrf: context.consoleCSRF, userID: member.userID, userName: member.name, role: member.role.rawValue,
             roles: Role.allCases.map { .init(value: $0.rawValue, selected: $0 == member.role) },
             properties: properties.keys.sorted().map { .init(name: $0, value: properties[$0] ?? "") },
             devices: devices.map { device in
@@ -211,16 +211,16 @@ struct PeopleController {
         guard let role = try await request.consoleForm(RoleForm.self).role.flatMap(Role.init(rawValue:)) else {
             return try await personPage(membership, member, context, problem: "Choose a role: collector, reviewer or admin.", status: .unprocessableContent)
         }
-        if member.userId == context.principal?.userId, role != .admin {
+        if member.userID == context.principal?.userID, role != .admin {
             return try await personPage(
                 membership, member, context, problem: "You cannot take away your own admin role; another admin of the project can.", status: .conflict)
         }
         if role != member.role {
-            try await services.storage.setMembership(userName: member.name, projectId: membership.projectId, role: role)
+            try await services.storage.setMembership(userName: member.name, projectID: membership.projectID, role: role)
             await services.audit(.roleChanged, request: request, context: context,
-                projectId: membership.projectId, subject: member.name, detail: ["from": member.role.rawValue, "to": role.rawValue])
+                projectID: membership.projectID, subject: member.name, detail: ["from": member.role.rawValue, "to": role.rawValue])
         }
-        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users/\(member.userId)")
+        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users/\(member.userID)")
     }
 
     @Sendable func setProperty(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -235,16 +235,16 @@ struct PeopleController {
                 membership, member, context, problem: "A property's name is 1 to 64 characters and its value at most 1,024, each on one line.",
                 status: .unprocessableContent)
         }
-        try await services.storage.setUserProperty(projectId: membership.projectId, userName: member.name, name: name, value: value.isEmpty ? nil : value)
+        try await services.storage.setUserProperty(projectID: membership.projectID, userName: member.name, name: name, value: value.isEmpty ? nil : value)
         await services.audit(value.isEmpty ? .propertyRemoved : .propertySet, request: request, context: context,
-            projectId: membership.projectId, subject: member.name, detail: value.isEmpty ? ["property": name] : ["property": name, "value": value])
-        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users/\(member.userId)")
+            projectID: membership.projectID, subject: member.name, detail: value.isEmpty ? ["property": name] : ["property": name, "value": value])
+        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users/\(member.userID)")
     }
 
     @Sendable func makeCode(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try Self.admin(context)
         let member = try await member(context, membership)
-        return try await codePage(membership, member, createdBy: try context.requirePrincipal().userId, request, context)
+        return try await codePage(membership, member, createdBy: try context.requirePrincipal().userID, request, context)
     }
 
     /// Makes a login code for `member` and answers with it (text and QR code) on this response only: reloading the
@@ -256,16 +256,16 @@ struct PeopleController {
         let now = Date()
         let expires = now.addingTimeInterval(services.limits.loginCodeLifetime)
         try await services.storage.createLoginCode(LoginCodeRecord(
-            codeHash: LoginCode.hash(normalized: LoginCode.normalized(code) ?? code), projectId: membership.projectId, userId: member.userId,
+            codeHash: LoginCode.hash(normalized: LoginCode.normalized(code) ?? code), projectID: membership.projectID, userID: member.userID,
             createdBy: createdBy, createdAt: now, expiresAt: expires))
         await services.audit(.loginCodeCreated, request: request, context: context,
-            projectId: membership.projectId, subject: member.name, detail: ["expires": ISO8601DateFormatter().string(from: expires)])
+            projectID: membership.projectID, subject: member.name, detail: ["expires": ISO8601DateFormatter().string(from: expires)])
         let server = Self.serverURL(request, context, proxies: services.trustedProxies)
         let qrText = "{\"server\":\"\(server)\",\"code\":\"\(code)\"}"
         let qr = QRCode(qrText)
         let page = CodePage(
             chrome: ConsoleChrome(title: "Login code for \(member.name)", context: context, project: membership.projectName),
-            projectName: membership.projectName, userId: member.userId, userName: member.name, role: member.role.rawValue, code: code,
+            projectName: membership.projectName, userID: member.userID, userName: member.name, role: member.role.rawValue, code: code,
             expires: ConsoleTime.text(expires), command: "fieldsheet login --server \(server) --code \(code)",
             qrSize: qr?.viewBoxSize ?? 0, qrPath: qr?.pathData ?? "", qrText: qrText)
         var response = ConsoleRenderer.page("login-code", page)
@@ -284,25 +284,25 @@ struct PeopleController {
         let membership = try Self.admin(context)
         let member = try await member(context, membership)
         guard let id = context.parameters.get("device").flatMap(Int64.init),
-              try await services.storage.devices(projectId: membership.projectId, userId: member.userId).contains(where: { $0.id == id }),
-              let device = try await services.storage.revokeDevice(projectId: membership.projectId, deviceId: id, at: Date())
+              try await services.storage.devices(projectID: membership.projectID, userID: member.userID).contains(where: { $0.id == id }),
+              let device = try await services.storage.revokeDevice(projectID: membership.projectID, deviceID: id, at: Date())
         else { throw Problem.notFound("device") }
         if device.revokedAt == nil {
             await services.audit(.deviceRevoked, request: request, context: context,
-                projectId: membership.projectId, subject: member.name, detail: ["device": String(device.id), "name": device.name])
+                projectID: membership.projectID, subject: member.name, detail: ["device": String(device.id), "name": device.name])
         }
-        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users/\(member.userId)")
+        return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users/\(member.userID)")
     }
 
     @Sendable func removePerson(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try Self.admin(context)
         let member = try await member(context, membership)
-        if member.userId == context.principal?.userId {
+        if member.userID == context.principal?.userID {
             return try await personPage(membership, member, context, problem: "You cannot remove yourself; another admin of the project can.", status: .conflict)
         }
-        let revoked = try await services.storage.removeMember(projectId: membership.projectId, userId: member.userId, at: Date())
+        let revoked = try await services.storage.removeMember(projectID: membership.projectID, userID: member.userID, at: Date())
         await services.audit(.memberRemoved, request: request, context: context,
-            projectId: membership.projectId, subject: member.name, detail: ["role": member.role.rawValue, "devicesRevoked": String(revoked)])
+            projectID: membership.projectID, subject: member.name, detail: ["role": member.role.rawValue, "devicesRevoked": String(revoked)])
         return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/users")
     }
 }

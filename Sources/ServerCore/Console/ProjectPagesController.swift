@@ -64,10 +64,10 @@ struct ProjectPagesController {
     @Sendable func forms(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        let published = try await services.storage.forms(projectId: membership.projectId)
+        let published = try await services.storage.forms(projectID: membership.projectID)
         let counts = try await services.storage.reviewCounts(
-            projectId: membership.projectId, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
-        let availability = try await services.storage.formStates(projectId: membership.projectId)
+            projectID: membership.projectID, visibility: RecordAccess.visibility(userID: principal.userID, role: membership.role))
+        let availability = try await services.storage.formStates(projectID: membership.projectID)
         let byForm = Dictionary(grouping: published, by: \.formID)
         let forms = byForm.keys.sorted().map { formID -> FormsPage.Form in
             let versions = byForm[formID, default: []].sorted { $0.version < $1.version }
@@ -75,7 +75,7 @@ struct ProjectPagesController {
             let states = ReviewState.allCases.map { state in
                 FormsPage.Count(state: state.rawValue, label: ConsoleLabels.review(state), count: mine.first { $0.reviewState == state }?.count ?? 0)
             }
-            let tables = RecordExporter.layout(versions.map(\.definition)).tables.map { FormsPage.Table(name: $0.repeatId) }
+            let tables = RecordExporter.layout(versions.map(\.definition)).tables.map { FormsPage.Table(name: $0.repeatID) }
             return FormsPage.Form(
                 formID: formID, title: versions.last?.definition.title ?? formID,
                 versions: versions.map { String($0.version) }.joined(separator: ", "), counts: states,
@@ -84,7 +84,7 @@ struct ProjectPagesController {
                 closed: availability[formID]?.closed ?? false,
                 closedBy: availability[formID].flatMap { $0.closed ? "closed by \($0.changedBy ?? "an admin") on \(ConsoleTime.text($0.changedAt))" : nil })
         }
-        let entityLists = membership.role.seesSharedRecords ? try await services.storage.entityLists(projectId: membership.projectId) : []
+        let entityLists = membership.role.seesSharedRecords ? try await services.storage.entityLists(projectID: membership.projectID) : []
         return ConsoleRenderer.page("forms", FormsPage(
             chrome: ConsoleChrome(
                 title: membership.projectName, context: context, project: membership.projectName, notice: Self.formNotice(request.uri.queryParameters)),

@@ -9,6 +9,6 @@ extension RecordPageController {
         let principal = try context.requirePrincipal()
         guard let sha256 = context.parameters.get("sha256"), AttachmentKey.isValidDigest(sha256) else { throw Problem.notFound("attachment") }
         return try await AttachmentDownload(storage: services.storage).response(
-            AttachmentKey(projectId: membership.projectId, sha256: sha256), userId: principal.userId, role: membership.role, range: request.headers[.range])
+            AttachmentKey(projectID: membership.projectID, sha256: sha256), userID: principal.userID, role: membership.role, range: request.headers[.range])
     }
 }

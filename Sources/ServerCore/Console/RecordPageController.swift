@@ -43,7 +43,7 @@ struct RecordPageController {
         var csrf: String?
         var projectName: String
         var recordID: String
-        var shortId: String
+        var shortID: String
         var formID: String
         var formTitle: String
         var formVersion: Int
@@ -94,20 +94,20 @@ struct RecordPageController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         guard let id = context.parameters.get("recordId").flatMap(UUID.init(uuidString:)),
-              let record = try await services.storage.record(projectId: membership.projectId, id: id),
-              RecordAccess.canRead(record, userId: principal.userId, role: membership.role)
+              let record = try await services.storage.record(projectID: membership.projectID, id: id),
+              RecordAccess.canRead(record, userID: principal.userID, role: membership.role)
         else { throw Problem.notFound("record") }
         return (membership, principal, record)
     }
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let (membership, principal, record) = try await readable(context)
-        let definition = try await services.storage.form(projectId: membership.projectId, formID: record.formID, version: record.formVersion)?.definition
+        let definition = try await services.storage.form(projectID: membership.projectID, formID: record.formID, version: record.formVersion)?.definition
         let fields = definition.map(FormFields.init(form:))
         let reviewer = membership.role.seesSharedRecords
-        let history = try await services.storage.history(projectId: membership.projectId, recordID: record.id)
-        let missing = Set(try await services.storage.attachments(projectId: membership.projectId, recordID: record.id).filter { !$0.stored }.map(\.sha256))
-        let conflicts = reviewer ? try await services.storage.conflictLog(projectId: membership.projectId, viewer: principal.userId, recordID: record.id) : []
+        let history = try await services.storage.history(projectID: membership.projectID, recordID: record.id)
+        let missing = Set(try await services.storage.attachments(projectID: membership.projectID, recordID: record.id).filter { !$0.stored }.map(\.sha256))
+        let conflicts = reviewer ? try await services.storage.conflictLog(projectID: membership.projectID, viewer: principal.userID, recordID: record.id) : []
         // Keys inside repeat instances read as a person names them ("Defect 2 › Where"), numbered among the
         // record's live instances now.
         // The reviewer's language: `?lang=fr` (a code, a name, or as the form lists it), else the form's default.
@@ -120,7 +120,7 @@ struct RecordPageController {
         // as that version did (a draft moved to a newer version keeps its earlier answers in the history).
         var otherVersions: [Int: (fields: FormFields, state: FormState)] = [:]
         for version in Set(history.compactMap(\.detail.version)) where version != record.formVersion {
-            guard let other = try await services.storage.form(projectId: membership.projectId, formID: record.formID, version: version)?.definition else { continue }
+            guard let other = try await services.storage.form(projectID: membership.projectID, formID: record.formID, version: version)?.definition else { continue }
             var state = FormState(logic: FormLogic(form: other), answers: record.fields.values)
             state.language = language.flatMap { other.language(named: $0) }
             otherVersions[version] = (FormFields(form: other), state)
@@ -149,11 +149,11 @@ struct RecordPageController {
         // The entity the record's submission created or updated (its `__entity` change), for those who see entities.
         var entityLink: EntityLink?
         if reviewer, let answer = record.fields.values[RecordEntityChange.fieldID], let change = try? RecordEntityChange(answer: answer) {
-            let entity = try await services.storage.entity(projectId: membership.projectId, id: change.entityId)
+            let entity = try await services.storage.entity(projectID: membership.projectID, id: change.entityID)
             entityLink = EntityLink(
                 action: change.action == .create ? "Created" : "Updated", list: change.list,
-                label: entity?.label ?? change.label ?? change.entityId.lowercased,
-                link: "/console/projects/\(membership.projectName)/entities/\(change.list)/\(change.entityId.lowercased)")
+                label: entity?.label ?? change.label ?? change.entityID.lowercased,
+                link: "/console/projects/\(membership.projectName)/entities/\(change.list)/\(change.entityID.lowercased)")
         }
         let notice: String? = switch request.uri.queryParameters.get("done") {
         case "reviewed": "Review saved: \(ConsoleLabels.review(record.review?.state))."
@@ -163,7 +163,7 @@ struct RecordPageController {
         let page = Page(
             chrome: ConsoleChrome(title: "\(definition?.title ?? record.formID) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
             csrf: context.consoleCSRF, projectName: membership.projectName, recordID: record.id.lowercased,
-            shortId: String(record.id.lowercased.prefix(8)), formID: record.formID, formTitle: definition?.title ?? record.formID,
+            shortID: String(record.id.lowercased.prefix(8)), formID: record.formID, formTitle: definition?.title ?? record.formID,
             formVersion: record.formVersion, state: record.state.rawValue, reviewState: record.review?.state.rawValue ?? "none",
             reviewLabel: ConsoleLabels.review(record.review?.state), reviewComment: record.review?.comment, author: record.authorName,
             device: record.device ?? "—", created: ConsoleTime.text(record.times.created), submitted: ConsoleTime.text(record.times.submitted),
@@ -226,14 +226,14 @@ struct RecordPageController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         guard let id = context.parameters.get("conflictId").flatMap(Int64.init),
-              let conflict = try await services.storage.conflict(projectId: membership.projectId, viewer: principal.userId, id: id)
+              let conflict = try await services.storage.conflict(projectID: membership.projectID, viewer: principal.userID, id: id)
         else { throw Problem.notFound("conflict") }
         var request = request
         let form = try await request.consoleForm(ResolveForm.self)
         guard let keep = form.keep.flatMap(ConflictEntry.Winner.init(rawValue:)) else {
             throw Problem.validation("Choose which value to keep: the server's or the device's.", field: "keep")
         }
-        _ = try await ReviewActions(services: services).resolve(membership, principal, conflictId: id, keep: keep, logger: context.logger)
+        _ = try await ReviewActions(services: services).resolve(membership, principal, conflictID: id, keep: keep, logger: context.logger)
         return ConsoleRenderer.redirect(to: Self.returning(request, to: "/console/projects/\(membership.projectName)/records/\(conflict.recordID.lowercased)?done=resolved"))
     }
 

@@ -23,7 +23,7 @@ struct SubmissionsController {
         var recordID: String
         /// The record's page, in the table's language.
         var link: String
-        var shortId: String
+        var shortID: String
         var isDraft: Bool
         var reviewState: String
         var reviewLabel: String
@@ -110,7 +110,7 @@ struct SubmissionsController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }
+        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         let parameters = ConsoleQuery(request)
         let filter = try Filter(parameters)
@@ -123,7 +123,7 @@ struct SubmissionsController {
             query.after = cursor
         }
         var rows = try await services.storage.recordTable(
-            projectId: membership.projectId, query: query, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role))
+            projectID: membership.projectID, query: query, visibility: RecordAccess.visibility(userID: principal.userID, role: membership.role))
         let hasMore = rows.count > Self.pageSize
         rows = Array(rows.prefix(Self.pageSize))
 
@@ -140,7 +140,7 @@ struct SubmissionsController {
             var all = filter.query(formID: formID)
             all.limit = BulkReview.maxRecords + 1
             matchingCount = try await services.storage.recordTable(
-                projectId: membership.projectId, query: all, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role)
+                projectID: membership.projectID, query: all, visibility: RecordAccess.visibility(userID: principal.userID, role: membership.role)
             ).filter { $0.record.state == .submitted }.count
         }
         let page = Page(
@@ -163,7 +163,7 @@ struct SubmissionsController {
                 let record = row.record
                 return Row(
                     recordID: record.id.lowercased, link: shownIn.link("/console/projects/\(membership.projectName)/records/\(record.id.lowercased)"),
-                    shortId: String(record.id.lowercased.prefix(8)), isDraft: record.state == .draft,
+                    shortID: String(record.id.lowercased.prefix(8)), isDraft: record.state == .draft,
                     reviewState: record.review?.state.rawValue ?? "none", reviewLabel: ConsoleLabels.review(record.review?.state),
                     selectable: canReview && record.state == .submitted, author: record.authorName, changed: ConsoleTime.text(record.times.updated),
                     cells: shown.map { Cell(text: Self.short(record.fields.values[$0.id]?.display(for: $0, language: language) ?? "")) })
@@ -188,12 +188,12 @@ struct SubmissionsController {
             throw Problem.forbidden("Only reviewers and admins review records; your role in this project is collector.")
         }
         let formID = context.parameters.get("formId") ?? ""
-        guard try await services.storage.forms(projectId: membership.projectId).contains(where: { $0.formID == formID }) else {
+        guard try await services.storage.forms(projectID: membership.projectID).contains(where: { $0.formID == formID }) else {
             throw Problem.notFound("form")
         }
         var request = request
         let form = try await request.consoleForm(BulkForm.self)
-        let batch = try BulkReview.requestId(form.batch)
+        let batch = try BulkReview.requestID(form.batch)
         let state: ReviewState
         switch form.decision ?? "" {
         case ReviewState.approved.rawValue: state = .approved
@@ -221,7 +221,7 @@ struct SubmissionsController {
             var query = filter.query(formID: formID)
             query.limit = BulkReview.maxRecords + 1
             let rows = try await services.storage.recordTable(
-                projectId: membership.projectId, query: query, visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role)
+                projectID: membership.projectID, query: query, visibility: RecordAccess.visibility(userID: principal.userID, role: membership.role)
             ).filter { $0.record.state == .submitted }
             guard rows.count <= BulkReview.maxRecords else {
                 throw Problem.validation(
@@ -247,7 +247,7 @@ struct SubmissionsController {
         let summary = try await BulkReview(services: services).review(
             membership, principal, formID: formID, recordIDs: recordIDs, state: state, comment: comment, batch: batch, logger: context.logger)
         await services.audit(
-            .recordsReviewedInBulk, request: request, context: context, projectId: membership.projectId, subject: formID,
+            .recordsReviewedInBulk, request: request, context: context, projectID: membership.projectID, subject: formID,
             detail: [
                 "state": state.rawValue, "reviewed": String(summary.reviewed), "repeated": String(summary.repeated), "skipped": String(summary.skipped),
                 "scope": form.scope ?? "selected", "comment": comment ?? "",

@@ -15,9 +15,9 @@ struct WebhooksPageController {
         struct Kind { var name: String; var field: String }
         struct Delivery {
             var id: Int64
-            var endpointId: Int64
+            var endpointID: Int64
             var kind: String
-            var eventId: String
+            var eventID: String
             var created: String
             var status: String
             var attempts: Int
@@ -33,7 +33,7 @@ struct WebhooksPageController {
         var deliveries: [Delivery]
         var endpointFilter: Int64?
         var olderLink: String?
-        var createdId: Int64?
+        var createdID: Int64?
         var createdSecret: String?
     }
 
@@ -82,9 +82,9 @@ struct WebhooksPageController {
     func render(
         _ membership: Principal.Membership, endpointFilter: Int64?, before: Int64?, context: AppRequestContext, created: (Int64, String)?
     ) async throws -> Response {
-        let endpoints = try await services.storage.webhookEndpoints(projectId: membership.projectId)
+        let endpoints = try await services.storage.webhookEndpoints(projectID: membership.projectID)
         let deliveries = try await services.storage.webhookDeliveries(
-            projectId: membership.projectId, endpointId: endpointFilter, before: before, limit: Self.pageSize)
+            projectID: membership.projectID, endpointID: endpointFilter, before: before, limit: Self.pageSize)
         var older: String?
         if deliveries.count == Self.pageSize, let last = deliveries.last {
             older = "/console/projects/\(membership.projectName)/webhooks?before=\(last.id)" + (endpointFilter.map { "&endpoint=\($0)" } ?? "")
@@ -98,12 +98,12 @@ struct WebhooksPageController {
             kinds: WebhookEventKind.allCases.map { .init(name: $0.rawValue, field: Self.field($0)) },
             deliveries: deliveries.map { entry in
                 Page.Delivery(
-                    id: entry.id, endpointId: entry.endpointId, kind: entry.kind.rawValue, eventId: entry.eventId, created: ConsoleTime.text(entry.createdAt),
+                    id: entry.id, endpointID: entry.endpointID, kind: entry.kind.rawValue, eventID: entry.eventID, created: ConsoleTime.text(entry.createdAt),
                     status: entry.status == .delivered ? "delivered" : entry.attempts > 0 ? "failing, next try \(ConsoleTime.text(entry.nextAttemptAt))" : "pending",
                     attempts: entry.attempts, httpStatus: entry.lastStatus.map(String.init) ?? "—",
                     responseTime: entry.responseMillis.map { "\($0) ms" } ?? "—", lastError: entry.lastError ?? "")
             },
-            endpointFilter: endpointFilter, olderLink: older, createdId: created?.0, createdSecret: created?.1)
+            endpointFilter: endpointFilter, olderLink: older, createdID: created?.0, createdSecret: created?.1)
         return ConsoleRenderer.page("webhooks", page)
     }
 
@@ -122,10 +122,10 @@ struct WebhooksPageController {
             throw Problem(.unprocessableContent, "validation", title: "Invalid endpoint", detail: "Choose at least one event for the endpoint.", field: "events")
         }
         let secret = WebhookSignature.newSecret()
-        let endpoint = try await services.storage.addWebhookEndpoint(projectId: membership.projectId, url: url, events: kinds, secret: secret)
+        let endpoint = try await services.storage.addWebhookEndpoint(projectID: membership.projectID, url: url, events: kinds, secret: secret)
         context.logger.info("Webhook endpoint added", metadata: ["endpoint": .stringConvertible(endpoint.id), "url": .string(url)])
         await services.audit(
-            .webhookAdded, request: request, context: context, projectId: membership.projectId, subject: String(endpoint.id),
+            .webhookAdded, request: request, context: context, projectID: membership.projectID, subject: String(endpoint.id),
             detail: ["url": url, "events": kinds.map(\.rawValue).sorted().joined(separator: ",")])
         // Shown on this answer only (not a redirect): reloading the page never shows the secret again.
         return try await render(membership, endpointFilter: nil, before: nil, context: context, created: (endpoint.id, secret))
@@ -134,19 +134,19 @@ struct WebhooksPageController {
     @Sendable func remove(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try admin(context)
         guard let id = context.parameters.get("endpoint").flatMap(Int64.init),
-              try await services.storage.removeWebhookEndpoint(projectId: membership.projectId, id: id)
+              try await services.storage.removeWebhookEndpoint(projectID: membership.projectID, id: id)
         else { throw Problem.notFound("webhook endpoint") }
-        await services.audit(.webhookRemoved, request: request, context: context, projectId: membership.projectId, subject: String(id))
+        await services.audit(.webhookRemoved, request: request, context: context, projectID: membership.projectID, subject: String(id))
         return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/webhooks")
     }
 
     @Sendable func redeliver(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try admin(context)
         guard let id = context.parameters.get("delivery").flatMap(Int64.init),
-              try await services.storage.redeliverWebhook(projectId: membership.projectId, deliveryId: id)
+              try await services.storage.redeliverWebhook(projectID: membership.projectID, deliveryID: id)
         else { throw Problem.notFound("webhook delivery") }
         await services.audit(
-            .webhookRedelivered, request: request, context: context, projectId: membership.projectId, subject: "delivery \(id)")
+            .webhookRedelivered, request: request, context: context, projectID: membership.projectID, subject: "delivery \(id)")
         return ConsoleRenderer.redirect(to: "/console/projects/\(membership.projectName)/webhooks")
     }
 }

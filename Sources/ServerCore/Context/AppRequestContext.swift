@@ -11,8 +11,8 @@ public struct AppRequestContext: RequestContext {
     public var principal: Principal?
     /// The CSRF token of the console session the request came with; nil for bearer tokens (which need none).
     public var consoleCSRF: String?
-    /// Set by ``RequestIdMiddleware``.
-    public var requestId: String = ""
+    /// Set by ``RequestIDMiddleware``.
+    public var requestID: String = ""
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

@@ -27,7 +27,7 @@ struct ODataController {
     func versions(_ context: AppRequestContext) async throws -> (Principal.Membership, String, [FormDefinition]) {
         let membership = try context.membership()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }.map(\.definition)
+        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }.map(\.definition)
         guard !versions.isEmpty else { throw Problem.notFound("form") }
         return (membership, formID, versions)
     }
@@ -85,8 +85,8 @@ struct ODataController {
         }
         let principal = try context.requirePrincipal()
         let feed = ODataFeed(
-            storage: services.storage, projectId: membership.projectId,
-            visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role), model: model)
+            storage: services.storage, projectID: membership.projectID,
+            visibility: RecordAccess.visibility(userID: principal.userID, role: membership.role), model: model)
         let page = try await feed.page(of: set, query: query, versions: versions)
         let base = base(request, context: context, formID: formID)
         var writer = JSONWriter(capacity: 4096 + page.entities.count * 512)
@@ -121,8 +121,8 @@ struct ODataController {
         let query = try Self.query(request, set: set)
         let principal = try context.requirePrincipal()
         let feed = ODataFeed(
-            storage: services.storage, projectId: membership.projectId,
-            visibility: RecordAccess.visibility(userId: principal.userId, role: membership.role), model: model)
+            storage: services.storage, projectID: membership.projectID,
+            visibility: RecordAccess.visibility(userID: principal.userID, role: membership.role), model: model)
         let count = try await feed.count(of: set, query: query, versions: versions)
         return Self.response(Array(String(count).utf8), contentType: "text/plain;charset=utf-8")
     }

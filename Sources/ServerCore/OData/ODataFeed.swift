@@ -52,7 +52,7 @@ struct ODataPage {
 /// instances from the records that hold them, in record order then instance order.
 struct ODataFeed {
     let storage: any ServerStorage
-    let projectId: Int64
+    let projectID: Int64
     let visibility: RecordVisibility
     let model: ODataModel
     /// Records read at once while collecting a repeat set's rows.
@@ -66,7 +66,7 @@ struct ODataFeed {
         }
         // One more than the page, to know whether a next page exists.
         let records = try await storage.feedRecords(
-            projectId: projectId,
+            projectID: projectID,
             query: RecordFeedQuery(
                 formID: model.formID, conditions: query.filter, after: query.skipToken?.recordID,
                 offset: query.skipToken == nil ? query.skip : 0, limit: limit + 1),
@@ -93,7 +93,7 @@ struct ODataFeed {
                 count = carried
             } else {
                 count = try await storage.countFeedRecords(
-                    projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter), visibility: visibility)
+                    projectID: projectID, query: RecordFeedQuery(formID: model.formID, conditions: query.filter), visibility: visibility)
             }
         }
         let next = records.count > limit ? shown.last.map { ODataSkipToken(recordID: $0.id, count: count) } : nil
@@ -104,12 +104,12 @@ struct ODataFeed {
     func rows(_ table: RecordExporter.RepeatTable, record: StoredRecord, state: FormState?) -> [ODataEntity] {
         guard let state else { return [] }
         var rows: [ODataEntity] = []
-        for (parent, parentId) in RecordExporter.parents(of: table, in: state, layout: model.layout) {
-            for (index, instance) in state.instances.live(table.repeatId, in: parent).enumerated() {
+        for (parent, parentID) in RecordExporter.parents(of: table, in: state, layout: model.layout) {
+            for (index, instance) in state.instances.live(table.repeatID, in: parent).enumerated() {
                 var system: [String: ODataValue] = [
                     "__id": .string(instance.id), "__recordId": .string(record.id.lowercased), "__position": .int(Int64(index + 1)),
                 ]
-                if !parentId.isEmpty { system["__parentId"] = .string(parentId) }
+                if !parentID.isEmpty { system["__parentId"] = .string(parentID) }
                 var values: [String: AnswerValue] = [:]
                 for column in table.columns {
                     if let value = RecordReader.value(instance.prefix + "/" + column, state: state, record: record) { values[column] = value }
@@ -148,7 +148,7 @@ struct ODataFeed {
         }
         var after = query.skipToken?.recordID
         if let token = query.skipToken, token.rowsWritten > 0,
-           let record = try await storage.record(projectId: projectId, id: token.recordID), record.formID == model.formID, record.state != .deleted,
+           let record = try await storage.record(projectID: projectID, id: token.recordID), record.formID == model.formID, record.state != .deleted,
            Self.visible(record, visibility), query.filter.allSatisfy({ $0.matches(record) }) {
             _ = take(record, from: token.rowsWritten, reader: &reader)
         }
@@ -159,7 +159,7 @@ struct ODataFeed {
         let counting = query.count && query.skipToken == nil
         while collecting || counting {
             let records = try await storage.feedRecords(
-                projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter, after: after, limit: Self.recordBatch),
+                projectID: projectID, query: RecordFeedQuery(formID: model.formID, conditions: query.filter, after: after, limit: Self.recordBatch),
                 visibility: visibility)
             for record in records {
                 if collecting {
@@ -193,7 +193,7 @@ struct ODataFeed {
         var count = 0
         while true {
             let records = try await storage.feedRecords(
-                projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter, after: after, limit: Self.recordBatch),
+                projectID: projectID, query: RecordFeedQuery(formID: model.formID, conditions: query.filter, after: after, limit: Self.recordBatch),
                 visibility: visibility)
             for record in records { count += rows(table, record: record, state: reader.state(of: record)).count }
             guard records.count == Self.recordBatch, let final = records.last else { return count }
@@ -208,11 +208,11 @@ struct ODataFeed {
             return try await repeatCount(table, query: query, reader: &reader)
         }
         return try await storage.countFeedRecords(
-            projectId: projectId, query: RecordFeedQuery(formID: model.formID, conditions: query.filter), visibility: visibility)
+            projectID: projectID, query: RecordFeedQuery(formID: model.formID, conditions: query.filter), visibility: visibility)
     }
 
     static func visible(_ record: StoredRecord, _ visibility: RecordVisibility) -> Bool {
         let viewer = visibility.viewer
-        return record.authorId == viewer.userId || (viewer.seesShared && record.shared)
+        return record.authorID == viewer.userID || (viewer.seesShared && record.shared)
     }
 }

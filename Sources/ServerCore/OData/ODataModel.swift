@@ -124,7 +124,7 @@ struct ODataModel: Sendable {
         var sets = [EntitySet(name: "Submissions", typeName: "Submission", repeatTable: nil, properties: properties(Self.recordProperties, layout.columns))]
         for table in layout.tables {
             sets.append(EntitySet(
-                name: "Submissions_\(table.repeatId)", typeName: "Submission_\(table.repeatId)", repeatTable: table,
+                name: "Submissions_\(table.repeatID)", typeName: "Submission_\(table.repeatID)", repeatTable: table,
                 properties: properties(Self.instanceProperties, table.columns)))
         }
         self.sets = sets

@@ -32,7 +32,7 @@ struct BulkReview {
     }
 
     /// A bulk request's id as a form carries it: 16 to 64 characters of base64url.
-    static func requestId(_ raw: String?) throws -> String {
+    static func requestID(_ raw: String?) throws -> String {
         guard let raw, (16...64).contains(raw.count),
               raw.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || $0 == "-" || $0 == "_" })
         else {
@@ -66,10 +66,10 @@ struct BulkReview {
             let chunk = Array(unique[start..<min(start + Self.chunkSize, unique.count)])
             start += chunk.count
             let mutationIDs = chunk.map { Self.mutationID(batch: batch, recordID: $0) }
-            let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
-            let userId = principal.userId
+            let planner = ReviewPlanner(userID: principal.userID, role: membership.role, now: Date())
+            let userID = principal.userID
             let plan = try await services.storage.push(
-                projectId: membership.projectId, clientID: Self.clientID, mutationIDs: mutationIDs, recordIDs: chunk
+                projectID: membership.projectID, clientID: Self.clientID, mutationIDs: mutationIDs, recordIDs: chunk
             ) { snapshot in
                 var plan = PushPlan()
                 for (recordID, mutationID) in zip(chunk, mutationIDs) {
@@ -94,11 +94,11 @@ struct BulkReview {
                             problem: problem.details)
                     }
                     plan.outcomes.append(outcome)
-                    plan.newOutcomes.append(StoredOutcome(mutationID: mutationID, userId: userId, digest: digest, outcome: outcome))
+                    plan.newOutcomes.append(StoredOutcome(mutationID: mutationID, userID: userID, digest: digest, outcome: outcome))
                 }
                 return plan
             }
-            services.storage.changes.announce(plan, projectId: membership.projectId)
+            services.storage.changes.announce(plan, projectID: membership.projectID)
             let fresh = Set(plan.newOutcomes.map(\.mutationID))
             for outcome in plan.outcomes {
                 if !fresh.contains(outcome.mutationID) {

@@ -36,36 +36,36 @@ struct ReviewActions {
 
     /// Sets the record's review state and comment; returns the record as it now is.
     func review(_ membership: Principal.Membership, _ principal: Principal, recordID: UUID, state: ReviewState, comment: String?, logger: Logger) async throws -> StoredRecord {
-        let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
+        let planner = ReviewPlanner(userID: principal.userID, role: membership.role, now: Date())
         let plan = try await services.storage.push(
-            projectId: membership.projectId, clientID: "review", mutationIDs: [], recordIDs: [recordID]
+            projectID: membership.projectID, clientID: "review", mutationIDs: [], recordIDs: [recordID]
         ) { snapshot in try planner.review(snapshot, recordID: recordID, state: state, comment: comment) }
-        services.storage.changes.announce(plan, projectId: membership.projectId)
+        services.storage.changes.announce(plan, projectID: membership.projectID)
         guard let record = plan.records.first else { throw Problem.notFound("record") }
         logger.info("Record reviewed", metadata: ["record": .string(recordID.lowercased), "state": .string(state.rawValue)])
         return record
     }
 
     /// Resolves an open conflict the caller may see, keeping one side; returns the entry as it now is.
-    func resolve(_ membership: Principal.Membership, _ principal: Principal, conflictId id: Int64, keep: ConflictEntry.Winner, logger: Logger) async throws -> ConflictLogEntry {
-        guard let conflict = try await services.storage.conflict(projectId: membership.projectId, viewer: principal.userId, id: id) else {
+    func resolve(_ membership: Principal.Membership, _ principal: Principal, conflictID id: Int64, keep: ConflictEntry.Winner, logger: Logger) async throws -> ConflictLogEntry {
+        guard let conflict = try await services.storage.conflict(projectID: membership.projectID, viewer: principal.userID, id: id) else {
             throw Problem.notFound("conflict")
         }
         try Self.requireReviewer(membership)
         guard conflict.open else { throw Self.alreadyResolved(id) }
-        let planner = ReviewPlanner(userId: principal.userId, role: membership.role, now: Date())
+        let planner = ReviewPlanner(userID: principal.userID, role: membership.role, now: Date())
         let clock = services.clock.now()
         let plan: PushPlan
         do {
             plan = try await services.storage.push(
-                projectId: membership.projectId, clientID: "review", mutationIDs: [], recordIDs: [conflict.recordID]
+                projectID: membership.projectID, clientID: "review", mutationIDs: [], recordIDs: [conflict.recordID]
             ) { snapshot in try planner.resolve(snapshot, conflict: conflict, keep: keep, clock: clock) }
         } catch let error as StorageError where error.code == .alreadyResolved {
             throw Self.alreadyResolved(id)
         }
-        services.storage.changes.announce(plan, projectId: membership.projectId)
+        services.storage.changes.announce(plan, projectID: membership.projectID)
         logger.info("Conflict resolved", metadata: ["conflict": .stringConvertible(id), "kept": .string(keep.rawValue)])
-        guard let resolved = try await services.storage.conflict(projectId: membership.projectId, viewer: principal.userId, id: id) else {
+        guard let resolved = try await services.storage.conflict(projectID: membership.projectID, viewer: principal.userID, id: id) else {
             throw Problem.notFound("conflict")
         }
         return resolved

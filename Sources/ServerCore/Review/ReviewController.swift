@@ -35,10 +35,10 @@ struct ReviewController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         guard let id = context.parameters.get("recordId").flatMap(UUID.init(uuidString:)),
-              let record = try await services.storage.record(projectId: membership.projectId, id: id),
-              RecordAccess.canRead(record, userId: principal.userId, role: membership.role)
+              let record = try await services.storage.record(projectID: membership.projectID, id: id),
+              RecordAccess.canRead(record, userID: principal.userID, role: membership.role)
         else { throw Problem.notFound("record") }
-        let entries = try await services.storage.history(projectId: membership.projectId, recordID: id)
+        let entries = try await services.storage.history(projectID: membership.projectID, recordID: id)
         return try .json(HistoryResponse(recordID: id, entries: entries))
     }
 
@@ -53,7 +53,7 @@ struct ReviewController {
         let after = try SyncController.integer(request, "after", default: 0, range: 0...Int64.max)
         let limit = Int(try SyncController.integer(request, "limit", default: 100, range: 1...500))
         let entries = try await services.storage.conflictLog(
-            projectId: membership.projectId, viewer: principal.userId, openOnly: which == "open", after: after, limit: limit)
+            projectID: membership.projectID, viewer: principal.userID, openOnly: which == "open", after: after, limit: limit)
         return try .json(ConflictList(conflicts: entries.map(ConflictView.init), next: entries.count == limit ? entries.last?.id : nil))
     }
 
@@ -63,7 +63,7 @@ struct ReviewController {
         guard let id = context.parameters.get("conflictId").flatMap(Int64.init) else { throw Problem.notFound("conflict") }
         var request = request
         // An unknown conflict is a 404 before the body is looked at, as before.
-        guard try await services.storage.conflict(projectId: membership.projectId, viewer: principal.userId, id: id) != nil else {
+        guard try await services.storage.conflict(projectID: membership.projectID, viewer: principal.userID, id: id) != nil else {
             throw Problem.notFound("conflict")
         }
         try ReviewActions.requireReviewer(membership)
@@ -71,7 +71,7 @@ struct ReviewController {
         guard let keep = ConflictEntry.Winner(rawValue: body.keep) else {
             throw Problem.validation("keep must be \"server\" (the value the record holds) or \"client\" (the device's value), not \"\(body.keep)\".", field: "keep")
         }
-        let resolved = try await ReviewActions(services: services).resolve(membership, principal, conflictId: id, keep: keep, logger: context.logger)
+        let resolved = try await ReviewActions(services: services).resolve(membership, principal, conflictID: id, keep: keep, logger: context.logger)
         return try .json(ConflictView(resolved))
     }
 }

@@ -6,7 +6,7 @@ import SyncCore
 /// Decides a review or a conflict resolution inside the storage's transaction, from the record as it is
 /// then: who may, what the record becomes, and the history entry. Pure: no I/O.
 struct ReviewPlanner: Sendable {
-    let userId: Int64
+    let userID: Int64
     let role: Role
     let now: Date
 
@@ -22,7 +22,7 @@ struct ReviewPlanner: Sendable {
         record.times.updated = now
         record.receivedAt = now
         let entry = HistoryEntry(
-            recordID: recordID, revision: record.revision, kind: .review, userId: userId, clientID: nil, at: now,
+            recordID: recordID, revision: record.revision, kind: .review, userID: userID, clientID: nil, at: now,
             detail: HistoryDetail(review: .init(from: previous, to: state, comment: comment)))
         return PushPlan(records: [record], history: [entry])
     }
@@ -32,7 +32,7 @@ struct ReviewPlanner: Sendable {
     func resolve(_ snapshot: PushSnapshot, conflict: ConflictLogEntry, keep: ConflictEntry.Winner, clock: HybridTimestamp) throws -> PushPlan {
         var record = try reviewable(snapshot, recordID: conflict.recordID, submittedOnly: false)
         var plan = PushPlan(resolvedConflicts: [conflict.id])
-        var detail = HistoryDetail(resolution: .init(conflictId: conflict.id, fieldID: conflict.entry.fieldID, kept: keep))
+        var detail = HistoryDetail(resolution: .init(conflictID: conflict.id, fieldID: conflict.entry.fieldID, kept: keep))
         if keep == .client, let fieldID = conflict.entry.fieldID, let client = conflict.entry.client {
             let before = record.fields[fieldID]?.value
             if before != client.value {
@@ -44,12 +44,12 @@ struct ReviewPlanner: Sendable {
                 plan.records = [record]
             }
         }
-        plan.history = [HistoryEntry(recordID: record.id, revision: record.revision, kind: .resolution, userId: userId, clientID: nil, at: now, detail: detail)]
+        plan.history = [HistoryEntry(recordID: record.id, revision: record.revision, kind: .resolution, userID: userID, clientID: nil, at: now, detail: detail)]
         return plan
     }
 
     private func reviewable(_ snapshot: PushSnapshot, recordID: UUID, submittedOnly: Bool = true) throws -> StoredRecord {
-        guard let record = snapshot.records[recordID], RecordAccess.canRead(record, userId: userId, role: role) else {
+        guard let record = snapshot.records[recordID], RecordAccess.canRead(record, userID: userID, role: role) else {
             throw Problem.notFound("record")
         }
         guard role.seesSharedRecords else {

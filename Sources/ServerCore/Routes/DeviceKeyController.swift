@@ -32,14 +32,14 @@ struct DeviceKeyController {
         guard let key = DeviceVerifyingKey(base64: body.publicKey) else {
             throw Problem.badRequest("publicKey is not an Ed25519 public key: send base64 of its 32 raw bytes (44 characters).", field: "publicKey")
         }
-        guard let tokenId = principal.tokenId else {
+        guard let tokenID = principal.tokenID else {
             throw Problem.forbidden("Only a device's access token can register a signing key.")
         }
-        switch try await services.storage.registerDeviceKey(tokenId: tokenId, publicKey: key.base64, now: Date()) {
+        switch try await services.storage.registerDeviceKey(tokenID: tokenID, publicKey: key.base64, now: Date()) {
         case .stored:
-            context.logger.info("Device signing key registered", metadata: ["device": .stringConvertible(principal.deviceId ?? 0)])
-            await services.audit(.deviceKeyRegistered, request: request, context: context, projectId: membership.projectId,
-                subject: principal.userName, detail: ["device": principal.deviceId.map(String.init) ?? "", "key": key.base64, "via": "device-key"])
+            context.logger.info("Device signing key registered", metadata: ["device": .stringConvertible(principal.deviceID ?? 0)])
+            await services.audit(.deviceKeyRegistered, request: request, context: context, projectID: membership.projectID,
+                subject: principal.userName, detail: ["device": principal.deviceID.map(String.init) ?? "", "key": key.base64, "via": "device-key"])
             return Response(status: .noContent)
         case .same:
             return Response(status: .noContent)
@@ -48,9 +48,9 @@ struct DeviceKeyController {
             context.logger.info("Device signing key not kept: the token was not enrolled with a login code")
             return Response(status: .noContent)
         case .different:
-            await services.audit(.deviceKeyRefused, request: request, context: context, projectId: membership.projectId,
+            await services.audit(.deviceKeyRefused, request: request, context: context, projectID: membership.projectID,
                 subject: principal.userName, detail: [
-                    "device": principal.deviceId.map(String.init) ?? "", "key": key.base64,
+                    "device": principal.deviceID.map(String.init) ?? "", "key": key.base64,
                     "reason": "the token holds another signing key, which stays",
                 ])
             throw Problem(.conflict, "device-key-mismatch", title: "Another signing key is registered",

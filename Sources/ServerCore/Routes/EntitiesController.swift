@@ -27,7 +27,7 @@ struct EntitiesController {
 
     @Sendable func lists(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
-        let lists = try await services.storage.entityLists(projectId: membership.projectId)
+        let lists = try await services.storage.entityLists(projectID: membership.projectID)
         return try .json(ListsBody(lists: lists.map { ListBody(name: $0.name, properties: $0.properties, scope: $0.scope) }))
     }
 
@@ -42,16 +42,16 @@ struct EntitiesController {
         let after = try SyncController.integer(request, "after", default: 0, range: 0...Int64.max)
         let limit = Int(try SyncController.integer(request, "limit", default: Int64(services.limits.defaultPageSize), range: 1...Int64(services.limits.maxPageSize)))
         let storage = services.storage
-        guard let list = try await storage.entityList(projectId: membership.projectId, name: name) else {
+        guard let list = try await storage.entityList(projectID: membership.projectID, name: name) else {
             // A list no form saves to and nothing was imported into yet: nothing to send.
             var empty = EntityPageWriter(list: name)
             return .jsonBytes(empty.finish(cursor: after, hasMore: false))
         }
         let filter = EntityScopeFilter(
-            scope: list.scope, role: membership.role, userId: principal.userId,
-            userProperties: list.scope.propertyName == nil ? [:] : try await storage.userProperties(projectId: membership.projectId, userId: principal.userId))
+            scope: list.scope, role: membership.role, userID: principal.userID,
+            userProperties: list.scope.propertyName == nil ? [:] : try await storage.userProperties(projectID: membership.projectID, userID: principal.userID))
         let page = try await storage.entityChanges(
-            projectId: membership.projectId, list: name, after: after, limit: limit, maxBytes: services.limits.maxPageBytes)
+            projectID: membership.projectID, list: name, after: after, limit: limit, maxBytes: services.limits.maxPageBytes)
         var writer = EntityPageWriter(list: name, capacity: page.rows.reduce(256) { $0 + $1.fields.utf8.count + 160 })
         for row in page.rows {
             if try filter.sends(row) { writer.append(row) } else { writer.remove(row.id) }
@@ -73,7 +73,7 @@ extension EntityScope {
 struct EntityScopeFilter: Sendable {
     let scope: EntityScope
     let role: Role
-    let userId: Int64
+    let userID: Int64
     let userProperties: [String: String]
 
     /// Whether the row is sent whole (else it is sent as removed): not deleted, and in scope.
@@ -82,8 +82,8 @@ struct EntityScopeFilter: Sendable {
         if role.seesSharedRecords { return true }
         switch scope {
         case .all: return true
-        case .createdByUser: return row.creatorId == userId
-        case .assignedToUser: return row.assigneeId == userId
+        case .createdByUser: return row.creatorID == userID
+        case .assignedToUser: return row.assigneeID == userID
         case .userProperty(let name):
             guard let mine = userProperties[name] else { return false }
             let fields = try RecordFields(jsonBytes: Array(row.fields.utf8))

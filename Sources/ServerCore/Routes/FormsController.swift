@@ -48,9 +48,9 @@ struct FormsController {
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
-        let forms = try await services.storage.forms(projectId: membership.projectId)
-        let key = try await services.storage.projectKeys(projectId: membership.projectId).last?.key
-        let closed = try await services.storage.formStates(projectId: membership.projectId).values.filter(\.closed).map(\.formID).sorted()
+        let forms = try await services.storage.forms(projectID: membership.projectID)
+        let key = try await services.storage.projectKeys(projectID: membership.projectID).last?.key
+        let closed = try await services.storage.formStates(projectID: membership.projectID).values.filter(\.closed).map(\.formID).sorted()
         return try .json(FormList(forms: forms.map(Self.wire), projectKey: key, closedForms: closed))
     }
 
@@ -63,12 +63,12 @@ struct FormsController {
         let data = try await request.jsonBody(limits: services.limits)
         let publisher = FormPublisher(storage: services.storage)
         do {
-            let result = try await publisher.publish(data, file: "request body", projectId: membership.projectId)
+            let result = try await publisher.publish(data, file: "request body", projectID: membership.projectID)
             let form = result.form
             context.logger.info("Form published", metadata: ["form": .string(form.formID), "version": .stringConvertible(form.version), "changed": .stringConvertible(result.isNew)])
             if result.isNew {
                 await services.audit(
-                    .formPublished, request: request, context: context, projectId: membership.projectId,
+                    .formPublished, request: request, context: context, projectID: membership.projectID,
                     subject: "\(form.formID)@\(form.version)", detail: ["file": "request body", "title": form.definition.title])
             }
             return try .json(

@@ -17,7 +17,7 @@ struct GeoJSONController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectId: membership.projectId).filter { $0.formID == formID }.map(\.definition)
+        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }.map(\.definition)
         guard !versions.isEmpty else { throw Problem.notFound("form") }
         let field = request.uri.queryParameters.get("field")
         if let field {
@@ -27,14 +27,14 @@ struct GeoJSONController {
             }
         }
         let exporter = GeoJSONExporter(storage: services.storage)
-        let projectId = membership.projectId
-        let visibility = RecordAccess.visibility(userId: principal.userId, role: membership.role)
+        let projectID = membership.projectID
+        let visibility = RecordAccess.visibility(userID: principal.userID, role: membership.role)
         let logger = context.logger
         return Response(
             status: .ok,
             headers: [.contentType: "application/geo+json", .contentDisposition: "attachment; filename=\"\(formID).geojson\""],
             body: ResponseBody { writer in
-                let count = try await exporter.export(projectId: projectId, formID: formID, visibility: visibility, field: field) { bytes in
+                let count = try await exporter.export(projectID: projectID, formID: formID, visibility: visibility, field: field) { bytes in
                     try await writer.write(ByteBuffer(bytes: bytes))
                 }
                 try await writer.finish(nil)

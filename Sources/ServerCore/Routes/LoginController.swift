@@ -41,7 +41,7 @@ struct LoginController {
         var token: String
         var project: String
         var user: String
-        var deviceId: Int64
+        var deviceID: Int64
     }
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
@@ -74,17 +74,17 @@ struct LoginController {
             codeHash: LoginCode.hash(normalized: code), tokenHash: AccessToken.hash(token), deviceName: name.isEmpty ? "device" : name,
             clientVersion: request.headers[.userAgent].map { String($0.prefix(128)) }, publicKey: publicKey, now: Date())
         switch outcome {
-        case .enrolled(let deviceId, _, let userName, let projectId, let projectName):
+        case .enrolled(let deviceID, _, let userName, let projectID, let projectName):
             context.logger.info("Device enrolled with a login code", metadata: ["user": .string(userName), "project": .string(projectName)])
             await services.audit(.loginCodeUsed, request: request, context: context,
-                projectId: projectId, subject: userName, detail: ["device": String(deviceId), "name": name.isEmpty ? "device" : name], actor: userName)
+                projectID: projectID, subject: userName, detail: ["device": String(deviceID), "name": name.isEmpty ? "device" : name], actor: userName)
             if let publicKey {
                 // The key went in with the code's exchange (the new token is the device's own): recorded as the
                 // key registrations of `POST …/device-key` are.
-                await services.audit(.deviceKeyRegistered, request: request, context: context, projectId: projectId, subject: userName,
-                    detail: ["device": String(deviceId), "key": publicKey, "via": "login-code"], actor: userName)
+                await services.audit(.deviceKeyRegistered, request: request, context: context, projectID: projectID, subject: userName,
+                    detail: ["device": String(deviceID), "key": publicKey, "via": "login-code"], actor: userName)
             }
-            return try Response.json(LoginResponse(token: token, project: projectName, user: userName, deviceId: deviceId))
+            return try Response.json(LoginResponse(token: token, project: projectName, user: userName, deviceID: deviceID))
         case .unknown:
             throw try await failure(address, request, context, "That login code is not known. Check what you typed, or ask your project's admin for a new code.")
         case .used:

@@ -28,7 +28,7 @@ extension SyncController {
     /// (``ChangeNotifier/stop()``) ends every wait at once with the rows it has. `device` is the pull's
     /// `client`, already checked: the per-device cap counts it.
     func waitingForChanges(
-        _ request: Request, projectId: Int64, device: String?, query: @escaping @Sendable () async throws -> FeedPage
+        _ request: Request, projectID: Int64, device: String?, query: @escaping @Sendable () async throws -> FeedPage
     ) async throws -> WaitedPage {
         let seconds = try Self.integer(request, "wait", default: 0, range: 0...Self.maxWaitSeconds)
         guard seconds > 0 else { return WaitedPage(page: try await query()) }
@@ -46,7 +46,7 @@ extension SyncController {
         let storage = services.storage
         // The position is read before the query: a change committing in between is either in the rows or
         // past the position, so it wakes the wait below.
-        let position = try await storage.lastSequence(projectId: projectId)
+        let position = try await storage.lastSequence(projectID: projectID)
         let first = try await query()
         guard first.records.isEmpty else { return WaitedPage(page: first) }
         do {
@@ -56,8 +56,8 @@ extension SyncController {
             return WaitedPage(page: try await withGracefulShutdownHandler {
                 try await request.cancellingWhenClientLeaves {
                     var seen = position
-                    while await storage.changes.wait(projectId: projectId, past: seen, until: deadline) {
-                        seen = try await storage.lastSequence(projectId: projectId)
+                    while await storage.changes.wait(projectID: projectID, past: seen, until: deadline) {
+                        seen = try await storage.lastSequence(projectID: projectID)
                         let rows = try await query()
                         if !rows.records.isEmpty { return rows }
                     }

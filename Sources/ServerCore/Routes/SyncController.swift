@@ -66,17 +66,17 @@ struct SyncController {
             services.metrics.recordClampedClock()
         }
         let keys = Set(body.mutations.map(\.form))
-        let validators = try await services.forms.validators(projectId: membership.projectId, keys: keys)
+        let validators = try await services.forms.validators(projectID: membership.projectID, keys: keys)
         let planner = PushPlanner(principal: principal, role: membership.role, clientID: body.clientID, validators: validators, mutations: prepared,
             maxAttachmentBytes: services.limits.maxAttachmentBytes, maxRecordBytes: services.limits.maxRecordBytes,
             maxRecordInstances: services.limits.maxRecordInstances)
         var recordIDs: [UUID] = []
         var seenIds = Set<UUID>()
         for mutation in body.mutations where seenIds.insert(mutation.recordID).inserted { recordIDs.append(mutation.recordID) }
-        let plan = try await commit(planner, projectId: membership.projectId, clientID: body.clientID,
-            mutationIDs: Array(Set(body.mutations.map(\.mutationID))), recordIDs: recordIDs, entityIds: PushPlanner.entityIds(body.mutations),
+        let plan = try await commit(planner, projectID: membership.projectID, clientID: body.clientID,
+            mutationIDs: Array(Set(body.mutations.map(\.mutationID))), recordIDs: recordIDs, entityIDs: PushPlanner.entityIDs(body.mutations),
             provenance: provenance)
-        services.storage.changes.announce(plan, projectId: membership.projectId)
+        services.storage.changes.announce(plan, projectID: membership.projectID)
         let rejected = plan.newOutcomes.filter { $0.outcome.status == .rejected }.count
         services.metrics.recordPush(applied: plan.appliedCount, rejected: rejected, conflicts: plan.conflicts.count)
         context.logger.debug("Push committed", metadata: [
@@ -100,13 +100,13 @@ struct SyncController {
     ///
     /// `provenance` (the pushing device and its verified signatures) is put on each plan's history entries.
     func commit(
-        _ planner: PushPlanner, projectId: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIds: [UUID] = [],
+        _ planner: PushPlanner, projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID] = [],
         provenance: PushProvenance = PushProvenance()
     ) async throws -> PushPlan {
         let storage = services.storage
         let metrics = services.metrics
         var began = ContinuousClock.now
-        var snapshot = try await storage.pushSnapshot(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
+        var snapshot = try await storage.pushSnapshot(projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs)
         metrics.recordPushStep("snapshot", began.duration(to: .now))
         var verdicts = PatternVerdicts(budget: services.limits.patternBudget)
         for _ in 1...Self.maxPlanAttempts {
@@ -123,12 +123,12 @@ struct SyncController {
             defer { metrics.recordPushStep("write", began.duration(to: .now)) }
             do {
                 return try await storage.commit(
-                    plan, planned: planned, projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds)
+                    plan, planned: planned, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs)
             } catch let moved as PushSnapshotMoved {
                 snapshot = moved.snapshot
             }
         }
-        return try await storage.push(projectId: projectId, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIds: entityIds) { [verdicts] current in
+        return try await storage.push(projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs) { [verdicts] current in
             var verdicts = verdicts
             return provenance.apply(to: try planner.plan(current, verdicts: &verdicts))
         }
@@ -187,10 +187,10 @@ struct SyncController {
         // value that device wrote (another device's push replaced it, so no push outcome told it).
         let device: String? = request.uri.queryParameters.get("client").map { String($0) }
         if let device, let problem = Identifier.problem(device, field: "client") { throw problem }
-        let visibility = RecordAccess.visibility(userId: principal.userId, role: membership.role)
-        let waited = try await waitingForChanges(request, projectId: membership.projectId, device: device) { [services] in
+        let visibility = RecordAccess.visibility(userID: principal.userID, role: membership.role)
+        let waited = try await waitingForChanges(request, projectID: membership.projectID, device: device) { [services] in
             try await services.storage.changes(
-                projectId: membership.projectId, after: after, limit: limit, maxBytes: services.limits.maxPageBytes,
+                projectID: membership.projectID, after: after, limit: limit, maxBytes: services.limits.maxPageBytes,
                 visibility: visibility)
         }
         let page = waited.page
@@ -201,7 +201,7 @@ struct SyncController {
         var lost: [LostConflictRow] = []
         if let device {
             lost = try await services.storage.lostConflicts(
-                projectId: membership.projectId, device: device, after: after, through: cursor, visibility: visibility)
+                projectID: membership.projectID, device: device, after: after, through: cursor, visibility: visibility)
         }
         let bytes = writer.finish(
             cursor: cursor, hasMore: page.hasMore, serverClock: services.clock.now(),
@@ -219,8 +219,8 @@ struct SyncController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         guard let id = context.parameters.get("recordId").flatMap(UUID.init(uuidString:)),
-              let record = try await services.storage.record(projectId: membership.projectId, id: id),
-              RecordAccess.canRead(record, userId: principal.userId, role: membership.role)
+              let record = try await services.storage.record(projectID: membership.projectID, id: id),
+              RecordAccess.canRead(record, userID: principal.userID, role: membership.role)
         else { throw Problem.notFound("record") }
         return .jsonBytes(record.envelope.jsonBytes())
     }

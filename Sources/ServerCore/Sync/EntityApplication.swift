@@ -14,12 +14,12 @@ struct EntityApplication: Sendable {
 
 extension PushPlanner {
     /// The ids of the entities the mutations' entity changes name (what a push's snapshot reads and locks).
-    static func entityIds(_ mutations: [Mutation]) -> [UUID] {
+    static func entityIDs(_ mutations: [Mutation]) -> [UUID] {
         var seen = Set<UUID>()
         var ids: [UUID] = []
         for mutation in mutations {
             guard let answer = mutation.changes[RecordEntityChange.fieldID]?.value, let change = try? RecordEntityChange(answer: answer) else { continue }
-            if seen.insert(change.entityId).inserted { ids.append(change.entityId) }
+            if seen.insert(change.entityID).inserted { ids.append(change.entityID) }
         }
         return ids
     }
@@ -34,7 +34,7 @@ extension PushPlanner {
     /// change set, so an edit never re-sends values it did not touch.
     func entityApplication(
         record: MergeableRecord, current: StoredRecord?, changedFields: [String], mutation: Mutation, form: FormDefinition,
-        authorId: Int64, entities: [UUID: StoredEntity]
+        authorID: Int64, entities: [UUID: StoredEntity]
     ) -> Result<EntityApplication?, Problem> {
         guard record.state == .submitted, let entityState = record.fields[RecordEntityChange.fieldID], let answer = entityState.value else { return .success(nil) }
         let field = RecordEntityChange.fieldID
@@ -50,7 +50,7 @@ extension PushPlanner {
         guard let declaration = form.entity else {
             return .failure(Problem(
                 .unprocessableContent, "entity-not-declared", title: "Form saves to no entity list",
-                detail: "Record \(mutation.recordID) changes the entity \(change.entityId.lowercased) of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) declares no entity list.",
+                detail: "Record \(mutation.recordID) changes the entity \(change.entityID.lowercased) of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) declares no entity list.",
                 field: field))
         }
         guard change.list == declaration.list else {
@@ -65,32 +65,32 @@ extension PushPlanner {
                 .unprocessableContent, "entity-action-not-declared", title: "Entity change the form does not make",
                 detail: "Record \(mutation.recordID) would \(change.action.rawValue) an entity of the list \"\(change.list)\", but the form \"\(form.id)\" version \(form.version) only \(declaration.creates ? "creates" : "updates") entities.",
                 field: field))
-        case .create where change.entityId != mutation.recordID:
+        case .create where change.entityID != mutation.recordID:
             return .failure(Problem(
                 .unprocessableContent, "entity-id-not-record", title: "Created entity's id is not the record's",
-                detail: "Record \(mutation.recordID) creates the entity \(change.entityId.lowercased); an entity a record creates takes the record's own id (\(mutation.recordID.lowercased)).",
+                detail: "Record \(mutation.recordID) creates the entity \(change.entityID.lowercased); an entity a record creates takes the record's own id (\(mutation.recordID.lowercased)).",
                 field: field))
         default:
             break
         }
-        let existing = entities[change.entityId]
+        let existing = entities[change.entityID]
         if let existing, existing.list != change.list {
             return .failure(Problem(
                 .conflict, "entity-list-mismatch", title: "Entity belongs to another list",
-                detail: "Record \(mutation.recordID) changes the entity \(change.entityId.lowercased) as one of the list \"\(change.list)\"; it belongs to the list \"\(existing.list)\".",
+                detail: "Record \(mutation.recordID) changes the entity \(change.entityID.lowercased) as one of the list \"\(change.list)\"; it belongs to the list \"\(existing.list)\".",
                 field: field))
         }
         if existing?.deleted ?? false || (change.action == .update && existing == nil) {
             let what = existing == nil ? "does not exist" : "was deleted"
             return .failure(Problem(
                 .unprocessableContent, "entity-not-found", title: "Entity not found",
-                detail: "Record \(mutation.recordID) \(change.action == .update ? "updates" : "creates") the entity \(change.entityId.lowercased) of the list \"\(change.list)\", which \(what) on the server. "
+                detail: "Record \(mutation.recordID) \(change.action == .update ? "updates" : "creates") the entity \(change.entityID.lowercased) of the list \"\(change.list)\", which \(what) on the server. "
                     + "Nothing of this change was applied. Sync to get the list's entities, then choose an entity that exists.",
                 field: field))
         }
         let first = changedFields.contains(field) || current?.state != .submitted
         let applied = first ? nil : Set(changedFields)
-        var entity = existing ?? StoredEntity(list: change.list, id: change.entityId, revision: 0, creatorId: authorId, fields: RecordFields(), createdAt: now)
+        var entity = existing ?? StoredEntity(list: change.list, id: change.entityID, revision: 0, creatorID: authorID, fields: RecordFields(), createdAt: now)
         let revision = entity.revision + 1
         var diffs: [String: HistoryDetail.FieldDiff] = [:]
         var conflicts: [ConflictEntry] = []
@@ -115,7 +115,7 @@ extension PushPlanner {
         entity.revision = revision
         entity.updatedAt = now
         let history = EntityHistoryEntry(
-            entityId: entity.id, revision: revision, kind: existing == nil ? .create : .update, recordID: mutation.recordID, userId: userId,
+            entityID: entity.id, revision: revision, kind: existing == nil ? .create : .update, recordID: mutation.recordID, userID: userID,
             clientID: clientID, at: now, detail: HistoryDetail(fields: diffs))
         return .success(EntityApplication(entity: entity, history: history, conflicts: conflicts))
     }

@@ -15,16 +15,16 @@ package final class FormCatalog: Sendable {
 
     /// The validators of the named versions that exist in the project (missing ones are left out); each
     /// holds its form (`logic.form`).
-    func validators(projectId: Int64, keys: Set<FormKey>) async throws -> [FormKey: FormValidator] {
+    func validators(projectID: Int64, keys: Set<FormKey>) async throws -> [FormKey: FormValidator] {
         var found: [FormKey: FormValidator] = [:]
         cache.withLock { cache in
-            for key in keys { found[key] = cache[projectId]?[key] }
+            for key in keys { found[key] = cache[projectID]?[key] }
         }
         for key in keys where found[key] == nil {
-            guard let form = try await storage.form(projectId: projectId, formID: key.id, version: key.version) else { continue }
+            guard let form = try await storage.form(projectID: projectID, formID: key.id, version: key.version) else { continue }
             let validator = FormValidator(form: form.definition)
             found[key] = validator
-            cache.withLock { $0[projectId, default: [:]][key] = validator }
+            cache.withLock { $0[projectID, default: [:]][key] = validator }
         }
         return found
     }

@@ -25,7 +25,7 @@ struct PreparedMutation: Sendable {
 /// field by field, validates, and lists what to write. Pure: no I/O, no database. `SyncController` runs it
 /// outside any write lock and commits the plan only if the snapshot is unchanged when the lock is held.
 struct PushPlanner: Sendable {
-    let userId: Int64
+    let userID: Int64
     let userName: String
     let role: Role
     let clientID: String
@@ -48,7 +48,7 @@ struct PushPlanner: Sendable {
         self.maxAttachmentBytes = maxAttachmentBytes
         self.maxRecordBytes = maxRecordBytes
         self.maxRecordInstances = maxRecordInstances
-        self.userId = principal.userId
+        self.userID = principal.userID
         self.userName = principal.userName
         self.role = role
         self.clientID = clientID
@@ -72,7 +72,7 @@ struct PushPlanner: Sendable {
         for (index, prepared) in mutations.enumerated() {
             let mutation = prepared.mutation
             if let stored = seen[mutation.mutationID] {
-                guard prepared.matches(stored.digest), stored.userId == userId else {
+                guard prepared.matches(stored.digest), stored.userID == userID else {
                     throw Problem(
                         .conflict, "mutation-id-reused", title: "Mutation id reused",
                         detail: "The mutation id \"\(mutation.mutationID)\" was already used by this client for a different change. Give every new mutation a new id (a UUID); resend a mutation only unchanged. Nothing of this batch was applied.",
@@ -85,7 +85,7 @@ struct PushPlanner: Sendable {
                 mutation, closedForms: snapshot.closedForms, working: &working, entities: &entities, plan: &plan, writtenIndex: &writtenIndex, encodedFields: &encodedFields,
                 encodedHistory: &encodedHistory, verdicts: &verdicts)
             plan.outcomes.append(outcome)
-            let stored = StoredOutcome(mutationID: mutation.mutationID, userId: userId, digest: prepared.digest, outcome: outcome)
+            let stored = StoredOutcome(mutationID: mutation.mutationID, userID: userID, digest: prepared.digest, outcome: outcome)
             plan.newOutcomes.append(stored)
             seen[mutation.mutationID] = stored
         }
@@ -133,7 +133,7 @@ struct PushPlanner: Sendable {
             return reject(mutation, Self.formClosed(mutation.form.id))
         }
         if let current {
-            if let problem = RecordAccess.writeProblem(current, userId: userId, role: role, newState: mutation.state) {
+            if let problem = RecordAccess.writeProblem(current, userID: userID, role: role, newState: mutation.state) {
                 return reject(mutation, problem)
             }
             if current.formID != mutation.form.id {
@@ -163,7 +163,7 @@ struct PushPlanner: Sendable {
         if merged.changed {
             switch entityApplication(
                 record: merged.record, current: current, changedFields: merged.changedFields, mutation: mutation, form: form,
-                authorId: current?.authorId ?? userId, entities: entities.working) {
+                authorID: current?.authorID ?? userID, entities: entities.working) {
             case .failure(let problem): return reject(mutation, problem)
             case .success(let application): entityChange = application
             }
@@ -171,7 +171,7 @@ struct PushPlanner: Sendable {
         if let entityChange {
             for entry in entityChange.conflicts {
                 plan.entityConflicts.append(LoggedEntityConflict(
-                    entityId: entityChange.entity.id, recordID: mutation.recordID, mutationID: mutation.mutationID, clientID: clientID, entry: entry))
+                    entityID: entityChange.entity.id, recordID: mutation.recordID, mutationID: mutation.mutationID, clientID: clientID, entry: entry))
             }
             if let history = entityChange.history {
                 plan.entityHistory.append(history)
@@ -192,7 +192,7 @@ struct PushPlanner: Sendable {
             let review = Self.review(after: current?.review, state: merged.record.state)
             let record = StoredRecord(
                 id: mutation.recordID, formID: mutation.form.id, formVersion: mutation.form.version, state: merged.record.state,
-                authorId: current?.authorId ?? userId, authorName: current?.authorName ?? userName,
+                authorID: current?.authorID ?? userID, authorName: current?.authorName ?? userName,
                 shared: (current?.shared ?? false) || merged.record.state == .submitted,
                 revision: merged.record.revision, sequence: 0, review: review,
                 times: Self.times(after: current, mutation: mutation, submitted: merged.record.state == .submitted, now: now),
@@ -201,7 +201,7 @@ struct PushPlanner: Sendable {
                 fields: merged.record.fields)
             let detail = Self.detail(from: current, to: record, changed: merged.changedFields)
             plan.history.append(HistoryEntry(
-                recordID: record.id, revision: record.revision, kind: .change, userId: userId, clientID: clientID, at: now, detail: detail,
+                recordID: record.id, revision: record.revision, kind: .change, userID: userID, clientID: clientID, at: now, detail: detail,
                 mutationID: mutation.mutationID))
             encodedHistory.append(String(decoding: detail.jsonBytes(fieldOrder: merged.changedFields), as: UTF8.self))
             working[record.id] = record

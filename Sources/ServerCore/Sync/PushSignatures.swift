@@ -6,15 +6,15 @@ import SyncCore
 /// Who pushed a batch and what they signed: the pushing device row and each mutation's verified signature
 /// with the bytes it covers, by mutation id. Put on the plan's history entries before it is written.
 struct PushProvenance: Sendable {
-    var deviceId: Int64?
+    var deviceID: Int64?
     var signed: [String: SignedMutation] = [:]
 
     /// `plan` with each change entry naming the device and carrying its mutation's signature.
     func apply(to plan: PushPlan) -> PushPlan {
-        guard deviceId != nil || !signed.isEmpty else { return plan }
+        guard deviceID != nil || !signed.isEmpty else { return plan }
         var plan = plan
         for index in plan.history.indices where plan.history[index].kind == .change {
-            plan.history[index].deviceId = deviceId
+            plan.history[index].deviceID = deviceID
             if let mutationID = plan.history[index].mutationID { plan.history[index].signed = signed[mutationID] }
         }
         return plan
@@ -33,7 +33,7 @@ enum PushSignatures {
     /// Checks `body`'s signatures against the device key of `principal`. `canonical` holds each mutation's
     /// canonical bytes (``Mutation/digestBytes(sent:range:)``), in order.
     static func verify(_ body: ReadPushRequest, canonical: [ArraySlice<UInt8>], principal: Principal) throws -> PushProvenance {
-        var provenance = PushProvenance(deviceId: principal.deviceId)
+        var provenance = PushProvenance(deviceID: principal.deviceID)
         if let signatures = body.signatures, signatures.count != body.mutations.count {
             throw Problem.badRequest(
                 "A push carries one signature per mutation, in the same order: this one has \(body.mutations.count) mutation\(body.mutations.count == 1 ? "" : "s") and \(signatures.count) signature\(signatures.count == 1 ? "" : "s").",

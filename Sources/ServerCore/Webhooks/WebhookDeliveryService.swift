@@ -64,7 +64,7 @@ package struct WebhookDeliveryService: Service {
                 for delivery in state.startDeliveries(options: options, now: Date()) {
                     group.addTask {
                         let outcome = await attempt(delivery, sender: sender)
-                        state.finished(delivery.endpointId, outcome: (delivery.id, outcome))
+                        state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
                         bookkeeping.wake()
                         signal.wake()  // this endpoint's next delivery may start
                     }
@@ -130,7 +130,7 @@ package struct WebhookDeliveryService: Service {
         let now = Date()
         let timestamp = Int64(now.timeIntervalSince1970)
         let headers = [
-            ("FieldSheet-Event-Id", delivery.eventId),
+            ("FieldSheet-Event-Id", delivery.eventID),
             ("FieldSheet-Event-Type", delivery.kind.rawValue),
             ("FieldSheet-Delivery", String(delivery.id)),
             ("FieldSheet-Delivery-Attempt", String(delivery.attempts + 1)),
@@ -143,8 +143,8 @@ package struct WebhookDeliveryService: Service {
             retryAt: response.delivered ? nil : options.retryAfter(attempts: delivery.attempts + 1, from: finished))
         if let error = response.error {
             logger.info("Webhook delivery failed; it will be retried", metadata: [
-                "endpoint": .stringConvertible(delivery.endpointId), "delivery": .stringConvertible(delivery.id),
-                "event": .string(delivery.eventId), "attempt": .stringConvertible(delivery.attempts + 1), "error": .string(error),
+                "endpoint": .stringConvertible(delivery.endpointID), "delivery": .stringConvertible(delivery.id),
+                "event": .string(delivery.eventID), "attempt": .stringConvertible(delivery.attempts + 1), "error": .string(error),
             ])
         }
         return attempt
@@ -181,7 +181,7 @@ final class DeliveryState: Sendable {
                 if state.stopped {
                     state.releases.append(delivery.id)
                 } else {
-                    state.queued[delivery.endpointId, default: []].append(delivery)
+                    state.queued[delivery.endpointID, default: []].append(delivery)
                 }
             }
         }

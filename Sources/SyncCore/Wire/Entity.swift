@@ -21,7 +21,7 @@ public struct RecordEntityChange: Codable, Sendable, Hashable {
     public var list: String
     /// The entity: for a create, the record's own id (a UUID made where the record was made); for an
     /// update, the entity the form's `entityId` named.
-    public var entityId: UUID
+    public var entityID: UUID
     public var action: Action
     /// The entity revision the device held when the record was submitted (0 for a create): the base of the
     /// three-way merge of each property, as a record edit's base revision is for its field.
@@ -30,9 +30,9 @@ public struct RecordEntityChange: Codable, Sendable, Hashable {
     /// entity's label; a create without one is labelled by its id).
     public var label: String?
 
-    public init(list: String, entityId: UUID, action: Action, baseRevision: Int64, label: String?) {
+    public init(list: String, entityID: UUID, action: Action, baseRevision: Int64, label: String?) {
         self.list = list
-        self.entityId = entityId
+        self.entityID = entityID
         self.action = action
         self.baseRevision = baseRevision
         self.label = label
@@ -61,7 +61,7 @@ public struct RecordEntityChange: Codable, Sendable, Hashable {
 /// One entity as the server holds it, as sent in an entity feed page.
 public struct EntitySnapshot: Codable, Sendable, Hashable {
     /// The entity's id, made where it was created.
-    public var entityId: UUID
+    public var entityID: UUID
     /// Increases with every applied change to the entity.
     public var revision: Int64
     /// The position of the entity's latest change in its list's feed.
@@ -74,8 +74,8 @@ public struct EntitySnapshot: Codable, Sendable, Hashable {
     /// under its name (the same representation, stamps and merge as a record's fields).
     public var fields: RecordFields
 
-    public init(entityId: UUID, revision: Int64, sequence: Int64, creator: String, assignee: String? = nil, fields: RecordFields) {
-        self.entityId = entityId
+    public init(entityID: UUID, revision: Int64, sequence: Int64, creator: String, assignee: String? = nil, fields: RecordFields) {
+        self.entityID = entityID
         self.revision = revision
         self.sequence = sequence
         self.creator = creator

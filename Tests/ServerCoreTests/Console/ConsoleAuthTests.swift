@@ -44,10 +44,10 @@ struct ConsoleAuthTests {
             try await server.app.test(.router) { client in
                 let w = try await World.make(server, client)
                 let alpha = try await server.project("alpha").id
-                _ = try await EntityImporter(storage: server.storage).importCSV("label,district\nAmina,North\n", projectId: alpha, list: "households", userName: "rita", maxRows: 10)
-                let entity = try #require(try await server.storage.entityTable(projectId: alpha, list: "households", query: EntityTableQuery()).first).id
-                let anaId = try await server.userId(token: w.ana.token)
-                let olgaId = try await server.userId(token: w.olga.token)
+                _ = try await EntityImporter(storage: server.storage).importCSV("label,district\nAmina,North\n", projectID: alpha, list: "households", userName: "rita", maxRows: 10)
+                let entity = try #require(try await server.storage.entityTable(projectID: alpha, list: "households", query: EntityTableQuery()).first).id
+                let anaId = try await server.userID(token: w.ana.token)
+                let olgaId = try await server.userID(token: w.olga.token)
                 // path → expected status for ana (collector), rita (reviewer), adam (admin), olga (other project's admin)
                 let matrix: [(String, [HTTPResponse.Status])] = [
                     ("/console", [.ok, .ok, .ok, .ok]),
@@ -98,7 +98,7 @@ struct ConsoleAuthTests {
                 #expect(try await client.console(Self.record(w.anaSubmitted) + "/review", token: w.olga.token, method: .post, form: review).status == .notFound)
                 let approved = try await client.console(Self.record(w.anaSubmitted) + "/review", token: w.rita.token, method: .post, form: review)
                 #expect(approved.status == .seeOther, "a bearer token needs no CSRF token: \(approved.text)")
-                #expect(try await server.storage.record(projectId: try await server.project("alpha").id, id: w.anaSubmitted)?.review
+                #expect(try await server.storage.record(projectID: try await server.project("alpha").id, id: w.anaSubmitted)?.review
                         == RecordReview(state: .approved, comment: "fine"))
                 #expect(try await client.console("/console/projects/alpha/conflicts/1/resolve", token: w.rita.token, method: .post, form: "keep=server").status == .notFound)
                 // Bulk review of the table: reviewers and admins of the project; a collector is refused, an outsider finds nothing.
@@ -138,20 +138,20 @@ struct ConsoleAuthTests {
                 #expect(try await client.console(entityPath + "/edit", token: w.adam.token, method: .post, form: "value%5Bdistrict%5D=South").status == .badRequest,
                         "an edit without the revision its page showed is refused")
                 #expect(try await client.console(entityPath, token: w.rita.token).text.contains("id=\"edit\"") == false, "a reviewer has no edit form")
-                let untouched = try #require(try await server.storage.entity(projectId: alpha, id: entity))
+                let untouched = try #require(try await server.storage.entity(projectID: alpha, id: entity))
                 #expect(untouched.assigneeName == nil && !untouched.deleted && untouched.revision == 1, "nothing changed")
                 #expect(try await client.console(entityPath + "/edit", token: w.adam.token, method: .post, form: edit).status == .seeOther)
-                #expect(try await server.storage.entity(projectId: alpha, id: entity)?.fields.values["district"] == .text("South"))
+                #expect(try await server.storage.entity(projectID: alpha, id: entity)?.fields.values["district"] == .text("South"))
                 #expect(try await client.console(entityPath + "/assign", token: w.adam.token, method: .post, form: "assignee=rita").status == .seeOther)
-                #expect(try await server.storage.entity(projectId: alpha, id: entity)?.assigneeName == "rita")
+                #expect(try await server.storage.entity(projectID: alpha, id: entity)?.assigneeName == "rita")
                 #expect(try await client.console(entityPath + "/assign", token: w.adam.token, method: .post, form: "assignee=").status == .seeOther)
-                #expect(try await server.storage.entity(projectId: alpha, id: entity)?.assigneeName == nil)
+                #expect(try await server.storage.entity(projectID: alpha, id: entity)?.assigneeName == nil)
                 #expect(try await client.console(entityPath + "/delete", token: w.adam.token, method: .post, form: "confirm=yes").status == .seeOther)
-                #expect(try await server.storage.entity(projectId: alpha, id: entity)?.deleted == true)
+                #expect(try await server.storage.entity(projectID: alpha, id: entity)?.deleted == true)
                 let deletedPage = try await client.console(entityPath, token: w.adam.token)
                 #expect(deletedPage.status == .ok && !deletedPage.text.contains("id=\"delete\""), "a deleted entity has no forms")
                 #expect(try await client.console(entityPath + "/delete", token: w.adam.token, method: .post, form: "confirm=yes").status == .notFound)
-                let entityActs = try await server.storage.auditLog(AuditQuery(projectId: alpha)).map(\.event).filter { $0.subject.hasPrefix("households/") }
+                let entityActs = try await server.storage.auditLog(AuditQuery(projectID: alpha)).map(\.event).filter { $0.subject.hasPrefix("households/") }
                 #expect(entityActs.map(\.action) == [.entityDeleted, .entityAssigned, .entityAssigned, .entityEdited])
                 #expect(entityActs.map { $0.detail["assignee"] } == [nil, "nobody", "rita", nil])
                 #expect(entityActs.last?.detail["district"] == "North → South")
@@ -159,7 +159,7 @@ struct ConsoleAuthTests {
 
                 // People and devices: project admins only; a collector or reviewer is refused, an outsider finds nothing,
                 // and only a server admin creates projects.
-                let anaDevice = try #require(try await server.storage.devices(projectId: alpha, userId: anaId).first).id
+                let anaDevice = try #require(try await server.storage.devices(projectID: alpha, userID: anaId).first).id
                 let people: [(String, String)] = [
                     ("/console/projects/alpha/users", "name=zoe&role=collector"),
                     ("/console/projects/alpha/users/\(anaId)/role", "role=reviewer"),
@@ -174,7 +174,7 @@ struct ConsoleAuthTests {
                         #expect(response.status == status, "\(device.clientID) POST \(path): \(response.status)")
                     }
                 }
-                #expect(try await server.storage.members(projectId: alpha).first { $0.userId == anaId }?.role == .collector, "nothing changed")
+                #expect(try await server.storage.members(projectID: alpha).first { $0.userID == anaId }?.role == .collector, "nothing changed")
                 #expect(try await client.console("/console/projects", token: w.adam.token, method: .post, form: "name=gamma").status == .forbidden)
                 #expect(try await server.storage.project(named: "gamma") == nil)
 
@@ -273,10 +273,10 @@ struct ConsoleAuthTests {
                 let wrongToken = try await rita.post(client, path, [("state", "rejected")], csrf: (rita.csrf.hasPrefix("x") ? "y" : "x") + rita.csrf.dropFirst())
                 #expect(wrongToken.status == .forbidden)
                 let alpha = try await server.project("alpha")
-                #expect(try await server.storage.record(projectId: alpha.id, id: w.anaSubmitted)?.review?.state == .received, "nothing was reviewed")
+                #expect(try await server.storage.record(projectID: alpha.id, id: w.anaSubmitted)?.review?.state == .received, "nothing was reviewed")
                 let done = try await rita.post(client, path, [("state", "rejected"), ("comment", "Recount")])
                 #expect(done.status == .seeOther)
-                #expect(try await server.storage.record(projectId: alpha.id, id: w.anaSubmitted)?.review == RecordReview(state: .rejected, comment: "Recount"))
+                #expect(try await server.storage.record(projectID: alpha.id, id: w.anaSubmitted)?.review == RecordReview(state: .rejected, comment: "Recount"))
                 let shown = try await rita.get(client, try #require(done.headers[.location]))
                 #expect(shown.text.contains("Review saved: Rejected.") && shown.text.contains("Recount"))
 

@@ -66,7 +66,7 @@ struct ConsoleBulkReviewTests {
                 let after = try await browser.get(client, approved.headers[.location] ?? "")
                 #expect(after.text.contains("Approved 3 records."))
                 for id in ticked {
-                    let history = try await server.storage.history(projectId: try await server.project("alpha").id, recordID: id)
+                    let history = try await server.storage.history(projectID: try await server.project("alpha").id, recordID: id)
                     #expect(history.filter { $0.kind == .review }.count == 1, "one review entry for \(id)")
                     #expect(history.last?.detail.review?.to == .approved)
                     #expect(history.last?.userName == "rita")
@@ -83,7 +83,7 @@ struct ConsoleBulkReviewTests {
                 #expect(Self.query(sentBack)["review"] == "received", "the table keeps its filters")
 
                 // The audit log has one line per bulk review sent, the retry's included.
-                let log = try await server.storage.auditLog(AuditQuery(projectId: try await server.project("alpha").id, action: .recordsReviewedInBulk))
+                let log = try await server.storage.auditLog(AuditQuery(projectID: try await server.project("alpha").id, action: .recordsReviewedInBulk))
                 #expect(log.map { $0.event.detail["reviewed"] } == ["3", "0", "3"])
                 #expect(log.first?.event.detail["state"] == "hasIssues" && log.first?.event.actor == "rita")
 
@@ -133,7 +133,7 @@ struct ConsoleBulkReviewTests {
                 #expect(!own.text.contains("bulk-review"))
                 let refused = try await collector.post(client, path, one + [("decision", "approved")])
                 #expect(refused.status == .forbidden)
-                let history = try await server.storage.history(projectId: try await server.project("alpha").id, recordID: id)
+                let history = try await server.storage.history(projectID: try await server.project("alpha").id, recordID: id)
                 #expect(!history.contains { $0.kind == .review }, "nothing refused was written")
 
                 // A record of another form ticked on this form's table is left as it is.
@@ -143,7 +143,7 @@ struct ConsoleBulkReviewTests {
                 let elsewhere = try await browser.post(
                     client, path, [("batch", batch), ("scope", "selected"), ("records[]", other.lowercased), ("decision", "approved")])
                 #expect(elsewhere.status == .seeOther || elsewhere.status == .found, "\(elsewhere.status)")
-                let untouched = try await server.storage.history(projectId: try await server.project("alpha").id, recordID: other)
+                let untouched = try await server.storage.history(projectID: try await server.project("alpha").id, recordID: other)
                 #expect(!untouched.contains { $0.kind == .review }, "a record of another form was reviewed through the job form")
             }
         }

@@ -19,14 +19,14 @@ struct ConsoleEntityTests {
     static func label(_ n: Int) -> String { "Household " + String(repeating: "0", count: max(0, 3 - String(n).count)) + String(n) }
 
     static func importHouseholds(_ server: TestServer, count: Int, extra: String = "") async throws -> Int64 {
-        let projectId = try await server.project("alpha").id
+        let projectID = try await server.project("alpha").id
         var csv = "label,assignee,district\n"
         for n in 1...count {
             csv += "\(label(n)),\(n % 10 == 0 ? "bob" : ""),\(n % 2 == 0 ? "South" : "North")\n"
         }
         csv += extra
-        _ = try await EntityImporter(storage: server.storage).importCSV(csv, projectId: projectId, list: list, userName: "rita", maxRows: 10_000)
-        return projectId
+        _ = try await EntityImporter(storage: server.storage).importCSV(csv, projectID: projectID, list: list, userName: "rita", maxRows: 10_000)
+        return projectID
     }
 
     @Test(arguments: Backend.available)
@@ -34,10 +34,10 @@ struct ConsoleEntityTests {
         try await TestServer.with(backend) { server in
             _ = try await server.member("rita", project: "alpha", role: .reviewer)
             _ = try await server.member("bob", project: "alpha", role: .collector)
-            let projectId = try await Self.importHouseholds(server, count: 125)
+            let projectID = try await Self.importHouseholds(server, count: 125)
             let storage = server.storage
             func page(_ query: EntityTableQuery) async throws -> [EntityTableRow] {
-                try await storage.entityTable(projectId: projectId, list: Self.list, query: query)
+                try await storage.entityTable(projectID: projectID, list: Self.list, query: query)
             }
             let all = (1...125).map(Self.label)
 
@@ -92,7 +92,7 @@ struct ConsoleEntityTests {
             _ = try await server.member("bob", project: "alpha", role: .collector)
             let extra = ["Rare Zebra", "rare zebra two", "Café Ñandú", "ödön straße 5", "50% share", "under_score", "ZEBRA crossing"]
                 .map { "\($0),bob,South\n" }.joined()
-            let projectId = try await Self.importHouseholds(server, count: 300, extra: extra)
+            let projectID = try await Self.importHouseholds(server, count: 300, extra: extra)
             let storage = server.storage
             var labels = (1...300).map(Self.label) + ["Rare Zebra", "rare zebra two", "Café Ñandú", "ödön straße 5", "50% share", "under_score", "ZEBRA crossing"]
             // What the walk finds: labels containing the text, ASCII letters in either case (no search here
@@ -105,7 +105,7 @@ struct ConsoleEntityTests {
                 var forwards: [String] = []
                 var position = EntityTableQuery.Position.first
                 while true {
-                    let rows = try await storage.entityTable(projectId: projectId, list: Self.list, query: EntityTableQuery(search: text, filter: filter, position: position, limit: limit))
+                    let rows = try await storage.entityTable(projectID: projectID, list: Self.list, query: EntityTableQuery(search: text, filter: filter, position: position, limit: limit))
                     forwards += rows.map(\.label)
                     guard rows.count == limit, let last = rows.last else { break }
                     position = .after(label: last.label, id: last.id)
@@ -113,7 +113,7 @@ struct ConsoleEntityTests {
                 var backwards: [String] = []
                 position = .last
                 while true {
-                    let rows = try await storage.entityTable(projectId: projectId, list: Self.list, query: EntityTableQuery(search: text, filter: filter, position: position, limit: limit))
+                    let rows = try await storage.entityTable(projectID: projectID, list: Self.list, query: EntityTableQuery(search: text, filter: filter, position: position, limit: limit))
                     backwards = rows.map(\.label) + backwards
                     guard rows.count == limit, let first = rows.first else { break }
                     position = .before(label: first.label, id: first.id)
@@ -130,11 +130,11 @@ struct ConsoleEntityTests {
             #expect(try await all("Household 1", filter: ("district", "South"), limit: 9).forwards == expected("Household 1", south: true))
 
             // A label changed: found by its new text, no longer by its old.
-            let zebra = try #require(try await storage.entityTable(projectId: projectId, list: Self.list, query: EntityTableQuery(search: "Rare Zebra")).first)
-            let stored = try #require(try await storage.entity(projectId: projectId, id: zebra.id))
-            let rita = try #require(try await storage.memberIds(projectId: projectId)["rita"])
+            let zebra = try #require(try await storage.entityTable(projectID: projectID, list: Self.list, query: EntityTableQuery(search: "Rare Zebra")).first)
+            let stored = try #require(try await storage.entity(projectID: projectID, id: zebra.id))
+            let rita = try #require(try await storage.memberIDs(projectID: projectID)["rita"])
             _ = try await storage.editEntity(
-                projectId: projectId, list: Self.list, id: zebra.id,
+                projectID: projectID, list: Self.list, id: zebra.id,
                 edit: EntityEdit(baseRevision: stored.revision, values: ["label": .text("Quiet Okapi")], stamp: HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0)),
                 by: rita)
             labels[try #require(labels.firstIndex(of: "Rare Zebra"))] = "Quiet Okapi"
@@ -159,7 +159,7 @@ struct ConsoleEntityTests {
                     (EntityTableQuery(search: "hold", filter: ("district", "South"), position: position, limit: 51), "entities_by_label"),
                     (EntityTableQuery(assignee: "bob", position: position, limit: 51), "entities_by_assignee"),
                 ] {
-                    let (sql, arguments) = SQLiteStorage.entityTableSQL(projectId: 1, list: Self.list, query: query)
+                    let (sql, arguments) = SQLiteStorage.entityTableSQL(projectID: 1, list: Self.list, query: query)
                     let plan = try await queue.read { db in
                         try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }.joined(separator: "\n")
                     }
@@ -172,7 +172,7 @@ struct ConsoleEntityTests {
                 }
                 // A search the label index answered reads its candidates by their key, not the label index.
                 let (sql, arguments) = SQLiteStorage.entityTableSQL(
-                    projectId: 1, list: Self.list, query: EntityTableQuery(search: "hold", position: position, limit: 51), candidates: [UUID().lowercased])
+                    projectID: 1, list: Self.list, query: EntityTableQuery(search: "hold", position: position, limit: 51), candidates: [UUID().lowercased])
                 let plan = try await queue.read { db in
                     try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }.joined(separator: "\n")
                 }
@@ -188,8 +188,8 @@ struct ConsoleEntityTests {
             let rita = try await server.member("rita", project: "alpha", role: .reviewer)
             let ana = try await server.member("ana", project: "alpha", role: .collector)
             _ = try await server.member("bob", project: "alpha", role: .collector)
-            let projectId = try await Self.importHouseholds(server, count: 60, extra: "\"<script>alert(1)</script> & Co\",,North\n")
-            let hostile = try #require(try await server.storage.entityTable(projectId: projectId, list: Self.list, query: EntityTableQuery(search: "script")).first)
+            let projectID = try await Self.importHouseholds(server, count: 60, extra: "\"<script>alert(1)</script> & Co\",,North\n")
+            let hostile = try #require(try await server.storage.entityTable(projectID: projectID, list: Self.list, query: EntityTableQuery(search: "script")).first)
             try await server.app.test(.router) { client in
                 let project = try await client.console("/console/projects/alpha", token: rita)
                 #expect(project.text.contains("href=\"/console/projects/alpha/entities/households\""))

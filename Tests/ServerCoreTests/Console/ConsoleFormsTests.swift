@@ -74,19 +74,19 @@ struct ConsoleFormsTests {
                 #expect(refused.text.contains("stop this form from being published"))
                 #expect(refused.text.contains("pages[0].fields[0].relevant") && refused.text.contains("nosuchfield"), "\(refused.text)")
                 #expect(Self.publishAction(refused.text) == nil)
-                #expect(try await server.storage.forms(projectId: project.id).isEmpty, "nothing was published")
+                #expect(try await server.storage.forms(projectID: project.id).isEmpty, "nothing was published")
 
                 // The fixed form: no findings, a preview of its fields, and the button that publishes version 1.
                 let checked = try await Self.upload(client, browser, name: "survey.json", try Self.json(Self.survey()))
                 #expect(checked.status == .ok, "\(checked.text)")
                 #expect(checked.text.contains("The checks found nothing to fix."))
                 #expect(checked.text.contains("id=\"preview-where\"") && checked.text.contains("location"))
-                #expect(try await server.storage.forms(projectId: project.id).isEmpty, "checking publishes nothing")
+                #expect(try await server.storage.forms(projectID: project.id).isEmpty, "checking publishes nothing")
                 let action = try #require(Self.publishAction(checked.text))
                 let published = try await browser.post(client, action, [])
                 #expect(published.status == .seeOther)
                 #expect(published.headers[.location] == "/console/projects/alpha?done=published&form=survey&version=1")
-                #expect(try await server.storage.forms(projectId: project.id).map(\.version) == [1])
+                #expect(try await server.storage.forms(projectID: project.id).map(\.version) == [1])
                 #expect(try await browser.get(client, published.headers[.location] ?? "").text.contains("Published survey version 1."))
 
                 // The same file again: identical, nothing to publish. A changed one becomes version 2.
@@ -96,7 +96,7 @@ struct ConsoleFormsTests {
                 let next = try await Self.upload(client, browser, name: "survey.json", try Self.json(Self.survey(version2: true)))
                 #expect(next.text.contains("as version 2"))
                 _ = try await browser.post(client, try #require(Self.publishAction(next.text)), [])
-                #expect(try await server.storage.forms(projectId: project.id).map(\.version) == [1, 2])
+                #expect(try await server.storage.forms(projectID: project.id).map(\.version) == [1, 2])
                 // Publishing the same upload again changes nothing.
                 let again = try await browser.post(client, try #require(Self.publishAction(next.text)), [])
                 #expect(again.headers[.location]?.contains("done=unchanged") == true)
@@ -109,7 +109,7 @@ struct ConsoleFormsTests {
                 #expect(try await browser.get(client, "/console/projects/alpha/forms/survey/preview?version=9").status == .badRequest)
 
                 // The audit log holds each upload and each version published, by adam.
-                let log = try await server.storage.auditLog(AuditQuery(projectId: project.id))
+                let log = try await server.storage.auditLog(AuditQuery(projectID: project.id))
                 #expect(log.filter { $0.event.action == .formPublished }.map(\.event.subject).sorted() == ["survey@1", "survey@2"])
                 #expect(log.filter { $0.event.action == .formUploaded }.count == 4)
                 #expect(log.allSatisfy { $0.event.actor == "adam" })
@@ -135,7 +135,7 @@ struct ConsoleFormsTests {
                 let gone = try await browser.post(client, oldAction, [])
                 #expect(gone.status == .gone)
                 #expect(gone.text.contains("Upload the file again"), "\(gone.text)")
-                #expect(try await server.storage.forms(projectId: project.id).isEmpty)
+                #expect(try await server.storage.forms(projectID: project.id).isEmpty)
                 let published = try await browser.post(client, try #require(Self.publishAction(fresh.text)), [])
                 #expect(published.status == .seeOther)
 
@@ -145,7 +145,7 @@ struct ConsoleFormsTests {
                     headers: [.authorization: "Bearer \(adam)", .contentType: "application/json"],
                     body: ByteBuffer(bytes: try Self.json(Self.survey(version2: true))))
                 #expect(response.status == .created)
-                let published2 = try await server.storage.auditLog(AuditQuery(projectId: project.id, action: .formPublished))
+                let published2 = try await server.storage.auditLog(AuditQuery(projectID: project.id, action: .formPublished))
                 #expect(published2.map(\.event.subject) == ["survey@2", "survey@1"])
                 #expect(published2.first?.event.detail["file"] == "request body")
                 #expect(published2.first?.event.actor == "adam")
@@ -174,7 +174,7 @@ struct ConsoleFormsTests {
                 #expect(fixed.status == .ok, "\(fixed.text)")
                 #expect(fixed.text.contains("Red") && fixed.text.contains("Blue"), "the preview lists the choices")
                 _ = try await browser.post(client, try #require(Self.publishAction(fixed.text)), [])
-                #expect(try await server.storage.forms(projectId: try await server.project("alpha").id).map(\.formID) == ["colours"])
+                #expect(try await server.storage.forms(projectID: try await server.project("alpha").id).map(\.formID) == ["colours"])
                 // The example bilingual workbook: its preview gives each label in English and in French.
                 let siteVisit = try Data(contentsOf: URL(fileURLWithPath: PackagePaths.file("Schema/forms/site-visit.xlsx")))
                 let bilingual = try await Self.upload(client, browser, name: "site-visit.xlsx", siteVisit)
@@ -219,7 +219,7 @@ struct ConsoleFormsTests {
                 let (_, taken) = try await ana.push(client, [ana.mutation(UUID(), ["title": ana.change(.text("New"))])])
                 #expect(taken?.outcomes.first?.status == .applied)
                 #expect(try await browser.post(client, "/console/projects/alpha/forms/nope/close", []).status == .notFound)
-                let log = try await server.storage.auditLog(AuditQuery(projectId: try await server.project("alpha").id))
+                let log = try await server.storage.auditLog(AuditQuery(projectID: try await server.project("alpha").id))
                 let acts: [AuditAction] = log.map(\.event.action).filter { (action: AuditAction) -> Bool in action == .formClosed || action == .formReopened }
                 let expected: [AuditAction] = [.formReopened, .formClosed]
                 #expect(acts == expected, "newest first")

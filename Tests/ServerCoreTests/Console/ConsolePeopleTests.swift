@@ -22,7 +22,7 @@ struct ConsolePeopleTests {
             uri: "/v1/login", method: .post, headers: headers, body: ByteBuffer(string: #"{"code":"\#(code)","deviceName":"tablet 4"}"#))
     }
 
-    struct Enrolled: Decodable { var token: String; var project: String; var user: String; var deviceId: Int64 }
+    struct Enrolled: Decodable { var token: String; var project: String; var user: String; var deviceID: Int64 }
 
     @Test(arguments: Backend.available)
     func aServerAdminCreatesAProjectAndItsAdminInvitesEnrolsAndSignsOutDevices(backend: Backend) async throws {
@@ -30,7 +30,7 @@ struct ConsolePeopleTests {
             try await server.app.test(.router) { client in
                 let rootToken = AccessToken.generate()
                 try await server.storage.setServerAdmin(userName: "root", true)
-                try await server.storage.addToken(userName: "root", projectId: nil, tokenHash: AccessToken.hash(rootToken))
+                try await server.storage.addToken(userName: "root", projectID: nil, tokenHash: AccessToken.hash(rootToken))
                 let collector = try await server.member("cole", project: "other", role: .collector)
                 let root = try await ConsoleBrowser.signIn(client, token: rootToken)
                 #expect(try await root.get(client, "/console").text.contains("id=\"new-project\""))
@@ -52,7 +52,7 @@ struct ConsolePeopleTests {
                 #expect(invited.text.contains("<svg") && invited.text.contains("id=\"login-qr\"") && invited.text.contains("<path fill=\"#000\" d=\"M4,4h7v1h-7z"))
                 #expect(invited.text.contains("fieldsheet login --server http://"))
                 #expect(invited.headers[.cacheControl] == "no-store")
-                let members = try await server.storage.members(projectId: north.id)
+                let members = try await server.storage.members(projectID: north.id)
                 let ana = try #require(members.first { $0.name == "ana" })
                 #expect(ana.role == .collector && members.contains { $0.name == "root" && $0.role == .admin })
                 #expect(try await root.post(client, "/console/projects/north/users", [("name", "ana"), ("role", "admin")]).status == .conflict)
@@ -71,24 +71,24 @@ struct ConsolePeopleTests {
                     headers: [.authorization: "Bearer \(device.token)", .userAgent: "fieldsheet/1", HTTPField.Name("FieldSheet-Waiting")!: "3",
                               HTTPField.Name("FieldSheet-Device")!: "ana-tablet-db"])
                 #expect(pull.status == .ok)
-                let listed = try #require(try await server.storage.devices(projectId: north.id, userId: ana.userId).first)
-                #expect(listed.id == device.deviceId && listed.name == "tablet 4" && listed.waiting == 3 && listed.clientID == "ana-tablet-db")
+                let listed = try #require(try await server.storage.devices(projectID: north.id, userID: ana.userID).first)
+                #expect(listed.id == device.deviceID && listed.name == "tablet 4" && listed.waiting == 3 && listed.clientID == "ana-tablet-db")
                 #expect(listed.clientVersion == "fieldsheet/1" && listed.firstSyncAt != nil && listed.lastSyncAt != nil && listed.revokedAt == nil)
-                let personPath = "/console/projects/north/users/\(ana.userId)"
+                let personPath = "/console/projects/north/users/\(ana.userID)"
                 let person = try await root.get(client, personPath)
                 #expect(person.text.contains("tablet 4") && person.text.contains("3 records") && person.text.contains("ana-tablet-db"))
 
                 // Role and properties.
                 #expect(try await root.post(client, personPath + "/role", [("role", "reviewer")]).status == .seeOther)
-                #expect(try await server.storage.members(projectId: north.id).first { $0.name == "ana" }?.role == .reviewer)
+                #expect(try await server.storage.members(projectID: north.id).first { $0.name == "ana" }?.role == .reviewer)
                 #expect(try await root.post(client, personPath + "/properties", [("name", "district"), ("value", "Lakeside")]).status == .seeOther)
-                #expect(try await server.storage.userProperties(projectId: north.id, userId: ana.userId) == ["district": "Lakeside"])
+                #expect(try await server.storage.userProperties(projectID: north.id, userID: ana.userID) == ["district": "Lakeside"])
                 #expect(try await root.get(client, personPath).text.contains("Lakeside"))
                 #expect(try await root.post(client, personPath + "/properties", [("name", "district"), ("value", "")]).status == .seeOther)
-                #expect(try await server.storage.userProperties(projectId: north.id, userId: ana.userId).isEmpty)
+                #expect(try await server.storage.userProperties(projectID: north.id, userID: ana.userID).isEmpty)
 
                 // Signing the device out takes effect at its next request, with its own problem.
-                let revoke = try await root.post(client, personPath + "/devices/\(device.deviceId)/revoke", [])
+                let revoke = try await root.post(client, personPath + "/devices/\(device.deviceID)/revoke", [])
                 #expect(revoke.status == .seeOther)
                 let refused = try await client.execute(uri: "/v1/projects/north/changes", method: .get, headers: [.authorization: "Bearer \(device.token)"])
                 #expect(refused.status == .unauthorized)
@@ -102,13 +102,13 @@ struct ConsolePeopleTests {
                 let other = try JSONDecoder().decode(Enrolled.self, from: Data(try await Self.login(client, second).text.utf8))
                 #expect(try await client.execute(uri: "/v1/projects/north/forms", method: .get, headers: [.authorization: "Bearer \(other.token)"]).status == .ok)
                 #expect(try await root.post(client, personPath + "/remove", []).status == .seeOther)
-                #expect(try await server.storage.members(projectId: north.id).contains { $0.name == "ana" } == false)
+                #expect(try await server.storage.members(projectID: north.id).contains { $0.name == "ana" } == false)
                 #expect(try await client.execute(uri: "/v1/projects/north/forms", method: .get, headers: [.authorization: "Bearer \(other.token)"]).status == .unauthorized)
                 #expect(try await root.get(client, personPath).status == .notFound)
                 // The admin cannot remove or demote themself.
-                let me = try #require(try await server.storage.members(projectId: north.id).first { $0.name == "root" })
-                #expect(try await root.post(client, "/console/projects/north/users/\(me.userId)/remove", []).status == .conflict)
-                #expect(try await root.post(client, "/console/projects/north/users/\(me.userId)/role", [("role", "collector")]).status == .conflict)
+                let me = try #require(try await server.storage.members(projectID: north.id).first { $0.name == "root" })
+                #expect(try await root.post(client, "/console/projects/north/users/\(me.userID)/remove", []).status == .conflict)
+                #expect(try await root.post(client, "/console/projects/north/users/\(me.userID)/role", [("role", "collector")]).status == .conflict)
 
                 // The audit log: a line for each act, by whom; filtered by action and actor; exported as JSON Lines.
                 let audit = try await root.get(client, "/console/projects/north/audit")
@@ -144,11 +144,11 @@ struct ConsolePeopleTests {
             try await server.app.test(.router) { client in
                 _ = try await server.member("ana", project: "north", role: .collector)
                 let north = try await server.project("north")
-                let userId = try #require(try await server.storage.userId(named: "ana"))
+                let userID = try #require(try await server.storage.userID(named: "ana"))
                 let code = LoginCode.generate()
                 let past = Date().addingTimeInterval(-3600)
                 try await server.storage.createLoginCode(LoginCodeRecord(
-                    codeHash: LoginCode.hash(normalized: try #require(LoginCode.normalized(code))), projectId: north.id, userId: userId,
+                    codeHash: LoginCode.hash(normalized: try #require(LoginCode.normalized(code))), projectID: north.id, userID: userID,
                     createdBy: nil, createdAt: past.addingTimeInterval(-60), expiresAt: past))
                 let expired = try await Self.login(client, code, address: "192.0.2.1")
                 #expect(expired.status == .unauthorized && expired.text.contains("expired"))
@@ -175,10 +175,10 @@ struct ConsolePeopleTests {
                 _ = try await server.member("alice", project: "south", role: .collector)
                 try await server.storage.setServerAdmin(userName: "alice", true)
                 let south = try await server.project("south")
-                let userId = try #require(try await server.storage.userId(named: "alice"))
+                let userID = try #require(try await server.storage.userID(named: "alice"))
                 let code = LoginCode.generate()
                 try await server.storage.createLoginCode(LoginCodeRecord(
-                    codeHash: LoginCode.hash(normalized: try #require(LoginCode.normalized(code))), projectId: south.id, userId: userId,
+                    codeHash: LoginCode.hash(normalized: try #require(LoginCode.normalized(code))), projectID: south.id, userID: userID,
                     createdBy: nil, createdAt: Date(), expiresAt: Date().addingTimeInterval(600)))
                 let answer = try await Self.login(client, code)
                 #expect(answer.status == .ok, "\(answer.text)")

@@ -117,7 +117,7 @@ struct ConsoleTableTests {
                     for (review, index) in [(nil, sort == .updated ? "records_by_form_updated" : "records_by_form_created"),
                                             (ReviewState.rejected, sort == .updated ? "records_by_form_review" : "records_by_form_created")] {
                         let query = RecordTableQuery(formID: "job", reviewState: review, sort: sort, descending: descending, after: cursor, limit: 51)
-                        let (sql, arguments) = SQLiteStorage.recordTableSQL(projectId: 1, query: query, visibility: .authoredByOrShared(1))
+                        let (sql, arguments) = SQLiteStorage.recordTableSQL(projectID: 1, query: query, visibility: .authoredByOrShared(1))
                         let plan = try await queue.read { db in
                             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }.joined(separator: "\n")
                         }

@@ -29,24 +29,24 @@ struct ConsoleWebhooksTests {
                 let secret = try #require(added.text.range(of: "<p><code>").map { String(added.text[$0.upperBound...].prefix { $0 != "<" }) })
                 #expect(secret.count == 64)
                 let alpha = try await server.project("alpha")
-                let endpoint = try #require(try await server.storage.webhookEndpoints(projectId: alpha.id).first)
+                let endpoint = try #require(try await server.storage.webhookEndpoints(projectID: alpha.id).first)
                 #expect(endpoint.url == "https://example.org/hook" && endpoint.events == [.recordSubmitted, .recordReviewed])
 
                 _ = try await ana.push(client, [ana.mutation(UUID(), ["title": ana.change(.text("Pump"))])])
                 let page = try await browser.get(client, path)
                 #expect(page.status == .ok && page.text.contains("record.submitted") && page.text.contains("https://example.org/hook"))
                 #expect(!page.text.contains(secret), "the secret is shown once, on the answer to the form that made it")
-                let delivery = try #require(try await server.storage.webhookDeliveries(projectId: alpha.id, endpointId: nil, before: nil, limit: 10).first)
+                let delivery = try #require(try await server.storage.webhookDeliveries(projectID: alpha.id, endpointID: nil, before: nil, limit: 10).first)
                 #expect(delivery.kind == .recordSubmitted && delivery.status == .pending)
                 let redeliver = "\(path)/deliveries/\(delivery.id)/redeliver"
                 #expect(try await browser.post(client, redeliver, [], csrf: .some(nil)).status == .forbidden)
                 #expect(try await browser.post(client, redeliver, []).status == .seeOther)
                 #expect(try await browser.post(client, "\(path)/deliveries/999999/redeliver", []).status == .notFound)
                 #expect(try await browser.post(client, "\(path)/\(endpoint.id)/remove", []).status == .seeOther)
-                #expect(try await server.storage.webhookEndpoints(projectId: alpha.id).isEmpty)
+                #expect(try await server.storage.webhookEndpoints(projectID: alpha.id).isEmpty)
 
                 // Each act is in the audit log, by adam; the secret is not.
-                let acts = try await server.storage.auditLog(AuditQuery(projectId: alpha.id)).map(\.event).filter { $0.action.rawValue.hasPrefix("webhook.") }
+                let acts = try await server.storage.auditLog(AuditQuery(projectID: alpha.id)).map(\.event).filter { $0.action.rawValue.hasPrefix("webhook.") }
                 #expect(acts.map(\.action) == [.webhookRemoved, .webhookRedelivered, .webhookAdded])
                 #expect(acts.map(\.subject) == [String(endpoint.id), "delivery \(delivery.id)", String(endpoint.id)])
                 #expect(acts.last?.detail == ["url": "https://example.org/hook", "events": "record.reviewed,record.submitted"])
@@ -63,7 +63,7 @@ struct ConsoleWebhooksTests {
             try await server.app.test(.router) { client in
                 _ = try await ana.push(client, [ana.mutation(UUID(), ["title": ana.change(.text("Pump"))])])
                 let alpha = try await server.project("alpha")
-                #expect(try await server.storage.webhookDeliveries(projectId: alpha.id, endpointId: nil, before: nil, limit: 10).isEmpty)
+                #expect(try await server.storage.webhookDeliveries(projectID: alpha.id, endpointID: nil, before: nil, limit: 10).isEmpty)
             }
         }
     }

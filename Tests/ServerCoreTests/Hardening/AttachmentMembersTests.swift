@@ -118,7 +118,7 @@ struct AttachmentMembersTests {
             try await server.publish(Self.form, project: "alpha")
             let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
-            let projectId = try await server.project("alpha").id
+            let projectID = try await server.project("alpha").id
             try await server.app.test(.live) { client in
                 let port = try #require(client.port)
                 let bystander = try await Self.bystander(server, client)
@@ -148,7 +148,7 @@ struct AttachmentMembersTests {
                 #expect(downloaded.status == .ok)
                 #expect(Data(buffer: downloaded.body) == photo.bytes)
                 #expect(try await AttachmentAccessTests.pulledMissing(ana, client).missing[record] == [])
-                #expect(try await server.storage.attachments.partialBytes(projectId: projectId, uploader: nil) == 0, "Mallory's mismatched uploads were discarded")
+                #expect(try await server.storage.attachments.partialBytes(projectID: projectID, uploader: nil) == 0, "Mallory's mismatched uploads were discarded")
                 #expect(try await mallory.getAttachment(client, photo.sha256).status == .notFound)
             }
         }

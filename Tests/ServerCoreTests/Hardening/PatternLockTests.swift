@@ -24,7 +24,7 @@ struct PatternLockTests {
                 var form = TestForms.wide(fields: 20)
                 form.id = "trap\(index)"
                 for field in form.pages[0].fields.indices { form.pages[0].fields[field].pattern = pattern }
-                try await server.storage.insertForm(PublishedForm(projectId: project.id, definition: form, digest: "trap\(index)", publishedAt: Date()))
+                try await server.storage.insertForm(PublishedForm(projectID: project.id, definition: form, digest: "trap\(index)", publishedAt: Date()))
             }
             try await server.publish(TestForms.job(), project: "alpha")
             let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))

@@ -61,7 +61,7 @@ struct RecordLimitTests {
                 #expect(second?.outcomes.first?.problem?.detail.contains("at most 65536") == true, "\(String(describing: second?.outcomes.first?.problem))")
                 let (_, shrink) = try await mallory.push(client, [mallory.mutation(grown, state: .draft, form: "survey", ["defects/i0/location": mallory.change(.text("short"), base: 1, millis: 2_000)])])
                 #expect(shrink?.outcomes.first?.status != .rejected, "\(String(describing: shrink?.outcomes.first?.problem))")
-                let stored = try #require(try await server.storage.record(projectId: try await server.project("alpha").id, id: record))
+                let stored = try #require(try await server.storage.record(projectID: try await server.project("alpha").id, id: record))
                 #expect(PushPlanner.instanceCount(stored.fields) == 50)
             }
         }

@@ -105,19 +105,19 @@ struct TestServer: Sendable {
     func member(_ name: String, project: String, role: Role) async throws -> String {
         let project = try await self.project(project)
         let token = AccessToken.generate()
-        try await storage.addMember(userName: name, projectId: project.id, role: role, tokenHash: AccessToken.hash(token))
+        try await storage.addMember(userName: name, projectID: project.id, role: role, tokenHash: AccessToken.hash(token))
         return token
     }
 
     /// The user id a member's token authenticates.
-    func userId(token: String) async throws -> Int64 {
-        try #require(try await storage.principal(tokenHash: AccessToken.hash(token))).userId
+    func userID(token: String) async throws -> Int64 {
+        try #require(try await storage.principal(tokenHash: AccessToken.hash(token))).userID
     }
 
     @discardableResult
     func publish(_ form: FormDefinition, project: String) async throws -> FormPublisher.Result {
         let project = try await self.project(project)
-        return try await FormPublisher(storage: storage).publish(try JSONEncoder().encode(form), file: "\(form.id).json", projectId: project.id)
+        return try await FormPublisher(storage: storage).publish(try JSONEncoder().encode(form), file: "\(form.id).json", projectID: project.id)
     }
 }
 

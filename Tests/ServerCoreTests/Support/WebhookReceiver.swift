@@ -10,7 +10,7 @@ import Synchronization
 /// headers, and checks each signature with the endpoint's secret as a receiver would.
 final class WebhookReceiver: Sendable {
     struct Delivery: Sendable {
-        var eventId: String
+        var eventID: String
         var type: String
         var attempt: Int
         var signatureValid: Bool
@@ -41,7 +41,7 @@ final class WebhookReceiver: Sendable {
     /// The deliveries with distinct event ids, in the order each id first arrived.
     var events: [Delivery] {
         var seen = Set<String>()
-        return deliveries.filter { seen.insert($0.eventId).inserted }
+        return deliveries.filter { seen.insert($0.eventID).inserted }
     }
 
     /// How many connections the deliveries so far came on.
@@ -70,7 +70,7 @@ final class WebhookReceiver: Sendable {
             let text = String(buffer: body)
             let signature = request.headers[HTTPField.Name("FieldSheet-Signature")!] ?? ""
             let delivery = Delivery(
-                eventId: request.headers[HTTPField.Name("FieldSheet-Event-Id")!] ?? "",
+                eventID: request.headers[HTTPField.Name("FieldSheet-Event-Id")!] ?? "",
                 type: request.headers[HTTPField.Name("FieldSheet-Event-Type")!] ?? "",
                 attempt: Int(request.headers[HTTPField.Name("FieldSheet-Delivery-Attempt")!] ?? "") ?? 0,
                 signatureValid: WebhookSignature.verify(header: signature, secret: self.secret, body: Array(text.utf8)),
