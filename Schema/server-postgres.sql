@@ -474,3 +474,8 @@ INSERT INTO history_chain (id, first_chained_id) SELECT 1, coalesce(max(id), 0) 
 -- (PostgresStorage.migrate() says so in the server's log).
 DO $$ BEGIN CREATE EXTENSION IF NOT EXISTS pg_trgm; EXCEPTION WHEN insufficient_privilege OR undefined_file OR feature_not_supported THEN RAISE WARNING 'pg_trgm cannot be created (%): the console''s entity search walks the label index', SQLERRM; END $$;
 DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN CREATE INDEX entities_label_trigrams ON entities USING gin (label gin_trgm_ops); END IF; END $$;
+
+-- migration: 18
+-- The OData feed's count by review state and author (as the SQLite schema's v18-odata-count-index): an index
+-- holding every column the count's statement reads, so the count is an index-only scan.
+CREATE INDEX records_by_form_review_author ON records (project_id, form_id, review_state, author_id, state, shared);

@@ -499,3 +499,10 @@ INSERT INTO entity_label_search (entity_label_search) VALUES ('rebuild');
 CREATE TRIGGER entities_label_search_insert AFTER INSERT ON entities BEGIN INSERT INTO entity_labels (project_id, list, id, label) VALUES (new.project_id, new.list, new.id, new.label); INSERT INTO entity_label_search (rowid, label) VALUES (last_insert_rowid(), new.label); END;
 CREATE TRIGGER entities_label_search_update AFTER UPDATE OF label ON entities WHEN old.label IS NOT new.label BEGIN INSERT INTO entity_label_search (entity_label_search, rowid, label) SELECT 'delete', key, label FROM entity_labels WHERE project_id = old.project_id AND id = old.id; UPDATE entity_labels SET label = new.label WHERE project_id = old.project_id AND id = old.id; INSERT INTO entity_label_search (rowid, label) SELECT key, label FROM entity_labels WHERE project_id = new.project_id AND id = new.id; END;
 CREATE TRIGGER entities_label_search_delete AFTER DELETE ON entities BEGIN INSERT INTO entity_label_search (entity_label_search, rowid, label) SELECT 'delete', key, label FROM entity_labels WHERE project_id = old.project_id AND id = old.id; DELETE FROM entity_labels WHERE project_id = old.project_id AND id = old.id; END;
+
+-- migration: v18-odata-count-index
+-- The OData feed's count of a form's records filtered by review state and author (`$count=true` on the first
+-- page of a walk, docs/integrations.md "Paging"): every column its statement reads after the form (review state,
+-- author, state, shared), so the count reads this index alone — a covering index, sought to the review state
+-- and each author — instead of each matching record's row.
+CREATE INDEX records_by_form_review_author ON records (project_id, form_id, review_state, author_id, state, shared);

@@ -157,6 +157,11 @@ extension FieldSheetServerCommand {
             help: "Most batches of 32 deliveries one webhook endpoint may have under way at once (1 to 64): 4 lets 128 deliveries to one receiver overlap.")
         var webhookBatchesInFlight = WebhookOptions().batchesInFlightPerEndpoint
 
+        @Option(
+            name: .customLong("webhook-queued-per-endpoint"),
+            help: "Most webhook deliveries one endpoint may have waiting in memory for a free slot (1 to 65536); beyond that its new events wait in the outbox until it catches up.")
+        var webhookQueuedPerEndpoint = WebhookOptions().queuedPerEndpoint
+
         func validate() throws {
             for (name, value, low, high) in [
                 ("--webhook-timeout", webhookTimeout, 0.001, 300.0), ("--webhook-retry-delay", webhookRetryDelay, 0.001, 86_400.0),
@@ -169,6 +174,9 @@ extension FieldSheetServerCommand {
             }
             guard (1...64).contains(webhookBatchesInFlight) else {
                 throw ValidationError("--webhook-batches-in-flight must be 1 to 64; it is \(webhookBatchesInFlight).")
+            }
+            guard (1...65_536).contains(webhookQueuedPerEndpoint) else {
+                throw ValidationError("--webhook-queued-per-endpoint must be 1 to 65536; it is \(webhookQueuedPerEndpoint).")
             }
             guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
             guard loginCodeLifetime > 0, loginCodeLifetime <= 720 else {
@@ -245,7 +253,7 @@ extension FieldSheetServerCommand {
                     allowPrivateAddresses: webhooksAllowPrivateAddresses, timeout: .milliseconds(Int64(webhookTimeout * 1000)),
                     maxResponseBytes: webhookMaxResponseBytes, retryDelay: .milliseconds(Int64(webhookRetryDelay * 1000)),
                     maxRetryDelay: .milliseconds(Int64(webhookMaxRetryDelay * 1000)), pollInterval: .milliseconds(Int64(webhookPollInterval * 1000)),
-                    batchesInFlightPerEndpoint: webhookBatchesInFlight))
+                    batchesInFlightPerEndpoint: webhookBatchesInFlight, queuedPerEndpoint: webhookQueuedPerEndpoint))
             do {
                 configuration.mapTiles = try mapTiles.map { try MapTiles(template: $0) }
             } catch {

@@ -15,11 +15,16 @@ import Synchronization
 /// - no push is answered before the group's commit is durable;
 /// - a database error inside the group (a full disk, say) rolls the whole group back, and each of its
 ///   pushes is then written again in a transaction of its own, so one push's failure fails only that push.
+///
+/// Once a group is durable, what each of its pushes does at its commit (``run(_:_:durable:)``: handing its
+/// webhook deliveries over) is done for the whole group at once, before any push is answered, so that none of
+/// it waits for the group's pushes to be resumed one after another.
 package final class GroupCommit: Sendable {
     typealias Work = @Sendable (Database) throws -> PushPlan
 
     struct Job: Sendable {
         let work: Work
+        let durable: (@Sendable (PushPlan, Date) -> Void)?
         let continuation: CheckedContinuation<PushPlan, any Error>
         let queued: ContinuousClock.Instant
     }
@@ -49,11 +54,13 @@ package final class GroupCommit: Sendable {
     /// The most pushes one transaction takes: the first of a group waits for all of them.
     static let largestGroup = 64
 
-    /// Runs `work` in the writer's next group and returns once that group's commit is durable.
-    func run(_ pool: DatabasePool, _ work: @escaping Work) async throws -> PushPlan {
+    /// Runs `work` in the writer's next group and returns once that group's commit is durable; `durable` is
+    /// called with what `work` returned and the moment the commit was durable, before any push of the group is
+    /// answered (not when `work` failed).
+    func run(_ pool: DatabasePool, _ work: @escaping Work, durable: (@Sendable (PushPlan, Date) -> Void)? = nil) async throws -> PushPlan {
         try await withCheckedThrowingContinuation { continuation in
             let start = state.withLock { state in
-                state.jobs.append(Job(work: work, continuation: continuation, queued: .now))
+                state.jobs.append(Job(work: work, durable: durable, continuation: continuation, queued: .now))
                 if state.writing { return false }
                 state.writing = true
                 return true
@@ -76,6 +83,10 @@ package final class GroupCommit: Sendable {
             guard !group.isEmpty else { return }
             let began = ContinuousClock.now
             let results = await Self.write(group, pool)
+            let durable = Date()
+            for (job, result) in zip(group, results) {
+                if case .success(let plan) = result { job.durable?(plan, durable) }
+            }
             let wait = group.map { $0.queued.duration(to: began) }.max() ?? .zero
             state.withLock { state in
                 state.statistics.groups += 1

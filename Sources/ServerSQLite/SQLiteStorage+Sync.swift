@@ -18,7 +18,6 @@ extension SQLiteStorage {
             let snapshot = try Self.pushSnapshot(db, projectID: projectID, clientID: clientID, mutationIDs: mutationIDs, recordIDs: recordIDs, entityIDs: entityIDs)
             return try Self.write(db, try plan(snapshot), projectID: projectID, clientID: clientID, webhookSignal: webhookSignal)
         }
-        webhookSignal.committed(committed)
         return committed
     }
 
@@ -38,7 +37,6 @@ extension SQLiteStorage {
             }
             return try Self.write(db, plan, projectID: projectID, clientID: clientID, webhookSignal: webhookSignal)
         }
-        webhookSignal.committed(committed)
         return committed
     }
 

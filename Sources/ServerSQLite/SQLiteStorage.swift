@@ -142,10 +142,12 @@ public struct SQLiteStorage: ServerStorage {
     }
 
     /// A push's transaction, written with the pushes that wait for the writer with it (``GroupCommit``), each
-    /// in a savepoint of its own: what `updates` throws leaves nothing of that push and fails only it.
+    /// in a savepoint of its own: what `updates` throws leaves nothing of that push and fails only it. Once the
+    /// group is durable, and before its pushes are answered, each push's webhook deliveries are handed over.
     func groupWrite(_ updates: @escaping @Sendable (Database) throws -> PushPlan) async throws -> PushPlan {
+        let signal = webhookSignal
         do {
-            return try await pushes.run(pool, updates)
+            return try await pushes.run(pool, updates) { plan, durable in signal.committed(plan, durable: durable) }
         } catch let error as DatabaseError {
             throw Self.storageError(error)
         }

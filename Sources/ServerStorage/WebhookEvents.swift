@@ -236,11 +236,20 @@ public final class WebhookSignal: Sendable {
         wake { $0.handed.append(contentsOf: deliveries) }
     }
 
-    /// After a push's commit: hands over the deliveries it claimed in its transaction, and signals the outbox
-    /// when it wrote deliveries it did not claim. What both storage backends do once a push is durable.
-    public func committed(_ plan: PushPlan) {
+    /// After a push's commit, durable since `durable`: hands over the deliveries it claimed in its transaction,
+    /// each stamped with when its commit was durable and when it was handed over (the delivery service's timing
+    /// trace), and signals the outbox when it wrote deliveries it did not claim. What both storage backends do
+    /// once a push is durable.
+    public func committed(_ plan: PushPlan, durable: Date? = nil) {
         if plan.webhookDeliveries > plan.webhookClaims.count { signal() }
-        hand(plan.webhookClaims)
+        guard !plan.webhookClaims.isEmpty else { return }
+        let handed = Date()
+        hand(plan.webhookClaims.map { delivery in
+            var delivery = delivery
+            delivery.committedAt = durable ?? delivery.committedAt ?? handed
+            delivery.handedAt = handed
+            return delivery
+        })
     }
 
     /// Wakes the waiting service without news from the outbox (its own deliveries finished).

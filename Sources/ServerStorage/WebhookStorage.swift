@@ -147,6 +147,11 @@ public struct ClaimedWebhookDelivery: Sendable, Hashable {
     public var attempts: Int
     /// Until when the claim holds it: no other claim takes it before then.
     public var claimedUntil: Date
+    /// When the transaction that wrote it was durable, and when it was handed to the delivery service
+    /// (``WebhookSignal/committed(_:durable:)``): set only on what a push of this process claimed and handed
+    /// over, nil on what the service claimed itself. For the service's timing trace (`serve --log-level trace`).
+    public var committedAt: Date?
+    public var handedAt: Date?
 
     public init(
         id: Int64, endpointID: Int64, url: String, secret: String, eventID: String, kind: WebhookEventKind, body: String, attempts: Int,

@@ -1,9 +1,12 @@
 import Foundation
 import FormModel
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 @testable import ServerCore
+import ServerSQLite
+import ServerStorage
 import SyncCore
 import Testing
 
@@ -215,6 +218,39 @@ struct ODataFeedTests {
                     // `$count` added mid-walk (a token without a count): counted then.
                     let added = try Self.json(try await client.execute(uri: root + set + "?$count=true&$skiptoken=" + cursor, method: .get, headers: rita.headers))
                     #expect(added["@odata.count"] as? Int == counts[0] + 1)
+                }
+            }
+        }
+    }
+
+    /// The count of a feed reads one index alone, whatever the filter on review state and author
+    /// (`records_by_form_review_author` holds every column its statement reads), and the page's statement still
+    /// reads the form's id index in its order, sorting nothing: the plans SQLite makes for the very statements
+    /// the storage builds.
+    @Test func theFeedsCountReadsOnlyItsIndex() async throws {
+        try await TestServer.with(.sqlite) { server in
+            guard case .sqlite(let directory) = server.location else { return }
+            var configuration = Configuration()
+            configuration.readonly = true
+            let queue = try DatabaseQueue(path: directory + "/fieldsheet.sqlite", configuration: configuration)
+            let review = RecordCondition(.reviewState, .eq, .text("received"))
+            let author = RecordCondition(.author, .eq, .text("ana"))
+            for conditions in [[review, author], [review], [author], []] {
+                for visibility in [RecordVisibility.authoredByOrShared(1), .authoredBy(1)] {
+                    let query = RecordFeedQuery(formID: "site-check", conditions: conditions)
+                    func plan(count: Bool) async throws -> String {
+                        let (sql, arguments) = SQLiteStorage.feedSQL(projectID: 1, query: query, visibility: visibility, count: count)
+                        return try await queue.read { db in
+                            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }.joined(separator: "\n")
+                        }
+                    }
+                    let label = "\(conditions.map(\.property)) \(visibility)"
+                    let count = try await plan(count: true)
+                    #expect(count.contains("USING COVERING INDEX records_by_form_review_author"), "\(label): \(count)")
+                    #expect(!count.contains("SCAN r"), "\(label): \(count)")
+                    let page = try await plan(count: false)
+                    #expect(page.contains("USING INDEX records_by_form "), "\(label): \(page)")
+                    #expect(!page.contains("TEMP B-TREE"), "\(label): \(page)")
                 }
             }
         }

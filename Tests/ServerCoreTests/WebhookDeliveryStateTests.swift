@@ -1,6 +1,10 @@
+import FieldSheetTesting
 import Foundation
+import Logging
 @testable import ServerCore
+import ServerSQLite
 import ServerStorage
+import Synchronization
 import Testing
 
 /// The delivery service's in-memory queues (pure, no database): what a push hands over waits for its endpoint's
@@ -62,5 +66,83 @@ struct WebhookDeliveryStateTests {
         state.finished(1, outcome: (2, Self.delivered(at: now)))
         #expect(state.takeTurn(poll: false, options: Self.options).outcomes.count == 2)
         #expect(state.done)
+    }
+
+    /// A push's hand-over carries when its commit was durable and when it was handed over (what the service
+    /// claims itself carries neither), and an attempt's timing trace (`--log-level trace`) names its event with
+    /// those times and the attempt's, in order, and neither the secret nor the body.
+    @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() async throws {
+        let signal = WebhookSignal()
+        let durable = Date()
+        var delivery = Self.delivery(7, endpoint: 1, until: durable.addingTimeInterval(60))
+        // Port 1 on loopback: refused without connecting (private addresses are not allowed here).
+        delivery.url = "http://127.0.0.1:1/events"
+        delivery.secret = "trace-secret-4f1d"
+        delivery.body = #"{"answer":"private-answer-9c2e"}"#
+        #expect(delivery.committedAt == nil && delivery.handedAt == nil)
+        var plan = PushPlan()
+        plan.webhookDeliveries = 1
+        plan.webhookClaims = [delivery]
+        signal.committed(plan, durable: durable)
+        let handed = try #require(signal.take().handed.first)
+        #expect(handed.committedAt == durable)
+        let handedAt = try #require(handed.handedAt)
+        #expect(handedAt >= durable)
+
+        let captured = CapturedLog()
+        let logger = Logger(label: "webhook-trace-test") { _ in captured }
+        let directory = TemporaryDirectory("webhook-trace")
+        let service = WebhookDeliveryService(
+            storage: try SQLiteStorage(directory: directory.path), options: WebhookOptions(timeout: .seconds(5)), logger: logger)
+        let sender = WebhookSender(options: service.options, keepPerURL: 1)
+        let attempt = await service.attempt(handed, sender: sender)
+        #expect(!attempt.delivered)
+
+        let lines = captured.lines.filter { $0.message == "Webhook delivery timed" }
+        let line = try #require(lines.first, "\(captured.lines.map(\.message))")
+        #expect(lines.count == 1)
+        #expect(line.level == .trace)
+        #expect(line.metadata["event"] == "e7" && line.metadata["delivery"] == "7")
+        let times = try ["committed", "handed", "started", "finished"].map { key in
+            try #require(line.metadata[key].flatMap(Double.init), "\(key): \(line.metadata)")
+        }
+        #expect(abs(times[0] - durable.timeIntervalSince1970) < 0.000_01)
+        #expect(times == times.sorted(), "\(times)")
+        let text = captured.lines.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+        #expect(!text.contains("trace-secret-4f1d") && !text.contains("private-answer-9c2e"))
+
+        // What the service claimed itself has no commit or hand-over time: `-` in the trace.
+        let claimed = Self.delivery(8, endpoint: 1, until: Date().addingTimeInterval(60))
+        var unclaimed = claimed
+        unclaimed.url = delivery.url
+        _ = await service.attempt(unclaimed, sender: sender)
+        let second = try #require(captured.lines.last { $0.message == "Webhook delivery timed" })
+        #expect(second.metadata["event"] == "e8" && second.metadata["committed"] == "-" && second.metadata["handed"] == "-")
+    }
+}
+
+/// A log handler keeping every line, at every level.
+final class CapturedLog: LogHandler, @unchecked Sendable {
+    struct Line {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+
+    private let store = Mutex<[Line]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    var lines: [Line] { store.withLock { $0 } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let line = Line(
+            level: event.level, message: "\(event.message)", metadata: (event.metadata ?? [:]).mapValues { "\($0)" })
+        store.withLock { $0.append(line) }
     }
 }

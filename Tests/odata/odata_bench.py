@@ -10,7 +10,14 @@ author) and a `$skip` page deep in the set are read, and `$metadata` of a 500-fi
 request is timed whole on loopback (request, the server's work, the answer read), so a figure is the server's
 time plus the transfer of the page; the first page of each walk is also timed again warm.
 
-Usage: odata_bench.py BIN_DIR [--records N] [--database postgres://...]
+The first page of the filtered walk with `$count=true` (the one page of a counted walk that counts) is also read
+10 times on its own. `--keep DIR` copies the SQLite data directory to DIR once the server stopped (to time a
+migration on a database of this size). `--reuse DIR` starts from a copy of a data directory kept that way
+instead of pushing: the set-up command (adding a reviewer, which migrates the copy first) is timed, and the walks
+run on the very records the kept run pushed, so two builds compare on one database. `--filtered-only` reads only
+the filtered walk, its counted first page and the unfiltered first page (warm, the control for the load).
+
+Usage: odata_bench.py BIN_DIR [--records N] [--database postgres://...] [--keep DIR | --reuse DIR] [--filtered-only]
 """
 import argparse
 import json
@@ -84,6 +91,9 @@ def main():
     parser.add_argument("bin")
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--database")
+    parser.add_argument("--keep")
+    parser.add_argument("--reuse")
+    parser.add_argument("--filtered-only", action="store_true")
     options = parser.parse_args()
     server_bin = os.path.join(os.path.abspath(options.bin), "fieldsheet-server")
     work = tempfile.mkdtemp(prefix="fieldsheet-odata-bench-")
@@ -91,14 +101,20 @@ def main():
     backend = "PostgreSQL" if options.database else "SQLite"
     server = None
     try:
-        run(server_bin, "project", "create", "bench", *storage)
-        rita = run(server_bin, "user", "add", "rita", "--project", "bench", "--role", "reviewer", *storage).strip()
-        tokens = [run(server_bin, "user", "add", name, "--project", "bench", "--role", "collector", *storage).strip() for name in ("ana", "bob")]
-        run(server_bin, "form", "publish", FORM, "--project", "bench", *storage)
-        wide = os.path.join(work, "wide.json")
-        with open(wide, "w") as file:
-            json.dump(wide_form(500), file)
-        run(server_bin, "form", "publish", wide, "--project", "bench", *storage)
+        if options.reuse:
+            shutil.copytree(options.reuse, os.path.join(work, "data"))
+            began = time.monotonic()
+            rita = run(server_bin, "user", "add", "rita-again", "--project", "bench", "--role", "reviewer", *storage).strip()
+            print(f"reused {options.reuse}: adding a reviewer (migrating the copy first, if it needs it) took {time.monotonic() - began:.2f} s")
+        else:
+            run(server_bin, "project", "create", "bench", *storage)
+            rita = run(server_bin, "user", "add", "rita", "--project", "bench", "--role", "reviewer", *storage).strip()
+            tokens = [run(server_bin, "user", "add", name, "--project", "bench", "--role", "collector", *storage).strip() for name in ("ana", "bob")]
+            run(server_bin, "form", "publish", FORM, "--project", "bench", *storage)
+            wide = os.path.join(work, "wide.json")
+            with open(wide, "w") as file:
+                json.dump(wide_form(500), file)
+            run(server_bin, "form", "publish", wide, "--project", "bench", *storage)
         out = os.path.join(work, "server.out")
         server = subprocess.Popen([server_bin, "serve", *storage, "--port", "0", "--log-level", "error"], stdout=open(out, "w"))
         deadline = time.monotonic() + 60
@@ -109,45 +125,51 @@ def main():
         if url is None:
             sys.exit("the server did not start")
 
-        started = time.monotonic()
-        millis = int(time.time() * 1000) - 3_600_000
-        pumps = 0
-        for batch in range(0, options.records, 1000):
-            mutations = []
-            for n in range(batch, min(batch + 1000, options.records)):
-                hlc = (millis + n) << 16
+        if not options.reuse:
+            started = time.monotonic()
+            millis = int(time.time() * 1000) - 3_600_000
+            pumps = 0
+            for batch in range(0, options.records, 1000):
+                mutations = []
+                for n in range(batch, min(batch + 1000, options.records)):
+                    hlc = (millis + n) << 16
 
-                def change(value):
-                    return {"value": value, "baseRevision": 0, "hlc": hlc}
-                changes = {"site": change({"text": f"Well {n}"}), "households": change({"integer": n % 500}),
-                           "depth": change({"decimal": f"{n % 90}.5"}), "working": change({"boolean": n % 3 != 0}),
-                           "rating": change({"choice": "good" if n % 2 else "poor"})}
-                for position in range(1 + n % 3):
-                    pump = str(uuid.uuid4())
-                    changes[f"pumps/{pump}/@position"] = change({"integer": position})
-                    changes[f"pumps/{pump}/pump_type"] = change({"text": f"type {position}"})
-                    changes[f"pumps/{pump}/flow"] = change({"decimal": f"{position + 10}.5"})
-                    if position % 2 == 0:
-                        repair = str(uuid.uuid4())
-                        changes[f"pumps/{pump}/repairs/{repair}/@position"] = change({"integer": 0})
-                        changes[f"pumps/{pump}/repairs/{repair}/part"] = change({"text": "seal"})
-                    pumps += 1
-                mutations.append({"mutationId": f"m{n}", "recordId": str(uuid.uuid4()), "formId": "well-survey", "formVersion": 1,
-                                  "state": "submitted", "changes": changes})
-            token = tokens[(batch // 1000) % 2]
-            call(f"{url}/v1/projects/bench/push", token, json.dumps({"clientId": f"bench-{token[:6]}", "mutations": mutations}).encode())
-        print(f"{options.records} records ({pumps} pumps) pushed in {time.monotonic() - started:.0f} s ({backend})")
+                    def change(value):
+                        return {"value": value, "baseRevision": 0, "hlc": hlc}
+                    changes = {"site": change({"text": f"Well {n}"}), "households": change({"integer": n % 500}),
+                               "depth": change({"decimal": f"{n % 90}.5"}), "working": change({"boolean": n % 3 != 0}),
+                               "rating": change({"choice": "good" if n % 2 else "poor"})}
+                    for position in range(1 + n % 3):
+                        pump = str(uuid.uuid4())
+                        changes[f"pumps/{pump}/@position"] = change({"integer": position})
+                        changes[f"pumps/{pump}/pump_type"] = change({"text": f"type {position}"})
+                        changes[f"pumps/{pump}/flow"] = change({"decimal": f"{position + 10}.5"})
+                        if position % 2 == 0:
+                            repair = str(uuid.uuid4())
+                            changes[f"pumps/{pump}/repairs/{repair}/@position"] = change({"integer": 0})
+                            changes[f"pumps/{pump}/repairs/{repair}/part"] = change({"text": "seal"})
+                        pumps += 1
+                    mutations.append({"mutationId": f"m{n}", "recordId": str(uuid.uuid4()), "formId": "well-survey", "formVersion": 1,
+                                      "state": "submitted", "changes": changes})
+                token = tokens[(batch // 1000) % 2]
+                call(f"{url}/v1/projects/bench/push", token, json.dumps({"clientId": f"bench-{token[:6]}", "mutations": mutations}).encode())
+            print(f"{options.records} records ({pumps} pumps) pushed in {time.monotonic() - started:.0f} s ({backend})")
 
         root = "/v1/projects/bench/forms/well-survey/odata/"
-        times, entities = walk(url, rita, root + "Submissions")
-        print(f"Submissions, every page by nextLink: {entities} records, {summary(times)}")
-        times, entities = walk(url, rita, root + "Submissions_pumps")
-        print(f"Submissions_pumps, every page by nextLink: {entities} rows, {summary(times)}")
+        if not options.filtered_only:
+            times, entities = walk(url, rita, root + "Submissions")
+            print(f"Submissions, every page by nextLink: {entities} records, {summary(times)}")
+            times, entities = walk(url, rita, root + "Submissions_pumps")
+            print(f"Submissions_pumps, every page by nextLink: {entities} rows, {summary(times)}")
         query = urllib.parse.urlencode({"$filter": "__reviewState eq 'received' and __author eq 'bob'", "$count": "true"})
         times, entities = walk(url, rita, root + "Submissions?" + query)
         print(f"Submissions filtered (review state and author: one of the two collectors): {entities} records, {summary(times)}")
+        counted = [timed(url + root + "Submissions?" + query, rita)[0] for _ in range(10)]
+        print(f"Submissions filtered with $count=true, first page again (it counts): {summary(counted)}")
         warm = [timed(url + root + "Submissions", rita)[0] for _ in range(10)]
         print(f"Submissions first page again, warm: {summary(warm)}")
+        if options.filtered_only:
+            return
         deep = [timed(url + root + "Submissions?" + urllib.parse.urlencode({"$skip": options.records - 1000}), rita)[0] for _ in range(5)]
         print(f"Submissions $skip={options.records - 1000} (an offset, not a cursor): {summary(deep)}")
         metadata = [timed(url + "/v1/projects/bench/forms/wide/odata/$metadata", rita)[0] for _ in range(20)]
@@ -156,6 +178,8 @@ def main():
         if server:
             server.terminate()
             server.wait(timeout=30)
+        if options.keep and not options.database:
+            shutil.copytree(os.path.join(work, "data"), options.keep)
         shutil.rmtree(work, ignore_errors=True)
 
 

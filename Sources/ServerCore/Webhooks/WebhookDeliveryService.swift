@@ -138,6 +138,14 @@ package struct WebhookDeliveryService: Service {
         ]
         let response = await sender.send(url: delivery.url, body: delivery.body, headers: headers)
         let finished = Date()
+        // Where an event's time goes between its commit and its receiver (webhook_bench.py reads this): the
+        // times of the delivery's way, in seconds since 1970; never its body or secret.
+        logger.trace("Webhook delivery timed", metadata: [
+            "event": .string(delivery.eventID), "delivery": .stringConvertible(delivery.id),
+            "committed": .string(Self.stamp(delivery.committedAt)), "handed": .string(Self.stamp(delivery.handedAt)),
+            "started": .string(Self.stamp(now)), "finished": .string(Self.stamp(finished)),
+            "attemptMillis": .stringConvertible(response.millis),
+        ])
         let attempt = WebhookAttempt(
             delivered: response.delivered, status: response.status, error: response.error, responseMillis: response.millis, at: finished,
             retryAt: response.delivered ? nil : options.retryAfter(attempts: delivery.attempts + 1, from: finished))
@@ -148,6 +156,11 @@ package struct WebhookDeliveryService: Service {
             ])
         }
         return attempt
+    }
+
+    /// A time of the timing trace: seconds since 1970 to the microsecond, or `-` for none.
+    static func stamp(_ date: Date?) -> String {
+        date.map { String(format: "%.6f", $0.timeIntervalSince1970) } ?? "-"
     }
 }
 

@@ -32,7 +32,8 @@ public struct WebhookOptions: Sendable, Hashable {
     /// The most claimed deliveries of one endpoint held in memory waiting for a free slot. Pushes hand their
     /// deliveries over even to an endpoint with every slot taken, up to this many; an endpoint with this many
     /// waiting is busy: pushes leave its new deliveries in the outbox and claims leave it out until it catches
-    /// up, so a slow or dead receiver holds at most this many bodies and leases.
+    /// up, so a slow or dead receiver holds at most this many bodies and leases
+    /// (`serve --webhook-queued-per-endpoint`).
     public var queuedPerEndpoint: Int
     /// Whether this server delivers at all (off: it still writes the outbox, and another instance delivers).
     public var deliver: Bool
