@@ -139,8 +139,9 @@ extension PostgresStorage {
             previous[recordID, default: [:]][fieldID] = (sha256, addedBy)
         }
         let rows = records.flatMap { record in
-            let adders = record.attachmentAdders(previous: previous[record.id] ?? [:], history: history)
-            return record.attachmentReferences.map { (record.id, $0.fieldID, $0.reference, adders[$0.fieldID] ?? record.authorID) }
+            let references = record.attachmentReferences
+            let adders = record.attachmentAdders(of: references, previous: previous[record.id] ?? [:], history: history)
+            return references.map { (record.id, $0.fieldID, $0.reference, adders[$0.fieldID] ?? record.authorID) }
         }
         guard !rows.isEmpty else { return }
         try await connection.query("""

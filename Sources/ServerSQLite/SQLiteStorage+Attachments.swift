@@ -129,8 +129,10 @@ extension SQLiteStorage {
             if record.revision > 1 {
                 for row in try Row.fetchAll(clear, arguments: [projectID, id]) { previous[row[0]] = (row[1], row[2]) }
             }
-            let adders = record.attachmentAdders(previous: previous, history: history)
-            for (fieldID, reference) in record.attachmentReferences {
+            let references = record.attachmentReferences
+            guard !references.isEmpty else { continue }
+            let adders = record.attachmentAdders(of: references, previous: previous, history: history)
+            for (fieldID, reference) in references {
                 try insert.execute(arguments: [
                     projectID, id, fieldID, reference.sha256, reference.bytes, reference.type, reference.name, adders[fieldID] ?? record.authorID,
                 ])

@@ -104,9 +104,18 @@ extension StoredRecord {
     /// keeps its hash (`previous`, what the index held); else the member whose change last touched the record
     /// in `history`, else its author.
     public func attachmentAdders(previous: [String: (sha256: String, addedBy: Int64)], history: [HistoryEntry]) -> [String: Int64] {
+        attachmentAdders(of: attachmentReferences, previous: previous, history: history)
+    }
+
+    /// ``attachmentAdders(previous:history:)`` of `references`, the record's ``attachmentReferences`` as the
+    /// caller has them already.
+    public func attachmentAdders(
+        of references: [(fieldID: String, reference: AttachmentReference)], previous: [String: (sha256: String, addedBy: Int64)], history: [HistoryEntry]
+    ) -> [String: Int64] {
+        guard !references.isEmpty else { return [:] }
         let pusher = history.last { $0.recordID == id }?.userID ?? authorID
         var adders: [String: Int64] = [:]
-        for (fieldID, reference) in attachmentReferences {
+        for (fieldID, reference) in references {
             if let before = previous[fieldID], before.sha256 == reference.sha256 { adders[fieldID] = before.addedBy } else { adders[fieldID] = pusher }
         }
         return adders
@@ -115,9 +124,14 @@ extension StoredRecord {
     /// The attachments the record's values reference, by field id (repeat fields by their path key), sorted
     /// by field id: what the storage indexes when it writes the record.
     public var attachmentReferences: [(fieldID: String, reference: AttachmentReference)] {
-        fields.values.compactMap { fieldID, value in
-            guard case .attachment(let reference) = value else { return nil }
-            return (fieldID, reference)
-        }.sorted { $0.fieldID < $1.fieldID }
+        // Read from the fields' states in place: no dictionary of every answer is built to find the few (most
+        // often no) attachments.
+        var references: [(fieldID: String, reference: AttachmentReference)] = []
+        for (fieldID, state) in fields.states {
+            guard case .attachment(let reference)? = state.value else { continue }
+            references.append((fieldID, reference))
+        }
+        if references.count > 1 { references.sort { $0.fieldID < $1.fieldID } }
+        return references
     }
 }

@@ -161,10 +161,14 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
         }
         writer.key("fields")
         writer.beginObject()
-        var order = fieldOrder?.filter { fields[$0] != nil } ?? []
-        if order.count != fields.count { order = fields.keys.sorted() }
-        for fieldID in order {
-            let diff = fields[fieldID]!
+        // Each diff looked up once, in `fieldOrder` when it names them all, else sorted.
+        var ordered: [(String, FieldDiff)] = []
+        ordered.reserveCapacity(fields.count)
+        for fieldID in fieldOrder ?? [] {
+            if let diff = fields[fieldID] { ordered.append((fieldID, diff)) }
+        }
+        if ordered.count != fields.count { ordered = fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
+        for (fieldID, diff) in ordered {
             writer.key(fieldID)
             writer.beginObject()
             writer.key("from")

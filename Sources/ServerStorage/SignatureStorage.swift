@@ -94,39 +94,77 @@ public struct ChainedHistoryRow: Sendable, Hashable {
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
     }
 
-    /// Whether `hash` is this entry's link after `previous` under either rule: the current one, or the first
-    /// one (``HistoryChain/firstRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``),
-    /// which entries written before the current rule carry.
+    /// This entry's link by rule 2 (``HistoryChain/secondRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``).
+    public func secondRuleHash(previous: String) -> String {
+        HistoryChain.secondRuleHash(
+            previous: previous, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
+            detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
+    }
+
+    /// Whether `hash` is this entry's link after `previous` under any rule: the current one (3), rule 2, or the
+    /// first one (``HistoryChain/firstRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``),
+    /// which entries written before the later rules carry.
     public func matches(hash: String, previous: String) -> Bool {
         if expectedHash(previous: previous) == hash { return true }
+        if secondRuleHash(previous: previous) == hash { return true }
         return HistoryChain.firstRuleHash(
             previous: previous, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation) == hash
     }
 }
 
-/// The hash chain of a record's history: each entry stores `hash = SHA-256(previous ‖ content)`, hex, where
-/// `previous` is the hash of the record's entry before it (``genesis`` for its first, or after entries written
-/// before the chain existed) and `content` the entry's canonical bytes: a JSON array of the rule's number (2),
-/// its record id, revision, kind, user id, client id, device id, detail, time (the IEEE 754 bits of the stored
-/// seconds), signature and — only when there is no signature — the signed mutation, `null` where one is
-/// absent. An entry changed in the database no longer matches its hash, and an entry removed breaks the link
-/// of the one after it.
+/// The hash chain of a record's history: each entry stores `hash = SHA-256(previous ‖ content ‖ detail)`, hex,
+/// where `previous` is the hash of the record's entry before it (``genesis`` for its first, or after entries
+/// written before the chain existed), `content` the entry's canonical bytes — a JSON array of the rule's number
+/// (3), its record id, revision, kind, user id, client id, device id, the length in bytes of its detail, time
+/// (the IEEE 754 bits of the stored seconds), signature and — only when there is no signature — the signed
+/// mutation, `null` where one is absent — and `detail` the stored detail's bytes as they are. An entry changed in
+/// the database no longer matches its hash, and an entry removed breaks the link of the one after it.
 ///
-/// The signed mutation's bytes are not hashed when a signature is: the signature covers them already (an
-/// altered mutation fails its signature in `records verify`, and a mutation swapped together with its
-/// signature changes the signature, which the hash covers). Entries written before this rule carry the first
-/// one's hash (``firstRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``,
-/// which covered the signed mutation and had no rule number); a verifier accepts either.
+/// The detail follows the array as its bytes, not escaped into it as a string: the array ends at its closing
+/// bracket and says the detail's length, so the input still reads one way only, and the detail (every changed
+/// answer, before and after) is not escaped a second time on each push. The signed mutation's bytes are not
+/// hashed when a signature is: the signature covers them already (an altered mutation fails its signature in
+/// `records verify`, and a mutation swapped together with its signature changes the signature, which the hash
+/// covers). Entries written before this rule carry rule 2's hash (``secondRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``:
+/// the detail escaped into the array as a string) or the first one's (``firstRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``,
+/// which also covered the signed mutation and had no rule number); a verifier accepts any of them.
 public enum HistoryChain {
     /// The `previous` of a record's first chained entry: 64 zeros.
     public static let genesis = String(repeating: "0", count: 64)
 
-    /// The number the current rule's content begins with, which keeps its inputs apart from the first rule's.
-    static let rule: Int64 = 2
+    /// The number the current rule's content begins with, which keeps its inputs apart from the earlier rules'
+    /// (rule 2's begins with 2, the first rule's with a string).
+    static let rule: Int64 = 3
 
-    /// The hash of one entry after `previous`, by the current rule.
+    /// The hash of one entry after `previous`, by the current rule: the content array with the detail's length
+    /// in the detail's place, then the detail's bytes.
     public static func hash(
+        previous: String, recordID: String, revision: Int64, kind: String, userID: Int64, clientID: String?, deviceID: Int64?,
+        detail: String, createdAt: Double, signature: String?, signedMutation: String?
+    ) -> String {
+        let mutation = signature == nil ? signedMutation : nil
+        var writer = JSONWriter(capacity: 176 + (mutation?.utf8.count ?? 0))
+        writer.beginArray()
+        writer.element()
+        writer.int(rule)
+        var detail = detail
+        let length = detail.withUTF8 { $0.count }
+        columns(&writer, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID) {
+            $0.int(Int64(length))
+        }
+        rest(&writer, createdAt: createdAt, signature: signature, signedMutation: mutation)
+        writer.endArray()
+        var hasher = SHA256()
+        hasher.update(data: Array(previous.utf8))
+        hasher.update(data: writer.bytes)
+        detail.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        return hex(hasher.finalize())
+    }
+
+    /// The hash of one entry after `previous` by rule 2, which history written before rule 3 carries: the same
+    /// columns with the detail escaped into the array as a string, led by 2.
+    public static func secondRuleHash(
         previous: String, recordID: String, revision: Int64, kind: String, userID: Int64, clientID: String?, deviceID: Int64?,
         detail: String, createdAt: Double, signature: String?, signedMutation: String?
     ) -> String {
@@ -134,7 +172,7 @@ public enum HistoryChain {
         var writer = JSONWriter(capacity: 176 + detail.utf8.count + (mutation?.utf8.count ?? 0))
         writer.beginArray()
         writer.element()
-        writer.int(rule)
+        writer.int(2)
         content(&writer, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: mutation)
         writer.endArray()
@@ -155,10 +193,21 @@ public enum HistoryChain {
         return digest(previous: previous, writer.bytes)
     }
 
-    /// The entry's columns as elements of the content array.
+    /// The entry's columns as elements of the content array, the detail escaped as a string (the first two rules).
     private static func content(
         _ writer: inout JSONWriter, recordID: String, revision: Int64, kind: String, userID: Int64, clientID: String?, deviceID: Int64?,
         detail: String, createdAt: Double, signature: String?, signedMutation: String?
+    ) {
+        columns(&writer, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID) {
+            $0.string(detail)
+        }
+        rest(&writer, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
+    }
+
+    /// The columns up to the detail's place, then what `detail` writes there.
+    private static func columns(
+        _ writer: inout JSONWriter, recordID: String, revision: Int64, kind: String, userID: Int64, clientID: String?, deviceID: Int64?,
+        detail: (inout JSONWriter) -> Void
     ) {
         writer.element()
         writer.string(recordID)
@@ -174,7 +223,11 @@ public enum HistoryChain {
         writer.element()
         if let deviceID { writer.int(deviceID) } else { writer.null() }
         writer.element()
-        writer.string(detail)
+        detail(&writer)
+    }
+
+    /// The columns after the detail.
+    private static func rest(_ writer: inout JSONWriter, createdAt: Double, signature: String?, signedMutation: String?) {
         writer.element()
         writer.int(Int64(bitPattern: createdAt.bitPattern))
         writer.element()

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import FormModel
 import HTTPTypes
@@ -9,8 +10,9 @@ import SyncCore
 import Testing
 
 /// The history chain's hash rules (docs/signed-submissions.md): entries hashed by the first rule (which covered
-/// the signed mutation) and by rule 2 (which covers the signature in its place) verify in one chain, and a change
-/// to either is found; concurrent resolutions of one record leave a whole chain on both backends.
+/// the signed mutation), by rule 2 (which covers the signature in its place) and by rule 3 (the detail's bytes
+/// after the array, not escaped into it) verify in one chain, and a change to any is found; concurrent
+/// resolutions of one record leave a whole chain on both backends.
 struct HistoryChainTests {
     static let key = DeviceSigningKey()
     static let device = SigningDevice(id: 7, name: "ana-phone", userName: "ana", publicKey: key.publicKey, revokedAt: nil)
@@ -32,20 +34,23 @@ struct HistoryChainTests {
             signedMutation: signed?.mutation, hash: nil)
     }
 
-    /// Two entries hashed by the first rule, then two by rule 2, each linked to the one before.
+    /// Two entries hashed by the first rule, two by rule 2, then two by rule 3, each linked to the one before.
     static func mixedChain() -> [ChainedHistoryRow] {
         var rows = [
             row(1, kind: "change", detail: #"{"fields":{"title":{"from":null,"to":{"text":"Pump"}}}}"#, signed: signed("Pump")),
             row(2, kind: "review", detail: #"{"fields":{},"review":{"to":"approved"}}"#, signed: nil),
             row(3, kind: "change", detail: #"{"fields":{"title":{"from":{"text":"Pump"},"to":{"text":"Valve"}}}}"#, signed: signed("Valve")),
             row(4, kind: "resolution", detail: #"{"fields":{},"resolution":{"conflictId":1,"kept":"server"}}"#, signed: nil),
+            row(5, kind: "change", detail: #"{"fields":{"title":{"from":{"text":"Valve"},"to":{"text":"Pump \"Nº 4\""}}}}"#, signed: signed(#"Pump "Nº 4""#)),
+            row(6, kind: "review", detail: #"{"fields":{},"review":{"from":"approved","to":"hasIssues","comment":"Photo?"}}"#, signed: nil),
         ]
-        rehash(&rows, firstRuleThrough: 2)
+        rehash(&rows, firstRuleThrough: 2, secondRuleThrough: 4)
         return rows
     }
 
-    /// Hashes every entry again after its predecessor: those up to `firstRuleThrough` by the first rule.
-    static func rehash(_ rows: inout [ChainedHistoryRow], firstRuleThrough: Int64) {
+    /// Hashes every entry again after its predecessor: those up to `firstRuleThrough` by the first rule, those
+    /// up to `secondRuleThrough` by rule 2, the rest by the current rule.
+    static func rehash(_ rows: inout [ChainedHistoryRow], firstRuleThrough: Int64, secondRuleThrough: Int64) {
         var previous = HistoryChain.genesis
         for index in rows.indices {
             let row = rows[index]
@@ -53,10 +58,31 @@ struct HistoryChainTests {
                 ? HistoryChain.firstRuleHash(
                     previous: previous, recordID: row.recordID, revision: row.revision, kind: row.kind, userID: row.userID, clientID: row.clientID,
                     deviceID: row.deviceID, detail: row.detail, createdAt: row.createdAt, signature: row.signature, signedMutation: row.signedMutation)
-                : row.expectedHash(previous: previous)
+                : row.id <= secondRuleThrough ? row.secondRuleHash(previous: previous) : row.expectedHash(previous: previous)
             rows[index].hash = hash
             previous = hash
         }
+    }
+
+    /// Rule 3 as docs/signed-submissions.md states it, computed here by hand: SHA-256 of the previous hash, the
+    /// content array (3, the columns, the detail's length in bytes in its place) and the detail's bytes.
+    @Test func theCurrentRuleHashesTheArrayThenTheDetailsBytes() throws {
+        let detail = #"{"fields":{"title":{"from":null,"to":{"text":"Nº \"4\"\n"}}},"version":1}"#
+        let row = Self.row(9, kind: "change", detail: detail, signed: nil)
+        let array = #"[3,""# + row.recordID + #"",9,"change",1,null,null,"# + String(detail.utf8.count)
+            + "," + String(Int64(bitPattern: row.createdAt.bitPattern)) + ",null,null]"
+        let expected = SHA256.hash(data: Array((HistoryChain.genesis + array + detail).utf8)).map { String(format: "%02x", $0) }.joined()
+        #expect(row.expectedHash(previous: HistoryChain.genesis) == expected)
+        // Rule 2 escaped the detail into the array: another hash, still accepted for entries that carry it.
+        let second = row.secondRuleHash(previous: HistoryChain.genesis)
+        #expect(second != expected)
+        #expect(row.matches(hash: second, previous: HistoryChain.genesis))
+        #expect(row.matches(hash: expected, previous: HistoryChain.genesis))
+        // The same detail one byte longer (and the length it states) is another hash.
+        var longer = row
+        longer.detail = detail + " "
+        #expect(longer.expectedHash(previous: HistoryChain.genesis) != expected)
+        #expect(!longer.matches(hash: expected, previous: HistoryChain.genesis))
     }
 
     static func verify(_ rows: [ChainedHistoryRow]) -> HistoryVerifier.Record {
@@ -65,14 +91,17 @@ struct HistoryChainTests {
 
     @Test func entriesHashedByEitherRuleVerifyInOneChainAndAChangeToEitherIsFound() throws {
         let rows = Self.mixedChain()
-        // The rules differ: rule 2 leaves the signed mutation out of the hash and numbers its content.
-        #expect(rows[0].expectedHash(previous: HistoryChain.genesis) != rows[0].hash)
+        // The rules differ: rule 2 leaves the signed mutation out of the hash and numbers its content; rule 3
+        // puts the detail's bytes after the array.
+        #expect(rows[0].secondRuleHash(previous: HistoryChain.genesis) != rows[0].hash)
+        #expect(rows[2].expectedHash(previous: rows[1].hash ?? "") != rows[2].hash)
+        #expect(rows[4].secondRuleHash(previous: rows[3].hash ?? "") != rows[4].hash)
         let whole = Self.verify(rows)
         #expect(whole.isWhole, "\(whole)")
-        #expect(whole.entries.map(\.signature) == [.valid, .server, .valid, .server])
+        #expect(whole.entries.map(\.signature) == [.valid, .server, .valid, .server, .valid, .server])
 
-        // A detail changed in an entry of the first rule, then of rule 2: the link of that entry breaks.
-        for index in [0, 2] {
+        // A detail changed in an entry of the first rule, of rule 2, then of rule 3: the link of that entry breaks.
+        for index in [0, 2, 4] {
             var changed = rows
             changed[index].detail = changed[index].detail.replacingOccurrences(of: "Pump", with: "Pomp")
             let record = Self.verify(changed)
@@ -102,10 +131,12 @@ struct HistoryChainTests {
         #expect(swappedRecord.entries[2].signature == .valid)
         #expect(swappedRecord.entries[2].linkProblem?.contains("does not match its hash") == true)
 
-        // An entry of rule 2 removed breaks the link of the one after it.
-        var removed = rows
-        removed.remove(at: 2)
-        #expect(Self.verify(removed).entries[2].linkProblem != nil)
+        // An entry of rule 2, or of rule 3, removed breaks the link of the one after it.
+        for index in [2, 4] {
+            var removed = rows
+            removed.remove(at: index)
+            #expect(Self.verify(removed).entries[index].linkProblem != nil)
+        }
     }
 
     @Test(arguments: Backend.available)

@@ -77,6 +77,8 @@ public struct RecordFields: Sendable, Hashable {
         var writerOfEntry: [Int] = []
         writerOfEntry.reserveCapacity(entries.count)
         var counts: [Key: (count: Int, first: Int)] = [:]
+        // Sized for a stamp per field (answers typed one by one): not rehashed as it grows.
+        counts.reserveCapacity(entries.count)
         for (index, entry) in entries.enumerated() {
             let writer: Int
             if let known = firstUse.firstIndex(of: entry.state.clientID) {
