@@ -115,6 +115,19 @@ extension SQLiteStorage {
         }
         arguments += [query.limit]
         let direction = query.readsBackwards ? "DESC" : "ASC"
+        if candidates == nil, query.filter == nil, query.search?.isEmpty == false {
+            // A search that walks the label index tests each entry's label in the index alone (it holds every
+            // column the walk reads) and reads only the page's entities from the table: testing them as rows
+            // would read every row it passes over. The page's rows are sorted again, no more than `limit`.
+            let sql = """
+                SELECT e.id, e.label, e.revision, c.name, a.name, e.deleted, e.updated_at, e.fields
+                FROM (SELECT e.project_id, e.label, e.id FROM \(from) WHERE \(conditions.joined(separator: " AND "))
+                      ORDER BY e.label \(direction), e.id \(direction) LIMIT ?) k
+                CROSS JOIN entities e ON e.project_id = k.project_id AND e.id = k.id \(entityJoins)
+                ORDER BY k.label \(direction), k.id \(direction)
+                """
+            return (sql, arguments)
+        }
         let sql = """
             SELECT e.id, e.label, e.revision, c.name, a.name, e.deleted, e.updated_at, e.fields
             FROM \(from) \(entityJoins)
