@@ -479,3 +479,26 @@ DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THE
 -- The OData feed's count by review state and author (as the SQLite schema's v18-odata-count-index): an index
 -- holding every column the count's statement reads, so the count is an index-only scan.
 CREATE INDEX records_by_form_review_author ON records (project_id, form_id, review_state, author_id, state, shared);
+
+-- migration: 19
+-- The console's entity table filtered by a property's value reads the entities that have that value from an
+-- index of their own, in label order (as the SQLite schema's v19-entity-properties): a row per entity and
+-- property, its text as the filter compares it (the first member of its value object, as jsonb_each_text gives it;
+-- no row for a null or a value that is not an object), the entity's label and id, kept by the trigger below in
+-- the statement that writes the entity. `entity_property_values` is that text, written once. The index holds
+-- md5(value), not the value, so that a long value (a note) cannot outgrow an index entry; the filter compares
+-- both.
+CREATE FUNCTION entity_property_values(fields TEXT) RETURNS TABLE (name TEXT, value TEXT) LANGUAGE sql IMMUTABLE AS $$ SELECT * FROM (SELECT p.key, (SELECT j.value FROM jsonb_each_text(p.value) j LIMIT 1) FROM jsonb_each(fields::jsonb -> 'values') p WHERE jsonb_typeof(p.value) = 'object') v (name, value) WHERE v.value IS NOT NULL $$;
+CREATE TABLE entity_properties (
+    project_id BIGINT NOT NULL,
+    list TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    label TEXT COLLATE "C" NOT NULL,
+    id UUID NOT NULL
+);
+INSERT INTO entity_properties (project_id, list, name, value, label, id) SELECT e.project_id, e.list, v.name, v.value, e.label, e.id FROM entities e, entity_property_values(e.fields) v;
+CREATE INDEX entity_properties_by_value ON entity_properties (project_id, list, name, md5(value), label, id);
+CREATE FUNCTION entity_properties_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF TG_OP IN ('UPDATE', 'DELETE') THEN DELETE FROM entity_properties t USING entity_property_values(OLD.fields) v WHERE t.project_id = OLD.project_id AND t.list = OLD.list AND t.name = v.name AND md5(t.value) = md5(v.value) AND t.label = OLD.label AND t.id = OLD.id; END IF; IF TG_OP IN ('INSERT', 'UPDATE') THEN INSERT INTO entity_properties (project_id, list, name, value, label, id) SELECT NEW.project_id, NEW.list, v.name, v.value, NEW.label, NEW.id FROM entity_property_values(NEW.fields) v; END IF; RETURN NULL; END $$;
+CREATE TRIGGER entities_properties_write AFTER INSERT OR DELETE ON entities FOR EACH ROW EXECUTE FUNCTION entity_properties_write();
+CREATE TRIGGER entities_properties_update AFTER UPDATE OF list, label, fields ON entities FOR EACH ROW WHEN (OLD.list IS DISTINCT FROM NEW.list OR OLD.label IS DISTINCT FROM NEW.label OR OLD.fields IS DISTINCT FROM NEW.fields) EXECUTE FUNCTION entity_properties_write();

@@ -506,3 +506,25 @@ CREATE TRIGGER entities_label_search_delete AFTER DELETE ON entities BEGIN INSER
 -- author, state, shared), so the count reads this index alone — a covering index, sought to the review state
 -- and each author — instead of each matching record's row.
 CREATE INDEX records_by_form_review_author ON records (project_id, form_id, review_state, author_id, state, shared);
+
+-- migration: v19-entity-properties
+-- The console's entity table filtered by a property's value (docs/entity-lists.md) reads the entities that have
+-- that value from an index of their own, in label order, as the assignee filter does, instead of testing every
+-- entity of the list. A row per entity and property: the property's text as the filter compares it (the first
+-- member of its value object, as text: `{"text":"D07"}` → `D07`, `{"integer":3}` → `3`; no row for a null), the
+-- entity's label and id. The triggers below keep it in the statement that writes the entity, with the same
+-- expression as the statement that fills it here; an update that changes neither list, label nor fields leaves it
+-- alone.
+CREATE TABLE entity_properties (
+    project_id INTEGER NOT NULL,
+    list TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    label TEXT NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (project_id, list, name, value, label, id)
+) WITHOUT ROWID;
+INSERT INTO entity_properties (project_id, list, name, value, label, id) SELECT * FROM (SELECT e.project_id, e.list, p.key, CASE WHEN p.type IN ('object', 'array') THEN (SELECT CAST(j.value AS TEXT) FROM json_each(p.value) j LIMIT 1) ELSE CAST(p.value AS TEXT) END AS value, e.label, e.id FROM entities e, json_each(e.fields, '$.values') p) WHERE value IS NOT NULL ORDER BY 1, 2, 3, 4, 5, 6;
+CREATE TRIGGER entities_properties_insert AFTER INSERT ON entities BEGIN INSERT OR IGNORE INTO entity_properties (project_id, list, name, value, label, id) SELECT * FROM (SELECT new.project_id, new.list, p.key, CASE WHEN p.type IN ('object', 'array') THEN (SELECT CAST(j.value AS TEXT) FROM json_each(p.value) j LIMIT 1) ELSE CAST(p.value AS TEXT) END AS value, new.label, new.id FROM json_each(new.fields, '$.values') p) WHERE value IS NOT NULL; END;
+CREATE TRIGGER entities_properties_update AFTER UPDATE OF list, label, fields ON entities WHEN old.list IS NOT new.list OR old.label IS NOT new.label OR old.fields IS NOT new.fields BEGIN DELETE FROM entity_properties WHERE project_id = old.project_id AND list = old.list AND (name, value, label, id) IN (SELECT p.key, CASE WHEN p.type IN ('object', 'array') THEN (SELECT CAST(j.value AS TEXT) FROM json_each(p.value) j LIMIT 1) ELSE CAST(p.value AS TEXT) END, old.label, old.id FROM json_each(old.fields, '$.values') p); INSERT OR IGNORE INTO entity_properties (project_id, list, name, value, label, id) SELECT * FROM (SELECT new.project_id, new.list, p.key, CASE WHEN p.type IN ('object', 'array') THEN (SELECT CAST(j.value AS TEXT) FROM json_each(p.value) j LIMIT 1) ELSE CAST(p.value AS TEXT) END AS value, new.label, new.id FROM json_each(new.fields, '$.values') p) WHERE value IS NOT NULL; END;
+CREATE TRIGGER entities_properties_delete AFTER DELETE ON entities BEGIN DELETE FROM entity_properties WHERE project_id = old.project_id AND list = old.list AND (name, value, label, id) IN (SELECT p.key, CASE WHEN p.type IN ('object', 'array') THEN (SELECT CAST(j.value AS TEXT) FROM json_each(p.value) j LIMIT 1) ELSE CAST(p.value AS TEXT) END, old.label, old.id FROM json_each(old.fields, '$.values') p); END;

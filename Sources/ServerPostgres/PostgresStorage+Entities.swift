@@ -391,43 +391,4 @@ extension PostgresStorage {
             }
         }
     }
-
-    // MARK: Console
-
-    public func entityTable(projectID: Int64, list: String, query: EntityTableQuery) async throws -> [EntityTableRow] {
-        let client = client
-        let search = query.search.flatMap { $0.isEmpty ? nil : "%" + Self.likeEscaped($0) + "%" }
-        let after: (label: String, id: UUID)?
-        let before: (label: String, id: UUID)?
-        switch query.position {
-        case .first, .last: (after, before) = (nil, nil)
-        case .after(let label, let id): (after, before) = ((label, id), nil)
-        case .before(let label, let id): (after, before) = (nil, (label, id))
-        }
-        let direction = query.readsBackwards ? "DESC" : "ASC"
-        return try await perform {
-            var result: [EntityTableRow] = []
-            for try await (id, label, revision, creator, assignee, deleted, updated, fields) in try await client.query("""
-                SELECT e.id, e.label, e.revision, c.name, a.name, e.deleted, e.updated_at, e.fields
-                FROM entities e \(unescaped: Self.entityJoins)
-                WHERE e.project_id = \(projectID) AND e.list = \(list)
-                  AND (\(after == nil) OR (e.label COLLATE "C", e.id) > (\(after?.label ?? "")::text COLLATE "C", \(after?.id)::uuid))
-                  AND (\(before == nil) OR (e.label COLLATE "C", e.id) < (\(before?.label ?? "")::text COLLATE "C", \(before?.id)::uuid))
-                  AND (\(query.assignee)::text IS NULL OR e.assignee_id = (SELECT u.id FROM users u WHERE u.name = \(query.assignee)::text))
-                  AND (\(search)::text IS NULL OR e.label ILIKE \(search)::text)
-                  AND (\(query.filter == nil) OR (SELECT j.value FROM jsonb_each_text(e.fields::jsonb -> 'values' -> \(query.filter?.name ?? "")::text) j LIMIT 1) = \(query.filter?.value ?? "")::text)
-                ORDER BY e.label COLLATE "C" \(unescaped: direction), e.id \(unescaped: direction) LIMIT \(Int64(query.limit))
-                """).decode((UUID, String, Int64, String, String?, Bool, Double, String).self) {
-                result.append(EntityTableRow(
-                    id: id, label: label, revision: revision, creatorName: creator, assigneeName: assignee, deleted: deleted,
-                    updatedAt: Date(timeIntervalSince1970: updated), fields: fields))
-            }
-            return query.readsBackwards ? result.reversed() : result
-        }
-    }
-
-    /// `text` for a LIKE pattern (backslash is PostgreSQL's default escape): `%`, `_` and `\` match themselves.
-    static func likeEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-    }
 }

@@ -193,7 +193,11 @@ def main():
         timed("search '0999' (1,000 match, spread)", base + "?q=0999", 50)
         timed("search '0999999' (one matches, the last)", base + "?q=0999999", 1 if options.entities == 1_000_000 else None)
         timed("search 'nobody' (none match)", base + "?q=nobody", 0)
-        timed("filter district = D07 (1 in 20)", base + "?property=district&value=D07", 50)
+        district = timed("filter district = D07 (1 in 20)", base + "?property=district&value=D07", 50)
+        timed("filter district = D07, next page", link(district, "next"), 50)
+        # Each imported household's head is copied to one household in IMPORTED: a value few entities have.
+        timed("filter head_name = 'Head 9999' (few, spread)", base + "?property=head_name&value=Head+9999",
+              min(50, options.entities // options.imported) if not options.database and options.imported == 10_000 else None)
         timed("filter note = 'note 7' (1 in 101)", base + "?property=notes&value=note+7", 50)
         timed("filter district = D99 (none match)", base + "?property=district&value=D99", 0)
         timed("filter assignee = ana (1 in 1,000)", base + "?assignee=ana", 50)

@@ -143,6 +143,102 @@ struct ConsoleEntityTests {
         }
     }
 
+    /// A property filter reads `entity_properties`, kept by the statements that write entities: the pages it
+    /// gives are those of a plain scan of every entity (its value as the filter compares it, its label holding
+    /// the search in either case of an ASCII letter, its assignee), in the same order, read forwards and
+    /// backwards; for values that are not ASCII or differ in case, with a search, an assignee, a value no entity
+    /// has, and after an entity's value or label changes and after its deletion.
+    @Test(arguments: Backend.available)
+    func aPropertyFilterFindsWhatAScanFinds(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            _ = try await server.member("rita", project: "alpha", role: .reviewer)
+            _ = try await server.member("bob", project: "alpha", role: .collector)
+            let extra = [("Ödön Süd", "bob", "Süd"), ("süd house", "", "süd"), ("SÜD HOUSE", "bob", "SÜD"), ("south house", "", "south"),
+                         ("Zebra", "bob", "North"), ("50% share", "", "50%"), ("under_score", "bob", "_")]
+                .map { "\($0.0),\($0.1),\($0.2)\n" }.joined()
+            let projectID = try await Self.importHouseholds(server, count: 150, extra: extra)
+            let storage = server.storage
+            let rita = try #require(try await storage.memberIDs(projectID: projectID)["rita"])
+
+            // The scan: every entity of the list, tested one by one.
+            func scan(_ text: String?, _ filter: (String, String)?, _ assignee: String?) async throws -> [String] {
+                var entities: [StoredEntity] = []
+                while true {
+                    let page = try await storage.entities(projectID: projectID, list: Self.list, after: entities.last?.id, limit: 100)
+                    entities += page
+                    if page.count < 100 { break }
+                }
+                return entities.filter { entity in
+                    (text.map { entity.label.lowercased().contains($0.lowercased()) } ?? true)
+                        && (filter.map { StoredEntity.scopeText(entity.fields[$0.0]?.value) == $0.1 } ?? true)
+                        && (assignee.map { entity.assigneeName == $0 } ?? true)
+                }
+                .sorted { $0.label == $1.label ? $0.id.lowercased < $1.id.lowercased : Array($0.label.utf8).lexicographicallyPrecedes(Array($1.label.utf8)) }
+                .map(\.label)
+            }
+            func pages(_ text: String?, _ filter: (String, String)?, _ assignee: String?, limit: Int) async throws -> (forwards: [String], backwards: [String]) {
+                func page(_ position: EntityTableQuery.Position) async throws -> [EntityTableRow] {
+                    try await storage.entityTable(
+                        projectID: projectID, list: Self.list, query: EntityTableQuery(search: text, filter: filter, assignee: assignee, position: position, limit: limit))
+                }
+                var forwards: [String] = []
+                var position = EntityTableQuery.Position.first
+                while true {
+                    let rows = try await page(position)
+                    forwards += rows.map(\.label)
+                    guard rows.count == limit, let last = rows.last else { break }
+                    position = .after(label: last.label, id: last.id)
+                }
+                var backwards: [String] = []
+                position = .last
+                while true {
+                    let rows = try await page(position)
+                    backwards = rows.map(\.label) + backwards
+                    guard rows.count == limit, let first = rows.first else { break }
+                    position = .before(label: first.label, id: first.id)
+                }
+                return (forwards, backwards)
+            }
+            func check(_ text: String?, _ filter: (String, String)?, _ assignee: String? = nil, limit: Int = 7, expectEmpty: Bool = false) async throws {
+                let expected = try await scan(text, filter, assignee)
+                let found = try await pages(text, filter, assignee, limit: limit)
+                #expect(found.forwards == expected, "\(backend) \(text ?? "-") \(filter.map { "\($0.0)=\($0.1)" } ?? "-") \(assignee ?? "-")")
+                #expect(found.backwards == expected, "\(backend) \(text ?? "-") \(filter.map { "\($0.0)=\($0.1)" } ?? "-") \(assignee ?? "-"), backwards")
+                #expect(expected.isEmpty == expectEmpty, "the scan found \(expected.count) for \(text ?? "-") \(filter.map { "\($0.0)=\($0.1)" } ?? "-")")
+            }
+            for value in ["South", "North", "Süd", "süd", "SÜD", "south", "50%", "_"] {
+                try await check(nil, ("district", value))
+            }
+            try await check(nil, ("district", "Nowhere"), expectEmpty: true)
+            try await check(nil, ("colour", "red"), expectEmpty: true)
+            try await check(nil, ("district", "%"), expectEmpty: true)
+            try await check("household 1", ("district", "South"))
+            try await check("ho", ("district", "South"), limit: 4)
+            try await check("zebra", ("district", "North"), limit: 1)
+            try await check("Household 1", ("district", "South"), "bob", limit: 3)
+            try await check("Household 1", ("district", "North"), "bob", expectEmpty: true)
+            try await check(nil, ("district", "South"), "bob", limit: 2)
+            try await check("nothing here", ("district", "South"), expectEmpty: true)
+            try await check(nil, ("label", "Zebra"))
+
+            // An edit moves the entity to its new value and label; a deleted entity keeps its row, as in the scan.
+            let zebra = try #require(try await storage.entityTable(projectID: projectID, list: Self.list, query: EntityTableQuery(search: "Zebra")).first)
+            let stored = try #require(try await storage.entity(projectID: projectID, id: zebra.id))
+            _ = try await storage.editEntity(
+                projectID: projectID, list: Self.list, id: zebra.id,
+                edit: EntityEdit(baseRevision: stored.revision, values: ["label": .text("Quiet Okapi"), "district": .text("Süd")],
+                                 stamp: HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0)),
+                by: rita)
+            #expect(try await pages(nil, ("district", "Süd"), nil, limit: 5).forwards.contains("Quiet Okapi"))
+            try await check(nil, ("district", "Süd"))
+            try await check(nil, ("district", "North"))
+            try await check(nil, ("label", "Zebra"), expectEmpty: true)
+            let second = try #require(try await storage.entityTable(projectID: projectID, list: Self.list, query: EntityTableQuery(search: "Household 002")).first)
+            #expect(try await storage.deleteEntity(projectID: projectID, list: Self.list, id: second.id, by: rita))
+            try await check(nil, ("district", "South"))
+        }
+    }
+
     /// Every page of the table is a seek into an index and a walk in its order: no sort of the list's entities,
     /// whichever way the page is read and whatever filters it.
     @Test func theTableQuerySeeksItsIndexWithoutSorting() async throws {
@@ -156,15 +252,30 @@ struct ConsoleEntityTests {
             for position in positions {
                 for (query, index) in [
                     (EntityTableQuery(position: position, limit: 51), "entities_by_label"),
-                    (EntityTableQuery(search: "hold", filter: ("district", "South"), position: position, limit: 51), "entities_by_label"),
+                    (EntityTableQuery(search: "hold", position: position, limit: 51), "entities_by_label"),
                     (EntityTableQuery(assignee: "bob", position: position, limit: 51), "entities_by_assignee"),
+                    // A property filter reads that property's rows of the value in label order, whatever else filters.
+                    (EntityTableQuery(filter: ("district", "South"), position: position, limit: 51), "PRIMARY KEY"),
+                    (EntityTableQuery(search: "hold", filter: ("district", "South"), assignee: "bob", position: position, limit: 51), "PRIMARY KEY"),
                 ] {
                     let (sql, arguments) = SQLiteStorage.entityTableSQL(projectID: 1, list: Self.list, query: query)
                     let plan = try await queue.read { db in
                         try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }.joined(separator: "\n")
                     }
-                    #expect(plan.contains("USING INDEX \(index)") || plan.contains("USING COVERING INDEX \(index)"), "\(position): \(plan)")
-                    #expect(!plan.contains("TEMP B-TREE"), "\(position): \(plan)")
+                    if index == "PRIMARY KEY" {
+                        #expect(plan.contains("SEARCH p USING PRIMARY KEY (project_id=? AND list=? AND name=? AND value=?"), "\(position): \(plan)")
+                        #expect(plan.contains("SEARCH e USING PRIMARY KEY (project_id=? AND id=?)"), "\(position): \(plan)")
+                    } else {
+                        #expect(plan.contains("USING INDEX \(index)") || plan.contains("USING COVERING INDEX \(index)"), "\(position): \(plan)")
+                    }
+                    if query.search != nil, query.filter == nil {
+                        // A search walks the index alone, in order, and sorts only the page's rows it found.
+                        let walk = plan.components(separatedBy: "SCAN k")[0]
+                        #expect(plan.contains("USING COVERING INDEX \(index)") && plan.contains("SCAN k"), "\(position): \(plan)")
+                        #expect(!walk.contains("TEMP B-TREE"), "\(position): \(plan)")
+                    } else {
+                        #expect(!plan.contains("TEMP B-TREE"), "\(position): \(plan)")
+                    }
                     switch position {
                     case .after, .before: #expect(plan.contains("(label,id)") || plan.contains("label>") || plan.contains("label<"), "not sought to the key: \(position): \(plan)")
                     case .first, .last: break
