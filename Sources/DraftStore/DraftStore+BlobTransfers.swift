@@ -74,17 +74,37 @@ extension DraftStore {
         }
     }
 
-    static func requestDownloads(_ db: Database, record: String) throws -> Int {
+    /// ``requestDownloads(record:)`` inside the caller's transaction. `stored`: the record's fields and unsent
+    /// edits as the caller has just read them (``fetchStoredAnswers(_:record:)``, which opening a record does
+    /// anyway), so they are not opened again: in an encrypted store a record of 5,000 repeat instances would
+    /// have its 10,000 unsent edits decrypted twice.
+    static func requestDownloads(_ db: Database, record: String, stored: StoredAnswers? = nil) throws -> Int {
         // What the record refers to: its synced values, its unsent edits (a conflict settled with the server's
         // photo is one) and its logged conflicts. Not the open presentations' snapshots, which copy the first two.
         // Every opening runs this, so values that name no attachment at all are passed over without parsing
         // them (a record of 200 repeat instances holds some 150 KB of fields, or 2,000 unsent edits).
-        let missing = try String.fetchAll(db, sql: """
-            WITH opened (fields) AS MATERIALIZED (SELECT fs_open_fields(fields, 'record', id) FROM records WHERE id = ?1),
-            answers (value) AS (
+        var arguments: StatementArguments = [record, nowMillis()]
+        let opened: String
+        let fieldsAndEdits: String
+        if let stored {
+            arguments += [stored.fields, stored.local]
+            opened = ""
+            fieldsAndEdits = """
+                SELECT v.value FROM json_each(?3, '$.values') v WHERE instr(?3, '"attachment"') > 0 AND v.type = 'object'
+                UNION ALL SELECT v.value FROM json_each(?4) v WHERE instr(?4, '"attachment"') > 0 AND v.type = 'object'
+                """
+        } else {
+            opened = "opened (fields) AS MATERIALIZED (SELECT fs_open_fields(fields, 'record', id) FROM records WHERE id = ?1),"
+            fieldsAndEdits = """
                 SELECT v.value FROM opened r, json_each(r.fields, '$.values') v
                     WHERE instr(r.fields, '"attachment"') > 0 AND v.type = 'object'
                 UNION ALL SELECT v FROM (SELECT fs_open(value, 'edit', record_id, key) AS v FROM record_edits WHERE record_id = ?1) WHERE instr(v, '"attachment"') > 0
+                """
+        }
+        let missing = try String.fetchAll(db, sql: """
+            WITH \(opened)
+            answers (value) AS (
+                \(fieldsAndEdits)
                 UNION ALL SELECT fs_open(local_value, 'conflict', record_id, field_id, 'local') FROM conflicts WHERE record_id = ?1
                 UNION ALL SELECT fs_open(remote_value, 'conflict', record_id, field_id, 'remote') FROM conflicts WHERE record_id = ?1
             ),
@@ -97,7 +117,7 @@ extension DraftStore {
             WHERE length(sha256) = 64 AND bytes >= 0 AND type IS NOT NULL GROUP BY sha256
             ON CONFLICT (sha256) DO UPDATE SET download = 'wanted' WHERE blobs.stored = 0
             RETURNING sha256
-            """, arguments: [record, nowMillis()])
+            """, arguments: arguments)
         // The rows written are exactly those of attachments not here, now wanted.
         return missing.count
     }

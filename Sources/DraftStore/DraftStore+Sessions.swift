@@ -98,8 +98,9 @@ extension DraftStore {
             let stored = try Self.fetchStoredAnswers(db, record: key)
             let answers = try Self.answers(stored, record: key)
             try Self.insertPresentation(db, presentation, record: key, kind: mode == .resumeDraft ? "resume" : "edit", now: Self.nowMillis(), stored: stored)
-            // Attachments pulled with the record but not downloaded yet: the next sync fetches them.
-            _ = try Self.requestDownloads(db, record: key)
+            // Attachments pulled with the record but not downloaded yet: the next sync fetches them (found in
+            // the fields and edits just read, not opened again).
+            _ = try Self.requestDownloads(db, record: key, stored: stored)
             return (form, answers, row["created_at"], move)
         }
         return FormSession(store: self, form: form, recordID: id, presentationID: presentationID, mode: mode, answers: answers,

@@ -136,8 +136,12 @@ struct BlobStoreTests {
 
     /// Opening a record asks for the attachments it refers to that are not here: in its synced values, its
     /// unsent edits (a conflict settled with the server's photo) and its conflicts; nothing for one that has none.
-    @Test func openingARecordAsksForTheAttachmentsItRefersToThatAreNotHere() async throws {
-        let fixture = try await Fixture()
+    /// In an encrypted store and in clear; opening the record asks for the same ones, found in the fields and
+    /// unsent edits it reads anyway.
+    @Test(arguments: [true, false])
+    func openingARecordAsksForTheAttachmentsItRefersToThatAreNotHere(encrypted: Bool) async throws {
+        let fixture = try await Fixture(options: .init(encryption: encrypted ? .keyFileInHome : .none))
+        #expect(fixture.store.isEncrypted == encrypted)
         let plain = try await fixture.draft(site: "No photo")
         #expect(try await fixture.store.requestDownloads(record: plain) == 0)
 
@@ -155,6 +159,14 @@ struct BlobStoreTests {
             try String.fetchAll(db, sql: "SELECT sha256 FROM blobs WHERE download = 'wanted' ORDER BY sha256")
         }
         #expect(wanted == ["a", "b", "c"].map { String(repeating: $0, count: 64) })
+
+        try await fixture.store.pool.write { db in try db.execute(sql: "DELETE FROM blobs WHERE download = 'wanted'") }
+        let opened = try await fixture.store.resumeDraft(record)
+        try await opened.dismiss(reason: .escape)
+        let wantedOnOpening = try await fixture.store.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT sha256 FROM blobs WHERE download = 'wanted' ORDER BY sha256")
+        }
+        #expect(wantedOnOpening == wanted)
     }
 
     @Test func garbageCollectionRemovesOnlyWhatNothingRefersTo() async throws {

@@ -32,6 +32,14 @@ public struct FormLogic: Sendable {
     let dependents: [String: [Dependency]]
     /// What each field's relevance and calculation read (field ids, the repeats they pass through included).
     let reads: [String: [String]]
+    /// For a field inside a repeat whose relevance and calculation depend on nothing of its instance but the
+    /// answers of these fields of the same instance (its own when they read `.`), top-level fields and
+    /// constants: the fields. In every instance where none of them holds a value, they evaluate to the same
+    /// result, so `FormState` evaluates them once for all such instances (a record of 5,000 defects whose
+    /// severity is not chosen yet evaluates `urgent_note`'s relevance once, not 5,000 times). Absent for any
+    /// other field: one that reads `position()`, another instance, an enclosing instance or a repeat, or is
+    /// kept (`once()`, `uuid()`). Settable only so tests can compare with a state evaluated in every instance.
+    var instanceInputs: [String: [String]]
 
     struct Dependency: Sendable, Hashable {
         var reader: String
@@ -84,6 +92,14 @@ public struct FormLogic: Sendable {
         }
         self.reads = reads
         self.dependents = dependents
+        var instanceInputs: [String: [String]] = [:]
+        for id in fields.order where !kept.contains(id) {
+            let expressions = [relevant[id], calculation[id]].compactMap { $0 }
+            let chain = fields.repeatChain(id)
+            guard !expressions.isEmpty, !chain.isEmpty else { continue }
+            instanceInputs[id] = Self.instanceInputs(of: expressions, reader: id, chain: chain, in: fields)
+        }
+        self.instanceInputs = instanceInputs
         let graph = RelevanceGraph(edges: reads, fieldOrder: fields.order)
         self.order = (try? graph.topologicalOrder()) ?? fields.order
         self.position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
@@ -104,6 +120,37 @@ public struct FormLogic: Sendable {
             result.append((name, sameInstance))
         }
         return result
+    }
+
+    /// The same-instance fields `expressions` of `reader` (inside the repeats `chain`) read, when that and
+    /// top-level fields and constants are all they depend on; nil when they depend on anything else of the
+    /// instance they are evaluated in (see `instanceInputs`).
+    static func instanceInputs(of expressions: [FormExpression], reader: String, chain: [String], in fields: FormFields) -> [String]? {
+        var inputs: [String] = []
+        var local = true
+        for expression in expressions {
+            expression.visit { node in
+                switch node {
+                case .current:
+                    if !inputs.contains(reader) { inputs.append(reader) }
+                case .call(let function, _) where function == .position || function == .indexedRepeat || function == .uuid || function == .once:
+                    local = false
+                case .name(let path):
+                    // `record.start`, a name that is no field: the same in every instance.
+                    guard let field = fields.byID[path[0]] else { return }
+                    let scalar = path.count == 1 && field.kind != .repeat
+                    let fieldChain = fields.repeatChain(field.id)
+                    if scalar, fieldChain == chain {
+                        if !inputs.contains(field.id) { inputs.append(field.id) }
+                    } else if !(scalar && fieldChain.isEmpty) {
+                        local = false
+                    }
+                default:
+                    break
+                }
+            }
+        }
+        return local ? inputs : nil
     }
 
     /// The fields directly inside repeat `group`, in form order.

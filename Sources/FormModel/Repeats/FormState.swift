@@ -40,7 +40,10 @@ public struct FormState: Sendable {
         self.clock = clock
         self.metadata = metadata
         self.entities = entities
-        for id in logic.order { evaluate(id, in: occurrences(of: id)) }
+        // A field without relevance or calculation has nothing to evaluate: its instances are not listed.
+        for id in logic.order where logic.relevant[id] != nil || logic.calculation[id] != nil {
+            evaluate(id, in: occurrences(of: id), reporting: false)
+        }
     }
 
     /// Evaluates only `ids` (which must include what they read), for `Relevance.isRelevant`.
@@ -51,7 +54,9 @@ public struct FormState: Sendable {
         self.clock = .local()
         self.metadata = RecordMetadata()
         self.entities = nil
-        for id in logic.order where ids.contains(id) { evaluate(id, in: occurrences(of: id)) }
+        for id in logic.order where ids.contains(id) && (logic.relevant[id] != nil || logic.calculation[id] != nil) {
+            evaluate(id, in: occurrences(of: id), reporting: false)
+        }
     }
 
     /// Evaluates every field of `form` for `answers`, parsing the form's expressions first; for many records of one
@@ -86,6 +91,14 @@ public struct FormState: Sendable {
     /// repeat's instances does, for each of them: reading the key again would cost more than the value).
     func value(_ key: String, computed isComputed: Bool) -> AnswerValue? {
         guard isRelevant(key) else { return nil }
+        if let value = computed[key] { return value }
+        return isComputed ? nil : answers[key]
+    }
+
+    /// ``value(_:computed:)`` of a field of an instance whose repeat is known to be shown (a `sum()` reads
+    /// every instance of one): only the field's own condition is checked.
+    func value(shownInstanceField key: String, computed isComputed: Bool) -> AnswerValue? {
+        guard hidden.isEmpty || !hidden.contains(key) else { return nil }
         if let value = computed[key] { return value }
         return isComputed ? nil : answers[key]
     }
@@ -272,21 +285,34 @@ public struct FormState: Sendable {
         case instances(Set<String>)
     }
 
-    /// Evaluates the relevance and calculation of `id` in each instance at `prefixes`; returns the keys that changed.
+    /// Evaluates the relevance and calculation of `id` in each instance at `prefixes`; returns the keys that changed
+    /// (none unless `reporting`: a state being built has no use for them).
     @discardableResult
-    mutating func evaluate(_ id: String, in prefixes: [String]) -> Set<String> {
+    mutating func evaluate(_ id: String, in prefixes: [String], reporting: Bool = true) -> Set<String> {
         let relevant = logic.relevant[id]
         let calculation = logic.calculation[id]
         guard relevant != nil || calculation != nil, let field = logic.fields.byID[id] else { return [] }
         var changed = Set<String>()
+        // What the expressions give in an instance where none of the fields they read holds a value: the same
+        // in every such instance (`FormLogic.instanceInputs`), so evaluated in the first one only.
+        let inputs = logic.instanceInputs[id]
+        var blankShown: Bool?
+        var blankValue: AnswerValue??
         for prefix in prefixes {
             let key = AnswerKey.key(id, in: prefix)
+            let blank = inputs.map { holdsNoValue($0, in: prefix) } ?? false
             // Evaluated before anything changes, so the scope's copy of this state is gone when the sets are
             // updated (otherwise each update would copy them whole).
             if let relevant {
-                let shown = read { $0.evaluate(relevant, key: key, prefix: prefix) }.isTruthy
+                let shown: Bool
+                if blank, let known = blankShown {
+                    shown = known
+                } else {
+                    shown = read { $0.evaluate(relevant, key: key, prefix: prefix) }.isTruthy
+                    if blank { blankShown = shown }
+                }
                 if shown ? hidden.remove(key) != nil : hidden.insert(key).inserted {
-                    changed.insert(key)
+                    if reporting { changed.insert(key) }
                     shapeRevision &+= 1
                 }
             }
@@ -296,16 +322,28 @@ public struct FormState: Sendable {
                     value = nil
                 } else if logic.kept.contains(id), let stored = answers[key], !stored.isBlank {
                     value = stored  // computed once already and kept
+                } else if blank, let known = blankValue {
+                    value = known
                 } else {
                     value = read { $0.evaluate(calculation, key: key, prefix: prefix) }.answer(for: field.kind)
+                    if blank { blankValue = .some(value) }
                 }
                 if computed[key] != value {
                     computed[key] = value
-                    changed.insert(key)
+                    if reporting { changed.insert(key) }
                 }
             }
         }
         return changed
+    }
+
+    /// Whether none of `fields` holds a value (typed or computed) in the instance at `prefix`.
+    func holdsNoValue(_ fields: [String], in prefix: String) -> Bool {
+        for field in fields {
+            let key = AnswerKey.key(field, in: prefix)
+            if answers[key] != nil || (!computed.isEmpty && computed[key] != nil) { return false }
+        }
+        return true
     }
 
     /// Runs `body` on a copy of this state that is released when it returns.
@@ -382,14 +420,17 @@ public struct FormState: Sendable {
             return read([field.id], at: live[number - 1].prefix)
         }
 
-        /// Reads `path` starting with a field that lives at `parent`.
-        func read(_ path: ArraySlice<String>, at parent: String) -> ExpressionValue {
+        /// Reads `path` starting with a field that lives at `parent`; `parentShown`: `parent` is an instance of
+        /// a repeat found relevant already, so a field's own condition is all that is left to check.
+        func read(_ path: ArraySlice<String>, at parent: String, parentShown: Bool = false) -> ExpressionValue {
             // The definition is read where it is stored, not copied (30,000 reads to open 5,000 instances).
             let fields = state.logic.fields.byID
             guard let name = path.first, let index = fields.index(forKey: name) else { return .null }
             let key = AnswerKey.key(name, in: parent)
             guard fields.values[index].kind == .repeat else {
-                return path.count == 1 ? ExpressionValue(state.value(key, computed: fields.values[index].isComputed)) : .null
+                guard path.count == 1 else { return .null }
+                let isComputed = fields.values[index].isComputed
+                return ExpressionValue(parentShown ? state.value(shownInstanceField: key, computed: isComputed) : state.value(key, computed: isComputed))
             }
             guard state.isRelevant(key) else { return path.count == 1 ? .list([]) : .list([]) }
             // Inside this repeat already: the same instance.
@@ -400,7 +441,7 @@ public struct FormState: Sendable {
             if path.count == 1 { return .list(live.map { _ in .bool(true) }) }
             var items: [ExpressionValue] = []
             for instance in live {
-                switch read(path.dropFirst(), at: instance.prefix) {
+                switch read(path.dropFirst(), at: instance.prefix, parentShown: true) {
                 case .list(let nested): items += nested
                 case let value: items.append(value)
                 }

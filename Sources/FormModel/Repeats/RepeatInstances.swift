@@ -39,14 +39,17 @@ public struct RepeatInstances: Sendable, Hashable {
         for (key, value) in answers {
             guard let innermost = Self.instancePrefix(of: key) else { continue }
             let meta = Self.isInstanceMeta(key, after: innermost)
-            if !meta, found[innermost] != nil { continue }
-            if found[innermost] == nil {
-                guard Self.isField(of: key, after: innermost), Self.add(innermost, to: &found) else { continue }
+            // One look-up for a key of an instance met already (most keys); a new one is looked up again after
+            // it is added, and only for its `@position` or `@removed`.
+            var index = found.index(forKey: innermost)
+            if index == nil {
+                guard Self.isField(of: key, after: innermost), Self.add(innermost, to: &found), meta else { continue }
+                index = found.index(forKey: innermost)
             }
-            guard meta else { continue }
+            guard meta, let index else { continue }
             switch (key[key.utf8.index(after: innermost.endIndex)...], value) {
-            case (Substring(AnswerKey.position), .integer(let position)): found[innermost]?.position = position
-            case (Substring(AnswerKey.removed), .boolean(let removed)): found[innermost]?.removed = removed
+            case (Substring(AnswerKey.position), .integer(let position)): found.values[index].position = position
+            case (Substring(AnswerKey.removed), .boolean(let removed)): found.values[index].removed = removed
             default: break
             }
         }
