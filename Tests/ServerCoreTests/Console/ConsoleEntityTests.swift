@@ -18,6 +18,30 @@ struct ConsoleEntityTests {
     /// "Household 001" … : `count` households, every tenth assigned to bob, the even ones in the South.
     static func label(_ n: Int) -> String { "Household " + String(repeating: "0", count: max(0, 3 - String(n).count)) + String(n) }
 
+    /// Every label a table query gives, read page by page from the first page forwards and from the last page
+    /// backwards (`page` answers one position with at most `limit` rows).
+    static func walk(
+        limit: Int, _ page: (EntityTableQuery.Position) async throws -> [EntityTableRow]
+    ) async throws -> (forwards: [String], backwards: [String]) {
+        var forwards: [String] = []
+        var position = EntityTableQuery.Position.first
+        while true {
+            let rows = try await page(position)
+            forwards += rows.map(\.label)
+            guard rows.count == limit, let last = rows.last else { break }
+            position = .after(label: last.label, id: last.id)
+        }
+        var backwards: [String] = []
+        position = .last
+        while true {
+            let rows = try await page(position)
+            backwards = rows.map(\.label) + backwards
+            guard rows.count == limit, let first = rows.first else { break }
+            position = .before(label: first.label, id: first.id)
+        }
+        return (forwards, backwards)
+    }
+
     static func importHouseholds(_ server: TestServer, count: Int, extra: String = "") async throws -> Int64 {
         let projectID = try await server.project("alpha").id
         var csv = "label,assignee,district\n"
@@ -102,23 +126,9 @@ struct ConsoleEntityTests {
                     .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
             }
             func all(_ text: String, filter: (String, String)? = nil, limit: Int) async throws -> (forwards: [String], backwards: [String]) {
-                var forwards: [String] = []
-                var position = EntityTableQuery.Position.first
-                while true {
-                    let rows = try await storage.entityTable(projectID: projectID, list: Self.list, query: EntityTableQuery(search: text, filter: filter, position: position, limit: limit))
-                    forwards += rows.map(\.label)
-                    guard rows.count == limit, let last = rows.last else { break }
-                    position = .after(label: last.label, id: last.id)
+                try await Self.walk(limit: limit) { position in
+                    try await storage.entityTable(projectID: projectID, list: Self.list, query: EntityTableQuery(search: text, filter: filter, position: position, limit: limit))
                 }
-                var backwards: [String] = []
-                position = .last
-                while true {
-                    let rows = try await storage.entityTable(projectID: projectID, list: Self.list, query: EntityTableQuery(search: text, filter: filter, position: position, limit: limit))
-                    backwards = rows.map(\.label) + backwards
-                    guard rows.count == limit, let first = rows.first else { break }
-                    position = .before(label: first.label, id: first.id)
-                }
-                return (forwards, backwards)
             }
             for text in ["zebra", "ZEBRA", "Zebra cross", "Household 29", "hold", "ho", "z", "andú", "Café", "caf", "straße", "50%", "_sc", "%", "0 s", "nothing here", "Household 2", "e 1"] {
                 let found = try await all(text, limit: 7)
@@ -177,27 +187,10 @@ struct ConsoleEntityTests {
                 .map(\.label)
             }
             func pages(_ text: String?, _ filter: (String, String)?, _ assignee: String?, limit: Int) async throws -> (forwards: [String], backwards: [String]) {
-                func page(_ position: EntityTableQuery.Position) async throws -> [EntityTableRow] {
+                try await Self.walk(limit: limit) { position in
                     try await storage.entityTable(
                         projectID: projectID, list: Self.list, query: EntityTableQuery(search: text, filter: filter, assignee: assignee, position: position, limit: limit))
                 }
-                var forwards: [String] = []
-                var position = EntityTableQuery.Position.first
-                while true {
-                    let rows = try await page(position)
-                    forwards += rows.map(\.label)
-                    guard rows.count == limit, let last = rows.last else { break }
-                    position = .after(label: last.label, id: last.id)
-                }
-                var backwards: [String] = []
-                position = .last
-                while true {
-                    let rows = try await page(position)
-                    backwards = rows.map(\.label) + backwards
-                    guard rows.count == limit, let first = rows.first else { break }
-                    position = .before(label: first.label, id: first.id)
-                }
-                return (forwards, backwards)
             }
             func check(_ text: String?, _ filter: (String, String)?, _ assignee: String? = nil, limit: Int = 7, expectEmpty: Bool = false) async throws {
                 let expected = try await scan(text, filter, assignee)
