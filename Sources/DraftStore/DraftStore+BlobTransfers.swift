@@ -101,7 +101,8 @@ extension DraftStore {
                 UNION ALL SELECT v FROM (SELECT fs_open(value, 'edit', record_id, key) AS v FROM record_edits WHERE record_id = ?1) WHERE instr(v, '"attachment"') > 0
                 """
         }
-        let missing = try String.fetchAll(db, sql: """
+        // One of two texts, each prepared once per connection: every opening of a record runs it.
+        let missing = try String.fetchAll(db.cachedStatement(sql: """
             WITH \(opened)
             answers (value) AS (
                 \(fieldsAndEdits)
@@ -117,7 +118,7 @@ extension DraftStore {
             WHERE length(sha256) = 64 AND bytes >= 0 AND type IS NOT NULL GROUP BY sha256
             ON CONFLICT (sha256) DO UPDATE SET download = 'wanted' WHERE blobs.stored = 0
             RETURNING sha256
-            """, arguments: arguments)
+            """), arguments: arguments)
         // The rows written are exactly those of attachments not here, now wanted.
         return missing.count
     }

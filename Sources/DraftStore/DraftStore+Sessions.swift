@@ -61,7 +61,7 @@ extension DraftStore {
         // One transaction: check the record and its form, take over a presentation left by a dead
         // process, and write the snapshot of exactly what the record is now.
         let (form, answers, created, move) = try await openingWrite(doing: "opening record \(key)") { db -> (FormDefinition, [String: AnswerValue], Int64, FormVersionMove?) in
-            guard let row = try Row.fetchOne(db, sql: "SELECT form_id, form_version, state, created_at FROM records WHERE id = ?", arguments: [key]),
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT form_id, form_version, state, created_at FROM records WHERE id = ?"), arguments: [key]),
                 let state = RecordState(rawValue: row["state"]), state != .deleted
             else {
                 throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List records with `fieldsheet records`.")
@@ -78,7 +78,7 @@ extension DraftStore {
             default:
                 break
             }
-            if let owner = try String.fetchOne(db, sql: "SELECT owner FROM presentations WHERE record_id = ?", arguments: [key]) {
+            if let owner = try String.fetchOne(db.cachedStatement(sql: "SELECT owner FROM presentations WHERE record_id = ?"), arguments: [key]) {
                 guard !ProcessIdentity.isAlive(owner) else {
                     throw DraftStoreError(.recordInUse,
                         "Record \(key) is open in another FieldSheet session (process \(owner.prefix { $0 != ":" })). Close it there first.")
@@ -88,7 +88,7 @@ extension DraftStore {
             }
             // A draft opens on the newest version of its form the device holds (DraftStore+VersionMove.swift).
             var move: FormVersionMove?
-            if state == .draft, let newest = try Int.fetchOne(db, sql: "SELECT max(version) FROM forms WHERE id = ?", arguments: [form.id]), newest > form.version {
+            if state == .draft, let newest = try Int.fetchOne(db.cachedStatement(sql: "SELECT max(version) FROM forms WHERE id = ?"), arguments: [form.id]), newest > form.version {
                 let target = try Self.loadForm(db, id: form.id, version: newest, cache: cache)
                 move = try Self.moveDraft(db, record: key, from: form, to: target, cache: cache)
                 if move != nil { form = target }

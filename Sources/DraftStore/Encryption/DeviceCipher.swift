@@ -56,11 +56,17 @@ struct DeviceCipher: @unchecked Sendable {
 
     /// The plaintext of `sealed`, or nil when it was not sealed with this key at this place (or was altered).
     func open(_ sealed: [UInt8], place: [UInt8]) -> [UInt8]? {
-        guard sealed.count >= Self.overhead, sealed[0] == Self.version,
-            let box = try? ChaChaPoly.SealedBox(combined: sealed[1...]),
+        openData(sealed[...], place: place).map { Array($0) }
+    }
+
+    /// ``open(_:place:)`` of bytes as they come (a BLOB SQLite handed over), the plaintext as swift-crypto gives it:
+    /// no copy on the way in or out.
+    func openData<Sealed: DataProtocol>(_ sealed: Sealed, place: [UInt8]) -> Data? where Sealed.SubSequence: DataProtocol {
+        guard sealed.count >= Self.overhead, sealed.first == Self.version,
+            let box = try? ChaChaPoly.SealedBox(combined: sealed.dropFirst()),
             let plaintext = try? ChaChaPoly.open(box, using: key, authenticating: place)
         else { return nil }
-        return Array(plaintext)
+        return plaintext
     }
 
     // MARK: - Record fields

@@ -42,7 +42,7 @@ final class StoreEncryption: Sendable {
                 guard let cipher = state.cipher else {
                     throw DeviceCipher.failure(.deviceKeyUnusable, "The device database holds encrypted values and was opened without its key.")
                 }
-                guard let plaintext = cipher.open(Array(sealed), place: Self.place(arguments)) else {
+                guard let plaintext = cipher.openData(sealed, place: Self.place(arguments)) else {
                     throw DeviceCipher.damaged("A stored value (\(Self.describe(arguments))) does not open with the device key: it was altered or moved.")
                 }
                 return String(decoding: plaintext, as: UTF8.self)
