@@ -16,6 +16,9 @@ import FormModel
 /// that write, and the device that made it — is said once where it is shared: `stamp` is the metadata
 /// most fields have, `stamps` lists only the fields whose metadata differs, and devices are named once
 /// in `writers` and referred to by index. A record written by one push from one device carries one stamp.
+///
+/// The byte codec (``init(jsonBytes:)``, ``jsonBytes()``, ``write(to:)``) is its only codec: it is not
+/// `Codable`, so no second encoder can write other bytes for the same fields.
 public struct RecordFields: Sendable, Hashable {
     /// Every field the record holds, by field id.
     public var states: [String: FieldState]
@@ -258,54 +261,6 @@ extension RecordFields {
             throw reader.error("\"stamps\" names \"\(field)\", which is not in \"values\"")
         }
         self.states = states
-    }
-}
-
-// MARK: Codable
-
-extension RecordFields: Codable {
-    struct WireStamp: Codable, Hashable {
-        var revision: Int64
-        var clock: Int64
-        var writer: Int
-    }
-
-    enum CodingKeys: String, CodingKey { case values, writers, stamp, stamps }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let values = try container.decode([String: AnswerValue?].self, forKey: .values)
-        let writers = try container.decodeIfPresent([String].self, forKey: .writers) ?? []
-        let defaultStamp = try container.decodeIfPresent(WireStamp.self, forKey: .stamp)
-        let exceptions = try container.decodeIfPresent([String: WireStamp].self, forKey: .stamps) ?? [:]
-        var states: [String: FieldState] = [:]
-        for (field, value) in values {
-            guard let stamp = exceptions[field] ?? defaultStamp, stamp.writer >= 0, stamp.writer < writers.count, stamp.revision >= 0 else {
-                throw DecodingError.dataCorruptedError(forKey: .stamps, in: container, debugDescription: "The field \"\(field)\" has no valid stamp")
-            }
-            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientID: writers[stamp.writer])
-        }
-        guard exceptions.keys.allSatisfy({ states[$0] != nil }) else {
-            throw DecodingError.dataCorruptedError(forKey: .stamps, in: container, debugDescription: "\"stamps\" names a field that is not in \"values\"")
-        }
-        self.states = states
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        let layout = layout()
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(states.mapValues(\.value), forKey: .values)
-        try container.encode(layout.writers, forKey: .writers)
-        try container.encodeIfPresent(
-            layout.defaultStamp.map { WireStamp(revision: $0.revision, clock: $0.hlc.rawValue, writer: 0) }, forKey: .stamp)
-        if !layout.exceptions.isEmpty {
-            var exceptions: [String: WireStamp] = [:]
-            for index in layout.exceptions {
-                let state = layout.entries[index].state
-                exceptions[layout.entries[index].id] = WireStamp(revision: state.revision, clock: state.hlc.rawValue, writer: layout.writerOfEntry[index])
-            }
-            try container.encode(exceptions, forKey: .stamps)
-        }
     }
 }
 
