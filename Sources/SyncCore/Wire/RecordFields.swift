@@ -75,11 +75,10 @@ public struct RecordFields: Sendable, Hashable {
         }
         // Stamps counted by value in one pass (a record whose every field has its own clock is common: each
         // answer is typed at its own time), writers numbered in order of first use.
-        struct Key: Hashable { var revision: Int64; var clock: Int64; var writer: Int }
         var firstUse: [String] = []
         var writerOfEntry: [Int] = []
         writerOfEntry.reserveCapacity(entries.count)
-        var counts: [Key: (count: Int, first: Int)] = [:]
+        var counts: [IndexedStamp: (count: Int, first: Int)] = [:]
         // Sized for a stamp per field (answers typed one by one): not rehashed as it grows.
         counts.reserveCapacity(entries.count)
         for (index, entry) in entries.enumerated() {
@@ -91,14 +90,14 @@ public struct RecordFields: Sendable, Hashable {
                 firstUse.append(entry.state.clientID)
             }
             writerOfEntry.append(writer)
-            let key = Key(revision: entry.state.revision, clock: entry.state.hlc.rawValue, writer: writer)
+            let key = IndexedStamp(revision: entry.state.revision, clock: entry.state.hlc.rawValue, writer: writer)
             if let counted = counts[key] {
                 counts[key] = (counted.count + 1, counted.first)
             } else {
                 counts[key] = (1, index)
             }
         }
-        var best: (key: Key, count: Int, first: Int)?
+        var best: (key: IndexedStamp, count: Int, first: Int)?
         for (key, counted) in counts {
             if let current = best, counted.count < current.count || (counted.count == current.count && counted.first > current.first) { continue }
             best = (key, counted.count, counted.first)
@@ -127,6 +126,14 @@ public struct RecordFields: Sendable, Hashable {
         }
         return Layout(entries: entries, defaultStamp: defaultStamp, writers: writers, writerOfEntry: writerOfEntry, exceptions: exceptions)
     }
+}
+
+/// A stamp as the JSON lays it out, its writer an index into `writers`: only between the JSON and
+/// ``FieldState`` (the one stamp type), in the layout and the reader.
+private struct IndexedStamp: Hashable {
+    var revision: Int64
+    var clock: Int64
+    var writer: Int
 }
 
 // MARK: Bytes
@@ -203,8 +210,7 @@ extension RecordFields {
 
     /// Reads record fields at the reader's position.
     public init(from reader: inout JSONReader) throws {
-        struct RawStamp { var revision: Int64; var clock: Int64; var writer: Int }
-        func readStamp(_ reader: inout JSONReader) throws -> RawStamp {
+        func readStamp(_ reader: inout JSONReader) throws -> IndexedStamp {
             var revision: Int64?
             var clock: Int64?
             var writer: Int64?
@@ -220,12 +226,12 @@ extension RecordFields {
             guard let revision, let clock, let writer, revision >= 0, writer >= 0, writer < Int64(Int32.max) else {
                 throw reader.error("A stamp needs revision (≥ 0), clock and writer (an index into writers)")
             }
-            return RawStamp(revision: revision, clock: clock, writer: Int(writer))
+            return IndexedStamp(revision: revision, clock: clock, writer: Int(writer))
         }
         var values: [(String, AnswerValue?)] = []
         var writers: [String] = []
-        var defaultStamp: RawStamp?
-        var exceptions: [String: RawStamp] = [:]
+        var defaultStamp: IndexedStamp?
+        var exceptions: [String: IndexedStamp] = [:]
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
