@@ -25,7 +25,7 @@ extension FieldSheetCommand {
                 for conflict in conflicts {
                     var field: FieldDefinition?
                     var place: String?
-                    if let record = try await store.record(conflict.recordID), let form = try? await store.form(id: record.formID, version: record.formVersion) {
+                    if let record = try await store.record(conflict.recordID), let form = try? await store.form(record.form) {
                         field = FormFields(form: form).definition(ofKey: conflict.fieldID)
                         // "Defect 2 › Severity": the instance and the field, as the person knows them.
                         place = FormState(form: form, answers: record.answers).describe(conflict.fieldID)
@@ -78,7 +78,7 @@ extension FieldSheetCommand {
                     guard let stored = try await store.record(id) else {
                         throw DraftStoreError(.unknownRecord, "There is no record \(record) on this device.")
                     }
-                    let form = try await store.form(id: stored.formID, version: stored.formVersion)
+                    let form = try await store.form(stored.form)
                     guard let definition = FormFields(form: form).definition(ofKey: field) else {
                         throw DraftStoreError(.unknownField, "The form \(form.id) has no field \"\(field)\".")
                     }

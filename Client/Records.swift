@@ -50,7 +50,7 @@ extension FieldSheetCommand {
                 let store = try home.openStore()
                 let key = try recordID(id)
                 let record = try await existingRecord(key, in: store)
-                let form = try await store.form(id: record.formID, version: record.formVersion)
+                let form = try await store.form(record.form)
                 var shown: String?
                 if let language {
                     guard let found = form.language(named: language) else {
@@ -92,7 +92,7 @@ extension FieldSheetCommand {
                     throw DraftStoreError(.notADraft, "Record \(id) is \(record.state.rawValue), not a draft; only drafts can be deleted.")
                 }
                 if !yes {
-                    let form = try await store.form(id: record.formID, version: record.formVersion)
+                    let form = try await store.form(record.form)
                     FileHandle.standardError.write(Data("Delete the draft \(id) of \(TerminalText.visible(form.title)) (\(record.answers.count) answers)? This cannot be undone. [y/N]: ".utf8))
                     let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
                     guard answer == "y" || answer == "yes" else {

@@ -101,7 +101,7 @@ extension DraftStore {
         guard let stored = try await self.record(record), stored.state != .deleted else {
             throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List conflicts with `fieldsheet conflicts`.")
         }
-        let form = try await form(id: stored.formID, version: stored.formVersion)
+        let form = try await form(stored.form)
         guard let definition = form.field(field), definition.kind.takesAnswer else {
             throw DraftStoreError(.unknownField, "The form \(form.id) has no field \"\(field)\" that takes an answer.")
         }

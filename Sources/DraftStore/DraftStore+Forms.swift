@@ -50,6 +50,12 @@ extension DraftStore {
         }
     }
 
+    /// The form version `key` names (a record's ``StoredRecord/form``).
+    /// - Throws: `DraftStoreError.Code.unknownForm` naming the forms that are stored.
+    public func form(_ key: FormKey) async throws -> FormDefinition {
+        try await form(id: key.id, version: key.version)
+    }
+
     /// The form `id` at `version`, or at its newest stored version when `version` is nil.
     /// - Throws: `DraftStoreError.Code.unknownForm` naming the forms that are stored.
     public func form(id: String, version: Int? = nil) async throws -> FormDefinition {

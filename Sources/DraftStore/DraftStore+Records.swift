@@ -112,7 +112,7 @@ extension DraftStore {
             throw DraftStoreError(.databaseDamaged, "The stored record \(key) cannot be read (bad id or state).")
         }
         return StoredRecord(
-            id: id, formID: row["form_id"], formVersion: row["form_version"], state: state,
+            id: id, form: FormKey(id: row["form_id"], version: row["form_version"]), state: state,
             createdAt: date(row["created_at"]), updatedAt: date(row["updated_at"]),
             submittedAt: (row["submitted_at"] as Int64?).map(date), serverRevision: row["server_revision"],
             synced: try decodeSynced(row["fields"], record: key), pending: try decodePending(row["local"], record: key),
@@ -149,9 +149,9 @@ extension DraftStore {
     static func eachSummary(_ db: Database, state: RecordState?, _ body: (RecordSummary) throws -> Void) throws {
         // Titles first (a handful of rows), so the listing itself reads only the covering index
         // records_by_state and never the records' field values.
-        var titles: [String: String] = [:]
+        var titles: [FormKey: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, version, title FROM forms") {
-            titles["\(row[0] as String) \(row[1] as Int)"] = row[2]
+            titles[FormKey(id: row[0], version: row[1])] = row[2]
         }
         let filter = state == nil ? "r.state IN ('draft', 'submitted')" : "r.state = ?"
         let arguments: StatementArguments = state.map { [$0.rawValue] } ?? []
@@ -162,10 +162,9 @@ extension DraftStore {
             """, arguments: arguments)
         while let row = try rows.next() {
             guard let id = UUID(uuidString: row[0]), let state = RecordState(rawValue: row[3]) else { continue }
-            let formID: String = row[1]
-            let version: Int = row[2]
+            let form = FormKey(id: row[1], version: row[2])
             try body(RecordSummary(
-                id: id, formID: formID, formVersion: version, formTitle: titles["\(formID) \(version)"] ?? formID, state: state,
+                id: id, form: form, formTitle: titles[form] ?? form.id, state: state,
                 createdAt: date(row[4]), updatedAt: date(row[5]), review: review(state: row[6], comment: row[7])))
         }
     }

@@ -8,10 +8,8 @@ public import SyncCore
 public struct RecordListSummary: Sendable, Hashable {
     /// The record's id.
     public var id: UUID
-    /// The id of the record's form.
-    public var formID: String
-    /// The form version the record was started on.
-    public var formVersion: Int
+    /// The record's form and the version of it the record is on.
+    public var form: FormKey
     /// The form's title, as listed.
     public var formTitle: String
     /// Draft or submitted.

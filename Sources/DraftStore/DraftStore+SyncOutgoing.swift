@@ -158,7 +158,7 @@ extension DraftStore {
             entries.append(DeviceSync.OutboxEntry(fields: fields, baseRevision: row[3], hlc: HybridTimestamp(rawValue: row[4])))
         }
         return Mutation(
-            mutationID: UUID().uuidString.lowercased(), recordID: id, form: FormKey(id: stored.formID, version: stored.formVersion),
+            mutationID: UUID().uuidString.lowercased(), recordID: id, form: stored.form,
             state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state), times: times)
     }
 

@@ -98,7 +98,7 @@ final class SearchTextCache: @unchecked Sendable {
         if let entry = lock.withLock({ entries[id] }), entry.updatedAt == updatedAt, entry.revision == revision { return entry.text }
         // The text is made of the form's own fields (RecordSearch): a record's repeat instances are not read.
         guard let uuid = UUID(uuidString: id), let record = try DraftStore.fetchRecord(db, id: uuid, answers: .topLevel) else { return [] }
-        let key = FormKey(id: record.formID, version: record.formVersion)
+        let key = record.form
         let form = try lock.withLock({ forms[key] }) ?? {
             let json = try String.fetchOne(db, sql: "SELECT definition FROM forms WHERE id = ? AND version = ?", arguments: [key.id, key.version])
             let decoded = json.flatMap { try? JSONDecoder().decode(FormDefinition.self, from: Data($0.utf8)) }
@@ -176,7 +176,7 @@ extension DraftStore {
             try body(RecordListRow(
                 rowID: row[0], key: key, updatedAt: updatedAt, revision: row[8],
                 summary: RecordListSummary(
-                    id: id, formID: form.id, formVersion: form.version, formTitle: titles[form] ?? form.id, state: state,
+                    id: id, form: form, formTitle: titles[form] ?? form.id, state: state,
                     updatedAt: date(updatedAt), waitingChanges: row[6], openConflicts: row[7],
                     review: review(state: row[9], comment: row[10]))))
         }

@@ -6,10 +6,8 @@ public import SyncCore
 public struct StoredRecord: Sendable, Hashable {
     /// The record's id, made on the device that created it.
     public var id: UUID
-    /// The id of the record's form.
-    public var formID: String
-    /// The version of the form the record was started on.
-    public var formVersion: Int
+    /// The record's form and the version of it the record is on (started on, or moved to).
+    public var form: FormKey
     /// Draft or submitted.
     public var state: RecordState
     /// When the record was created, on the clock of the device that created it (this one, or the author's
@@ -45,10 +43,8 @@ public struct StoredRecord: Sendable, Hashable {
 public struct RecordSummary: Sendable, Hashable {
     /// The record's id.
     public var id: UUID
-    /// The id of the record's form.
-    public var formID: String
-    /// The form version the record was started on.
-    public var formVersion: Int
+    /// The record's form and the version of it the record is on.
+    public var form: FormKey
     /// The form's title ("New Follow-up Job").
     public var formTitle: String
     /// Draft or submitted.

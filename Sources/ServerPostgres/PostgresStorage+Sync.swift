@@ -154,7 +154,7 @@ extension PostgresStorage {
                     r.updated_at, NULLIF(r.review_state, ''), NULLIF(r.review_comment, ''), r.created_at, NULLIF(r.submitted_at, -1),
                     NULLIF(r.device, ''), r.received_at
                 FROM unnest(
-                    \(records.map(\.id))::uuid[], \(records.map(\.formID))::text[], \(records.map { Int64($0.formVersion) })::int8[],
+                    \(records.map(\.id))::uuid[], \(records.map(\.form.id))::text[], \(records.map { Int64($0.form.version) })::int8[],
                     \(records.map(\.state.rawValue))::text[], \(records.map(\.authorID))::int8[], \(records.map(\.shared))::bool[],
                     \(records.map(\.revision))::int8[], \(records.map(\.sequence))::int8[], \(fields)::text[],
                     \(records.map { $0.times.updated?.timeIntervalSince1970 ?? now })::float8[], \(records.map { $0.review?.state.rawValue ?? "" })::text[],
@@ -398,7 +398,7 @@ extension PostgresStorage {
         received: Double?, device: String?
     ) throws -> StoredRecord {
         StoredRecord(
-            id: id, formID: formID, formVersion: formVersion, state: RecordState(rawValue: state) ?? .draft,
+            id: id, form: FormKey(id: formID, version: formVersion), state: RecordState(rawValue: state) ?? .draft,
             authorID: authorID, authorName: authorName, shared: shared, revision: revision, sequence: sequence,
             review: review(state: reviewState, comment: reviewComment),
             times: RecordTimes(created: date(created), updated: date(updated), submitted: date(submitted)),

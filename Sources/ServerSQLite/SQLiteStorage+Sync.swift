@@ -102,7 +102,7 @@ extension SQLiteStorage {
                 decided.records[index].sequence = sequence
                 let record = decided.records[index]
                 try upsert.execute(arguments: [
-                    projectID, record.id.lowercased, record.formID, record.formVersion, record.state.rawValue,
+                    projectID, record.id.lowercased, record.form.id, record.form.version, record.state.rawValue,
                     record.authorID, record.shared, record.revision, sequence, encoded.fields[index], record.times.updated?.timeIntervalSince1970 ?? now,
                     record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
                     record.times.submitted?.timeIntervalSince1970, record.device, record.receivedAt?.timeIntervalSince1970 ?? now,
@@ -279,7 +279,7 @@ extension SQLiteStorage {
         let fields: String = row["fields"]
         return StoredRecord(
             id: UUID(uuidString: id) ?? UUID(),
-            formID: row["form_id"], formVersion: row["form_version"],
+            form: FormKey(id: row["form_id"], version: row["form_version"]),
             state: RecordState(rawValue: row["state"]) ?? .draft,
             authorID: row["author_id"], authorName: row["author_name"], shared: row["shared"],
             revision: row["revision"], sequence: row["sequence"],

@@ -139,7 +139,7 @@ public struct RecordTableQuery: Sendable, Hashable {
     /// Whether `record` passes the query's form and filters (review state, author, last change) as the table's
     /// statement applies them: for what reads a form's records one by one (the console's export of the table).
     public func matches(_ record: StoredRecord) -> Bool {
-        guard record.formID == formID else { return false }
+        guard record.form.id == formID else { return false }
         if let reviewState, record.review?.state != reviewState { return false }
         if let author, record.authorName != author { return false }
         if let changedFrom {

@@ -35,8 +35,8 @@ public struct PublishedForm: Sendable, Hashable {
 /// A record as stored: one row per record, every field with its metadata together.
 public struct StoredRecord: Sendable, Hashable {
     public var id: UUID
-    public var formID: String
-    public var formVersion: Int
+    /// The form and the version of it the record is on.
+    public var form: FormKey
     public var state: RecordState
     public var authorID: Int64
     public var authorName: String
@@ -57,13 +57,12 @@ public struct StoredRecord: Sendable, Hashable {
     public var fields: RecordFields
 
     public init(
-        id: UUID, formID: String, formVersion: Int, state: RecordState, authorID: Int64, authorName: String,
+        id: UUID, form: FormKey, state: RecordState, authorID: Int64, authorName: String,
         shared: Bool, revision: Int64, sequence: Int64, review: RecordReview? = nil, times: RecordTimes = RecordTimes(),
         receivedAt: Date? = nil, device: String? = nil, fields: RecordFields
     ) {
         self.id = id
-        self.formID = formID
-        self.formVersion = formVersion
+        self.form = form
         self.state = state
         self.authorID = authorID
         self.authorName = authorName
@@ -80,7 +79,7 @@ public struct StoredRecord: Sendable, Hashable {
     /// The record as sent to devices (`GET …/records/{id}`), its fields in their canonical JSON form.
     public var envelope: RecordEnvelope {
         RecordEnvelope(
-            recordID: id, form: FormKey(id: formID, version: formVersion), state: state, revision: revision, sequence: sequence,
+            recordID: id, form: form, state: state, revision: revision, sequence: sequence,
             author: authorName, review: review, times: times, fields: fields)
     }
 }

@@ -60,9 +60,9 @@ package enum WebhookEvents {
             writer.key("recordId")
             writer.string(record.id.lowercased)
             writer.key("formId")
-            writer.string(record.formID)
+            writer.string(record.form.id)
             writer.key("formVersion")
-            writer.int(record.formVersion)
+            writer.int(record.form.version)
             writer.key("state")
             writer.string(record.state.rawValue)
             writer.key("revision")
@@ -78,7 +78,7 @@ package enum WebhookEvents {
             record.times.write(to: &writer)
             writer.key("fields")
             writer.raw(encoded.fields[index])
-            labels[FormKey(id: record.formID, version: record.formVersion)]?.write(record.fields, to: &writer)
+            labels[record.form]?.write(record.fields, to: &writer)
             writer.endObject()
         }
         func conflictOpened(_ conflictIndex: Int) {
@@ -195,8 +195,7 @@ extension WebhookEvents {
     package static func formVersions(of plan: PushPlan) -> [FormKey] {
         var seen = Set<FormKey>()
         return plan.records.compactMap { record in
-            let key = FormKey(id: record.formID, version: record.formVersion)
-            return seen.insert(key).inserted ? key : nil
+            seen.insert(record.form).inserted ? record.form : nil
         }
     }
 }

@@ -151,7 +151,7 @@ extension AppModel {
             var searchEntries: [(String, Date, [UInt8])] = []
             for record in records {
                 let key = record.id.uuidString.lowercased()
-                let form = try? await store.form(id: record.formID, version: record.formVersion)
+                let form = try? await store.form(record.form)
                 // A sheet closed while this read waited: what was read may predate its last edits (edits made
                 // within one millisecond share an `updatedAt`), so the reload the closing started reads again.
                 guard drops == headlineDrops else { break }
@@ -233,7 +233,7 @@ extension AppModel {
             try? await store.record(summary.id, answers: .topLevel)
         }
         recentlyRead = nil
-        if let record = read, let form = try? await store.form(id: record.formID, version: record.formVersion) {
+        if let record = read, let form = try? await store.form(record.form) {
             // In the device's language, and a label showing answers (`${name}`) shows this record's, as its sheet does.
             let language = preferred.flatMap { form.language(named: $0) }
             var state: FormState?

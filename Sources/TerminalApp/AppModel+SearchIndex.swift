@@ -30,7 +30,7 @@ extension AppModel {
         let store = store
         let titles = summaries.mapValues(\.formTitle)
         indexing = Task.detached(priority: .utility) { [weak self] in
-            var forms: [String: FormDefinition?] = [:]
+            var forms: [FormKey: FormDefinition?] = [:]
             var start = 0
             while start < stale.count, !Task.isCancelled {
                 let chunk = Array(stale[start..<min(stale.count, start + SearchText.batch)])
@@ -38,10 +38,9 @@ extension AppModel {
                 guard let records = try? await store.records(chunk, answers: .topLevel) else { break }
                 var entries: [(String, Date, [UInt8])] = []
                 for record in records {
-                    let formKey = "\(record.formID) \(record.formVersion)"
-                    if forms[formKey] == nil { forms[formKey] = .some(try? await store.form(id: record.formID, version: record.formVersion)) }
+                    if forms[record.form] == nil { forms[record.form] = .some(try? await store.form(record.form)) }
                     let key = record.id.uuidString.lowercased()
-                    entries.append((key, record.updatedAt, SearchText.text(of: record, formTitle: titles[key] ?? record.formID, form: forms[formKey] ?? nil)))
+                    entries.append((key, record.updatedAt, SearchText.text(of: record, formTitle: titles[key] ?? record.form.id, form: forms[record.form] ?? nil)))
                 }
                 await self?.addToSearchIndex(entries)
             }

@@ -119,7 +119,7 @@ extension AppModel {
                 return
             }
             let record = try await store.record(recordID)
-            let form = try await store.form(id: record?.formID ?? "", version: record?.formVersion)
+            let form = try await store.form(id: record?.form.id ?? "", version: record?.form.version)
             var fields: [FieldDefinition] = []
             for conflict in open {
                 let field = form.field(conflict.fieldID)

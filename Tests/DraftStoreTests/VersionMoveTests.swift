@@ -86,7 +86,7 @@ struct VersionMoveTests {
 
         // Shown once: the record is on version 2 now, and submitted records never move.
         let stored = try #require(try await store.record(record))
-        #expect(stored.formVersion == 2 && stored.state == .submitted)
+        #expect(stored.form.version == 2 && stored.state == .submitted)
 
         // After the version 1 change is answered, the rest goes as one change against version 2, clearing the
         // dropped answers.

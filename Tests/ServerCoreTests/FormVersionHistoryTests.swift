@@ -43,7 +43,7 @@ struct FormVersionHistoryTests {
 
                 let projectID = try await server.project("alpha").id
                 let stored = try #require(try await server.storage.record(projectID: projectID, id: record))
-                #expect(stored.formVersion == 2 && stored.state == .submitted)
+                #expect(stored.form.version == 2 && stored.state == .submitted)
                 #expect(stored.fields.values["site"] == nil)
                 let history = try await server.storage.history(projectID: projectID, recordID: record)
                 #expect(history.map(\.detail.version) == [1, 1, 2])

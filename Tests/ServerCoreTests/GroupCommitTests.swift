@@ -16,7 +16,7 @@ struct GroupCommitTests {
     static func plan(_ id: UUID, author: Int64, resolving conflict: Int64? = nil) -> PushPlan {
         let fields = RecordFields(["title": FieldState(value: .text("Pump \(id)"), revision: 1, hlc: HybridTimestamp(rawValue: 1), clientID: "d1")])
         let record = StoredRecord(
-            id: id, formID: "job", formVersion: 1, state: .draft, authorID: author, authorName: "ana", shared: false, revision: 1,
+            id: id, form: FormKey(id: "job", version: 1), state: .draft, authorID: author, authorName: "ana", shared: false, revision: 1,
             sequence: 0, fields: fields)
         let outcome = MutationOutcome(mutationID: "m-\(id)", recordID: id, status: .applied, revision: 1)
         return PushPlan(

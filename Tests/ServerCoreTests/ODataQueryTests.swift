@@ -123,7 +123,7 @@ struct ODataQueryTests {
 
     @Test func conditionsMatchRecordsAsTheStatementDoes() {
         let record = StoredRecord(
-            id: UUID(), formID: "f", formVersion: 1, state: .submitted, authorID: 1, authorName: "ana", shared: true, revision: 1, sequence: 1,
+            id: UUID(), form: FormKey(id: "f", version: 1), state: .submitted, authorID: 1, authorName: "ana", shared: true, revision: 1, sequence: 1,
             review: nil, times: RecordTimes(created: nil, updated: Date(timeIntervalSince1970: 100), submitted: Date(timeIntervalSince1970: 100)),
             fields: RecordFields())
         #expect(RecordCondition(.reviewState, .ne, .text("approved")).matches(record), "null ne a value holds, as in OData")
@@ -190,7 +190,7 @@ struct ODataQueryTests {
         let model = ODataModel(formID: "site-check", versions: [Self.inspection])
         let set = try #require(model.set(named: "Submissions"))
         let record = StoredRecord(
-            id: UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!, formID: "site-check", formVersion: 2, state: .submitted, authorID: 1,
+            id: UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!, form: FormKey(id: "site-check", version: 2), state: .submitted, authorID: 1,
             authorName: "ana", shared: true, revision: 3, sequence: 9, review: RecordReview(state: .approved, comment: "ok"),
             times: RecordTimes(created: nil, updated: Date(timeIntervalSince1970: 0), submitted: Date(timeIntervalSince1970: 0)),
             fields: RecordFields())

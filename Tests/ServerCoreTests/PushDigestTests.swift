@@ -141,7 +141,7 @@ struct PushDigestTests {
 
     @Test func snapshotsAreComparedByRevision() {
         let record = StoredRecord(
-            id: UUID(), formID: "job", formVersion: 1, state: .draft, authorID: 1, authorName: "ana", shared: false,
+            id: UUID(), form: FormKey(id: "job", version: 1), state: .draft, authorID: 1, authorName: "ana", shared: false,
             revision: 2, sequence: 5, times: RecordTimes(), fields: ["title": FieldState(value: .text("A"), revision: 2, hlc: HybridTimestamp(rawValue: 1), clientID: "d1")])
         let outcome = StoredOutcome(mutationID: "m1", userID: 1, digest: Data([1, 2]), outcome: MutationOutcome(mutationID: "m1", recordID: record.id, status: .applied, revision: 2))
         let snapshot = PushSnapshot(storedOutcomes: ["m1": outcome], records: [record.id: record])

@@ -15,7 +15,7 @@ struct RecordTimesPlannerTests {
 
     func stored(_ times: RecordTimes, state: RecordState) -> StoredRecord {
         StoredRecord(
-            id: UUID(), formID: "job", formVersion: 1, state: state, authorID: 1, authorName: "ana", shared: state == .submitted,
+            id: UUID(), form: FormKey(id: "job", version: 1), state: state, authorID: 1, authorName: "ana", shared: state == .submitted,
             revision: 1, sequence: 1, times: times, fields: RecordFields())
     }
 

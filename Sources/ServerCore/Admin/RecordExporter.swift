@@ -61,7 +61,7 @@ public struct RecordExporter: Sendable {
 
     /// The record's own columns: identity, review, device and times (RFC 3339, UTC).
     static func recordCells(_ record: StoredRecord) -> [String] {
-        [record.id.lowercased, String(record.formVersion), record.state.rawValue, record.authorName, String(record.revision),
+        [record.id.lowercased, String(record.form.version), record.state.rawValue, record.authorName, String(record.revision),
          record.review?.state.rawValue ?? "", record.review?.comment ?? "", record.device ?? "",
          record.times.created.map(Timestamp.string) ?? "", record.times.submitted.map(Timestamp.string) ?? "",
          record.times.updated.map(Timestamp.string) ?? "", record.receivedAt.map(Timestamp.string) ?? ""]
@@ -168,11 +168,11 @@ public struct RecordExporter: Sendable {
                 let values = try sealed.open(record.fields.values, record: record.id.lowercased)
                 let files = try await attachments?.write(record, projectID: projectID) ?? [:]
                 let logic: FormLogic?
-                if let known = logics[record.formVersion] {
+                if let known = logics[record.form.version] {
                     logic = known
-                } else if let definition = definitions[record.formVersion] {
+                } else if let definition = definitions[record.form.version] {
                     logic = FormLogic(form: definition)
-                    logics[record.formVersion] = logic
+                    logics[record.form.version] = logic
                 } else {
                     logic = nil
                 }
@@ -197,7 +197,7 @@ public struct RecordExporter: Sendable {
                     for (key, answer) in state?.computed ?? [:] where !key.utf8.contains(UInt8(ascii: "/")) { top[key] = answer }
                     let repeats = state.map { Self.nested(in: "", ids: layout.topRepeats, state: $0, layout: layout) }
                     let line = Line(
-                        recordID: record.id.lowercased, formVersion: record.formVersion, state: record.state.rawValue, author: record.authorName,
+                        recordID: record.id.lowercased, formVersion: record.form.version, state: record.state.rawValue, author: record.authorName,
                         revision: record.revision, reviewState: record.review?.state.rawValue, reviewComment: record.review?.comment,
                         device: record.device, createdAt: record.times.created.map(Timestamp.string),
                         submittedAt: record.times.submitted.map(Timestamp.string), updatedAt: record.times.updated.map(Timestamp.string),

@@ -44,9 +44,8 @@ struct RecordPageController {
         var projectName: String
         var recordID: String
         var shortID: String
-        var formID: String
+        var form: FormKey
         var formTitle: String
-        var formVersion: Int
         var state: String
         var reviewState: String
         var reviewLabel: String
@@ -102,7 +101,7 @@ struct RecordPageController {
 
     @Sendable func show(_ request: Request, context: AppRequestContext) async throws -> Response {
         let (membership, principal, record) = try await readable(context)
-        let definition = try await services.storage.form(projectID: membership.projectID, formID: record.formID, version: record.formVersion)?.definition
+        let definition = try await services.storage.form(projectID: membership.projectID, formID: record.form.id, version: record.form.version)?.definition
         let fields = definition.map(FormFields.init(form:))
         let reviewer = membership.role.seesSharedRecords
         let history = try await services.storage.history(projectID: membership.projectID, recordID: record.id)
@@ -119,8 +118,8 @@ struct RecordPageController {
         // A change made against another version of the form names a field the record's version no longer has
         // as that version did (a draft moved to a newer version keeps its earlier answers in the history).
         var otherVersions: [Int: (fields: FormFields, state: FormState)] = [:]
-        for version in Set(history.compactMap(\.detail.version)) where version != record.formVersion {
-            guard let other = try await services.storage.form(projectID: membership.projectID, formID: record.formID, version: version)?.definition else { continue }
+        for version in Set(history.compactMap(\.detail.version)) where version != record.form.version {
+            guard let other = try await services.storage.form(projectID: membership.projectID, formID: record.form.id, version: version)?.definition else { continue }
             var state = FormState(logic: FormLogic(form: other), answers: record.fields.values)
             state.language = language.flatMap { other.language(named: $0) }
             otherVersions[version] = (FormFields(form: other), state)
@@ -161,10 +160,10 @@ struct RecordPageController {
         default: shownIn.notice
         }
         let page = Page(
-            chrome: ConsoleChrome(title: "\(definition?.title ?? record.formID) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
+            chrome: ConsoleChrome(title: "\(definition?.title ?? record.form.id) \(record.id.lowercased.prefix(8))", context: context, project: membership.projectName, notice: notice),
             csrf: context.consoleCSRF, projectName: membership.projectName, recordID: record.id.lowercased,
-            shortID: String(record.id.lowercased.prefix(8)), formID: record.formID, formTitle: definition?.title ?? record.formID,
-            formVersion: record.formVersion, state: record.state.rawValue, reviewState: record.review?.state.rawValue ?? "none",
+            shortID: String(record.id.lowercased.prefix(8)), form: record.form, formTitle: definition?.title ?? record.form.id,
+            state: record.state.rawValue, reviewState: record.review?.state.rawValue ?? "none",
             reviewLabel: ConsoleLabels.review(record.review?.state), reviewComment: record.review?.comment, author: record.authorName,
             device: record.device ?? "—", created: ConsoleTime.text(record.times.created), submitted: ConsoleTime.text(record.times.submitted),
             updated: ConsoleTime.text(record.times.updated), received: ConsoleTime.text(record.receivedAt),
@@ -173,7 +172,7 @@ struct RecordPageController {
                 language: language, from: request.uri.queryParameters.get("from").flatMap { Int($0) }.map { max(0, $0) } ?? 0,
                 pageLink: { shownIn.link(base + "?from=\($0)") }),
             hasLanguages: !shownIn.links.isEmpty, languages: shownIn.links, languageQuery: shownIn.link(""),
-            formLink: shownIn.link("/console/projects/\(membership.projectName)/forms/\(record.formID)"),
+            formLink: shownIn.link("/console/projects/\(membership.projectName)/forms/\(record.form.id)"),
             waitingText: missing.isEmpty ? nil : "Waiting for \(missing.count) attachment\(missing.count == 1 ? "" : "s") to arrive from the device.",
             canReview: reviewer && record.state == .submitted,
             reviewChoices: ReviewState.settable.map { Choice(value: $0.rawValue, label: ConsoleLabels.review($0), checked: record.review?.state == $0) },

@@ -15,7 +15,7 @@ struct RecordReader {
 
     /// The record's answers evaluated against its version (nil when that version is not published here).
     mutating func state(of record: StoredRecord) -> FormState? {
-        guard let logic = logic(of: record.formVersion) else { return nil }
+        guard let logic = logic(of: record.form.version) else { return nil }
         return FormState(logic: logic, answers: record.fields.values)
     }
 
@@ -23,7 +23,7 @@ struct RecordReader {
     /// here): then every value is as answered (``value(_:state:record:)`` reads the stored fields), and evaluating
     /// every field's relevance would only cost time.
     mutating func computingState(of record: StoredRecord) -> FormState? {
-        guard let logic = logic(of: record.formVersion), !logic.calculation.isEmpty else { return nil }
+        guard let logic = logic(of: record.form.version), !logic.calculation.isEmpty else { return nil }
         return FormState(logic: logic, answers: record.fields.values)
     }
 
@@ -148,7 +148,7 @@ struct ODataFeed {
         }
         var after = query.skipToken?.recordID
         if let token = query.skipToken, token.rowsWritten > 0,
-           let record = try await storage.record(projectID: projectID, id: token.recordID), record.formID == model.formID, record.state != .deleted,
+           let record = try await storage.record(projectID: projectID, id: token.recordID), record.form.id == model.formID, record.state != .deleted,
            Self.visible(record, visibility), query.filter.allSatisfy({ $0.matches(record) }) {
             _ = take(record, from: token.rowsWritten, reader: &reader)
         }

@@ -213,7 +213,7 @@ extension ODataModel {
     /// A record's entity in `Submissions`.
     static func entity(_ record: StoredRecord, values: [String: AnswerValue]) -> ODataEntity {
         var system: [String: ODataValue] = [
-            "__id": .string(record.id.lowercased), "__formVersion": .int(Int64(record.formVersion)), "__state": .string(record.state.rawValue),
+            "__id": .string(record.id.lowercased), "__formVersion": .int(Int64(record.form.version)), "__state": .string(record.state.rawValue),
             "__author": .string(record.authorName), "__revision": .int(record.revision),
         ]
         system["__reviewState"] = record.review.map { .string($0.state.rawValue) }

@@ -79,7 +79,7 @@ struct BulkReview {
                     }
                     let outcome: MutationOutcome
                     do {
-                        if let record = snapshot.records[recordID], record.formID != formID {
+                        if let record = snapshot.records[recordID], record.form.id != formID {
                             throw Problem.notFound("record")
                         }
                         let one = try planner.review(snapshot, recordID: recordID, state: state, comment: comment)

@@ -136,10 +136,10 @@ struct PushPlanner: Sendable {
             if let problem = RecordAccess.writeProblem(current, userID: userID, role: role, newState: mutation.state) {
                 return reject(mutation, problem)
             }
-            if current.formID != mutation.form.id {
+            if current.form.id != mutation.form.id {
                 return reject(mutation, Problem(
                     .conflict, "form-mismatch", title: "Record belongs to another form",
-                    detail: "Record \(mutation.recordID) is a \"\(current.formID)\" record; it cannot be changed as \"\(mutation.form.id)\".",
+                    detail: "Record \(mutation.recordID) is a \"\(current.form.id)\" record; it cannot be changed as \"\(mutation.form.id)\".",
                     field: "formId"))
             }
         }
@@ -191,7 +191,7 @@ struct PushPlanner: Sendable {
         if merged.changed {
             let review = Self.review(after: current?.review, state: merged.record.state)
             let record = StoredRecord(
-                id: mutation.recordID, formID: mutation.form.id, formVersion: mutation.form.version, state: merged.record.state,
+                id: mutation.recordID, form: mutation.form, state: merged.record.state,
                 authorID: current?.authorID ?? userID, authorName: current?.authorName ?? userName,
                 shared: (current?.shared ?? false) || merged.record.state == .submitted,
                 revision: merged.record.revision, sequence: 0, review: review,
@@ -306,7 +306,7 @@ struct PushPlanner: Sendable {
     /// `fieldIds` (the fields the merge set, ``RecordMerge/Result/changedFields``) whose answer changed (from what
     /// to what), and a review state it moved. Only those fields are compared, not every field the mutation named.
     static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIDs: some Collection<String>) -> HistoryDetail {
-        var detail = HistoryDetail(version: record.formVersion)
+        var detail = HistoryDetail(version: record.form.version)
         if current?.state != record.state { detail.state = .init(from: current?.state, to: record.state) }
         detail.fields.reserveCapacity(fieldIDs.count)
         for fieldID in fieldIDs {

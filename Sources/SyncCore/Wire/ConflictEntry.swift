@@ -4,6 +4,10 @@ import FormModel
 /// One entry of the conflict log: both sides of a field that two writers changed, and who won.
 ///
 /// Every losing value is logged, whichever policy decided; `manual` leaves the entry open for a person.
+///
+/// FieldSheet reads and writes it with the byte codec only (`read(from:)`, `write(to:)`). Its `Codable`
+/// conformance is kept only because ``MutationOutcome``'s and ``LostConflict``'s are; both codecs are held
+/// to the `ConflictEntry` schema of `Schema/openapi.yaml`.
 public struct ConflictEntry: Codable, Sendable, Hashable {
     public enum Kind: String, Codable, Sendable {
         /// Both sides changed the field since their common base.

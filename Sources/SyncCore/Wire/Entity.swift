@@ -63,8 +63,10 @@ public struct RecordEntityChange: Codable, Sendable, Hashable {
     }
 }
 
-/// One entity as the server holds it, as sent in an entity feed page.
-public struct EntitySnapshot: Codable, Sendable, Hashable {
+/// One entity as the server holds it, as sent in an entity feed page. Not `Codable`: the server writes the
+/// page from the stored fields' bytes and the device reads it from the page's bytes, and ``RecordFields`` has
+/// the byte codec alone.
+public struct EntitySnapshot: Sendable, Hashable {
     /// The entity's id, made where it was created.
     public var entityID: UUID
     /// Increases with every applied change to the entity.
@@ -79,11 +81,6 @@ public struct EntitySnapshot: Codable, Sendable, Hashable {
     /// under its name (the same representation, stamps and merge as a record's fields).
     public var fields: RecordFields
 
-    private enum CodingKeys: String, CodingKey {
-        case revision, sequence, creator, assignee, fields
-        case entityID = "entityId"
-    }
-
     public init(entityID: UUID, revision: Int64, sequence: Int64, creator: String, assignee: String? = nil, fields: RecordFields) {
         self.entityID = entityID
         self.revision = revision
@@ -96,7 +93,7 @@ public struct EntitySnapshot: Codable, Sendable, Hashable {
 
 /// `GET /v1/projects/{project}/entities/{list}/changes?after=CURSOR`: a list's entities changed after a
 /// cursor, in commit order, as this user's scope on the list sees them.
-public struct EntityPage: Codable, Sendable, Hashable {
+public struct EntityPage: Sendable, Hashable {
     public var list: String
     /// The entities in scope that changed, ordered by `sequence`.
     public var changes: [EntitySnapshot]

@@ -1,6 +1,9 @@
 import FormModel
 
 /// One field written by a device: the new value, the record revision it was based on and when it was made.
+///
+/// FieldSheet reads and writes it with the byte codec (`read(from:)`, `write(to:)`). Its `Codable`
+/// conformance is kept only because ``Mutation``'s is (for integrators); it writes the same members.
 public struct FieldChange: Codable, Sendable, Hashable {
     /// The new answer; `nil` clears the field.
     public var value: AnswerValue?
@@ -39,6 +42,9 @@ public struct FieldChange: Codable, Sendable, Hashable {
 /// This is the one stamp type of the protocol: ``RecordFields`` lays the same triple out as `stamp`/`stamps`
 /// (`revision`, `clock`, `writer`) in its JSON, a conflict entry as `revision`, `hlc`, `clientId`; in Swift
 /// both are a `FieldState`, and ``stamp`` is one without its value.
+///
+/// FieldSheet reads and writes it with the byte codec (`read(from:)`, `write(to:)`). Its `Codable`
+/// conformance is kept only because ``ConflictEntry``'s is (a push response's outcomes carry conflicts).
 public struct FieldState: Codable, Sendable, Hashable {
     /// The answer; `nil` when the field was cleared.
     public var value: AnswerValue?

@@ -5,6 +5,11 @@ import Foundation
 ///
 /// A device sends the same mutation again (same id, same content) until it sees its outcome;
 /// the server applies it once and returns the stored outcome every time after.
+///
+/// FieldSheet's device and server read and write it with the byte codec only (`read(from:)`, `write(to:)`,
+/// `canonicalBytes()`). `Codable` is kept for integrators: a client that builds its push body with its own
+/// JSON encoder, and ``PushRequest``'s conformance; `WireContractTests` holds both codecs to the `Mutation`
+/// schema of `Schema/openapi.yaml`.
 public struct Mutation: Codable, Sendable, Hashable {
     /// Unique per device; a UUID is a good choice.
     public var mutationID: String

@@ -1,6 +1,10 @@
 import Foundation
 
 /// What became of one mutation. Stored with the mutation, so a retry gets exactly this back.
+///
+/// FieldSheet's device and server read and write it with the byte codec only (`read(from:)`, `write(to:)`).
+/// `Codable` is kept for integrators that decode a push response with their own decoder, and for
+/// ``PushResponse``'s conformance; `WireContractTests` holds both codecs to the `MutationOutcome` schema.
 public struct MutationOutcome: Codable, Sendable, Hashable {
     public enum Status: String, Codable, Sendable, CaseIterable {
         /// Every change was applied (or there was nothing to change).

@@ -16,6 +16,9 @@ import FormModel
 /// that write, and the device that made it — is said once where it is shared: `stamp` is the metadata
 /// most fields have, `stamps` lists only the fields whose metadata differs, and devices are named once
 /// in `writers` and referred to by index. A record written by one push from one device carries one stamp.
+///
+/// The byte codec (``init(jsonBytes:)``, ``jsonBytes()``, ``write(to:)``) is its only codec: it is not
+/// `Codable`, so no second encoder can write other bytes for the same fields.
 public struct RecordFields: Sendable, Hashable {
     /// Every field the record holds, by field id.
     public var states: [String: FieldState]
@@ -72,11 +75,10 @@ public struct RecordFields: Sendable, Hashable {
         }
         // Stamps counted by value in one pass (a record whose every field has its own clock is common: each
         // answer is typed at its own time), writers numbered in order of first use.
-        struct Key: Hashable { var revision: Int64; var clock: Int64; var writer: Int }
         var firstUse: [String] = []
         var writerOfEntry: [Int] = []
         writerOfEntry.reserveCapacity(entries.count)
-        var counts: [Key: (count: Int, first: Int)] = [:]
+        var counts: [IndexedStamp: (count: Int, first: Int)] = [:]
         // Sized for a stamp per field (answers typed one by one): not rehashed as it grows.
         counts.reserveCapacity(entries.count)
         for (index, entry) in entries.enumerated() {
@@ -88,14 +90,14 @@ public struct RecordFields: Sendable, Hashable {
                 firstUse.append(entry.state.clientID)
             }
             writerOfEntry.append(writer)
-            let key = Key(revision: entry.state.revision, clock: entry.state.hlc.rawValue, writer: writer)
+            let key = IndexedStamp(revision: entry.state.revision, clock: entry.state.hlc.rawValue, writer: writer)
             if let counted = counts[key] {
                 counts[key] = (counted.count + 1, counted.first)
             } else {
                 counts[key] = (1, index)
             }
         }
-        var best: (key: Key, count: Int, first: Int)?
+        var best: (key: IndexedStamp, count: Int, first: Int)?
         for (key, counted) in counts {
             if let current = best, counted.count < current.count || (counted.count == current.count && counted.first > current.first) { continue }
             best = (key, counted.count, counted.first)
@@ -124,6 +126,14 @@ public struct RecordFields: Sendable, Hashable {
         }
         return Layout(entries: entries, defaultStamp: defaultStamp, writers: writers, writerOfEntry: writerOfEntry, exceptions: exceptions)
     }
+}
+
+/// A stamp as the JSON lays it out, its writer an index into `writers`: only between the JSON and
+/// ``FieldState`` (the one stamp type), in the layout and the reader.
+private struct IndexedStamp: Hashable {
+    var revision: Int64
+    var clock: Int64
+    var writer: Int
 }
 
 // MARK: Bytes
@@ -200,8 +210,7 @@ extension RecordFields {
 
     /// Reads record fields at the reader's position.
     public init(from reader: inout JSONReader) throws {
-        struct RawStamp { var revision: Int64; var clock: Int64; var writer: Int }
-        func readStamp(_ reader: inout JSONReader) throws -> RawStamp {
+        func readStamp(_ reader: inout JSONReader) throws -> IndexedStamp {
             var revision: Int64?
             var clock: Int64?
             var writer: Int64?
@@ -217,12 +226,12 @@ extension RecordFields {
             guard let revision, let clock, let writer, revision >= 0, writer >= 0, writer < Int64(Int32.max) else {
                 throw reader.error("A stamp needs revision (≥ 0), clock and writer (an index into writers)")
             }
-            return RawStamp(revision: revision, clock: clock, writer: Int(writer))
+            return IndexedStamp(revision: revision, clock: clock, writer: Int(writer))
         }
         var values: [(String, AnswerValue?)] = []
         var writers: [String] = []
-        var defaultStamp: RawStamp?
-        var exceptions: [String: RawStamp] = [:]
+        var defaultStamp: IndexedStamp?
+        var exceptions: [String: IndexedStamp] = [:]
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
@@ -258,54 +267,6 @@ extension RecordFields {
             throw reader.error("\"stamps\" names \"\(field)\", which is not in \"values\"")
         }
         self.states = states
-    }
-}
-
-// MARK: Codable
-
-extension RecordFields: Codable {
-    struct WireStamp: Codable, Hashable {
-        var revision: Int64
-        var clock: Int64
-        var writer: Int
-    }
-
-    enum CodingKeys: String, CodingKey { case values, writers, stamp, stamps }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let values = try container.decode([String: AnswerValue?].self, forKey: .values)
-        let writers = try container.decodeIfPresent([String].self, forKey: .writers) ?? []
-        let defaultStamp = try container.decodeIfPresent(WireStamp.self, forKey: .stamp)
-        let exceptions = try container.decodeIfPresent([String: WireStamp].self, forKey: .stamps) ?? [:]
-        var states: [String: FieldState] = [:]
-        for (field, value) in values {
-            guard let stamp = exceptions[field] ?? defaultStamp, stamp.writer >= 0, stamp.writer < writers.count, stamp.revision >= 0 else {
-                throw DecodingError.dataCorruptedError(forKey: .stamps, in: container, debugDescription: "The field \"\(field)\" has no valid stamp")
-            }
-            states[field] = FieldState(value: value, revision: stamp.revision, hlc: HybridTimestamp(rawValue: stamp.clock), clientID: writers[stamp.writer])
-        }
-        guard exceptions.keys.allSatisfy({ states[$0] != nil }) else {
-            throw DecodingError.dataCorruptedError(forKey: .stamps, in: container, debugDescription: "\"stamps\" names a field that is not in \"values\"")
-        }
-        self.states = states
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        let layout = layout()
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(states.mapValues(\.value), forKey: .values)
-        try container.encode(layout.writers, forKey: .writers)
-        try container.encodeIfPresent(
-            layout.defaultStamp.map { WireStamp(revision: $0.revision, clock: $0.hlc.rawValue, writer: 0) }, forKey: .stamp)
-        if !layout.exceptions.isEmpty {
-            var exceptions: [String: WireStamp] = [:]
-            for index in layout.exceptions {
-                let state = layout.entries[index].state
-                exceptions[layout.entries[index].id] = WireStamp(revision: state.revision, clock: state.hlc.rawValue, writer: layout.writerOfEntry[index])
-            }
-            try container.encode(exceptions, forKey: .stamps)
-        }
     }
 }
 

@@ -41,7 +41,9 @@ struct ConsoleRecordPageTests {
                 for text in ["<dt>Site</dt><dd>Depot</dd>", "<dt>Where exactly</dt><dd>52.52, 13.4 ±5 m</dd>", "<h4>Defect 1</h4>", "<h4>Defect 2</h4>",
                              "<dt>Severity</dt><dd>High</dd>", "<dt>Total for Depot</dt><dd>600.5</dd>",
                              // Labels that name answers show them, inside a repeat the same instance's.
-                             "<dt>Cost at Stairwell</dt><dd>480.5</dd>", "<dt>Cost at North gutter</dt><dd>120</dd>"] {
+                             "<dt>Cost at Stairwell</dt><dd>480.5</dd>", "<dt>Cost at North gutter</dt><dd>120</dd>",
+                             // The record's form and version, from its form key.
+                             ">inspect</a> version 1</dd>"] {
                     #expect(page.contains(text), "missing \(text)")
                 }
                 let first = try #require(page.range(of: "North gutter"))
