@@ -15,12 +15,14 @@ Each page is asked for REPEAT times; the median and the slowest are printed (mil
 on loopback, so the server's time plus a loopback round trip).
 
 Usage: entity_table_bench.py BIN_DIR [--entities N] [--imported N] [--repeat R] [--database postgres://…]
-                              [--data-from DIR] [--keep-data DIR]
-       (SQLite by default; on PostgreSQL every entity is imported)
+                              [--data-from DIR] [--keep-data DIR] [--loaded]
+       (SQLite by default; on PostgreSQL every entity is imported, unless `--loaded`)
 
 `--data-from DIR` copies a data directory an earlier load left (SQLite; `--keep-data DIR` keeps one) instead of
 loading; the first command on the copy (adding a reviewer) migrates it, and its time is printed (a new
-migration's cost on an existing list). `--entities` must be the count that directory holds.
+migration's cost on an existing list). `--entities` must be the count that directory holds. `--loaded` (with
+`--database`) times a PostgreSQL database that already holds the list (loaded by an earlier run, or in SQL as
+`copy_in_sql` does): it is migrated by the first command, and left as it is but for one more reviewer.
 """
 import argparse
 import os
@@ -126,17 +128,20 @@ def main():
     parser.add_argument("--database")
     parser.add_argument("--data-from")
     parser.add_argument("--keep-data")
+    parser.add_argument("--loaded", action="store_true")
     options = parser.parse_args()
     server_bin = os.path.join(os.path.abspath(options.bin), "fieldsheet-server")
     work = tempfile.mkdtemp(prefix="fieldsheet-entity-bench-")
     storage = ["--database", options.database] if options.database else ["--data", os.path.join(work, "data")]
     server = None
     try:
-        if options.data_from:
-            shutil.copytree(options.data_from, os.path.join(work, "data"))
+        if options.data_from or (options.loaded and options.database):
+            if options.data_from:
+                shutil.copytree(options.data_from, os.path.join(work, "data"))
             # The first command that opens the copy migrates it.
             started = time.monotonic()
-            rita = run(server_bin, "user", "add", "rena", "--project", "bench", "--role", "reviewer", *storage).strip()
+            reviewer = f"rena{uuid.uuid4().hex[:8]}" if options.loaded else "rena"
+            rita = run(server_bin, "user", "add", reviewer, "--project", "bench", "--role", "reviewer", *storage).strip()
             print(f"migrated (and a reviewer added) in {time.monotonic() - started:.1f} s", flush=True)
         else:
             rita = load(options, server_bin, storage, work)
@@ -189,7 +194,9 @@ def main():
         last = timed("last page", base + "?last=1", 50)
         timed("previous page (before the last)", link(last, "prev"), 50)
         timed("search 'Household 00' (many match, first ones)", base + "?q=Household+00", 50)
-        timed(f"search '{label(middle)[:12]}' (the first match half-way)", base + "?q=" + label(middle)[:12].replace(" ", "+"), 50)
+        halfway = timed(f"search '{label(middle)[:12]}' (the first match half-way)", base + "?q=" + label(middle)[:12].replace(" ", "+"), 50)
+        timed(f"search '{label(middle)[:12]}', next page", link(halfway, "next"), 50)
+        timed(f"search '{label(middle)[:12]}', previous page (before the next)", link(call(url + link(halfway, "next"), rita), "prev"), 50)
         timed("search '0999' (1,000 match, spread)", base + "?q=0999", 50)
         timed("search '0999999' (one matches, the last)", base + "?q=0999999", 1 if options.entities == 1_000_000 else None)
         timed("search 'nobody' (none match)", base + "?q=nobody", 0)
