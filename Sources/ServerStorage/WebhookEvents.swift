@@ -205,11 +205,9 @@ extension WebhookEvents {
 /// events, and hands it the deliveries the push claimed for it in its transaction, so a new event is sent as
 /// soon as its commit is durable, without another write transaction to claim it.
 ///
-/// A push claims only while a service is attached (``attach(lease:onWake:)``) and never for an endpoint the
-/// service has marked busy (``setBusy(_:)``: its deliveries wait in the outbox for the service's own claim). The
-/// service takes what was handed to it with ``take()``: in the attached service's `onWake`, which every wake
-/// calls on the waking thread (the push's, once its commit is durable), so a hand-over reaches the service
-/// without waiting for a task to be scheduled; or after ``wait()``.
+/// A push claims only while a service is attached (``attach(lease:)``) and never for an endpoint the service
+/// has marked busy (``setBusy(_:)``: its deliveries wait in the outbox for the service's own claim). The
+/// service takes what was handed to it with ``take()``.
 public final class WebhookSignal: Sendable {
     private struct State {
         var pending = false
@@ -220,8 +218,6 @@ public final class WebhookSignal: Sendable {
         var claimWanted = false
         /// How long a push's claim holds, while a service is attached.
         var lease: Duration?
-        /// The attached service's wake, called on the waking thread.
-        var onWake: (@Sendable () -> Void)?
         var busy: Set<Int64> = []
     }
 
@@ -262,14 +258,13 @@ public final class WebhookSignal: Sendable {
     }
 
     private func wake(_ change: (inout State) -> Void) {
-        let (waiter, onWake) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             change(&state)
             defer { state.waiter = nil }
             if state.waiter == nil { state.pending = true }
-            return (state.waiter, state.onWake)
+            return state.waiter
         }
         waiter?.resume()
-        onWake?()
     }
 
     /// What was handed over since the last take, and whether the outbox has work a push did not hand over.
@@ -283,22 +278,16 @@ public final class WebhookSignal: Sendable {
         }
     }
 
-    /// A delivery service runs in this process: pushes claim the deliveries they write for it, for `lease`,
-    /// and every wake calls `onWake` on the waking thread, outside the signal's lock (it may ``take()``). It
-    /// must not block: it runs on a push's thread.
-    public func attach(lease: Duration, onWake: (@Sendable () -> Void)? = nil) {
-        state.withLock { state in
-            state.lease = lease
-            state.onWake = onWake
-        }
+    /// A delivery service runs in this process: pushes claim the deliveries they write for it, for `lease`.
+    public func attach(lease: Duration) {
+        state.withLock { $0.lease = lease }
     }
 
-    /// The service stops: pushes claim nothing more and wakes no longer call it. Returns what was handed over
-    /// and not taken, for the service to give back.
+    /// The service stops: pushes claim nothing more. Returns what was handed over and not taken, for the
+    /// service to give back.
     public func detach() -> [ClaimedWebhookDelivery] {
         state.withLock { state in
             state.lease = nil
-            state.onWake = nil
             defer { state.handed = [] }
             return state.handed
         }

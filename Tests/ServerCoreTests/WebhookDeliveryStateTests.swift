@@ -68,40 +68,10 @@ struct WebhookDeliveryStateTests {
         #expect(state.done)
     }
 
-    /// An attached service is woken on the handing thread, before the hand-over returns (no task to schedule
-    /// first), and may take what was handed over there; once detached, wakes no longer reach it and what is
-    /// handed over waits to be given back.
-    @Test func anAttachedServiceTakesAHandOverOnTheHandingThread() throws {
-        final class Taken: Sendable {
-            let ids = Mutex<[Int64]>([])
-            let claims = Mutex(0)
-        }
-        let signal = WebhookSignal()
-        let taken = Taken()
-        signal.attach(lease: .seconds(60)) {
-            let (handed, claimWanted) = signal.take()
-            taken.ids.withLock { $0 += handed.map(\.id) }
-            if claimWanted { taken.claims.withLock { $0 += 1 } }
-        }
-        var plan = PushPlan()
-        plan.webhookDeliveries = 2
-        plan.webhookClaims = [Self.delivery(1, endpoint: 1, until: Date().addingTimeInterval(60))]
-        signal.committed(plan)
-        #expect(taken.ids.withLock { $0 } == [1], "taken before the hand-over returned")
-        #expect(taken.claims.withLock { $0 } == 1, "a delivery was written and not claimed: the outbox has work")
-        #expect(signal.pushClaim(now: Date()) != nil)
-
-        #expect(signal.detach().isEmpty)
-        signal.hand([Self.delivery(2, endpoint: 1, until: Date().addingTimeInterval(60))])
-        #expect(taken.ids.withLock { $0 } == [1], "a detached service is not woken")
-        #expect(signal.pushClaim(now: Date()) == nil)
-        #expect(signal.detach().map(\.id) == [2], "what was handed over after the detach is there to give back")
-    }
-
     /// A push's hand-over carries when its commit was durable and when it was handed over (what the service
     /// claims itself carries neither), and an attempt's timing trace (`--log-level trace`) names its event with
     /// those times and the attempt's, in order, and neither the secret nor the body.
-    @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() throws {
+    @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() async throws {
         let signal = WebhookSignal()
         let durable = Date()
         var delivery = Self.delivery(7, endpoint: 1, until: durable.addingTimeInterval(60))
@@ -125,7 +95,7 @@ struct WebhookDeliveryStateTests {
         let service = WebhookDeliveryService(
             storage: try SQLiteStorage(directory: directory.path), options: WebhookOptions(timeout: .seconds(5)), logger: logger)
         let sender = WebhookSender(options: service.options, keepPerURL: 1)
-        let attempt = service.attempt(handed, sender: sender)
+        let attempt = await service.attempt(handed, sender: sender)
         #expect(!attempt.delivered)
 
         let lines = captured.lines.filter { $0.message == "Webhook delivery timed" }
@@ -145,7 +115,7 @@ struct WebhookDeliveryStateTests {
         let claimed = Self.delivery(8, endpoint: 1, until: Date().addingTimeInterval(60))
         var unclaimed = claimed
         unclaimed.url = delivery.url
-        _ = service.attempt(unclaimed, sender: sender)
+        _ = await service.attempt(unclaimed, sender: sender)
         let second = try #require(captured.lines.last { $0.message == "Webhook delivery timed" })
         #expect(second.metadata["event"] == "e8" && second.metadata["committed"] == "-" && second.metadata["handed"] == "-")
     }

@@ -9,21 +9,17 @@ import Synchronization
 /// (``WebhookOptions/retryAfter(attempts:from:)``). At least once: a delivery is marked delivered only after a
 /// 2xx, so a crash between the two sends it again with the same event id.
 ///
-/// The work is split so that sending never waits for the database, nor for one of Swift's cooperative threads
-/// (which the pushes' handlers keep busy under load):
-/// - **sending** (``DeliveryDispatch``): a push of this process claims the deliveries it writes in its own
-///   transaction and hands them over (``WebhookSignal``) once its commit is durable; the hand-over's wake queues
-///   them in memory by endpoint, on the push's own thread, and starts each at once (on a worker thread of
-///   ``WebhookSender`` and a kept connection) while its endpoint has fewer than
+/// Two loops share the work, so sending never waits for the database:
+/// - **sending**: a push of this process claims the deliveries it writes in its own transaction and hands them
+///   over (``WebhookSignal``) once its commit is durable; this loop queues them in memory by endpoint and starts
+///   each (on a worker thread and a kept connection, ``WebhookSender``) as soon as its endpoint has fewer than
 ///   ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. A push hands over to an endpoint with every slot
 ///   taken too: its delivery waits in that endpoint's queue, not in the outbox for the next claim. Each delivery
-///   frees its slot when it ends and its worker thread starts the endpoint's next one, so a slow answer holds up
-///   no other delivery, and nothing between a hand-over and the receiver waits for a task to be scheduled.
-///   Sending touches no database.
-/// - **bookkeeping** (a task): one write transaction at a time records every outcome that came in since the last
-///   one, gives back claims not attempted, and claims what the pushes did not hand over (retries that came due,
-///   an event that waited behind an earlier one of its record, events other instances wrote), whenever a wake
-///   asks for it, an outcome was delivered (its record's next event may now go), or every
+///   frees its slot when it ends, so a slow answer holds up no other delivery. This loop touches no database.
+/// - **bookkeeping**: one write transaction at a time records every outcome that came in since the last one,
+///   gives back claims not attempted, and claims what the pushes did not hand over (retries that came due, an
+///   event that waited behind an earlier one of its record, events other instances wrote), whenever the
+///   sending loop asks for it, an outcome was delivered (its record's next event may now go), or every
 ///   ``WebhookOptions/pollInterval``. When a claim comes back full (a backlog), it claims again at once, up to
 ///   ``WebhookOptions/batchesInFlightPerEndpoint`` batches.
 ///
@@ -55,14 +51,27 @@ package struct WebhookDeliveryService: Service {
         let state = DeliveryState()
         let bookkeeping = WebhookSignal()
         let sender = WebhookSender(options: options, keepPerURL: options.deliveriesInFlightPerEndpoint)
-        let dispatch = DeliveryDispatch(service: self, state: state, handOvers: signal, bookkeeping: bookkeeping, sender: sender)
-        signal.attach(lease: lease) { dispatch.pump() }
+        signal.attach(lease: lease)
         await withDiscardingTaskGroup { group in
-            group.addTask { await keepBooks(state, wake: bookkeeping, dispatch: dispatch) }
+            group.addTask { await keepBooks(state, wake: bookkeeping, sending: signal) }
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                // What was handed over before the attach; afterwards every wake pumps, and this is a safety net.
-                dispatch.pump()
-                await untilShutdown(orAfter: options.pollInterval)
+                let (handed, claimWanted) = signal.take()
+                state.enqueue(handed)
+                if claimWanted {
+                    state.wantClaim()
+                    bookkeeping.wake()
+                }
+                for delivery in state.startDeliveries(options: options, now: Date()) {
+                    group.addTask {
+                        let outcome = await attempt(delivery, sender: sender)
+                        state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
+                        bookkeeping.wake()
+                        signal.wake()  // this endpoint's next delivery may start
+                    }
+                }
+                signal.setBusy(state.busy(options: options))
+                if state.releasesWaiting { bookkeeping.wake() }
+                await wait(for: signal)
             }
             // Shutting down: pushes claim nothing more; what was handed over or queued goes back.
             state.enqueue(signal.detach())
@@ -73,7 +82,7 @@ package struct WebhookDeliveryService: Service {
 
     /// The bookkeeping loop: one write transaction at a time, until the service stopped and every delivery under
     /// way was recorded.
-    private func keepBooks(_ state: DeliveryState, wake: WebhookSignal, dispatch: DeliveryDispatch) async {
+    private func keepBooks(_ state: DeliveryState, wake: WebhookSignal, sending: WebhookSignal) async {
         var lastPoll = ContinuousClock.now
         var deep = false
         while !Task.isCancelled {
@@ -96,7 +105,7 @@ package struct WebhookDeliveryService: Service {
             deep = limit > 0 && claimed.count >= limit
             if !claimed.isEmpty {
                 state.enqueue(claimed)
-                dispatch.pump()
+                sending.wake()
             }
             if state.done { return }
             // Once stopped, only the deliveries still under way wake it (shutdown is no news any more).
@@ -116,19 +125,8 @@ package struct WebhookDeliveryService: Service {
         }
     }
 
-    /// Returns at shutdown, on cancellation, or after `interval`, whichever comes first.
-    private func untilShutdown(orAfter interval: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await Task.sleep(for: interval) }
-            group.addTask { try? await gracefulShutdown() }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    /// One attempt of one delivery, blocking the calling thread (one of the sender's workers); its outcome, to
-    /// be recorded.
-    func attempt(_ delivery: ClaimedWebhookDelivery, sender: WebhookSender) -> WebhookAttempt {
+    /// One attempt of one delivery; its outcome, to be recorded.
+    func attempt(_ delivery: ClaimedWebhookDelivery, sender: WebhookSender) async -> WebhookAttempt {
         let now = Date()
         let timestamp = Int64(now.timeIntervalSince1970)
         let headers = [
@@ -138,7 +136,7 @@ package struct WebhookDeliveryService: Service {
             ("FieldSheet-Delivery-Attempt", String(delivery.attempts + 1)),
             (WebhookSignature.header, WebhookSignature.value(secret: delivery.secret, timestamp: timestamp, body: delivery.body.utf8)),
         ]
-        let response = sender.send(url: delivery.url, body: delivery.body, headers: headers)
+        let response = await sender.send(url: delivery.url, body: delivery.body, headers: headers)
         let finished = Date()
         // Where an event's time goes between its commit and its receiver (webhook_bench.py reads this): the
         // times of the delivery's way, in seconds since 1970; never its body or secret.
@@ -166,47 +164,7 @@ package struct WebhookDeliveryService: Service {
     }
 }
 
-/// The sending side of ``WebhookDeliveryService``: ``pump()`` takes what was handed over, queues it by endpoint
-/// and starts every delivery that has a free slot on a worker thread of the sender. It is called by every wake
-/// of the hand-over signal (on the waking push's thread), by the bookkeeping after a claim, and by each worker
-/// once its delivery ended (its endpoint's next may start). It never blocks or waits for a task: a lock, the
-/// queues, and a hand to a worker thread.
-final class DeliveryDispatch: Sendable {
-    let service: WebhookDeliveryService
-    let state: DeliveryState
-    let handOvers: WebhookSignal
-    let bookkeeping: WebhookSignal
-    let sender: WebhookSender
-
-    init(service: WebhookDeliveryService, state: DeliveryState, handOvers: WebhookSignal, bookkeeping: WebhookSignal, sender: WebhookSender) {
-        self.service = service
-        self.state = state
-        self.handOvers = handOvers
-        self.bookkeeping = bookkeeping
-        self.sender = sender
-    }
-
-    func pump() {
-        let (handed, claimWanted) = handOvers.take()
-        state.enqueue(handed)
-        if claimWanted {
-            state.wantClaim()
-            bookkeeping.wake()
-        }
-        for delivery in state.startDeliveries(options: service.options, now: Date()) {
-            sender.run { [self] in
-                let outcome = service.attempt(delivery, sender: sender)
-                state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
-                bookkeeping.wake()
-                pump()  // this endpoint's next delivery may start
-            }
-        }
-        state.publishBusy(options: service.options) { handOvers.setBusy($0) }
-        if state.releasesWaiting { bookkeeping.wake() }
-    }
-}
-
-/// What the sending and the bookkeeping of ``WebhookDeliveryService`` share: the deliveries this process holds, by endpoint,
+/// What the two loops of ``WebhookDeliveryService`` share: the deliveries this process holds, by endpoint,
 /// the deliveries under way, and what is to be recorded.
 final class DeliveryState: Sendable {
     struct Turn {
@@ -277,12 +235,6 @@ final class DeliveryState: Sendable {
     /// hand-overs (they wait in its queue, and leave the moment a slot frees).
     func busy(options: WebhookOptions) -> Set<Int64> {
         state.withLock { Self.busy($0, options: options) }
-    }
-
-    /// Hands the busy endpoints to `publish` under the state's lock, so that of two pumps at once the later
-    /// state is the one published.
-    func publishBusy(options: WebhookOptions, _ publish: (Set<Int64>) -> Void) {
-        state.withLock { publish(Self.busy($0, options: options)) }
     }
 
     private static func busy(_ state: State, options: WebhookOptions) -> Set<Int64> {

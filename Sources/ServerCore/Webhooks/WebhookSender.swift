@@ -37,18 +37,16 @@ final class WebhookSender: Sendable {
         connections = ConnectionPool(idlePerURL: keepPerURL)
     }
 
-    /// Runs `job` on one of the sender's worker threads (an idle one, or a new one), where attempts block.
-    func run(_ job: @escaping @Sendable () -> Void) {
-        workers.run(job)
-    }
-
-    /// Posts `body` to `url` with `headers` on a kept connection, blocking the calling thread until the attempt
-    /// ends: call it on a worker thread (``run(_:)``), never on one of Swift's cooperative threads.
-    func send(url: String, body: String, headers: [(String, String)]) -> Response {
-        let handle = connections.take(url: url)
-        let response = perform(handle: handle, url: url, body: body, headers: headers)
-        connections.put(handle, url: url, reusable: response.status != nil)
-        return response
+    /// Posts `body` to `url` with `headers`, waiting for a worker thread's attempt.
+    func send(url: String, body: String, headers: [(String, String)]) async -> Response {
+        await withCheckedContinuation { continuation in
+            workers.run { [self] in
+                let handle = connections.take(url: url)
+                let response = perform(handle: handle, url: url, body: body, headers: headers)
+                connections.put(handle, url: url, reusable: response.status != nil)
+                continuation.resume(returning: response)
+            }
+        }
     }
 
     /// Addresses a delivery never connects to unless the operator allows it: "this network", private
