@@ -528,3 +528,21 @@ INSERT INTO entity_properties (project_id, list, name, value, label, id) SELECT 
 CREATE TRIGGER entities_properties_insert AFTER INSERT ON entities BEGIN INSERT OR IGNORE INTO entity_properties (project_id, list, name, value, label, id) SELECT * FROM (SELECT new.project_id, new.list, p.key, CASE WHEN p.type IN ('object', 'array') THEN (SELECT CAST(j.value AS TEXT) FROM json_each(p.value) j LIMIT 1) ELSE CAST(p.value AS TEXT) END AS value, new.label, new.id FROM json_each(new.fields, '$.values') p) WHERE value IS NOT NULL; END;
 CREATE TRIGGER entities_properties_update AFTER UPDATE OF list, label, fields ON entities WHEN old.list IS NOT new.list OR old.label IS NOT new.label OR old.fields IS NOT new.fields BEGIN DELETE FROM entity_properties WHERE project_id = old.project_id AND list = old.list AND (name, value, label, id) IN (SELECT p.key, CASE WHEN p.type IN ('object', 'array') THEN (SELECT CAST(j.value AS TEXT) FROM json_each(p.value) j LIMIT 1) ELSE CAST(p.value AS TEXT) END, old.label, old.id FROM json_each(old.fields, '$.values') p); INSERT OR IGNORE INTO entity_properties (project_id, list, name, value, label, id) SELECT * FROM (SELECT new.project_id, new.list, p.key, CASE WHEN p.type IN ('object', 'array') THEN (SELECT CAST(j.value AS TEXT) FROM json_each(p.value) j LIMIT 1) ELSE CAST(p.value AS TEXT) END AS value, new.label, new.id FROM json_each(new.fields, '$.values') p) WHERE value IS NOT NULL; END;
 CREATE TRIGGER entities_properties_delete AFTER DELETE ON entities BEGIN DELETE FROM entity_properties WHERE project_id = old.project_id AND list = old.list AND (name, value, label, id) IN (SELECT p.key, CASE WHEN p.type IN ('object', 'array') THEN (SELECT CAST(j.value AS TEXT) FROM json_each(p.value) j LIMIT 1) ELSE CAST(p.value AS TEXT) END, old.label, old.id FROM json_each(old.fields, '$.values') p); END;
+
+-- migration: v21-push-manifests
+-- One signature per push (docs/signed-submissions.md): a device signs each push once, over its manifest — the
+-- SHA-256 of each pushed mutation's canonical bytes, in order, 32 bytes each, concatenated in `digests`. The
+-- manifest is kept once per push, with the device row whose token pushed it and the signature (base64); each
+-- history entry the push wrote references it and names its mutation's index in it, and keeps the mutation's
+-- bytes in `signed_mutation` as before, so `records verify` checks the manifest's signature once and each
+-- entry's mutation against its digest. The entries' hash chain (rule 4) covers the reference.
+CREATE TABLE push_manifests (
+    id INTEGER PRIMARY KEY,
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    device_id INTEGER REFERENCES devices (id),
+    signature TEXT NOT NULL,
+    digests BLOB NOT NULL,
+    created_at REAL NOT NULL
+);
+ALTER TABLE record_history ADD COLUMN manifest_id INTEGER REFERENCES push_manifests (id);
+ALTER TABLE record_history ADD COLUMN manifest_index INTEGER;
