@@ -502,3 +502,18 @@ CREATE INDEX entity_properties_by_value ON entity_properties (project_id, list, 
 CREATE FUNCTION entity_properties_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF TG_OP IN ('UPDATE', 'DELETE') THEN DELETE FROM entity_properties t USING entity_property_values(OLD.fields) v WHERE t.project_id = OLD.project_id AND t.list = OLD.list AND t.name = v.name AND md5(t.value) = md5(v.value) AND t.label = OLD.label AND t.id = OLD.id; END IF; IF TG_OP IN ('INSERT', 'UPDATE') THEN INSERT INTO entity_properties (project_id, list, name, value, label, id) SELECT NEW.project_id, NEW.list, v.name, v.value, NEW.label, NEW.id FROM entity_property_values(NEW.fields) v; END IF; RETURN NULL; END $$;
 CREATE TRIGGER entities_properties_write AFTER INSERT OR DELETE ON entities FOR EACH ROW EXECUTE FUNCTION entity_properties_write();
 CREATE TRIGGER entities_properties_update AFTER UPDATE OF list, label, fields ON entities FOR EACH ROW WHEN (OLD.list IS DISTINCT FROM NEW.list OR OLD.label IS DISTINCT FROM NEW.label OR OLD.fields IS DISTINCT FROM NEW.fields) EXECUTE FUNCTION entity_properties_write();
+
+-- migration: 21
+-- One signature per push (as the SQLite schema's v21-push-manifests): each push's manifest (the SHA-256 of each
+-- pushed mutation's canonical bytes, concatenated) with its device and signature, kept once; each history entry
+-- the push wrote references it with its mutation's index.
+CREATE TABLE push_manifests (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    project_id BIGINT NOT NULL REFERENCES projects (id),
+    device_id BIGINT REFERENCES devices (id),
+    signature TEXT NOT NULL,
+    digests BYTEA NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL
+);
+ALTER TABLE record_history ADD COLUMN manifest_id BIGINT REFERENCES push_manifests (id);
+ALTER TABLE record_history ADD COLUMN manifest_index BIGINT;

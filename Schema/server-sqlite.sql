@@ -541,3 +541,21 @@ INSERT INTO entity_label_rest_search (entity_label_rest_search) VALUES ('rebuild
 CREATE TRIGGER entity_labels_rest_insert AFTER INSERT ON entity_labels BEGIN INSERT INTO entity_label_rest_search (rowid, rest) VALUES (new.key, substr(new.label, 2)); END;
 CREATE TRIGGER entity_labels_rest_update AFTER UPDATE OF label ON entity_labels BEGIN INSERT INTO entity_label_rest_search (entity_label_rest_search, rowid, rest) VALUES ('delete', old.key, substr(old.label, 2)); INSERT INTO entity_label_rest_search (rowid, rest) VALUES (new.key, substr(new.label, 2)); END;
 CREATE TRIGGER entity_labels_rest_delete AFTER DELETE ON entity_labels BEGIN INSERT INTO entity_label_rest_search (entity_label_rest_search, rowid, rest) VALUES ('delete', old.key, substr(old.label, 2)); END;
+
+-- migration: v21-push-manifests
+-- One signature per push (docs/signed-submissions.md): a device signs each push once, over its manifest — the
+-- SHA-256 of each pushed mutation's canonical bytes, in order, 32 bytes each, concatenated in `digests`. The
+-- manifest is kept once per push, with the device row whose token pushed it and the signature (base64); each
+-- history entry the push wrote references it and names its mutation's index in it, and keeps the mutation's
+-- bytes in `signed_mutation` as before, so `records verify` checks the manifest's signature once and each
+-- entry's mutation against its digest. The entries' hash chain (rule 4) covers the reference.
+CREATE TABLE push_manifests (
+    id INTEGER PRIMARY KEY,
+    project_id INTEGER NOT NULL REFERENCES projects (id),
+    device_id INTEGER REFERENCES devices (id),
+    signature TEXT NOT NULL,
+    digests BLOB NOT NULL,
+    created_at REAL NOT NULL
+);
+ALTER TABLE record_history ADD COLUMN manifest_id INTEGER REFERENCES push_manifests (id);
+ALTER TABLE record_history ADD COLUMN manifest_index INTEGER;

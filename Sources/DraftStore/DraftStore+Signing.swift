@@ -9,8 +9,8 @@ internal import SyncCore
 
 /// Signed submissions on the device (docs/signed-submissions.md): the device's Ed25519 key pair, made at its
 /// first login and kept in the database with its private half sealed with the device data key, like every
-/// answer; it never leaves the device. Every mutation is signed when it is frozen for sending
-/// (``prepareOutgoing(limit:)``), and the signature is kept beside it, so a retry sends the same bytes.
+/// answer; it never leaves the device. Each push is signed once, when its batch is prepared
+/// (``prepareOutgoingBatch(limit:)``), over the digests of the frozen mutations it sends, in order.
 extension DraftStore {
     /// The public half of this device's signing key (base64 of its 32 raw bytes), made now when the device has
     /// none yet; the login sends it to the server, which keeps it with the device's token.

@@ -9,8 +9,6 @@ package struct OutgoingMutation: Sendable, Hashable {
     package var recordID: UUID
     /// The mutation as JSON, exactly as it is sent every time (same id, same content).
     package var body: String
-    /// This device's signature of `body` (base64 Ed25519, ``DeviceSigningKey``), made when it was frozen.
-    package var signature: String
 }
 
 /// The next mutations to push, and the records held back from them.
@@ -22,6 +20,10 @@ package struct OutgoingBatch: Sendable, Hashable {
     package var held: [UUID] = []
     /// Why the first of ``held`` was held, as the store said it.
     package var heldReason: String?
+    /// This device's signature of the batch (base64 Ed25519, ``DeviceSigningKey``) over its ``PushManifest``: the
+    /// SHA-256 of each of ``mutations``' bodies, in order; nil when the batch is empty. Made for exactly these
+    /// mutations, so a retry that sends another set signs again.
+    package var signature: String?
 }
 
 extension DraftStore {
@@ -39,9 +41,8 @@ extension DraftStore {
     /// oldest base revision among those edits (so the server sees every change made since the device last
     /// saw the field) and the newest clock reading.
     ///
-    /// Each mutation is signed with the device's signing key when it is frozen (its body is its canonical
-    /// bytes, ``Mutation/jsonBytes()``), and the signature is kept with it; one frozen before signatures existed
-    /// is signed now.
+    /// The batch is signed once with the device's signing key (``OutgoingBatch/signature``), over the digests of
+    /// the mutations' bodies (their canonical bytes, ``Mutation/jsonBytes()``) in the order they are sent.
     ///
     /// A record with an answer of a sensitive field that cannot be sealed (no project key yet) is not frozen:
     /// it is listed in ``OutgoingBatch/held`` and its edits stay queued, while the other records go out.
@@ -49,16 +50,9 @@ extension DraftStore {
         try await write(doing: "preparing changes to send") { db in
             var batch = OutgoingBatch()
             let signingKey = try Self.signingKey(db)
-            let frozen = try Row.fetchAll(db, sql: "SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id), signature FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
+            let frozen = try Row.fetchAll(db, sql: "SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
             for row in frozen {
-                let body: String = row[2]
-                var signature: String? = row[3]
-                if signature == nil {
-                    let made = signingKey.signature(for: Array(body.utf8))
-                    try db.execute(sql: "UPDATE sent_mutations SET signature = ? WHERE mutation_id = ?", arguments: [made, row[0] as String])
-                    signature = made
-                }
-                batch.mutations.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: body, signature: signature ?? ""))
+                batch.mutations.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
             }
             let now = Self.nowMillis()
             var sensitive: [FormKey: Set<String>] = [:]
@@ -76,7 +70,7 @@ extension DraftStore {
                     do {
                         // A savepoint each: a record held back leaves nothing of its sealing behind.
                         try db.inSavepoint {
-                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], now: now, cache: formCache, sensitive: &sensitive, signingKey: signingKey) {
+                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], now: now, cache: formCache, sensitive: &sensitive) {
                                 batch.mutations.append(frozen)
                             }
                             return .commit
@@ -88,17 +82,20 @@ extension DraftStore {
                     }
                 }
             }
+            if !batch.mutations.isEmpty {
+                let manifest = PushManifest(canonical: batch.mutations.map { Array($0.body.utf8) })
+                batch.signature = signingKey.signature(for: manifest.bytes)
+            }
             return batch
         }
     }
 
     /// Freezes a record's outbox rows up to `lastRow` as one mutation (id and body committed in the caller's
     /// transaction), against the form version the record is on now; nil (and the rows gone) when the record no
-    /// longer exists. The caller makes sure the record has no frozen mutation yet. The mutation is signed with
-    /// `signingKey` over its canonical bytes, and the signature kept with it.
+    /// longer exists. The caller makes sure the record has no frozen mutation yet. The push that sends it signs
+    /// its bytes (``OutgoingBatch/signature``).
     static func freeze(
-        _ db: Database, record: String, upTo lastRow: Int64, now: Int64, cache: FormCache, sensitive: inout [FormKey: Set<String>],
-        signingKey: DeviceSigningKey
+        _ db: Database, record: String, upTo lastRow: Int64, now: Int64, cache: FormCache, sensitive: inout [FormKey: Set<String>]
     ) throws -> OutgoingMutation? {
         guard var mutation = try coalesce(db, record: record, upTo: lastRow) else {
             // The record is gone (a never-synced draft deleted): nothing to send.
@@ -108,12 +105,11 @@ extension DraftStore {
         try sealSensitiveAnswers(db, &mutation, cache: cache, sensitive: &sensitive)
         let bytes = mutation.jsonBytes()
         let body = String(decoding: bytes, as: UTF8.self)
-        let signature = signingKey.signature(for: bytes)
         try db.cachedStatement(sql: """
-            INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at, signature)
-            VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5, ?6)
-            """).execute(arguments: [mutation.mutationID, record, lastRow, body, now, signature])
-        return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body, signature: signature)
+            INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at)
+            VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
+            """).execute(arguments: [mutation.mutationID, record, lastRow, body, now])
+        return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body)
     }
 
     /// The base revision of a new edit of `field` (``DeviceSync/editBase(pendingBase:serverRevision:)``):

@@ -28,7 +28,7 @@ extension DraftStore {
         if let lastUnsent {
             guard frozenUpTo == nil else { return nil }
             var sensitive: [FormKey: Set<String>] = [:]
-            _ = try freeze(db, record: record, upTo: lastUnsent, now: nowMillis(), cache: cache, sensitive: &sensitive, signingKey: signingKey(db))
+            _ = try freeze(db, record: record, upTo: lastUnsent, now: nowMillis(), cache: cache, sensitive: &sensitive)
         }
         let answers = try Self.answers(try fetchStoredAnswers(db, record: record), record: record)
         let target = FormValidator(form: newest)

@@ -22,22 +22,48 @@ extension PostgresStorage {
             """, logger: .quiet).decode((UUID, String?).self) {
             previous[record] = hash ?? HistoryChain.genesis
         }
+        // A push signed once writes its manifest once; its entries reference it by id and index.
+        var manifests: [String: Int64] = [:]
+        var manifestIDs: [Int64] = []
+        var manifestIndexes: [Int64] = []
+        manifestIDs.reserveCapacity(history.count)
+        manifestIndexes.reserveCapacity(history.count)
         var hashes: [String] = []
         hashes.reserveCapacity(history.count)
         for (entry, detail) in zip(history, details) {
-            let hash = HistoryChain.hash(previous: previous[entry.recordID] ?? HistoryChain.genesis, entry, detail: detail)
+            var manifestID: Int64?
+            if let manifest = entry.signed?.manifest {
+                if let id = manifests[manifest.signature] {
+                    manifestID = id
+                } else {
+                    for try await id in try await connection.query("""
+                        INSERT INTO push_manifests (project_id, device_id, signature, digests, created_at)
+                        VALUES (\(projectID), \(entry.deviceID), \(manifest.signature), \(Data(manifest.digests)), \(entry.at.timeIntervalSince1970)) RETURNING id
+                        """, logger: .quiet).decode(Int64.self) {
+                        manifestID = id
+                    }
+                    manifests[manifest.signature] = manifestID
+                }
+            }
+            manifestIDs.append(manifestID ?? 0)
+            manifestIndexes.append(manifestID == nil ? -1 : Int64(entry.signed?.manifest?.index ?? -1))
+            let hash = HistoryChain.hash(previous: previous[entry.recordID] ?? HistoryChain.genesis, entry, detail: detail, manifestID: manifestID)
             previous[entry.recordID] = hash
             hashes.append(hash)
         }
         try await connection.query("""
-            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation, hash)
+            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation,
+                manifest_id, manifest_index, hash)
             SELECT \(projectID), h.record_id, h.revision, h.kind, h.user_id, NULLIF(h.client_id, ''), h.detail, h.created_at,
-                NULLIF(h.device_id, 0), NULLIF(h.signature, ''), NULLIF(h.signed_mutation, ''), h.hash FROM unnest(
+                NULLIF(h.device_id, 0), NULLIF(h.signature, ''), NULLIF(h.signed_mutation, ''), NULLIF(h.manifest_id, 0), NULLIF(h.manifest_index, -1),
+                h.hash FROM unnest(
                 \(history.map(\.recordID))::uuid[], \(history.map(\.revision))::int8[], \(history.map(\.kind.rawValue))::text[],
                 \(history.map(\.userID))::int8[], \(history.map { $0.clientID ?? "" })::text[], \(details)::text[],
                 \(history.map(\.at.timeIntervalSince1970))::float8[], \(history.map { $0.deviceID ?? 0 })::int8[],
-                \(history.map { $0.signed?.signature ?? "" })::text[], \(history.map { $0.signed?.mutation ?? "" })::text[], \(hashes)::text[]
-            ) WITH ORDINALITY AS h (record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation, hash, n)
+                \(history.map { $0.signed?.signature ?? "" })::text[], \(history.map { $0.signed?.mutation ?? "" })::text[],
+                \(manifestIDs)::int8[], \(manifestIndexes)::int8[], \(hashes)::text[]
+            ) WITH ORDINALITY AS h (record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation,
+                manifest_id, manifest_index, hash, n)
             ORDER BY h.n
             """, logger: .quiet)
     }

@@ -45,13 +45,14 @@ extension PostgresStorage {
                 var rows: [ChainedHistoryRow] = []
                 for try await row in try await connection.query("""
                     SELECT h.id, h.record_id, h.revision, h.kind, h.user_id, u.name, h.client_id, h.device_id, h.detail, h.created_at,
-                        h.signature, h.signed_mutation, h.hash
+                        h.signature, h.signed_mutation, h.manifest_id, h.manifest_index, h.hash
                     FROM record_history h JOIN users u ON u.id = h.user_id
                     WHERE h.project_id = \(projectID) AND h.record_id = ANY(\(records)::uuid[]) ORDER BY h.record_id, h.id
-                    """, logger: .quiet).decode((Int64, UUID, Int64, String, Int64, String, String?, Int64?, String, Double, String?, String?, String?).self) {
+                    """, logger: .quiet).decode((Int64, UUID, Int64, String, Int64, String, String?, Int64?, String, Double, String?, String?, Int64?, Int64?, String?).self) {
                     rows.append(ChainedHistoryRow(
                         id: row.0, recordID: row.1.uuidString.lowercased(), revision: row.2, kind: row.3, userID: row.4, userName: row.5,
-                        clientID: row.6, deviceID: row.7, detail: row.8, createdAt: row.9, signature: row.10, signedMutation: row.11, hash: row.12))
+                        clientID: row.6, deviceID: row.7, detail: row.8, createdAt: row.9, signature: row.10, signedMutation: row.11,
+                        manifestID: row.12, manifestIndex: row.13, hash: row.14))
                 }
                 return rows
             }
@@ -77,6 +78,21 @@ extension PostgresStorage {
             var first: Int64 = 1
             for try await id in try await client.query("SELECT first_chained_id FROM history_chain WHERE id = 1").decode(Int64.self) { first = id }
             return first
+        }
+    }
+
+    public func pushManifests(ids: [Int64]) async throws -> [Int64: StoredPushManifest] {
+        guard !ids.isEmpty else { return [:] }
+        let client = client
+        let ids = Array(Set(ids))
+        return try await perform {
+            var manifests: [Int64: StoredPushManifest] = [:]
+            for try await (id, device, signature, digests, created) in try await client.query("""
+                SELECT id, device_id, signature, digests, created_at FROM push_manifests WHERE id = ANY(\(ids)::int8[])
+                """).decode((Int64, Int64?, String, ByteBuffer, Double).self) {
+                manifests[id] = StoredPushManifest(id: id, deviceID: device, signature: signature, digests: Array(digests.readableBytesView), createdAt: created)
+            }
+            return manifests
         }
     }
 }

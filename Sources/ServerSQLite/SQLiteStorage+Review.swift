@@ -8,23 +8,39 @@ extension SQLiteStorage {
     /// Inserts the plan's history entries (plain inserts, in the push's transaction).
     /// Writes `history`, each entry with its detail encoded as in `details` (``PushPlan/encoding()``), its device,
     /// signature and link in its record's hash chain (``HistoryChain``: the hash of the record's latest entry,
-    /// read under the single writer, then of each entry written before it in this batch).
+    /// read under the single writer, then of each entry written before it in this batch). A push signed once
+    /// writes its manifest once (`push_manifests`), before the first entry that references it.
     static func writeHistory(_ db: Database, projectID: Int64, _ history: [HistoryEntry], details: [String]) throws {
         guard !history.isEmpty else { return }
         let insert = try db.cachedStatement(sql: """
-            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation, hash)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation,
+                manifest_id, manifest_index, hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let latest = try db.cachedStatement(sql: "SELECT hash FROM record_history WHERE project_id = ? AND record_id = ? ORDER BY id DESC LIMIT 1")
         var previous: [UUID: String] = [:]
+        var manifests: [String: Int64] = [:]
         for (entry, detail) in zip(history, details) {
             let record = entry.recordID.lowercased
+            var manifestID: Int64?
+            if let manifest = entry.signed?.manifest {
+                if let id = manifests[manifest.signature] {
+                    manifestID = id
+                } else {
+                    try db.cachedStatement(sql: """
+                        INSERT INTO push_manifests (project_id, device_id, signature, digests, created_at) VALUES (?, ?, ?, ?, ?)
+                        """).execute(arguments: [projectID, entry.deviceID, manifest.signature, Data(manifest.digests), entry.at.timeIntervalSince1970])
+                    manifestID = db.lastInsertedRowID
+                    manifests[manifest.signature] = db.lastInsertedRowID
+                }
+            }
             let before = try previous[entry.recordID] ?? (String.fetchOne(latest, arguments: [projectID, record]) ?? HistoryChain.genesis)
-            let hash = HistoryChain.hash(previous: before, entry, detail: detail)
+            let hash = HistoryChain.hash(previous: before, entry, detail: detail, manifestID: manifestID)
             previous[entry.recordID] = hash
             try insert.execute(arguments: [
                 projectID, record, entry.revision, entry.kind.rawValue, entry.userID, entry.clientID,
-                detail, entry.at.timeIntervalSince1970, entry.deviceID, entry.signed?.signature, entry.signed?.mutation, hash,
+                detail, entry.at.timeIntervalSince1970, entry.deviceID, entry.signed?.signature, entry.signed?.mutation,
+                manifestID, manifestID == nil ? nil : entry.signed?.manifest?.index, hash,
             ])
         }
     }

@@ -29,14 +29,15 @@ extension SQLiteStorage {
             var rows: [ChainedHistoryRow] = []
             let select = try db.cachedStatement(sql: """
                 SELECT h.id, h.record_id, h.revision, h.kind, h.user_id, u.name, h.client_id, h.device_id, h.detail, h.created_at,
-                    h.signature, h.signed_mutation, h.hash
+                    h.signature, h.signed_mutation, h.manifest_id, h.manifest_index, h.hash
                 FROM record_history h JOIN users u ON u.id = h.user_id WHERE h.project_id = ? AND h.record_id = ? ORDER BY h.id
                 """)
             for record in records {
                 for row in try Row.fetchAll(select, arguments: [projectID, record]) {
                     rows.append(ChainedHistoryRow(
                         id: row[0], recordID: row[1], revision: row[2], kind: row[3], userID: row[4], userName: row[5], clientID: row[6],
-                        deviceID: row[7], detail: row[8], createdAt: row[9], signature: row[10], signedMutation: row[11], hash: row[12]))
+                        deviceID: row[7], detail: row[8], createdAt: row[9], signature: row[10], signedMutation: row[11], manifestID: row[12],
+                        manifestIndex: row[13], hash: row[14]))
                 }
             }
             return rows
@@ -58,5 +59,19 @@ extension SQLiteStorage {
 
     public func firstChainedHistoryID() async throws -> Int64 {
         try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT first_chained_id FROM history_chain WHERE id = 1") ?? 1 }
+    }
+
+    public func pushManifests(ids: [Int64]) async throws -> [Int64: StoredPushManifest] {
+        guard !ids.isEmpty else { return [:] }
+        return try await pool.read { db in
+            var manifests: [Int64: StoredPushManifest] = [:]
+            let select = try db.cachedStatement(sql: "SELECT device_id, signature, digests, created_at FROM push_manifests WHERE id = ?")
+            for id in Set(ids) {
+                guard let row = try Row.fetchOne(select, arguments: [id]) else { continue }
+                let digests: Data = row[2]
+                manifests[id] = StoredPushManifest(id: id, deviceID: row[0], signature: row[1], digests: Array(digests), createdAt: row[3])
+            }
+            return manifests
+        }
     }
 }

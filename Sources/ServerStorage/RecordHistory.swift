@@ -50,17 +50,21 @@ public struct HistoryEntry: Sendable, Hashable {
     }
 }
 
-/// A mutation as its device signed it: the base64 Ed25519 signature and the mutation's canonical bytes
-/// (`Mutation.jsonBytes()`) it was made over, kept with the history entry the mutation made.
+/// A mutation as its device signed it, kept with the history entry the mutation made: the mutation's canonical
+/// bytes (`Mutation.jsonBytes()`) and what signed them — the push's one signature, over its manifest, with the
+/// mutation's place in it (``manifest``), or, from devices that sign each mutation, the mutation's own signature.
 public struct SignedMutation: Sendable, Hashable {
-    /// Base64 of the 64-byte Ed25519 signature.
-    public var signature: String
-    /// The mutation's canonical JSON, exactly the bytes signed.
+    /// Base64 of the 64-byte Ed25519 signature of ``mutation`` alone; nil when the push signed it (``manifest``).
+    public var signature: String?
+    /// The mutation's canonical JSON, exactly the bytes signed (or whose digest the manifest lists).
     public var mutation: String
+    /// The signed manifest of the push that carried the mutation, and the mutation's index in it.
+    public var manifest: PushManifestReference?
 
-    public init(signature: String, mutation: String) {
+    public init(signature: String?, mutation: String, manifest: PushManifestReference? = nil) {
         self.signature = signature
         self.mutation = mutation
+        self.manifest = manifest
     }
 }
 

@@ -19,6 +19,44 @@ public protocol SignatureStorage: Sendable {
     func signingDevices() async throws -> [Int64: SigningDevice]
     /// The first history entry id that must carry a hash (entries before it were written before the chain existed).
     func firstChainedHistoryID() async throws -> Int64
+    /// The stored push manifests of `ids` (those that exist), by id.
+    func pushManifests(ids: [Int64]) async throws -> [Int64: StoredPushManifest]
+}
+
+/// A history entry's place in its push's signed manifest (docs/signed-submissions.md): the push's one signature,
+/// the manifest's digests (32 bytes each, concatenated, as `PushManifest.digests`), and the index of the entry's
+/// mutation among them. The entries of one push share one manifest, which the storage writes once
+/// (`push_manifests`, keyed in the write by its signature) and each entry references by id and index.
+public struct PushManifestReference: Sendable, Hashable {
+    /// Base64 of the device's Ed25519 signature of the manifest.
+    public var signature: String
+    /// The manifest's digests, concatenated, in the push's order.
+    public var digests: [UInt8]
+    /// The mutation's index in the manifest.
+    public var index: Int
+
+    public init(signature: String, digests: [UInt8], index: Int) {
+        self.signature = signature
+        self.digests = digests
+        self.index = index
+    }
+}
+
+/// A push manifest as stored (`push_manifests`): the device whose token pushed it, its signature and its digests.
+public struct StoredPushManifest: Sendable, Hashable {
+    public var id: Int64
+    public var deviceID: Int64?
+    public var signature: String
+    public var digests: [UInt8]
+    public var createdAt: Double
+
+    public init(id: Int64, deviceID: Int64?, signature: String, digests: [UInt8], createdAt: Double) {
+        self.id = id
+        self.deviceID = deviceID
+        self.signature = signature
+        self.digests = digests
+        self.createdAt = createdAt
+    }
 }
 
 /// How a device key registration went.
@@ -66,11 +104,15 @@ public struct ChainedHistoryRow: Sendable, Hashable {
     public var createdAt: Double
     public var signature: String?
     public var signedMutation: String?
+    /// The push manifest whose signature covers ``signedMutation``, and the mutation's index in it.
+    public var manifestID: Int64?
+    public var manifestIndex: Int64?
     public var hash: String?
 
     public init(
         id: Int64, recordID: String, revision: Int64, kind: String, userID: Int64, userName: String, clientID: String?, deviceID: Int64?,
-        detail: String, createdAt: Double, signature: String?, signedMutation: String?, hash: String?
+        detail: String, createdAt: Double, signature: String?, signedMutation: String?, manifestID: Int64? = nil, manifestIndex: Int64? = nil,
+        hash: String?
     ) {
         self.id = id
         self.recordID = recordID
@@ -84,12 +126,21 @@ public struct ChainedHistoryRow: Sendable, Hashable {
         self.createdAt = createdAt
         self.signature = signature
         self.signedMutation = signedMutation
+        self.manifestID = manifestID
+        self.manifestIndex = manifestIndex
         self.hash = hash
     }
 
-    /// This entry's link as the current rule computes it: ``HistoryChain/hash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``.
+    /// This entry's link as the current rule computes it: ``HistoryChain/hash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:manifestID:manifestIndex:)``.
     public func expectedHash(previous: String) -> String {
         HistoryChain.hash(
+            previous: previous, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
+            detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation, manifestID: manifestID, manifestIndex: manifestIndex)
+    }
+
+    /// This entry's link by rule 3 (``HistoryChain/thirdRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``).
+    public func thirdRuleHash(previous: String) -> String {
+        HistoryChain.thirdRuleHash(
             previous: previous, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
     }
@@ -101,11 +152,14 @@ public struct ChainedHistoryRow: Sendable, Hashable {
             detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
     }
 
-    /// Whether `hash` is this entry's link after `previous` under any rule: the current one (3), rule 2, or the
-    /// first one (``HistoryChain/firstRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``),
-    /// which entries written before the later rules carry.
+    /// Whether `hash` is this entry's link after `previous` under any rule: the current one (4), rule 3, rule 2, or
+    /// the first one (``HistoryChain/firstRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``),
+    /// which entries written before the later rules carry. An entry that references a push manifest was written
+    /// under rule 4 or later: only rule 4 covers the reference, so no earlier rule is accepted for it.
     public func matches(hash: String, previous: String) -> Bool {
         if expectedHash(previous: previous) == hash { return true }
+        guard manifestID == nil, manifestIndex == nil else { return false }
+        if thirdRuleHash(previous: previous) == hash { return true }
         if secondRuleHash(previous: previous) == hash { return true }
         return HistoryChain.firstRuleHash(
             previous: previous, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID,
@@ -116,9 +170,12 @@ public struct ChainedHistoryRow: Sendable, Hashable {
 /// The hash chain of a record's history: each entry stores `hash = SHA-256(previous ‖ content ‖ detail)`, hex,
 /// where `previous` is the hash of the record's entry before it (``genesis`` for its first, or after entries
 /// written before the chain existed), `content` the entry's canonical bytes — a JSON array of the rule's number
-/// (3), its record id, revision, kind, user id, client id, device id, the length in bytes of its detail, time
-/// (the IEEE 754 bits of the stored seconds), signature and — only when there is no signature — the signed
-/// mutation, `null` where one is absent — and `detail` the stored detail's bytes as they are. An entry changed in
+/// (4), its record id, revision, kind, user id, client id, device id, the length in bytes of its detail, time
+/// (the IEEE 754 bits of the stored seconds), signature, push manifest id and index, and — only when there is
+/// neither a signature nor a manifest — the signed mutation, `null` where one is absent — and `detail` the stored
+/// detail's bytes as they are. Rule 4 added the manifest's id and index (one signature per push); entries
+/// written before it carry rule 3's hash (``thirdRuleHash(previous:recordID:revision:kind:userID:clientID:deviceID:detail:createdAt:signature:signedMutation:)``,
+/// the same array without those two elements, led by 3). An entry changed in
 /// the database no longer matches its hash, and an entry removed breaks the link of the one after it.
 ///
 /// The detail follows the array as its bytes, not escaped into it as a string: the array ends at its closing
@@ -134,17 +191,40 @@ public enum HistoryChain {
     public static let genesis = String(repeating: "0", count: 64)
 
     /// The number the current rule's content begins with, which keeps its inputs apart from the earlier rules'
-    /// (rule 2's begins with 2, the first rule's with a string).
-    static let rule: Int64 = 3
+    /// (rule 3's begins with 3, rule 2's with 2, the first rule's with a string).
+    static let rule: Int64 = 4
 
-    /// The hash of one entry after `previous`, by the current rule: the content array with the detail's length
-    /// in the detail's place, then the detail's bytes.
+    /// The hash of one entry after `previous`, by the current rule (4): the content array with the detail's length
+    /// in the detail's place and the push manifest's id and index after the signature, then the detail's bytes.
     public static func hash(
+        previous: String, recordID: String, revision: Int64, kind: String, userID: Int64, clientID: String?, deviceID: Int64?,
+        detail: String, createdAt: Double, signature: String?, signedMutation: String?, manifestID: Int64?, manifestIndex: Int64?
+    ) -> String {
+        lengthRuleHash(
+            rule: rule, manifest: (manifestID, manifestIndex), previous: previous, recordID: recordID, revision: revision, kind: kind, userID: userID,
+            clientID: clientID, deviceID: deviceID, detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
+    }
+
+    /// The hash of one entry after `previous` by rule 3, which history written before rule 4 carries: rule 4's
+    /// array without the manifest's id and index, led by 3.
+    public static func thirdRuleHash(
         previous: String, recordID: String, revision: Int64, kind: String, userID: Int64, clientID: String?, deviceID: Int64?,
         detail: String, createdAt: Double, signature: String?, signedMutation: String?
     ) -> String {
-        let mutation = signature == nil ? signedMutation : nil
-        var writer = JSONWriter(capacity: 176 + (mutation?.utf8.count ?? 0))
+        lengthRuleHash(
+            rule: 3, manifest: nil, previous: previous, recordID: recordID, revision: revision, kind: kind, userID: userID,
+            clientID: clientID, deviceID: deviceID, detail: detail, createdAt: createdAt, signature: signature, signedMutation: signedMutation)
+    }
+
+    /// Rules 3 and 4: the detail's length in the array, its bytes after it; rule 4 (`manifest` given, its members
+    /// possibly nil) writes the manifest's id and index after the signature. The signed mutation is hashed only
+    /// when neither a signature nor a manifest covers it.
+    private static func lengthRuleHash(
+        rule: Int64, manifest: (id: Int64?, index: Int64?)?, previous: String, recordID: String, revision: Int64, kind: String, userID: Int64,
+        clientID: String?, deviceID: Int64?, detail: String, createdAt: Double, signature: String?, signedMutation: String?
+    ) -> String {
+        let mutation = signature == nil && manifest?.id == nil ? signedMutation : nil
+        var writer = JSONWriter(capacity: 200 + (mutation?.utf8.count ?? 0))
         writer.beginArray()
         writer.element()
         writer.int(rule)
@@ -153,7 +233,18 @@ public enum HistoryChain {
         columns(&writer, recordID: recordID, revision: revision, kind: kind, userID: userID, clientID: clientID, deviceID: deviceID) {
             $0.int(Int64(length))
         }
-        rest(&writer, createdAt: createdAt, signature: signature, signedMutation: mutation)
+        writer.element()
+        writer.int(Int64(bitPattern: createdAt.bitPattern))
+        writer.element()
+        if let signature { writer.string(signature) } else { writer.null() }
+        if let manifest {
+            writer.element()
+            if let id = manifest.id { writer.int(id) } else { writer.null() }
+            writer.element()
+            if let index = manifest.index { writer.int(index) } else { writer.null() }
+        }
+        writer.element()
+        if let mutation { writer.string(mutation) } else { writer.null() }
         writer.endArray()
         var hasher = SHA256()
         hasher.update(data: Array(previous.utf8))
@@ -254,11 +345,13 @@ public enum HistoryChain {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// The hash of a history entry about to be written after `previous`, its detail encoded as `detail`.
-    public static func hash(previous: String, _ entry: HistoryEntry, detail: String) -> String {
+    /// The hash of a history entry about to be written after `previous`, its detail encoded as `detail`, its
+    /// push manifest (when it has one) stored as `manifestID`.
+    public static func hash(previous: String, _ entry: HistoryEntry, detail: String, manifestID: Int64? = nil) -> String {
         hash(
             previous: previous, recordID: entry.recordID.lowercased, revision: entry.revision, kind: entry.kind.rawValue, userID: entry.userID,
             clientID: entry.clientID, deviceID: entry.deviceID, detail: detail, createdAt: entry.at.timeIntervalSince1970,
-            signature: entry.signed?.signature, signedMutation: entry.signed?.mutation)
+            signature: entry.signed?.signature, signedMutation: entry.signed?.mutation,
+            manifestID: manifestID, manifestIndex: manifestID == nil ? nil : entry.signed?.manifest.map { Int64($0.index) })
     }
 }

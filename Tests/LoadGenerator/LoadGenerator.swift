@@ -18,9 +18,10 @@ import SyncCore
 ///
 ///     fieldsheet-loadgen signing URL TOKEN SIGNED_TOKEN SERVER_PID [records] [rounds]
 ///
-/// measures signature verification instead: pushes `records` records (10,000 by default) unsigned with TOKEN
-/// and as many signed with SIGNED_TOKEN (another device of the project, which registers a key first), `rounds`
-/// times (3), and prints the server's CPU per record of each.
+/// measures signature verification instead: pushes `records` records (10,000 by default) unsigned with TOKEN,
+/// and as many with SIGNED_TOKEN (another device of the project, which registers a key first) signed per
+/// mutation as older apps sign, and as many signed once per push as devices sign now, `rounds` times (3), and
+/// prints the server's CPU per record of each.
 @main
 struct LoadGenerator {
     static func main() async throws {

@@ -12,52 +12,70 @@ struct Runner: Sendable {
     static let batchSize = 500
     static let fields = 20
 
-    /// One push body of `count` new submitted records from `clientId`, each mutation signed with `signingKey`
-    /// when one is given (the body then carries `signatures`, as a device's does).
-    func pushBody(clientID: String, count: Int, signingKey: DeviceSigningKey? = nil) throws -> ByteBuffer {
+    /// One push body of `count` new submitted records from `clientId`, signed with `signingKey` when one is
+    /// given: once over the push's manifest (`pushSignature`, as a device signs), or with `perMutation` each
+    /// mutation (`signatures`, as older devices sign).
+    func pushBody(clientID: String, count: Int, signingKey: DeviceSigningKey? = nil, perMutation: Bool = false) throws -> ByteBuffer {
         let hlc = HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0)
         var changes: [String: FieldChange] = [:]
         for field in 1...Self.fields { changes["f\(field)"] = FieldChange(value: .text("value of field \(field) typed in the basement"), baseRevision: 0, hlc: hlc) }
         let mutations = (0..<count).map { _ in
             Mutation(mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "wide", version: 1), state: .submitted, changes: changes)
         }
-        return Self.body(clientID: clientID, mutations, signingKey: signingKey)
+        return Self.body(clientID: clientID, mutations, signingKey: signingKey, perMutation: perMutation)
     }
 
-    /// A push body as a device writes it (``PushRequest/deviceBytes(clientID:_:signingKey:)``).
-    static func body(clientID: String, _ mutations: [Mutation], signingKey: DeviceSigningKey? = nil) -> ByteBuffer {
-        ByteBuffer(bytes: PushRequest.deviceBytes(clientID: clientID, mutations, signingKey: signingKey))
+    /// A push body as a device writes it (``PushRequest/deviceBytes(clientID:_:signingKey:perMutation:)``).
+    static func body(clientID: String, _ mutations: [Mutation], signingKey: DeviceSigningKey? = nil, perMutation: Bool = false) -> ByteBuffer {
+        ByteBuffer(bytes: PushRequest.deviceBytes(clientID: clientID, mutations, signingKey: signingKey, perMutation: perMutation))
+    }
+
+    /// How a round's pushes are signed.
+    enum Signing: CaseIterable {
+        case unsigned, perMutation, perPush
+
+        var label: String {
+            switch self {
+            case .unsigned: "unsigned"
+            case .perMutation: "signed per mutation"
+            case .perPush: "signed per push"
+            }
+        }
     }
 
     /// The cost of signature verification: `rounds` rounds, each pushing `records` records (batches of
-    /// `batchSize`) unsigned with `setup.token` and the same signed with `signedToken`, whose device registers a
-    /// signing key first (so the server verifies each of its mutations). Prints the server's CPU per record of
-    /// each, summed over the rounds; alternating keeps drift in the machine's load out of the ratio.
+    /// `batchSize`) unsigned with `setup.token`, and the same signed with `signedToken`, whose device registers a
+    /// signing key first: once signed per mutation, as older devices sign (the server verifies each mutation),
+    /// once signed per push, as devices sign now (the server verifies one signature per push over the digests
+    /// it takes anyway). Prints the server's CPU per record of each, summed over the rounds; alternating keeps
+    /// drift in the machine's load out of the ratios.
     func signedPush(signedToken: String, records: Int, rounds: Int) async throws {
         let key = DeviceSigningKey()
         var register = ByteBuffer()
         register.writeString(#"{"publicKey":"\#(key.publicKey)"}"#)
         _ = try await send(.POST, "/v1/projects/bench/device-key", body: register, token: signedToken, expecting: .noContent)
-        var cpu = (unsigned: 0.0, signed: 0.0)
-        var latencies = (unsigned: [Duration](), signed: [Duration]())
+        var cpu: [Signing: Double] = [:]
         for round in 0..<rounds {
-            for signed in [false, true] {
+            for signing in Signing.allCases {
                 let bodies = try (0..<(records / Self.batchSize)).map { _ in
-                    try pushBody(clientID: signed ? "bench-signed" : "bench-unsigned", count: Self.batchSize, signingKey: signed ? key : nil)
+                    try pushBody(
+                        clientID: "bench-\(signing)", count: Self.batchSize, signingKey: signing == .unsigned ? nil : key,
+                        perMutation: signing == .perMutation)
                 }
                 let before = serverCPUSeconds()
                 for (index, body) in bodies.enumerated() {
-                    let latency = try await send(.POST, "/v1/projects/bench/push", body: body, instance: index, token: signed ? signedToken : nil).0
-                    if signed { latencies.signed.append(latency) } else { latencies.unsigned.append(latency) }
+                    _ = try await send(.POST, "/v1/projects/bench/push", body: body, instance: index, token: signing == .unsigned ? nil : signedToken)
                 }
                 let used = serverCPUSeconds() - before
-                if signed { cpu.signed += used } else { cpu.unsigned += used }
-                print(String(format: "round %d, %@: %.0f µs/record", round + 1, signed ? "signed" : "unsigned", used / Double(records) * 1e6))
+                cpu[signing, default: 0] += used
+                print(String(format: "round %d, %@: %.0f µs/record", round + 1, signing.label, used / Double(records) * 1e6))
             }
         }
         let total = Double(records * rounds)
-        print(String(format: "unsigned: %.1f µs/record; signed and verified: %.1f µs/record; ratio %.3f (%d records each, %d rounds, batches of %d)",
-                     cpu.unsigned / total * 1e6, cpu.signed / total * 1e6, cpu.signed / max(cpu.unsigned, 1e-9), records * rounds, rounds, Self.batchSize))
+        let unsigned = max(cpu[.unsigned] ?? 0, 1e-9)
+        print(String(format: "unsigned: %.1f µs/record; signed per mutation: %.1f µs/record, ratio %.3f; signed per push: %.1f µs/record, ratio %.3f (%d records each, %d rounds, batches of %d)",
+                     unsigned / total * 1e6, (cpu[.perMutation] ?? 0) / total * 1e6, (cpu[.perMutation] ?? 0) / unsigned,
+                     (cpu[.perPush] ?? 0) / total * 1e6, (cpu[.perPush] ?? 0) / unsigned, records * rounds, rounds, Self.batchSize))
     }
 
     /// The fields of the form `long` (published by bench.sh): 250 questions, in turn text, integer and single

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Signature verification's cost on the server (docs/signed-submissions.md): one fieldsheet-server on fresh
 # SQLite data, two devices of one project — one whose token holds no key (pushes unsigned) and one enrolled
-# with a login code that registers a key (every mutation signed and verified) — and
-# `fieldsheet-loadgen signing`, which alternates their pushes and prints the server's CPU per record of each.
+# with a login code that registers a key (its pushes signed per mutation, as older apps sign, and signed once
+# per push, as devices sign now) — and `fieldsheet-loadgen signing`, which alternates unsigned, per-mutation and
+# per-push rounds and prints the server's CPU per record of each.
 #   Tests/LoadGenerator/signing-bench.sh [BIN_DIR] [records] [rounds]
 set -euo pipefail
 BIN=${1:-.build/release}

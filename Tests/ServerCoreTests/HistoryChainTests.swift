@@ -10,8 +10,9 @@ import SyncCore
 import Testing
 
 /// The history chain's hash rules (docs/signed-submissions.md): entries hashed by the first rule (which covered
-/// the signed mutation), by rule 2 (which covers the signature in its place) and by rule 3 (the detail's bytes
-/// after the array, not escaped into it) verify in one chain, and a change to any is found; concurrent
+/// the signed mutation), by rule 2 (which covers the signature in its place), by rule 3 (the detail's bytes
+/// after the array, not escaped into it) and by rule 4 (which covers the entry's place in its push's signed
+/// manifest) verify in one chain, and a change to any — or to a stored manifest — is found; concurrent
 /// resolutions of one record leave a whole chain on both backends.
 struct HistoryChainTests {
     static let key = DeviceSigningKey()
@@ -34,7 +35,20 @@ struct HistoryChainTests {
             signedMutation: signed?.mutation, hash: nil)
     }
 
-    /// Two entries hashed by the first rule, two by rule 2, then two by rule 3, each linked to the one before.
+    /// A push of two mutations signed once, as a device signs it now: the manifest stored as push manifest 40,
+    /// the second mutation (of the record, setting "Gate") the one whose entry the chain holds, at index 1.
+    static let pushed: (manifest: StoredPushManifest, mutation: String) = {
+        let other = Mutation(
+            mutationID: UUID().uuidString.lowercased(), recordID: UUID(), form: FormKey(id: "job", version: 1), state: .submitted,
+            changes: ["title": FieldChange(value: .text("Elsewhere"), baseRevision: 0, hlc: HybridTimestamp(millis: 1_000, counter: 0))])
+        let mutation = signed("Gate").mutation
+        let manifest = PushManifest(canonical: [other.jsonBytes(), Array(mutation.utf8)])
+        let stored = StoredPushManifest(id: 40, deviceID: device.id, signature: key.signature(for: manifest.bytes), digests: Array(manifest.digests), createdAt: 1_700_000_007)
+        return (stored, mutation)
+    }()
+
+    /// Two entries hashed by the first rule, two by rule 2, two by rule 3, then a change signed by its push's
+    /// manifest and a review by rule 4, each linked to the one before.
     static func mixedChain() -> [ChainedHistoryRow] {
         var rows = [
             row(1, kind: "change", detail: #"{"fields":{"title":{"from":null,"to":{"text":"Pump"}}}}"#, signed: signed("Pump")),
@@ -43,14 +57,21 @@ struct HistoryChainTests {
             row(4, kind: "resolution", detail: #"{"fields":{},"resolution":{"conflictId":1,"kept":"server"}}"#, signed: nil),
             row(5, kind: "change", detail: #"{"fields":{"title":{"from":{"text":"Valve"},"to":{"text":"Pump \"Nº 4\""}}}}"#, signed: signed(#"Pump "Nº 4""#)),
             row(6, kind: "review", detail: #"{"fields":{},"review":{"from":"approved","to":"hasIssues","comment":"Photo?"}}"#, signed: nil),
+            row(7, kind: "change", detail: #"{"fields":{"title":{"from":{"text":"Pump \"Nº 4\""},"to":{"text":"Gate"}}}}"#, signed: nil),
+            row(8, kind: "review", detail: #"{"fields":{},"review":{"from":"hasIssues","to":"approved"}}"#, signed: nil),
         ]
-        rehash(&rows, firstRuleThrough: 2, secondRuleThrough: 4)
+        rows[6].clientID = "ana-phone"
+        rows[6].deviceID = device.id
+        rows[6].signedMutation = pushed.mutation
+        rows[6].manifestID = pushed.manifest.id
+        rows[6].manifestIndex = 1
+        rehash(&rows, firstRuleThrough: 2, secondRuleThrough: 4, thirdRuleThrough: 6)
         return rows
     }
 
     /// Hashes every entry again after its predecessor: those up to `firstRuleThrough` by the first rule, those
-    /// up to `secondRuleThrough` by rule 2, the rest by the current rule.
-    static func rehash(_ rows: inout [ChainedHistoryRow], firstRuleThrough: Int64, secondRuleThrough: Int64) {
+    /// up to `secondRuleThrough` by rule 2, those up to `thirdRuleThrough` by rule 3, the rest by the current rule.
+    static func rehash(_ rows: inout [ChainedHistoryRow], firstRuleThrough: Int64, secondRuleThrough: Int64, thirdRuleThrough: Int64) {
         var previous = HistoryChain.genesis
         for index in rows.indices {
             let row = rows[index]
@@ -58,21 +79,34 @@ struct HistoryChainTests {
                 ? HistoryChain.firstRuleHash(
                     previous: previous, recordID: row.recordID, revision: row.revision, kind: row.kind, userID: row.userID, clientID: row.clientID,
                     deviceID: row.deviceID, detail: row.detail, createdAt: row.createdAt, signature: row.signature, signedMutation: row.signedMutation)
-                : row.id <= secondRuleThrough ? row.secondRuleHash(previous: previous) : row.expectedHash(previous: previous)
+                : row.id <= secondRuleThrough ? row.secondRuleHash(previous: previous)
+                : row.id <= thirdRuleThrough ? row.thirdRuleHash(previous: previous) : row.expectedHash(previous: previous)
             rows[index].hash = hash
             previous = hash
         }
     }
 
-    /// Rule 3 as docs/signed-submissions.md states it, computed here by hand: SHA-256 of the previous hash, the
-    /// content array (3, the columns, the detail's length in bytes in its place) and the detail's bytes.
+    /// Rules 4 and 3 as docs/signed-submissions.md states them, computed here by hand: SHA-256 of the previous
+    /// hash, the content array (4, the columns, the detail's length in bytes in its place, the manifest's id and
+    /// index after the signature; rule 3 without those two) and the detail's bytes.
     @Test func theCurrentRuleHashesTheArrayThenTheDetailsBytes() throws {
         let detail = #"{"fields":{"title":{"from":null,"to":{"text":"Nº \"4\"\n"}}},"version":1}"#
         let row = Self.row(9, kind: "change", detail: detail, signed: nil)
-        let array = #"[3,""# + row.recordID + #"",9,"change",1,null,null,"# + String(detail.utf8.count)
-            + "," + String(Int64(bitPattern: row.createdAt.bitPattern)) + ",null,null]"
-        let expected = SHA256.hash(data: Array((HistoryChain.genesis + array + detail).utf8)).map { String(format: "%02x", $0) }.joined()
+        let columns = "\"" + row.recordID + "\",9,\"change\",1,null,null," + String(detail.utf8.count) + "," + String(Int64(bitPattern: row.createdAt.bitPattern))
+        func sha(_ text: String) -> String { SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined() }
+        let expected = sha(HistoryChain.genesis + "[4," + columns + ",null,null,null,null]" + detail)
         #expect(row.expectedHash(previous: HistoryChain.genesis) == expected)
+        let third = sha(HistoryChain.genesis + "[3," + columns + ",null,null]" + detail)
+        #expect(row.thirdRuleHash(previous: HistoryChain.genesis) == third)
+        #expect(row.matches(hash: third, previous: HistoryChain.genesis), "an entry of rule 3 still verifies")
+        // Signed by its push: the manifest's id and index are hashed, the signed mutation is not.
+        var pushed = row
+        pushed.signedMutation = "{}"
+        pushed.manifestID = 40
+        pushed.manifestIndex = 3
+        #expect(pushed.expectedHash(previous: HistoryChain.genesis) == sha(HistoryChain.genesis + "[4," + columns + ",null,40,3,null]" + detail))
+        // An entry that references a manifest is of rule 4: another rule's hash of its other columns is refused.
+        #expect(!pushed.matches(hash: pushed.thirdRuleHash(previous: HistoryChain.genesis), previous: HistoryChain.genesis))
         // Rule 2 escaped the detail into the array: another hash, still accepted for entries that carry it.
         let second = row.secondRuleHash(previous: HistoryChain.genesis)
         #expect(second != expected)
@@ -85,8 +119,9 @@ struct HistoryChainTests {
         #expect(!longer.matches(hash: expected, previous: HistoryChain.genesis))
     }
 
-    static func verify(_ rows: [ChainedHistoryRow]) -> HistoryVerifier.Record {
-        HistoryVerifier.verify(rows[...], devices: [device.id: device], firstChained: 1)
+    static func verify(_ rows: [ChainedHistoryRow], manifest: StoredPushManifest = HistoryChainTests.pushed.manifest) -> HistoryVerifier.Record {
+        var manifests = HistoryVerifier.Manifests(stored: [manifest.id: manifest])
+        return HistoryVerifier.verify(rows[...], devices: [device.id: device], firstChained: 1, manifests: &manifests)
     }
 
     @Test func entriesHashedByEitherRuleVerifyInOneChainAndAChangeToEitherIsFound() throws {
@@ -98,10 +133,10 @@ struct HistoryChainTests {
         #expect(rows[4].secondRuleHash(previous: rows[3].hash ?? "") != rows[4].hash)
         let whole = Self.verify(rows)
         #expect(whole.isWhole, "\(whole)")
-        #expect(whole.entries.map(\.signature) == [.valid, .server, .valid, .server, .valid, .server])
+        #expect(whole.entries.map(\.signature) == [.valid, .server, .valid, .server, .valid, .server, .valid, .server])
 
-        // A detail changed in an entry of the first rule, of rule 2, then of rule 3: the link of that entry breaks.
-        for index in [0, 2, 4] {
+        // A detail changed in an entry of the first rule, of rule 2, of rule 3, then of rule 4: the link of that entry breaks.
+        for index in [0, 2, 4, 6] {
             var changed = rows
             changed[index].detail = changed[index].detail.replacingOccurrences(of: "Pump", with: "Pomp")
             let record = Self.verify(changed)
@@ -131,8 +166,34 @@ struct HistoryChainTests {
         #expect(swappedRecord.entries[2].signature == .valid)
         #expect(swappedRecord.entries[2].linkProblem?.contains("does not match its hash") == true)
 
-        // An entry of rule 2, or of rule 3, removed breaks the link of the one after it.
-        for index in [2, 4] {
+        // The entry signed by its push: its mutation changed no longer matches the manifest's digest; the stored
+        // manifest changed (a digest, or its device) fails it; its index moved breaks its link.
+        var changedMutation = rows
+        changedMutation[6].signedMutation = Self.signed("Gate!").mutation
+        let changedMutationRecord = Self.verify(changedMutation)
+        #expect(changedMutationRecord.entries[6].linkProblem == nil)
+        #expect(changedMutationRecord.entries[6].signature == .invalid("the mutation kept with it is not the one its push manifest #40 lists at 1"))
+        var digests = Self.pushed.manifest
+        digests.digests[0] ^= 1
+        #expect(Self.verify(rows, manifest: digests).entries[6].signature == .invalid(
+            "the signature of its push manifest #40 does not verify with device #7's key: the manifest was changed in the database"))
+        var otherDevice = Self.pushed.manifest
+        otherDevice.deviceID = 8
+        guard case .invalid = Self.verify(rows, manifest: otherDevice).entries[6].signature else {
+            Issue.record("a manifest of another device should not verify the entry")
+            return
+        }
+        var missing = Self.pushed.manifest
+        missing.id = 41
+        #expect(Self.verify(rows, manifest: missing).entries[6].signature == .invalid("its push manifest #40 is missing"))
+        var moved = rows
+        moved[6].manifestIndex = 0
+        let movedRecord = Self.verify(moved)
+        #expect(movedRecord.entries[6].linkProblem?.contains("does not match its hash") == true)
+        #expect(movedRecord.entries[6].signature != .valid)
+
+        // An entry of rule 2, of rule 3, or of rule 4 removed breaks the link of the one after it.
+        for index in [2, 4, 6] {
             var removed = rows
             removed.remove(at: index)
             #expect(Self.verify(removed).entries[index].linkProblem != nil)

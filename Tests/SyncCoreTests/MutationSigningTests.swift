@@ -3,13 +3,40 @@ import FormModel
 import Testing
 @testable import SyncCore
 
-@Suite("A device signs each mutation over its canonical bytes; the signatures travel beside the mutations")
+@Suite("A device signs each push once over its manifest (older devices each mutation over its canonical bytes)")
 struct MutationSigningTests {
-    @Test func signaturesAreReadBesideTheMutationsAndVerifyOverTheCanonicalBytes() throws {
+    @Test func aPushSignatureCoversTheDigestsOfItsMutationsInOrder() throws {
         let key = DeviceSigningKey()
         let verifying = try #require(DeviceVerifyingKey(base64: key.publicKey))
         let mutations = [CanonicalMutationTests.sample(), CanonicalMutationTests.sample(extra: ["site": .text("other")])]
         let body = PushRequest.deviceBytes(clientID: "d", mutations, signingKey: key)
+        let push = try ReadPushRequest(jsonBytes: body, maximumMutations: 5)
+        #expect(push.signatures == nil)
+        let signature = try #require(push.pushSignature)
+        let canonical = push.mutations.indices.map { push.mutations[$0].digestBytes(sent: body, range: push.mutationRanges[$0]) }
+        let manifest = PushManifest(canonical: canonical)
+        #expect(manifest.count == 2 && manifest.bytes.count == PushManifest.label.count + 64)
+        #expect(verifying.isValidSignature(signature, for: manifest.bytes))
+        // The manifest as the server stores it (the digests) reads back the same.
+        #expect(PushManifest(digests: manifest.digests) == manifest)
+        #expect(PushManifest(digests: manifest.digests.dropLast()) == nil)
+        #expect(manifest.digest(at: 1).map(Array.init) == PushManifest(canonical: [mutations[1].jsonBytes()]).digest(at: 0).map(Array.init))
+        #expect(manifest.digest(at: 2) == nil && manifest.digest(at: -1) == nil)
+        // The same mutations in another order, one fewer, or one changed: the signature does not verify.
+        #expect(!verifying.isValidSignature(signature, for: PushManifest(canonical: canonical.reversed()).bytes))
+        #expect(!verifying.isValidSignature(signature, for: PushManifest(canonical: canonical.prefix(1)).bytes))
+        let changed = [mutations[0].jsonBytes(), CanonicalMutationTests.sample(extra: ["site": .text("0ther")]).jsonBytes()]
+        #expect(!verifying.isValidSignature(signature, for: PushManifest(canonical: changed).bytes))
+        // A mutation's own signature is not a manifest's, nor the other way round (the label keeps them apart).
+        #expect(!verifying.isValidSignature(key.signature(for: mutations[0].jsonBytes()), for: PushManifest(canonical: canonical.prefix(1)).bytes))
+        #expect(!verifying.isValidSignature(signature, for: mutations[0].jsonBytes()))
+    }
+
+    @Test func signaturesAreReadBesideTheMutationsAndVerifyOverTheCanonicalBytes() throws {
+        let key = DeviceSigningKey()
+        let verifying = try #require(DeviceVerifyingKey(base64: key.publicKey))
+        let mutations = [CanonicalMutationTests.sample(), CanonicalMutationTests.sample(extra: ["site": .text("other")])]
+        let body = PushRequest.deviceBytes(clientID: "d", mutations, signingKey: key, perMutation: true)
         let push = try ReadPushRequest(jsonBytes: body, maximumMutations: 5)
         let signatures = try #require(push.signatures)
         #expect(signatures.count == 2 && signatures.allSatisfy { $0.utf8.count == 88 })

@@ -6,9 +6,10 @@ import SyncCore
 import Testing
 
 /// Signed submissions (docs/signed-submissions.md) on the real server over libcurl, on SQLite and PostgreSQL:
-/// devices log in with the real CLI (a login code, a token) and sign what they push; a push altered after
-/// signing, replayed under another device's token, unsigned from a device with a key, or from a revoked device
-/// is refused; `fieldsheet-server records verify` finds a history row changed in the database with sqlite3/psql.
+/// devices log in with the real CLI (a login code, a token) and sign each push once; a push altered after
+/// signing (signed once or, as older apps do, per mutation), replayed under another device's token, unsigned
+/// from a device with a key, or from a revoked device is refused; `fieldsheet-server records verify` finds a
+/// history row or a stored push manifest changed in the database with sqlite3/psql.
 struct SignedSubmissionTests {
     static let followUpJob = PackagePaths.file("Schema/forms/follow-up-job.json")
 
@@ -85,15 +86,33 @@ struct SignedSubmissionTests {
             _ = try await Self.sql(server, "UPDATE record_history SET detail = replace(detail, 'Depot B3', 'Depot B2') WHERE id = \(first)")
             #expect(try await Self.verify(server).status == 0)
 
-            // The signed mutation kept with an entry is not in its hash (the signature covers it): changed in the
-            // database, it fails its signature, and verify finds that instead.
+            // The signed mutation kept with an entry is not in its hash (its push's signed manifest lists its
+            // digest): changed in the database, it no longer matches the manifest, and verify finds that instead.
             let last = try await Self.sql(server, "SELECT max(id) FROM record_history WHERE lower(CAST(record_id AS TEXT)) = '\(anaRecord.lowercased())'")
             let kept = try await Self.sql(server, "SELECT signed_mutation FROM record_history WHERE id = \(last)")
             #expect(kept.contains(#""integer":3"#), "\(kept)")
+            #expect(try await Self.sql(server, "SELECT count(*) FROM record_history WHERE signature IS NULL AND manifest_id IS NOT NULL") == "2",
+                    "each of Ana's pushes was signed once, over its manifest")
             _ = try await Self.sql(server, "UPDATE record_history SET signed_mutation = replace(signed_mutation, '\"integer\":3', '\"integer\":4') WHERE id = \(last)")
             let forged = try await Self.verify(server, ["--record", anaRecord])
-            #expect(forged.status == 2 && forged.stdout.contains("INVALID (the signature does not verify"), "\(forged.output)")
+            #expect(forged.status == 2 && forged.stdout.contains("INVALID (the mutation kept with it is not the one its push manifest"), "\(forged.output)")
             _ = try await Self.sql(server, "UPDATE record_history SET signed_mutation = replace(signed_mutation, '\"integer\":4', '\"integer\":3') WHERE id = \(last)")
+            #expect(try await Self.verify(server).status == 0)
+
+            // The stored manifest changed (another push's signature put in its place): its signature no longer
+            // verifies, and every entry that relies on it is invalid.
+            let manifest = try await Self.sql(server, "SELECT manifest_id FROM record_history WHERE id = \(last)")
+            let signature = try await Self.sql(server, "SELECT signature FROM push_manifests WHERE id = \(manifest)")
+            _ = try await Self.sql(server, "UPDATE push_manifests SET signature = (SELECT signature FROM push_manifests WHERE id <> \(manifest) ORDER BY id LIMIT 1) WHERE id = \(manifest)")
+            let manifestChanged = try await Self.verify(server, ["--record", anaRecord])
+            #expect(manifestChanged.status == 2 && manifestChanged.stdout.contains("INVALID (the signature of its push manifest #\(manifest) does not verify"), "\(manifestChanged.output)")
+            _ = try await Self.sql(server, "UPDATE push_manifests SET signature = '\(signature)' WHERE id = \(manifest)")
+            #expect(try await Self.verify(server).status == 0)
+            // The entry pointed at another place of the manifest: the hash (rule 4) covers the reference.
+            _ = try await Self.sql(server, "UPDATE record_history SET manifest_index = manifest_index + 1 WHERE id = \(last)")
+            let moved = try await Self.verify(server, ["--record", anaRecord])
+            #expect(moved.status == 2 && moved.stdout.contains("entry \(last) does not match its hash"), "\(moved.output)")
+            _ = try await Self.sql(server, "UPDATE record_history SET manifest_index = manifest_index - 1 WHERE id = \(last)")
             #expect(try await Self.verify(server).status == 0)
             _ = try await Self.sql(server, "DELETE FROM record_history WHERE id = \(first)")
             let removed = try await Self.verify(server, ["--record", anaRecord])
@@ -150,13 +169,25 @@ struct SignedSubmissionTests {
             let ana = try await Self.enrol(server, "ana", transport: transport)
             let bob = try await Self.enrol(server, "bob", transport: transport)
 
-            // Altered after signing: the signed bytes say "Depot", the body sent says "Dep0t".
-            let signed = PushRequest.deviceBytes(clientID: "ana-phone", [Self.mutation(site: "Depot")], signingKey: ana.key)
-            let altered = Array(String(decoding: signed, as: UTF8.self).replacingOccurrences(of: "Depot", with: "Dep0t").utf8)
-            let refused = try await Self.push(server, altered, token: ana.token, transport: transport)
+            // A batch with one mutation altered after the push was signed: the signed bytes say "Depot", the body
+            // sent says "Dep0t". Refused whole: the other mutation, untouched, is not applied either.
+            let batch = PushRequest.deviceBytes(clientID: "ana-phone", [Self.mutation(site: "Barn"), Self.mutation(site: "Depot")], signingKey: ana.key)
+            let alteredBatch = Array(String(decoding: batch, as: UTF8.self).replacingOccurrences(of: "Depot", with: "Dep0t").utf8)
+            let refused = try await Self.push(server, alteredBatch, token: ana.token, transport: transport)
             #expect(refused.status == 403, "\(refused)")
-            #expect(refused.problem?.type == "https://fieldsheet.dev/problems/signature-invalid" && refused.problem?.field == "signatures[0]", "\(refused)")
-            #expect(refused.problem?.detail.contains("altered after it was signed") == true, "\(refused)")
+            #expect(refused.problem?.type == "https://fieldsheet.dev/problems/signature-invalid" && refused.problem?.field == "pushSignature", "\(refused)")
+            #expect(refused.problem?.detail.contains("altered after the push was signed") == true, "\(refused)")
+            // The same from an older app that signs each mutation: the altered one is named.
+            let perMutation = PushRequest.deviceBytes(clientID: "ana-phone", [Self.mutation(site: "Barn"), Self.mutation(site: "Depot")], signingKey: ana.key, perMutation: true)
+            let alteredOld = Array(String(decoding: perMutation, as: UTF8.self).replacingOccurrences(of: "Depot", with: "Dep0t").utf8)
+            let refusedOld = try await Self.push(server, alteredOld, token: ana.token, transport: transport)
+            #expect(refusedOld.status == 403 && refusedOld.problem?.field == "signatures[1]", "\(refusedOld)")
+            #expect(refusedOld.problem?.detail.contains("altered after it was signed") == true, "\(refusedOld)")
+            // Signed both ways at once: refused as ambiguous.
+            let both = Array(String(decoding: batch, as: UTF8.self).replacingOccurrences(of: "\"pushSignature\"", with: "\"signatures\":[\"a\",\"b\"],\"pushSignature\"").utf8)
+            let ambiguous = try await Self.push(server, both, token: ana.token, transport: transport)
+            #expect(ambiguous.status == 400 && ambiguous.problem?.field == "pushSignature", "\(ambiguous)")
+            let signed = PushRequest.deviceBytes(clientID: "ana-phone", [Self.mutation(site: "Depot")], signingKey: ana.key)
 
             // Ana's signed push replayed with Bob's token: his key does not verify her signature.
             let replayed = try await Self.push(server, signed, token: bob.token, transport: transport)
@@ -170,6 +201,11 @@ struct SignedSubmissionTests {
             // As signed, with her own token: applied.
             let accepted = try await Self.push(server, signed, token: ana.token, transport: transport)
             #expect(accepted.status == 200, "\(accepted)")
+            // An older app's push, each mutation signed: still taken, and its entry keeps the mutation's signature.
+            let older = PushRequest.deviceBytes(clientID: "ana-phone", [Self.mutation(site: "Shed 2")], signingKey: ana.key, perMutation: true)
+            let acceptedOld = try await Self.push(server, older, token: ana.token, transport: transport)
+            #expect(acceptedOld.status == 200, "\(acceptedOld)")
+            #expect(try await Self.sql(server, "SELECT count(*) FROM record_history WHERE signature IS NOT NULL AND manifest_id IS NULL") == "1")
             // A device enrolled before signatures (no key) is taken unsigned, and the history says so.
             let legacy = try await Self.enrol(server, "cy", transport: transport, withKey: false)
             let unsignedLegacy = try await Self.push(server, PushRequest.deviceBytes(clientID: "cy-laptop", [Self.mutation(site: "Annex")]), token: legacy.token, transport: transport)
@@ -206,7 +242,7 @@ struct SignedSubmissionTests {
 
             let verified = try await Self.verify(server)
             #expect(verified.status == 0, "\(verified.output)")
-            #expect(verified.stdout.contains("3 entries: 1 signed, 2 unsigned"), "\(verified.output)")
+            #expect(verified.stdout.contains("4 entries: 2 signed, 2 unsigned"), "\(verified.output)")
             #expect(verified.stdout.contains("\"ana-phone\" of ana\tsigned"), "\(verified.output)")
 
             // Ana's device is signed out: its signed pushes are refused from that moment.
@@ -218,7 +254,7 @@ struct SignedSubmissionTests {
             let late = try await Self.verify(server)
             #expect(late.status == 0, "\(late.output)")
             #expect(late.stdout.contains("NOT COUNTING (signed after the device was signed out at"), "\(late.output)")
-            #expect(late.stdout.contains("0 signed, 2 unsigned, 1 not counting"), "\(late.output)")
+            #expect(late.stdout.contains("0 signed, 2 unsigned, 2 not counting"), "\(late.output)")
         }
     }
 }

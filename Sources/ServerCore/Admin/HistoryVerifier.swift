@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import FormModel
 import ServerStorage
@@ -8,9 +9,10 @@ import SyncCore
 ///
 /// A record's history is **whole** when every entry written since the chain began carries a hash that is the
 /// SHA-256 of the previous entry's hash and its own content (``HistoryChain``, by its current rule or, for entries
-/// written before it, its first), and every signature it keeps
-/// verifies, with the public key its device registered, over the mutation bytes kept beside it, and that
-/// mutation is of this record. An entry changed in the database fails its own hash; one removed fails the link
+/// written before it, an earlier one), and every signature it relies on verifies with the public key its device
+/// registered — the push's manifest signature (the manifest stored once per push, by the same device, listing
+/// the SHA-256 of the mutation bytes kept beside the entry at the entry's index), or the mutation's own signature
+/// over those bytes — and that mutation is of this record. An entry changed in the database fails its own hash; one removed fails the link
 /// of the entry after it. A signature made after its device was revoked is not broken, but does not count.
 public struct HistoryVerifier: Sendable {
     /// What one entry's signature says.
@@ -87,14 +89,17 @@ public struct HistoryVerifier: Sendable {
         let firstChained = try await storage.firstChainedHistoryID()
         var summary = Summary()
         var after: String?
+        var manifests = Manifests()
         while true {
             let rows = try await storage.chainedHistory(projectID: projectID, recordID: recordID, afterRecord: after, recordLimit: pageSize)
             guard let last = rows.last else { break }
+            let missing = Set(rows.compactMap(\.manifestID)).filter { manifests.stored[$0] == nil }
+            for (id, manifest) in try await storage.pushManifests(ids: Array(missing)) { manifests.stored[id] = manifest }
             var start = rows.startIndex
             while start < rows.endIndex {
                 var end = start
                 while end < rows.endIndex, rows[end].recordID == rows[start].recordID { end += 1 }
-                let record = Self.verify(rows[start..<end], devices: devices, firstChained: firstChained)
+                let record = Self.verify(rows[start..<end], devices: devices, firstChained: firstChained, manifests: &manifests)
                 summary.records += 1
                 if !record.isWhole { summary.broken += 1 }
                 for entry in record.entries {
@@ -116,8 +121,17 @@ public struct HistoryVerifier: Sendable {
         return summary
     }
 
+    /// The push manifests the entries reference, as stored, and whether each one's signature verified (each is
+    /// checked once, however many entries reference it).
+    struct Manifests {
+        var stored: [Int64: StoredPushManifest] = [:]
+        var verified: [Int64: Bool] = [:]
+    }
+
     /// Verifies one record's entries, oldest first.
-    static func verify(_ rows: ArraySlice<ChainedHistoryRow>, devices: [Int64: SigningDevice], firstChained: Int64) -> Record {
+    static func verify(
+        _ rows: ArraySlice<ChainedHistoryRow>, devices: [Int64: SigningDevice], firstChained: Int64, manifests: inout Manifests
+    ) -> Record {
         var previous = HistoryChain.genesis
         var chained = false
         var entries: [Entry] = []
@@ -139,6 +153,8 @@ public struct HistoryVerifier: Sendable {
             }
             if let signature = row.signature {
                 entry.signature = Self.signature(signature, row: row, device: entry.device)
+            } else if row.manifestID != nil || row.manifestIndex != nil {
+                entry.signature = Self.manifestSignature(row: row, device: entry.device, manifests: &manifests)
             }
             entries.append(entry)
         }
@@ -155,6 +171,40 @@ public struct HistoryVerifier: Sendable {
         guard key.isValidSignature(signature, for: bytes) else {
             return .invalid("the signature does not verify with device #\(device.id)'s key over the mutation kept with it")
         }
+        return Self.signedMutation(bytes, row: row, device: device)
+    }
+
+    /// An entry signed by its push: the manifest it references is stored, of the entry's device, its signature
+    /// verifies with that device's key, and the digest at the entry's index is the SHA-256 of the mutation kept
+    /// with the entry.
+    static func manifestSignature(row: ChainedHistoryRow, device: SigningDevice?, manifests: inout Manifests) -> Signature {
+        guard let id = row.manifestID, let index = row.manifestIndex else { return .invalid("its push manifest reference is incomplete") }
+        guard let manifest = manifests.stored[id] else { return .invalid("its push manifest #\(id) is missing") }
+        guard let device else { return .invalid("its device (\(row.deviceID.map { "#\($0)" } ?? "none")) is unknown") }
+        guard manifest.deviceID == device.id else {
+            return .invalid("its push manifest #\(id) was pushed by \(manifest.deviceID.map { "device #\($0)" } ?? "no device"), not by device #\(device.id)")
+        }
+        guard let stored = device.publicKey, let key = DeviceVerifyingKey(base64: stored) else {
+            return .invalid("its device #\(device.id) holds no signing key")
+        }
+        let signed = PushManifest(digests: manifest.digests)
+        if manifests.verified[id] == nil {
+            manifests.verified[id] = signed.map { key.isValidSignature(manifest.signature, for: $0.bytes) } ?? false
+        }
+        guard manifests.verified[id] == true, let signed else {
+            return .invalid("the signature of its push manifest #\(id) does not verify with device #\(device.id)'s key: the manifest was changed in the database")
+        }
+        guard let mutation = row.signedMutation else { return .invalid("the signed mutation is missing") }
+        let bytes = Array(mutation.utf8)
+        guard let digest = signed.digest(at: Int(clamping: index)), digest.elementsEqual(SHA256.hash(data: bytes)) else {
+            return .invalid("the mutation kept with it is not the one its push manifest #\(id) lists at \(index)")
+        }
+        return Self.signedMutation(bytes, row: row, device: device)
+    }
+
+    /// The checks after a signature verified: the signed mutation is of this record, and was signed before its
+    /// device was revoked.
+    static func signedMutation(_ bytes: [UInt8], row: ChainedHistoryRow, device: SigningDevice) -> Signature {
         var reader = JSONReader(bytes)
         guard let signed = try? Mutation.read(from: &reader), signed.recordID.lowercased == row.recordID else {
             return .invalid("the signed mutation is not of this record")

@@ -31,10 +31,11 @@ struct SyncController {
             // A retry is recognised by content, not layout: clients re-encoding a mutation may order its keys
             // differently (Foundation's encoder does), so the digest is of the canonical form — the bytes sent
             // when a device sent them in that form (it does), else the mutation written again. The device's
-            // signatures are over the same bytes, and are checked before anything is planned.
+            // push signature is over these digests (its manifest), and is checked before anything is planned.
             let canonical = zip(body.mutations, body.mutationRanges).map { mutation, range in mutation.digestBytes(sent: bytes, range: range) }
-            let provenance = try PushSignatures.verify(body, canonical: canonical, principal: principal)
-            return (body, canonical.map { Data(SHA256.hash(data: $0)) }, provenance)
+            let digests = canonical.map { Data(SHA256.hash(data: $0)) }
+            let provenance = try PushSignatures.verify(body, canonical: canonical, digests: digests, principal: principal)
+            return (body, digests, provenance)
         }
         services.metrics.recordPushStep("read", began.duration(to: .now))
         if let clock = body.clock, services.clock.observe(clock).clamped {

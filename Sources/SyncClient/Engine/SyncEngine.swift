@@ -180,7 +180,7 @@ public struct SyncEngine: Sendable {
             if batch.isEmpty { break }
             if pushed == 0 { try await registerSigningKey(progress) }
             let response = try await send(
-                await reporting(TransportRequest(method: "POST", url: configuration.url("push"), body: Self.pushBody(clientID: store.deviceID, batch))),
+                await reporting(TransportRequest(method: "POST", url: configuration.url("push"), body: Self.pushBody(clientID: store.deviceID, batch, signature: prepared.signature))),
                 doing: "pushing \(batch.count) record\(batch.count == 1 ? "" : "s")", progress
             ) { try PushResponse(jsonBytes: [UInt8]($0)) }
             progress.serverClock = max(progress.serverClock, response.serverClock)
@@ -200,10 +200,10 @@ public struct SyncEngine: Sendable {
             "\(count) on this device, not sent: \(heldReason ?? "its sensitive answers cannot be sealed without the project's key.") Everything else was sent (\(pushed) record\(pushed == 1 ? "" : "s") this sync)."))
     }
 
-    /// The push request body, assembled from the frozen mutation bodies as they are, with their signatures
-    /// (`signatures`, in the same order: docs/signed-submissions.md).
-    static func pushBody(clientID: String, _ batch: [OutgoingMutation]) -> Data {
-        var writer = JSONWriter(capacity: 64 + batch.reduce(0) { $0 + $1.body.utf8.count + $1.signature.utf8.count + 4 })
+    /// The push request body, assembled from the frozen mutation bodies as they are, with the batch's one
+    /// signature (`pushSignature`, over the bodies' digests in this order: docs/signed-submissions.md).
+    static func pushBody(clientID: String, _ batch: [OutgoingMutation], signature: String?) -> Data {
+        var writer = JSONWriter(capacity: 160 + batch.reduce(0) { $0 + $1.body.utf8.count + 1 })
         writer.beginObject()
         writer.key("clientId")
         writer.string(clientID)
@@ -214,13 +214,10 @@ public struct SyncEngine: Sendable {
             writer.raw(mutation.body)
         }
         writer.endArray()
-        writer.key("signatures")
-        writer.beginArray()
-        for mutation in batch {
-            writer.element()
-            writer.string(mutation.signature)
+        if let signature {
+            writer.key("pushSignature")
+            writer.string(signature)
         }
-        writer.endArray()
         writer.endObject()
         return Data(writer.bytes)
     }

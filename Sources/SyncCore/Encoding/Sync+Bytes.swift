@@ -5,27 +5,30 @@ extension PushRequest {
     /// A push body as a device sends it: `{"clientId":…,"mutations":[…]}` with each mutation in its canonical
     /// form (``Mutation/jsonBytes()``), so the server takes each retry digest over the bytes sent. For the load
     /// generator and the tests; the device assembles its body from the frozen mutation bodies as they are.
-    /// With `signingKey`, each mutation is signed over those bytes and the signatures follow as `signatures`.
-    package static func deviceBytes(clientID: String, _ mutations: [Mutation], signingKey: DeviceSigningKey? = nil) -> [UInt8] {
-        var writer = JSONWriter(capacity: 64 + mutations.count * (signingKey == nil ? 2048 : 2150))
+    /// With `signingKey`, the push is signed once over its manifest (``PushManifest``) as a device signs it, and the
+    /// signature follows as `pushSignature`; with `perMutation` too, each mutation is signed instead and the
+    /// signatures follow as `signatures`, as older devices send them.
+    package static func deviceBytes(clientID: String, _ mutations: [Mutation], signingKey: DeviceSigningKey? = nil, perMutation: Bool = false) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128 + mutations.count * (signingKey == nil ? 2048 : 2150))
         writer.beginObject()
         writer.key("clientId")
         writer.string(clientID)
         writer.key("mutations")
         writer.beginArray()
         var signatures: [String] = []
+        var manifest = PushManifest(capacity: mutations.count)
         for mutation in mutations {
             writer.element()
             if let signingKey {
                 let bytes = mutation.jsonBytes()
-                signatures.append(signingKey.signature(for: bytes))
+                if perMutation { signatures.append(signingKey.signature(for: bytes)) } else { manifest.append(canonical: bytes) }
                 writer.raw(bytes)
             } else {
                 mutation.write(to: &writer)
             }
         }
         writer.endArray()
-        if signingKey != nil {
+        if signingKey != nil, perMutation {
             writer.key("signatures")
             writer.beginArray()
             for signature in signatures {
@@ -33,6 +36,9 @@ extension PushRequest {
                 writer.string(signature)
             }
             writer.endArray()
+        } else if let signingKey {
+            writer.key("pushSignature")
+            writer.string(signingKey.signature(for: manifest.bytes))
         }
         writer.endObject()
         return writer.bytes
@@ -50,8 +56,11 @@ public struct ReadPushRequest: Sendable {
     public var recordIDsAsSent: [String]
     /// Where each mutation's JSON is in the body, in order (for its retry digest: ``Mutation/digestBytes(sent:range:)``).
     public var mutationRanges: [Range<Int>]
+    /// The device's signature of the push (base64 Ed25519 over its ``PushManifest``); nil when the push carries
+    /// none (docs/signed-submissions.md).
+    public var pushSignature: String?
     /// The device's signature of each mutation (base64 Ed25519 over its canonical bytes), in the order of
-    /// ``mutations``; nil when the push carries none (docs/signed-submissions.md).
+    /// ``mutations``, as older devices sign; nil when the push carries none.
     public var signatures: [String]?
 
     /// Reads a push body in one pass.
@@ -65,6 +74,7 @@ public struct ReadPushRequest: Sendable {
         var ranges: [Range<Int>] = []
         var sawMutations = false
         var signatures: [String]?
+        var pushSignature: String?
         try reader.beginObject()
         while let key = try reader.nextKey() {
             switch key {
@@ -74,6 +84,8 @@ public struct ReadPushRequest: Sendable {
                 do {
                     clock = HybridTimestamp(rawValue: try reader.readInt64())
                 } catch var error as JSONReadError { error.path = "clock"; throw error }
+            case "pushSignature":
+                do { pushSignature = try reader.readString() } catch var error as JSONReadError { error.path = "pushSignature"; throw error }
             case "signatures":
                 signatures = try Self.readSignatures(from: &reader, maximum: maximumMutations)
             case "mutations":
@@ -109,6 +121,7 @@ public struct ReadPushRequest: Sendable {
         self.recordIDsAsSent = sentIds
         self.mutationRanges = ranges
         self.signatures = signatures
+        self.pushSignature = pushSignature
     }
 }
 

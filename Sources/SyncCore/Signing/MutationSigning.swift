@@ -6,11 +6,12 @@ import Crypto
 import Foundation
 import FormModel
 
-// Signed submissions (docs/signed-submissions.md). A device signs every mutation it freezes with its own
-// Ed25519 key, over the mutation's canonical bytes exactly as `Mutation.jsonBytes()` writes them — the bytes
-// the retry digest is taken over — and sends the signatures in the push body's `signatures` array, one per
-// mutation, in the same order. The server verifies each one with the public key it keeps with the device's
-// token before it plans the push.
+// Signed submissions (docs/signed-submissions.md). A device signs each push once with its own Ed25519 key,
+// over the push's manifest (``PushManifest``): the SHA-256 of each mutation's canonical bytes exactly as
+// `Mutation.jsonBytes()` writes them — the bytes the retry digest is taken over —, in the order sent. The
+// signature travels as the push body's `pushSignature`; the server builds the same manifest from the bytes it
+// received and verifies the one signature with the public key it keeps with the device's token before it plans
+// the push. Older devices sign every mutation instead (`signatures`, one per mutation), which is still taken.
 
 /// A device's Ed25519 signing key. The private half never leaves the device: it is kept in the device
 /// database, sealed with the device data key like every answer.
@@ -74,6 +75,63 @@ public struct DeviceVerifyingKey: @unchecked Sendable, Hashable {
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawRepresentation == rhs.rawRepresentation }
     public func hash(into hasher: inout Hasher) { hasher.combine(rawRepresentation) }
+}
+
+/// What one push signature covers: a fixed label, then the 32-byte SHA-256 of each pushed mutation's canonical
+/// bytes (``Mutation/jsonBytes()``, the retry digest), in the order of the push's `mutations`.
+///
+/// The label keeps a manifest's signature apart from a signature of one mutation (whose bytes begin with `{`):
+/// neither can pass for the other.
+public struct PushManifest: Sendable, Hashable {
+    /// The bytes every manifest begins with.
+    public static let label: [UInt8] = Array("fieldsheet push manifest 1\n".utf8)
+    /// The length of one digest.
+    public static let digestLength = 32
+
+    /// The label, then the digests.
+    public private(set) var bytes: [UInt8]
+
+    /// An empty manifest, with room for `count` digests.
+    public init(capacity count: Int = 0) {
+        bytes = Self.label
+        bytes.reserveCapacity(Self.label.count + count * Self.digestLength)
+    }
+
+    /// The manifest of stored digests (``digests``, concatenated); nil when their length is not a whole number of digests.
+    public init?(digests: some Collection<UInt8>) {
+        guard digests.count % Self.digestLength == 0 else { return nil }
+        self.init(capacity: digests.count / Self.digestLength)
+        bytes.append(contentsOf: digests)
+    }
+
+    /// The digests, concatenated, as the server stores them.
+    public var digests: ArraySlice<UInt8> { bytes[Self.label.count...] }
+
+    /// How many mutations the manifest lists.
+    public var count: Int { (bytes.count - Self.label.count) / Self.digestLength }
+
+    /// The digest of the mutation at `index`; nil past the end.
+    public func digest(at index: Int) -> ArraySlice<UInt8>? {
+        guard index >= 0, index < count else { return nil }
+        let start = Self.label.count + index * Self.digestLength
+        return bytes[start..<start + Self.digestLength]
+    }
+
+    /// Appends a mutation's digest (32 bytes: `SHA-256` of its canonical bytes).
+    public mutating func append(digest: some Sequence<UInt8>) {
+        bytes.append(contentsOf: digest)
+    }
+
+    /// Appends the digest of a mutation's canonical bytes.
+    public mutating func append(canonical mutation: some DataProtocol) {
+        append(digest: SHA256.hash(data: mutation))
+    }
+
+    /// The manifest of `mutations`' canonical bytes, in order.
+    public init(canonical mutations: some Collection<some DataProtocol>) {
+        self.init(capacity: mutations.count)
+        for mutation in mutations { append(canonical: mutation) }
+    }
 }
 
 extension ReadPushRequest {
