@@ -57,7 +57,18 @@ extension SQLiteStorage {
             return try labelStartOrRestCandidates(db, projectID: projectID, list: list, query: query, text: search, cap: cap)
         }
         var sql = "SELECT l.id FROM \(candidates)"
-        switch query.position {
+        keyset(query.position, sql: &sql, arguments: &arguments)
+        if query.filter == nil, query.assignee == nil {
+            let direction = query.readsBackwards ? "DESC" : "ASC"
+            sql += " ORDER BY l.label \(direction), l.id \(direction) LIMIT ?"
+            arguments += [query.limit]
+        }
+        return try String.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    /// Appends the keyset condition of `position` (after or before a label and id of `entity_labels l`) to `sql`.
+    static func keyset(_ position: EntityTableQuery.Position, sql: inout String, arguments: inout StatementArguments) {
+        switch position {
         case .first, .last: break
         case .after(let label, let id):
             sql += " AND (l.label, l.id) > (?, ?)"
@@ -66,12 +77,6 @@ extension SQLiteStorage {
             sql += " AND (l.label, l.id) < (?, ?)"
             arguments += [label, id.lowercased]
         }
-        if query.filter == nil, query.assignee == nil {
-            let direction = query.readsBackwards ? "DESC" : "ASC"
-            sql += " ORDER BY l.label \(direction), l.id \(direction) LIMIT ?"
-            arguments += [query.limit]
-        }
-        return try String.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
     }
 
     /// The ids of the page of a search that many labels match (more than `cap`), or nil when
@@ -90,15 +95,7 @@ extension SQLiteStorage {
             db.cachedStatement(sql: "SELECT count(*) FROM (SELECT 1 FROM \(rest) LIMIT \(cap + 1))"), arguments: arguments) ?? 0
         guard found <= cap else { return nil }
         var sql = "SELECT l.label, l.id FROM \(rest)"
-        switch query.position {
-        case .first, .last: break
-        case .after(let label, let id):
-            sql += " AND (l.label, l.id) > (?, ?)"
-            arguments += [label, id.lowercased]
-        case .before(let label, let id):
-            sql += " AND (l.label, l.id) < (?, ?)"
-            arguments += [label, id.lowercased]
-        }
+        keyset(query.position, sql: &sql, arguments: &arguments)
         let direction = query.readsBackwards ? "DESC" : "ASC"
         sql += " ORDER BY l.label \(direction), l.id \(direction) LIMIT ?"
         arguments += [query.limit]

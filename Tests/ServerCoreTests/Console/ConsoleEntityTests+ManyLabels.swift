@@ -1,3 +1,4 @@
+import FieldSheetTesting
 import Foundation
 import GRDB
 @testable import ServerCore
@@ -12,17 +13,6 @@ import Testing
 extension ConsoleEntityTests {
     static let seed = UInt64(ProcessInfo.processInfo.environment["FIELDSHEET_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
 
-    /// SplitMix64: the same labels and texts again for the same seed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// LIKE's rule: ASCII letters in either case, every other character as it is.
     static func holds(_ label: String, _ text: String) -> Bool {
@@ -40,7 +30,7 @@ extension ConsoleEntityTests {
     /// with the text, forwards and backwards, for random labels in mixed case with non-ASCII bytes.
     @Test func theSeekForLabelsThatStartWithATextFindsWhatAFilterFinds() {
         print("ConsoleEntityTests seed \(Self.seed) (FIELDSHEET_TEST_SEED to repeat)")
-        var random = Seeded(state: Self.seed)
+        var random = SplitMix64(seed: Self.seed)
         let alphabet = ["a", "A", "b", "B", "0", "é", "~", " "]
         for round in 0..<300 {
             let labels = Array(Set((0..<Int.random(in: 0...60, using: &random)).map { _ in
