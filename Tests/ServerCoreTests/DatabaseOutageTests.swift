@@ -17,8 +17,10 @@ struct DatabaseOutageTests {
           try await TestDatabase.with(cluster.configuration) { database in
             let located = try LocatedStorage(.postgres(database))
             try await located.withRunning(migrating: false) { storage in
-                // The 2-second deadline this test sets (to see the outage quickly) can pass while a fresh
-                // cluster migrates on a machine busy with the rest of the run; migrating is safe to repeat.
+                // The 5-second deadline this test sets (a stopped cluster refuses connections at once; the deadline
+                // bounds a connection that hangs) can pass while a fresh cluster migrates on a machine busy with the
+                // rest of the run; migrating is safe to repeat. It was 2 seconds, and a full run once passed it in
+                // the set-up that follows (publishing the form, adding the members), which is not repeated.
                 try await Self.until("the schema is migrated") { (try? await storage.migrate()) != nil }
                 let server = TestServer(backend: .postgres, location: located.location, storage: storage)
                 try await server.publish(TestForms.job(), project: "alpha")

@@ -23,7 +23,7 @@ struct ClusterControl: Sendable {
     let port: Int
 
     var configuration: PostgresStorage.Configuration {
-        PostgresStorage.Configuration(host: "127.0.0.1", port: port, user: "fieldsheet", database: "postgres", poolSize: 4, statementTimeout: .seconds(2))
+        PostgresStorage.Configuration(host: "127.0.0.1", port: port, user: "fieldsheet", database: "postgres", poolSize: 4, statementTimeout: .seconds(5))
     }
 
     /// Runs `body` with a new cluster on a free loopback port, removed afterwards.
