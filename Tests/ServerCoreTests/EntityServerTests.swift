@@ -73,58 +73,7 @@ struct EntityServerTests {
     static func feed(_ client: some TestClientProtocol, _ device: Device, after: Int64 = 0, limit: Int? = nil, list: String = list) async throws -> EntityPage {
         let response = try await device.get(client, "/v1/projects/\(device.project)/entities/\(list)/changes?after=\(after)" + (limit.map { "&limit=\($0)" } ?? ""))
         guard response.status == .ok else { throw TestFailure("the entity feed answered \(response.status): \(String(buffer: response.body))") }
-        return try page(Array(Data(buffer: response.body)))
-    }
-
-    /// An entity feed page read with the byte reader, each entity's fields with ``RecordFields``' own codec.
-    static func page(_ bytes: [UInt8]) throws -> EntityPage {
-        var reader = JSONReader(bytes)
-        var list: String?
-        var changes: [EntitySnapshot] = []
-        var removed: [UUID] = []
-        var cursor: Int64?
-        var hasMore = false
-        try reader.beginObject()
-        while let key = try reader.nextKey() {
-            switch key {
-            case "list": list = try reader.readString()
-            case "changes":
-                try reader.beginArray()
-                while try reader.nextElement() {
-                    var id: UUID?
-                    var revision: Int64?
-                    var sequence: Int64?
-                    var creator: String?
-                    var assignee: String?
-                    var fields: RecordFields?
-                    try reader.beginObject()
-                    while let member = try reader.nextKey() {
-                        switch member {
-                        case "entityId": id = UUID(uuidString: try reader.readString())
-                        case "revision": revision = try reader.readInt64()
-                        case "sequence": sequence = try reader.readInt64()
-                        case "creator": creator = try reader.readString()
-                        case "assignee": assignee = try reader.readNull() ? nil : try reader.readString()
-                        case "fields": fields = try RecordFields(from: &reader)
-                        default: try reader.skipValue()
-                        }
-                    }
-                    guard let id, let revision, let sequence, let creator, let fields else { throw reader.error("an entity of the page lacks a member") }
-                    changes.append(EntitySnapshot(entityID: id, revision: revision, sequence: sequence, creator: creator, assignee: assignee, fields: fields))
-                }
-            case "removed":
-                try reader.beginArray()
-                while try reader.nextElement() {
-                    guard let id = UUID(uuidString: try reader.readString()) else { throw reader.error("removed holds a string that is not a UUID") }
-                    removed.append(id)
-                }
-            case "cursor": cursor = try reader.readInt64()
-            case "hasMore": hasMore = try reader.readBool()
-            default: try reader.skipValue()
-            }
-        }
-        guard let list, let cursor else { throw reader.error("the page lacks list or cursor") }
-        return EntityPage(list: list, changes: changes, removed: removed, cursor: cursor, hasMore: hasMore)
+        return try EntityPage(jsonBytes: Array(Data(buffer: response.body)))
     }
 
     static func outcome(_ response: (TestResponse, PushResponse?)) throws -> MutationOutcome {
