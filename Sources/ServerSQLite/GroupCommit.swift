@@ -17,8 +17,9 @@ import Synchronization
 ///   pushes is then written again in a transaction of its own, so one push's failure fails only that push.
 ///
 /// Once a group is durable, what each of its pushes does at its commit (``run(_:_:durable:)``: handing its
-/// webhook deliveries over) is done for the whole group at once, before any push is answered, so that none of
-/// it waits for the group's pushes to be resumed one after another.
+/// webhook deliveries over) is done for the whole group at once, on the writer's thread the moment its commit
+/// returns, before any push is answered, so that none of it waits for a Swift task to be resumed (the group's
+/// drain, or its pushes one after another).
 package final class GroupCommit: Sendable {
     typealias Work = @Sendable (Database) throws -> PushPlan
 
@@ -55,8 +56,9 @@ package final class GroupCommit: Sendable {
     static let largestGroup = 64
 
     /// Runs `work` in the writer's next group and returns once that group's commit is durable; `durable` is
-    /// called with what `work` returned and the moment the commit was durable, before any push of the group is
-    /// answered (not when `work` failed).
+    /// called with what `work` returned and the moment the commit was durable, on the writer's thread right
+    /// after the commit and before any push of the group is answered (not when `work` failed). It must be
+    /// quick: the writer waits for it.
     func run(_ pool: DatabasePool, _ work: @escaping Work, durable: (@Sendable (PushPlan, Date) -> Void)? = nil) async throws -> PushPlan {
         try await withCheckedThrowingContinuation { continuation in
             let start = state.withLock { state in
@@ -83,10 +85,6 @@ package final class GroupCommit: Sendable {
             guard !group.isEmpty else { return }
             let began = ContinuousClock.now
             let results = await Self.write(group, pool)
-            let durable = Date()
-            for (job, result) in zip(group, results) {
-                if case .success(let plan) = result { job.durable?(plan, durable) }
-            }
             let wait = group.map { $0.queued.duration(to: began) }.max() ?? .zero
             state.withLock { state in
                 state.statistics.groups += 1
@@ -98,9 +96,11 @@ package final class GroupCommit: Sendable {
         }
     }
 
-    /// The group in one transaction, each push in a savepoint; after a database error, each push alone.
+    /// The group in one transaction, each push in a savepoint; after a database error, each push alone. Each
+    /// push's `durable` is called on the writer once its commit returned.
     private static func write(_ group: [Job], _ pool: DatabasePool) async -> [Result<PushPlan, any Error>] {
         let works = group.map(\.work)
+        let handOvers = group.map(\.durable)
         if works.count > 1 {
             do {
                 return try await pool.writeWithoutTransaction { db in
@@ -125,6 +125,7 @@ package final class GroupCommit: Sendable {
                         }
                         return .commit
                     }
+                    Self.handOver(results, handOvers)
                     return results
                 }
             } catch {
@@ -132,13 +133,29 @@ package final class GroupCommit: Sendable {
             }
         }
         var results: [Result<PushPlan, any Error>] = []
-        for work in works {
+        for (work, handOver) in zip(works, handOvers) {
             do {
-                results.append(.success(try await pool.write(work)))
+                results.append(.success(try await pool.writeWithoutTransaction { db in
+                    var plan = PushPlan()
+                    try db.inTransaction {
+                        plan = try work(db)
+                        return .commit
+                    }
+                    handOver?(plan, Date())
+                    return plan
+                }))
             } catch {
                 results.append(.failure(error))
             }
         }
         return results
+    }
+
+    /// Calls each push's `durable` with what it wrote, at the moment its commit returned.
+    private static func handOver(_ results: [Result<PushPlan, any Error>], _ handOvers: [(@Sendable (PushPlan, Date) -> Void)?]) {
+        let durable = Date()
+        for (result, handOver) in zip(results, handOvers) {
+            if case .success(let plan) = result { handOver?(plan, durable) }
+        }
     }
 }

@@ -204,9 +204,11 @@ extension WebhookEvents {
 /// events, and hands it the deliveries the push claimed for it in its transaction, so a new event is sent as
 /// soon as its commit is durable, without another write transaction to claim it.
 ///
-/// A push claims only while a service is attached (``attach(lease:)``) and never for an endpoint the service
-/// has marked busy (``setBusy(_:)``: its deliveries wait in the outbox for the service's own claim). The
-/// service takes what was handed to it with ``take()``.
+/// A push claims only while a service is attached (``attach(lease:wake:)``) and never for an endpoint the
+/// service has marked busy (``setBusy(_:)``: its deliveries wait in the outbox for the service's own claim). The
+/// service takes what was handed to it with ``take()``. A hand-over is an append and a wake, nothing more: it
+/// runs on the committing push's thread (on SQLite, the writer's, before the group's pushes are answered), so
+/// the service's `wake` handler only signals the service's own thread.
 public final class WebhookSignal: Sendable {
     private struct State {
         var pending = false
@@ -217,6 +219,8 @@ public final class WebhookSignal: Sendable {
         var claimWanted = false
         /// How long a push's claim holds, while a service is attached.
         var lease: Duration?
+        /// What wakes the attached service, called after each change (outside the lock).
+        var wakeHandler: (@Sendable () -> Void)?
         var busy: Set<Int64> = []
     }
 
@@ -257,12 +261,13 @@ public final class WebhookSignal: Sendable {
     }
 
     private func wake(_ change: (inout State) -> Void) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let (waiter, handler) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
             change(&state)
             defer { state.waiter = nil }
             if state.waiter == nil { state.pending = true }
-            return state.waiter
+            return (state.waiter, state.wakeHandler)
         }
+        handler?()
         waiter?.resume()
     }
 
@@ -277,16 +282,22 @@ public final class WebhookSignal: Sendable {
         }
     }
 
-    /// A delivery service runs in this process: pushes claim the deliveries they write for it, for `lease`.
-    public func attach(lease: Duration) {
-        state.withLock { $0.lease = lease }
+    /// A delivery service runs in this process: pushes claim the deliveries they write for it, for `lease`, and
+    /// every hand-over or signal calls `wake` (when given) on the thread that made it; `wake` must return at
+    /// once (the service's thread does the work).
+    public func attach(lease: Duration, wake: (@Sendable () -> Void)? = nil) {
+        state.withLock { state in
+            state.lease = lease
+            state.wakeHandler = wake
+        }
     }
 
-    /// The service stops: pushes claim nothing more. Returns what was handed over and not taken, for the
-    /// service to give back.
+    /// The service stops: pushes claim nothing more, and its `wake` is no longer called. Returns what was handed
+    /// over and not taken, for the service to give back.
     public func detach() -> [ClaimedWebhookDelivery] {
         state.withLock { state in
             state.lease = nil
+            state.wakeHandler = nil
             defer { state.handed = [] }
             return state.handed
         }

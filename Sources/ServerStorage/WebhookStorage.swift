@@ -11,7 +11,7 @@ import SyncCore
 /// leaves no event and a committed one cannot lose its event. A project without endpoints pays one indexed
 /// read of an empty table.
 ///
-/// When this process runs a delivery service (``WebhookSignal/attach(lease:)``), the push also claims, in its
+/// When this process runs a delivery service (``WebhookSignal/attach(lease:wake:)``), the push also claims, in its
 /// transaction, each delivery it writes that is the only undelivered one of its endpoint and subject, and hands
 /// those to the service once the commit is durable: a new event leaves without waiting for another write
 /// transaction. Everything else (retries, an event waiting behind an earlier one of its record, events other

@@ -71,7 +71,7 @@ struct WebhookDeliveryStateTests {
     /// A push's hand-over carries when its commit was durable and when it was handed over (what the service
     /// claims itself carries neither), and an attempt's timing trace (`--log-level trace`) names its event with
     /// those times and the attempt's, in order, and neither the secret nor the body.
-    @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() async throws {
+    @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() throws {
         let signal = WebhookSignal()
         let durable = Date()
         var delivery = Self.delivery(7, endpoint: 1, until: durable.addingTimeInterval(60))
@@ -95,7 +95,7 @@ struct WebhookDeliveryStateTests {
         let service = WebhookDeliveryService(
             storage: try SQLiteStorage(directory: directory.path), options: WebhookOptions(timeout: .seconds(5)), logger: logger)
         let sender = WebhookSender(options: service.options, keepPerURL: 1)
-        let attempt = await service.attempt(handed, sender: sender)
+        let attempt = service.attempt(handed, sender: sender)
         #expect(!attempt.delivered)
 
         let lines = captured.lines.filter { $0.message == "Webhook delivery timed" }
@@ -115,9 +115,67 @@ struct WebhookDeliveryStateTests {
         let claimed = Self.delivery(8, endpoint: 1, until: Date().addingTimeInterval(60))
         var unclaimed = claimed
         unclaimed.url = delivery.url
-        _ = await service.attempt(unclaimed, sender: sender)
+        _ = service.attempt(unclaimed, sender: sender)
         let second = try #require(captured.lines.last { $0.message == "Webhook delivery timed" })
         #expect(second.metadata["event"] == "e8" && second.metadata["committed"] == "-" && second.metadata["handed"] == "-")
+    }
+}
+
+/// The delivery service's dispatcher thread: a poke from any thread makes a turn without a Swift task in
+/// between; pokes during a turn make one more turn, not one each; stopping waits for the turn under way.
+struct WebhookDispatchThreadTests {
+    @Test func aPokeMakesATurnAndPokesDuringATurnMakeOneMore() async throws {
+        let turns = Count()
+        let inTurn = HoldingFlag()
+        let release = DispatchSemaphore(value: 0)
+        let toHold = Count()  // the start's turn and the next wait to be let go
+        toHold.value.withLock { $0 = 2 }
+        // A poll interval far longer than the test: every turn here comes from a poke (or the start).
+        let thread = DispatchThread(name: "dispatch-test", interval: .seconds(3600))
+        thread.start {
+            turns.value.withLock { $0 += 1 }
+            let hold = toHold.value.withLock { count -> Bool in
+                defer { count -= 1 }
+                return count > 0
+            }
+            if hold {
+                inTurn.value.withLock { $0 = true }
+                release.wait()
+                inTurn.value.withLock { $0 = false }
+            }
+        }
+        // The start's own turn, held.
+        #expect(await eventually(timeout: 20) { inTurn.value.withLock { $0 } })
+        #expect(turns.value.withLock { $0 } == 1)
+        // Five pokes while it is held: one more turn after it, not five.
+        for _ in 0..<5 { thread.poke() }
+        release.signal()
+        #expect(await eventually(timeout: 20) { turns.value.withLock { $0 } == 2 && inTurn.value.withLock { $0 } })
+        // Stopping while a turn is under way returns only once that turn ended, and no turn follows.
+        let stopped = HoldingFlag()
+        let stopping = Task {
+            await thread.stop()
+            stopped.value.withLock { $0 = true }
+        }
+        thread.poke()
+        #expect(!stopped.value.withLock { $0 }, "the turn under way has not ended")
+        release.signal()
+        await stopping.value
+        #expect(!inTurn.value.withLock { $0 })
+        let after = turns.value.withLock { $0 }
+        #expect(after == 2 || after == 3, "the poke made before the stop may still have had its turn: \(after)")
+    }
+
+    @Test func withoutAPokeItTurnsEveryInterval() async throws {
+        let turns = Count()
+        let thread = DispatchThread(name: "dispatch-test", interval: .milliseconds(20))
+        thread.start { turns.value.withLock { $0 += 1 } }
+        #expect(await eventually(timeout: 20) { turns.value.withLock { $0 } >= 3 })
+        await thread.stop()
+    }
+
+    @Test func stoppingAThreadNeverStartedReturns() async {
+        await DispatchThread(name: "dispatch-test", interval: .seconds(1)).stop()
     }
 }
 

@@ -10,12 +10,15 @@ import Synchronization
 /// 2xx, so a crash between the two sends it again with the same event id.
 ///
 /// Two loops share the work, so sending never waits for the database:
-/// - **sending**: a push of this process claims the deliveries it writes in its own transaction and hands them
-///   over (``WebhookSignal``) once its commit is durable; this loop queues them in memory by endpoint and starts
-///   each (on a worker thread and a kept connection, ``WebhookSender``) as soon as its endpoint has fewer than
-///   ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. A push hands over to an endpoint with every slot
-///   taken too: its delivery waits in that endpoint's queue, not in the outbox for the next claim. Each delivery
-///   frees its slot when it ends, so a slow answer holds up no other delivery. This loop touches no database.
+/// - **sending**, on a dispatcher thread of the service's own (``DispatchThread``), not a Swift task: a push of
+///   this process claims the deliveries it writes in its own transaction and hands them over (``WebhookSignal``)
+///   once its commit is durable, which only wakes the dispatcher; the dispatcher queues them in memory by
+///   endpoint and starts each (on a worker thread and a kept connection, ``WebhookSender``) as soon as its
+///   endpoint has fewer than ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. A push hands over to an
+///   endpoint with every slot taken too: its delivery waits in that endpoint's queue, not in the outbox for the
+///   next claim. Each delivery frees its slot when it ends (and wakes the dispatcher), so a slow answer holds up
+///   no other delivery. Nothing between a hand-over and its attempt waits for Swift's cooperative threads, which
+///   the pushes keep busy, and this loop touches no database.
 /// - **bookkeeping**: one write transaction at a time records every outcome that came in since the last one,
 ///   gives back claims not attempted, and claims what the pushes did not hand over (retries that came due, an
 ///   event that waited behind an earlier one of its record, events other instances wrote), whenever the
@@ -51,33 +54,42 @@ package struct WebhookDeliveryService: Service {
         let state = DeliveryState()
         let bookkeeping = WebhookSignal()
         let sender = WebhookSender(options: options, keepPerURL: options.deliveriesInFlightPerEndpoint)
-        signal.attach(lease: lease)
+        let dispatcher = DispatchThread(name: "fieldsheet-webhook-dispatch", interval: options.pollInterval)
+        dispatcher.start {
+            dispatch(state, signal: signal, bookkeeping: bookkeeping, sender: sender, dispatcher: dispatcher)
+        }
+        signal.attach(lease: lease, wake: { dispatcher.poke() })
         await withDiscardingTaskGroup { group in
             group.addTask { await keepBooks(state, wake: bookkeeping, sending: signal) }
-            while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                let (handed, claimWanted) = signal.take()
-                state.enqueue(handed)
-                if claimWanted {
-                    state.wantClaim()
-                    bookkeeping.wake()
-                }
-                for delivery in state.startDeliveries(options: options, now: Date()) {
-                    group.addTask {
-                        let outcome = await attempt(delivery, sender: sender)
-                        state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
-                        bookkeeping.wake()
-                        signal.wake()  // this endpoint's next delivery may start
-                    }
-                }
-                signal.setBusy(state.busy(options: options))
-                if state.releasesWaiting { bookkeeping.wake() }
-                await wait(for: signal)
-            }
+            try? await gracefulShutdown()  // or cancellation
             // Shutting down: pushes claim nothing more; what was handed over or queued goes back.
+            await dispatcher.stop()
             state.enqueue(signal.detach())
             state.stop()
             bookkeeping.wake()
         }
+    }
+
+    /// One turn of the dispatcher thread: queues what pushes handed over, starts each queued delivery whose
+    /// endpoint has a free slot on a worker thread, marks endpoints with a full queue busy, and wakes the
+    /// bookkeeping loop when it has work.
+    private func dispatch(_ state: DeliveryState, signal: WebhookSignal, bookkeeping: WebhookSignal, sender: WebhookSender, dispatcher: DispatchThread) {
+        let (handed, claimWanted) = signal.take()
+        state.enqueue(handed)
+        if claimWanted {
+            state.wantClaim()
+            bookkeeping.wake()
+        }
+        for delivery in state.startDeliveries(options: options, now: Date()) {
+            sender.run {
+                let outcome = attempt(delivery, sender: sender)
+                state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
+                bookkeeping.wake()
+                dispatcher.poke()  // this endpoint's next delivery may start
+            }
+        }
+        signal.setBusy(state.busy(options: options))
+        if state.releasesWaiting { bookkeeping.wake() }
     }
 
     /// The bookkeeping loop: one write transaction at a time, until the service stopped and every delivery under
@@ -125,8 +137,8 @@ package struct WebhookDeliveryService: Service {
         }
     }
 
-    /// One attempt of one delivery; its outcome, to be recorded.
-    func attempt(_ delivery: ClaimedWebhookDelivery, sender: WebhookSender) async -> WebhookAttempt {
+    /// One attempt of one delivery, on the calling thread (a worker's); its outcome, to be recorded.
+    func attempt(_ delivery: ClaimedWebhookDelivery, sender: WebhookSender) -> WebhookAttempt {
         let now = Date()
         let timestamp = Int64(now.timeIntervalSince1970)
         let headers = [
@@ -136,7 +148,7 @@ package struct WebhookDeliveryService: Service {
             ("FieldSheet-Delivery-Attempt", String(delivery.attempts + 1)),
             (WebhookSignature.header, WebhookSignature.value(secret: delivery.secret, timestamp: timestamp, body: delivery.body.utf8)),
         ]
-        let response = await sender.send(url: delivery.url, body: delivery.body, headers: headers)
+        let response = sender.send(url: delivery.url, body: delivery.body, headers: headers)
         let finished = Date()
         // Where an event's time goes between its commit and its receiver (webhook_bench.py reads this): the
         // times of the delivery's way, in seconds since 1970; never its body or secret.

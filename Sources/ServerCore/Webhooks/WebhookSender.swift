@@ -15,7 +15,9 @@ import CCurl
 /// Connections are kept: an attempt takes an idle libcurl handle of its URL's pool (whose open, keep-alive
 /// connection it then reuses) or a new one, and puts it back afterwards, so a receiver that answers meets one
 /// connection per delivery under way at once rather than one per delivery. The threads are kept too
-/// (``BlockingWorkers``): an idle one takes the next attempt, and one idle for half a minute ends.
+/// (``BlockingWorkers``): an idle one takes the next attempt, and one idle for half a minute ends. What decides
+/// which delivery starts when runs on a thread of its own too (``DispatchThread``), so no step between a push's
+/// hand-over and its attempt waits for a turn on Swift's cooperative threads, which the pushes themselves use.
 final class WebhookSender: Sendable {
     /// What one attempt came to.
     struct Response: Sendable, Hashable {
@@ -37,16 +39,18 @@ final class WebhookSender: Sendable {
         connections = ConnectionPool(idlePerURL: keepPerURL)
     }
 
-    /// Posts `body` to `url` with `headers`, waiting for a worker thread's attempt.
-    func send(url: String, body: String, headers: [(String, String)]) async -> Response {
-        await withCheckedContinuation { continuation in
-            workers.run { [self] in
-                let handle = connections.take(url: url)
-                let response = perform(handle: handle, url: url, body: body, headers: headers)
-                connections.put(handle, url: url, reusable: response.status != nil)
-                continuation.resume(returning: response)
-            }
-        }
+    /// Runs `job` (attempts, ``send(url:body:headers:)``) on one of the sender's worker threads.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        workers.run(job)
+    }
+
+    /// Posts `body` to `url` with `headers` on a kept connection, blocking the calling thread (a worker's,
+    /// ``run(_:)``) until the attempt ends.
+    func send(url: String, body: String, headers: [(String, String)]) -> Response {
+        let handle = connections.take(url: url)
+        let response = perform(handle: handle, url: url, body: body, headers: headers)
+        connections.put(handle, url: url, reusable: response.status != nil)
+        return response
     }
 
     /// Addresses a delivery never connects to unless the operator allows it: "this network", private
@@ -264,6 +268,86 @@ final class BlockingWorkers: @unchecked Sendable {
             if !signalled && jobs.isEmpty { break }
         }
         condition.unlock()
+    }
+}
+
+/// A thread that, once started (``start(_:)``), runs its turn each time it is poked (``poke()``) and at least
+/// every `interval`, until stopped: the delivery service's dispatcher. A poke is a flag and a condition signal,
+/// so it may come from any thread (a push's commit, a worker's finished attempt) without waiting for anything;
+/// pokes that come during a turn make one more turn, not one each.
+final class DispatchThread: @unchecked Sendable {
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var poked = false
+    private var started = false
+    private var stopping = false
+    private var ended = false
+    private var stopWaiter: CheckedContinuation<Void, Never>?
+
+    private let name: String
+    private let interval: TimeInterval
+
+    init(name: String, interval: Duration) {
+        self.name = name
+        self.interval = WebhookOptions.seconds(interval)
+    }
+
+    /// Starts the thread, whose first turn runs at once (a second start does nothing).
+    func start(_ turn: @escaping @Sendable () -> Void) {
+        condition.lock()
+        guard !started else {
+            condition.unlock()
+            return
+        }
+        started = true
+        poked = true
+        condition.unlock()
+        let thread = Thread { [self] in loop(turn) }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Asks for a turn as soon as the thread is free.
+    func poke() {
+        condition.lock()
+        poked = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Stops the thread and returns once its last turn ended.
+    func stop() async {
+        await withCheckedContinuation { continuation in
+            condition.lock()
+            stopping = true
+            if ended || !started {
+                condition.unlock()
+                continuation.resume()
+                return
+            }
+            stopWaiter = continuation
+            condition.signal()
+            condition.unlock()
+        }
+    }
+
+    private func loop(_ turn: @Sendable () -> Void) {
+        condition.lock()
+        while !stopping {
+            if !poked {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: interval))
+                if stopping { break }
+            }
+            poked = false
+            condition.unlock()
+            turn()
+            condition.lock()
+        }
+        ended = true
+        let waiter = stopWaiter
+        stopWaiter = nil
+        condition.unlock()
+        waiter?.resume()
     }
 }
 
