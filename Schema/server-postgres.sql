@@ -517,3 +517,14 @@ CREATE TABLE push_manifests (
 );
 ALTER TABLE record_history ADD COLUMN manifest_id BIGINT REFERENCES push_manifests (id);
 ALTER TABLE record_history ADD COLUMN manifest_index BIGINT;
+
+-- migration: 22
+-- The console's entity search by one rule on both backends (docs/entity-lists.md, "The console"): a label holds
+-- the text with its ASCII letters folded to lower case and every other character as it is, as SQLite's LIKE
+-- folds them (ILIKE folded by the database's locale, so the two backends differed, and no range of the label
+-- index was exact for it). `lower(label COLLATE "C")` folds ASCII letters only. The trigram index of the labels
+-- is rebuilt over that expression, and a second one indexes each label without its first character (as the
+-- SQLite schema's v20-entity-label-rest-search), so that a search many labels start with reads those as ranges of
+-- entities_by_label and the few that hold it further in from entities_label_rest_trigrams. Without pg_trgm
+-- (migration 17) neither index is made and the search walks the label index.
+DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN DROP INDEX IF EXISTS entities_label_trigrams; CREATE INDEX entities_label_trigrams ON entities USING gin (lower(label COLLATE "C") gin_trgm_ops); CREATE INDEX entities_label_rest_trigrams ON entities USING gin (lower(substr(label, 2) COLLATE "C") gin_trgm_ops); END IF; END $$;

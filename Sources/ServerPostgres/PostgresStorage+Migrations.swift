@@ -45,14 +45,15 @@ extension PostgresStorage {
         }
         if try await !hasLabelTrigramIndex() {
             logger.warning("""
-                The PostgreSQL database has no trigram index of the entity labels (migration 17 could not create the pg_trgm extension): \
+                The PostgreSQL database has no trigram index of the entity labels (migrations 17 and 22 could not create the pg_trgm extension): \
                 the console's entity search walks the label index, slowly on a large list. A role that may create extensions can run \
-                CREATE EXTENSION pg_trgm; CREATE INDEX entities_label_trigrams ON entities USING gin (label gin_trgm_ops);
+                CREATE EXTENSION pg_trgm; CREATE INDEX entities_label_trigrams ON entities USING gin (lower(label COLLATE "C") gin_trgm_ops); \
+                CREATE INDEX entities_label_rest_trigrams ON entities USING gin (lower(substr(label, 2) COLLATE "C") gin_trgm_ops);
                 """)
         }
     }
 
-    /// Whether migration 17 created the trigram index of the entity labels (it cannot without pg_trgm).
+    /// Whether migrations 17 and 22 created the trigram index of the entity labels (they cannot without pg_trgm).
     package func hasLabelTrigramIndex() async throws -> Bool {
         let client = client
         return try await perform {

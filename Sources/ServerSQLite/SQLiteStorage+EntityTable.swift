@@ -18,7 +18,7 @@ extension SQLiteStorage {
     /// A page of the table read in `db`. `candidates` is how many labels a search may read from a trigram index
     /// instead of walking (``entitySearchCandidates``; tests lower it so that a small list takes every way).
     package static func entityTable(
-        _ db: Database, projectID: Int64, list: String, query: EntityTableQuery, candidates cap: Int = entitySearchCandidates
+        _ db: Database, projectID: Int64, list: String, query: EntityTableQuery, candidates cap: Int = EntityLabelSearch.candidates
     ) throws -> [EntityTableRow] {
         let candidates = try labelSearchCandidates(db, projectID: projectID, list: list, query: query, cap: cap)
         let (sql, arguments) = entityTableSQL(projectID: projectID, list: list, query: query, candidates: candidates)
@@ -30,23 +30,16 @@ extension SQLiteStorage {
         return query.readsBackwards ? rows.reversed() : rows
     }
 
-    /// How many entities of a list a search may find in the label index (`entity_label_search`) and still read
-    /// them alone; a search that finds more walks `entities_by_label`, where it soon finds matches.
-    package static let entitySearchCandidates = 2_000
-
     /// The ids of the entities the page of a search may show, from the label index (the trigrams of every
     /// label), or nil when the table walks its label index instead: for a search that is not ASCII text of three
-    /// characters or more (the index's LIKE ignores the case of ASCII letters only, as SQLite's does, and takes
-    /// no escape character, so text holding one of `%_\` walks too), and for one that more than
-    /// `cap` (``entitySearchCandidates``) labels of the list contain (counted first, in SQL), unless the labels
+    /// characters or more without `%_\` (``EntityLabelSearch/usesTrigrams(_:)``), and for one that more than
+    /// `cap` (``EntityLabelSearch/candidates``) labels of the list contain (counted first, in SQL), unless the labels
     /// that start with it and those that hold it further in answer it (with no other filter:
     /// ``labelStartOrRestCandidates(_:projectID:list:query:text:cap:)``). With no other filter the page is cut
     /// from the candidates' labels in `entity_labels`, so that only its entities are read; with one, every
     /// candidate from the keyset on is.
     static func labelSearchCandidates(_ db: Database, projectID: Int64, list: String, query: EntityTableQuery, cap: Int) throws -> [String]? {
-        guard let search = query.search, search.utf8.count >= 3, search.unicodeScalars.allSatisfy(\.isASCII),
-              !search.contains(where: { "%_\\".contains($0) })
-        else { return nil }
+        guard let search = query.search, EntityLabelSearch.usesTrigrams(search) else { return nil }
         // CROSS JOIN: the index is read first; the other order would ask it once for every entity of the list.
         let candidates = "entity_label_search s CROSS JOIN entity_labels l ON l.key = s.rowid WHERE s.label LIKE ? AND l.project_id = ? AND l.list = ?"
         var arguments: StatementArguments = ["%" + search + "%", projectID, list]
@@ -85,10 +78,10 @@ extension SQLiteStorage {
     /// `entities_by_label` (``labelsStarting(with:_:projectID:list:query:)``) — and of those that hold it after
     /// their first character, which the trigram index of the labels without it (`entity_label_rest_search`)
     /// finds: at most `cap` of those (counted first) and they are read and sorted; more, and
-    /// the search walks. A label in both is counted once. Text of printable ASCII only (the bound of a prefix in
-    /// `entities_by_label` is the prefix with its last character's successor).
+    /// the search walks. A label in both is counted once (``EntityLabelSearch/merged(_:_:limit:backwards:)``).
+    /// Text of printable ASCII only (``EntityLabelSearch/seeksPrefixes(_:)``).
     static func labelStartOrRestCandidates(_ db: Database, projectID: Int64, list: String, query: EntityTableQuery, text: String, cap: Int) throws -> [String]? {
-        guard text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) else { return nil }
+        guard EntityLabelSearch.seeksPrefixes(text) else { return nil }
         let rest = "entity_label_rest_search r CROSS JOIN entity_labels l ON l.key = r.rowid WHERE r.rest LIKE ? AND l.project_id = ? AND l.list = ?"
         var arguments: StatementArguments = ["%" + text + "%", projectID, list]
         let found = try Int.fetchOne(
@@ -101,23 +94,14 @@ extension SQLiteStorage {
         arguments += [query.limit]
         let inside = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { (label: $0[0] as String, id: $0[1] as String) }
         guard let starting = try labelsStarting(with: Array(text.utf8), db, projectID: projectID, list: list, query: query) else { return nil }
-        var seen = Set<String>()
-        let keys = (starting + inside).filter { seen.insert($0.id).inserted }.sorted { a, b in
-            let (first, second) = query.readsBackwards ? (b, a) : (a, b)
-            return first.label == second.label ? first.id < second.id : Array(first.label.utf8).lexicographicallyPrecedes(Array(second.label.utf8))
-        }
-        return keys.prefix(query.limit).map(\.id)
+        return EntityLabelSearch.merged(starting, inside, limit: query.limit, backwards: query.readsBackwards).map(\.id)
     }
-
-    /// How many seeks into `entities_by_label` a search may make for the labels that start with its text; one
-    /// that needs more (labels written in very many mixes of case) walks instead.
-    static let entitySearchSeeks = 200
 
     /// The first `limit` entries of `entities_by_label` from the keyset, in the table's order or against it,
     /// whose label starts with `text` (ASCII letters in either case, as LIKE compares them), or nil when that
-    /// takes more than ``entitySearchSeeks`` seeks. The labels that start with one spelling of the text are a
+    /// takes more than ``EntityLabelSearch/seeks`` seeks. The labels that start with one spelling of the text are a
     /// range of the index; each statement reads from where the next such range may begin
-    /// (``labelPrefixStep(_:_:backwards:)``) until a label that starts with none, so a page costs a seek for each
+    /// (``EntityLabelSearch/prefixStep(_:_:backwards:)``) until a label that starts with none, so a page costs a seek for each
     /// spelling present, not a walk of the labels in between.
     static func labelsStarting(with text: [UInt8], _ db: Database, projectID: Int64, list: String, query: EntityTableQuery) throws -> [(label: String, id: String)]? {
         let backwards = query.readsBackwards
@@ -129,7 +113,7 @@ extension SQLiteStorage {
         case .before(let label, let id): bound = (" AND (label, id) < (?, ?)", [label, id.lowercased])
         }
         var found: [(label: String, id: String)] = []
-        for _ in 0..<entitySearchSeeks {
+        for _ in 0..<EntityLabelSearch.seeks {
             let wanted = query.limit - found.count
             guard wanted > 0 else { return found }
             let sql = "SELECT label, id FROM entities INDEXED BY entities_by_label WHERE project_id = ? AND list = ?\(bound.sql) ORDER BY label \(direction), id \(direction) LIMIT ?"
@@ -137,7 +121,7 @@ extension SQLiteStorage {
             var next: [UInt8]?
             for row in rows {
                 let label: String = row[0]
-                switch labelPrefixStep(Array(label.utf8), text, backwards: backwards) {
+                switch EntityLabelSearch.prefixStep(Array(label.utf8), text, backwards: backwards) {
                 case .match: found.append((label, row[1]))
                 case .seek(let bytes): next = bytes
                 case .exhausted: return found
@@ -148,54 +132,6 @@ extension SQLiteStorage {
             bound = (backwards ? " AND label < ?" : " AND label >= ?", [String(decoding: next, as: UTF8.self)])
         }
         return nil
-    }
-
-    /// Where a label stands against the labels that start with a text: ``labelPrefixStep(_:_:backwards:)``.
-    package enum LabelPrefixStep: Equatable {
-        /// The label starts with the text.
-        case match
-        /// The next labels that may start with it are from this bound on (forwards: `label >= bound`;
-        /// backwards: `label < bound`).
-        case seek([UInt8])
-        /// No label beyond this one, that way, starts with it.
-        case exhausted
-    }
-
-    /// Where a label of `entities_by_label` stands against the labels that start with `text` (ASCII letters in
-    /// either case), read in byte order forwards or (`backwards`) against it: `.match` when it starts with the
-    /// text; else `.seek(bound)`, where the next such labels may be — forwards the least spelling of the text
-    /// above the label, backwards the successor of the greatest spelling below it —; `.exhausted` when no
-    /// spelling is left that way. `text` is printable ASCII.
-    package static func labelPrefixStep(_ label: [UInt8], _ text: [UInt8], backwards: Bool) -> LabelPrefixStep {
-        func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
-        func upper(_ byte: UInt8) -> UInt8 { (0x61...0x7A).contains(byte) ? byte - 0x20 : byte }
-        func isLetter(_ byte: UInt8) -> Bool { lower(byte) != upper(byte) }
-        var common = 0
-        while common < text.count, common < label.count, lower(label[common]) == lower(text[common]) { common += 1 }
-        if common == text.count { return .match }
-        // The label's first `at` bytes, `byte`, then the rest of the text in its least spelling (upper case)
-        // forwards, or in its greatest (lower case) and the last byte's successor backwards.
-        func spelling(_ at: Int, _ byte: UInt8) -> LabelPrefixStep {
-            var bytes = Array(label[..<at]) + [byte] + text[(at + 1)...].map(backwards ? lower : upper)
-            if backwards { bytes[bytes.count - 1] += 1 }
-            return .seek(bytes)
-        }
-        let choices = isLetter(text[common]) ? [upper(text[common]), lower(text[common])] : [text[common]]
-        if common < label.count {
-            // The spellings that differ from the label first here: the nearest one beyond its byte that way.
-            let byte = label[common]
-            if !backwards, let choice = choices.first(where: { $0 > byte }) { return spelling(common, choice) }
-            if backwards, let choice = choices.last(where: { $0 < byte }) { return spelling(common, choice) }
-        } else if !backwards {
-            // The label is the start of a spelling: all of them with its bytes follow it.
-            return spelling(common, choices[0])
-        }
-        // None at this byte: the nearest letter before it that the label spells in the case that comes first that way.
-        for at in stride(from: common - 1, through: 0, by: -1) where isLetter(text[at]) {
-            if !backwards, label[at] == upper(text[at]) { return spelling(at, lower(text[at])) }
-            if backwards, label[at] == lower(text[at]) { return spelling(at, upper(text[at])) }
-        }
-        return .exhausted
     }
 
     /// The entity table's statement: a range of the index that serves the page's filters, from the keyset, in
@@ -247,7 +183,7 @@ extension SQLiteStorage {
         }
         if let search = query.search, !search.isEmpty {
             conditions.append("\(key).label LIKE ? ESCAPE '\\'")
-            arguments += ["%" + likeEscaped(search) + "%"]
+            arguments += ["%" + EntityLabelSearch.likeEscaped(search) + "%"]
         }
         arguments += [query.limit]
         let direction = query.readsBackwards ? "DESC" : "ASC"
@@ -275,10 +211,5 @@ extension SQLiteStorage {
     /// The key of a property in `entity_properties` for the name a filter gives, as ``propertyPath(_:)`` reads it.
     static func propertyKey(_ name: String) -> String {
         name.replacingOccurrences(of: "\"", with: "")
-    }
-
-    /// `text` for a LIKE pattern with `\` as its escape: `%`, `_` and `\` match themselves.
-    static func likeEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
     }
 }
