@@ -66,8 +66,8 @@ extension FieldSheetCommand {
                 try await reportingErrors {
                     for outcome in try await home.openStore().importForms(forms) {
                         switch outcome {
-                        case .imported(let id, let version): print("imported\t\(id)\tv\(version)")
-                        case .unchanged(let id, let version): print("unchanged\t\(id)\tv\(version)")
+                        case .imported(let form): print("imported\t\(form.id)\tv\(form.version)")
+                        case .unchanged(let form): print("unchanged\t\(form.id)\tv\(form.version)")
                         }
                     }
                 }

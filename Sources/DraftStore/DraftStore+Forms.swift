@@ -16,13 +16,13 @@ extension DraftStore {
                         throw DraftStoreError(.formVersionClash,
                             "The form \(form.id) version \(form.version) is already stored with a different definition. Nothing was imported; give the changed form a higher version.")
                     }
-                    outcomes.append(.unchanged(id: form.id, version: form.version))
+                    outcomes.append(.unchanged(FormKey(id: form.id, version: form.version)))
                     continue
                 }
                 try db.execute(
                     sql: "INSERT INTO forms (id, version, title, definition, imported_at) VALUES (?, ?, ?, ?, ?)",
                     arguments: [form.id, form.version, form.title, json, Self.nowMillis()])
-                outcomes.append(.imported(id: form.id, version: form.version))
+                outcomes.append(.imported(FormKey(id: form.id, version: form.version)))
             }
             return outcomes
         }

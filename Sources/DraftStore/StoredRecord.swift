@@ -75,9 +75,9 @@ public struct FormSummary: Sendable, Hashable {
 /// What `DraftStore.importForms` did with each form.
 public enum FormImportOutcome: Sendable, Hashable {
     /// The form version was new and is now stored.
-    case imported(id: String, version: Int)
+    case imported(FormKey)
     /// The same version with the same definition was already stored.
-    case unchanged(id: String, version: Int)
+    case unchanged(FormKey)
 }
 
 /// A presentation that was still open when its process stopped, closed on the next open as a

@@ -42,7 +42,7 @@ struct DraftStoreTests {
 
     @Test func reimportingTheSameFormIsANoOpButAChangedSameVersionIsRefused() async throws {
         let fixture = try await Fixture(editableAfterSubmit: false)
-        #expect(try await fixture.store.importForms([SampleForms.followUpJob()]) == [.unchanged(id: "follow-up-job", version: 1)])
+        #expect(try await fixture.store.importForms([SampleForms.followUpJob()]) == [.unchanged(FormKey(id: "follow-up-job", version: 1))])
         var changed = SampleForms.followUpJob()
         changed.title = "Another title"
         let wide = SampleForms.wideForm(fieldCount: 3)

@@ -83,7 +83,7 @@ func runAttachmentBench(bin: String) async throws {
         let push = PushRequest(clientID: "bench-device", mutations: [Mutation(
             mutationID: UUID().uuidString, recordID: UUID(), form: FormKey(id: "photos", version: 1), state: .submitted,
             changes: ["photo": FieldChange(value: .attachment(reference), baseRevision: 0, hlc: HybridTimestamp(millis: HybridLogicalClock.wallMillis(), counter: 0))])])
-        let body = String(decoding: try JSONEncoder().encode(push), as: UTF8.self)
+        let body = String(decoding: push.jsonBytes(), as: UTF8.self)
         let pusher = try RawConnection(port: server.port)
         guard pusher.send("POST /v1/projects/bench/push HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)") else { throw FixtureError("the server closed the connection") }
         guard let pushed = await pusher.readResponseCountingBody(timeout: 60) else { throw FixtureError("no answer to the push") }

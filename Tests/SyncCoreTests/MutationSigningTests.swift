@@ -54,9 +54,9 @@ struct MutationSigningTests {
         let key = DeviceSigningKey()
         let mutation = CanonicalMutationTests.sample()
         let signature = key.signature(for: mutation.jsonBytes())
-        // Foundation's encoder orders keys its own way and escapes "/": not canonical, so it is written again.
-        let encoder = JSONEncoder()
-        let reEncoded = try [UInt8](encoder.encode(mutation))
+        // A client's own encoder may escape "/" and write the record id in upper case (Foundation's does): not
+        // canonical, so the server writes it again to verify it.
+        let reEncoded = mutation.canonicalBytes()
         let body = Array(#"{"clientId":"d","mutations":["#.utf8) + reEncoded + Array(#"],"signatures":[""#.utf8) + Array(signature.utf8) + Array(#""]}"#.utf8)
         let push = try ReadPushRequest(jsonBytes: body, maximumMutations: 5)
         let range = try #require(push.mutationRanges.first)

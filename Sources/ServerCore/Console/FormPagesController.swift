@@ -55,8 +55,8 @@ struct FormPagesController {
         /// The version already published that the file is identical to.
         var unchangedVersion: Int?
         var uploadID: Int64?
-        var formID: String
-        var version: Int?
+        /// The form version the file would publish, when it holds a definition.
+        var form: FormKey?
         var preview: FormPreview?
         // Mustache reads stored properties only: set by `settled()`.
         var hasErrors = false
@@ -127,8 +127,8 @@ struct FormPagesController {
             projectName: membership.projectName, fileName: fileName, csrf: context.consoleCSRF,
             findings: sorted.map(Self.row), errorCount: findings.filter { $0.severity == .error }.count,
             warningCount: findings.filter { $0.severity == .warning }.count, breaking: check?.breaking ?? [],
-            unchangedVersion: check?.unchanged?.version, uploadID: uploadID, formID: check?.definition?.id ?? "",
-            version: check?.definition?.version, preview: check?.definition.map(FormPreview.init)
+            unchangedVersion: check?.unchanged?.version, uploadID: uploadID, form: check?.definition.map { FormKey(id: $0.id, version: $0.version) },
+            preview: check?.definition.map(FormPreview.init)
         ).settled()
         // The check itself succeeded, whatever it found: the page is its answer (200).
         return ConsoleRenderer.page("upload", page)
@@ -298,15 +298,13 @@ struct FormPreview {
     struct Page { var number: Int; var title: String?; var fields: [Field] }
 
     var title: String
-    var formID: String
-    var version: Int
+    var form: FormKey
     var languages: String?
     var pages: [Page]
 
     init(_ form: FormDefinition) {
         title = form.title
-        formID = form.id
-        version = form.version
+        self.form = FormKey(id: form.id, version: form.version)
         languages = form.languages.count > 1 ? form.languages.joined(separator: ", ") : nil
         let languages: [String?] = form.languages.count > 1 ? form.languages.map { Optional($0) } : [nil]
         func texts(_ text: LocalizedText?) -> [Text] {

@@ -1,3 +1,5 @@
+import SyncCore
+
 /// Limits on what one request may ask of the server.
 public struct ServerLimits: Sendable, Hashable {
     /// Largest request body accepted (413 beyond).
@@ -18,7 +20,7 @@ public struct ServerLimits: Sendable, Hashable {
     /// quota (the default).
     public var userAttachmentQuotaBytes: Int64?
     /// Most mutations in one push (413 beyond).
-    public var maxBatchSize = 1_000
+    public var maxBatchSize = PushRequest.defaultMaximumMutations
     /// Deepest nesting of arrays and objects in a request body (400 beyond).
     public var maxJSONDepth = 32
     /// Largest pull page; the default when none is asked for.

@@ -2,6 +2,44 @@ import Foundation
 import FormModel
 
 extension PushRequest {
+    /// The largest push a server takes by default (`serve --max-batch`), and the `maxItems` of the schema.
+    public static let defaultMaximumMutations = 1_000
+
+    /// Reads a push body, the whole of it, as the server does (``ReadPushRequest``); signatures are not kept.
+    /// - Parameter maximumMutations: more than this many is refused while reading, before decoding them.
+    public init(jsonBytes bytes: [UInt8], maximumMutations: Int = PushRequest.defaultMaximumMutations) throws {
+        let read = try ReadPushRequest(jsonBytes: bytes, maximumMutations: maximumMutations)
+        self.init(clientID: read.clientID, clock: read.clock, mutations: read.mutations)
+    }
+
+    /// Writes the body: `clientId`, `clock` when there is one, and `mutations`, each in its canonical form
+    /// (``Mutation/jsonBytes()``), so a server recognises a retry of it by those bytes.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("clientId")
+        writer.string(clientID)
+        if let clock {
+            writer.key("clock")
+            writer.int(clock.rawValue)
+        }
+        writer.key("mutations")
+        writer.beginArray()
+        for mutation in mutations {
+            writer.element()
+            mutation.write(to: &writer)
+        }
+        writer.endArray()
+        writer.endObject()
+    }
+
+    /// The body's JSON bytes (``write(to:)``), to send as `POST …/push` (unsigned: a device that holds a
+    /// signing key signs its push as docs/signed-submissions.md describes).
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + mutations.reduce(0) { $0 + 128 + 64 * $1.changes.count })
+        write(to: &writer)
+        return writer.bytes
+    }
+
     /// A push body as a device sends it: `{"clientId":…,"mutations":[…]}` with each mutation in its canonical
     /// form (``Mutation/jsonBytes()``), so the server takes each retry digest over the bytes sent. For the load
     /// generator and the tests; the device assembles its body from the frozen mutation bodies as they are.
@@ -157,14 +195,7 @@ public struct PullPageWriter: Sendable {
             writer.beginArray()
             for conflict in lostConflicts {
                 writer.element()
-                writer.beginObject()
-                writer.key("id")
-                writer.int(conflict.id)
-                writer.key("recordId")
-                writer.string(conflict.recordID)
-                writer.key("entry")
-                writer.raw(conflict.entry.utf8)
-                writer.endObject()
+                LostConflict.write(id: conflict.id, recordID: conflict.recordID, entryJSON: conflict.entry.utf8, to: &writer)
             }
             writer.endArray()
         }

@@ -1,9 +1,19 @@
 import Foundation
 import FormModel
 
-// Byte-level readers and writers of the wire shapes on the sync path. Each writes exactly what its
-// Codable conformance writes (same keys; property tests hold the two paths equal) and reads what it
-// reads, without Foundation's JSON coders.
+// Byte-level readers and writers of the wire shapes on the sync path: the only codec of these types. Each
+// writes its members in sorted order with the keys of Schema/openapi.yaml (the wire contract tests hold
+// both the members and fixed documents of each shape to it) and reads them in any order, skipping unknown ones.
+
+extension JSONReader {
+    /// Reads one value with `read` from `bytes`, which must hold that value alone (whitespace around it aside).
+    static func whole<Value>(_ bytes: [UInt8], _ read: (inout JSONReader) throws -> Value) throws -> Value {
+        var reader = JSONReader(bytes)
+        let value = try read(&reader)
+        try reader.finish()
+        return value
+    }
+}
 
 extension UUID {
     /// Reads a UUID string.
@@ -26,6 +36,19 @@ extension RecordState {
 }
 
 extension FieldChange {
+    /// Reads a field change from its JSON bytes, the whole of them.
+    public init(jsonBytes bytes: [UInt8]) throws {
+        self = try JSONReader.whole(bytes, Self.read(from:))
+    }
+
+    /// The change's JSON bytes (``write(to:)``).
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 96)
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    /// Reads a field change at the reader's position: `value` absent or null clears the field.
     public static func read(from reader: inout JSONReader) throws -> FieldChange {
         var value: AnswerValue?
         var baseRevision: Int64?
@@ -44,6 +67,7 @@ extension FieldChange {
         return FieldChange(value: value, baseRevision: baseRevision, hlc: HybridTimestamp(rawValue: hlc))
     }
 
+    /// Writes `baseRevision`, `hlc` and `value` (null for a cleared field).
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("baseRevision")
@@ -57,6 +81,19 @@ extension FieldChange {
 }
 
 extension FieldState {
+    /// Reads a field state from its JSON bytes, the whole of them.
+    public init(jsonBytes bytes: [UInt8]) throws {
+        self = try JSONReader.whole(bytes, Self.read(from:))
+    }
+
+    /// The state's JSON bytes (``write(to:)``).
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    /// Reads a field state at the reader's position: `value` absent or null is a cleared field.
     public static func read(from reader: inout JSONReader) throws -> FieldState {
         var value: AnswerValue?
         var revision: Int64?
@@ -76,6 +113,7 @@ extension FieldState {
         return FieldState(value: value, revision: revision, hlc: HybridTimestamp(rawValue: hlc), clientID: clientID)
     }
 
+    /// Writes `clientId`, `hlc`, `revision` and `value` (null for a cleared field).
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("clientId")
@@ -91,6 +129,12 @@ extension FieldState {
 }
 
 extension Mutation {
+    /// Reads a mutation from its JSON bytes, the whole of them (members in any order; unknown ones skipped).
+    public init(jsonBytes bytes: [UInt8]) throws {
+        self = try JSONReader.whole(bytes, Self.read(from:))
+    }
+
+    /// Reads a mutation at the reader's position.
     public static func read(from reader: inout JSONReader) throws -> Mutation {
         var sent: String?
         return try read(from: &reader, recordIDAsSent: &sent)
@@ -151,6 +195,8 @@ extension Mutation {
         return Mutation(mutationID: mutationID, recordID: recordID, form: FormKey(id: formID, version: version), state: state, changes: changes, times: times)
     }
 
+    /// Writes the mutation in its canonical form (keys sorted, times only when known); `uppercaseRecordID` is for
+    /// ``canonicalBytes()`` alone.
     public func write(to writer: inout JSONWriter, uppercaseRecordID: Bool = false) {
         writer.beginObject()
         writer.key("changes")
@@ -241,6 +287,13 @@ extension ProblemDetails {
 }
 
 extension ConflictEntry {
+    /// Reads an entry from its JSON bytes, the whole of them.
+    public init(jsonBytes bytes: [UInt8]) throws {
+        self = try JSONReader.whole(bytes, Self.read(from:))
+    }
+
+    /// Reads an entry at the reader's position: `kind` absent is a `field` entry, `open` absent is false
+    /// (servers before either existed wrote neither).
     public static func read(from reader: inout JSONReader) throws -> ConflictEntry {
         var kind = Kind.field
         var fieldID: String?
@@ -275,6 +328,7 @@ extension ConflictEntry {
         return ConflictEntry(kind: kind, fieldID: fieldID, policy: policy, winner: winner, open: open, server: server, client: client)
     }
 
+    /// Writes the entry (keys sorted; `fieldId`, `server` and `client` only when there are any).
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         if let client {
@@ -309,6 +363,12 @@ extension ConflictEntry {
 }
 
 extension MutationOutcome {
+    /// Reads an outcome from its JSON bytes, the whole of them.
+    public init(jsonBytes bytes: [UInt8]) throws {
+        self = try JSONReader.whole(bytes, Self.read(from:))
+    }
+
+    /// Reads an outcome at the reader's position.
     public static func read(from reader: inout JSONReader) throws -> MutationOutcome {
         var mutationID: String?
         var recordID: UUID?
@@ -339,6 +399,7 @@ extension MutationOutcome {
         return MutationOutcome(mutationID: mutationID, recordID: recordID, status: status, revision: revision, conflicts: conflicts, problem: problem, changed: changed)
     }
 
+    /// Writes the outcome (keys sorted); the record id in lower case, or as `recordIDAsSent` when given.
     public func write(to writer: inout JSONWriter, recordIDAsSent: String? = nil) {
         writer.beginObject()
         if let changed {
@@ -397,6 +458,7 @@ extension PushResponse {
         return writer.bytes
     }
 
+    /// Reads a push response from its JSON bytes, the whole of them.
     public init(jsonBytes bytes: [UInt8]) throws {
         var reader = JSONReader(bytes)
         var outcomes: [MutationOutcome] = []

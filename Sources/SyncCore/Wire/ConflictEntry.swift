@@ -5,10 +5,10 @@ import FormModel
 ///
 /// Every losing value is logged, whichever policy decided; `manual` leaves the entry open for a person.
 ///
-/// FieldSheet reads and writes it with the byte codec only (`read(from:)`, `write(to:)`). Its `Codable`
-/// conformance is kept only because ``MutationOutcome``'s and ``LostConflict``'s are; both codecs are held
-/// to the `ConflictEntry` schema of `Schema/openapi.yaml`.
-public struct ConflictEntry: Codable, Sendable, Hashable {
+/// Its one codec is the byte codec: ``read(from:)`` / ``init(jsonBytes:)`` and ``write(to:)`` / ``jsonBytes()``,
+/// held to the `ConflictEntry` schema of `Schema/openapi.yaml` by the wire contract tests. (``Kind`` and
+/// ``Winner`` stay `Codable`: the review API's conflict views carry them.)
+public struct ConflictEntry: Sendable, Hashable {
     public enum Kind: String, Codable, Sendable {
         /// Both sides changed the field since their common base.
         case field
@@ -34,10 +34,6 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
     /// The device's side.
     public var client: FieldState?
 
-    private enum CodingKeys: String, CodingKey {
-        case kind, fieldID = "fieldId", policy, winner, open, server, client
-    }
-
     public init(kind: Kind = .field, fieldID: String?, policy: ConflictPolicy, winner: Winner, open: Bool = false, server: FieldState?, client: FieldState?) {
         self.kind = kind
         self.fieldID = fieldID
@@ -46,19 +42,6 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
         self.open = open
         self.server = server
         self.client = client
-    }
-
-    /// Reads an entry as the byte reader does: `kind` absent is a `field` entry, `open` absent is false
-    /// (servers before either existed wrote neither).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        kind = try container.decodeIfPresent(Kind.self, forKey: .kind) ?? .field
-        fieldID = try container.decodeIfPresent(String.self, forKey: .fieldID)
-        policy = try container.decode(ConflictPolicy.self, forKey: .policy)
-        winner = try container.decode(Winner.self, forKey: .winner)
-        open = try container.decodeIfPresent(Bool.self, forKey: .open) ?? false
-        server = try container.decodeIfPresent(FieldState.self, forKey: .server)
-        client = try container.decodeIfPresent(FieldState.self, forKey: .client)
     }
 
     /// The value that did not end up in the record.
@@ -71,14 +54,13 @@ public struct ConflictEntry: Codable, Sendable, Hashable {
 /// device was not told by a push outcome, so its next pull page carries the entry (`lostConflicts`), once for
 /// the range of the feed the change that logged it falls in. `id` is the server's log id: a page applied
 /// again stores it once.
-public struct LostConflict: Codable, Sendable, Hashable {
+///
+/// Its one codec is the byte codec (``read(from:)`` / ``init(jsonBytes:)``, ``write(to:)`` / ``jsonBytes()``); the
+/// server writes the same members from the stored entry's bytes (``PullPageWriter``).
+public struct LostConflict: Sendable, Hashable {
     public var id: Int64
     public var recordID: UUID
     public var entry: ConflictEntry
-
-    private enum CodingKeys: String, CodingKey {
-        case id, recordID = "recordId", entry
-    }
 
     public init(id: Int64, recordID: UUID, entry: ConflictEntry) {
         self.id = id
@@ -86,7 +68,8 @@ public struct LostConflict: Codable, Sendable, Hashable {
         self.entry = entry
     }
 
-    static func read(from reader: inout JSONReader) throws -> LostConflict {
+    /// Reads a lost conflict at the reader's position (members in any order; unknown ones skipped).
+    public static func read(from reader: inout JSONReader) throws -> LostConflict {
         var id: Int64?
         var recordID: UUID?
         var entry: ConflictEntry?
@@ -101,5 +84,34 @@ public struct LostConflict: Codable, Sendable, Hashable {
         }
         guard let id, let recordID, let entry else { throw reader.error("A lost conflict needs id, recordId and entry") }
         return LostConflict(id: id, recordID: recordID, entry: entry)
+    }
+
+    /// Reads a lost conflict from its JSON bytes, the whole of them.
+    public init(jsonBytes bytes: [UInt8]) throws {
+        self = try JSONReader.whole(bytes, Self.read(from:))
+    }
+
+    /// Writes the lost conflict as a pull page carries it: `id`, `recordId` (lower case), `entry`.
+    public func write(to writer: inout JSONWriter) {
+        Self.write(id: id, recordID: recordID.lowercased, entryJSON: entry.jsonBytes(), to: &writer)
+    }
+
+    /// The lost conflict's JSON bytes.
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 320)
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    /// The one layout of a lost conflict, for a value and for the server's stored entry bytes alike.
+    static func write(id: Int64, recordID: String, entryJSON: some Sequence<UInt8>, to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("id")
+        writer.int(id)
+        writer.key("recordId")
+        writer.string(recordID)
+        writer.key("entry")
+        writer.raw(entryJSON)
+        writer.endObject()
     }
 }

@@ -6,11 +6,11 @@ import Foundation
 /// A device sends the same mutation again (same id, same content) until it sees its outcome;
 /// the server applies it once and returns the stored outcome every time after.
 ///
-/// FieldSheet's device and server read and write it with the byte codec only (`read(from:)`, `write(to:)`,
-/// `canonicalBytes()`). `Codable` is kept for integrators: a client that builds its push body with its own
-/// JSON encoder, and ``PushRequest``'s conformance; `WireContractTests` holds both codecs to the `Mutation`
-/// schema of `Schema/openapi.yaml`.
-public struct Mutation: Codable, Sendable, Hashable {
+/// Its one codec is the byte codec: ``read(from:)`` / ``init(jsonBytes:)`` and ``write(to:uppercaseRecordID:)`` /
+/// ``jsonBytes()`` (the canonical form a device sends and signs), held to the `Mutation` schema of
+/// `Schema/openapi.yaml` by the wire contract tests. An integrator that builds a push body writes it with
+/// ``PushRequest/jsonBytes()`` (or writes the schema's JSON its own way: the server reads any member order).
+public struct Mutation: Sendable, Hashable {
     /// Unique per device; a UUID is a good choice.
     public var mutationID: String
     public var recordID: UUID
@@ -35,30 +35,5 @@ public struct Mutation: Codable, Sendable, Hashable {
         self.state = state
         self.changes = changes
         self.times = times
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case mutationID = "mutationId", recordID = "recordId", formID = "formId", formVersion, state, changes, createdAt, updatedAt, submittedAt
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        mutationID = try container.decode(String.self, forKey: .mutationID)
-        recordID = try container.decode(UUID.self, forKey: .recordID)
-        form = FormKey(id: try container.decode(String.self, forKey: .formID), version: try container.decode(Int.self, forKey: .formVersion))
-        state = try container.decode(RecordState.self, forKey: .state)
-        changes = try container.decode([String: FieldChange].self, forKey: .changes)
-        times = try RecordTimes(from: container)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(mutationID, forKey: .mutationID)
-        try container.encode(recordID, forKey: .recordID)
-        try container.encode(form.id, forKey: .formID)
-        try container.encode(form.version, forKey: .formVersion)
-        try container.encode(state, forKey: .state)
-        try container.encode(changes, forKey: .changes)
-        try times.encode(to: &container)
     }
 }

@@ -2,11 +2,10 @@ import Foundation
 
 /// What became of one mutation. Stored with the mutation, so a retry gets exactly this back.
 ///
-/// FieldSheet's device and server read and write it with the byte codec only (`read(from:)`, `write(to:)`).
-/// `Codable` is kept for integrators that decode a push response with their own decoder, and for
-/// ``PushResponse``'s conformance; `WireContractTests` holds both codecs to the `MutationOutcome` schema.
-public struct MutationOutcome: Codable, Sendable, Hashable {
-    public enum Status: String, Codable, Sendable, CaseIterable {
+/// Its one codec is the byte codec: ``read(from:)`` / ``init(jsonBytes:)`` and ``write(to:recordIDAsSent:)`` /
+/// ``jsonBytes()``, held to the `MutationOutcome` schema of `Schema/openapi.yaml` by the wire contract tests.
+public struct MutationOutcome: Sendable, Hashable {
+    public enum Status: String, Sendable, CaseIterable {
         /// Every change was applied (or there was nothing to change).
         case applied
         /// Applied, but at least one field was decided against the device or left in an open conflict;
@@ -30,10 +29,6 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
     /// Why the mutation was rejected.
     public var problem: ProblemDetails?
 
-    private enum CodingKeys: String, CodingKey {
-        case mutationID = "mutationId", recordID = "recordId", status, revision, changed, conflicts, problem
-    }
-
     public init(mutationID: String, recordID: UUID, status: Status, revision: Int64? = nil, conflicts: [ConflictEntry] = [], problem: ProblemDetails? = nil, changed: Bool? = nil) {
         self.mutationID = mutationID
         self.recordID = recordID
@@ -43,21 +38,13 @@ public struct MutationOutcome: Codable, Sendable, Hashable {
         self.conflicts = conflicts
         self.problem = problem
     }
-
-    /// Writes the record id in lower case, as the byte writer and every other wire type do.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(mutationID, forKey: .mutationID)
-        try container.encode(recordID.lowercased, forKey: .recordID)
-        try container.encode(status, forKey: .status)
-        try container.encodeIfPresent(revision, forKey: .revision)
-        try container.encodeIfPresent(changed, forKey: .changed)
-        try container.encode(conflicts, forKey: .conflicts)
-        try container.encodeIfPresent(problem, forKey: .problem)
-    }
 }
 
 /// An RFC 9457 problem: a stable `type`, a human `title` and `detail`, and the offending field.
+///
+/// Unlike the push types around it, it stays `Codable`: every error response of the API is one, and clients,
+/// FieldSheet's sync client among them, decode those with Foundation's decoder. Inside a push response an
+/// outcome's problem is read and written by the byte codec.
 public struct ProblemDetails: Codable, Sendable, Hashable {
     public var type: String
     public var title: String

@@ -67,22 +67,3 @@ public struct RecordTimes: Sendable, Hashable {
         }
     }
 }
-
-extension RecordTimes {
-    /// Decodes the three optional keys from an object's container (for the `Codable` forms of wire types).
-    init<Key: CodingKey>(from container: KeyedDecodingContainer<Key>) throws {
-        func time(_ name: String) throws -> Date? {
-            guard let key = Key(stringValue: name) else { return nil }
-            return try container.decodeIfPresent(Int64.self, forKey: key).map(Self.date(millis:))
-        }
-        self.init(created: try time("createdAt"), updated: try time("updatedAt"), submitted: try time("submittedAt"))
-    }
-
-    /// Encodes the known times into an object's container.
-    func encode<Key: CodingKey>(to container: inout KeyedEncodingContainer<Key>) throws {
-        for (name, date) in [("createdAt", created), ("submittedAt", submitted), ("updatedAt", updated)] {
-            guard let date, let key = Key(stringValue: name) else { continue }
-            try container.encode(Self.millis(date), forKey: key)
-        }
-    }
-}

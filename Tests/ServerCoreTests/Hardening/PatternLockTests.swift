@@ -31,11 +31,11 @@ struct PatternLockTests {
             let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
             let value = AnswerValue.text(String(repeating: "a", count: 60_000) + "b")
             // Encoded before the clock starts: encoding megabytes in this process would stall it, not the server.
-            let bodies = try (0..<3).map { round in
-                try JSONEncoder().encode(PushRequest(clientID: mallory.clientID, mutations: (0..<Self.hostilePatterns.count).map { index in
+            let bodies = (0..<3).map { round in
+                Data(PushRequest(clientID: mallory.clientID, mutations: (0..<Self.hostilePatterns.count).map { index in
                     mallory.mutation(UUID(), form: "trap\(index)", id: "m\(round)-\(index)",
                         Dictionary(uniqueKeysWithValues: (1...20).map { ("f\($0)", mallory.change(value)) }))
-                }))
+                }).jsonBytes())
             }
             try await server.app.test(.live) { client in
                 let port = try #require(client.port)
@@ -104,8 +104,8 @@ extension Device {
         let response = try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(300))) { client in
             try await client.execute(request)
         }
-        let bytes = response.body.map { Data(buffer: $0) } ?? Data()
-        return (response.status, response.status == .ok ? try JSONDecoder().decode(PushResponse.self, from: bytes) : nil)
+        let bytes = response.body.map { Array($0.readableBytesView) } ?? []
+        return (response.status, response.status == .ok ? try PushResponse(jsonBytes: bytes) : nil)
     }
 }
 

@@ -78,11 +78,11 @@ struct RecordLimitTests {
             let mallory = Device(clientID: "mallory-phone", token: try await server.member("mallory", project: "alpha", role: .collector))
             let bob = Device(clientID: "bob-phone", token: try await server.member("bob", project: "alpha", role: .collector))
             // Encoded before the clock starts: encoding in this process would stall it, not the server.
-            let bodies = try (0..<3).flatMap { _ in
-                try [limit + 1, limit].map { count in
-                    try JSONEncoder().encode(PushRequest(clientID: mallory.clientID, mutations: [
+            let bodies = (0..<3).flatMap { _ in
+                [limit + 1, limit].map { count in
+                    Data(PushRequest(clientID: mallory.clientID, mutations: [
                         mallory.mutation(UUID(), state: .draft, form: "survey", Self.instances(mallory, 0..<count)),
-                    ]))
+                    ]).jsonBytes())
                 }
             }
             try await server.app.test(.live) { client in

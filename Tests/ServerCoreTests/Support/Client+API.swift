@@ -21,9 +21,9 @@ struct Device: Sendable {
     }
 
     func push(_ client: some TestClientProtocol, _ mutations: [Mutation]) async throws -> (TestResponse, PushResponse?) {
-        let body = try JSONEncoder().encode(PushRequest(clientID: clientID, mutations: mutations))
+        let body = PushRequest(clientID: clientID, mutations: mutations).jsonBytes()
         let response = try await client.execute(uri: "/v1/projects/\(project)/push", method: .post, headers: headers, body: ByteBuffer(bytes: body))
-        return (response, response.status == .ok ? try JSONDecoder().decode(PushResponse.self, from: Data(buffer: response.body)) : nil)
+        return (response, response.status == .ok ? try PushResponse(jsonBytes: Array(response.body.readableBytesView)) : nil)
     }
 
     func pull(_ client: some TestClientProtocol, after: Int64 = 0, limit: Int? = nil) async throws -> PullPage {
