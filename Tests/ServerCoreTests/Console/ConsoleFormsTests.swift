@@ -94,7 +94,7 @@ struct ConsoleFormsTests {
                 #expect(same.text.contains("identical to version 1"))
                 #expect(Self.publishAction(same.text) == nil)
                 let next = try await Self.upload(client, browser, name: "survey.json", try Self.json(Self.survey(version2: true)))
-                #expect(next.text.contains("as version 2"))
+                #expect(next.text.contains("Publish <code>survey</code> as version 2"))
                 _ = try await browser.post(client, try #require(Self.publishAction(next.text)), [])
                 #expect(try await server.storage.forms(projectID: project.id).map(\.version) == [1, 2])
                 // Publishing the same upload again changes nothing.
@@ -105,6 +105,7 @@ struct ConsoleFormsTests {
                 let preview = try await browser.get(client, "/console/projects/alpha/forms/survey/preview?version=1")
                 #expect(preview.status == .ok)
                 #expect(preview.text.contains("Site Survey") && !preview.text.contains("id=\"preview-remark\""))
+                #expect(preview.text.contains("(<code>survey</code> version 1)"), "the preview names the form version it shows")
                 #expect(try await browser.get(client, "/console/projects/alpha/forms/survey/preview").text.contains("id=\"preview-remark\""))
                 #expect(try await browser.get(client, "/console/projects/alpha/forms/survey/preview?version=9").status == .badRequest)
 
