@@ -3,8 +3,8 @@
 /// or an array made for each (``DeviceCipher/openFields(_:parts:acceptsPlaintext:)``).
 ///
 /// Refuses what `Data(base64Encoded:)` refuses without options (a length not a multiple of 4, a byte outside
-/// the alphabet, white space included), and padding anywhere but in the last one or two places, which
-/// Foundation's reader lets through on Linux: ``DeviceCipher`` always writes canonical base64.
+/// the alphabet, white space included), and padding anywhere but in the last one or two places of the last
+/// group, some of which Foundation's reader lets through on Linux: ``DeviceCipher`` always writes canonical base64.
 enum Base64Bytes {
     /// The value of each byte of the alphabet; 0xFF for every other byte.
     private static let values: [UInt8] = {
