@@ -54,19 +54,49 @@ struct DeviceCipher: @unchecked Sendable {
         return sealed
     }
 
+    /// ``seal(_:place:)`` as the `Data` SQLite stores, made in one piece.
+    func sealData<Plaintext: DataProtocol, Place: DataProtocol>(_ plaintext: Plaintext, place: Place) throws -> Data {
+        let box = try ChaChaPoly.seal(plaintext, using: key, nonce: ChaChaPoly.Nonce(), authenticating: place)
+        var sealed = Data(capacity: Self.overhead + plaintext.count)
+        sealed.append(Self.version)
+        sealed.append(box.combined)
+        return sealed
+    }
+
     /// The plaintext of `sealed`, or nil when it was not sealed with this key at this place (or was altered).
     func open(_ sealed: [UInt8], place: [UInt8]) -> [UInt8]? {
         openData(sealed[...], place: place).map { Array($0) }
     }
 
-    /// ``open(_:place:)`` of bytes as they come (a BLOB SQLite handed over), the plaintext as swift-crypto gives it:
-    /// no copy on the way in or out.
-    func openData<Sealed: DataProtocol>(_ sealed: Sealed, place: [UInt8]) -> Data? where Sealed.SubSequence: DataProtocol {
+    /// ``open(_:place:)`` of bytes as they come (a BLOB SQLite handed over, a buffer decoded into), the plaintext as
+    /// swift-crypto gives it: no copy on the way in or out; the place as any bytes (a buffer kept for a record's
+    /// values, or one on the stack).
+    func openData<Sealed: DataProtocol, Place: DataProtocol>(_ sealed: Sealed, place: Place) -> Data? where Sealed.SubSequence: DataProtocol {
         guard sealed.count >= Self.overhead, sealed.first == Self.version,
             let box = try? ChaChaPoly.SealedBox(combined: sealed.dropFirst()),
             let plaintext = try? ChaChaPoly.open(box, using: key, authenticating: place)
         else { return nil }
         return plaintext
+    }
+
+    /// The places of one record's values (``place(_:)`` of `parts` + a field's key), their common part made once.
+    struct Places {
+        private var bytes: [UInt8]
+        private let common: Int
+
+        init(_ parts: [String]) {
+            bytes = DeviceCipher.place(parts)
+            if !parts.isEmpty { bytes.append(0) }
+            bytes.reserveCapacity(bytes.count + 64)
+            common = bytes.count
+        }
+
+        /// ``place(_:)`` of the parts and `key`, valid until the next call.
+        mutating func place(_ key: String) -> [UInt8] {
+            bytes.removeSubrange(common...)
+            bytes.append(contentsOf: key.utf8)
+            return bytes
+        }
     }
 
     // MARK: - Record fields
@@ -87,11 +117,16 @@ struct DeviceCipher: @unchecked Sendable {
     /// The plaintext ``RecordFields`` JSON of `fields` as ``sealFields(_:parts:)`` wrote it. An answer still in
     /// clear (an object) is kept when `acceptsPlaintext` (a store being encrypted), refused otherwise.
     func openFields(_ fields: [UInt8], parts: [String], acceptsPlaintext: Bool) throws -> [UInt8] {
-        try Self.rewriteValues(fields) { key, raw, writer in
+        var places = Places(parts)
+        var sealed: [UInt8] = []
+        return try Self.rewriteValues(fields) { key, raw, writer in
             if raw.first == UInt8(ascii: "\"") {
-                var reader = JSONReader(Array(raw))
-                let text = try reader.readString()
-                guard let sealed = Data(base64Encoded: text), let plaintext = open(sealed.withUnsafeBytes { Array($0) }, place: Self.place(parts + [key])) else {
+                // The base64 text between the quotes, decoded from the bytes as they are; a string with an escape
+                // (not what sealFields writes, but JSON all the same) is read as a string first.
+                let decoded = raw.count >= 2 && !raw.contains(UInt8(ascii: "\\"))
+                    ? raw.withUnsafeBufferPointer { Base64Bytes.decode(UnsafeBufferPointer(rebasing: $0.dropFirst().dropLast()), into: &sealed) }
+                    : Self.decodeEscaped(raw, into: &sealed)
+                guard decoded, let plaintext = openData(sealed, place: places.place(key)) else {
                     throw Self.damaged("The stored answer of field \"\(key)\" (\(parts.joined(separator: " "))) does not open with the device key: it was altered or moved.")
                 }
                 writer.raw(plaintext)
@@ -101,6 +136,13 @@ struct DeviceCipher: @unchecked Sendable {
                 throw Self.damaged("The answer of field \"\(key)\" (\(parts.joined(separator: " "))) is stored in clear in an encrypted store.")
             }
         }
+    }
+
+    /// ``Base64Bytes/decode(_:into:)`` of a JSON string that has escapes in it.
+    private static func decodeEscaped(_ raw: ArraySlice<UInt8>, into output: inout [UInt8]) -> Bool {
+        var reader = JSONReader(Array(raw))
+        guard var text = try? reader.readString() else { return false }
+        return text.withUTF8 { Base64Bytes.decode($0, into: &output) }
     }
 
     private func rewriteValues(_ fields: [UInt8], _ value: (String, ArraySlice<UInt8>, inout JSONWriter) throws -> Void) throws -> [UInt8] {

@@ -31,8 +31,10 @@ final class StoreEncryption: Sendable {
             guard let value = arguments.first, !value.isNull else { return nil }
             guard let cipher = current.cipher else { return value }
             if case .blob = value.storage { return value }
-            guard case .string(let text) = value.storage else { throw DeviceCipher.damaged("A value to seal is not text.") }
-            return Data(try cipher.seal(Array(text.utf8), place: Self.place(arguments)))
+            guard case .string(var text) = value.storage else { throw DeviceCipher.damaged("A value to seal is not text.") }
+            return try text.withUTF8 { plaintext in
+                try Self.withPlace(arguments) { try cipher.sealData(UnsafeRawBufferPointer(plaintext), place: $0) }
+            }
         })
         db.add(function: DatabaseFunction("fs_open", argumentCount: nil, pure: false) { [self] arguments in
             guard let value = arguments.first, !value.isNull else { return nil }
@@ -42,7 +44,7 @@ final class StoreEncryption: Sendable {
                 guard let cipher = state.cipher else {
                     throw DeviceCipher.failure(.deviceKeyUnusable, "The device database holds encrypted values and was opened without its key.")
                 }
-                guard let plaintext = cipher.openData(sealed, place: Self.place(arguments)) else {
+                guard let plaintext = Self.withPlace(arguments, { cipher.openData(sealed, place: $0) }) else {
                     throw DeviceCipher.damaged("A stored value (\(Self.describe(arguments))) does not open with the device key: it was altered or moved.")
                 }
                 return String(decoding: plaintext, as: UTF8.self)
@@ -72,22 +74,39 @@ final class StoreEncryption: Sendable {
         arguments.dropFirst().map { argument in String.fromDatabaseValue(argument) ?? Int64.fromDatabaseValue(argument).map { "\($0)" } ?? "" }
     }
 
-    /// ``DeviceCipher/place(_:)`` of the arguments after the value, written straight from them (called once per
-    /// value sealed or opened).
-    static func place(_ arguments: [DatabaseValue]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(96)
-        var index = 1
-        while index < arguments.count {
-            if index > 1 { bytes.append(0) }
-            switch arguments[index].storage {
-            case .string(let text): bytes.append(contentsOf: text.utf8)
-            case .int64(let number): bytes.append(contentsOf: String(number).utf8)
-            default: bytes.append(contentsOf: parts([.null, arguments[index]])[0].utf8)
+    /// ``DeviceCipher/place(_:)`` of the arguments after the value, written straight from them into a buffer on
+    /// the stack (called once per value sealed or opened); a place longer than that buffer is made on the heap.
+    static func withPlace<Result>(_ arguments: [DatabaseValue], _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
+            var count = 0
+            func append<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+                guard count + bytes.count <= buffer.count else { return false }
+                for byte in bytes { buffer[count] = byte; count += 1 }
+                return true
             }
-            index += 1
+            var fits = true
+            var index = 1
+            while fits, index < arguments.count {
+                if index > 1 { fits = append(CollectionOfOne(0)) }
+                switch arguments[index].storage {
+                case .string(var text): fits = fits && text.withUTF8 { append($0) }
+                case .int64(let number):
+                    var digits = String(number)
+                    fits = fits && digits.withUTF8 { append($0) }
+                default:
+                    var part = parts([.null, arguments[index]])[0]
+                    fits = fits && part.withUTF8 { append($0) }
+                }
+                index += 1
+            }
+            guard fits else { return try place(arguments).withUnsafeBytes(body) }
+            return try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[..<count])))
         }
-        return bytes
+    }
+
+    /// ``DeviceCipher/place(_:)`` of the arguments after the value.
+    static func place(_ arguments: [DatabaseValue]) -> [UInt8] {
+        DeviceCipher.place(parts(arguments))
     }
 
     static func describe(_ arguments: [DatabaseValue]) -> String {
