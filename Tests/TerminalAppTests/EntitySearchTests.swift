@@ -58,8 +58,9 @@ struct EntitySearchTests {
         #expect(kept, "the chosen household is the draft's answer")
         let sorted = times.sorted()
         let worst = sorted.last ?? 0
+        // Printed, not asserted: a time bound in a test measures the machine's load; the keystroke's speed is held by
+        // fieldsheet-syncbench's entity section (BENCHMARKS.md, entity lists on the device).
         print("type-to-search over 100,000 entities: keystroke median \(String(format: "%.1f", sorted[sorted.count / 2])) ms, worst \(String(format: "%.1f", worst)) ms")
-        #expect(worst < 500, "a keystroke over 100,000 entities took \(worst) ms")
     }
 
     @Test func lineModeSearchesAndChoosesByNumber() async throws {
@@ -101,8 +102,8 @@ struct EntitySearchTests {
         #expect(opened.contains("type to search, Enter ticks"), "the field says how: \(opened)")
         #expect(opened.contains("[ ] Household 00000") && opened.contains("[ ] Household 00007") && !opened.contains("Household 00008"), "\(opened)")
 
-        // A key's handling (autosave included) is held to a bound, as for the single choice; drawing is printed
-        // (a rare search walks the whole list for each frame: see docs/entity-lists.md).
+        // A key's handling (autosave included) and its drawing are printed, not asserted (a rare search walks the
+        // whole list for each frame: see docs/entity-lists.md); fieldsheet-syncbench's entity section measures them.
         var times: [Double] = []
         var drawing: [Double] = []
         func press(_ event: InputEvent) async {
@@ -142,7 +143,6 @@ struct EntitySearchTests {
         let p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
         let drawn = drawing.sorted()
         print("multiple choice over 100,000 entities: opened in \(String(format: "%.1f", opening)) ms; a key handled median \(String(format: "%.1f", sorted[sorted.count / 2])) ms, p99 \(String(format: "%.1f", p99)) ms; drawn median \(String(format: "%.1f", drawn[drawn.count / 2])) ms, worst \(String(format: "%.1f", drawn.last ?? 0)) ms")
-        #expect(p99 < 500, "a keystroke over 100,000 entities took \(p99) ms")
     }
 
     @Test func lineModeTicksAndUnticksEntitiesBySearch() async throws {
