@@ -84,7 +84,7 @@ extension SQLiteStorage {
             // become visible in the order they were assigned (see ServerStorage).
             let count = Int64(decided.records.count)
             let last = try Int64.fetchOne(
-                db, sql: "UPDATE projects SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence",
+                db.cachedStatement(sql: "UPDATE projects SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence"),
                 arguments: [count, projectID]) ?? count
             var sequence = last - count + 1
             let upsert = try db.cachedStatement(sql: """

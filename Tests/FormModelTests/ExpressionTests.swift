@@ -219,3 +219,35 @@ struct ExpressionPropertyTests {
         }
     }
 }
+
+/// `ExpressionClock.local` keeps the clock of the last local minute it made: what it returns is what the calendar
+/// says at every instant, across minutes, time zones and a daylight saving transition.
+struct ExpressionClockTests {
+    /// The clock the calendar gives at `date` in `zone`, computed here without `local`.
+    static func expected(_ date: Date, _ zone: TimeZone) -> ExpressionClock {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        let day = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+        return ExpressionClock(today: day, now: day + String(format: "T%02d:%02d", parts.hour!, parts.minute!))
+    }
+
+    @Test func theKeptMinuteGivesWhatTheCalendarGives() throws {
+        let zones = try ["UTC", "America/New_York", "Asia/Kathmandu", "Europe/Berlin"].map { try #require(TimeZone(identifier: $0)) }
+        // 2026-03-08 01:59:00 EST, a minute before New York's clocks go from 02:00 to 03:00; and 23:59:58 UTC.
+        let starts = [Date(timeIntervalSince1970: 1_772_953_140), Date(timeIntervalSince1970: 1_764_460_798)]
+        for start in starts {
+            for step in [0.0, 0.5, 29.999, 59.999, 60, 60.001, 61, 119.5, 3_599, 3_600.25] {
+                for zone in zones + zones.reversed() {
+                    let date = start.addingTimeInterval(step)
+                    #expect(ExpressionClock.local(at: date, timeZone: zone) == Self.expected(date, zone), "\(date) in \(zone.identifier)")
+                }
+            }
+            // Backwards in time too: an earlier instant is not answered from a later minute.
+            for step in [120.0, 59.0, 0.0, -0.001, -60.0] {
+                let date = start.addingTimeInterval(step)
+                #expect(ExpressionClock.local(at: date, timeZone: zones[1]) == Self.expected(date, zones[1]), "\(date)")
+            }
+        }
+    }
+}

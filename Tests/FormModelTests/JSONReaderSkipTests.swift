@@ -18,6 +18,19 @@ struct JSONReaderSkipTests {
         }
     }
 
+    /// `readString()` makes ASCII strings on its own path and every other one through UTF-8 validation: both give
+    /// the text, and invalid UTF-8 is refused after an ASCII start as at the start.
+    @Test func readsASCIIAndOtherStringsAlikeAndRefusesInvalidUTF8() throws {
+        for text in ["", "plain", "site_12/a", "é", "abc é€😀", "😀"] {
+            var reader = JSONReader(Array("\"\(text)\"".utf8))
+            #expect(try reader.readString() == text)
+        }
+        for bytes: [UInt8] in [[0x22, 0x61, 0x62, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0x61, 0xED, 0xA0, 0x80, 0x22]] {
+            var reader = JSONReader(bytes)
+            #expect(throws: JSONReadError.self) { try reader.readString() }
+        }
+    }
+
     @Test func skipsNestedValuesAndLeavesTheReaderAfterThem() throws {
         let json = #"{"a": {"b": [1, -2.5e3, [], {}, [[{"c": null}]], true, false, "x"]}, "d": 7}"#
         var reader = JSONReader(Array(json.utf8))

@@ -28,6 +28,22 @@ struct RepeatTests {
         #expect(fields.definition(ofKey: group)?.kind == .repeat)
     }
 
+    @Test func aKeysFactsAreThoseOfTheDefinitionItsKeyFinds() throws {
+        let fields = FormFields(form: try Self.form())
+        let keys = fields.order + fields.order.map { "defects/a/\($0)" } + ["", "@position", "@removed", "defects/a/@position", "nope", "defects//x", "/site"]
+        var found = 0
+        for key in keys {
+            let definition = fields.definition(ofKey: key)
+            let facts = fields.facts(ofKey: key)
+            #expect((facts == nil) == (definition == nil), "\(key)")
+            #expect(facts?.sensitive == definition?.sensitive, "\(key)")
+            #expect(facts?.isComputed == definition?.isComputed, "\(key)")
+            if facts?.isComputed == true { found += 1 }
+        }
+        // The form has computed fields, so both flags were compared both ways.
+        #expect(found > 0)
+    }
+
     @Test func instancesAreFoundFromTheKeysInTheirOrder() {
         var answers = Self.instance("b", position: 2, ["location": .text("Roof")])
         answers.merge(Self.instance("a", position: 1, ["location": .text("Cellar")])) { $1 }

@@ -247,14 +247,16 @@ public struct JSONReader: Sendable {
     public mutating func readString() throws -> String {
         try consume(UInt8(ascii: "\""), "a string")
         let start = offset
-        // Fast path: no escapes.
+        // Fast path: no escapes. `high`: the bytes' high bits, or'ed (none set: ASCII, valid UTF-8 as it is).
+        var high: UInt8 = 0
         while offset < end {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
-                let text = try Self.validated(bytes[start..<offset], at: start)
+                let text = high & 0x80 == 0 ? Self.ascii(bytes, start..<offset) : try Self.validated(bytes[start..<offset], at: start)
                 offset += 1
                 return text
             }
+            high |= byte
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw JSONReadError(offset: offset, message: "A control character must be escaped inside a string") }
             offset += 1
@@ -341,6 +343,12 @@ public struct JSONReader: Sendable {
             case .error: throw JSONReadError(offset: start, message: "The string is not valid UTF-8")
             }
         }
+    }
+
+    /// The string of `range` of `bytes`, which are ASCII (so valid UTF-8): made from the buffer directly, without
+    /// the generic slice path of ``validated(_:at:)`` (keys and most answers are ASCII; a push reads thousands).
+    static func ascii(_ bytes: [UInt8], _ range: Range<Int>) -> String {
+        bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
     }
 
     static func validated(_ slice: ArraySlice<UInt8>, at start: Int) throws -> String {

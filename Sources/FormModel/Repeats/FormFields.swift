@@ -11,6 +11,25 @@ public struct FormFields: Sendable {
     /// The repeats enclosing each field inside one, outermost first (``repeatChain(_:)``): built once, since
     /// every read of a field by an expression asks it (30,000 times to open a record of 5,000 instances).
     private let chains: [String: [String]]
+    /// What a push asks of each field, by id (``facts(ofKey:)``): a few flags, read without copying the definition.
+    private let facts: [String: FieldFacts]
+
+    /// The flags of a field that checking a pushed answer reads for every key: a lookup that copies no
+    /// ``FieldDefinition`` (a copy retains and releases each of its strings and arrays, for every answer).
+    public struct FieldFacts: Sendable, Hashable {
+        /// The field's answers are sealed to the project key (``FieldDefinition/sensitive``).
+        public let sensitive: Bool
+        /// The field is computed (``FieldDefinition/isComputed``).
+        public let isComputed: Bool
+        /// The field is not inside a repeat.
+        let topLevel: Bool
+
+        init(_ field: FieldDefinition, topLevel: Bool) {
+            self.sensitive = field.sensitive
+            self.isComputed = field.isComputed
+            self.topLevel = topLevel
+        }
+    }
 
     /// Indexes every field of `form`.
     public init(form: FormDefinition) {
@@ -42,6 +61,7 @@ public struct FormFields: Sendable {
             chains[id] = chain.reversed()
         }
         self.chains = chains
+        self.facts = Dictionary(uniqueKeysWithValues: byID.map { ($0.key, FieldFacts($0.value, topLevel: container[$0.key] == nil)) })
     }
 
     /// The repeats enclosing `id`, outermost first (empty for a top-level field).
@@ -85,6 +105,16 @@ public struct FormFields: Sendable {
             return field
         }
         return AnswerKey(key).flatMap(definition(of:))
+    }
+
+    /// The flags of the field ``definition(ofKey:)`` finds for `key` (nil when it finds none), without copying
+    /// its definition for a flat key.
+    public func facts(ofKey key: String) -> FieldFacts? {
+        guard key.utf8.contains(UInt8(ascii: "/")) else {
+            guard !key.isEmpty, key.utf8.first != UInt8(ascii: "@"), let found = facts[key], found.topLevel else { return nil }
+            return found
+        }
+        return definition(ofKey: key).map { FieldFacts($0, topLevel: false) }
     }
 }
 

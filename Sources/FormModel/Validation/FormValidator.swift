@@ -67,6 +67,8 @@ public struct FormValidator: Sendable {
         var unknownKeys: [String] = []
         for key in state.answers.keys {
             if key == AnswerKey.entityChange, form.entity != nil { continue }
+            // Most keys are answers to fields that take them: known from the field's flags, no definition copied.
+            if let facts = logic.fields.facts(ofKey: key), !facts.isComputed { continue }
             let definition = field(forKey: key)
             guard definition == nil || (definition?.isComputed == true && !logic.kept.contains(definition?.id ?? "")) else { continue }
             if definition != nil, let path = AnswerKey(key), path.isInstanceMeta { continue }

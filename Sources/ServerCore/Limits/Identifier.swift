@@ -10,6 +10,11 @@ enum Identifier {
 
     /// nil when `value` is an acceptable identifier; otherwise what is wrong with it, for a 400 naming `field`.
     static func problem(_ value: String, field: String) -> Problem? {
+        // Printable ASCII (a UUID, as devices send): every character allowed and one byte, so its length is its
+        // byte count; checked without counting grapheme clusters or reading scalar properties (a push checks
+        // each of its mutations' ids).
+        let utf8 = value.utf8
+        if utf8.count <= maxLength, !utf8.isEmpty, utf8.allSatisfy({ (0x20...0x7E).contains($0) }) { return nil }
         guard !value.isEmpty, value.count <= maxLength else {
             return Problem.badRequest("\(field) must be 1 to \(maxLength) characters; it has \(value.count).", field: field)
         }

@@ -199,11 +199,11 @@ struct PushPlanner: Sendable {
                 receivedAt: now,
                 device: current == nil ? clientID : current?.device,
                 fields: merged.record.fields)
-            let detail = Self.detail(from: current, to: record, changed: merged.changedFields)
+            let (detail, detailBytes) = Self.detail(from: current, to: record, changed: merged.changedFields)
             plan.history.append(HistoryEntry(
                 recordID: record.id, revision: record.revision, kind: .change, userID: userID, clientID: clientID, at: now, detail: detail,
                 mutationID: mutation.mutationID))
-            encodedHistory.append(String(decoding: detail.jsonBytes(fieldOrder: merged.changedFields), as: UTF8.self))
+            encodedHistory.append(String(decoding: detailBytes, as: UTF8.self))
             working[record.id] = record
             let fields = String(decoding: fieldsBytes, as: UTF8.self)
             if let index = writtenIndex[record.id] {
@@ -305,19 +305,23 @@ struct PushPlanner: Sendable {
     /// What a change did, for the record's history: the form version it was made against, the state, each of
     /// `fieldIds` (the fields the merge set, ``RecordMerge/Result/changedFields``) whose answer changed (from what
     /// to what), and a review state it moved. Only those fields are compared, not every field the mutation named.
-    static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIDs: some Collection<String>) -> HistoryDetail {
+    /// With it its stored JSON (``HistoryDetail/jsonBytes(orderedFields:)``), written from the diffs in the order
+    /// they are made (`fieldIDs` ascending, as the merge gives them) instead of looking each up again.
+    static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIDs: [String]) -> (HistoryDetail, [UInt8]) {
         var detail = HistoryDetail(version: record.form.version)
         if current?.state != record.state { detail.state = .init(from: current?.state, to: record.state) }
-        detail.fields.reserveCapacity(fieldIDs.count)
+        var ordered: [(String, HistoryDetail.FieldDiff)] = []
+        ordered.reserveCapacity(fieldIDs.count)
         for fieldID in fieldIDs {
             let before = current.flatMap { $0.fields[fieldID]?.value }
             let after = record.fields[fieldID]?.value
-            if before != after { detail.fields[fieldID] = .init(from: before, to: after) }
+            if before != after { ordered.append((fieldID, .init(from: before, to: after))) }
         }
+        detail.fields = Dictionary(ordered, uniquingKeysWith: { $1 })
         if let review = record.review, review.state != current?.review?.state {
             detail.review = .init(from: current?.review?.state, to: review.state)
         }
-        return detail
+        return (detail, detail.jsonBytes(orderedFields: ordered))
     }
 
     /// Submitted records must pass the form's validation (repeat instances, constraints and calculations with
@@ -329,7 +333,7 @@ struct PushPlanner: Sendable {
         // The first problem in field-id order, found without sorting the fields.
         var sealing: (fieldID: String, problem: Problem)?
         for (fieldID, change) in mutation.changes {
-            guard let value = change.value, sealing.map({ fieldID < $0.fieldID }) ?? true, let field = validator.field(forKey: fieldID) else { continue }
+            guard let value = change.value, sealing.map({ fieldID < $0.fieldID }) ?? true, let field = validator.logic.fields.facts(ofKey: fieldID) else { continue }
             let sealed = if case .sealed = value { true } else { false }
             if field.sensitive && !sealed {
                 sealing = (fieldID, .validation("The field \"\(fieldID)\" is sensitive: its answer must be sealed on the device to the project key, not sent as a \(value.tag). Nothing of this change was applied; update the app, sync its forms and send the record again.", field: fieldID))

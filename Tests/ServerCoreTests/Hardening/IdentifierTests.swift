@@ -22,6 +22,18 @@ struct IdentifierTests {
         #expect(Identifier.problem(String(repeating: "x", count: 129), field: "clientId") != nil)
     }
 
+    /// Printable ASCII is taken without reading scalar properties: every ASCII character is judged as the
+    /// character rules judge it, at any place and at the length limits.
+    @Test func everyASCIICharacterIsJudgedByTheCharacterRules() {
+        for byte in UInt8(0)...UInt8(127) {
+            let scalar = Unicode.Scalar(byte)
+            for value in ["a\(Character(scalar))b", String(Character(scalar)), String(repeating: "x", count: 127) + String(Character(scalar))] {
+                #expect((Identifier.problem(value, field: "mutationId") == nil) == Identifier.isAllowed(scalar), "U+\(String(byte, radix: 16))")
+            }
+            #expect(Identifier.problem(String(repeating: "x", count: 128) + String(Character(scalar)), field: "mutationId") != nil)
+        }
+    }
+
     /// Before the fix, "m\u{0}1" and "m\u{0}2" were both stored as "m": the second was taken for a retry
     /// of the first with another payload, and an exact retry answered 500.
     @Test(arguments: Backend.available)
