@@ -234,7 +234,11 @@ let package = Package(
         // `make bench`: edit durability latency, opening a large draft, listing drafts, memory.
         .executableTarget(
             name: "fieldsheet-bench",
-            dependencies: ["DraftStore", "FormModel", "FieldSheetTesting", "TerminalApp", "TerminalUI", "XLSForm", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "DraftStore", "FormModel", "FieldSheetTesting", "TerminalApp", "TerminalUI", "XLSForm", .product(name: "GRDB", package: "GRDB.swift"),
+                // The cipher micro-benchmark: swift-crypto's ChaChaPoly against the device cipher's kept context.
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
+            ],
             path: "Tests/Bench"
         ),
         // `make bench`, device sync: push and pull on loopback against the release fieldsheet-server.
@@ -256,6 +260,8 @@ let package = Package(
                 "SyncCore",
                 "FieldSheetTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The device cipher's values against swift-crypto's own ChaChaPoly.
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
             ]
         ),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", .product(name: "PropertyBased", package: "swift-property-based", condition: tools)]),
