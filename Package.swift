@@ -69,7 +69,9 @@ let package = Package(
                 "SyncCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SHA-256 of attachments and ChaCha20-Poly1305 of the encrypted store: CryptoKit on Apple
-                // platforms, swift-crypto's same API elsewhere.
+                // platforms, swift-crypto's same API elsewhere. On Linux the device cipher also imports
+                // CryptoBoringWrapper, the module Crypto is built on (not a product; used only when it can be
+                // imported: docs/device-encryption.md, "One context per key").
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
                 // scrypt, for a device key derived from a passphrase (CryptoKit has none).
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
