@@ -69,7 +69,9 @@ let package = Package(
                 "SyncCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SHA-256 of attachments and ChaCha20-Poly1305 of the encrypted store: CryptoKit on Apple
-                // platforms, swift-crypto's same API elsewhere.
+                // platforms, swift-crypto's same API elsewhere. On Linux the device cipher also imports
+                // CryptoBoringWrapper, the module Crypto is built on (not a product; used only when it can be
+                // imported: docs/device-encryption.md, "One context per key").
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
                 // scrypt, for a device key derived from a passphrase (CryptoKit has none).
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -234,7 +236,11 @@ let package = Package(
         // `make bench`: edit durability latency, opening a large draft, listing drafts, memory.
         .executableTarget(
             name: "fieldsheet-bench",
-            dependencies: ["DraftStore", "FormModel", "FieldSheetTesting", "TerminalApp", "TerminalUI", "XLSForm", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "DraftStore", "FormModel", "FieldSheetTesting", "TerminalApp", "TerminalUI", "XLSForm", .product(name: "GRDB", package: "GRDB.swift"),
+                // The cipher micro-benchmark: swift-crypto's ChaChaPoly against the device cipher's kept context.
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
+            ],
             path: "Tests/Bench"
         ),
         // `make bench`, device sync: push and pull on loopback against the release fieldsheet-server.
@@ -256,6 +262,8 @@ let package = Package(
                 "SyncCore",
                 "FieldSheetTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The device cipher's values against swift-crypto's own ChaChaPoly.
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux])),
             ]
         ),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", .product(name: "PropertyBased", package: "swift-property-based", condition: tools)]),

@@ -68,6 +68,12 @@ if only == nil || only == "xlsform" { try benchXLSFormImport(in: directory.appen
 if only == "xlsform" { finish() }
 if only == nil || only == "attach" { try await benchAttach(in: directory.appendingPathComponent("attach")) }
 if only == "attach" { finish() }
+#if !canImport(CryptoKit) && canImport(CryptoBoringWrapper)
+if only == "cipher" {
+    try benchCipher()
+    finish()
+}
+#endif
 if ProcessInfo.processInfo.environment["FIELDSHEET_BENCH_ONLY"] == "encryption" {
     try await benchEncryption(in: directory.appendingPathComponent("encryption"))
     finish()

@@ -1,3 +1,8 @@
+#if canImport(CryptoKit)
+import CryptoKit
+#else
+import Crypto
+#endif
 import FieldSheetTesting
 import Foundation
 import FormModel
@@ -99,5 +104,91 @@ struct DeviceCipherTests {
         let planted = text.replacingOccurrences(of: #""gone":null"#, with: #""gone":{"text":"planted"}"#)
         #expect(try #require(refusal(Array(planted.utf8))).contains("in clear"))
         #expect(try cipher.openFields(Array(planted.utf8), parts: parts, acceptsPlaintext: true).count > clear.utf8.count)
+    }
+
+    /// The cipher's values are ChaChaPoly's combined layout after the version byte, whichever way they are made:
+    /// values sealed by swift-crypto's (CryptoKit's) `ChaChaPoly` open through the cipher (on Linux, its kept
+    /// BoringSSL contexts), and the cipher's own values open through `ChaChaPoly`, for random sizes and places.
+    @Test func valuesSealedByChaChaPolyOpenThroughTheCipherAndTheOtherWay() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        print("DeviceCipherTests ChaChaPoly both ways: seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let keyBytes = (0..<DeviceDataKey.byteCount).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let cipher = DeviceCipher(try DeviceDataKey(bytes: keyBytes))
+        let key = SymmetricKey(data: keyBytes)
+        for _ in 0..<500 {
+            let plaintext = (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let place = (0..<Int.random(in: 0...80, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            // ChaChaPoly -> the cipher, from an array, a Data, and bytes in a larger buffer.
+            let sealed = [DeviceCipher.version] + Array(try ChaChaPoly.seal(plaintext, using: key, authenticating: place).combined)
+            #expect(cipher.open(sealed, place: place) == plaintext, "seed \(seed)")
+            #expect(cipher.openData(Data(sealed), place: place).map(Array.init) == plaintext, "seed \(seed)")
+            let padded = [0xAA] + sealed + [0xBB]
+            #expect(cipher.openData(padded[1..<(padded.count - 1)], place: place).map(Array.init) == plaintext, "seed \(seed)")
+            // The cipher -> ChaChaPoly, both ways of sealing.
+            for mine in [try cipher.seal(plaintext, place: place), Array(try cipher.sealData(plaintext, place: place))] {
+                #expect(mine.count == plaintext.count + DeviceCipher.overhead && mine.first == DeviceCipher.version, "seed \(seed)")
+                let opened = try ChaChaPoly.open(try ChaChaPoly.SealedBox(combined: mine.dropFirst()), using: key, authenticating: place)
+                #expect(Array(opened) == plaintext, "seed \(seed)")
+                #expect(cipher.open(mine, place: place) == plaintext, "seed \(seed)")
+            }
+        }
+    }
+
+    /// A value with any byte of its version, nonce, ciphertext or tag changed, cut short, or opened at another
+    /// place (a byte changed, added or removed) or with another key is refused (nil), never opened.
+    @Test func aTamperedValueOrAnotherPlaceOrKeyIsRefused() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        print("DeviceCipherTests tampering: seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let cipher = DeviceCipher(try DeviceDataKey(bytes: (0..<DeviceDataKey.byteCount).map { _ in UInt8.random(in: 0...255, using: &random) }))
+        let other = DeviceCipher(try DeviceDataKey(bytes: (0..<DeviceDataKey.byteCount).map { _ in UInt8.random(in: 0...255, using: &random) }))
+        let place = DeviceCipher.place(["edit", "0f6c2d3e-0000-4000-8000-000000000001", "site"])
+        let plaintext = Array(#"{"text":"Pump 4"}"#.utf8)
+        let sealed = try cipher.seal(plaintext, place: place)
+        #expect(cipher.open(sealed, place: place) == plaintext)
+        // Every byte: version (0), nonce (1..<13), ciphertext, tag (the last 16).
+        for index in sealed.indices {
+            var altered = sealed
+            altered[index] ^= UInt8.random(in: 1...255, using: &random)
+            #expect(cipher.open(altered, place: place) == nil, "seed \(seed): byte \(index)")
+            #expect(cipher.openData(Data(altered), place: place) == nil, "seed \(seed): byte \(index)")
+        }
+        for count in [0, 1, 13, DeviceCipher.overhead - 1, sealed.count - 1] {
+            #expect(cipher.open(Array(sealed.prefix(count)), place: place) == nil, "cut to \(count)")
+        }
+        #expect(cipher.open(sealed + [0], place: place) == nil)
+        var moved = place
+        moved[Int.random(in: moved.indices, using: &random)] ^= 1
+        #expect(cipher.open(sealed, place: moved) == nil, "seed \(seed)")
+        #expect(cipher.open(sealed, place: place + [0]) == nil)
+        #expect(cipher.open(sealed, place: Array(place.dropLast())) == nil)
+        #expect(cipher.open(sealed, place: DeviceCipher.place(["edit", "0f6c2d3e-0000-4000-8000-000000000001", "other"])) == nil)
+        #expect(other.open(sealed, place: place) == nil)
+        // Still opens after the refusals: a refused value leaves the cipher's kept state as it was.
+        #expect(cipher.open(sealed, place: place) == plaintext)
+    }
+
+    /// One cipher sealing and opening from many tasks at once: each value opens to its own plaintext (on Linux
+    /// the key's contexts are handed out one caller at a time).
+    @Test func oneCipherSealsAndOpensFromManyTasksAtOnce() async throws {
+        let cipher = DeviceCipher(try DeviceDataKey(bytes: [UInt8](repeating: 3, count: DeviceDataKey.byteCount)))
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for index in 0..<2_000 {
+                        let place = DeviceCipher.place(["edit", "\(task)", "f\(index)"])
+                        let plaintext = Array("task \(task) value \(index)".utf8)
+                        let sealed = try cipher.sealData(plaintext, place: place)
+                        if cipher.openData(sealed, place: place).map(Array.init) != plaintext { wrong += 1 }
+                        if cipher.openData(sealed, place: DeviceCipher.place(["edit", "\(task)", "g\(index)"])) != nil { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
     }
 }

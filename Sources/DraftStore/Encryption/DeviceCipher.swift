@@ -3,8 +3,12 @@ import CryptoKit
 #else
 import Crypto
 #endif
+#if !canImport(CryptoKit) && canImport(CryptoBoringWrapper)
+import CryptoBoringWrapper
+#endif
 import Foundation
 import FormModel
+import Synchronization
 
 /// ChaCha20-Poly1305 with the device data key, as the device database uses it (docs/device-encryption.md).
 ///
@@ -25,9 +29,19 @@ struct DeviceCipher: @unchecked Sendable {
 
     let key: SymmetricKey
 
+    #if !canImport(CryptoKit) && canImport(CryptoBoringWrapper)
+    /// The key's ChaCha20-Poly1305 contexts, made once and reused (see ``Contexts``).
+    private let contexts: Contexts
+
+    init(_ key: DeviceDataKey) {
+        self.key = key.key
+        contexts = Contexts(key: key.key)
+    }
+    #else
     init(_ key: DeviceDataKey) {
         self.key = key.key
     }
+    #endif
 
     /// The associated data of a value at `parts`.
     static func place(_ parts: [String]) -> [UInt8] {
@@ -43,8 +57,12 @@ struct DeviceCipher: @unchecked Sendable {
     }
 
     // The sealed layout after the version byte is exactly ChaChaPoly's combined representation (nonce,
-    // ciphertext, tag): a value is sealed and opened through it in one piece, without taking it apart.
+    // ciphertext, tag). With CryptoKit a value is sealed and opened through `ChaChaPoly` in one piece. On
+    // Linux, swift-crypto's `ChaChaPoly` is BoringSSL's ChaCha20-Poly1305 AEAD behind a context it makes and
+    // frees on every call, plus copies into `Data` on the way in: there the cipher keeps the key's contexts
+    // and opens a value from the bytes where they lie (docs/device-encryption.md, "One context per key").
 
+    #if canImport(CryptoKit) || !canImport(CryptoBoringWrapper)
     func seal<Plaintext: DataProtocol>(_ plaintext: Plaintext, place: [UInt8]) throws -> [UInt8] {
         let box = try ChaChaPoly.seal(plaintext, using: key, nonce: ChaChaPoly.Nonce(), authenticating: place)
         var sealed: [UInt8] = []
@@ -63,11 +81,6 @@ struct DeviceCipher: @unchecked Sendable {
         return sealed
     }
 
-    /// The plaintext of `sealed`, or nil when it was not sealed with this key at this place (or was altered).
-    func open(_ sealed: [UInt8], place: [UInt8]) -> [UInt8]? {
-        openData(sealed[...], place: place).map { Array($0) }
-    }
-
     /// ``open(_:place:)`` of bytes as they come (a BLOB SQLite handed over, a buffer decoded into), the plaintext as
     /// swift-crypto gives it: no copy on the way in or out; the place as any bytes (a buffer kept for a record's
     /// values, or one on the stack).
@@ -77,6 +90,89 @@ struct DeviceCipher: @unchecked Sendable {
             let plaintext = try? ChaChaPoly.open(box, using: key, authenticating: place)
         else { return nil }
         return plaintext
+    }
+    #else
+    func seal<Plaintext: DataProtocol>(_ plaintext: Plaintext, place: [UInt8]) throws -> [UInt8] {
+        let nonce = ChaChaPoly.Nonce()
+        let (ciphertext, tag) = try contexts.use { try $0.seal(message: plaintext, nonce: nonce, authenticatedData: place) }
+        var sealed: [UInt8] = []
+        sealed.reserveCapacity(Self.overhead + plaintext.count)
+        sealed.append(Self.version)
+        sealed.append(contentsOf: nonce)
+        sealed.append(contentsOf: ciphertext)
+        sealed.append(contentsOf: tag)
+        return sealed
+    }
+
+    /// ``seal(_:place:)`` as the `Data` SQLite stores, made in one piece.
+    func sealData<Plaintext: DataProtocol, Place: DataProtocol>(_ plaintext: Plaintext, place: Place) throws -> Data {
+        let nonce = ChaChaPoly.Nonce()
+        let (ciphertext, tag) = try contexts.use { try $0.seal(message: plaintext, nonce: nonce, authenticatedData: place) }
+        var sealed = Data(capacity: Self.overhead + plaintext.count)
+        sealed.append(Self.version)
+        nonce.withUnsafeBytes { sealed.append($0.assumingMemoryBound(to: UInt8.self)) }
+        sealed.append(ciphertext)
+        sealed.append(tag)
+        return sealed
+    }
+
+    /// ``open(_:place:)`` of bytes as they come (a BLOB SQLite handed over, a buffer decoded into), the plaintext as
+    /// BoringSSL writes it: the nonce and the ciphertext with its tag are read where they lie, through a kept
+    /// context; the place as any bytes (a buffer kept for a record's values, or one on the stack).
+    func openData<Sealed: DataProtocol, Place: DataProtocol>(_ sealed: Sealed, place: Place) -> Data? where Sealed.SubSequence: DataProtocol {
+        guard sealed.count >= Self.overhead, sealed.first == Self.version else { return nil }
+        if let opened = sealed.withContiguousStorageIfAvailable({ openContiguous(UnsafeRawBufferPointer($0), place: place) }) {
+            return opened
+        }
+        return Array(sealed).withUnsafeBytes { openContiguous($0, place: place) }
+    }
+
+    /// `sealed` (version byte, nonce, ciphertext, tag; at least ``overhead`` bytes) opened in place: the
+    /// ciphertext and tag go to BoringSSL as a `Data` that views them without a copy, valid during the call only.
+    private func openContiguous<Place: DataProtocol>(_ sealed: UnsafeRawBufferPointer, place: Place) -> Data? {
+        guard let base = sealed.baseAddress, sealed.count >= Self.overhead else { return nil }
+        let nonce = UnsafeRawBufferPointer(start: base + 1, count: 12)
+        let combined = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base + 13), count: sealed.count - 13, deallocator: .none)
+        return try? contexts.use { try $0.open(combinedCiphertextAndTag: combined, nonce: nonce, authenticatedData: place) }
+    }
+
+    /// BoringSSL ChaCha20-Poly1305 contexts of one key, made when first needed and kept for the next value:
+    /// making one (and freeing it) is most of what swift-crypto's `ChaChaPoly.open` costs a small value.
+    ///
+    /// A context is used by one thread at a time: ``use(_:)`` takes it out of the idle list for the call and
+    /// puts it back after, so there are as many as threads seal or open at once (the store's connections),
+    /// and at most ``idleLimit`` wait. BoringSSL would allow concurrent `EVP_AEAD_CTX_open`/`seal` on one
+    /// initialised context (they take it `const`), but swift-crypto's wrapper reaches it through an `inout`
+    /// access to a stored property, which Swift's exclusivity rules do not allow from two threads at once.
+    ///
+    /// `@unchecked Sendable`: the key is an immutable value (as ``DeviceCipher``'s), and the contexts are
+    /// handed out under the mutex, each to one caller at a time.
+    final class Contexts: @unchecked Sendable {
+        private final class Context: @unchecked Sendable {
+            let aead: BoringSSLAEAD.AEADContext
+            init(_ aead: BoringSSLAEAD.AEADContext) { self.aead = aead }
+        }
+
+        static let idleLimit = 16
+        private let key: SymmetricKey
+        private let idle = Mutex<[Context]>([])
+
+        init(key: SymmetricKey) {
+            self.key = key
+        }
+
+        /// Runs `body` with a context of the key no other thread uses meanwhile.
+        func use<Result>(_ body: (BoringSSLAEAD.AEADContext) throws -> Result) throws -> Result {
+            let context = try idle.withLock { $0.popLast() } ?? Context(BoringSSLAEAD.AEADContext(cipher: .chacha20, key: key))
+            defer { idle.withLock { if $0.count < Self.idleLimit { $0.append(context) } } }
+            return try body(context.aead)
+        }
+    }
+    #endif
+
+    /// The plaintext of `sealed`, or nil when it was not sealed with this key at this place (or was altered).
+    func open(_ sealed: [UInt8], place: [UInt8]) -> [UInt8]? {
+        openData(sealed[...], place: place).map { Array($0) }
     }
 
     /// The places of one record's values (``place(_:)`` of `parts` + a field's key), their common part made once.
