@@ -23,9 +23,10 @@ created_at`), the attempt itself (`response_ms`, libcurl's request and the recei
 connections the receiver was opened for all of it (one per delivery without keep-alive).
 
 The trace also says, for each handed-over event, how many attempts were under way when it was handed over (from
-the same lines' start and finish times), so "hand-over -> attempt start" is split into the events that found a free
-slot (the wait is the dispatcher's and a worker's turn to run) and those that found every one of the endpoint's
-slots taken (`--batches-in-flight` x 32; the wait is for an earlier attempt to end).
+the same lines' start and finish times), splitting "hand-over -> attempt start" into the events that found every
+one of the endpoint's slots taken (`--batches-in-flight` x 32; the wait is for an earlier attempt to end) and the
+others, and how many handed-over deliveries were waiting to start at that moment (a group commit hands over up to
+64 pushes' events at once: those behind it in the queue wait for the ones before to start).
 
 `--keep DIR` keeps the server's log (`server.err`, with the timing trace) and the receiver's arrivals
 (`arrivals.json`: event id -> [arrival, occurredAt], seconds since 1970) in DIR, for a scheduler trace taken
@@ -181,11 +182,16 @@ def timing(errors, receiver, slots):
           f"(occurredAt -> receiver {percentiles(unstamped)})")
     for name, values in parts.items():
         print(f"  {name}: {percentiles(values)}")
-    counts = in_flight_at([handed for handed, _ in handed_waits], attempts)
+    moments = [handed for handed, _ in handed_waits]
+    counts = in_flight_at(moments, attempts)
+    # The queue ahead of each hand-over: deliveries handed over no later and not started yet (the trace has no
+    # time for when the service's own claims were queued, so they are not counted).
+    ahead = [count - 1 for count in in_flight_at(moments, [(handed, handed + wait / 1000) for handed, wait in handed_waits])]
     free = [wait for (_, wait), count in zip(handed_waits, counts) if count < slots]
     full = [wait for (_, wait), count in zip(handed_waits, counts) if count >= slots]
-    print(f"  hand-over -> attempt start, a slot free at hand-over ({len(free)} events): {percentiles(free)}")
+    print(f"  hand-over -> attempt start, fewer than {slots} attempts under way at hand-over ({len(free)} events): {percentiles(free)}")
     print(f"  hand-over -> attempt start, all {slots} slots taken at hand-over ({len(full)} events): {percentiles(full)}")
+    print(f"  handed over and not started yet at an event's hand-over (the queue ahead of it): {percentiles(ahead, unit='')}")
     under_way = in_flight_at([start for start, _ in attempts], attempts)
     print(f"  attempts under way when an attempt starts: {percentiles(under_way, unit='')}")
     return parts["commit -> receiver"]

@@ -30,7 +30,7 @@ final class WebhookSender: Sendable {
     }
 
     let options: WebhookOptions
-    private let workers = BlockingWorkers(name: "fieldsheet-webhook")
+    private let workers = BlockingWorkers(name: "fs-webhook-send")
     private let connections: ConnectionPool
 
     /// A sender keeping up to `keepPerURL` idle connections to each URL.
@@ -39,9 +39,10 @@ final class WebhookSender: Sendable {
         connections = ConnectionPool(idlePerURL: keepPerURL)
     }
 
-    /// Runs `job` (attempts, ``send(url:body:headers:)``) on one of the sender's worker threads.
-    func run(_ job: @escaping @Sendable () -> Void) {
-        workers.run(job)
+    /// Runs each of `jobs` (attempts, ``send(url:body:headers:)``) on a worker thread of the sender's own, all
+    /// handed over at once (``BlockingWorkers/run(_:)``).
+    func run(_ jobs: [@Sendable () -> Void]) {
+        workers.run(jobs)
     }
 
     /// Posts `body` to `url` with `headers` on a kept connection, blocking the calling thread (a worker's,
@@ -226,6 +227,12 @@ private final class ConnectionPool: Sendable {
 
 /// Threads for blocking work (libcurl attempts), kept between jobs: a job goes to an idle thread, or to a new
 /// one when every thread is busy, so jobs never wait for each other; a thread idle for ``idleLifetime`` ends.
+///
+/// Jobs are handed over in batches (a dispatcher turn's deliveries): one lock for the batch, and the idle threads
+/// are signalled after the lock is let go. Signalling under the lock made each woken thread, which on a busy
+/// core runs at once, preempt the dispatcher and then sleep again on the lock the dispatcher still held: two
+/// more context switches per delivery, and the dispatcher back in the run queue after each one (the scheduler
+/// trace in BENCHMARKS.md, "Webhooks", 2026-11-29).
 final class BlockingWorkers: @unchecked Sendable {
     static let idleLifetime: TimeInterval = 30
     private let name: String
@@ -238,14 +245,20 @@ final class BlockingWorkers: @unchecked Sendable {
         self.name = name
     }
 
-    /// Runs `job` on a worker thread.
-    func run(_ job: @escaping @Sendable () -> Void) {
+    /// Runs each of `batch` on a worker thread of its own: as many as there are idle threads go to them (each
+    /// idle thread takes one queued job), a new thread starts for each of the rest.
+    func run(_ batch: [@Sendable () -> Void]) {
+        guard !batch.isEmpty else { return }
         condition.lock()
-        jobs.append(job)
-        let spawn = jobs.count > idleThreads
-        if !spawn { condition.signal() }
+        // Each idle thread (signalled already or not) takes one queued job; the jobs queued before this batch
+        // have theirs. What is left of the batch needs new threads.
+        let idleForBatch = min(batch.count, max(0, idleThreads - jobs.count))
+        jobs.append(contentsOf: batch)
         condition.unlock()
-        if spawn {
+        // After the unlock: a thread woken here takes the lock at once instead of sleeping on it again. A thread
+        // about to wait checked `jobs` under the lock, so it is waiting by now and no signal is lost.
+        for _ in 0..<idleForBatch { condition.signal() }
+        for _ in idleForBatch..<batch.count {
             let thread = Thread { [self] in work() }
             thread.name = name
             thread.start()
@@ -253,6 +266,7 @@ final class BlockingWorkers: @unchecked Sendable {
     }
 
     private func work() {
+        setCurrentThreadName(name)
         condition.lock()
         while true {
             if !jobs.isEmpty {
@@ -269,6 +283,20 @@ final class BlockingWorkers: @unchecked Sendable {
         }
         condition.unlock()
     }
+
+    /// How many threads wait for a job (for tests).
+    var idle: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return idleThreads
+    }
+}
+
+/// Names the calling thread as the kernel shows it (`comm`, at most 15 bytes), so a scheduler trace or `top -H`
+/// tells the webhook threads apart. Foundation passes a thread's name to the kernel only when the thread names
+/// itself; a name given before `start()` stays Foundation's own.
+func setCurrentThreadName(_ name: String) {
+    Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
 }
 
 /// A thread that, once started (``start(_:)``), runs its turn each time it is poked (``poke()``) and at least
@@ -307,12 +335,13 @@ final class DispatchThread: @unchecked Sendable {
         thread.start()
     }
 
-    /// Asks for a turn as soon as the thread is free.
+    /// Asks for a turn as soon as the thread is free. The signal goes after the unlock, so the woken thread does
+    /// not preempt the poking one only to sleep on the lock it still holds.
     func poke() {
         condition.lock()
         poked = true
-        condition.signal()
         condition.unlock()
+        condition.signal()
     }
 
     /// Stops the thread and returns once its last turn ended.
@@ -332,6 +361,7 @@ final class DispatchThread: @unchecked Sendable {
     }
 
     private func loop(_ turn: @Sendable () -> Void) {
+        setCurrentThreadName(name)
         condition.lock()
         while !stopping {
             if !poked {
