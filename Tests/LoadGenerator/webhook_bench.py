@@ -30,7 +30,7 @@ others, and how many handed-over deliveries were waiting to start at that moment
 
 `--keep DIR` keeps the server's log (`server.err`, with the timing trace) and the receiver's arrivals
 (`arrivals.json`: event id -> [arrival, occurredAt], seconds since 1970) in DIR, for a scheduler trace taken
-beside the run (`perf record -k CLOCK_MONOTONIC -e sched:sched_switch,sched:sched_wakeup -a`; see
+beside the run (`perf record -k mono -e sched:sched_switch,sched:sched_wakeup -a`; see
 `webhook_sched.py`).
 
 `--receiver-nice N` runs the receiver's thread at nice N (below 0 needs root): a receiver that gets the CPU when it

@@ -179,18 +179,17 @@ struct WebhookDispatchThreadTests {
     }
 }
 
-/// The sender's worker threads: a batch of jobs runs at once, one thread each (no job waits for another), idle
-/// threads are reused before new ones start, and the threads carry their name to the kernel (a scheduler trace
-/// shows it).
+/// The sender's worker threads: jobs run at once, one thread each (no job waits for another), idle threads are
+/// reused before new ones start, and the threads carry their name to the kernel (a scheduler trace shows it).
 struct WebhookBlockingWorkersTests {
     /// The kernel's name of the calling thread (Linux; empty where there is no `/proc`).
     static func currentThreadName() -> String {
         ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test func aBatchRunsAtOnceOnNamedThreadsAndIdleThreadsAreReused() async throws {
+    @Test func jobsRunAtOnceOnNamedThreadsAndIdleThreadsAreReused() async throws {
         let workers = BlockingWorkers(name: "fs-test-workers-long-name")
-        let batch = 6
+        let jobs = 6
         let started = Count()
         let release = DispatchSemaphore(value: 0)
         let seen = Mutex<(threads: Set<UInt>, names: Set<String>)>(([], []))
@@ -202,29 +201,27 @@ struct WebhookBlockingWorkersTests {
                     $0.names.insert(name)
                 }
                 started.value.withLock { $0 += 1 }
-                release.wait()  // each job holds its thread until every job of the batch has started
+                release.wait()  // each job holds its thread until the test lets it go
             }
         }
-        workers.run((0..<batch).map { _ in job() })
+        for _ in 0..<jobs { workers.run(job()) }
         // All six run at once: none waits for another to end.
-        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == batch })
-        for _ in 0..<batch { release.signal() }
-        #expect(await eventually(timeout: 20) { workers.idle == batch }, "the six threads wait for the next jobs")
+        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == jobs })
+        for _ in 0..<jobs { release.signal() }
+        #expect(await eventually(timeout: 20) { workers.idle == jobs }, "the six threads wait for the next jobs")
         let first = seen.withLock { $0 }
-        #expect(first.threads.count == batch)
+        #expect(first.threads.count == jobs)
         #if os(Linux)
         #expect(first.names == ["fs-test-workers"], "the name, cut to the kernel's 15 bytes: \(first.names)")
         #endif
 
-        // A second batch, larger than the idle threads: the six idle threads take six jobs, two new threads the rest.
-        workers.run((0..<(batch + 2)).map { _ in job() })
-        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == 2 * batch + 2 })
-        for _ in 0..<(batch + 2) { release.signal() }
+        // More jobs than idle threads: the six idle threads take six, two new threads the rest.
+        for _ in 0..<(jobs + 2) { workers.run(job()) }
+        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == 2 * jobs + 2 })
+        for _ in 0..<(jobs + 2) { release.signal() }
         let second = seen.withLock { $0 }
-        #expect(second.threads.count == batch + 2, "six threads reused, two new: \(second.threads.count)")
-        #expect(await eventually(timeout: 20) { workers.idle == batch + 2 })
-        workers.run([])  // an empty batch starts nothing
-        #expect(workers.idle == batch + 2)
+        #expect(second.threads.count == jobs + 2, "six threads reused, two new: \(second.threads.count)")
+        #expect(await eventually(timeout: 20) { workers.idle == jobs + 2 })
     }
 
     @Test func theDispatcherThreadCarriesItsName() async throws {

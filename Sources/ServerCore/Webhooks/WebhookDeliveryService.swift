@@ -80,15 +80,14 @@ package struct WebhookDeliveryService: Service {
             state.wantClaim()
             bookkeeping.wake()
         }
-        // The turn's deliveries go to the workers in one batch (one lock, the threads woken after it).
-        sender.run(state.startDeliveries(options: options, now: Date()).map { delivery in
-            { @Sendable in
+        for delivery in state.startDeliveries(options: options, now: Date()) {
+            sender.run {
                 let outcome = attempt(delivery, sender: sender)
                 state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
                 bookkeeping.wake()
                 dispatcher.poke()  // this endpoint's next delivery may start
             }
-        })
+        }
         signal.setBusy(state.busy(options: options))
         if state.releasesWaiting { bookkeeping.wake() }
     }

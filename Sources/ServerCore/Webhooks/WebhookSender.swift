@@ -39,10 +39,9 @@ final class WebhookSender: Sendable {
         connections = ConnectionPool(idlePerURL: keepPerURL)
     }
 
-    /// Runs each of `jobs` (attempts, ``send(url:body:headers:)``) on a worker thread of the sender's own, all
-    /// handed over at once (``BlockingWorkers/run(_:)``).
-    func run(_ jobs: [@Sendable () -> Void]) {
-        workers.run(jobs)
+    /// Runs `job` (attempts, ``send(url:body:headers:)``) on one of the sender's worker threads.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        workers.run(job)
     }
 
     /// Posts `body` to `url` with `headers` on a kept connection, blocking the calling thread (a worker's,
@@ -227,12 +226,6 @@ private final class ConnectionPool: Sendable {
 
 /// Threads for blocking work (libcurl attempts), kept between jobs: a job goes to an idle thread, or to a new
 /// one when every thread is busy, so jobs never wait for each other; a thread idle for ``idleLifetime`` ends.
-///
-/// Jobs are handed over in batches (a dispatcher turn's deliveries): one lock for the batch, and the idle threads
-/// are signalled after the lock is let go. Signalling under the lock made each woken thread, which on a busy
-/// core runs at once, preempt the dispatcher and then sleep again on the lock the dispatcher still held: two
-/// more context switches per delivery, and the dispatcher back in the run queue after each one (the scheduler
-/// trace in BENCHMARKS.md, "Webhooks", 2026-11-29).
 final class BlockingWorkers: @unchecked Sendable {
     static let idleLifetime: TimeInterval = 30
     private let name: String
@@ -245,20 +238,14 @@ final class BlockingWorkers: @unchecked Sendable {
         self.name = name
     }
 
-    /// Runs each of `batch` on a worker thread of its own: as many as there are idle threads go to them (each
-    /// idle thread takes one queued job), a new thread starts for each of the rest.
-    func run(_ batch: [@Sendable () -> Void]) {
-        guard !batch.isEmpty else { return }
+    /// Runs `job` on a worker thread.
+    func run(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
-        // Each idle thread (signalled already or not) takes one queued job; the jobs queued before this batch
-        // have theirs. What is left of the batch needs new threads.
-        let idleForBatch = min(batch.count, max(0, idleThreads - jobs.count))
-        jobs.append(contentsOf: batch)
+        jobs.append(job)
+        let spawn = jobs.count > idleThreads
+        if !spawn { condition.signal() }
         condition.unlock()
-        // After the unlock: a thread woken here takes the lock at once instead of sleeping on it again. A thread
-        // about to wait checked `jobs` under the lock, so it is waiting by now and no signal is lost.
-        for _ in 0..<idleForBatch { condition.signal() }
-        for _ in idleForBatch..<batch.count {
+        if spawn {
             let thread = Thread { [self] in work() }
             thread.name = name
             thread.start()
@@ -293,10 +280,15 @@ final class BlockingWorkers: @unchecked Sendable {
 }
 
 /// Names the calling thread as the kernel shows it (`comm`, at most 15 bytes), so a scheduler trace or `top -H`
-/// tells the webhook threads apart. Foundation passes a thread's name to the kernel only when the thread names
-/// itself; a name given before `start()` stays Foundation's own.
+/// tells the webhook threads apart. Written to `/proc/thread-self/comm` (Linux): Foundation's `Thread.name`
+/// reaches the kernel only when Foundation already knows the running thread as its own, which a just-started
+/// thread may not yet (a new thread then kept its creator's name, `com.apple.root.default-qos`, cut short).
 func setCurrentThreadName(_ name: String) {
-    Thread.current.name = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+    #if os(Linux)
+    guard let file = fopen("/proc/thread-self/comm", "w") else { return }
+    fputs(String(decoding: name.utf8.prefix(15), as: UTF8.self), file)
+    fclose(file)
+    #endif
 }
 
 /// A thread that, once started (``start(_:)``), runs its turn each time it is poked (``poke()``) and at least
@@ -335,13 +327,12 @@ final class DispatchThread: @unchecked Sendable {
         thread.start()
     }
 
-    /// Asks for a turn as soon as the thread is free. The signal goes after the unlock, so the woken thread does
-    /// not preempt the poking one only to sleep on the lock it still holds.
+    /// Asks for a turn as soon as the thread is free.
     func poke() {
         condition.lock()
         poked = true
-        condition.unlock()
         condition.signal()
+        condition.unlock()
     }
 
     /// Stops the thread and returns once its last turn ended.
