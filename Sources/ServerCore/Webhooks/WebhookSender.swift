@@ -280,9 +280,9 @@ final class BlockingWorkers: @unchecked Sendable {
 }
 
 /// Names the calling thread as the kernel shows it (`comm`, at most 15 bytes), so a scheduler trace or `top -H`
-/// tells the webhook threads apart. Written to `/proc/thread-self/comm` (Linux): Foundation's `Thread.name`
-/// reaches the kernel only when Foundation already knows the running thread as its own, which a just-started
-/// thread may not yet (a new thread then kept its creator's name, `com.apple.root.default-qos`, cut short).
+/// tells the webhook threads apart. Written to `/proc/thread-self/comm` (Linux): a name given to Foundation's
+/// `Thread.name`, before or after the thread started, did not reach the kernel on every new thread (in the
+/// workers' test some kept their creator's, `com.apple.root.default-qos` cut short).
 func setCurrentThreadName(_ name: String) {
     #if os(Linux)
     guard let file = fopen("/proc/thread-self/comm", "w") else { return }
