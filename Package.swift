@@ -214,7 +214,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: server),
             ],
             path: "Tests/LoadGenerator",
-            exclude: ["bench.sh", "index-cost.sh", "signing-bench.sh", "webhook_bench.py"]
+            exclude: ["bench.sh", "index-cost.sh", "signing-bench.sh", "webhook_bench.py", "webhook_sched.py"]
         ),
         // Fixtures shared by the test targets: temporary directories, sample forms, subprocesses, polling.
         .target(name: "FieldSheetTesting", dependencies: ["FormModel", "DraftStore", "SyncClient"], path: "Tests/FieldSheetTesting"),

@@ -22,7 +22,21 @@ that time went: commit -> the attempt's start (waiting to be claimed and sent: `
 created_at`), the attempt itself (`response_ms`, libcurl's request and the receiver's answer), and how many TCP
 connections the receiver was opened for all of it (one per delivery without keep-alive).
 
-Usage: webhook_bench.py BIN_DIR [--devices N] [--batches-in-flight K]
+The trace also says, for each handed-over event, how many attempts were under way when it was handed over (from
+the same lines' start and finish times), splitting "hand-over -> attempt start" into the events that found every
+one of the endpoint's slots taken (`--batches-in-flight` x 32; the wait is for an earlier attempt to end) and the
+others, and how many handed-over deliveries were waiting to start at that moment (a group commit hands over up to
+64 pushes' events at once: those behind it in the queue wait for the ones before to start).
+
+`--keep DIR` keeps the server's log (`server.err`, with the timing trace) and the receiver's arrivals
+(`arrivals.json`: event id -> [arrival, occurredAt], seconds since 1970) in DIR, for a scheduler trace taken
+beside the run (`perf record -k mono -e sched:sched_switch,sched:sched_wakeup -a`; see
+`webhook_sched.py`).
+
+`--receiver-nice N` runs the receiver's thread at nice N (below 0 needs root): a receiver that gets the CPU when it
+wants it, as one on a core or machine of its own would, to tell the server's waits from the receiver's.
+
+Usage: webhook_bench.py BIN_DIR [--devices N] [--batches-in-flight K] [--keep DIR] [--receiver-nice N]
 """
 import argparse
 import asyncio
@@ -47,7 +61,8 @@ MAX_BODY = 16 * 1024 * 1024
 class Receiver:
     """Counts each event id once, with the latency of its first arrival in milliseconds."""
 
-    def __init__(self):
+    def __init__(self, nice=None):
+        self.nice = nice
         self.latencies = {}
         self.arrivals = {}
         self.requests = 0
@@ -84,6 +99,11 @@ class Receiver:
             writer.close()
 
     def serve(self):
+        if self.nice is not None:
+            # This thread's own priority (Linux: a thread's nice value is its own), so the receiver can be given
+            # the CPU ahead of the load generator it shares a core with.
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
+
         async def main():
             server = await asyncio.start_server(self.handle, "127.0.0.1", 0, limit=MAX_HEADER, backlog=1024)
             self.port = server.sockets[0].getsockname()[1]
@@ -93,12 +113,12 @@ class Receiver:
         asyncio.run(main())
 
 
-def percentiles(values):
+def percentiles(values, unit=" ms"):
     ordered = sorted(values)
     if not ordered:
         return "none"
     pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]
-    return f"p50 {pick(0.5):.0f} ms, p99 {pick(0.99):.0f} ms, max {ordered[-1]:.0f} ms"
+    return f"p50 {pick(0.5):.0f}{unit}, p99 {pick(0.99):.0f}{unit}, max {ordered[-1]:.0f}{unit}"
 
 
 def trace(database, expected, receiver):
@@ -119,21 +139,32 @@ def trace(database, expected, receiver):
           f"{receiver.connections} connections to the receiver for {receiver.requests} requests")
 
 
-def timing(errors, receiver):
+def in_flight_at(moments, intervals):
+    """For each moment (sorted or not), how many of `intervals` (start, end) were under way at it."""
+    import bisect
+    starts = sorted(start for start, _ in intervals)
+    ends = sorted(end for _, end in intervals)
+    return [bisect.bisect_right(starts, moment) - bisect.bisect_right(ends, moment) for moment in moments]
+
+
+def timing(errors, receiver, slots):
     """Commit -> receiver and its parts, from the server's "Webhook delivery timed" lines (first attempt of each
     event that reached the receiver)."""
     first = {}
+    attempts = []
     with open(errors, errors="replace") as file:
         for line in file:
             if "Webhook delivery timed" not in line:
                 continue
             fields = dict(pair.split("=", 1) for pair in line.split() if "=" in pair)
+            attempts.append((float(fields["started"]), float(fields["finished"])))
             event = fields.get("event")
             if event and event not in first:
                 first[event] = fields
     parts = {"occurredAt -> commit": [], "commit -> hand-over": [], "hand-over -> attempt start": [],
              "attempt start -> receiver": [], "commit -> receiver": []}
     unstamped = []
+    handed_waits = []
     for event, (arrived, occurred) in receiver.arrivals.items():
         fields = first.get(event)
         if fields is None or fields.get("committed", "-") == "-":
@@ -145,11 +176,24 @@ def timing(errors, receiver):
         parts["hand-over -> attempt start"].append((started - handed) * 1000)
         parts["attempt start -> receiver"].append((arrived - started) * 1000)
         parts["commit -> receiver"].append((arrived - committed) * 1000)
+        handed_waits.append((handed, (started - handed) * 1000))
     stamped = len(parts["commit -> receiver"])
     print(f"timing trace: {stamped} events handed over at commit, {len(unstamped)} claimed by the service "
           f"(occurredAt -> receiver {percentiles(unstamped)})")
     for name, values in parts.items():
         print(f"  {name}: {percentiles(values)}")
+    moments = [handed for handed, _ in handed_waits]
+    counts = in_flight_at(moments, attempts)
+    # The queue ahead of each hand-over: deliveries handed over no later and not started yet (the trace has no
+    # time for when the service's own claims were queued, so they are not counted).
+    ahead = [count - 1 for count in in_flight_at(moments, [(handed, handed + wait / 1000) for handed, wait in handed_waits])]
+    free = [wait for (_, wait), count in zip(handed_waits, counts) if count < slots]
+    full = [wait for (_, wait), count in zip(handed_waits, counts) if count >= slots]
+    print(f"  hand-over -> attempt start, fewer than {slots} attempts under way at hand-over ({len(free)} events): {percentiles(free)}")
+    print(f"  hand-over -> attempt start, all {slots} slots taken at hand-over ({len(full)} events): {percentiles(full)}")
+    print(f"  handed over and not started yet at an event's hand-over (the queue ahead of it): {percentiles(ahead, unit='')}")
+    under_way = in_flight_at([start for start, _ in attempts], attempts)
+    print(f"  attempts under way when an attempt starts: {percentiles(under_way, unit='')}")
     return parts["commit -> receiver"]
 
 
@@ -158,6 +202,8 @@ def main():
     parser.add_argument("bin")
     parser.add_argument("--devices", type=int, default=200)
     parser.add_argument("--batches-in-flight", type=int)
+    parser.add_argument("--receiver-nice", type=int, help="the receiver thread's nice value (below 0 needs root)")
+    parser.add_argument("--keep", help="a directory to keep the server's log and the receiver's arrivals in")
     options = parser.parse_args()
     server_bin = os.path.join(os.path.abspath(options.bin), "fieldsheet-server")
     loadgen = os.path.join(os.path.abspath(options.bin), "fieldsheet-loadgen")
@@ -165,7 +211,7 @@ def main():
     storage = ["--data", os.path.join(work, "data")]
     server = None
     try:
-        receiver = Receiver()
+        receiver = Receiver(options.receiver_nice)
         threading.Thread(target=receiver.serve, daemon=True).start()
         if not receiver.ready.wait(10):
             sys.exit("the receiver did not start")
@@ -212,7 +258,12 @@ def main():
         trace(os.path.join(work, "data", "fieldsheet.sqlite"), expected, receiver)
         server.terminate()
         server.wait(timeout=30)
-        committed = timing(errors, receiver)
+        if options.keep:
+            os.makedirs(options.keep, exist_ok=True)
+            shutil.copy(errors, os.path.join(options.keep, "server.err"))
+            with open(os.path.join(options.keep, "arrivals.json"), "w") as file:
+                json.dump(receiver.arrivals, file)
+        committed = timing(errors, receiver, 32 * (options.batches_in_flight or 4))
         print(f"commit -> receiver ({len(committed)} events): {percentiles(committed)}")
     finally:
         if server is not None:

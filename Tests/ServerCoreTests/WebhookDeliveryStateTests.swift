@@ -179,6 +179,63 @@ struct WebhookDispatchThreadTests {
     }
 }
 
+/// The sender's worker threads: jobs run at once, one thread each (no job waits for another), idle threads are
+/// reused before new ones start, and the threads carry their name to the kernel (a scheduler trace shows it).
+struct WebhookBlockingWorkersTests {
+    /// The kernel's name of the calling thread (Linux; empty where there is no `/proc`).
+    static func currentThreadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func jobsRunAtOnceOnNamedThreadsAndIdleThreadsAreReused() async throws {
+        let workers = BlockingWorkers(name: "fs-test-workers-long-name")
+        let jobs = 6
+        let started = Count()
+        let release = DispatchSemaphore(value: 0)
+        let seen = Mutex<(threads: Set<UInt>, names: Set<String>)>(([], []))
+        func job() -> @Sendable () -> Void {
+            {
+                let name = Self.currentThreadName()
+                seen.withLock {
+                    $0.threads.insert(UInt(pthread_self()))
+                    $0.names.insert(name)
+                }
+                started.value.withLock { $0 += 1 }
+                release.wait()  // each job holds its thread until the test lets it go
+            }
+        }
+        for _ in 0..<jobs { workers.run(job()) }
+        // All six run at once: none waits for another to end.
+        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == jobs })
+        for _ in 0..<jobs { release.signal() }
+        #expect(await eventually(timeout: 20) { workers.idle == jobs }, "the six threads wait for the next jobs")
+        let first = seen.withLock { $0 }
+        #expect(first.threads.count == jobs)
+        #if os(Linux)
+        #expect(first.names == ["fs-test-workers"], "the name, cut to the kernel's 15 bytes: \(first.names)")
+        #endif
+
+        // More jobs than idle threads: the six idle threads take six, two new threads the rest.
+        for _ in 0..<(jobs + 2) { workers.run(job()) }
+        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == 2 * jobs + 2 })
+        for _ in 0..<(jobs + 2) { release.signal() }
+        let second = seen.withLock { $0 }
+        #expect(second.threads.count == jobs + 2, "six threads reused, two new: \(second.threads.count)")
+        #expect(await eventually(timeout: 20) { workers.idle == jobs + 2 })
+    }
+
+    @Test func theDispatcherThreadCarriesItsName() async throws {
+        let name = Mutex<String?>(nil)
+        let thread = DispatchThread(name: "fs-test-dispatch", interval: .seconds(3600))
+        thread.start { name.withLock { $0 = Self.currentThreadName() } }
+        #expect(await eventually(timeout: 20) { name.withLock { $0 } != nil })
+        await thread.stop()
+        #if os(Linux)
+        #expect(name.withLock { $0 } == "fs-test-dispatc")
+        #endif
+    }
+}
+
 /// A log handler keeping every line, at every level.
 final class CapturedLog: LogHandler, @unchecked Sendable {
     struct Line {

@@ -30,7 +30,7 @@ final class WebhookSender: Sendable {
     }
 
     let options: WebhookOptions
-    private let workers = BlockingWorkers(name: "fieldsheet-webhook")
+    private let workers = BlockingWorkers(name: "fs-webhook-send")
     private let connections: ConnectionPool
 
     /// A sender keeping up to `keepPerURL` idle connections to each URL.
@@ -253,6 +253,7 @@ final class BlockingWorkers: @unchecked Sendable {
     }
 
     private func work() {
+        setCurrentThreadName(name)
         condition.lock()
         while true {
             if !jobs.isEmpty {
@@ -269,6 +270,25 @@ final class BlockingWorkers: @unchecked Sendable {
         }
         condition.unlock()
     }
+
+    /// How many threads wait for a job (for tests).
+    var idle: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return idleThreads
+    }
+}
+
+/// Names the calling thread as the kernel shows it (`comm`, at most 15 bytes), so a scheduler trace or `top -H`
+/// tells the webhook threads apart. Written to `/proc/thread-self/comm` (Linux): a name given to Foundation's
+/// `Thread.name`, before or after the thread started, did not reach the kernel on every new thread (in the
+/// workers' test some kept their creator's, `com.apple.root.default-qos` cut short).
+func setCurrentThreadName(_ name: String) {
+    #if os(Linux)
+    guard let file = fopen("/proc/thread-self/comm", "w") else { return }
+    fputs(String(decoding: name.utf8.prefix(15), as: UTF8.self), file)
+    fclose(file)
+    #endif
 }
 
 /// A thread that, once started (``start(_:)``), runs its turn each time it is poked (``poke()``) and at least
@@ -332,6 +352,7 @@ final class DispatchThread: @unchecked Sendable {
     }
 
     private func loop(_ turn: @Sendable () -> Void) {
+        setCurrentThreadName(name)
         condition.lock()
         while !stopping {
             if !poked {
