@@ -204,21 +204,9 @@ public struct SyncEngine: Sendable {
     /// signature (`pushSignature`, over the bodies' digests in this order: docs/signed-submissions.md).
     static func pushBody(clientID: String, _ batch: [OutgoingMutation], signature: String?) -> Data {
         var writer = JSONWriter(capacity: 160 + batch.reduce(0) { $0 + $1.body.utf8.count + 1 })
-        writer.beginObject()
-        writer.key("clientId")
-        writer.string(clientID)
-        writer.key("mutations")
-        writer.beginArray()
-        for mutation in batch {
-            writer.element()
-            writer.raw(mutation.body)
+        PushRequest.writeBody(to: &writer, clientID: clientID, mutationCount: batch.count, pushSignature: signature) { index, writer in
+            writer.raw(batch[index].body)
         }
-        writer.endArray()
-        if let signature {
-            writer.key("pushSignature")
-            writer.string(signature)
-        }
-        writer.endObject()
         return Data(writer.bytes)
     }
 

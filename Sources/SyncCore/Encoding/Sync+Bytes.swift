@@ -15,6 +15,20 @@ extension PushRequest {
     /// Writes the body: `clientId`, `clock` when there is one, and `mutations`, each in its canonical form
     /// (``Mutation/jsonBytes()``), so a server recognises a retry of it by those bytes.
     public func write(to writer: inout JSONWriter) {
+        Self.writeBody(to: &writer, clientID: clientID, clock: clock, mutationCount: mutations.count) { index, writer in
+            mutations[index].write(to: &writer)
+        }
+    }
+
+    /// Writes a push body in its one layout — `clientId`, `clock` when there is one, `mutations` (the one at each
+    /// index written by `mutation`), then the signatures when there are: `signatures` (one per mutation, as older
+    /// devices sign) or `pushSignature` (one over the push's manifest). Every writer of a push body goes through
+    /// it: ``write(to:)``, ``deviceBytes(clientID:_:signingKey:perMutation:)``, and the device's sync engine,
+    /// which writes its frozen mutation bodies as they are.
+    package static func writeBody(
+        to writer: inout JSONWriter, clientID: String, clock: HybridTimestamp? = nil, mutationCount: Int,
+        signatures: [String]? = nil, pushSignature: String? = nil, mutation: (Int, inout JSONWriter) -> Void
+    ) {
         writer.beginObject()
         writer.key("clientId")
         writer.string(clientID)
@@ -24,11 +38,24 @@ extension PushRequest {
         }
         writer.key("mutations")
         writer.beginArray()
-        for mutation in mutations {
+        for index in 0..<mutationCount {
             writer.element()
-            mutation.write(to: &writer)
+            mutation(index, &writer)
         }
         writer.endArray()
+        if let signatures {
+            writer.key("signatures")
+            writer.beginArray()
+            for signature in signatures {
+                writer.element()
+                writer.string(signature)
+            }
+            writer.endArray()
+        }
+        if let pushSignature {
+            writer.key("pushSignature")
+            writer.string(pushSignature)
+        }
         writer.endObject()
     }
 
@@ -48,37 +75,23 @@ extension PushRequest {
     /// signatures follow as `signatures`, as older devices send them.
     package static func deviceBytes(clientID: String, _ mutations: [Mutation], signingKey: DeviceSigningKey? = nil, perMutation: Bool = false) -> [UInt8] {
         var writer = JSONWriter(capacity: 128 + mutations.count * (signingKey == nil ? 2048 : 2150))
-        writer.beginObject()
-        writer.key("clientId")
-        writer.string(clientID)
-        writer.key("mutations")
-        writer.beginArray()
-        var signatures: [String] = []
-        var manifest = PushManifest(capacity: mutations.count)
-        for mutation in mutations {
-            writer.element()
-            if let signingKey {
-                let bytes = mutation.jsonBytes()
-                if perMutation { signatures.append(signingKey.signature(for: bytes)) } else { manifest.append(canonical: bytes) }
-                writer.raw(bytes)
-            } else {
-                mutation.write(to: &writer)
-            }
+        guard let signingKey else {
+            writeBody(to: &writer, clientID: clientID, mutationCount: mutations.count) { index, writer in mutations[index].write(to: &writer) }
+            return writer.bytes
         }
-        writer.endArray()
-        if signingKey != nil, perMutation {
-            writer.key("signatures")
-            writer.beginArray()
-            for signature in signatures {
-                writer.element()
-                writer.string(signature)
-            }
-            writer.endArray()
-        } else if let signingKey {
-            writer.key("pushSignature")
-            writer.string(signingKey.signature(for: manifest.bytes))
+        let bodies = mutations.map { $0.jsonBytes() }
+        var signatures: [String]?
+        var pushSignature: String?
+        if perMutation {
+            signatures = bodies.map { signingKey.signature(for: $0) }
+        } else {
+            var manifest = PushManifest(capacity: bodies.count)
+            for body in bodies { manifest.append(canonical: body) }
+            pushSignature = signingKey.signature(for: manifest.bytes)
         }
-        writer.endObject()
+        writeBody(to: &writer, clientID: clientID, mutationCount: bodies.count, signatures: signatures, pushSignature: pushSignature) { index, writer in
+            writer.raw(bodies[index])
+        }
         return writer.bytes
     }
 }
