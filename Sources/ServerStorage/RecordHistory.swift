@@ -143,20 +143,11 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
     }
 
     /// The stored JSON, keys in a fixed order, fields sorted by id.
-    /// - Parameter fieldOrder: ids in ascending order that include every id of ``fields`` (the push planner's
-    ///   merged fields, already in that order): ``fields`` are written in it instead of being sorted again.
-    public func jsonBytes(fieldOrder: [String]? = nil) -> [UInt8] {
-        // Each diff looked up once, in `fieldOrder` when it names them all, else sorted.
-        var ordered: [(String, FieldDiff)] = []
-        ordered.reserveCapacity(fields.count)
-        for fieldID in fieldOrder ?? [] {
-            if let diff = fields[fieldID] { ordered.append((fieldID, diff)) }
-        }
-        if ordered.count != fields.count { ordered = fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
-        return jsonBytes(orderedFields: ordered)
+    public func jsonBytes() -> [UInt8] {
+        jsonBytes(orderedFields: fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     }
 
-    /// The stored JSON (``jsonBytes(fieldOrder:)``), for a caller that has ``fields`` already as pairs in ascending
+    /// The stored JSON (``jsonBytes()``), for a caller that has ``fields`` already as pairs in ascending
     /// id order (the push planner, which makes them in that order): no diff is looked up or sorted.
     public func jsonBytes(orderedFields ordered: [(String, FieldDiff)]) -> [UInt8] {
         assert(ordered.count == fields.count && zip(ordered, ordered.dropFirst()).allSatisfy { $0.0 < $1.0 }, "not the fields in id order")
