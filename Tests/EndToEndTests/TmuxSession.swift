@@ -60,7 +60,11 @@ final class TmuxSession {
         try tmux(["capture-pane", "-p", "-t", session] + (escapes ? ["-e"] : [])).output
     }
 
-    /// Polls the screen until `condition` holds, with a deadline; returns the last screen.
+    /// Polls the screen until `condition` holds, with a deadline, then until the screen is settled: a capture can
+    /// land while tmux is still parsing a frame (a frame of a sheet over the list is bigger than one read of the
+    /// pty), so the part `condition` looks at may be drawn while the rest is not. Returns the first screen that
+    /// holds `condition` and reads the same twice in a row (or, if it never settles within two seconds, the last
+    /// one that holds `condition`).
     @discardableResult
     func waitFor(_ what: String, timeout: Double = 20, _ condition: (String) -> Bool) async throws -> String {
         var last = ""
@@ -69,7 +73,15 @@ final class TmuxSession {
             return condition(last)
         }
         #expect(found, "timed out waiting for \(what); the screen was:\n\(last)")
-        return last
+        guard found else { return last }
+        var settled = last
+        _ = try await eventually(timeout: 2) {
+            try await Task.sleep(for: .milliseconds(15))
+            let next = try screen()
+            defer { if condition(next) { settled = next } }
+            return next == settled && condition(next)
+        }
+        return settled
     }
 
     @discardableResult
