@@ -9,9 +9,9 @@ struct TerminalAppDefectTests {
 
     /// Opens New and starts the follow-up job (the third form) with one key.
     func startFollowUpJob(_ tmux: TmuxSession) async throws {
-        try tmux.keys("n")
+        try await tmux.keys("n")
         try await tmux.waitFor("New Record")
-        try tmux.keys("3")
+        try await tmux.keys("3")
         try await tmux.waitFor("Create")
     }
 
@@ -21,16 +21,16 @@ struct TerminalAppDefectTests {
         let tmux = TmuxSession()
         try await tmux.startApp(columns: columns, rows: rows)
         try await startFollowUpJob(tmux)
-        try tmux.type("Depot A")
+        try await tmux.type("Depot A")
         try await tmux.waitFor("[Depot A")
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("Depot A · Draft")
-        try tmux.keys("n")
+        try await tmux.keys("n")
         try await tmux.waitFor("New Record")
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("the chooser closed") { !$0.contains("New Record") }
         // And a click on [+ New] opens it too.
-        try tmux.click(on: "[+ New]", offset: 1)
+        try await tmux.click(on: "[+ New]", offset: 1)
         try await tmux.waitFor("New Record")
     }
 
@@ -40,18 +40,18 @@ struct TerminalAppDefectTests {
         let tmux = TmuxSession()
         let home = try await tmux.startApp(columns: columns, rows: rows)
         try await startFollowUpJob(tmux)
-        try tmux.type("Depot A")
+        try await tmux.type("Depot A")
         try await tmux.waitFor("[Depot A")
-        try tmux.keys("BTab", "Enter")
+        try await tmux.keys("BTab", "Enter")
         let sheet = try await tmux.waitFor("Discard Changes")
         #expect(sheet.contains("removes this new record."), "the message says what discarding does to a new record:\n\(sheet)")
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("the action sheet gone, the sheet still open") { !$0.contains("Discard Changes") && $0.contains("[Depot A") }
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("Discard Changes")
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("Esc in the action sheet keeps editing") { !$0.contains("Discard Changes") && $0.contains("[Depot A") }
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("Depot A · Draft")
         #expect(try await TmuxSession.records(in: home).count == 1)
     }
@@ -61,9 +61,9 @@ struct TerminalAppDefectTests {
         let tmux = TmuxSession()
         let home = try await tmux.startApp(columns: 120, rows: 40)
         try await startFollowUpJob(tmux)
-        try tmux.type("Depot A")
+        try await tmux.type("Depot A")
         try await tmux.waitFor("[Depot A")
-        try tmux.click(on: "[+ New]", offset: 1)
+        try await tmux.click(on: "[+ New]", offset: 1)
         let screen = try await tmux.waitFor("Depot A · Draft")
         #expect(!screen.contains("New Record"), "the dimmed New control behind the sheet reacted:\n\(screen)")
         #expect(try await TmuxSession.records(in: home).count == 1)
@@ -75,14 +75,14 @@ struct TerminalAppDefectTests {
         let tmux = TmuxSession()
         let home = try await tmux.startApp(columns: columns, rows: rows)
         try await startFollowUpJob(tmux)
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         // The home screen says "No records yet" behind the open sheet too; the notice comes only once
         // the sheet has closed and the untouched record is gone.
         try await tmux.waitFor("Nothing typed, nothing kept.")
         try await tmux.waitFor("No records yet")
         #expect(try await TmuxSession.records(in: home).isEmpty)
         try await startFollowUpJob(tmux)
-        try tmux.keys("C-c")
+        try await tmux.keys("C-c")
         try await tmux.waitFor("EXIT 130")
         #expect(try await TmuxSession.records(in: home).isEmpty)
     }
@@ -94,13 +94,13 @@ struct TerminalAppDefectTests {
         try await tmux.startApp(columns: columns, rows: rows)
         try await startFollowUpJob(tmux)
         try await tmux.waitFor("( ) High")
-        try tmux.click(on: "( ) High", offset: 1)
+        try await tmux.click(on: "( ) High", offset: 1)
         try await tmux.waitFor("(•) High")
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("Draft saved")
-        try tmux.keys("n")
+        try await tmux.keys("n")
         try await tmux.waitFor("Site Inspection")
-        try tmux.click(on: "Site Inspection", offset: 2)
+        try await tmux.click(on: "Site Inspection", offset: 2)
         try await tmux.waitFor("Step 1 of 4")
     }
 
@@ -110,20 +110,20 @@ struct TerminalAppDefectTests {
         let tmux = TmuxSession()
         try await tmux.startApp(columns: columns, rows: rows)
         try await startFollowUpJob(tmux)
-        try tmux.type("Depot A")
+        try await tmux.type("Depot A")
         try await tmux.waitFor("[Depot A")
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("Depot A · Draft")
-        try tmux.keys("f")
+        try await tmux.keys("f")
         try await tmux.waitFor("Filter Records")
-        try tmux.keys("1")
+        try await tmux.keys("1")
         // The list header says the filter is on (the list itself is behind the sheet at compact width).
         try await tmux.waitFor("filtered")
-        try tmux.keys("BTab", "Enter")
+        try await tmux.keys("BTab", "Enter")
         try await tmux.waitFor("the filter as it was, the popover closed") { $0.contains("Depot A · Draft") && !$0.contains("Filter Records") && !$0.contains("filtered") }
-        try tmux.keys("f")
+        try await tmux.keys("f")
         try await tmux.waitFor("Filter Records")
-        try tmux.keys("1", "Escape")
+        try await tmux.keys("1", "Escape")
         try await tmux.waitFor("the filter kept and shown") { !$0.contains("Filter Records") && $0.contains("filtered") }
     }
 
@@ -132,16 +132,16 @@ struct TerminalAppDefectTests {
     func keyHintsFitAndHelpShowsEveryKey(columns: Int, rows: Int) async throws {
         let tmux = TmuxSession()
         try await tmux.startApp(columns: columns, rows: rows)
-        let screen = try tmux.screen()
+        let screen = try await tmux.screen()
         let hints = try #require(screen.components(separatedBy: "\n").last { !$0.isEmpty })
         #expect(hints.contains("? Keys") && hints.contains("q Quit"), "\(hints)")
         let known = ["n New", "Enter Open", "/ Search", "f Filter", "s Sync", "c Conflicts", "d Delete", "↑↓ Move", "? Keys", "q Quit"]
         let shown = hints.components(separatedBy: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         #expect(shown.allSatisfy(known.contains), "a hint is cut: \(shown)")
-        try tmux.keys("?")
+        try await tmux.keys("?")
         let help = try await tmux.waitFor("Every key")
         for key in ["Conflicts", "Search", "Filter", "Delete", "Quit"] { #expect(help.contains(key), "help lacks \(key):\n\(help)") }
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("help closed") { !$0.contains("Every key") }
     }
 }

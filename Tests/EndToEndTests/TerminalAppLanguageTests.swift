@@ -25,32 +25,32 @@ struct TerminalAppLanguageTests {
 
         // The app, on the form's first step, in its default language (English).
         let tmux = TmuxSession()
-        try tmux.start("env FIELDSHEET_HOME=\(device.home) FIELDSHEET_REDUCE_MOTION=1 TERM=xterm-256color \(CLIHome.binary) fill site-visit; echo EXIT $?; sleep 60",
+        try await tmux.start("env FIELDSHEET_HOME=\(device.home) FIELDSHEET_REDUCE_MOTION=1 TERM=xterm-256color \(CLIHome.binary) fill site-visit; echo EXIT $?; sleep 60",
                        columns: 100, rows: 30)
         try await tmux.waitFor("Site name")
-        try tmux.type("Depot A")
+        try await tmux.type("Depot A")
         try await tmux.waitFor("Depot A")
-        try tmux.keys("Tab", "Tab")  // past the visit date (today by default) to the type of site
-        try tmux.keys("1")           // the first type: Office
+        try await tmux.keys("Tab", "Tab")  // past the visit date (today by default) to the type of site
+        try await tmux.keys("1")           // the first type: Office
         try await tmux.waitFor("the first choice taken") { $0.contains("(•) Office") }
         // F2: the same step in French; what was typed and chosen is still there.
-        try tmux.keys("F2")
+        try await tmux.keys("F2")
         var screen = try await tmux.waitFor("the step in French") { $0.contains("Nom du site") && $0.contains("Type de site") }
         #expect(screen.contains("Depot A") && screen.contains("(•) Bureau"), "the answers after switching:\n\(screen)")
         #expect(!screen.contains("Site name") && !screen.contains("Office"), "English left on the French step:\n\(screen)")
         #expect(screen.contains("In Français (fr)"), "the notice naming the language:\n\(screen)")
         // Answering goes on in French: storeys.
-        try tmux.keys("Tab")
-        try tmux.type("3")
+        try await tmux.keys("Tab")
+        try await tmux.type("3")
         screen = try await tmux.waitFor("the storeys typed") { $0.contains("Étages") && $0.contains("3") }
         // F2 again comes back to English, everything kept.
-        try tmux.keys("F2")
+        try await tmux.keys("F2")
         screen = try await tmux.waitFor("the step in English again") { $0.contains("Site name") && $0.contains("Storeys") }
         #expect(screen.contains("Depot A") && screen.contains("(•) Office"), "\(screen)")
-        try tmux.keys("F2")
+        try await tmux.keys("F2")
         try await tmux.waitFor("Nom du site")
         // Esc keeps the draft; the app ends with the sheet.
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("EXIT")
 
         let records = try await cli(["records"])

@@ -12,13 +12,13 @@ struct TerminalAppRepeatTests {
         let imported = try await Subprocess.run(PackagePaths.debugProduct("fieldsheet"), ["--home", home.path, "forms", "import", PackagePaths.file("Schema/forms/defect-inspection.json")])
         #expect(imported.status == 0, "\(imported.output)")
         try await tmux.startApp(columns: columns, rows: rows, home: home)
-        try tmux.keys("n")
+        try await tmux.keys("n")
         try await tmux.waitFor("Site Inspection: Defects")
-        try tmux.click(on: "Site Inspection: Defects", offset: 2)
+        try await tmux.click(on: "Site Inspection: Defects", offset: 2)
         try await tmux.waitFor("Step 1 of 2")
-        try tmux.type("Depot")
+        try await tmux.type("Depot")
         try await tmux.waitFor("[Depot")
-        try tmux.click(on: "Next ›", offset: 1)
+        try await tmux.click(on: "Next ›", offset: 1)
         try await tmux.waitFor("Step 2 of 2")
         try await tmux.waitFor("0 defects")
         return home
@@ -29,29 +29,29 @@ struct TerminalAppRepeatTests {
         let tmux = TmuxSession()
         let home = try await openDefectsStep(tmux, columns: columns, rows: rows)
         // The focus starts on Add (the step's only control before its buttons).
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("▸ Defect 1")
-        try tmux.type("Roof")
+        try await tmux.type("Roof")
         try await tmux.waitFor("[Roof")
-        try tmux.keys("Tab", "3", "Tab", "Tab")
+        try await tmux.keys("Tab", "3", "Tab", "Tab")
         try await tmux.waitFor("(•) High")
-        try tmux.type("250")
+        try await tmux.type("250")
         try await tmux.waitFor("[250")
         // A high severity shows the urgent note; past it and the photo, Add: a second instance, which takes the focus.
-        try tmux.keys("Tab", "Tab", "Tab", "Enter")
+        try await tmux.keys("Tab", "Tab", "Tab", "Enter")
         try await tmux.waitFor("▸ Defect 2")
-        try tmux.type("Gate")
+        try await tmux.type("Gate")
         try await tmux.waitFor("[Gate")
         // Remove on the second (nothing but a location typed): asks, Keep is the default.
-        try tmux.keys("BTab", "Enter")
+        try await tmux.keys("BTab", "Enter")
         try await tmux.waitFor("Remove Defect 2?")
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("kept: the question gone, the instance still there") { !$0.contains("Remove Defect 2?") && $0.contains("▸ Defect 2") }
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("Remove Defect 2?")
-        try tmux.keys("Left", "Enter")
+        try await tmux.keys("Left", "Enter")
         try await tmux.waitFor("removed") { !$0.contains("▸ Defect 2") && !$0.contains("[Gate") && $0.contains("Removed.") }
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("Draft saved")
         // On disk: one live defect (Roof, high, 250); the removed one is a tombstone.
         let records = try await TmuxSession.records(in: home)
@@ -67,14 +67,14 @@ struct TerminalAppRepeatTests {
         _ = try await openDefectsStep(tmux, columns: 100, rows: 30)
         for index in 1...4 {
             // From an instance's location, Tab passes severity, action, cost and photo to reach Add.
-            try tmux.tmux(["send-keys", "-t", tmux.session] + (index == 1 ? ["Enter"] : ["Tab", "Tab", "Tab", "Tab", "Tab", "Enter"]))
+            try await tmux.tmux(["send-keys", "-t", tmux.session] + (index == 1 ? ["Enter"] : ["Tab", "Tab", "Tab", "Tab", "Tab", "Enter"]))
             try await tmux.waitFor("▸ Defect \(index)")
-            try tmux.type("Spot \(index)")
+            try await tmux.type("Spot \(index)")
             try await tmux.waitFor("[Spot \(index)")
         }
         let screen = try await tmux.waitFor("the focused instance scrolled into view") { $0.contains("[Spot 4") && $0.contains("↑ more") }
         #expect(!screen.contains("[Spot 1"), "the first instance scrolled off:\n\(screen)")
-        try tmux.tmux(["resize-window", "-t", tmux.session, "-x", "70", "-y", "24"])
+        try await tmux.tmux(["resize-window", "-t", tmux.session, "-x", "70", "-y", "24"])
         try await tmux.waitFor("after the resize the focused field is still shown") { $0.contains("[Spot 4") && !$0.contains("[Spot 1") }
     }
 
@@ -93,18 +93,18 @@ struct TerminalAppRepeatTests {
         let tmux = TmuxSession()
         try await tmux.startApp(columns: 120, rows: 40, home: home)
         try await tmux.waitFor("Depot · Draft")
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("Step 1 of 2")
-        try tmux.click(on: "Next ›", offset: 1)
+        try await tmux.click(on: "Next ›", offset: 1)
         var screen = try await tmux.waitFor("▸ Defect 1")
         let hints = try #require(screen.components(separatedBy: "\n").first { $0.contains("F1 keys") }, "the key-hint line:\n\(screen)")
         #expect(!hints.contains("Remove"), "a Remove button drawn over the key hints:\n\(screen)")
-        try tmux.type("s")
+        try await tmux.type("s")
         screen = try await tmux.waitFor("typing goes to Defect 1's location") { $0.contains("[Gates") }
         // Enter on an answer moves on; it never removes the instance.
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("nothing asked or removed") { !$0.contains("Remove Defect") && !$0.contains("Removed.") && $0.contains("▸ Defect 1") && $0.contains("[Gates") }
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("Draft saved")
         let records = try await TmuxSession.records(in: home)
         let id = try #require(records.compactMap { $0.split(separator: "\t").first.map(String.init) }.first { UUID(uuidString: $0) != nil }, "\(records)")

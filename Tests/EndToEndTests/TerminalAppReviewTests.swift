@@ -40,7 +40,7 @@ struct TerminalAppReviewTests {
         #expect(review.stdout == "200", "\(review.output)")
 
         let tmux = TmuxSession()
-        try tmux.start("env FIELDSHEET_HOME=\(device.home) FIELDSHEET_REDUCE_MOTION=1 TERM=xterm-256color \(CLIHome.binary); echo EXIT $?; sleep 60", columns: columns, rows: rows)
+        try await tmux.start("env FIELDSHEET_HOME=\(device.home) FIELDSHEET_REDUCE_MOTION=1 TERM=xterm-256color \(CLIHome.binary); echo EXIT $?; sleep 60", columns: columns, rows: rows)
         // The app syncs at start; the pulled review marks the record.
         var screen = try await tmux.waitFor("the record marked as needing changes") { $0.contains("⚑") && $0.contains("Needs changes") }
         if columns >= 100 {
@@ -51,13 +51,13 @@ struct TerminalAppReviewTests {
         }
         #expect(!screen.contains("hasIssues") && !screen.contains("needs changes ("), "an internal code on screen:\n\(screen)")
         // The filter offers the mark, so a collector can list only what was sent back.
-        try tmux.keys("f")
+        try await tmux.keys("f")
         try await tmux.waitFor("Needs changes") { $0.contains("Drafts") && $0.contains("Needs changes") }
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("the filter closed") { !$0.contains("Filter Records") }
 
         // Opened, the record is to be fixed and resubmitted, with the reviewer's word at the top of the sheet.
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         let heading = "The office sent this back (\(words)):"
         // Waited for until the note is drawn whole (a screen read while the sheet is still being drawn holds part of it).
         screen = try await tmux.waitFor("Fix and Resubmit with the office's whole note") {
@@ -70,9 +70,9 @@ struct TerminalAppReviewTests {
         #expect(!screen.contains("hasIssues"), "an internal code on screen:\n\(screen)")
         #expect(Self.text(of: screen, from: heading).hasPrefix(heading + " " + Self.comment), "the note at the top of the sheet:\n\(screen)")
         #expect(screen.contains("[Pump station"), "the record's answers below the note:\n\(screen)")
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("the sheet closed") { !$0.contains("Fix and Resubmit") }
-        try tmux.keys("q")
+        try await tmux.keys("q")
         try await tmux.waitFor("EXIT 0")
     }
 

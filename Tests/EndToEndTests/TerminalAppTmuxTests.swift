@@ -10,41 +10,41 @@ struct TerminalAppTmuxTests {
         let imported = try await Subprocess.run(fieldsheet, ["--home", home.path, "forms", "import"] + ["add-note", "filter-jobs", "follow-up-job", "site-inspection"].map { PackagePaths.file("Schema/forms/\($0).json") })
         #expect(imported.status == 0, "\(imported.output)")
         let tmux = TmuxSession()
-        try tmux.start("env FIELDSHEET_HOME=\(home.path) TERM=xterm-256color \(fieldsheet); echo EXIT $?; sleep 60", columns: 120, rows: 40)
+        try await tmux.start("env FIELDSHEET_HOME=\(home.path) TERM=xterm-256color \(fieldsheet); echo EXIT $?; sleep 60", columns: 120, rows: 40)
         try await tmux.waitFor("No records yet. Press n to start one.")
 
         // New → choose the follow-up job → its form sheet over the dimmed home screen.
-        try tmux.keys("n")
+        try await tmux.keys("n")
         try await tmux.waitFor("New Record")
-        try tmux.keys("3")
+        try await tmux.keys("3")
         var screen = try await tmux.waitFor("Create")
         #expect(screen.contains("New Follow-up Job"))
         #expect(screen.contains("Cancel"))
-        #expect(try tmux.screen(escapes: true).contains("\u{1B}[2m"), "the home screen behind the form sheet is dimmed")
+        #expect(try await tmux.screen(escapes: true).contains("\u{1B}[2m"), "the home screen behind the form sheet is dimmed")
 
         // Type, then Esc: a non-cancel dismissal keeps the draft.
-        try tmux.type("Depot A")
+        try await tmux.type("Depot A")
         try await tmux.waitFor("[Depot A")
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("the draft saved and listed") { $0.contains("Draft saved.") && $0.contains("Depot A · Draft") && !$0.contains("Create") }
 
         // Resume it, type more, press Cancel: the action sheet; Discard reverts only this presentation.
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("[Depot A")
-        try tmux.type(" North")
+        try await tmux.type(" North")
         try await tmux.waitFor("[Depot A North")
-        try tmux.keys("BTab", "Enter")
+        try await tmux.keys("BTab", "Enter")
         screen = try await tmux.waitFor("Discard Changes")
         #expect(screen.contains("Save Draft") && screen.contains("Keep Editing"))
-        try tmux.keys("Up", "Up", "Enter")  // Keep Editing is preselected; Discard Changes is two up
+        try await tmux.keys("Up", "Up", "Enter")  // Keep Editing is preselected; Discard Changes is two up
         try await tmux.waitFor("the changes discarded") { $0.contains("Changes discarded.") && $0.contains("Depot A · Draft") && !$0.contains("North") }
 
         // Open it again and narrow the terminal: the form sheet becomes full screen, input intact.
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("[Depot A")
-        try tmux.type(" B")
+        try await tmux.type(" B")
         try await tmux.waitFor("[Depot A B")
-        _ = try tmux.tmux(["resize-window", "-t", tmux.session, "-x", "80", "-y", "24"])
+        _ = try await tmux.tmux(["resize-window", "-t", tmux.session, "-x", "80", "-y", "24"])
         screen = try await tmux.waitFor("the sheet full screen at 80×24") { screen in
             let lines = screen.components(separatedBy: "\n")
             return lines.count > 2 && lines[0].hasPrefix("┌") && lines[1].contains("Cancel") && screen.contains("[Depot A B")
@@ -52,7 +52,7 @@ struct TerminalAppTmuxTests {
         #expect(!screen.contains("Records"), "nothing of the home screen shows behind a full-screen sheet")
 
         // Ctrl-C saves and exits with status 130.
-        try tmux.keys("C-c")
+        try await tmux.keys("C-c")
         try await tmux.waitFor("EXIT 130")
         let show = try await Subprocess.run(fieldsheet, ["--home", home.path, "records"])
         #expect(show.stdout.split(separator: "\n").count == 1)

@@ -27,7 +27,7 @@ struct TerminalAppVersionMoveTests {
         let tmux = TmuxSession()
         _ = try await tmux.startApp(columns: 120, rows: 30, home: home)
         try await tmux.waitFor("Depot")
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         let heading = "Moved to version 2 of the form."
         let screen = try await tmux.waitFor("the moved draft's note") {
             TerminalAppReviewTests.text(of: $0, from: heading).contains("Gate code: 4711")
@@ -35,11 +35,11 @@ struct TerminalAppVersionMoveTests {
         #expect(TerminalAppReviewTests.text(of: screen, from: heading).hasPrefix(
             heading + " These answers are not in it (the record's history keeps them): Gate code: 4711"), "\(screen)")
         #expect(screen.contains("[Depot"), "the carried answer in its field:\n\(screen)")
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
         try await tmux.waitFor("the sheet closed") { !$0.contains(heading) && $0.contains("Depot") }
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         let again = try await tmux.waitFor("the sheet again") { $0.contains("[Depot") }
         #expect(!again.contains(heading) && !again.contains("4711"), "shown once:\n\(again)")
-        try tmux.keys("Escape")
+        try await tmux.keys("Escape")
     }
 }

@@ -15,20 +15,20 @@ struct TerminalInjectionTmuxTests {
         #expect(fill.status == 3, "\(fill.output)")
 
         let tmux = TmuxSession()
-        try tmux.start("env FIELDSHEET_HOME=\(home.path) TERM=xterm-256color \(fieldsheet); echo EXIT $?; sleep 60", columns: 120, rows: 40)
-        try tmux.tmux(["set-option", "-g", "set-clipboard", "on"])  // let OSC 52 through, were any written
-        let title = try tmux.tmux(["display-message", "-p", "-t", tmux.session, "#{pane_title}"]).output
+        try await tmux.start("env FIELDSHEET_HOME=\(home.path) TERM=xterm-256color \(fieldsheet); echo EXIT $?; sleep 60", columns: 120, rows: 40)
+        try await tmux.tmux(["set-option", "-g", "set-clipboard", "on"])  // let OSC 52 through, were any written
+        let title = try await tmux.tmux(["display-message", "-p", "-t", tmux.session, "#{pane_title}"]).output
         // The home screen lists the draft with its site as the headline; the detail pane shows the value.
         let screen = try await tmux.waitFor("B2␛]0;pwned␇")
         #expect(screen.contains("New Follow-up Job"))
-        try tmux.keys("Enter")
+        try await tmux.keys("Enter")
         try await tmux.waitFor("Site")
-        let after = try tmux.tmux(["display-message", "-p", "-t", tmux.session, "#{pane_title}"]).output
+        let after = try await tmux.tmux(["display-message", "-p", "-t", tmux.session, "#{pane_title}"]).output
         #expect(!after.contains("pwned"), "the window title became \(after)")
         #expect(after == title)
-        let buffers = try tmux.tmux(["list-buffers"]).output
+        let buffers = try await tmux.tmux(["list-buffers"]).output
         #expect(!buffers.contains("pwned"), "the clipboard was written: \(buffers)")
-        #expect(try tmux.screen().contains("␛]0;pwned␇"))
-        try tmux.keys("Escape")
+        #expect(try await tmux.screen().contains("␛]0;pwned␇"))
+        try await tmux.keys("Escape")
     }
 }
