@@ -27,6 +27,14 @@ package struct OutgoingBatch: Sendable, Hashable {
 }
 
 extension DraftStore {
+    /// How many records have changes waiting to be sent (``SyncStatus/queuedRecords`` alone: what a sync
+    /// reports with each request, without the rest of the status).
+    package func queuedRecordCount() async throws -> Int {
+        try await read(doing: "counting queued changes") { db in
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT count(DISTINCT record_id) FROM outbox")) ?? 0
+        }
+    }
+
     /// The next mutations to push, at most `limit` (``prepareOutgoingBatch(limit:)`` without the records it
     /// held back).
     package func prepareOutgoing(limit: Int) async throws -> [OutgoingMutation] {
@@ -65,12 +73,23 @@ extension DraftStore {
                     GROUP BY record_id ORDER BY min(mutation_id) LIMIT ?
                     """, arguments: [JSONWriter.array(of: held), limit - batch.mutations.count])
                 guard !candidates.isEmpty else { break }
+                // The candidates' records and outbox rows, read in one statement each for all of them.
+                let reads = try FreezingBatch(db, records: candidates.map { ($0[0], $0[1]) })
                 for candidate in candidates {
                     let record: String = candidate[0]
                     do {
+                        guard let form = reads.records[record]?.form,
+                            try !Self.sensitiveFieldIDs(db, form, cache: formCache, sensitive: &sensitive).isEmpty
+                        else {
+                            // Nothing to seal: nothing can hold the record back.
+                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, cache: formCache, sensitive: &sensitive) {
+                                batch.mutations.append(frozen)
+                            }
+                            continue
+                        }
                         // A savepoint each: a record held back leaves nothing of its sealing behind.
                         try db.inSavepoint {
-                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], now: now, cache: formCache, sensitive: &sensitive) {
+                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, cache: formCache, sensitive: &sensitive) {
                                 batch.mutations.append(frozen)
                             }
                             return .commit
@@ -93,11 +112,14 @@ extension DraftStore {
     /// Freezes a record's outbox rows up to `lastRow` as one mutation (id and body committed in the caller's
     /// transaction), against the form version the record is on now; nil (and the rows gone) when the record no
     /// longer exists. The caller makes sure the record has no frozen mutation yet. The push that sends it signs
-    /// its bytes (``OutgoingBatch/signature``).
+    /// its bytes (``OutgoingBatch/signature``). `reads` holds the record and its rows when the caller read a
+    /// batch of them at once; without, they are read here.
     static func freeze(
-        _ db: Database, record: String, upTo lastRow: Int64, now: Int64, cache: FormCache, sensitive: inout [FormKey: Set<String>]
+        _ db: Database, record: String, upTo lastRow: Int64, reads: FreezingBatch? = nil, now: Int64, cache: FormCache,
+        sensitive: inout [FormKey: Set<String>]
     ) throws -> OutgoingMutation? {
-        guard var mutation = try coalesce(db, record: record, upTo: lastRow) else {
+        let reads = try reads ?? FreezingBatch(db, records: [(record, lastRow)])
+        guard var mutation = try coalesce(record: record, reads) else {
             // The record is gone (a never-synced draft deleted): nothing to send.
             try db.execute(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?", arguments: [record, lastRow])
             return nil
@@ -110,6 +132,83 @@ extension DraftStore {
             VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
             """).execute(arguments: [mutation.mutationID, record, lastRow, body, now])
         return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body)
+    }
+
+    /// The ids of the sensitive fields of `form` (kept in `sensitive`, as ``sealSensitiveAnswers(_:_:cache:sensitive:)`` keeps them).
+    static func sensitiveFieldIDs(_ db: Database, _ form: FormKey, cache: FormCache, sensitive: inout [FormKey: Set<String>]) throws -> Set<String> {
+        if let known = sensitive[form] { return known }
+        let ids = Set(try loadForm(db, id: form.id, version: form.version, cache: cache).everyField.filter(\.sensitive).map(\.id))
+        sensitive[form] = ids
+        return ids
+    }
+
+    /// What freezing a batch of records reads, in one statement each for all of them: each record's form, state,
+    /// creation time and current answers (its synced fields under its unsent edits), and its outbox rows up to
+    /// the last one its mutation covers, in the order they were made.
+    struct FreezingBatch {
+        struct Record {
+            var form: FormKey
+            var state: RecordState
+            var createdAt: Int64
+            var answers: [String: AnswerValue]
+        }
+        struct OutboxRow {
+            var kind: String
+            var field: String?
+            var value: String?
+            var baseRevision: Int64
+            var hlc: Int64
+            var madeAt: Int64
+        }
+        var records: [String: Record] = [:]
+        var rows: [String: [OutboxRow]] = [:]
+
+        init(_ db: Database, records candidates: [(record: String, upTo: Int64)]) throws {
+            // Prepared per batch, not cached: a cached statement would keep the batch's list bound until the next.
+            let found = try Row.fetchCursor(db, sql: """
+                SELECT r.id, r.form_id, r.form_version, r.state, r.created_at, fs_open_fields(r.fields, 'record', r.id), \(DraftStore.localEditsJSON(of: "r.id"))
+                FROM records r WHERE r.id IN (SELECT value FROM json_each(?))
+                """, arguments: [JSONWriter.array(of: candidates.map(\.record))])
+            while let row = try found.next() {
+                let id: String = row[0]
+                guard let state = RecordState(rawValue: row[3]) else {
+                    throw DraftStoreError(.databaseDamaged, "The stored record \(id) cannot be read (bad state).")
+                }
+                let synced = try DraftStore.decodeSynced(row[5], record: id)
+                let pending = try DraftStore.decodePending(row[6], record: id)
+                records[id] = Record(
+                    form: FormKey(id: row[1], version: row[2]), state: state, createdAt: row[4],
+                    answers: DeviceSync.answers(synced: synced, local: pending))
+            }
+            // Driven by the list (a record's rows through `outbox_by_record`); each record's rows are put in the
+            // order they were made here, without a sort of the whole batch in SQLite.
+            let outbox = try Row.fetchCursor(db, sql: """
+                SELECT o.record_id, o.mutation_id, o.kind, o.field_id, fs_open(o.value, 'outbox', o.record_id, coalesce(o.field_id, '')), o.base_revision, o.hlc, o.created_at
+                FROM json_each(?) c CROSS JOIN outbox o ON o.record_id = json_extract(c.value, '$[0]') AND o.mutation_id <= json_extract(c.value, '$[1]')
+                """, arguments: [Self.limitsJSON(candidates)])
+            var made: [String: [(Int64, OutboxRow)]] = [:]
+            while let row = try outbox.next() {
+                made[row[0], default: []].append((row[1], OutboxRow(kind: row[2], field: row[3], value: row[4], baseRevision: row[5], hlc: row[6], madeAt: row[7])))
+            }
+            for (record, list) in made { rows[record] = list.sorted { $0.0 < $1.0 }.map(\.1) }
+        }
+
+        /// `[[record, upTo], …]` as JSON.
+        static func limitsJSON(_ candidates: [(record: String, upTo: Int64)]) -> String {
+            var writer = JSONWriter(capacity: candidates.count * 60 + 2)
+            writer.beginArray()
+            for candidate in candidates {
+                writer.element()
+                writer.beginArray()
+                writer.element()
+                writer.string(candidate.record)
+                writer.element()
+                writer.int(candidate.upTo)
+                writer.endArray()
+            }
+            writer.endArray()
+            return String(decoding: writer.bytes, as: UTF8.self)
+        }
     }
 
     /// The base revision of a new edit of `field` (``DeviceSync/editBase(pendingBase:serverRevision:)``):
@@ -127,31 +226,27 @@ extension DraftStore {
         return DeviceSync.editBase(pendingBase: pending, serverRevision: serverRevision)
     }
 
-    /// One mutation from a record's outbox rows up to `upTo` (``DeviceSync/coalesce(_:answers:state:)``);
+    /// One mutation from a record's outbox rows as `reads` holds them (``DeviceSync/coalesce(_:answers:state:)``);
     /// nil when the record no longer exists. Its times are this device's: the record's creation (or first
     /// arrival here), the latest of the rows' edits, and the latest submission among them.
-    static func coalesce(_ db: Database, record: String, upTo: Int64) throws -> Mutation? {
-        guard let id = UUID(uuidString: record), let stored = try fetchRecord(db, id: id) else { return nil }
+    static func coalesce(record: String, _ reads: FreezingBatch) throws -> Mutation? {
+        guard let id = UUID(uuidString: record), let stored = reads.records[record] else { return nil }
         var entries: [DeviceSync.OutboxEntry] = []
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT kind, field_id, fs_open(value, 'outbox', record_id, coalesce(field_id, '')), base_revision, hlc, created_at FROM outbox WHERE record_id = ? AND mutation_id <= ? ORDER BY mutation_id
-            """), arguments: [record, upTo])
-        var times = RecordTimes(created: stored.createdAt)
-        while let row = try rows.next() {
-            let kind: String = row[0]
-            let madeAt = date(row[5] as Int64)
+        var times = RecordTimes(created: date(stored.createdAt))
+        for row in reads.rows[record] ?? [] {
+            let madeAt = date(row.madeAt)
             times.updated = max(times.updated ?? madeAt, madeAt)
-            if kind == "submit" { times.submitted = madeAt }
+            if row.kind == "submit" { times.submitted = madeAt }
             var fields: [String] = []
-            switch kind {
+            switch row.kind {
             case "set":
-                if let field: String = row[1] { fields = [field] }
+                if let field = row.field { fields = [field] }
             case "create":
-                if let json: String = row[2] { fields = try fieldNames(json: json) }
+                if let json = row.value { fields = try fieldNames(json: json) }
             default:
                 break
             }
-            entries.append(DeviceSync.OutboxEntry(fields: fields, baseRevision: row[3], hlc: HybridTimestamp(rawValue: row[4])))
+            entries.append(DeviceSync.OutboxEntry(fields: fields, baseRevision: row.baseRevision, hlc: HybridTimestamp(rawValue: row.hlc)))
         }
         return Mutation(
             mutationID: UUID().uuidString.lowercased(), recordID: id, form: stored.form,
@@ -172,8 +267,11 @@ extension DraftStore {
     }
 
     /// Applies the server's outcomes of pushed mutations, all in one transaction: each record's revision
-    /// and the values that won, every conflict logged, the acknowledged outbox rows removed, the clock moved.
-    /// Outcomes of mutations this device no longer holds (already applied) are ignored.
+    /// and the values that won, every conflict logged, the acknowledged outbox rows and settled edits removed,
+    /// the clock moved. Outcomes of mutations this device no longer holds (already applied) are ignored.
+    ///
+    /// A batch's records are read, and their acknowledged outbox rows, frozen mutations and settled edits
+    /// removed, in one statement each; each record's merged fields are then written with one statement.
     ///
     /// Committed without waiting for the disk (`unsyncedWrite`): a process killed after the commit keeps it,
     /// and should a power cut lose it, the mutations are still frozen in `sent_mutations` (the transaction
@@ -191,35 +289,96 @@ extension DraftStore {
             // outcome reads next is the same as if its own rows had left alone).
             let ids = JSONWriter.array(of: outcomes.map(\.mutationID))
             var sent: [String: (record: String, body: String)] = [:]
+            var records: [String] = []
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
                 """), arguments: [ids])
-            while let row = try rows.next() { sent[row[0]] = (row[1], row[2]) }
+            while let row = try rows.next() {
+                sent[row[0]] = (row[1], row[2])
+                records.append(row[1])
+            }
+            guard !sent.isEmpty else {
+                try Self.observe(db, serverClock)
+                return 0
+            }
             try db.cachedStatement(sql: """
                 DELETE FROM outbox WHERE record_id IN (SELECT record_id FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?1)))
                     AND mutation_id <= (SELECT s.last_outbox_id FROM sent_mutations s WHERE s.record_id = outbox.record_id)
                 """).execute(arguments: [ids])
             try db.cachedStatement(sql: "DELETE FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))").execute(arguments: [ids])
+            let batch = try SettlingBatch(db, records: records)
+            var settled: [(record: String, key: String)] = []
+            var refused: [DeviceSync.LoggedConflict] = []
             for outcome in outcomes {
                 guard let frozen = sent.removeValue(forKey: outcome.mutationID) else { continue }
-                conflicts += try Self.applyOutcome(db, outcome, record: frozen.record, body: frozen.body, device: device)
+                conflicts += try Self.applyOutcome(db, outcome, record: frozen.record, body: frozen.body, batch: batch, device: device, settled: &settled, refused: &refused)
             }
+            // Only the edits the outcomes settled leave, in one statement for the batch; the rest stay as they are.
+            if !settled.isEmpty {
+                try db.execute(sql: """
+                    DELETE FROM record_edits WHERE (record_id, key) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+                    """, arguments: [Self.pairsJSON(settled)])
+            }
+            try Self.stopRefusedUploads(db, refused)
             try Self.observe(db, serverClock)
             return conflicts
         }
     }
 
+    /// `[[record, key], …]` as JSON, for one statement over a batch's edits.
+    static func pairsJSON(_ pairs: [(record: String, key: String)]) -> String {
+        var writer = JSONWriter(capacity: pairs.count * 56 + 2)
+        writer.beginArray()
+        for pair in pairs {
+            writer.element()
+            writer.beginArray()
+            writer.element()
+            writer.string(pair.record)
+            writer.element()
+            writer.string(pair.key)
+            writer.endArray()
+        }
+        writer.endArray()
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// What applying a batch of outcomes reads once for all of its records: their synced fields and revision,
+    /// and the fields edited again since their mutations were frozen (outbox rows left after the
+    /// acknowledged ones went).
+    struct SettlingBatch {
+        var records: [String: (fields: String, revision: Int64)] = [:]
+        var editedSince: [String: Set<String>] = [:]
+        /// Whether the device holds the plaintext of any answer it sealed (else nothing needs restoring).
+        var holdsSealedPlaintexts: Bool
+
+        init(_ db: Database, records ids: [String]) throws {
+            let list = JSONWriter.array(of: ids)
+            // Prepared per batch, not cached (as the freeze's reads).
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT id, server_revision, fs_open_fields(fields, 'record', id) FROM records WHERE id IN (SELECT value FROM json_each(?))
+                """, arguments: [list])
+            while let row = try rows.next() { records[row[0]] = (row[2], row[1]) }
+            let newer = try Row.fetchCursor(db, sql: """
+                SELECT record_id, field_id FROM outbox WHERE record_id IN (SELECT value FROM json_each(?)) AND field_id IS NOT NULL
+                """, arguments: [list])
+            while let row = try newer.next() { editedSince[row[0], default: []].insert(row[1]) }
+            holdsSealedPlaintexts = try DraftStore.holdsSealedPlaintexts(db)
+        }
+    }
+
     /// Applies one outcome to `record`, whose frozen mutation (`body`) and acknowledged outbox rows are gone
-    /// already: the values that won, the revision, the conflicts, the edits it settled.
-    static func applyOutcome(_ db: Database, _ outcome: MutationOutcome, record: String, body: String, device: String) throws -> Int {
+    /// already: the values that won, the revision, the conflicts. The edits it settled are added to `settled`
+    /// and the refusals to `refused`, for the caller to remove and stop once for the batch.
+    static func applyOutcome(
+        _ db: Database, _ outcome: MutationOutcome, record: String, body: String, batch: SettlingBatch, device: String,
+        settled: inout [(record: String, key: String)], refused: inout [DeviceSync.LoggedConflict]
+    ) throws -> Int {
+        guard let stored = batch.records[record] else { return 0 }
         var reader = JSONReader(Array(body.utf8))
         let mutation = try Mutation.read(from: &reader)
-        guard let stored = try fetchRecord(db, id: mutation.recordID) else { return 0 }
-        // Fields edited again since the mutation was frozen keep their newer local value.
-        let newer = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT field_id FROM outbox WHERE record_id = ? AND field_id IS NOT NULL"), arguments: [record]))
         let result = DeviceSync.applyOutcome(
-            outcome, of: mutation, synced: stored.synced, local: stored.pending, serverRevision: stored.serverRevision,
-            editedSince: newer, device: device)
+            outcome, of: mutation, synced: try decodeSynced(stored.fields, record: record), serverRevision: stored.revision,
+            editedSince: batch.editedSince[record] ?? [], device: device)
         for (field, base) in result.rebasedEdits {
             try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
                 .execute(arguments: [base, record, field])
@@ -234,25 +393,9 @@ extension DraftStore {
         try db.cachedStatement(sql: "UPDATE records SET fields = fs_seal_fields(?1, 'record', ?3), server_revision = ?2 WHERE id = ?3").execute(arguments: [
             String(decoding: result.synced.jsonBytes(), as: UTF8.self), result.serverRevision, record,
         ])
-        try restoreSealedPlaintexts(db, record: record)
-        // Only the edits the outcome settled leave (in one statement: a record's twenty, or thousands); the
-        // rest stay as they are.
-        var settled: [String] = []
-        for (key, value) in stored.pending where result.local[key] != value {
-            if let kept = result.local[key] {
-                try setEdit(db, record: record, key: key, json: kept.map(answerJSON))
-            } else {
-                settled.append(key)
-            }
-        }
-        if !settled.isEmpty {
-            try db.cachedStatement(sql: "DELETE FROM record_edits WHERE record_id = ? AND key IN (SELECT value FROM json_each(?))")
-                .execute(arguments: [record, JSONWriter.array(of: settled)])
-        }
-        for (key, value) in result.local where stored.pending[key] == nil {
-            try setEdit(db, record: record, key: key, json: value.map(answerJSON))
-        }
-        try stopRefusedUploads(db, result.conflicts)
+        if batch.holdsSealedPlaintexts { try restoreSealedPlaintexts(db, record: record) }
+        for key in result.settled { settled.append((record, key)) }
+        refused += result.conflicts.filter { $0.policy == "rejected" }
         return result.conflicts.count
     }
 

@@ -7,7 +7,7 @@ internal import SyncCore
 ///
 /// The rule, applied inside the transaction that opens the draft:
 /// 1. The draft's unsent edits were made on its version, so they go to the server as a change against that
-///    version: they are frozen now, as the next push's mutation of the record (``freeze(_:record:upTo:now:cache:sensitive:)``).
+///    version: they are frozen now, as the next push's mutation of the record (``freeze(_:record:upTo:reads:now:cache:sensitive:)``).
 /// 2. The record moves to the newest version. Each answer the new version takes in a draft
 ///    (``FormValidator/draftIssue(_:_:)``) is carried by its key; every other one (a field the version no longer
 ///    has, a field whose kind changed, a repeat it dropped) is cleared by an unsent edit, which goes to the

@@ -118,4 +118,53 @@ struct SyncApplyTests {
         #expect(try await fixture.store.record(record) == nil, "the record read before the cut is not kept")
         #expect(try await fixture.store.syncCursor() == 0)
     }
+
+    /// One push's outcomes applied as one batch (the records read, and their settled edits removed, in one statement
+    /// each): a record applied settles its edits; one edited again while its change was in flight keeps the newer
+    /// edit, based now on the revision the server made; one refused drops its edits and logs each as refused.
+    @Test func aBatchOfOutcomesSettlesEachRecordAsItsOwnOutcomeSays() async throws {
+        let fixture = try await Fixture()
+        let applied = try await fixture.draft(site: "North", count: 1)
+        let editedAgain = try await fixture.draft(site: "South", count: 2)
+        let refused = try await fixture.draft(site: "East", count: 3)
+        let batch = try await fixture.store.prepareOutgoing(limit: 10)
+        #expect(batch.map(\.recordID) == [applied, editedAgain, refused], "frozen in the order their edits were made")
+        var refusedFields: [String] = []
+        for (frozen, expected) in zip(batch, [("North", 1), ("South", 2), ("East", 3)]) {
+            var reader = JSONReader(Array(frozen.body.utf8))
+            let mutation = try Mutation.read(from: &reader)
+            if frozen.recordID == refused { refusedFields = mutation.changes.keys.sorted() }
+            #expect(mutation.recordID == frozen.recordID && mutation.mutationID == frozen.mutationID)
+            #expect(mutation.changes["site"]?.value == .text(expected.0) && mutation.changes["count"]?.value == .integer(expected.1))
+            #expect(mutation.changes.values.allSatisfy { $0.baseRevision == 0 })
+        }
+        let session = try await fixture.store.resumeDraft(editedAgain)
+        try await session.set("site", to: .text("South, again"))
+        try await session.dismiss(reason: .escape)
+
+        let problem = ProblemDetails(type: "about:blank", title: "Refused", status: 422, detail: "The site is closed.")
+        let outcomes = batch.map { frozen in
+            frozen.recordID == refused
+                ? MutationOutcome(mutationID: frozen.mutationID, recordID: frozen.recordID, status: .rejected, problem: problem)
+                : MutationOutcome(mutationID: frozen.mutationID, recordID: frozen.recordID, status: .applied, revision: 1, changed: true)
+        }
+        #expect(try await fixture.store.applyOutcomes(outcomes, serverClock: HybridTimestamp(rawValue: 5)) == refusedFields.count, "each refused field")
+
+        let first = try #require(try await fixture.store.record(applied))
+        #expect(first.serverRevision == 1 && first.pending.isEmpty)
+        #expect(first.synced["site"]?.value == .text("North") && first.synced["count"]?.value == .integer(1))
+        let second = try #require(try await fixture.store.record(editedAgain))
+        #expect(second.serverRevision == 1 && second.pending == ["site": .text("South, again")])
+        #expect(second.synced["site"]?.value == .text("South") && second.answers["count"] == .integer(2))
+        #expect(try await siteBases(fixture, editedAgain) == [1], "the edit made on top of the value the server now holds at revision 1")
+        let third = try #require(try await fixture.store.record(refused))
+        #expect(third.serverRevision == 0 && third.pending.isEmpty && third.answers.isEmpty)
+        let logged = try await fixture.store.conflicts(record: refused)
+        #expect(refusedFields.contains("site") && refusedFields.contains("count"))
+        #expect(logged.map(\.fieldID).sorted() == refusedFields && logged.allSatisfy { $0.policy == "rejected" })
+        #expect(try await fixture.store.prepareOutgoing(limit: 10).map(\.recordID) == [editedAgain], "only the edit made since is left to send")
+        // Outcomes of mutations already applied are ignored.
+        #expect(try await fixture.store.applyOutcomes(outcomes, serverClock: HybridTimestamp(rawValue: 6)) == 0)
+        #expect(try await fixture.store.record(editedAgain)?.pending == ["site": .text("South, again")])
+    }
 }

@@ -8,6 +8,7 @@
 //   (AttachmentBench.swift), then device ↔ server through the fieldsheet CLI, both sides' peak RSS
 //   (DeviceAttachmentBench.swift);
 //   entities: 100,000 entities of 10 properties into an empty device, a form whose choice lists them opened, then a sync after 10 changed (EntityBench.swift).
+//   SYNCBENCH_ONLY=sync: the push and the pull phases alone (SYNCBENCH_PUSH, SYNCBENCH_PULL: their record counts).
 //   SYNCBENCH_ONLY=sensitive: the push of 2,000 records with 0, 5 and 20 of the 20 fields sensitive (sealed
 //   on the device to the project key, docs/sensitive-fields.md), device and server CPU per record.
 // Each phase also reports the time spent waiting for the server, to separate the device's share.
@@ -69,9 +70,11 @@ func formJSON(sensitive: Int = sensitiveCount) -> String {
 
 func value(_ record: Int, _ field: Int) -> String { "record \(record) field \(field) value" }
 
-/// Queues `count` new records of the wide form on the device at `home`, as the outbox holds them.
+/// Queues `count` new records of the wide form on the device at `home`, as the outbox holds them. They are
+/// written in clear into a store opened without encryption; the store the phase then opens with its default
+/// key file seals them in place (the conversion a store written in clear gets), before the sync is timed.
 func queueRecords(home: String, count: Int) async throws {
-    let store = try DraftStore(home: URL(fileURLWithPath: home))
+    let store = try DraftStore(home: URL(fileURLWithPath: home), options: DraftStore.Options(encryption: .none))
     try await store.importForms([try JSONDecoder().decode(FormModelForm.self, from: Data(formJSON().utf8))])
     let queue = try DatabaseQueue(path: store.path)
     try await queue.write { db in
@@ -116,7 +119,8 @@ func seedServer(data: String, count: Int) throws {
 /// One phase in this process: sync the device at `home` and print a result line.
 func runPhase(_ phase: String, home: String, url: String, token: String, count: Int) async throws {
     if phase == "push" { try await queueRecords(home: home, count: count) }
-    let store = try DraftStore(home: URL(fileURLWithPath: home))
+    // The default store, encrypted with the key file in its home; the queued records are sealed here, in large batches.
+    let store = try DraftStore(home: URL(fileURLWithPath: home), options: DraftStore.Options(encryptionBatchSize: 50_000))
     var configuration = SyncConfiguration(serverURL: url, project: "bench", token: token)
     configuration.pushBatchSize = 500
     configuration.pullPageSize = 1_000
@@ -232,6 +236,8 @@ for (phase, count, user) in [("push", pushCount, token), ("pull", pullCount, see
     if result.status != 0 { print(result.stderr) }
 }
 await server.stop()
+// SYNCBENCH_ONLY=sync: the push and the pull alone.
+if ProcessInfo.processInfo.environment["SYNCBENCH_ONLY"] == "sync" { exit(0) }
 try await runAttachmentBench(bin: bin)
 try await runDeviceAttachmentBench(bin: bin)
 try await runEntityBench(bin: bin)

@@ -116,7 +116,7 @@ extension SyncEngine {
     /// admin beside the device's last sync.
     func reporting(_ request: TransportRequest) async -> TransportRequest {
         var request = request
-        if let waiting = try? await store.syncStatus().queuedRecords { request.headers["FieldSheet-Waiting"] = String(waiting) }
+        if let waiting = try? await store.queuedRecordCount() { request.headers["FieldSheet-Waiting"] = String(waiting) }
         request.headers["FieldSheet-Device"] = store.deviceID
         return request
     }

@@ -78,7 +78,9 @@ public enum DeviceSync {
     /// The record after the server's outcome of one of its mutations.
     public struct OutcomeResult: Sendable, Hashable {
         public var synced: RecordFields
-        public var local: FieldValues
+        /// The fields whose unsent edits the outcome settles (sent, and not edited again since), in key order:
+        /// their edits leave the device; the record's other unsent edits stay as they are.
+        public var settled: [String] = []
         public var serverRevision: Int64
         public var conflicts: [LoggedConflict]
         /// Fields edited again while the mutation was in flight, with the revision their pending outbox rows
@@ -94,10 +96,10 @@ public enum DeviceSync {
     ///     flight): they keep their newer local value, based on what the server now holds.
     ///   - device: this device's id, the writer of every applied change.
     public static func applyOutcome(
-        _ outcome: MutationOutcome, of mutation: Mutation, synced: RecordFields, local: FieldValues,
+        _ outcome: MutationOutcome, of mutation: Mutation, synced: RecordFields,
         serverRevision: Int64, editedSince: Set<String>, device: String
     ) -> OutcomeResult {
-        var result = OutcomeResult(synced: synced, local: local, serverRevision: serverRevision, conflicts: [])
+        var result = OutcomeResult(synced: synced, serverRevision: serverRevision, conflicts: [])
         if outcome.status == .rejected {
             // Nothing was applied: the field goes back to the server's value and what was typed is logged.
             for field in mutation.changes.keys.sorted() where !editedSince.contains(field) {
@@ -108,7 +110,7 @@ public enum DeviceSync {
                     local: FieldState(value: change.value, revision: change.baseRevision, hlc: change.hlc, clientID: device),
                     remote: base.map { FieldState(value: $0, revision: serverRevision, hlc: .zero, clientID: "server") }, open: false,
                     reason: outcome.problem.map { $0.detail.isEmpty ? $0.title : $0.detail }))
-                result.local[field] = nil
+                result.settled.append(field)
             }
             return result
         }
@@ -132,7 +134,7 @@ public enum DeviceSync {
                 // server's value won instead, the edit was made without seeing it, and stays a conflict.
                 if !serverWon { result.rebasedEdits[field] = revision }
             } else {
-                result.local[field] = nil
+                result.settled.append(field)
             }
         }
         if !alreadyPulled {

@@ -117,7 +117,7 @@ struct SimulatedDevice {
             guard let stored = records[record] else { continue }
             let newer = Set(outbox.filter { $0.record == record && !$0.isCreate }.flatMap(\.values.keys))
             let result = DeviceSync.applyOutcome(
-                outcome, of: frozen.mutation, synced: stored.synced, local: stored.local, serverRevision: stored.serverRevision,
+                outcome, of: frozen.mutation, synced: stored.synced, serverRevision: stored.serverRevision,
                 editedSince: newer, device: id)
             for (field, base) in result.rebasedEdits {
                 for index in outbox.indices where outbox[index].record == record && !outbox[index].isCreate && outbox[index].values[field] != nil {
@@ -126,7 +126,7 @@ struct SimulatedDevice {
             }
             conflicts += result.conflicts
             records[record]?.synced = result.synced
-            records[record]?.local = result.local
+            for field in result.settled { records[record]?.local[field] = nil }
             records[record]?.serverRevision = result.serverRevision
         }
         clock.observe(response.serverClock, wallMillis: now + skewMillis)
