@@ -68,6 +68,9 @@ let package = Package(
                 "FormModel",
                 "SyncCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API (the library GRDB links), for the cipher's per-value SQL functions `fs_seal` and
+                // `fs_open` registered directly (Encryption/StoreEncryption.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 // SHA-256 of attachments and ChaCha20-Poly1305 of the encrypted store: CryptoKit on Apple
                 // platforms, swift-crypto's same API elsewhere. On Linux the device cipher also imports
                 // CryptoBoringWrapper, the module Crypto is built on (not a product; used only when it can be

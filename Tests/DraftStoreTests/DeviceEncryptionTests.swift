@@ -261,4 +261,41 @@ struct DeviceEncryptionTests {
         let again = try DraftStore(home: directory.url)
         #expect(try await again.record(records[0])?.answers["site"] == .text(markers[0]))
     }
+
+    /// `fs_seal` and `fs_open` read SQLite's arguments as they are: an empty text opens as empty text (not NULL),
+    /// NULL stays NULL, a place part given as an integer is its digits, a place too long for the stack buffer
+    /// opens the same, and a cut value, a value opened at another place and a value to seal that is not text are
+    /// refused with their messages.
+    @Test func theValueFunctionsReadSQLitesArgumentsAsTheyAre() async throws {
+        let fixture = try await Fixture()
+        #expect(fixture.store.isEncrypted)
+        let long = String(repeating: "k", count: 300)
+        let row = try fixture.store.pool.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT fs_open(fs_seal('', 'edit', 'r', 'k'), 'edit', 'r', 'k') AS empty,
+                       typeof(fs_open(fs_seal('', 'edit', 'r', 'k'), 'edit', 'r', 'k')) AS emptyType,
+                       fs_open(NULL, 'edit', 'r', 'k') IS NULL AS openedNull,
+                       fs_open(fs_seal('{"integer":5}', 'mutation', 42, 'r'), 'mutation', '42', 'r') AS digits,
+                       fs_open(fs_seal('é "quoted"', 'edit', ?1, 'k'), 'edit', ?1, 'k') AS longPlace,
+                       typeof(fs_seal('x', 'edit', 'r', 'k')) AS sealedType
+                """, arguments: [long])
+        }
+        let opened = try #require(row)
+        #expect(opened["empty"] as String? == "")
+        #expect(opened["emptyType"] as String? == "text")
+        #expect(opened["openedNull"] as Bool? == true)
+        #expect(opened["digits"] as String? == #"{"integer":5}"#)
+        #expect(opened["longPlace"] as String? == "é \"quoted\"")
+        #expect(opened["sealedType"] as String? == "blob")
+        for (sql, message) in [
+            ("SELECT fs_open(substr(fs_seal('x', 'edit', 'r', 'k'), 1, 20), 'edit', 'r', 'k')", "A stored value (edit r k) does not open with the device key"),
+            ("SELECT fs_open(fs_seal('x', 'edit', 'r', 'k'), 'edit', 'r', 'other')", "A stored value (edit r other) does not open with the device key"),
+            ("SELECT fs_open('x', 'edit', 'r', 'k')", "A value (edit r k) is stored in clear in an encrypted store."),
+            ("SELECT fs_seal(5, 'edit', 'r', 'k')", "A value to seal is not text."),
+        ] {
+            let refused = #expect(throws: DatabaseError.self) { try fixture.store.pool.read { db in try db.execute(sql: sql) } }
+            #expect(refused?.message?.contains(message) == true, "\(sql): \(refused?.message ?? "")")
+            #expect(refused.flatMap { DeviceCipher.storeError(in: $0.message ?? "") }?.code == .databaseDamaged, "\(sql)")
+        }
+    }
 }

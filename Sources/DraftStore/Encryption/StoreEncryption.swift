@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// How a store's values are sealed: the SQL functions every statement that writes or reads a value goes
@@ -13,6 +14,12 @@ import Synchronization
 /// - `fs_seal_fields(json, parts…)`, `fs_open_fields(json, parts…)`: a ``RecordFields`` JSON whose answers are
 ///   sealed one by one (place: the parts and the field's key), its stamps and writers left in clear.
 /// NULL stays NULL. In a store opened without encryption they return their value as it is.
+///
+/// `fs_seal` and `fs_open`, called once per value (200 times to open a 200-field draft's unsent edits), are
+/// registered with SQLite directly: they read the value and its place from SQLite's own argument bytes and hand
+/// the result back with one copy, where GRDB's function wrapper made an array of `DatabaseValue`s (the BLOB copied
+/// into a `Data`, every part into a `String`) and copied a `String` result back. Their errors are the same
+/// messages as before (``DeviceCipher/failure(_:_:)``, reported with `sqlite3_result_error`, as GRDB reports them).
 final class StoreEncryption: Sendable {
     struct State: Sendable {
         var cipher: DeviceCipher?
@@ -27,34 +34,8 @@ final class StoreEncryption: Sendable {
 
     /// Adds the SQL functions to a connection.
     func register(_ db: Database) {
-        db.add(function: DatabaseFunction("fs_seal", argumentCount: nil, pure: false) { [self] arguments in
-            guard let value = arguments.first, !value.isNull else { return nil }
-            guard let cipher = current.cipher else { return value }
-            if case .blob = value.storage { return value }
-            guard case .string(var text) = value.storage else { throw DeviceCipher.damaged("A value to seal is not text.") }
-            return try text.withUTF8 { plaintext in
-                try Self.withPlace(arguments) { try cipher.sealData(UnsafeRawBufferPointer(plaintext), place: $0) }
-            }
-        })
-        db.add(function: DatabaseFunction("fs_open", argumentCount: nil, pure: false) { [self] arguments in
-            guard let value = arguments.first, !value.isNull else { return nil }
-            let state = current
-            switch value.storage {
-            case .blob(let sealed):
-                guard let cipher = state.cipher else {
-                    throw DeviceCipher.failure(.deviceKeyUnusable, "The device database holds encrypted values and was opened without its key.")
-                }
-                guard let plaintext = Self.withPlace(arguments, { cipher.openData(sealed, place: $0) }) else {
-                    throw DeviceCipher.damaged("A stored value (\(Self.describe(arguments))) does not open with the device key: it was altered or moved.")
-                }
-                return String(decoding: plaintext, as: UTF8.self)
-            default:
-                guard state.acceptsPlaintext else {
-                    throw DeviceCipher.damaged("A value (\(Self.describe(arguments))) is stored in clear in an encrypted store.")
-                }
-                return value
-            }
-        })
+        Self.install("fs_seal", in: db, self) { encryption, context, arguments in try encryption.seal(context, arguments) }
+        Self.install("fs_open", in: db, self) { encryption, context, arguments in try encryption.open(context, arguments) }
         db.add(function: DatabaseFunction("fs_seal_fields", argumentCount: nil, pure: false) { [self] arguments in
             guard let value = arguments.first, !value.isNull else { return nil }
             guard let cipher = current.cipher, case .string(let text) = value.storage else { return value }
@@ -74,42 +55,112 @@ final class StoreEncryption: Sendable {
         arguments.dropFirst().map { argument in String.fromDatabaseValue(argument) ?? Int64.fromDatabaseValue(argument).map { "\($0)" } ?? "" }
     }
 
-    /// ``DeviceCipher/place(_:)`` of the arguments after the value, written straight from them into a buffer on
-    /// the stack (called once per value sealed or opened); a place longer than that buffer is made on the heap.
-    static func withPlace<Result>(_ arguments: [DatabaseValue], _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    // MARK: - fs_seal and fs_open
+
+    /// SQLite's arguments of one call: `sqlite3_value` pointers, valid during the call.
+    typealias Arguments = UnsafeBufferPointer<OpaquePointer?>
+
+    /// SQLite's `SQLITE_TRANSIENT`: the result is copied by SQLite before the call returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+    /// Registers `name` (any number of arguments, UTF-8, not deterministic: a seal's nonce is fresh) on the
+    /// connection, calling `body` with this encryption; an error it throws is the call's SQL error, its message
+    /// the error's description.
+    private static func install(_ name: String, in db: Database, _ encryption: StoreEncryption,
+                                _ body: @escaping @Sendable (StoreEncryption, OpaquePointer?, Arguments) throws -> Void) {
+        final class Function {
+            let encryption: StoreEncryption
+            let body: @Sendable (StoreEncryption, OpaquePointer?, Arguments) throws -> Void
+            init(_ encryption: StoreEncryption, _ body: @escaping @Sendable (StoreEncryption, OpaquePointer?, Arguments) throws -> Void) {
+                self.encryption = encryption
+                self.body = body
+            }
+        }
+        let code = sqlite3_create_function_v2(
+            db.sqliteConnection, name, -1, SQLITE_UTF8, Unmanaged.passRetained(Function(encryption, body)).toOpaque(),
+            { context, count, values in
+                let function = Unmanaged<Function>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+                do {
+                    try function.body(function.encryption, context, Arguments(start: values, count: values == nil ? 0 : Int(count)))
+                } catch {
+                    sqlite3_result_error(context, "\(error)", -1)
+                }
+            },
+            nil, nil,
+            { function in Unmanaged<Function>.fromOpaque(function!).release() })
+        // Fails only for a name or argument count SQLite rejects, which these are not.
+        precondition(code == SQLITE_OK, "sqlite3_create_function_v2(\(name)) failed: \(code)")
+    }
+
+    /// `fs_seal(text, parts…)`.
+    private func seal(_ context: OpaquePointer?, _ arguments: Arguments) throws {
+        guard let value = arguments.first ?? nil, sqlite3_value_type(value) != SQLITE_NULL else { return sqlite3_result_null(context) }
+        guard let cipher = current.cipher else { return sqlite3_result_value(context, value) }
+        switch sqlite3_value_type(value) {
+        case SQLITE_BLOB: return sqlite3_result_value(context, value)
+        case SQLITE_TEXT: break
+        default: throw DeviceCipher.damaged("A value to seal is not text.")
+        }
+        let sealed = try Self.withPlace(arguments) { try cipher.sealData(Self.bytes(of: value), place: $0) }
+        sealed.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), Self.transient) }
+    }
+
+    /// `fs_open(value, parts…)`.
+    private func open(_ context: OpaquePointer?, _ arguments: Arguments) throws {
+        guard let value = arguments.first ?? nil, sqlite3_value_type(value) != SQLITE_NULL else { return sqlite3_result_null(context) }
+        let state = current
+        guard sqlite3_value_type(value) == SQLITE_BLOB else {
+            guard state.acceptsPlaintext else {
+                throw DeviceCipher.damaged("A value (\(Self.describe(arguments))) is stored in clear in an encrypted store.")
+            }
+            return sqlite3_result_value(context, value)
+        }
+        guard let cipher = state.cipher else {
+            throw DeviceCipher.failure(.deviceKeyUnusable, "The device database holds encrypted values and was opened without its key.")
+        }
+        let start = sqlite3_value_blob(value)
+        let count = Int(sqlite3_value_bytes(value))
+        let sealed = UnsafeRawBufferPointer(start: start, count: count)
+        guard count > 0, let plaintext = Self.withPlace(arguments, { cipher.openData(sealed, place: $0) }) else {
+            throw DeviceCipher.damaged("A stored value (\(Self.describe(arguments))) does not open with the device key: it was altered or moved.")
+        }
+        // The plaintext was sealed from a string's UTF-8; an empty one is given as "" (a nil pointer would be NULL).
+        if plaintext.isEmpty { return sqlite3_result_text(context, "", 0, Self.transient) }
+        plaintext.withUnsafeBytes { sqlite3_result_text(context, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), Self.transient) }
+    }
+
+    /// The bytes of an argument as text (SQLite's text of an integer is its decimal digits; NULL is empty), valid
+    /// until the argument is read again or the call returns.
+    private static func bytes(of value: OpaquePointer) -> UnsafeRawBufferPointer {
+        guard let text = sqlite3_value_text(value) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
+    }
+
+    /// ``DeviceCipher/place(_:)`` of the arguments after the value, written straight from SQLite's argument bytes
+    /// into a buffer on the stack (called once per value sealed or opened); a place longer than that buffer is
+    /// made on the heap.
+    static func withPlace<Result>(_ arguments: Arguments, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
             var count = 0
-            func append<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
-                guard count + bytes.count <= buffer.count else { return false }
-                for byte in bytes { buffer[count] = byte; count += 1 }
-                return true
-            }
             var fits = true
-            var index = 1
-            while fits, index < arguments.count {
-                if index > 1 { fits = append(CollectionOfOne(0)) }
-                switch arguments[index].storage {
-                case .string(var text): fits = fits && text.withUTF8 { append($0) }
-                case .int64(let number):
-                    var digits = String(number)
-                    fits = fits && digits.withUTF8 { append($0) }
-                default:
-                    var part = parts([.null, arguments[index]])[0]
-                    fits = fits && part.withUTF8 { append($0) }
-                }
-                index += 1
+            for index in arguments.indices.dropFirst() {
+                let part = arguments[index].map(bytes(of:)) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                let needed = (index > 1 ? 1 : 0) + part.count
+                guard count + needed <= buffer.count else { fits = false; break }
+                if index > 1 { buffer[count] = 0; count += 1 }
+                for byte in part { buffer[count] = byte; count += 1 }
             }
-            guard fits else { return try place(arguments).withUnsafeBytes(body) }
+            guard fits else { return try DeviceCipher.place(parts(arguments)).withUnsafeBytes(body) }
             return try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[..<count])))
         }
     }
 
-    /// ``DeviceCipher/place(_:)`` of the arguments after the value.
-    static func place(_ arguments: [DatabaseValue]) -> [UInt8] {
-        DeviceCipher.place(parts(arguments))
+    /// The parts after the value, as text (for a place that does not fit on the stack, and for messages).
+    static func parts(_ arguments: Arguments) -> [String] {
+        arguments.dropFirst().map { value in value.map { String(decoding: bytes(of: $0), as: UTF8.self) } ?? "" }
     }
 
-    static func describe(_ arguments: [DatabaseValue]) -> String {
+    static func describe(_ arguments: Arguments) -> String {
         parts(arguments).joined(separator: " ")
     }
 
