@@ -36,13 +36,21 @@ beside the run (`perf record -k mono -e sched:sched_switch,sched:sched_wakeup -a
 `--receiver-nice N` runs the receiver's thread at nice N (below 0 needs root): a receiver that gets the CPU when it
 wants it, as one on a core or machine of its own would, to tell the server's waits from the receiver's.
 
+`--receiver-nice N` applies to each receiver process too.
+
 Usage: webhook_bench.py BIN_DIR [--devices N] [--batches-in-flight K] [--keep DIR] [--receiver-nice N]
+       [--receiver processes|single] [--receiver-processes P]
 """
 import argparse
 import asyncio
+import hashlib
+import hmac
+import multiprocessing
 import json
 import os
+import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -67,8 +75,12 @@ class Receiver:
         self.arrivals = {}
         self.requests = 0
         self.connections = 0
+        self.bad_signatures = 0  # not checked by this receiver
         self.port = None
         self.ready = threading.Event()
+
+    def stop(self):
+        pass  # a daemon thread of this process
 
     async def handle(self, reader, writer):
         self.connections += 1
@@ -111,6 +123,139 @@ class Receiver:
             async with server:
                 await server.serve_forever()
         asyncio.run(main())
+
+
+OCCURRED = re.compile(rb'"occurredAt":(-?\d+(?:\.\d+)?)')
+EVENT_ID = re.compile(rb'"id":"([^"]+)"')
+
+
+def verified(head, body):
+    """Whether the request's FieldSheet-Signature header signs `body` with SECRET (t=TIMESTAMP,v1=HEX over
+    `TIMESTAMP.BODY`)."""
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() != b"fieldsheet-signature":
+            continue
+        parts = dict(part.strip().split(b"=", 1) for part in value.split(b",") if b"=" in part)
+        timestamp, given = parts.get(b"t"), parts.get(b"v1")
+        if timestamp is None or given is None:
+            return False
+        expected = hmac.new(SECRET.encode(), timestamp + b"." + body, hashlib.sha256).hexdigest().encode()
+        return hmac.compare_digest(expected, given)
+    return False
+
+
+def receiver_process(listener, pipe, nice):
+    """One process of the `processes` receiver: serves the shared port, checks every signature, and sends
+    (arrivals, requests, connections, bad signatures) to the parent every 20 ms while it has news."""
+    if nice is not None:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+    pending = []
+    counts = {"requests": 0, "connections": 0, "bad": 0}
+
+    async def handle(reader, writer):
+        counts["connections"] += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if len(head) > MAX_HEADER:
+                    break
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                if length > MAX_BODY:
+                    break
+                body = await reader.readexactly(length)
+                arrived = time.time()
+                counts["requests"] += 1
+                if not verified(head, body):
+                    counts["bad"] += 1
+                    writer.write(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+                else:
+                    # The event's id is the body's first "id" (the envelope's, before its data's).
+                    event = EVENT_ID.search(body).group(1).decode()
+                    occurred = float(OCCURRED.search(body).group(1))
+                    pending.append((event, arrived, occurred))
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+
+    async def flush():
+        while True:
+            await asyncio.sleep(0.02)
+            if pending or counts["requests"]:
+                batch = pending[:]
+                del pending[:]
+                pipe.send((batch, dict(counts)))
+
+    async def main():
+        server = await asyncio.start_server(handle, sock=listener, limit=MAX_HEADER)
+        asyncio.ensure_future(flush())
+        async with server:
+            await server.serve_forever()
+    asyncio.run(main())
+
+
+class ProcessReceiver:
+    """The `processes` receiver: `count` processes on one port (SO_REUSEPORT), their arrivals gathered here.
+    Counts each event id once, with the latency of its first arrival in milliseconds."""
+
+    def __init__(self, count, nice=None):
+        self.count = count
+        self.nice = nice
+        self.latencies = {}
+        self.arrivals = {}
+        self.requests = 0
+        self.connections = 0
+        self.bad_signatures = 0
+        self.port = None
+        self.ready = threading.Event()
+        self.processes = []
+
+    def serve(self):
+        context = multiprocessing.get_context("fork")
+        first = None
+        pipes = []
+        counts = {}
+        for index in range(self.count):
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            listener.bind(("127.0.0.1", self.port or 0))
+            listener.listen(1024)
+            self.port = listener.getsockname()[1]
+            mine, theirs = context.Pipe(duplex=False)
+            process = context.Process(target=receiver_process, args=(listener, theirs, self.nice), daemon=True)
+            process.start()
+            listener.close()
+            theirs.close()
+            pipes.append(mine)
+            self.processes.append(process)
+        self.ready.set()
+        from multiprocessing.connection import wait
+        while pipes:
+            for pipe in wait(pipes):
+                try:
+                    batch, tally = pipe.recv()
+                except EOFError:
+                    pipes.remove(pipe)
+                    continue
+                counts[pipe] = tally
+                for event, arrived, occurred in batch:
+                    if event not in self.latencies:
+                        self.latencies[event] = arrived * 1000 - occurred
+                        self.arrivals[event] = (arrived, occurred / 1000)
+                self.requests = sum(t["requests"] for t in counts.values())
+                self.connections = sum(t["connections"] for t in counts.values())
+                self.bad_signatures = sum(t["bad"] for t in counts.values())
+
+    def stop(self):
+        for process in self.processes:
+            process.terminate()
 
 
 def percentiles(values, unit=" ms"):
@@ -204,14 +349,21 @@ def main():
     parser.add_argument("--batches-in-flight", type=int)
     parser.add_argument("--receiver-nice", type=int, help="the receiver thread's nice value (below 0 needs root)")
     parser.add_argument("--keep", help="a directory to keep the server's log and the receiver's arrivals in")
+    parser.add_argument("--receiver", choices=["processes", "single"], default="processes",
+                        help="processes sharing the port, checking signatures (default), or the one asyncio thread of before")
+    parser.add_argument("--receiver-processes", type=int, default=4)
     options = parser.parse_args()
     server_bin = os.path.join(os.path.abspath(options.bin), "fieldsheet-server")
     loadgen = os.path.join(os.path.abspath(options.bin), "fieldsheet-loadgen")
     work = tempfile.mkdtemp(prefix="fieldsheet-webhook-bench-")
     storage = ["--data", os.path.join(work, "data")]
     server = None
+    receiver = None
     try:
-        receiver = Receiver(options.receiver_nice)
+        if options.receiver == "single":
+            receiver = Receiver(options.receiver_nice)
+        else:
+            receiver = ProcessReceiver(max(1, options.receiver_processes), options.receiver_nice)
         threading.Thread(target=receiver.serve, daemon=True).start()
         if not receiver.ready.wait(10):
             sys.exit("the receiver did not start")
@@ -250,11 +402,14 @@ def main():
         if len(receiver.latencies) < expected:
             sys.exit(f"only {len(receiver.latencies)} of {expected} events arrived within 300 s")
         drained = time.monotonic() - began
+        if receiver.bad_signatures:
+            sys.exit(f"{receiver.bad_signatures} requests came with a signature that does not check out")
         latencies = sorted(receiver.latencies.values())
         flight = options.batches_in_flight or "default"
         print(f"webhook latency, {options.devices} devices (batches in flight per endpoint: {flight}): {expected} events, "
               f"devices done in {pushed:.2f} s, last event received at {drained:.2f} s, {receiver.requests} requests; "
-              f"occurredAt -> receiver {percentiles(latencies)}")
+              f"occurredAt -> receiver {percentiles(latencies)}; receiver: {options.receiver}"
+              f"{f' x {options.receiver_processes}, signatures checked' if options.receiver == 'processes' else ''}")
         trace(os.path.join(work, "data", "fieldsheet.sqlite"), expected, receiver)
         server.terminate()
         server.wait(timeout=30)
@@ -266,6 +421,8 @@ def main():
         committed = timing(errors, receiver, 32 * (options.batches_in_flight or 4))
         print(f"commit -> receiver ({len(committed)} events): {percentiles(committed)}")
     finally:
+        if receiver is not None:
+            receiver.stop()
         if server is not None:
             server.terminate()
             try:
