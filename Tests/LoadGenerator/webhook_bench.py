@@ -79,6 +79,12 @@ class Receiver:
         self.port = None
         self.ready = threading.Event()
 
+    def received(self):
+        return len(self.latencies)
+
+    def collect(self):
+        pass  # counted here as they came
+
     def stop(self):
         pass  # a daemon thread of this process
 
@@ -145,12 +151,13 @@ def verified(head, body):
     return False
 
 
-def receiver_process(listener, pipe, nice):
-    """One process of the `processes` receiver: serves the shared port, checks every signature, and sends
-    (arrivals, requests, connections, bad signatures) to the parent every 20 ms while it has news."""
+def receiver_process(listener, pipe, counter, index, nice):
+    """One process of the `processes` receiver: serves the shared port and checks every signature. It counts the
+    events it saw first in `counter[index]` (shared memory: the parent never waits on it, and it never waits on the
+    parent during the run) and, when the parent asks on `pipe`, sends its arrivals and counts."""
     if nice is not None:
         os.setpriority(os.PRIO_PROCESS, 0, nice)
-    pending = []
+    arrivals = {}
     counts = {"requests": 0, "connections": 0, "bad": 0}
 
     async def handle(reader, writer):
@@ -176,8 +183,9 @@ def receiver_process(listener, pipe, nice):
                 else:
                     # The event's id is the body's first "id" (the envelope's, before its data's).
                     event = EVENT_ID.search(body).group(1).decode()
-                    occurred = float(OCCURRED.search(body).group(1))
-                    pending.append((event, arrived, occurred))
+                    if event not in arrivals:
+                        arrivals[event] = (arrived, float(OCCURRED.search(body).group(1)))
+                        counter[index] += 1
                     writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
@@ -185,25 +193,22 @@ def receiver_process(listener, pipe, nice):
         finally:
             writer.close()
 
-    async def flush():
-        while True:
-            await asyncio.sleep(0.02)
-            if pending or counts["requests"]:
-                batch = pending[:]
-                del pending[:]
-                pipe.send((batch, dict(counts)))
+    def asked():
+        pipe.recv()
+        pipe.send((arrivals, counts))
 
     async def main():
         server = await asyncio.start_server(handle, sock=listener, limit=MAX_HEADER)
-        asyncio.ensure_future(flush())
+        asyncio.get_running_loop().add_reader(pipe.fileno(), asked)
         async with server:
             await server.serve_forever()
     asyncio.run(main())
 
 
 class ProcessReceiver:
-    """The `processes` receiver: `count` processes on one port (SO_REUSEPORT), their arrivals gathered here.
-    Counts each event id once, with the latency of its first arrival in milliseconds."""
+    """The `processes` receiver: `count` processes on one port (SO_REUSEPORT), their arrivals gathered here once
+    the run is over (`collect`). Counts each event id once, with the latency of its first arrival in
+    milliseconds."""
 
     def __init__(self, count, nice=None):
         self.count = count
@@ -216,42 +221,43 @@ class ProcessReceiver:
         self.port = None
         self.ready = threading.Event()
         self.processes = []
+        self.pipes = []
+        self.counter = None
 
     def serve(self):
         context = multiprocessing.get_context("fork")
-        first = None
-        pipes = []
-        counts = {}
+        self.counter = context.Array("q", self.count, lock=False)
         for index in range(self.count):
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             listener.bind(("127.0.0.1", self.port or 0))
             listener.listen(1024)
             self.port = listener.getsockname()[1]
-            mine, theirs = context.Pipe(duplex=False)
-            process = context.Process(target=receiver_process, args=(listener, theirs, self.nice), daemon=True)
+            mine, theirs = context.Pipe()
+            process = context.Process(target=receiver_process, args=(listener, theirs, self.counter, index, self.nice), daemon=True)
             process.start()
             listener.close()
             theirs.close()
-            pipes.append(mine)
+            self.pipes.append(mine)
             self.processes.append(process)
         self.ready.set()
-        from multiprocessing.connection import wait
-        while pipes:
-            for pipe in wait(pipes):
-                try:
-                    batch, tally = pipe.recv()
-                except EOFError:
-                    pipes.remove(pipe)
-                    continue
-                counts[pipe] = tally
-                for event, arrived, occurred in batch:
-                    if event not in self.latencies:
-                        self.latencies[event] = arrived * 1000 - occurred
-                        self.arrivals[event] = (arrived, occurred / 1000)
-                self.requests = sum(t["requests"] for t in counts.values())
-                self.connections = sum(t["connections"] for t in counts.values())
-                self.bad_signatures = sum(t["bad"] for t in counts.values())
+
+    def received(self):
+        """Events seen so far (an event retried into another process may count twice until `collect`)."""
+        return sum(self.counter)
+
+    def collect(self):
+        for pipe in self.pipes:
+            pipe.send("arrivals")
+        for pipe in self.pipes:
+            arrivals, tally = pipe.recv()
+            for event, (arrived, occurred) in arrivals.items():
+                if event not in self.latencies or arrived < self.arrivals[event][0]:
+                    self.latencies[event] = arrived * 1000 - occurred
+                    self.arrivals[event] = (arrived, occurred / 1000)
+            self.requests += tally["requests"]
+            self.connections += tally["connections"]
+            self.bad_signatures += tally["bad"]
 
     def stop(self):
         for process in self.processes:
@@ -282,6 +288,20 @@ def trace(database, expected, receiver):
     print(f"trace: {len(rows)} of {expected} deliveries noted delivered, {sum(1 for row in rows if row[3] > 1)} after more than one "
           f"attempt; commit -> attempt starts {percentiles(waits)}; the attempt {percentiles(attempts)}; "
           f"{receiver.connections} connections to the receiver for {receiver.requests} requests")
+
+
+def thread_names(pid):
+    """The server's threads by their kernel name (Linux), e.g. how many attempt workers it started (they live
+    30 s after their last attempt, so at the end of a run this is how many were started)."""
+    names = {}
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/comm") as file:
+                name = file.read().strip()
+            names[name] = names.get(name, 0) + 1
+    except OSError:
+        return "unknown"
+    return ", ".join(f"{name} {count}" for name, count in sorted(names.items(), key=lambda item: -item[1]))
 
 
 def in_flight_at(moments, intervals):
@@ -364,7 +384,10 @@ def main():
             receiver = Receiver(options.receiver_nice)
         else:
             receiver = ProcessReceiver(max(1, options.receiver_processes), options.receiver_nice)
-        threading.Thread(target=receiver.serve, daemon=True).start()
+        if options.receiver == "single":
+            threading.Thread(target=receiver.serve, daemon=True).start()
+        else:
+            receiver.serve()
         if not receiver.ready.wait(10):
             sys.exit("the receiver did not start")
         run(server_bin, "project", "create", "bench", *storage)
@@ -397,8 +420,9 @@ def main():
         if table.returncode != 0:
             sys.exit(f"fieldsheet-loadgen exited {table.returncode}: {table.stderr}")
         deadline = time.monotonic() + 300
-        while len(receiver.latencies) < expected and time.monotonic() < deadline:
+        while receiver.received() < expected and time.monotonic() < deadline:
             time.sleep(0.05)
+        receiver.collect()
         if len(receiver.latencies) < expected:
             sys.exit(f"only {len(receiver.latencies)} of {expected} events arrived within 300 s")
         drained = time.monotonic() - began
@@ -411,6 +435,7 @@ def main():
               f"occurredAt -> receiver {percentiles(latencies)}; receiver: {options.receiver}"
               f"{f' x {options.receiver_processes}, signatures checked' if options.receiver == 'processes' else ''}")
         trace(os.path.join(work, "data", "fieldsheet.sqlite"), expected, receiver)
+        print(f"the server's threads: {thread_names(server.pid)}")
         server.terminate()
         server.wait(timeout=30)
         if options.keep:
