@@ -46,36 +46,6 @@ struct WebhookDeliveryStateTests {
         #expect(turn.outcomes.map(\.id) == [1] && turn.claim, "a delivered event may free its record's next one: claim")
     }
 
-    /// A worker whose attempt ended takes its endpoint's next queued delivery into the slot it freed (no turn of
-    /// the dispatcher), in the order handed over, skipping (and giving back) one whose claim runs short; it
-    /// says when the endpoint's queue was full, so the dispatcher clears the busy mark.
-    @Test func aFinishedAttemptTakesItsEndpointsNextDeliveryIntoItsSlot() {
-        let now = Date()
-        let until = now.addingTimeInterval(60)
-        let state = DeliveryState()
-        state.enqueue((1...6).map { Self.delivery($0, endpoint: 1, until: until) } + [Self.delivery(9, endpoint: 2, until: until)])
-        #expect(Set(state.startDeliveries(options: Self.options, now: now).map(\.id)) == [1, 2, 9])
-        #expect(state.busy(options: Self.options) == [1], "four waiting")
-        let first = state.finished(1, outcome: (1, Self.delivered(at: now)), startingNext: Self.options, now: now)
-        #expect(first.next?.id == 3 && first.wasFull)
-        #expect(state.busy(options: Self.options).isEmpty)
-        #expect(state.startDeliveries(options: Self.options, now: now).isEmpty, "the freed slot is taken again")
-        state.enqueue([Self.delivery(7, endpoint: 1, until: now.addingTimeInterval(1)), Self.delivery(8, endpoint: 1, until: until)])
-        let ids = [2, 3, 4, 5, 6].map { id in
-            state.finished(1, outcome: (Int64(id), Self.delivered(at: now)), startingNext: Self.options, now: now)
-        }
-        #expect(ids.map { $0.next?.id } == [4, 5, 6, 8, nil], "7's claim runs short: given back, not sent")
-        #expect(ids.map(\.wasFull) == [true, true, false, false, false], "five, then four waiting, then three")
-        // Endpoint 2's queue is empty: its slot frees and nothing starts.
-        #expect(state.finished(2, outcome: (9, Self.delivered(at: now)), startingNext: Self.options, now: now).next == nil)
-        let turn = state.takeTurn(poll: false, options: Self.options)
-        #expect(turn.outcomes.map(\.id) == [1, 2, 3, 4, 5, 6, 9] && turn.releases == [7])
-        state.stop()
-        state.finished(1, outcome: (8, Self.delivered(at: now)))
-        #expect(state.takeTurn(poll: false, options: Self.options).outcomes.count == 1)
-        #expect(state.done)
-    }
-
     @Test func aQueuedDeliveryWhoseClaimRunsShortIsGivenBackNotSent() {
         let now = Date()
         let state = DeliveryState()

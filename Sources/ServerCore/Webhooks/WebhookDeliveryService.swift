@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOCore
 import ServerStorage
 import ServiceLifecycle
 import Synchronization
@@ -17,10 +16,9 @@ import Synchronization
 ///   endpoint and starts each (on a worker thread and a kept connection, ``WebhookSender``) as soon as its
 ///   endpoint has fewer than ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. A push hands over to an
 ///   endpoint with every slot taken too: its delivery waits in that endpoint's queue, not in the outbox for the
-///   next claim. Each delivery frees its slot when it ends and its worker starts the endpoint's next queued one
-///   in it (the dispatcher is not woken for it), so a slow answer holds up no other delivery. Nothing between a
-///   hand-over and its attempt waits for Swift's cooperative threads, which the pushes keep busy, and this loop
-///   touches no database.
+///   next claim. Each delivery frees its slot when it ends (and wakes the dispatcher), so a slow answer holds up
+///   no other delivery. Nothing between a hand-over and its attempt waits for Swift's cooperative threads, which
+///   the pushes keep busy, and this loop touches no database.
 /// - **bookkeeping**: one write transaction at a time records every outcome that came in since the last one,
 ///   gives back claims not attempted, and claims what the pushes did not hand over (retries that came due, an
 ///   event that waited behind an earlier one of its record, events other instances wrote), whenever the
@@ -57,9 +55,9 @@ package struct WebhookDeliveryService: Service {
         let bookkeeping = WebhookSignal()
         let sender = WebhookSender(options: options, keepPerURL: options.deliveriesInFlightPerEndpoint)
         let dispatcher = DispatchThread(name: "fs-webhook-disp", interval: options.pollInterval)
-        let sending = Sending(state: state, bookkeeping: bookkeeping, sender: sender, dispatcher: dispatcher, signers: Signers())
+        let signers = Signers()
         dispatcher.start {
-            dispatch(signal: signal, sending)
+            dispatch(state, signal: signal, bookkeeping: bookkeeping, sender: sender, dispatcher: dispatcher, signers: signers)
         }
         signal.attach(lease: lease, wake: { dispatcher.poke() })
         await withDiscardingTaskGroup { group in
@@ -73,49 +71,34 @@ package struct WebhookDeliveryService: Service {
         }
     }
 
-    /// What the dispatcher and the attempts' workers share to start deliveries.
-    struct Sending: Sendable {
-        let state: DeliveryState
-        let bookkeeping: WebhookSignal
-        let sender: WebhookSender
-        let dispatcher: DispatchThread
-        let signers: Signers
-    }
-
     /// One turn of the dispatcher thread: queues what pushes handed over, starts each queued delivery whose
     /// endpoint has a free slot on a worker thread, marks endpoints with a full queue busy, and wakes the
-    /// bookkeeping loop when it has work.
-    private func dispatch(signal: WebhookSignal, _ sending: Sending) {
+    /// bookkeeping loop when it has work. Each attempt frees its slot, wakes the bookkeeping and pokes the
+    /// dispatcher once its worker counts as free, so the endpoint's next delivery takes that worker rather than a
+    /// new thread.
+    private func dispatch(
+        _ state: DeliveryState, signal: WebhookSignal, bookkeeping: WebhookSignal, sender: WebhookSender, dispatcher: DispatchThread,
+        signers: Signers
+    ) {
         let (handed, claimWanted) = signal.take()
-        sending.state.enqueue(handed)
+        state.enqueue(handed)
         if claimWanted {
-            sending.state.wantClaim()
-            sending.bookkeeping.wake()
+            state.wantClaim()
+            bookkeeping.wake()
         }
-        for delivery in sending.state.startDeliveries(options: options, now: Date()) {
-            start(delivery, sending)
-        }
-        signal.setBusy(sending.state.busy(options: options))
-        if sending.state.releasesWaiting { sending.bookkeeping.wake() }
-    }
-
-    /// Starts `delivery` on a worker thread. Once its attempt ended and the worker counts as free, the worker
-    /// frees the slot, wakes the bookkeeping and starts the endpoint's next queued delivery itself, which that
-    /// same worker then takes: a burst's deliveries pass from one attempt to the next without a turn of the
-    /// dispatcher (no wake-up of it, no hand-off between threads). The dispatcher is poked only when the
-    /// endpoint's queue was full (it then clears the endpoint's busy mark).
-    private func start(_ delivery: ClaimedWebhookDelivery, _ sending: Sending) {
-        let signer = sending.signers.signer(endpoint: delivery.endpointID, secret: delivery.secret)
-        sending.sender.run {
-            let outcome = attempt(delivery, signer: signer, sender: sending.sender)
-            return {
-                let (next, wasFull) = sending.state.finished(
-                    delivery.endpointID, outcome: (delivery.id, outcome), startingNext: options, now: Date())
-                sending.bookkeeping.wake()
-                if let next { start(next, sending) }
-                if wasFull { sending.dispatcher.poke() }
+        for delivery in state.startDeliveries(options: options, now: Date()) {
+            let signer = signers.signer(endpoint: delivery.endpointID, secret: delivery.secret)
+            sender.run {
+                let outcome = attempt(delivery, signer: signer, sender: sender)
+                return {
+                    state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
+                    bookkeeping.wake()
+                    dispatcher.poke()  // this endpoint's next delivery may start, on this thread
+                }
             }
         }
+        signal.setBusy(state.busy(options: options))
+        if state.releasesWaiting { bookkeeping.wake() }
     }
 
     /// The bookkeeping loop: one write transaction at a time, until the service stopped and every delivery under
@@ -211,19 +194,17 @@ package struct WebhookDeliveryService: Service {
 }
 
 /// The signature's HMAC keyed once per endpoint and secret (``WebhookSignature/Signer``), so an attempt does not
-/// key it again. A secret changed by an admin is keyed anew; at most ``limit`` endpoints are kept (then it
-/// starts over).
-final class Signers: Sendable {
+/// key it again; used by the dispatcher thread alone. A secret changed by an admin is keyed anew; at most
+/// ``limit`` endpoints are kept (then it starts over).
+final class Signers: @unchecked Sendable {
     static let limit = 4096
-    private let keyed = Mutex([Int64: (secret: String, signer: WebhookSignature.Signer)]())
+    private var keyed: [Int64: (secret: String, signer: WebhookSignature.Signer)] = [:]
 
     func signer(endpoint: Int64, secret: String) -> WebhookSignature.Signer {
-        if let kept = keyed.withLock({ $0[endpoint] }), kept.secret == secret { return kept.signer }
+        if let kept = keyed[endpoint], kept.secret == secret { return kept.signer }
+        if keyed.count >= Self.limit { keyed = [:] }
         let signer = WebhookSignature.Signer(secret: secret)
-        keyed.withLock { keyed in
-            if keyed.count >= Self.limit { keyed = [:] }
-            keyed[endpoint] = (secret, signer)
-        }
+        keyed[endpoint] = (secret, signer)
         return signer
     }
 }
@@ -240,7 +221,7 @@ final class DeliveryState: Sendable {
 
     private struct State {
         /// Claimed deliveries not yet sent, by endpoint, oldest first.
-        var queued: [Int64: CircularBuffer<ClaimedWebhookDelivery>] = [:]
+        var queued: [Int64: [ClaimedWebhookDelivery]] = [:]
         /// Deliveries under way, by endpoint.
         var active: [Int64: Int] = [:]
         var outcomes: [(id: Int64, attempt: WebhookAttempt)] = []
@@ -258,7 +239,7 @@ final class DeliveryState: Sendable {
                 if state.stopped {
                     state.releases.append(delivery.id)
                 } else {
-                    state.queued[delivery.endpointID, default: CircularBuffer()].append(delivery)
+                    state.queued[delivery.endpointID, default: []].append(delivery)
                 }
             }
         }
@@ -276,27 +257,22 @@ final class DeliveryState: Sendable {
         let slots = options.deliveriesInFlightPerEndpoint
         return state.withLock { state in
             var started: [ClaimedWebhookDelivery] = []
-            for endpoint in Array(state.queued.keys) {
-                while let delivery = Self.next(of: endpoint, slots: slots, margin: margin, now: now, in: &state) {
-                    started.append(delivery)
+            for (endpoint, queue) in state.queued {
+                let free = slots - state.active[endpoint, default: 0]
+                guard free > 0 else { continue }
+                let taken = queue.prefix(free)
+                state.queued[endpoint] = taken.count == queue.count ? nil : Array(queue.dropFirst(taken.count))
+                for delivery in taken {
+                    if delivery.claimedUntil.timeIntervalSince(now) >= margin {
+                        started.append(delivery)
+                        state.active[endpoint, default: 0] += 1
+                    } else {
+                        state.releases.append(delivery.id)
+                    }
                 }
             }
             return started
         }
-    }
-
-    /// The endpoint's next queued delivery, counted under way, when it has a free slot; deliveries whose claim
-    /// would end before an attempt could are given back on the way.
-    private static func next(of endpoint: Int64, slots: Int, margin: TimeInterval, now: Date, in state: inout State) -> ClaimedWebhookDelivery? {
-        while state.active[endpoint, default: 0] < slots, let delivery = state.queued[endpoint]?.popFirst() {
-            if state.queued[endpoint]?.isEmpty == true { state.queued[endpoint] = nil }
-            if delivery.claimedUntil.timeIntervalSince(now) >= margin {
-                state.active[endpoint, default: 0] += 1
-                return delivery
-            }
-            state.releases.append(delivery.id)
-        }
-        return nil
     }
 
     /// The endpoints with ``WebhookOptions/queuedPerEndpoint`` deliveries waiting for a slot: pushes and claims
@@ -315,30 +291,13 @@ final class DeliveryState: Sendable {
     var stopped: Bool { state.withLock { $0.stopped } }
 
     func finished(_ endpoint: Int64, outcome: (id: Int64, attempt: WebhookAttempt)) {
-        state.withLock { state in Self.finish(endpoint, outcome: outcome, in: &state) }
-    }
-
-    /// Records an attempt's outcome and frees its slot, and takes the endpoint's next queued delivery into that
-    /// slot (counted under way, to be started by the caller), when there is one. `wasFull`: the endpoint's
-    /// queue was full (it is marked busy until the dispatcher's next turn).
-    func finished(
-        _ endpoint: Int64, outcome: (id: Int64, attempt: WebhookAttempt), startingNext options: WebhookOptions, now: Date
-    ) -> (next: ClaimedWebhookDelivery?, wasFull: Bool) {
-        let margin = WebhookOptions.seconds(options.timeout) + 5
-        return state.withLock { state in
-            let wasFull = (state.queued[endpoint]?.count ?? 0) >= options.queuedPerEndpoint
-            Self.finish(endpoint, outcome: outcome, in: &state)
-            let next = Self.next(of: endpoint, slots: options.deliveriesInFlightPerEndpoint, margin: margin, now: now, in: &state)
-            return (next, wasFull)
+        state.withLock { state in
+            state.outcomes.append(outcome)
+            let left = state.active[endpoint, default: 1] - 1
+            state.active[endpoint] = left > 0 ? left : nil
+            // A delivered event may have been the one its record's next event waited for.
+            if outcome.attempt.delivered { state.claimWanted = true }
         }
-    }
-
-    private static func finish(_ endpoint: Int64, outcome: (id: Int64, attempt: WebhookAttempt), in state: inout State) {
-        state.outcomes.append(outcome)
-        let left = state.active[endpoint, default: 1] - 1
-        state.active[endpoint] = left > 0 ? left : nil
-        // A delivered event may have been the one its record's next event waited for.
-        if outcome.attempt.delivered { state.claimWanted = true }
     }
 
     /// What the next bookkeeping transaction writes and whether it claims (never once stopped). Busy endpoints
