@@ -36,13 +36,21 @@ beside the run (`perf record -k mono -e sched:sched_switch,sched:sched_wakeup -a
 `--receiver-nice N` runs the receiver's thread at nice N (below 0 needs root): a receiver that gets the CPU when it
 wants it, as one on a core or machine of its own would, to tell the server's waits from the receiver's.
 
+`--receiver-nice N` applies to each receiver process too.
+
 Usage: webhook_bench.py BIN_DIR [--devices N] [--batches-in-flight K] [--keep DIR] [--receiver-nice N]
+       [--receiver processes|single] [--receiver-processes P]
 """
 import argparse
 import asyncio
+import hashlib
+import hmac
+import multiprocessing
 import json
 import os
+import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -67,8 +75,18 @@ class Receiver:
         self.arrivals = {}
         self.requests = 0
         self.connections = 0
+        self.bad_signatures = 0  # not checked by this receiver
         self.port = None
         self.ready = threading.Event()
+
+    def received(self):
+        return len(self.latencies)
+
+    def collect(self):
+        pass  # counted here as they came
+
+    def stop(self):
+        pass  # a daemon thread of this process
 
     async def handle(self, reader, writer):
         self.connections += 1
@@ -113,6 +131,139 @@ class Receiver:
         asyncio.run(main())
 
 
+OCCURRED = re.compile(rb'"occurredAt":(-?\d+(?:\.\d+)?)')
+EVENT_ID = re.compile(rb'"id":"([^"]+)"')
+
+
+def verified(head, body):
+    """Whether the request's FieldSheet-Signature header signs `body` with SECRET (t=TIMESTAMP,v1=HEX over
+    `TIMESTAMP.BODY`)."""
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() != b"fieldsheet-signature":
+            continue
+        parts = dict(part.strip().split(b"=", 1) for part in value.split(b",") if b"=" in part)
+        timestamp, given = parts.get(b"t"), parts.get(b"v1")
+        if timestamp is None or given is None:
+            return False
+        expected = hmac.new(SECRET.encode(), timestamp + b"." + body, hashlib.sha256).hexdigest().encode()
+        return hmac.compare_digest(expected, given)
+    return False
+
+
+def receiver_process(listener, pipe, counter, index, nice):
+    """One process of the `processes` receiver: serves the shared port and checks every signature. It counts the
+    events it saw first in `counter[index]` (shared memory: the parent never waits on it, and it never waits on the
+    parent during the run) and, when the parent asks on `pipe`, sends its arrivals and counts."""
+    if nice is not None:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+    arrivals = {}
+    counts = {"requests": 0, "connections": 0, "bad": 0}
+
+    async def handle(reader, writer):
+        counts["connections"] += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if len(head) > MAX_HEADER:
+                    break
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                if length > MAX_BODY:
+                    break
+                body = await reader.readexactly(length)
+                arrived = time.time()
+                counts["requests"] += 1
+                if not verified(head, body):
+                    counts["bad"] += 1
+                    writer.write(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+                else:
+                    # The event's id is the body's first "id" (the envelope's, before its data's).
+                    event = EVENT_ID.search(body).group(1).decode()
+                    if event not in arrivals:
+                        arrivals[event] = (arrived, float(OCCURRED.search(body).group(1)))
+                        counter[index] += 1
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+
+    def asked():
+        pipe.recv()
+        pipe.send((arrivals, counts))
+
+    async def main():
+        server = await asyncio.start_server(handle, sock=listener, limit=MAX_HEADER)
+        asyncio.get_running_loop().add_reader(pipe.fileno(), asked)
+        async with server:
+            await server.serve_forever()
+    asyncio.run(main())
+
+
+class ProcessReceiver:
+    """The `processes` receiver: `count` processes on one port (SO_REUSEPORT), their arrivals gathered here once
+    the run is over (`collect`). Counts each event id once, with the latency of its first arrival in
+    milliseconds."""
+
+    def __init__(self, count, nice=None):
+        self.count = count
+        self.nice = nice
+        self.latencies = {}
+        self.arrivals = {}
+        self.requests = 0
+        self.connections = 0
+        self.bad_signatures = 0
+        self.port = None
+        self.ready = threading.Event()
+        self.processes = []
+        self.pipes = []
+        self.counter = None
+
+    def serve(self):
+        context = multiprocessing.get_context("fork")
+        self.counter = context.Array("q", self.count, lock=False)
+        for index in range(self.count):
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            listener.bind(("127.0.0.1", self.port or 0))
+            listener.listen(1024)
+            self.port = listener.getsockname()[1]
+            mine, theirs = context.Pipe()
+            process = context.Process(target=receiver_process, args=(listener, theirs, self.counter, index, self.nice), daemon=True)
+            process.start()
+            listener.close()
+            theirs.close()
+            self.pipes.append(mine)
+            self.processes.append(process)
+        self.ready.set()
+
+    def received(self):
+        """Events seen so far (an event retried into another process may count twice until `collect`)."""
+        return sum(self.counter)
+
+    def collect(self):
+        for pipe in self.pipes:
+            pipe.send("arrivals")
+        for pipe in self.pipes:
+            arrivals, tally = pipe.recv()
+            for event, (arrived, occurred) in arrivals.items():
+                if event not in self.latencies or arrived < self.arrivals[event][0]:
+                    self.latencies[event] = arrived * 1000 - occurred
+                    self.arrivals[event] = (arrived, occurred / 1000)
+            self.requests += tally["requests"]
+            self.connections += tally["connections"]
+            self.bad_signatures += tally["bad"]
+
+    def stop(self):
+        for process in self.processes:
+            process.terminate()
+
+
 def percentiles(values, unit=" ms"):
     ordered = sorted(values)
     if not ordered:
@@ -137,6 +288,20 @@ def trace(database, expected, receiver):
     print(f"trace: {len(rows)} of {expected} deliveries noted delivered, {sum(1 for row in rows if row[3] > 1)} after more than one "
           f"attempt; commit -> attempt starts {percentiles(waits)}; the attempt {percentiles(attempts)}; "
           f"{receiver.connections} connections to the receiver for {receiver.requests} requests")
+
+
+def thread_names(pid):
+    """The server's threads by their kernel name (Linux), e.g. how many attempt workers it started (they live
+    30 s after their last attempt, so at the end of a run this is how many were started)."""
+    names = {}
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/comm") as file:
+                name = file.read().strip()
+            names[name] = names.get(name, 0) + 1
+    except OSError:
+        return "unknown"
+    return ", ".join(f"{name} {count}" for name, count in sorted(names.items(), key=lambda item: -item[1]))
 
 
 def in_flight_at(moments, intervals):
@@ -204,15 +369,25 @@ def main():
     parser.add_argument("--batches-in-flight", type=int)
     parser.add_argument("--receiver-nice", type=int, help="the receiver thread's nice value (below 0 needs root)")
     parser.add_argument("--keep", help="a directory to keep the server's log and the receiver's arrivals in")
+    parser.add_argument("--receiver", choices=["processes", "single"], default="processes",
+                        help="processes sharing the port, checking signatures (default), or the one asyncio thread of before")
+    parser.add_argument("--receiver-processes", type=int, default=4)
     options = parser.parse_args()
     server_bin = os.path.join(os.path.abspath(options.bin), "fieldsheet-server")
     loadgen = os.path.join(os.path.abspath(options.bin), "fieldsheet-loadgen")
     work = tempfile.mkdtemp(prefix="fieldsheet-webhook-bench-")
     storage = ["--data", os.path.join(work, "data")]
     server = None
+    receiver = None
     try:
-        receiver = Receiver(options.receiver_nice)
-        threading.Thread(target=receiver.serve, daemon=True).start()
+        if options.receiver == "single":
+            receiver = Receiver(options.receiver_nice)
+        else:
+            receiver = ProcessReceiver(max(1, options.receiver_processes), options.receiver_nice)
+        if options.receiver == "single":
+            threading.Thread(target=receiver.serve, daemon=True).start()
+        else:
+            receiver.serve()
         if not receiver.ready.wait(10):
             sys.exit("the receiver did not start")
         run(server_bin, "project", "create", "bench", *storage)
@@ -245,17 +420,22 @@ def main():
         if table.returncode != 0:
             sys.exit(f"fieldsheet-loadgen exited {table.returncode}: {table.stderr}")
         deadline = time.monotonic() + 300
-        while len(receiver.latencies) < expected and time.monotonic() < deadline:
+        while receiver.received() < expected and time.monotonic() < deadline:
             time.sleep(0.05)
+        receiver.collect()
         if len(receiver.latencies) < expected:
             sys.exit(f"only {len(receiver.latencies)} of {expected} events arrived within 300 s")
         drained = time.monotonic() - began
+        if receiver.bad_signatures:
+            sys.exit(f"{receiver.bad_signatures} requests came with a signature that does not check out")
         latencies = sorted(receiver.latencies.values())
         flight = options.batches_in_flight or "default"
         print(f"webhook latency, {options.devices} devices (batches in flight per endpoint: {flight}): {expected} events, "
               f"devices done in {pushed:.2f} s, last event received at {drained:.2f} s, {receiver.requests} requests; "
-              f"occurredAt -> receiver {percentiles(latencies)}")
+              f"occurredAt -> receiver {percentiles(latencies)}; receiver: {options.receiver}"
+              f"{f' x {options.receiver_processes}, signatures checked' if options.receiver == 'processes' else ''}")
         trace(os.path.join(work, "data", "fieldsheet.sqlite"), expected, receiver)
+        print(f"the server's threads: {thread_names(server.pid)}")
         server.terminate()
         server.wait(timeout=30)
         if options.keep:
@@ -266,6 +446,8 @@ def main():
         committed = timing(errors, receiver, 32 * (options.batches_in_flight or 4))
         print(f"commit -> receiver ({len(committed)} events): {percentiles(committed)}")
     finally:
+        if receiver is not None:
+            receiver.stop()
         if server is not None:
             server.terminate()
             try:

@@ -55,8 +55,9 @@ package struct WebhookDeliveryService: Service {
         let bookkeeping = WebhookSignal()
         let sender = WebhookSender(options: options, keepPerURL: options.deliveriesInFlightPerEndpoint)
         let dispatcher = DispatchThread(name: "fs-webhook-disp", interval: options.pollInterval)
+        let signers = Signers()
         dispatcher.start {
-            dispatch(state, signal: signal, bookkeeping: bookkeeping, sender: sender, dispatcher: dispatcher)
+            dispatch(state, signal: signal, bookkeeping: bookkeeping, sender: sender, dispatcher: dispatcher, signers: signers)
         }
         signal.attach(lease: lease, wake: { dispatcher.poke() })
         await withDiscardingTaskGroup { group in
@@ -72,8 +73,13 @@ package struct WebhookDeliveryService: Service {
 
     /// One turn of the dispatcher thread: queues what pushes handed over, starts each queued delivery whose
     /// endpoint has a free slot on a worker thread, marks endpoints with a full queue busy, and wakes the
-    /// bookkeeping loop when it has work.
-    private func dispatch(_ state: DeliveryState, signal: WebhookSignal, bookkeeping: WebhookSignal, sender: WebhookSender, dispatcher: DispatchThread) {
+    /// bookkeeping loop when it has work. Each attempt frees its slot, wakes the bookkeeping and pokes the
+    /// dispatcher once its worker counts as free, so the endpoint's next delivery takes that worker rather than a
+    /// new thread.
+    private func dispatch(
+        _ state: DeliveryState, signal: WebhookSignal, bookkeeping: WebhookSignal, sender: WebhookSender, dispatcher: DispatchThread,
+        signers: Signers
+    ) {
         let (handed, claimWanted) = signal.take()
         state.enqueue(handed)
         if claimWanted {
@@ -81,11 +87,14 @@ package struct WebhookDeliveryService: Service {
             bookkeeping.wake()
         }
         for delivery in state.startDeliveries(options: options, now: Date()) {
+            let signer = signers.signer(endpoint: delivery.endpointID, secret: delivery.secret)
             sender.run {
-                let outcome = attempt(delivery, sender: sender)
-                state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
-                bookkeeping.wake()
-                dispatcher.poke()  // this endpoint's next delivery may start
+                let outcome = attempt(delivery, signer: signer, sender: sender)
+                return {
+                    state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
+                    bookkeeping.wake()
+                    dispatcher.poke()  // this endpoint's next delivery may start, on this thread
+                }
             }
         }
         signal.setBusy(state.busy(options: options))
@@ -137,16 +146,18 @@ package struct WebhookDeliveryService: Service {
         }
     }
 
-    /// One attempt of one delivery, on the calling thread (a worker's); its outcome, to be recorded.
-    func attempt(_ delivery: ClaimedWebhookDelivery, sender: WebhookSender) -> WebhookAttempt {
+    /// One attempt of one delivery, on the calling thread (a worker's); its outcome, to be recorded. `signer` is
+    /// the delivery's secret keyed once (``Signers``); without it the secret is keyed here.
+    func attempt(_ delivery: ClaimedWebhookDelivery, signer: WebhookSignature.Signer? = nil, sender: WebhookSender) -> WebhookAttempt {
         let now = Date()
         let timestamp = Int64(now.timeIntervalSince1970)
+        let signature = (signer ?? WebhookSignature.Signer(secret: delivery.secret)).value(timestamp: timestamp, body: delivery.body.utf8)
         let headers = [
-            ("FieldSheet-Event-Id", delivery.eventID),
-            ("FieldSheet-Event-Type", delivery.kind.rawValue),
-            ("FieldSheet-Delivery", String(delivery.id)),
-            ("FieldSheet-Delivery-Attempt", String(delivery.attempts + 1)),
-            (WebhookSignature.header, WebhookSignature.value(secret: delivery.secret, timestamp: timestamp, body: delivery.body.utf8)),
+            "FieldSheet-Event-Id: \(delivery.eventID)",
+            "FieldSheet-Event-Type: \(delivery.kind.rawValue)",
+            "FieldSheet-Delivery: \(delivery.id)",
+            "FieldSheet-Delivery-Attempt: \(delivery.attempts + 1)",
+            "\(WebhookSignature.header): \(signature)",
         ]
         let response = sender.send(url: delivery.url, body: delivery.body, headers: headers)
         let finished = Date()
@@ -179,6 +190,22 @@ package struct WebhookDeliveryService: Service {
         let (seconds, fraction) = micros.quotientAndRemainder(dividingBy: 1_000_000)
         let digits = String(fraction)
         return "\(seconds).\(String(repeating: "0", count: 6 - digits.count))\(digits)"
+    }
+}
+
+/// The signature's HMAC keyed once per endpoint and secret (``WebhookSignature/Signer``), so an attempt does not
+/// key it again; used by the dispatcher thread alone. A secret changed by an admin is keyed anew; at most
+/// ``limit`` endpoints are kept (then it starts over).
+final class Signers: @unchecked Sendable {
+    static let limit = 4096
+    private var keyed: [Int64: (secret: String, signer: WebhookSignature.Signer)] = [:]
+
+    func signer(endpoint: Int64, secret: String) -> WebhookSignature.Signer {
+        if let kept = keyed[endpoint], kept.secret == secret { return kept.signer }
+        if keyed.count >= Self.limit { keyed = [:] }
+        let signer = WebhookSignature.Signer(secret: secret)
+        keyed[endpoint] = (secret, signer)
+        return signer
     }
 }
 

@@ -39,14 +39,18 @@ final class WebhookSender: Sendable {
         connections = ConnectionPool(idlePerURL: keepPerURL)
     }
 
-    /// Runs `job` (attempts, ``send(url:body:headers:)``) on one of the sender's worker threads.
-    func run(_ job: @escaping @Sendable () -> Void) {
-        workers.run(job)
+    /// Runs `job` (an attempt, ``send(url:body:headers:)``) on one of the sender's worker threads, then what it
+    /// returns once that thread counts as free again (``BlockingWorkers/run(returning:)``).
+    func run(_ job: @escaping @Sendable () -> @Sendable () -> Void) {
+        workers.run(returning: job)
     }
 
-    /// Posts `body` to `url` with `headers` on a kept connection, blocking the calling thread (a worker's,
-    /// ``run(_:)``) until the attempt ends.
-    func send(url: String, body: String, headers: [(String, String)]) -> Response {
+    /// The most worker threads alive at once so far (for tests).
+    var mostThreads: Int { workers.mostThreads }
+
+    /// Posts `body` to `url` with `headers` (whole lines, `Name: value`) on a kept connection, blocking the
+    /// calling thread (a worker's, ``run(_:)``) until the attempt ends.
+    func send(url: String, body: String, headers: [String]) -> Response {
         let handle = connections.take(url: url)
         let response = perform(handle: handle, url: url, body: body, headers: headers)
         connections.put(handle, url: url, reusable: response.status != nil)
@@ -78,33 +82,10 @@ final class WebhookSender: Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    /// One attempt on `handle` (its connection reused when it is still open), blocking the calling thread.
-    func perform(handle: CurlHandle?, url: String, body: String, headers: [(String, String)]) -> Response {
-        _ = Self.globalInit
-        let started = ContinuousClock.now
-        func millis() -> Int {
-            let elapsed = ContinuousClock.now - started
-            return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
-        }
-        guard let curl = handle?.pointer else { return Response(status: nil, error: "libcurl could not start", millis: 0) }
-        curl_easy_reset(curl)  // keeps the live connection, clears every option of the attempt before
-        let context = Context(limit: options.maxResponseBytes, allowPrivate: options.allowPrivateAddresses)
-        let unmanaged = Unmanaged.passRetained(context)
-        defer { unmanaged.release() }
-        var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headerList) }
-        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-
+    /// Sets what every attempt on `curl` shares (its URL's handle: the pool keeps handles by URL), once.
+    private func prepare(_ curl: UnsafeMutableRawPointer, url: String, context: Context) {
         _ = fs_curl_setopt_string(curl, CURLOPT_URL, url)
         _ = fs_curl_setopt_long(curl, CURLOPT_POST, 1)
-        // The body is sent from the claimed string's own bytes (CURLOPT_POSTFIELDS, not copied), which stay
-        // alive until the attempt ends.
-        var body = body
-        body.makeContiguousUTF8()
-        for (name, value) in headers { headerList = curl_slist_append(headerList, "\(name): \(value)") }
-        headerList = curl_slist_append(headerList, "Content-Type: application/json")
-        headerList = curl_slist_append(headerList, "Expect:")
-        _ = fs_curl_setopt_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList))
         _ = fs_curl_setopt_string(curl, CURLOPT_USERAGENT, "FieldSheet-Webhooks/1")
         _ = fs_curl_setopt_long(curl, CURLOPT_FOLLOWLOCATION, 0)
         _ = fs_curl_setopt_string(curl, CURLOPT_PROTOCOLS_STR, "http,https")
@@ -113,6 +94,8 @@ final class WebhookSender: Sendable {
         _ = fs_curl_setopt_long(curl, CURLOPT_TIMEOUT_MS, max(1, timeout))
         _ = fs_curl_setopt_long(curl, CURLOPT_CONNECTTIMEOUT_MS, max(1, timeout))
         _ = fs_curl_setopt_long(curl, CURLOPT_NOSIGNAL, 1)
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, context.errorBuffer)
+        let data = Unmanaged.passUnretained(context).toOpaque()  // the handle keeps its context alive
         _ = fs_curl_setopt_opensocket_callback(curl) { userdata, _, address in
             guard let userdata, let address else { return fs_curl_socket_bad() }
             let context = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
@@ -125,7 +108,7 @@ final class WebhookSender: Sendable {
             }
             return fs_curl_open_socket(address)
         }
-        _ = fs_curl_setopt_pointer(curl, CURLOPT_OPENSOCKETDATA, unmanaged.toOpaque())
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_OPENSOCKETDATA, data)
         _ = fs_curl_setopt_data_callback(curl, CURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
             let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
             let length = size * count
@@ -139,18 +122,57 @@ final class WebhookSender: Sendable {
             }
             return length
         }
-        _ = fs_curl_setopt_pointer(curl, CURLOPT_WRITEDATA, unmanaged.toOpaque())
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_WRITEDATA, data)
+    }
 
-        let code = errorBuffer.withUnsafeMutableBufferPointer { buffer -> CURLcode in
-            _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, buffer.baseAddress)
-            defer { _ = fs_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, nil) }
-            return body.utf8.withContiguousStorageIfAvailable { bytes -> CURLcode in
-                _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
-                _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!))
-                defer { _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, nil) }
-                return curl_easy_perform(curl)
-            } ?? CURLE_FAILED_INIT
+    /// One attempt on `handle` (its connection reused when it is still open), blocking the calling thread. A
+    /// handle's options are set at its first attempt (``prepare(_:url:context:)``); each attempt sets only its
+    /// headers and body, and the headers every attempt sends are one list per handle, linked after the attempt's.
+    func perform(handle: CurlHandle, url: String, body: String, headers: [String]) -> Response {
+        _ = Self.globalInit
+        let started = ContinuousClock.now
+        func millis() -> Int {
+            let elapsed = ContinuousClock.now - started
+            return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         }
+        guard let curl = handle.pointer else { return Response(status: nil, error: "libcurl could not start", millis: 0) }
+        let context = handle.context
+        if !handle.prepared {
+            context.limit = options.maxResponseBytes
+            context.allowPrivate = options.allowPrivateAddresses
+            prepare(curl, url: url, context: context)
+            handle.prepared = true
+        }
+        context.reset()
+        guard let shared = handle.sharedHeaders else { return Response(status: nil, error: "libcurl could not start", millis: 0) }
+        // The attempt's own headers, then the shared ones (linked for the attempt, unlinked before the free).
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        var last: UnsafeMutablePointer<curl_slist>?
+        for line in headers {
+            guard let node = curl_slist_append(nil, line) else {
+                curl_slist_free_all(headerList)
+                return Response(status: nil, error: "libcurl could not start", millis: 0)
+            }
+            if let last { last.pointee.next = node } else { headerList = node }
+            last = node
+        }
+        last?.pointee.next = shared
+        defer {
+            last?.pointee.next = nil
+            curl_slist_free_all(headerList)
+        }
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList ?? shared))
+        // The body is sent from the claimed string's own bytes (CURLOPT_POSTFIELDS, not copied), which stay
+        // alive until the attempt ends.
+        var body = body
+        body.makeContiguousUTF8()
+
+        let code = body.utf8.withContiguousStorageIfAvailable { bytes -> CURLcode in
+            _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+            _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!))
+            defer { _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, nil) }
+            return curl_easy_perform(curl)
+        } ?? CURLE_FAILED_INIT
         var status = 0
         _ = fs_curl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
         if let refused = context.refused {
@@ -160,7 +182,7 @@ final class WebhookSender: Sendable {
                 millis: millis())
         }
         guard code == CURLE_OK || (code == CURLE_WRITE_ERROR && context.truncated && status > 0) else {
-            let message = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let message = String(cString: context.errorBuffer)
             let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
             let kind = code == CURLE_OPERATION_TIMEDOUT ? "timed out" : code == CURLE_COULDNT_CONNECT ? "connection failed" : "request failed"
             return Response(status: nil, error: "\(kind): \(detail)", millis: millis())
@@ -174,19 +196,34 @@ final class WebhookSender: Sendable {
         return Response(status: status, error: nil, millis: millis())
     }
     #else
-    func perform(handle: CurlHandle?, url: String, body: String, headers: [(String, String)]) -> Response {
+    func perform(handle: CurlHandle, url: String, body: String, headers: [String]) -> Response {
         Response(status: nil, error: "this server was built without libcurl and cannot deliver webhooks", millis: 0)
     }
     #endif
 }
 
-/// A libcurl easy handle and the connection it keeps open between attempts; used by one attempt at a time.
+/// A libcurl easy handle and the connection it keeps open between attempts; used by one attempt at a time, all
+/// to one URL (the pool keeps handles by URL), so its options are set once.
 final class CurlHandle: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer?
+    /// What its callbacks share; lives as long as the handle.
+    fileprivate let context = Context()
+    /// Whether the options every attempt shares are set.
+    fileprivate var prepared = false
+    #if canImport(CCurl)
+    /// The headers every attempt sends, after its own.
+    fileprivate let sharedHeaders: UnsafeMutablePointer<curl_slist>?
+    #endif
 
     init() {
         #if canImport(CCurl)
         pointer = curl_easy_init()
+        var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
+        if let first = list, curl_slist_append(first, "Expect:") == nil {
+            curl_slist_free_all(first)
+            list = nil
+        }
+        sharedHeaders = list
         #else
         pointer = nil
         #endif
@@ -195,7 +232,35 @@ final class CurlHandle: @unchecked Sendable {
     deinit {
         #if canImport(CCurl)
         if let pointer { curl_easy_cleanup(pointer) }
+        curl_slist_free_all(sharedHeaders)
         #endif
+    }
+}
+
+/// What libcurl's callbacks of a handle's attempt share: the answer read so far, the address refused, and the
+/// error message; reset before each attempt.
+private final class Context: @unchecked Sendable {
+    var limit = 0
+    var allowPrivate = false
+    var body: [UInt8] = []
+    var truncated = false
+    var refused: String?
+    /// libcurl's error message (CURLOPT_ERRORBUFFER: at least CURL_ERROR_SIZE, 256, bytes).
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 257)
+
+    init() {
+        errorBuffer.initialize(repeating: 0, count: 257)
+    }
+
+    func reset() {
+        body.removeAll(keepingCapacity: true)
+        truncated = false
+        refused = nil
+        errorBuffer[0] = 0
+    }
+
+    deinit {
+        errorBuffer.deallocate()
     }
 }
 
@@ -224,15 +289,25 @@ private final class ConnectionPool: Sendable {
     }
 }
 
-/// Threads for blocking work (libcurl attempts), kept between jobs: a job goes to an idle thread, or to a new
-/// one when every thread is busy, so jobs never wait for each other; a thread idle for ``idleLifetime`` ends.
+/// Threads for blocking work (libcurl attempts), kept between jobs: a job goes to a free thread, or to a new one
+/// when every thread is busy, so jobs never wait for each other; a thread idle for ``idleLifetime`` ends.
+///
+/// A job may return what is to run once its thread counts as free again (``run(returning:)``): the delivery
+/// service frees the delivery's slot and starts the next one there, so that next one takes this very thread
+/// (it looks at the queue before it waits) instead of starting a new thread. The threads alive are so never
+/// more than the jobs under way or queued at once: with the service, its slots.
 final class BlockingWorkers: @unchecked Sendable {
     static let idleLifetime: TimeInterval = 30
     private let name: String
     private let condition = NSCondition()
     // Guarded by `condition`.
-    private var jobs: [@Sendable () -> Void] = []
+    private var jobs: [@Sendable () -> @Sendable () -> Void] = []
+    /// Threads alive; those running a job; those waiting for one. The rest are between jobs and look at the
+    /// queue before they wait.
+    private var threads = 0
+    private var busyThreads = 0
     private var idleThreads = 0
+    private var most = 0
 
     init(name: String) {
         self.name = name
@@ -240,14 +315,28 @@ final class BlockingWorkers: @unchecked Sendable {
 
     /// Runs `job` on a worker thread.
     func run(_ job: @escaping @Sendable () -> Void) {
+        run(returning: {
+            job()
+            return {}
+        })
+    }
+
+    /// Runs `job` on a worker thread, then what it returns on the same thread once that thread is counted free:
+    /// a job queued from there takes this thread.
+    func run(returning job: @escaping @Sendable () -> @Sendable () -> Void) {
         condition.lock()
         jobs.append(job)
-        let spawn = jobs.count > idleThreads
-        if !spawn { condition.signal() }
+        let free = threads - busyThreads
+        let spawn = jobs.count > free
+        if spawn {
+            threads += 1
+            most = max(most, threads)
+        } else if jobs.count > free - idleThreads {
+            condition.signal()  // more jobs than threads between jobs: wake a waiting one
+        }
         condition.unlock()
         if spawn {
             let thread = Thread { [self] in work() }
-            thread.name = name
             thread.start()
         }
     }
@@ -258,8 +347,13 @@ final class BlockingWorkers: @unchecked Sendable {
         while true {
             if !jobs.isEmpty {
                 let job = jobs.removeFirst()
+                busyThreads += 1
                 condition.unlock()
-                job()
+                let then = job()
+                condition.lock()
+                busyThreads -= 1
+                condition.unlock()
+                then()
                 condition.lock()
                 continue
             }
@@ -268,6 +362,7 @@ final class BlockingWorkers: @unchecked Sendable {
             idleThreads -= 1
             if !signalled && jobs.isEmpty { break }
         }
+        threads -= 1
         condition.unlock()
     }
 
@@ -277,19 +372,36 @@ final class BlockingWorkers: @unchecked Sendable {
         defer { condition.unlock() }
         return idleThreads
     }
+
+    /// The most threads alive at once so far (for tests).
+    var mostThreads: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return most
+    }
 }
 
-/// Names the calling thread as the kernel shows it (`comm`, at most 15 bytes), so a scheduler trace or `top -H`
-/// tells the webhook threads apart. Written to `/proc/thread-self/comm` (Linux): a name given to Foundation's
-/// `Thread.name`, before or after the thread started, did not reach the kernel on every new thread (in the
-/// workers' test some kept their creator's, `com.apple.root.default-qos` cut short).
+/// Names the calling thread as the kernel shows it (`comm`, at most 15 bytes, cut), so a scheduler trace or
+/// `top -H` tells the webhook threads apart; called by the thread itself (`pthread_setname_np` on
+/// `pthread_self()`): Foundation's `Thread.name`, given before or after the thread started, did not reach the
+/// kernel on every new thread.
 func setCurrentThreadName(_ name: String) {
     #if os(Linux)
-    guard let file = fopen("/proc/thread-self/comm", "w") else { return }
-    fputs(String(decoding: name.utf8.prefix(15), as: UTF8.self), file)
-    fclose(file)
+    guard let setName = pthreadSetName else { return }
+    var bytes = name.utf8.prefix(15).map { CChar(bitPattern: $0) }
+    bytes.append(0)
+    _ = setName(pthread_self(), bytes)
     #endif
 }
+
+#if os(Linux)
+/// glibc's `pthread_setname_np`, which Swift's Glibc module leaves out (a GNU extension, declared only with
+/// `_GNU_SOURCE`); nil where the C library has none.
+private let pthreadSetName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = {
+    guard let symbol = dlsym(nil, "pthread_setname_np") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self)
+}()
+#endif
 
 /// A thread that, once started (``start(_:)``), runs its turn each time it is poked (``poke()``) and at least
 /// every `interval`, until stopped: the delivery service's dispatcher. A poke is a flag and a condition signal,
@@ -371,19 +483,3 @@ final class DispatchThread: @unchecked Sendable {
         waiter?.resume()
     }
 }
-
-#if canImport(CCurl)
-/// What libcurl's callbacks of one attempt share: the answer read so far and the address refused.
-private final class Context: @unchecked Sendable {
-    let limit: Int
-    let allowPrivate: Bool
-    var body: [UInt8] = []
-    var truncated = false
-    var refused: String?
-
-    init(limit: Int, allowPrivate: Bool) {
-        self.limit = limit
-        self.allowPrivate = allowPrivate
-    }
-}
-#endif

@@ -12,25 +12,51 @@ public enum WebhookSignature {
 
     /// The header's value for `body` sent at `timestamp` (Unix seconds).
     public static func value(secret: String, timestamp: Int64, body: some Sequence<UInt8>) -> String {
-        "t=\(timestamp),v1=\(hex(secret: secret, timestamp: timestamp, body: body))"
+        Signer(secret: secret).value(timestamp: timestamp, body: body)
     }
 
     /// The HMAC-SHA256 of `TIMESTAMP.BODY` in lowercase hexadecimal.
     public static func hex(secret: String, timestamp: Int64, body: some Sequence<UInt8>) -> String {
-        var hmac = HMAC<SHA256>(key: SymmetricKey(data: Data(secret.utf8)))
-        hmac.update(data: Data("\(timestamp).".utf8))
-        // A string's bytes in place when they are contiguous (a claimed body is), copied otherwise.
-        if body.withContiguousStorageIfAvailable({ hmac.update(data: UnsafeRawBufferPointer($0)) }) == nil {
-            hmac.update(data: Data(body))
+        Signer(secret: secret).hex(timestamp: timestamp, body: body)
+    }
+
+    /// The signature's HMAC keyed once with an endpoint's secret (the key schedule: the secret's inner and outer
+    /// blocks hashed), for signing each of that endpoint's attempts without keying again. Sendable: the keyed
+    /// value is never changed, and each signing works on a copy (swift-crypto's digests copy their state on
+    /// write, as Swift's own collections do).
+    public struct Signer: @unchecked Sendable {
+        private let keyed: HMAC<SHA256>
+
+        public init(secret: String) {
+            keyed = HMAC<SHA256>(key: SymmetricKey(data: Data(secret.utf8)))
         }
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in hmac.finalize() {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+
+        /// The header's value for `body` sent at `timestamp` (Unix seconds).
+        public func value(timestamp: Int64, body: some Sequence<UInt8>) -> String {
+            "t=\(timestamp),v1=\(hex(timestamp: timestamp, body: body))"
         }
-        return String(decoding: text, as: UTF8.self)
+
+        /// The HMAC-SHA256 of `TIMESTAMP.BODY` in lowercase hexadecimal.
+        public func hex(timestamp: Int64, body: some Sequence<UInt8>) -> String {
+            var hmac = keyed  // a copy: the keyed state is never updated
+            var prefix = String(timestamp)
+            prefix.append(".")
+            prefix.withUTF8 { hmac.update(data: UnsafeRawBufferPointer($0)) }
+            // A string's bytes in place when they are contiguous (a claimed body is), copied otherwise.
+            if body.withContiguousStorageIfAvailable({ hmac.update(data: UnsafeRawBufferPointer($0)) }) == nil {
+                hmac.update(data: Data(body))
+            }
+            return String(unsafeUninitializedCapacity: 64) { text in
+                let digits: StaticString = "0123456789abcdef"
+                var index = 0
+                for byte in hmac.finalize() {
+                    text[index] = digits.utf8Start[Int(byte >> 4)]
+                    text[index + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    index += 2
+                }
+                return index
+            }
+        }
     }
 
     /// Whether `header` signs `body` with `secret`, at a time within `tolerance` seconds of `now`.
