@@ -30,7 +30,7 @@ import urllib.request
 import uuid
 
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
@@ -70,6 +70,12 @@ def wait_until(what, predicate, seconds=20):
             value = predicate()
         except (StaleElementReferenceException, NoSuchElementException):
             # The page was replaced (a form's answer loading) between finding an element and reading it.
+            value = None
+        except WebDriverException as error:
+            # The same race as Chromium's driver sometimes reports it: not as a stale element but as an
+            # "unknown error" from its inspector, the node found no longer in the document.
+            if "does not belong to the document" not in str(error):
+                raise
             value = None
         if value:
             return value
