@@ -28,10 +28,20 @@ final class TmuxSession {
         let argv = ["tmux", "-L", socket, "-f", "/dev/null"] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for argument in cArguments { free(argument) } }
+        // No signal blocked in the child: the test process's threads block many, a spawned child inherits the
+        // caller's mask, and a tmux server started with them blocked ignores `kill-server` (it stayed after
+        // every test, its app running).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         let lease = await MachineGate.shared.lease()
         defer { lease.release() }
         var pid = pid_t()
-        let spawned = posix_spawnp(&pid, "tmux", &actions, nil, &cArguments, environ)
+        let spawned = posix_spawnp(&pid, "tmux", &actions, &attributes, &cArguments, environ)
         guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
         var status: Int32 = 0
         let exited = await eventually(timeout: 60) { waitpid(pid, &status, WNOHANG) != 0 }
