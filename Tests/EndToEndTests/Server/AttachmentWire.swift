@@ -55,14 +55,16 @@ final class AttachmentWire: @unchecked Sendable {
     }
 
     /// Uploads `data` from the server's offset to the end, retrying while an earlier request still holds the
-    /// upload; returns the final answer.
-    func resume(_ sha256: String, _ data: Data, timeout: Double = 30) async throws -> RawResponse {
+    /// upload; returns the final answer. One attempt may take up to `timeout` for its answer (a debug server on a
+    /// loaded machine takes long over ten megabytes), and the retries as long again after it: the deadline
+    /// bounds a hang, it does not time the upload.
+    func resume(_ sha256: String, _ data: Data, timeout: Double = 120) async throws -> RawResponse {
         var answer: RawResponse?
-        _ = try await eventually(timeout: timeout) {
+        _ = try await eventually(timeout: 2 * timeout) {
             let start = await offset(sha256)
             guard start >= 0, start < data.count, let connection = try await open(sha256, total: data.count, start: start, end: data.count) else { return false }
             send(connection, data[start...])
-            answer = await connection.readResponse(timeout: 60)
+            answer = await connection.readResponse(timeout: timeout)
             return answer.map { $0.status != 409 } ?? false
         }
         guard let answer else { throw FixtureError("the upload of \(sha256) could not be resumed") }
