@@ -66,6 +66,21 @@ MAX_HEADER = 64 * 1024
 MAX_BODY = 16 * 1024 * 1024
 
 
+async def read_request(reader):
+    """One request's head and body from a kept connection; None when its head or body is over the limits."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    if len(head) > MAX_HEADER:
+        return None
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    if length > MAX_BODY:
+        return None
+    return head, await reader.readexactly(length)
+
+
 class Receiver:
     """Counts each event id once, with the latency of its first arrival in milliseconds."""
 
@@ -92,17 +107,10 @@ class Receiver:
         self.connections += 1
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                if len(head) > MAX_HEADER:
+                request = await read_request(reader)
+                if request is None:
                     break
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value.strip())
-                if length > MAX_BODY:
-                    break
-                body = await reader.readexactly(length)
+                head, body = request
                 arrived = time.time()
                 self.requests += 1
                 event = json.loads(body)
@@ -164,17 +172,10 @@ def receiver_process(listener, pipe, counter, index, nice):
         counts["connections"] += 1
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                if len(head) > MAX_HEADER:
+                request = await read_request(reader)
+                if request is None:
                     break
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value.strip())
-                if length > MAX_BODY:
-                    break
-                body = await reader.readexactly(length)
+                head, body = request
                 arrived = time.time()
                 counts["requests"] += 1
                 if not verified(head, body):
