@@ -185,29 +185,12 @@ extension DraftStore {
             let outbox = try Row.fetchCursor(db, sql: """
                 SELECT o.record_id, o.mutation_id, o.kind, o.field_id, fs_open(o.value, 'outbox', o.record_id, coalesce(o.field_id, '')), o.base_revision, o.hlc, o.created_at
                 FROM json_each(?) c CROSS JOIN outbox o ON o.record_id = json_extract(c.value, '$[0]') AND o.mutation_id <= json_extract(c.value, '$[1]')
-                """, arguments: [Self.limitsJSON(candidates)])
+                """, arguments: [DraftStore.pairsJSON(candidates) { $0.int($1) }])
             var made: [String: [(Int64, OutboxRow)]] = [:]
             while let row = try outbox.next() {
                 made[row[0], default: []].append((row[1], OutboxRow(kind: row[2], field: row[3], value: row[4], baseRevision: row[5], hlc: row[6], madeAt: row[7])))
             }
             for (record, list) in made { rows[record] = list.sorted { $0.0 < $1.0 }.map(\.1) }
-        }
-
-        /// `[[record, upTo], …]` as JSON.
-        static func limitsJSON(_ candidates: [(record: String, upTo: Int64)]) -> String {
-            var writer = JSONWriter(capacity: candidates.count * 60 + 2)
-            writer.beginArray()
-            for candidate in candidates {
-                writer.element()
-                writer.beginArray()
-                writer.element()
-                writer.string(candidate.record)
-                writer.element()
-                writer.int(candidate.upTo)
-                writer.endArray()
-            }
-            writer.endArray()
-            return String(decoding: writer.bytes, as: UTF8.self)
         }
     }
 
@@ -317,7 +300,7 @@ extension DraftStore {
             if !settled.isEmpty {
                 try db.execute(sql: """
                     DELETE FROM record_edits WHERE (record_id, key) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
-                    """, arguments: [Self.pairsJSON(settled)])
+                    """, arguments: [Self.pairsJSON(settled) { $0.string($1) }])
             }
             try Self.stopRefusedUploads(db, refused)
             try Self.observe(db, serverClock)
@@ -325,9 +308,10 @@ extension DraftStore {
         }
     }
 
-    /// `[[record, key], …]` as JSON, for one statement over a batch's edits.
-    static func pairsJSON(_ pairs: [(record: String, key: String)]) -> String {
-        var writer = JSONWriter(capacity: pairs.count * 56 + 2)
+    /// `[[record, second], …]` as JSON, for one statement over a batch (read with `json_each`): each pair's second
+    /// element written by `second` (an outbox limit, a field key).
+    static func pairsJSON<Second>(_ pairs: [(record: String, Second)], second: (inout JSONWriter, Second) -> Void) -> String {
+        var writer = JSONWriter(capacity: pairs.count * 60 + 2)
         writer.beginArray()
         for pair in pairs {
             writer.element()
@@ -335,7 +319,7 @@ extension DraftStore {
             writer.element()
             writer.string(pair.record)
             writer.element()
-            writer.string(pair.key)
+            second(&writer, pair.1)
             writer.endArray()
         }
         writer.endArray()
