@@ -1,6 +1,9 @@
 import DraftStore
 import FieldSheetTesting
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import FormModel
 import Logging
 import SyncClient
@@ -21,6 +24,53 @@ final class BodyCountingTransport: HTTPTransport, @unchecked Sendable {
     }
 
     func bodyBytes(_ method: String) -> Int { lock.withLock { sent[method] ?? 0 } }
+}
+
+/// Records the method of each request a transport sends and the status of each answer, in order.
+final class ExchangeRecordingTransport: HTTPTransport, @unchecked Sendable {
+    let inner: any HTTPTransport
+    private let lock = NSLock()
+    private var log: [(method: String, status: Int?)] = []
+
+    init(_ inner: any HTTPTransport) { self.inner = inner }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        do {
+            let response = try await inner.send(request)
+            lock.withLock { log.append((request.method, response.status)) }
+            return response
+        } catch {
+            lock.withLock { log.append((request.method, nil)) }
+            throw error
+        }
+    }
+
+    var exchanges: [(method: String, status: Int?)] { lock.withLock { log } }
+}
+
+/// An upload request of the same member held open on a raw connection: headers and the first bytes of
+/// its body sent, the rest never, so the server holds the attachment's upload as busy until it is closed.
+final class HeldUploadRequest {
+    private let socket: Int32
+
+    init(port: Int, path: String, token: String, total: Int, chunk: Int, first: Data) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0, "connecting to the server on port \(port)")
+        let head = "PUT \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nContent-Type: image/jpeg\r\n"
+            + "Content-Range: bytes 0-\(chunk - 1)/\(total)\r\nContent-Length: \(chunk)\r\n\r\n"
+        let bytes = Data(head.utf8) + first
+        let written = bytes.withUnsafeBytes { write(socket, $0.baseAddress, $0.count) }
+        try #require(written == bytes.count, "writing the held request")
+    }
+
+    func close() { Glibc.close(socket) }
 }
 
 /// Attachments through the real fieldsheet-server on loopback with libcurl: a record syncs before its
@@ -77,6 +127,56 @@ struct AttachmentSyncTests {
         #expect(office.store.attachmentFile(reference.sha256) != nil)
         #expect(try office.store.attachmentData(reference.sha256) == Data(contentsOf: URL(fileURLWithPath: photo)))
         #expect(try await office.store.record(session.recordID)?.missingOnServer == [])
+    }
+
+    /// The server answers 409 with the offset unchanged while another request of the same member still
+    /// holds the upload (one cut on the way that the server is still reading): the device waits and asks
+    /// again with HEAD instead of sending the same chunk straight back to be refused, and finishes the upload
+    /// once the other request ends.
+    @Test func aBusyUploadWaitsAndAsksAgainInsteadOfResendingItsChunk() async throws {
+        let fixture = try await SyncFixture(forms: [SampleForms.damageReport()])
+        let collector = try await fixture.user("alice")
+        let device = try fixture.device(token: collector, retry: RetryPolicy(maxAttempts: 20, initialDelay: 0.05, maxDelay: 0.5, deadline: 60))
+        device.configuration.attachmentChunkBytes = 1 << 16
+        try await device.sync()
+        let size = 300_000
+        let photo = device.home.file("busy.jpg")
+        SampleForms.writeRandomFile(photo, size: size, seed: 9)
+        print("seed 9")
+        let session = try await device.store.newRecord(formID: "damage-report")
+        try await session.set("site", to: .text("Depot"))
+        try await session.attach("photo", file: photo)
+        let reference = try #require(await session.attachments["photo"])
+        #expect(try await session.complete() == .submitted)
+
+        // Another request of alice's holds the upload: its first 1,000 bytes arrived, the rest never comes.
+        let url = try #require(URL(string: device.configuration.url("attachments/\(reference.sha256)")))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: photo))
+        let held = try HeldUploadRequest(port: fixture.server.port, path: url.path, token: collector, total: size, chunk: 1 << 16, first: bytes.prefix(1_000))
+        let probe = CurlTransport()
+        let holding = try await eventually(timeout: 60) {
+            let head = try await probe.send(TransportRequest(method: "HEAD", url: url.absoluteString, headers: ["Authorization": "Bearer \(collector)"]))
+            return head.headers["upload-offset"] == "1000"
+        }
+        try #require(holding, "the held request's first bytes never reached the server")
+
+        let recording = ExchangeRecordingTransport(CurlTransport())
+        var logger = Logger(label: "attach-busy-test")
+        logger.logLevel = .critical
+        let engine = SyncEngine(store: device.store, transport: recording, configuration: device.configuration, logger: logger)
+        let sync = Task { try await engine.sync() }
+        let refused = await eventually(timeout: 60) { recording.exchanges.contains { $0.method == "PUT" && $0.status == 409 } }
+        held.close()
+        _ = try await sync.value
+        #expect(refused, "the device never met the held upload")
+        #expect(try await device.store.blob(reference.sha256)?.upload == .done)
+        let exchanges = recording.exchanges
+        for (index, exchange) in exchanges.enumerated() where exchange.method == "PUT" && exchange.status == 409 && index + 1 < exchanges.count {
+            #expect(exchanges[index + 1].method == "HEAD", "after a busy answer the device sent \(exchanges[index + 1].method), not HEAD: \(exchanges.map { "\($0.method) \($0.status.map(String.init) ?? "cut")" })")
+        }
+        // The server holds the whole photo, checked against its hash.
+        let head = try await probe.send(TransportRequest(method: "HEAD", url: url.absoluteString, headers: ["Authorization": "Bearer \(collector)"]))
+        #expect(head.headers["attachment-complete"] == "true")
     }
 
     @Test func aRecordSyncsBeforeItsPhotoAndShowsAsWaitingForIt() async throws {

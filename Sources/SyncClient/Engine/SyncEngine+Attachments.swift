@@ -37,16 +37,22 @@ extension SyncEngine {
     }
 
     /// Sends one attachment: HEAD for the server's offset, then PUTs of the following chunks. A cut
-    /// connection or a busy server asks for the offset again and continues from there, within the retry
-    /// policy's attempts without progress.
+    /// connection or a busy server asks for the offset again, after the retry policy's delay, and continues
+    /// from there, within the policy's attempts without progress.
     func upload(_ blob: BlobTransfer, _ progress: SyncProgressTracker) async throws {
         let url = configuration.url("attachments/\(blob.sha256)")
         let name = "attachment \(blob.sha256.prefix(12))… (\(AttachmentReference.formatSize(blob.bytes)))"
         var offset: Int64?
         var fruitless = 0
+        // The most the server has said it holds: only going past it is progress (a HEAD after a busy answer
+        // reporting the same offset again is not).
+        var most: Int64 = -1
         var reported: Int64 = 0
         func advance(to held: Int64) async throws {
-            if held > (offset ?? -1) { fruitless = 0 }
+            if held > most {
+                fruitless = 0
+                most = held
+            }
             offset = held
             progress.update { $0.uploadedBytes += max(0, held - reported) }
             reported = max(reported, held)
@@ -83,8 +89,15 @@ extension SyncEngine {
                     try await advance(to: min(held ?? chunk.map { $0.upperBound + 1 } ?? start, blob.bytes))
                     if chunk == nil { fruitless += 1 }
                 case 409:
-                    // Another device or an earlier cut moved the server's offset: continue from its number.
-                    if let held { try await advance(to: min(held, blob.bytes)) } else { offset = nil }
+                    if let held, held != start {
+                        // An earlier cut left the server elsewhere: continue from its number.
+                        try await advance(to: min(held, blob.bytes))
+                    } else {
+                        // The offset sent back unchanged: another request of this member (one cut on the way,
+                        // which the server is still reading) holds the upload. Sending the chunk again at once
+                        // would only cross the wire to be refused again: wait, then ask with HEAD.
+                        offset = nil
+                    }
                     fruitless += 1
                 case 408, 429, 500, 502, 503, 504:
                     offset = nil
