@@ -326,11 +326,11 @@ extension DraftStore {
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    /// What applying a batch of outcomes reads once for all of its records: their synced fields and revision,
-    /// and the fields edited again since their mutations were frozen (outbox rows left after the
-    /// acknowledged ones went).
+    /// What applying a batch of outcomes reads once for all of its records: their synced fields (opened, and as
+    /// stored: sealed in an encrypted store) and revision, and the fields edited again since their mutations were
+    /// frozen (outbox rows left after the acknowledged ones went).
     struct SettlingBatch {
-        var records: [String: (fields: String, revision: Int64)] = [:]
+        var records: [String: (fields: String, revision: Int64, stored: String)] = [:]
         var editedSince: [String: Set<String>] = [:]
         /// Whether the device holds the plaintext of any answer it sealed (else nothing needs restoring).
         var holdsSealedPlaintexts: Bool
@@ -339,9 +339,9 @@ extension DraftStore {
             let list = JSONWriter.array(of: ids)
             // Prepared per batch, not cached (as the freeze's reads).
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT id, server_revision, fs_open_fields(fields, 'record', id) FROM records WHERE id IN (SELECT value FROM json_each(?))
+                SELECT id, server_revision, fs_open_fields(fields, 'record', id), fields FROM records WHERE id IN (SELECT value FROM json_each(?))
                 """, arguments: [list])
-            while let row = try rows.next() { records[row[0]] = (row[2], row[1]) }
+            while let row = try rows.next() { records[row[0]] = (row[2], row[1], row[3]) }
             let newer = try Row.fetchCursor(db, sql: """
                 SELECT record_id, field_id FROM outbox WHERE record_id IN (SELECT value FROM json_each(?)) AND field_id IS NOT NULL
                 """, arguments: [list])
@@ -360,8 +360,9 @@ extension DraftStore {
         guard let stored = batch.records[record] else { return 0 }
         var reader = JSONReader(Array(body.utf8))
         let mutation = try Mutation.read(from: &reader)
+        let synced = try decodeSynced(stored.fields, record: record)
         let result = DeviceSync.applyOutcome(
-            outcome, of: mutation, synced: try decodeSynced(stored.fields, record: record), serverRevision: stored.revision,
+            outcome, of: mutation, synced: synced, serverRevision: stored.revision,
             editedSince: batch.editedSince[record] ?? [], device: device)
         for (field, base) in result.rebasedEdits {
             try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
@@ -374,13 +375,46 @@ extension DraftStore {
                 local: try ownPlaintext(db, record: record, key: conflict.field, conflict.local),
                 remote: try ownPlaintext(db, record: record, key: conflict.field, conflict.remote), open: conflict.open, now: now, reason: conflict.reason)
         }
+        let fields = try keepingSealedAnswers(result.synced.jsonBytes(), stored: stored.stored, before: synced, after: result.synced, record: record)
         try db.cachedStatement(sql: "UPDATE records SET fields = fs_seal_fields(?1, 'record', ?3), server_revision = ?2 WHERE id = ?3").execute(arguments: [
-            String(decoding: result.synced.jsonBytes(), as: UTF8.self), result.serverRevision, record,
+            String(decoding: fields, as: UTF8.self), result.serverRevision, record,
         ])
         if batch.holdsSealedPlaintexts { try restoreSealedPlaintexts(db, record: record) }
         for key in result.settled { settled.append((record, key)) }
         refused += result.conflicts.filter { $0.policy == "rejected" }
         return result.conflicts.count
+    }
+
+    /// A record's new fields JSON (`fields`, answers in clear) with each answer the outcome left as it was (the same
+    /// value in `before` and `after`) taken sealed, exactly as `stored` holds it: `fs_seal_fields` keeps a sealed
+    /// answer as it is, so only the answers that changed are sealed, and an unchanged one is never sealed again.
+    /// A place is the record and the field's key, the same before and after, so the moved bytes open where they
+    /// land. In a store without encryption (`stored` holds no sealed answer) `fields` is returned as it is.
+    static func keepingSealedAnswers(_ fields: [UInt8], stored: String, before: RecordFields, after: RecordFields, record: String) throws -> [UInt8] {
+        let unchanged = before.states.compactMap { key, state in after[key].map { $0.value == state.value && state.value != nil } == true ? key : nil }
+        guard !unchanged.isEmpty else { return fields }
+        let keep = Set(unchanged)
+        let storedBytes = Array(stored.utf8)
+        var sealed: [String: ArraySlice<UInt8>] = [:]
+        do {
+            var reader = JSONReader(storedBytes)
+            try reader.beginObject()
+            while let member = try reader.nextKey() {
+                guard member == "values" else {
+                    _ = try reader.skipValue()
+                    continue
+                }
+                try reader.beginObject()
+                while let key = try reader.nextKey() {
+                    let raw = try reader.rawValue()
+                    if raw.first == UInt8(ascii: "\""), keep.contains(key) { sealed[key] = raw }
+                }
+            }
+        } catch {
+            throw DraftStoreError(.databaseDamaged, "The stored fields of record \(record) cannot be read (\(error)).")
+        }
+        guard !sealed.isEmpty else { return fields }
+        return try DeviceCipher.rewriteValues(fields) { key, raw, writer in writer.raw(sealed[key] ?? raw) }
     }
 
     static func logConflict(
