@@ -296,16 +296,47 @@ extension DraftStore {
                 guard let frozen = sent.removeValue(forKey: outcome.mutationID) else { continue }
                 conflicts += try Self.applyOutcome(db, outcome, record: frozen.record, body: frozen.body, batch: batch, device: device, settled: &settled, refused: &refused)
             }
-            // Only the edits the outcomes settled leave, in one statement for the batch; the rest stay as they are.
-            if !settled.isEmpty {
+            // Only the edits the outcomes settled leave; the rest stay as they are. A record whose every edit is
+            // settled (a record pushed whole, the usual case) loses its edits by one range of the primary key,
+            // the others edit by edit: one statement each for the batch.
+            let split = Self.settledEdits(settled, held: batch.edits)
+            if !split.wholeRecords.isEmpty {
+                try db.execute(sql: "DELETE FROM record_edits WHERE record_id IN (SELECT value FROM json_each(?))",
+                    arguments: [JSONWriter.array(of: split.wholeRecords)])
+            }
+            if !split.edits.isEmpty {
                 try db.execute(sql: """
                     DELETE FROM record_edits WHERE (record_id, key) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
-                    """, arguments: [Self.pairsJSON(settled) { $0.string($1) }])
+                    """, arguments: [Self.pairsJSON(split.edits) { $0.string($1) }])
             }
             try Self.stopRefusedUploads(db, refused)
             try Self.observe(db, serverClock)
             return conflicts
         }
+    }
+
+    /// The `settled` edits (record, field key) split into the records that hold no other edit (`held`: each record's
+    /// edits), removed whole, and the edits of the others, removed one by one.
+    static func settledEdits(
+        _ settled: [(record: String, key: String)], held: [String: Set<String>]
+    ) -> (wholeRecords: [String], edits: [(record: String, key: String)]) {
+        var byRecord: [String: [String]] = [:]
+        var order: [String] = []
+        for (record, key) in settled {
+            if byRecord[record] == nil { order.append(record) }
+            byRecord[record, default: []].append(key)
+        }
+        var whole: [String] = []
+        var edits: [(record: String, key: String)] = []
+        for record in order {
+            let keys = byRecord[record]!
+            if let holds = held[record], !holds.isEmpty, holds.isSubset(of: keys) {
+                whole.append(record)
+            } else {
+                for key in keys { edits.append((record, key)) }
+            }
+        }
+        return (whole, edits)
     }
 
     /// `[[record, second], …]` as JSON, for one statement over a batch (read with `json_each`): each pair's second
@@ -332,6 +363,8 @@ extension DraftStore {
     struct SettlingBatch {
         var records: [String: (fields: String, revision: Int64, stored: String)] = [:]
         var editedSince: [String: Set<String>] = [:]
+        /// The keys of each record's unsent edits (read without their values).
+        var edits: [String: Set<String>] = [:]
         /// Whether the device holds the plaintext of any answer it sealed (else nothing needs restoring).
         var holdsSealedPlaintexts: Bool
 
@@ -346,6 +379,10 @@ extension DraftStore {
                 SELECT record_id, field_id FROM outbox WHERE record_id IN (SELECT value FROM json_each(?)) AND field_id IS NOT NULL
                 """, arguments: [list])
             while let row = try newer.next() { editedSince[row[0], default: []].insert(row[1]) }
+            let keys = try Row.fetchCursor(db, sql: """
+                SELECT record_id, key FROM record_edits WHERE record_id IN (SELECT value FROM json_each(?))
+                """, arguments: [list])
+            while let row = try keys.next() { edits[row[0], default: []].insert(row[1]) }
             holdsSealedPlaintexts = try DraftStore.holdsSealedPlaintexts(db)
         }
     }

@@ -212,4 +212,14 @@ struct SyncApplyTests {
         #expect(applied.synced["site"]?.value == .text("North") && applied.synced["site"]?.revision == 1)
         #expect(applied.synced["count"]?.value == .integer(2) && applied.synced["count"]?.revision == 2)
     }
+
+    /// A record whose every unsent edit an outcome settles loses them as one range; one that holds an edit the outcome
+    /// does not settle (made since), or none, has its settled edits named one by one.
+    @Test func settledEditsAreRemovedWholeOnlyForARecordWithNoOtherEdit() {
+        let settled: [(record: String, key: String)] = [("a", "f1"), ("a", "f2"), ("b", "f1"), ("c", "f1"), ("d", "f1")]
+        let held: [String: Set<String>] = ["a": ["f1", "f2"], "b": ["f1", "f2"], "c": ["f1"]]
+        let split = DraftStore.settledEdits(settled, held: held)
+        #expect(split.wholeRecords == ["a", "c"])
+        #expect(split.edits.map { "\($0.record):\($0.key)" } == ["b:f1", "d:f1"])
+    }
 }
