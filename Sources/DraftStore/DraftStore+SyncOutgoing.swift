@@ -296,16 +296,47 @@ extension DraftStore {
                 guard let frozen = sent.removeValue(forKey: outcome.mutationID) else { continue }
                 conflicts += try Self.applyOutcome(db, outcome, record: frozen.record, body: frozen.body, batch: batch, device: device, settled: &settled, refused: &refused)
             }
-            // Only the edits the outcomes settled leave, in one statement for the batch; the rest stay as they are.
-            if !settled.isEmpty {
+            // Only the edits the outcomes settled leave; the rest stay as they are. A record whose every edit is
+            // settled (a record pushed whole, the usual case) loses its edits by one range of the primary key,
+            // the others edit by edit: one statement each for the batch.
+            let split = Self.settledEdits(settled, held: batch.edits)
+            if !split.wholeRecords.isEmpty {
+                try db.execute(sql: "DELETE FROM record_edits WHERE record_id IN (SELECT value FROM json_each(?))",
+                    arguments: [JSONWriter.array(of: split.wholeRecords)])
+            }
+            if !split.edits.isEmpty {
                 try db.execute(sql: """
                     DELETE FROM record_edits WHERE (record_id, key) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
-                    """, arguments: [Self.pairsJSON(settled) { $0.string($1) }])
+                    """, arguments: [Self.pairsJSON(split.edits) { $0.string($1) }])
             }
             try Self.stopRefusedUploads(db, refused)
             try Self.observe(db, serverClock)
             return conflicts
         }
+    }
+
+    /// The `settled` edits (record, field key) split into the records that hold no other edit (`held`: each record's
+    /// edits), removed whole, and the edits of the others, removed one by one.
+    static func settledEdits(
+        _ settled: [(record: String, key: String)], held: [String: Set<String>]
+    ) -> (wholeRecords: [String], edits: [(record: String, key: String)]) {
+        var byRecord: [String: [String]] = [:]
+        var order: [String] = []
+        for (record, key) in settled {
+            if byRecord[record] == nil { order.append(record) }
+            byRecord[record, default: []].append(key)
+        }
+        var whole: [String] = []
+        var edits: [(record: String, key: String)] = []
+        for record in order {
+            let keys = byRecord[record]!
+            if let holds = held[record], !holds.isEmpty, holds.isSubset(of: keys) {
+                whole.append(record)
+            } else {
+                for key in keys { edits.append((record, key)) }
+            }
+        }
+        return (whole, edits)
     }
 
     /// `[[record, second], …]` as JSON, for one statement over a batch (read with `json_each`): each pair's second
@@ -326,12 +357,14 @@ extension DraftStore {
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    /// What applying a batch of outcomes reads once for all of its records: their synced fields and revision,
-    /// and the fields edited again since their mutations were frozen (outbox rows left after the
-    /// acknowledged ones went).
+    /// What applying a batch of outcomes reads once for all of its records: their synced fields (opened, and as
+    /// stored: sealed in an encrypted store) and revision, and the fields edited again since their mutations were
+    /// frozen (outbox rows left after the acknowledged ones went).
     struct SettlingBatch {
-        var records: [String: (fields: String, revision: Int64)] = [:]
+        var records: [String: (fields: String, revision: Int64, stored: String)] = [:]
         var editedSince: [String: Set<String>] = [:]
+        /// The keys of each record's unsent edits (read without their values).
+        var edits: [String: Set<String>] = [:]
         /// Whether the device holds the plaintext of any answer it sealed (else nothing needs restoring).
         var holdsSealedPlaintexts: Bool
 
@@ -339,13 +372,17 @@ extension DraftStore {
             let list = JSONWriter.array(of: ids)
             // Prepared per batch, not cached (as the freeze's reads).
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT id, server_revision, fs_open_fields(fields, 'record', id) FROM records WHERE id IN (SELECT value FROM json_each(?))
+                SELECT id, server_revision, fs_open_fields(fields, 'record', id), fields FROM records WHERE id IN (SELECT value FROM json_each(?))
                 """, arguments: [list])
-            while let row = try rows.next() { records[row[0]] = (row[2], row[1]) }
+            while let row = try rows.next() { records[row[0]] = (row[2], row[1], row[3]) }
             let newer = try Row.fetchCursor(db, sql: """
                 SELECT record_id, field_id FROM outbox WHERE record_id IN (SELECT value FROM json_each(?)) AND field_id IS NOT NULL
                 """, arguments: [list])
             while let row = try newer.next() { editedSince[row[0], default: []].insert(row[1]) }
+            let keys = try Row.fetchCursor(db, sql: """
+                SELECT record_id, key FROM record_edits WHERE record_id IN (SELECT value FROM json_each(?))
+                """, arguments: [list])
+            while let row = try keys.next() { edits[row[0], default: []].insert(row[1]) }
             holdsSealedPlaintexts = try DraftStore.holdsSealedPlaintexts(db)
         }
     }
@@ -360,8 +397,9 @@ extension DraftStore {
         guard let stored = batch.records[record] else { return 0 }
         var reader = JSONReader(Array(body.utf8))
         let mutation = try Mutation.read(from: &reader)
+        let synced = try decodeSynced(stored.fields, record: record)
         let result = DeviceSync.applyOutcome(
-            outcome, of: mutation, synced: try decodeSynced(stored.fields, record: record), serverRevision: stored.revision,
+            outcome, of: mutation, synced: synced, serverRevision: stored.revision,
             editedSince: batch.editedSince[record] ?? [], device: device)
         for (field, base) in result.rebasedEdits {
             try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
@@ -374,13 +412,46 @@ extension DraftStore {
                 local: try ownPlaintext(db, record: record, key: conflict.field, conflict.local),
                 remote: try ownPlaintext(db, record: record, key: conflict.field, conflict.remote), open: conflict.open, now: now, reason: conflict.reason)
         }
+        let fields = try keepingSealedAnswers(result.synced.jsonBytes(), stored: stored.stored, before: synced, after: result.synced, record: record)
         try db.cachedStatement(sql: "UPDATE records SET fields = fs_seal_fields(?1, 'record', ?3), server_revision = ?2 WHERE id = ?3").execute(arguments: [
-            String(decoding: result.synced.jsonBytes(), as: UTF8.self), result.serverRevision, record,
+            String(decoding: fields, as: UTF8.self), result.serverRevision, record,
         ])
         if batch.holdsSealedPlaintexts { try restoreSealedPlaintexts(db, record: record) }
         for key in result.settled { settled.append((record, key)) }
         refused += result.conflicts.filter { $0.policy == "rejected" }
         return result.conflicts.count
+    }
+
+    /// A record's new fields JSON (`fields`, answers in clear) with each answer the outcome left as it was (the same
+    /// value in `before` and `after`) taken sealed, exactly as `stored` holds it: `fs_seal_fields` keeps a sealed
+    /// answer as it is, so only the answers that changed are sealed, and an unchanged one is never sealed again.
+    /// A place is the record and the field's key, the same before and after, so the moved bytes open where they
+    /// land. In a store without encryption (`stored` holds no sealed answer) `fields` is returned as it is.
+    static func keepingSealedAnswers(_ fields: [UInt8], stored: String, before: RecordFields, after: RecordFields, record: String) throws -> [UInt8] {
+        let unchanged = before.states.compactMap { key, state in after[key].map { $0.value == state.value && state.value != nil } == true ? key : nil }
+        guard !unchanged.isEmpty else { return fields }
+        let keep = Set(unchanged)
+        let storedBytes = Array(stored.utf8)
+        var sealed: [String: ArraySlice<UInt8>] = [:]
+        do {
+            var reader = JSONReader(storedBytes)
+            try reader.beginObject()
+            while let member = try reader.nextKey() {
+                guard member == "values" else {
+                    _ = try reader.skipValue()
+                    continue
+                }
+                try reader.beginObject()
+                while let key = try reader.nextKey() {
+                    let raw = try reader.rawValue()
+                    if raw.first == UInt8(ascii: "\""), keep.contains(key) { sealed[key] = raw }
+                }
+            }
+        } catch {
+            throw DraftStoreError(.databaseDamaged, "The stored fields of record \(record) cannot be read (\(error)).")
+        }
+        guard !sealed.isEmpty else { return fields }
+        return try DeviceCipher.rewriteValues(fields) { key, raw, writer in writer.raw(sealed[key] ?? raw) }
     }
 
     static func logConflict(

@@ -30,6 +30,46 @@ struct DeviceCipherTests {
         }
     }
 
+    /// The encoder writes what Foundation writes (padded, standard alphabet), after what the buffer held.
+    @Test func base64EncodesAsFoundationDoes() {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        print("DeviceCipherTests base64 encoding: seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<2_000 {
+            let bytes = (0..<Int.random(in: 0...96, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            var output = Array("\"".utf8)
+            Base64Bytes.encode(bytes, into: &output)
+            #expect(output == Array(("\"" + Data(bytes).base64EncodedString()).utf8), "seed \(seed): \(bytes)")
+        }
+    }
+
+    /// Nonces come 21 to a read of the system's generator: a record of many answers takes several reads, and no two
+    /// answers (nor two records) share one; each sealed answer carries the nonce it was sealed with.
+    @Test func everySealedAnswerHasANonceOfItsOwn() throws {
+        let cipher = DeviceCipher(try DeviceDataKey(bytes: [UInt8](repeating: 7, count: DeviceDataKey.byteCount)))
+        let parts = ["record", "0f6c2d3e-0000-4000-8000-000000000001"]
+        let clear = "{\"values\":{" + (1...50).map { "\"f\($0)\":{\"text\":\"same\"}" }.joined(separator: ",") + "},\"writers\":[]}"
+        var nonces: Set<[UInt8]> = []
+        for _ in 0..<3 {
+            let sealed = try cipher.sealFields(Array(clear.utf8), parts: parts)
+            #expect(try cipher.openFields(sealed, parts: parts, acceptsPlaintext: false) == Array(clear.utf8))
+            var raws: [ArraySlice<UInt8>] = []
+            _ = try DeviceCipher.rewriteValues(sealed) { _, raw, writer in
+                raws.append(raw)
+                writer.raw(raw)
+            }
+            #expect(raws.count == 50)
+            for raw in raws {
+                let bytes = try #require(Data(base64Encoded: String(decoding: raw.dropFirst().dropLast(), as: UTF8.self)))
+                nonces.insert(Array(bytes[1..<13]))
+            }
+        }
+        #expect(nonces.count == 150)
+        var supply = DeviceCipher.Nonces(count: 30)
+        let taken = (0..<30).map { _ in Array(supply.next()) }
+        #expect(Set(taken).count == 30 && taken.allSatisfy { $0.count == 12 })
+    }
+
     @Test(arguments: [
         "QUJ", "Q", "QUJDRA=", // not a multiple of 4
         "QU JD", "QUJD\n", " QUJD", // white space

@@ -167,4 +167,59 @@ struct SyncApplyTests {
         #expect(try await fixture.store.applyOutcomes(outcomes, serverClock: HybridTimestamp(rawValue: 6)) == 0)
         #expect(try await fixture.store.record(editedAgain)?.pending == ["site": .text("South, again")])
     }
+
+    /// An outcome that leaves an answer as it was moves its sealed bytes as they are stored: only the answers that
+    /// changed are sealed again (each seal takes a fresh nonce, so bytes that stay the same were not sealed again),
+    /// and every answer still opens at its place.
+    @Test func anOutcomeMovesTheAnswersItLeftAsTheyWereSealedAsTheyAre() async throws {
+        let fixture = try await Fixture()
+        let record = try await fixture.draft(site: "North", count: 1)
+        func push(revision: Int64) async throws {
+            let batch = try await fixture.store.prepareOutgoing(limit: 10)
+            #expect(batch.map(\.recordID) == [record])
+            let outcomes = batch.map { MutationOutcome(mutationID: $0.mutationID, recordID: $0.recordID, status: .applied, revision: revision, changed: true) }
+            try await fixture.store.applyOutcomes(outcomes, serverClock: HybridTimestamp(rawValue: 5 + revision))
+        }
+        /// Each answer as the record's stored fields hold it.
+        func stored() async throws -> [String: String] {
+            let fields = try await fixture.store.pool.read { db in
+                try String.fetchOne(db, sql: "SELECT fields FROM records WHERE id = ?", arguments: [record.lowercased])
+            }
+            var answers: [String: String] = [:]
+            _ = try DeviceCipher.rewriteValues(Array(try #require(fields).utf8)) { key, raw, writer in
+                answers[key] = String(decoding: raw, as: UTF8.self)
+                writer.raw(raw)
+            }
+            return answers
+        }
+        try await push(revision: 1)
+        let before = try await stored()
+        #expect(before["site"] != nil && before["count"] != nil && before.count > 2, "site, count and the form's defaults: \(before.keys.sorted())")
+        #expect(before.values.allSatisfy { $0.hasPrefix("\"") && !$0.contains("North") }, "sealed at rest: \(before)")
+
+        let session = try await fixture.store.resumeDraft(record)
+        try await session.set("count", to: .integer(2))
+        try await session.dismiss(reason: .escape)
+        try await push(revision: 2)
+        let after = try await stored()
+        #expect(after.keys.sorted() == before.keys.sorted())
+        for key in before.keys where key != "count" {
+            #expect(after[key] == before[key], "\(key): the answer the outcome left as it was, moved sealed")
+        }
+        #expect(after["count"] != before["count"] && after["count"]?.hasPrefix("\"") == true, "the changed answer, sealed again")
+        let applied = try #require(try await fixture.store.record(record))
+        #expect(applied.serverRevision == 2 && applied.pending.isEmpty)
+        #expect(applied.synced["site"]?.value == .text("North") && applied.synced["site"]?.revision == 1)
+        #expect(applied.synced["count"]?.value == .integer(2) && applied.synced["count"]?.revision == 2)
+    }
+
+    /// A record whose every unsent edit an outcome settles loses them as one range; one that holds an edit the outcome
+    /// does not settle (made since), or none, has its settled edits named one by one.
+    @Test func settledEditsAreRemovedWholeOnlyForARecordWithNoOtherEdit() {
+        let settled: [(record: String, key: String)] = [("a", "f1"), ("a", "f2"), ("b", "f1"), ("c", "f1"), ("d", "f1")]
+        let held: [String: Set<String>] = ["a": ["f1", "f2"], "b": ["f1", "f2"], "c": ["f1"]]
+        let split = DraftStore.settledEdits(settled, held: held)
+        #expect(split.wholeRecords == ["a", "c"])
+        #expect(split.edits.map { "\($0.record):\($0.key)" } == ["b:f1", "d:f1"])
+    }
 }

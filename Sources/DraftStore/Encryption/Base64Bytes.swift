@@ -1,6 +1,7 @@
 /// Base64 (RFC 4648, standard alphabet, padded) decoded from the bytes of its text into a buffer the caller
 /// keeps: the sealed answers of a record's fields are opened one after another without a `String`, a `Data`
-/// or an array made for each (``DeviceCipher/openFields(_:parts:acceptsPlaintext:)``).
+/// or an array made for each (``DeviceCipher/openFields(_:parts:acceptsPlaintext:)``); and encoded the same
+/// way, as `Data.base64EncodedString()` writes it (``DeviceCipher/sealFields(_:parts:)``).
 ///
 /// Refuses what `Data(base64Encoded:)` refuses without options (a length not a multiple of 4, a byte outside
 /// the alphabet, white space included), and padding anywhere but in the last one or two places of the last
@@ -42,5 +43,33 @@ enum Base64Bytes {
         }
         if !decoded { output.removeAll(keepingCapacity: true) }
         return decoded
+    }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Appends the padded base64 text of `bytes` to `output`.
+    static func encode(_ bytes: [UInt8], into output: inout [UInt8]) {
+        output.reserveCapacity(output.count + (bytes.count + 2) / 3 * 4)
+        alphabet.withUnsafeBufferPointer { table in
+            bytes.withUnsafeBufferPointer { input in
+                var index = 0
+                let count = input.count
+                while index + 3 <= count {
+                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                    output.append(table[Int(group >> 18)])
+                    output.append(table[Int(group >> 12 & 0x3F)])
+                    output.append(table[Int(group >> 6 & 0x3F)])
+                    output.append(table[Int(group & 0x3F)])
+                    index += 3
+                }
+                guard index < count else { return }
+                let second = index + 1 < count
+                let group = UInt32(input[index]) << 16 | (second ? UInt32(input[index + 1]) << 8 : 0)
+                output.append(table[Int(group >> 18)])
+                output.append(table[Int(group >> 12 & 0x3F)])
+                output.append(second ? table[Int(group >> 6 & 0x3F)] : UInt8(ascii: "="))
+                output.append(UInt8(ascii: "="))
+            }
+        }
     }
 }

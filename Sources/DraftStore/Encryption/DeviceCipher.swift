@@ -72,6 +72,18 @@ struct DeviceCipher: @unchecked Sendable {
         return sealed
     }
 
+    /// `plaintext` sealed at `place` with `nonce` (12 fresh random bytes, ``Nonces``), written over the contents of
+    /// `sealed` (its capacity kept for the next value).
+    func seal<Plaintext: DataProtocol, Place: DataProtocol>(
+        _ plaintext: Plaintext, place: Place, nonce: ArraySlice<UInt8>, into sealed: inout [UInt8]
+    ) throws {
+        let box = try ChaChaPoly.seal(plaintext, using: key, nonce: ChaChaPoly.Nonce(data: nonce), authenticating: place)
+        sealed.removeAll(keepingCapacity: true)
+        sealed.reserveCapacity(Self.overhead + plaintext.count)
+        sealed.append(Self.version)
+        sealed.append(contentsOf: box.combined)
+    }
+
     /// ``seal(_:place:)`` as the `Data` SQLite stores, made in one piece.
     func sealData<Plaintext: DataProtocol, Place: DataProtocol>(_ plaintext: Plaintext, place: Place) throws -> Data {
         let box = try ChaChaPoly.seal(plaintext, using: key, nonce: ChaChaPoly.Nonce(), authenticating: place)
@@ -93,24 +105,34 @@ struct DeviceCipher: @unchecked Sendable {
     }
     #else
     func seal<Plaintext: DataProtocol>(_ plaintext: Plaintext, place: [UInt8]) throws -> [UInt8] {
-        let nonce = ChaChaPoly.Nonce()
-        let (ciphertext, tag) = try contexts.use { try $0.seal(message: plaintext, nonce: nonce, authenticatedData: place) }
         var sealed: [UInt8] = []
+        var nonces = Nonces(count: 1)
+        try seal(plaintext, place: place, nonce: nonces.next(), into: &sealed)
+        return sealed
+    }
+
+    /// `plaintext` sealed at `place` with `nonce` (12 fresh random bytes, ``Nonces``), written over the contents of
+    /// `sealed` (its capacity kept for the next value).
+    func seal<Plaintext: DataProtocol, Place: DataProtocol>(
+        _ plaintext: Plaintext, place: Place, nonce: ArraySlice<UInt8>, into sealed: inout [UInt8]
+    ) throws {
+        let (ciphertext, tag) = try contexts.use { try $0.seal(message: plaintext, nonce: nonce, authenticatedData: place) }
+        sealed.removeAll(keepingCapacity: true)
         sealed.reserveCapacity(Self.overhead + plaintext.count)
         sealed.append(Self.version)
         sealed.append(contentsOf: nonce)
         sealed.append(contentsOf: ciphertext)
         sealed.append(contentsOf: tag)
-        return sealed
     }
 
     /// ``seal(_:place:)`` as the `Data` SQLite stores, made in one piece.
     func sealData<Plaintext: DataProtocol, Place: DataProtocol>(_ plaintext: Plaintext, place: Place) throws -> Data {
-        let nonce = ChaChaPoly.Nonce()
+        var nonces = Nonces(count: 1)
+        let nonce = nonces.next()
         let (ciphertext, tag) = try contexts.use { try $0.seal(message: plaintext, nonce: nonce, authenticatedData: place) }
         var sealed = Data(capacity: Self.overhead + plaintext.count)
         sealed.append(Self.version)
-        nonce.withUnsafeBytes { sealed.append($0.assumingMemoryBound(to: UInt8.self)) }
+        sealed.append(contentsOf: nonce)
         sealed.append(ciphertext)
         sealed.append(tag)
         return sealed
@@ -175,6 +197,47 @@ struct DeviceCipher: @unchecked Sendable {
         openData(sealed[...], place: place).map { Array($0) }
     }
 
+    /// Fresh random nonces for a run of seals, read from the system's generator up to 21 at a time (one
+    /// `getentropy` call, at most 256 bytes): swift-crypto's `ChaChaPoly.Nonce()` makes two system calls for each
+    /// (8 bytes a call), which were a third of sealing a record's answers. The bytes are the kernel's, as before;
+    /// a run lives in one call (no buffer is kept between calls, so none is shared with a forked process).
+    struct Nonces {
+        static let size = 12
+        private static let perRead = 256 / size
+        private var bytes: [UInt8]
+        private var used: Int
+        private var left: Int
+
+        /// Nonces for `count` seals at most (more are read as they are needed).
+        init(count: Int) {
+            left = max(1, count)
+            bytes = []
+            used = 0
+        }
+
+        /// The next nonce: 12 random bytes no seal used before.
+        mutating func next() -> ArraySlice<UInt8> {
+            if used == bytes.count {
+                let take = min(left, Self.perRead)
+                left = max(1, left - take)
+                bytes = [UInt8](repeating: 0, count: take * Self.size)
+                Self.fill(&bytes)
+                used = 0
+            }
+            defer { used += Self.size }
+            return bytes[used..<(used + Self.size)]
+        }
+
+        /// `buffer` (at most 256 bytes) filled from the system's generator; from the standard library's when
+        /// `getentropy` fails (a kernel without it), which traps rather than give bytes that are not random.
+        private static func fill(_ buffer: inout [UInt8]) {
+            let read = buffer.withUnsafeMutableBytes { getentropy($0.baseAddress, $0.count) }
+            guard read != 0 else { return }
+            var generator = SystemRandomNumberGenerator()
+            for index in buffer.indices { buffer[index] = generator.next() }
+        }
+    }
+
     /// The places of one record's values (``place(_:)`` of `parts` + a field's key), their common part made once.
     struct Places {
         private var bytes: [UInt8]
@@ -200,12 +263,25 @@ struct DeviceCipher: @unchecked Sendable {
     /// `fields` (the ``RecordFields`` JSON) with each answer of `values` sealed in place as a base64 string, its
     /// place `parts` + the field's key; stamps, writers and cleared (null) fields stay as they are. An answer
     /// already sealed (a string) is kept, so sealing twice changes nothing.
+    ///
+    /// The answers' places share their common part (``Places``), their nonces are read for the record at once
+    /// (``Nonces``), and each sealed value is written as base64 straight into the JSON (``Base64Bytes``).
     func sealFields(_ fields: [UInt8], parts: [String]) throws -> [UInt8] {
-        try rewriteValues(fields) { key, raw, writer in
+        var places = Places(parts)
+        // One nonce per answer: a record's answers number fewer than its bytes over 8 (`"k":{}` each at least).
+        var nonces = Nonces(count: fields.count / 8)
+        var sealed: [UInt8] = []
+        var text: [UInt8] = []
+        return try rewriteValues(fields) { key, raw, writer in
             if raw.first == UInt8(ascii: "\"") || raw.elementsEqual("null".utf8) {
                 writer.raw(raw)
             } else {
-                writer.string(Data(try seal(raw, place: Self.place(parts + [key]))).base64EncodedString())
+                try seal(raw, place: places.place(key), nonce: nonces.next(), into: &sealed)
+                text.removeAll(keepingCapacity: true)
+                text.append(UInt8(ascii: "\""))
+                Base64Bytes.encode(sealed, into: &text)
+                text.append(UInt8(ascii: "\""))
+                writer.raw(text)
             }
         }
     }

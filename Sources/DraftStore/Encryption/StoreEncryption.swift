@@ -36,23 +36,8 @@ final class StoreEncryption: Sendable {
     func register(_ db: Database) {
         Self.install("fs_seal", in: db, self) { encryption, context, arguments in try encryption.seal(context, arguments) }
         Self.install("fs_open", in: db, self) { encryption, context, arguments in try encryption.open(context, arguments) }
-        db.add(function: DatabaseFunction("fs_seal_fields", argumentCount: nil, pure: false) { [self] arguments in
-            guard let value = arguments.first, !value.isNull else { return nil }
-            guard let cipher = current.cipher, case .string(let text) = value.storage else { return value }
-            return String(decoding: try cipher.sealFields(Array(text.utf8), parts: Self.parts(arguments)), as: UTF8.self)
-        })
-        db.add(function: DatabaseFunction("fs_open_fields", argumentCount: nil, pure: false) { [self] arguments in
-            guard let value = arguments.first, !value.isNull else { return nil }
-            let state = current
-            guard case .string(let text) = value.storage else { return value }
-            // A store without a key has no sealed answer: opening an encrypted one without its key is refused.
-            guard let cipher = state.cipher else { return value }
-            return String(decoding: try cipher.openFields(Array(text.utf8), parts: Self.parts(arguments), acceptsPlaintext: state.acceptsPlaintext), as: UTF8.self)
-        })
-    }
-
-    static func parts(_ arguments: [DatabaseValue]) -> [String] {
-        arguments.dropFirst().map { argument in String.fromDatabaseValue(argument) ?? Int64.fromDatabaseValue(argument).map { "\($0)" } ?? "" }
+        Self.install("fs_seal_fields", in: db, self) { encryption, context, arguments in try encryption.sealFields(context, arguments) }
+        Self.install("fs_open_fields", in: db, self) { encryption, context, arguments in try encryption.openFields(context, arguments) }
     }
 
     // MARK: - fs_seal and fs_open
@@ -127,6 +112,28 @@ final class StoreEncryption: Sendable {
         // The plaintext was sealed from a string's UTF-8; an empty one is given as "" (a nil pointer would be NULL).
         if plaintext.isEmpty { return sqlite3_result_text(context, "", 0, Self.transient) }
         plaintext.withUnsafeBytes { sqlite3_result_text(context, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), Self.transient) }
+    }
+
+    /// `fs_seal_fields(json, parts…)`: a value that is not text (NULL, or anything else) is given back as it is.
+    private func sealFields(_ context: OpaquePointer?, _ arguments: Arguments) throws {
+        guard let value = arguments.first ?? nil, sqlite3_value_type(value) != SQLITE_NULL else { return sqlite3_result_null(context) }
+        guard let cipher = current.cipher, sqlite3_value_type(value) == SQLITE_TEXT else { return sqlite3_result_value(context, value) }
+        Self.resultText(context, try cipher.sealFields(Array(Self.bytes(of: value)), parts: Self.parts(arguments)))
+    }
+
+    /// `fs_open_fields(json, parts…)`: a value that is not text, or any value in a store without a key (which has no
+    /// sealed answer), is given back as it is.
+    private func openFields(_ context: OpaquePointer?, _ arguments: Arguments) throws {
+        guard let value = arguments.first ?? nil, sqlite3_value_type(value) != SQLITE_NULL else { return sqlite3_result_null(context) }
+        let state = current
+        guard let cipher = state.cipher, sqlite3_value_type(value) == SQLITE_TEXT else { return sqlite3_result_value(context, value) }
+        Self.resultText(context, try cipher.openFields(Array(Self.bytes(of: value)), parts: Self.parts(arguments), acceptsPlaintext: state.acceptsPlaintext))
+    }
+
+    /// Sets the call's result to the text `bytes` (UTF-8), copied by SQLite.
+    private static func resultText(_ context: OpaquePointer?, _ bytes: [UInt8]) {
+        if bytes.isEmpty { return sqlite3_result_text(context, "", 0, transient) }
+        bytes.withUnsafeBytes { sqlite3_result_text(context, $0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
     }
 
     /// The bytes of an argument as text (SQLite's text of an integer is its decimal digits; NULL is empty), valid
