@@ -292,8 +292,8 @@ def trace(database, expected, receiver):
 
 
 def thread_names(pid):
-    """The server's threads by their kernel name (Linux), e.g. how many attempt workers it started (they live
-    30 s after their last attempt, so at the end of a run this is how many were started)."""
+    """The server's threads by their kernel name (Linux): the webhook sender has one, `fs-webhook-send`, driving
+    every attempt."""
     names = {}
     try:
         for task in os.listdir(f"/proc/{pid}/task"):

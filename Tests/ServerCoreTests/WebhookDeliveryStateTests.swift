@@ -71,7 +71,7 @@ struct WebhookDeliveryStateTests {
     /// A push's hand-over carries when its commit was durable and when it was handed over (what the service
     /// claims itself carries neither), and an attempt's timing trace (`--log-level trace`) names its event with
     /// those times and the attempt's, in order, and neither the secret nor the body.
-    @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() throws {
+    @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() async throws {
         let signal = WebhookSignal()
         let durable = Date()
         var delivery = Self.delivery(7, endpoint: 1, until: durable.addingTimeInterval(60))
@@ -118,12 +118,29 @@ struct WebhookDeliveryStateTests {
         _ = service.attempt(unclaimed, sender: sender)
         let second = try #require(captured.lines.last { $0.message == "Webhook delivery timed" })
         #expect(second.metadata["event"] == "e8" && second.metadata["committed"] == "-" && second.metadata["handed"] == "-")
+        await sender.stop()
     }
 }
 
-/// The delivery service's dispatcher thread: a poke from any thread makes a turn without a Swift task in
-/// between; pokes during a turn make one more turn, not one each; stopping waits for the turn under way.
-struct WebhookDispatchThreadTests {
+/// The sender's one thread (libcurl's multi interface): it runs the delivery service's turn when poked from any
+/// thread (pokes during a turn make one more turn, not one each) and every interval; stopping waits for the turn
+/// under way; every transfer runs on that thread, side by side, and a receiver that never answers holds up no
+/// other receiver's transfers.
+struct WebhookSenderTests {
+    /// The kernel's name of the calling thread (Linux; empty where there is no `/proc`).
+    static func currentThreadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The threads of this process the kernel names `name`.
+    static func threads(named name: String) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }.count
+    }
+
     @Test func aPokeMakesATurnAndPokesDuringATurnMakeOneMore() async throws {
         let turns = Count()
         let inTurn = HoldingFlag()
@@ -131,8 +148,8 @@ struct WebhookDispatchThreadTests {
         let toHold = Count()  // the start's turn and the next wait to be let go
         toHold.value.withLock { $0 = 2 }
         // A poll interval far longer than the test: every turn here comes from a poke (or the start).
-        let thread = DispatchThread(name: "dispatch-test", interval: .seconds(3600))
-        thread.start {
+        let sender = WebhookSender(options: WebhookOptions(), keepPerURL: 1, name: "dispatch-test", interval: .seconds(3600))
+        sender.start {
             turns.value.withLock { $0 += 1 }
             let hold = toHold.value.withLock { count -> Bool in
                 defer { count -= 1 }
@@ -148,16 +165,16 @@ struct WebhookDispatchThreadTests {
         #expect(await eventually(timeout: 20) { inTurn.value.withLock { $0 } })
         #expect(turns.value.withLock { $0 } == 1)
         // Five pokes while it is held: one more turn after it, not five.
-        for _ in 0..<5 { thread.poke() }
+        for _ in 0..<5 { sender.poke() }
         release.signal()
         #expect(await eventually(timeout: 20) { turns.value.withLock { $0 } == 2 && inTurn.value.withLock { $0 } })
         // Stopping while a turn is under way returns only once that turn ended, and no turn follows.
         let stopped = HoldingFlag()
         let stopping = Task {
-            await thread.stop()
+            await sender.stop()
             stopped.value.withLock { $0 = true }
         }
-        thread.poke()
+        sender.poke()
         #expect(!stopped.value.withLock { $0 }, "the turn under way has not ended")
         release.signal()
         await stopping.value
@@ -168,95 +185,85 @@ struct WebhookDispatchThreadTests {
 
     @Test func withoutAPokeItTurnsEveryInterval() async throws {
         let turns = Count()
-        let thread = DispatchThread(name: "dispatch-test", interval: .milliseconds(20))
-        thread.start { turns.value.withLock { $0 += 1 } }
+        let sender = WebhookSender(options: WebhookOptions(), keepPerURL: 1, name: "dispatch-test", interval: .milliseconds(20))
+        sender.start { turns.value.withLock { $0 += 1 } }
         #expect(await eventually(timeout: 20) { turns.value.withLock { $0 } >= 3 })
-        await thread.stop()
+        await sender.stop()
     }
 
-    @Test func stoppingAThreadNeverStartedReturns() async {
-        await DispatchThread(name: "dispatch-test", interval: .seconds(1)).stop()
-    }
-}
-
-/// The sender's worker threads: jobs run at once, one thread each (no job waits for another), idle threads are
-/// reused before new ones start, and the threads carry their name to the kernel (a scheduler trace shows it).
-struct WebhookBlockingWorkersTests {
-    /// The kernel's name of the calling thread (Linux; empty where there is no `/proc`).
-    static func currentThreadName() -> String {
-        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    @Test func stoppingASenderNeverStartedReturns() async {
+        await WebhookSender(options: WebhookOptions(), keepPerURL: 1).stop()
     }
 
-    @Test func jobsRunAtOnceOnNamedThreadsAndIdleThreadsAreReused() async throws {
-        let workers = BlockingWorkers(name: "fs-test-workers-long-name")
-        let jobs = 6
-        let started = Count()
-        let release = DispatchSemaphore(value: 0)
-        let seen = Mutex<(threads: Set<UInt>, names: Set<String>)>(([], []))
-        func job() -> @Sendable () -> Void {
-            {
+    /// A socket listening on loopback that never accepts: a connection to it opens (the kernel's backlog) and
+    /// its request is never answered.
+    static func silentListener() throws -> (socket: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, address, &length) == 0
+            }
+        }
+        try #require(bound)
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A burst of transfers to a receiver that answers and a few to one that never does, all at once: the first
+    /// all end delivered while the others still wait, those end timed out after the timeout, and every one of
+    /// them ran on the sender's one thread (the process has one thread of its name however many are under way).
+    @Test func oneThreadDrivesEveryTransferAndASilentReceiverHoldsUpNoOther() async throws {
+        let receiver = WebhookReceiver(port: ClusterControl.freePort(), secret: "sender-test")
+        try await receiver.start()
+        let silent = try Self.silentListener()
+        defer { close(silent.socket) }
+        let options = WebhookOptions(allowPrivateAddresses: true, timeout: .seconds(3))
+        let sender = WebhookSender(options: options, keepPerURL: 16, name: "fs-test-send", interval: .seconds(3600))
+        sender.start {}
+        let results = Mutex<(fast: [WebhookSender.Response], slow: [WebhookSender.Response], threads: Set<UInt>, names: Set<String>)>(([], [], [], []))
+        let mostThreads = Mutex(0)
+        let silentCount = 4
+        let fastCount = 100
+        for index in 0..<(silentCount + fastCount) {
+            let toSilent = index < silentCount
+            let url = toSilent ? "http://127.0.0.1:\(silent.port)/hook" : receiver.url
+            let body = #"{"n":\#(index)}"#
+            let signature = WebhookSignature.value(secret: "sender-test", timestamp: Int64(Date().timeIntervalSince1970), body: Array(body.utf8))
+            sender.begin(url: url, body: body, headers: ["FieldSheet-Event-Id: e\(index)", "\(WebhookSignature.header): \(signature)"]) { response in
                 let name = Self.currentThreadName()
-                seen.withLock {
+                let alive = Self.threads(named: "fs-test-send")
+                mostThreads.withLock { $0 = max($0, alive) }
+                results.withLock {
+                    if toSilent { $0.slow.append(response) } else { $0.fast.append(response) }
                     $0.threads.insert(UInt(pthread_self()))
                     $0.names.insert(name)
                 }
-                started.value.withLock { $0 += 1 }
-                release.wait()  // each job holds its thread until the test lets it go
             }
         }
-        for _ in 0..<jobs { workers.run(job()) }
-        // All six run at once: none waits for another to end.
-        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == jobs })
-        for _ in 0..<jobs { release.signal() }
-        #expect(await eventually(timeout: 20) { workers.idle == jobs }, "the six threads wait for the next jobs")
-        let first = seen.withLock { $0 }
-        #expect(first.threads.count == jobs)
+        #expect(await eventually(timeout: 30) { results.withLock { $0.fast.count } == fastCount })
+        let whileSilent = results.withLock { $0 }
+        #expect(whileSilent.slow.isEmpty, "the silent receiver's transfers wait for their timeout: \(whileSilent.slow)")
+        #expect(whileSilent.fast.allSatisfy { $0.delivered && $0.status == 204 }, "\(whileSilent.fast.filter { !$0.delivered })")
+        #expect(receiver.deliveries.count == fastCount && receiver.allSignaturesValid)
+        #expect(receiver.connections <= 16 + fastCount, "connections: \(receiver.connections)")
+        #expect(sender.transfersOpen == silentCount)
+
+        #expect(await eventually(timeout: 30) { results.withLock { $0.slow.count } == silentCount })
+        let all = results.withLock { $0 }
+        #expect(all.slow.allSatisfy { $0.status == nil && ($0.error ?? "").hasPrefix("timed out") && $0.millis >= 2900 }, "\(all.slow)")
+        #expect(all.threads.count == 1, "every transfer ended on the sender's one thread: \(all.threads.count)")
+        #expect(mostThreads.withLock { $0 } == 1)
         #if os(Linux)
-        #expect(first.names == ["fs-test-workers"], "the name, cut to the kernel's 15 bytes: \(first.names)")
+        #expect(all.names == ["fs-test-send"], "\(all.names)")
         #endif
-
-        // More jobs than idle threads: the six idle threads take six, two new threads the rest.
-        for _ in 0..<(jobs + 2) { workers.run(job()) }
-        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == 2 * jobs + 2 })
-        for _ in 0..<(jobs + 2) { release.signal() }
-        let second = seen.withLock { $0 }
-        #expect(second.threads.count == jobs + 2, "six threads reused, two new: \(second.threads.count)")
-        #expect(await eventually(timeout: 20) { workers.idle == jobs + 2 })
-    }
-
-    /// The delivery service's pattern: each job, once its thread is free, queues the next (the slot it freed
-    /// starts the endpoint's next delivery). The next job takes that thread: the threads alive never outnumber
-    /// the jobs under way at once (before, a thread about to go idle was not counted free, and each such hand-on
-    /// could start a new thread: 169–263 threads a bench run for 128 slots).
-    @Test func aJobQueuedOnceItsThreadIsFreeTakesThatThreadNotANewOne() async throws {
-        let workers = BlockingWorkers(name: "fs-test-chains")
-        let chains = 4
-        let rounds = 200
-        let done = Count()
-        let threads = Mutex<Set<UInt>>([])
-        @Sendable func link(_ left: Int) {
-            workers.run(returning: {
-                threads.withLock { _ = $0.insert(UInt(pthread_self())) }
-                return {
-                    if left > 1 { link(left - 1) } else { done.value.withLock { $0 += 1 } }
-                }
-            })
-        }
-        for _ in 0..<chains { link(rounds) }
-        #expect(await eventually(timeout: 60) { done.value.withLock { $0 } == chains })
-        #expect(workers.mostThreads <= chains, "\(workers.mostThreads) threads for \(chains) jobs at once")
-        #expect(threads.withLock { $0.count } <= chains)
-    }
-
-    @Test func theDispatcherThreadCarriesItsName() async throws {
-        let name = Mutex<String?>(nil)
-        let thread = DispatchThread(name: "fs-test-dispatch", interval: .seconds(3600))
-        thread.start { name.withLock { $0 = Self.currentThreadName() } }
-        #expect(await eventually(timeout: 20) { name.withLock { $0 } != nil })
-        await thread.stop()
-        #if os(Linux)
-        #expect(name.withLock { $0 } == "fs-test-dispatc")
-        #endif
+        #expect(sender.transfersOpen == 0)
+        await sender.stop()
+        await receiver.stop()
     }
 }
 
