@@ -122,10 +122,10 @@ struct WebhookDeliveryStateTests {
     }
 }
 
-/// The sender's one thread (libcurl's multi interface): it runs the delivery service's turn when poked from any
-/// thread (pokes during a turn make one more turn, not one each) and every interval; stopping waits for the turn
-/// under way; every transfer runs on that thread, side by side, and a receiver that never answers holds up no
-/// other receiver's transfers.
+/// The sender's threads (libcurl's multi interface): the first runs the delivery service's turn when poked from
+/// any thread (pokes during a turn make one more turn, not one each) and every interval; stopping waits for the
+/// turn under way; every transfer runs on one of a fixed few threads, side by side, and a receiver that never
+/// answers holds up no other receiver's transfers.
 struct WebhookSenderTests {
     /// The kernel's name of the calling thread (Linux; empty where there is no `/proc`).
     static func currentThreadName() -> String {
@@ -216,8 +216,9 @@ struct WebhookSenderTests {
 
     /// A burst of transfers to a receiver that answers and a few to one that never does, all at once: the first
     /// all end delivered while the others still wait, those end timed out after the timeout, and every one of
-    /// them ran on the sender's one thread (the process has one thread of its name however many are under way).
-    @Test func oneThreadDrivesEveryTransferAndASilentReceiverHoldsUpNoOther() async throws {
+    /// them ran on one of the sender's threads (the process has ``WebhookSender/threads`` threads of its name
+    /// however many transfers are under way).
+    @Test func aFewThreadsDriveEveryTransferAndASilentReceiverHoldsUpNoOther() async throws {
         let receiver = WebhookReceiver(port: ClusterControl.freePort(), secret: "sender-test")
         try await receiver.start()
         let silent = try Self.silentListener()
@@ -256,14 +257,98 @@ struct WebhookSenderTests {
         #expect(await eventually(timeout: 30) { results.withLock { $0.slow.count } == silentCount })
         let all = results.withLock { $0 }
         #expect(all.slow.allSatisfy { $0.status == nil && ($0.error ?? "").hasPrefix("timed out") && $0.millis >= 2900 }, "\(all.slow)")
-        #expect(all.threads.count == 1, "every transfer ended on the sender's one thread: \(all.threads.count)")
-        #expect(mostThreads.withLock { $0 } == 1)
+        #expect(all.threads.count == WebhookSender.threads, "every transfer ended on one of the sender's threads: \(all.threads.count)")
+        #expect(mostThreads.withLock { $0 } == WebhookSender.threads)
         #if os(Linux)
         #expect(all.names == ["fs-test-send"], "\(all.names)")
         #endif
         #expect(sender.transfersOpen == 0)
         await sender.stop()
         await receiver.stop()
+    }
+}
+
+/// A receiver on loopback that answers every request with the same bytes and closes the connection (raw HTTP,
+/// so an answer may be anything: a redirect, a huge body). Its thread ends when the listening socket is closed.
+final class CannedReceiver: Sendable {
+    let port: Int
+    private let socket: Int32
+    /// The bytes of the answer each connection took before it was closed.
+    let taken = Mutex<[Int]>([])
+
+    init(answer: [UInt8]) throws {
+        let listener = try WebhookSenderTests.silentListener()
+        socket = listener.socket
+        port = listener.port
+        let fd = listener.socket
+        let thread = Thread { [self] in
+            while true {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                var request: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                // The request's head, then as much of its body as Content-Length says.
+                while request.count < 1 << 20 {
+                    let got = recv(connection, &buffer, buffer.count, 0)
+                    guard got > 0 else { break }
+                    request.append(contentsOf: buffer.prefix(got))
+                    let text = String(decoding: request, as: UTF8.self)
+                    guard let end = text.range(of: "\r\n\r\n") else { continue }
+                    let head = text[..<end.lowerBound].lowercased()
+                    let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                    if text.utf8.distance(from: text.utf8.startIndex, to: end.upperBound) + length <= request.count { break }
+                }
+                var sent = 0
+                while sent < answer.count {
+                    let wrote = answer[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    guard wrote > 0 else { break }  // the sender stopped reading
+                    sent += wrote
+                }
+                self.taken.withLock { $0.append(sent) }
+                close(connection)
+            }
+        }
+        thread.start()
+    }
+
+    var url: String { "http://127.0.0.1:\(port)/hook" }
+
+    func stop() {
+        shutdown(socket, Int32(SHUT_RDWR))
+        close(socket)
+    }
+}
+
+extension WebhookSenderTests {
+    /// What the sender reads of an answer is bounded (a longer body is cut off and its status still counts), a
+    /// redirect is not followed, and a failure's status and the start of its body are what the outcome says.
+    @Test func answersAreBoundedAndRedirectsAreNotFollowed() async throws {
+        let options = WebhookOptions(allowPrivateAddresses: true, timeout: .seconds(10), maxResponseBytes: 1024)
+        let sender = WebhookSender(options: options, keepPerURL: 4, name: "fs-test-send", interval: .seconds(3600))
+        sender.start {}
+        let huge = try CannedReceiver(answer: Array("HTTP/1.1 200 OK\r\nContent-Length: 32000000\r\n\r\n".utf8) + [UInt8](repeating: 120, count: 32_000_000))
+        let redirect = try CannedReceiver(answer: Array("HTTP/1.1 302 Found\r\nLocation: \(huge.url)\r\nContent-Length: 0\r\n\r\n".utf8))
+        let failing = try CannedReceiver(answer: Array("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 11\r\n\r\nfull\ndisk!!".utf8))
+        defer {
+            huge.stop()
+            redirect.stop()
+            failing.stop()
+        }
+        let responses = Mutex<[String: WebhookSender.Response]>([:])
+        for (name, receiver) in [("huge", huge), ("redirect", redirect), ("failing", failing)] {
+            sender.begin(url: receiver.url, body: "{}", headers: []) { response in responses.withLock { $0[name] = response } }
+        }
+        #expect(await eventually(timeout: 30) { responses.withLock { $0.count } == 3 })
+        let all = responses.withLock { $0 }
+        #expect(all["huge"]?.delivered == true && all["huge"]?.status == 200, "cut off after 1 KiB, the 200 counts: \(String(describing: all["huge"]))")
+        // The sender stopped reading and closed: the receiver could not hand over its 32 MB (loopback's socket
+        // buffers hold a few MB).
+        #expect(await eventually(timeout: 30) { !huge.taken.withLock { $0 }.isEmpty })
+        #expect(huge.taken.withLock { $0 }.allSatisfy { $0 < 16_000_000 }, "\(huge.taken.withLock { $0 })")
+        #expect(all["redirect"]?.status == 302 && all["redirect"]?.error == "HTTP 302 (redirects are not followed)", "\(String(describing: all["redirect"]))")
+        #expect(all["failing"]?.status == 500 && all["failing"]?.error == "HTTP 500: fulldisk!!", "\(String(describing: all["failing"]))")
+        await sender.stop()
     }
 }
 

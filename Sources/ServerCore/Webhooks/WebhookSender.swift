@@ -4,13 +4,14 @@ import Synchronization
 import CCurl
 #endif
 
-/// Sends webhook deliveries over libcurl's multi interface, every attempt of the server driven by one thread of
-/// the sender's own (``start(turn:)``; never one of Swift's cooperative threads): an attempt is a transfer added
-/// to the multi handle (``begin(url:body:headers:finished:)``), and the thread waits on an epoll set of the
-/// transfers' sockets and libcurl's timer (`curl_multi_socket_action`, so a wake-up touches only the sockets that
-/// are ready, not every transfer), reads the finished transfers (`curl_multi_info_read`) and calls each one's
-/// `finished` on that thread. A burst's attempts are so added at once and run side by side without a thread,
-/// a wake-up or a context switch each; a slow receiver's transfers just sit in the multi handle.
+/// Sends webhook deliveries over libcurl's multi interface, every attempt of the server driven by a fixed few
+/// threads of the sender's own (``threads``, each with its multi handle; never one of Swift's cooperative
+/// threads): an attempt is a transfer added to one of them in turn (``begin(url:body:headers:finished:)``), and
+/// each thread waits on an epoll set of its transfers' sockets and libcurl's timer (`curl_multi_socket_action`,
+/// so a wake-up touches only the sockets that are ready, not every transfer), reads its finished transfers
+/// (`curl_multi_info_read`) and calls each one's `finished` on that thread. A burst's attempts are so added at
+/// once and run side by side without a thread, a wake-up or a context switch each; a slow receiver's transfers
+/// just sit in their multi handle.
 ///
 /// Outbound requests made on an admin's word: no redirect followed, http and https only, no proxy from the
 /// environment, each attempt bounded by ``WebhookOptions/timeout``, at most ``WebhookOptions/maxResponseBytes``
@@ -18,13 +19,15 @@ import CCurl
 /// otherwise non-public address — checked on the address libcurl is about to connect to (its open-socket
 /// callback), after resolution, so a public name that resolves to a private address is refused too.
 ///
-/// Connections are kept in the multi handle's cache (up to ``keptConnections``, the oldest idle one closed
-/// beyond), so a receiver that answers meets one connection per delivery under way at once rather than one per
+/// Connections are kept in the multi handles' caches (up to ``keptConnections`` in all, the oldest idle one
+/// closed beyond), so a receiver that answers meets one connection per delivery under way at once rather than one per
 /// delivery; easy handles are kept per URL (up to `keepPerURL` idle each) with their options set once.
 ///
-/// The thread also runs the delivery service's turn (what starts next): when poked (``poke()``, from any
-/// thread, without waiting), after transfers ended (their slots are free), and at least every `interval`.
-final class WebhookSender: @unchecked Sendable {
+/// The first thread also runs the delivery service's turn (what starts next): when poked (``poke()``, from any
+/// thread, without waiting), after transfers ended on any thread (their slots are free), and at least every
+/// `interval`. Several threads rather than one: on a core the pushes keep busy, the scheduler shares the CPU by
+/// thread, and one thread's share left a burst's transfers waiting (BENCHMARKS.md, webhook section).
+final class WebhookSender: Sendable {
     /// What one attempt came to.
     struct Response: Sendable, Hashable {
         /// The HTTP status, when the receiver answered.
@@ -34,6 +37,91 @@ final class WebhookSender: @unchecked Sendable {
         var millis: Int
         var delivered: Bool { error == nil }
     }
+
+    /// How many threads (and multi handles) drive the attempts.
+    static let threads = 4
+
+    let options: WebhookOptions
+    /// The most idle connections kept open, all threads and endpoints together.
+    let keptConnections: Int
+    private let loops: [SenderLoop]
+    private let next = Mutex(0)
+
+    /// A sender keeping up to `keepPerURL` idle easy handles per URL and thread and `4 × keepPerURL` idle
+    /// connections in all; its first thread runs the turn at least every `interval` once started. Its threads are
+    /// named `name`.
+    init(options: WebhookOptions, keepPerURL: Int, name: String = "fs-webhook-send", interval: Duration = .seconds(1), threads: Int = WebhookSender.threads) {
+        self.options = options
+        let count = max(1, threads)
+        keptConnections = 4 * max(1, keepPerURL)
+        loops = (0..<count).map { _ in
+            SenderLoop(
+                options: options, keepPerURL: max(1, keepPerURL), keptConnections: max(1, 4 * max(1, keepPerURL) / count), name: name,
+                interval: interval)
+        }
+    }
+
+    /// Starts the sender's threads; `turn` runs on the first at once, then on each poke, after transfers ended,
+    /// and at least every `interval`, until ``stop()``. A second start does nothing.
+    func start(turn: @escaping @Sendable () -> Void) {
+        let first = loops[0]
+        first.start(turn: turn, ended: nil)
+        for loop in loops.dropFirst() {
+            loop.start(turn: nil, ended: { first.poke() })
+        }
+    }
+
+    /// Asks for a turn as soon as the first thread is free; from any thread, never waits. Pokes that come during
+    /// a turn make one more turn, not one each.
+    func poke() {
+        loops[0].poke()
+    }
+
+    /// No turn runs any more once this returns (the one under way ended); the threads go on with the transfers
+    /// under way (each bounded by the timeout), call their `finished`, then end and close their connections.
+    func stop() async {
+        for loop in loops { await loop.stop() }
+    }
+
+    /// Starts an attempt: posts `body` to `url` with `headers` (whole lines, `Name: value`) on a kept connection
+    /// when there is one, on the next of the sender's threads in turn, and calls `finished` with its response on
+    /// that thread. From any thread; from a turn it joins the transfers right after the turn.
+    func begin(url: String, body: String, headers: [String], finished: @escaping @Sendable (Response) -> Void) {
+        let index = next.withLock { next in
+            defer { next = (next + 1) % loops.count }
+            return next
+        }
+        loops[index].begin(url: url, body: body, headers: headers, finished: finished)
+    }
+
+    /// Attempts added and not yet finished (for tests).
+    var transfersOpen: Int { loops.reduce(0) { $0 + $1.transfersOpen } }
+
+    /// Addresses a delivery never connects to unless the operator allows it: "this network", private
+    /// (RFC 1918, unique local), shared (RFC 6598), loopback, link-local, benchmarking, multicast and reserved.
+    static let nonPublic: [IPAddressRange] = [
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+        "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
+        "::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8",
+    ].compactMap { try? IPAddressRange(cidr: $0) }
+
+    /// Whether `bytes` (4 or 16) is an address a delivery may connect to without the operator's leave. An
+    /// IPv6 address that carries an IPv4 one (mapped, or NAT64's 64:ff9b::/96) is judged by that.
+    static func isPublic(_ bytes: [UInt8]) -> Bool {
+        var address = IPAddress(bytes: bytes)
+        if bytes.count == 16,
+           bytes.prefix(12).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF])
+            || bytes.prefix(12).elementsEqual([0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0]) {
+            address = IPAddress(bytes: Array(bytes.suffix(4)))
+        }
+        return !nonPublic.contains { $0.contains(address) }
+    }
+}
+
+/// One of the sender's threads with its multi handle: the transfers added to it, its epoll set, its kept easy
+/// handles; the first one also runs the delivery service's turns.
+private final class SenderLoop: @unchecked Sendable {
+    typealias Response = WebhookSender.Response
 
     let options: WebhookOptions
     /// The most idle connections the multi handle keeps open (all endpoints together).
@@ -67,12 +155,10 @@ final class WebhookSender: @unchecked Sendable {
         var threadID: UInt?
     }
 
-    /// A sender keeping up to `keepPerURL` idle easy handles per URL and `4 × keepPerURL` idle connections in
-    /// all; its thread (named `name`) runs the turn at least every `interval` once started.
-    init(options: WebhookOptions, keepPerURL: Int, name: String = "fs-webhook-send", interval: Duration = .seconds(1)) {
+    init(options: WebhookOptions, keepPerURL: Int, keptConnections: Int, name: String, interval: Duration) {
         self.options = options
-        self.keepPerURL = max(1, keepPerURL)
-        keptConnections = 4 * max(1, keepPerURL)
+        self.keepPerURL = keepPerURL
+        self.keptConnections = keptConnections
         self.name = name
         self.interval = interval
         #if canImport(CCurl)
@@ -112,15 +198,16 @@ final class WebhookSender: @unchecked Sendable {
         #endif
     }
 
-    /// Starts the sender's thread; `turn` runs on it at once, then on each poke, after transfers ended, and at
-    /// least every `interval`, until ``stop()``. A second start does nothing.
-    func start(turn: @escaping @Sendable () -> Void) {
+    /// Starts the thread; `turn` (if any) runs on it at once, then on each poke, after transfers ended, and at
+    /// least every `interval`, until ``stop()``; without a turn, `ended` is called after transfers ended. A
+    /// second start does nothing.
+    func start(turn: (@Sendable () -> Void)?, ended: (@Sendable () -> Void)?) {
         let first = control.withLock { control -> Bool in
             defer { control.started = true }
             return !control.started
         }
         guard first else { return }
-        let thread = Thread { [self] in loop(turn) }
+        let thread = Thread { [self] in loop(turn, ended: ended) }
         thread.start()
     }
 
@@ -157,9 +244,8 @@ final class WebhookSender: @unchecked Sendable {
         }
     }
 
-    /// Starts an attempt: posts `body` to `url` with `headers` (whole lines, `Name: value`) on a kept connection
-    /// when there is one, and calls `finished` with its response on the sender's thread. From any thread; from
-    /// the sender's own (a turn) it joins the transfers right after the turn.
+    /// Adds an attempt (``WebhookSender/begin(url:body:headers:finished:)``) to this thread's transfers; from its
+    /// own thread (a turn) it joins them right after the turn.
     func begin(url: String, body: String, headers: [String], finished: @escaping @Sendable (Response) -> Void) {
         let transfer = Transfer(url: url, body: body, headers: headers, finished: finished)
         let onThread = control.withLock { control -> Bool in
@@ -173,33 +259,13 @@ final class WebhookSender: @unchecked Sendable {
     /// Attempts added and not yet finished (for tests).
     var transfersOpen: Int { control.withLock { $0.open } }
 
-    /// Addresses a delivery never connects to unless the operator allows it: "this network", private
-    /// (RFC 1918, unique local), shared (RFC 6598), loopback, link-local, benchmarking, multicast and reserved.
-    static let nonPublic: [IPAddressRange] = [
-        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
-        "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4",
-        "::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8",
-    ].compactMap { try? IPAddressRange(cidr: $0) }
-
-    /// Whether `bytes` (4 or 16) is an address a delivery may connect to without the operator's leave. An
-    /// IPv6 address that carries an IPv4 one (mapped, or NAT64's 64:ff9b::/96) is judged by that.
-    static func isPublic(_ bytes: [UInt8]) -> Bool {
-        var address = IPAddress(bytes: bytes)
-        if bytes.count == 16,
-           bytes.prefix(12).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF])
-            || bytes.prefix(12).elementsEqual([0, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0]) {
-            address = IPAddress(bytes: Array(bytes.suffix(4)))
-        }
-        return !nonPublic.contains { $0.contains(address) }
-    }
-
     #if canImport(CCurl)
     private static let globalInit: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    /// The sender's thread: runs the turns and drives every transfer until stopped and none is left.
-    private func loop(_ turn: @Sendable () -> Void) {
+    /// The thread: runs the turns and drives its transfers until stopped and none is left.
+    private func loop(_ turn: (@Sendable () -> Void)?, ended: (@Sendable () -> Void)?) {
         setCurrentThreadName(name)
         control.withLock { $0.threadID = UInt(pthread_self()) }
         var nextTurn = ContinuousClock.now
@@ -219,10 +285,10 @@ final class WebhookSender: @unchecked Sendable {
             for waiter in waiters { waiter.resume() }
             let due = poked || endedSinceTurn || ContinuousClock.now >= nextTurn
             endedSinceTurn = false
-            if !stopping, due {
+            if !stopping, due, let turn {
                 turn()
-                nextTurn = ContinuousClock.now + interval
             }
+            if due { nextTurn = ContinuousClock.now + interval }
             let inbox = control.withLock { control in
                 defer { control.inbox = [] }
                 return control.inbox
@@ -255,6 +321,10 @@ final class WebhookSender: @unchecked Sendable {
                 _ = curl_multi_socket_action(multi, fs_curl_socket_bad(), 0, &running)
             }
             collectFinished()
+            if turn == nil, endedSinceTurn {
+                endedSinceTurn = false
+                ended?()
+            }
         }
         // Stopped and nothing under way: the kept handles and connections close with the sender.
     }
@@ -410,7 +480,7 @@ final class WebhookSender: @unchecked Sendable {
         return Response(status: status, error: nil, millis: millis)
     }
     #else
-    private func loop(_ turn: @Sendable () -> Void) {
+    private func loop(_ turn: (@Sendable () -> Void)?, ended: (@Sendable () -> Void)?) {
         setCurrentThreadName(name)
         // Without libcurl every attempt fails at once; turns still run so the service gives its claims back.
         while true {
@@ -424,7 +494,7 @@ final class WebhookSender: @unchecked Sendable {
             }
             for waiter in waiters { waiter.resume() }
             if stopping { return }
-            turn()
+            turn?()
             for transfer in inbox {
                 transfer.finished(Response(status: nil, error: "this server was built without libcurl and cannot deliver webhooks", millis: 0))
             }
