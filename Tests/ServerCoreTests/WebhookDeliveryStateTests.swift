@@ -325,7 +325,7 @@ extension WebhookSenderTests {
     /// redirect is not followed, and a failure's status and the start of its body are what the outcome says.
     @Test func answersAreBoundedAndRedirectsAreNotFollowed() async throws {
         let options = WebhookOptions(allowPrivateAddresses: true, timeout: .seconds(10), maxResponseBytes: 1024)
-        let sender = WebhookSender(options: options, keepPerURL: 4, name: "fs-test-send", interval: .seconds(3600))
+        let sender = WebhookSender(options: options, keepPerURL: 4, name: "fs-test-answers", interval: .seconds(3600))
         sender.start {}
         let huge = try CannedReceiver(answer: Array("HTTP/1.1 200 OK\r\nContent-Length: 32000000\r\n\r\n".utf8) + [UInt8](repeating: 120, count: 32_000_000))
         let redirect = try CannedReceiver(answer: Array("HTTP/1.1 302 Found\r\nLocation: \(huge.url)\r\nContent-Length: 0\r\n\r\n".utf8))
