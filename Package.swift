@@ -83,7 +83,8 @@ let package = Package(
         ),
         // The terminal client's fill flows (scripted and line mode) and record printing, kept out of the executable.
         .target(name: "FillFlow", dependencies: ["FormModel", "SyncCore", "DraftStore"]),
-        // libcurl, for the device's HTTP transport; typed wrappers around the variadic setopt/getinfo.
+        // libcurl, for the device's HTTP transport and the server's webhook deliveries; typed wrappers around the
+        // variadic setopt/getinfo, and the multi interface's callbacks and epoll set (webhooks).
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",

@@ -5,6 +5,11 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <errno.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 // Swift cannot call C variadic functions, so curl_easy_setopt and curl_easy_getinfo
 // are wrapped once per argument type.
@@ -78,6 +83,93 @@ static inline curl_socket_t fs_curl_open_socket(const struct curl_sockaddr *addr
 
 static inline curl_socket_t fs_curl_socket_bad(void) {
     return CURL_SOCKET_BAD;
+}
+
+// libcurl's multi interface driven by an epoll set (curl_multi_socket_action): the server's webhook sender.
+
+static inline CURLMcode fs_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+static inline CURLMcode fs_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+typedef int (*fs_curl_multi_socket_callback)(CURL *easy, curl_socket_t socket, int what, void *userdata, void *socketdata);
+
+static inline CURLMcode fs_curl_multi_setopt_socket_callback(CURLM *multi, fs_curl_multi_socket_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+}
+
+typedef int (*fs_curl_multi_timer_callback)(CURLM *multi, long timeout_ms, void *userdata);
+
+static inline CURLMcode fs_curl_multi_setopt_timer_callback(CURLM *multi, fs_curl_multi_timer_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}
+
+// The next finished transfer of `multi`: 1 with its handle and result, 0 when none is left.
+static inline int fs_curl_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
+    int left = 0;
+    CURLMsg *message;
+    while ((message = curl_multi_info_read(multi, &left)) != NULL) {
+        if (message->msg == CURLMSG_DONE) {
+            *easy = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// Watches `socket` in the epoll set `epoll` as libcurl's socket callback asks (`what`: CURL_POLL_IN, _OUT,
+// _INOUT or _REMOVE); the socket itself is the event's data. Returns epoll_ctl's result.
+static inline int fs_epoll_watch(int epoll, int socket, int what) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.data.fd = socket;
+    if (what == CURL_POLL_REMOVE) {
+        return epoll_ctl(epoll, EPOLL_CTL_DEL, socket, &event);
+    }
+    event.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+    if (epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) == 0) return 0;
+    if (errno != ENOENT) return -1;
+    return epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event);
+}
+
+// Waits up to `timeout_ms` (-1: no limit) for at most `capacity` (≤ 64) ready sockets of `epoll`; writes each
+// one's descriptor and libcurl's CURL_CSELECT_* flags for it. Returns how many, 0 on a timeout, -1 on an error
+// (EINTR included: the caller waits again).
+static inline int fs_epoll_wait(int epoll, int *sockets, int *flags, int capacity, int timeout_ms) {
+    struct epoll_event events[64];
+    if (capacity > 64) capacity = 64;
+    int count = epoll_wait(epoll, events, capacity, timeout_ms);
+    for (int i = 0; i < count; i++) {
+        sockets[i] = events[i].data.fd;
+        flags[i] = ((events[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((events[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
+            | ((events[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+    }
+    return count;
+}
+
+// An eventfd (non-blocking, close-on-exec) to wake the epoll wait from another thread.
+static inline int fs_eventfd_open(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+static inline void fs_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    ssize_t written = write(fd, &one, sizeof one);
+    (void)written;  // a full counter already wakes the reader
+}
+
+static inline void fs_eventfd_drain(int fd) {
+    uint64_t value;
+    ssize_t got = read(fd, &value, sizeof value);
+    (void)got;
+}
+
+static inline int fs_epoll_open(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
 }
 
 #endif

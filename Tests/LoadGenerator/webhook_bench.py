@@ -292,17 +292,22 @@ def trace(database, expected, receiver):
 
 
 def thread_names(pid):
-    """The server's threads by their kernel name (Linux), e.g. how many attempt workers it started (they live
-    30 s after their last attempt, so at the end of a run this is how many were started)."""
+    """The server's threads by their kernel name (Linux), each name with its threads' CPU time so far
+    (`schedstat`, nanoseconds on a CPU): the webhook sender has one thread, `fs-webhook-send`, driving every
+    attempt, so its CPU time over the events delivered is the CPU per attempt."""
     names = {}
     try:
         for task in os.listdir(f"/proc/{pid}/task"):
             with open(f"/proc/{pid}/task/{task}/comm") as file:
                 name = file.read().strip()
-            names[name] = names.get(name, 0) + 1
-    except OSError:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as file:
+                nanos = int(file.read().split()[0])
+            count, total = names.get(name, (0, 0))
+            names[name] = (count + 1, total + nanos)
+    except (OSError, ValueError, IndexError):
         return "unknown"
-    return ", ".join(f"{name} {count}" for name, count in sorted(names.items(), key=lambda item: -item[1]))
+    return ", ".join(f"{name} {count} ({total / 1e6:.0f} ms CPU)"
+                     for name, (count, total) in sorted(names.items(), key=lambda item: -item[1][1]))
 
 
 def in_flight_at(moments, intervals):

@@ -71,7 +71,7 @@ struct WebhookDeliveryStateTests {
     /// A push's hand-over carries when its commit was durable and when it was handed over (what the service
     /// claims itself carries neither), and an attempt's timing trace (`--log-level trace`) names its event with
     /// those times and the attempt's, in order, and neither the secret nor the body.
-    @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() throws {
+    @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() async throws {
         let signal = WebhookSignal()
         let durable = Date()
         var delivery = Self.delivery(7, endpoint: 1, until: durable.addingTimeInterval(60))
@@ -118,12 +118,29 @@ struct WebhookDeliveryStateTests {
         _ = service.attempt(unclaimed, sender: sender)
         let second = try #require(captured.lines.last { $0.message == "Webhook delivery timed" })
         #expect(second.metadata["event"] == "e8" && second.metadata["committed"] == "-" && second.metadata["handed"] == "-")
+        await sender.stop()
     }
 }
 
-/// The delivery service's dispatcher thread: a poke from any thread makes a turn without a Swift task in
-/// between; pokes during a turn make one more turn, not one each; stopping waits for the turn under way.
-struct WebhookDispatchThreadTests {
+/// The sender's threads (libcurl's multi interface): the first runs the delivery service's turn when poked from
+/// any thread (pokes during a turn make one more turn, not one each) and every interval; stopping waits for the
+/// turn under way; every transfer runs on one of a fixed few threads, side by side, and a receiver that never
+/// answers holds up no other receiver's transfers.
+struct WebhookSenderTests {
+    /// The kernel's name of the calling thread (Linux; empty where there is no `/proc`).
+    static func currentThreadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The threads of this process the kernel names `name`.
+    static func threads(named name: String) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }.count
+    }
+
     @Test func aPokeMakesATurnAndPokesDuringATurnMakeOneMore() async throws {
         let turns = Count()
         let inTurn = HoldingFlag()
@@ -131,8 +148,8 @@ struct WebhookDispatchThreadTests {
         let toHold = Count()  // the start's turn and the next wait to be let go
         toHold.value.withLock { $0 = 2 }
         // A poll interval far longer than the test: every turn here comes from a poke (or the start).
-        let thread = DispatchThread(name: "dispatch-test", interval: .seconds(3600))
-        thread.start {
+        let sender = WebhookSender(options: WebhookOptions(), keepPerURL: 1, name: "dispatch-test", interval: .seconds(3600))
+        sender.start {
             turns.value.withLock { $0 += 1 }
             let hold = toHold.value.withLock { count -> Bool in
                 defer { count -= 1 }
@@ -148,16 +165,16 @@ struct WebhookDispatchThreadTests {
         #expect(await eventually(timeout: 20) { inTurn.value.withLock { $0 } })
         #expect(turns.value.withLock { $0 } == 1)
         // Five pokes while it is held: one more turn after it, not five.
-        for _ in 0..<5 { thread.poke() }
+        for _ in 0..<5 { sender.poke() }
         release.signal()
         #expect(await eventually(timeout: 20) { turns.value.withLock { $0 } == 2 && inTurn.value.withLock { $0 } })
         // Stopping while a turn is under way returns only once that turn ended, and no turn follows.
         let stopped = HoldingFlag()
         let stopping = Task {
-            await thread.stop()
+            await sender.stop()
             stopped.value.withLock { $0 = true }
         }
-        thread.poke()
+        sender.poke()
         #expect(!stopped.value.withLock { $0 }, "the turn under way has not ended")
         release.signal()
         await stopping.value
@@ -168,95 +185,170 @@ struct WebhookDispatchThreadTests {
 
     @Test func withoutAPokeItTurnsEveryInterval() async throws {
         let turns = Count()
-        let thread = DispatchThread(name: "dispatch-test", interval: .milliseconds(20))
-        thread.start { turns.value.withLock { $0 += 1 } }
+        let sender = WebhookSender(options: WebhookOptions(), keepPerURL: 1, name: "dispatch-test", interval: .milliseconds(20))
+        sender.start { turns.value.withLock { $0 += 1 } }
         #expect(await eventually(timeout: 20) { turns.value.withLock { $0 } >= 3 })
-        await thread.stop()
+        await sender.stop()
     }
 
-    @Test func stoppingAThreadNeverStartedReturns() async {
-        await DispatchThread(name: "dispatch-test", interval: .seconds(1)).stop()
-    }
-}
-
-/// The sender's worker threads: jobs run at once, one thread each (no job waits for another), idle threads are
-/// reused before new ones start, and the threads carry their name to the kernel (a scheduler trace shows it).
-struct WebhookBlockingWorkersTests {
-    /// The kernel's name of the calling thread (Linux; empty where there is no `/proc`).
-    static func currentThreadName() -> String {
-        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+    @Test func stoppingASenderNeverStartedReturns() async {
+        await WebhookSender(options: WebhookOptions(), keepPerURL: 1).stop()
     }
 
-    @Test func jobsRunAtOnceOnNamedThreadsAndIdleThreadsAreReused() async throws {
-        let workers = BlockingWorkers(name: "fs-test-workers-long-name")
-        let jobs = 6
-        let started = Count()
-        let release = DispatchSemaphore(value: 0)
-        let seen = Mutex<(threads: Set<UInt>, names: Set<String>)>(([], []))
-        func job() -> @Sendable () -> Void {
-            {
+    /// A socket listening on loopback that never accepts: a connection to it opens (the kernel's backlog) and
+    /// its request is never answered.
+    static func silentListener() throws -> (socket: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, address, &length) == 0
+            }
+        }
+        try #require(bound)
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A burst of transfers to a receiver that answers and a few to one that never does, all at once: the first
+    /// all end delivered while the others still wait, those end timed out after the timeout, and every one of
+    /// them ran on one of the sender's threads (the process has ``WebhookSender/threads`` threads of its name
+    /// however many transfers are under way).
+    @Test func aFewThreadsDriveEveryTransferAndASilentReceiverHoldsUpNoOther() async throws {
+        let receiver = WebhookReceiver(port: ClusterControl.freePort(), secret: "sender-test")
+        try await receiver.start()
+        let silent = try Self.silentListener()
+        defer { close(silent.socket) }
+        let options = WebhookOptions(allowPrivateAddresses: true, timeout: .seconds(3))
+        let sender = WebhookSender(options: options, keepPerURL: 16, name: "fs-test-send", interval: .seconds(3600))
+        sender.start {}
+        let results = Mutex<(fast: [WebhookSender.Response], slow: [WebhookSender.Response], threads: Set<UInt>, names: Set<String>)>(([], [], [], []))
+        let mostThreads = Mutex(0)
+        let silentCount = 4
+        let fastCount = 100
+        for index in 0..<(silentCount + fastCount) {
+            let toSilent = index < silentCount
+            let url = toSilent ? "http://127.0.0.1:\(silent.port)/hook" : receiver.url
+            let body = #"{"n":\#(index)}"#
+            let signature = WebhookSignature.value(secret: "sender-test", timestamp: Int64(Date().timeIntervalSince1970), body: Array(body.utf8))
+            sender.begin(url: url, body: body, headers: ["FieldSheet-Event-Id: e\(index)", "\(WebhookSignature.header): \(signature)"]) { response in
                 let name = Self.currentThreadName()
-                seen.withLock {
+                let alive = Self.threads(named: "fs-test-send")
+                mostThreads.withLock { $0 = max($0, alive) }
+                results.withLock {
+                    if toSilent { $0.slow.append(response) } else { $0.fast.append(response) }
                     $0.threads.insert(UInt(pthread_self()))
                     $0.names.insert(name)
                 }
-                started.value.withLock { $0 += 1 }
-                release.wait()  // each job holds its thread until the test lets it go
             }
         }
-        for _ in 0..<jobs { workers.run(job()) }
-        // All six run at once: none waits for another to end.
-        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == jobs })
-        for _ in 0..<jobs { release.signal() }
-        #expect(await eventually(timeout: 20) { workers.idle == jobs }, "the six threads wait for the next jobs")
-        let first = seen.withLock { $0 }
-        #expect(first.threads.count == jobs)
+        #expect(await eventually(timeout: 30) { results.withLock { $0.fast.count } == fastCount })
+        let whileSilent = results.withLock { $0 }
+        #expect(whileSilent.slow.isEmpty, "the silent receiver's transfers wait for their timeout: \(whileSilent.slow)")
+        #expect(whileSilent.fast.allSatisfy { $0.delivered && $0.status == 204 }, "\(whileSilent.fast.filter { !$0.delivered })")
+        #expect(receiver.deliveries.count == fastCount && receiver.allSignaturesValid)
+        #expect(receiver.connections <= 16 + fastCount, "connections: \(receiver.connections)")
+        #expect(sender.transfersOpen == silentCount)
+
+        #expect(await eventually(timeout: 30) { results.withLock { $0.slow.count } == silentCount })
+        let all = results.withLock { $0 }
+        #expect(all.slow.allSatisfy { $0.status == nil && ($0.error ?? "").hasPrefix("timed out") && $0.millis >= 2900 }, "\(all.slow)")
+        #expect(all.threads.count == WebhookSender.threads, "every transfer ended on one of the sender's threads: \(all.threads.count)")
+        #expect(mostThreads.withLock { $0 } == WebhookSender.threads)
         #if os(Linux)
-        #expect(first.names == ["fs-test-workers"], "the name, cut to the kernel's 15 bytes: \(first.names)")
+        #expect(all.names == ["fs-test-send"], "\(all.names)")
         #endif
-
-        // More jobs than idle threads: the six idle threads take six, two new threads the rest.
-        for _ in 0..<(jobs + 2) { workers.run(job()) }
-        #expect(await eventually(timeout: 20) { started.value.withLock { $0 } == 2 * jobs + 2 })
-        for _ in 0..<(jobs + 2) { release.signal() }
-        let second = seen.withLock { $0 }
-        #expect(second.threads.count == jobs + 2, "six threads reused, two new: \(second.threads.count)")
-        #expect(await eventually(timeout: 20) { workers.idle == jobs + 2 })
+        #expect(sender.transfersOpen == 0)
+        await sender.stop()
+        await receiver.stop()
     }
+}
 
-    /// The delivery service's pattern: each job, once its thread is free, queues the next (the slot it freed
-    /// starts the endpoint's next delivery). The next job takes that thread: the threads alive never outnumber
-    /// the jobs under way at once (before, a thread about to go idle was not counted free, and each such hand-on
-    /// could start a new thread: 169–263 threads a bench run for 128 slots).
-    @Test func aJobQueuedOnceItsThreadIsFreeTakesThatThreadNotANewOne() async throws {
-        let workers = BlockingWorkers(name: "fs-test-chains")
-        let chains = 4
-        let rounds = 200
-        let done = Count()
-        let threads = Mutex<Set<UInt>>([])
-        @Sendable func link(_ left: Int) {
-            workers.run(returning: {
-                threads.withLock { _ = $0.insert(UInt(pthread_self())) }
-                return {
-                    if left > 1 { link(left - 1) } else { done.value.withLock { $0 += 1 } }
+/// A receiver on loopback that answers every request with the same bytes and closes the connection (raw HTTP,
+/// so an answer may be anything: a redirect, a huge body). Its thread ends when the listening socket is closed.
+final class CannedReceiver: Sendable {
+    let port: Int
+    private let socket: Int32
+    /// The bytes of the answer each connection took before it was closed.
+    let taken = Mutex<[Int]>([])
+
+    init(answer: [UInt8]) throws {
+        let listener = try WebhookSenderTests.silentListener()
+        socket = listener.socket
+        port = listener.port
+        let fd = listener.socket
+        let thread = Thread { [self] in
+            while true {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                var request: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                // The request's head, then as much of its body as Content-Length says.
+                while request.count < 1 << 20 {
+                    let got = recv(connection, &buffer, buffer.count, 0)
+                    guard got > 0 else { break }
+                    request.append(contentsOf: buffer.prefix(got))
+                    let text = String(decoding: request, as: UTF8.self)
+                    guard let end = text.range(of: "\r\n\r\n") else { continue }
+                    let head = text[..<end.lowerBound].lowercased()
+                    let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                    if text.utf8.distance(from: text.utf8.startIndex, to: end.upperBound) + length <= request.count { break }
                 }
-            })
+                var sent = 0
+                while sent < answer.count {
+                    let wrote = answer[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    guard wrote > 0 else { break }  // the sender stopped reading
+                    sent += wrote
+                }
+                self.taken.withLock { $0.append(sent) }
+                close(connection)
+            }
         }
-        for _ in 0..<chains { link(rounds) }
-        #expect(await eventually(timeout: 60) { done.value.withLock { $0 } == chains })
-        #expect(workers.mostThreads <= chains, "\(workers.mostThreads) threads for \(chains) jobs at once")
-        #expect(threads.withLock { $0.count } <= chains)
+        thread.start()
     }
 
-    @Test func theDispatcherThreadCarriesItsName() async throws {
-        let name = Mutex<String?>(nil)
-        let thread = DispatchThread(name: "fs-test-dispatch", interval: .seconds(3600))
-        thread.start { name.withLock { $0 = Self.currentThreadName() } }
-        #expect(await eventually(timeout: 20) { name.withLock { $0 } != nil })
-        await thread.stop()
-        #if os(Linux)
-        #expect(name.withLock { $0 } == "fs-test-dispatc")
-        #endif
+    var url: String { "http://127.0.0.1:\(port)/hook" }
+
+    func stop() {
+        shutdown(socket, Int32(SHUT_RDWR))
+        close(socket)
+    }
+}
+
+extension WebhookSenderTests {
+    /// What the sender reads of an answer is bounded (a longer body is cut off and its status still counts), a
+    /// redirect is not followed, and a failure's status and the start of its body are what the outcome says.
+    @Test func answersAreBoundedAndRedirectsAreNotFollowed() async throws {
+        let options = WebhookOptions(allowPrivateAddresses: true, timeout: .seconds(10), maxResponseBytes: 1024)
+        let sender = WebhookSender(options: options, keepPerURL: 4, name: "fs-test-answers", interval: .seconds(3600))
+        sender.start {}
+        let huge = try CannedReceiver(answer: Array("HTTP/1.1 200 OK\r\nContent-Length: 32000000\r\n\r\n".utf8) + [UInt8](repeating: 120, count: 32_000_000))
+        let redirect = try CannedReceiver(answer: Array("HTTP/1.1 302 Found\r\nLocation: \(huge.url)\r\nContent-Length: 0\r\n\r\n".utf8))
+        let failing = try CannedReceiver(answer: Array("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 11\r\n\r\nfull\ndisk!!".utf8))
+        defer {
+            huge.stop()
+            redirect.stop()
+            failing.stop()
+        }
+        let responses = Mutex<[String: WebhookSender.Response]>([:])
+        for (name, receiver) in [("huge", huge), ("redirect", redirect), ("failing", failing)] {
+            sender.begin(url: receiver.url, body: "{}", headers: []) { response in responses.withLock { $0[name] = response } }
+        }
+        #expect(await eventually(timeout: 30) { responses.withLock { $0.count } == 3 })
+        let all = responses.withLock { $0 }
+        #expect(all["huge"]?.delivered == true && all["huge"]?.status == 200, "cut off after 1 KiB, the 200 counts: \(String(describing: all["huge"]))")
+        // The sender stopped reading and closed: the receiver could not hand over its 32 MB (loopback's socket
+        // buffers hold a few MB).
+        #expect(await eventually(timeout: 30) { !huge.taken.withLock { $0 }.isEmpty })
+        #expect(huge.taken.withLock { $0 }.allSatisfy { $0 < 16_000_000 }, "\(huge.taken.withLock { $0 })")
+        #expect(all["redirect"]?.status == 302 && all["redirect"]?.error == "HTTP 302 (redirects are not followed)", "\(String(describing: all["redirect"]))")
+        #expect(all["failing"]?.status == 500 && all["failing"]?.error == "HTTP 500: fulldisk!!", "\(String(describing: all["failing"]))")
+        await sender.stop()
     }
 }
 

@@ -10,15 +10,16 @@ import Synchronization
 /// 2xx, so a crash between the two sends it again with the same event id.
 ///
 /// Two loops share the work, so sending never waits for the database:
-/// - **sending**, on a dispatcher thread of the service's own (``DispatchThread``), not a Swift task: a push of
-///   this process claims the deliveries it writes in its own transaction and hands them over (``WebhookSignal``)
-///   once its commit is durable, which only wakes the dispatcher; the dispatcher queues them in memory by
-///   endpoint and starts each (on a worker thread and a kept connection, ``WebhookSender``) as soon as its
-///   endpoint has fewer than ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. A push hands over to an
-///   endpoint with every slot taken too: its delivery waits in that endpoint's queue, not in the outbox for the
-///   next claim. Each delivery frees its slot when it ends (and wakes the dispatcher), so a slow answer holds up
-///   no other delivery. Nothing between a hand-over and its attempt waits for Swift's cooperative threads, which
-///   the pushes keep busy, and this loop touches no database.
+/// - **sending**, on the sender's one thread (``WebhookSender``, libcurl's multi interface), not a Swift task: a
+///   push of this process claims the deliveries it writes in its own transaction and hands them over
+///   (``WebhookSignal``) once its commit is durable, which only pokes that thread; its turn queues them in memory
+///   by endpoint and starts each (a transfer added to the multi handle, on a kept connection) as soon as its
+///   endpoint has fewer than ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way, a whole burst at once.
+///   A push hands over to an endpoint with every slot taken too: its delivery waits in that endpoint's queue, not
+///   in the outbox for the next claim. Each delivery frees its slot when it ends (on that thread, which then runs
+///   the next turn), so a slow answer holds up no other delivery: its transfer just sits in the multi handle.
+///   Nothing between a hand-over and its attempt waits for Swift's cooperative threads, which the pushes keep
+///   busy, and this loop touches no database.
 /// - **bookkeeping**: one write transaction at a time records every outcome that came in since the last one,
 ///   gives back claims not attempted, and claims what the pushes did not hand over (retries that came due, an
 ///   event that waited behind an earlier one of its record, events other instances wrote), whenever the
@@ -53,32 +54,30 @@ package struct WebhookDeliveryService: Service {
         let signal = storage.webhookSignal
         let state = DeliveryState()
         let bookkeeping = WebhookSignal()
-        let sender = WebhookSender(options: options, keepPerURL: options.deliveriesInFlightPerEndpoint)
-        let dispatcher = DispatchThread(name: "fs-webhook-disp", interval: options.pollInterval)
+        let sender = WebhookSender(
+            options: options, keepPerURL: options.deliveriesInFlightPerEndpoint, name: "fs-webhook-send", interval: options.pollInterval)
         let signers = Signers()
-        dispatcher.start {
-            dispatch(state, signal: signal, bookkeeping: bookkeeping, sender: sender, dispatcher: dispatcher, signers: signers)
+        sender.start {
+            dispatch(state, signal: signal, bookkeeping: bookkeeping, sender: sender, signers: signers)
         }
-        signal.attach(lease: lease, wake: { dispatcher.poke() })
+        signal.attach(lease: lease, wake: { sender.poke() })
         await withDiscardingTaskGroup { group in
             group.addTask { await keepBooks(state, wake: bookkeeping, sending: signal) }
             try? await gracefulShutdown()  // or cancellation
             // Shutting down: pushes claim nothing more; what was handed over or queued goes back.
-            await dispatcher.stop()
+            await sender.stop()
             state.enqueue(signal.detach())
             state.stop()
             bookkeeping.wake()
         }
     }
 
-    /// One turn of the dispatcher thread: queues what pushes handed over, starts each queued delivery whose
-    /// endpoint has a free slot on a worker thread, marks endpoints with a full queue busy, and wakes the
-    /// bookkeeping loop when it has work. Each attempt frees its slot, wakes the bookkeeping and pokes the
-    /// dispatcher once its worker counts as free, so the endpoint's next delivery takes that worker rather than a
-    /// new thread.
+    /// One turn on the sender's thread: queues what pushes handed over, starts each queued delivery whose endpoint
+    /// has a free slot (a transfer added to the sender's multi handle), marks endpoints with a full queue busy,
+    /// and wakes the bookkeeping loop when it has work. Each attempt, once it ended, frees its slot and wakes the
+    /// bookkeeping on the sender's thread, which then runs the next turn (the endpoint's next delivery may start).
     private func dispatch(
-        _ state: DeliveryState, signal: WebhookSignal, bookkeeping: WebhookSignal, sender: WebhookSender, dispatcher: DispatchThread,
-        signers: Signers
+        _ state: DeliveryState, signal: WebhookSignal, bookkeeping: WebhookSignal, sender: WebhookSender, signers: Signers
     ) {
         let (handed, claimWanted) = signal.take()
         state.enqueue(handed)
@@ -88,13 +87,9 @@ package struct WebhookDeliveryService: Service {
         }
         for delivery in state.startDeliveries(options: options, now: Date()) {
             let signer = signers.signer(endpoint: delivery.endpointID, secret: delivery.secret)
-            sender.run {
-                let outcome = attempt(delivery, signer: signer, sender: sender)
-                return {
-                    state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
-                    bookkeeping.wake()
-                    dispatcher.poke()  // this endpoint's next delivery may start, on this thread
-                }
+            begin(delivery, signer: signer, sender: sender) { outcome in
+                state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
+                bookkeeping.wake()
             }
         }
         signal.setBusy(state.busy(options: options))
@@ -146,9 +141,13 @@ package struct WebhookDeliveryService: Service {
         }
     }
 
-    /// One attempt of one delivery, on the calling thread (a worker's); its outcome, to be recorded. `signer` is
-    /// the delivery's secret keyed once (``Signers``); without it the secret is keyed here.
-    func attempt(_ delivery: ClaimedWebhookDelivery, signer: WebhookSignature.Signer? = nil, sender: WebhookSender) -> WebhookAttempt {
+    /// Starts one attempt of one delivery (signed now, with `signer`, the delivery's secret keyed once,
+    /// ``Signers``; without it the secret is keyed here) and calls `finished` with its outcome, to be recorded, on
+    /// the sender's thread once it ended.
+    func begin(
+        _ delivery: ClaimedWebhookDelivery, signer: WebhookSignature.Signer? = nil, sender: WebhookSender,
+        finished: @escaping @Sendable (WebhookAttempt) -> Void
+    ) {
         let now = Date()
         let timestamp = Int64(now.timeIntervalSince1970)
         let signature = (signer ?? WebhookSignature.Signer(secret: delivery.secret)).value(timestamp: timestamp, body: delivery.body.utf8)
@@ -159,7 +158,27 @@ package struct WebhookDeliveryService: Service {
             "FieldSheet-Delivery-Attempt: \(delivery.attempts + 1)",
             "\(WebhookSignature.header): \(signature)",
         ]
-        let response = sender.send(url: delivery.url, body: delivery.body, headers: headers)
+        sender.begin(url: delivery.url, body: delivery.body, headers: headers) { response in
+            finished(outcome(of: delivery, started: now, response: response))
+        }
+    }
+
+    /// One attempt of one delivery, blocking the calling thread (never the sender's) until it ended; its outcome.
+    func attempt(_ delivery: ClaimedWebhookDelivery, signer: WebhookSignature.Signer? = nil, sender: WebhookSender) -> WebhookAttempt {
+        let result = Mutex<WebhookAttempt?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        sender.start(turn: {})
+        begin(delivery, signer: signer, sender: sender) { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }!
+    }
+
+    /// What an attempt started at `started` came to: its timing trace line, its log line when it failed, and the
+    /// outcome to record (with the retry's time when it failed).
+    private func outcome(of delivery: ClaimedWebhookDelivery, started now: Date, response: WebhookSender.Response) -> WebhookAttempt {
         let finished = Date()
         // Where an event's time goes between its commit and its receiver (webhook_bench.py reads this): the
         // times of the delivery's way, in seconds since 1970; never its body or secret.
@@ -194,7 +213,7 @@ package struct WebhookDeliveryService: Service {
 }
 
 /// The signature's HMAC keyed once per endpoint and secret (``WebhookSignature/Signer``), so an attempt does not
-/// key it again; used by the dispatcher thread alone. A secret changed by an admin is keyed anew; at most
+/// key it again; used by the sender's thread alone. A secret changed by an admin is keyed anew; at most
 /// ``limit`` endpoints are kept (then it starts over).
 final class Signers: @unchecked Sendable {
     static let limit = 4096

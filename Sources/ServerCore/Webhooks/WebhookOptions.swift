@@ -24,10 +24,10 @@ public struct WebhookOptions: Sendable, Hashable {
     /// How many batches' worth of deliveries one endpoint may have under way at once
     /// (``deliveriesInFlightPerEndpoint``). The storage never hands out a record's next event before the one
     /// before it was delivered, so an endpoint's deliveries may overlap without breaking any record's order; the
-    /// cap bounds what one slow receiver holds (threads, connections, leases).
+    /// cap bounds what one slow receiver holds (transfers, connections, leases).
     public var batchesInFlightPerEndpoint: Int
-    /// The most deliveries of one endpoint under way at once (each on a worker thread and a kept connection):
-    /// ``batchesInFlightPerEndpoint`` batches of ``batchSize``.
+    /// The most deliveries of one endpoint under way at once (each a transfer on one of the sender's threads, on a
+    /// kept connection): ``batchesInFlightPerEndpoint`` batches of ``batchSize``.
     public var deliveriesInFlightPerEndpoint: Int { batchSize * batchesInFlightPerEndpoint }
     /// The most claimed deliveries of one endpoint held in memory waiting for a free slot. Pushes hand their
     /// deliveries over even to an endpoint with every slot taken, up to this many; an endpoint with this many

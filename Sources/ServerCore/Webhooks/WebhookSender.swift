@@ -4,20 +4,29 @@ import Synchronization
 import CCurl
 #endif
 
-/// Sends webhook deliveries over libcurl, each on a thread of the sender's own (never one of Swift's cooperative
-/// threads), as outbound requests made on an admin's word: no redirect followed, http and https only, no proxy
-/// from the environment, each attempt bounded by ``WebhookOptions/timeout``, at most
-/// ``WebhookOptions/maxResponseBytes`` of the answer read, and, unless the operator allows them, no connection
-/// to a loopback, link-local, private or otherwise non-public address — checked on the address libcurl is
-/// about to connect to (its open-socket callback), after resolution, so a public name that resolves to a
-/// private address is refused too.
+/// Sends webhook deliveries over libcurl's multi interface, every attempt of the server driven by a fixed few
+/// threads of the sender's own (``threads``, each with its multi handle; never one of Swift's cooperative
+/// threads): an attempt is a transfer added to one of them in turn (``begin(url:body:headers:finished:)``), and
+/// each thread waits on an epoll set of its transfers' sockets and libcurl's timer (`curl_multi_socket_action`,
+/// so a wake-up touches only the sockets that are ready, not every transfer), reads its finished transfers
+/// (`curl_multi_info_read`) and calls each one's `finished` on that thread. A burst's attempts are so added at
+/// once and run side by side without a thread, a wake-up or a context switch each; a slow receiver's transfers
+/// just sit in their multi handle.
 ///
-/// Connections are kept: an attempt takes an idle libcurl handle of its URL's pool (whose open, keep-alive
-/// connection it then reuses) or a new one, and puts it back afterwards, so a receiver that answers meets one
-/// connection per delivery under way at once rather than one per delivery. The threads are kept too
-/// (``BlockingWorkers``): an idle one takes the next attempt, and one idle for half a minute ends. What decides
-/// which delivery starts when runs on a thread of its own too (``DispatchThread``), so no step between a push's
-/// hand-over and its attempt waits for a turn on Swift's cooperative threads, which the pushes themselves use.
+/// Outbound requests made on an admin's word: no redirect followed, http and https only, no proxy from the
+/// environment, each attempt bounded by ``WebhookOptions/timeout``, at most ``WebhookOptions/maxResponseBytes``
+/// of the answer read, and, unless the operator allows them, no connection to a loopback, link-local, private or
+/// otherwise non-public address — checked on the address libcurl is about to connect to (its open-socket
+/// callback), after resolution, so a public name that resolves to a private address is refused too.
+///
+/// Connections are kept in the multi handles' caches (up to ``keptConnections`` in all, the oldest idle one
+/// closed beyond), so a receiver that answers meets one connection per delivery under way at once rather than one per
+/// delivery; easy handles are kept per URL (up to `keepPerURL` idle each) with their options set once.
+///
+/// The first thread also runs the delivery service's turn (what starts next): when poked (``poke()``, from any
+/// thread, without waiting), after transfers ended on any thread (their slots are free), and at least every
+/// `interval`. Several threads rather than one: on a core the pushes keep busy, the scheduler shares the CPU by
+/// thread, and one thread's share left a burst's transfers waiting (BENCHMARKS.md, webhook section).
 final class WebhookSender: Sendable {
     /// What one attempt came to.
     struct Response: Sendable, Hashable {
@@ -29,33 +38,64 @@ final class WebhookSender: Sendable {
         var delivered: Bool { error == nil }
     }
 
+    /// How many threads (and multi handles) drive the attempts.
+    static let threads = 4
+
     let options: WebhookOptions
-    private let workers = BlockingWorkers(name: "fs-webhook-send")
-    private let connections: ConnectionPool
+    /// The most idle connections kept open, all threads and endpoints together.
+    let keptConnections: Int
+    private let loops: [SenderLoop]
+    private let next = Mutex(0)
 
-    /// A sender keeping up to `keepPerURL` idle connections to each URL.
-    init(options: WebhookOptions, keepPerURL: Int) {
+    /// A sender keeping up to `keepPerURL` idle easy handles per URL and thread and `4 × keepPerURL` idle
+    /// connections in all; its first thread runs the turn at least every `interval` once started. Its threads are
+    /// named `name`.
+    init(options: WebhookOptions, keepPerURL: Int, name: String = "fs-webhook-send", interval: Duration = .seconds(1), threads: Int = WebhookSender.threads) {
         self.options = options
-        connections = ConnectionPool(idlePerURL: keepPerURL)
+        let count = max(1, threads)
+        keptConnections = 4 * max(1, keepPerURL)
+        loops = (0..<count).map { _ in
+            SenderLoop(
+                options: options, keepPerURL: max(1, keepPerURL), keptConnections: max(1, 4 * max(1, keepPerURL) / count), name: name,
+                interval: interval)
+        }
     }
 
-    /// Runs `job` (an attempt, ``send(url:body:headers:)``) on one of the sender's worker threads, then what it
-    /// returns once that thread counts as free again (``BlockingWorkers/run(returning:)``).
-    func run(_ job: @escaping @Sendable () -> @Sendable () -> Void) {
-        workers.run(returning: job)
+    /// Starts the sender's threads; `turn` runs on the first at once, then on each poke, after transfers ended,
+    /// and at least every `interval`, until ``stop()``. A second start does nothing.
+    func start(turn: @escaping @Sendable () -> Void) {
+        let first = loops[0]
+        first.start(turn: turn, ended: nil)
+        for loop in loops.dropFirst() {
+            loop.start(turn: nil, ended: { first.poke() })
+        }
     }
 
-    /// The most worker threads alive at once so far (for tests).
-    var mostThreads: Int { workers.mostThreads }
-
-    /// Posts `body` to `url` with `headers` (whole lines, `Name: value`) on a kept connection, blocking the
-    /// calling thread (a worker's, ``run(_:)``) until the attempt ends.
-    func send(url: String, body: String, headers: [String]) -> Response {
-        let handle = connections.take(url: url)
-        let response = perform(handle: handle, url: url, body: body, headers: headers)
-        connections.put(handle, url: url, reusable: response.status != nil)
-        return response
+    /// Asks for a turn as soon as the first thread is free; from any thread, never waits. Pokes that come during
+    /// a turn make one more turn, not one each.
+    func poke() {
+        loops[0].poke()
     }
+
+    /// No turn runs any more once this returns (the one under way ended); the threads go on with the transfers
+    /// under way (each bounded by the timeout), call their `finished`, then end and close their connections.
+    func stop() async {
+        for loop in loops { await loop.stop() }
+    }
+
+    /// Starts an attempt: posts `body` to `url` with `headers` (whole lines, `Name: value`) on a kept connection
+    /// when there is one, on the next of the sender's threads in turn, and calls `finished` with its response on
+    /// that thread. From any thread; from a turn it joins the transfers right after the turn.
+    func begin(url: String, body: String, headers: [String], finished: @escaping @Sendable (Response) -> Void) {
+        let index = next.withLock { next in
+            defer { next = (next + 1) % loops.count }
+            return next
+        }
+        loops[index].begin(url: url, body: body, headers: headers, finished: finished)
+    }
+
+    /// Attempts added and not yet finished (for tests).
+    var transfersOpen: Int { loops.reduce(0) { $0 + $1.transfersOpen } }
 
     /// Addresses a delivery never connects to unless the operator allows it: "this network", private
     /// (RFC 1918, unique local), shared (RFC 6598), loopback, link-local, benchmarking, multicast and reserved.
@@ -76,13 +116,300 @@ final class WebhookSender: Sendable {
         }
         return !nonPublic.contains { $0.contains(address) }
     }
+}
+
+/// One of the sender's threads with its multi handle: the transfers added to it, its epoll set, its kept easy
+/// handles; the first one also runs the delivery service's turns.
+private final class SenderLoop: @unchecked Sendable {
+    typealias Response = WebhookSender.Response
+
+    let options: WebhookOptions
+    /// The most idle connections the multi handle keeps open (all endpoints together).
+    let keptConnections: Int
+    private let keepPerURL: Int
+    private let name: String
+    private let interval: Duration
+    private let control = Mutex(Control())
+    #if canImport(CCurl)
+    /// Touched only by the sender's thread (and by `init`/`deinit`).
+    private let multi: UnsafeMutableRawPointer?
+    /// What libcurl's socket and timer callbacks reach: the epoll set and the timer's deadline.
+    private let poller: Poller
+    private let wakeFD: Int32
+    private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var idle: [String: [CurlHandle]] = [:]
+    /// A transfer ended since the last turn (its slot is free): the next turn runs at once.
+    private var endedSinceTurn = false
+    #endif
+
+    private struct Control {
+        var poked = false
+        var started = false
+        var stopping = false
+        var turnsEnded = false
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Attempts asked for from any thread, taken by the sender's thread.
+        var inbox: [Transfer] = []
+        /// Transfers added or waiting in the inbox, not yet finished.
+        var open = 0
+        var threadID: UInt?
+    }
+
+    init(options: WebhookOptions, keepPerURL: Int, keptConnections: Int, name: String, interval: Duration) {
+        self.options = options
+        self.keepPerURL = keepPerURL
+        self.keptConnections = keptConnections
+        self.name = name
+        self.interval = interval
+        #if canImport(CCurl)
+        _ = Self.globalInit
+        multi = curl_multi_init()
+        poller = Poller(epoll: fs_epoll_open())
+        wakeFD = fs_eventfd_open()
+        if poller.epoll >= 0, wakeFD >= 0 { _ = fs_epoll_watch(poller.epoll, wakeFD, CURL_POLL_IN) }
+        if let multi {
+            _ = fs_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, keptConnections)
+            let data = Unmanaged.passUnretained(poller).toOpaque()  // the sender keeps its poller as long as the multi handle
+            _ = fs_curl_multi_setopt_socket_callback(multi) { _, socket, what, userdata, _ in
+                guard let userdata else { return -1 }
+                let poller = Unmanaged<Poller>.fromOpaque(userdata).takeUnretainedValue()
+                // A socket libcurl closed before telling us is already out of the set: nothing to do.
+                _ = fs_epoll_watch(poller.epoll, socket, what)
+                return 0
+            }
+            _ = fs_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, data)
+            _ = fs_curl_multi_setopt_timer_callback(multi) { _, timeout, userdata in
+                guard let userdata else { return -1 }
+                let poller = Unmanaged<Poller>.fromOpaque(userdata).takeUnretainedValue()
+                poller.timerDeadline = timeout < 0 ? nil : ContinuousClock.now + .milliseconds(Int(timeout))
+                return 0
+            }
+            _ = fs_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, data)
+        }
+        #endif
+    }
+
+    deinit {
+        #if canImport(CCurl)
+        idle = [:]
+        if let multi { curl_multi_cleanup(multi) }
+        if poller.epoll >= 0 { close(poller.epoll) }
+        if wakeFD >= 0 { close(wakeFD) }
+        #endif
+    }
+
+    /// Starts the thread; `turn` (if any) runs on it at once, then on each poke, after transfers ended, and at
+    /// least every `interval`, until ``stop()``; without a turn, `ended` is called after transfers ended. A
+    /// second start does nothing.
+    func start(turn: (@Sendable () -> Void)?, ended: (@Sendable () -> Void)?) {
+        let first = control.withLock { control -> Bool in
+            defer { control.started = true }
+            return !control.started
+        }
+        guard first else { return }
+        let thread = Thread { [self] in loop(turn, ended: ended) }
+        thread.start()
+    }
+
+    /// Asks for a turn as soon as the thread is free; from any thread, never waits. Pokes that come during a turn
+    /// make one more turn, not one each.
+    func poke() {
+        let wake = control.withLock { control -> Bool in
+            defer { control.poked = true }
+            return !control.poked
+        }
+        #if canImport(CCurl)
+        if wake, wakeFD >= 0 { fs_eventfd_signal(wakeFD) }
+        #endif
+    }
+
+    /// No turn runs any more once this returns (the one under way ended); the thread goes on with the transfers
+    /// under way (each bounded by the timeout), calls their `finished`, then ends and closes its connections.
+    func stop() async {
+        await withCheckedContinuation { continuation in
+            let done = control.withLock { control -> Bool in
+                control.stopping = true
+                if control.turnsEnded || !control.started {
+                    control.turnsEnded = true
+                    return true
+                }
+                control.stopWaiters.append(continuation)
+                return false
+            }
+            if done {
+                continuation.resume()
+            } else {
+                poke()
+            }
+        }
+    }
+
+    /// Adds an attempt (``WebhookSender/begin(url:body:headers:finished:)``) to this thread's transfers; from its
+    /// own thread (a turn) it joins them right after the turn.
+    func begin(url: String, body: String, headers: [String], finished: @escaping @Sendable (Response) -> Void) {
+        let transfer = Transfer(url: url, body: body, headers: headers, finished: finished)
+        let onThread = control.withLock { control -> Bool in
+            control.inbox.append(transfer)
+            control.open += 1
+            return control.threadID == UInt(pthread_self())
+        }
+        if !onThread { poke() }
+    }
+
+    /// Attempts added and not yet finished (for tests).
+    var transfersOpen: Int { control.withLock { $0.open } }
 
     #if canImport(CCurl)
     private static let globalInit: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    /// Sets what every attempt on `curl` shares (its URL's handle: the pool keeps handles by URL), once.
+    /// The thread: runs the turns and drives its transfers until stopped and none is left.
+    private func loop(_ turn: (@Sendable () -> Void)?, ended: (@Sendable () -> Void)?) {
+        setCurrentThreadName(name)
+        control.withLock { $0.threadID = UInt(pthread_self()) }
+        var nextTurn = ContinuousClock.now
+        var sockets = [Int32](repeating: 0, count: 64)
+        var flags = [Int32](repeating: 0, count: 64)
+        while true {
+            let (poked, stopping, waiters) = control.withLock { control in
+                defer {
+                    control.poked = false
+                    if control.stopping {
+                        control.turnsEnded = true
+                        control.stopWaiters = []
+                    }
+                }
+                return (control.poked, control.stopping, control.stopWaiters)
+            }
+            for waiter in waiters { waiter.resume() }
+            let due = poked || endedSinceTurn || ContinuousClock.now >= nextTurn
+            endedSinceTurn = false
+            if !stopping, due, let turn {
+                turn()
+            }
+            if due { nextTurn = ContinuousClock.now + interval }
+            let inbox = control.withLock { control in
+                defer { control.inbox = [] }
+                return control.inbox
+            }
+            for transfer in inbox { add(transfer) }
+            if stopping && transfers.isEmpty && control.withLock({ $0.inbox.isEmpty }) { break }
+
+            // Wait for a ready socket, a poke, libcurl's timer or the next turn, whichever comes first.
+            let now = ContinuousClock.now
+            var wait = endedSinceTurn ? .zero : stopping ? Duration.seconds(1) : max(.zero, nextTurn - now)
+            if let deadline = poller.timerDeadline { wait = min(wait, max(.zero, deadline - now)) }
+            let millis = Int32(clamping: (wait.components.seconds * 1000) + Int64((wait.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
+            let count = fs_epoll_wait(poller.epoll, &sockets, &flags, 64, millis)
+            if count < 0 && errno != EINTR {
+                // No epoll set (it could not be made): every transfer failed at its start; only turns are left.
+                Thread.sleep(forTimeInterval: Double(max(1, millis)) / 1000)
+            }
+            var running: Int32 = 0
+            if count > 0, let multi {
+                for index in 0..<Int(count) {
+                    if sockets[index] == wakeFD {
+                        fs_eventfd_drain(wakeFD)
+                    } else {
+                        _ = curl_multi_socket_action(multi, sockets[index], flags[index], &running)
+                    }
+                }
+            }
+            if let deadline = poller.timerDeadline, ContinuousClock.now >= deadline, let multi {
+                poller.timerDeadline = nil
+                _ = curl_multi_socket_action(multi, fs_curl_socket_bad(), 0, &running)
+            }
+            collectFinished()
+            if turn == nil, endedSinceTurn {
+                endedSinceTurn = false
+                ended?()
+            }
+        }
+        // Stopped and nothing under way: the kept handles and connections close with the sender.
+    }
+
+    /// Adds `transfer` to the multi handle on an easy handle of its URL (an idle one, or a new one).
+    private func add(_ transfer: Transfer) {
+        guard let multi, poller.epoll >= 0, wakeFD >= 0 else {
+            finish(transfer, with: Response(status: nil, error: "libcurl could not start", millis: 0))
+            return
+        }
+        let handle = idle[transfer.url]?.popLast() ?? CurlHandle()
+        transfer.handle = handle
+        guard let curl = handle.pointer, let shared = handle.sharedHeaders else {
+            finish(transfer, with: Response(status: nil, error: "libcurl could not start", millis: 0))
+            return
+        }
+        let context = handle.context
+        if !handle.prepared {
+            context.limit = options.maxResponseBytes
+            context.allowPrivate = options.allowPrivateAddresses
+            prepare(curl, url: transfer.url, context: context)
+            handle.prepared = true
+        }
+        context.reset()
+        // The attempt's own headers, then the shared ones (linked for the attempt, unlinked before the free).
+        var last: UnsafeMutablePointer<curl_slist>?
+        for line in transfer.headers {
+            guard let node = curl_slist_append(nil, line) else {
+                finish(transfer, with: Response(status: nil, error: "libcurl could not start", millis: 0))
+                return
+            }
+            if let last { last.pointee.next = node } else { transfer.headerList = node }
+            last = node
+        }
+        transfer.lastHeader = last
+        last?.pointee.next = shared
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(transfer.headerList ?? shared))
+        // The body is sent from the transfer's own copy of its bytes (CURLOPT_POSTFIELDS does not copy), alive
+        // until the transfer ends.
+        _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.bodyCount))
+        _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(transfer.body.baseAddress))
+        transfer.started = .now
+        guard curl_multi_add_handle(multi, curl) == CURLM_OK else {
+            finish(transfer, with: Response(status: nil, error: "libcurl could not start", millis: 0))
+            return
+        }
+        transfers[curl] = transfer
+    }
+
+    /// Reads the transfers that ended, takes each out of the multi handle and calls its `finished`.
+    private func collectFinished() {
+        guard let multi else { return }
+        var easy: UnsafeMutableRawPointer?
+        var code = CURLE_OK
+        while fs_curl_multi_next_done(multi, &easy, &code) != 0 {
+            guard let curl = easy, let transfer = transfers.removeValue(forKey: curl) else { continue }
+            _ = curl_multi_remove_handle(multi, curl)
+            let response = response(of: transfer, curl: curl, code: code)
+            finish(transfer, with: response)
+        }
+    }
+
+    /// Frees what `transfer` held, puts its handle back (one whose receiver never answered is dropped: a
+    /// receiver that is down should not keep handles) and calls its `finished`.
+    private func finish(_ transfer: Transfer, with response: Response) {
+        if let handle = transfer.handle {
+            if let curl = handle.pointer {
+                _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, nil)
+                _ = fs_curl_setopt_pointer(curl, CURLOPT_HTTPHEADER, nil)
+            }
+            if response.status != nil, idle[transfer.url, default: []].count < keepPerURL {
+                idle[transfer.url, default: []].append(handle)
+            }
+            transfer.handle = nil
+        }
+        transfer.lastHeader?.pointee.next = nil
+        curl_slist_free_all(transfer.headerList)
+        transfer.headerList = nil
+        transfer.lastHeader = nil
+        control.withLock { $0.open -= 1 }
+        endedSinceTurn = true
+        transfer.finished(response)
+    }
+
+    /// Sets what every attempt on `curl` shares (its URL's handle: handles are kept by URL), once.
     private func prepare(_ curl: UnsafeMutableRawPointer, url: String, context: Context) {
         _ = fs_curl_setopt_string(curl, CURLOPT_URL, url)
         _ = fs_curl_setopt_long(curl, CURLOPT_POST, 1)
@@ -125,85 +452,102 @@ final class WebhookSender: Sendable {
         _ = fs_curl_setopt_pointer(curl, CURLOPT_WRITEDATA, data)
     }
 
-    /// One attempt on `handle` (its connection reused when it is still open), blocking the calling thread. A
-    /// handle's options are set at its first attempt (``prepare(_:url:context:)``); each attempt sets only its
-    /// headers and body, and the headers every attempt sends are one list per handle, linked after the attempt's.
-    func perform(handle: CurlHandle, url: String, body: String, headers: [String]) -> Response {
-        _ = Self.globalInit
-        let started = ContinuousClock.now
-        func millis() -> Int {
-            let elapsed = ContinuousClock.now - started
-            return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
-        }
-        guard let curl = handle.pointer else { return Response(status: nil, error: "libcurl could not start", millis: 0) }
-        let context = handle.context
-        if !handle.prepared {
-            context.limit = options.maxResponseBytes
-            context.allowPrivate = options.allowPrivateAddresses
-            prepare(curl, url: url, context: context)
-            handle.prepared = true
-        }
-        context.reset()
-        guard let shared = handle.sharedHeaders else { return Response(status: nil, error: "libcurl could not start", millis: 0) }
-        // The attempt's own headers, then the shared ones (linked for the attempt, unlinked before the free).
-        var headerList: UnsafeMutablePointer<curl_slist>?
-        var last: UnsafeMutablePointer<curl_slist>?
-        for line in headers {
-            guard let node = curl_slist_append(nil, line) else {
-                curl_slist_free_all(headerList)
-                return Response(status: nil, error: "libcurl could not start", millis: 0)
-            }
-            if let last { last.pointee.next = node } else { headerList = node }
-            last = node
-        }
-        last?.pointee.next = shared
-        defer {
-            last?.pointee.next = nil
-            curl_slist_free_all(headerList)
-        }
-        _ = fs_curl_setopt_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList ?? shared))
-        // The body is sent from the claimed string's own bytes (CURLOPT_POSTFIELDS, not copied), which stay
-        // alive until the attempt ends.
-        var body = body
-        body.makeContiguousUTF8()
-
-        let code = body.utf8.withContiguousStorageIfAvailable { bytes -> CURLcode in
-            _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
-            _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!))
-            defer { _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, nil) }
-            return curl_easy_perform(curl)
-        } ?? CURLE_FAILED_INIT
+    /// What a finished transfer came to, from libcurl's result and its handle's context.
+    private func response(of transfer: Transfer, curl: UnsafeMutableRawPointer, code: CURLcode) -> Response {
+        let elapsed = ContinuousClock.now - transfer.started
+        let millis = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        guard let context = transfer.handle?.context else { return Response(status: nil, error: "libcurl could not start", millis: millis) }
         var status = 0
         _ = fs_curl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
         if let refused = context.refused {
             return Response(
                 status: nil,
                 error: "refused to connect to \(refused): a loopback, link-local, private or reserved address (the server's operator may allow them with serve --webhooks-allow-private-addresses)",
-                millis: millis())
+                millis: millis)
         }
         guard code == CURLE_OK || (code == CURLE_WRITE_ERROR && context.truncated && status > 0) else {
             let message = String(cString: context.errorBuffer)
             let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
             let kind = code == CURLE_OPERATION_TIMEDOUT ? "timed out" : code == CURLE_COULDNT_CONNECT ? "connection failed" : "request failed"
-            return Response(status: nil, error: "\(kind): \(detail)", millis: millis())
+            return Response(status: nil, error: "\(kind): \(detail)", millis: millis)
         }
         guard (200..<300).contains(status) else {
             let answer = String(decoding: context.body.prefix(200), as: UTF8.self)
                 .filter { !$0.isNewline }
             let redirect = (300..<400).contains(status) ? " (redirects are not followed)" : ""
-            return Response(status: status, error: "HTTP \(status)\(redirect)\(answer.isEmpty ? "" : ": \(answer)")", millis: millis())
+            return Response(status: status, error: "HTTP \(status)\(redirect)\(answer.isEmpty ? "" : ": \(answer)")", millis: millis)
         }
-        return Response(status: status, error: nil, millis: millis())
+        return Response(status: status, error: nil, millis: millis)
     }
     #else
-    func perform(handle: CurlHandle, url: String, body: String, headers: [String]) -> Response {
-        Response(status: nil, error: "this server was built without libcurl and cannot deliver webhooks", millis: 0)
+    private func loop(_ turn: (@Sendable () -> Void)?, ended: (@Sendable () -> Void)?) {
+        setCurrentThreadName(name)
+        // Without libcurl every attempt fails at once; turns still run so the service gives its claims back.
+        while true {
+            let (stopping, waiters, inbox) = control.withLock { control in
+                defer {
+                    control.inbox = []
+                    control.open = 0
+                    if control.stopping { control.turnsEnded = true; control.stopWaiters = [] }
+                }
+                return (control.stopping, control.stopWaiters, control.inbox)
+            }
+            for waiter in waiters { waiter.resume() }
+            if stopping { return }
+            turn?()
+            for transfer in inbox {
+                transfer.finished(Response(status: nil, error: "this server was built without libcurl and cannot deliver webhooks", millis: 0))
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
     }
     #endif
 }
 
-/// A libcurl easy handle and the connection it keeps open between attempts; used by one attempt at a time, all
-/// to one URL (the pool keeps handles by URL), so its options are set once.
+#if canImport(CCurl)
+/// What libcurl's socket and timer callbacks of a sender's multi handle reach (on the sender's thread).
+private final class Poller: @unchecked Sendable {
+    let epoll: Int32
+    var timerDeadline: ContinuousClock.Instant?
+
+    init(epoll: Int32) {
+        self.epoll = epoll
+    }
+}
+#endif
+
+/// One attempt asked of the sender: its request, what it holds while under way, and what to call when it ended.
+private final class Transfer: @unchecked Sendable {
+    let url: String
+    let headers: [String]
+    /// The body's bytes, owned by the transfer (libcurl reads them in place).
+    let body: UnsafeMutableBufferPointer<UInt8>
+    let bodyCount: Int
+    let finished: @Sendable (WebhookSender.Response) -> Void
+    var handle: CurlHandle?
+    #if canImport(CCurl)
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    var lastHeader: UnsafeMutablePointer<curl_slist>?
+    #endif
+    var started = ContinuousClock.now
+
+    init(url: String, body: String, headers: [String], finished: @escaping @Sendable (WebhookSender.Response) -> Void) {
+        self.url = url
+        self.headers = headers
+        self.finished = finished
+        let bytes = body.utf8
+        bodyCount = bytes.count
+        self.body = .allocate(capacity: max(1, bytes.count))
+        _ = self.body.initialize(from: bytes)
+    }
+
+    deinit {
+        body.deallocate()
+    }
+}
+
+/// A libcurl easy handle; used by one attempt at a time, all to one URL (the sender keeps idle handles by URL),
+/// so its options are set once.
 final class CurlHandle: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer?
     /// What its callbacks share; lives as long as the handle.
@@ -261,30 +605,5 @@ private final class Context: @unchecked Sendable {
 
     deinit {
         errorBuffer.deallocate()
-    }
-}
-
-/// Idle libcurl handles by URL, each keeping its connection to that URL's receiver open.
-private final class ConnectionPool: Sendable {
-    /// The most idle handles kept per URL; more are closed when they come back.
-    let idlePerURL: Int
-    private let idle = Mutex([String: [CurlHandle]]())
-
-    init(idlePerURL: Int) {
-        self.idlePerURL = idlePerURL
-    }
-
-    /// An idle handle of `url`, or a new one.
-    func take(url: String) -> CurlHandle {
-        idle.withLock { $0[url]?.popLast() } ?? CurlHandle()
-    }
-
-    /// Puts `handle` back for the next attempt to `url`; one whose receiver never answered is closed (its
-    /// connection is of no use, and a receiver that is down should not keep handles).
-    func put(_ handle: CurlHandle, url: String, reusable: Bool) {
-        guard reusable else { return }
-        idle.withLock { idle in
-            if idle[url, default: []].count < idlePerURL { idle[url, default: []].append(handle) }
-        }
     }
 }
