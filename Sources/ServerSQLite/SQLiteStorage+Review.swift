@@ -5,8 +5,7 @@ import ServerStorage
 import SyncCore
 
 extension SQLiteStorage {
-    /// Inserts the plan's history entries (plain inserts, a chunk of rows per statement: ``RowBatch``, in the push's
-    /// transaction).
+    /// Inserts the plan's history entries (plain inserts, in the push's transaction).
     /// Writes `history`, each entry with its detail encoded as in `details` (``PushPlan/encoding()``), its device,
     /// signature and link in its record's hash chain (``HistoryChain``: the hash of the record's latest entry,
     /// read under the single writer — not for an entry that made its record, ``HistoryEntry/startsRecord`` —,
@@ -14,10 +13,11 @@ extension SQLiteStorage {
     /// writes its manifest once (`push_manifests`), before the first entry that references it.
     static func writeHistory(_ db: Database, projectID: Int64, _ history: [HistoryEntry], details: [String]) throws {
         guard !history.isEmpty else { return }
-        var rows = RowBatch("""
+        let insert = try db.cachedStatement(sql: """
             INSERT INTO record_history (project_id, record_id, revision, kind, user_id, client_id, detail, created_at, device_id, signature, signed_mutation,
                 manifest_id, manifest_index, hash)
-            """, columns: 14, capacity: history.count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
         let latest = try db.cachedStatement(sql: "SELECT hash FROM record_history WHERE project_id = ? AND record_id = ? ORDER BY id DESC LIMIT 1")
         var previous: [UUID: String] = [:]
         var manifests: [String: Int64] = [:]
@@ -35,29 +35,17 @@ extension SQLiteStorage {
                     manifests[manifest.signature] = db.lastInsertedRowID
                 }
             }
-            // A record's first entry follows genesis: only the latest hash of a record stored before is read (the
-            // entries of this batch are not written yet: each after the first of its record follows `previous`).
+            // A record's first entry follows genesis: only the latest hash of a record stored before is read.
             let before = try previous[entry.recordID]
                 ?? (entry.startsRecord ? HistoryChain.genesis : String.fetchOne(latest, arguments: [projectID, record]) ?? HistoryChain.genesis)
             let hash = HistoryChain.hash(previous: before, entry, detail: detail, manifestID: manifestID)
             previous[entry.recordID] = hash
-            rows.add(projectID)
-            rows.add(record)
-            rows.add(entry.revision)
-            rows.add(entry.kind.rawValue)
-            rows.add(entry.userID)
-            rows.add(entry.clientID)
-            rows.add(detail)
-            rows.add(entry.at.timeIntervalSince1970)
-            rows.add(entry.deviceID)
-            rows.add(entry.signed?.signature)
-            rows.add(entry.signed?.mutation)
-            rows.add(manifestID)
-            rows.add(manifestID == nil ? nil : entry.signed?.manifest?.index)
-            rows.add(hash)
+            try insert.execute(arguments: [
+                projectID, record, entry.revision, entry.kind.rawValue, entry.userID, entry.clientID,
+                detail, entry.at.timeIntervalSince1970, entry.deviceID, entry.signed?.signature, entry.signed?.mutation,
+                manifestID, manifestID == nil ? nil : entry.signed?.manifest?.index, hash,
+            ])
         }
-        // After every manifest they reference; in the entries' order (their ids follow it).
-        try rows.execute(db)
     }
 
     /// Closes the conflicts the plan resolved; throws ``StorageError/Code/alreadyResolved`` (rolling the whole

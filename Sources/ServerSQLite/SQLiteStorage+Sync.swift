@@ -87,61 +87,41 @@ extension SQLiteStorage {
                 db.cachedStatement(sql: "UPDATE projects SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence"),
                 arguments: [count, projectID]) ?? count
             var sequence = last - count + 1
-            var rows = RowBatch("""
+            let upsert = try db.cachedStatement(sql: """
                 INSERT INTO records (
                     project_id, id, form_id, form_version, state, author_id, shared, revision, sequence, fields, updated_at,
                     review_state, review_comment, created_at, submitted_at, device, received_at)
-                """, columns: 17, tail: """
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (project_id, id) DO UPDATE SET
                     form_version = excluded.form_version, state = excluded.state, shared = excluded.shared,
                     revision = excluded.revision, sequence = excluded.sequence, fields = excluded.fields, updated_at = excluded.updated_at,
                     review_state = excluded.review_state, review_comment = excluded.review_comment, submitted_at = excluded.submitted_at,
                     received_at = excluded.received_at
-                """, capacity: decided.records.count)
+                """)
             for index in decided.records.indices {
                 decided.records[index].sequence = sequence
                 let record = decided.records[index]
-                rows.add(projectID)
-                rows.add(record.id.lowercased)
-                rows.add(record.form.id)
-                rows.add(record.form.version)
-                rows.add(record.state.rawValue)
-                rows.add(record.authorID)
-                rows.add(record.shared)
-                rows.add(record.revision)
-                rows.add(sequence)
-                rows.add(encoded.fields[index])
-                rows.add(record.times.updated?.timeIntervalSince1970 ?? now)
-                rows.add(record.review?.state.rawValue)
-                rows.add(record.review?.comment)
-                rows.add(record.times.created?.timeIntervalSince1970 ?? now)
-                rows.add(record.times.submitted?.timeIntervalSince1970)
-                rows.add(record.device)
-                rows.add(record.receivedAt?.timeIntervalSince1970 ?? now)
+                try upsert.execute(arguments: [
+                    projectID, record.id.lowercased, record.form.id, record.form.version, record.state.rawValue,
+                    record.authorID, record.shared, record.revision, sequence, encoded.fields[index], record.times.updated?.timeIntervalSince1970 ?? now,
+                    record.review?.state.rawValue, record.review?.comment, record.times.created?.timeIntervalSince1970 ?? now,
+                    record.times.submitted?.timeIntervalSince1970, record.device, record.receivedAt?.timeIntervalSince1970 ?? now,
+                ])
                 sequences[record.id] = sequence
                 sequence += 1
             }
-            // Each record once (the plan lists each once), in the plan's order: the records' sequence numbers.
-            try rows.execute(db)
             try Self.writeAttachmentReferences(db, projectID: projectID, decided.records, history: decided.history)
         }
         try Self.writeHistory(db, projectID: projectID, decided.history, details: encoded.history)
         // The records' entity changes, in the records' transaction (docs/entity-lists.md).
         try Self.writeEntities(db, projectID: projectID, &decided.entities, history: decided.entityHistory, conflicts: decided.entityConflicts, now: now)
         try Self.resolve(db, projectID: projectID, decided.resolvedConflicts, history: decided.history, now: now)
-        var outcomes = RowBatch(
-            "INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at)", columns: 7,
-            capacity: decided.newOutcomes.count)
+        let insertOutcome = try db.cachedStatement(sql: """
+            INSERT INTO mutations (project_id, client_id, mutation_id, user_id, digest, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
         for (stored, outcome) in zip(decided.newOutcomes, encoded.outcomes) {
-            outcomes.add(projectID)
-            outcomes.add(clientID)
-            outcomes.add(stored.mutationID)
-            outcomes.add(stored.userID)
-            outcomes.add(stored.digest)
-            outcomes.add(outcome)
-            outcomes.add(now)
+            try insertOutcome.execute(arguments: [projectID, clientID, stored.mutationID, stored.userID, stored.digest, outcome, now])
         }
-        try outcomes.execute(db)
         let insertConflict = try db.cachedStatement(sql: """
             INSERT INTO conflicts (project_id, record_id, mutation_id, client_id, entry, open, created_at, sequence, loser)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

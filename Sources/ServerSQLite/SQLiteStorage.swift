@@ -22,9 +22,6 @@ public struct SQLiteStorage: ServerStorage {
     /// Wakes the webhook delivery service when a push wrote events.
     public let webhookSignal = WebhookSignal()
 
-    /// The writer connection's page cache, in KiB (`PRAGMA cache_size`): filled only as a transaction needs it.
-    static let writerCacheKiB = 16_384
-
     /// Opens (creating when needed) `fieldsheet.sqlite` in `directory`. What it creates only its owner may
     /// read: the directory 0700, the database 0600 (SQLite gives its `-wal` and `-shm` files the
     /// database's mode). An existing directory or database keeps the mode the operator gave it.
@@ -39,12 +36,6 @@ public struct SQLiteStorage: ServerStorage {
         configuration.prepareDatabase { db in
             // Acknowledge only what survives a power cut.
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            // The writer's page cache holds a group of pushes' dirty pages (SQLite's default, 2 MB, is less than
-            // one push of 500 records with their history rows and index entries, so pages were spilled to the WAL
-            // in the middle of the transaction and written again at its commit). Readers keep the default.
-            if !db.configuration.readonly {
-                try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
-            }
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         changes = Self.changeNotifier(pool)

@@ -242,10 +242,10 @@ struct HistoryChainTests {
             #expect(entries.allSatisfy { $0.linkProblem == nil && !$0.beforeChain }, "\(entries)")
         }
     }
-    /// SQLite writes a push's rows a chunk at a time (50 rows a statement, the rest one by one) and neither backend
-    /// reads a latest hash for an entry that made its record: a batch of 120 new records, five of them changed again
-    /// in the same batch, then a batch editing 60 of them, leave each record once with its own sequence number, its
-    /// revision and answers, and every record's chain whole, with one entry per applied change.
+    /// Neither backend reads a latest hash for an entry that made its record (``HistoryEntry/startsRecord``): a batch
+    /// of 120 new records, five of them changed again in the same batch, then a batch editing 60 of them, leave each
+    /// record once with its own sequence number, its revision and answers, and every record's chain whole, with one
+    /// entry per applied change (an edit chained to genesis, or a new record to another's entry, breaks a link).
     @Test(arguments: Backend.available)
     func batchesOfManyRecordsLeaveEveryRecordOnceAndEveryChainWhole(backend: Backend) async throws {
         try await TestServer.with(backend) { server in
