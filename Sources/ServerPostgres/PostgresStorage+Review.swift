@@ -8,19 +8,28 @@ import SyncCore
 extension PostgresStorage {
     /// Inserts the plan's history entries with one statement over arrays, in the push's transaction, each
     /// with its detail encoded as in `details` (``PushPlan/encoding()``), its device, signature and link in its
-    /// record's hash chain (``HistoryChain``). The records' latest hashes are read in one statement first; the
+    /// record's hash chain (``HistoryChain``). The latest hashes of the records stored before (not of those an
+    /// entry of this batch made, ``HistoryEntry/startsRecord``) are read in one statement first; the
     /// writer holds its records' advisory locks and its project's row (taken by the counter update, or, when
     /// it writes no record row, as a resolution keeping the server's value does, taken alone) by then, so no
     /// other writer of those records' history commits in between.
     static func writeHistory(_ connection: PostgresConnection, projectID: Int64, _ history: [HistoryEntry], details: [String]) async throws {
         guard !history.isEmpty else { return }
         var previous: [UUID: String] = [:]
-        let records = Array(Set(history.map(\.recordID)))
-        for try await (record, hash) in try await connection.query("""
-            SELECT DISTINCT ON (record_id) record_id, hash FROM record_history
-            WHERE project_id = \(projectID) AND record_id = ANY(\(records)::uuid[]) ORDER BY record_id, id DESC
-            """, logger: .quiet).decode((UUID, String?).self) {
-            previous[record] = hash ?? HistoryChain.genesis
+        // Only records stored before have a latest hash to read: an entry that made its record follows genesis.
+        var started: Set<UUID> = []
+        var stored: Set<UUID> = []
+        for entry in history where !started.contains(entry.recordID) {
+            if entry.startsRecord { started.insert(entry.recordID) } else { stored.insert(entry.recordID) }
+        }
+        if !stored.isEmpty {
+            let records = Array(stored)
+            for try await (record, hash) in try await connection.query("""
+                SELECT DISTINCT ON (record_id) record_id, hash FROM record_history
+                WHERE project_id = \(projectID) AND record_id = ANY(\(records)::uuid[]) ORDER BY record_id, id DESC
+                """, logger: .quiet).decode((UUID, String?).self) {
+                previous[record] = hash ?? HistoryChain.genesis
+            }
         }
         // A push signed once writes its manifest once; its entries reference it by id and index.
         var manifests: [String: Int64] = [:]

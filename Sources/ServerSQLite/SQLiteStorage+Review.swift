@@ -8,7 +8,8 @@ extension SQLiteStorage {
     /// Inserts the plan's history entries (plain inserts, in the push's transaction).
     /// Writes `history`, each entry with its detail encoded as in `details` (``PushPlan/encoding()``), its device,
     /// signature and link in its record's hash chain (``HistoryChain``: the hash of the record's latest entry,
-    /// read under the single writer, then of each entry written before it in this batch). A push signed once
+    /// read under the single writer — not for an entry that made its record, ``HistoryEntry/startsRecord`` —,
+    /// then of each entry written before it in this batch). A push signed once
     /// writes its manifest once (`push_manifests`), before the first entry that references it.
     static func writeHistory(_ db: Database, projectID: Int64, _ history: [HistoryEntry], details: [String]) throws {
         guard !history.isEmpty else { return }
@@ -34,7 +35,9 @@ extension SQLiteStorage {
                     manifests[manifest.signature] = db.lastInsertedRowID
                 }
             }
-            let before = try previous[entry.recordID] ?? (String.fetchOne(latest, arguments: [projectID, record]) ?? HistoryChain.genesis)
+            // A record's first entry follows genesis: only the latest hash of a record stored before is read.
+            let before = try previous[entry.recordID]
+                ?? (entry.startsRecord ? HistoryChain.genesis : String.fetchOne(latest, arguments: [projectID, record]) ?? HistoryChain.genesis)
             let hash = HistoryChain.hash(previous: before, entry, detail: detail, manifestID: manifestID)
             previous[entry.recordID] = hash
             try insert.execute(arguments: [

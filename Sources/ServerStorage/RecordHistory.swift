@@ -48,6 +48,12 @@ public struct HistoryEntry: Sendable, Hashable {
         self.detail = detail
         self.mutationID = mutationID
     }
+
+    /// Whether this entry made its record: a change at revision 1 (a record's first revision, `RecordMerge`'s
+    /// for a record not stored yet). Such an entry is its record's first, so its link in the hash chain follows
+    /// ``HistoryChain/genesis`` and a writer need not read a latest hash for it. Records are never removed, and
+    /// only a push writes changes (reviews and resolutions name a stored record's revision).
+    public var startsRecord: Bool { kind == .change && revision == 1 }
 }
 
 /// A mutation as its device signed it, kept with the history entry the mutation made: the mutation's canonical

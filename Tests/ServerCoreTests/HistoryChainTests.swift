@@ -242,4 +242,44 @@ struct HistoryChainTests {
             #expect(entries.allSatisfy { $0.linkProblem == nil && !$0.beforeChain }, "\(entries)")
         }
     }
+    /// Neither backend reads a latest hash for an entry that made its record (``HistoryEntry/startsRecord``): a batch
+    /// of 120 new records, five of them changed again in the same batch, then a batch editing 60 of them, leave each
+    /// record once with its own sequence number, its revision and answers, and every record's chain whole, with one
+    /// entry per applied change (an edit chained to genesis, or a new record to another's entry, breaks a link).
+    @Test(arguments: Backend.available)
+    func batchesOfManyRecordsLeaveEveryRecordOnceAndEveryChainWhole(backend: Backend) async throws {
+        try await TestServer.with(backend) { server in
+            try await server.publish(TestForms.job(), project: "alpha")
+            let ana = Device(clientID: "ana-phone", token: try await server.member("ana", project: "alpha", role: .collector))
+            let records = (0..<120).map { _ in UUID() }
+            try await server.app.test(.live) { client in
+                let created = records.enumerated().map { ana.mutation($0.element, ["title": ana.change(.text("Pump \($0.offset)"))]) }
+                let again = records.prefix(5).map { ana.mutation($0, ["notes": ana.change(.text("again"), base: 1, millis: 2_000)]) }
+                let (response, first) = try await ana.push(client, created + again)
+                #expect(first?.outcomes.count == 125 && first?.outcomes.allSatisfy { $0.status == .applied } == true, "\(response.status)")
+                let edits = records.suffix(60).map { ana.mutation($0, ["notes": ana.change(.text("edited"), base: 1, millis: 3_000)]) }
+                let (_, second) = try await ana.push(client, edits)
+                #expect(second?.outcomes.map(\.revision) == Array(repeating: 2, count: 60))
+
+                let page = try await ana.pull(client, limit: 1_000)
+                #expect(page.changes.count == 120)
+                #expect(Set(page.changes.map(\.sequence)).count == 120)
+                #expect(Set(page.changes.map(\.recordID)) == Set(records))
+                for change in page.changes {
+                    let index = try #require(records.firstIndex(of: change.recordID))
+                    let fields = try RecordFields(jsonBytes: change.fieldsJSON)
+                    #expect(fields["title"]?.value == .text("Pump \(index)"))
+                    #expect(change.revision == (index < 5 || index >= 60 ? 2 : 1), "record \(index)")
+                    #expect(fields["notes"]?.value == (index >= 60 ? .text("edited") : index < 5 ? .text("again") : nil), "record \(index)")
+                }
+            }
+            let project = try await server.project("alpha")
+            var broken: [HistoryVerifier.Record] = []
+            let summary = try await HistoryVerifier(storage: server.storage).verify(projectID: project.id) { record in
+                if record.entries.contains(where: { $0.linkProblem != nil || $0.beforeChain }) { broken.append(record) }
+            }
+            #expect(summary.records == 120 && summary.broken == 0 && summary.entries == 120 + 5 + 60, "\(summary)")
+            #expect(broken.isEmpty, "\(broken.prefix(2))")
+        }
+    }
 }
