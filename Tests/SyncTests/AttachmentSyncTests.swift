@@ -77,6 +77,19 @@ final class HeldUploadRequest {
 /// photo, the photo's upload resumes after a cut connection from where the server stopped, and another
 /// device downloads it when the record is opened, verified by its hash.
 struct AttachmentSyncTests {
+    /// A damage report submitted on `device` with a photo of `size` random bytes (`seed`, printed) attached.
+    static func submitDamageReport(on device: TestDevice, photo name: String, size: Int, seed: UInt64) async throws -> (photo: String, session: FormSession, reference: AttachmentReference) {
+        let photo = device.home.file(name)
+        SampleForms.writeRandomFile(photo, size: size, seed: seed)
+        print("seed \(seed)")
+        let session = try await device.store.newRecord(formID: "damage-report")
+        try await session.set("site", to: .text("Depot"))
+        try await session.attach("photo", file: photo)
+        let reference = try #require(await session.attachments["photo"])
+        #expect(try await session.complete() == .submitted)
+        return (photo, session, reference)
+    }
+
     @Test func aCutUploadResumesAndAnotherDeviceDownloadsThePhotoWhenItOpensTheRecord() async throws {
         let fixture = try await SyncFixture(forms: [SampleForms.damageReport()])
         let collector = try await fixture.user("alice")
@@ -89,14 +102,7 @@ struct AttachmentSyncTests {
         device.configuration.attachmentChunkBytes = 1 << 18
         try await device.sync()
         let size = 6_000_000
-        let photo = device.home.file("IMG_0042.jpg")
-        SampleForms.writeRandomFile(photo, size: size, seed: 42)
-        print("seed 42")
-        let session = try await device.store.newRecord(formID: "damage-report")
-        try await session.set("site", to: .text("Depot"))
-        try await session.attach("photo", file: photo)
-        let reference = try #require(await session.attachments["photo"])
-        #expect(try await session.complete() == .submitted)
+        let (photo, session, reference) = try await Self.submitDamageReport(on: device, photo: "IMG_0042.jpg", size: size, seed: 42)
         #expect(try await device.store.waitingUploads() == WaitingUploads(count: 1, bytes: Int64(size)))
 
         // The third PUT is cut after 40 KB of its 256 KiB; the upload goes on from what the server kept.
@@ -140,14 +146,7 @@ struct AttachmentSyncTests {
         device.configuration.attachmentChunkBytes = 1 << 16
         try await device.sync()
         let size = 300_000
-        let photo = device.home.file("busy.jpg")
-        SampleForms.writeRandomFile(photo, size: size, seed: 9)
-        print("seed 9")
-        let session = try await device.store.newRecord(formID: "damage-report")
-        try await session.set("site", to: .text("Depot"))
-        try await session.attach("photo", file: photo)
-        let reference = try #require(await session.attachments["photo"])
-        #expect(try await session.complete() == .submitted)
+        let (photo, _, reference) = try await Self.submitDamageReport(on: device, photo: "busy.jpg", size: size, seed: 9)
 
         // Another request of alice's holds the upload: its first 1,000 bytes arrived, the rest never comes.
         let url = try #require(URL(string: device.configuration.url("attachments/\(reference.sha256)")))
@@ -185,15 +184,10 @@ struct AttachmentSyncTests {
         let reviewer = try await fixture.user("rita", role: "reviewer")
         let device = try fixture.device(token: collector)
         try await device.sync()
-        let photo = device.home.file("a.jpg")
-        SampleForms.writeRandomFile(photo, size: 100_000, seed: 7)
-        let session = try await device.store.newRecord(formID: "damage-report")
-        try await session.set("site", to: .text("Depot"))
-        try await session.attach("photo", file: photo)
-        #expect(try await session.complete() == .submitted)
+        let (_, session, reference) = try await Self.submitDamageReport(on: device, photo: "a.jpg", size: 100_000, seed: 7)
         // The upload keeps failing (the server is told the wrong size): the record still reaches the server.
         try await device.store.noteTransferFailed(
-            BlobTransfer(sha256: try #require(await session.attachments["photo"]).sha256, bytes: 100_000, type: "image/jpeg", failures: 0),
+            BlobTransfer(sha256: reference.sha256, bytes: 100_000, type: "image/jpeg", failures: 0),
             message: "test: held back", retryAt: Date().addingTimeInterval(3600))
         try await device.sync()
         #expect(try await device.store.outboxCount() == 0)
