@@ -16,9 +16,14 @@ extension DraftStore {
     /// that removes them is the one lost), so the next push sends them again with the same ids and the
     /// server answers with the outcomes it stored: nothing is lost and nothing is applied twice. The next
     /// commit that waits for the disk (the next batch's freeze, any edit) makes this one durable too.
+    ///
+    /// `sent` is the batch as ``prepareOutgoingBatch(limit:)`` returned it: a mutation it froze comes with its
+    /// value (``OutgoingMutation/mutation``), which is the mutation its stored body holds, so only the bodies of
+    /// the others (frozen by an earlier attempt, or not given) are read back. Which mutations are applied, and to
+    /// which records, is what `sent_mutations` holds either way.
     /// - Returns: how many conflicts the outcomes reported.
     @discardableResult
-    package func applyOutcomes(_ outcomes: [MutationOutcome], serverClock: HybridTimestamp) async throws -> Int {
+    package func applyOutcomes(_ outcomes: [MutationOutcome], serverClock: HybridTimestamp, sent given: [OutgoingMutation] = []) async throws -> Int {
         try await unsyncedWrite(doing: "applying the server's answer to a push") { db in
             var conflicts = 0
             let device = try String.fetchOne(db, sql: "SELECT device_id FROM sync_state WHERE id = 1") ?? "unknown-device"
@@ -26,18 +31,34 @@ extension DraftStore {
             // cover leave, in one statement each (a record has one frozen mutation at most, so what each
             // outcome reads next is the same as if its own rows had left alone).
             let ids = JSONWriter.array(of: outcomes.map(\.mutationID))
-            var sent: [String: (record: String, body: String)] = [:]
+            var known: [String: Mutation] = [:]
+            for outgoing in given { if let mutation = outgoing.mutation { known[outgoing.mutationID] = mutation } }
+            var sent: [String: (record: String, mutation: Mutation?)] = [:]
             var records: [String] = []
+            var unread: [String] = []
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
+                SELECT mutation_id, record_id FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
                 """), arguments: [ids])
             while let row = try rows.next() {
-                sent[row[0]] = (row[1], row[2])
+                let id: String = row[0]
+                let mutation = known[id]
+                sent[id] = (row[1], mutation)
                 records.append(row[1])
+                if mutation == nil { unread.append(id) }
             }
             guard !sent.isEmpty else {
                 try Self.observe(db, serverClock)
                 return 0
+            }
+            if !unread.isEmpty {
+                let bodies = try Row.fetchCursor(db.cachedStatement(sql: """
+                    SELECT mutation_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
+                    """), arguments: [JSONWriter.array(of: unread)])
+                while let row = try bodies.next() {
+                    let body: String = row[1]
+                    var reader = JSONReader(Array(body.utf8))
+                    sent[row[0]]?.mutation = try Mutation.read(from: &reader)
+                }
             }
             try db.cachedStatement(sql: """
                 DELETE FROM outbox WHERE record_id IN (SELECT record_id FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?1)))
@@ -48,8 +69,8 @@ extension DraftStore {
             var settled: [(record: String, key: String)] = []
             var refused: [DeviceSync.LoggedConflict] = []
             for outcome in outcomes {
-                guard let frozen = sent.removeValue(forKey: outcome.mutationID) else { continue }
-                conflicts += try Self.applyOutcome(db, outcome, record: frozen.record, body: frozen.body, batch: batch, device: device, settled: &settled, refused: &refused)
+                guard let frozen = sent.removeValue(forKey: outcome.mutationID), let mutation = frozen.mutation else { continue }
+                conflicts += try Self.applyOutcome(db, outcome, record: frozen.record, mutation: mutation, batch: batch, device: device, settled: &settled, refused: &refused)
             }
             // Only the edits the outcomes settled leave; the rest stay as they are. A record whose every edit is
             // settled (a record pushed whole, the usual case) loses its edits by one range of the primary key,
@@ -124,16 +145,14 @@ extension DraftStore {
         }
     }
 
-    /// Applies one outcome to `record`, whose frozen mutation (`body`) and acknowledged outbox rows are gone
+    /// Applies one outcome to `record`, whose frozen `mutation` and acknowledged outbox rows are gone
     /// already: the values that won, the revision, the conflicts. The edits it settled are added to `settled`
     /// and the refusals to `refused`, for the caller to remove and stop once for the batch.
     static func applyOutcome(
-        _ db: Database, _ outcome: MutationOutcome, record: String, body: String, batch: SettlingBatch, device: String,
+        _ db: Database, _ outcome: MutationOutcome, record: String, mutation: Mutation, batch: SettlingBatch, device: String,
         settled: inout [(record: String, key: String)], refused: inout [DeviceSync.LoggedConflict]
     ) throws -> Int {
         guard let stored = batch.records[record] else { return 0 }
-        var reader = JSONReader(Array(body.utf8))
-        let mutation = try Mutation.read(from: &reader)
         let synced = try decodeSynced(stored.fields, record: record)
         let result = DeviceSync.applyOutcome(
             outcome, of: mutation, synced: synced, serverRevision: stored.revision,

@@ -1,7 +1,7 @@
 import Foundation
 import FormModel
 import GRDB
-import SyncCore
+package import SyncCore
 
 /// A record's coalesced changes, frozen with their mutation id before being sent.
 package struct OutgoingMutation: Sendable, Hashable {
@@ -9,6 +9,10 @@ package struct OutgoingMutation: Sendable, Hashable {
     package var recordID: UUID
     /// The mutation as JSON, exactly as it is sent every time (same id, same content).
     package var body: String
+    /// The mutation ``body`` holds, when the call that returned it froze it (nil for one frozen by an earlier
+    /// attempt). Given back with the outcomes (``DraftStore/applyOutcomes(_:serverClock:sent:)``), it spares
+    /// reading the body again; without it the body is read.
+    package var mutation: Mutation?
 }
 
 /// The next mutations to push, and the records held back from them.
@@ -63,6 +67,7 @@ extension DraftStore {
                 batch.mutations.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
             }
             let now = Self.nowMillis()
+            var ids = MutationIDs(count: limit - batch.mutations.count)
             var sensitive: [FormKey: Set<String>] = [:]
             var held: [String] = []
             while batch.mutations.count < limit {
@@ -82,14 +87,14 @@ extension DraftStore {
                             try !Self.sensitiveFieldIDs(db, form, cache: formCache, sensitive: &sensitive).isEmpty
                         else {
                             // Nothing to seal: nothing can hold the record back.
-                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, cache: formCache, sensitive: &sensitive) {
+                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, ids: &ids, cache: formCache, sensitive: &sensitive) {
                                 batch.mutations.append(frozen)
                             }
                             continue
                         }
                         // A savepoint each: a record held back leaves nothing of its sealing behind.
                         try db.inSavepoint {
-                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, cache: formCache, sensitive: &sensitive) {
+                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, ids: &ids, cache: formCache, sensitive: &sensitive) {
                                 batch.mutations.append(frozen)
                             }
                             return .commit
@@ -113,13 +118,13 @@ extension DraftStore {
     /// transaction), against the form version the record is on now; nil (and the rows gone) when the record no
     /// longer exists. The caller makes sure the record has no frozen mutation yet. The push that sends it signs
     /// its bytes (``OutgoingBatch/signature``). `reads` holds the record and its rows when the caller read a
-    /// batch of them at once; without, they are read here.
+    /// batch of them at once; without, they are read here. The mutation's id is the next of `ids`.
     static func freeze(
-        _ db: Database, record: String, upTo lastRow: Int64, reads: FreezingBatch? = nil, now: Int64, cache: FormCache,
+        _ db: Database, record: String, upTo lastRow: Int64, reads: FreezingBatch? = nil, now: Int64, ids: inout MutationIDs, cache: FormCache,
         sensitive: inout [FormKey: Set<String>]
     ) throws -> OutgoingMutation? {
         let reads = try reads ?? FreezingBatch(db, records: [(record, lastRow)])
-        guard var mutation = try coalesce(record: record, reads) else {
+        guard var mutation = try coalesce(record: record, reads, id: &ids) else {
             // The record is gone (a never-synced draft deleted): nothing to send.
             try db.execute(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?", arguments: [record, lastRow])
             return nil
@@ -131,7 +136,7 @@ extension DraftStore {
             INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at)
             VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
             """).execute(arguments: [mutation.mutationID, record, lastRow, body, now])
-        return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body)
+        return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body, mutation: mutation)
     }
 
     /// The ids of the sensitive fields of `form` (kept in `sensitive`, as ``sealSensitiveAnswers(_:_:cache:sensitive:)`` keeps them).
@@ -209,10 +214,10 @@ extension DraftStore {
         return DeviceSync.editBase(pendingBase: pending, serverRevision: serverRevision)
     }
 
-    /// One mutation from a record's outbox rows as `reads` holds them (``DeviceSync/coalesce(_:answers:state:)``);
-    /// nil when the record no longer exists. Its times are this device's: the record's creation (or first
-    /// arrival here), the latest of the rows' edits, and the latest submission among them.
-    static func coalesce(record: String, _ reads: FreezingBatch) throws -> Mutation? {
+    /// One mutation from a record's outbox rows as `reads` holds them (``DeviceSync/coalesce(_:answers:state:)``),
+    /// its id the next of `ids`; nil when the record no longer exists. Its times are this device's: the record's
+    /// creation (or first arrival here), the latest of the rows' edits, and the latest submission among them.
+    static func coalesce(record: String, _ reads: FreezingBatch, id ids: inout MutationIDs) throws -> Mutation? {
         guard let id = UUID(uuidString: record), let stored = reads.records[record] else { return nil }
         var entries: [DeviceSync.OutboxEntry] = []
         var times = RecordTimes(created: date(stored.createdAt))
@@ -232,7 +237,7 @@ extension DraftStore {
             entries.append(DeviceSync.OutboxEntry(fields: fields, baseRevision: row.baseRevision, hlc: HybridTimestamp(rawValue: row.hlc)))
         }
         return Mutation(
-            mutationID: UUID().uuidString.lowercased(), recordID: id, form: stored.form,
+            mutationID: ids.next(), recordID: id, form: stored.form,
             state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state), times: times)
     }
 
@@ -265,5 +270,44 @@ extension DraftStore {
         }
         writer.endArray()
         return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
+/// Fresh ids for the mutations one call freezes: random UUIDs (version 4, in lowercase, as `UUID()` makes them), their
+/// bytes drawn from the system's generator 16 ids a call (``SystemRandomBytes``) rather than a file opened and
+/// read for each id (Foundation's `UUID()` on Linux). The bytes are the kernel's, as before; none outlive the call.
+struct MutationIDs {
+    private static let size = 16
+    private static let digits = Array("0123456789abcdef".utf8)
+    private var bytes: [UInt8] = []
+    private var used = 0
+    private var left: Int
+
+    /// Ids for `count` mutations at most (more are drawn as they are needed).
+    init(count: Int) {
+        left = max(1, count)
+    }
+
+    /// The next id: 122 random bits no id before it used, as `xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`.
+    mutating func next() -> String {
+        if used == bytes.count {
+            let take = min(left, SystemRandomBytes.maximumRun / Self.size)
+            left = max(1, left - take)
+            bytes = [UInt8](repeating: 0, count: take * Self.size)
+            SystemRandomBytes.fill(&bytes)
+            used = 0
+        }
+        defer { used += Self.size }
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for offset in 0..<Self.size {
+            var byte = bytes[used + offset]
+            if offset == 6 { byte = byte & 0x0F | 0x40 }  // the version, 4 (random)
+            if offset == 8 { byte = byte & 0x3F | 0x80 }  // the variant of RFC 9562
+            if offset == 4 || offset == 6 || offset == 8 || offset == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(Self.digits[Int(byte >> 4)])
+            text.append(Self.digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
