@@ -159,11 +159,16 @@ extension DraftStore {
             directory.remove(sha256)
         }
         if presentation == nil {
-            // Files with no row: an attach whose transaction failed after placing, or a crash in between.
+            // Files with no row: an attach whose transaction failed after placing, or a crash in between. What
+            // the records refer to is read only when such a file is there: the view opens every record's fields
+            // and every unsent edit, which a sync would otherwise pay for each record the device holds.
             let listing = directory.listing()
-            let known = Set(try String.fetchAll(db, sql: "SELECT sha256 FROM blobs"))
-            let referenced = Set(try String.fetchAll(db, sql: "SELECT sha256 FROM attachment_references WHERE sha256 IS NOT NULL"))
-            for sha256 in listing.blobs.union(listing.partials) where !known.contains(sha256) && !referenced.contains(sha256) {
+            let files = listing.blobs.union(listing.partials)
+            let known = files.isEmpty ? [] : Set(try String.fetchAll(db, sql: "SELECT sha256 FROM blobs"))
+            let rowless = files.filter { !known.contains($0) }
+            let referenced = rowless.isEmpty
+                ? [] : Set(try String.fetchAll(db, sql: "SELECT sha256 FROM attachment_references WHERE sha256 IS NOT NULL"))
+            for sha256 in rowless where !referenced.contains(sha256) {
                 directory.remove(sha256)
                 removed.append(sha256)
             }

@@ -9,6 +9,10 @@ package struct OutgoingMutation: Sendable, Hashable {
     package var recordID: UUID
     /// The mutation as JSON, exactly as it is sent every time (same id, same content).
     package var body: String
+    /// The mutation ``body`` holds, when the call that returned it froze it (nil for one frozen by an earlier
+    /// attempt). Given back with the outcomes (``DraftStore/applyOutcomes(_:serverClock:sent:)``), it spares
+    /// reading the body again; without it the body is read.
+    package var mutation: Mutation?
 }
 
 /// The next mutations to push, and the records held back from them.
@@ -63,6 +67,7 @@ extension DraftStore {
                 batch.mutations.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
             }
             let now = Self.nowMillis()
+            var ids = MutationIDs(count: limit - batch.mutations.count)
             var sensitive: [FormKey: Set<String>] = [:]
             var held: [String] = []
             while batch.mutations.count < limit {
@@ -82,14 +87,14 @@ extension DraftStore {
                             try !Self.sensitiveFieldIDs(db, form, cache: formCache, sensitive: &sensitive).isEmpty
                         else {
                             // Nothing to seal: nothing can hold the record back.
-                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, cache: formCache, sensitive: &sensitive) {
+                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, ids: &ids, cache: formCache, sensitive: &sensitive) {
                                 batch.mutations.append(frozen)
                             }
                             continue
                         }
                         // A savepoint each: a record held back leaves nothing of its sealing behind.
                         try db.inSavepoint {
-                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, cache: formCache, sensitive: &sensitive) {
+                            if let frozen = try Self.freeze(db, record: record, upTo: candidate[1], reads: reads, now: now, ids: &ids, cache: formCache, sensitive: &sensitive) {
                                 batch.mutations.append(frozen)
                             }
                             return .commit
@@ -113,13 +118,13 @@ extension DraftStore {
     /// transaction), against the form version the record is on now; nil (and the rows gone) when the record no
     /// longer exists. The caller makes sure the record has no frozen mutation yet. The push that sends it signs
     /// its bytes (``OutgoingBatch/signature``). `reads` holds the record and its rows when the caller read a
-    /// batch of them at once; without, they are read here.
+    /// batch of them at once; without, they are read here. The mutation's id is the next of `ids`.
     static func freeze(
-        _ db: Database, record: String, upTo lastRow: Int64, reads: FreezingBatch? = nil, now: Int64, cache: FormCache,
+        _ db: Database, record: String, upTo lastRow: Int64, reads: FreezingBatch? = nil, now: Int64, ids: inout MutationIDs, cache: FormCache,
         sensitive: inout [FormKey: Set<String>]
     ) throws -> OutgoingMutation? {
         let reads = try reads ?? FreezingBatch(db, records: [(record, lastRow)])
-        guard var mutation = try coalesce(record: record, reads) else {
+        guard var mutation = try coalesce(record: record, reads, id: &ids) else {
             // The record is gone (a never-synced draft deleted): nothing to send.
             try db.execute(sql: "DELETE FROM outbox WHERE record_id = ? AND mutation_id <= ?", arguments: [record, lastRow])
             return nil
@@ -131,7 +136,7 @@ extension DraftStore {
             INSERT INTO sent_mutations (mutation_id, record_id, last_outbox_id, body, created_at)
             VALUES (?1, ?2, ?3, fs_seal(?4, 'mutation', ?1, ?2), ?5)
             """).execute(arguments: [mutation.mutationID, record, lastRow, body, now])
-        return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body)
+        return OutgoingMutation(mutationID: mutation.mutationID, recordID: mutation.recordID, body: body, mutation: mutation)
     }
 
     /// The ids of the sensitive fields of `form` (kept in `sensitive`, as ``sealSensitiveAnswers(_:_:cache:sensitive:)`` keeps them).
@@ -209,10 +214,10 @@ extension DraftStore {
         return DeviceSync.editBase(pendingBase: pending, serverRevision: serverRevision)
     }
 
-    /// One mutation from a record's outbox rows as `reads` holds them (``DeviceSync/coalesce(_:answers:state:)``);
-    /// nil when the record no longer exists. Its times are this device's: the record's creation (or first
-    /// arrival here), the latest of the rows' edits, and the latest submission among them.
-    static func coalesce(record: String, _ reads: FreezingBatch) throws -> Mutation? {
+    /// One mutation from a record's outbox rows as `reads` holds them (``DeviceSync/coalesce(_:answers:state:)``),
+    /// its id the next of `ids`; nil when the record no longer exists. Its times are this device's: the record's
+    /// creation (or first arrival here), the latest of the rows' edits, and the latest submission among them.
+    static func coalesce(record: String, _ reads: FreezingBatch, id ids: inout MutationIDs) throws -> Mutation? {
         guard let id = UUID(uuidString: record), let stored = reads.records[record] else { return nil }
         var entries: [DeviceSync.OutboxEntry] = []
         var times = RecordTimes(created: date(stored.createdAt))
@@ -232,7 +237,7 @@ extension DraftStore {
             entries.append(DeviceSync.OutboxEntry(fields: fields, baseRevision: row.baseRevision, hlc: HybridTimestamp(rawValue: row.hlc)))
         }
         return Mutation(
-            mutationID: UUID().uuidString.lowercased(), recordID: id, form: stored.form,
+            mutationID: ids.next(), recordID: id, form: stored.form,
             state: stored.state, changes: DeviceSync.coalesce(entries, answers: stored.answers, state: stored.state), times: times)
     }
 
@@ -247,96 +252,6 @@ extension DraftStore {
         }
         try reader.finish()
         return names
-    }
-
-    /// Applies the server's outcomes of pushed mutations, all in one transaction: each record's revision
-    /// and the values that won, every conflict logged, the acknowledged outbox rows and settled edits removed,
-    /// the clock moved. Outcomes of mutations this device no longer holds (already applied) are ignored.
-    ///
-    /// A batch's records are read, and their acknowledged outbox rows, frozen mutations and settled edits
-    /// removed, in one statement each; each record's merged fields are then written with one statement.
-    ///
-    /// Committed without waiting for the disk (`unsyncedWrite`): a process killed after the commit keeps it,
-    /// and should a power cut lose it, the mutations are still frozen in `sent_mutations` (the transaction
-    /// that removes them is the one lost), so the next push sends them again with the same ids and the
-    /// server answers with the outcomes it stored: nothing is lost and nothing is applied twice. The next
-    /// commit that waits for the disk (the next batch's freeze, any edit) makes this one durable too.
-    /// - Returns: how many conflicts the outcomes reported.
-    @discardableResult
-    package func applyOutcomes(_ outcomes: [MutationOutcome], serverClock: HybridTimestamp) async throws -> Int {
-        try await unsyncedWrite(doing: "applying the server's answer to a push") { db in
-            var conflicts = 0
-            let device = try String.fetchOne(db, sql: "SELECT device_id FROM sync_state WHERE id = 1") ?? "unknown-device"
-            // The frozen mutations the outcomes answer, read in one statement; then they and the outbox rows they
-            // cover leave, in one statement each (a record has one frozen mutation at most, so what each
-            // outcome reads next is the same as if its own rows had left alone).
-            let ids = JSONWriter.array(of: outcomes.map(\.mutationID))
-            var sent: [String: (record: String, body: String)] = [:]
-            var records: [String] = []
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))
-                """), arguments: [ids])
-            while let row = try rows.next() {
-                sent[row[0]] = (row[1], row[2])
-                records.append(row[1])
-            }
-            guard !sent.isEmpty else {
-                try Self.observe(db, serverClock)
-                return 0
-            }
-            try db.cachedStatement(sql: """
-                DELETE FROM outbox WHERE record_id IN (SELECT record_id FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?1)))
-                    AND mutation_id <= (SELECT s.last_outbox_id FROM sent_mutations s WHERE s.record_id = outbox.record_id)
-                """).execute(arguments: [ids])
-            try db.cachedStatement(sql: "DELETE FROM sent_mutations WHERE mutation_id IN (SELECT value FROM json_each(?))").execute(arguments: [ids])
-            let batch = try SettlingBatch(db, records: records)
-            var settled: [(record: String, key: String)] = []
-            var refused: [DeviceSync.LoggedConflict] = []
-            for outcome in outcomes {
-                guard let frozen = sent.removeValue(forKey: outcome.mutationID) else { continue }
-                conflicts += try Self.applyOutcome(db, outcome, record: frozen.record, body: frozen.body, batch: batch, device: device, settled: &settled, refused: &refused)
-            }
-            // Only the edits the outcomes settled leave; the rest stay as they are. A record whose every edit is
-            // settled (a record pushed whole, the usual case) loses its edits by one range of the primary key,
-            // the others edit by edit: one statement each for the batch.
-            let split = Self.settledEdits(settled, held: batch.edits)
-            if !split.wholeRecords.isEmpty {
-                try db.execute(sql: "DELETE FROM record_edits WHERE record_id IN (SELECT value FROM json_each(?))",
-                    arguments: [JSONWriter.array(of: split.wholeRecords)])
-            }
-            if !split.edits.isEmpty {
-                try db.execute(sql: """
-                    DELETE FROM record_edits WHERE (record_id, key) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
-                    """, arguments: [Self.pairsJSON(split.edits) { $0.string($1) }])
-            }
-            try Self.stopRefusedUploads(db, refused)
-            try Self.observe(db, serverClock)
-            return conflicts
-        }
-    }
-
-    /// The `settled` edits (record, field key) split into the records that hold no other edit (`held`: each record's
-    /// edits), removed whole, and the edits of the others, removed one by one.
-    static func settledEdits(
-        _ settled: [(record: String, key: String)], held: [String: Set<String>]
-    ) -> (wholeRecords: [String], edits: [(record: String, key: String)]) {
-        var byRecord: [String: [String]] = [:]
-        var order: [String] = []
-        for (record, key) in settled {
-            if byRecord[record] == nil { order.append(record) }
-            byRecord[record, default: []].append(key)
-        }
-        var whole: [String] = []
-        var edits: [(record: String, key: String)] = []
-        for record in order {
-            let keys = byRecord[record]!
-            if let holds = held[record], !holds.isEmpty, holds.isSubset(of: keys) {
-                whole.append(record)
-            } else {
-                for key in keys { edits.append((record, key)) }
-            }
-        }
-        return (whole, edits)
     }
 
     /// `[[record, second], …]` as JSON, for one statement over a batch (read with `json_each`): each pair's second
@@ -356,142 +271,43 @@ extension DraftStore {
         writer.endArray()
         return String(decoding: writer.bytes, as: UTF8.self)
     }
+}
 
-    /// What applying a batch of outcomes reads once for all of its records: their synced fields (opened, and as
-    /// stored: sealed in an encrypted store) and revision, and the fields edited again since their mutations were
-    /// frozen (outbox rows left after the acknowledged ones went).
-    struct SettlingBatch {
-        var records: [String: (fields: String, revision: Int64, stored: String)] = [:]
-        var editedSince: [String: Set<String>] = [:]
-        /// The keys of each record's unsent edits (read without their values).
-        var edits: [String: Set<String>] = [:]
-        /// Whether the device holds the plaintext of any answer it sealed (else nothing needs restoring).
-        var holdsSealedPlaintexts: Bool
+/// Fresh ids for the mutations one call freezes: random UUIDs (version 4, in lowercase, as `UUID()` makes them), their
+/// bytes drawn from the system's generator 16 ids a call (``SystemRandomBytes``) rather than a file opened and
+/// read for each id (Foundation's `UUID()` on Linux). The bytes are the kernel's, as before; none outlive the call.
+struct MutationIDs {
+    private static let size = 16
+    private static let digits = Array("0123456789abcdef".utf8)
+    private var bytes: [UInt8] = []
+    private var used = 0
+    private var left: Int
 
-        init(_ db: Database, records ids: [String]) throws {
-            let list = JSONWriter.array(of: ids)
-            // Prepared per batch, not cached (as the freeze's reads).
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT id, server_revision, fs_open_fields(fields, 'record', id), fields FROM records WHERE id IN (SELECT value FROM json_each(?))
-                """, arguments: [list])
-            while let row = try rows.next() { records[row[0]] = (row[2], row[1], row[3]) }
-            let newer = try Row.fetchCursor(db, sql: """
-                SELECT record_id, field_id FROM outbox WHERE record_id IN (SELECT value FROM json_each(?)) AND field_id IS NOT NULL
-                """, arguments: [list])
-            while let row = try newer.next() { editedSince[row[0], default: []].insert(row[1]) }
-            let keys = try Row.fetchCursor(db, sql: """
-                SELECT record_id, key FROM record_edits WHERE record_id IN (SELECT value FROM json_each(?))
-                """, arguments: [list])
-            while let row = try keys.next() { edits[row[0], default: []].insert(row[1]) }
-            holdsSealedPlaintexts = try DraftStore.holdsSealedPlaintexts(db)
-        }
+    /// Ids for `count` mutations at most (more are drawn as they are needed).
+    init(count: Int) {
+        left = max(1, count)
     }
 
-    /// Applies one outcome to `record`, whose frozen mutation (`body`) and acknowledged outbox rows are gone
-    /// already: the values that won, the revision, the conflicts. The edits it settled are added to `settled`
-    /// and the refusals to `refused`, for the caller to remove and stop once for the batch.
-    static func applyOutcome(
-        _ db: Database, _ outcome: MutationOutcome, record: String, body: String, batch: SettlingBatch, device: String,
-        settled: inout [(record: String, key: String)], refused: inout [DeviceSync.LoggedConflict]
-    ) throws -> Int {
-        guard let stored = batch.records[record] else { return 0 }
-        var reader = JSONReader(Array(body.utf8))
-        let mutation = try Mutation.read(from: &reader)
-        let synced = try decodeSynced(stored.fields, record: record)
-        let result = DeviceSync.applyOutcome(
-            outcome, of: mutation, synced: synced, serverRevision: stored.revision,
-            editedSince: batch.editedSince[record] ?? [], device: device)
-        for (field, base) in result.rebasedEdits {
-            try db.cachedStatement(sql: "UPDATE outbox SET base_revision = max(base_revision, ?) WHERE record_id = ? AND field_id = ?")
-                .execute(arguments: [base, record, field])
+    /// The next id: 122 random bits no id before it used, as `xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`.
+    mutating func next() -> String {
+        if used == bytes.count {
+            let take = min(left, SystemRandomBytes.maximumRun / Self.size)
+            left = max(1, left - take)
+            bytes = [UInt8](repeating: 0, count: take * Self.size)
+            SystemRandomBytes.fill(&bytes)
+            used = 0
         }
-        let now = nowMillis()
-        for conflict in result.conflicts {
-            try logConflict(
-                db, record: record, field: conflict.field, policy: conflict.policy,
-                local: try ownPlaintext(db, record: record, key: conflict.field, conflict.local),
-                remote: try ownPlaintext(db, record: record, key: conflict.field, conflict.remote), open: conflict.open, now: now, reason: conflict.reason)
+        defer { used += Self.size }
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for offset in 0..<Self.size {
+            var byte = bytes[used + offset]
+            if offset == 6 { byte = byte & 0x0F | 0x40 }  // the version, 4 (random)
+            if offset == 8 { byte = byte & 0x3F | 0x80 }  // the variant of RFC 9562
+            if offset == 4 || offset == 6 || offset == 8 || offset == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(Self.digits[Int(byte >> 4)])
+            text.append(Self.digits[Int(byte & 0x0F)])
         }
-        let fields = try keepingSealedAnswers(result.synced.jsonBytes(), stored: stored.stored, before: synced, after: result.synced, record: record)
-        try db.cachedStatement(sql: "UPDATE records SET fields = fs_seal_fields(?1, 'record', ?3), server_revision = ?2 WHERE id = ?3").execute(arguments: [
-            String(decoding: fields, as: UTF8.self), result.serverRevision, record,
-        ])
-        if batch.holdsSealedPlaintexts { try restoreSealedPlaintexts(db, record: record) }
-        for key in result.settled { settled.append((record, key)) }
-        refused += result.conflicts.filter { $0.policy == "rejected" }
-        return result.conflicts.count
-    }
-
-    /// A record's new fields JSON (`fields`, answers in clear) with each answer the outcome left as it was (the same
-    /// value in `before` and `after`) taken sealed, exactly as `stored` holds it: `fs_seal_fields` keeps a sealed
-    /// answer as it is, so only the answers that changed are sealed, and an unchanged one is never sealed again.
-    /// A place is the record and the field's key, the same before and after, so the moved bytes open where they
-    /// land. In a store without encryption (`stored` holds no sealed answer) `fields` is returned as it is.
-    static func keepingSealedAnswers(_ fields: [UInt8], stored: String, before: RecordFields, after: RecordFields, record: String) throws -> [UInt8] {
-        let unchanged = before.states.compactMap { key, state in after[key].map { $0.value == state.value && state.value != nil } == true ? key : nil }
-        guard !unchanged.isEmpty else { return fields }
-        let keep = Set(unchanged)
-        let storedBytes = Array(stored.utf8)
-        var sealed: [String: ArraySlice<UInt8>] = [:]
-        do {
-            var reader = JSONReader(storedBytes)
-            try reader.beginObject()
-            while let member = try reader.nextKey() {
-                guard member == "values" else {
-                    _ = try reader.skipValue()
-                    continue
-                }
-                try reader.beginObject()
-                while let key = try reader.nextKey() {
-                    let raw = try reader.rawValue()
-                    if raw.first == UInt8(ascii: "\""), keep.contains(key) { sealed[key] = raw }
-                }
-            }
-        } catch {
-            throw DraftStoreError(.databaseDamaged, "The stored fields of record \(record) cannot be read (\(error)).")
-        }
-        guard !sealed.isEmpty else { return fields }
-        return try DeviceCipher.rewriteValues(fields) { key, raw, writer in writer.raw(sealed[key] ?? raw) }
-    }
-
-    static func logConflict(
-        _ db: Database, record: String, field: String, policy: String, local: FieldState?, remote: FieldState?, open: Bool, now: Int64,
-        reason: String? = nil, serverID: Int64? = nil
-    ) throws {
-        func json(_ value: AnswerValue?) throws -> String? { value.map { answerJSON($0) } }
-        try db.cachedStatement(sql: """
-            INSERT INTO conflicts (
-                record_id, field_id, policy, local_value, local_hlc, local_device, remote_value, remote_hlc, remote_device, detected_at, resolved_at,
-                reason, server_id)
-            VALUES (?1, ?2, ?3, fs_seal(?4, 'conflict', ?1, ?2, 'local'), ?5, ?6, fs_seal(?7, 'conflict', ?1, ?2, 'remote'), ?8, ?9, ?10, ?11,
-                fs_seal(?12, 'conflict', ?1, ?2, 'reason'), ?13)
-            """).execute(arguments: [
-                record, field, policy, try json(local?.value), local?.hlc.rawValue, local?.clientID,
-                try json(remote?.value), remote?.hlc.rawValue, remote?.clientID, now, open ? nil : now, reason, serverID,
-            ])
-    }
-
-    /// Stops the uploads of attachments the server refused in `conflicts`, unless a record still holds them:
-    /// their upload would be refused too (too large, not accepted), and retrying it would keep the device
-    /// waiting forever. The bytes stay on the device while the conflict log refers to them. Run after the
-    /// outcome's edits are settled. (A hash in a record's text counts as holding it: the upload then goes on as
-    /// before, which is the safe side.)
-    static func stopRefusedUploads(_ db: Database, _ conflicts: [DeviceSync.LoggedConflict]) throws {
-        for conflict in conflicts where conflict.policy == "rejected" {
-            guard case .attachment(let reference)? = conflict.local?.value else { continue }
-            try db.cachedStatement(sql: """
-                UPDATE blobs SET upload = 'none', retry_at = NULL WHERE sha256 = ?1 AND upload = 'waiting'
-                    AND NOT EXISTS (SELECT 1 FROM records WHERE instr(fs_open_fields(fields, 'record', id), ?1) > 0)
-                    AND NOT EXISTS (SELECT 1 FROM record_edits WHERE instr(fs_open(value, 'edit', record_id, key), ?1) > 0)
-                """).execute(arguments: [reference.sha256])
-        }
-    }
-
-    /// Moves the device's hybrid logical clock past the server's reading, in the caller's transaction.
-    static func observe(_ db: Database, _ remote: HybridTimestamp) throws {
-        let current = try Int64.fetchOne(db.cachedStatement(sql: "SELECT clock FROM sync_state WHERE id = 1")) ?? 0
-        var clock = HybridLogicalClock(last: HybridTimestamp(rawValue: current))
-        clock.observe(remote)
-        try db.cachedStatement(sql: "UPDATE sync_state SET clock = ? WHERE id = 1").execute(arguments: [clock.last.rawValue])
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -7,7 +7,7 @@ internal import SyncCore
 ///
 /// The rule, applied inside the transaction that opens the draft:
 /// 1. The draft's unsent edits were made on its version, so they go to the server as a change against that
-///    version: they are frozen now, as the next push's mutation of the record (``freeze(_:record:upTo:reads:now:cache:sensitive:)``).
+///    version: they are frozen now, as the next push's mutation of the record (``freeze(_:record:upTo:reads:now:ids:cache:sensitive:)``).
 /// 2. The record moves to the newest version. Each answer the new version takes in a draft
 ///    (``FormValidator/draftIssue(_:_:)``) is carried by its key; every other one (a field the version no longer
 ///    has, a field whose kind changed, a repeat it dropped) is cleared by an unsent edit, which goes to the
@@ -28,7 +28,8 @@ extension DraftStore {
         if let lastUnsent {
             guard frozenUpTo == nil else { return nil }
             var sensitive: [FormKey: Set<String>] = [:]
-            _ = try freeze(db, record: record, upTo: lastUnsent, now: nowMillis(), cache: cache, sensitive: &sensitive)
+            var ids = MutationIDs(count: 1)
+            _ = try freeze(db, record: record, upTo: lastUnsent, now: nowMillis(), ids: &ids, cache: cache, sensitive: &sensitive)
         }
         let answers = try Self.answers(try fetchStoredAnswers(db, record: record), record: record)
         let target = FormValidator(form: newest)

@@ -168,6 +168,52 @@ struct SyncApplyTests {
         #expect(try await fixture.store.record(editedAgain)?.pending == ["site": .text("South, again")])
     }
 
+    /// The batch a push freezes comes with each mutation's value, the one its stored body holds; given back with
+    /// the outcomes, it is applied as the body would be. A mutation frozen by an earlier attempt comes without it
+    /// (its body is read when applied).
+    @Test func aFrozenBatchGivenBackWithItsOutcomesIsAppliedAsItsBodiesSay() async throws {
+        let fixture = try await Fixture()
+        let first = try await fixture.draft(site: "North", count: 1)
+        let second = try await fixture.draft(site: "South", count: 2)
+        let batch = try await fixture.store.prepareOutgoingBatch(limit: 10).mutations
+        #expect(batch.map(\.recordID) == [first, second])
+        for frozen in batch {
+            var reader = JSONReader(Array(frozen.body.utf8))
+            #expect(try frozen.mutation == Mutation.read(from: &reader), "the value is the body's mutation")
+        }
+        let again = try await fixture.store.prepareOutgoingBatch(limit: 10).mutations
+        #expect(again.map(\.mutationID) == batch.map(\.mutationID) && again.allSatisfy { $0.mutation == nil }, "frozen before: read from the body")
+
+        // The first outcome with the batch as frozen, the second with the batch of the retry: the value, then the body.
+        let outcomes = batch.map { MutationOutcome(mutationID: $0.mutationID, recordID: $0.recordID, status: .applied, revision: 1, changed: true) }
+        #expect(try await fixture.store.applyOutcomes([outcomes[0]], serverClock: HybridTimestamp(rawValue: 5), sent: batch) == 0)
+        #expect(try await fixture.store.applyOutcomes([outcomes[1]], serverClock: HybridTimestamp(rawValue: 5), sent: again) == 0)
+        for (record, site, count) in [(first, "North", 1), (second, "South", 2)] {
+            let applied = try #require(try await fixture.store.record(record))
+            #expect(applied.serverRevision == 1 && applied.pending.isEmpty)
+            #expect(applied.synced["site"]?.value == .text(site) && applied.synced["count"]?.value == .integer(count))
+            #expect(applied.synced["site"]?.revision == 1 && applied.synced["site"]?.clientID == fixture.store.deviceID)
+        }
+        #expect(try await fixture.store.prepareOutgoing(limit: 10).isEmpty)
+    }
+
+    /// A push's mutation ids, drawn for the batch at once: random UUIDs (version 4, lowercase), none repeated, across
+    /// the draws a large batch needs.
+    @Test func mutationIDsAreDistinctRandomUUIDs() {
+        var ids = MutationIDs(count: 1_000)
+        var seen = Set<String>()
+        for _ in 0..<1_000 {
+            let id = ids.next()
+            #expect(id == UUID(uuidString: id)?.uuidString.lowercased(), "\(id)")
+            let characters = Array(id)
+            #expect(characters[14] == "4" && "89ab".contains(characters[19]), "version 4, RFC 9562 variant: \(id)")
+            seen.insert(id)
+        }
+        var more = MutationIDs(count: 1)
+        for _ in 0..<40 { seen.insert(more.next()) }
+        #expect(seen.count == 1_040)
+    }
+
     /// An outcome that leaves an answer as it was moves its sealed bytes as they are stored: only the answers that
     /// changed are sealed again (each seal takes a fresh nonce, so bytes that stay the same were not sealed again),
     /// and every answer still opens at its place.

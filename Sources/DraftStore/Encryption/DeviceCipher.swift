@@ -203,7 +203,7 @@ struct DeviceCipher: @unchecked Sendable {
     /// a run lives in one call (no buffer is kept between calls, so none is shared with a forked process).
     struct Nonces {
         static let size = 12
-        private static let perRead = 256 / size
+        private static let perRead = SystemRandomBytes.maximumRun / size
         private var bytes: [UInt8]
         private var used: Int
         private var left: Int
@@ -221,20 +221,11 @@ struct DeviceCipher: @unchecked Sendable {
                 let take = min(left, Self.perRead)
                 left = max(1, left - take)
                 bytes = [UInt8](repeating: 0, count: take * Self.size)
-                Self.fill(&bytes)
+                SystemRandomBytes.fill(&bytes)
                 used = 0
             }
             defer { used += Self.size }
             return bytes[used..<(used + Self.size)]
-        }
-
-        /// `buffer` (at most 256 bytes) filled from the system's generator; from the standard library's when
-        /// `getentropy` fails (a kernel without it), which traps rather than give bytes that are not random.
-        private static func fill(_ buffer: inout [UInt8]) {
-            let read = buffer.withUnsafeMutableBytes { getentropy($0.baseAddress, $0.count) }
-            guard read != 0 else { return }
-            var generator = SystemRandomNumberGenerator()
-            for index in buffer.indices { buffer[index] = generator.next() }
         }
     }
 

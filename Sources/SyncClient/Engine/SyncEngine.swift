@@ -185,7 +185,7 @@ public struct SyncEngine: Sendable {
             ) { try PushResponse(jsonBytes: [UInt8]($0)) }
             progress.serverClock = max(progress.serverClock, response.serverClock)
             let conflicts = try await storage("applying the push's outcome") {
-                try await store.applyOutcomes(response.outcomes, serverClock: response.serverClock)
+                try await store.applyOutcomes(response.outcomes, serverClock: response.serverClock, sent: batch)
             }
             pushed += batch.count
             progress.update {

@@ -48,17 +48,18 @@ public enum DeviceSync {
     /// device last saw the field) and the newest clock reading. A deleted record sends no field changes.
     public static func coalesce(_ entries: [OutboxEntry], answers: [String: AnswerValue], state: RecordState) -> [String: FieldChange] {
         guard state != .deleted else { return [:] }
-        var bases: [String: Int64] = [:]
-        var clocks: [String: HybridTimestamp] = [:]
+        // One change per field, made when a row first names it; a later row lowers its base and moves its clock.
+        var changes: [String: FieldChange] = [:]
+        changes.reserveCapacity(entries.reduce(0) { $0 + $1.fields.count })
         for entry in entries {
             for field in entry.fields {
-                bases[field] = min(bases[field] ?? entry.baseRevision, entry.baseRevision)
-                clocks[field] = max(clocks[field] ?? entry.hlc, entry.hlc)
+                if let known = changes.index(forKey: field) {
+                    changes.values[known].baseRevision = min(changes.values[known].baseRevision, entry.baseRevision)
+                    changes.values[known].hlc = max(changes.values[known].hlc, entry.hlc)
+                } else {
+                    changes[field] = FieldChange(value: answers[field], baseRevision: entry.baseRevision, hlc: entry.hlc)
+                }
             }
-        }
-        var changes: [String: FieldChange] = [:]
-        for (field, base) in bases {
-            changes[field] = FieldChange(value: answers[field], baseRevision: base, hlc: clocks[field] ?? .zero)
         }
         return changes
     }

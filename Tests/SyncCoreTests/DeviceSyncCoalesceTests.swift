@@ -1,0 +1,62 @@
+import FormModel
+import Testing
+@testable import SyncCore
+
+@Suite("A record's outbox rows coalesced into one mutation's changes")
+struct DeviceSyncCoalesceTests {
+    @Test func eachFieldTakesItsOldestBaseAndNewestClockAndItsValueNow() {
+        let entries = [
+            DeviceSync.OutboxEntry(fields: ["a", "b"], baseRevision: 4, hlc: HybridTimestamp(rawValue: 100)),
+            DeviceSync.OutboxEntry(fields: [], baseRevision: 1, hlc: HybridTimestamp(rawValue: 900)),
+            DeviceSync.OutboxEntry(fields: ["b"], baseRevision: 2, hlc: HybridTimestamp(rawValue: 300)),
+            DeviceSync.OutboxEntry(fields: ["a", "c"], baseRevision: 5, hlc: HybridTimestamp(rawValue: 50)),
+        ]
+        let changes = DeviceSync.coalesce(entries, answers: ["a": .text("A"), "b": .text("B"), "z": .text("unsent")], state: .draft)
+        #expect(changes == [
+            "a": FieldChange(value: .text("A"), baseRevision: 4, hlc: HybridTimestamp(rawValue: 100)),
+            "b": FieldChange(value: .text("B"), baseRevision: 2, hlc: HybridTimestamp(rawValue: 300)),
+            "c": FieldChange(value: nil, baseRevision: 5, hlc: HybridTimestamp(rawValue: 50)),
+        ], "a state change (no fields) moves no field's base or clock; a field without an answer now is cleared")
+    }
+
+    @Test func aDeletedRecordSendsNoFieldChanges() {
+        let entries = [DeviceSync.OutboxEntry(fields: ["a"], baseRevision: 1, hlc: HybridTimestamp(rawValue: 1))]
+        #expect(DeviceSync.coalesce(entries, answers: ["a": .text("A")], state: .deleted).isEmpty)
+    }
+
+    @Test func randomRowsGiveTheMinimumBaseAndMaximumClockOfTheRowsNamingEachField() {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        print("DeviceSyncCoalesceTests seed \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        for _ in 0..<200 {
+            let fields = (0..<Int.random(in: 1...8, using: &generator)).map { "f\($0)" }
+            let entries = (0..<Int.random(in: 0...12, using: &generator)).map { _ in
+                DeviceSync.OutboxEntry(
+                    fields: fields.filter { _ in Bool.random(using: &generator) },
+                    baseRevision: Int64.random(in: 0...20, using: &generator),
+                    hlc: HybridTimestamp(rawValue: Int64.random(in: 0...1_000, using: &generator)))
+            }
+            let answers = Dictionary(uniqueKeysWithValues: fields.filter { _ in Bool.random(using: &generator) }.map { ($0, AnswerValue.text($0)) })
+            var expected: [String: FieldChange] = [:]
+            for field in fields {
+                let naming = entries.filter { $0.fields.contains(field) }
+                guard let base = naming.map(\.baseRevision).min(), let clock = naming.map(\.hlc).max() else { continue }
+                expected[field] = FieldChange(value: answers[field], baseRevision: base, hlc: clock)
+            }
+            #expect(DeviceSync.coalesce(entries, answers: answers, state: .submitted) == expected, "seed \(seed)")
+        }
+    }
+}
+
+/// SplitMix64, as FieldSheetTesting has it (this target stays free of the device store that one links).
+private struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
