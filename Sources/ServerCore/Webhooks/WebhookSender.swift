@@ -390,7 +390,7 @@ private final class SenderLoop: @unchecked Sendable {
     }
 
     /// Sets what every attempt on `curl` shares (its URL's handle: handles are kept by URL), once.
-    private func prepare(_ curl: UnsafeMutableRawPointer, url: String, context: Context) {
+    private func prepare(_ curl: UnsafeMutableRawPointer, url: String, context: CurlHandle.Context) {
         _ = fs_curl_setopt_string(curl, CURLOPT_URL, url)
         _ = fs_curl_setopt_long(curl, CURLOPT_POST, 1)
         _ = fs_curl_setopt_string(curl, CURLOPT_USERAGENT, "FieldSheet-Webhooks/1")
@@ -405,7 +405,7 @@ private final class SenderLoop: @unchecked Sendable {
         let data = Unmanaged.passUnretained(context).toOpaque()  // the handle keeps its context alive
         _ = fs_curl_setopt_opensocket_callback(curl) { userdata, _, address in
             guard let userdata, let address else { return fs_curl_socket_bad() }
-            let context = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
+            let context = Unmanaged<CurlHandle.Context>.fromOpaque(userdata).takeUnretainedValue()
             var raw = [UInt8](repeating: 0, count: 16)
             let count = Int(fs_curl_sockaddr_bytes(address, &raw))
             let bytes = Array(raw.prefix(count))
@@ -417,7 +417,7 @@ private final class SenderLoop: @unchecked Sendable {
         }
         _ = fs_curl_setopt_pointer(curl, CURLOPT_OPENSOCKETDATA, data)
         _ = fs_curl_setopt_data_callback(curl, CURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
-            let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
+            let context = Unmanaged<CurlHandle.Context>.fromOpaque(userdata!).takeUnretainedValue()
             let length = size * count
             let room = max(0, context.limit - context.body.count)
             if let buffer, room > 0 {
@@ -523,67 +523,5 @@ private final class Transfer: @unchecked Sendable {
 
     deinit {
         body.deallocate()
-    }
-}
-
-/// A libcurl easy handle; used by one attempt at a time, all to one URL (the sender keeps idle handles by URL),
-/// so its options are set once.
-final class CurlHandle: @unchecked Sendable {
-    let pointer: UnsafeMutableRawPointer?
-    /// What its callbacks share; lives as long as the handle.
-    fileprivate let context = Context()
-    /// Whether the options every attempt shares are set.
-    fileprivate var prepared = false
-    #if canImport(CCurl)
-    /// The headers every attempt sends, after its own.
-    fileprivate let sharedHeaders: UnsafeMutablePointer<curl_slist>?
-    #endif
-
-    init() {
-        #if canImport(CCurl)
-        pointer = curl_easy_init()
-        var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
-        if let first = list, curl_slist_append(first, "Expect:") == nil {
-            curl_slist_free_all(first)
-            list = nil
-        }
-        sharedHeaders = list
-        #else
-        pointer = nil
-        #endif
-    }
-
-    deinit {
-        #if canImport(CCurl)
-        if let pointer { curl_easy_cleanup(pointer) }
-        curl_slist_free_all(sharedHeaders)
-        #endif
-    }
-}
-
-/// What libcurl's callbacks of a handle's attempt share: the answer read so far, the address refused, and the
-/// error message; reset before each attempt.
-private final class Context: @unchecked Sendable {
-    var limit = 0
-    var allowPrivate = false
-    var body: [UInt8] = []
-    var truncated = false
-    var refused: String?
-    /// libcurl's error message (CURLOPT_ERRORBUFFER: at least CURL_ERROR_SIZE, 256, bytes).
-    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 257)
-
-    init() {
-        errorBuffer.initialize(repeating: 0, count: 257)
-    }
-
-    func reset() {
-        body.removeAll(keepingCapacity: true)
-        truncated = false
-        refused = nil
-        errorBuffer[0] = 0
-    }
-
-    deinit {
-        errorBuffer.deallocate()
     }
 }
