@@ -35,6 +35,12 @@ final class WebhookSender: Sendable {
         /// Why it failed; nil for a 2xx.
         var error: String?
         var millis: Int
+        /// For the timing trace: when the sender's thread added the transfer to its multi handle, when libcurl began
+        /// it, and when it had sent the request (the last two counted back from the transfer's end with libcurl's
+        /// own timings; nil when it never got there).
+        var added: Date?
+        var curlStarted: Date?
+        var sent: Date?
         var delivered: Bool { error == nil }
     }
 
@@ -347,6 +353,7 @@ private final class SenderLoop: @unchecked Sendable {
         _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.bodyCount))
         _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(transfer.body.baseAddress))
         transfer.started = .now
+        transfer.added = Date()
         guard curl_multi_add_handle(multi, curl) == CURLM_OK else {
             finish(transfer, with: Response(status: nil, error: "libcurl could not start", millis: 0))
             return
@@ -432,10 +439,28 @@ private final class SenderLoop: @unchecked Sendable {
         _ = fs_curl_setopt_pointer(curl, CURLOPT_WRITEDATA, data)
     }
 
-    /// What a finished transfer came to, from libcurl's result and its handle's context.
+    /// What a finished transfer came to, with the timing trace's stamps.
     private func response(of transfer: Transfer, curl: UnsafeMutableRawPointer, code: CURLcode) -> Response {
         let elapsed = ContinuousClock.now - transfer.started
         let millis = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        var response = result(of: transfer, curl: curl, code: code, millis: millis)
+        // The timing trace's stamps: libcurl's times run from its start of the transfer to the moment named, and
+        // its total to the transfer's end, which is read here (a little later: the stamps are that much early).
+        let end = Date()
+        var total = 0.0
+        var pretransfer = 0.0
+        _ = fs_curl_getinfo_double(curl, CURLINFO_TOTAL_TIME, &total)
+        _ = fs_curl_getinfo_double(curl, CURLINFO_PRETRANSFER_TIME, &pretransfer)
+        response.added = transfer.added
+        if total > 0 {
+            response.curlStarted = end.addingTimeInterval(-total)
+            if pretransfer > 0 { response.sent = end.addingTimeInterval(pretransfer - total) }
+        }
+        return response
+    }
+
+    /// The status or error of a finished transfer, from libcurl's result and its handle's context.
+    private func result(of transfer: Transfer, curl: UnsafeMutableRawPointer, code: CURLcode, millis: Int) -> Response {
         guard let context = transfer.handle?.context else { return Response(status: nil, error: "libcurl could not start", millis: millis) }
         var status = 0
         _ = fs_curl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
@@ -510,6 +535,8 @@ private final class Transfer: @unchecked Sendable {
     var lastHeader: UnsafeMutablePointer<curl_slist>?
     #endif
     var started = ContinuousClock.now
+    /// When it was added to the multi handle (the timing trace's `added`).
+    var added: Date?
 
     init(url: String, body: String, headers: [String], finished: @escaping @Sendable (WebhookSender.Response) -> Void) {
         self.url = url
