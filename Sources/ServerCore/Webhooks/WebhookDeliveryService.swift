@@ -10,9 +10,9 @@ import Synchronization
 /// 2xx, so a crash between the two sends it again with the same event id.
 ///
 /// Two loops share the work, so sending never waits for the database:
-/// - **sending**, on the sender's one thread (``WebhookSender``, libcurl's multi interface), not a Swift task: a
+/// - **sending**, on the sender's threads (``WebhookSender``, libcurl's multi interface), not a Swift task: a
 ///   push of this process claims the deliveries it writes in its own transaction and hands them over
-///   (``WebhookSignal``) once its commit is durable, which only pokes that thread; its turn queues them in memory
+///   (``WebhookSignal``) once its commit is durable, which only pokes the first; its turn queues them in memory
 ///   by endpoint and starts each (a transfer added to the multi handle, on a kept connection) as soon as its
 ///   endpoint has fewer than ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way, a whole burst at once.
 ///   A push hands over to an endpoint with every slot taken too: its delivery waits in that endpoint's queue, not
@@ -283,11 +283,17 @@ final class DeliveryState: Sendable {
         let slots = options.deliveriesInFlightPerEndpoint
         return state.withLock { state in
             var started: [(delivery: ClaimedWebhookDelivery, taken: Date)] = []
-            for (endpoint, queue) in state.queued {
+            // By key, so each queue is shortened in place: turns come often while a burst drains, and a copy of
+            // the rest of a long queue on each cost retains and releases of every delivery in it.
+            for endpoint in Array(state.queued.keys) {
                 let free = slots - state.active[endpoint, default: 0]
-                guard free > 0 else { continue }
-                let taken = queue.prefix(free)
-                state.queued[endpoint] = taken.count == queue.count ? nil : Array(queue.dropFirst(taken.count))
+                guard free > 0, let count = state.queued[endpoint]?.count else { continue }
+                let taken = Array(state.queued[endpoint]![..<min(free, count)])
+                if taken.count == count {
+                    state.queued[endpoint] = nil
+                } else {
+                    state.queued[endpoint]!.removeFirst(taken.count)
+                }
                 for entry in taken {
                     let delivery = entry.delivery
                     if delivery.claimedUntil.timeIntervalSince(now) >= margin {
