@@ -283,17 +283,11 @@ final class DeliveryState: Sendable {
         let slots = options.deliveriesInFlightPerEndpoint
         return state.withLock { state in
             var started: [(delivery: ClaimedWebhookDelivery, taken: Date)] = []
-            // By key, so each queue is shortened in place: turns come often while a burst drains, and a copy of
-            // the rest of a long queue on each cost retains and releases of every delivery in it.
-            for endpoint in Array(state.queued.keys) {
+            for (endpoint, queue) in state.queued {
                 let free = slots - state.active[endpoint, default: 0]
-                guard free > 0, let count = state.queued[endpoint]?.count else { continue }
-                let taken = Array(state.queued[endpoint]![..<min(free, count)])
-                if taken.count == count {
-                    state.queued[endpoint] = nil
-                } else {
-                    state.queued[endpoint]!.removeFirst(taken.count)
-                }
+                guard free > 0 else { continue }
+                let taken = queue.prefix(free)
+                state.queued[endpoint] = taken.count == queue.count ? nil : Array(queue.dropFirst(taken.count))
                 for entry in taken {
                     let delivery = entry.delivery
                     if delivery.claimedUntil.timeIntervalSince(now) >= margin {

@@ -23,14 +23,10 @@ import CCurl
 /// closed beyond), so a receiver that answers meets one connection per delivery under way at once rather than one per
 /// delivery; easy handles are kept per URL (up to `keepPerURL` idle each) with their options set once.
 ///
-/// The delivery service's turn (what starts next) runs on the first thread when poked (``poke()``, from any
-/// thread, without waiting) and at least every `interval`, and on any thread right after its own transfers ended
-/// (their slots are free), one turn at a time (a turn asked for during another makes that one run again). A turn
-/// on a thread whose transfers ended adds as many of the attempts it starts as transfers ended there to that
-/// thread's own multi handle, the rest in turn over all threads: a freed slot is filled without waking another
-/// thread (on a core the pushes keep busy, each wake-up waited milliseconds for the CPU; BENCHMARKS.md, webhook
-/// section). Several threads rather than one: the scheduler shares the CPU by thread, and one thread's share left
-/// a burst's transfers waiting.
+/// The first thread also runs the delivery service's turn (what starts next): when poked (``poke()``, from any
+/// thread, without waiting), after transfers ended on any thread (their slots are free), and at least every
+/// `interval`. Several threads rather than one: on a core the pushes keep busy, the scheduler shares the CPU by
+/// thread, and one thread's share left a burst's transfers waiting (BENCHMARKS.md, webhook section).
 final class WebhookSender: Sendable {
     /// What one attempt came to.
     struct Response: Sendable, Hashable {
@@ -56,8 +52,6 @@ final class WebhookSender: Sendable {
     let keptConnections: Int
     private let loops: [SenderLoop]
     private let next = Mutex(0)
-    /// Whether a turn is under way (on some thread), and whether another was asked for meanwhile.
-    private let turns = Mutex((running: false, again: false))
 
     /// A sender keeping up to `keepPerURL` idle easy handles per URL and thread and `4 × keepPerURL` idle
     /// connections in all; its first thread runs the turn at least every `interval` once started. Its threads are
@@ -73,40 +67,13 @@ final class WebhookSender: Sendable {
         }
     }
 
-    /// Starts the sender's threads; `turn` runs on the first at once, then on each poke and at least every
-    /// `interval`, and on any thread after its transfers ended, one at a time, until ``stop()``. A second start
-    /// does nothing.
+    /// Starts the sender's threads; `turn` runs on the first at once, then on each poke, after transfers ended,
+    /// and at least every `interval`, until ``stop()``. A second start does nothing.
     func start(turn: @escaping @Sendable () -> Void) {
-        let shared: @Sendable () -> Void = { [self] in runTurn(turn) }
-        loops[0].start(turn: shared, polls: true)
+        let first = loops[0]
+        first.start(turn: turn, ended: nil)
         for loop in loops.dropFirst() {
-            loop.start(turn: shared, polls: false)
-        }
-    }
-
-    /// Runs `turn` unless one runs on another thread; then that one runs again once it ended (a turn asked for
-    /// is never lost, and two never overlap).
-    private func runTurn(_ turn: @Sendable () -> Void) {
-        let mine = turns.withLock { turns -> Bool in
-            if turns.running {
-                turns.again = true
-                return false
-            }
-            turns.running = true
-            return true
-        }
-        guard mine else { return }
-        while true {
-            turn()
-            let again = turns.withLock { turns -> Bool in
-                if turns.again {
-                    turns.again = false
-                    return true
-                }
-                turns.running = false
-                return false
-            }
-            if !again { return }
+            loop.start(turn: nil, ended: { first.poke() })
         }
     }
 
@@ -123,15 +90,9 @@ final class WebhookSender: Sendable {
     }
 
     /// Starts an attempt: posts `body` to `url` with `headers` (whole lines, `Name: value`) on a kept connection
-    /// when there is one, on the calling sender thread while it has slots freed by its own transfers to fill, else
-    /// on the next of the sender's threads in turn, and calls `finished` with its response on that thread. From
-    /// any thread; from a turn it joins the transfers right after the turn.
+    /// when there is one, on the next of the sender's threads in turn, and calls `finished` with its response on
+    /// that thread. From any thread; from a turn it joins the transfers right after the turn.
     func begin(url: String, body: String, headers: [String], finished: @escaping @Sendable (Response) -> Void) {
-        let me = UInt(pthread_self())
-        if let local = loops.first(where: { $0.runs(on: me) }), local.takeFreedSlot() {
-            local.begin(url: url, body: body, headers: headers, finished: finished)
-            return
-        }
         let index = next.withLock { next in
             defer { next = (next + 1) % loops.count }
             return next
@@ -165,9 +126,6 @@ private final class SenderLoop: @unchecked Sendable {
     private var idle: [String: [CurlHandle]] = [:]
     /// A transfer ended since the last turn (its slot is free): the next turn runs at once.
     private var endedSinceTurn = false
-    /// Transfers that ended on this thread since its last turn: that many of the attempts a turn on this thread
-    /// starts are added here (``WebhookSender/begin(url:body:headers:finished:)``).
-    private var freedSlots = 0
     #endif
 
     private struct Control {
@@ -180,10 +138,8 @@ private final class SenderLoop: @unchecked Sendable {
         var inbox: [Transfer] = []
         /// Transfers added or waiting in the inbox, not yet finished.
         var open = 0
+        var threadID: UInt?
     }
-
-    /// The thread's id once it runs (0 before).
-    private let threadID = Atomic<UInt>(0)
 
     init(options: WebhookOptions, keepPerURL: Int, keptConnections: Int, name: String, interval: Duration) {
         self.options = options
@@ -228,15 +184,16 @@ private final class SenderLoop: @unchecked Sendable {
         #endif
     }
 
-    /// Starts the thread; `turn` runs on it after its transfers ended and, when it `polls`, at once, on each poke
-    /// and at least every `interval`, until ``stop()``. A second start does nothing.
-    func start(turn: @escaping @Sendable () -> Void, polls: Bool) {
+    /// Starts the thread; `turn` (if any) runs on it at once, then on each poke, after transfers ended, and at
+    /// least every `interval`, until ``stop()``; without a turn, `ended` is called after transfers ended. A
+    /// second start does nothing.
+    func start(turn: (@Sendable () -> Void)?, ended: (@Sendable () -> Void)?) {
         let first = control.withLock { control -> Bool in
             defer { control.started = true }
             return !control.started
         }
         guard first else { return }
-        let thread = Thread { [self] in loop(turn, polls: polls) }
+        let thread = Thread { [self] in loop(turn, ended: ended) }
         thread.start()
     }
 
@@ -277,27 +234,12 @@ private final class SenderLoop: @unchecked Sendable {
     /// own thread (a turn) it joins them right after the turn.
     func begin(url: String, body: String, headers: [String], finished: @escaping @Sendable (Response) -> Void) {
         let transfer = Transfer(url: url, body: body, headers: headers, finished: finished)
-        control.withLock { control in
+        let onThread = control.withLock { control -> Bool in
             control.inbox.append(transfer)
             control.open += 1
+            return control.threadID == UInt(pthread_self())
         }
-        if !runs(on: UInt(pthread_self())) { poke() }
-    }
-
-    /// Whether this is the thread `id`.
-    func runs(on id: UInt) -> Bool {
-        threadID.load(ordering: .relaxed) == id
-    }
-
-    /// Takes one of the slots this thread's own transfers freed since its last turn, if any; on this thread only.
-    func takeFreedSlot() -> Bool {
-        #if canImport(CCurl)
-        guard freedSlots > 0 else { return false }
-        freedSlots -= 1
-        return true
-        #else
-        return false
-        #endif
+        if !onThread { poke() }
     }
 
     /// Attempts added and not yet finished (for tests).
@@ -309,9 +251,9 @@ private final class SenderLoop: @unchecked Sendable {
     }()
 
     /// The thread: runs the turns and drives its transfers until stopped and none is left.
-    private func loop(_ turn: @Sendable () -> Void, polls: Bool) {
+    private func loop(_ turn: (@Sendable () -> Void)?, ended: (@Sendable () -> Void)?) {
         setCurrentThreadName(name)
-        threadID.store(UInt(pthread_self()), ordering: .relaxed)
+        control.withLock { $0.threadID = UInt(pthread_self()) }
         var nextTurn = ContinuousClock.now
         var sockets = [Int32](repeating: 0, count: 64)
         var flags = [Int32](repeating: 0, count: 64)
@@ -327,12 +269,11 @@ private final class SenderLoop: @unchecked Sendable {
                 return (control.poked, control.stopping, control.stopWaiters)
             }
             for waiter in waiters { waiter.resume() }
-            let due = endedSinceTurn || (polls && (poked || ContinuousClock.now >= nextTurn))
+            let due = poked || endedSinceTurn || ContinuousClock.now >= nextTurn
             endedSinceTurn = false
-            if !stopping, due {
+            if !stopping, due, let turn {
                 turn()
             }
-            freedSlots = 0
             if due { nextTurn = ContinuousClock.now + interval }
             let inbox = control.withLock { control in
                 defer { control.inbox = [] }
@@ -343,7 +284,7 @@ private final class SenderLoop: @unchecked Sendable {
 
             // Wait for a ready socket, a poke, libcurl's timer or the next turn, whichever comes first.
             let now = ContinuousClock.now
-            var wait = endedSinceTurn ? .zero : stopping || !polls ? Duration.seconds(1) : max(.zero, nextTurn - now)
+            var wait = endedSinceTurn ? .zero : stopping ? Duration.seconds(1) : max(.zero, nextTurn - now)
             if let deadline = poller.timerDeadline { wait = min(wait, max(.zero, deadline - now)) }
             let millis = Int32(clamping: (wait.components.seconds * 1000) + Int64((wait.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
             let count = fs_epoll_wait(poller.epoll, &sockets, &flags, 64, millis)
@@ -366,6 +307,10 @@ private final class SenderLoop: @unchecked Sendable {
                 _ = curl_multi_socket_action(multi, fs_curl_socket_bad(), 0, &running)
             }
             collectFinished()
+            if turn == nil, endedSinceTurn {
+                endedSinceTurn = false
+                ended?()
+            }
         }
         // Stopped and nothing under way: the kept handles and connections close with the sender.
     }
@@ -448,7 +393,6 @@ private final class SenderLoop: @unchecked Sendable {
         transfer.lastHeader = nil
         control.withLock { $0.open -= 1 }
         endedSinceTurn = true
-        freedSlots += 1
         transfer.finished(response)
     }
 
@@ -541,7 +485,7 @@ private final class SenderLoop: @unchecked Sendable {
         return Response(status: status, error: nil, millis: millis)
     }
     #else
-    private func loop(_ turn: @Sendable () -> Void, polls: Bool) {
+    private func loop(_ turn: (@Sendable () -> Void)?, ended: (@Sendable () -> Void)?) {
         setCurrentThreadName(name)
         // Without libcurl every attempt fails at once; turns still run so the service gives its claims back.
         while true {
@@ -555,7 +499,7 @@ private final class SenderLoop: @unchecked Sendable {
             }
             for waiter in waiters { waiter.resume() }
             if stopping { return }
-            if polls { turn() }
+            turn?()
             for transfer in inbox {
                 transfer.finished(Response(status: nil, error: "this server was built without libcurl and cannot deliver webhooks", millis: 0))
             }
