@@ -12,7 +12,9 @@ The latency is the receiver's clock at the first arrival of each event minus the
 durable, from the server's timing trace (`serve --log-level trace`: one "Webhook delivery timed" line per attempt,
 with when the delivery's commit was durable, when the push handed it to the delivery service, when its attempt
 started and finished; no body or secret). The trace splits that time: commit -> hand-over -> the attempt's start ->
-the receiver. The event's `occurredAt` (taken inside the push's transaction, before the rest of its group commit
+the receiver, and a server whose trace has the finer stamps (taken, added, curlStart, sent) splits hand-over ->
+receiver leg by leg: into the endpoint's queue, waiting for a slot, the transfer added to a sender thread's multi
+handle, libcurl beginning it, the request sent, the receiver reading it. The event's `occurredAt` (taken inside the push's transaction, before the rest of its group commit
 and the group's fsync) is reported too, as occurredAt -> commit: it is the push's side, not the delivery's.
 Deliveries the service claimed itself (not handed over by a push) have no commit time in the trace; they are
 counted, and measured from `occurredAt`.
@@ -318,6 +320,13 @@ def in_flight_at(moments, intervals):
     return [bisect.bisect_right(starts, moment) - bisect.bisect_right(ends, moment) for moment in moments]
 
 
+# The legs of hand-over -> receiver in the trace's order: the push handed the delivery over; a sender turn took it
+# into its endpoint's queue; a turn gave it a slot and signed it (the attempt's start); the sender's thread added
+# its transfer to a multi handle; libcurl began the transfer; libcurl had sent the request; the receiver read it.
+LEGS = ["hand-over -> taken into the queue", "taken -> slot and signature (attempt start)", "attempt start -> transfer added",
+        "transfer added -> libcurl began it", "libcurl began -> request sent", "request sent -> receiver"]
+
+
 def timing(errors, receiver, slots):
     """Commit -> receiver and its parts, from the server's "Webhook delivery timed" lines (first attempt of each
     event that reached the receiver)."""
@@ -336,6 +345,7 @@ def timing(errors, receiver, slots):
              "attempt start -> receiver": [], "commit -> receiver": []}
     unstamped = []
     handed_waits = []
+    legs = {name: [] for name in LEGS}
     for event, (arrived, occurred) in receiver.arrivals.items():
         fields = first.get(event)
         if fields is None or fields.get("committed", "-") == "-":
@@ -348,11 +358,21 @@ def timing(errors, receiver, slots):
         parts["attempt start -> receiver"].append((arrived - started) * 1000)
         parts["commit -> receiver"].append((arrived - committed) * 1000)
         handed_waits.append((handed, (started - handed) * 1000))
+        # The finer legs, from servers whose trace has them (taken, added, curlStart, sent).
+        stamps = [handed] + [float(fields[key]) if fields.get(key, "-") != "-" else None
+                             for key in ("taken", "started", "added", "curlStart", "sent")] + [arrived]
+        if None not in stamps:
+            for name, (begin, end) in zip(LEGS, zip(stamps, stamps[1:])):
+                legs[name].append((end - begin) * 1000)
     stamped = len(parts["commit -> receiver"])
     print(f"timing trace: {stamped} events handed over at commit, {len(unstamped)} claimed by the service "
           f"(occurredAt -> receiver {percentiles(unstamped)})")
     for name, values in parts.items():
         print(f"  {name}: {percentiles(values)}")
+    if legs[LEGS[0]]:
+        print(f"  hand-over -> receiver, leg by leg ({len(legs[LEGS[0]])} events):")
+        for name in LEGS:
+            print(f"    {name}: {percentiles(legs[name])}")
     moments = [handed for handed, _ in handed_waits]
     counts = in_flight_at(moments, attempts)
     # The queue ahead of each hand-over: deliveries handed over no later and not started yet (the trace has no

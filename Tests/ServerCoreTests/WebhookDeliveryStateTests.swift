@@ -28,7 +28,7 @@ struct WebhookDeliveryStateTests {
         let until = now.addingTimeInterval(60)
         let state = DeliveryState()
         state.enqueue((1...5).map { Self.delivery($0, endpoint: 1, until: until) } + [Self.delivery(6, endpoint: 2, until: until)])
-        let first = state.startDeliveries(options: Self.options, now: now)
+        let first = state.startDeliveries(options: Self.options, now: now).map(\.delivery)
         #expect(first.filter { $0.endpointID == 1 }.map(\.id) == [1, 2], "the endpoint's two slots, oldest first")
         #expect(first.filter { $0.endpointID == 2 }.map(\.id) == [6])
         // Every slot of endpoint 1 is taken and three wait: it still takes hand-overs.
@@ -40,7 +40,7 @@ struct WebhookDeliveryStateTests {
 
         // A delivery ends: the next of its endpoint starts, in the order handed over.
         state.finished(1, outcome: (1, Self.delivered(at: now)))
-        #expect(state.startDeliveries(options: Self.options, now: now).map(\.id) == [3])
+        #expect(state.startDeliveries(options: Self.options, now: now).map(\.delivery.id) == [3])
         #expect(state.busy(options: Self.options).isEmpty)
         let turn = state.takeTurn(poll: false, options: Self.options)
         #expect(turn.outcomes.map(\.id) == [1] && turn.claim, "a delivered event may free its record's next one: claim")
@@ -50,7 +50,7 @@ struct WebhookDeliveryStateTests {
         let now = Date()
         let state = DeliveryState()
         state.enqueue([Self.delivery(1, endpoint: 1, until: now.addingTimeInterval(1)), Self.delivery(2, endpoint: 1, until: now.addingTimeInterval(60))])
-        #expect(state.startDeliveries(options: Self.options, now: now).map(\.id) == [2])
+        #expect(state.startDeliveries(options: Self.options, now: now).map(\.delivery.id) == [2])
         #expect(state.takeTurn(poll: false, options: Self.options).releases == [1])
     }
 
@@ -58,7 +58,7 @@ struct WebhookDeliveryStateTests {
         let now = Date()
         let state = DeliveryState()
         state.enqueue((1...4).map { Self.delivery($0, endpoint: 1, until: now.addingTimeInterval(60)) })
-        #expect(state.startDeliveries(options: Self.options, now: now).map(\.id) == [1, 2])
+        #expect(state.startDeliveries(options: Self.options, now: now).map(\.delivery.id) == [1, 2])
         state.stop()
         #expect(state.takeTurn(poll: true, options: Self.options).releases.sorted() == [3, 4])
         #expect(!state.done, "two deliveries are still under way")
@@ -70,7 +70,8 @@ struct WebhookDeliveryStateTests {
 
     /// A push's hand-over carries when its commit was durable and when it was handed over (what the service
     /// claims itself carries neither), and an attempt's timing trace (`--log-level trace`) names its event with
-    /// those times and the attempt's, in order, and neither the secret nor the body.
+    /// those times and the attempt's (started, its transfer added, finished), in order, and neither the secret nor
+    /// the body.
     @Test func aHandOverCarriesItsTimesAndTheAttemptTracesThem() async throws {
         let signal = WebhookSignal()
         let durable = Date()
@@ -103,11 +104,13 @@ struct WebhookDeliveryStateTests {
         #expect(lines.count == 1)
         #expect(line.level == .trace)
         #expect(line.metadata["event"] == "e7" && line.metadata["delivery"] == "7")
-        let times = try ["committed", "handed", "started", "finished"].map { key in
+        let times = try ["committed", "handed", "started", "added", "finished"].map { key in
             try #require(line.metadata[key].flatMap(Double.init), "\(key): \(line.metadata)")
         }
         #expect(abs(times[0] - durable.timeIntervalSince1970) < 0.000_01)
         #expect(times == times.sorted(), "\(times)")
+        // Not queued by a turn (a single attempt), and refused before a request was sent.
+        #expect(line.metadata["taken"] == "-" && line.metadata["sent"] == "-", "\(line.metadata)")
         let text = captured.lines.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
         #expect(!text.contains("trace-secret-4f1d") && !text.contains("private-answer-9c2e"))
 

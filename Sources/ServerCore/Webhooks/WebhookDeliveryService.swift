@@ -10,9 +10,9 @@ import Synchronization
 /// 2xx, so a crash between the two sends it again with the same event id.
 ///
 /// Two loops share the work, so sending never waits for the database:
-/// - **sending**, on the sender's one thread (``WebhookSender``, libcurl's multi interface), not a Swift task: a
+/// - **sending**, on the sender's threads (``WebhookSender``, libcurl's multi interface), not a Swift task: a
 ///   push of this process claims the deliveries it writes in its own transaction and hands them over
-///   (``WebhookSignal``) once its commit is durable, which only pokes that thread; its turn queues them in memory
+///   (``WebhookSignal``) once its commit is durable, which only pokes the first; its turn queues them in memory
 ///   by endpoint and starts each (a transfer added to the multi handle, on a kept connection) as soon as its
 ///   endpoint has fewer than ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way, a whole burst at once.
 ///   A push hands over to an endpoint with every slot taken too: its delivery waits in that endpoint's queue, not
@@ -85,9 +85,9 @@ package struct WebhookDeliveryService: Service {
             state.wantClaim()
             bookkeeping.wake()
         }
-        for delivery in state.startDeliveries(options: options, now: Date()) {
+        for (delivery, taken) in state.startDeliveries(options: options, now: Date()) {
             let signer = signers.signer(endpoint: delivery.endpointID, secret: delivery.secret)
-            begin(delivery, signer: signer, sender: sender) { outcome in
+            begin(delivery, taken: taken, signer: signer, sender: sender) { outcome in
                 state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
                 bookkeeping.wake()
             }
@@ -145,7 +145,7 @@ package struct WebhookDeliveryService: Service {
     /// ``Signers``; without it the secret is keyed here) and calls `finished` with its outcome, to be recorded, on
     /// the sender's thread once it ended.
     func begin(
-        _ delivery: ClaimedWebhookDelivery, signer: WebhookSignature.Signer? = nil, sender: WebhookSender,
+        _ delivery: ClaimedWebhookDelivery, taken: Date? = nil, signer: WebhookSignature.Signer? = nil, sender: WebhookSender,
         finished: @escaping @Sendable (WebhookAttempt) -> Void
     ) {
         let now = Date()
@@ -159,7 +159,7 @@ package struct WebhookDeliveryService: Service {
             "\(WebhookSignature.header): \(signature)",
         ]
         sender.begin(url: delivery.url, body: delivery.body, headers: headers) { response in
-            finished(outcome(of: delivery, started: now, response: response))
+            finished(outcome(of: delivery, taken: taken, started: now, response: response))
         }
     }
 
@@ -178,15 +178,20 @@ package struct WebhookDeliveryService: Service {
 
     /// What an attempt started at `started` came to: its timing trace line, its log line when it failed, and the
     /// outcome to record (with the retry's time when it failed).
-    private func outcome(of delivery: ClaimedWebhookDelivery, started now: Date, response: WebhookSender.Response) -> WebhookAttempt {
+    private func outcome(of delivery: ClaimedWebhookDelivery, taken: Date?, started now: Date, response: WebhookSender.Response) -> WebhookAttempt {
         let finished = Date()
         // Where an event's time goes between its commit and its receiver (webhook_bench.py reads this): the
-        // times of the delivery's way, in seconds since 1970; never its body or secret.
+        // times of the delivery's way, in seconds since 1970; never its body or secret. committed: its push's
+        // commit was durable; handed: the push handed it to this service; taken: a turn took it into the
+        // endpoint's queue; started: a turn gave it a slot and signed it; added: the sender's thread added its
+        // transfer to the multi handle; curlStart / sent: libcurl began the transfer / had sent the request
+        // (from libcurl's own timings, counted back from its end); finished: its answer was read.
         logger.trace("Webhook delivery timed", metadata: [
             "event": .string(delivery.eventID), "delivery": .stringConvertible(delivery.id),
             "committed": .string(Self.stamp(delivery.committedAt)), "handed": .string(Self.stamp(delivery.handedAt)),
-            "started": .string(Self.stamp(now)), "finished": .string(Self.stamp(finished)),
-            "attemptMillis": .stringConvertible(response.millis),
+            "taken": .string(Self.stamp(taken)), "started": .string(Self.stamp(now)), "added": .string(Self.stamp(response.added)),
+            "curlStart": .string(Self.stamp(response.curlStarted)), "sent": .string(Self.stamp(response.sent)),
+            "finished": .string(Self.stamp(finished)), "attemptMillis": .stringConvertible(response.millis),
         ])
         let attempt = WebhookAttempt(
             delivered: response.delivered, status: response.status, error: response.error, responseMillis: response.millis, at: finished,
@@ -239,8 +244,9 @@ final class DeliveryState: Sendable {
     }
 
     private struct State {
-        /// Claimed deliveries not yet sent, by endpoint, oldest first.
-        var queued: [Int64: [ClaimedWebhookDelivery]] = [:]
+        /// Claimed deliveries not yet sent, by endpoint, oldest first, each with when it was queued (the timing
+        /// trace's `taken`).
+        var queued: [Int64: [(delivery: ClaimedWebhookDelivery, taken: Date)]] = [:]
         /// Deliveries under way, by endpoint.
         var active: [Int64: Int] = [:]
         var outcomes: [(id: Int64, attempt: WebhookAttempt)] = []
@@ -253,12 +259,13 @@ final class DeliveryState: Sendable {
 
     func enqueue(_ deliveries: [ClaimedWebhookDelivery]) {
         guard !deliveries.isEmpty else { return }
+        let taken = Date()
         state.withLock { state in
             for delivery in deliveries {
                 if state.stopped {
                     state.releases.append(delivery.id)
                 } else {
-                    state.queued[delivery.endpointID, default: []].append(delivery)
+                    state.queued[delivery.endpointID, default: []].append((delivery, taken))
                 }
             }
         }
@@ -269,21 +276,22 @@ final class DeliveryState: Sendable {
     }
 
     /// The deliveries to start now: for each endpoint, its queued ones while it has fewer than
-    /// ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way. A delivery whose claim would end before an
-    /// attempt could is given back instead.
-    func startDeliveries(options: WebhookOptions, now: Date) -> [ClaimedWebhookDelivery] {
+    /// ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way, each with when it was queued. A delivery whose
+    /// claim would end before an attempt could is given back instead.
+    func startDeliveries(options: WebhookOptions, now: Date) -> [(delivery: ClaimedWebhookDelivery, taken: Date)] {
         let margin = WebhookOptions.seconds(options.timeout) + 5
         let slots = options.deliveriesInFlightPerEndpoint
         return state.withLock { state in
-            var started: [ClaimedWebhookDelivery] = []
+            var started: [(delivery: ClaimedWebhookDelivery, taken: Date)] = []
             for (endpoint, queue) in state.queued {
                 let free = slots - state.active[endpoint, default: 0]
                 guard free > 0 else { continue }
                 let taken = queue.prefix(free)
                 state.queued[endpoint] = taken.count == queue.count ? nil : Array(queue.dropFirst(taken.count))
-                for delivery in taken {
+                for entry in taken {
+                    let delivery = entry.delivery
                     if delivery.claimedUntil.timeIntervalSince(now) >= margin {
-                        started.append(delivery)
+                        started.append(entry)
                         state.active[endpoint, default: 0] += 1
                     } else {
                         state.releases.append(delivery.id)
@@ -338,7 +346,7 @@ final class DeliveryState: Sendable {
     func stop() {
         state.withLock { state in
             state.stopped = true
-            for queue in state.queued.values { state.releases.append(contentsOf: queue.map(\.id)) }
+            for queue in state.queued.values { state.releases.append(contentsOf: queue.map(\.delivery.id)) }
             state.queued = [:]
         }
     }

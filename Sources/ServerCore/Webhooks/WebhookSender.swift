@@ -35,6 +35,12 @@ final class WebhookSender: Sendable {
         /// Why it failed; nil for a 2xx.
         var error: String?
         var millis: Int
+        /// For the timing trace: when the sender's thread added the transfer to its multi handle, when libcurl began
+        /// it, and when it had sent the request (the last two counted back from the transfer's end with libcurl's
+        /// own timings; nil when it never got there).
+        var added: Date?
+        var curlStarted: Date?
+        var sent: Date?
         var delivered: Bool { error == nil }
     }
 
@@ -347,6 +353,7 @@ private final class SenderLoop: @unchecked Sendable {
         _ = fs_curl_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.bodyCount))
         _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(transfer.body.baseAddress))
         transfer.started = .now
+        transfer.added = Date()
         guard curl_multi_add_handle(multi, curl) == CURLM_OK else {
             finish(transfer, with: Response(status: nil, error: "libcurl could not start", millis: 0))
             return
@@ -390,7 +397,7 @@ private final class SenderLoop: @unchecked Sendable {
     }
 
     /// Sets what every attempt on `curl` shares (its URL's handle: handles are kept by URL), once.
-    private func prepare(_ curl: UnsafeMutableRawPointer, url: String, context: Context) {
+    private func prepare(_ curl: UnsafeMutableRawPointer, url: String, context: CurlHandle.Context) {
         _ = fs_curl_setopt_string(curl, CURLOPT_URL, url)
         _ = fs_curl_setopt_long(curl, CURLOPT_POST, 1)
         _ = fs_curl_setopt_string(curl, CURLOPT_USERAGENT, "FieldSheet-Webhooks/1")
@@ -405,7 +412,7 @@ private final class SenderLoop: @unchecked Sendable {
         let data = Unmanaged.passUnretained(context).toOpaque()  // the handle keeps its context alive
         _ = fs_curl_setopt_opensocket_callback(curl) { userdata, _, address in
             guard let userdata, let address else { return fs_curl_socket_bad() }
-            let context = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
+            let context = Unmanaged<CurlHandle.Context>.fromOpaque(userdata).takeUnretainedValue()
             var raw = [UInt8](repeating: 0, count: 16)
             let count = Int(fs_curl_sockaddr_bytes(address, &raw))
             let bytes = Array(raw.prefix(count))
@@ -417,7 +424,7 @@ private final class SenderLoop: @unchecked Sendable {
         }
         _ = fs_curl_setopt_pointer(curl, CURLOPT_OPENSOCKETDATA, data)
         _ = fs_curl_setopt_data_callback(curl, CURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
-            let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
+            let context = Unmanaged<CurlHandle.Context>.fromOpaque(userdata!).takeUnretainedValue()
             let length = size * count
             let room = max(0, context.limit - context.body.count)
             if let buffer, room > 0 {
@@ -432,10 +439,28 @@ private final class SenderLoop: @unchecked Sendable {
         _ = fs_curl_setopt_pointer(curl, CURLOPT_WRITEDATA, data)
     }
 
-    /// What a finished transfer came to, from libcurl's result and its handle's context.
+    /// What a finished transfer came to, with the timing trace's stamps.
     private func response(of transfer: Transfer, curl: UnsafeMutableRawPointer, code: CURLcode) -> Response {
         let elapsed = ContinuousClock.now - transfer.started
         let millis = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        var response = result(of: transfer, curl: curl, code: code, millis: millis)
+        // The timing trace's stamps: libcurl's times run from its start of the transfer to the moment named, and
+        // its total to the transfer's end, which is read here (a little later: the stamps are that much early).
+        let end = Date()
+        var total = 0.0
+        var pretransfer = 0.0
+        _ = fs_curl_getinfo_double(curl, CURLINFO_TOTAL_TIME, &total)
+        _ = fs_curl_getinfo_double(curl, CURLINFO_PRETRANSFER_TIME, &pretransfer)
+        response.added = transfer.added
+        if total > 0 {
+            response.curlStarted = end.addingTimeInterval(-total)
+            if pretransfer > 0 { response.sent = end.addingTimeInterval(pretransfer - total) }
+        }
+        return response
+    }
+
+    /// The status or error of a finished transfer, from libcurl's result and its handle's context.
+    private func result(of transfer: Transfer, curl: UnsafeMutableRawPointer, code: CURLcode, millis: Int) -> Response {
         guard let context = transfer.handle?.context else { return Response(status: nil, error: "libcurl could not start", millis: millis) }
         var status = 0
         _ = fs_curl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
@@ -510,6 +535,8 @@ private final class Transfer: @unchecked Sendable {
     var lastHeader: UnsafeMutablePointer<curl_slist>?
     #endif
     var started = ContinuousClock.now
+    /// When it was added to the multi handle (the timing trace's `added`).
+    var added: Date?
 
     init(url: String, body: String, headers: [String], finished: @escaping @Sendable (WebhookSender.Response) -> Void) {
         self.url = url
@@ -523,67 +550,5 @@ private final class Transfer: @unchecked Sendable {
 
     deinit {
         body.deallocate()
-    }
-}
-
-/// A libcurl easy handle; used by one attempt at a time, all to one URL (the sender keeps idle handles by URL),
-/// so its options are set once.
-final class CurlHandle: @unchecked Sendable {
-    let pointer: UnsafeMutableRawPointer?
-    /// What its callbacks share; lives as long as the handle.
-    fileprivate let context = Context()
-    /// Whether the options every attempt shares are set.
-    fileprivate var prepared = false
-    #if canImport(CCurl)
-    /// The headers every attempt sends, after its own.
-    fileprivate let sharedHeaders: UnsafeMutablePointer<curl_slist>?
-    #endif
-
-    init() {
-        #if canImport(CCurl)
-        pointer = curl_easy_init()
-        var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
-        if let first = list, curl_slist_append(first, "Expect:") == nil {
-            curl_slist_free_all(first)
-            list = nil
-        }
-        sharedHeaders = list
-        #else
-        pointer = nil
-        #endif
-    }
-
-    deinit {
-        #if canImport(CCurl)
-        if let pointer { curl_easy_cleanup(pointer) }
-        curl_slist_free_all(sharedHeaders)
-        #endif
-    }
-}
-
-/// What libcurl's callbacks of a handle's attempt share: the answer read so far, the address refused, and the
-/// error message; reset before each attempt.
-private final class Context: @unchecked Sendable {
-    var limit = 0
-    var allowPrivate = false
-    var body: [UInt8] = []
-    var truncated = false
-    var refused: String?
-    /// libcurl's error message (CURLOPT_ERRORBUFFER: at least CURL_ERROR_SIZE, 256, bytes).
-    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 257)
-
-    init() {
-        errorBuffer.initialize(repeating: 0, count: 257)
-    }
-
-    func reset() {
-        body.removeAll(keepingCapacity: true)
-        truncated = false
-        refused = nil
-        errorBuffer[0] = 0
-    }
-
-    deinit {
-        errorBuffer.deallocate()
     }
 }
