@@ -76,6 +76,11 @@ package final class WALCheckpointer: Sendable {
 
     package var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// Returns once the checkpoints asked for so far have run (tests: a database file no checkpoint is writing).
+    package func settled() async {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+    }
+
     /// What the writer's WAL hook holds: the checkpointer, weakly (the connection may outlive it).
     private final class Hook: @unchecked Sendable {
         weak var checkpointer: WALCheckpointer?
