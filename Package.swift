@@ -122,7 +122,11 @@ let package = Package(
         // The server's storage on an embedded SQLite database (GRDB).
         .target(
             name: "ServerSQLite",
-            dependencies: ["ServerStorage", "FormModel", "SyncCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ServerStorage", "FormModel", "SyncCore", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API (the library GRDB links), for the writer's WAL hook (WALCheckpointer.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             plugins: ["SchemaConstants"]
         ),
         // The server's storage on PostgreSQL (postgres-nio), for several server instances.

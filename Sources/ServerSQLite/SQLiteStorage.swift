@@ -21,11 +21,18 @@ public struct SQLiteStorage: ServerStorage {
     package let pushes = GroupCommit()
     /// Wakes the webhook delivery service when a push wrote events.
     public let webhookSignal = WebhookSignal()
+    /// The WAL's checkpoints, run off the writer's path (``WALCheckpointer``).
+    package let checkpoints: WALCheckpointer
 
     /// Opens (creating when needed) `fieldsheet.sqlite` in `directory`. What it creates only its owner may
     /// read: the directory 0700, the database 0600 (SQLite gives its `-wal` and `-shm` files the
     /// database's mode). An existing directory or database keeps the mode the operator gave it.
     public init(directory: String) throws {
+        try self.init(directory: directory, checkpoints: .standard)
+    }
+
+    /// ``init(directory:)`` with the WAL's checkpoints at `checkpoints` (tests use small bounds).
+    package init(directory: String, checkpoints bounds: WALCheckpointer.Bounds) throws {
         let path = (directory as NSString).appendingPathComponent("fieldsheet.sqlite")
         self.directory = directory
         try Self.createPrivately(directory: directory, database: path)
@@ -37,7 +44,14 @@ public struct SQLiteStorage: ServerStorage {
             // Acknowledge only what survives a power cut.
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        pool = try DatabasePool(path: path, configuration: configuration)
+        let checkpoints = WALCheckpointer(path: path, bounds: bounds, configuration: configuration)
+        var poolConfiguration = configuration
+        poolConfiguration.prepareDatabase { db in
+            // The writer's commits ask for checkpoints; it does not run them (readers never commit).
+            if !db.configuration.readonly { checkpoints.install(on: db) }
+        }
+        pool = try DatabasePool(path: path, configuration: poolConfiguration)
+        self.checkpoints = checkpoints
         changes = Self.changeNotifier(pool)
         files = FileAttachmentStore(directory: (directory as NSString).appendingPathComponent("attachments"))
     }

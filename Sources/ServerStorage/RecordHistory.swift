@@ -129,35 +129,84 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
         }
     }
 
+    /// One field whose answer the change changed, as the detail keeps them (``changes``).
+    public struct FieldChange: Sendable, Hashable {
+        public var fieldID: String
+        public var diff: FieldDiff
+
+        public init(fieldID: String, diff: FieldDiff) {
+            self.fieldID = fieldID
+            self.diff = diff
+        }
+    }
+
     /// The version of the record's form the change was made against (a device's change: its mutation's form
     /// version, which may be older than the record's newest); nil for reviews and resolutions, and for changes
     /// stored before the version was kept.
     public var version: Int?
     public var state: StateDiff?
-    public var fields: [String: FieldDiff]
+    /// The fields whose answer changed, each once, in ascending id order: the order they are stored in. The push
+    /// planner makes them in that order, so a push builds no dictionary of them.
+    public private(set) var changes: [FieldChange]
     public var review: ReviewDiff?
     public var resolution: Resolution?
+
+    /// The fields whose answer changed, by id (``changes`` as a dictionary, made at each call; setting it sorts).
+    public var fields: [String: FieldDiff] {
+        get { Dictionary(uniqueKeysWithValues: changes.lazy.map { ($0.fieldID, $0.diff) }) }
+        set { changes = Self.ordered(newValue) }
+    }
 
     public init(
         version: Int? = nil, state: StateDiff? = nil, fields: [String: FieldDiff] = [:], review: ReviewDiff? = nil, resolution: Resolution? = nil
     ) {
         self.version = version
         self.state = state
-        self.fields = fields
+        self.changes = Self.ordered(fields)
         self.review = review
         self.resolution = resolution
     }
 
-    /// The stored JSON, keys in a fixed order, fields sorted by id.
-    public func jsonBytes() -> [UInt8] {
-        jsonBytes(orderedFields: fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    /// A detail whose field changes are `changes` as given: ids in ascending order, each once (the push planner's,
+    /// made in that order; checked in debug builds only).
+    package init(version: Int?, state: StateDiff?, changes: [FieldChange], review: ReviewDiff?) {
+        assert(zip(changes, changes.dropFirst()).allSatisfy { $0.fieldID < $1.fieldID }, "not the fields in ascending id order")
+        self.version = version
+        self.state = state
+        self.changes = changes
+        self.review = review
+        self.resolution = nil
     }
 
-    /// The stored JSON (``jsonBytes()``), for a caller that has ``fields`` already as pairs in ascending
-    /// id order (the push planner, which makes them in that order): no diff is looked up or sorted.
-    public func jsonBytes(orderedFields ordered: [(String, FieldDiff)]) -> [UInt8] {
-        assert(ordered.count == fields.count && zip(ordered, ordered.dropFirst()).allSatisfy { $0.0 < $1.0 }, "not the fields in id order")
-        var writer = JSONWriter(capacity: 64 + fields.count * 48)
+    private static func ordered(_ fields: [String: FieldDiff]) -> [FieldChange] {
+        fields.sorted { $0.key < $1.key }.map { FieldChange(fieldID: $0.key, diff: $0.value) }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case version, state, fields, review, resolution
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decodeIfPresent(Int.self, forKey: .version)
+        state = try container.decodeIfPresent(StateDiff.self, forKey: .state)
+        changes = Self.ordered(try container.decode([String: FieldDiff].self, forKey: .fields))
+        review = try container.decodeIfPresent(ReviewDiff.self, forKey: .review)
+        resolution = try container.decodeIfPresent(Resolution.self, forKey: .resolution)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(version, forKey: .version)
+        try container.encodeIfPresent(state, forKey: .state)
+        try container.encode(fields, forKey: .fields)
+        try container.encodeIfPresent(review, forKey: .review)
+        try container.encodeIfPresent(resolution, forKey: .resolution)
+    }
+
+    /// The stored JSON, keys in a fixed order, fields sorted by id.
+    public func jsonBytes() -> [UInt8] {
+        var writer = JSONWriter(capacity: 64 + changes.count * 48)
         writer.beginObject()
         if let version {
             writer.key("version")
@@ -176,13 +225,13 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
         }
         writer.key("fields")
         writer.beginObject()
-        for (fieldID, diff) in ordered {
-            writer.key(fieldID)
+        for change in changes {
+            writer.key(change.fieldID)
             writer.beginObject()
             writer.key("from")
-            diff.from.write(to: &writer)
+            change.diff.from.write(to: &writer)
             writer.key("to")
-            diff.to.write(to: &writer)
+            change.diff.to.write(to: &writer)
             writer.endObject()
         }
         writer.endObject()

@@ -319,15 +319,14 @@ struct EntityPagesController {
             createdByLink: createdBy.map(recordLink),
             properties: names.map { PropertyItem(name: $0, kind: kinds[$0] ?? "undeclared", value: show(entity.fields.values[$0])) },
             history: history.map { entry in
-                let keys = entry.detail.fields.keys.sorted()
+                let keys = entry.detail.changes.map(\.fieldID)
                 let review = entry.recordReview
                 return HistoryItem(
                     at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientID == EntityEdit.writer ? nil : entry.clientID, kind: Self.describe(entry), revision: entry.revision,
                     recordLink: entry.recordID.map(recordLink), recordShortID: entry.recordID.map { String($0.lowercased.prefix(8)) },
                     rejected: review == .rejected, reviewLabel: review.map { ConsoleLabels.review($0) },
-                    changes: keys.map { key in
-                        let diff = entry.detail.fields[key]
-                        return Change(text: "\(key): \(show(diff?.from)) → \(show(diff?.to))")
+                    changes: entry.detail.changes.map { change in
+                        Change(text: "\(change.fieldID): \(show(change.diff.from)) → \(show(change.diff.to))")
                     },
                     hasChanges: !keys.isEmpty)
             },

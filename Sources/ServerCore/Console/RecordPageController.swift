@@ -195,8 +195,8 @@ struct RecordPageController {
                 if let resolution = entry.detail.resolution {
                     parts.append("resolved the conflict on \(label(resolution.fieldID)), keeping the \(resolution.kept == .server ? "server's" : "device's") value")
                 }
-                let keys = entry.detail.fields.keys.sorted()
-                let changes = keys.prefix(Self.changesPerEntry).map { key in Change(text: change(key, entry.detail.fields[key], version: entry.detail.version)) }
+                let keys = entry.detail.changes.map(\.fieldID)
+                let changes = entry.detail.changes.prefix(Self.changesPerEntry).map { Change(text: change($0.fieldID, $0.diff, version: entry.detail.version)) }
                 if parts.isEmpty { parts.append(keys.isEmpty ? "no change" : "changed \(keys.count) answer\(keys.count == 1 ? "" : "s")") }
                 return HistoryItem(
                     at: ConsoleTime.text(entry.at), user: entry.userName, via: entry.clientID,

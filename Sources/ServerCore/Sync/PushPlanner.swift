@@ -305,23 +305,24 @@ struct PushPlanner: Sendable {
     /// What a change did, for the record's history: the form version it was made against, the state, each of
     /// `fieldIds` (the fields the merge set, ``RecordMerge/Result/changedFields``) whose answer changed (from what
     /// to what), and a review state it moved. Only those fields are compared, not every field the mutation named.
-    /// With it its stored JSON (``HistoryDetail/jsonBytes(orderedFields:)``), written from the diffs in the order
-    /// they are made (`fieldIDs` ascending, as the merge gives them) instead of looking each up again.
+    /// With it its stored JSON (``HistoryDetail/jsonBytes()``): the diffs are made in the order they are stored
+    /// (`fieldIDs` ascending, as the merge gives them), so none is looked up or sorted again.
     static func detail(from current: StoredRecord?, to record: StoredRecord, changed fieldIDs: [String]) -> (HistoryDetail, [UInt8]) {
-        var detail = HistoryDetail(version: record.form.version)
-        if current?.state != record.state { detail.state = .init(from: current?.state, to: record.state) }
-        var ordered: [(String, HistoryDetail.FieldDiff)] = []
-        ordered.reserveCapacity(fieldIDs.count)
+        var changes: [HistoryDetail.FieldChange] = []
+        changes.reserveCapacity(fieldIDs.count)
         for fieldID in fieldIDs {
             let before = current.flatMap { $0.fields[fieldID]?.value }
             let after = record.fields[fieldID]?.value
-            if before != after { ordered.append((fieldID, .init(from: before, to: after))) }
+            if before != after { changes.append(.init(fieldID: fieldID, diff: .init(from: before, to: after))) }
         }
-        detail.fields = Dictionary(ordered, uniquingKeysWith: { $1 })
-        if let review = record.review, review.state != current?.review?.state {
-            detail.review = .init(from: current?.review?.state, to: review.state)
-        }
-        return (detail, detail.jsonBytes(orderedFields: ordered))
+        let detail = HistoryDetail(
+            version: record.form.version,
+            state: current?.state != record.state ? .init(from: current?.state, to: record.state) : nil,
+            changes: changes,
+            review: record.review.flatMap { review in
+                review.state != current?.review?.state ? .init(from: current?.review?.state, to: review.state) : nil
+            })
+        return (detail, detail.jsonBytes())
     }
 
     /// Submitted records must pass the form's validation (repeat instances, constraints and calculations with
