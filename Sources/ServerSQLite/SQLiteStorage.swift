@@ -10,7 +10,7 @@ import ServerStorage
 /// One `DatabasePool` per process: many readers, one writer. The single writer serializes push
 /// transactions, which makes the change-feed sequence follow commit order.
 public struct SQLiteStorage: ServerStorage {
-    let pool: DatabasePool
+    package let pool: DatabasePool
     /// The data directory.
     let directory: String
     public let changes: ChangeNotifier
@@ -51,6 +51,10 @@ public struct SQLiteStorage: ServerStorage {
             if !db.configuration.readonly { checkpoints.install(on: db) }
         }
         pool = try DatabasePool(path: path, configuration: poolConfiguration)
+        // Opening the pool set its writer to `synchronous=NORMAL` (GRDB's WAL set-up runs after
+        // `prepareDatabase`): FULL again, so a commit syncs the WAL before its push is answered. The writer
+        // connection lives as long as the pool, so this holds for every write.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         self.checkpoints = checkpoints
         changes = Self.changeNotifier(pool)
         files = FileAttachmentStore(directory: (directory as NSString).appendingPathComponent("attachments"))

@@ -13,9 +13,10 @@ import Synchronization
 /// checkpoint never blocks the writer or a reader; the writer starts the WAL over at its next transaction once
 /// a checkpoint copied all of it.
 ///
-/// The WAL stays bounded: should it still reach ``Bounds/limit`` frames (a reader holding an old snapshot, or
-/// checkpoints falling behind the writer), the writer checkpoints itself, `TRUNCATE` (waiting, within its busy
-/// timeout, for readers of older snapshots), as SQLite's auto-checkpoint would have, and the WAL file is emptied.
+/// The WAL stays bounded: should it still reach ``Bounds/limit`` frames (checkpoints falling behind the writer),
+/// the writer checkpoints itself, `PASSIVE`, as SQLite's auto-checkpoint does: it copies what no reader still
+/// needs and never waits for a reader, so a long read cannot hold the writer (and the pushes behind it) either.
+/// As with SQLite's own, a reader that holds an old snapshot for long keeps the WAL from starting over until it ends.
 ///
 /// Crash safety is SQLite's, unchanged: a commit is durable once its frames are in the WAL (`synchronous=FULL`
 /// syncs the WAL at each commit); a checkpoint only moves committed pages into the database, syncing it
@@ -27,7 +28,7 @@ package final class WALCheckpointer: Sendable {
     package struct Bounds: Sendable, Hashable {
         /// The WAL's frames from which each commit asks for a passive checkpoint: SQLite's auto-checkpoint bound.
         package var request: Int32
-        /// The WAL's frames from which the writer checkpoints itself (`TRUNCATE`) after its commit.
+        /// The WAL's frames from which the writer checkpoints itself (`PASSIVE`) after its commit.
         package var limit: Int32
 
         package init(request: Int32, limit: Int32) {
@@ -46,8 +47,8 @@ package final class WALCheckpointer: Sendable {
         /// Of those, the ones that copied the whole WAL.
         package var complete = 0
         /// Checkpoints the writer ran itself at ``Bounds/limit``.
-        package var truncations = 0
-        /// Checkpoints that found another running (another process's, on the same database): that one copies.
+        package var byWriter = 0
+        /// Checkpoints that found the database busy (another process's checkpoint running, on the same database).
         package var busy = 0
         /// Checkpoints that failed otherwise (their error is not the writer's: the next one tries again).
         package var failures = 0
@@ -101,11 +102,11 @@ package final class WALCheckpointer: Sendable {
     /// After each commit of the writer, on its thread, with the frames the WAL now holds.
     private func committed(_ connection: OpaquePointer, frames: Int32) {
         if frames >= bounds.limit {
-            // The writer's own, as SQLite's auto-checkpoint: inside the WAL hook is where SQLite runs that one.
-            let code = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+            // The writer's own, as SQLite's auto-checkpoint: passive, inside the WAL hook, where SQLite runs that one.
+            let code = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             state.withLock {
                 switch code {
-                case SQLITE_OK: $0.statistics.truncations += 1
+                case SQLITE_OK: $0.statistics.byWriter += 1
                 case SQLITE_BUSY: $0.statistics.busy += 1
                 default: $0.statistics.failures += 1
                 }
@@ -144,6 +145,9 @@ package final class WALCheckpointer: Sendable {
     }
 
     private func open() throws -> DatabaseQueue {
+        // Never create the file: a checkpoint asked for just before the data directory was moved or removed
+        // has nothing to do.
+        guard FileManager.default.fileExists(atPath: path) else { throw DatabaseError(resultCode: .SQLITE_CANTOPEN) }
         let database = try DatabaseQueue(path: path, configuration: configuration)
         state.withLock { $0.connection = database }
         return database
