@@ -160,8 +160,9 @@ extension DraftStore {
         }
         if presentation == nil {
             // Files with no row: an attach whose transaction failed after placing, or a crash in between. What
-            // the records refer to is read only when such a file is there: the view opens every record's fields
-            // and every unsent edit, which a sync would otherwise pay for each record the device holds.
+            // the records refer to is read here only when such a file is there: the view opens every record's
+            // fields and every unsent edit. (The `DELETE` above reads it too, but only on a device that holds
+            // blob rows: on one without attachments a sync no longer pays for each record the device holds.)
             let listing = directory.listing()
             let files = listing.blobs.union(listing.partials)
             let known = files.isEmpty ? [] : Set(try String.fetchAll(db, sql: "SELECT sha256 FROM blobs"))

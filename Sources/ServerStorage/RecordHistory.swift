@@ -153,7 +153,7 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
 
     /// The fields whose answer changed, by id (``changes`` as a dictionary, made at each call; setting it sorts).
     public var fields: [String: FieldDiff] {
-        get { Dictionary(uniqueKeysWithValues: changes.lazy.map { ($0.fieldID, $0.diff) }) }
+        get { Dictionary(changes.lazy.map { ($0.fieldID, $0.diff) }, uniquingKeysWith: { _, last in last }) }
         set { changes = Self.ordered(newValue) }
     }
 

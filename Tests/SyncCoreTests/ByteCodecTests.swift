@@ -6,7 +6,7 @@ import Testing
 
 /// A small deterministic generator for building random wire shapes from one seed (the property check
 /// reports the seed of a failing case, so it can be replayed).
-struct Random {
+struct Random: RandomNumberGenerator {
     var state: UInt64
     init(_ seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

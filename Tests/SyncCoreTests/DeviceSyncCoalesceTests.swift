@@ -27,7 +27,7 @@ struct DeviceSyncCoalesceTests {
     @Test func randomRowsGiveTheMinimumBaseAndMaximumClockOfTheRowsNamingEachField() {
         let seed = UInt64.random(in: 1...UInt64.max)
         print("DeviceSyncCoalesceTests seed \(seed)")
-        var generator = SeededGenerator(seed: seed)
+        var generator = Random(seed)
         for _ in 0..<200 {
             let fields = (0..<Int.random(in: 1...8, using: &generator)).map { "f\($0)" }
             let entries = (0..<Int.random(in: 0...12, using: &generator)).map { _ in
@@ -45,18 +45,5 @@ struct DeviceSyncCoalesceTests {
             }
             #expect(DeviceSync.coalesce(entries, answers: answers, state: .submitted) == expected, "seed \(seed)")
         }
-    }
-}
-
-/// SplitMix64, as FieldSheetTesting has it (this target stays free of the device store that one links).
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
