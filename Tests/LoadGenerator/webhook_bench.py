@@ -321,8 +321,10 @@ def in_flight_at(moments, intervals):
 
 
 # The legs of hand-over -> receiver in the trace's order: the push handed the delivery over; a sender turn took it
-# into its endpoint's queue; a turn gave it a slot and signed it (the attempt's start); the sender's thread added
-# its transfer to a multi handle; libcurl began the transfer; libcurl had sent the request; the receiver read it.
+# into its endpoint's queue; a turn gave it a slot and signed it (the attempt's start; since the turn deals a
+# burst out to the sender's threads, the thread it was dealt to signed it, so this leg includes that hand-over);
+# the sender's thread added its transfer to a multi handle; libcurl began the transfer; libcurl had sent the
+# request; the receiver read it.
 LEGS = ["hand-over -> taken into the queue", "taken -> slot and signature (attempt start)", "attempt start -> transfer added",
         "transfer added -> libcurl began it", "libcurl began -> request sent", "request sent -> receiver"]
 

@@ -355,6 +355,49 @@ extension WebhookSenderTests {
     }
 }
 
+extension WebhookSenderTests {
+    /// A burst asked for in one call is dealt out to every one of the sender's threads, and each request's
+    /// headers (its signature) are made by the thread that adds it, with the time it then gives, not by the caller.
+    @Test func aBurstIsDealtToEveryThreadWhichSignsItsShare() async throws {
+        let receiver = WebhookReceiver(port: ClusterControl.freePort(), secret: "burst-test")
+        try await receiver.start()
+        let sender = WebhookSender(options: WebhookOptions(allowPrivateAddresses: true), keepPerURL: 16, name: "fs-test-burst", interval: .seconds(3600))
+        sender.start {}
+        let count = 40
+        let signedBy = Mutex<(threads: Set<UInt>, names: Set<String>, at: [Int: Date])>(([], [], [:]))
+        let responses = Mutex<[Int: WebhookSender.Response]>([:])
+        let caller = UInt(pthread_self())
+        sender.begin((0..<count).map { index in
+            let body = #"{"n":\#(index)}"#
+            return WebhookSender.Request(
+                url: receiver.url, body: body,
+                headers: { now in
+                    signedBy.withLock {
+                        $0.threads.insert(UInt(pthread_self()))
+                        $0.names.insert(Self.currentThreadName())
+                        $0.at[index] = now
+                    }
+                    let signature = WebhookSignature.value(secret: "burst-test", timestamp: Int64(now.timeIntervalSince1970), body: Array(body.utf8))
+                    return ["FieldSheet-Event-Id: e\(index)", "\(WebhookSignature.header): \(signature)"]
+                },
+                finished: { response in responses.withLock { $0[index] = response } })
+        })
+        #expect(await eventually(timeout: 30) { responses.withLock { $0.count } == count })
+        let all = responses.withLock { $0 }
+        let signed = signedBy.withLock { $0 }
+        #expect(all.values.allSatisfy { $0.delivered && $0.status == 204 }, "\(all.values.filter { !$0.delivered })")
+        #expect(receiver.deliveries.count == count && receiver.allSignaturesValid)
+        #expect(signed.threads.count == WebhookSender.threads && !signed.threads.contains(caller), "signed on \(signed.threads.count) threads")
+        #if os(Linux)
+        #expect(signed.names == ["fs-test-burst"], "\(signed.names)")
+        #endif
+        #expect((0..<count).allSatisfy { all[$0]?.prepared != nil && all[$0]?.prepared == signed.at[$0] })
+        #expect(sender.transfersOpen == 0)
+        await sender.stop()
+        await receiver.stop()
+    }
+}
+
 /// The signature keyed once per endpoint signs each body as keying anew does (HMAC-SHA256 of `TIMESTAMP.BODY`,
 /// values from an independent implementation), however often it is used.
 struct WebhookSignatureTests {

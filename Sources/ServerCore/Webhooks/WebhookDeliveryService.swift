@@ -13,8 +13,10 @@ import Synchronization
 /// - **sending**, on the sender's threads (``WebhookSender``, libcurl's multi interface), not a Swift task: a
 ///   push of this process claims the deliveries it writes in its own transaction and hands them over
 ///   (``WebhookSignal``) once its commit is durable, which only pokes the first; its turn queues them in memory
-///   by endpoint and starts each (a transfer added to the multi handle, on a kept connection) as soon as its
-///   endpoint has fewer than ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way, a whole burst at once.
+///   by endpoint and starts each as soon as its endpoint has fewer than
+///   ``WebhookOptions/deliveriesInFlightPerEndpoint`` under way, a whole burst at once: the turn only picks what
+///   starts and deals it to the sender's threads, each of which signs its share and adds the transfers to its
+///   multi handle (on kept connections), so a burst's per-attempt work is not one thread's.
 ///   A push hands over to an endpoint with every slot taken too: its delivery waits in that endpoint's queue, not
 ///   in the outbox for the next claim. Each delivery frees its slot when it ends (on that thread, which then runs
 ///   the next turn), so a slow answer holds up no other delivery: its transfer just sits in the multi handle.
@@ -85,13 +87,15 @@ package struct WebhookDeliveryService: Service {
             state.wantClaim()
             bookkeeping.wake()
         }
-        for (delivery, taken) in state.startDeliveries(options: options, now: Date()) {
+        // The turn only picks what starts; the sender's threads sign and add their share of it.
+        let requests = state.startDeliveries(options: options, now: Date()).map { delivery, taken in
             let signer = signers.signer(endpoint: delivery.endpointID, secret: delivery.secret)
-            begin(delivery, taken: taken, signer: signer, sender: sender) { outcome in
+            return request(delivery, taken: taken, signer: signer) { outcome in
                 state.finished(delivery.endpointID, outcome: (delivery.id, outcome))
                 bookkeeping.wake()
             }
         }
+        sender.begin(requests)
         signal.setBusy(state.busy(options: options))
         if state.releasesWaiting { bookkeeping.wake() }
     }
@@ -141,26 +145,27 @@ package struct WebhookDeliveryService: Service {
         }
     }
 
-    /// Starts one attempt of one delivery (signed now, with `signer`, the delivery's secret keyed once,
-    /// ``Signers``; without it the secret is keyed here) and calls `finished` with its outcome, to be recorded, on
-    /// the sender's thread once it ended.
-    func begin(
-        _ delivery: ClaimedWebhookDelivery, taken: Date? = nil, signer: WebhookSignature.Signer? = nil, sender: WebhookSender,
+    /// One attempt of one delivery, for the sender (``WebhookSender/begin(_:)``): signed by the sender's thread
+    /// that adds it, when it does, with `signer` (the delivery's secret keyed once, ``Signers``; without it the
+    /// secret is keyed then); `finished` gets its outcome, to be recorded, on that thread once it ended.
+    func request(
+        _ delivery: ClaimedWebhookDelivery, taken: Date? = nil, signer: WebhookSignature.Signer? = nil,
         finished: @escaping @Sendable (WebhookAttempt) -> Void
-    ) {
-        let now = Date()
-        let timestamp = Int64(now.timeIntervalSince1970)
-        let signature = (signer ?? WebhookSignature.Signer(secret: delivery.secret)).value(timestamp: timestamp, body: delivery.body.utf8)
-        let headers = [
-            "FieldSheet-Event-Id: \(delivery.eventID)",
-            "FieldSheet-Event-Type: \(delivery.kind.rawValue)",
-            "FieldSheet-Delivery: \(delivery.id)",
-            "FieldSheet-Delivery-Attempt: \(delivery.attempts + 1)",
-            "\(WebhookSignature.header): \(signature)",
-        ]
-        sender.begin(url: delivery.url, body: delivery.body, headers: headers) { response in
-            finished(outcome(of: delivery, taken: taken, started: now, response: response))
-        }
+    ) -> WebhookSender.Request {
+        WebhookSender.Request(
+            url: delivery.url, body: delivery.body,
+            headers: { now in
+                let timestamp = Int64(now.timeIntervalSince1970)
+                let signature = (signer ?? WebhookSignature.Signer(secret: delivery.secret)).value(timestamp: timestamp, body: delivery.body.utf8)
+                return [
+                    "FieldSheet-Event-Id: \(delivery.eventID)",
+                    "FieldSheet-Event-Type: \(delivery.kind.rawValue)",
+                    "FieldSheet-Delivery: \(delivery.id)",
+                    "FieldSheet-Delivery-Attempt: \(delivery.attempts + 1)",
+                    "\(WebhookSignature.header): \(signature)",
+                ]
+            },
+            finished: { response in finished(outcome(of: delivery, taken: taken, response: response)) })
     }
 
     /// One attempt of one delivery, blocking the calling thread (never the sender's) until it ended; its outcome.
@@ -168,28 +173,31 @@ package struct WebhookDeliveryService: Service {
         let result = Mutex<WebhookAttempt?>(nil)
         let done = DispatchSemaphore(value: 0)
         sender.start(turn: {})
-        begin(delivery, signer: signer, sender: sender) { outcome in
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
+        sender.begin([
+            request(delivery, signer: signer) { outcome in
+                result.withLock { $0 = outcome }
+                done.signal()
+            }
+        ])
         done.wait()
         return result.withLock { $0 }!
     }
 
-    /// What an attempt started at `started` came to: its timing trace line, its log line when it failed, and the
-    /// outcome to record (with the retry's time when it failed).
-    private func outcome(of delivery: ClaimedWebhookDelivery, taken: Date?, started now: Date, response: WebhookSender.Response) -> WebhookAttempt {
+    /// What an attempt came to: its timing trace line, its log line when it failed, and the outcome to record
+    /// (with the retry's time when it failed).
+    private func outcome(of delivery: ClaimedWebhookDelivery, taken: Date?, response: WebhookSender.Response) -> WebhookAttempt {
         let finished = Date()
         // Where an event's time goes between its commit and its receiver (webhook_bench.py reads this): the
         // times of the delivery's way, in seconds since 1970; never its body or secret. committed: its push's
         // commit was durable; handed: the push handed it to this service; taken: a turn took it into the
-        // endpoint's queue; started: a turn gave it a slot and signed it; added: the sender's thread added its
-        // transfer to the multi handle; curlStart / sent: libcurl began the transfer / had sent the request
-        // (from libcurl's own timings, counted back from its end); finished: its answer was read.
+        // endpoint's queue; started: a sender thread signed it, having been handed it by the turn that gave it a
+        // slot; added: that thread added its transfer to the multi handle; curlStart / sent: libcurl began the
+        // transfer / had sent the request (from libcurl's own timings, counted back from its end); finished: its
+        // answer was read.
         logger.trace("Webhook delivery timed", metadata: [
             "event": .string(delivery.eventID), "delivery": .stringConvertible(delivery.id),
             "committed": .string(Self.stamp(delivery.committedAt)), "handed": .string(Self.stamp(delivery.handedAt)),
-            "taken": .string(Self.stamp(taken)), "started": .string(Self.stamp(now)), "added": .string(Self.stamp(response.added)),
+            "taken": .string(Self.stamp(taken)), "started": .string(Self.stamp(response.prepared)), "added": .string(Self.stamp(response.added)),
             "curlStart": .string(Self.stamp(response.curlStarted)), "sent": .string(Self.stamp(response.sent)),
             "finished": .string(Self.stamp(finished)), "attemptMillis": .stringConvertible(response.millis),
         ])

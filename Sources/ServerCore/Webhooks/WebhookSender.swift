@@ -6,7 +6,8 @@ import CCurl
 
 /// Sends webhook deliveries over libcurl's multi interface, every attempt of the server driven by a fixed few
 /// threads of the sender's own (``threads``, each with its multi handle; never one of Swift's cooperative
-/// threads): an attempt is a transfer added to one of them in turn (``begin(url:body:headers:finished:)``), and
+/// threads): an attempt is a transfer added to one of them in turn (``begin(_:)``: a burst is dealt out in one
+/// hand-over and one wake-up per thread, and each thread makes its attempts' headers — the signing — itself), and
 /// each thread waits on an epoll set of its transfers' sockets and libcurl's timer (`curl_multi_socket_action`,
 /// so a wake-up touches only the sockets that are ready, not every transfer), reads its finished transfers
 /// (`curl_multi_info_read`) and calls each one's `finished` on that thread. A burst's attempts are so added at
@@ -39,6 +40,8 @@ final class WebhookSender: Sendable {
         /// it, and when it had sent the request (the last two counted back from the transfer's end with libcurl's
         /// own timings; nil when it never got there).
         var added: Date?
+        /// When the thread made the attempt's headers (``Request/headers``), just before adding it.
+        var prepared: Date?
         var curlStarted: Date?
         var sent: Date?
         var delivered: Bool { error == nil }
@@ -89,15 +92,40 @@ final class WebhookSender: Sendable {
         for loop in loops { await loop.stop() }
     }
 
+    /// One attempt asked of the sender: `body` posted to `url` with the headers `headers` makes (whole lines,
+    /// `Name: value`), and what to call with its response.
+    struct Request: Sendable {
+        var url: String
+        var body: String
+        /// Called on the thread that adds the transfer, just before, with the time (so the work a request's
+        /// headers take, such as signing, is done by that thread, not by the one asking).
+        var headers: @Sendable (Date) -> [String]
+        var finished: @Sendable (Response) -> Void
+    }
+
     /// Starts an attempt: posts `body` to `url` with `headers` (whole lines, `Name: value`) on a kept connection
     /// when there is one, on the next of the sender's threads in turn, and calls `finished` with its response on
     /// that thread. From any thread; from a turn it joins the transfers right after the turn.
     func begin(url: String, body: String, headers: [String], finished: @escaping @Sendable (Response) -> Void) {
-        let index = next.withLock { next in
-            defer { next = (next + 1) % loops.count }
+        begin([Request(url: url, body: body, headers: { _ in headers }, finished: finished)])
+    }
+
+    /// Starts `requests`, dealt to the sender's threads in turn: each thread gets its share in one hand-over and
+    /// one wake-up, and makes each request's headers, adds its transfer and calls its `finished` on that thread.
+    /// From any thread; the calling thread's own share (from a turn) joins its transfers right after the turn.
+    func begin(_ requests: [Request]) {
+        guard !requests.isEmpty else { return }
+        let first = next.withLock { next in
+            defer { next = (next + requests.count) % loops.count }
             return next
         }
-        loops[index].begin(url: url, body: body, headers: headers, finished: finished)
+        var shares = [[Request]](repeating: [], count: loops.count)
+        for (offset, request) in requests.enumerated() {
+            shares[(first + offset) % loops.count].append(request)
+        }
+        for (loop, share) in zip(loops, shares) where !share.isEmpty {
+            loop.begin(share)
+        }
     }
 
     /// Attempts added and not yet finished (for tests).
@@ -135,7 +163,7 @@ private final class SenderLoop: @unchecked Sendable {
         var turnsEnded = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
         /// Attempts asked for from any thread, taken by the sender's thread.
-        var inbox: [Transfer] = []
+        var inbox: [WebhookSender.Request] = []
         /// Transfers added or waiting in the inbox, not yet finished.
         var open = 0
         var threadID: UInt?
@@ -230,13 +258,12 @@ private final class SenderLoop: @unchecked Sendable {
         }
     }
 
-    /// Adds an attempt (``WebhookSender/begin(url:body:headers:finished:)``) to this thread's transfers; from its
-    /// own thread (a turn) it joins them right after the turn.
-    func begin(url: String, body: String, headers: [String], finished: @escaping @Sendable (Response) -> Void) {
-        let transfer = Transfer(url: url, body: body, headers: headers, finished: finished)
+    /// Hands `requests` (``WebhookSender/begin(_:)``) to this thread, which adds them to its transfers; from its
+    /// own thread (a turn) they join them right after the turn.
+    func begin(_ requests: [WebhookSender.Request]) {
         let onThread = control.withLock { control -> Bool in
-            control.inbox.append(transfer)
-            control.open += 1
+            control.inbox.append(contentsOf: requests)
+            control.open += requests.count
             return control.threadID == UInt(pthread_self())
         }
         if !onThread { poke() }
@@ -279,7 +306,7 @@ private final class SenderLoop: @unchecked Sendable {
                 defer { control.inbox = [] }
                 return control.inbox
             }
-            for transfer in inbox { add(transfer) }
+            for request in inbox { add(Transfer(request)) }
             if stopping && transfers.isEmpty && control.withLock({ $0.inbox.isEmpty }) { break }
 
             // Wait for a ready socket, a poke, libcurl's timer or the next turn, whichever comes first.
@@ -321,7 +348,7 @@ private final class SenderLoop: @unchecked Sendable {
             finish(transfer, with: Response(status: nil, error: "libcurl could not start", millis: 0))
             return
         }
-        let handle = idle[transfer.url]?.popLast() ?? CurlHandle()
+        let handle = idle[transfer.request.url]?.popLast() ?? CurlHandle()
         transfer.handle = handle
         guard let curl = handle.pointer, let shared = handle.sharedHeaders else {
             finish(transfer, with: Response(status: nil, error: "libcurl could not start", millis: 0))
@@ -331,13 +358,15 @@ private final class SenderLoop: @unchecked Sendable {
         if !handle.prepared {
             context.limit = options.maxResponseBytes
             context.allowPrivate = options.allowPrivateAddresses
-            prepare(curl, url: transfer.url, context: context)
+            prepare(curl, url: transfer.request.url, context: context)
             handle.prepared = true
         }
         context.reset()
         // The attempt's own headers, then the shared ones (linked for the attempt, unlinked before the free).
+        transfer.prepared = Date()
+        let headers = transfer.request.headers(transfer.prepared!)
         var last: UnsafeMutablePointer<curl_slist>?
-        for line in transfer.headers {
+        for line in headers {
             guard let node = curl_slist_append(nil, line) else {
                 finish(transfer, with: Response(status: nil, error: "libcurl could not start", millis: 0))
                 return
@@ -382,8 +411,8 @@ private final class SenderLoop: @unchecked Sendable {
                 _ = fs_curl_setopt_pointer(curl, CURLOPT_POSTFIELDS, nil)
                 _ = fs_curl_setopt_pointer(curl, CURLOPT_HTTPHEADER, nil)
             }
-            if response.status != nil, idle[transfer.url, default: []].count < keepPerURL {
-                idle[transfer.url, default: []].append(handle)
+            if response.status != nil, idle[transfer.request.url, default: []].count < keepPerURL {
+                idle[transfer.request.url, default: []].append(handle)
             }
             transfer.handle = nil
         }
@@ -393,7 +422,7 @@ private final class SenderLoop: @unchecked Sendable {
         transfer.lastHeader = nil
         control.withLock { $0.open -= 1 }
         endedSinceTurn = true
-        transfer.finished(response)
+        transfer.request.finished(response)
     }
 
     /// Sets what every attempt on `curl` shares (its URL's handle: handles are kept by URL), once.
@@ -452,6 +481,7 @@ private final class SenderLoop: @unchecked Sendable {
         _ = fs_curl_getinfo_double(curl, CURLINFO_TOTAL_TIME, &total)
         _ = fs_curl_getinfo_double(curl, CURLINFO_PRETRANSFER_TIME, &pretransfer)
         response.added = transfer.added
+        response.prepared = transfer.prepared
         if total > 0 {
             response.curlStarted = end.addingTimeInterval(-total)
             if pretransfer > 0 { response.sent = end.addingTimeInterval(pretransfer - total) }
@@ -500,8 +530,8 @@ private final class SenderLoop: @unchecked Sendable {
             for waiter in waiters { waiter.resume() }
             if stopping { return }
             turn?()
-            for transfer in inbox {
-                transfer.finished(Response(status: nil, error: "this server was built without libcurl and cannot deliver webhooks", millis: 0))
+            for request in inbox {
+                request.finished(Response(status: nil, error: "this server was built without libcurl and cannot deliver webhooks", millis: 0))
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -521,31 +551,29 @@ private final class Poller: @unchecked Sendable {
 }
 #endif
 
-/// One attempt asked of the sender: its request, what it holds while under way, and what to call when it ended.
+/// One attempt under way on a sender thread: its request and what it holds until it ended.
 private final class Transfer: @unchecked Sendable {
-    let url: String
-    let headers: [String]
+    let request: WebhookSender.Request
     /// The body's bytes, owned by the transfer (libcurl reads them in place).
     let body: UnsafeMutableBufferPointer<UInt8>
     let bodyCount: Int
-    let finished: @Sendable (WebhookSender.Response) -> Void
     var handle: CurlHandle?
     #if canImport(CCurl)
     var headerList: UnsafeMutablePointer<curl_slist>?
     var lastHeader: UnsafeMutablePointer<curl_slist>?
     #endif
     var started = ContinuousClock.now
-    /// When it was added to the multi handle (the timing trace's `added`).
+    /// When its headers were made and when it was added to the multi handle (the timing trace's `started` and
+    /// `added`).
+    var prepared: Date?
     var added: Date?
 
-    init(url: String, body: String, headers: [String], finished: @escaping @Sendable (WebhookSender.Response) -> Void) {
-        self.url = url
-        self.headers = headers
-        self.finished = finished
-        let bytes = body.utf8
+    init(_ request: WebhookSender.Request) {
+        self.request = request
+        let bytes = request.body.utf8
         bodyCount = bytes.count
-        self.body = .allocate(capacity: max(1, bytes.count))
-        _ = self.body.initialize(from: bytes)
+        body = .allocate(capacity: max(1, bytes.count))
+        _ = body.initialize(from: bytes)
     }
 
     deinit {
