@@ -37,7 +37,7 @@ final class WebhookSender: Sendable {
         var error: String?
         var millis: Int
         /// For the timing trace: when the sender's thread added the transfer to its multi handle, when libcurl began
-        /// it, and when it had sent the request (the last two counted back from the transfer's end with libcurl's
+        /// it, and when it was about to send the request (the last two counted back from the transfer's end with libcurl's
         /// own timings; nil when it never got there).
         var added: Date?
         /// When the thread made the attempt's headers (``Request/headers``), just before adding it.
@@ -470,12 +470,13 @@ private final class SenderLoop: @unchecked Sendable {
 
     /// What a finished transfer came to, with the timing trace's stamps.
     private func response(of transfer: Transfer, curl: UnsafeMutableRawPointer, code: CURLcode) -> Response {
+        // The transfer's end, read first: the timing trace's stamps below count back from it.
+        let end = Date()
         let elapsed = ContinuousClock.now - transfer.started
         let millis = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         var response = result(of: transfer, curl: curl, code: code, millis: millis)
-        // The timing trace's stamps: libcurl's times run from its start of the transfer to the moment named, and
-        // its total to the transfer's end, which is read here (a little later: the stamps are that much early).
-        let end = Date()
+        // The timing trace's stamps: libcurl's times run from its start of the transfer to the moment named
+        // (`sent`: its pretransfer time, just before the request's first byte is sent), and its total to the end.
         var total = 0.0
         var pretransfer = 0.0
         _ = fs_curl_getinfo_double(curl, CURLINFO_TOTAL_TIME, &total)
