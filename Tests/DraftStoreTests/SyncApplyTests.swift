@@ -197,6 +197,26 @@ struct SyncApplyTests {
         #expect(try await fixture.store.prepareOutgoing(limit: 10).isEmpty)
     }
 
+    /// A frozen mutation given back under the id of another record's mutation stands in for nothing: each record's
+    /// stored body is read instead, so neither takes the other's values.
+    @Test func aMutationGivenBackForAnotherRecordIsNotApplied() async throws {
+        let fixture = try await Fixture()
+        let first = try await fixture.draft(site: "North", count: 1)
+        let second = try await fixture.draft(site: "South", count: 2)
+        let batch = try await fixture.store.prepareOutgoingBatch(limit: 10).mutations
+        try #require(batch.count == 2 && batch.allSatisfy { $0.mutation != nil })
+        var crossed = batch
+        crossed[0].mutation = batch[1].mutation
+        crossed[1].mutation = batch[0].mutation
+        let outcomes = batch.map { MutationOutcome(mutationID: $0.mutationID, recordID: $0.recordID, status: .applied, revision: 1, changed: true) }
+        #expect(try await fixture.store.applyOutcomes(outcomes, serverClock: HybridTimestamp(rawValue: 5), sent: crossed) == 0)
+        for (record, site, count) in [(first, "North", 1), (second, "South", 2)] {
+            let applied = try #require(try await fixture.store.record(record))
+            #expect(applied.serverRevision == 1 && applied.pending.isEmpty)
+            #expect(applied.synced["site"]?.value == .text(site) && applied.synced["count"]?.value == .integer(count))
+        }
+    }
+
     /// A push's mutation ids, drawn for the batch at once: random UUIDs (version 4, lowercase), none repeated, across
     /// the draws a large batch needs.
     @Test func mutationIDsAreDistinctRandomUUIDs() {
