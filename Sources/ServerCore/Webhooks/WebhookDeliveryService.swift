@@ -192,8 +192,8 @@ package struct WebhookDeliveryService: Service {
         // commit was durable; handed: the push handed it to this service; taken: a turn took it into the
         // endpoint's queue; started: a sender thread signed it, having been handed it by the turn that gave it a
         // slot; added: that thread added its transfer to the multi handle; curlStart / sent: libcurl began the
-        // transfer / had sent the request (from libcurl's own timings, counted back from its end); finished: its
-        // answer was read.
+        // transfer / was about to send the request (its pretransfer time; libcurl's own timings, counted back
+        // from its end); finished: its answer was read.
         logger.trace("Webhook delivery timed", metadata: [
             "event": .string(delivery.eventID), "delivery": .stringConvertible(delivery.id),
             "committed": .string(Self.stamp(delivery.committedAt)), "handed": .string(Self.stamp(delivery.handedAt)),
