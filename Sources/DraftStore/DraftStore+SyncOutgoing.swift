@@ -277,31 +277,21 @@ extension DraftStore {
 /// bytes drawn from the system's generator 16 ids a call (``SystemRandomBytes``) rather than a file opened and
 /// read for each id (Foundation's `UUID()` on Linux). The bytes are the kernel's, as before; none outlive the call.
 struct MutationIDs {
-    private static let size = 16
     private static let digits = Array("0123456789abcdef".utf8)
-    private var bytes: [UInt8] = []
-    private var used = 0
-    private var left: Int
+    private var runs: SystemRandomBytes.Runs
 
     /// Ids for `count` mutations at most (more are drawn as they are needed).
     init(count: Int) {
-        left = max(1, count)
+        runs = SystemRandomBytes.Runs(size: 16, count: count)
     }
 
     /// The next id: 122 random bits no id before it used, as `xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`.
     mutating func next() -> String {
-        if used == bytes.count {
-            let take = min(left, SystemRandomBytes.maximumRun / Self.size)
-            left = max(1, left - take)
-            bytes = [UInt8](repeating: 0, count: take * Self.size)
-            SystemRandomBytes.fill(&bytes)
-            used = 0
-        }
-        defer { used += Self.size }
+        let bytes = runs.next()
         var text: [UInt8] = []
         text.reserveCapacity(36)
-        for offset in 0..<Self.size {
-            var byte = bytes[used + offset]
+        for offset in 0..<16 {
+            var byte = bytes[bytes.startIndex + offset]
             if offset == 6 { byte = byte & 0x0F | 0x40 }  // the version, 4 (random)
             if offset == 8 { byte = byte & 0x3F | 0x80 }  // the variant of RFC 9562
             if offset == 4 || offset == 6 || offset == 8 || offset == 10 { text.append(UInt8(ascii: "-")) }

@@ -167,13 +167,17 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
         self.resolution = resolution
     }
 
-    /// A detail whose field changes are `changes` as given: ids in ascending order, each once (the push planner's,
-    /// made in that order; checked in debug builds only).
+    /// A detail whose field changes are `changes`: kept as given when their ids ascend, each once (the push
+    /// planner makes them so; one comparison a change checks it), else sorted, the last change of an id kept —
+    /// the stored JSON never holds a field twice or out of order.
     package init(version: Int?, state: StateDiff?, changes: [FieldChange], review: ReviewDiff?) {
-        assert(zip(changes, changes.dropFirst()).allSatisfy { $0.fieldID < $1.fieldID }, "not the fields in ascending id order")
         self.version = version
         self.state = state
-        self.changes = changes
+        if zip(changes, changes.dropFirst()).allSatisfy({ $0.fieldID < $1.fieldID }) {
+            self.changes = changes
+        } else {
+            self.changes = Self.ordered(Dictionary(changes.lazy.map { ($0.fieldID, $0.diff) }, uniquingKeysWith: { _, last in last }))
+        }
         self.review = review
         self.resolution = nil
     }

@@ -65,7 +65,7 @@ struct DeviceCipherTests {
             }
         }
         #expect(nonces.count == 150)
-        var supply = DeviceCipher.Nonces(count: 30)
+        var supply = DeviceCipher.nonces(count: 30)
         let taken = (0..<30).map { _ in Array(supply.next()) }
         #expect(Set(taken).count == 30 && taken.allSatisfy { $0.count == 12 })
     }

@@ -33,7 +33,7 @@ struct TerminalAppAttachTests {
         try await tmux.keys("Enter")
         try await tmux.waitFor("There is no file /nonexistent/memo.m4a")
         try await tmux.keys("Escape")
-        try await tmux.waitFor("Draft saved")
+        try await tmux.waitForDraftKept()
         try await tmux.waitFor("1 attachment to upload (47 KB)")
         let records = try await TmuxSession.records(in: home)
         let id = try #require(records.compactMap { $0.split(separator: "\t").first.map(String.init) }.first { UUID(uuidString: $0) != nil }, "\(records)")

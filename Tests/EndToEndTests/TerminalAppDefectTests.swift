@@ -97,7 +97,7 @@ struct TerminalAppDefectTests {
         try await tmux.click(on: "( ) High", offset: 1)
         try await tmux.waitFor("(•) High")
         try await tmux.keys("Escape")
-        try await tmux.waitFor("Draft saved")
+        try await tmux.waitForDraftKept()
         try await tmux.keys("n")
         try await tmux.waitFor("Site Inspection")
         try await tmux.click(on: "Site Inspection", offset: 2)

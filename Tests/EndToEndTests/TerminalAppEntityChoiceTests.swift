@@ -34,7 +34,7 @@ struct TerminalAppEntityChoiceTests {
         let removed = try await tmux.waitFor("Household 99999 unticked") { $0.contains("[x] Household 04242") && !$0.contains("[x] Household 99999") }
         #expect(removed.contains("[x] Household 04242"))
         try await tmux.keys("Escape")
-        try await tmux.waitFor("Draft saved.")
+        try await tmux.waitForDraftKept()
         let kept = await eventually(timeout: 30) {
             guard let draft = try? await store.records(state: .draft).first else { return false }
             return (try? await store.record(draft.id))?.answers["visited"] == .choices([HouseholdEntities.id(4242)])

@@ -52,7 +52,7 @@ struct TerminalAppRepeatTests {
         try await tmux.keys("Left", "Enter")
         try await tmux.waitFor("removed") { !$0.contains("▸ Defect 2") && !$0.contains("[Gate") && $0.contains("Removed.") }
         try await tmux.keys("Escape")
-        try await tmux.waitFor("Draft saved")
+        try await tmux.waitForDraftKept()
         // On disk: one live defect (Roof, high, 250); the removed one is a tombstone.
         let records = try await TmuxSession.records(in: home)
         let id = try #require(records.compactMap { $0.split(separator: "\t").first.map(String.init) }.first { UUID(uuidString: $0) != nil }, "\(records)")
@@ -105,7 +105,7 @@ struct TerminalAppRepeatTests {
         try await tmux.keys("Enter")
         try await tmux.waitFor("nothing asked or removed") { !$0.contains("Remove Defect") && !$0.contains("Removed.") && $0.contains("▸ Defect 1") && $0.contains("[Gates") }
         try await tmux.keys("Escape")
-        try await tmux.waitFor("Draft saved")
+        try await tmux.waitForDraftKept()
         let records = try await TmuxSession.records(in: home)
         let id = try #require(records.compactMap { $0.split(separator: "\t").first.map(String.init) }.first { UUID(uuidString: $0) != nil }, "\(records)")
         let shown = try await Subprocess.run(fieldsheet, ["--home", home.path, "show", id])

@@ -26,7 +26,7 @@ struct TerminalAppTmuxTests {
         try await tmux.type("Depot A")
         try await tmux.waitFor("[Depot A")
         try await tmux.keys("Escape")
-        try await tmux.waitFor("the draft saved and listed") { $0.contains("Draft saved.") && $0.contains("Depot A · Draft") && !$0.contains("Create") }
+        try await tmux.waitForDraftKept("Depot A · Draft")
 
         // Resume it, type more, press Cancel: the action sheet; Discard reverts only this presentation.
         try await tmux.keys("Enter")
@@ -37,7 +37,8 @@ struct TerminalAppTmuxTests {
         screen = try await tmux.waitFor("Discard Changes")
         #expect(screen.contains("Save Draft") && screen.contains("Keep Editing"))
         try await tmux.keys("Up", "Up", "Enter")  // Keep Editing is preselected; Discard Changes is two up
-        try await tmux.waitFor("the changes discarded") { $0.contains("Changes discarded.") && $0.contains("Depot A · Draft") && !$0.contains("North") }
+        // (The "Changes discarded." notice lasts six seconds; AppModelTests asserts it.)
+        try await tmux.waitFor("the changes discarded") { $0.contains("Depot A · Draft") && !$0.contains("North") && !$0.contains("Cancel") }
 
         // Open it again and narrow the terminal: the form sheet becomes full screen, input intact.
         try await tmux.keys("Enter")

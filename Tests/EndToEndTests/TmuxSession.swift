@@ -122,6 +122,15 @@ final class TmuxSession {
         try await waitFor("\"\(text)\"", timeout: timeout) { $0.contains(text) }
     }
 
+    /// Waits for the lasting outcome of a dismissal that keeps what was typed: the form sheet closed (no Cancel
+    /// on screen) and the home screen listing the draft (`listed`, "headline · Draft"). The "Draft saved." notice
+    /// that comes with it lasts six seconds, which a capture on a loaded machine can miss; the notice itself is
+    /// asserted on the app's model (AppModelTests).
+    @discardableResult
+    func waitForDraftKept(_ listed: String = " · Draft", timeout: Double = 20) async throws -> String {
+        try await waitFor("the sheet closed and \"\(listed)\" listed", timeout: timeout) { $0.contains(listed) && !$0.contains("Cancel") }
+    }
+
     deinit {
         // deinit cannot await: the one blocking call, at the end of a test.
         _ = system("tmux -L \(socket) -f /dev/null kill-server </dev/null >/dev/null 2>&1")

@@ -51,6 +51,20 @@ struct HistoryDetailTests {
         #expect(Set(try #require(object["fields"] as? [String: Any]).keys) == Set(fields.keys), "seed \(seed)")
     }
 
+    /// Changes given out of order or with an id twice (never by the planner) are stored sorted, each id once, the
+    /// last change of an id kept: the stored JSON never holds a field twice.
+    @Test func changesOutOfOrderOrRepeatedAreSortedOnce() {
+        let changes = [
+            HistoryDetail.FieldChange(fieldID: "c", diff: .init(from: nil, to: .text("3"))),
+            HistoryDetail.FieldChange(fieldID: "a", diff: .init(from: nil, to: .text("1"))),
+            HistoryDetail.FieldChange(fieldID: "c", diff: .init(from: nil, to: .text("3 again"))),
+        ]
+        let detail = HistoryDetail(version: nil, state: nil, changes: changes, review: nil)
+        #expect(detail.changes.map(\.fieldID) == ["a", "c"])
+        #expect(String(decoding: detail.jsonBytes(), as: UTF8.self)
+            == #"{"fields":{"a":{"from":null,"to":{"text":"1"}},"c":{"from":null,"to":{"text":"3 again"}}}}"#)
+    }
+
     @Test func settingAFieldKeepsTheOrder() {
         var detail = HistoryDetail(fields: ["b": .init(from: nil, to: .text("2")), "d": .init(from: nil, to: .text("4"))])
         detail.fields["a"] = .init(from: .text("0"), to: .text("1"))

@@ -238,7 +238,8 @@ struct WebhookSenderTests {
             let url = toSilent ? "http://127.0.0.1:\(silent.port)/hook" : receiver.url
             let body = #"{"n":\#(index)}"#
             let signature = WebhookSignature.value(secret: "sender-test", timestamp: Int64(Date().timeIntervalSince1970), body: Array(body.utf8))
-            sender.begin(url: url, body: body, headers: ["FieldSheet-Event-Id: e\(index)", "\(WebhookSignature.header): \(signature)"]) { response in
+            let headers = ["FieldSheet-Event-Id: e\(index)", "\(WebhookSignature.header): \(signature)"]
+            sender.begin([WebhookSender.Request(url: url, body: body, headers: { _ in headers }) { response in
                 let name = Self.currentThreadName()
                 let alive = Self.threads(named: "fs-test-send")
                 mostThreads.withLock { $0 = max($0, alive) }
@@ -247,7 +248,7 @@ struct WebhookSenderTests {
                     $0.threads.insert(UInt(pthread_self()))
                     $0.names.insert(name)
                 }
-            }
+            }])
         }
         #expect(await eventually(timeout: 30) { results.withLock { $0.fast.count } == fastCount })
         let whileSilent = results.withLock { $0 }
@@ -340,7 +341,7 @@ extension WebhookSenderTests {
         }
         let responses = Mutex<[String: WebhookSender.Response]>([:])
         for (name, receiver) in [("huge", huge), ("redirect", redirect), ("failing", failing)] {
-            sender.begin(url: receiver.url, body: "{}", headers: []) { response in responses.withLock { $0[name] = response } }
+            sender.begin([WebhookSender.Request(url: receiver.url, body: "{}", headers: { _ in [] }) { response in responses.withLock { $0[name] = response } }])
         }
         #expect(await eventually(timeout: 30) { responses.withLock { $0.count } == 3 })
         let all = responses.withLock { $0 }

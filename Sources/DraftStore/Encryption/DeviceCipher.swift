@@ -72,7 +72,7 @@ struct DeviceCipher: @unchecked Sendable {
         return sealed
     }
 
-    /// `plaintext` sealed at `place` with `nonce` (12 fresh random bytes, ``Nonces``), written over the contents of
+    /// `plaintext` sealed at `place` with `nonce` (12 fresh random bytes, ``nonces(count:)``), written over the contents of
     /// `sealed` (its capacity kept for the next value).
     func seal<Plaintext: DataProtocol, Place: DataProtocol>(
         _ plaintext: Plaintext, place: Place, nonce: ArraySlice<UInt8>, into sealed: inout [UInt8]
@@ -106,12 +106,12 @@ struct DeviceCipher: @unchecked Sendable {
     #else
     func seal<Plaintext: DataProtocol>(_ plaintext: Plaintext, place: [UInt8]) throws -> [UInt8] {
         var sealed: [UInt8] = []
-        var nonces = Nonces(count: 1)
+        var nonces = Self.nonces(count: 1)
         try seal(plaintext, place: place, nonce: nonces.next(), into: &sealed)
         return sealed
     }
 
-    /// `plaintext` sealed at `place` with `nonce` (12 fresh random bytes, ``Nonces``), written over the contents of
+    /// `plaintext` sealed at `place` with `nonce` (12 fresh random bytes, ``nonces(count:)``), written over the contents of
     /// `sealed` (its capacity kept for the next value).
     func seal<Plaintext: DataProtocol, Place: DataProtocol>(
         _ plaintext: Plaintext, place: Place, nonce: ArraySlice<UInt8>, into sealed: inout [UInt8]
@@ -127,7 +127,7 @@ struct DeviceCipher: @unchecked Sendable {
 
     /// ``seal(_:place:)`` as the `Data` SQLite stores, made in one piece.
     func sealData<Plaintext: DataProtocol, Place: DataProtocol>(_ plaintext: Plaintext, place: Place) throws -> Data {
-        var nonces = Nonces(count: 1)
+        var nonces = Self.nonces(count: 1)
         let nonce = nonces.next()
         let (ciphertext, tag) = try contexts.use { try $0.seal(message: plaintext, nonce: nonce, authenticatedData: place) }
         var sealed = Data(capacity: Self.overhead + plaintext.count)
@@ -197,36 +197,11 @@ struct DeviceCipher: @unchecked Sendable {
         openData(sealed[...], place: place).map { Array($0) }
     }
 
-    /// Fresh random nonces for a run of seals, read from the system's generator up to 21 at a time (one
-    /// `getentropy` call, at most 256 bytes): swift-crypto's `ChaChaPoly.Nonce()` makes two system calls for each
-    /// (8 bytes a call), which were a third of sealing a record's answers. The bytes are the kernel's, as before;
-    /// a run lives in one call (no buffer is kept between calls, so none is shared with a forked process).
-    struct Nonces {
-        static let size = 12
-        private static let perRead = SystemRandomBytes.maximumRun / size
-        private var bytes: [UInt8]
-        private var used: Int
-        private var left: Int
-
-        /// Nonces for `count` seals at most (more are read as they are needed).
-        init(count: Int) {
-            left = max(1, count)
-            bytes = []
-            used = 0
-        }
-
-        /// The next nonce: 12 random bytes no seal used before.
-        mutating func next() -> ArraySlice<UInt8> {
-            if used == bytes.count {
-                let take = min(left, Self.perRead)
-                left = max(1, left - take)
-                bytes = [UInt8](repeating: 0, count: take * Self.size)
-                SystemRandomBytes.fill(&bytes)
-                used = 0
-            }
-            defer { used += Self.size }
-            return bytes[used..<(used + Self.size)]
-        }
+    /// Fresh random nonces for a run of seals, 12 random bytes each, read from the system's generator up to 21 at a
+    /// time (``SystemRandomBytes/Runs``): swift-crypto's `ChaChaPoly.Nonce()` makes two system calls for each (8
+    /// bytes a call), which were a third of sealing a record's answers.
+    static func nonces(count: Int) -> SystemRandomBytes.Runs {
+        SystemRandomBytes.Runs(size: 12, count: count)
     }
 
     /// The places of one record's values (``place(_:)`` of `parts` + a field's key), their common part made once.
@@ -256,11 +231,11 @@ struct DeviceCipher: @unchecked Sendable {
     /// already sealed (a string) is kept, so sealing twice changes nothing.
     ///
     /// The answers' places share their common part (``Places``), their nonces are read for the record at once
-    /// (``Nonces``), and each sealed value is written as base64 straight into the JSON (``Base64Bytes``).
+    /// (``nonces(count:)``), and each sealed value is written as base64 straight into the JSON (``Base64Bytes``).
     func sealFields(_ fields: [UInt8], parts: [String]) throws -> [UInt8] {
         var places = Places(parts)
         // One nonce per answer: a record's answers number fewer than its bytes over 8 (`"k":{}` each at least).
-        var nonces = Nonces(count: fields.count / 8)
+        var nonces = Self.nonces(count: fields.count / 8)
         var sealed: [UInt8] = []
         var text: [UInt8] = []
         return try rewriteValues(fields) { key, raw, writer in

@@ -103,14 +103,7 @@ final class WebhookSender: Sendable {
         var finished: @Sendable (Response) -> Void
     }
 
-    /// Starts an attempt: posts `body` to `url` with `headers` (whole lines, `Name: value`) on a kept connection
-    /// when there is one, on the next of the sender's threads in turn, and calls `finished` with its response on
-    /// that thread. From any thread; from a turn it joins the transfers right after the turn.
-    func begin(url: String, body: String, headers: [String], finished: @escaping @Sendable (Response) -> Void) {
-        begin([Request(url: url, body: body, headers: { _ in headers }, finished: finished)])
-    }
-
-    /// Starts `requests`, dealt to the sender's threads in turn: each thread gets its share in one hand-over and
+    /// Starts `requests` (each posts its `body` to its `url` on a kept connection when there is one), dealt to the sender's threads in turn: each thread gets its share in one hand-over and
     /// one wake-up, and makes each request's headers, adds its transfer and calls its `finished` on that thread.
     /// From any thread; the calling thread's own share (from a turn) joins its transfers right after the turn.
     func begin(_ requests: [Request]) {
