@@ -77,7 +77,7 @@ struct BlobDirectory: Sendable {
         guard (status.st_mode & S_IFMT) == S_IFREG else {
             throw BlobFileError(.notAFile, "\(source) is not a regular file (a directory or a device); give the path of a file.")
         }
-        let temporary = (path as NSString).appendingPathComponent(Self.incomingPrefix + UUID().uuidString.lowercased())
+        let temporary = (path as NSString).appendingPathComponent(Self.incomingPrefix + UUID().lowercased)
         let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard output >= 0 else { throw BlobFileError(errno: errno, doing: "creating a file in \(path)") }
         var finished = false

@@ -17,7 +17,7 @@ enum DeviceMigrations {
         "v1-device-schema": { db in
             try db.execute(
                 sql: "INSERT INTO sync_state (id, device_id, clock) VALUES (1, ?, 0)",
-                arguments: [UUID().uuidString.lowercased()])
+                arguments: [UUID().lowercased])
         },
         // Records written before the one record representation are converted.
         "v3-record-fields": { db in try RecordFieldsConversion.convert(db) },

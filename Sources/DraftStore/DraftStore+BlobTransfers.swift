@@ -68,7 +68,7 @@ extension DraftStore {
     /// them. Opening a record does this by itself. Returns how many are missing.
     @discardableResult
     public func requestDownloads(record: UUID) async throws -> Int {
-        let key = record.uuidString.lowercased()
+        let key = record.lowercased
         return try await write(doing: "asking for the attachments of record \(key)") { db in
             try Self.requestDownloads(db, record: key)
         }

@@ -64,7 +64,7 @@ extension DraftStore {
         if openOnly { sql += " AND resolved_at IS NULL" }
         if let record {
             sql += " AND record_id = ?"
-            arguments += [record.uuidString.lowercased()]
+            arguments += [record.lowercased]
         }
         if let detectedSince {
             sql += " AND detected_at >= ?"
@@ -85,7 +85,7 @@ extension DraftStore {
             json.flatMap { try? JSONDecoder().decode(AnswerValue.self, from: Data($0.utf8)) }
         }
         return StoredConflict(
-            id: row["id"], recordID: UUID(uuidString: row["record_id"]) ?? UUID(), fieldID: row["field_id"], policy: row["policy"],
+            id: row["id"], recordID: UUID(text: row["record_id"]) ?? UUID(), fieldID: row["field_id"], policy: row["policy"],
             mine: value(row["local_value"]), mineClock: (row["local_hlc"] as Int64?).map(HybridTimestamp.init(rawValue:)), mineDevice: row["local_device"],
             theirs: value(row["remote_value"]), theirsClock: (row["remote_hlc"] as Int64?).map(HybridTimestamp.init(rawValue:)), theirsDevice: row["remote_device"],
             detectedAt: date(row["detected_at"]), resolvedAt: (row["resolved_at"] as Int64?).map(date), reason: row["reason"])
@@ -97,7 +97,7 @@ extension DraftStore {
     /// - Throws: `unknownRecord`, `unknownField`, `noOpenConflict`, `wrongType`.
     @discardableResult
     public func resolveConflict(record: UUID, field: String, choice: ConflictChoice) async throws -> AnswerValue? {
-        let key = record.uuidString.lowercased()
+        let key = record.lowercased
         guard let stored = try await self.record(record), stored.state != .deleted else {
             throw DraftStoreError(.unknownRecord, "There is no record \(key) on this device. List conflicts with `fieldsheet conflicts`.")
         }

@@ -209,7 +209,7 @@ extension DraftStore {
                 uniquingKeysWith: { first, _ in first })
             let changed = Set(try String.fetchAll(db, sql: "SELECT DISTINCT entity_id FROM entity_local_changes WHERE list = ?", arguments: [list]))
             try forEachEntity(db, list: list) { row in
-                if let id = UUID(uuidString: row.id) {
+                if let id = UUID(text: row.id) {
                     found.append(DeviceEntity(id: id, list: list, row: row, revision: revisions[row.id] ?? 0, hasLocalChanges: changed.contains(row.id)))
                 }
                 return true

@@ -16,7 +16,7 @@ extension DraftStore {
         device: String, presentation: String?
     ) throws {
         guard let declaration = form.entity else { return }
-        let recordKey = record.id.uuidString.lowercased()
+        let recordKey = record.id.lowercased
         let answers = record.answers
         var change: RecordEntityChange
         if let existing = answers[RecordEntityChange.fieldID], let stored = try? RecordEntityChange(answer: existing) {
@@ -29,10 +29,10 @@ extension DraftStore {
             }
             func holds(_ source: String?) -> Bool { source == nil || (value(source)?.isTruthy ?? false) }
             let label = text(value(declaration.label))
-            let named = text(value(declaration.entityID)).flatMap(UUID.init(uuidString:))
+            let named = text(value(declaration.entityID)).flatMap(UUID.init(text:))
             if declaration.updates, let named, declaration.updateIf == nil || holds(declaration.updateIf),
                try entityRow(db, list: declaration.list, id: named.uuidString) != nil {
-                let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM entities WHERE list = ? AND id = ?", arguments: [declaration.list, named.uuidString.lowercased()]) ?? 0
+                let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM entities WHERE list = ? AND id = ?", arguments: [declaration.list, named.lowercased]) ?? 0
                 change = RecordEntityChange(list: declaration.list, entityID: named, action: .update, baseRevision: revision, label: label)
             } else if declaration.creates, declaration.entityID == nil ? holds(declaration.createIf) : (declaration.createIf != nil && holds(declaration.createIf)) {
                 change = RecordEntityChange(list: declaration.list, entityID: record.id, action: .create, baseRevision: 0, label: label)
@@ -46,7 +46,7 @@ extension DraftStore {
                 INSERT INTO outbox (record_id, presentation_id, kind, field_id, value, base_revision, hlc, created_at)
                 VALUES (?1, ?2, 'set', ?3, fs_seal(?4, 'outbox', ?1, ?3), ?5, ?6, ?7)
                 """, arguments: [recordKey, presentation, RecordEntityChange.fieldID, json, base, clock.rawValue, nowMillis()])
-            let entityKey = change.entityID.uuidString.lowercased()
+            let entityKey = change.entityID.lowercased
             if change.action == .create {
                 try storeLocalChange(db, list: change.list, entity: entityKey, property: "", record: recordKey, value: nil, hlc: clock, writer: device)
             }
@@ -56,7 +56,7 @@ extension DraftStore {
         }
         // Each saveTo field with the stamp the server will give it: the newest clock of the record's unsent rows
         // that touch it (what the push sends), else the synced field's own.
-        let entityKey = change.entityID.uuidString.lowercased()
+        let entityKey = change.entityID.lowercased
         for field in form.allFields {
             guard let property = field.saveTo else { continue }
             let pendingClock = try Int64.fetchOne(db.cachedStatement(sql: """

@@ -191,7 +191,7 @@ extension DraftStore {
                         default: try reader.skipValue()
                         }
                     }
-                    guard let id, UUID(uuidString: id) != nil, let revision, let sequence, let creator, let fields else {
+                    guard let id, UUID(text: id) != nil, let revision, let sequence, let creator, let fields else {
                         throw reader.error("An entity of the page needs entityId (a UUID), revision, sequence, creator and fields")
                     }
                     let raw = bytes[fields.range]

@@ -38,7 +38,7 @@ extension DraftStore {
     /// One record (answers, state, open conflicts), as it is now and after every change; nil while there
     /// is no such record (deleted drafts disappear; a record deleted after it synced stays, `deleted`).
     public func observeRecord(_ id: UUID) -> StoreObservation<ObservedRecord?> {
-        let key = id.uuidString.lowercased()
+        let key = id.lowercased
         return observe(doing: "reading record \(key)", tables: ["records", "outbox", "conflicts", "record_reviews"]) { db in
             guard let record = try Self.fetchRecord(db, id: id) else { return nil }
             return ObservedRecord(

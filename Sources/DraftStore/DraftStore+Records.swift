@@ -7,7 +7,7 @@ extension DraftStore {
     /// The record with `id`, with every field's value and metadata (or, with `answers: .topLevel`, those of the
     /// form's own fields only); nil when there is none.
     public func record(_ id: UUID, answers scope: RecordAnswers = .all) async throws -> StoredRecord? {
-        try await read(doing: "reading record \(id.uuidString.lowercased())") { db in
+        try await read(doing: "reading record \(id.lowercased)") { db in
             try Self.fetchRecord(db, id: id, answers: scope)
         }
     }
@@ -36,7 +36,7 @@ extension DraftStore {
     /// - Throws: `unknownRecord`, `notADraft` (submitted records are not deleted this way) or
     ///   `recordInUse` when a running process has it open.
     public func deleteDraft(_ id: UUID) async throws {
-        let key = id.uuidString.lowercased()
+        let key = id.lowercased
         try await write(doing: "deleting draft \(key)") { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT state, server_revision FROM records WHERE id = ?", arguments: [key]),
                 let state = RecordState(rawValue: row["state"]), state != .deleted
@@ -73,7 +73,7 @@ extension DraftStore {
     public func outboxCount(record: UUID? = nil) async throws -> Int {
         try await read(doing: "counting unsent changes") { db in
             if let record {
-                return try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE record_id = ?", arguments: [record.uuidString.lowercased()]) ?? 0
+                return try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE record_id = ?", arguments: [record.lowercased]) ?? 0
             }
             return try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0
         }
@@ -102,13 +102,13 @@ extension DraftStore {
             FROM f JOIN records r ON r.rowid = f.rowid LEFT JOIN record_reviews v ON v.record_id = r.id
             """
         }
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [id.uuidString.lowercased()]) else { return nil }
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [id.lowercased]) else { return nil }
         return try record(from: row)
     }
 
     static func record(from row: Row) throws -> StoredRecord {
         let key: String = row["id"]
-        guard let id = UUID(uuidString: key), let state = RecordState(rawValue: row["state"]) else {
+        guard let id = UUID(text: key), let state = RecordState(rawValue: row["state"]) else {
             throw DraftStoreError(.databaseDamaged, "The stored record \(key) cannot be read (bad id or state).")
         }
         return StoredRecord(
@@ -161,7 +161,7 @@ extension DraftStore {
             WHERE \(filter) ORDER BY r.updated_at DESC, r.id DESC
             """, arguments: arguments)
         while let row = try rows.next() {
-            guard let id = UUID(uuidString: row[0]), let state = RecordState(rawValue: row[3]) else { continue }
+            guard let id = UUID(text: row[0]), let state = RecordState(rawValue: row[3]) else { continue }
             let form = FormKey(id: row[1], version: row[2])
             try body(RecordSummary(
                 id: id, form: form, formTitle: titles[form] ?? form.id, state: state,

@@ -47,7 +47,7 @@ extension DraftStore {
         }
         let keys = mutation.changes.keys.filter(isSensitive).sorted()
         guard !keys.isEmpty else { return }
-        let record = mutation.recordID.uuidString.lowercased()
+        let record = mutation.recordID.lowercased
         var stored: ProjectPublicKey?
         for key in keys {
             guard let value = mutation.changes[key]?.value else {

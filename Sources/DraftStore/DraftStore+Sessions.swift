@@ -12,7 +12,7 @@ extension DraftStore {
         let recordID = UUID()
         let presentationID = UUID()
         let defaults = FormValidator(form: form).defaults
-        let (record, presentation) = (recordID.uuidString.lowercased(), presentationID.uuidString.lowercased())
+        let (record, presentation) = (recordID.lowercased, presentationID.lowercased)
         let created = try await openingWrite(doing: "creating a record of form \(form.id)") { db -> Int64 in
             let (clock, _) = try Self.tick(db)
             let now = Self.nowMillis()
@@ -54,9 +54,9 @@ extension DraftStore {
     }
 
     private func openExisting(_ id: UUID, mode: FormSession.Mode) async throws -> FormSession {
-        let key = id.uuidString.lowercased()
+        let key = id.lowercased
         let presentationID = UUID()
-        let presentation = presentationID.uuidString.lowercased()
+        let presentation = presentationID.lowercased
         let cache = formCache
         // One transaction: check the record and its form, take over a presentation left by a dead
         // process, and write the snapshot of exactly what the record is now.
@@ -174,7 +174,7 @@ extension DraftStore {
     /// Presentations now open on this database (by this or other processes), by record.
     public func openPresentations() async throws -> [UUID] {
         try await read(doing: "listing open sheets") { db in
-            try String.fetchAll(db, sql: "SELECT record_id FROM presentations ORDER BY opened_at").compactMap(UUID.init(uuidString:))
+            try String.fetchAll(db, sql: "SELECT record_id FROM presentations ORDER BY opened_at").compactMap(UUID.init(text:))
         }
     }
 }

@@ -43,7 +43,7 @@ extension DraftStore {
                 let id: String = row[0]
                 let record: String = row[1]
                 // The caller's frozen mutation stands in for the stored body only for the record it was frozen for.
-                let mutation = known[id].flatMap { UUID(uuidString: record) == $0.recordID ? $0 : nil }
+                let mutation = known[id].flatMap { UUID(text: record) == $0.recordID ? $0 : nil }
                 sent[id] = (row[1], mutation)
                 records.append(row[1])
                 if mutation == nil { unread.append(id) }

@@ -64,7 +64,7 @@ extension DraftStore {
             let signingKey = try Self.signingKey(db)
             let frozen = try Row.fetchAll(db, sql: "SELECT mutation_id, record_id, fs_open(body, 'mutation', mutation_id, record_id) FROM sent_mutations ORDER BY created_at, rowid LIMIT ?", arguments: [limit])
             for row in frozen {
-                batch.mutations.append(OutgoingMutation(mutationID: row[0], recordID: UUID(uuidString: row[1]) ?? UUID(), body: row[2]))
+                batch.mutations.append(OutgoingMutation(mutationID: row[0], recordID: UUID(text: row[1]) ?? UUID(), body: row[2]))
             }
             let now = Self.nowMillis()
             var ids = MutationIDs(count: limit - batch.mutations.count)
@@ -101,7 +101,7 @@ extension DraftStore {
                         }
                     } catch let error as DraftStoreError where error.code == .noProjectKey {
                         held.append(record)
-                        batch.held.append(UUID(uuidString: record) ?? UUID())
+                        batch.held.append(UUID(text: record) ?? UUID())
                         if batch.heldReason == nil { batch.heldReason = error.message }
                     }
                 }
@@ -218,7 +218,7 @@ extension DraftStore {
     /// its id the next of `ids`; nil when the record no longer exists. Its times are this device's: the record's
     /// creation (or first arrival here), the latest of the rows' edits, and the latest submission among them.
     static func coalesce(record: String, _ reads: FreezingBatch, id ids: inout MutationIDs) throws -> Mutation? {
-        guard let id = UUID(uuidString: record), let stored = reads.records[record] else { return nil }
+        guard let id = UUID(text: record), let stored = reads.records[record] else { return nil }
         var entries: [DeviceSync.OutboxEntry] = []
         var times = RecordTimes(created: date(stored.createdAt))
         for row in reads.rows[record] ?? [] {
@@ -277,7 +277,6 @@ extension DraftStore {
 /// bytes drawn from the system's generator 16 ids a call (``SystemRandomBytes``) rather than a file opened and
 /// read for each id (Foundation's `UUID()` on Linux). The bytes are the kernel's, as before; none outlive the call.
 struct MutationIDs {
-    private static let digits = Array("0123456789abcdef".utf8)
     private var runs: SystemRandomBytes.Runs
 
     /// Ids for `count` mutations at most (more are drawn as they are needed).
@@ -287,17 +286,11 @@ struct MutationIDs {
 
     /// The next id: 122 random bits no id before it used, as `xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`.
     mutating func next() -> String {
-        let bytes = runs.next()
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for offset in 0..<16 {
-            var byte = bytes[bytes.startIndex + offset]
-            if offset == 6 { byte = byte & 0x0F | 0x40 }  // the version, 4 (random)
-            if offset == 8 { byte = byte & 0x3F | 0x80 }  // the variant of RFC 9562
-            if offset == 4 || offset == 6 || offset == 8 || offset == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(Self.digits[Int(byte >> 4)])
-            text.append(Self.digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        let drawn = runs.next()
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { $0.copyBytes(from: drawn) }
+        bytes.6 = bytes.6 & 0x0F | 0x40  // the version, 4 (random)
+        bytes.8 = bytes.8 & 0x3F | 0x80  // the variant of RFC 9562
+        return UUID(uuid: bytes).lowercased
     }
 }

@@ -224,7 +224,7 @@ public struct DraftStore: Sendable {
                 }
                 try db.execute(sql: "DELETE FROM presentations WHERE id = ?", arguments: [presentation])
                 recovered.append(RecoveredPresentation(
-                    recordID: UUID(uuidString: row["record_id"]) ?? UUID(),
+                    recordID: UUID(text: row["record_id"]) ?? UUID(),
                     formID: row["form_id"],
                     state: RecordState(rawValue: row["state"]) ?? .draft))
             }

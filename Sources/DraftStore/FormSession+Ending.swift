@@ -14,7 +14,7 @@ extension FormSession {
         let opened = openedAnswers
         let (result, stored) = try await store.write(doing: "completing record \(record)") { db -> (CompletionResult, [String: AnswerValue]) in
             try DraftStore.requirePresentation(db, presentation, record: record)
-            guard let current = try DraftStore.fetchRecord(db, id: UUID(uuidString: record)!) else {
+            guard let current = try DraftStore.fetchRecord(db, id: UUID(text: record)!) else {
                 throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device.")
             }
             let answers = current.answers
@@ -136,7 +136,7 @@ extension DraftStore {
         else {
             throw DraftStoreError(.presentationEnded, "The sheet for record \(record) was already closed; nothing was discarded.")
         }
-        guard let current = try fetchRecord(db, id: UUID(uuidString: record)!) else {
+        guard let current = try fetchRecord(db, id: UUID(text: record)!) else {
             throw DraftStoreError(.unknownRecord, "Record \(record) is no longer on this device.")
         }
         let kind: String = snapshot["kind"]

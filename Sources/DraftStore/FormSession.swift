@@ -76,8 +76,8 @@ public actor FormSession {
         self.state = FormState(logic: validator.logic, answers: answers, metadata: metadata, entities: store)
         self.openedLanguage = language.flatMap { form.language(named: $0) }
         self.state.language = openedLanguage
-        self.recordKey = recordID.uuidString.lowercased()
-        self.presentationKey = presentationID.uuidString.lowercased()
+        self.recordKey = recordID.lowercased
+        self.presentationKey = presentationID.lowercased
     }
 
     deinit {

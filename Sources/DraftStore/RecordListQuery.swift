@@ -97,7 +97,7 @@ final class SearchTextCache: @unchecked Sendable {
     func text(_ db: Database, id: String, updatedAt: Int64, revision: Int64, formTitle: String) throws -> [UInt8] {
         if let entry = lock.withLock({ entries[id] }), entry.updatedAt == updatedAt, entry.revision == revision { return entry.text }
         // The text is made of the form's own fields (RecordSearch): a record's repeat instances are not read.
-        guard let uuid = UUID(uuidString: id), let record = try DraftStore.fetchRecord(db, id: uuid, answers: .topLevel) else { return [] }
+        guard let uuid = UUID(text: id), let record = try DraftStore.fetchRecord(db, id: uuid, answers: .topLevel) else { return [] }
         let key = record.form
         let form = try lock.withLock({ forms[key] }) ?? {
             let json = try String.fetchOne(db, sql: "SELECT definition FROM forms WHERE id = ? AND version = ?", arguments: [key.id, key.version])
@@ -170,7 +170,7 @@ extension DraftStore {
             """, arguments: arguments)
         while let row = try rows.next() {
             let key: String = row[1]
-            guard let id = UUID(uuidString: key), let state = RecordState(rawValue: row[4]) else { continue }
+            guard let id = UUID(text: key), let state = RecordState(rawValue: row[4]) else { continue }
             let form = FormKey(id: row[2], version: row[3])
             let updatedAt: Int64 = row[5]
             try body(RecordListRow(

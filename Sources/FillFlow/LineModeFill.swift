@@ -73,7 +73,7 @@ public struct LineModeFill: Sendable {
 
     public func run(_ session: FormSession) async throws -> FillOutcome {
         let form = session.form
-        let id = session.recordID.uuidString.lowercased()
+        let id = session.recordID.lowercased
         console.line("\(form.title) — \(form.completionLabel) after the last field; :back, :clear, :cancel at any prompt.")
         if !form.languages.isEmpty {
             let shown = await session.language ?? form.defaultLanguage ?? form.languages[0]
@@ -286,7 +286,7 @@ public struct LineModeFill: Sendable {
             return ticked.indices.contains(number - 1) ? .removed(number - 1) : .notTicked(number)
         }
         let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        if parts.count > 1, parts.allSatisfy({ UUID(uuidString: $0) != nil && state.offersEntity($0, at: key) }) { return .ids(parts) }
+        if parts.count > 1, parts.allSatisfy({ UUID(text: $0) != nil && state.offersEntity($0, at: key) }) { return .ids(parts) }
         return entityInput(text, state: state, key: key, previous: previous)
     }
 
@@ -309,7 +309,7 @@ public struct LineModeFill: Sendable {
     static func entityInput(_ line: String, state: FormState, key: String, previous: [EntityRow]) -> EntityInput {
         let text = line.trimmingCharacters(in: .whitespaces)
         if let number = Int(text), previous.indices.contains(number - 1) { return .chosen(previous[number - 1]) }
-        if UUID(uuidString: text) != nil, state.offersEntity(text.lowercased(), at: key),
+        if UUID(text: text) != nil, state.offersEntity(text.lowercased(), at: key),
            let list = state.logic.fields.byID[AnswerKey(key)?.field ?? ""]?.choicesFrom?.entityList,
            let entity = state.entities?.entity(text.lowercased(), in: list) {
             return .chosen(entity)

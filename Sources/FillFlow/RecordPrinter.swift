@@ -11,7 +11,7 @@ import SyncCore
 public enum RecordPrinter {
     /// One listing line: id, state, form id and version, last change (UTC), title; tab-separated.
     public static func line(_ summary: RecordSummary) -> String {
-        var columns = [summary.id.uuidString.lowercased(), summary.state.rawValue, "\(shown(summary.form.id)) v\(summary.form.version)",
+        var columns = [summary.id.lowercased, summary.state.rawValue, "\(shown(summary.form.id)) v\(summary.form.version)",
                        timestamp(summary.updatedAt), shown(summary.formTitle)]
         if let review = summary.review { columns.append(reviewText(review)) }
         return columns.joined(separator: "\t")
@@ -45,7 +45,7 @@ public enum RecordPrinter {
         state.language = language
         let report = validator.validate(state)
         var lines = [
-            "Record \(record.id.uuidString.lowercased())",
+            "Record \(record.id.lowercased)",
             "Form:    \(shown(form.title)) (\(shown(form.id)) v\(form.version))",
             "State:   \(record.state.rawValue)",
             "Created: \(timestamp(record.createdAt))",
@@ -118,7 +118,7 @@ public enum RecordPrinter {
             }
         }
         let output = Output(
-            id: record.id.uuidString.lowercased(), formID: record.form.id, formVersion: record.form.version,
+            id: record.id.lowercased, formID: record.form.id, formVersion: record.form.version,
             state: record.state.rawValue, createdAt: timestamp(record.createdAt), updatedAt: timestamp(record.updatedAt),
             submittedAt: record.submittedAt.map(timestamp), answers: record.answers, issues: FormValidator(form: form).validate(record.answers).issues)
         let encoder = JSONEncoder()

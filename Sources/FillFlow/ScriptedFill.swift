@@ -15,7 +15,7 @@ public struct ScriptedFill: Sendable {
     /// `removals` name repeat instances (`defects[2]`) to remove, after the assignments' additions;
     /// `attachments` attach files (`photo=IMG_0042.jpg`), copied into the device home in the same transaction.
     public func run(_ session: FormSession, assignments: [FieldAssignment], removals: [String] = [], attachments: [FieldAssignment] = [], action: FillAction) async throws -> FillOutcome {
-        let id = session.recordID.uuidString.lowercased()
+        let id = session.recordID.lowercased
         // A draft that moved to a newer version of its form as it opened: said once, before anything else.
         if let move = session.versionMove { console.line(TerminalText.visible(move.message)) }
         let results = try await session.set(

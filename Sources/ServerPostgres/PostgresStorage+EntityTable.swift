@@ -71,11 +71,11 @@ extension PostgresStorage {
         for try await (count, label, id) in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: .quiet)
             .decode((Int64, String?, UUID?).self) {
             found = Int(count)
-            if let label, let id { inside.append((label, id.uuidString.lowercased())) }
+            if let label, let id { inside.append((label, id.lowercased)) }
         }
         guard found <= cap else { return nil }
         guard let starting = try await labelsStarting(with: Array(text.utf8), connection, projectID: projectID, list: list, query: query) else { return nil }
-        return EntityLabelSearch.merged(starting, inside, limit: query.limit, backwards: query.readsBackwards).compactMap { UUID(uuidString: $0.id) }
+        return EntityLabelSearch.merged(starting, inside, limit: query.limit, backwards: query.readsBackwards).compactMap { UUID(text: $0.id) }
     }
 
     /// The first `limit` entries of `entities_by_label` from the keyset, in the table's order or against it,
@@ -117,7 +117,7 @@ extension PostgresStorage {
                 .decode((String, UUID).self) {
                 guard next == nil, !stop else { continue }
                 switch EntityLabelSearch.prefixStep(Array(label.utf8), text, backwards: backwards) {
-                case .match: found.append((label, id.uuidString.lowercased()))
+                case .match: found.append((label, id.lowercased))
                 case .seek(let bytes): next = bytes
                 case .exhausted: stop = true
                 }

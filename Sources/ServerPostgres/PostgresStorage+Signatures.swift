@@ -31,7 +31,7 @@ extension PostgresStorage {
                     records = [recordID]
                 } else {
                     // UUIDs order as their lowercase text does (both by their bytes from the first).
-                    let after = afterRecord.flatMap(UUID.init(uuidString:)) ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+                    let after = afterRecord.flatMap(UUID.init(text:)) ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
                     let inclusive = afterRecord == nil
                     for try await id in try await connection.query("""
                         SELECT DISTINCT record_id FROM record_history
@@ -50,7 +50,7 @@ extension PostgresStorage {
                     WHERE h.project_id = \(projectID) AND h.record_id = ANY(\(records)::uuid[]) ORDER BY h.record_id, h.id
                     """, logger: .quiet).decode((Int64, UUID, Int64, String, Int64, String, String?, Int64?, String, Double, String?, String?, Int64?, Int64?, String?).self) {
                     rows.append(ChainedHistoryRow(
-                        id: row.0, recordID: row.1.uuidString.lowercased(), revision: row.2, kind: row.3, userID: row.4, userName: row.5,
+                        id: row.0, recordID: row.1.lowercased, revision: row.2, kind: row.3, userID: row.4, userName: row.5,
                         clientID: row.6, deviceID: row.7, detail: row.8, createdAt: row.9, signature: row.10, signedMutation: row.11,
                         manifestID: row.12, manifestIndex: row.13, hash: row.14))
                 }

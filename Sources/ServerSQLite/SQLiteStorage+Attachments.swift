@@ -90,7 +90,7 @@ extension SQLiteStorage {
                 FROM attachment_refs a JOIN records r ON r.project_id = a.project_id AND r.id = a.record_id
                 WHERE a.project_id = ? AND a.sha256 = ? ORDER BY a.record_id, a.field_id
                 """, arguments: [key.projectID, key.sha256]).compactMap { row in
-                guard let id = UUID(uuidString: row["record_id"]) else { return nil }
+                guard let id = UUID(text: row["record_id"]) else { return nil }
                 return AttachmentUse(
                     recordID: id, fieldID: row["field_id"], authorID: row["author_id"], shared: row["shared"], type: row["type"], name: row["name"],
                     addedBy: row["added_by"], grants: row["grants"])

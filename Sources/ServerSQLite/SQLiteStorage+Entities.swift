@@ -87,7 +87,7 @@ extension SQLiteStorage {
                 }
                 bytes += fields.utf8.count
                 result.append(EntityFeedRow(
-                    id: UUID(uuidString: row[0]) ?? UUID(), revision: row[1], sequence: row[2], creatorID: row[3], creatorName: row[4],
+                    id: UUID(text: row[0]) ?? UUID(), revision: row[1], sequence: row[2], creatorID: row[3], creatorName: row[4],
                     assigneeID: row[5], assigneeName: row[6], deleted: row[7], fields: fields))
             }
             return EntityFeedPage(rows: result, hasMore: false)
@@ -123,7 +123,7 @@ extension SQLiteStorage {
     static func storedEntity(_ row: Row) throws -> StoredEntity {
         let fields: String = row["fields"]
         return StoredEntity(
-            list: row["list"], id: UUID(uuidString: row["id"]) ?? UUID(), revision: row["revision"], sequence: row["sequence"],
+            list: row["list"], id: UUID(text: row["id"]) ?? UUID(), revision: row["revision"], sequence: row["sequence"],
             creatorID: row["creator_id"], creatorName: row["creator_name"], assigneeID: row["assignee_id"], assigneeName: row["assignee_name"],
             deleted: row["deleted"], fields: try RecordFields(jsonBytes: Array(fields.utf8)),
             createdAt: date(row["created_at"]), updatedAt: date(row["updated_at"]))
@@ -139,7 +139,7 @@ extension SQLiteStorage {
                 """, arguments: [projectID, entityID.lowercased]).map { row in
                 EntityHistoryEntry(
                     entityID: entityID, revision: row[0], kind: EntityHistoryEntry.Kind(rawValue: row[1]) ?? .update,
-                    recordID: (row[2] as String?).flatMap(UUID.init(uuidString:)), userID: row[3], userName: row[4], clientID: row[5],
+                    recordID: (row[2] as String?).flatMap(UUID.init(text:)), userID: row[3], userName: row[4], clientID: row[5],
                     at: Date(timeIntervalSince1970: row[7]), detail: try HistoryDetail(jsonText: row[6]),
                     recordReview: (row[8] as String?).flatMap(ReviewState.init(rawValue:)))
             }
@@ -154,7 +154,7 @@ extension SQLiteStorage {
                 let entry: String = row[3]
                 var reader = JSONReader(Array(entry.utf8))
                 return LoggedEntityConflict(
-                    entityID: entityID, recordID: UUID(uuidString: row[0]) ?? UUID(), mutationID: row[1], clientID: row[2],
+                    entityID: entityID, recordID: UUID(text: row[0]) ?? UUID(), mutationID: row[1], clientID: row[2],
                     entry: try ConflictEntry.read(from: &reader), at: Date(timeIntervalSince1970: row[4]))
             }
         }

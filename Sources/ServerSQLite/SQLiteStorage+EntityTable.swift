@@ -24,7 +24,7 @@ extension SQLiteStorage {
         let (sql, arguments) = entityTableSQL(projectID: projectID, list: list, query: query, candidates: candidates)
         let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
             EntityTableRow(
-                id: UUID(uuidString: row[0]) ?? UUID(), label: row[1], revision: row[2], creatorName: row[3], assigneeName: row[4],
+                id: UUID(text: row[0]) ?? UUID(), label: row[1], revision: row[2], creatorName: row[3], assigneeName: row[4],
                 deleted: row[5], updatedAt: Date(timeIntervalSince1970: row[6]), fields: row[7])
         }
         return query.readsBackwards ? rows.reversed() : rows

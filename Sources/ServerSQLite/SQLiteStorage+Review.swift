@@ -111,7 +111,7 @@ extension SQLiteStorage {
             ConflictResolution(kept: kept, by: row[11] ?? "", at: Date(timeIntervalSince1970: row[10] ?? 0))
         }
         return ConflictLogEntry(
-            id: row[0], recordID: UUID(uuidString: recordKey) ?? UUID(), formID: row[2], mutationID: row[3], clientID: row[4],
+            id: row[0], recordID: UUID(text: recordKey) ?? UUID(), formID: row[2], mutationID: row[3], clientID: row[4],
             entry: entry, clientAuthor: row[8], serverAuthor: serverAuthor, open: open,
             createdAt: Date(timeIntervalSince1970: row[7]), resolution: resolution)
     }

@@ -60,7 +60,7 @@ extension SQLiteStorage {
             var result: [UUID: Int64] = [:]
             for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [projectID, JSONWriter.array(of: ids.map(\.lowercased))]) {
                 let id: String = row[0]
-                guard let uuid = UUID(uuidString: id) else { continue }
+                guard let uuid = UUID(text: id) else { continue }
                 result[uuid] = row[1]
             }
             return result
@@ -169,7 +169,7 @@ extension SQLiteStorage {
                 }
                 bytes += fields.utf8.count
                 records.append(RecordEnvelope(
-                    recordID: UUID(uuidString: row[0]) ?? UUID(), form: FormKey(id: row[1], version: row[2]),
+                    recordID: UUID(text: row[0]) ?? UUID(), form: FormKey(id: row[1], version: row[2]),
                     state: RecordState(rawValue: row[3]) ?? .draft, revision: row[5], sequence: row[6], author: row[4],
                     review: Self.review(state: row[8], comment: row[9]),
                     times: RecordTimes(created: Self.date(row[10]), updated: Self.date(row[11]), submitted: Self.date(row[12])),
@@ -278,7 +278,7 @@ extension SQLiteStorage {
         let id: String = row["id"]
         let fields: String = row["fields"]
         return StoredRecord(
-            id: UUID(uuidString: id) ?? UUID(),
+            id: UUID(text: id) ?? UUID(),
             form: FormKey(id: row["form_id"], version: row["form_version"]),
             state: RecordState(rawValue: row["state"]) ?? .draft,
             authorID: row["author_id"], authorName: row["author_name"], shared: row["shared"],

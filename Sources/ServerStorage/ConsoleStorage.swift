@@ -103,7 +103,7 @@ public struct RecordTableQuery: Sendable, Hashable {
 
         public init?(text: String) {
             let parts = text.split(separator: "~")
-            guard parts.count == 2, let time = Double(parts[0]), time.isFinite, let id = UUID(uuidString: String(parts[1])) else { return nil }
+            guard parts.count == 2, let time = Double(parts[0]), time.isFinite, let id = UUID(text: String(parts[1])) else { return nil }
             self.init(time: time, id: id)
         }
     }

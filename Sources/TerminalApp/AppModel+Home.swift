@@ -55,7 +55,7 @@ extension AppModel {
 
     /// The selected record's id.
     var selectedID: UUID? {
-        home.selected.flatMap { UUID(uuidString: $0.id) }
+        home.selected.flatMap { UUID(text: $0.id) }
     }
 
     func openNewPopover() async {
@@ -116,7 +116,7 @@ extension AppModel {
     /// read once, by the session (a record of 5,000 repeat instances holds 10,000 of them). A record the list
     /// does not know yet, or whose state changed since the list was read, is read first.
     public func openRecord(_ id: UUID) async throws {
-        if let summary = summaries[id.uuidString.lowercased()] {
+        if let summary = summaries[id.lowercased] {
             do {
                 return await open(try await openSession(id, submitted: summary.state == .submitted), review: summary.review)
             } catch let error as DraftStoreError where error.code == .notADraft || error.code == .notEditable {

@@ -66,7 +66,7 @@ extension AppModel {
         var waiting = 0
         var conflicted = 0
         for summary in list {
-            let key = summary.id.uuidString.lowercased()
+            let key = summary.id.lowercased
             byID[key] = summary
             if summary.waitingChanges > 0 { waiting += 1 }
             if summary.openConflicts > 0 { conflicted += 1 }
@@ -150,7 +150,7 @@ extension AppModel {
             let selected = home.selected?.id
             var searchEntries: [(String, Date, [UInt8])] = []
             for record in records {
-                let key = record.id.uuidString.lowercased()
+                let key = record.id.lowercased
                 let form = try? await store.form(record.form)
                 // A sheet closed while this read waited: what was read may predate its last edits (edits made
                 // within one millisecond share an `updatedAt`), so the reload the closing started reads again.
@@ -186,7 +186,7 @@ extension AppModel {
     /// and search text are read once its sheet closes (``close(_:notice:outcome:record:)`` drops them), not after
     /// every key.
     var presentedRecordKey: String? {
-        if case .record(let session, _)? = presented { return session.recordID.uuidString.lowercased() }
+        if case .record(let session, _)? = presented { return session.recordID.lowercased }
         return nil
     }
 

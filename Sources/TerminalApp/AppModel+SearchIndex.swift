@@ -39,7 +39,7 @@ extension AppModel {
                 var entries: [(String, Date, [UInt8])] = []
                 for record in records {
                     if forms[record.form] == nil { forms[record.form] = .some(try? await store.form(record.form)) }
-                    let key = record.id.uuidString.lowercased()
+                    let key = record.id.lowercased
                     entries.append((key, record.updatedAt, SearchText.text(of: record, formTitle: titles[key] ?? record.form.id, form: forms[record.form] ?? nil)))
                 }
                 await self?.addToSearchIndex(entries)

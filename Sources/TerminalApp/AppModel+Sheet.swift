@@ -266,7 +266,7 @@ extension AppModel {
         dismissals += 1
         // Edits made within one millisecond share the record's `updatedAt`, so a headline or details read
         // while the sheet was open can look current though later keystrokes changed the record: read them again.
-        let key = record.uuidString.lowercased()
+        let key = record.lowercased
         headlines[key] = nil
         headlineDrops += 1
         if detailsShown?.id == key { detailsShown = nil }

@@ -133,7 +133,7 @@ extension AppModel {
             }
             let sheet = FormDefinition(
                 id: BuiltInSheets.conflictsID, title: "Resolve Conflicts", presentation: .formSheet, completionLabel: "Resolve",
-                pages: [FormPage(id: recordID.uuidString.lowercased(), fields: fields)])
+                pages: [FormPage(id: recordID.lowercased, fields: fields)])
             present(.utility(SheetState(form: sheet, answers: [:])), id: BuiltInSheets.conflictsID)
         } catch {
             say("\(error)")
@@ -142,7 +142,7 @@ extension AppModel {
 
     /// Resolves every conflict the person chose a side for; the others stay open.
     func resolveConflicts(_ sheet: SheetState) async {
-        guard let recordID = UUID(uuidString: sheet.form.pages[0].id) else { return }
+        guard let recordID = UUID(text: sheet.form.pages[0].id) else { return }
         var resolved = 0
         do {
             let open = try await store.conflicts(openOnly: true, record: recordID)

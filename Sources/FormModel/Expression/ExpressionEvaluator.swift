@@ -231,7 +231,7 @@ extension FormExpression {
         case .concat: return .string(values.map(\.text).joined())
         case .today: return .date(scope.clock.today)
         case .now: return .dateTime(scope.clock.now)
-        case .uuid: return .string(UUID().uuidString.lowercased())
+        case .uuid: return .string(UUID().lowercased)
         case .once: return values[0]
         case .sum:
             let items: [ExpressionValue]

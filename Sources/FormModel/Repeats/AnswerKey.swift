@@ -82,6 +82,6 @@ public struct AnswerKey: Hashable, Sendable, CustomStringConvertible {
 
     /// A new instance id, as a device makes one: a lowercase UUID.
     public static func newInstanceID() -> String {
-        UUID().uuidString.lowercased()
+        UUID().lowercased
     }
 }

@@ -34,7 +34,7 @@ struct AttachmentExport: Sendable {
                 scalar.properties.generalCategory == .control || "/\\\0:*?\"<>|".unicodeScalars.contains(scalar) ? "_" : Character(scalar)
             })
         }
-        let prefix = "\(record.uuidString.lowercased())-\(safe(key.replacingOccurrences(of: "/", with: "-")))-"
+        let prefix = "\(record.lowercased)-\(safe(key.replacingOccurrences(of: "/", with: "-")))-"
         var name = safe(reference.name)
         if name.hasPrefix(".") { name = "_" + name.dropFirst() }
         while (prefix + name).utf8.count > 255, !name.isEmpty { name.removeFirst() }

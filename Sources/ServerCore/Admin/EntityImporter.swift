@@ -93,7 +93,7 @@ public struct EntityImporter: Sendable {
             var given = false
             if let idColumn, !record.cells[idColumn].isEmpty {
                 given = true
-                guard let parsed = UUID(uuidString: record.cells[idColumn].trimmingCharacters(in: .whitespaces)) else {
+                guard let parsed = UUID(text: record.cells[idColumn].trimmingCharacters(in: .whitespaces)) else {
                     throw EntityImportError("Line \(line), column \(idColumn + 1) (name): \"\(record.cells[idColumn])\" is not a UUID; an entity's id is a UUID, or leave the cell empty to make one.")
                 }
                 id = parsed

@@ -83,7 +83,7 @@ struct EntityAdminController {
     func managed(_ context: AppRequestContext, _ does: String) async throws -> (Principal.Membership, StoredEntity) {
         let membership = try context.adminMembership(does)
         let list = try await pages.list(membership, context)
-        guard let id = context.parameters.get("entityId").flatMap(UUID.init(uuidString:)),
+        guard let id = context.parameters.get("entityId").flatMap(UUID.init(text:)),
               let entity = try await services.storage.entity(projectID: membership.projectID, id: id), entity.list == list.name, !entity.deleted
         else { throw Problem.notFound("entity") }
         return (membership, entity)

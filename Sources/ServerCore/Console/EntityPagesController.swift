@@ -208,7 +208,7 @@ struct EntityPagesController {
         func key(_ name: String) throws -> (String, UUID)? {
             guard let text = parameters.get(name) else { return nil }
             let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, let id = UUID(uuidString: String(parts[0])) else {
+            guard parts.count == 2, let id = UUID(text: String(parts[0])) else {
                 throw Problem.badRequest("The page link is damaged (\(name)=\(text)). Go back to the first page.", field: name)
             }
             return (String(parts[1]), id)
@@ -267,7 +267,7 @@ struct EntityPagesController {
     @Sendable func entity(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try reviewer(context)
         let list = try await list(membership, context)
-        guard let id = context.parameters.get("entityId").flatMap(UUID.init(uuidString:)),
+        guard let id = context.parameters.get("entityId").flatMap(UUID.init(text:)),
               let entity = try await services.storage.entity(projectID: membership.projectID, id: id), entity.list == list.name
         else { throw Problem.notFound("entity") }
         return try await page(entity, list: list, membership: membership, context: context)

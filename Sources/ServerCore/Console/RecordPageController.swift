@@ -92,7 +92,7 @@ struct RecordPageController {
     func readable(_ context: AppRequestContext) async throws -> (Principal.Membership, Principal, StoredRecord) {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        guard let id = context.parameters.get("recordId").flatMap(UUID.init(uuidString:)),
+        guard let id = context.parameters.get("recordId").flatMap(UUID.init(text:)),
               let record = try await services.storage.record(projectID: membership.projectID, id: id),
               RecordAccess.canRead(record, userID: principal.userID, role: membership.role)
         else { throw Problem.notFound("record") }

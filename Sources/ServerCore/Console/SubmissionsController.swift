@@ -232,7 +232,7 @@ struct SubmissionsController {
         case "selected":
             var ids: [UUID] = []
             for text in form.records ?? [] {
-                guard let id = UUID(uuidString: text) else {
+                guard let id = UUID(text: text) else {
                     throw Problem.badRequest("\"\(text)\" is not a record id. Reload the table and send it again.", field: "records")
                 }
                 ids.append(id)

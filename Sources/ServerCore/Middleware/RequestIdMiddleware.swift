@@ -16,7 +16,7 @@ package struct RequestIDMiddleware: RouterMiddleware {
         let incoming = request.headers[Self.header].flatMap { value in
             value.count <= 64 && value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") } ? value : nil
         }
-        let id = incoming ?? UUID().uuidString.lowercased()
+        let id = incoming ?? UUID().lowercased
         context.requestID = id
         context.logger[metadataKey: "request_id"] = .string(id)
         var response = try await next(request, context)

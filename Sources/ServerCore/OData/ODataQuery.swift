@@ -163,7 +163,7 @@ struct ODataSkipToken: Sendable, Hashable {
             count = value
         }
         let parts = counted[0].split(separator: "~", omittingEmptySubsequences: false)
-        guard parts.count <= 2, parts[0].count == 36, let id = UUID(uuidString: String(parts[0])) else { return nil }
+        guard parts.count <= 2, parts[0].count == 36, let id = UUID(text: String(parts[0])) else { return nil }
         var rows = 0
         if parts.count == 2 {
             guard repeatSet, let value = Self.wholeNumber(parts[1], digits: 9), value > 0 else { return nil }

@@ -22,7 +22,7 @@ struct ReviewController {
     @Sendable func review(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        guard let id = context.parameters.get("recordId").flatMap(UUID.init(uuidString:)) else { throw Problem.notFound("record") }
+        guard let id = context.parameters.get("recordId").flatMap(UUID.init(text:)) else { throw Problem.notFound("record") }
         var request = request
         let body = try JSONDecoder().decode(ReviewRequest.self, from: try await request.jsonBody(limits: services.limits))
         let state = try ReviewActions.settableState(body.state)
@@ -34,7 +34,7 @@ struct ReviewController {
     @Sendable func history(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        guard let id = context.parameters.get("recordId").flatMap(UUID.init(uuidString:)),
+        guard let id = context.parameters.get("recordId").flatMap(UUID.init(text:)),
               let record = try await services.storage.record(projectID: membership.projectID, id: id),
               RecordAccess.canRead(record, userID: principal.userID, role: membership.role)
         else { throw Problem.notFound("record") }

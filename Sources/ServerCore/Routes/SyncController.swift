@@ -219,7 +219,7 @@ struct SyncController {
     @Sendable func record(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
-        guard let id = context.parameters.get("recordId").flatMap(UUID.init(uuidString:)),
+        guard let id = context.parameters.get("recordId").flatMap(UUID.init(text:)),
               let record = try await services.storage.record(projectID: membership.projectID, id: id),
               RecordAccess.canRead(record, userID: principal.userID, role: membership.role)
         else { throw Problem.notFound("record") }

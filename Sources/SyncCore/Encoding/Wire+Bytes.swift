@@ -19,12 +19,9 @@ extension UUID {
     /// Reads a UUID string.
     static func read(from reader: inout JSONReader, _ what: String) throws -> UUID {
         let text = try reader.readString()
-        guard let id = UUID(uuidString: text) else { throw reader.error("\(what) must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
+        guard let id = UUID(text: text) else { throw reader.error("\(what) must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
         return id
     }
-
-    /// The lowercase form FieldSheet stores and sends.
-    public var lowercased: String { uuidString.lowercased() }
 }
 
 extension RecordState {
@@ -156,7 +153,7 @@ extension Mutation {
             case "mutationId": mutationID = try reader.readString()
             case "recordId":
                 let text = try reader.readString()
-                guard let id = UUID(uuidString: text) else { throw reader.error("recordId must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
+                guard let id = UUID(text: text) else { throw reader.error("recordId must be a UUID, like 0b7e3f7e-5a43-4c39-9d3c-0e8d9c1f6a21") }
                 recordID = id
                 recordIDAsSent = text
             case "formId": formID = try reader.readString()
@@ -449,7 +446,7 @@ extension PushResponse {
         for (index, outcome) in outcomes.enumerated() {
             writer.element()
             let sent = recordIDsAsSent.flatMap { index < $0.count ? $0[index] : nil }
-            outcome.write(to: &writer, recordIDAsSent: sent.flatMap { UUID(uuidString: $0) == outcome.recordID ? $0 : nil })
+            outcome.write(to: &writer, recordIDAsSent: sent.flatMap { UUID(text: $0) == outcome.recordID ? $0 : nil })
         }
         writer.endArray()
         writer.key("serverClock")
