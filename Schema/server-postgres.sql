@@ -528,3 +528,10 @@ ALTER TABLE record_history ADD COLUMN manifest_index BIGINT;
 -- entities_by_label and the few that hold it further in from entities_label_rest_trigrams. Without pg_trgm
 -- (migration 17) neither index is made and the search walks the label index.
 DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN DROP INDEX IF EXISTS entities_label_trigrams; CREATE INDEX entities_label_trigrams ON entities USING gin (lower(label COLLATE "C") gin_trgm_ops); CREATE INDEX entities_label_rest_trigrams ON entities USING gin (lower(substr(label, 2) COLLATE "C") gin_trgm_ops); END IF; END $$;
+
+-- migration: 23
+-- The OData feed's page filtered by review state and author (as the SQLite schema's v22-odata-filtered-page-index):
+-- the record id after the author, so that the page is a range of this index in its own order and reads only the
+-- rows it returns; state and shared after it keep the count an index-only scan.
+DROP INDEX records_by_form_review_author;
+CREATE INDEX records_by_form_review_author ON records (project_id, form_id, review_state, author_id, id, state, shared);

@@ -559,3 +559,12 @@ CREATE TABLE push_manifests (
 );
 ALTER TABLE record_history ADD COLUMN manifest_id INTEGER REFERENCES push_manifests (id);
 ALTER TABLE record_history ADD COLUMN manifest_index INTEGER;
+
+-- migration: v22-odata-filtered-page-index
+-- The OData feed's page of a form's records filtered by review state and author (docs/integrations.md,
+-- "Paging"): `records_by_form_review_author` gains the record id after the author, so that such a page is a range of
+-- this index in the page's own order (id, after the previous page's last) and reads only the rows it returns,
+-- instead of walking `records_by_form` and reading every record of the form to test it. It still holds every
+-- column the count's statement reads (state and shared after the id), so the count stays a covering-index search.
+DROP INDEX records_by_form_review_author;
+CREATE INDEX records_by_form_review_author ON records (project_id, form_id, review_state, author_id, id, state, shared);

@@ -13,6 +13,16 @@ extension PostgresStorage {
         }
     }
 
+    public func forms(projectID: Int64, formID: String) async throws -> [PublishedForm] {
+        let client = client
+        return try await perform {
+            try await Self.publishedForms(try await client.query("""
+                SELECT project_id, definition, digest, published_at FROM forms
+                WHERE project_id = \(projectID) AND form_id = \(formID) ORDER BY version
+                """))
+        }
+    }
+
     public func form(projectID: Int64, formID: String, version: Int) async throws -> PublishedForm? {
         let client = client
         return try await perform {

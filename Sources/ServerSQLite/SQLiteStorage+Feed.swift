@@ -6,9 +6,7 @@ import SyncCore
 extension SQLiteStorage {
     public func feedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> [StoredRecord] {
         let (sql, arguments) = Self.feedSQL(projectID: projectID, query: query, visibility: visibility, count: false)
-        return try await pool.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { try Self.storedRecord($0) }
-        }
+        return try await pool.read { db in try Self.storedRecords(db.cachedStatement(sql: sql), arguments: arguments) }
     }
 
     public func countFeedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> Int {

@@ -11,6 +11,13 @@ extension SQLiteStorage {
         }
     }
 
+    public func forms(projectID: Int64, formID: String) async throws -> [PublishedForm] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM forms WHERE project_id = ? AND form_id = ? ORDER BY version", arguments: [projectID, formID])
+                .map(Self.publishedForm)
+        }
+    }
+
     public func form(projectID: Int64, formID: String, version: Int) async throws -> PublishedForm? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM forms WHERE project_id = ? AND form_id = ? AND version = ?", arguments: [projectID, formID, version])

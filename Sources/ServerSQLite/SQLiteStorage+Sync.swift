@@ -5,10 +5,19 @@ import ServerStorage
 import SyncCore
 
 extension SQLiteStorage {
-    static let recordColumns = """
+    /// The columns a record is read from, first in every statement that reads records (``storedRecord(_:)``
+    /// reads them by position, in this order: ``RecordColumn``).
+    package static let recordColumns = """
         r.id, r.form_id, r.form_version, r.state, r.author_id, u.name AS author_name, r.shared, r.revision, r.sequence, r.fields,
         r.review_state, r.review_comment, r.created_at, r.submitted_at, r.updated_at, r.received_at, r.device
         """
+
+    /// The position of each of ``recordColumns`` in a row. A row's value is read by position: GRDB finds a column
+    /// by name by lowercasing the name and every column name before it, for each value read.
+    package enum RecordColumn: Int, CaseIterable {
+        case id, formID, formVersion, state, authorID, authorName, shared, revision, sequence, fields
+        case reviewState, reviewComment, createdAt, submittedAt, updatedAt, receivedAt, device
+    }
 
     public func push(
         projectID: Int64, clientID: String, mutationIDs: [String], recordIDs: [UUID], entityIDs: [UUID],
@@ -220,10 +229,10 @@ extension SQLiteStorage {
 
     public func records(projectID: Int64, formID: String, after: UUID?, limit: Int) async throws -> [StoredRecord] {
         try await pool.read { db in
-            return try Row.fetchAll(db, sql: """
+            try Self.storedRecords(db.cachedStatement(sql: """
                 SELECT \(Self.recordColumns) FROM records r JOIN users u ON u.id = r.author_id
                 WHERE r.project_id = ? AND r.form_id = ? AND r.id > ? ORDER BY r.id LIMIT ?
-                """, arguments: [projectID, formID, after?.lowercased ?? "", limit]).map { try Self.storedRecord($0) }
+                """), arguments: [projectID, formID, after?.lowercased ?? "", limit])
         }
     }
 
@@ -264,29 +273,40 @@ extension SQLiteStorage {
     static func records(_ db: Database, projectID: Int64, ids: [UUID]) throws -> [UUID: StoredRecord] {
         guard !ids.isEmpty else { return [:] }
         var result: [UUID: StoredRecord] = [:]
-        for row in try Row.fetchAll(db.cachedStatement(sql: """
+        for record in try storedRecords(db.cachedStatement(sql: """
             SELECT \(recordColumns) FROM records r JOIN users u ON u.id = r.author_id
             WHERE r.project_id = ? AND r.id IN (SELECT value FROM json_each(?))
             """), arguments: [projectID, JSONWriter.array(of: ids.map(\.lowercased))]) {
-            let record = try storedRecord(row)
             result[record.id] = record
         }
         return result
     }
 
+    /// The records a statement that selects ``recordColumns`` first reads, each decoded as SQLite steps to it:
+    /// rows are not copied, and each value is read by its position.
+    static func storedRecords(_ statement: Statement, arguments: StatementArguments) throws -> [StoredRecord] {
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        var records: [StoredRecord] = []
+        while let row = try rows.next() { records.append(try storedRecord(row)) }
+        return records
+    }
+
+    /// A record from a row whose first columns are ``recordColumns``.
     static func storedRecord(_ row: Row) throws -> StoredRecord {
-        let id: String = row["id"]
-        let fields: String = row["fields"]
+        func column(_ column: RecordColumn) -> Int { column.rawValue }
+        let id: String = row[column(.id)]
+        // The fields' JSON bytes as SQLite holds them (a TEXT value's bytes are its UTF-8), copied once.
+        let fields = try row.withUnsafeData(atIndex: column(.fields)) { data in data.map { [UInt8]($0) } ?? [] }
         return StoredRecord(
             id: UUID(text: id) ?? UUID(),
-            form: FormKey(id: row["form_id"], version: row["form_version"]),
-            state: RecordState(rawValue: row["state"]) ?? .draft,
-            authorID: row["author_id"], authorName: row["author_name"], shared: row["shared"],
-            revision: row["revision"], sequence: row["sequence"],
-            review: review(state: row["review_state"], comment: row["review_comment"]),
-            times: RecordTimes(created: date(row["created_at"]), updated: date(row["updated_at"]), submitted: date(row["submitted_at"])),
-            receivedAt: date(row["received_at"]), device: row["device"],
-            fields: try RecordFields(jsonBytes: Array(fields.utf8)))
+            form: FormKey(id: row[column(.formID)], version: row[column(.formVersion)]),
+            state: RecordState(rawValue: row[column(.state)]) ?? .draft,
+            authorID: row[column(.authorID)], authorName: row[column(.authorName)], shared: row[column(.shared)],
+            revision: row[column(.revision)], sequence: row[column(.sequence)],
+            review: review(state: row[column(.reviewState)], comment: row[column(.reviewComment)]),
+            times: RecordTimes(created: date(row[column(.createdAt)]), updated: date(row[column(.updatedAt)]), submitted: date(row[column(.submittedAt)])),
+            receivedAt: date(row[column(.receivedAt)]), device: row[column(.device)],
+            fields: try RecordFields(jsonBytes: fields))
     }
 
     static func review(state: String?, comment: String?) -> RecordReview? {

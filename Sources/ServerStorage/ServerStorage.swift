@@ -38,6 +38,8 @@ public protocol ServerStorage: ChangeFeedStorage, ConsoleStorage, AttachmentInde
 
     /// Every published version of every form of the project, by form id then version.
     func forms(projectID: Int64) async throws -> [PublishedForm]
+    /// Every published version of one form of the project, by version (none: the form is not published there).
+    func forms(projectID: Int64, formID: String) async throws -> [PublishedForm]
     func form(projectID: Int64, formID: String, version: Int) async throws -> PublishedForm?
     /// Ids of the fields that some record of the form holds a value for.
     func fieldsInUse(projectID: Int64, formID: String) async throws -> Set<String>

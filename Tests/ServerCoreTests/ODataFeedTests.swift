@@ -223,10 +223,28 @@ struct ODataFeedTests {
         }
     }
 
+    /// A stored record is read from its row by position (``SQLiteStorage/RecordColumn``): the positions name the
+    /// statement.s columns in order.
+    @Test func aRecordIsReadFromItsColumnsByPosition() async throws {
+        try await TestServer.with(.sqlite) { server in
+            guard case .sqlite(let directory) = server.location else { return }
+            let queue = try DatabaseQueue(path: directory + "/fieldsheet.sqlite")
+            let names = try await queue.read { db in
+                try db.makeStatement(sql: "SELECT \(SQLiteStorage.recordColumns) FROM records r JOIN users u ON u.id = r.author_id").columnNames
+            }
+            #expect(names.count == SQLiteStorage.RecordColumn.allCases.count)
+            for column in SQLiteStorage.RecordColumn.allCases {
+                // `formID` names `form_id`: the same letters, without case or underscores.
+                #expect(names[column.rawValue].replacingOccurrences(of: "_", with: "") == "\(column)".lowercased(), "\(column)")
+            }
+        }
+    }
+
     /// The count of a feed reads one index alone, whatever the filter on review state and author
-    /// (`records_by_form_review_author` holds every column its statement reads), and the page's statement still
-    /// reads the form's id index in its order, sorting nothing: the plans SQLite makes for the very statements
-    /// the storage builds.
+    /// (`records_by_form_review_author` holds every column its statement reads), and the page's statement reads
+    /// an index in its own order, sorting nothing: filtered by review state and author, that index's range for
+    /// the two (its entries in id order after them), so the page reads only the rows it returns; else the form's
+    /// id index. The plans SQLite makes for the very statements the storage builds.
     @Test func theFeedsCountReadsOnlyItsIndex() async throws {
         try await TestServer.with(.sqlite) { server in
             guard case .sqlite(let directory) = server.location else { return }
@@ -249,8 +267,21 @@ struct ODataFeedTests {
                     #expect(count.contains("USING COVERING INDEX records_by_form_review_author"), "\(label): \(count)")
                     #expect(!count.contains("SCAN r"), "\(label): \(count)")
                     let page = try await plan(count: false)
-                    #expect(page.contains("USING INDEX records_by_form "), "\(label): \(page)")
+                    if conditions == [review, author] {
+                        #expect(page.contains("USING INDEX records_by_form_review_author (project_id=? AND form_id=? AND review_state=? AND author_id=?)"), "\(label): \(page)")
+                    } else {
+                        #expect(page.contains("USING INDEX records_by_form "), "\(label): \(page)")
+                    }
                     #expect(!page.contains("TEMP B-TREE"), "\(label): \(page)")
+                    // A page after a cursor: the same index, sought to the cursor.
+                    var continued = query
+                    continued.after = UUID()
+                    let (sql, arguments) = SQLiteStorage.feedSQL(projectID: 1, query: continued, visibility: visibility, count: false)
+                    let next = try await queue.read { db in
+                        try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }.joined(separator: "\n")
+                    }
+                    #expect(next.contains(conditions == [review, author] ? "author_id=? AND id>?)" : "USING INDEX records_by_form (project_id=? AND form_id=? AND id>?)"), "\(label): \(next)")
+                    #expect(!next.contains("TEMP B-TREE"), "\(label): \(next)")
                 }
             }
         }

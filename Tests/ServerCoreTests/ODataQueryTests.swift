@@ -144,7 +144,7 @@ struct ODataQueryTests {
             return "$\(number)"
         }
         #expect(sql == " AND r.submitted_at >= $5 AND (r.review_state IS NULL OR r.review_state <> $6)"
-            + " AND r.author_id IN (SELECT id FROM users WHERE name = $7) AND r.received_at IS NULL")
+            + " AND r.author_id = (SELECT id FROM users WHERE name = $7) AND r.received_at IS NULL")
         #expect(arguments == [.seconds(5), .text("approved"), .text("ana")])
     }
 

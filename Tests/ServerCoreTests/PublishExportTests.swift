@@ -17,6 +17,12 @@ struct PublishExportTests {
             #expect(changed.isNew && changed.form.version == 2)
             let project = try await server.project("alpha")
             #expect(try await server.storage.forms(projectID: project.id).map(\.version) == [1, 2])
+            // One form's versions, in order, and only its own: another form of the project is not among them.
+            try await server.publish(TestForms.wide(fields: 3), project: "alpha")
+            let job = try await server.storage.forms(projectID: project.id, formID: TestForms.job().id)
+            #expect(job.map(\.formID) == [TestForms.job().id, TestForms.job().id] && job.map(\.version) == [1, 2])
+            #expect(try await server.storage.forms(projectID: project.id, formID: TestForms.wide(fields: 3).id).map(\.version) == [1])
+            #expect(try await server.storage.forms(projectID: project.id, formID: "nothing-here").isEmpty)
         }
     }
 

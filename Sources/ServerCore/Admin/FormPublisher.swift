@@ -75,7 +75,7 @@ public struct FormPublisher: Sendable {
         let findings = loaded.findings + FormLinter().lint([form])
         var definition = form.form
         let digest = try Self.digest(of: definition)
-        let versions = try await storage.forms(projectID: projectID).filter { $0.formID == definition.id }
+        let versions = try await storage.forms(projectID: projectID, formID: definition.id)
         definition.version = (versions.last?.version ?? 0) + 1
         if let latest = versions.last, latest.digest == digest {
             return Check(definition: latest.definition, findings: findings, breaking: [], unchanged: latest, digest: digest)

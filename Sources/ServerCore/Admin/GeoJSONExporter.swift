@@ -60,7 +60,7 @@ package struct GeoJSONExporter: Sendable {
         projectID: Int64, formID: String, visibility: RecordVisibility, field: String?, include: @Sendable (StoredRecord) -> Bool,
         _ body: (StoredRecord, Location, [String: AnswerValue], ODataModel) async throws -> Bool
     ) async throws {
-        let versions = try await storage.forms(projectID: projectID).filter { $0.formID == formID }.map(\.definition)
+        let versions = try await storage.forms(projectID: projectID, formID: formID).map(\.definition)
         let model = ODataModel(formID: formID, versions: versions)
         let candidates = Self.locationFields(versions)
         if let field, !candidates.contains(field) {

@@ -117,7 +117,7 @@ public struct RecordExporter: Sendable {
 
     /// The repeat tables a CSV export of `formId` writes besides the records' (empty for a form without repeats).
     public func repeatTables(projectID: Int64, formID: String) async throws -> [RepeatTable] {
-        Self.layout(try await storage.forms(projectID: projectID).filter { $0.formID == formID }.map(\.definition)).tables
+        Self.layout(try await storage.forms(projectID: projectID, formID: formID).map(\.definition)).tables
     }
 
     /// Writes every record of `formId` through `write`, one line per call; returns how many. CSV holds the records'
@@ -139,7 +139,7 @@ public struct RecordExporter: Sendable {
         projectID: Int64, formID: String, format: Format = .csv, include: (StoredRecord) -> Bool = { _ in true },
         write: (String?, String) async throws -> Void
     ) async throws -> Int {
-        let versions = try await storage.forms(projectID: projectID).filter { $0.formID == formID }
+        let versions = try await storage.forms(projectID: projectID, formID: formID)
         let layout = Self.layout(versions.map(\.definition))
         let definitions = Dictionary(versions.map { ($0.version, $0.definition) }, uniquingKeysWith: { first, _ in first })
         var logics: [Int: FormLogic] = [:]

@@ -23,7 +23,7 @@ struct ExportController {
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
         let exporter = RecordExporter(storage: services.storage)
-        guard try await services.storage.forms(projectID: membership.projectID).contains(where: { $0.formID == formID }) else {
+        guard try await !services.storage.forms(projectID: membership.projectID, formID: formID).isEmpty else {
             throw Problem.notFound("form")
         }
         guard membership.role.seesSharedRecords else {

@@ -182,7 +182,7 @@ struct FormPagesController {
         let membership = try Self.admin(context)
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
-        guard try await services.storage.forms(projectID: membership.projectID).contains(where: { $0.formID == formID }) else {
+        guard try await !services.storage.forms(projectID: membership.projectID, formID: formID).isEmpty else {
             throw Problem.notFound("form")
         }
         try await services.storage.setFormClosed(projectID: membership.projectID, formID: formID, closed: closed, userID: principal.userID)
@@ -206,7 +206,7 @@ struct FormPagesController {
     @Sendable func preview(_ request: Request, context: AppRequestContext) async throws -> Response {
         let membership = try context.membership()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }
+        let versions = try await services.storage.forms(projectID: membership.projectID, formID: formID)
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         var shown = latest
         if let asked = request.uri.queryParameters.get("version") {
@@ -248,7 +248,7 @@ struct FormPagesController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }
+        let versions = try await services.storage.forms(projectID: membership.projectID, formID: formID)
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         let (records, more) = try await GeoJSONExporter(storage: services.storage).locatedRecords(
             projectID: membership.projectID, formID: formID, visibility: RecordAccess.visibility(userID: principal.userID, role: membership.role),

@@ -110,7 +110,7 @@ struct SubmissionsController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }
+        let versions = try await services.storage.forms(projectID: membership.projectID, formID: formID)
         guard let latest = versions.max(by: { $0.version < $1.version }) else { throw Problem.notFound("form") }
         let parameters = ConsoleQuery(request)
         let filter = try Filter(parameters)
@@ -188,7 +188,7 @@ struct SubmissionsController {
             throw Problem.forbidden("Only reviewers and admins review records; your role in this project is collector.")
         }
         let formID = context.parameters.get("formId") ?? ""
-        guard try await services.storage.forms(projectID: membership.projectID).contains(where: { $0.formID == formID }) else {
+        guard try await !services.storage.forms(projectID: membership.projectID, formID: formID).isEmpty else {
             throw Problem.notFound("form")
         }
         var request = request

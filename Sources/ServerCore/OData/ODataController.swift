@@ -27,7 +27,7 @@ struct ODataController {
     func versions(_ context: AppRequestContext) async throws -> (Principal.Membership, String, [FormDefinition]) {
         let membership = try context.membership()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }.map(\.definition)
+        let versions = try await services.storage.forms(projectID: membership.projectID, formID: formID).map(\.definition)
         guard !versions.isEmpty else { throw Problem.notFound("form") }
         return (membership, formID, versions)
     }

@@ -17,7 +17,7 @@ struct GeoJSONController {
         let membership = try context.membership()
         let principal = try context.requirePrincipal()
         let formID = context.parameters.get("formId") ?? ""
-        let versions = try await services.storage.forms(projectID: membership.projectID).filter { $0.formID == formID }.map(\.definition)
+        let versions = try await services.storage.forms(projectID: membership.projectID, formID: formID).map(\.definition)
         guard !versions.isEmpty else { throw Problem.notFound("form") }
         let field = request.uri.queryParameters.get("field")
         if let field {
