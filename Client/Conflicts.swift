@@ -31,7 +31,7 @@ extension FieldSheetCommand {
                         place = FormState(form: form, answers: record.answers).describe(conflict.fieldID)
                     }
                     let state = conflict.isOpen ? "open" : conflict.policy == "manual" ? "resolved" : conflict.policy == "rejected" ? "refused by the server" : "decided by \(conflict.policy)"
-                    print("\(conflict.recordID.uuidString.lowercased())  \(conflict.fieldID)\(place.map { " (\($0))" } ?? "")  \(state)")
+                    print("\(conflict.recordID.lowercased)  \(conflict.fieldID)\(place.map { " (\($0))" } ?? "")  \(state)")
                     print("  mine:   \(Self.show(conflict.mine, field))  — written on \(conflict.mineDevice ?? "this device")")
                     print("  theirs: \(Self.show(conflict.theirs, field))  — written on \(conflict.theirsDevice ?? "the server")")
                     if let reason = conflict.reason { print("  why:    \(reason)") }
@@ -85,7 +85,7 @@ extension FieldSheetCommand {
                     choice = .value(AnswerValue.parse(value ?? "", for: definition))
                 }
                 let chosen = try await store.resolveConflict(record: id, field: field, choice: choice)
-                print("resolved \(field) of \(id.uuidString.lowercased()): \(chosen.map { "\"\($0.display())\"" } ?? "(empty)"); run `fieldsheet sync` to send it")
+                print("resolved \(field) of \(id.lowercased): \(chosen.map { "\"\($0.display())\"" } ?? "(empty)"); run `fieldsheet sync` to send it")
             }
         }
     }

@@ -29,11 +29,11 @@ enum FillRunner {
         if options.action == .lineMode, assignments.isEmpty, attachments.isEmpty, options.removals.isEmpty, options.interface.fullScreen {
             // On a terminal with nothing scripted: the sheet, full screen; it ends the run when it closes.
             let status = try await options.interface.runApp(store: session.store, session: session)
-            print(session.recordID.uuidString.lowercased())
+            print(session.recordID.lowercased)
             throw ExitCode(status)
         }
         // Unbuffered, so a script has the id even if the process is stopped mid-fill.
-        FileHandle.standardOutput.write(Data((session.recordID.uuidString.lowercased() + "\n").utf8))
+        FileHandle.standardOutput.write(Data((session.recordID.lowercased + "\n").utf8))
         dismissOnSignals(session)
         let outcome = try await ScriptedFill().run(session, assignments: assignments, removals: options.removals, attachments: attachments, action: options.action)
         throw ExitCode(outcome.rawValue)
@@ -46,7 +46,7 @@ enum FillRunner {
             guard let trigger = triggers[number] else { return }
             Task {
                 try? await session.dismiss(reason: trigger)
-                warn("\nStopped by \(trigger.phrase): everything typed was kept. Resume it with `fieldsheet resume \(session.recordID.uuidString.lowercased())`.")
+                warn("\nStopped by \(trigger.phrase): everything typed was kept. Resume it with `fieldsheet resume \(session.recordID.lowercased)`.")
                 exit(FillOutcome.kept.rawValue)
             }
         }

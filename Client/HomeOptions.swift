@@ -40,7 +40,7 @@ struct HomeOptions: ParsableArguments {
     func openStore() throws -> DraftStore {
         let store = try DraftStore(home: directory, options: DraftStore.Options(encryption: encryption))
         for recovered in store.recovered {
-            warn("A sheet for record \(recovered.recordID.uuidString.lowercased()) (\(recovered.formID)) was left open when FieldSheet stopped; everything typed was kept (\(recovered.state.rawValue)).")
+            warn("A sheet for record \(recovered.recordID.lowercased) (\(recovered.formID)) was left open when FieldSheet stopped; everything typed was kept (\(recovered.state.rawValue)).")
         }
         return store
     }
@@ -58,7 +58,7 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
 
 /// Parses a record id argument.
 func recordID(_ text: String) throws -> UUID {
-    guard let id = UUID(uuidString: text) else {
+    guard let id = UUID(text: text) else {
         throw ValidationError("\"\(text)\" is not a record id (a UUID such as 3f0c…-…). List records with `fieldsheet records`.")
     }
     return id

@@ -110,7 +110,7 @@ extension FieldSheetCommand {
 /// The record with `id` on this device, or an error saying how to list the ones there are.
 func existingRecord(_ id: UUID, in store: DraftStore) async throws -> StoredRecord {
     guard let record = try await store.record(id), record.state != .deleted else {
-        throw DraftStoreError(.unknownRecord, "There is no record \(id.uuidString.lowercased()) on this device. List records with `fieldsheet records`.")
+        throw DraftStoreError(.unknownRecord, "There is no record \(id.lowercased) on this device. List records with `fieldsheet records`.")
     }
     return record
 }

@@ -53,7 +53,7 @@ extension FieldSheetCommand {
                 let refused = try await store.conflicts(detectedSince: started).filter { $0.policy == "rejected" }
                 var told = Set<String>()
                 for conflict in refused {
-                    let record = conflict.recordID.uuidString.lowercased()
+                    let record = conflict.recordID.lowercased
                     guard told.insert(record + "\u{0}" + (conflict.reason ?? "")).inserted else { continue }
                     let fields = refused.filter { $0.recordID == conflict.recordID && $0.reason == conflict.reason }.map(\.fieldID)
                     warn("the server refused a change to record \(record) (\(fields.joined(separator: ", "))); the record keeps the server's value (see `fieldsheet conflicts --all`). Why: \(conflict.reason ?? "the server gave no reason.")")

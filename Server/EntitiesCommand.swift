@@ -108,7 +108,7 @@ extension FieldSheetServerCommand {
                 try Entities.checkList(list)
                 guard (to != nil) != unassign else { throw ValidationError("Give either --to NAME or --unassign.") }
                 guard !ids.isEmpty else { throw ValidationError("Name at least one entity id.") }
-                for id in ids where UUID(uuidString: id) == nil { throw ValidationError("\"\(id)\" is not an entity id (a UUID).") }
+                for id in ids where UUID(text: id) == nil { throw ValidationError("\"\(id)\" is not an entity id (a UUID).") }
             }
 
             func run() async throws {
@@ -118,7 +118,7 @@ extension FieldSheetServerCommand {
                         guard let userID = try await storage.memberIDs(projectID: project.id)[user] else {
                             throw CommandFailure("\"\(user)\" is not a member of \(project.name) (--user names who assigns).")
                         }
-                        let uuids = ids.compactMap(UUID.init(uuidString:))
+                        let uuids = ids.compactMap(UUID.init(text:))
                         let found = try await storage.assignEntities(projectID: project.id, list: list, ids: uuids, userName: unassign ? nil : to, by: userID)
                         if found > 0 {
                             await storage.auditCommandLine(
@@ -177,7 +177,7 @@ extension FieldSheetServerCommand {
             func validate() throws {
                 try Entities.checkList(list)
                 guard !ids.isEmpty else { throw ValidationError("Name at least one entity id.") }
-                for id in ids where UUID(uuidString: id) == nil { throw ValidationError("\"\(id)\" is not an entity id (a UUID).") }
+                for id in ids where UUID(text: id) == nil { throw ValidationError("\"\(id)\" is not an entity id (a UUID).") }
             }
 
             func run() async throws {
@@ -188,7 +188,7 @@ extension FieldSheetServerCommand {
                             throw CommandFailure("\"\(user)\" is not a member of \(project.name) (--user names who deletes).")
                         }
                         var missing: [String] = []
-                        for id in ids.compactMap(UUID.init(uuidString:)) where !(try await storage.deleteEntity(projectID: project.id, list: list, id: id, by: userID)) {
+                        for id in ids.compactMap(UUID.init(text:)) where !(try await storage.deleteEntity(projectID: project.id, list: list, id: id, by: userID)) {
                             missing.append(id.lowercased)
                         }
                         if missing.count < ids.count {

@@ -34,7 +34,7 @@ extension FieldSheetServerCommand {
             @Flag(help: "Print only broken records, and the summary.") var quiet = false
 
             func validate() throws {
-                if let record, UUID(uuidString: record) == nil {
+                if let record, UUID(text: record) == nil {
                     throw ValidationError("--record is \"\(record)\"; give a record id (a UUID, like 6b1d1a5e-9f0b-4d0b-9e55-1a2b3c4d5e6f).")
                 }
             }
@@ -44,7 +44,7 @@ extension FieldSheetServerCommand {
                 try await reportingFailures {
                     try await data.withStorage { storage in
                         let info = try await data.project(project, in: storage)
-                        let recordID = record.flatMap(UUID.init(uuidString:))
+                        let recordID = record.flatMap(UUID.init(text:))
                         let summary = try await HistoryVerifier(storage: storage).verify(projectID: info.id, recordID: recordID) { verified in
                             if !quiet || !verified.isWhole { print(Self.lines(verified), terminator: "") }
                         }

@@ -31,7 +31,7 @@ extension DraftStore {
             let label = text(value(declaration.label))
             let named = text(value(declaration.entityID)).flatMap(UUID.init(text:))
             if declaration.updates, let named, declaration.updateIf == nil || holds(declaration.updateIf),
-               try entityRow(db, list: declaration.list, id: named.uuidString) != nil {
+               try entityRow(db, list: declaration.list, id: named.lowercased) != nil {
                 let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM entities WHERE list = ? AND id = ?", arguments: [declaration.list, named.lowercased]) ?? 0
                 change = RecordEntityChange(list: declaration.list, entityID: named, action: .update, baseRevision: revision, label: label)
             } else if declaration.creates, declaration.entityID == nil ? holds(declaration.createIf) : (declaration.createIf != nil && holds(declaration.createIf)) {

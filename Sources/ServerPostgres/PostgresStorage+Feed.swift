@@ -21,7 +21,8 @@ extension PostgresStorage {
     }
 
     /// The statement of a feed page (or of its count), its conditions written by ``RecordFeedQuery`` as on SQLite:
-    /// the form's id index (`records_by_form`) serves the order and the cursor.
+    /// the form's id index (`records_by_form`) serves the order and the cursor, or `records_by_form_review_author`
+    /// when the page is filtered on both the review state and the author.
     static func feedQuery(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility, count: Bool) -> PostgresQuery {
         let viewer = visibility.viewer
         var bindings = PostgresBindings(capacity: 8)

@@ -6,7 +6,9 @@ import SyncCore
 extension SQLiteStorage {
     public func feedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> [StoredRecord] {
         let (sql, arguments) = Self.feedSQL(projectID: projectID, query: query, visibility: visibility, count: false)
-        return try await pool.read { db in try Self.storedRecords(db.cachedStatement(sql: sql), arguments: arguments) }
+        // Prepared for this page, not cached: the text varies with the filter's shape (up to 16 conditions), and a
+        // connection's statement cache keeps every text it was given for the life of the server.
+        return try await pool.read { db in try Self.storedRecords(db.makeStatement(sql: sql), arguments: arguments) }
     }
 
     public func countFeedRecords(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility) async throws -> Int {
@@ -15,7 +17,8 @@ extension SQLiteStorage {
     }
 
     /// The statement of a feed page (or of its count): the form's id index (`records_by_form`) serves the order
-    /// and the cursor.
+    /// and the cursor, or `records_by_form_review_author` when the page is filtered on both the review state and
+    /// the author.
     package static func feedSQL(projectID: Int64, query: RecordFeedQuery, visibility: RecordVisibility, count: Bool) -> (String, StatementArguments) {
         let viewer = visibility.viewer
         var sql = """

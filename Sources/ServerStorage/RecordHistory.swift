@@ -168,15 +168,15 @@ public struct HistoryDetail: Codable, Sendable, Hashable {
     }
 
     /// A detail whose field changes are `changes`: kept as given when their ids ascend, each once (the push
-    /// planner makes them so; one comparison a change checks it), else sorted, the last change of an id kept —
-    /// the stored JSON never holds a field twice or out of order.
+    /// planner makes them so; one comparison a change checks it), else sorted with an id's changes made one — from its first change's `from` to its last change's
+    /// `to` — so the stored JSON never holds a field twice or out of order, and says where the answer started.
     package init(version: Int?, state: StateDiff?, changes: [FieldChange], review: ReviewDiff?) {
         self.version = version
         self.state = state
         if zip(changes, changes.dropFirst()).allSatisfy({ $0.fieldID < $1.fieldID }) {
             self.changes = changes
         } else {
-            self.changes = Self.ordered(Dictionary(changes.lazy.map { ($0.fieldID, $0.diff) }, uniquingKeysWith: { _, last in last }))
+            self.changes = Self.ordered(Dictionary(changes.lazy.map { ($0.fieldID, $0.diff) }, uniquingKeysWith: { first, last in FieldDiff(from: first.from, to: last.to) }))
         }
         self.review = review
         self.resolution = nil

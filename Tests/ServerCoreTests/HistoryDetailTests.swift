@@ -51,13 +51,13 @@ struct HistoryDetailTests {
         #expect(Set(try #require(object["fields"] as? [String: Any]).keys) == Set(fields.keys), "seed \(seed)")
     }
 
-    /// Changes given out of order or with an id twice (never by the planner) are stored sorted, each id once, the
-    /// last change of an id kept: the stored JSON never holds a field twice.
+    /// Changes given out of order or with an id twice (never by the planner) are stored sorted, each id once, from
+    /// its first change's `from` to its last change's `to`: the stored JSON never holds a field twice.
     @Test func changesOutOfOrderOrRepeatedAreSortedOnce() {
         let changes = [
             HistoryDetail.FieldChange(fieldID: "c", diff: .init(from: nil, to: .text("3"))),
             HistoryDetail.FieldChange(fieldID: "a", diff: .init(from: nil, to: .text("1"))),
-            HistoryDetail.FieldChange(fieldID: "c", diff: .init(from: nil, to: .text("3 again"))),
+            HistoryDetail.FieldChange(fieldID: "c", diff: .init(from: .text("3"), to: .text("3 again"))),
         ]
         let detail = HistoryDetail(version: nil, state: nil, changes: changes, review: nil)
         #expect(detail.changes.map(\.fieldID) == ["a", "c"])

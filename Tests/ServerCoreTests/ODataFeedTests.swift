@@ -224,7 +224,7 @@ struct ODataFeedTests {
     }
 
     /// A stored record is read from its row by position (``SQLiteStorage/RecordColumn``): the positions name the
-    /// statement.s columns in order.
+    /// statement's columns in order.
     @Test func aRecordIsReadFromItsColumnsByPosition() async throws {
         try await TestServer.with(.sqlite) { server in
             guard case .sqlite(let directory) = server.location else { return }

@@ -3,7 +3,7 @@ import Foundation
 extension UUID {
     /// A UUID read from its text: exactly 36 characters, hexadecimal digits (either case) in groups of 8, 4, 4, 4
     /// and 12 joined by hyphens — the form FieldSheet stores and sends (``lowercased``). Anything else is nil.
-    /// Read byte by byte: Foundation's `UUID(text:)` on Linux goes through `sscanf`, a cost every record id
+    /// Read byte by byte: Foundation's `UUID(uuidString:)` on Linux goes through `sscanf`, a cost every record id
     /// of a pull page and of a push paid.
     public init?(text: String) {
         var text = text
