@@ -1,5 +1,6 @@
 import Foundation
 
+/// A UUID as FieldSheet writes it in text: read with ``init(text:)``, written with ``lowercased``.
 extension UUID {
     /// A UUID read from its text: exactly 36 characters, hexadecimal digits (either case) in groups of 8, 4, 4, 4
     /// and 12 joined by hyphens — the form FieldSheet stores and sends (``lowercased``). Anything else is nil.
