@@ -4,6 +4,7 @@ import CryptoKit
 import Crypto
 #endif
 import Foundation
+import FormModel
 
 /// The attachments' bytes on the device: `attachments/<sha256>` under the home, one file per content, so
 /// the same photo attached twice is stored once.
@@ -110,7 +111,7 @@ struct BlobDirectory: Sendable {
         try sealed?.finish()
         guard fsync(output) == 0 else { throw BlobFileError(errno: errno, doing: "saving \(source) into \(path)") }
         finished = true
-        return Incoming(temporary: temporary, sha256: Self.hex(hasher.finalize()), bytes: total)
+        return Incoming(temporary: temporary, sha256: Hex.lowercase(hasher.finalize()), bytes: total)
     }
 
     /// Moves a verified temporary file to its hash's name and fsyncs the directory, so the name survives
@@ -235,7 +236,7 @@ struct BlobDirectory: Sendable {
             total += Int64(chunk.count)
         }
         try sealing.sealLastChunk(path)
-        return (Self.hex(hasher.finalize()), total)
+        return (Hex.lowercase(hasher.finalize()), total)
     }
 
     /// The whole plaintext of the stored `sha256`.
@@ -287,18 +288,7 @@ struct BlobDirectory: Sendable {
             buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             total += Int64(count)
         }
-        return (hex(hasher.finalize()), total)
-    }
-
-    static func hex(_ digest: SHA256.Digest) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for byte in digest {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return (Hex.lowercase(hasher.finalize()), total)
     }
 }
 

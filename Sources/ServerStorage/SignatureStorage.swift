@@ -250,7 +250,7 @@ public enum HistoryChain {
         hasher.update(data: Array(previous.utf8))
         hasher.update(data: writer.bytes)
         detail.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
-        return hex(hasher.finalize())
+        return Hex.lowercase(hasher.finalize())
     }
 
     /// The hash of one entry after `previous` by rule 2, which history written before rule 3 carries: the same
@@ -331,18 +331,7 @@ public enum HistoryChain {
         var hasher = SHA256()
         hasher.update(data: Array(previous.utf8))
         hasher.update(data: content)
-        return hex(hasher.finalize())
-    }
-
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in digest {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        return Hex.lowercase(hasher.finalize())
     }
 
     /// The hash of a history entry about to be written after `previous`, its detail encoded as `detail`, its

@@ -23,16 +23,13 @@ extension UUID {
                         text[at] = UInt8(ascii: "-")
                         at += 1
                     }
-                    text[at] = Self.hexDigits[Int(byte >> 4)]
-                    text[at + 1] = Self.hexDigits[Int(byte & 0x0F)]
+                    Hex.write(byte, into: text, at: at)
                     at += 2
                 }
                 return at
             }
         }
     }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     private static func parse(_ text: UnsafeBufferPointer<UInt8>) -> uuid_t? {
         guard text.count == 36 else { return nil }

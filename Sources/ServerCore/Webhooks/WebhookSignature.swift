@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import FormModel
 
 /// The signature of a webhook delivery (docs/integrations.md, "Verifying a delivery"): the header
 /// `FieldSheet-Signature: t=TIMESTAMP,v1=HEX`, where TIMESTAMP is the attempt's Unix time in whole seconds and
@@ -46,16 +47,7 @@ public enum WebhookSignature {
             if body.withContiguousStorageIfAvailable({ hmac.update(data: UnsafeRawBufferPointer($0)) }) == nil {
                 hmac.update(data: Data(body))
             }
-            return String(unsafeUninitializedCapacity: 64) { text in
-                let digits: StaticString = "0123456789abcdef"
-                var index = 0
-                for byte in hmac.finalize() {
-                    text[index] = digits.utf8Start[Int(byte >> 4)]
-                    text[index + 1] = digits.utf8Start[Int(byte & 0x0F)]
-                    index += 2
-                }
-                return index
-            }
+            return Hex.lowercase(hmac.finalize())
         }
     }
 
