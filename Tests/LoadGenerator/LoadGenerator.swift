@@ -7,7 +7,7 @@ import SyncCore
 /// `fieldsheet-loadgen`: plays devices against a live fieldsheet-server over HTTP and prints throughput,
 /// p50/p99 latency and the server's RSS as Markdown. Bounded in count and time; loopback only.
 ///
-///     fieldsheet-loadgen URL[,URL…] TOKEN SERVER_PID[,PID…] [push-records] [pull-records] [devices] [crowd]
+///     fieldsheet-loadgen URL[,URL…] TOKEN SERVER_PID[,PID…] [push-records] [pull-records] [devices] [crowd] [device-period-ms]
 ///
 /// With several URLs (server instances on one database) requests go round-robin: push batches and pull
 /// pages alternate instances, and device `i` talks to instance `i mod n`. RSS is that of the first PID.
@@ -15,6 +15,11 @@ import SyncCore
 /// The project is `bench` with a published form `wide` of 20 text fields `f1`…`f20`, and `long` of 250
 /// questions (`q1`…`q250`: text, integer, single choice of `a`…`e`) for the crowd scenario (`crowd` devices,
 /// 500 by default; 0 leaves it out).
+///
+/// The `devices` scenario starts every device at once (`device-period-ms` 0, the default): a burst, the
+/// server's saturation. With a period, device `i` of `n` starts its first round at `i × period / n` and each
+/// next round one period after its last began (or at once, if that round took longer): devices pushing on
+/// their own schedules, at `devices × 10 × 1000 / period` records a second in all.
 ///
 ///     fieldsheet-loadgen signing URL TOKEN SIGNED_TOKEN SERVER_PID [records] [rounds]
 ///
@@ -37,7 +42,7 @@ struct LoadGenerator {
             arguments.remove(at: 1)
         }
         guard arguments.count >= 4 else {
-            FileHandle.standardError.write(Data("usage: fieldsheet-loadgen URL TOKEN SERVER_PID [push-records] [pull-records] [devices] [crowd]\n".utf8))
+            FileHandle.standardError.write(Data("usage: fieldsheet-loadgen URL TOKEN SERVER_PID [push-records] [pull-records] [devices] [crowd] [device-period-ms]\n".utf8))
             exit(64)
         }
         let setup = Setup(
@@ -46,7 +51,8 @@ struct LoadGenerator {
             pushRecords: arguments.count > 4 ? Int(arguments[4]) ?? 10_000 : 10_000,
             pullRecords: arguments.count > 5 ? Int(arguments[5]) ?? 100_000 : 100_000,
             devices: arguments.count > 6 ? Int(arguments[6]) ?? 200 : 200,
-            crowd: arguments.count > 7 ? Int(arguments[7]) ?? 500 : 500)
+            crowd: arguments.count > 7 ? Int(arguments[7]) ?? 500 : 500,
+            devicePeriod: .milliseconds(max(0, arguments.count > 8 ? Int(arguments[8]) ?? 0 : 0)))
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(setup.devices, setup.crowd) + 8)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -85,4 +91,6 @@ struct Setup: Sendable {
     var pullRecords: Int
     var devices: Int
     var crowd: Int
+    /// Between the starts of one device's rounds in the `devices` scenario; zero starts every device at once.
+    var devicePeriod: Duration = .zero
 }

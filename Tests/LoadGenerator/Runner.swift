@@ -195,9 +195,11 @@ struct Runner: Sendable {
         print(String(format: "  bytes on the wire per pulled record: %.0f", Double(wireBytes) / Double(max(1, received))))
     }
 
-    /// `devices` devices at once, each: push 10 records, pull one page of 100, three rounds.
+    /// `devices` devices, each: push 10 records, pull one page of 100, three rounds; all at once, or each on its
+    /// own schedule (`Setup.devicePeriod`).
     func devicesAtOnce() async throws {
         let rounds = 3
+        let period = setup.devicePeriod
         let bodies = try (0..<setup.devices).map { device in try (0..<rounds).map { _ in try pushBody(clientID: "bench-device-\(device)", count: 10) } }
         let cpu = serverCPUSeconds()
         let start = ContinuousClock.now
@@ -208,6 +210,10 @@ struct Runner: Sendable {
                     var errors = 0
                     var cursor: Int64 = 0
                     for round in 0..<rounds {
+                        if period > .zero {
+                            let due = start + period * device / setup.devices + period * round
+                            try? await Task.sleep(until: due, clock: .continuous)
+                        }
                         do {
                             latencies.append(try await send(.POST, "/v1/projects/bench/push", body: bodies[device][round], instance: device).0)
                             let (elapsed, bytes) = try await send(.GET, "/v1/projects/bench/changes?after=\(cursor)&limit=100", instance: device)
@@ -227,7 +233,10 @@ struct Runner: Sendable {
         }
         let total = start.duration(to: .now)
         let latencies = results.flatMap(\.0)
-        report("\(setup.devices) devices at once (3 × push 10 + pull 100 each)", latencies, total: total, units: latencies.count, unit: "requests/s", errors: results.map(\.1).reduce(0, +), cpuBefore: cpu)
+        let name = period > .zero
+            ? "\(setup.devices) devices, each pushing every \(period) (3 × push 10 + pull 100 each)"
+            : "\(setup.devices) devices at once (3 × push 10 + pull 100 each)"
+        report(name, latencies, total: total, units: latencies.count, unit: "requests/s", errors: results.map(\.1).reduce(0, +), cpuBefore: cpu)
     }
 
     func report(_ name: String, _ latencies: [Duration], total: Duration, units: Int, unit: String, errors: Int = 0, cpuBefore: Double, perField: Int? = nil) {

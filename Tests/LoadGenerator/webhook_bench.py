@@ -40,7 +40,11 @@ wants it, as one on a core or machine of its own would, to tell the server's wai
 
 `--receiver-nice N` applies to each receiver process too.
 
-Usage: webhook_bench.py BIN_DIR [--devices N] [--batches-in-flight K] [--keep DIR] [--receiver-nice N]
+`--device-period-ms P` paces the devices instead of starting them all at once: device i of N starts at i x P / N
+ms and pushes one period after its last push began, so the server takes N x 10 x 1000 / P records a second spread
+over time, as field devices on their own schedules send them, rather than N pushes in the same instant.
+
+Usage: webhook_bench.py BIN_DIR [--devices N] [--device-period-ms P] [--batches-in-flight K] [--keep DIR] [--receiver-nice N]
        [--receiver processes|single] [--receiver-processes P]
 """
 import argparse
@@ -394,6 +398,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("bin")
     parser.add_argument("--devices", type=int, default=200)
+    parser.add_argument("--device-period-ms", type=int, default=0,
+                        help="each device pushes once a period, the devices spread over it (0: all at once)")
     parser.add_argument("--batches-in-flight", type=int)
     parser.add_argument("--receiver-nice", type=int, help="the receiver thread's nice value (below 0 needs root)")
     parser.add_argument("--keep", help="a directory to keep the server's log and the receiver's arrivals in")
@@ -442,7 +448,8 @@ def main():
             sys.exit("the server did not start")
         expected = options.devices * 3 * 10
         began = time.monotonic()
-        table = subprocess.run([loadgen, url, token, str(server.pid), "0", "0", str(options.devices), "0"],
+        table = subprocess.run([loadgen, url, token, str(server.pid), "0", "0", str(options.devices), "0",
+                                str(options.device_period_ms)],
                                capture_output=True, text=True, timeout=600)
         pushed = time.monotonic() - began
         if table.returncode != 0:
@@ -458,7 +465,8 @@ def main():
             sys.exit(f"{receiver.bad_signatures} requests came with a signature that does not check out")
         latencies = sorted(receiver.latencies.values())
         flight = options.batches_in_flight or "default"
-        print(f"webhook latency, {options.devices} devices (batches in flight per endpoint: {flight}): {expected} events, "
+        pace = f", each pushing every {options.device_period_ms} ms" if options.device_period_ms else " at once"
+        print(f"webhook latency, {options.devices} devices{pace} (batches in flight per endpoint: {flight}): {expected} events, "
               f"devices done in {pushed:.2f} s, last event received at {drained:.2f} s, {receiver.requests} requests; "
               f"occurredAt -> receiver {percentiles(latencies)}; receiver: {options.receiver}"
               f"{f' x {options.receiver_processes}, signatures checked' if options.receiver == 'processes' else ''}")
