@@ -11,7 +11,9 @@ SERVER_PID=""
 cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-$SWIFT build --package-path Examples/FieldNotes --scratch-path .build-example
+# The library is a path dependency of the example: SwiftPM's cached build manifest does not notice a source file
+# added to or removed from it, so an incremental build would compile the old file list; plan it afresh each time.
+$SWIFT build --package-path Examples/FieldNotes --scratch-path .build-example --disable-build-manifest-caching
 
 DATA="$WORK/server-data"
 "$SRV" project create notes --data "$DATA" >/dev/null

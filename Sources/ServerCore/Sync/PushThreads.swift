@@ -5,7 +5,8 @@ import Foundation
 /// as many items at once as there are cores, so three hostile pushes would keep every other push waiting
 /// behind them (measured: 1.2 s). A thread is started whenever no kept thread is free, so no push ever
 /// waits for another's thread; a thread that finishes waits for the next work (up to `idleTimeout`)
-/// instead of ending, so a steady stream of pushes does not pay a thread's start and end for each step.
+/// instead of ending, so a steady stream of pushes does not pay a thread's start and end for each step. The
+/// threads are named `fs-push` (``setCurrentThreadName(_:)``).
 final class PushThreads: @unchecked Sendable {
     /// The threads of every server in this process.
     static let shared = PushThreads()
@@ -49,8 +50,10 @@ final class PushThreads: @unchecked Sendable {
         if start { threads += 1 } else { condition.signal() }
         condition.unlock()
         if start {
-            let thread = Thread { [self] in serve() }
-            thread.name = "fieldsheet-push"
+            let thread = Thread { [self] in
+                setCurrentThreadName("fs-push")
+                serve()
+            }
             thread.start()
         }
     }

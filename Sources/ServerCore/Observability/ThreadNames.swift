@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
 
-/// Names the calling thread as the kernel shows it (`comm`, at most 15 bytes, cut), so a scheduler trace or
-/// `top -H` tells the webhook threads apart; called by the thread itself (`pthread_setname_np` on
-/// `pthread_self()`): Foundation's `Thread.name`, given before or after the thread started, did not reach the
-/// kernel on every new thread.
+/// Names the calling thread as the kernel shows it (`comm`, at most 15 bytes, cut), so `top -H`, a profile or a
+/// scheduler trace tells the server's own threads apart (`fs-push`, `fs-webhook-send`); called by the thread
+/// itself (`pthread_setname_np` on `pthread_self()`): Foundation's `Thread.name`, given before or after the thread
+/// started, did not reach the kernel on every new thread (a thread otherwise keeps the name of the one that
+/// started it).
 func setCurrentThreadName(_ name: String) {
     #if os(Linux)
     guard let setName = pthreadSetName else { return }
