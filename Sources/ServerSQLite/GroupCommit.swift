@@ -52,8 +52,12 @@ package final class GroupCommit: Sendable {
     /// Pushes waiting for the writer now.
     package var waiting: Int { state.withLock { $0.jobs.count } }
 
-    /// The most pushes one transaction takes: the first of a group waits for all of them.
-    static let largestGroup = 64
+    /// The most pushes one transaction takes. The first of a group waits for all of them to be written, and a
+    /// group's webhook deliveries are handed over together when it commits, so the cap bounds both: with 64, a
+    /// crowd of 200 devices pushing 10 records each at once made 640-event bursts, and an event's median wait for
+    /// its receiver was 62–84 ms; with 16 it was 14–19 ms (p99 36–47 against 314–410 ms), for 4–8% fewer pushes
+    /// a second (BENCHMARKS.md, webhook section).
+    package static let largestGroup = 16
 
     /// Runs `work` in the writer's next group and returns once that group's commit is durable; `durable` is
     /// called with what `work` returned and the moment the commit was durable, on the writer's thread right

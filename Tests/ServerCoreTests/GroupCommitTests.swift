@@ -82,6 +82,45 @@ struct GroupCommitTests {
         }
     }
 
+    @Test func moreWaitingPushesThanAGroupTakesCommitInSeveralGroupsInTheirOrder() async throws {
+        try await TestServer.with(.sqlite) { server in
+            try await server.publish(TestForms.job(), project: "alpha")
+            let author = try await server.userID(token: try await server.member("ana", project: "alpha", role: .collector))
+            let projectID = try await server.project("alpha").id
+            let storage = try #require(server.storage as? SQLiteStorage)
+            let before = storage.pushes.statistics
+
+            let holding = HoldingFlag()
+            let release = DispatchSemaphore(value: 0)
+            let first = UUID()
+            let firstPush = Task {
+                try await storage.push(projectID: projectID, clientID: "d1", mutationIDs: ["m-\(first)"], recordIDs: [first]) { _ in
+                    holding.value.withLock { $0 = true }
+                    release.wait()
+                    return Self.plan(first, author: author)
+                }
+            }
+            #expect(await eventually(timeout: 20) { holding.value.withLock { $0 } })
+            let waiting = GroupCommit.largestGroup + 4
+            let ids = (0..<waiting).map { _ in UUID() }
+            let pushes = ids.map { id in
+                Task { try await storage.push(projectID: projectID, clientID: "d\(id)", mutationIDs: ["m-\(id)"], recordIDs: [id]) { _ in Self.plan(id, author: author) } }
+            }
+            #expect(await eventually(timeout: 20) { storage.pushes.waiting == waiting })
+            release.signal()
+
+            _ = try await firstPush.value
+            var sequences: [Int64] = []
+            for push in pushes { sequences += try await push.value.records.map(\.sequence) }
+            #expect(sequences.sorted() == Array(2...Int64(waiting + 1)))
+            let after = storage.pushes.statistics
+            // The holding push alone, then a full group, then the rest.
+            #expect(after.groups - before.groups == 3)
+            #expect(after.pushes - before.pushes == waiting + 1)
+            #expect(after.largestGroup == GroupCommit.largestGroup)
+        }
+    }
+
     @Test func concurrentDevicesPushingOverHTTPAllGetTheirOutcomesAndEveryRecordOnce() async throws {
         try await TestServer.with(.sqlite) { server in
             try await server.publish(TestForms.job(), project: "alpha")
