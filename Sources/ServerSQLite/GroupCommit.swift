@@ -53,10 +53,10 @@ package final class GroupCommit: Sendable {
     package var waiting: Int { state.withLock { $0.jobs.count } }
 
     /// The most pushes one transaction takes. The first of a group waits for all of them to be written, and a
-    /// group's webhook deliveries are handed over together when it commits, so the cap bounds both: with 64, a
-    /// crowd of 200 devices pushing 10 records each at once made 640-event bursts, and an event's median wait for
-    /// its receiver was 62–84 ms; with 16 it was 14–19 ms (p99 36–47 against 314–410 ms), for 4–8% fewer pushes
-    /// a second (BENCHMARKS.md, webhook section).
+    /// group's webhook deliveries are handed over together when it commits, so the cap bounds both: with 64, 200
+    /// devices pushing 10 records each at once made 640-event bursts and missed the webhook target (p50 51–59 ms);
+    /// with 16 it is met (p50 13–15 ms, p99 35–44 ms), for 0–8% fewer requests a second (BENCHMARKS.md, "A group
+    /// commit of at most 16 pushes").
     package static let largestGroup = 16
 
     /// Runs `work` in the writer's next group and returns once that group's commit is durable; `durable` is

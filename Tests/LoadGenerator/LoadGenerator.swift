@@ -17,9 +17,9 @@ import SyncCore
 /// 500 by default; 0 leaves it out).
 ///
 /// The `devices` scenario starts every device at once (`device-period-ms` 0, the default): a burst, the
-/// server's saturation. With a period, device `i` of `n` starts its first round at `i × period / n` and each
-/// next round one period after its last began (or at once, if that round took longer): devices pushing on
-/// their own schedules, at `devices × 10 × 1000 / period` records a second in all.
+/// server's saturation. With a period, device `i` of `n` starts round `r` at `(i / n + r) × period` after the
+/// scenario's start (at once, if its round before ended later): devices pushing on their own schedules, at
+/// `devices × 10 × 1000 / period` records a second in all.
 ///
 ///     fieldsheet-loadgen signing URL TOKEN SIGNED_TOKEN SERVER_PID [records] [rounds]
 ///
@@ -52,7 +52,7 @@ struct LoadGenerator {
             pullRecords: arguments.count > 5 ? Int(arguments[5]) ?? 100_000 : 100_000,
             devices: arguments.count > 6 ? Int(arguments[6]) ?? 200 : 200,
             crowd: arguments.count > 7 ? Int(arguments[7]) ?? 500 : 500,
-            devicePeriod: .milliseconds(max(0, arguments.count > 8 ? Int(arguments[8]) ?? 0 : 0)))
+            devicePeriodMillis: max(0, arguments.count > 8 ? Int(arguments[8]) ?? 0 : 0))
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(setup.devices, setup.crowd) + 8)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -70,7 +70,7 @@ struct LoadGenerator {
             try await runner.push()
             try await runner.fill()
             try await runner.pull()
-            try await runner.devicesAtOnce()
+            try await runner.devices()
             try await runner.crowd()
         } catch {
             FileHandle.standardError.write(Data("load generator failed: \(error)\n".utf8))
@@ -91,6 +91,7 @@ struct Setup: Sendable {
     var pullRecords: Int
     var devices: Int
     var crowd: Int
-    /// Between the starts of one device's rounds in the `devices` scenario; zero starts every device at once.
-    var devicePeriod: Duration = .zero
+    /// Milliseconds between the starts of one device's rounds in the `devices` scenario; zero starts every
+    /// device at once.
+    var devicePeriodMillis = 0
 }

@@ -196,10 +196,10 @@ struct Runner: Sendable {
     }
 
     /// `devices` devices, each: push 10 records, pull one page of 100, three rounds; all at once, or each on its
-    /// own schedule (`Setup.devicePeriod`).
-    func devicesAtOnce() async throws {
+    /// own schedule (`Setup.devicePeriodMillis`).
+    func devices() async throws {
         let rounds = 3
-        let period = setup.devicePeriod
+        let period = Duration.milliseconds(setup.devicePeriodMillis)
         let bodies = try (0..<setup.devices).map { device in try (0..<rounds).map { _ in try pushBody(clientID: "bench-device-\(device)", count: 10) } }
         let cpu = serverCPUSeconds()
         let start = ContinuousClock.now
@@ -234,7 +234,7 @@ struct Runner: Sendable {
         let total = start.duration(to: .now)
         let latencies = results.flatMap(\.0)
         let name = period > .zero
-            ? "\(setup.devices) devices, each pushing every \(period) (3 × push 10 + pull 100 each)"
+            ? "\(setup.devices) devices, each pushing every \(setup.devicePeriodMillis) ms (3 × push 10 + pull 100 each)"
             : "\(setup.devices) devices at once (3 × push 10 + pull 100 each)"
         report(name, latencies, total: total, units: latencies.count, unit: "requests/s", errors: results.map(\.1).reduce(0, +), cpuBefore: cpu)
     }

@@ -3,9 +3,9 @@
 p99 <= 200 ms with 200 devices pushing).
 
 Everything on the hot path is a release build or cheap: the release fieldsheet-server (SQLite in a temporary
-directory), one endpoint wanting every event, a receiver in this script on loopback (asyncio, a minimal HTTP/1.1
+directory, or the PostgreSQL database of `--database`), one endpoint wanting every event, a receiver in this script on loopback (asyncio, a minimal HTTP/1.1
 reader that answers 200 at once; the signature is not checked here, the webhook tests check it), and the release
-fieldsheet-loadgen's "devices at once" scenario as the devices (each of N devices pushes 3 batches of 10 new
+fieldsheet-loadgen's "devices at once" scenario (or paced, `--device-period-ms`) as the devices (each of N devices pushes 3 batches of 10 new
 records and pulls after each).
 
 The latency is the receiver's clock at the first arrival of each event minus the moment the event's commit was
@@ -27,8 +27,9 @@ connections the receiver was opened for all of it (one per delivery without keep
 The trace also says, for each handed-over event, how many attempts were under way when it was handed over (from
 the same lines' start and finish times), splitting "hand-over -> attempt start" into the events that found every
 one of the endpoint's slots taken (`--batches-in-flight` x 32; the wait is for an earlier attempt to end) and the
-others, and how many handed-over deliveries were waiting to start at that moment (a group commit hands over up to
-64 pushes' events at once: those behind it in the queue wait for the ones before to start).
+others, and how many handed-over deliveries were waiting to start at that moment (on SQLite a group commit hands
+over up to 16 pushes' events at once, `GroupCommit.largestGroup`: those behind it in the queue wait for the ones
+before to start).
 
 `--keep DIR` keeps the server's log (`server.err`, with the timing trace) and the receiver's arrivals
 (`arrivals.json`: event id -> [arrival, occurredAt], seconds since 1970) in DIR, for a scheduler trace taken
@@ -40,9 +41,10 @@ wants it, as one on a core or machine of its own would, to tell the server's wai
 
 `--receiver-nice N` applies to each receiver process too.
 
-`--device-period-ms P` paces the devices instead of starting them all at once: device i of N starts at i x P / N
-ms and pushes one period after its last push began, so the server takes N x 10 x 1000 / P records a second spread
-over time, as field devices on their own schedules send them, rather than N pushes in the same instant.
+`--device-period-ms P` paces the devices instead of starting them all at once: device i of N starts round r at
+(i / N + r) x P ms after the start (at once, if its round before ended later), so the server is offered
+N x 10 x 1000 / P records a second spread over time, as field devices on their own schedules send them, rather
+than N pushes in the same instant.
 
 `--database postgres://...` runs the server on that PostgreSQL database (empty: the bench makes its project)
 instead of SQLite; the delivery log's figures are then left out, the timing trace is the same.
@@ -412,6 +414,8 @@ def main():
     parser.add_argument("--database", help="an empty PostgreSQL database for the server (postgres://...); "
                         "SQLite in a temporary directory without it")
     options = parser.parse_args()
+    if options.device_period_ms < 0:
+        parser.error("--device-period-ms must be 0 or more")
     server_bin = os.path.join(os.path.abspath(options.bin), "fieldsheet-server")
     loadgen = os.path.join(os.path.abspath(options.bin), "fieldsheet-loadgen")
     work = tempfile.mkdtemp(prefix="fieldsheet-webhook-bench-")

@@ -24,6 +24,24 @@ struct GroupCommitTests {
             records: [record], resolvedConflicts: conflict.map { [$0] } ?? [], appliedCount: 1)
     }
 
+    /// A push that holds the writer (its plan waits) until `release` is signalled; returns once it holds it.
+    static func holdingTheWriter(
+        _ storage: SQLiteStorage, projectID: Int64, author: Int64
+    ) async throws -> (push: Task<PushPlan, any Error>, release: DispatchSemaphore) {
+        let holding = HoldingFlag()
+        let release = DispatchSemaphore(value: 0)
+        let first = UUID()
+        let push = Task {
+            try await storage.push(projectID: projectID, clientID: "d1", mutationIDs: ["m-\(first)"], recordIDs: [first]) { _ in
+                holding.value.withLock { $0 = true }
+                release.wait()
+                return Self.plan(first, author: author)
+            }
+        }
+        try #require(await eventually(timeout: 20) { holding.value.withLock { $0 } })
+        return (push, release)
+    }
+
     @Test func pushesWaitingForTheWriterCommitTogetherAndAFailingOneLeavesNothing() async throws {
         try await TestServer.with(.sqlite) { server in
             try await server.publish(TestForms.job(), project: "alpha")
@@ -33,17 +51,7 @@ struct GroupCommitTests {
             let before = storage.pushes.statistics
 
             // The first push holds the writer until the others wait for it.
-            let holding = HoldingFlag()
-            let release = DispatchSemaphore(value: 0)
-            let first = UUID()
-            let firstPush = Task {
-                try await storage.push(projectID: projectID, clientID: "d1", mutationIDs: ["m-\(first)"], recordIDs: [first]) { _ in
-                    holding.value.withLock { $0 = true }
-                    release.wait()
-                    return Self.plan(first, author: author)
-                }
-            }
-            #expect(await eventually(timeout: 20) { holding.value.withLock { $0 } })
+            let (firstPush, release) = try await Self.holdingTheWriter(storage, projectID: projectID, author: author)
             let ids = (0..<8).map { _ in UUID() }
             let failing = ids[3]
             let pushes = ids.map { id in
@@ -82,7 +90,7 @@ struct GroupCommitTests {
         }
     }
 
-    @Test func moreWaitingPushesThanAGroupTakesCommitInSeveralGroupsInTheirOrder() async throws {
+    @Test func moreWaitingPushesThanAGroupTakesCommitInSeveralGroupsNumberedInTheWritersOrder() async throws {
         try await TestServer.with(.sqlite) { server in
             try await server.publish(TestForms.job(), project: "alpha")
             let author = try await server.userID(token: try await server.member("ana", project: "alpha", role: .collector))
@@ -90,29 +98,26 @@ struct GroupCommitTests {
             let storage = try #require(server.storage as? SQLiteStorage)
             let before = storage.pushes.statistics
 
-            let holding = HoldingFlag()
-            let release = DispatchSemaphore(value: 0)
-            let first = UUID()
-            let firstPush = Task {
-                try await storage.push(projectID: projectID, clientID: "d1", mutationIDs: ["m-\(first)"], recordIDs: [first]) { _ in
-                    holding.value.withLock { $0 = true }
-                    release.wait()
-                    return Self.plan(first, author: author)
-                }
-            }
-            #expect(await eventually(timeout: 20) { holding.value.withLock { $0 } })
+            let (firstPush, release) = try await Self.holdingTheWriter(storage, projectID: projectID, author: author)
             let waiting = GroupCommit.largestGroup + 4
             let ids = (0..<waiting).map { _ in UUID() }
+            let written = Written()
             let pushes = ids.map { id in
-                Task { try await storage.push(projectID: projectID, clientID: "d\(id)", mutationIDs: ["m-\(id)"], recordIDs: [id]) { _ in Self.plan(id, author: author) } }
+                Task {
+                    try await storage.push(projectID: projectID, clientID: "d\(id)", mutationIDs: ["m-\(id)"], recordIDs: [id]) { _ in
+                        written.ids.withLock { $0.append(id) }
+                        return Self.plan(id, author: author)
+                    }
+                }
             }
             #expect(await eventually(timeout: 20) { storage.pushes.waiting == waiting })
             release.signal()
 
             _ = try await firstPush.value
-            var sequences: [Int64] = []
-            for push in pushes { sequences += try await push.value.records.map(\.sequence) }
-            #expect(sequences.sorted() == Array(2...Int64(waiting + 1)))
+            var sequence: [UUID: Int64] = [:]
+            for (id, push) in zip(ids, pushes) { sequence[id] = try await push.value.records.first?.sequence }
+            // Numbered without a gap, in the order the writer wrote them, across the groups.
+            #expect(written.ids.withLock { $0 }.map { sequence[$0] ?? 0 } == Array(2...Int64(waiting + 1)))
             let after = storage.pushes.statistics
             // The holding push alone, then a full group, then the rest.
             #expect(after.groups - before.groups == 3)
@@ -154,9 +159,18 @@ struct GroupCommitTests {
 /// A flag and a count shared between tasks and threads.
 final class HoldingFlag: Sendable { let value = Mutex(false) }
 final class Count: Sendable { let value = Mutex(0) }
+/// Record ids in the order their plans ran.
+final class Written: Sendable { let ids = Mutex<[UUID]>([]) }
 
 /// The push threads: work runs at once on a free thread or a new one, and threads are kept for the next.
 struct PushThreadsTests {
+    @Test func itsThreadsAreNamedForTheKernel() async throws {
+        #if os(Linux)
+        let name = try await PushThreads(idleTimeout: 600).run { WebhookSenderTests.currentThreadName() }
+        #expect(name == "fs-push")
+        #endif
+    }
+
     @Test func workThatWaitsForOtherWorkGetsAThreadOfItsOwn() async throws {
         let threads = PushThreads(idleTimeout: 600)
         // Three pieces of work that each finish only when all three have started: with fewer threads than

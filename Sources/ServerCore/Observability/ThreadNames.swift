@@ -12,6 +12,8 @@ func setCurrentThreadName(_ name: String) {
     var bytes = name.utf8.prefix(15).map { CChar(bitPattern: $0) }
     bytes.append(0)
     _ = setName(pthread_self(), bytes)
+    #elseif canImport(Darwin)
+    _ = pthread_setname_np(name)
     #endif
 }
 
