@@ -85,15 +85,20 @@ struct PostgresChangeListener: Sendable {
     }
 }
 
-/// The storage's background work: the connection pool and the change listener, ending together.
+/// The storage's background work: the connection pool, the change listener and the vacuum after large
+/// imports, ending together.
 struct PostgresBackgroundWork: Service {
     let client: PostgresClient
     let listener: PostgresChangeListener
+    let vacuum: RecordsVacuum
+    let configuration: PostgresStorage.Configuration
+    let logger: Logger
 
     func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             group.addTask { await listener.run() }
+            group.addTask { await vacuum.run(configuration, logger: logger) }
             // The pool runs until cancelled or shut down gracefully; the listener follows it.
             await group.next()
             group.cancelAll()

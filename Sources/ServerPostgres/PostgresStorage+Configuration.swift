@@ -14,10 +14,14 @@ extension PostgresStorage {
         /// Longest a statement may run, and longest a request waits for a pooled connection, before the
         /// request is answered 503 (`database-unavailable`) and nothing is acknowledged.
         public var statementTimeout: Duration
+        /// How many records this instance's pushes write (insert or change) before it runs `VACUUM (SKIP_LOCKED)
+        /// records` in the background, so index-only scans (an OData count) need not read the table right after
+        /// a large import; nil or less than 1: never (autovacuum alone). See `RecordsVacuum`.
+        public var vacuumAfterWrittenRecords: Int?
 
         public init(
             host: String = "127.0.0.1", port: Int = 5432, user: String, password: String? = nil, database: String,
-            poolSize: Int = 16, statementTimeout: Duration = .seconds(30)
+            poolSize: Int = 16, statementTimeout: Duration = .seconds(30), vacuumAfterWrittenRecords: Int? = 10_000
         ) {
             self.host = host
             self.port = port
@@ -26,6 +30,7 @@ extension PostgresStorage {
             self.database = database
             self.poolSize = poolSize
             self.statementTimeout = statementTimeout
+            self.vacuumAfterWrittenRecords = vacuumAfterWrittenRecords
         }
 
         /// Parses `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (also `postgresql://`).

@@ -32,6 +32,7 @@ extension PostgresStorage {
             return try await Self.write(connection, try plan(snapshot), projectID: projectID, clientID: clientID, webhookSignal: webhookSignal)
         }
         webhookSignal.committed(committed)
+        vacuum.wrote(committed.records.count)
         return committed
     }
 
@@ -62,6 +63,7 @@ extension PostgresStorage {
             return try await Self.write(connection, plan, projectID: projectID, clientID: clientID, webhookSignal: webhookSignal)
         }
         webhookSignal.committed(committed)
+        vacuum.wrote(committed.records.count)
         return committed
     }
 

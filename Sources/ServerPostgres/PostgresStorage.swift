@@ -47,11 +47,14 @@ public struct PostgresStorage: ServerStorage {
     let activeUploads = NIOLockedValueBox(Set<AttachmentUploadKey>())
     /// The running SHA-256 of uploads this instance left part way.
     let runningHashes = RunningHashes()
+    /// Vacuums `records` in the background after this instance's pushes wrote many records.
+    let vacuum: RecordsVacuum
 
     /// Creates the storage; nothing connects until ``run()`` is running and a call needs a connection.
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "fieldsheet.postgres")) {
         self.configuration = configuration
         self.logger = logger
+        self.vacuum = RecordsVacuum(threshold: configuration.vacuumAfterWrittenRecords)
         var client = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.user,
             password: configuration.password, database: configuration.database, tls: .disable)
@@ -62,9 +65,12 @@ public struct PostgresStorage: ServerStorage {
         self.client = PostgresClient(configuration: client, backgroundLogger: logger)
     }
 
-    /// The connection pool and the change listener (see ``ChangeFeedStorage``); runs until cancelled or shut down gracefully.
+    /// The connection pool, the change listener (see ``ChangeFeedStorage``) and the vacuum after large imports
+    /// (``RecordsVacuum``); runs until cancelled or shut down gracefully.
     public var service: any Service {
-        PostgresBackgroundWork(client: client, listener: PostgresChangeListener(configuration: configuration, notifier: changes, logger: logger))
+        PostgresBackgroundWork(
+            client: client, listener: PostgresChangeListener(configuration: configuration, notifier: changes, logger: logger),
+            vacuum: vacuum, configuration: configuration, logger: logger)
     }
 
     // MARK: Calls with a deadline
