@@ -39,11 +39,7 @@ struct PostgresChangeListener: Sendable {
     /// Listens, from the first wait on, until cancelled.
     func run() async {
         await notifier.untilFirstWait()
-        var connection = PostgresConnection.Configuration(
-            host: configuration.host, port: configuration.port, username: configuration.user,
-            password: configuration.password, database: configuration.database, tls: .disable)
-        connection.options.connectTimeout = .seconds(configuration.statementTimeout.components.seconds)
-        connection.options.additionalStartupParameters = [("application_name", "fieldsheet-server listener")]
+        let connection = configuration.ownConnection(applicationName: "fieldsheet-server listener")
         var pause: Duration = .milliseconds(250)
         while !Task.isCancelled {
             do {
@@ -99,7 +95,7 @@ struct PostgresBackgroundWork: Service {
             group.addTask { await client.run() }
             group.addTask { await listener.run() }
             group.addTask { await vacuum.run(configuration, logger: logger) }
-            // The pool runs until cancelled or shut down gracefully; the listener follows it.
+            // The pool runs until cancelled or shut down gracefully; the listener and the vacuum follow it.
             await group.next()
             group.cancelAll()
         }

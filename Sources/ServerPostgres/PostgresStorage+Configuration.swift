@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import PostgresNIO
 import ServerStorage
 
 extension PostgresStorage {
@@ -31,6 +33,16 @@ extension PostgresStorage {
             self.poolSize = poolSize
             self.statementTimeout = statementTimeout
             self.vacuumAfterWrittenRecords = vacuumAfterWrittenRecords
+        }
+
+        /// A connection of the instance's own, outside the pool (the change listener's, the vacuum's): no TLS, as
+        /// the pool's, and `statementTimeout` to connect; `startup` adds session settings.
+        func ownConnection(applicationName: String, startup: [(String, String)] = []) -> PostgresConnection.Configuration {
+            var connection = PostgresConnection.Configuration(
+                host: host, port: port, username: user, password: password, database: database, tls: .disable)
+            connection.options.connectTimeout = TimeAmount(statementTimeout)
+            connection.options.additionalStartupParameters = [("application_name", applicationName)] + startup
+            return connection
         }
 
         /// Parses `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (also `postgresql://`).

@@ -32,13 +32,16 @@ struct VacuumSchedule: Sendable, Hashable {
 /// visibility map marks the table's pages all-visible; pages written since the last vacuum are read from the
 /// table, one visit per counted record. Autovacuum sets the map too, but only when it next visits the database
 /// (every `autovacuum_naptime`, a minute by default, a cluster setting a table's storage parameters cannot
-/// shorten), so until then the count of 50,000 freshly imported records also reads their 50,000 table rows.
+/// shorten) and only once about a fifth of the table is new (`autovacuum_vacuum_insert_scale_factor`), so on a
+/// large table possibly not at all after an import; until then the count of 50,000 freshly imported records also
+/// reads their 50,000 table rows.
 ///
 /// The vacuum runs after a push's commit and outside its transaction, never holding up a push; a vacuum already
 /// under way is not started twice (one more follows if more became due meanwhile); `SKIP_LOCKED` lets another
-/// instance's (or autovacuum's) vacuum of the table go on while this one gives way; a failure is logged and the
-/// next threshold tries again. A role that does not own the table gets PostgreSQL's warning and no vacuum, which
-/// autovacuum then does later.
+/// instance's (or autovacuum's) vacuum or analyze of the table go on while this one gives way; a failure is logged
+/// and the next threshold tries again. A vacuum that gave way, or a role that does not own the table, leaves only
+/// a notice in PostgreSQL's own log (the server is not told) and the table to the next threshold or to
+/// autovacuum.
 final class RecordsVacuum: Sendable {
     private let schedule: NIOLockedValueBox<VacuumSchedule>?
     private let due: AsyncStream<Void>.Continuation
@@ -73,17 +76,14 @@ final class RecordsVacuum: Sendable {
     static let settle: Duration = .seconds(1)
 
     /// One `VACUUM (SKIP_LOCKED) records` on a connection opened for it (not one of the pool's, which pushes
-    /// and reads keep), without the pool's statement timeout: a vacuum of a large table may take longer than a
-    /// request, and the instance stopping closes its connection rather than wait for it.
+    /// and reads keep), with no statement timeout (neither the pool's nor one the role or database sets): a
+    /// vacuum of a large table may take longer than a request, and the instance stopping closes its connection
+    /// rather than wait for it.
     static func vacuum(_ configuration: PostgresStorage.Configuration, logger: Logger) async {
-        var options = PostgresConnection.Configuration(
-            host: configuration.host, port: configuration.port, username: configuration.user,
-            password: configuration.password, database: configuration.database, tls: .disable)
-        options.options.connectTimeout = .seconds(configuration.statementTimeout.components.seconds)
-        options.options.additionalStartupParameters = [("application_name", "fieldsheet-server vacuum")]
+        let options = configuration.ownConnection(applicationName: "fieldsheet-server vacuum", startup: [("statement_timeout", "0")])
         let began = ContinuousClock.now
         do {
-            let connection = try await PostgresConnection.connect(configuration: options, id: 0, logger: logger)
+            let connection = try await PostgresConnection.connect(configuration: options, id: 1, logger: logger)
             do {
                 try await withTaskCancellationHandler {
                     _ = try await connection.query("VACUUM (SKIP_LOCKED) records", logger: .quiet).collect()
@@ -98,7 +98,9 @@ final class RecordsVacuum: Sendable {
                 throw error
             }
             try? await connection.close()
-            logger.debug("Vacuumed records after a large import", metadata: ["duration": "\(ContinuousClock.now - began)"])
+            // A VACUUM that gave way (SKIP_LOCKED) or that the role may not run ends with a notice, not an error:
+            // finished, not necessarily vacuumed. The next threshold tries again.
+            logger.debug("VACUUM (SKIP_LOCKED) records finished", metadata: ["duration": "\(ContinuousClock.now - began)"])
         } catch where !Task.isCancelled {
             logger.warning(
                 "Background VACUUM of records failed (autovacuum still does it later)",
