@@ -87,14 +87,12 @@ struct PostgresBackgroundWork: Service {
     let client: PostgresClient
     let listener: PostgresChangeListener
     let vacuum: RecordsVacuum
-    let configuration: PostgresStorage.Configuration
-    let logger: Logger
 
     func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             group.addTask { await listener.run() }
-            group.addTask { await vacuum.run(configuration, logger: logger) }
+            group.addTask { await vacuum.run() }
             // The pool runs until cancelled or shut down gracefully; the listener and the vacuum follow it.
             await group.next()
             group.cancelAll()

@@ -54,7 +54,7 @@ public struct PostgresStorage: ServerStorage {
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "fieldsheet.postgres")) {
         self.configuration = configuration
         self.logger = logger
-        self.vacuum = RecordsVacuum(threshold: configuration.vacuumAfterWrittenRecords)
+        self.vacuum = RecordsVacuum(configuration: configuration, logger: logger)
         var client = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.user,
             password: configuration.password, database: configuration.database, tls: .disable)
@@ -70,7 +70,7 @@ public struct PostgresStorage: ServerStorage {
     public var service: any Service {
         PostgresBackgroundWork(
             client: client, listener: PostgresChangeListener(configuration: configuration, notifier: changes, logger: logger),
-            vacuum: vacuum, configuration: configuration, logger: logger)
+            vacuum: vacuum)
     }
 
     // MARK: Calls with a deadline

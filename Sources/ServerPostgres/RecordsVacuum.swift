@@ -43,17 +43,22 @@ struct VacuumSchedule: Sendable, Hashable {
 /// a notice in PostgreSQL's own log (the server is not told) and the table to the next threshold or to
 /// autovacuum.
 final class RecordsVacuum: Sendable {
+    private let configuration: PostgresStorage.Configuration
+    private let logger: Logger
     private let schedule: NIOLockedValueBox<VacuumSchedule>?
     private let due: AsyncStream<Void>.Continuation
     private let stream: AsyncStream<Void>
 
-    /// - Parameter threshold: records written between vacuums; nil or less than 1: never.
-    init(threshold: Int?) {
-        schedule = threshold.flatMap { $0 > 0 ? NIOLockedValueBox(VacuumSchedule(threshold: $0)) : nil }
+    /// Vacuums the database of `configuration` after every `configuration.vacuumAfterWrittenRecords` records
+    /// (nil or less than 1: never).
+    init(configuration: PostgresStorage.Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        schedule = configuration.vacuumAfterWrittenRecords.flatMap { $0 > 0 ? NIOLockedValueBox(VacuumSchedule(threshold: $0)) : nil }
         (stream, due) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// After a push committed: counts the records it wrote, and wakes ``run(_:logger:)`` when a vacuum is due.
+    /// After a push committed: counts the records it wrote, and wakes ``run()`` when a vacuum is due.
     func wrote(_ count: Int) {
         guard count > 0, let schedule, schedule.withLockedValue({ $0.wrote(count) }) else { return }
         due.yield()
@@ -61,10 +66,10 @@ final class RecordsVacuum: Sendable {
 
     /// Vacuums each time one is due, one at a time, ``settle`` after it became due, until cancelled (without a
     /// threshold none is ever due, and this only waits: it ends with the storage's other background work).
-    func run(_ configuration: PostgresStorage.Configuration, logger: Logger) async {
+    func run() async {
         for await _ in stream {
             do { try await Task.sleep(for: Self.settle) } catch { return }
-            await Self.vacuum(configuration, logger: logger)
+            await vacuum()
         }
     }
 
@@ -79,7 +84,7 @@ final class RecordsVacuum: Sendable {
     /// and reads keep), with no statement timeout (neither the pool's nor one the role or database sets): a
     /// vacuum of a large table may take longer than a request, and the instance stopping closes its connection
     /// rather than wait for it.
-    static func vacuum(_ configuration: PostgresStorage.Configuration, logger: Logger) async {
+    private func vacuum() async {
         let options = configuration.ownConnection(applicationName: "fieldsheet-server vacuum", startup: [("statement_timeout", "0")])
         let began = ContinuousClock.now
         do {
@@ -90,8 +95,7 @@ final class RecordsVacuum: Sendable {
                 } onCancel: {
                     // The future's close, the one a synchronous handler can start: the instance stops without
                     // waiting for the vacuum (PostgreSQL ends it when it notices; a vacuum cut short loses nothing).
-                    let closed: EventLoopFuture<Void> = connection.close()
-                    _ = closed
+                    _ = connection.close() as EventLoopFuture<Void>
                 }
             } catch {
                 try? await connection.close()

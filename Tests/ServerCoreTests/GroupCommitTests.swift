@@ -24,6 +24,13 @@ struct GroupCommitTests {
             records: [record], resolvedConflicts: conflict.map { [$0] } ?? [], appliedCount: 1)
     }
 
+    /// Project `alpha` with the `job` form and its collector `ana` on `server`'s SQLite storage.
+    static func project(on server: TestServer) async throws -> (storage: SQLiteStorage, projectID: Int64, author: Int64) {
+        try await server.publish(TestForms.job(), project: "alpha")
+        let author = try await server.userID(token: try await server.member("ana", project: "alpha", role: .collector))
+        return (try #require(server.storage as? SQLiteStorage), try await server.project("alpha").id, author)
+    }
+
     /// A push that holds the writer (its plan waits) until `release` is signalled; returns once it holds it.
     static func holdingTheWriter(
         _ storage: SQLiteStorage, projectID: Int64, author: Int64
@@ -44,10 +51,7 @@ struct GroupCommitTests {
 
     @Test func pushesWaitingForTheWriterCommitTogetherAndAFailingOneLeavesNothing() async throws {
         try await TestServer.with(.sqlite) { server in
-            try await server.publish(TestForms.job(), project: "alpha")
-            let author = try await server.userID(token: try await server.member("ana", project: "alpha", role: .collector))
-            let projectID = try await server.project("alpha").id
-            let storage = try #require(server.storage as? SQLiteStorage)
+            let (storage, projectID, author) = try await Self.project(on: server)
             let before = storage.pushes.statistics
 
             // The first push holds the writer until the others wait for it.
@@ -92,10 +96,7 @@ struct GroupCommitTests {
 
     @Test func moreWaitingPushesThanAGroupTakesCommitInSeveralGroupsNumberedInTheWritersOrder() async throws {
         try await TestServer.with(.sqlite) { server in
-            try await server.publish(TestForms.job(), project: "alpha")
-            let author = try await server.userID(token: try await server.member("ana", project: "alpha", role: .collector))
-            let projectID = try await server.project("alpha").id
-            let storage = try #require(server.storage as? SQLiteStorage)
+            let (storage, projectID, author) = try await Self.project(on: server)
             let before = storage.pushes.statistics
 
             let (firstPush, release) = try await Self.holdingTheWriter(storage, projectID: projectID, author: author)

@@ -102,21 +102,6 @@ struct RecordsVacuumTests {
 
     /// PostgreSQL's plan of `statement`, its lines joined.
     static func plan(_ database: PostgresStorage.Configuration, _ statement: PostgresQuery) async throws -> String {
-        var logger = Logger(label: "test.postgres")
-        logger.logLevel = .critical
-        let connection = try await PostgresConnection.connect(
-            configuration: .init(host: database.host, port: database.port, username: database.user, password: database.password, database: database.database, tls: .disable),
-            id: 1, logger: logger)
-        do {
-            var lines: [String] = []
-            for try await line in try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds), logger: logger).decode(String.self) {
-                lines.append(line)
-            }
-            try await connection.close()
-            return lines.joined(separator: "\n")
-        } catch {
-            try? await connection.close()
-            throw error
-        }
+        try await TestDatabase.text(database, PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds), separator: "\n")
     }
 }

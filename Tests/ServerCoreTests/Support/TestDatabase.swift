@@ -29,6 +29,11 @@ enum TestDatabase {
 
     /// Runs one query on `server`'s database and returns the text of every row, space-separated.
     static func text(_ server: PostgresStorage.Configuration, _ sql: String) async throws -> String {
+        try await text(server, PostgresQuery(unsafeSQL: sql))
+    }
+
+    /// Runs `query` on `server`'s database and returns the text of every cell, joined by `separator`.
+    static func text(_ server: PostgresStorage.Configuration, _ query: PostgresQuery, separator: String = " ") async throws -> String {
         var logger = Logger(label: "test.postgres")
         logger.logLevel = .critical
         let connection = try await PostgresConnection.connect(
@@ -36,11 +41,11 @@ enum TestDatabase {
             id: 1, logger: logger)
         do {
             var text: [String] = []
-            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) {
+            for try await row in try await connection.query(query, logger: logger) {
                 for cell in row { text.append((try? cell.decode(String.self)) ?? "") }
             }
             try await connection.close()
-            return text.joined(separator: " ")
+            return text.joined(separator: separator)
         } catch {
             try? await connection.close()
             throw error
